@@ -1,0 +1,118 @@
+package federation
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Reader reads objects of any resource from one Kubernetes API.
+//
+// +kubebuilder:object:generate=false
+type Reader interface {
+	// Get returns the object. A missing object is an error satisfying apierrors.IsNotFound.
+	// Network failures wrap ErrUnreachable.
+	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+
+	// List returns the objects in namespace ("" = all namespaces, or a cluster-scoped resource)
+	// matching opts.LabelSelector and opts.FieldSelector (metadata.name and metadata.namespace
+	// at least). The list's resourceVersion can start a Watch.
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+}
+
+// Writer changes objects in one Kubernetes API. Every write returns the object as stored, with
+// its new resourceVersion.
+//
+// +kubebuilder:object:generate=false
+type Writer interface {
+	// Create stores a new object. An existing one is an error satisfying
+	// apierrors.IsAlreadyExists.
+	Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
+
+	// Update replaces the object's metadata and spec; changes to status are ignored for
+	// resources with a status subresource. A resourceVersion that is set and stale is an error
+	// satisfying apierrors.IsConflict; a missing object satisfies apierrors.IsNotFound.
+	Update(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
+
+	// UpdateStatus replaces only the status subresource, with the same Conflict and NotFound
+	// rules as Update.
+	UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
+
+	// Patch applies a JSON patch, merge patch or strategic merge patch (built-in types only).
+	// A missing object satisfies apierrors.IsNotFound.
+	Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error)
+
+	// Delete deletes the object, honouring opts.Preconditions (Conflict when they fail) and
+	// finalizers: an object with finalizers gets a deletionTimestamp and stays until they are
+	// removed. A missing object satisfies apierrors.IsNotFound.
+	Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
+}
+
+// Watcher streams changes.
+//
+// +kubebuilder:object:generate=false
+type Watcher interface {
+	// Watch streams Added, Modified and Deleted events in resourceVersion order, starting after
+	// opts.ResourceVersion ("" = now). The caller must Stop the watch.
+	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// ClusterClient reaches one Kubernetes API: a member cluster or the host where federated
+// objects, Clusters and ReplicaSchedulingPreferences live. Objects are unstructured and addressed
+// by GroupVersionResource, so every type (CRDs included) goes through one interface.
+//
+// Errors are k8s.io/apimachinery/pkg/api/errors values, so apierrors.IsNotFound, IsConflict and
+// IsAlreadyExists work on them (also through wrapping). Implementations must be safe for
+// concurrent use.
+//
+// fedkit ships two implementations: federation/kube (client-go) and fake (in memory). More
+// capabilities are optional interfaces detected by type assertion ([HealthChecker],
+// [VersionGetter]), so this interface does not have to grow.
+//
+// +kubebuilder:object:generate=false
+type ClusterClient interface {
+	Reader
+	Writer
+	Watcher
+}
+
+// HealthChecker is implemented by clients that can probe their API server's health
+// (GET /readyz). The cluster monitor uses it when present and falls back to a cheap List
+// otherwise.
+//
+// +kubebuilder:object:generate=false
+type HealthChecker interface {
+	// Healthy returns nil when the API server answers ready; otherwise an error that wraps
+	// ErrUnreachable for network failures.
+	Healthy(ctx context.Context) error
+}
+
+// VersionGetter is implemented by clients that can report their API server's version.
+//
+// +kubebuilder:object:generate=false
+type VersionGetter interface {
+	ServerVersion(ctx context.Context) (*version.Info, error)
+}
+
+// ClusterSet hands out the client of a member cluster by its Cluster name. It returns an error
+// satisfying errors.Is(err, ErrClusterNotFound) for an unknown name and
+// errors.Is(err, ErrClusterNotReady) for a known cluster whose client cannot be used yet.
+// Implementations must be safe for concurrent use.
+//
+// +kubebuilder:object:generate=false
+type ClusterSet interface {
+	Client(name string) (ClusterClient, error)
+}
+
+// ClusterSetFunc adapts a function to ClusterSet.
+//
+// +kubebuilder:object:generate=false
+type ClusterSetFunc func(name string) (ClusterClient, error)
+
+// Client calls f(name).
+func (f ClusterSetFunc) Client(name string) (ClusterClient, error) { return f(name) }

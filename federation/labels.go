@@ -1,0 +1,67 @@
+package federation
+
+// Well-known labels and annotations. Member objects created by fedkit carry [ManagedByLabel];
+// loops never modify or delete a member object without it.
+const (
+	// ManagedByLabel marks member objects that the federation manages. Its value is
+	// [ManagedByValue]. Objects without it are left alone: sync reports them as a conflict
+	// instead of adopting them (unless the federated object asks for adoption).
+	ManagedByLabel = "federation.k8s.io/managed-by"
+
+	// ManagedByValue is the value of ManagedByLabel.
+	ManagedByValue = "fedkit"
+
+	// RevisionAnnotation on a member object records the federated object's revision that
+	// rendered it; on the federated object's status it is syncedRevision.
+	RevisionAnnotation = "federation.k8s.io/revision"
+
+	// DesiredHashAnnotation holds a hash of the rendered desired state, so sync can skip an
+	// update that would change nothing and can detect drift cheaply.
+	DesiredHashAnnotation = "federation.k8s.io/desired-hash"
+
+	// OrphanAnnotation, set to "true" on a federated object, makes deletion leave the member
+	// objects in place (they lose ManagedByLabel) instead of deleting them.
+	OrphanAnnotation = "federation.k8s.io/orphan"
+
+	// AdoptAnnotation, set to "true" on a federated object, lets sync take over member objects
+	// of the same name that the federation did not create.
+	AdoptAnnotation = "federation.k8s.io/adopt"
+
+	// FederatedNameLabel and FederatedNamespaceLabel on member objects point back to the
+	// federated object, so status collection can find them by label.
+	FederatedNameLabel      = "federation.k8s.io/federated-name"
+	FederatedNamespaceLabel = "federation.k8s.io/federated-namespace"
+
+	// SyncFinalizer is put on federated objects so member objects are cleaned up before the
+	// federated object goes away.
+	SyncFinalizer = "federation.k8s.io/sync"
+
+	// RegionLabel and ZoneLabel are the standard topology labels. Cluster objects can carry
+	// them instead of spec.region/spec.zones; nodes in member clusters carry them too.
+	RegionLabel = "topology.kubernetes.io/region"
+	ZoneLabel   = "topology.kubernetes.io/zone"
+
+	// ProviderLabel names a cluster's cloud provider (aws, gcp, azure, ...), used by spread
+	// constraints over "provider".
+	ProviderLabel = "federation.k8s.io/provider"
+
+	// TaintClusterNotReady is the taint the cluster monitor puts on a Cluster whose Ready
+	// condition is not True; placement leaves such clusters out unless tolerated.
+	TaintClusterNotReady = "federation.k8s.io/not-ready"
+
+	// TaintClusterUnreachable is the taint the cluster monitor puts on a Cluster it cannot reach.
+	TaintClusterUnreachable = "federation.k8s.io/unreachable"
+)
+
+// Condition types.
+const (
+	// ConditionReady on a Cluster: the API server answers; on a federated object: every
+	// placed cluster reports its member object ready.
+	ConditionReady = "Ready"
+	// ConditionOffline on a Cluster: the cluster has not answered for a while.
+	ConditionOffline = "Offline"
+	// ConditionScheduled on a federated object: status.schedule reflects the current spec.
+	ConditionScheduled = "Scheduled"
+	// ConditionPropagated on a federated object: every placed cluster has the current revision.
+	ConditionPropagated = "Propagated"
+)

@@ -1,0 +1,106 @@
+package federation
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FederatedStatus is written by the loops; each owns its fields: the scheduler writes Schedule
+// and the Scheduled condition, sync writes Clusters[].Propagation/Revision, SyncedRevision and
+// the Propagated condition, the status collector writes the observed fields, Aggregated and the
+// Ready condition.
+type FederatedStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Scheduled, Propagated, Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Schedule is the scheduler's decision: replicas per cluster.
+	// +optional
+	Schedule *Schedule `json:"schedule,omitempty"`
+
+	// Clusters has one entry per placed cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Clusters []MemberStatus `json:"clusters,omitempty"`
+
+	// Aggregated sums the members' workload status.
+	// +optional
+	Aggregated *AggregatedStatus `json:"aggregated,omitempty"`
+
+	// SyncedRevision is the revision last pushed to every placed cluster.
+	// +optional
+	SyncedRevision int64 `json:"syncedRevision,omitempty"`
+}
+
+// Schedule is the replicas per cluster decided by the scheduler.
+type Schedule struct {
+	// Clusters in placement order.
+	// +optional
+	Clusters []ScheduledCluster `json:"clusters,omitempty"`
+}
+
+// ScheduledCluster is one cluster's share.
+type ScheduledCluster struct {
+	Name string `json:"name"`
+	// +kubebuilder:validation:Minimum=0
+	Replicas int64 `json:"replicas"`
+}
+
+// MemberStatus is what the federation knows about the member object in one cluster.
+type MemberStatus struct {
+	// Name is the cluster's name.
+	Name string `json:"name"`
+	// Propagation is "" when the member object is current, otherwise a reason such as
+	// ClusterNotReady, CreationFailed, UpdateFailed, ManagedByOther or RenderFailed.
+	// +optional
+	Propagation string `json:"propagation,omitempty"`
+	// Message explains a non-empty Propagation.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Revision is the federated revision the member object was rendered from.
+	// +optional
+	Revision int64 `json:"revision,omitempty"`
+
+	// Observed workload fields (nil when the kind has none or they were not observed).
+	// +optional
+	Replicas *int64 `json:"replicas,omitempty"`
+	// +optional
+	ReadyReplicas *int64 `json:"readyReplicas,omitempty"`
+	// +optional
+	AvailableReplicas *int64 `json:"availableReplicas,omitempty"`
+	// +optional
+	UpdatedReplicas *int64 `json:"updatedReplicas,omitempty"`
+	// ObservedGeneration of the member object, when it reports one.
+	// +optional
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// RemoteStatus holds selected fields of the member object's status for kinds without
+	// replica counts (a Service's loadBalancer, for example).
+	// +optional
+	RemoteStatus *RawObject `json:"remoteStatus,omitempty"`
+
+	// LastObserved is when these fields were read from the member cluster.
+	// +optional
+	LastObserved *metav1.Time `json:"lastObserved,omitempty"`
+	// Stale is true when the cluster could not be read recently; the observed fields are the
+	// last known ones and are left out of Aggregated.
+	// +optional
+	Stale bool `json:"stale,omitempty"`
+}
+
+// AggregatedStatus sums the fresh (non-stale) clusters' observed fields.
+type AggregatedStatus struct {
+	Replicas          int64 `json:"replicas"`
+	ReadyReplicas     int64 `json:"readyReplicas"`
+	AvailableReplicas int64 `json:"availableReplicas"`
+	UpdatedReplicas   int64 `json:"updatedReplicas"`
+	// Clusters counts the clusters that contributed.
+	Clusters int32 `json:"clusters"`
+	// StaleClusters counts placed clusters whose data was too old to count.
+	StaleClusters int32 `json:"staleClusters"`
+}

@@ -1,0 +1,344 @@
+package federation
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// InvalidError reports that an object failed validation. It matches
+// errors.Is(err, ErrInvalidObject); Errs carries each field path.
+//
+// +kubebuilder:object:generate=false
+type InvalidError struct {
+	// Kind and Key name the object.
+	Kind string
+	Key  Key
+	// Errs are the field errors, each with its full path (spec.overrides[1].clusterName).
+	Errs field.ErrorList
+}
+
+// NewInvalidError returns nil when errs is empty, else an *InvalidError.
+func NewInvalidError(kind string, key Key, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &InvalidError{Kind: kind, Key: key, Errs: errs}
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("%s %s is invalid: %v", e.Kind, e.Key, e.Errs.ToAggregate())
+}
+
+// Is matches ErrInvalidObject.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalidObject }
+
+// ValidateFederatedObject checks a federated object's spec. Paths are rooted at "spec".
+func ValidateFederatedObject(obj *FederatedObject) field.ErrorList {
+	spec := field.NewPath("spec")
+	errs := validateTemplate(obj.Spec.Template, spec.Child("template"))
+	errs = append(errs, ValidatePlacement(obj.Spec.Placement, spec.Child("placement"))...)
+	errs = append(errs, ValidateOverrides(obj.Spec.Overrides, spec.Child("overrides"))...)
+	if l := obj.Spec.RevisionHistoryLimit; l != nil && *l < 0 {
+		errs = append(errs, field.Invalid(spec.Child("revisionHistoryLimit"), *l, "must be non-negative"))
+	}
+	return errs
+}
+
+func validateTemplate(t RawObject, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.Object == nil {
+		return nil
+	}
+	if spec, ok := t.Object["spec"].(map[string]interface{}); ok {
+		if r, ok := spec["replicas"]; ok {
+			switch n := r.(type) {
+			case int64:
+				if n < 0 {
+					errs = append(errs, field.Invalid(path.Child("spec", "replicas"), n, "must be non-negative"))
+				}
+			case float64:
+				errs = append(errs, field.Invalid(path.Child("spec", "replicas"), n, "must be an integer"))
+			case nil:
+			default:
+				errs = append(errs, field.Invalid(path.Child("spec", "replicas"), r, "must be an integer"))
+			}
+		}
+	}
+	return errs
+}
+
+// ValidatePlacement checks cluster names, selectors, affinity, tolerations and spread
+// constraints.
+func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, c := range p.Clusters {
+		fp := path.Child("clusters").Index(i).Child("name")
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(fp, "cluster name is required"))
+		case seen[c.Name]:
+			errs = append(errs, field.Duplicate(fp, c.Name))
+		}
+		seen[c.Name] = true
+	}
+	errs = append(errs, validateSelector(p.ClusterSelector, path.Child("clusterSelector"))...)
+	if a := p.ClusterAffinity; a != nil {
+		for i, t := range a.Preferred {
+			if t.Weight < 1 || t.Weight > 100 {
+				errs = append(errs, field.Invalid(path.Child("clusterAffinity", "preferred").Index(i).Child("weight"), t.Weight, "must be in 1..100"))
+			}
+		}
+	}
+	for i, t := range p.Tolerations {
+		errs = append(errs, validateToleration(t, path.Child("tolerations").Index(i))...)
+	}
+	if p.MaxClusters != nil && *p.MaxClusters < 0 {
+		errs = append(errs, field.Invalid(path.Child("maxClusters"), *p.MaxClusters, "must be non-negative"))
+	}
+	keys := map[string]bool{}
+	for i, s := range p.SpreadConstraints {
+		sp := path.Child("spreadConstraints").Index(i)
+		switch {
+		case s.TopologyKey == "":
+			errs = append(errs, field.Required(sp.Child("topologyKey"), "a topology key (region, zone, provider or a label key) is required"))
+		case keys[s.TopologyKey]:
+			errs = append(errs, field.Duplicate(sp.Child("topologyKey"), s.TopologyKey))
+		}
+		keys[s.TopologyKey] = true
+		if s.MinGroups < 0 {
+			errs = append(errs, field.Invalid(sp.Child("minGroups"), s.MinGroups, "must be non-negative"))
+		}
+		if s.MaxGroups < 0 {
+			errs = append(errs, field.Invalid(sp.Child("maxGroups"), s.MaxGroups, "must be non-negative"))
+		}
+		if s.MaxGroups > 0 && s.MinGroups > s.MaxGroups {
+			errs = append(errs, field.Invalid(sp.Child("maxGroups"), s.MaxGroups, fmt.Sprintf("must not be less than minGroups (%d)", s.MinGroups)))
+		}
+		if s.MaxSkew < 0 {
+			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
+		}
+	}
+	return errs
+}
+
+func validateSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {
+	if s == nil {
+		return nil
+	}
+	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
+		return field.ErrorList{field.Invalid(path, s.String(), err.Error())}
+	}
+	return nil
+}
+
+func validateToleration(t corev1.Toleration, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch t.Operator {
+	case "", corev1.TolerationOpEqual:
+	case corev1.TolerationOpExists:
+		if t.Value != "" {
+			errs = append(errs, field.Invalid(path.Child("value"), t.Value, "must be empty when operator is Exists"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, []string{string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists)}))
+	}
+	if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+		errs = append(errs, field.Invalid(path.Child("operator"), t.Operator, "must be Exists when key is empty"))
+	}
+	errs = append(errs, validateEffect(t.Effect, true, path.Child("effect"))...)
+	return errs
+}
+
+func validateEffect(e corev1.TaintEffect, allowEmpty bool, path *field.Path) field.ErrorList {
+	switch e {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		return nil
+	case "":
+		if allowEmpty {
+			return nil
+		}
+		return field.ErrorList{field.Required(path, "a taint effect is required")}
+	}
+	return field.ErrorList{field.NotSupported(path, e, []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)})}
+}
+
+// identityPaths may not be overridden: they decide which object is written.
+var identityPaths = []string{"/metadata/name", "/metadata/namespace", "/metadata/generateName", "/kind", "/apiVersion"}
+
+// ValidateOverrides checks the override entries: each names one cluster or selects clusters,
+// no cluster is named twice, no path appears twice in one entry, ops are known, paths are JSON
+// pointers that do not touch the object's identity, and add/replace/test carry a value.
+func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	named := map[string]bool{}
+	for i, o := range overrides {
+		op := path.Index(i)
+		switch {
+		case o.ClusterName == "" && o.ClusterSelector == nil:
+			errs = append(errs, field.Required(op.Child("clusterName"), "either clusterName or clusterSelector is required"))
+		case o.ClusterName != "" && o.ClusterSelector != nil:
+			errs = append(errs, field.Forbidden(op.Child("clusterSelector"), "may not be set together with clusterName"))
+		case o.ClusterName != "" && named[o.ClusterName]:
+			errs = append(errs, field.Duplicate(op.Child("clusterName"), o.ClusterName))
+		}
+		named[o.ClusterName] = true
+		errs = append(errs, validateSelector(o.ClusterSelector, op.Child("clusterSelector"))...)
+		paths := map[string]bool{}
+		for j, x := range o.ClusterOverrides {
+			xp := op.Child("clusterOverrides").Index(j)
+			errs = append(errs, ValidateOverrideOp(x, xp)...)
+			if paths[x.Path] {
+				errs = append(errs, field.Duplicate(xp.Child("path"), x.Path))
+			}
+			paths[x.Path] = true
+		}
+	}
+	return errs
+}
+
+// ValidateOverrideOp checks one operation.
+func ValidateOverrideOp(x OverrideOp, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch x.Op {
+	case "", OpAdd, OpRemove, OpReplace, OpTest:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("op"), x.Op, []string{OpAdd, OpRemove, OpReplace, OpTest}))
+	}
+	if err := CheckJSONPointer(x.Path); err != nil {
+		errs = append(errs, field.Invalid(path.Child("path"), x.Path, err.Error()))
+	} else if IsIdentityPath(x.Path) {
+		errs = append(errs, field.Forbidden(path.Child("path"), fmt.Sprintf("%s identifies the object and cannot be overridden", x.Path)))
+	}
+	if x.Op != OpRemove && (x.Value == nil || len(x.Value.Raw) == 0) {
+		errs = append(errs, field.Required(path.Child("value"), fmt.Sprintf("a value is required for op %q", opName(x.Op))))
+	}
+	return errs
+}
+
+func opName(op string) string {
+	if op == "" {
+		return OpReplace
+	}
+	return op
+}
+
+// CheckJSONPointer returns an error unless p is a non-empty RFC 6901 JSON pointer: it starts
+// with "/", and "~" is only used as "~0" or "~1".
+func CheckJSONPointer(p string) error {
+	if p == "" {
+		return fmt.Errorf("must be a JSON pointer such as /spec/replicas, not empty (the whole object cannot be overridden)")
+	}
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("must be a JSON pointer starting with \"/\"")
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '~' && (i+1 >= len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
+			return fmt.Errorf("\"~\" must be escaped as \"~0\" (and \"/\" as \"~1\")")
+		}
+	}
+	return nil
+}
+
+// IsIdentityPath reports whether a JSON pointer addresses the object's identity (name,
+// namespace, generateName, kind, apiVersion) or a parent of it.
+func IsIdentityPath(p string) bool {
+	if p == "/metadata" {
+		return true
+	}
+	for _, id := range identityPaths {
+		if p == id || strings.HasPrefix(p, id+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateReplicaSchedulingPreference checks an RSP's spec. Paths are rooted at "spec".
+func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if rsp.Spec.TargetKind == "" {
+		errs = append(errs, field.Required(spec.Child("targetKind"), "the federated kind to schedule, e.g. FederatedDeployment"))
+	}
+	if rsp.Spec.TotalReplicas < 0 {
+		errs = append(errs, field.Invalid(spec.Child("totalReplicas"), rsp.Spec.TotalReplicas, "must be non-negative"))
+	}
+	if p := rsp.Spec.RebalancePeriod; p != nil && p.Duration <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("rebalancePeriod"), p.Duration.String(), "must be positive"))
+	}
+	switch rsp.Spec.Algorithm {
+	case "", AlgorithmWebster, AlgorithmKubeFed:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("algorithm"), rsp.Spec.Algorithm, []string{AlgorithmWebster, AlgorithmKubeFed}))
+	}
+	switch rsp.Spec.Strategy {
+	case "", StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("strategy"), rsp.Spec.Strategy,
+			[]string{StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated}))
+	}
+	names := make([]string, 0, len(rsp.Spec.Clusters))
+	for name := range rsp.Spec.Clusters {
+		names = append(names, name)
+	}
+	sort.Strings(names) // deterministic error order
+	for _, name := range names {
+		errs = append(errs, ValidateClusterPreferences(rsp.Spec.Clusters[name], spec.Child("clusters").Key(name))...)
+	}
+	return errs
+}
+
+// ValidateClusterPreferences checks one cluster's bounds and weight.
+func ValidateClusterPreferences(p ClusterPreferences, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if p.MinReplicas != nil && *p.MinReplicas < 0 {
+		errs = append(errs, field.Invalid(path.Child("minReplicas"), *p.MinReplicas, "must be non-negative"))
+	}
+	if p.MaxReplicas != nil && *p.MaxReplicas < 0 {
+		errs = append(errs, field.Invalid(path.Child("maxReplicas"), *p.MaxReplicas, "must be non-negative"))
+	}
+	if p.MinReplicas != nil && p.MaxReplicas != nil && *p.MaxReplicas >= 0 && *p.MaxReplicas < *p.MinReplicas {
+		errs = append(errs, field.Invalid(path.Child("maxReplicas"), *p.MaxReplicas, fmt.Sprintf("must not be less than minReplicas (%d)", *p.MinReplicas)))
+	}
+	if p.Weight < 0 {
+		errs = append(errs, field.Invalid(path.Child("weight"), p.Weight, "must be non-negative"))
+	}
+	return errs
+}
+
+// ValidateCluster checks a Cluster's spec.
+func ValidateCluster(c *Cluster) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if c.Spec.APIEndpoint == "" {
+		errs = append(errs, field.Required(spec.Child("apiEndpoint"), "the member API server URL"))
+	} else if u, err := url.Parse(c.Spec.APIEndpoint); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		errs = append(errs, field.Invalid(spec.Child("apiEndpoint"), c.Spec.APIEndpoint, "must be an http(s) URL with a host"))
+	}
+	if c.Spec.ProxyURL != "" {
+		if u, err := url.Parse(c.Spec.ProxyURL); err != nil || u.Host == "" {
+			errs = append(errs, field.Invalid(spec.Child("proxyURL"), c.Spec.ProxyURL, "must be a URL with a host"))
+		}
+	}
+	if r := c.Spec.SecretRef; r != nil && r.Name == "" {
+		errs = append(errs, field.Required(spec.Child("secretRef", "name"), "the Secret holding the credentials"))
+	}
+	for i, t := range c.Spec.Taints {
+		tp := spec.Child("taints").Index(i)
+		if t.Key == "" {
+			errs = append(errs, field.Required(tp.Child("key"), "a taint key is required"))
+		}
+		errs = append(errs, validateEffect(t.Effect, false, tp.Child("effect"))...)
+	}
+	if c.Spec.Cost != nil && c.Spec.Cost.Sign() < 0 {
+		errs = append(errs, field.Invalid(spec.Child("cost"), c.Spec.Cost.String(), "must be non-negative"))
+	}
+	return errs
+}
