@@ -1,0 +1,209 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Divide divides req.TotalReplicas among req.Clusters. It is a pure function: the same
+// request always gives the same plan, whatever the order of the Preferences map, and it
+// reads no clock and does no I/O.
+//
+// Every cluster of the request is in the plan, with 0 when it has no preference (neither its
+// own nor "*") or its weight earns it nothing. Replicas that fit nowhere are counted in
+// Plan.Unplaced. A request that cannot be planned (see [ErrInvalidRequest]) returns an error
+// that names each bad field.
+//
+// The cost does not depend on TotalReplicas: Webster runs in O(C log C) for C clusters;
+// KubeFed, as in KubeFed, takes a round per replica per cluster when replicas are kept.
+func Divide(req Request) (Plan, error) {
+	if err := validate(&req, false); err != nil {
+		return Plan{}, err
+	}
+	n := len(req.Clusters)
+	plan := Plan{
+		Replicas:  make(map[string]int64, n),
+		Total:     req.TotalReplicas,
+		Algorithm: req.Algorithm,
+		Strategy:  req.Strategy,
+		Clusters:  make([]Allocation, n),
+	}
+	cs, err := candidates(&req, &plan)
+	if err != nil {
+		return Plan{}, err
+	}
+	d := divider{desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
+
+	switch {
+	case req.Strategy == Duplicated:
+		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
+	case req.Algorithm == KubeFed:
+		plan.Unplaced, plan.Overflow = d.kubefed(cs, req.TotalReplicas, req.Rebalance, req.Key)
+	case req.Spread != nil:
+		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread, &plan)
+		plan.Overflow = d.overflow(cs, plan.Unplaced)
+	case req.Strategy == CostOptimized:
+		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
+		d.bounds(cs, plan.Unplaced)
+		plan.Overflow = d.overflow(cs, plan.Unplaced)
+	default:
+		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)
+		d.bounds(cs, plan.Unplaced)
+		plan.Overflow = d.overflow(cs, plan.Unplaced)
+	}
+
+	for i := range cs {
+		c := &cs[i]
+		plan.Replicas[c.name] = c.s
+		a := &plan.Clusters[c.idx]
+		a.Replicas, a.Min, a.Kept = c.s, c.m, c.kept
+		a.Weighted = c.s - c.m - c.kept
+		if c.bound && a.Bound == Unbounded {
+			a.Bound, a.Limit = c.hiBy, c.s
+		}
+	}
+	return plan, nil
+}
+
+// webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
+// it returns the replicas left unplaced.
+func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
+	left := d.mins(cs, total)
+	if !rebalance {
+		left = d.keep(cs, left)
+	}
+	return d.add(cs, left)
+}
+
+// candidates fills plan's entries for every cluster and returns the clusters with a
+// preference, with their bounds and effective weights.
+func candidates(req *Request, plan *Plan) ([]cand, error) {
+	prefs := req.Preferences
+	wild, hasWild := prefs[federation.WildcardCluster]
+	if len(prefs) == 0 {
+		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
+	}
+	cs := make([]cand, 0, len(req.Clusters))
+	positive := false
+	var wsum uint64
+	for i := range req.Clusters {
+		c := &req.Clusters[i]
+		plan.Replicas[c.Name] = 0
+		if len(plan.Replicas) != i+1 { // a duplicate name (or an empty one twice)
+			return nil, validate(req, true)
+		}
+		a := &plan.Clusters[i]
+		a.Name = c.Name
+		if req.Spread != nil {
+			a.Domain = c.Domain
+		}
+		p, ok := prefs[c.Name]
+		a.Preference = OwnPreference
+		if !ok {
+			p, ok = wild, hasWild
+			a.Preference = WildcardPreference
+		}
+		if !ok {
+			a.Preference = NoPreference
+			continue
+		}
+		k := cand{name: c.Name, idx: int32(i), hi: math.MaxInt64, max: math.MaxInt64}
+		if p.MinReplicas != nil {
+			k.lo = *p.MinReplicas
+		}
+		if p.MaxReplicas != nil {
+			k.max, k.hasMax = *p.MaxReplicas, true
+			k.hi, k.hiBy = k.max, MaxReplicas
+		}
+		if c.Capacity != nil {
+			k.capv, k.hasCap = *c.Capacity, true
+			if k.capv < k.hi {
+				k.hi, k.hiBy = k.capv, Capacity
+			}
+		}
+		if c.Current != nil {
+			k.cur, k.hasCur = *c.Current, true
+		}
+		if c.Cost != nil {
+			k.cost, k.hasCost = *c.Cost, true
+		}
+		switch req.Strategy {
+		case CapacityWeighted:
+			k.w = uint64(k.capv) // 0 when unknown
+		default:
+			k.w = uint64(p.Weight)
+		}
+		if wsum += k.w; wsum > math.MaxInt64 && req.Algorithm == KubeFed {
+			return nil, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+		}
+		positive = positive || k.w > 0
+		a.Weight = int64(k.w)
+		cs = append(cs, k)
+	}
+	if !positive && req.Algorithm == Webster {
+		// Every weight 0 (or no capacity known): all count as 1.
+		for i := range cs {
+			cs[i].w = 1
+			plan.Clusters[cs[i].idx].Weight = 1
+		}
+	}
+	return cs, nil
+}
+
+// bounds marks the clusters whose hi held them back: they sit at hi and either their
+// minimum was above it, replicas are unplaced, or their next seat would have come before
+// the last seat given above anyone's minimum.
+func (d *divider) bounds(cs []cand, unplaced int64) {
+	var cut *cand
+	var cutK int64
+	for i := range cs {
+		c := &cs[i]
+		if c.s > c.m && (cut == nil || d.before(cut, cutK, c, c.s-1)) {
+			cut, cutK = c, c.s-1
+		}
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.hiBy == Unbounded || c.s != c.hi {
+			continue
+		}
+		c.bound = c.lo > c.hi ||
+			(c.w > 0 && (unplaced > 0 || (cut != nil && d.before(c, c.hi, cut, cutK))))
+	}
+}
+
+// overflow divides the unplaced replicas among the clusters that capacity, and not their
+// maxReplicas, held back: where more room would have taken them.
+func (d *divider) overflow(cs []cand, unplaced int64) map[string]int64 {
+	if unplaced <= 0 {
+		return nil
+	}
+	var held []cand
+	for i := range cs {
+		c := cs[i]
+		if c.hiBy == Capacity && c.s == c.hi && c.w > 0 && c.hi < c.max {
+			c.hi = c.max
+			held = append(held, c)
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	start := make([]int64, len(held))
+	for i := range held {
+		start[i] = held[i].s
+	}
+	d.add(held, unplaced)
+	out := make(map[string]int64, len(held))
+	for i := range held {
+		if v := held[i].s - start[i]; v > 0 {
+			out[held[i].name] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+// Package scheduler divides a federated workload's replicas among its clusters.
+//
+// [Divide] is the pure part: a [Request] (total, candidate clusters with their current
+// replicas and capacity, the ReplicaSchedulingPreference's per-cluster bounds and weights)
+// goes in, a [Plan] comes out, with every cluster's count and the reason for it. It does no
+// I/O, reads no clock, and the same request always gives the same plan. Users unit-test
+// their placement strategies against it directly.
+//
+// # Preferences
+//
+// Preferences map a cluster name, or "*" for every cluster without its own entry, to
+// minReplicas, maxReplicas and a weight. A cluster with neither its own entry nor "*" gets 0
+// (and is still listed, with 0). No preferences at all means {"*": {weight: 1}}. A nil
+// minReplicas counts as 0, as in KubeFed; the RSP defaulting of the federation package makes
+// it 1 before the scheduler loop calls Divide.
+//
+// # Webster (the default)
+//
+// Webster's method (Sainte-Laguë), bounded. Its definition, seat by seat:
+//
+//  1. The candidates have a weight (when every weight is 0, they all count as 1), a lower
+//     bound lo = minReplicas and an upper bound hi = the smaller of maxReplicas and capacity.
+//  2. Minimums first, by weight descending then the tie order: each gets min(lo, hi, left).
+//  3. With Rebalance off, each candidate starts at its current replicas clamped to
+//     [its step-2 count, hi]. While that is more than the total, one replica is taken from
+//     the candidate with the smallest weight/(2s-1) still above its step-2 count (ties: more
+//     replicas first, then the reverse tie order).
+//  4. Then one replica at a time goes to the candidate below hi with a positive weight and
+//     the largest weight/(2s+1), compared exactly as integers (ties: fewer replicas first,
+//     then the tie order).
+//  5. Replicas that fit nowhere are Plan.Unplaced.
+//
+// The tie order is names ascending when the Key is "" or its FNV-1a 32-bit hash is even, and
+// descending when it is odd, so the odd replica of many objects does not always land on the
+// same cluster.
+//
+// What this buys over KubeFed's planner: minimums are part of one division instead of a
+// separate round (KubeFed #319), scaling down follows weights too (kubernetes#31816), the
+// rounding is unbiased (no cluster ends more than about one replica from its exact share,
+// where KubeFed's rounds were measured 49 off), and the method is house-monotone: with
+// Rebalance off, a total one higher or lower moves exactly one replica.
+//
+// Divide does not walk the seats: it finds a divisor, counts each cluster's seats above it
+// exactly (128-bit products), and fixes the few seats the divisor got wrong with a heap.
+// The cost is O(C log C) for C clusters whatever the number of replicas; the package tests
+// keep the seat-by-seat definition and check both agree.
+//
+// # KubeFed
+//
+// [KubeFed] reproduces KubeFed's planner bit for bit (same FNV-1 hash order, same rounds,
+// same overflow), so a KubeFed user can switch to fedkit without one replica moving, then
+// switch to Webster when ready.
+//
+// # Strategies
+//
+// [Weighted] uses the preferences' weights. [CapacityWeighted] weighs each cluster by its
+// Capacity, like Karmada's dynamic weights. [CostOptimized] fills the cheapest clusters
+// first. [Duplicated] gives every candidate the whole total. A Request's [Spread] divides
+// over failure domains first, with a minimum number of domains and a maximum skew.
+//
+// # Explaining a plan
+//
+// Plan.Clusters has an [Allocation] per cluster: how many replicas came from its minimum,
+// from keeping running replicas, and from its weight, and which bound (maxReplicas, capacity,
+// domain skew) held it back. [Allocation.Explain] says it in a line, [Plan.Summary] says the
+// whole plan in one line for the Scheduled condition, and [Plan.Schedule] is the
+// status.schedule to write.
+package scheduler

@@ -1,0 +1,102 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// ErrInvalidRequest is returned by [Divide] when the request cannot be planned: a negative
+// total, a negative weight, maxReplicas below minReplicas, an empty or duplicate cluster name,
+// a negative current or capacity, or an unknown algorithm or strategy. The message names each
+// offending field by its path (spec.clusters[eu].maxReplicas for a preference,
+// clusters[2].name for the request's cluster list), and the error is never worth retrying.
+var ErrInvalidRequest = errors.New("scheduler: invalid request")
+
+// validate returns every problem of req at once, as field errors. Duplicate cluster names are
+// only looked for when dups is true: [Divide] finds them for free while it builds the plan's
+// map, and calls validate again with dups set to report them with everything else.
+func validate(req *Request, dups bool) error {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if req.TotalReplicas < 0 {
+		errs = append(errs, field.Invalid(spec.Child("totalReplicas"), req.TotalReplicas, "must be non-negative"))
+	}
+	switch req.Algorithm {
+	case Webster, KubeFed:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("algorithm"), req.Algorithm.String(),
+			[]string{Webster.String(), KubeFed.String()}))
+	}
+	switch req.Strategy {
+	case Weighted, Duplicated:
+	case CapacityWeighted, CostOptimized:
+		if req.Algorithm == KubeFed {
+			errs = append(errs, field.Invalid(spec.Child("strategy"), req.Strategy.String(),
+				"needs algorithm Webster: KubeFed's planner only knows preference weights"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("strategy"), req.Strategy.String(),
+			[]string{Weighted.String(), CapacityWeighted.String(), CostOptimized.String(), Duplicated.String()}))
+	}
+	if s := req.Spread; s != nil {
+		sp := spec.Child("spread")
+		if req.Algorithm == KubeFed {
+			errs = append(errs, field.Invalid(sp, "", "needs algorithm Webster"))
+		}
+		if s.MinDomains < 0 {
+			errs = append(errs, field.Invalid(sp.Child("minDomains"), s.MinDomains, "must be non-negative"))
+		}
+		if s.MaxSkew < 0 {
+			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
+		}
+	}
+	for name, p := range req.Preferences {
+		if len(errs) > 32 {
+			break // enough to act on; the map order makes the rest arbitrary anyway
+		}
+		errs = append(errs, federation.ValidateClusterPreferences(p, spec.Child("clusters").Key(name))...)
+	}
+	var seen map[string]struct{}
+	if dups {
+		seen = make(map[string]struct{}, len(req.Clusters))
+	}
+	for i := range req.Clusters {
+		c := &req.Clusters[i]
+		cp := field.NewPath("clusters").Index(i)
+		if c.Name == "" {
+			errs = append(errs, field.Required(cp.Child("name"), "a cluster name is required"))
+		} else if _, dup := seen[c.Name]; dup {
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		}
+		if dups {
+			seen[c.Name] = struct{}{}
+		}
+		if c.Current != nil && *c.Current < 0 {
+			errs = append(errs, field.Invalid(cp.Child("current"), *c.Current, "must be non-negative"))
+		}
+		if c.Capacity != nil && *c.Capacity < 0 {
+			errs = append(errs, field.Invalid(cp.Child("capacity"), *c.Capacity, "must be non-negative"))
+		}
+		if c.Cost != nil && *c.Cost < 0 {
+			errs = append(errs, field.Invalid(cp.Child("cost"), *c.Cost, "must be non-negative"))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	sortErrors(errs)
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, errs.ToAggregate().Error())
+}
+
+// sortErrors orders errors by field path, so the message does not depend on map order.
+func sortErrors(errs field.ErrorList) {
+	for i := 1; i < len(errs); i++ {
+		for j := i; j > 0 && errs[j].Field < errs[j-1].Field; j-- {
+			errs[j], errs[j-1] = errs[j-1], errs[j]
+		}
+	}
+}

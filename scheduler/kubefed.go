@@ -1,0 +1,183 @@
+package scheduler
+
+import (
+	"math/bits"
+	"sort"
+)
+
+// kubefed is KubeFed's replica planner (pkg/controller/util/planner/planner.go), step by step,
+// so that a plan computed here equals the one KubeFed computed for the same input:
+//
+//  1. Candidates sorted by weight descending, then FNV-1 32-bit hash of name+key ascending.
+//  2. Minimums in that order, capped by what is left and by capacity.
+//  3. Rebalance off: running replicas kept, capped by max, capacity and what is left.
+//  4. Rounds: every cluster still in play gets ceil(remaining·weight/weightSum) (kept
+//     replicas count toward it), capped by max (the cluster leaves the rounds) and by
+//     capacity (the excess is overflow, and the cluster leaves the rounds), until a round
+//     changes nothing or nothing is left.
+//  5. Rebalance off: each overflow is cut to what is left and dropped when not positive.
+//
+// Two deliberate differences, both where KubeFed's own result is accidental: equal weight
+// and hash (an FNV collision) fall back to the name, where KubeFed's sort.Sort kept whatever
+// order its input had; and remaining·weight is computed in 128 bits, where KubeFed's int64
+// product wraps around (weights times replicas above 2^63).
+func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64) {
+	for i := range cs {
+		cs[i].hash = fnv1Pair(cs[i].name, key)
+	}
+	sort.Slice(cs, func(x, y int) bool {
+		a, b := &cs[x], &cs[y]
+		if a.w != b.w {
+			return a.w > b.w
+		}
+		if a.hash != b.hash {
+			return a.hash < b.hash
+		}
+		return a.name < b.name
+	})
+
+	left = total
+	for i := range cs {
+		c := &cs[i]
+		m := min(c.lo, left)
+		if c.hasCap {
+			m = min(m, c.capv)
+		}
+		c.m, c.s = m, m
+		left -= m
+	}
+
+	if !rebalance {
+		for i := range cs {
+			c := &cs[i]
+			if !c.hasCur || c.cur <= c.s {
+				continue
+			}
+			target := c.cur
+			if c.hasMax {
+				target = min(target, c.max)
+			}
+			if c.hasCap {
+				target = min(target, c.capv)
+			}
+			extra := max(0, min(target-c.s, left))
+			left -= extra
+			c.prealloc, c.kept = extra, extra
+			c.s += extra
+		}
+	}
+
+	active := make([]int32, len(cs))
+	for i := range active {
+		active[i] = int32(i)
+	}
+	for modified := true; modified && left > 0; {
+		modified = false
+		var wsum uint64 // Divide checked that the weights' sum fits in an int64
+		for _, i := range active {
+			wsum += cs[i].w
+		}
+		dist := uint64(left)
+		next := active[:0] // in place: writes never pass reads
+		for _, i := range active {
+			if wsum == 0 {
+				break
+			}
+			c := &cs[i]
+			start := c.s
+			extra := min(ceilMulDiv(dist, c.w, wsum), left)
+			used := min(extra, c.prealloc)
+			c.prealloc -= used
+			extra -= used
+			if used > 0 {
+				modified = true
+			}
+			t := start + extra
+			full := false
+			if c.hasMax && t > c.max {
+				t, full = c.max, true
+				c.bound, c.hiBy = true, MaxReplicas
+			}
+			if c.hasCap && t > c.capv {
+				if overflow == nil {
+					overflow = make(map[string]int64)
+				}
+				overflow[c.name] = t - c.capv
+				t, full = c.capv, true
+				c.bound, c.hiBy = true, Capacity
+			}
+			if !full {
+				next = append(next, i)
+			}
+			left -= t - start
+			c.s = t
+			if t > start {
+				modified = true
+			}
+		}
+		if wsum == 0 {
+			next = next[:0] // KubeFed's round stops before keeping anyone
+		}
+		active = next
+	}
+
+	if !rebalance {
+		for name, v := range overflow {
+			if v = min(v, left); v > 0 {
+				overflow[name] = v
+			} else {
+				delete(overflow, name)
+			}
+		}
+	}
+	if len(overflow) == 0 {
+		overflow = nil
+	}
+	return left, overflow
+}
+
+// ceilMulDiv returns min(ceil(a·b/c), 2^63-1) for c > 0, computed exactly in 128 bits.
+func ceilMulDiv(a, b, c uint64) int64 {
+	hi, lo := bits.Mul64(a, b)
+	var borrow uint64
+	// ceil(x/c) = floor((x + c - 1)/c)
+	lo, borrow = bits.Add64(lo, c-1, 0)
+	hi += borrow
+	if hi >= c {
+		return 1<<63 - 1
+	}
+	q, _ := bits.Div64(hi, lo, c)
+	if q > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(q)
+}
+
+// fnv1Pair is FNV-1 32-bit (hash/fnv.New32, not 1a) of a's bytes followed by b's, without
+// the allocations of hash/fnv.
+func fnv1Pair(a, b string) uint32 {
+	const (
+		offset32 = 2166136261
+		prime32  = 16777619
+	)
+	h := uint32(offset32)
+	for i := 0; i < len(a); i++ {
+		h *= prime32
+		h ^= uint32(a[i])
+	}
+	for i := 0; i < len(b); i++ {
+		h *= prime32
+		h ^= uint32(b[i])
+	}
+	return h
+}
+
+// fnv1a is FNV-1a 32-bit of s: its parity picks Webster's tie order.
+func fnv1a(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}

@@ -1,0 +1,163 @@
+package scheduler
+
+import (
+	"math"
+	"sort"
+)
+
+// duplicate gives every candidate the whole total, capped by its maximum and capacity. The
+// overflow is what capacity cut off.
+func (d *divider) duplicate(cs []cand, total int64) map[string]int64 {
+	var overflow map[string]int64
+	for i := range cs {
+		c := &cs[i]
+		c.s = min(total, c.hi)
+		if c.s < total {
+			c.bound = true
+			if c.hiBy == Capacity {
+				if overflow == nil {
+					overflow = make(map[string]int64)
+				}
+				overflow[c.name] = min(total, c.max) - c.s
+			}
+		}
+	}
+	return overflow
+}
+
+// cheapest is CostOptimized: minimums first as always, then clusters grouped in tiers of
+// equal cost, cheapest first (unknown cost last). Kept replicas stay from the cheapest tier
+// up while the total allows; the rest is given tier by tier, by Webster within a tier. It
+// returns the replicas left unplaced.
+func (d *divider) cheapest(cs []cand, total int64, rebalance bool) int64 {
+	sort.SliceStable(cs, func(x, y int) bool {
+		a, b := &cs[x], &cs[y]
+		if a.hasCost != b.hasCost {
+			return a.hasCost
+		}
+		return a.cost < b.cost
+	})
+	left := d.mins(cs, total)
+	if !rebalance {
+		for _, t := range tiers(cs) {
+			left = d.keep(t, left)
+		}
+	}
+	for _, t := range tiers(cs) {
+		left = d.add(t, left)
+	}
+	return left
+}
+
+// tiers splits cs, sorted by cost, into runs of equal cost.
+func tiers(cs []cand) [][]cand {
+	var out [][]cand
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && cs[j].hasCost == cs[i].hasCost && cs[j].cost == cs[i].cost {
+			j++
+		}
+		out = append(out, cs[i:j])
+		i = j
+	}
+	return out
+}
+
+// spread divides over failure domains, then within each domain. A domain weighs the sum of
+// its clusters' weights; its bounds are the sums of theirs, further capped by an even share
+// plus MaxSkew (but never below its clusters' minimums). The first MinDomains domains in
+// weight order get at least one replica. It returns the replicas left unplaced.
+func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, plan *Plan) int64 {
+	sort.SliceStable(cs, func(x, y int) bool { return plan.Clusters[cs[x].idx].Domain < plan.Clusters[cs[y].idx].Domain })
+	left := d.mins(cs, total)
+
+	var groups [][]cand
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && plan.Clusters[cs[j].idx].Domain == plan.Clusters[cs[i].idx].Domain {
+			j++
+		}
+		groups = append(groups, cs[i:j])
+		i = j
+	}
+	if len(groups) == 0 {
+		return total
+	}
+	skewCap := int64(math.MaxInt64)
+	if sp.MaxSkew > 0 {
+		skewCap = satAdd(total/int64(len(groups)), sp.MaxSkew)
+	}
+	dc := make([]cand, len(groups))
+	for j, g := range groups {
+		c := &dc[j]
+		c.name = plan.Clusters[g[0].idx].Domain
+		c.idx = int32(j)
+		var sumHi int64
+		for i := range g {
+			k := &g[i]
+			c.w = min(c.w+k.w, math.MaxInt64)
+			c.lo += k.m
+			sumHi = satAdd(sumHi, k.hi)
+			if k.hasCur {
+				c.hasCur = true
+				c.cur = satAdd(c.cur, max(k.m, min(k.cur, k.hi)))
+			}
+		}
+		c.hi, c.hiBy, c.max = sumHi, Unbounded, math.MaxInt64
+		if capped := max(skewCap, c.lo); capped < sumHi {
+			c.hi, c.hiBy = capped, DomainSkew
+		}
+	}
+	// MinDomains: a replica for each of the first domains by weight that have none yet.
+	if sp.MinDomains > 0 {
+		order := make([]int, len(dc))
+		for j := range order {
+			order[j] = j
+		}
+		sort.SliceStable(order, func(x, y int) bool {
+			a, b := &dc[order[x]], &dc[order[y]]
+			if a.w != b.w {
+				return a.w > b.w
+			}
+			return d.nameFirst(a.name, b.name)
+		})
+		covered := 0
+		for _, j := range order {
+			if dc[j].lo > 0 {
+				covered++
+			}
+		}
+		for _, j := range order {
+			if covered >= int(sp.MinDomains) || left == 0 {
+				break
+			}
+			if c := &dc[j]; c.lo == 0 && c.hi > 0 && c.w > 0 {
+				c.lo, left = 1, left-1
+				covered++
+			}
+		}
+	}
+	du := d.webster(dc, total, rebalance)
+	d.bounds(dc, du)
+
+	var placed int64
+	for j, g := range groups {
+		for i := range g {
+			g[i].lo = g[i].m // the minimums were settled across domains
+		}
+		d.webster(g, dc[j].s, rebalance)
+		var inner int64 // a full domain passes the unplaced replicas on to its clusters
+		if dc[j].hiBy == Unbounded && dc[j].s == dc[j].hi {
+			inner = du
+		}
+		d.bounds(g, inner)
+		for i := range g {
+			placed += g[i].s
+			if dc[j].bound && !g[i].bound && g[i].w > 0 {
+				a := &plan.Clusters[g[i].idx]
+				a.Bound, a.Limit = DomainSkew, dc[j].hi
+			}
+		}
+	}
+	return total - placed
+}

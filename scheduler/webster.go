@@ -1,0 +1,449 @@
+package scheduler
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+)
+
+// The Webster division is defined seat by seat (see doc.go): minimums, then kept replicas
+// trimmed one at a time from the smallest weight/(2s-1), then one replica at a time to the
+// largest weight/(2s+1). Every step is the same question: given per-cluster ranges of seats
+// [base, lim), which K seats come first in one total order?
+//
+// The order: seat k of cluster c (its (k+1)-th replica) has priority w/(2k+1); higher priority
+// first, then lower k ("fewer replicas first"), then the tie order of names. Within one
+// cluster the priorities fall as k grows, so the seat-by-seat loop is a k-way merge and its
+// result is the first K seats of the merged order. select computes that set without walking
+// it: it finds a divisor, counts every cluster's seats above it exactly, and corrects the few
+// seats the divisor got wrong with a heap. Its cost is O(C log C) whatever K is.
+
+// cand is one candidate cluster during a division.
+type cand struct {
+	name string
+	idx  int32 // index in Request.Clusters
+
+	w    uint64 // effective weight (never negative)
+	lo   int64  // minReplicas (nil = 0)
+	hi   int64  // min(maxReplicas, capacity); math.MaxInt64 when unbounded
+	hiBy Bound  // what set hi
+	max  int64  // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
+	cur  int64  // current replicas, when hasCur
+	cost int64  // per-replica cost, when hasCost
+	capv int64  // capacity, when hasCap (KubeFed keeps it apart from max)
+
+	hasCur  bool
+	hasCost bool
+	hasCap  bool
+	hasMax  bool
+	bound   bool   // the bound hiBy held the cluster back
+	hash    uint32 // KubeFed's FNV-1 of name and key
+	prealloc int64 // KubeFed's replicas kept in step 3 and not yet counted
+
+	m    int64 // minimum given (step 2)
+	kept int64 // kept replicas beyond m (step 3)
+	s    int64 // seats so far
+
+	base, lim int64 // the range a selection works on
+}
+
+// divider carries what every step of one division shares.
+type divider struct {
+	desc bool    // tie order: names descending (the Key's FNV-1a hash is odd)
+	heap []int32 // scratch for select
+}
+
+// nameFirst reports whether name x comes before y in the tie order.
+func (d *divider) nameFirst(x, y string) bool {
+	if d.desc {
+		return x > y
+	}
+	return x < y
+}
+
+// before reports whether seat ka of a comes before seat kb of b: a.w/(2ka+1) > b.w/(2kb+1),
+// compared exactly as a.w*(2kb+1) > b.w*(2ka+1) in 128 bits, then fewer replicas first, then
+// the tie order.
+func (d *divider) before(a *cand, ka int64, b *cand, kb int64) bool {
+	h1, l1 := bits.Mul64(a.w, 2*uint64(kb)+1)
+	h2, l2 := bits.Mul64(b.w, 2*uint64(ka)+1)
+	if h1 != h2 {
+		return h1 > h2
+	}
+	if l1 != l2 {
+		return l1 > l2
+	}
+	if ka != kb {
+		return ka < kb
+	}
+	return d.nameFirst(a.name, b.name)
+}
+
+// mins is step 2: every candidate gets min(lo, hi, what is left), by weight descending then
+// the tie order. It returns the replicas left.
+func (d *divider) mins(cs []cand, total int64) int64 {
+	var need int64
+	for i := range cs {
+		need = satAdd(need, min(cs[i].lo, cs[i].hi))
+	}
+	if need <= total {
+		for i := range cs {
+			cs[i].m = min(cs[i].lo, cs[i].hi)
+			cs[i].s = cs[i].m
+		}
+		return total - need
+	}
+	// Not enough for every minimum: the order decides, so sort (only in this case).
+	order := make([]int32, len(cs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(x, y int) bool {
+		a, b := &cs[order[x]], &cs[order[y]]
+		if a.w != b.w {
+			return a.w > b.w
+		}
+		return d.nameFirst(a.name, b.name)
+	})
+	left := total
+	for _, i := range order {
+		c := &cs[i]
+		c.m = min(c.lo, c.hi, left)
+		c.s = c.m
+		left -= c.m
+	}
+	return left
+}
+
+// keep is step 3 (rebalance off): every candidate starts at its current replicas clamped to
+// [m, hi]; when that is more than is left, the kept seats that come last in the order go.
+// It returns the replicas left.
+func (d *divider) keep(cs []cand, left int64) int64 {
+	var extra int64
+	for i := range cs {
+		c := &cs[i]
+		c.base, c.lim = c.s, c.s
+		if c.hasCur {
+			c.lim = max(c.s, min(c.cur, c.hi))
+		}
+		extra = satAdd(extra, c.lim-c.base)
+	}
+	got := extra
+	if extra > left {
+		got = d.selectAll(cs, left)
+	} else {
+		for i := range cs {
+			cs[i].s = cs[i].lim
+		}
+	}
+	for i := range cs {
+		cs[i].kept = cs[i].s - cs[i].m
+	}
+	return left - got
+}
+
+// add is step 4: one seat at a time to the first seat in the order among candidates below hi
+// with a positive weight. It returns the replicas left.
+func (d *divider) add(cs []cand, left int64) int64 {
+	for i := range cs {
+		c := &cs[i]
+		c.base, c.lim = c.s, c.s
+		if c.w > 0 {
+			c.lim = c.hi
+		}
+	}
+	return left - d.selectAll(cs, left)
+}
+
+// selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
+// included (they come after every positive weight), and returns how many it gave.
+func (d *divider) selectAll(cs []cand, k int64) int64 {
+	if k <= 0 {
+		return 0
+	}
+	var room, zeroRoom int64
+	for i := range cs {
+		if cs[i].w > 0 {
+			room = satAdd(room, cs[i].lim-cs[i].base)
+		} else {
+			zeroRoom = satAdd(zeroRoom, cs[i].lim-cs[i].base)
+		}
+	}
+	if k < room {
+		d.selectPositive(cs, k)
+		return k
+	}
+	for i := range cs {
+		if cs[i].w > 0 {
+			cs[i].s = cs[i].lim
+		}
+	}
+	k -= room
+	if zeroRoom == 0 || k == 0 {
+		return room
+	}
+	return room + d.selectZero(cs, min(k, zeroRoom))
+}
+
+// selectPositive gives exactly k seats (k < the room) among the positive-weight ranges.
+func (d *divider) selectPositive(cs []cand, k int64) {
+	x := 2 * d.estimate(cs, k)
+	// Every cluster's seats with priority above 1/x, counted exactly: the set is a prefix of
+	// the order, so only the difference to k is left for the heap.
+	var got int64
+	for i := range cs {
+		c := &cs[i]
+		if c.w == 0 || c.base >= c.lim {
+			continue
+		}
+		n := seatsAbove(c.w, x)
+		switch {
+		case n <= uint64(c.base):
+			c.s = c.base
+		case n >= uint64(c.lim):
+			c.s = c.lim
+		default:
+			c.s = int64(n)
+		}
+		got = satAdd(got, c.s-c.base)
+	}
+	switch {
+	case got < k:
+		d.grow(cs, k-got)
+	case got > k:
+		d.shrink(cs, got-k)
+	}
+}
+
+// estimate returns λ with Σ clamp(w·λ, base, lim) - base ≈ k over the positive-weight
+// ranges: the continuous version of the division. Only speed depends on it, not the result.
+func (d *divider) estimate(cs []cand, k int64) float64 {
+	var wsum, bsum float64
+	for i := range cs {
+		c := &cs[i]
+		if c.w > 0 && c.base < c.lim {
+			wsum += float64(c.w)
+			bsum += float64(c.base)
+		}
+	}
+	target := float64(k)
+	lam := (target + bsum) / wsum
+	lo, hi := 0.0, math.Inf(1)
+	for range 64 {
+		var g, slope float64
+		for i := range cs {
+			c := &cs[i]
+			if c.w == 0 || c.base >= c.lim {
+				continue
+			}
+			w := float64(c.w)
+			v := w * lam
+			switch b, l := float64(c.base), float64(c.lim); {
+			case v <= b:
+			case v >= l:
+				g += l - b
+			default:
+				g += v - b
+				slope += w
+			}
+		}
+		diff := target - g
+		if math.Abs(diff) < 0.5 {
+			break
+		}
+		if diff > 0 {
+			lo = lam
+		} else {
+			hi = lam
+		}
+		next := math.NaN()
+		if slope > 0 {
+			next = lam + diff/slope
+		}
+		if !(next > lo && next < hi) { // also catches NaN
+			if math.IsInf(hi, 1) {
+				next = 2*lam + 1/wsum
+			} else {
+				next = lo + (hi-lo)/2
+			}
+		}
+		if next == lam {
+			break
+		}
+		lam = next
+	}
+	return lam
+}
+
+// seatsAbove returns the number of seats k >= 0 with w/(2k+1) > 1/x, that is 2k+1 < w·x,
+// exactly: x is a float64, so w·x is the rational w·m·2^e with m the 53-bit mantissa.
+// It saturates at math.MaxUint64.
+func seatsAbove(w uint64, x float64) uint64 {
+	if w == 0 || !(x > 0) {
+		return 0
+	}
+	if math.IsInf(x, 1) {
+		return math.MaxUint64
+	}
+	frac, exp := math.Frexp(x)
+	m := uint64(frac * (1 << 53))
+	e := exp - 53
+	hi, lo := bits.Mul64(w, m) // P = w·m < 2^117
+	if e >= 0 {
+		// Seats: odd numbers below the integer P·2^e, floor(P·2^e / 2).
+		if hi != 0 || e >= 64 || bits.Len64(lo)+e > 64 {
+			return math.MaxUint64
+		}
+		return (lo << uint(e)) >> 1
+	}
+	sh := uint(-e)
+	if sh >= 118 {
+		return 0 // P/2^sh < 1/2: not even seat 0
+	}
+	// Seats: odd numbers below P/2^sh, floor(ceil(P/2^sh) / 2).
+	var carry uint64
+	addLo, addHi := ^uint64(0), ^uint64(0) // 2^sh - 1
+	if sh < 64 {
+		addLo, addHi = (uint64(1)<<sh)-1, 0
+	} else {
+		addHi = (uint64(1) << (sh - 64)) - 1
+	}
+	lo, carry = bits.Add64(lo, addLo, 0)
+	hi, _ = bits.Add64(hi, addHi, carry)
+	var q uint64
+	if sh < 64 {
+		if hi>>sh != 0 {
+			return math.MaxUint64
+		}
+		q = lo>>sh | hi<<(64-sh) // sh >= 1 here
+	} else {
+		q = hi >> (sh - 64)
+	}
+	return q >> 1
+}
+
+// grow adds n more seats, each the first seat in the order among the clusters below lim.
+func (d *divider) grow(cs []cand, n int64) {
+	h := d.heap[:0]
+	for i := range cs {
+		if cs[i].w > 0 && cs[i].s < cs[i].lim {
+			h = append(h, int32(i))
+		}
+	}
+	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
+	heapify(h, less)
+	for ; n > 0 && len(h) > 0; n-- {
+		c := &cs[h[0]]
+		c.s++
+		if c.s == c.lim {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		siftDown(h, 0, less)
+	}
+	d.heap = h
+}
+
+// shrink takes back n seats, each the last seat in the order among the clusters above base.
+func (d *divider) shrink(cs []cand, n int64) {
+	h := d.heap[:0]
+	for i := range cs {
+		if cs[i].w > 0 && cs[i].s > cs[i].base {
+			h = append(h, int32(i))
+		}
+	}
+	// A min-heap on each cluster's last seat.
+	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
+	heapify(h, less)
+	for ; n > 0 && len(h) > 0; n-- {
+		c := &cs[h[0]]
+		c.s--
+		if c.s == c.base {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		siftDown(h, 0, less)
+	}
+	d.heap = h
+}
+
+// selectZero gives k seats (k <= their room) among the zero-weight ranges. Their seats all
+// have priority 0, so the order is by seat index, then names: fill every cluster up to a
+// level L, then the next seat of the first few in the tie order.
+func (d *divider) selectZero(cs []cand, k int64) int64 {
+	count := func(level int64) int64 {
+		var n int64
+		for i := range cs {
+			if c := &cs[i]; c.w == 0 {
+				n = satAdd(n, min(max(level, c.base), c.lim)-c.base)
+			}
+		}
+		return n
+	}
+	var top int64
+	for i := range cs {
+		if cs[i].w == 0 {
+			top = max(top, cs[i].lim)
+		}
+	}
+	lo, hi := int64(0), top // count(lo) <= k; find the largest such level
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if count(mid) <= k {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	left := k - count(lo)
+	var next []int32
+	for i := range cs {
+		c := &cs[i]
+		if c.w != 0 {
+			continue
+		}
+		c.s = min(max(lo, c.base), c.lim)
+		if c.base <= lo && lo < c.lim {
+			next = append(next, int32(i))
+		}
+	}
+	sort.Slice(next, func(x, y int) bool { return d.nameFirst(cs[next[x]].name, cs[next[y]].name) })
+	for _, i := range next[:left] {
+		cs[i].s++
+	}
+	return k
+}
+
+func heapify(h []int32, less func(x, y int32) bool) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i, less)
+	}
+}
+
+// siftDown restores the heap below i; the first element is the one less puts first.
+func siftDown(h []int32, i int, less func(x, y int32) bool) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && less(h[r], h[l]) {
+			j = r
+		}
+		if !less(h[j], h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
+
+// satAdd adds two non-negative int64s, saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}
