@@ -32,13 +32,13 @@ type cand struct {
 	cost int64  // per-replica cost, when hasCost
 	capv int64  // capacity, when hasCap (KubeFed keeps it apart from max)
 
-	hasCur  bool
-	hasCost bool
-	hasCap  bool
-	hasMax  bool
-	bound   bool   // the bound hiBy held the cluster back
-	hash    uint32 // KubeFed's FNV-1 of name and key
-	prealloc int64 // KubeFed's replicas kept in step 3 and not yet counted
+	hasCur   bool
+	hasCost  bool
+	hasCap   bool
+	hasMax   bool
+	bound    bool   // the bound hiBy held the cluster back
+	hash     uint32 // KubeFed's FNV-1 of name and key
+	prealloc int64  // KubeFed's replicas kept in step 3 and not yet counted
 
 	m    int64 // minimum given (step 2)
 	kept int64 // kept replicas beyond m (step 3)
