@@ -34,7 +34,8 @@ func Divide(req Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	d := divider{desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
+	// Duplicate names are found below, while the plan's map is built.
+	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
 
 	switch {
 	case req.Strategy == Duplicated:
@@ -56,13 +57,18 @@ func Divide(req Request) (Plan, error) {
 
 	for i := range cs {
 		c := &cs[i]
-		plan.Replicas[c.name] = c.s
 		a := &plan.Clusters[c.idx]
 		a.Replicas, a.Min, a.Kept = c.s, c.m, c.kept
 		a.Weighted = c.s - c.m - c.kept
 		if c.bound && a.Bound == Unbounded {
 			a.Bound, a.Limit = c.hiBy, c.s
 		}
+	}
+	for i := range plan.Clusters {
+		plan.Replicas[plan.Clusters[i].Name] = plan.Clusters[i].Replicas
+	}
+	if len(plan.Replicas) != n { // a duplicate name
+		return Plan{}, validate(&req, true)
 	}
 	return plan, nil
 }
@@ -90,10 +96,6 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 	var wsum uint64
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		plan.Replicas[c.Name] = 0
-		if len(plan.Replicas) != i+1 { // a duplicate name (or an empty one twice)
-			return nil, validate(req, true)
-		}
 		a := &plan.Clusters[i]
 		a.Name = c.Name
 		if req.Spread != nil {
@@ -109,7 +111,9 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 			a.Preference = NoPreference
 			continue
 		}
-		k := cand{name: c.Name, idx: int32(i), hi: math.MaxInt64, max: math.MaxInt64}
+		cs = cs[:len(cs)+1]
+		k := &cs[len(cs)-1]
+		*k = cand{idx: int32(i), hi: math.MaxInt64, max: math.MaxInt64}
 		if p.MinReplicas != nil {
 			k.lo = *p.MinReplicas
 		}
@@ -140,7 +144,6 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 		}
 		positive = positive || k.w > 0
 		a.Weight = int64(k.w)
-		cs = append(cs, k)
 	}
 	if !positive && req.Algorithm == Webster {
 		// Every weight 0 (or no capacity known): all count as 1.
@@ -199,7 +202,7 @@ func (d *divider) overflow(cs []cand, unplaced int64) map[string]int64 {
 	out := make(map[string]int64, len(held))
 	for i := range held {
 		if v := held[i].s - start[i]; v > 0 {
-			out[held[i].name] = v
+			out[d.name(&held[i])] = v
 		}
 	}
 	if len(out) == 0 {

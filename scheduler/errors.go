@@ -20,6 +20,9 @@ var ErrInvalidRequest = errors.New("scheduler: invalid request")
 // only looked for when dups is true: [Divide] finds them for free while it builds the plan's
 // map, and calls validate again with dups set to report them with everything else.
 func validate(req *Request, dups bool) error {
+	if !dups && looksValid(req) {
+		return nil
+	}
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	if req.TotalReplicas < 0 {
@@ -90,6 +93,39 @@ func validate(req *Request, dups bool) error {
 	}
 	sortErrors(errs)
 	return fmt.Errorf("%w: %s", ErrInvalidRequest, errs.ToAggregate().Error())
+}
+
+// looksValid is validate's fast path: a scan that allocates nothing. When it says no, validate
+// builds the field errors.
+func looksValid(req *Request) bool {
+	if req.TotalReplicas < 0 || (req.Algorithm != Webster && req.Algorithm != KubeFed) {
+		return false
+	}
+	switch req.Strategy {
+	case Weighted, Duplicated:
+	case CapacityWeighted, CostOptimized:
+		if req.Algorithm == KubeFed {
+			return false
+		}
+	default:
+		return false
+	}
+	if s := req.Spread; s != nil && (req.Algorithm == KubeFed || s.MinDomains < 0 || s.MaxSkew < 0) {
+		return false
+	}
+	for _, p := range req.Preferences {
+		if p.Weight < 0 || (p.MinReplicas != nil && *p.MinReplicas < 0) || (p.MaxReplicas != nil && *p.MaxReplicas < 0) ||
+			(p.MinReplicas != nil && p.MaxReplicas != nil && *p.MaxReplicas < *p.MinReplicas) {
+			return false
+		}
+	}
+	for i := range req.Clusters {
+		c := &req.Clusters[i]
+		if c.Name == "" || (c.Current != nil && *c.Current < 0) || (c.Capacity != nil && *c.Capacity < 0) || (c.Cost != nil && *c.Cost < 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // sortErrors orders errors by field path, so the message does not depend on map order.

@@ -23,7 +23,7 @@ import (
 // product wraps around (weights times replicas above 2^63).
 func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64) {
 	for i := range cs {
-		cs[i].hash = fnv1Pair(cs[i].name, key)
+		cs[i].hash = fnv1Pair(d.name(&cs[i]), key)
 	}
 	sort.Slice(cs, func(x, y int) bool {
 		a, b := &cs[x], &cs[y]
@@ -33,7 +33,7 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 		if a.hash != b.hash {
 			return a.hash < b.hash
 		}
-		return a.name < b.name
+		return d.name(a) < d.name(b)
 	})
 
 	left = total
@@ -102,7 +102,7 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 				if overflow == nil {
 					overflow = make(map[string]int64)
 				}
-				overflow[c.name] = t - c.capv
+				overflow[d.name(c)] = t - c.capv
 				t, full = c.capv, true
 				c.bound, c.hiBy = true, Capacity
 			}

@@ -76,7 +76,7 @@ type Allocation struct {
 }
 
 // Source says where a cluster's preference came from.
-type Source int
+type Source uint8
 
 const (
 	// NoPreference: neither the cluster nor "*" has an entry, so the cluster gets 0.
@@ -101,7 +101,7 @@ func (s Source) String() string {
 }
 
 // Bound is the limit that kept a cluster below its share.
-type Bound int
+type Bound uint8
 
 const (
 	// Unbounded: nothing held the cluster back.

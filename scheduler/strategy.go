@@ -18,7 +18,7 @@ func (d *divider) duplicate(cs []cand, total int64) map[string]int64 {
 				if overflow == nil {
 					overflow = make(map[string]int64)
 				}
-				overflow[c.name] = min(total, c.max) - c.s
+				overflow[d.name(c)] = min(total, c.max) - c.s
 			}
 		}
 	}
@@ -88,9 +88,10 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, pla
 		skewCap = satAdd(total/int64(len(groups)), sp.MaxSkew)
 	}
 	dc := make([]cand, len(groups))
+	dd := divider{names: make([]string, len(groups)), desc: d.desc} // divides among domains
 	for j, g := range groups {
 		c := &dc[j]
-		c.name = plan.Clusters[g[0].idx].Domain
+		dd.names[j] = plan.Clusters[g[0].idx].Domain
 		c.idx = int32(j)
 		var sumHi int64
 		for i := range g {
@@ -119,7 +120,7 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, pla
 			if a.w != b.w {
 				return a.w > b.w
 			}
-			return d.nameFirst(a.name, b.name)
+			return d.nameFirst(dd.name(a), dd.name(b))
 		})
 		covered := 0
 		for _, j := range order {
@@ -137,8 +138,8 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, pla
 			}
 		}
 	}
-	du := d.webster(dc, total, rebalance)
-	d.bounds(dc, du)
+	du := dd.webster(dc, total, rebalance)
+	dd.bounds(dc, du)
 
 	var placed int64
 	for j, g := range groups {

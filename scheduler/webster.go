@@ -19,38 +19,50 @@ import (
 // seats the divisor got wrong with a heap. Its cost is O(C log C) whatever K is.
 
 // cand is one candidate cluster during a division.
+//
+// It holds no pointer, so a slice of thousands costs the garbage collector nothing; the name
+// is d.names[idx].
 type cand struct {
-	name string
-	idx  int32 // index in Request.Clusters
+	// The division's working state, first: it is what the comparisons touch.
+	w         uint64 // effective weight (never negative)
+	s         int64  // seats so far
+	base, lim int64  // the range a selection works on
+	lo        int64  // minReplicas (nil = 0)
+	hi        int64  // min(maxReplicas, capacity); math.MaxInt64 when unbounded
+	m         int64  // minimum given (step 2)
+	kept      int64  // kept replicas beyond m (step 3)
 
-	w    uint64 // effective weight (never negative)
-	lo   int64  // minReplicas (nil = 0)
-	hi   int64  // min(maxReplicas, capacity); math.MaxInt64 when unbounded
-	hiBy Bound  // what set hi
-	max  int64  // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
-	cur  int64  // current replicas, when hasCur
-	cost int64  // per-replica cost, when hasCost
-	capv int64  // capacity, when hasCap (KubeFed keeps it apart from max)
+	idx  int32  // index in Request.Clusters (in d.names)
+	hash uint32 // KubeFed's FNV-1 of name and key
 
-	hasCur   bool
-	hasCost  bool
-	hasCap   bool
-	hasMax   bool
-	bound    bool   // the bound hiBy held the cluster back
-	hash     uint32 // KubeFed's FNV-1 of name and key
-	prealloc int64  // KubeFed's replicas kept in step 3 and not yet counted
+	max      int64 // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
+	cur      int64 // current replicas, when hasCur
+	cost     int64 // per-replica cost, when hasCost
+	capv     int64 // capacity, when hasCap (KubeFed keeps it apart from max)
+	prealloc int64 // KubeFed's replicas kept in step 3 and not yet counted
 
-	m    int64 // minimum given (step 2)
-	kept int64 // kept replicas beyond m (step 3)
-	s    int64 // seats so far
-
-	base, lim int64 // the range a selection works on
+	hiBy    Bound // what set hi
+	hasCur  bool
+	hasCost bool
+	hasCap  bool
+	hasMax  bool
+	bound   bool // the bound hiBy held the cluster back
 }
 
 // divider carries what every step of one division shares.
 type divider struct {
-	desc bool    // tie order: names descending (the Key's FNV-1a hash is odd)
-	heap []int32 // scratch for select
+	clusters []ClusterState // the request's clusters: cand.idx indexes them
+	names    []string       // when not nil, the names by cand.idx instead (domains)
+	desc  bool     // tie order: names descending (the Key's FNV-1a hash is odd)
+	heap  []int32  // scratch for select
+}
+
+// name returns c's name.
+func (d *divider) name(c *cand) string {
+	if d.names != nil {
+		return d.names[c.idx]
+	}
+	return d.clusters[c.idx].Name
 }
 
 // nameFirst reports whether name x comes before y in the tie order.
@@ -76,7 +88,7 @@ func (d *divider) before(a *cand, ka int64, b *cand, kb int64) bool {
 	if ka != kb {
 		return ka < kb
 	}
-	return d.nameFirst(a.name, b.name)
+	return d.nameFirst(d.name(a), d.name(b))
 }
 
 // mins is step 2: every candidate gets min(lo, hi, what is left), by weight descending then
@@ -103,7 +115,7 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 		if a.w != b.w {
 			return a.w > b.w
 		}
-		return d.nameFirst(a.name, b.name)
+		return d.nameFirst(d.name(a), d.name(b))
 	})
 	left := total
 	for _, i := range order {
@@ -407,7 +419,7 @@ func (d *divider) selectZero(cs []cand, k int64) int64 {
 			next = append(next, int32(i))
 		}
 	}
-	sort.Slice(next, func(x, y int) bool { return d.nameFirst(cs[next[x]].name, cs[next[y]].name) })
+	sort.Slice(next, func(x, y int) bool { return d.nameFirst(d.name(&cs[next[x]]), d.name(&cs[next[y]])) })
 	for _, i := range next[:left] {
 		cs[i].s++
 	}
