@@ -53,8 +53,8 @@ type cand struct {
 type divider struct {
 	clusters []ClusterState // the request's clusters: cand.idx indexes them
 	names    []string       // when not nil, the names by cand.idx instead (domains)
-	desc  bool     // tie order: names descending (the Key's FNV-1a hash is odd)
-	heap  []int32  // scratch for select
+	desc     bool           // tie order: names descending (the Key's FNV-1a hash is odd)
+	heap     []int32        // scratch for select
 }
 
 // name returns c's name.
