@@ -1,0 +1,165 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Sentinel errors of [Evaluate] and [Select].
+var (
+	// ErrInvalidPlacement is returned when the placement itself is invalid (a duplicate
+	// cluster name, a malformed selector, an unknown toleration operator...). The message
+	// names each field (spec.placement.clusterSelector, ...). Retrying does not help.
+	ErrInvalidPlacement = errors.New("placement: invalid placement")
+
+	// ErrDuplicateCluster is returned when the clusters passed in hold two Clusters of the
+	// same name.
+	ErrDuplicateCluster = errors.New("placement: duplicate cluster")
+
+	// ErrUnsatisfiable is returned when the eligible clusters cannot meet a spread
+	// constraint's minGroups (too few groups, or maxClusters too small to cover them). The
+	// Decision that comes with it is the best effort, for diagnosis.
+	ErrUnsatisfiable = errors.New("placement: unsatisfiable")
+)
+
+// Rule is the placement rule that left a cluster out.
+type Rule uint8
+
+const (
+	// NotListed: spec.placement.clusters is present and does not name the cluster.
+	NotListed Rule = iota + 1
+	// ClusterSelector: spec.placement.clusters is absent and the selector does not match the
+	// cluster's labels (or there is no selector, which selects nothing).
+	ClusterSelector
+	// ExcludeClusters: the cluster is in spec.placement.excludeClusters.
+	ExcludeClusters
+	// RequiredAffinity: the cluster's region or zones do not match
+	// spec.placement.clusterAffinity.required.
+	RequiredAffinity
+	// NotReady: the cluster's not-ready or unreachable taint (set by the cluster monitor,
+	// or implied by a Ready condition that is not True) is not tolerated.
+	NotReady
+	// Taint: a NoSchedule or NoExecute taint of the cluster is not tolerated.
+	Taint
+	// Spread: a spread constraint left the cluster out (no value for its topology key, or
+	// its group beyond maxGroups).
+	Spread
+	// MaxClusters: more clusters were eligible than maxClusters allows, and this one ranked
+	// lower.
+	MaxClusters
+)
+
+// String returns the rule's name, as used in condition messages.
+func (r Rule) String() string {
+	switch r {
+	case NotListed:
+		return "NotListed"
+	case ClusterSelector:
+		return "ClusterSelector"
+	case ExcludeClusters:
+		return "ExcludeClusters"
+	case RequiredAffinity:
+		return "RequiredAffinity"
+	case NotReady:
+		return "NotReady"
+	case Taint:
+		return "Taint"
+	case Spread:
+		return "Spread"
+	case MaxClusters:
+		return "MaxClusters"
+	}
+	return fmt.Sprintf("Rule(%d)", int(r))
+}
+
+// Diagnosis says why one cluster was left out: the first rule it failed, and the value that
+// failed it.
+type Diagnosis struct {
+	// Cluster is the cluster's name.
+	Cluster string
+	// Rule is the rule that left it out.
+	Rule Rule
+	// Detail names the value, e.g. `taint gpu=true:NoSchedule not tolerated`.
+	Detail string
+}
+
+// String returns "cluster: Rule: detail".
+func (d Diagnosis) String() string {
+	return fmt.Sprintf("%s: %s: %s", d.Cluster, d.Rule, d.Detail)
+}
+
+// Candidate is a selected cluster with what ranked it.
+type Candidate struct {
+	// Name is the cluster's name.
+	Name string
+	// Score is the sum of the weights of the preferred affinity terms the cluster matches.
+	Score int64
+	// Avoid counts the cluster's PreferNoSchedule taints that the placement does not
+	// tolerate.
+	Avoid int
+}
+
+// Decision is the full answer of [Evaluate]: the selected clusters in order, and a
+// Diagnosis for every cluster left out.
+type Decision struct {
+	// Selected are the chosen clusters in rank order: fewer untolerated PreferNoSchedule
+	// taints first, then higher preferred-affinity score, then name ascending.
+	Selected []Candidate
+
+	// Excluded has a Diagnosis for every other cluster, sorted by cluster name.
+	Excluded []Diagnosis
+
+	// Unknown lists names in spec.placement.clusters that are not among the clusters given,
+	// in their order there. They are dropped, as in KubeFed.
+	Unknown []string
+}
+
+// Names returns the selected clusters' names, in rank order.
+func (d Decision) Names() []string {
+	names := make([]string, len(d.Selected))
+	for i := range d.Selected {
+		names[i] = d.Selected[i].Name
+	}
+	return names
+}
+
+// Why answers "why not cluster X": the Diagnosis of a cluster that was left out, and false
+// when the cluster was selected or unknown.
+func (d Decision) Why(cluster string) (Diagnosis, bool) {
+	i := sort.Search(len(d.Excluded), func(i int) bool { return d.Excluded[i].Cluster >= cluster })
+	if i < len(d.Excluded) && d.Excluded[i].Cluster == cluster {
+		return d.Excluded[i], true
+	}
+	return Diagnosis{}, false
+}
+
+// summaryExcluded is how many exclusions Summary spells out before "and N more".
+const summaryExcluded = 3
+
+// Summary is one line for a condition message, e.g.
+// "2 of 4 clusters selected (eu, us); left out: ap: Taint: taint gpu=true:NoSchedule not
+// tolerated; sa: NotReady: ...".
+func (d Decision) Summary() string {
+	var b strings.Builder
+	total := len(d.Selected) + len(d.Excluded)
+	fmt.Fprintf(&b, "%d of %d clusters selected", len(d.Selected), total)
+	if len(d.Selected) > 0 && len(d.Selected) <= summaryExcluded {
+		fmt.Fprintf(&b, " (%s)", strings.Join(d.Names(), ", "))
+	}
+	if len(d.Excluded) > 0 {
+		parts := make([]string, 0, summaryExcluded)
+		for _, x := range d.Excluded[:min(len(d.Excluded), summaryExcluded)] {
+			parts = append(parts, x.String())
+		}
+		b.WriteString("; left out: " + strings.Join(parts, "; "))
+		if n := len(d.Excluded) - len(parts); n > 0 {
+			fmt.Fprintf(&b, "; and %d more", n)
+		}
+	}
+	if len(d.Unknown) > 0 {
+		fmt.Fprintf(&b, "; unknown: %s", strings.Join(d.Unknown, ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,43 @@
+// Package placement decides which member clusters a federated object goes to.
+//
+// It is pure: [Select] and [Evaluate] look only at their arguments (the object's
+// spec.placement and the Cluster objects) and do no I/O, read no clock and keep no state, so a
+// placement strategy can be unit-tested with a slice of Clusters built in the test.
+//
+//	names, err := placement.Select(obj.Spec.Placement, clusters)
+//
+// # Membership: the KubeFed rules
+//
+// When spec.placement.clusters is present, even empty, it is the candidate list: names that
+// match no Cluster are dropped (and reported in [Decision.Unknown]) and the clusterSelector is
+// ignored. When it is absent, the clusterSelector decides: nil selects nothing, {} selects
+// every cluster. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
+// copy and unstructured conversion (see package federation).
+//
+// # Narrowing and ordering
+//
+// The other fields of [federation.Placement] narrow the candidates and order them:
+// excludeClusters; required and preferred region/zone affinity; cluster taints against the
+// placement's tolerations; readiness (a cluster whose Ready condition is not True carries the
+// federation.k8s.io/not-ready:NoExecute taint, set by the cluster monitor or implied here,
+// so a toleration for it keeps the cluster); spread constraints over a topology key (region,
+// zone, provider or any Cluster label) with minGroups and maxGroups; and maxClusters.
+// [Evaluate] documents each rule and the order they apply in.
+//
+// The result is in rank order: fewer untolerated PreferNoSchedule taints first, then a
+// higher preferred-affinity score, then name ascending. The same input always gives the same
+// order.
+//
+// # Asking why
+//
+// [Evaluate] returns a [Decision]: the selected [Candidate]s with their scores, and a
+// [Diagnosis] (rule and value) for every cluster left out, so "why not cluster X" has an
+// answer ([Decision.Why]) and the scheduler loop can put [Decision.Summary] in the Scheduled
+// condition's message.
+//
+// # Replicas
+//
+// Placement picks clusters; package scheduler divides replicas among them. A spread
+// constraint acts on both: here it picks clusters across groups, and its MaxSkew is applied
+// to replicas by the scheduler, which finds each cluster's group with [Domain].
+package placement

@@ -1,0 +1,194 @@
+package placement
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Select returns the names of the clusters p places an object on, in rank order (see
+// [Decision.Selected]). It is [Evaluate] without the diagnoses; on error it returns nil.
+func Select(p federation.Placement, clusters []federation.Cluster) ([]string, error) {
+	d, err := Evaluate(p, clusters)
+	if err != nil {
+		return nil, err
+	}
+	return d.Names(), nil
+}
+
+// Evaluate decides where p places an object among clusters, and why every other cluster is
+// left out. It is pure: no I/O, no clock; the same input gives the same Decision.
+//
+// The rules, in the order a cluster meets them (the first it fails is its Diagnosis):
+//
+//  1. Membership, as in KubeFed: when spec.placement.clusters is present (even empty) only
+//     the clusters it names are candidates and the selector is ignored; names that match no
+//     Cluster go to Decision.Unknown. When it is absent the cluster selector decides: nil
+//     selects nothing, {} selects every cluster.
+//  2. excludeClusters.
+//  3. clusterAffinity.required: the region must be one of its regions, and at least one zone
+//     one of its zones (each when set).
+//  4. Readiness: a cluster whose Ready condition is not True carries the taint
+//     federation.k8s.io/not-ready:NoExecute even when the cluster monitor has not set it yet,
+//     so a toleration for it (any effect, or NoExecute) keeps the cluster.
+//  5. Taints: a NoSchedule or NoExecute taint without a matching toleration leaves the
+//     cluster out. Select has no notion of what already runs where, so both effects act alike.
+//     PreferNoSchedule taints only rank the cluster lower.
+//  6. Ranking: fewer untolerated PreferNoSchedule taints first, then a higher sum of matching
+//     clusterAffinity.preferred weights, then name ascending. The output is in this order.
+//  7. Spread constraints, in order: a cluster with no value for the topology key is left out;
+//     with maxGroups, only the groups holding the best-ranked clusters are kept.
+//  8. maxClusters: the best-ranked clusters are kept, but first one per group until every
+//     constraint's minGroups is covered.
+//  9. minGroups: when the selection covers fewer groups than a constraint asks for, the
+//     result wraps [ErrUnsatisfiable] and the Decision is the best effort.
+//
+// An invalid placement returns an error wrapping [ErrInvalidPlacement]; two Clusters with one
+// name return [ErrDuplicateCluster].
+func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, error) {
+	if errs := federation.ValidatePlacement(p, field.NewPath("spec", "placement")); len(errs) > 0 {
+		return Decision{}, fmt.Errorf("%w: %s", ErrInvalidPlacement, errs.ToAggregate().Error())
+	}
+	var selector labels.Selector
+	if p.ClusterSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(p.ClusterSelector)
+		if err != nil { // ValidatePlacement checked it; kept for safety
+			return Decision{}, fmt.Errorf("%w: spec.placement.clusterSelector: %v", ErrInvalidPlacement, err)
+		}
+		selector = s
+	}
+
+	byName := make(map[string]*federation.Cluster, len(clusters))
+	for i := range clusters {
+		c := &clusters[i]
+		if _, dup := byName[c.Name]; dup {
+			return Decision{}, fmt.Errorf("%w: %q", ErrDuplicateCluster, c.Name)
+		}
+		byName[c.Name] = c
+	}
+	var d Decision
+	var listed map[string]bool
+	if p.Clusters != nil {
+		listed = make(map[string]bool, len(p.Clusters))
+		for _, ref := range p.Clusters {
+			listed[ref.Name] = true
+			if byName[ref.Name] == nil {
+				d.Unknown = append(d.Unknown, ref.Name)
+			}
+		}
+	}
+	excluded := make(map[string]bool, len(p.ExcludeClusters))
+	for _, name := range p.ExcludeClusters {
+		excluded[name] = true
+	}
+
+	var eligible []ranked
+	for i := range clusters {
+		c := &clusters[i]
+		if rule, detail := filter(&p, c, listed, selector, excluded); rule != 0 {
+			d.Excluded = append(d.Excluded, Diagnosis{Cluster: c.Name, Rule: rule, Detail: detail})
+			continue
+		}
+		eligible = append(eligible, ranked{Candidate: score(&p, c), c: c})
+	}
+	sort.Slice(eligible, func(i, j int) bool { return eligible[i].before(&eligible[j]) })
+
+	eligible, err := spread(&p, eligible, &d)
+	d.Selected = make([]Candidate, len(eligible))
+	for i := range eligible {
+		d.Selected[i] = eligible[i].Candidate
+	}
+	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
+	return d, err
+}
+
+// ranked is an eligible cluster on its way through spread and maxClusters.
+type ranked struct {
+	Candidate
+	c *federation.Cluster
+}
+
+// before is the rank order.
+func (r *ranked) before(o *ranked) bool {
+	if r.Avoid != o.Avoid {
+		return r.Avoid < o.Avoid
+	}
+	if r.Score != o.Score {
+		return r.Score > o.Score
+	}
+	return r.Name < o.Name
+}
+
+// filter applies rules 1 to 5 and returns the first that fails, with its detail, or 0.
+func filter(p *federation.Placement, c *federation.Cluster, listed map[string]bool, sel labels.Selector, excluded map[string]bool) (Rule, string) {
+	switch {
+	case listed != nil && !listed[c.Name]:
+		return NotListed, "not in spec.placement.clusters"
+	case listed == nil && sel == nil:
+		return ClusterSelector, "neither spec.placement.clusters nor spec.placement.clusterSelector is set, so nothing is selected"
+	case listed == nil && !sel.Matches(labels.Set(c.Labels)):
+		return ClusterSelector, fmt.Sprintf("labels do not match clusterSelector %q", sel.String())
+	case excluded[c.Name]:
+		return ExcludeClusters, "listed in spec.placement.excludeClusters"
+	}
+	if a := p.ClusterAffinity; a != nil && a.Required != nil {
+		if ok, detail := matchTerm(a.Required, c); !ok {
+			return RequiredAffinity, detail
+		}
+	}
+	if t, why, ok := notReadyTaint(c); ok && !tolerated(p.Tolerations, &t) {
+		return NotReady, fmt.Sprintf("%s; implied taint %s not tolerated", why, taintString(&t))
+	}
+	for i := range c.Spec.Taints {
+		t := &c.Spec.Taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule || tolerated(p.Tolerations, t) {
+			continue
+		}
+		if t.Key == federation.TaintClusterNotReady || t.Key == federation.TaintClusterUnreachable {
+			return NotReady, fmt.Sprintf("taint %s not tolerated", taintString(t))
+		}
+		return Taint, fmt.Sprintf("taint %s not tolerated", taintString(t))
+	}
+	return 0, ""
+}
+
+// matchTerm reports whether c matches an affinity term, and if not, why.
+func matchTerm(t *federation.AffinityTerm, c *federation.Cluster) (bool, string) {
+	if len(t.Regions) > 0 {
+		if r := Region(c); !slices.Contains(t.Regions, r) {
+			return false, fmt.Sprintf("region %q not in %v", r, t.Regions)
+		}
+	}
+	if len(t.Zones) > 0 {
+		zones := Zones(c)
+		if !slices.ContainsFunc(zones, func(z string) bool { return slices.Contains(t.Zones, z) }) {
+			return false, fmt.Sprintf("zones %v not in %v", zones, t.Zones)
+		}
+	}
+	return true, ""
+}
+
+// score computes a cluster's rank inputs (rule 6).
+func score(p *federation.Placement, c *federation.Cluster) Candidate {
+	r := Candidate{Name: c.Name}
+	if a := p.ClusterAffinity; a != nil {
+		for i := range a.Preferred {
+			if ok, _ := matchTerm(&a.Preferred[i].Term, c); ok {
+				r.Score += int64(a.Preferred[i].Weight)
+			}
+		}
+	}
+	for i := range c.Spec.Taints {
+		if t := &c.Spec.Taints[i]; t.Effect == corev1.TaintEffectPreferNoSchedule && !tolerated(p.Tolerations, t) {
+			r.Avoid++
+		}
+	}
+	return r
+}
