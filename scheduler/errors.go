@@ -48,7 +48,7 @@ func validate(req *Request, dups bool) error {
 	if s := req.Spread; s != nil {
 		sp := spec.Child("spread")
 		if req.Algorithm == KubeFed {
-			errs = append(errs, field.Invalid(sp, "", "needs algorithm Webster"))
+			errs = append(errs, field.Forbidden(sp, "needs algorithm Webster"))
 		}
 		if s.MinDomains < 0 {
 			errs = append(errs, field.Invalid(sp.Child("minDomains"), s.MinDomains, "must be non-negative"))

@@ -1,0 +1,156 @@
+package scheduler_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in scheduler/testdata/*.txt")
+
+// TestScenarios runs the datadriven files in testdata. Each case is
+//
+//	divide key=ns/web total=9 [algorithm=KubeFed] [strategy=CostOptimized] [rebalance]
+//	       [spread=MINDOMAINS/MAXSKEW]
+//	cluster NAME [current=N] [capacity=N] [cost=N] [domain=D]
+//	pref NAME|* [weight=N] [min=N] [max=N]
+//	----
+//	expected output (one Explain line per cluster, then unplaced/overflow/summary)
+//
+// and cases are separated by blank lines; lines starting with # outside a case are comments.
+// go test ./scheduler -run TestScenarios -rewrite refreshes the expected output.
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			var out strings.Builder
+			cases := 0
+			for _, block := range strings.Split(strings.TrimRight(string(data), "\n"), "\n\n") {
+				lines := strings.Split(block, "\n")
+				i := 0
+				for i < len(lines) && strings.HasPrefix(lines[i], "#") {
+					out.WriteString(lines[i] + "\n")
+					i++
+				}
+				if i == len(lines) {
+					out.WriteString("\n")
+					continue
+				}
+				sep := i
+				for sep < len(lines) && lines[sep] != "----" {
+					sep++
+				}
+				require.Less(t, sep, len(lines), "%s: case at %q has no ---- line", file, lines[i])
+				input := lines[i:sep]
+				want := strings.Join(lines[sep+1:], "\n")
+				got := runScenario(t, input)
+				cases++
+				if !*rewrite && got != want {
+					t.Errorf("%s: %s\n(-want +got):\n%s", file, input[0], cmp.Diff(want, got))
+				}
+				out.WriteString(strings.Join(input, "\n") + "\n----\n" + got + "\n\n")
+			}
+			if *rewrite {
+				require.NoError(t, os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644))
+			}
+			t.Logf("%d cases", cases)
+		})
+	}
+}
+
+// runScenario parses one case's input, divides, and renders the plan.
+func runScenario(t *testing.T, input []string) string {
+	t.Helper()
+	var req scheduler.Request
+	for _, line := range input {
+		fields := strings.Fields(line)
+		args := map[string]string{}
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			args[k] = v
+		}
+		num := func(k string) *int64 {
+			v, ok := args[k]
+			if !ok {
+				return nil
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err, "%q", line)
+			return &n
+		}
+		switch fields[0] {
+		case "divide":
+			req.Key = args["key"]
+			if n := num("total"); n != nil {
+				req.TotalReplicas = *n
+			}
+			_, req.Rebalance = args["rebalance"]
+			var err error
+			req.Algorithm, err = scheduler.ParseAlgorithm(args["algorithm"])
+			require.NoError(t, err)
+			req.Strategy, err = scheduler.ParseStrategy(args["strategy"])
+			require.NoError(t, err)
+			if s, ok := args["spread"]; ok {
+				minD, skew, _ := strings.Cut(s, "/")
+				m, _ := strconv.ParseInt(minD, 10, 32)
+				k, _ := strconv.ParseInt(skew, 10, 64)
+				req.Spread = &scheduler.Spread{MinDomains: int32(m), MaxSkew: k}
+			}
+		case "cluster":
+			req.Clusters = append(req.Clusters, scheduler.ClusterState{
+				Name: fields[1], Current: num("current"), Capacity: num("capacity"), Cost: num("cost"), Domain: args["domain"],
+			})
+		case "pref":
+			if req.Preferences == nil {
+				req.Preferences = map[string]federation.ClusterPreferences{}
+			}
+			p := federation.ClusterPreferences{MinReplicas: num("min"), MaxReplicas: num("max")}
+			if w := num("weight"); w != nil {
+				p.Weight = *w
+			}
+			req.Preferences[fields[1]] = p
+		default:
+			t.Fatalf("unknown directive %q", line)
+		}
+	}
+	plan, err := scheduler.Divide(req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if msg := checkPlan(req, plan); msg != "" && req.Strategy != scheduler.Duplicated {
+		t.Errorf("%s: %s", input[0], msg)
+	}
+	var b strings.Builder
+	for _, a := range plan.Clusters {
+		b.WriteString(a.Explain() + "\n")
+	}
+	if len(plan.Overflow) > 0 {
+		names := make([]string, 0, len(plan.Overflow))
+		for n := range plan.Overflow {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b.WriteString("overflow:")
+		for _, n := range names {
+			fmt.Fprintf(&b, " %s=%d", n, plan.Overflow[n])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("summary: " + plan.Summary())
+	return b.String()
+}
