@@ -47,7 +47,6 @@ func Divide(req Request) (Plan, error) {
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	case req.Strategy == CostOptimized:
 		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
-		d.bounds(cs, plan.Unplaced)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	default:
 		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)

@@ -43,8 +43,19 @@ func (d *divider) cheapest(cs []cand, total int64, rebalance bool) int64 {
 			left = d.keep(t, left)
 		}
 	}
-	for _, t := range tiers(cs) {
+	ts := tiers(cs)
+	for _, t := range ts {
 		left = d.add(t, left)
+	}
+	// A cluster at its bound was held back if replicas went unplaced or to a dearer tier.
+	spilled := left
+	for i := len(ts) - 1; i >= 0; i-- {
+		d.bounds(ts[i], spilled)
+		for j := range ts[i] {
+			if ts[i][j].s > ts[i][j].m {
+				spilled = 1
+			}
+		}
 	}
 	return left
 }
