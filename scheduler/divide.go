@@ -90,6 +90,7 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 	if len(prefs) == 0 {
 		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
+	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
 	cs := make([]cand, 0, len(req.Clusters))
 	positive := false
 	var wsum uint64
@@ -100,7 +101,11 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 		if req.Spread != nil {
 			a.Domain = c.Domain
 		}
-		p, ok := prefs[c.Name]
+		var p federation.ClusterPreferences
+		ok := false
+		if !onlyWild {
+			p, ok = prefs[c.Name]
+		}
 		a.Preference = OwnPreference
 		if !ok {
 			p, ok = wild, hasWild
@@ -120,21 +125,17 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 			k.max, k.hasMax = *p.MaxReplicas, true
 			k.hi, k.hiBy = k.max, MaxReplicas
 		}
-		if c.Capacity != nil {
-			k.capv, k.hasCap = *c.Capacity, true
-			if k.capv < k.hi {
-				k.hi, k.hiBy = k.capv, Capacity
-			}
+		if c.Capacity != nil && *c.Capacity < k.hi {
+			k.hi, k.hiBy = *c.Capacity, Capacity
 		}
 		if c.Current != nil {
 			k.cur, k.hasCur = *c.Current, true
 		}
-		if c.Cost != nil {
-			k.cost, k.hasCost = *c.Cost, true
-		}
 		switch req.Strategy {
 		case CapacityWeighted:
-			k.w = uint64(k.capv) // 0 when unknown
+			if c.Capacity != nil {
+				k.w = uint64(*c.Capacity)
+			}
 		default:
 			k.w = uint64(p.Weight)
 		}

@@ -22,26 +22,34 @@ import (
 // order its input had; and remaining·weight is computed in 128 bits, where KubeFed's int64
 // product wraps around (weights times replicas above 2^63).
 func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64) {
+	hash := make([]uint32, len(d.clusters)) // by cand.idx
 	for i := range cs {
-		cs[i].hash = fnv1Pair(d.name(&cs[i]), key)
+		hash[cs[i].idx] = fnv1Pair(d.name(&cs[i]), key)
 	}
 	sort.Slice(cs, func(x, y int) bool {
 		a, b := &cs[x], &cs[y]
 		if a.w != b.w {
 			return a.w > b.w
 		}
-		if a.hash != b.hash {
-			return a.hash < b.hash
+		if ha, hb := hash[a.idx], hash[b.idx]; ha != hb {
+			return ha < hb
 		}
 		return d.name(a) < d.name(b)
 	})
+	capacity := func(c *cand) (int64, bool) {
+		if p := d.clusters[c.idx].Capacity; p != nil {
+			return *p, true
+		}
+		return 0, false
+	}
+	prealloc := make([]int64, len(cs)) // replicas kept in step 3 and not yet counted
 
 	left = total
 	for i := range cs {
 		c := &cs[i]
 		m := min(c.lo, left)
-		if c.hasCap {
-			m = min(m, c.capv)
+		if cp, ok := capacity(c); ok {
+			m = min(m, cp)
 		}
 		c.m, c.s = m, m
 		left -= m
@@ -57,12 +65,12 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 			if c.hasMax {
 				target = min(target, c.max)
 			}
-			if c.hasCap {
-				target = min(target, c.capv)
+			if cp, ok := capacity(c); ok {
+				target = min(target, cp)
 			}
 			extra := max(0, min(target-c.s, left))
 			left -= extra
-			c.prealloc, c.kept = extra, extra
+			prealloc[i], c.kept = extra, extra
 			c.s += extra
 		}
 	}
@@ -86,8 +94,8 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 			c := &cs[i]
 			start := c.s
 			extra := min(ceilMulDiv(dist, c.w, wsum), left)
-			used := min(extra, c.prealloc)
-			c.prealloc -= used
+			used := min(extra, prealloc[i])
+			prealloc[i] -= used
 			extra -= used
 			if used > 0 {
 				modified = true
@@ -98,12 +106,12 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 				t, full = c.max, true
 				c.bound, c.hiBy = true, MaxReplicas
 			}
-			if c.hasCap && t > c.capv {
+			if cp, ok := capacity(c); ok && t > cp {
 				if overflow == nil {
 					overflow = make(map[string]int64)
 				}
-				overflow[d.name(c)] = t - c.capv
-				t, full = c.capv, true
+				overflow[d.name(c)] = t - cp
+				t, full = cp, true
 				c.bound, c.hiBy = true, Capacity
 			}
 			if !full {

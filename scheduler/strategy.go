@@ -30,20 +30,14 @@ func (d *divider) duplicate(cs []cand, total int64) map[string]int64 {
 // up while the total allows; the rest is given tier by tier, by Webster within a tier. It
 // returns the replicas left unplaced.
 func (d *divider) cheapest(cs []cand, total int64, rebalance bool) int64 {
-	sort.SliceStable(cs, func(x, y int) bool {
-		a, b := &cs[x], &cs[y]
-		if a.hasCost != b.hasCost {
-			return a.hasCost
-		}
-		return a.cost < b.cost
-	})
+	sort.SliceStable(cs, func(x, y int) bool { return d.cheaper(&cs[x], &cs[y]) })
 	left := d.mins(cs, total)
 	if !rebalance {
-		for _, t := range tiers(cs) {
+		for _, t := range d.tiers(cs) {
 			left = d.keep(t, left)
 		}
 	}
-	ts := tiers(cs)
+	ts := d.tiers(cs)
 	for _, t := range ts {
 		left = d.add(t, left)
 	}
@@ -60,12 +54,21 @@ func (d *divider) cheapest(cs []cand, total int64, rebalance bool) int64 {
 	return left
 }
 
+// cheaper reports whether a costs less than b; an unknown cost comes after every known one.
+func (d *divider) cheaper(a, b *cand) bool {
+	ca, cb := d.clusters[a.idx].Cost, d.clusters[b.idx].Cost
+	if (ca == nil) != (cb == nil) {
+		return cb == nil
+	}
+	return ca != nil && *ca < *cb
+}
+
 // tiers splits cs, sorted by cost, into runs of equal cost.
-func tiers(cs []cand) [][]cand {
+func (d *divider) tiers(cs []cand) [][]cand {
 	var out [][]cand
 	for i := 0; i < len(cs); {
 		j := i + 1
-		for j < len(cs) && cs[j].hasCost == cs[i].hasCost && cs[j].cost == cs[i].cost {
+		for j < len(cs) && !d.cheaper(&cs[i], &cs[j]) {
 			j++
 		}
 		out = append(out, cs[i:j])

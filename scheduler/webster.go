@@ -32,21 +32,13 @@ type cand struct {
 	m         int64  // minimum given (step 2)
 	kept      int64  // kept replicas beyond m (step 3)
 
-	idx  int32  // index in Request.Clusters (in d.names)
-	hash uint32 // KubeFed's FNV-1 of name and key
-
-	max      int64 // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
-	cur      int64 // current replicas, when hasCur
-	cost     int64 // per-replica cost, when hasCost
-	capv     int64 // capacity, when hasCap (KubeFed keeps it apart from max)
-	prealloc int64 // KubeFed's replicas kept in step 3 and not yet counted
-
-	hiBy    Bound // what set hi
-	hasCur  bool
-	hasCost bool
-	hasCap  bool
-	hasMax  bool
-	bound   bool // the bound hiBy held the cluster back
+	max    int64 // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
+	cur    int64 // current replicas, when hasCur
+	idx    int32 // index in Request.Clusters (in d.names); capacity and cost are read there
+	hiBy   Bound // what set hi
+	hasCur bool
+	hasMax bool
+	bound  bool // the bound hiBy held the cluster back
 }
 
 // divider carries what every step of one division shares.
@@ -199,7 +191,7 @@ func (d *divider) selectAll(cs []cand, k int64) int64 {
 
 // selectPositive gives exactly k seats (k < the room) among the positive-weight ranges.
 func (d *divider) selectPositive(cs []cand, k int64) {
-	x := 2 * d.estimate(cs, k)
+	x := divisor(2 * d.estimate(cs, k))
 	// Every cluster's seats with priority above 1/x, counted exactly: the set is a prefix of
 	// the order, so only the difference to k is left for the heap.
 	var got int64
@@ -208,7 +200,7 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 		if c.w == 0 || c.base >= c.lim {
 			continue
 		}
-		n := seatsAbove(c.w, x)
+		n := x.seatsAbove(c.w)
 		switch {
 		case n <= uint64(c.base):
 			c.s = c.base
@@ -287,20 +279,37 @@ func (d *divider) estimate(cs []cand, k int64) float64 {
 	return lam
 }
 
-// seatsAbove returns the number of seats k >= 0 with w/(2k+1) > 1/x, that is 2k+1 < w·x,
-// exactly: x is a float64, so w·x is the rational w·m·2^e with m the 53-bit mantissa.
-// It saturates at math.MaxUint64.
-func seatsAbove(w uint64, x float64) uint64 {
-	if w == 0 || !(x > 0) {
-		return 0
+// scale is a positive float64 x split exactly as m·2^e, m an integer of at most 53 bits.
+type scale struct {
+	m   uint64
+	e   int
+	inf bool
+}
+
+// divisor splits x (NaN and non-positive values count as 0).
+func divisor(x float64) scale {
+	if !(x > 0) {
+		return scale{}
 	}
 	if math.IsInf(x, 1) {
-		return math.MaxUint64
+		return scale{inf: true}
 	}
 	frac, exp := math.Frexp(x)
-	m := uint64(frac * (1 << 53))
-	e := exp - 53
-	hi, lo := bits.Mul64(w, m) // P = w·m < 2^117
+	return scale{m: uint64(frac * (1 << 53)), e: exp - 53}
+}
+
+// seatsAbove returns the number of seats k >= 0 with w/(2k+1) > 1/x, that is 2k+1 < w·x,
+// exactly: w·x is the rational w·m·2^e. Counts of 2^63 and more (more than any int64 bound)
+// come back as some value of at least 2^63.
+func (x scale) seatsAbove(w uint64) uint64 {
+	if w == 0 || x.m == 0 {
+		if x.inf && w > 0 {
+			return math.MaxUint64
+		}
+		return 0
+	}
+	e := x.e
+	hi, lo := bits.Mul64(w, x.m) // P = w·m < 2^117
 	if e >= 0 {
 		// Seats: odd numbers below the integer P·2^e, floor(P·2^e / 2).
 		if hi != 0 || e >= 64 || bits.Len64(lo)+e > 64 {

@@ -1,0 +1,79 @@
+package scheduler
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// bigSeatsAbove is seatsAbove in exact rational arithmetic: #{k >= 0 : 2k+1 < w·x}.
+func bigSeatsAbove(w uint64, x float64) *big.Int {
+	p := new(big.Rat).Mul(new(big.Rat).SetInt(new(big.Int).SetUint64(w)), new(big.Rat).SetFloat64(x))
+	// Odd numbers below p: floor(ceil(p)/2).
+	c := new(big.Int).Quo(p.Num(), p.Denom()) // floor
+	if new(big.Rat).SetInt(c).Cmp(p) < 0 {
+		c.Add(c, big.NewInt(1))
+	}
+	return c.Rsh(c, 1)
+}
+
+func TestSeatsAboveExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const huge = uint64(1) << 63 // seatsAbove only promises "at least 2^63" beyond it
+	hugeBig := new(big.Int).SetUint64(huge)
+	ws := []uint64{1, 2, 3, 7, 1000, 1 << 31, 1<<63 - 1, math.MaxUint64}
+	xs := []float64{1e-300, 1e-20, 0.1, 0.5, 1, 1.5, 2, 3, 1 << 52, 1 << 53, 1e18, 1e30, 1e300, math.SmallestNonzeroFloat64}
+	check := func(w uint64, x float64) {
+		got := min(divisor(x).seatsAbove(w), huge)
+		want := bigSeatsAbove(w, x)
+		if want.Cmp(hugeBig) > 0 {
+			want = hugeBig
+		}
+		if want.Uint64() != got {
+			t.Fatalf("seatsAbove(%d, %g) = %d; want %s", w, x, got, want)
+		}
+	}
+	for _, w := range ws {
+		for _, x := range xs {
+			check(w, x)
+		}
+	}
+	for range 200000 {
+		w := r.Uint64() >> r.IntN(64)
+		x := math.Ldexp(r.Float64()+0.5, r.IntN(140)-70)
+		check(w, x)
+	}
+	if got := divisor(0).seatsAbove(5); got != 0 {
+		t.Errorf("seatsAbove(5, 0) = %d; want 0", got)
+	}
+	if got := divisor(math.Inf(1)).seatsAbove(5); got < huge {
+		t.Errorf("seatsAbove(5, +Inf) = %d; want max", got)
+	}
+}
+
+func TestCeilMulDiv(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for range 100000 {
+		a, b, c := r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64)|1
+		want := new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+		want.Add(want, new(big.Int).SetUint64(c-1))
+		want.Quo(want, new(big.Int).SetUint64(c))
+		if want.Cmp(big.NewInt(math.MaxInt64)) > 0 {
+			want = big.NewInt(math.MaxInt64)
+		}
+		if got := ceilMulDiv(a, b, c); got != want.Int64() {
+			t.Fatalf("ceilMulDiv(%d, %d, %d) = %d; want %s", a, b, c, got, want)
+		}
+	}
+}
+
+func TestFNV(t *testing.T) {
+	// hash/fnv values for the same input, so no import of hash/fnv is needed in the code.
+	if got := fnv1Pair("eu", "ns/web"); got != 2233506949 {
+		t.Errorf("fnv1Pair = %d; want 2233506949", got)
+	}
+	if got := fnv1a("default/app") % 2; got != 0 {
+		t.Errorf("fnv1a(default/app) parity = %d; want 0", got)
+	}
+}
