@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -75,5 +76,31 @@ func TestFNV(t *testing.T) {
 	}
 	if got := fnv1a("default/app") % 2; got != 0 {
 		t.Errorf("fnv1a(default/app) parity = %d; want 0", got)
+	}
+}
+
+// BenchmarkCore measures the Webster division alone (steps 2 to 4 and the bounds), without
+// validation and without building the plan's map and allocations, to show that its cost
+// depends on the number of clusters and not on the number of replicas.
+func BenchmarkCore(b *testing.B) {
+	for _, c := range []int{100, 1000, 5000} {
+		for _, total := range []int64{1000, 100000, 1 << 40} {
+			b.Run(fmt.Sprintf("C=%d/R=%d", c, total), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(uint64(c), 1))
+				clusters := make([]ClusterState, c)
+				template := make([]cand, c)
+				for i := range template {
+					clusters[i].Name = fmt.Sprintf("cluster-%05d", i)
+					template[i] = cand{idx: int32(i), w: 1 + r.Uint64N(1000), hi: math.MaxInt64, max: math.MaxInt64}
+				}
+				cs := make([]cand, c)
+				d := divider{clusters: clusters}
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(cs, template)
+					d.bounds(cs, d.webster(cs, total, true))
+				}
+			})
+		}
 	}
 }

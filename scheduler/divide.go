@@ -159,6 +159,13 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 // minimum was above it, replicas are unplaced, or their next seat would have come before
 // the last seat given above anyone's minimum.
 func (d *divider) bounds(cs []cand, unplaced int64) {
+	atBound := false
+	for i := range cs {
+		atBound = atBound || (cs[i].hiBy != Unbounded && cs[i].s == cs[i].hi)
+	}
+	if !atBound {
+		return
+	}
 	var cut *cand
 	var cutK int64
 	for i := range cs {

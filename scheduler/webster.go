@@ -191,9 +191,55 @@ func (d *divider) selectAll(cs []cand, k int64) int64 {
 
 // selectPositive gives exactly k seats (k < the room) among the positive-weight ranges.
 func (d *divider) selectPositive(cs []cand, k int64) {
-	x := divisor(2 * d.estimate(cs, k))
-	// Every cluster's seats with priority above 1/x, counted exactly: the set is a prefix of
-	// the order, so only the difference to k is left for the heap.
+	// Every cluster's seats above a divisor are counted exactly, so the set they form is a
+	// prefix of the order and only the difference to k is left for the heap. The continuous
+	// estimate is close when shares are large; when many shares are below one seat it is
+	// not, so a few counting passes (each O(C), far cheaper than C heap operations) move the
+	// divisor first.
+	lam := d.estimate(cs, k)
+	got := d.countAbove(cs, lam)
+	lo, hi := 0.0, math.Inf(1)
+	glo, ghi := int64(0), int64(0)
+	tolerance := int64(8 + len(cs)/64)
+	for range 12 {
+		if diff := got - k; diff >= -tolerance && diff <= tolerance {
+			break
+		}
+		if got < k {
+			lo, glo = lam, got
+		} else {
+			hi, ghi = lam, got
+		}
+		next := math.NaN()
+		switch {
+		case math.IsInf(hi, 1) && got > 0:
+			next = lam * min(float64(k)/float64(got), 16)
+		case math.IsInf(hi, 1):
+			next = lam * 16
+		case glo < ghi: // regula falsi inside the bracket
+			next = lo + (hi-lo)*float64(k-glo)/float64(ghi-glo)
+		}
+		if !(next > lo && next < hi) || next == lam {
+			next = lo + (hi-lo)/2
+		}
+		if next == lam || next == lo || next == hi {
+			break
+		}
+		lam = next
+		got = d.countAbove(cs, lam)
+	}
+	switch {
+	case got < k:
+		d.grow(cs, k-got)
+	case got > k:
+		d.shrink(cs, got-k)
+	}
+}
+
+// countAbove sets every positive-weight cluster to its seats with priority above 1/(2λ),
+// clamped to [base, lim], and returns how many seats that gives beyond the bases.
+func (d *divider) countAbove(cs []cand, lam float64) int64 {
+	x := divisor(2 * lam)
 	var got int64
 	for i := range cs {
 		c := &cs[i]
@@ -211,12 +257,7 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 		}
 		got = satAdd(got, c.s-c.base)
 	}
-	switch {
-	case got < k:
-		d.grow(cs, k-got)
-	case got > k:
-		d.shrink(cs, got-k)
-	}
+	return got
 }
 
 // estimate returns λ with Σ clamp(w·λ, base, lim) - base ≈ k over the positive-weight
@@ -345,14 +386,9 @@ func (x scale) seatsAbove(w uint64) uint64 {
 
 // grow adds n more seats, each the first seat in the order among the clusters below lim.
 func (d *divider) grow(cs []cand, n int64) {
-	h := d.heap[:0]
-	for i := range cs {
-		if cs[i].w > 0 && cs[i].s < cs[i].lim {
-			h = append(h, int32(i))
-		}
-	}
+	// A max-heap on each cluster's next seat.
 	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
-	heapify(h, less)
+	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s < c.lim }, less)
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
 		c.s++
@@ -362,20 +398,13 @@ func (d *divider) grow(cs []cand, n int64) {
 		}
 		siftDown(h, 0, less)
 	}
-	d.heap = h
 }
 
 // shrink takes back n seats, each the last seat in the order among the clusters above base.
 func (d *divider) shrink(cs []cand, n int64) {
-	h := d.heap[:0]
-	for i := range cs {
-		if cs[i].w > 0 && cs[i].s > cs[i].base {
-			h = append(h, int32(i))
-		}
-	}
 	// A min-heap on each cluster's last seat.
 	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
-	heapify(h, less)
+	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s > c.base }, less)
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
 		c.s--
@@ -385,7 +414,40 @@ func (d *divider) shrink(cs []cand, n int64) {
 		}
 		siftDown(h, 0, less)
 	}
+}
+
+// fewest returns a heap (first under less at the root) of the at most n eligible clusters
+// that come first under less. Only they can take part in n steps of grow or shrink: any
+// other cluster's seat comes after n seats of theirs. Keeping n of C costs about C
+// comparisons when n is small, where a heap of all C would cost 2C and more cache misses.
+func (d *divider) fewest(cs []cand, n int64, eligible func(*cand) bool, less func(x, y int32) bool) []int32 {
+	h := d.heap[:0]
+	if n >= int64(len(cs)) {
+		for i := range cs {
+			if eligible(&cs[i]) {
+				h = append(h, int32(i))
+			}
+		}
+	} else {
+		// A heap with the last of the kept ones at the root, to replace it quickly.
+		after := func(x, y int32) bool { return less(y, x) }
+		for i := range cs {
+			if !eligible(&cs[i]) {
+				continue
+			}
+			switch {
+			case int64(len(h)) < n:
+				h = append(h, int32(i))
+				siftUp(h, len(h)-1, after)
+			case less(int32(i), h[0]):
+				h[0] = int32(i)
+				siftDown(h, 0, after)
+			}
+		}
+	}
+	heapify(h, less)
 	d.heap = h
+	return h
 }
 
 // selectZero gives k seats (k <= their room) among the zero-weight ranges. Their seats all
@@ -433,6 +495,18 @@ func (d *divider) selectZero(cs []cand, k int64) int64 {
 		cs[i].s++
 	}
 	return k
+}
+
+// siftUp moves element i up to its place.
+func siftUp(h []int32, i int, less func(x, y int32) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 func heapify(h []int32, less func(x, y int32) bool) {
