@@ -1,0 +1,118 @@
+package scheduler
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Exact arithmetic and the small heap the selection uses.
+
+// scale is a positive float64 x split exactly as m·2^e, m an integer of at most 53 bits.
+type scale struct {
+	m   uint64
+	e   int
+	inf bool
+}
+
+// divisor splits x (NaN and non-positive values count as 0).
+func divisor(x float64) scale {
+	if !(x > 0) {
+		return scale{}
+	}
+	if math.IsInf(x, 1) {
+		return scale{inf: true}
+	}
+	frac, exp := math.Frexp(x)
+	return scale{m: uint64(frac * (1 << 53)), e: exp - 53}
+}
+
+// seatsAbove returns the number of seats k >= 0 with w/(2k+1) > 1/x, that is 2k+1 < w·x,
+// exactly: w·x is the rational w·m·2^e. Counts of 2^63 and more (more than any int64 bound)
+// come back as some value of at least 2^63.
+func (x scale) seatsAbove(w uint64) uint64 {
+	if w == 0 || x.m == 0 {
+		if x.inf && w > 0 {
+			return math.MaxUint64
+		}
+		return 0
+	}
+	e := x.e
+	hi, lo := bits.Mul64(w, x.m) // P = w·m < 2^117
+	if e >= 0 {
+		// Seats: odd numbers below the integer P·2^e, floor(P·2^e / 2).
+		if hi != 0 || e >= 64 || bits.Len64(lo)+e > 64 {
+			return math.MaxUint64
+		}
+		return (lo << uint(e)) >> 1
+	}
+	sh := uint(-e)
+	if sh >= 118 {
+		return 0 // P/2^sh < 1/2: not even seat 0
+	}
+	// Seats: odd numbers below P/2^sh, floor(ceil(P/2^sh) / 2).
+	var carry uint64
+	addLo, addHi := ^uint64(0), ^uint64(0) // 2^sh - 1
+	if sh < 64 {
+		addLo, addHi = (uint64(1)<<sh)-1, 0
+	} else {
+		addHi = (uint64(1) << (sh - 64)) - 1
+	}
+	lo, carry = bits.Add64(lo, addLo, 0)
+	hi, _ = bits.Add64(hi, addHi, carry)
+	var q uint64
+	if sh < 64 {
+		if hi>>sh != 0 {
+			return math.MaxUint64
+		}
+		q = lo>>sh | hi<<(64-sh) // sh >= 1 here
+	} else {
+		q = hi >> (sh - 64)
+	}
+	return q >> 1
+}
+
+// siftUp moves element i up to its place.
+func siftUp(h []int32, i int, less func(x, y int32) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func heapify(h []int32, less func(x, y int32) bool) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i, less)
+	}
+}
+
+// siftDown restores the heap below i; the first element is the one less puts first.
+func siftDown(h []int32, i int, less func(x, y int32) bool) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && less(h[r], h[l]) {
+			j = r
+		}
+		if !less(h[j], h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
+
+// satAdd adds two non-negative int64s, saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}

@@ -1,0 +1,283 @@
+package scheduler
+
+import (
+	"math"
+	"sort"
+)
+
+// Seat selection: which k seats of per-cluster ranges come first in the order of
+// [divider.before], without walking them one by one.
+
+// selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
+// included (they come after every positive weight), and returns how many it gave.
+func (d *divider) selectAll(cs []cand, k int64) int64 {
+	if k <= 0 {
+		return 0
+	}
+	var room, zeroRoom int64
+	for i := range cs {
+		if cs[i].w > 0 {
+			room = satAdd(room, cs[i].lim-cs[i].base)
+		} else {
+			zeroRoom = satAdd(zeroRoom, cs[i].lim-cs[i].base)
+		}
+	}
+	if k < room {
+		d.selectPositive(cs, k)
+		return k
+	}
+	for i := range cs {
+		if cs[i].w > 0 {
+			cs[i].s = cs[i].lim
+		}
+	}
+	k -= room
+	if zeroRoom == 0 || k == 0 {
+		return room
+	}
+	return room + d.selectZero(cs, min(k, zeroRoom))
+}
+
+// selectPositive gives exactly k seats (k < the room) among the positive-weight ranges.
+func (d *divider) selectPositive(cs []cand, k int64) {
+	// Every cluster's seats above a divisor are counted exactly, so the set they form is a
+	// prefix of the order and only the difference to k is left for the heap. The continuous
+	// estimate is close when shares are large; when many shares are below one seat it is
+	// not, so a few counting passes (each O(C), far cheaper than C heap operations) move the
+	// divisor first.
+	lam := d.estimate(cs, k)
+	got := d.countAbove(cs, lam)
+	lo, hi := 0.0, math.Inf(1)
+	glo, ghi := int64(0), int64(0)
+	tolerance := int64(8 + len(cs)/64)
+	for range 12 {
+		if diff := got - k; diff >= -tolerance && diff <= tolerance {
+			break
+		}
+		if got < k {
+			lo, glo = lam, got
+		} else {
+			hi, ghi = lam, got
+		}
+		next := math.NaN()
+		switch {
+		case math.IsInf(hi, 1) && got > 0:
+			next = lam * min(float64(k)/float64(got), 16)
+		case math.IsInf(hi, 1):
+			next = lam * 16
+		case glo < ghi: // regula falsi inside the bracket
+			next = lo + (hi-lo)*float64(k-glo)/float64(ghi-glo)
+		}
+		if !(next > lo && next < hi) || next == lam {
+			next = lo + (hi-lo)/2
+		}
+		if next == lam || next == lo || next == hi {
+			break
+		}
+		lam = next
+		got = d.countAbove(cs, lam)
+	}
+	switch {
+	case got < k:
+		d.grow(cs, k-got)
+	case got > k:
+		d.shrink(cs, got-k)
+	}
+}
+
+// countAbove sets every positive-weight cluster to its seats with priority above 1/(2λ),
+// clamped to [base, lim], and returns how many seats that gives beyond the bases.
+func (d *divider) countAbove(cs []cand, lam float64) int64 {
+	x := divisor(2 * lam)
+	var got int64
+	for i := range cs {
+		c := &cs[i]
+		if c.w == 0 || c.base >= c.lim {
+			continue
+		}
+		n := x.seatsAbove(c.w)
+		switch {
+		case n <= uint64(c.base):
+			c.s = c.base
+		case n >= uint64(c.lim):
+			c.s = c.lim
+		default:
+			c.s = int64(n)
+		}
+		got = satAdd(got, c.s-c.base)
+	}
+	return got
+}
+
+// estimate returns λ with Σ clamp(w·λ, base, lim) - base ≈ k over the positive-weight
+// ranges: the continuous version of the division. Only speed depends on it, not the result.
+func (d *divider) estimate(cs []cand, k int64) float64 {
+	var wsum, bsum float64
+	for i := range cs {
+		c := &cs[i]
+		if c.w > 0 && c.base < c.lim {
+			wsum += float64(c.w)
+			bsum += float64(c.base)
+		}
+	}
+	target := float64(k)
+	lam := (target + bsum) / wsum
+	lo, hi := 0.0, math.Inf(1)
+	for range 64 {
+		var g, slope float64
+		for i := range cs {
+			c := &cs[i]
+			if c.w == 0 || c.base >= c.lim {
+				continue
+			}
+			w := float64(c.w)
+			v := w * lam
+			switch b, l := float64(c.base), float64(c.lim); {
+			case v <= b:
+			case v >= l:
+				g += l - b
+			default:
+				g += v - b
+				slope += w
+			}
+		}
+		diff := target - g
+		if math.Abs(diff) < 0.5 {
+			break
+		}
+		if diff > 0 {
+			lo = lam
+		} else {
+			hi = lam
+		}
+		next := math.NaN()
+		if slope > 0 {
+			next = lam + diff/slope
+		}
+		if !(next > lo && next < hi) { // also catches NaN
+			if math.IsInf(hi, 1) {
+				next = 2*lam + 1/wsum
+			} else {
+				next = lo + (hi-lo)/2
+			}
+		}
+		if next == lam {
+			break
+		}
+		lam = next
+	}
+	return lam
+}
+
+// grow adds n more seats, each the first seat in the order among the clusters below lim.
+func (d *divider) grow(cs []cand, n int64) {
+	// A max-heap on each cluster's next seat.
+	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
+	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s < c.lim }, less)
+	for ; n > 0 && len(h) > 0; n-- {
+		c := &cs[h[0]]
+		c.s++
+		if c.s == c.lim {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		siftDown(h, 0, less)
+	}
+}
+
+// shrink takes back n seats, each the last seat in the order among the clusters above base.
+func (d *divider) shrink(cs []cand, n int64) {
+	// A min-heap on each cluster's last seat.
+	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
+	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s > c.base }, less)
+	for ; n > 0 && len(h) > 0; n-- {
+		c := &cs[h[0]]
+		c.s--
+		if c.s == c.base {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		siftDown(h, 0, less)
+	}
+}
+
+// fewest returns a heap (first under less at the root) of the at most n eligible clusters
+// that come first under less. Only they can take part in n steps of grow or shrink: any
+// other cluster's seat comes after n seats of theirs. Keeping n of C costs about C
+// comparisons when n is small, where a heap of all C would cost 2C and more cache misses.
+func (d *divider) fewest(cs []cand, n int64, eligible func(*cand) bool, less func(x, y int32) bool) []int32 {
+	h := d.heap[:0]
+	if n >= int64(len(cs)) {
+		for i := range cs {
+			if eligible(&cs[i]) {
+				h = append(h, int32(i))
+			}
+		}
+	} else {
+		// A heap with the last of the kept ones at the root, to replace it quickly.
+		after := func(x, y int32) bool { return less(y, x) }
+		for i := range cs {
+			if !eligible(&cs[i]) {
+				continue
+			}
+			switch {
+			case int64(len(h)) < n:
+				h = append(h, int32(i))
+				siftUp(h, len(h)-1, after)
+			case less(int32(i), h[0]):
+				h[0] = int32(i)
+				siftDown(h, 0, after)
+			}
+		}
+	}
+	heapify(h, less)
+	d.heap = h
+	return h
+}
+
+// selectZero gives k seats (k <= their room) among the zero-weight ranges. Their seats all
+// have priority 0, so the order is by seat index, then names: fill every cluster up to a
+// level L, then the next seat of the first few in the tie order.
+func (d *divider) selectZero(cs []cand, k int64) int64 {
+	count := func(level int64) int64 {
+		var n int64
+		for i := range cs {
+			if c := &cs[i]; c.w == 0 {
+				n = satAdd(n, min(max(level, c.base), c.lim)-c.base)
+			}
+		}
+		return n
+	}
+	var top int64
+	for i := range cs {
+		if cs[i].w == 0 {
+			top = max(top, cs[i].lim)
+		}
+	}
+	lo, hi := int64(0), top // count(lo) <= k; find the largest such level
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if count(mid) <= k {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	left := k - count(lo)
+	var next []int32
+	for i := range cs {
+		c := &cs[i]
+		if c.w != 0 {
+			continue
+		}
+		c.s = min(max(lo, c.base), c.lim)
+		if c.base <= lo && lo < c.lim {
+			next = append(next, int32(i))
+		}
+	}
+	sort.Slice(next, func(x, y int) bool { return d.nameFirst(d.name(&cs[next[x]]), d.name(&cs[next[y]])) })
+	for _, i := range next[:left] {
+		cs[i].s++
+	}
+	return k
+}
