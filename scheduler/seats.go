@@ -47,11 +47,12 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 	// divisor first.
 	lam := d.estimate(cs, k)
 	got := d.countAbove(cs, lam)
+	best, bestDiff := lam, absDiff(got, k)
 	lo, hi := 0.0, math.Inf(1)
 	glo, ghi := int64(0), int64(0)
 	tolerance := int64(8 + len(cs)/64)
 	for range 12 {
-		if diff := got - k; diff >= -tolerance && diff <= tolerance {
+		if bestDiff <= tolerance {
 			break
 		}
 		if got < k {
@@ -68,14 +69,26 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 		case glo < ghi: // regula falsi inside the bracket
 			next = lo + (hi-lo)*float64(k-glo)/float64(ghi-glo)
 		}
-		if !(next > lo && next < hi) || next == lam {
+		if next == lam {
+			break // float resolution: the heap does the rest
+		}
+		if !(next > lo && next < hi) {
+			if math.IsInf(hi, 1) {
+				break
+			}
 			next = lo + (hi-lo)/2
 		}
-		if next == lam || next == lo || next == hi {
+		if next <= lo || next >= hi {
 			break
 		}
 		lam = next
 		got = d.countAbove(cs, lam)
+		if dd := absDiff(got, k); dd < bestDiff {
+			best, bestDiff = lam, dd
+		}
+	}
+	if lam != best {
+		got = d.countAbove(cs, best)
 	}
 	switch {
 	case got < k:
@@ -83,6 +96,14 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 	case got > k:
 		d.shrink(cs, got-k)
 	}
+}
+
+// absDiff returns |a-b| for non-negative a and b.
+func absDiff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }
 
 // countAbove sets every positive-weight cluster to its seats with priority above 1/(2λ),
@@ -174,6 +195,11 @@ func (d *divider) grow(cs []cand, n int64) {
 	// A max-heap on each cluster's next seat.
 	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
 	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s < c.lim }, less)
+	if len(h) == 1 { // one cluster takes them all
+		c := &cs[h[0]]
+		c.s += min(n, c.lim-c.s)
+		return
+	}
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
 		c.s++
@@ -190,6 +216,11 @@ func (d *divider) shrink(cs []cand, n int64) {
 	// A min-heap on each cluster's last seat.
 	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
 	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s > c.base }, less)
+	if len(h) == 1 { // one cluster gives them all
+		c := &cs[h[0]]
+		c.s -= min(n, c.s-c.base)
+		return
+	}
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
 		c.s--
