@@ -34,11 +34,12 @@
 // descending when it is odd, so the odd replica of many objects does not always land on the
 // same cluster.
 //
-// What this buys over KubeFed's planner: minimums are part of one division instead of a
-// separate round (KubeFed #319), scaling down follows weights too (kubernetes#31816), the
-// rounding is unbiased (no cluster ends more than about one replica from its exact share,
-// where KubeFed's rounds were measured 49 off), and the method is house-monotone: with
-// Rebalance off, a total one higher or lower moves exactly one replica.
+// What this buys over KubeFed's planner: minimums are floors inside one division instead of
+// an extra helping before it (KubeFed #319), scaling down follows weights too
+// (kubernetes#31816), the rounding is unbiased (on random weights no cluster lands a whole
+// replica from its exact share R·w/W, where KubeFed's ceil-per-round lands tens of replicas
+// off), and the method is house-monotone: with Rebalance off, a total one higher or lower
+// moves exactly one replica, and a plan never moves replicas it does not have to.
 //
 // Divide does not walk the seats: it finds a divisor, counts each cluster's seats above it
 // exactly (128-bit products), and fixes the few seats the divisor got wrong with a heap.
@@ -57,6 +58,13 @@
 // Capacity, like Karmada's dynamic weights. [CostOptimized] fills the cheapest clusters
 // first. [Duplicated] gives every candidate the whole total. A Request's [Spread] divides
 // over failure domains first, with a minimum number of domains and a maximum skew.
+//
+// # Unplaced replicas and overflow
+//
+// Replicas that no candidate can take (all at maxReplicas or capacity, or no candidate at
+// all) are counted in Plan.Unplaced, never dropped silently. Plan.Overflow says where they
+// would go if capacity grew: with Webster, the unplaced replicas divided among the clusters
+// that capacity (not maxReplicas) held back; with KubeFed, KubeFed's own overflow map.
 //
 // # Explaining a plan
 //

@@ -287,7 +287,8 @@ func (d *divider) selectZero(cs []cand, k int64) int64 {
 	}
 	lo, hi := int64(0), top // count(lo) <= k; find the largest such level
 	for lo < hi {
-		mid := lo + (hi-lo+1)/2
+		gap := hi - lo // lo >= 0, so no overflow; mid rounds up without hi-lo+1
+		mid := lo + gap/2 + gap%2
 		if count(mid) <= k {
 			lo = mid
 		} else {
