@@ -41,7 +41,10 @@ func Divide(req Request) (Plan, error) {
 	case req.Strategy == Duplicated:
 		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
 	case req.Algorithm == KubeFed:
-		plan.Unplaced, plan.Overflow = d.kubefed(cs, req.TotalReplicas, req.Rebalance, req.Key)
+		plan.Unplaced, plan.Overflow, err = d.kubefed(cs, req.TotalReplicas, req.Rebalance, req.Key)
+		if err != nil {
+			return Plan{}, err
+		}
 	case req.Spread != nil:
 		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread, &plan)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)

@@ -192,3 +192,50 @@ func describe(req scheduler.Request) string {
 	}
 	return s + " }"
 }
+
+// TestKubeFedReschedulingEqualsTranscription exercises the bulk-skipped rounds: every cluster
+// runs its previous share and the total moves a little, which makes KubeFed loop about R/C
+// times while its kept replicas drain.
+func TestKubeFedReschedulingEqualsTranscription(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for i := range 1500 {
+		c := 1 + r.IntN(12)
+		total := r.Int64N(20000)
+		req := randomWorkload(r, c, total)
+		req.Algorithm = scheduler.KubeFed
+		before, err := scheduler.Divide(req)
+		require.NoError(t, err)
+		for j := range req.Clusters {
+			req.Clusters[j].Current = ptr(before.Replicas[req.Clusters[j].Name] + r.Int64N(3))
+		}
+		req.Rebalance = false
+		req.TotalReplicas = max(0, total+r.Int64N(11)-5)
+		plan, err := scheduler.Divide(req)
+		require.NoError(t, err)
+		want, overflow := referenceKubeFed(req)
+		if diff := cmp.Diff(want, plan.Replicas); diff != "" {
+			t.Fatalf("case %d: %s: plan differs from KubeFed's (-want +got):\n%s", i, describe(req), diff)
+		}
+		if diff := cmp.Diff(overflow, plan.Overflow, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("case %d: overflow differs (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// TestKubeFedBudget checks that a request on which KubeFed's rounds would spin for ever gets
+// an error instead of a hang.
+func TestKubeFedBudget(t *testing.T) {
+	_, err := scheduler.Divide(scheduler.Request{
+		Algorithm:     scheduler.KubeFed,
+		// 2^24 replicas to place; every round b gets one while a drains 2^24 of its 2^48 kept
+		// replicas: 2^24 rounds.
+		TotalReplicas: 1<<48 + 1<<24,
+		Clusters:      []scheduler.ClusterState{{Name: "a", Current: ptr(1 << 48)}, {Name: "b"}},
+		Preferences: map[string]federation.ClusterPreferences{
+			"a": {Weight: 1 << 30},
+			"b": {Weight: 1},
+		},
+	})
+	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
+	require.Contains(t, err.Error(), "use Webster")
+}

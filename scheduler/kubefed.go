@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 )
@@ -21,7 +23,7 @@ import (
 // and hash (an FNV collision) fall back to the name, where KubeFed's sort.Sort kept whatever
 // order its input had; and remaining·weight is computed in 128 bits, where KubeFed's int64
 // product wraps around (weights times replicas above 2^63).
-func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64) {
+func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64, err error) {
 	hash := make([]uint32, len(d.clusters)) // by cand.idx
 	for i := range cs {
 		hash[cs[i].idx] = fnv1Pair(d.name(&cs[i]), key)
@@ -79,6 +81,7 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 	for i := range active {
 		active[i] = int32(i)
 	}
+	budget := int64(kubefedBudget)
 	for modified := true; modified && left > 0; {
 		modified = false
 		var wsum uint64 // Divide checked that the weights' sum fits in an int64
@@ -86,6 +89,13 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 			wsum += cs[i].w
 		}
 		dist := uint64(left)
+		if budget -= int64(len(active)) + 1; budget < 0 {
+			return 0, nil, fmt.Errorf("%w: spec.algorithm: KubeFed's planner needs more than %d steps for this request "+
+				"(replicas kept in some clusters while weights are far apart); use Webster", ErrInvalidRequest, kubefedBudget)
+		}
+		if wsum > 0 {
+			skipAbsorbingRounds(cs, active, prealloc, dist, wsum, left)
+		}
 		next := active[:0] // in place: writes never pass reads
 		for _, i := range active {
 			if wsum == 0 {
@@ -141,7 +151,38 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 	if len(overflow) == 0 {
 		overflow = nil
 	}
-	return left, overflow
+	return left, overflow, nil
+}
+
+// kubefedBudget bounds the work of the KubeFed rounds, in cluster steps: about 50ms. Rounds
+// that only use up kept replicas are skipped in bulk (see skipAbsorbingRounds), so realistic
+// requests stay far below it; what remains above it are requests where every round places
+// a replica or two while kept replicas drain (weights many orders of magnitude apart), on
+// which KubeFed itself would spin.
+const kubefedBudget = 10_000_000
+
+// skipAbsorbingRounds applies in one step the run of identical rounds that only use up kept
+// replicas: when every cluster's share of the round is covered by its preallocation, the
+// round changes nothing but the preallocations, so the next round computes the same shares.
+// r such rounds subtract r·share from each preallocation, exactly as r loops would.
+func skipAbsorbingRounds(cs []cand, active []int32, prealloc []int64, dist, wsum uint64, left int64) {
+	r := int64(math.MaxInt64)
+	for _, i := range active {
+		extra := min(ceilMulDiv(dist, cs[i].w, wsum), left)
+		if extra > prealloc[i] {
+			return // this round places replicas: run it normally
+		}
+		if extra > 0 {
+			r = min(r, prealloc[i]/extra)
+		}
+	}
+	if r == math.MaxInt64 || r <= 1 {
+		return // nothing to absorb, or a single round: let the loop do it
+	}
+	r-- // leave the last absorbing round to the loop, which also sets modified
+	for _, i := range active {
+		prealloc[i] -= r * min(ceilMulDiv(dist, cs[i].w, wsum), left)
+	}
 }
 
 // ceilMulDiv returns min(ceil(a·b/c), 2^63-1) for c > 0, computed exactly in 128 bits.
