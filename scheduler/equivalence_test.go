@@ -226,7 +226,7 @@ func TestKubeFedReschedulingEqualsTranscription(t *testing.T) {
 // an error instead of a hang.
 func TestKubeFedBudget(t *testing.T) {
 	_, err := scheduler.Divide(scheduler.Request{
-		Algorithm:     scheduler.KubeFed,
+		Algorithm: scheduler.KubeFed,
 		// 2^24 replicas to place; every round b gets one while a drains 2^24 of its 2^48 kept
 		// replicas: 2^24 rounds.
 		TotalReplicas: 1<<48 + 1<<24,
