@@ -139,3 +139,27 @@ func BenchmarkDivide(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKubeFedPlanner runs the literal transcription of KubeFed's planner (maps, rounds
+// without any shortcut; reference_test.go) on the same workloads: the baseline a KubeFed user
+// has today on this machine.
+func BenchmarkKubeFedPlanner(b *testing.B) {
+	for _, w := range []workload{
+		{"equal", equalWorkload},
+		{"random", randomWorkload},
+		{"resched+1", reschedWorkload(scheduler.KubeFed, 1)},
+	} {
+		for _, c := range []int{100, 1000, 5000} {
+			for _, total := range []int64{1000, 100000} {
+				b.Run(fmt.Sprintf("%s/C=%d/R=%d", w.name, c, total), func(b *testing.B) {
+					req := w.make(rand.New(rand.NewPCG(uint64(c), uint64(total))), c, total)
+					req.Algorithm = scheduler.KubeFed
+					b.ReportAllocs()
+					for b.Loop() {
+						referenceKubeFed(req)
+					}
+				})
+			}
+		}
+	}
+}

@@ -50,7 +50,9 @@
 //
 // [KubeFed] reproduces KubeFed's planner bit for bit (same FNV-1 hash order, same rounds,
 // same overflow), so a KubeFed user can switch to fedkit without one replica moving, then
-// switch to Webster when ready.
+// switch to Webster when ready. It computes the same plan faster than KubeFed did (runs of
+// rounds that only drain running replicas are applied at once), and refuses with an error the
+// rare request on which KubeFed's rounds would spin for minutes.
 //
 // # Strategies
 //

@@ -23,6 +23,12 @@ import (
 // and hash (an FNV collision) fall back to the name, where KubeFed's sort.Sort kept whatever
 // order its input had; and remaining·weight is computed in 128 bits, where KubeFed's int64
 // product wraps around (weights times replicas above 2^63).
+//
+// Two differences in cost, none in result: runs of rounds that only drain kept replicas
+// (KubeFed loops about R/C times when the total moves by one with rebalance off) are applied
+// in one step, and a request that would still need more than kubefedBudget steps (kept
+// replicas draining while weights are orders of magnitude apart, where KubeFed spins) gets
+// an error instead of a hang.
 func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64, err error) {
 	hash := make([]uint32, len(d.clusters)) // by cand.idx
 	for i := range cs {

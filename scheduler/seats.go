@@ -48,13 +48,13 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 	lam := d.estimate(cs, k)
 	got := d.countAbove(cs, lam)
 	best, bestDiff := lam, absDiff(got, k)
+	// The exact count is a monotone step function of λ: bracket k and narrow the bracket,
+	// by interpolation first (fast when the estimate was close), then by bisection (sure,
+	// down to float resolution, for inputs whose counts jump in narrow windows).
 	lo, hi := 0.0, math.Inf(1)
 	glo, ghi := int64(0), int64(0)
 	tolerance := int64(8 + len(cs)/64)
-	for range 12 {
-		if bestDiff <= tolerance {
-			break
-		}
+	for step := 0; step < 200 && bestDiff > tolerance; step++ {
 		if got < k {
 			lo, glo = lam, got
 		} else {
@@ -62,24 +62,26 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 		}
 		next := math.NaN()
 		switch {
+		case step >= 6: // bisect
 		case math.IsInf(hi, 1) && got > 0:
 			next = lam * min(float64(k)/float64(got), 16)
-		case math.IsInf(hi, 1):
-			next = lam * 16
-		case glo < ghi: // regula falsi inside the bracket
+		case glo < ghi && !math.IsInf(hi, 1):
 			next = lo + (hi-lo)*float64(k-glo)/float64(ghi-glo)
 		}
-		if next == lam {
-			break // float resolution: the heap does the rest
+		if !(next > lo && next < hi) || next == lam {
+			switch {
+			case math.IsInf(hi, 1):
+				next = max(lam*16, 1)
+			case lo == 0:
+				next = hi / 16
+			case hi/lo > 4:
+				next = math.Sqrt(lo) * math.Sqrt(hi)
+			default:
+				next = lo + (hi-lo)/2
+			}
 		}
 		if !(next > lo && next < hi) {
-			if math.IsInf(hi, 1) {
-				break
-			}
-			next = lo + (hi-lo)/2
-		}
-		if next <= lo || next >= hi {
-			break
+			break // float resolution: the heap does the rest
 		}
 		lam = next
 		got = d.countAbove(cs, lam)
