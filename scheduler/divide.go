@@ -70,7 +70,7 @@ func Divide(req Request) (Plan, error) {
 		plan.Replicas[plan.Clusters[i].Name] = plan.Clusters[i].Replicas
 	}
 	if len(plan.Replicas) != n { // a duplicate name
-		return Plan{}, validate(&req, true)
+		return Plan{}, invalid(&req)
 	}
 	return plan, nil
 }
@@ -93,7 +93,11 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 	if len(prefs) == 0 {
 		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
+	if hasWild && !goodPreference(&wild) {
+		return nil, invalid(req)
+	}
 	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
+	own := 0                               // own entries looked up and checked
 	cs := make([]cand, 0, len(req.Clusters))
 	positive := false
 	var wsum uint64
@@ -108,6 +112,12 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 		ok := false
 		if !onlyWild {
 			p, ok = prefs[c.Name]
+			if ok {
+				if !goodPreference(&p) {
+					return nil, invalid(req)
+				}
+				own++
+			}
 		}
 		a.Preference = OwnPreference
 		if !ok {
@@ -147,6 +157,16 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 		}
 		positive = positive || k.w > 0
 		a.Weight = int64(k.w)
+	}
+	// Entries for clusters not in the request were not looked up: check them too (a bad
+	// preference is an error wherever it is). A duplicate name counts twice here; that is
+	// only a wasted scan, and the duplicate is reported later.
+	if entries := len(prefs); hasWild && len(prefs) > 0 && own != entries-1 || !hasWild && own != entries {
+		for _, p := range prefs {
+			if !goodPreference(&p) {
+				return nil, invalid(req)
+			}
+		}
 	}
 	if !positive && req.Algorithm == Webster {
 		// Every weight 0 (or no capacity known): all count as 1.

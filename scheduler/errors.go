@@ -16,13 +16,15 @@ import (
 // clusters[2].name for the request's cluster list), and the error is never worth retrying.
 var ErrInvalidRequest = errors.New("scheduler: invalid request")
 
-// validate returns every problem of req at once, as field errors. Duplicate cluster names are
-// only looked for when dups is true: [Divide] finds them for free while it builds the plan's
-// map, and calls validate again with dups set to report them with everything else.
-func validate(req *Request, dups bool) error {
-	if !dups && looksValid(req) {
+// validate returns every problem of req at once, as field errors. Without detailed, it
+// first runs the allocation-free looksValid, which leaves duplicate names and preferences to
+// [Divide] (it finds them for free while it builds the candidates and the plan's map, and
+// then calls validate with detailed set to report them with everything else).
+func validate(req *Request, detailed bool) error {
+	if !detailed && looksValid(req) {
 		return nil
 	}
+	dups := detailed
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	if req.TotalReplicas < 0 {
@@ -95,8 +97,18 @@ func validate(req *Request, dups bool) error {
 	return fmt.Errorf("%w: %s", ErrInvalidRequest, errs.ToAggregate().Error())
 }
 
+// invalid reports a problem Divide found on its way: the detailed field errors, which always
+// name it (the fallback only guards against the two checks drifting apart).
+func invalid(req *Request) error {
+	if err := validate(req, true); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: spec: a preference or cluster name is invalid", ErrInvalidRequest)
+}
+
 // looksValid is validate's fast path: a scan that allocates nothing. When it says no, validate
-// builds the field errors.
+// builds the field errors. It leaves the preferences to candidates, which checks each while it
+// looks it up rather than walking the map twice.
 func looksValid(req *Request) bool {
 	if req.TotalReplicas < 0 || (req.Algorithm != Webster && req.Algorithm != KubeFed) {
 		return false
@@ -113,12 +125,7 @@ func looksValid(req *Request) bool {
 	if s := req.Spread; s != nil && (req.Algorithm == KubeFed || s.MinDomains < 0 || s.MaxSkew < 0) {
 		return false
 	}
-	for _, p := range req.Preferences {
-		if p.Weight < 0 || (p.MinReplicas != nil && *p.MinReplicas < 0) || (p.MaxReplicas != nil && *p.MaxReplicas < 0) ||
-			(p.MinReplicas != nil && p.MaxReplicas != nil && *p.MaxReplicas < *p.MinReplicas) {
-			return false
-		}
-	}
+	// Preferences are checked by candidates as it looks them up (see goodPreference).
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
 		if c.Name == "" || (c.Current != nil && *c.Current < 0) || (c.Capacity != nil && *c.Capacity < 0) || (c.Cost != nil && *c.Cost < 0) {
@@ -126,6 +133,12 @@ func looksValid(req *Request) bool {
 		}
 	}
 	return true
+}
+
+// goodPreference is the allocation-free form of federation.ValidateClusterPreferences.
+func goodPreference(p *federation.ClusterPreferences) bool {
+	return p.Weight >= 0 && (p.MinReplicas == nil || *p.MinReplicas >= 0) && (p.MaxReplicas == nil || *p.MaxReplicas >= 0) &&
+		(p.MinReplicas == nil || p.MaxReplicas == nil || *p.MaxReplicas >= *p.MinReplicas)
 }
 
 // sortErrors orders errors by field path, so the message does not depend on map order.
