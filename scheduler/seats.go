@@ -23,7 +23,7 @@ func (d *divider) selectAll(cs []cand, k int64) int64 {
 		}
 	}
 	if k < room {
-		d.selectPositive(cs, k)
+		d.selectPositive(cs, k, room)
 		return k
 	}
 	for i := range cs {
@@ -38,13 +38,37 @@ func (d *divider) selectAll(cs []cand, k int64) int64 {
 	return room + d.selectZero(cs, min(k, zeroRoom))
 }
 
-// selectPositive gives exactly k seats (k < the room) among the positive-weight ranges.
-func (d *divider) selectPositive(cs []cand, k int64) {
+// selectPositive gives exactly k seats among the positive-weight ranges, whose room (the sum
+// of lim-base) is more than k.
+func (d *divider) selectPositive(cs []cand, k, room int64) {
 	// Every cluster's seats above a divisor are counted exactly, so the set they form is a
 	// prefix of the order and only the difference to k is left for the heap. The continuous
 	// estimate is close when shares are large; when many shares are below one seat it is
 	// not, so a few counting passes (each O(C), far cheaper than C heap operations) move the
 	// divisor first.
+	tolerance := int64(8 + len(cs)/64)
+	if k <= tolerance {
+		// A handful of seats (a total that moved by a few replicas): the empty selection is
+		// already a prefix of the order, so the heap alone is cheapest.
+		for i := range cs {
+			if cs[i].w > 0 {
+				cs[i].s = cs[i].base
+			}
+		}
+		d.grow(cs, k)
+		return
+	}
+	if room-k <= tolerance {
+		// All but a handful (a total one lower, replicas kept): the full selection is a
+		// prefix too.
+		for i := range cs {
+			if cs[i].w > 0 {
+				cs[i].s = cs[i].lim
+			}
+		}
+		d.shrink(cs, room-k)
+		return
+	}
 	lam := d.estimate(cs, k)
 	got := d.countAbove(cs, lam)
 	best, bestDiff := lam, absDiff(got, k)
@@ -53,7 +77,6 @@ func (d *divider) selectPositive(cs []cand, k int64) {
 	// down to float resolution, for inputs whose counts jump in narrow windows).
 	lo, hi := 0.0, math.Inf(1)
 	glo, ghi := int64(0), int64(0)
-	tolerance := int64(8 + len(cs)/64)
 	for step := 0; step < 200 && bestDiff > tolerance; step++ {
 		if got < k {
 			lo, glo = lam, got
