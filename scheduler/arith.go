@@ -116,3 +116,77 @@ func satAdd(a, b int64) int64 {
 	}
 	return math.MaxInt64
 }
+
+// nthElement reorders h so that its first n elements are the n that come first under less
+// (in no particular order). It is quickselect with a median-of-three pivot, O(len(h)) on
+// average; when partitioning stops shrinking the range quickly it finishes with a heap, so
+// the worst case stays O(len(h) log len(h)).
+func nthElement(h []int32, n int, less func(x, y int32) bool) {
+	lo, hi := 0, len(h) // the n-th element's final place is in [lo, hi)
+	budget := 2*bits.Len(uint(len(h))) + 8
+	for hi-lo > 16 {
+		if budget--; budget < 0 {
+			heapSelect(h[lo:hi], n-lo, less)
+			return
+		}
+		mid := lo + (hi-lo)/2
+		// Median of three to h[lo].
+		if less(h[mid], h[lo]) {
+			h[mid], h[lo] = h[lo], h[mid]
+		}
+		if less(h[hi-1], h[lo]) {
+			h[hi-1], h[lo] = h[lo], h[hi-1]
+		}
+		if less(h[hi-1], h[mid]) {
+			h[hi-1], h[mid] = h[mid], h[hi-1]
+		}
+		h[lo], h[mid] = h[mid], h[lo] // pivot (the median) at lo
+		p := h[lo]
+		i, j := lo+1, hi-1
+		for {
+			for i <= j && less(h[i], p) {
+				i++
+			}
+			for i <= j && less(p, h[j]) {
+				j--
+			}
+			if i >= j {
+				break
+			}
+			h[i], h[j] = h[j], h[i]
+			i++
+			j--
+		}
+		h[lo], h[j] = h[j], h[lo] // the pivot at its final place j
+		switch {
+		case j == n:
+			return
+		case j < n:
+			lo = j + 1
+		default:
+			hi = j
+		}
+	}
+	// Few left: insertion sort settles them.
+	for i := lo + 1; i < hi; i++ {
+		for k := i; k > lo && less(h[k], h[k-1]); k-- {
+			h[k], h[k-1] = h[k-1], h[k]
+		}
+	}
+}
+
+// heapSelect moves the n first elements of h under less to its front.
+func heapSelect(h []int32, n int, less func(x, y int32) bool) {
+	if n <= 0 || n >= len(h) {
+		return
+	}
+	after := func(x, y int32) bool { return less(y, x) }
+	top := h[:n] // a heap with the last of the kept ones at the root
+	heapify(top, after)
+	for i := n; i < len(h); i++ {
+		if less(h[i], top[0]) {
+			top[0], h[i] = h[i], top[0]
+			siftDown(top, 0, after)
+		}
+	}
+}

@@ -104,3 +104,34 @@ func BenchmarkCore(b *testing.B) {
 		}
 	}
 }
+
+func TestNthElement(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for range 3000 {
+		size := 1 + r.IntN(300)
+		keys := r.Perm(size)
+		h := make([]int32, size)
+		for i := range h {
+			h[i] = int32(i)
+		}
+		if r.IntN(3) == 0 { // sorted and reversed inputs too
+			for i := range keys {
+				keys[i] = i
+				if r.IntN(2) == 0 {
+					keys[i] = size - i
+				}
+			}
+		}
+		less := func(x, y int32) bool { return keys[x] < keys[y] || (keys[x] == keys[y] && x < y) }
+		n := r.IntN(size + 1)
+		nthElement(h, n, less)
+		// Every one of the first n comes before every one of the rest.
+		for _, a := range h[:n] {
+			for _, b := range h[n:] {
+				if !less(a, b) {
+					t.Fatalf("size %d n %d: %d (key %d) kept, %d (key %d) not", size, n, a, keys[a], b, keys[b])
+				}
+			}
+		}
+	}
+}

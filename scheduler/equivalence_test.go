@@ -239,3 +239,39 @@ func TestKubeFedBudget(t *testing.T) {
 	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
 	require.Contains(t, err.Error(), "use Webster")
 }
+
+// TestWebsterManyClustersEqualsSeatBySeat reaches the selection paths that only large cluster
+// counts take (quickselect, one seat each, tie-heavy equal weights with fewer replicas than
+// clusters).
+func TestWebsterManyClustersEqualsSeatBySeat(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for i := range 300 {
+		c := 30 + r.IntN(300)
+		total := r.Int64N(int64(3 * c))
+		var req scheduler.Request
+		switch i % 3 {
+		case 0:
+			req = equalWorkload(r, c, total)
+		case 1:
+			req = randomWorkload(r, c, total)
+		default:
+			req = minMaxWorkload(r, c, total)
+		}
+		req.Key = []string{"", "ns/web", "default/app"}[r.IntN(3)]
+		if r.IntN(2) == 0 { // rescheduling: running replicas, a total a little off
+			before, err := scheduler.Divide(req)
+			require.NoError(t, err)
+			for j := range req.Clusters {
+				req.Clusters[j].Current = ptr(before.Replicas[req.Clusters[j].Name])
+			}
+			req.Rebalance = false
+			req.TotalReplicas = max(0, total+r.Int64N(81)-40)
+		}
+		plan, err := scheduler.Divide(req)
+		require.NoError(t, err)
+		want, unplaced := referenceWebster(req)
+		if diff := cmp.Diff(want, plan.Replicas); diff != "" || unplaced != plan.Unplaced {
+			t.Fatalf("case %d (C=%d, R=%d): differs from the seat-by-seat definition (-want +got):\n%s", i, c, req.TotalReplicas, diff)
+		}
+	}
+}

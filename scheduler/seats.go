@@ -225,6 +225,29 @@ func (d *divider) grow(cs []cand, n int64) {
 		c.s += min(n, c.lim-c.s)
 		return
 	}
+	if int64(len(h)) == n && n > 1 {
+		// n clusters for n seats: when none of them has a second seat before the last of
+		// their first seats, each gets one (many shares below one replica, or ties).
+		last := h[0]
+		for _, i := range h[1:] {
+			if less(last, i) {
+				last = i
+			}
+		}
+		one := true
+		for _, i := range h {
+			if c := &cs[i]; c.s+1 < c.lim && d.before(c, c.s+1, &cs[last], cs[last].s) {
+				one = false
+				break
+			}
+		}
+		if one {
+			for _, i := range h {
+				cs[i].s++
+			}
+			return
+		}
+	}
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
 		c.s++
@@ -245,6 +268,29 @@ func (d *divider) shrink(cs []cand, n int64) {
 		c := &cs[h[0]]
 		c.s -= min(n, c.s-c.base)
 		return
+	}
+	if int64(len(h)) == n && n > 1 {
+		// n clusters give n seats: when none of them has a second-to-last seat after the
+		// first of their last seats, each gives one.
+		first := h[0]
+		for _, i := range h[1:] {
+			if less(first, i) {
+				first = i
+			}
+		}
+		one := true
+		for _, i := range h {
+			if c := &cs[i]; c.s-2 >= c.base && d.before(&cs[first], cs[first].s-1, c, c.s-2) {
+				one = false
+				break
+			}
+		}
+		if one {
+			for _, i := range h {
+				cs[i].s--
+			}
+			return
+		}
 	}
 	for ; n > 0 && len(h) > 0; n-- {
 		c := &cs[h[0]]
@@ -268,6 +314,17 @@ func (d *divider) fewest(cs []cand, n int64, eligible func(*cand) bool, less fun
 			if eligible(&cs[i]) {
 				h = append(h, int32(i))
 			}
+		}
+	} else if n > 32 {
+		// Many to keep: select them in O(C) rather than O(C log n).
+		for i := range cs {
+			if eligible(&cs[i]) {
+				h = append(h, int32(i))
+			}
+		}
+		if int64(len(h)) > n {
+			nthElement(h, int(n), less)
+			h = h[:n]
 		}
 	} else {
 		// A heap with the last of the kept ones at the root, to replace it quickly.
