@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fedkit/fedkit/federation"
@@ -114,11 +113,9 @@ func (s *ClusterSet) informer(cluster string, gvr schema.GroupVersionResource) (
 	if ic := m.caches.informers[gvr]; ic != nil {
 		return ic, nil
 	}
-	ic := &informerCache{
-		inf: dynamicinformer.NewFilteredDynamicInformer(m.client.dyn, gvr, metav1.NamespaceAll, 0,
-			cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			func(o *metav1.ListOptions) { o.LabelSelector = ManagedSelector }).Informer(),
-	}
+	// Streaming lists are off for these informers: with them, client-go retries a failing
+	// initial list forever without reporting it, and readers could only say "not synced".
+	ic := &informerCache{inf: newInformer(m.client, gvr, metav1.NamespaceAll, ManagedSelector, false)}
 	// The handler only records the error for readers; the reflector retries with backoff.
 	_ = ic.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		ic.setErr(err)

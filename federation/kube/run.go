@@ -66,8 +66,8 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 	)
 	defer queue.ShutDown()
 
-	clusters := hostInformer(s.host, federation.ClusterGVR, "")
-	secrets := hostInformer(s.host, federation.SecretGVR, s.opts.Namespace)
+	clusters := newInformer(s.host, federation.ClusterGVR, "", "", true)
+	secrets := newInformer(s.host, federation.SecretGVR, s.opts.Namespace, "", true)
 	// The set reads Secrets afresh in Reconcile; the informer only needs to notice changes, so
 	// it keeps no credentials in memory.
 	if err := secrets.SetTransform(dropSecretData); err != nil {
@@ -154,21 +154,32 @@ func (s *ClusterSet) work(ctx context.Context, queue workqueue.TypedRateLimiting
 	}
 }
 
-// hostInformer returns an informer of gvr in namespace on host, which may be any
-// federation.ClusterClient (a fake one included).
-func hostInformer(host federation.ClusterClient, gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
+// newInformer returns an informer of gvr in namespace ("" = all) through c, which may be any
+// federation.ClusterClient (a fake one included), restricted to objects matching the label
+// selector ("" = all). Its store is indexed by namespace. watchList allows streaming lists
+// where c supports them.
+func newInformer(c federation.ClusterClient, gvr schema.GroupVersionResource, namespace, selector string, watchList bool) cache.SharedIndexInformer {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return host.List(ctx, gvr, namespace, o)
+			o.LabelSelector = selector
+			return c.List(ctx, gvr, namespace, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return host.Watch(ctx, gvr, namespace, o)
+			o.LabelSelector = selector
+			return c.Watch(ctx, gvr, namespace, o)
 		},
 	}
+	var semantics any = watchListSemantics{unsupported: true}
+	if watchList {
+		semantics = watchListSupport(c)
+	}
 	return cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, watchListSupport(host)),
+		cache.ToListWatcherWithWatchListSemantics(lw, semantics),
 		&unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()},
+		cache.SharedIndexInformerOptions{
+			ObjectDescription: gvr.String(),
+			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		},
 	)
 }
 
