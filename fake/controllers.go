@@ -237,9 +237,9 @@ func runTicks(ctx context.Context, clk clock.WithTicker, interval time.Duration,
 	if interval <= 0 {
 		interval = time.Second
 	}
+	tick()
 	t := clk.NewTicker(interval)
 	defer t.Stop()
-	tick()
 	for {
 		select {
 		case <-ctx.Done():

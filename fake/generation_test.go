@@ -21,11 +21,13 @@ func TestGenerationRules(t *testing.T) {
 		want     int64 // generation after the write; 0 = the field is absent
 	}{
 		{
-			name:   "deployment spec change bumps",
-			gvr:    deployGVR,
-			obj:    deployment("prod", "web", 1),
-			mutate: func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, int64(5), "spec", "replicas") },
-			want:   2,
+			name: "deployment spec change bumps",
+			gvr:  deployGVR,
+			obj:  deployment("prod", "web", 1),
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(5), "spec", "replicas")
+			},
+			want: 2,
 		},
 		{
 			name:   "deployment label change does not bump",
@@ -42,19 +44,23 @@ func TestGenerationRules(t *testing.T) {
 			want:   1,
 		},
 		{
-			name:   "deployment status change by another actor does not bump",
-			gvr:    deployGVR,
-			obj:    deployment("prod", "web", 1),
-			drift:  true,
-			mutate: func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, int64(1), "status", "readyReplicas") },
-			want:   1,
+			name:  "deployment status change by another actor does not bump",
+			gvr:   deployGVR,
+			obj:   deployment("prod", "web", 1),
+			drift: true,
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(1), "status", "readyReplicas")
+			},
+			want: 1,
 		},
 		{
-			name:   "custom resource spec change bumps",
-			gvr:    widgetGVR,
-			obj:    widget("prod", "w", 1),
-			mutate: func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, int64(2), "spec", "size") },
-			want:   2,
+			name: "custom resource spec change bumps",
+			gvr:  widgetGVR,
+			obj:  widget("prod", "w", 1),
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "size")
+			},
+			want: 2,
 		},
 		{
 			name:   "custom resource top-level field other than spec bumps",
@@ -94,11 +100,13 @@ func TestGenerationRules(t *testing.T) {
 			want:   0,
 		},
 		{
-			name:   "services have no generation",
-			gvr:    serviceGVR,
-			obj:    service("prod", "svc", "ClusterIP"),
-			mutate: func(u *unstructured.Unstructured) { _ = unstructured.SetNestedField(u.Object, "NodePort", "spec", "type") },
-			want:   0,
+			name: "services have no generation",
+			gvr:  serviceGVR,
+			obj:  service("prod", "svc", "ClusterIP"),
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, "NodePort", "spec", "type")
+			},
+			want: 0,
 		},
 	}
 	for _, tc := range tests {

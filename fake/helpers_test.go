@@ -154,4 +154,7 @@ func nested(t *testing.T, u *unstructured.Unstructured, fields ...string) any {
 	return v
 }
 
-var noDeleteOptions = metav1.DeleteOptions{}
+var (
+	noDeleteOptions = metav1.DeleteOptions{}
+	schemaIngresses = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
+)
