@@ -122,11 +122,11 @@ func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 	c.res.namespaced[gr] = namespaced
 }
 
-// SetStatusSubresource overrides whether a resource has a status subresource. By default every
-// resource has one except configmaps, secrets, serviceaccounts, endpoints, events, limitranges,
-// podtemplates, controllerrevisions, RBAC objects, leases, endpointslices, storage and ingress
-// classes, priority and runtime classes, and webhook configurations. Declare a CRD without
-// a status subresource here.
+// SetStatusSubresource overrides whether a resource has a status subresource. By default
+// custom resources have one, and built-ins have one when the real API server serves their
+// /status (pods, services, namespaces, nodes, the apps workloads, jobs, ingresses, ...; not
+// configmaps, secrets, serviceaccounts or RBAC objects). Declare a CRD without a status
+// subresource here.
 func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -177,7 +177,7 @@ func (c *Cluster) ServerVersion(ctx context.Context) (*version.Info, error) {
 	return &v, nil
 }
 
-// now returns the cluster clock's time, truncated to seconds as metav1.Time serialises it.
+// nowLocked returns the cluster clock's time, truncated to seconds as metav1.Time serialises it.
 // Callers hold c.mu.
 func (c *Cluster) nowLocked() time.Time {
 	return c.clock.Now().Truncate(time.Second)

@@ -40,20 +40,25 @@
 // is dropped for resources with a status subresource (except Nodes); a missing kind, or an
 // apiVersion other than the resource's, is a BadRequest (an empty apiVersion is filled in).
 //
-// generation: custom resources (any group not built into Kubernetes) bump it when anything
-// but metadata changes, and status does not count when they have a status subresource.
-// Built-in types that track generation (pods, replicationcontrollers, all apps types but
-// controllerrevisions, jobs, cronjobs, ingresses, networkpolicies, poddisruptionbudgets,
-// horizontalpodautoscalers, customresourcedefinitions) bump it when .spec changes; the other
-// built-ins (ConfigMaps, Secrets, Services, Namespaces, Nodes, ...) have none. Label and
+// generation: it bumps when anything but metadata changes, and status does not count when the
+// resource has a status subresource. That is the CRD rule, and for built-ins it comes to the
+// same as their strategies' (a Deployment bumps on .spec, a webhook configuration on
+// .webhooks). Custom resources (any group not built into Kubernetes) always carry a generation;
+// among built-ins only the types whose strategy sets one do (pods, podtemplates,
+// replicationcontrollers, the apps workloads, jobs, cronjobs, horizontalpodautoscalers,
+// endpointslices, ingresses, ingressclasses, networkpolicies, poddisruptionbudgets,
+// priorityclasses, admission and flow-control objects, customresourcedefinitions...); the
+// others (ConfigMaps, Secrets, Services, Namespaces, Nodes, ...) have none. Label and
 // annotation changes never bump it; marking an object deleting does.
 //
 // Status subresource: Update ignores .status and UpdateStatus changes only .status for
-// resources that have one. The default table gives one to every resource except configmaps,
-// secrets, serviceaccounts, endpoints, events, limitranges, podtemplates, controllerrevisions,
-// RBAC objects, leases, endpointslices, and storage, ingress, priority and runtime classes and
-// webhook configurations; UpdateStatus on those is NotFound. [Cluster.SetStatusSubresource]
-// overrides it, e.g. for a CRD without a status subresource.
+// resources that have one; UpdateStatus on the others is NotFound. Custom resources are
+// assumed to have one; among built-ins, those whose REST storage serves /status in Kubernetes
+// 1.37 do (pods, services, namespaces, nodes, persistentvolumes and claims, resourcequotas,
+// replicationcontrollers, the apps workloads, jobs, cronjobs, horizontalpodautoscalers,
+// ingresses, poddisruptionbudgets, certificatesigningrequests, customresourcedefinitions,
+// apiservices...), and ConfigMaps, Secrets, ServiceAccounts, RBAC objects and the like do not.
+// [Cluster.SetStatusSubresource] overrides it, e.g. for a CRD without a status subresource.
 //
 // Scope: namespaces, nodes, persistentvolumes, clusterroles, clusterrolebindings,
 // customresourcedefinitions, apiservices, storageclasses, csidrivers, csinodes,

@@ -45,31 +45,42 @@ func clusterScoped(gr schema.GroupResource) bool {
 	return false
 }
 
-// withoutStatus lists the common built-in resources that have no status subresource. Every
-// other resource, custom resources included, is assumed to have one (fedkit's CRDs all do).
-func withoutStatus(gr schema.GroupResource) bool {
+// statusSubresource reports whether gr has a status subresource. Custom resources are assumed
+// to have one (fedkit's CRDs all do); among built-ins, these are the resources whose REST
+// storage serves /status in Kubernetes 1.37.
+func statusSubresource(gr schema.GroupResource) bool {
+	if !builtin(gr) {
+		return true
+	}
 	switch gr.Group {
 	case "":
 		switch gr.Resource {
-		case "configmaps", "secrets", "serviceaccounts", "endpoints", "events",
-			"limitranges", "podtemplates":
+		case "namespaces", "nodes", "persistentvolumes", "persistentvolumeclaims", "pods",
+			"replicationcontrollers", "resourcequotas", "services":
 			return true
 		}
-	case "rbac.authorization.k8s.io":
-		return true
 	case "apps":
-		return gr.Resource == "controllerrevisions"
-	case "discovery.k8s.io", "events.k8s.io", "coordination.k8s.io", "scheduling.k8s.io",
-		"node.k8s.io":
-		return true
-	case "storage.k8s.io":
-		return gr.Resource == "storageclasses" || gr.Resource == "csidrivers" ||
-			gr.Resource == "csinodes"
+		return gr.Resource != "controllerrevisions"
+	case "autoscaling":
+		return gr.Resource == "horizontalpodautoscalers"
+	case "batch":
+		return gr.Resource == "jobs" || gr.Resource == "cronjobs"
+	case "certificates.k8s.io":
+		return gr.Resource == "certificatesigningrequests" || gr.Resource == "podcertificaterequests"
 	case "networking.k8s.io":
-		return gr.Resource == "ingressclasses"
+		return gr.Resource == "ingresses" || gr.Resource == "servicecidrs"
+	case "policy":
+		return gr.Resource == "poddisruptionbudgets"
+	case "flowcontrol.apiserver.k8s.io":
+		return true
 	case "admissionregistration.k8s.io":
-		return gr.Resource == "mutatingwebhookconfigurations" ||
-			gr.Resource == "validatingwebhookconfigurations"
+		return gr.Resource == "validatingadmissionpolicies"
+	case "resource.k8s.io":
+		return gr.Resource == "resourceclaims" || gr.Resource == "devicetaintrules"
+	case "storage.k8s.io":
+		return gr.Resource == "volumeattachments"
+	case "apiextensions.k8s.io", "apiregistration.k8s.io":
+		return true
 	}
 	return false
 }
@@ -85,25 +96,33 @@ func builtin(gr schema.GroupResource) bool {
 }
 
 // tracksGeneration reports whether objects of gr carry metadata.generation. Custom resources
-// always do. Among built-ins only the types whose strategy sets it do; ConfigMaps, Secrets,
-// Services, Namespaces and Nodes, for instance, never have a generation.
+// always do. Among built-ins only the types whose strategy sets it do (Kubernetes 1.37);
+// ConfigMaps, Secrets, Services, Namespaces and Nodes, for instance, never have a generation.
 func tracksGeneration(gr schema.GroupResource) bool {
 	if !builtin(gr) {
 		return true
 	}
 	switch gr.Group {
 	case "":
-		return gr.Resource == "pods" || gr.Resource == "replicationcontrollers"
+		return gr.Resource == "pods" || gr.Resource == "podtemplates" || gr.Resource == "replicationcontrollers"
 	case "apps":
 		return gr.Resource != "controllerrevisions"
-	case "batch":
-		return gr.Resource == "jobs" || gr.Resource == "cronjobs"
-	case "networking.k8s.io":
-		return gr.Resource == "ingresses" || gr.Resource == "networkpolicies"
-	case "policy":
-		return gr.Resource == "poddisruptionbudgets"
 	case "autoscaling":
 		return gr.Resource == "horizontalpodautoscalers"
+	case "batch":
+		return gr.Resource == "jobs" || gr.Resource == "cronjobs"
+	case "discovery.k8s.io":
+		return gr.Resource == "endpointslices"
+	case "networking.k8s.io":
+		return gr.Resource == "ingresses" || gr.Resource == "ingressclasses" || gr.Resource == "networkpolicies"
+	case "policy":
+		return gr.Resource == "poddisruptionbudgets"
+	case "scheduling.k8s.io":
+		return gr.Resource == "priorityclasses"
+	case "resource.k8s.io":
+		return gr.Resource == "deviceclasses" || gr.Resource == "devicetaintrules" || gr.Resource == "resourceslices"
+	case "admissionregistration.k8s.io", "flowcontrol.apiserver.k8s.io":
+		return true
 	case "apiextensions.k8s.io":
 		return gr.Resource == "customresourcedefinitions"
 	}
@@ -134,5 +153,5 @@ func (rc *resourceConfig) hasStatus(gr schema.GroupResource) bool {
 	if v, ok := rc.status[gr]; ok {
 		return v
 	}
-	return !withoutStatus(gr)
+	return statusSubresource(gr)
 }

@@ -90,7 +90,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 			})
 		}
 	}
-	if old.GetGeneration() > 0 && specChanged(gr, hasStatus, old, next) {
+	if old.GetGeneration() > 0 && specChanged(hasStatus, old, next) {
 		next.SetGeneration(old.GetGeneration() + 1)
 	}
 	if equality.Semantic.DeepEqual(old.Object, next.Object) {
@@ -124,14 +124,13 @@ func keepSystemMetadata(next, old *unstructured.Unstructured) {
 	}
 }
 
-// specChanged is the real server's rule for bumping metadata.generation. Built-in types bump
-// it when .spec changes. Custom resources bump it when anything but metadata changes, and
-// status does not count when the resource has a status subresource. Label, annotation and
-// other metadata changes never bump it.
-func specChanged(gr schema.GroupResource, hasStatus bool, old, next *unstructured.Unstructured) bool {
-	if builtin(gr) {
-		return !equality.Semantic.DeepEqual(old.Object["spec"], next.Object["spec"])
-	}
+// specChanged is the real server's rule for bumping metadata.generation: it bumps when
+// anything but metadata changes, and status does not count when the resource has a status
+// subresource. For custom resources that is the CRD rule verbatim; for built-ins, whose
+// strategies compare their desired-state fields (.spec for workloads, .webhooks for webhook
+// configurations, .endpoints and .ports for EndpointSlices), it comes to the same. Label,
+// annotation and other metadata changes never bump it.
+func specChanged(hasStatus bool, old, next *unstructured.Unstructured) bool {
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		m := make(map[string]any, len(u.Object))
 		for k, v := range u.Object {
