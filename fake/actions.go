@@ -69,7 +69,7 @@ func (a Action) deepCopy() Action {
 // Actions returns a copy of the calls recorded since the cluster was created or
 // [Cluster.ClearActions] was called, oldest first.
 func (c *Cluster) Actions() []Action {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	out := make([]Action, len(c.actions))
 	for i, a := range c.actions {
@@ -80,7 +80,7 @@ func (c *Cluster) Actions() []Action {
 
 // ClearActions forgets the recorded calls.
 func (c *Cluster) ClearActions() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.actions = nil
 }

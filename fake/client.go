@@ -147,49 +147,49 @@ type storage struct{ c *Cluster }
 var _ federation.ClusterClient = storage{}
 
 func (s storage) Get(_ context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.getLocked(gvr, namespace, name)
 }
 
 func (s storage) List(_ context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.listLocked(gvr, namespace, opts)
 }
 
 func (s storage) Create(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.createLocked(gvr, obj, false)
 }
 
 func (s storage) Update(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.updateLocked(gvr, obj, writeMain)
 }
 
 func (s storage) UpdateStatus(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.updateLocked(gvr, obj, writeStatus)
 }
 
 func (s storage) Patch(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.patchLocked(gvr, namespace, name, pt, data)
 }
 
 func (s storage) Delete(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	return s.c.deleteLocked(gvr, namespace, name, opts)
 }
 
 func (s storage) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	s.c.mu.Lock()
+	s.c.lock()
 	defer s.c.mu.Unlock()
 	if s.c.partitioned {
 		return nil, unreachable(s.c.name, Action{Verb: VerbWatch, Resource: gvr, Namespace: namespace})

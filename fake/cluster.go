@@ -31,14 +31,15 @@ const defaultWatchHistory = 1024
 // implements [federation.ClusterClient], [federation.HealthChecker] and
 // [federation.VersionGetter]. Create one with [NewCluster] or [Fleet.Add].
 //
-// Every method is safe for concurrent use. Configuration setters (SetClock, SetHooks, FailOn,
+// A zero Cluster is a valid, empty cluster named "", as from NewCluster(""). Every method is
+// safe for concurrent use. Configuration setters (SetClock, SetHooks, FailOn,
 // ...) take effect for calls that start after they return.
 type Cluster struct {
 	name string
 
 	mu      sync.Mutex
 	clock   clock.WithTicker
-	rng     *rand.Rand // generateName suffixes and UIDs, seeded by name: runs are repeatable
+	rng     *rand.Rand
 	version version.Info
 	res     resourceConfig
 
@@ -67,22 +68,34 @@ type objectKey struct{ namespace, name string }
 // NewCluster returns an empty cluster named name, using the real clock, with no faults and no
 // simulated controllers. It starts no goroutines. Seed objects with [Cluster.Seed].
 func NewCluster(name string) *Cluster {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	seed := h.Sum64()
-	c := &Cluster{
-		name:    name,
-		clock:   clock.RealClock{},
-		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		version: defaultVersion(),
-		objects: map[schema.GroupVersionResource]map[objectKey]*unstructured.Unstructured{},
-		kinds:   map[schema.GroupVersionResource]string{},
-		watch:   map[*watcher]struct{}{},
-		faults:  map[Verb]*fault{},
+	c := &Cluster{name: name}
+	c.initLocked() // nobody else holds c yet
+	return c
+}
+
+// lock takes c.mu and completes a zero Cluster, so that one is usable too.
+func (c *Cluster) lock() {
+	c.mu.Lock()
+	if c.objects == nil {
+		c.initLocked()
 	}
+}
+
+// initLocked fills in the defaults. generateName suffixes and UIDs come from a source seeded
+// with the cluster's name, so test runs are repeatable.
+func (c *Cluster) initLocked() {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(c.name))
+	seed := h.Sum64()
+	c.clock = clock.RealClock{}
+	c.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c.version = defaultVersion()
+	c.objects = map[schema.GroupVersionResource]map[objectKey]*unstructured.Unstructured{}
+	c.kinds = map[schema.GroupVersionResource]string{}
+	c.watch = map[*watcher]struct{}{}
+	c.faults = map[Verb]*fault{}
 	c.hist.limit = defaultWatchHistory
 	c.readySince = c.clock.Now()
-	return c
 }
 
 func defaultVersion() version.Info {
@@ -102,7 +115,7 @@ func (c *Cluster) SetClock(clk clock.WithTicker) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.clock = clk
 	c.readySince = clk.Now()
@@ -114,7 +127,7 @@ func (c *Cluster) SetClock(clk clock.WithTicker) {
 // configurations, apiservices, ingressclasses, runtimeclasses, and fedkit's clusters) are
 // cluster-scoped and everything else is namespaced. Set it before storing objects of gr.
 func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if c.res.namespaced == nil {
 		c.res.namespaced = map[schema.GroupResource]bool{}
@@ -128,7 +141,7 @@ func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 // configmaps, secrets, serviceaccounts or RBAC objects). Declare a CRD without a status
 // subresource here.
 func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if c.res.status == nil {
 		c.res.status = map[schema.GroupResource]bool{}
@@ -138,7 +151,7 @@ func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 
 // SetServerVersion sets what ServerVersion returns (default v1.37.2-fake).
 func (c *Cluster) SetServerVersion(v version.Info) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.version = v
 }
@@ -146,14 +159,14 @@ func (c *Cluster) SetServerVersion(v version.Info) {
 // SetWatchHistory sets how many events the cluster keeps for watches that resume from an old
 // resourceVersion (default 1024). Older resourceVersions get 410 Expired. n < 1 means 1.
 func (c *Cluster) SetWatchHistory(n int) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.hist.resize(max(n, 1))
 }
 
 // ResourceVersion returns the cluster's current resourceVersion: the number of writes so far.
 func (c *Cluster) ResourceVersion() int64 {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.rv
 }
@@ -171,7 +184,7 @@ func (c *Cluster) ServerVersion(ctx context.Context) (*version.Info, error) {
 	if _, err := c.begin(ctx, Action{Verb: VerbVersion}); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	v := c.version
 	return &v, nil

@@ -73,7 +73,7 @@ type observed struct {
 
 // SetWorkloads configures the simulated controllers; the zero Workloads turns them off.
 func (c *Cluster) SetWorkloads(w Workloads) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	w.LoadBalancerIPs = slices.Clone(w.LoadBalancerIPs)
 	c.sim.cfg = w
@@ -82,7 +82,7 @@ func (c *Cluster) SetWorkloads(w Workloads) {
 // Tick runs the simulated controllers once, at the cluster clock's current time. Tests call
 // it after stepping a fake clock; [Cluster.Run] calls it periodically.
 func (c *Cluster) Tick() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if c.sim.cfg.Apps {
 		c.tickAppsLocked(c.clock.Now())
@@ -95,7 +95,7 @@ func (c *Cluster) Tick() {
 // Run calls Tick every Workloads.Interval on the cluster's clock until ctx is done, then
 // returns nil. It starts no other goroutine.
 func (c *Cluster) Run(ctx context.Context) error {
-	c.mu.Lock()
+	c.lock()
 	clk, interval := c.clock, c.sim.cfg.Interval
 	c.mu.Unlock()
 	return runTicks(ctx, clk, interval, c.Tick)

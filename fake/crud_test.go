@@ -54,6 +54,11 @@ func TestCreateErrors(t *testing.T) {
 		{"neither name nor generateName", noName, apierrors.IsInvalid},
 		{"namespaced resource without namespace", noNamespace, apierrors.IsBadRequest},
 		{"nil object", nil, apierrors.IsBadRequest},
+		{"does not decode into the built-in type", func() *unstructured.Unstructured {
+			d := deployment("prod", "web", 1)
+			d.Object["spec"].(map[string]any)["replicas"] = "three"
+			return d
+		}(), apierrors.IsBadRequest},
 		{"not JSON", &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "x": make(chan int)}}, apierrors.IsBadRequest},
 	}
 	for _, tc := range tests {
@@ -208,4 +213,49 @@ func TestResourceVersionIsClusterWide(t *testing.T) {
 	require.Equal(t, []string{"1", "2", "3"}, []string{a.GetResourceVersion(), b.GetResourceVersion(), d.GetResourceVersion()})
 	require.NoError(t, c.Delete(testCtx(t), configMapGVR, "a", "x", noDeleteOptions))
 	require.Equal(t, int64(4), c.ResourceVersion(), "deletes bump it too")
+}
+
+func TestZeroCluster(t *testing.T) {
+	var c fake.Cluster
+	ctx := testCtx(t)
+	got := mustCreate(t, &c, configMapGVR, configMap("prod", "cfg", nil))
+	require.Equal(t, "1", got.GetResourceVersion())
+	require.Empty(t, c.Name())
+	require.NoError(t, c.Healthy(ctx))
+	var zero fake.Cluster
+	zero.FailOn(fake.VerbGet, apierrors.NewServiceUnavailable("x"), 1)
+	_, err := zero.Get(ctx, configMapGVR, "prod", "cfg")
+	require.True(t, apierrors.IsServiceUnavailable(err))
+}
+
+func TestUpdateErrors(t *testing.T) {
+	c := fake.NewCluster("c")
+	ctx := testCtx(t)
+	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
+	tests := []struct {
+		name   string
+		mutate func(u *unstructured.Unstructured)
+		is     func(error) bool
+	}{
+		{"no name", func(u *unstructured.Unstructured) { u.SetName("") }, apierrors.IsBadRequest},
+		{"no namespace", func(u *unstructured.Unstructured) { u.SetNamespace("") }, apierrors.IsBadRequest},
+		{"other apiVersion", func(u *unstructured.Unstructured) { u.SetAPIVersion("apps/v1beta2") }, apierrors.IsBadRequest},
+		{"not JSON", func(u *unstructured.Unstructured) { u.Object["bad"] = func() {} }, apierrors.IsBadRequest},
+		{"does not decode", func(u *unstructured.Unstructured) { u.Object["spec"] = "flat" }, apierrors.IsBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := created.DeepCopy()
+			tc.mutate(obj)
+			_, err := c.Update(ctx, deployGVR, obj)
+			require.True(t, tc.is(err), "Update = %v", err)
+		})
+	}
+	// A missing kind is taken from the stored object.
+	obj := created.DeepCopy()
+	obj.SetKind("")
+	obj.SetLabels(map[string]string{"x": "y"})
+	got, err := c.Update(ctx, deployGVR, obj)
+	require.NoError(t, err)
+	require.Equal(t, "Deployment", got.GetKind())
 }

@@ -23,7 +23,7 @@ import (
 // and shape them with Drift. An object that exists already is an error satisfying
 // apierrors.IsAlreadyExists.
 func (c *Cluster) Seed(objs ...*unstructured.Unstructured) error {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	for _, obj := range objs {
 		if obj == nil {
@@ -44,7 +44,7 @@ func (c *Cluster) Seed(objs ...*unstructured.Unstructured) error {
 // Peek returns a copy of a stored object like Get, but as the test: no Action is recorded and
 // no fault applies. A missing object is an error satisfying apierrors.IsNotFound.
 func (c *Cluster) Peek(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.getLocked(gvr, namespace, name)
 }
@@ -52,7 +52,7 @@ func (c *Cluster) Peek(gvr schema.GroupVersionResource, namespace, name string) 
 // Objects returns copies of every stored object of gvr, sorted by namespace and name, without
 // recording an Action.
 func (c *Cluster) Objects(gvr schema.GroupVersionResource) []*unstructured.Unstructured {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	list, err := c.listLocked(gvr, "", metav1.ListOptions{})
 	if err != nil {
@@ -75,7 +75,7 @@ func (c *Cluster) Objects(gvr schema.GroupVersionResource) []*unstructured.Unstr
 // object is an error satisfying apierrors.IsNotFound.
 func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string, mutate func(obj *unstructured.Unstructured)) error {
 	for {
-		c.mu.Lock()
+		c.lock()
 		cur, err := c.getLocked(gvr, namespace, name)
 		c.mu.Unlock()
 		if err != nil {
@@ -88,7 +88,7 @@ func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string,
 		cur.SetNamespace(namespace)
 		cur.SetName(name)
 
-		c.mu.Lock()
+		c.lock()
 		_, err = c.updateLocked(gvr, cur, writeAll)
 		c.mu.Unlock()
 		if !apierrors.IsConflict(err) {
@@ -100,7 +100,7 @@ func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string,
 // DriftDelete deletes an object as another actor would, finalizers honoured. A missing object
 // is an error satisfying apierrors.IsNotFound.
 func (c *Cluster) DriftDelete(gvr schema.GroupVersionResource, namespace, name string) error {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.deleteLocked(gvr, namespace, name, metav1.DeleteOptions{})
 }

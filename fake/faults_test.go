@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/fake"
@@ -241,4 +242,63 @@ func TestHooks(t *testing.T) {
 	_, err = c.Get(ctx, configMapGVR, "prod", "secret")
 	require.True(t, apierrors.IsNotFound(err))
 	require.Len(t, c.Actions(), 5, "hooked calls are recorded")
+}
+
+func TestHooksForEveryVerb(t *testing.T) {
+	c := fake.NewCluster("c")
+	ctx := testCtx(t)
+	calls := map[string]int{}
+	c.SetHooks(fake.Hooks{
+		Get: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+			calls["get"]++
+			return next.Get(ctx, gvr, ns, name)
+		},
+		List: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+			calls["list"]++
+			return next.List(ctx, gvr, ns, opts)
+		},
+		Create: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			calls["create"]++
+			return next.Create(ctx, gvr, obj)
+		},
+		Update: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			calls["update"]++
+			return next.Update(ctx, gvr, obj)
+		},
+		UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			calls["update-status"]++
+			return next.UpdateStatus(ctx, gvr, obj)
+		},
+		Patch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+			calls["patch"]++
+			return next.Patch(ctx, gvr, ns, name, pt, data)
+		},
+		Delete: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
+			calls["delete"]++
+			return next.Delete(ctx, gvr, ns, name, opts)
+		},
+		Watch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+			calls["watch"]++
+			return next.Watch(ctx, gvr, ns, opts)
+		},
+	})
+	d := mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
+	_, err := c.Get(ctx, deployGVR, "prod", "web")
+	require.NoError(t, err)
+	_, err = c.List(ctx, deployGVR, "", metav1.ListOptions{})
+	require.NoError(t, err)
+	d, err = c.Update(ctx, deployGVR, d)
+	require.NoError(t, err)
+	_, err = c.UpdateStatus(ctx, deployGVR, d)
+	require.NoError(t, err)
+	_, err = c.Patch(ctx, deployGVR, "prod", "web", types.MergePatchType, []byte(`{}`))
+	require.NoError(t, err)
+	w, err := c.Watch(ctx, deployGVR, "", metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "ADDED web@1", eventName(nextEvent(t, w)))
+	w.Stop()
+	require.NoError(t, c.Delete(ctx, deployGVR, "prod", "web", metav1.DeleteOptions{}))
+	require.Equal(t, map[string]int{
+		"get": 1, "list": 1, "create": 1, "update": 1, "update-status": 1, "patch": 1, "delete": 1, "watch": 1,
+	}, calls)
 }

@@ -63,7 +63,7 @@ func (f *Fleet) Add(name string, labels map[string]string) *Cluster {
 	}
 	c.SetWorkloads(f.workloads)
 	f.added++
-	c.mu.Lock()
+	c.lock()
 	c.sim.index = f.added
 	created := c.clock.Now()
 	c.mu.Unlock()
@@ -182,7 +182,7 @@ func (f *Fleet) Clusters() []federation.Cluster {
 
 func (m *member) describe(name string) federation.Cluster {
 	c := m.cluster
-	c.mu.Lock()
+	c.lock()
 	partitioned, since, ver := c.partitioned, c.readySince, c.version.GitVersion
 	c.mu.Unlock()
 

@@ -61,7 +61,7 @@ type Hooks struct {
 
 // SetHooks replaces the cluster's hooks; the zero Hooks removes them.
 func (c *Cluster) SetHooks(h Hooks) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.hooks = h
 }
@@ -88,7 +88,7 @@ func (c *Cluster) faultLocked(v Verb) *fault {
 // 0 or less. A nil err clears it. Use API errors (apierrors.NewConflict, NewServiceUnavailable,
 // NewTimeoutError, ...) to look like a real server.
 func (c *Cluster) FailOn(verb Verb, err error, times int) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	f := c.faultLocked(verb)
 	f.err, f.times = err, max(times, 0)
@@ -99,7 +99,7 @@ func (c *Cluster) FailOn(verb Verb, err error, times int) {
 // the same calls. The error is a 503 ServiceUnavailable (apierrors.IsServiceUnavailable) that
 // wraps [ErrInjected]. A rate of 0 clears it.
 func (c *Cluster) SetErrorRate(verb Verb, rate float64, seed uint64) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	f := c.faultLocked(verb)
 	f.rate = min(max(rate, 0), 1)
@@ -109,7 +109,7 @@ func (c *Cluster) SetErrorRate(verb Verb, rate float64, seed uint64) {
 // SetLatency delays every call of verb by d on the cluster's clock (see [Cluster.SetClock])
 // before it runs; a call whose ctx ends first returns ctx.Err(). 0 clears it.
 func (c *Cluster) SetLatency(verb Verb, d time.Duration) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.faultLocked(verb).latency = max(d, 0)
 }
@@ -117,7 +117,7 @@ func (c *Cluster) SetLatency(verb Verb, d time.Duration) {
 // ResetFaults clears every FailOn, SetErrorRate and SetLatency, and the hooks. Partitions
 // stay; heal them with [Cluster.Heal] or [Fleet.Heal].
 func (c *Cluster) ResetFaults() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	c.faults = map[Verb]*fault{}
 	c.hooks = Hooks{}
@@ -126,7 +126,7 @@ func (c *Cluster) ResetFaults() {
 // begin records a call and applies, in order: ctx cancellation, partition, latency and
 // injected errors. It returns the hooks to use when the call may proceed.
 func (c *Cluster) begin(ctx context.Context, a Action) (Hooks, error) {
-	c.mu.Lock()
+	c.lock()
 	c.actions = append(c.actions, a)
 	hooks, clk, partitioned := c.hooks, c.clock, c.partitioned
 	latency := c.latencyLocked(a.Verb)
@@ -147,7 +147,7 @@ func (c *Cluster) begin(ctx context.Context, a Action) (Hooks, error) {
 			return hooks, ctx.Err()
 		}
 	}
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return hooks, c.injectedLocked(a.Verb)
 }

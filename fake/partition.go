@@ -16,7 +16,7 @@ import (
 // result channels closed, as a broken connection ends them. State is kept; writes by the test
 // (Seed, Drift) and the simulated controllers still work, as the cluster itself keeps running.
 func (c *Cluster) Partition() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if c.partitioned {
 		return
@@ -28,7 +28,7 @@ func (c *Cluster) Partition() {
 
 // Heal reconnects a partitioned cluster.
 func (c *Cluster) Heal() {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	if !c.partitioned {
 		return
@@ -39,7 +39,7 @@ func (c *Cluster) Heal() {
 
 // Partitioned reports whether the cluster is partitioned.
 func (c *Cluster) Partitioned() bool {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	return c.partitioned
 }

@@ -11,11 +11,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // This file is the storage half of the API server: the functions ending in Locked run with
@@ -73,6 +75,9 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 		return nil, err
 	}
 	if err := checkTypeMeta(gvr, in, ""); err != nil {
+		return nil, err
+	}
+	if err := checkDecodes(in); err != nil {
 		return nil, err
 	}
 	if !seed && in.GetResourceVersion() != "" {
@@ -252,6 +257,21 @@ func decodeObject(data []byte) (*unstructured.Unstructured, error) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("fake: decoding object: %v", err))
 	}
 	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// checkDecodes fails, like the real server, when an object of a built-in kind does not decode
+// into its Go type (a string where a number belongs, a list where an object belongs). Custom
+// resources are not checked: the fake has no schema for them.
+func checkDecodes(obj *unstructured.Unstructured) error {
+	typed, err := scheme.Scheme.New(obj.GroupVersionKind())
+	if err != nil {
+		return nil // not a kind client-go knows
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
+	}
+	return nil
 }
 
 // checkTypeMeta requires a kind (falling back to fallbackKind) and an apiVersion matching gvr;

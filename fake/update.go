@@ -81,6 +81,9 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 		next = in
 	}
 	keepSystemMetadata(next, old)
+	if err := checkDecodes(next); err != nil {
+		return nil, err
+	}
 
 	if old.GetDeletionTimestamp() != nil {
 		if added := newFinalizers(old, next); len(added) > 0 {

@@ -180,7 +180,7 @@ func (c *Cluster) closeWatchesLocked() {
 }
 
 func (c *Cluster) removeWatch(w *watcher) {
-	c.mu.Lock()
+	c.lock()
 	defer c.mu.Unlock()
 	delete(c.watch, w)
 }
