@@ -27,29 +27,39 @@ type event struct {
 	obj, old *unstructured.Unstructured
 }
 
-// history is a bounded log of events in resourceVersion order. compacted is the
-// resourceVersion of the newest event dropped; a watch must start at or after it.
+// history is a bounded log of events in resourceVersion order, a ring of at most limit
+// events. compacted is the resourceVersion of the newest event dropped; a watch must start at
+// or after it.
 type history struct {
 	limit     int
-	events    []event
+	buf       []event // the ring: once full, buf[start] is the oldest event
+	start     int
 	compacted int64
 }
 
+func (h *history) at(i int) event { return h.buf[(h.start+i)%len(h.buf)] }
+
 func (h *history) add(e event) {
-	h.events = append(h.events, e)
-	h.trim()
-}
-
-func (h *history) resize(limit int) {
-	h.limit = limit
-	h.trim()
-}
-
-func (h *history) trim() {
-	if over := len(h.events) - h.limit; over > 0 {
-		h.compacted = h.events[over-1].rv
-		h.events = slices.Clone(h.events[over:])
+	if len(h.buf) < h.limit {
+		h.buf = append(h.buf, e) // still filling: start is 0
+		return
 	}
+	h.compacted = h.buf[h.start].rv
+	h.buf[h.start] = e
+	h.start = (h.start + 1) % len(h.buf)
+}
+
+// resize keeps the newest limit events.
+func (h *history) resize(limit int) {
+	events := make([]event, len(h.buf))
+	for i := range events {
+		events[i] = h.at(i)
+	}
+	if over := len(events) - limit; over > 0 {
+		h.compacted = events[over-1].rv
+		events = events[over:]
+	}
+	h.limit, h.buf, h.start = limit, events, 0
 }
 
 // since returns the events after rv, or false when some of them were already dropped.
@@ -57,8 +67,12 @@ func (h *history) since(rv int64) ([]event, bool) {
 	if rv < h.compacted {
 		return nil, false
 	}
-	i := sort.Search(len(h.events), func(i int) bool { return h.events[i].rv > rv })
-	return h.events[i:], true
+	first := sort.Search(len(h.buf), func(i int) bool { return h.at(i).rv > rv })
+	out := make([]event, 0, len(h.buf)-first)
+	for i := first; i < len(h.buf); i++ {
+		out = append(out, h.at(i))
+	}
+	return out, true
 }
 
 // filter is a namespace plus label and field selectors, as List and Watch take them.

@@ -235,3 +235,41 @@ func requireNoLeak(t *testing.T, before int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestWatchHistoryRing(t *testing.T) {
+	c := fake.NewCluster("c")
+	c.SetWatchHistory(3)
+	write := func(n int) {
+		for range n {
+			mustCreate(t, c, configMapGVR, configMap("prod", "cm-"+strconv.FormatInt(c.ResourceVersion()+1, 10), nil))
+		}
+	}
+	resumable := func(rv int) bool {
+		w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: strconv.Itoa(rv)})
+		if err != nil {
+			require.True(t, apierrors.IsResourceExpired(err), "Watch(%d) = %v", rv, err)
+			return false
+		}
+		defer w.Stop()
+		for want := rv + 1; want <= int(c.ResourceVersion()); want++ {
+			require.Equal(t, strconv.Itoa(want), nextEvent(t, w).Object.(metav1.Object).GetResourceVersion())
+		}
+		return true
+	}
+	steps := []struct {
+		name    string
+		do      func()
+		ok, old int // a resumable resourceVersion and the newest expired one
+	}{
+		{"wrapped several times", func() { write(10) }, 7, 6},
+		{"grown: nothing comes back", func() { c.SetWatchHistory(5) }, 7, 6},
+		{"grown and filled", func() { write(2) }, 7, 6},
+		{"filled and wrapped", func() { write(1) }, 8, 7},
+		{"shrunk", func() { c.SetWatchHistory(2) }, 11, 10},
+	}
+	for _, s := range steps {
+		s.do()
+		require.True(t, resumable(s.ok), "%s: resume from %d", s.name, s.ok)
+		require.False(t, resumable(s.old), "%s: resume from %d", s.name, s.old)
+	}
+}
