@@ -11,11 +11,13 @@
 //	host := fake.NewCluster("host")
 //	fleet := fake.NewFleet()
 //	eu := fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
-//	us := fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})
+//	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})
 //	syncer, err := fedsync.New(host, fleet, federation.DeploymentType, fedsync.Options{})
 //	...
-//	fleet.Partition("us")          // every call to us fails as unreachable
-//	eu.FailOn(fake.VerbUpdate, apierrors.NewConflict(gr, "web", nil), 1)
+//	_ = fleet.Partition("us") // every call to us now fails as unreachable
+//	eu.FailOn(fake.VerbUpdate, apierrors.NewServiceUnavailable("busy"), 1) // the next update fails
+//
+// A zero Cluster and a zero Fleet are valid and empty.
 //
 // Nothing runs in the background: constructors start no goroutines, and the only goroutines
 // are one per open watch (ended by Stop, by its ctx, or by a partition) and those of Run,
@@ -39,6 +41,9 @@
 // resourceVersion is refused (an InternalError, as the real server's storage returns); status
 // is dropped for resources with a status subresource (except Nodes); a missing kind, or an
 // apiVersion other than the resource's, is a BadRequest (an empty apiVersion is filled in).
+// On every write, an object of a built-in kind (one client-go's scheme knows) must decode into
+// its Go type, or the write is a BadRequest, as the real server's decoding makes it: a string
+// in spec.replicas does not get stored.
 //
 // generation: it bumps when anything but metadata changes, and status does not count when the
 // resource has a status subresource. That is the CRD rule, and for built-ins it comes to the
@@ -83,8 +88,10 @@
 // from resourceVersion "" or "0" starts with synthetic Added events for the current objects;
 // from any other resourceVersion it replays the cluster's event history (the last 1024 events,
 // see [Cluster.SetWatchHistory]); one older than the history fails with 410 Expired
-// (apierrors.IsResourceExpired). SendInitialEvents ends the initial events with the
-// "k8s.io/initial-events-end" bookmark, so client-go's watch-list works.
+// (apierrors.IsResourceExpired), returned by the Watch call itself, where a real server opens
+// the stream and sends it as an ERROR event; code that handles both is right for both.
+// SendInitialEvents ends the initial events with the "k8s.io/initial-events-end" bookmark,
+// so client-go's watch-list works.
 //
 // Patch: JSON patch (RFC 6902) and JSON merge patch (RFC 7386) for every resource; strategic
 // merge patch for the built-in types client-go knows (custom resources get 415
@@ -126,7 +133,7 @@
 // # What is not modelled
 //
 //   - Admission, defaulting and validation: objects are stored as sent, apart from the
-//     metadata rules above. Namespaces need not exist; names are not validated; immutable
+//     metadata rules and the decoding check above. Namespaces need not exist; names are not validated; immutable
 //     fields can change; nothing is defaulted (a Deployment without replicas is treated as 1
 //     only by the simulation).
 //   - Server-side apply and managedFields: Apply patches are refused with 415.
@@ -145,8 +152,8 @@
 //
 // # When to use a real API server instead
 //
-// Use a real kube-apiserver (fedkit's internal/testenv starts one per member cluster on
-// 127.0.0.1, and test/ holds the integration tests) when a test depends on anything listed as
+// Use a real kube-apiserver (fedkit's internal/testenv starts real kube-apiserver and etcd
+// processes on 127.0.0.1, and test/ holds the integration tests built on it) when a test depends on anything listed as
 // not modelled: CRD schemas, validation and defaulting, server-side apply, garbage
 // collection, conversion, or client-go's real transport, informers and their timing. Use the
 // fake for the logic: placement, scheduling, sync decisions, status aggregation, retries and
