@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,7 +45,9 @@ var (
 // New returns a Client for the API server that cfg describes. cfg is copied, never modified.
 // New validates the configuration (TLS material, proxy) but does not contact the server.
 //
-// Options override cfg's rate limit and user agent; see Options for the defaults.
+// Options override cfg's rate limit and user agent; see Options for the defaults. Leave
+// cfg.Timeout at zero and bound requests with contexts instead: client-go applies cfg.Timeout
+// to every request, watches included, so a non-zero value ends every watch after that long.
 func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
@@ -210,24 +211,4 @@ func (c *Client) Watch(ctx context.Context, gvr schema.GroupVersionResource, nam
 		return nil, wrapErr(describe("watch", gvr, namespace, ""), err)
 	}
 	return w, nil
-}
-
-// RESTMapping maps a kind to its resource and scope using the API server's discovery, which
-// is cached for the Client's lifetime. A kind the cache does not know refreshes it once, so
-// CRDs installed after the first call are found. An unknown kind is an error satisfying
-// meta.IsNoMatchError.
-func (c *Client) RESTMapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	op := "map kind " + gvk.String()
-	if c.mapper == nil {
-		return nil, fmt.Errorf("kube: %s: %w", op, ErrNoDiscovery)
-	}
-	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.mapper.Reset()
-		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	if err != nil {
-		return nil, wrapErr(op, err)
-	}
-	return m, nil
 }

@@ -166,7 +166,7 @@ func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federat
 		return federation.Result{}, s.notReady(name, m)
 	}
 	s.install(name, m)
-	log := s.opts.Logger.WithValues("cluster", name, "apiEndpoint", cluster.Spec.APIEndpoint)
+	log := s.opts.Logger.WithValues("cluster", name, "apiEndpoint", cfg.Host)
 	if cluster.Spec.InsecureSkipTLSVerify {
 		log.Info("TLS verification is OFF for this cluster (spec.insecureSkipTLSVerify); use it only for test clusters")
 	}

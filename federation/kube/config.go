@@ -95,7 +95,9 @@ func endpointConfig(cluster *federation.Cluster) (*rest.Config, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("%w: spec.apiEndpoint must not contain user information; put credentials in the Secret", ErrInvalidConfig)
 	}
-	cfg := &rest.Config{Host: spec.APIEndpoint}
+	// Host keeps only what locates the server: a query string or fragment has no meaning to
+	// client-go and could carry something secret into a log.
+	cfg := &rest.Config{Host: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()}
 	if len(spec.CABundle) > 0 {
 		if !x509.NewCertPool().AppendCertsFromPEM(spec.CABundle) {
 			return nil, fmt.Errorf("%w: spec.caBundle holds no PEM certificate", ErrInvalidConfig)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -38,4 +40,24 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 		return nil, fmt.Errorf("kube: get server version: decode the answer: %w", err)
 	}
 	return info, nil
+}
+
+// RESTMapping maps a kind to its resource and scope using the API server's discovery, which
+// is cached for the Client's lifetime. A kind the cache does not know refreshes it once, so
+// CRDs installed after the first call are found. An unknown kind is an error satisfying
+// meta.IsNoMatchError.
+func (c *Client) RESTMapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	op := "map kind " + gvk.String()
+	if c.mapper == nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, ErrNoDiscovery)
+	}
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.mapper.Reset()
+		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, wrapErr(op, err)
+	}
+	return m, nil
 }

@@ -21,7 +21,8 @@ const (
 	DefaultUserAgent = "fedkit"
 
 	// DefaultDiscoveryTimeout bounds discovery requests (RESTMapping), which client-go cannot
-	// cancel with a context. Healthy and ServerVersion use the caller's context instead.
+	// cancel with a context, and /readyz and /version probes (Healthy, ServerVersion), which
+	// also honour the caller's context.
 	DefaultDiscoveryTimeout = 30 * time.Second
 
 	// DefaultNamespace is where a ClusterSet looks for the Secrets named by
@@ -44,7 +45,8 @@ type Options struct {
 	// is DefaultUserAgent.
 	UserAgent string
 
-	// DiscoveryTimeout bounds each discovery request. Zero means DefaultDiscoveryTimeout.
+	// DiscoveryTimeout bounds each discovery request and health or version probe. Zero means
+	// DefaultDiscoveryTimeout.
 	DiscoveryTimeout time.Duration
 }
 
