@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -246,6 +247,7 @@ func TestNewClusterSetValidates(t *testing.T) {
 // watch from a resourceVersion, so an event between the informer's List and its Watch could be
 // lost; each step therefore re-touches its object until the set has noticed.
 func TestRun(t *testing.T) {
+	baseline := goruntime.NumGoroutine()
 	ctx, cancel := context.WithCancel(t.Context())
 	logs := &logSink{}
 	host := fakeHost(clusterObject("eu", "https://eu.example.com", "eu-creds"),
@@ -316,4 +318,12 @@ func TestRun(t *testing.T) {
 		t.Fatal("Run did not return after its context was canceled")
 	}
 	require.NotContains(t, logs.String(), token)
+	// Run joined its workers and informers; client-go's workqueue ends its timer goroutine
+	// right after ShutDown.
+	// (Polled by hand: require.Eventually runs its condition on goroutines of its own.)
+	deadline := time.Now().Add(5 * time.Second)
+	for goruntime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, goruntime.NumGoroutine(), baseline, "goroutines left behind by Run")
 }
