@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -140,10 +141,10 @@ func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federat
 	}
 	secret, err := s.secret(ctx, ref.Name)
 	if apierrors.IsNotFound(err) {
-		return federation.Result{}, s.notReady(name, &member{
-			fp:       fingerprint(cluster, nil),
-			notReady: fmt.Errorf("%w: Secret %s/%s does not exist", ErrInvalidCredentials, s.opts.Namespace, ref.Name),
-		})
+		err = fmt.Errorf("%w: Secret %s/%s does not exist", ErrInvalidCredentials, s.opts.Namespace, ref.Name)
+	}
+	if errors.Is(err, ErrInvalidCredentials) {
+		return federation.Result{}, s.notReady(name, &member{fp: fingerprint(cluster, nil), notReady: err})
 	}
 	if err != nil {
 		return federation.Result{}, fmt.Errorf("kube: reconcile cluster %q: %w", name, err)

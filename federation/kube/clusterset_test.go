@@ -207,6 +207,13 @@ func TestReconcileNotReadyReasons(t *testing.T) {
 			secretObject("default", "creds", map[string]string{"token": token})},
 		wantErr: kube.ErrInvalidCredentials, errHas: "fedkit-system/creds does not exist",
 	}, {
+		name: "Secret that does not decode",
+		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"), &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": "fedkit-system"},
+			"data": map[string]any{"token": "%%" + token},
+		}}},
+		wantErr: kube.ErrInvalidCredentials, errHas: "does not decode",
+	}, {
 		name: "http endpoint",
 		objs: []runtime.Object{clusterObject("eu", "http://eu.example.com", "creds"),
 			secretObject("fedkit-system", "creds", map[string]string{"token": token})},
@@ -230,6 +237,7 @@ func TestReconcileNotReadyReasons(t *testing.T) {
 			require.ErrorIs(t, err, federation.ErrClusterNotReady)
 			require.ErrorIs(t, err, tt.wantErr)
 			require.Contains(t, err.Error(), tt.errHas)
+			require.NotContains(t, err.Error(), token)
 		})
 	}
 }
