@@ -158,6 +158,7 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		wantMsg string // part of the API server's message: the field at fault
 	}{
 		{"Cluster without spec.apiEndpoint", cluster + "spec: {region: eu}", "spec.apiEndpoint: Required value"},
+		{"Cluster without a spec", cluster, "spec"},
 		{"Cluster with an empty apiEndpoint", cluster + "spec: {apiEndpoint: ''}", "spec.apiEndpoint"},
 		{"Cluster with a numeric apiEndpoint", cluster + "spec: {apiEndpoint: 6443}", "spec.apiEndpoint"},
 		{"Cluster with zones as a string", cluster + "spec: {apiEndpoint: 'https://x', zones: eu-1a}", "spec.zones"},
