@@ -20,7 +20,7 @@ type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Spec is required: a Cluster without one has no apiEndpoint.
+	// Spec says how to reach the member cluster and where it runs (required).
 	// +kubebuilder:validation:Required
 	Spec   ClusterSpec   `json:"spec,omitempty"`
 	Status ClusterStatus `json:"status,omitempty"`
