@@ -1,0 +1,186 @@
+package override
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// RetainFunc copies into desired the fields that the member cluster owns, from existing, the
+// member object as it is now. desired is private to the call (Render deep-copied it from the
+// template) and may be changed freely; existing must not be changed. It runs before the
+// scheduled replicas and the overrides are applied, so those still win over what it
+// retains. An error fails the render.
+type RetainFunc func(desired, existing *unstructured.Unstructured) error
+
+// Retainers is the retention table: the functions to run for each target GroupKind (the
+// version does not matter). The functions under the zero GroupKind run for every kind,
+// before the kind's own.
+//
+// There is no global registry: start from DefaultRetainers, add or replace entries, and
+// pass the table in Options.Retainers:
+//
+//	rs := override.DefaultRetainers()
+//	gk := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+//	rs[gk] = append(rs[gk], retainWidgetEndpoint)
+//	r, err := override.New(override.Options{Retainers: rs})
+type Retainers map[schema.GroupKind][]RetainFunc
+
+// AllKinds is the key of the Retainers entry that applies to every kind.
+func AllKinds() schema.GroupKind { return schema.GroupKind{} }
+
+// DefaultRetainers returns a new table with fedkit's built-in retention:
+//
+//   - every kind: RetainMetadata (resourceVersion, finalizers, labels and annotations
+//     added in the member);
+//   - Service: RetainServiceFields (clusterIP, clusterIPs, node ports, health check node port);
+//   - ServiceAccount: RetainServiceAccountSecrets;
+//   - PersistentVolumeClaim: RetainVolumeName;
+//   - batch Job: RetainJobSelector (selector and controller-uid / job-name labels).
+//
+// Retaining spec.replicas for Input.RetainReplicas is a step of Render, not a table entry.
+func DefaultRetainers() Retainers {
+	return Retainers{
+		AllKinds():                      {RetainMetadata},
+		{Kind: "Service"}:               {RetainServiceFields},
+		{Kind: "ServiceAccount"}:        {RetainServiceAccountSecrets},
+		{Kind: "PersistentVolumeClaim"}: {RetainVolumeName},
+		{Group: "batch", Kind: "Job"}:   {RetainJobSelector},
+	}
+}
+
+// builtinRetainers is DefaultRetainers' lookup without building the map (for the zero
+// Renderer).
+func builtinRetainers(gk schema.GroupKind, fns []RetainFunc) []RetainFunc {
+	fns = append(fns, RetainMetadata)
+	switch gk {
+	case schema.GroupKind{Kind: "Service"}:
+		fns = append(fns, RetainServiceFields)
+	case schema.GroupKind{Kind: "ServiceAccount"}:
+		fns = append(fns, RetainServiceAccountSecrets)
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		fns = append(fns, RetainVolumeName)
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		fns = append(fns, RetainJobSelector)
+	}
+	return fns
+}
+
+// lookup returns the functions for gk: AllKinds' then gk's.
+func (rs Retainers) lookup(gk schema.GroupKind, fns []RetainFunc) []RetainFunc {
+	fns = append(fns, rs[AllKinds()]...)
+	if gk != AllKinds() {
+		fns = append(fns, rs[gk]...)
+	}
+	return fns
+}
+
+// validate checks that no function is nil.
+func (rs Retainers) validate() error {
+	for gk, fns := range rs {
+		for i, f := range fns {
+			if f == nil {
+				return fmt.Errorf("%w: Retainers[%v][%d] is nil", ErrInvalidInput, gk, i)
+			}
+		}
+	}
+	return nil
+}
+
+// bookkeeping reports whether a label or annotation key is one fedkit writes on every render;
+// retention leaves these to the render.
+func bookkeeping(key string) bool {
+	switch key {
+	case federation.ManagedByLabel, federation.FederatedNameLabel, federation.FederatedNamespaceLabel,
+		federation.RevisionAnnotation, federation.DesiredHashAnnotation,
+		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation:
+		return true
+	}
+	return false
+}
+
+// RetainMetadata keeps what the member cluster owns in metadata:
+//
+//   - resourceVersion, so that the update is an optimistic-locking update of the object
+//     that was read;
+//   - finalizers: the member's, then any the template adds;
+//   - labels and annotations that member controllers added. A key the template sets keeps
+//     the template's value. A key the federation set on the previous render (listed in
+//     federation.ManagedLabelsAnnotation / ManagedAnnotationsAnnotation) and that is no
+//     longer desired is dropped, not retained, so removing a key from the template removes
+//     it from the members.
+func RetainMetadata(desired, existing *unstructured.Unstructured) error {
+	meta, _ := existing.Object["metadata"].(map[string]interface{})
+	if meta == nil {
+		return nil
+	}
+	dmeta, _ := desired.Object["metadata"].(map[string]interface{})
+	if dmeta == nil {
+		dmeta = map[string]interface{}{}
+		desired.Object["metadata"] = dmeta
+	}
+	if rv, ok := meta["resourceVersion"].(string); ok && rv != "" {
+		dmeta["resourceVersion"] = rv
+	}
+	if fins, _ := meta["finalizers"].([]interface{}); len(fins) > 0 {
+		out := make([]interface{}, 0, len(fins))
+		out = append(out, fins...)
+		tmpl, _ := dmeta["finalizers"].([]interface{})
+		for _, f := range tmpl {
+			if !containsValue(out, f) {
+				out = append(out, f)
+			}
+		}
+		dmeta["finalizers"] = out
+	}
+	annotations, _ := meta["annotations"].(map[string]interface{})
+	managedLabels, _ := annotations[federation.ManagedLabelsAnnotation].(string)
+	managedAnnotations, _ := annotations[federation.ManagedAnnotationsAnnotation].(string)
+	retainKeys(dmeta, meta, "labels", managedLabels)
+	retainKeys(dmeta, meta, "annotations", managedAnnotations)
+	return nil
+}
+
+// retainKeys copies member-added keys of the string map meta[field] into dmeta[field].
+func retainKeys(dmeta, meta map[string]interface{}, field, managed string) {
+	member, _ := meta[field].(map[string]interface{})
+	if len(member) == 0 {
+		return
+	}
+	desired, _ := dmeta[field].(map[string]interface{})
+	for k, v := range member {
+		if _, set := desired[k]; set || bookkeeping(k) || listed(managed, k) {
+			continue
+		}
+		if desired == nil {
+			desired = make(map[string]interface{}, len(member))
+			dmeta[field] = desired
+		}
+		desired[k] = v
+	}
+}
+
+// listed reports whether key is an element of the comma-separated list.
+func listed(list, key string) bool {
+	for list != "" {
+		var item string
+		item, list, _ = strings.Cut(list, ",")
+		if item == key {
+			return true
+		}
+	}
+	return false
+}
+
+func containsValue(list []interface{}, v interface{}) bool {
+	for _, x := range list {
+		if jsonEqual(x, v) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,159 @@
+package override
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The built-in retention of kinds whose member objects carry fields the member cluster
+// allocates. Each keeps the member's value only where the template leaves the field unset,
+// so a template that sets one explicitly still wins.
+
+// RetainServiceFields keeps what the member's API server allocated for a Service:
+// spec.clusterIP and spec.clusterIPs (unless the desired type is ExternalName);
+// spec.ports[].nodePort for NodePort and LoadBalancer services, matching ports by name,
+// protocol and port; and spec.healthCheckNodePort for a LoadBalancer with
+// externalTrafficPolicy Local. Both are immutable or would be reallocated if dropped.
+func RetainServiceFields(desired, existing *unstructured.Unstructured) error {
+	spec, _ := existing.Object["spec"].(map[string]interface{})
+	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	if spec == nil || dspec == nil {
+		return nil
+	}
+	typ, _ := dspec["type"].(string)
+	if typ == "" {
+		typ = "ClusterIP"
+	}
+	if typ != "ExternalName" {
+		if ip, _ := spec["clusterIP"].(string); ip != "" && isUnset(dspec, "clusterIP") {
+			dspec["clusterIP"] = ip
+		}
+		if ips, _ := spec["clusterIPs"].([]interface{}); len(ips) > 0 && isUnset(dspec, "clusterIPs") {
+			dspec["clusterIPs"] = deepCopyValue(ips)
+		}
+	}
+	if typ != "NodePort" && typ != "LoadBalancer" {
+		return nil
+	}
+	if hc, ok := spec["healthCheckNodePort"].(int64); ok && hc > 0 && typ == "LoadBalancer" &&
+		dspec["externalTrafficPolicy"] == "Local" && isUnset(dspec, "healthCheckNodePort") {
+		dspec["healthCheckNodePort"] = hc
+	}
+	ports, _ := spec["ports"].([]interface{})
+	dports, _ := dspec["ports"].([]interface{})
+	for _, dp := range dports {
+		d, _ := dp.(map[string]interface{})
+		if d == nil || !isUnset(d, "nodePort") {
+			continue
+		}
+		for _, p := range ports {
+			m, _ := p.(map[string]interface{})
+			if m != nil && samePort(d, m) {
+				if np, ok := m["nodePort"].(int64); ok && np > 0 {
+					d["nodePort"] = np
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// samePort matches service ports by name, protocol (default TCP) and port.
+func samePort(a, b map[string]interface{}) bool {
+	proto := func(m map[string]interface{}) interface{} {
+		if p, ok := m["protocol"].(string); ok && p != "" {
+			return p
+		}
+		return "TCP"
+	}
+	return a["name"] == b["name"] && proto(a) == proto(b) && jsonEqual(a["port"], b["port"])
+}
+
+// RetainServiceAccountSecrets keeps a ServiceAccount's secrets (the token secrets the
+// member's controllers created) when the template lists none.
+func RetainServiceAccountSecrets(desired, existing *unstructured.Unstructured) error {
+	secrets, _ := existing.Object["secrets"].([]interface{})
+	if len(secrets) == 0 {
+		return nil
+	}
+	if d, _ := desired.Object["secrets"].([]interface{}); len(d) == 0 {
+		desired.Object["secrets"] = deepCopyValue(secrets)
+	}
+	return nil
+}
+
+// RetainVolumeName keeps a PersistentVolumeClaim's spec.volumeName, the volume the member
+// bound it to, when the template names none.
+func RetainVolumeName(desired, existing *unstructured.Unstructured) error {
+	spec, _ := existing.Object["spec"].(map[string]interface{})
+	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	if v, _ := spec["volumeName"].(string); v != "" && dspec != nil && isUnset(dspec, "volumeName") {
+		dspec["volumeName"] = v
+	}
+	return nil
+}
+
+// RetainJobSelector keeps what the member's API server generated for a Job, whose pod
+// template is immutable: spec.selector (unless the template sets one) and the
+// batch.kubernetes.io/controller-uid, controller-uid, batch.kubernetes.io/job-name and
+// job-name labels of the pod template.
+func RetainJobSelector(desired, existing *unstructured.Unstructured) error {
+	spec, _ := existing.Object["spec"].(map[string]interface{})
+	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	if spec == nil || dspec == nil {
+		return nil
+	}
+	if sel, ok := spec["selector"].(map[string]interface{}); ok && isUnset(dspec, "selector") {
+		dspec["selector"] = deepCopyMap(sel)
+	}
+	labels, _, _ := unstructured.NestedMap(spec, "template", "metadata", "labels")
+	for _, k := range [...]string{"batch.kubernetes.io/controller-uid", "controller-uid", "batch.kubernetes.io/job-name", "job-name"} {
+		v, ok := labels[k]
+		if !ok {
+			continue
+		}
+		dl := childMap(childMap(childMap(dspec, "template"), "metadata"), "labels")
+		if dl == nil {
+			return nil // the template's shape is not a pod template; nothing to keep
+		}
+		if _, set := dl[k]; !set {
+			dl[k] = v
+		}
+	}
+	return nil
+}
+
+// childMap returns m[key] as a map, creating it when absent; nil when m is nil or m[key] is
+// not a map.
+func childMap(m map[string]interface{}, key string) map[string]interface{} {
+	if m == nil {
+		return nil
+	}
+	v, ok := m[key]
+	if !ok || v == nil {
+		c := map[string]interface{}{}
+		m[key] = c
+		return c
+	}
+	c, _ := v.(map[string]interface{})
+	return c
+}
+
+// isUnset reports whether m[key] is absent, null, "", 0 or an empty list.
+func isUnset(m map[string]interface{}, key string) bool {
+	switch v := m[key].(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case int64:
+		return v == 0
+	case float64:
+		return v == 0
+	case []interface{}:
+		return len(v) == 0
+	case map[string]interface{}:
+		return len(v) == 0
+	}
+	return false
+}
