@@ -156,6 +156,9 @@ func (r *Renderer) render(in *Input) (map[string]interface{}, error) {
 	if err != nil {
 		return nil, err
 	}
+	if gk := in.Type.Target.GroupKind(); gk.Group == "" && gk.Kind == "Service" {
+		pruneService(out, d)
+	}
 	return out, finish(out, d)
 }
 

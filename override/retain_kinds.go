@@ -13,6 +13,9 @@ import (
 // spec.ports[].nodePort for NodePort and LoadBalancer services, matching ports by name,
 // protocol and port; and spec.healthCheckNodePort for a LoadBalancer with
 // externalTrafficPolicy Local. Both are immutable or would be reallocated if dropped.
+//
+// It decides on the template's type and policy; when an override then changes them, Render
+// drops the retained values the final spec cannot carry (see pruneService).
 func RetainServiceFields(desired, existing *unstructured.Unstructured) error {
 	spec, _ := existing.Object["spec"].(map[string]interface{})
 	dspec, _ := desired.Object["spec"].(map[string]interface{})
@@ -156,4 +159,54 @@ func isUnset(m map[string]interface{}, key string) bool {
 		return len(v) == 0
 	}
 	return false
+}
+
+// pruneService runs after the overrides, when a Service was rendered with retention: the
+// retained allocations were chosen for the template's type and traffic policy, and an
+// override may have changed them (a LoadBalancer in one cluster, ClusterIP in the others).
+// It drops what the final spec cannot carry and the federation did not ask for (desired,
+// the object rendered without retention, does not set it): node ports unless the type is
+// NodePort or LoadBalancer, the health check node port unless LoadBalancer with policy
+// Local, cluster IPs for ExternalName. A value the template or an override sets is left
+// for the API server to judge.
+func pruneService(out, desired map[string]interface{}) {
+	spec, _ := out["spec"].(map[string]interface{})
+	dspec, _ := desired["spec"].(map[string]interface{})
+	if spec == nil {
+		return
+	}
+	typ, _ := spec["type"].(string)
+	if typ == "" {
+		typ = "ClusterIP"
+	}
+	if typ == "ExternalName" {
+		for _, f := range [...]string{"clusterIP", "clusterIPs"} {
+			if isUnset(dspec, f) {
+				delete(spec, f)
+			}
+		}
+	}
+	if (typ != "LoadBalancer" || spec["externalTrafficPolicy"] != "Local") && isUnset(dspec, "healthCheckNodePort") {
+		delete(spec, "healthCheckNodePort")
+	}
+	if typ == "NodePort" || typ == "LoadBalancer" {
+		return
+	}
+	ports, _ := spec["ports"].([]interface{})
+	dports, _ := dspec["ports"].([]interface{})
+	for _, p := range ports {
+		m, _ := p.(map[string]interface{})
+		if m == nil || isUnset(m, "nodePort") {
+			continue
+		}
+		asked := false
+		for _, dp := range dports {
+			if d, _ := dp.(map[string]interface{}); d != nil && samePort(d, m) && !isUnset(d, "nodePort") {
+				asked = true
+			}
+		}
+		if !asked {
+			delete(m, "nodePort")
+		}
+	}
 }
