@@ -1,12 +1,10 @@
 package override
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash"
-	"slices"
-	"strconv"
+	"math/bits"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -15,74 +13,52 @@ import (
 // would change nothing. It covers what the federation wants for one cluster and nothing the
 // member owns:
 //
-//	hash = SHA-256 over a canonical encoding of D, where D is the object Render returns for
-//	the cluster when no member object exists (no retention), without the two annotations
-//	federation.DesiredHashAnnotation and federation.RevisionAnnotation.
+//	hash = H(D), where D is the object Render returns for the cluster when no member object
+//	exists (no retention), without the annotations federation.DesiredHashAnnotation and
+//	federation.RevisionAnnotation.
 //
 // So the hash changes when the template, the overrides that apply to the cluster, the
 // scheduled replicas, the identity, the TypeConfig or fedkit's bookkeeping labels change,
 // and does not change when the member's resourceVersion, allocated clusterIP, member-added
 // labels or HPA-driven replicas do. The revision is left out so that a new revision that
 // renders the same object for a cluster does not force a write there (sync may record the
-// new revision for that cluster without an update). The value is "sha256:" and 32 hex
-// digits (128 bits); compare it only for equality.
+// new revision for that cluster without an update).
 //
-// The canonical encoding sorts object members by key and encodes numbers as encoding/json
-// does, so the hash is stable across processes, map iteration orders, and int64/float64
-// forms of the same number.
+// H is a 128-bit structural hash over JSON values, defined here so it is stable across
+// processes, Go versions and map iteration orders: an object hashes to the sum of its
+// members' hashes (each mixing key and value), so no keys are sorted and nothing is
+// allocated; arrays hash in order; numbers hash by their encoding/json text, so 1 and 1.0
+// agree. It is not a cryptographic hash: it detects changes, and nobody gains anything by
+// forging a collision with their own object. The value is "v1:" and 32 hex digits; compare
+// it only for equality (a new encoding would change the prefix, costing one update).
 
-// hasher streams the canonical encoding of a value into SHA-256 without building it.
-type hasher struct {
-	h    hash.Hash
-	buf  []byte   // pending bytes, flushed to h when full
-	keys []string // scratch space for sorted keys, used as a stack by nested maps
-}
+// hashSeeds are the two lanes' seeds and multipliers (odd 64-bit constants from
+// splitmix64 and xxhash).
+const (
+	seedA, seedB = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
+	mulA, mulB   = 0xbf58476d1ce4e5b9, 0x94d049bb133111eb
+)
+
+// h128 is a hash value: two independent 64-bit lanes.
+type h128 struct{ a, b uint64 }
 
 // desiredHash returns the hash annotation value for root.
 func desiredHash(root map[string]interface{}) (string, error) {
-	var bufArr [1024]byte
-	w := hasher{h: sha256.New(), buf: bufArr[:0]}
-	if err := w.object(root, 0); err != nil {
+	h, err := hashObject(root, levelRoot)
+	if err != nil {
 		return "", err
 	}
-	w.flush()
-	var sum [sha256.Size]byte
-	var out [7 + 32]byte
-	copy(out[:], "sha256:")
-	hex.Encode(out[7:], w.h.Sum(sum[:0])[:16])
+	var sum [16]byte
+	binary.BigEndian.PutUint64(sum[:8], h.a)
+	binary.BigEndian.PutUint64(sum[8:], h.b)
+	var out [3 + 32]byte
+	copy(out[:], "v1:")
+	hex.Encode(out[3:], sum[:])
 	return string(out[:]), nil
 }
 
-func (w *hasher) flush() {
-	w.h.Write(w.buf)
-	w.buf = w.buf[:0]
-}
-
-func (w *hasher) byte(b byte) {
-	if len(w.buf) == cap(w.buf) {
-		w.flush()
-	}
-	w.buf = append(w.buf, b)
-}
-
-// str writes a string with its length first, so no two strings concatenate ambiguously.
-func (w *hasher) str(s string) {
-	if len(w.buf)+len(s)+24 > cap(w.buf) {
-		w.flush()
-	}
-	if len(s)+24 > cap(w.buf) {
-		w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
-		w.buf = append(w.buf, '"')
-		w.flush()
-		w.h.Write([]byte(s))
-		return
-	}
-	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
-	w.buf = append(w.buf, '"')
-	w.buf = append(w.buf, s...)
-}
-
-// level marks where the encoder is: at the root (0), in metadata (1), in its annotations (2).
+// Where the walk is: the hash and revision annotations are skipped only at
+// metadata.annotations of the root.
 const (
 	levelRoot = iota
 	levelMetadata
@@ -90,70 +66,143 @@ const (
 	levelOther
 )
 
-// object encodes a map, skipping the hash and revision annotations.
-func (w *hasher) object(m map[string]interface{}, level int) error {
-	start := len(w.keys)
-	for k := range m {
-		if level == levelAnnotations && (k == federation.DesiredHashAnnotation || k == federation.RevisionAnnotation) {
-			continue
-		}
-		w.keys = append(w.keys, k)
-	}
-	keys := w.keys[start:]
-	slices.Sort(keys)
-	w.byte('{')
-	for i := 0; i < len(keys); i++ {
-		k := w.keys[start+i] // re-read: nested calls may grow (move) w.keys
-		w.str(k)
+// Type tags keep values of different JSON types apart (the string "1" is not the number 1).
+const (
+	tagNull = iota + 1
+	tagFalse
+	tagTrue
+	tagNumber
+	tagString
+	tagArray
+	tagObject
+	tagMember
+)
+
+func hashObject(m map[string]interface{}, level int) (h128, error) {
+	var sum h128
+	n := uint64(0) // members hashed (the skipped annotations do not count)
+	for k, v := range m {
 		next := levelOther
 		switch {
 		case level == levelRoot && k == "metadata":
 			next = levelMetadata
 		case level == levelMetadata && k == "annotations":
 			next = levelAnnotations
+		case level == levelAnnotations && (k == federation.DesiredHashAnnotation || k == federation.RevisionAnnotation):
+			continue
 		}
-		if err := w.value(m[k], next); err != nil {
-			return err
+		vh, err := hashValue(v, next)
+		if err != nil {
+			return h128{}, err
 		}
+		kh := hashString(tagMember, k)
+		e := combine(kh, vh)
+		sum.a += e.a
+		sum.b += e.b
+		n++
 	}
-	w.byte('}')
-	w.keys = w.keys[:start]
-	return nil
+	return finalize(h128{sum.a ^ tagObject ^ n<<8, sum.b ^ tagObject ^ n<<8}), nil
 }
 
-func (w *hasher) value(v interface{}, level int) error {
+func hashValue(v interface{}, level int) (h128, error) {
 	switch x := v.(type) {
 	case map[string]interface{}:
-		return w.object(x, level)
+		return hashObject(x, level)
 	case []interface{}:
-		w.byte('[')
+		h := h128{seedA ^ tagArray, seedB ^ tagArray}
 		for _, e := range x {
-			if err := w.value(e, levelOther); err != nil {
-				return err
+			eh, err := hashValue(e, levelOther)
+			if err != nil {
+				return h128{}, err
 			}
+			h = combine(h, eh)
 		}
-		w.byte(']')
+		return finalize(h128{h.a ^ uint64(len(x)), h.b ^ uint64(len(x))}), nil
 	case string:
-		w.byte('s')
-		w.str(x)
+		return hashString(tagString, x), nil
 	case bool:
 		if x {
-			w.byte('t')
-		} else {
-			w.byte('f')
+			return finalize(h128{seedA ^ tagTrue, seedB ^ tagTrue}), nil
 		}
+		return finalize(h128{seedA ^ tagFalse, seedB ^ tagFalse}), nil
 	case nil:
-		w.byte('n')
-	default:
-		if len(w.buf)+40 > cap(w.buf) {
-			w.flush()
+		return finalize(h128{seedA ^ tagNull, seedB ^ tagNull}), nil
+	case int64:
+		if x >= 0 && x < 1<<53 { // the common case, without formatting
+			return finalize(h128{seedA ^ tagNumber ^ uint64(x)*mulA, seedB ^ tagNumber ^ uint64(x)*mulB}), nil
 		}
-		w.buf = append(w.buf, '#')
-		var ok bool
-		if w.buf, ok = appendNumber(w.buf, v); !ok {
-			return fmt.Errorf("%w: %T has no JSON form", ErrInvalidValue, v)
-		}
-		w.buf = append(w.buf, ';')
 	}
-	return nil
+	var buf [40]byte
+	b, ok := appendNumber(buf[:0], v)
+	if !ok {
+		return h128{}, fmt.Errorf("%w: %T has no JSON form", ErrInvalidValue, v)
+	}
+	// Integral numbers below 2^53 hash as the int64 case above, whatever their Go type.
+	if n, ok := smallInt(b); ok {
+		return finalize(h128{seedA ^ tagNumber ^ n*mulA, seedB ^ tagNumber ^ n*mulB}), nil
+	}
+	return hashBytes(tagNumber, b), nil
 }
+
+// smallInt parses b as a decimal integer in [0, 2^53).
+func smallInt(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 16 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n < 1<<53
+}
+
+// combine mixes two hashes in order.
+func combine(x, y h128) h128 {
+	return h128{
+		a: mix(x.a^y.a*mulB, mulA) + y.b,
+		b: mix(x.b^y.b*mulA, mulB) + y.a,
+	}
+}
+
+// mix is a multiply-xorshift step.
+func mix(x, m uint64) uint64 {
+	hi, lo := bits.Mul64(x, m)
+	return hi ^ lo
+}
+
+// finalize avalanches both lanes (murmur3's fmix64).
+func finalize(h h128) h128 {
+	f := func(x uint64) uint64 {
+		x ^= x >> 33
+		x *= 0xff51afd7ed558ccd
+		x ^= x >> 33
+		x *= 0xc4ceb9fe1a85ec53
+		x ^= x >> 33
+		return x
+	}
+	return h128{f(h.a), f(h.b ^ h.a)}
+}
+
+// hashString hashes s, 8 bytes at a time.
+func hashString(tag uint64, s string) h128 {
+	a, b := seedA^tag^uint64(len(s))*mulA, seedB^tag^uint64(len(s))*mulB
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		a = mix(a^w, mulA)
+		b = mix(b^w, mulB)
+		s = s[8:]
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	a = mix(a^w, mulA)
+	b = mix(b^w^0xff, mulB)
+	return finalize(h128{a, b})
+}
+
+func hashBytes(tag uint64, b []byte) h128 { return hashString(tag, string(b)) }
