@@ -140,41 +140,37 @@ func (r *Renderer) render(in *Input) (map[string]interface{}, error) {
 		}
 	}
 	if in.Existing == nil {
-		out, err := r.pass(in, plans, false, nil)
+		out, err := r.pass(in, plans, nil)
 		if err != nil {
 			return nil, err
 		}
 		return out, finish(out, nil)
 	}
-	// The desired state without retention, D, for the hash and the managed-key lists. It
-	// is built copy-on-write over the template: only the edited paths are copied.
-	d, err := r.pass(in, plans, true, nil)
+	// The desired state without retention, D, for the hash and the managed-key lists.
+	d, err := r.pass(in, plans, nil)
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.pass(in, plans, false, in.Existing)
+	out, err := r.pass(in, plans, in.Existing)
 	if err != nil {
 		return nil, err
 	}
 	if gk := in.Type.Target.GroupKind(); gk.Group == "" && gk.Kind == "Service" {
-		pruneService(out, d)
+		e := editor{shared: true}
+		out = e.ownRoot(out)
+		if err := pruneService(&Target{e: &e, root: out}, d); err != nil {
+			return nil, err
+		}
 	}
 	return out, finish(out, d)
 }
 
-// pass runs steps 1 to 5 (without the hash) on a new object: copy-on-write over the template
-// when shared, else on a deep copy; retention only when existing is set.
-func (r *Renderer) pass(in *Input, plans []plan, shared bool, existing *unstructured.Unstructured) (map[string]interface{}, error) {
-	e := editor{shared: shared}
-	var root map[string]interface{}
-	if shared {
-		root = e.ownRoot(in.Template)
-	} else {
-		root = deepCopyMap(in.Template)
-		if root == nil {
-			root = map[string]interface{}{}
-		}
-	}
+// pass runs steps 1 to 5 (without the hash), copy-on-write over the template: the new object
+// shares every container no step changes with in.Template. Retention runs only when existing
+// is set.
+func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstructured) (map[string]interface{}, error) {
+	e := editor{shared: true}
+	root := e.ownRoot(in.Template)
 
 	// 1. Identity.
 	root["apiVersion"], root["kind"] = in.Type.Target.ToAPIVersionAndKind()
@@ -196,7 +192,7 @@ func (r *Renderer) pass(in *Input, plans []plan, shared bool, existing *unstruct
 	// 2. Retention.
 	replicasRetained := false
 	if existing != nil {
-		desired := &unstructured.Unstructured{Object: root}
+		desired := &Target{e: &e, root: root}
 		var buf [4]RetainFunc
 		fns := buf[:0]
 		gk := in.Type.Target.GroupKind()
@@ -210,12 +206,11 @@ func (r *Renderer) pass(in *Input, plans []plan, shared bool, existing *unstruct
 				return nil, fmt.Errorf("retain: %w", err)
 			}
 		}
-		root = desired.Object
 		if in.RetainReplicas {
 			fields := replicasFields(in.Type)
 			if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {
-				if err := unstructured.SetNestedField(root, deepCopyValue(v), fields...); err != nil {
-					return nil, &PathError{Path: Pointer(fields...), Op: "retain", Err: fmt.Errorf("%w: %v", ErrPathNotFound, err)}
+				if err := desired.Set(deepCopyValue(v), fields...); err != nil {
+					return nil, err
 				}
 				replicasRetained = true
 			}

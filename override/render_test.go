@@ -100,37 +100,40 @@ func TestDesiredHash(t *testing.T) {
 	}
 }
 
-// TestRenderDoesNotMutateInputs renders with every input set and compares them with deep
-// copies taken before; then it scribbles over the result and checks the inputs again, which
-// catches a result sharing maps or slices with them.
+// TestRenderDoesNotMutateInputs renders with every input set and compares the inputs with
+// snapshots taken before. Then it scribbles over the result and checks Existing, Overrides
+// and ClusterLabels again, which catches a result sharing maps or slices with them. The
+// result does share unchanged subtrees with Template (copy-on-write, documented), so
+// scribbling over it reaches the template, and a DeepCopy of it does not.
 func TestRenderDoesNotMutateInputs(t *testing.T) {
-	in := webInput(t)
-	existing, err := override.Render(in)
-	require.NoError(t, err)
-	existing.SetResourceVersion("5")
-	in.Existing = existing
-	in.RetainReplicas = true
-
-	snapshot := func() string {
-		b, err := json.Marshal(struct {
-			T map[string]interface{}
-			O []federation.ClusterOverride
-			L map[string]string
-			E map[string]interface{}
-			R int64
-		}{in.Template, in.Overrides, in.ClusterLabels, in.Existing.Object, *in.Replicas})
+	snap := func(v interface{}) string {
+		b, err := json.Marshal(v)
 		require.NoError(t, err)
 		return string(b)
 	}
-	before := snapshot()
-	for _, existing := range []*unstructured.Unstructured{nil, in.Existing} {
-		in := in
-		in.Existing = existing
+	for _, withExisting := range []bool{false, true} {
+		in := webInput(t)
+		if withExisting {
+			existing, err := override.Render(in)
+			require.NoError(t, err)
+			existing.SetResourceVersion("5")
+			in.Existing = existing.DeepCopy()
+			in.RetainReplicas = true
+		}
+		var existing interface{}
+		if in.Existing != nil {
+			existing = in.Existing.Object
+		}
+		tmpl, others := snap(in.Template), snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas})
 		out, err := override.Render(in)
 		require.NoError(t, err)
-		require.Equal(t, before, snapshot(), "Render changed an input")
+		require.Equal(t, tmpl, snap(in.Template), "Render changed the template")
+		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "Render changed an input")
+
+		scribble(out.DeepCopy().Object)
+		require.Equal(t, tmpl, snap(in.Template), "a DeepCopy of the result shares memory with the template")
 		scribble(out.Object)
-		require.Equal(t, before, snapshot(), "the result shares memory with an input")
+		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "the result shares memory with Existing, Overrides or ClusterLabels")
 	}
 }
 
@@ -215,9 +218,9 @@ func TestRendererRetainers(t *testing.T) {
 	// An embedder keeps a field its own controller sets in the member.
 	rs := override.DefaultRetainers()
 	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	rs[gk] = append(rs[gk], func(desired, existing *unstructured.Unstructured) error {
+	rs[gk] = append(rs[gk], func(desired *override.Target, existing *unstructured.Unstructured) error {
 		if v, ok, _ := unstructured.NestedString(existing.Object, "spec", "paused"); ok {
-			return unstructured.SetNestedField(desired.Object, v, "spec", "paused")
+			return desired.Set(v, "spec", "paused")
 		}
 		return nil
 	})
@@ -300,3 +303,4 @@ func TestInputFor(t *testing.T) {
 	require.Len(t, in.Overrides, 1)
 	require.Equal(t, int64(1), in.Template["spec"].(map[string]interface{})["x"])
 }
+

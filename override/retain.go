@@ -11,11 +11,12 @@ import (
 )
 
 // RetainFunc copies into desired the fields that the member cluster owns, from existing, the
-// member object as it is now. desired is private to the call (Render deep-copied it from the
-// template) and may be changed freely; existing must not be changed. It runs before the
-// scheduled replicas and the overrides are applied, so those still win over what it
-// retains. An error fails the render.
-type RetainFunc func(desired, existing *unstructured.Unstructured) error
+// member object as it is now. desired shares memory with the template: write through its
+// Set, Map and Remove methods (see Target), and copy maps and slices taken from existing
+// before storing them. existing must not be changed. It runs before the scheduled replicas
+// and the overrides are applied, so those still win over what it retains. An error fails
+// the render.
+type RetainFunc func(desired *Target, existing *unstructured.Unstructured) error
 
 // Retainers is the retention table: the functions to run for each target GroupKind (the
 // version does not matter). The functions under the zero GroupKind run for every kind,
@@ -113,15 +114,14 @@ func bookkeeping(key string) bool {
 //     federation.ManagedLabelsAnnotation / ManagedAnnotationsAnnotation) and that is no
 //     longer desired is dropped, not retained, so removing a key from the template removes
 //     it from the members.
-func RetainMetadata(desired, existing *unstructured.Unstructured) error {
+func RetainMetadata(desired *Target, existing *unstructured.Unstructured) error {
 	meta, _ := existing.Object["metadata"].(map[string]interface{})
 	if meta == nil {
 		return nil
 	}
-	dmeta, _ := desired.Object["metadata"].(map[string]interface{})
-	if dmeta == nil {
-		dmeta = map[string]interface{}{}
-		desired.Object["metadata"] = dmeta
+	dmeta, err := desired.Map("metadata")
+	if err != nil {
+		return err
 	}
 	if rv, ok := meta["resourceVersion"].(string); ok && rv != "" {
 		dmeta["resourceVersion"] = rv
@@ -140,28 +140,36 @@ func RetainMetadata(desired, existing *unstructured.Unstructured) error {
 	annotations, _ := meta["annotations"].(map[string]interface{})
 	managedLabels, _ := annotations[federation.ManagedLabelsAnnotation].(string)
 	managedAnnotations, _ := annotations[federation.ManagedAnnotationsAnnotation].(string)
-	retainKeys(dmeta, meta, "labels", managedLabels)
-	retainKeys(dmeta, meta, "annotations", managedAnnotations)
-	return nil
+	if err := retainKeys(desired, meta, "labels", managedLabels); err != nil {
+		return err
+	}
+	return retainKeys(desired, meta, "annotations", managedAnnotations)
 }
 
-// retainKeys copies member-added keys of the string map meta[field] into dmeta[field].
-func retainKeys(dmeta, meta map[string]interface{}, field, managed string) {
+// retainKeys copies member-added keys of the string map meta[field] into the desired
+// object's metadata[field].
+func retainKeys(desired *Target, meta map[string]interface{}, field, managed string) error {
 	member, _ := meta[field].(map[string]interface{})
 	if len(member) == 0 {
-		return
+		return nil
 	}
-	desired, _ := dmeta[field].(map[string]interface{})
+	current, _ := desired.Get("metadata", field)
+	cur, _ := current.(map[string]interface{})
+	var out map[string]interface{} // writable, once a key is retained
 	for k, v := range member {
-		if _, set := desired[k]; set || bookkeeping(k) || listed(managed, k) {
+		if _, set := cur[k]; set || bookkeeping(k) || listed(managed, k) {
 			continue
 		}
-		if desired == nil {
-			desired = make(map[string]interface{}, len(member))
-			dmeta[field] = desired
+		if out == nil {
+			m, err := desired.Map("metadata", field)
+			if err != nil {
+				return err
+			}
+			out = m
 		}
-		desired[k] = v
+		out[k] = v
 	}
+	return nil
 }
 
 // listed reports whether key is an element of the comma-separated list.

@@ -16,9 +16,10 @@ import (
 //
 // It decides on the template's type and policy; when an override then changes them, Render
 // drops the retained values the final spec cannot carry (see pruneService).
-func RetainServiceFields(desired, existing *unstructured.Unstructured) error {
+func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) error {
 	spec, _ := existing.Object["spec"].(map[string]interface{})
-	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	d, _ := desired.Get("spec")
+	dspec, _ := d.(map[string]interface{})
 	if spec == nil || dspec == nil {
 		return nil
 	}
@@ -28,10 +29,14 @@ func RetainServiceFields(desired, existing *unstructured.Unstructured) error {
 	}
 	if typ != "ExternalName" {
 		if ip, _ := spec["clusterIP"].(string); ip != "" && isUnset(dspec, "clusterIP") {
-			dspec["clusterIP"] = ip
+			if err := desired.Set(ip, "spec", "clusterIP"); err != nil {
+				return err
+			}
 		}
 		if ips, _ := spec["clusterIPs"].([]interface{}); len(ips) > 0 && isUnset(dspec, "clusterIPs") {
-			dspec["clusterIPs"] = deepCopyValue(ips)
+			if err := desired.Set(deepCopyValue(ips), "spec", "clusterIPs"); err != nil {
+				return err
+			}
 		}
 	}
 	if typ != "NodePort" && typ != "LoadBalancer" {
@@ -39,24 +44,39 @@ func RetainServiceFields(desired, existing *unstructured.Unstructured) error {
 	}
 	if hc, ok := spec["healthCheckNodePort"].(int64); ok && hc > 0 && typ == "LoadBalancer" &&
 		dspec["externalTrafficPolicy"] == "Local" && isUnset(dspec, "healthCheckNodePort") {
-		dspec["healthCheckNodePort"] = hc
+		if err := desired.Set(hc, "spec", "healthCheckNodePort"); err != nil {
+			return err
+		}
 	}
 	ports, _ := spec["ports"].([]interface{})
 	dports, _ := dspec["ports"].([]interface{})
-	for _, dp := range dports {
+	var out []interface{} // a copy of dports, once a node port is retained
+	for i, dp := range dports {
 		d, _ := dp.(map[string]interface{})
 		if d == nil || !isUnset(d, "nodePort") {
 			continue
 		}
 		for _, p := range ports {
 			m, _ := p.(map[string]interface{})
-			if m != nil && samePort(d, m) {
-				if np, ok := m["nodePort"].(int64); ok && np > 0 {
-					d["nodePort"] = np
-				}
-				break
+			if m == nil || !samePort(d, m) {
+				continue
 			}
+			if np, ok := m["nodePort"].(int64); ok && np > 0 {
+				if out == nil {
+					out = append([]interface{}(nil), dports...)
+				}
+				port := make(map[string]interface{}, len(d)+1)
+				for k, v := range d {
+					port[k] = v
+				}
+				port["nodePort"] = np
+				out[i] = port
+			}
+			break
 		}
+	}
+	if out != nil {
+		return desired.Set(out, "spec", "ports")
 	}
 	return nil
 }
@@ -74,24 +94,25 @@ func samePort(a, b map[string]interface{}) bool {
 
 // RetainServiceAccountSecrets keeps a ServiceAccount's secrets (the token secrets the
 // member's controllers created) when the template lists none.
-func RetainServiceAccountSecrets(desired, existing *unstructured.Unstructured) error {
+func RetainServiceAccountSecrets(desired *Target, existing *unstructured.Unstructured) error {
 	secrets, _ := existing.Object["secrets"].([]interface{})
 	if len(secrets) == 0 {
 		return nil
 	}
-	if d, _ := desired.Object["secrets"].([]interface{}); len(d) == 0 {
-		desired.Object["secrets"] = deepCopyValue(secrets)
+	if d, _ := desired.Get("secrets"); isEmptyList(d) {
+		return desired.Set(deepCopyValue(secrets), "secrets")
 	}
 	return nil
 }
 
 // RetainVolumeName keeps a PersistentVolumeClaim's spec.volumeName, the volume the member
 // bound it to, when the template names none.
-func RetainVolumeName(desired, existing *unstructured.Unstructured) error {
+func RetainVolumeName(desired *Target, existing *unstructured.Unstructured) error {
 	spec, _ := existing.Object["spec"].(map[string]interface{})
-	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	d, _ := desired.Get("spec")
+	dspec, _ := d.(map[string]interface{})
 	if v, _ := spec["volumeName"].(string); v != "" && dspec != nil && isUnset(dspec, "volumeName") {
-		dspec["volumeName"] = v
+		return desired.Set(v, "spec", "volumeName")
 	}
 	return nil
 }
@@ -100,14 +121,17 @@ func RetainVolumeName(desired, existing *unstructured.Unstructured) error {
 // template is immutable: spec.selector (unless the template sets one) and the
 // batch.kubernetes.io/controller-uid, controller-uid, batch.kubernetes.io/job-name and
 // job-name labels of the pod template.
-func RetainJobSelector(desired, existing *unstructured.Unstructured) error {
+func RetainJobSelector(desired *Target, existing *unstructured.Unstructured) error {
 	spec, _ := existing.Object["spec"].(map[string]interface{})
-	dspec, _ := desired.Object["spec"].(map[string]interface{})
+	d, _ := desired.Get("spec")
+	dspec, _ := d.(map[string]interface{})
 	if spec == nil || dspec == nil {
 		return nil
 	}
 	if sel, ok := spec["selector"].(map[string]interface{}); ok && isUnset(dspec, "selector") {
-		dspec["selector"] = deepCopyMap(sel)
+		if err := desired.Set(deepCopyMap(sel), "spec", "selector"); err != nil {
+			return err
+		}
 	}
 	labels, _, _ := unstructured.NestedMap(spec, "template", "metadata", "labels")
 	for _, k := range [...]string{"batch.kubernetes.io/controller-uid", "controller-uid", "batch.kubernetes.io/job-name", "job-name"} {
@@ -115,31 +139,14 @@ func RetainJobSelector(desired, existing *unstructured.Unstructured) error {
 		if !ok {
 			continue
 		}
-		dl := childMap(childMap(childMap(dspec, "template"), "metadata"), "labels")
-		if dl == nil {
-			return nil // the template's shape is not a pod template; nothing to keep
+		if _, set := desired.Get("spec", "template", "metadata", "labels", k); set {
+			continue
 		}
-		if _, set := dl[k]; !set {
-			dl[k] = v
+		if err := desired.Set(v, "spec", "template", "metadata", "labels", k); err != nil {
+			return nil // the template's shape is not a pod template; nothing to keep
 		}
 	}
 	return nil
-}
-
-// childMap returns m[key] as a map, creating it when absent; nil when m is nil or m[key] is
-// not a map.
-func childMap(m map[string]interface{}, key string) map[string]interface{} {
-	if m == nil {
-		return nil
-	}
-	v, ok := m[key]
-	if !ok || v == nil {
-		c := map[string]interface{}{}
-		m[key] = c
-		return c
-	}
-	c, _ := v.(map[string]interface{})
-	return c
 }
 
 // isUnset reports whether m[key] is absent, null, "", 0 or an empty list.
@@ -169,32 +176,43 @@ func isUnset(m map[string]interface{}, key string) bool {
 // NodePort or LoadBalancer, the health check node port unless LoadBalancer with policy
 // Local, cluster IPs for ExternalName. A value the template or an override sets is left
 // for the API server to judge.
-func pruneService(out, desired map[string]interface{}) {
-	spec, _ := out["spec"].(map[string]interface{})
+func pruneService(out *Target, desired map[string]interface{}) error {
+	sp, _ := out.Get("spec")
+	spec, _ := sp.(map[string]interface{})
 	dspec, _ := desired["spec"].(map[string]interface{})
 	if spec == nil {
-		return
+		return nil
 	}
 	typ, _ := spec["type"].(string)
 	if typ == "" {
 		typ = "ClusterIP"
 	}
+	drop := func(f string) error {
+		if _, ok := spec[f]; ok && isUnset(dspec, f) {
+			return out.Remove("spec", f)
+		}
+		return nil
+	}
 	if typ == "ExternalName" {
-		for _, f := range [...]string{"clusterIP", "clusterIPs"} {
-			if isUnset(dspec, f) {
-				delete(spec, f)
-			}
+		if err := drop("clusterIP"); err != nil {
+			return err
+		}
+		if err := drop("clusterIPs"); err != nil {
+			return err
 		}
 	}
-	if (typ != "LoadBalancer" || spec["externalTrafficPolicy"] != "Local") && isUnset(dspec, "healthCheckNodePort") {
-		delete(spec, "healthCheckNodePort")
+	if typ != "LoadBalancer" || spec["externalTrafficPolicy"] != "Local" {
+		if err := drop("healthCheckNodePort"); err != nil {
+			return err
+		}
 	}
 	if typ == "NodePort" || typ == "LoadBalancer" {
-		return
+		return nil
 	}
 	ports, _ := spec["ports"].([]interface{})
 	dports, _ := dspec["ports"].([]interface{})
-	for _, p := range ports {
+	var kept []interface{} // a copy of ports, once a node port is dropped
+	for i, p := range ports {
 		m, _ := p.(map[string]interface{})
 		if m == nil || isUnset(m, "nodePort") {
 			continue
@@ -205,8 +223,28 @@ func pruneService(out, desired map[string]interface{}) {
 				asked = true
 			}
 		}
-		if !asked {
-			delete(m, "nodePort")
+		if asked {
+			continue
 		}
+		if kept == nil {
+			kept = append([]interface{}(nil), ports...)
+		}
+		port := make(map[string]interface{}, len(m))
+		for k, v := range m {
+			if k != "nodePort" {
+				port[k] = v
+			}
+		}
+		kept[i] = port
 	}
+	if kept != nil {
+		return out.Set(kept, "spec", "ports")
+	}
+	return nil
+}
+
+// isEmptyList reports whether v is absent or an empty list.
+func isEmptyList(v interface{}) bool {
+	l, ok := v.([]interface{})
+	return v == nil || ok && len(l) == 0
 }
