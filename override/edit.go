@@ -2,6 +2,7 @@ package override
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"unsafe"
@@ -46,11 +47,7 @@ func (e *editor) ownMap(m map[string]interface{}) (map[string]interface{}, bool)
 	if _, ok := e.owned[reflect.ValueOf(m).UnsafePointer()]; ok {
 		return m, false
 	}
-	c := make(map[string]interface{}, len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	return e.register(c), true
+	return e.register(maps.Clone(m)), true // copies the table as it is: no rehashing
 }
 
 // ownSlice returns s itself when the editor may write into its elements, or a registered copy.

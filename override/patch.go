@@ -157,7 +157,7 @@ func compileOp(x federation.OverrideOp) (op, error) {
 		if x.Value == nil || len(x.Value.Raw) == 0 {
 			return fail(ErrMissingValue)
 		}
-		v, err := x.Value.Decode()
+		v, err := decodeValue(x.Value.Raw)
 		if err != nil {
 			return fail(fmt.Errorf("%w: %v", ErrInvalidValue, err))
 		}

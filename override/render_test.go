@@ -303,4 +303,3 @@ func TestInputFor(t *testing.T) {
 	require.Len(t, in.Overrides, 1)
 	require.Equal(t, int64(1), in.Template["spec"].(map[string]interface{})["x"])
 }
-
