@@ -159,3 +159,32 @@ func BenchmarkApplyFleetJSONPatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderMembersFleet is BenchmarkRenderFleet through RenderMembers, the batch entry
+// point a sync loop uses: one call per object for its 10 clusters.
+func BenchmarkRenderMembersFleet(b *testing.B) {
+	const objects, clusters = 10000, 10
+	base := benchDeployment(b)
+	inputs := make([]override.Input, objects)
+	members := make([][]override.Member, objects)
+	for i := range inputs {
+		inputs[i] = benchInput(b, base, fmt.Sprintf("checkout-%05d", i), true)
+		for c := 0; c < clusters; c++ {
+			members[i] = append(members[i], override.Member{Name: "eu-1", Labels: inputs[i].ClusterLabels, Replicas: inputs[i].Replicas, Existing: inputs[i].Existing})
+		}
+	}
+	var r override.Renderer
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		for i := range inputs {
+			for _, res := range r.RenderMembers(inputs[i], members[i]) {
+				if res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(objects*clusters), "ns/render")
+}

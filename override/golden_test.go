@@ -3,6 +3,7 @@ package override_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,9 @@ func TestRenderGolden(t *testing.T) {
 			typ := in.typeConfig(t)
 			fedBefore := in.Federated.DeepCopy()
 			var docs []string
+			var members []override.Member
+			var singles []*unstructured.Unstructured
+			var singleErrs []string
 			for _, c := range in.Clusters {
 				input := override.InputFor(&in.Federated, typ)
 				input.ClusterName, input.ClusterLabels = c.Name, c.Labels
@@ -80,6 +84,9 @@ func TestRenderGolden(t *testing.T) {
 				}
 				doc := "# cluster: " + c.Name + "\n"
 				out, err := override.Render(input)
+				members = append(members, override.Member{Name: c.Name, Labels: c.Labels, Replicas: c.Replicas, Existing: input.Existing})
+				singles = append(singles, out)
+				singleErrs = append(singleErrs, fmt.Sprint(err))
 				if err != nil {
 					doc += "error: " + err.Error() + "\n"
 				} else {
@@ -91,6 +98,18 @@ func TestRenderGolden(t *testing.T) {
 				if input.Existing != nil {
 					if diff := cmp.Diff(existingBefore, input.Existing.Object); diff != "" {
 						t.Errorf("Render changed the existing object (-before +after):\n%s", diff)
+					}
+				}
+			}
+			// RenderMembers renders all clusters at once and must agree with Render.
+			var r override.Renderer
+			batch := override.InputFor(&in.Federated, typ)
+			batch.Revision = in.Revision
+			for i, got := range r.RenderMembers(batch, members) {
+				require.Equal(t, singleErrs[i], fmt.Sprint(got.Err), "RenderMembers error for %s", members[i].Name)
+				if got.Err == nil {
+					if diff := cmp.Diff(singles[i].Object, got.Object.Object); diff != "" {
+						t.Errorf("RenderMembers differs from Render for %s (-Render +RenderMembers):\n%s", members[i].Name, diff)
 					}
 				}
 			}
@@ -111,3 +130,4 @@ func TestRenderGolden(t *testing.T) {
 		})
 	}
 }
+

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/bits"
+	"reflect"
+	"unsafe"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -42,9 +44,50 @@ const (
 // h128 is a hash value: two independent 64-bit lanes.
 type h128 struct{ a, b uint64 }
 
+// hashCache holds the hashes of a template's containers, by identity, for rendering one
+// object for many clusters: the objects rendered copy-on-write share the template's
+// unchanged containers, whose hashes are then looked up instead of recomputed. It is only
+// valid while the template is not changed, i.e. within one call.
+type hashCache map[cacheKey]h128
+
+// cacheKey identifies a map (by its header) or a slice (by its backing array and length).
+type cacheKey struct {
+	p unsafe.Pointer
+	n int
+}
+
+func keyOfMap(m map[string]interface{}) cacheKey {
+	return cacheKey{p: reflect.ValueOf(m).UnsafePointer(), n: -1}
+}
+
+func keyOfSlice(s []interface{}) cacheKey {
+	return cacheKey{p: unsafe.Pointer(unsafe.SliceData(s)), n: len(s)}
+}
+
+// hasher computes hashes, reading from cache when use is set and writing every container's
+// hash into it when fill is set.
+type hasher struct {
+	cache     hashCache
+	use, fill bool
+}
+
+// newHashCache hashes every container of template into a new cache.
+func newHashCache(template map[string]interface{}) (hashCache, error) {
+	w := hasher{cache: make(hashCache, 64), fill: true}
+	if _, err := w.object(template, levelRoot); err != nil {
+		return nil, err
+	}
+	return w.cache, nil
+}
+
 // desiredHash returns the hash annotation value for root.
 func desiredHash(root map[string]interface{}) (string, error) {
-	h, err := hashObject(root, levelRoot)
+	return hasher{}.annotation(root)
+}
+
+// annotation returns the hash annotation value for root.
+func (w hasher) annotation(root map[string]interface{}) (string, error) {
+	h, err := w.object(root, levelRoot)
 	if err != nil {
 		return "", err
 	}
@@ -78,7 +121,12 @@ const (
 	tagMember
 )
 
-func hashObject(m map[string]interface{}, level int) (h128, error) {
+func (w hasher) object(m map[string]interface{}, level int) (h128, error) {
+	if w.use && level == levelOther && len(m) > 0 {
+		if h, ok := w.cache[keyOfMap(m)]; ok {
+			return h, nil
+		}
+	}
 	var sum h128
 	n := uint64(0) // members hashed (the skipped annotations do not count)
 	for k, v := range m {
@@ -91,7 +139,7 @@ func hashObject(m map[string]interface{}, level int) (h128, error) {
 		case level == levelAnnotations && (k == federation.DesiredHashAnnotation || k == federation.RevisionAnnotation):
 			continue
 		}
-		vh, err := hashValue(v, next)
+		vh, err := w.value(v, next)
 		if err != nil {
 			return h128{}, err
 		}
@@ -101,23 +149,36 @@ func hashObject(m map[string]interface{}, level int) (h128, error) {
 		sum.b += e.b
 		n++
 	}
-	return finalize(h128{sum.a ^ tagObject ^ n<<8, sum.b ^ tagObject ^ n<<8}), nil
+	h := finalize(h128{sum.a ^ tagObject ^ n<<8, sum.b ^ tagObject ^ n<<8})
+	if w.fill && level == levelOther && len(m) > 0 {
+		w.cache[keyOfMap(m)] = h
+	}
+	return h, nil
 }
 
-func hashValue(v interface{}, level int) (h128, error) {
+func (w hasher) value(v interface{}, level int) (h128, error) {
 	switch x := v.(type) {
 	case map[string]interface{}:
-		return hashObject(x, level)
+		return w.object(x, level)
 	case []interface{}:
+		if w.use && len(x) > 0 {
+			if h, ok := w.cache[keyOfSlice(x)]; ok {
+				return h, nil
+			}
+		}
 		h := h128{seedA ^ tagArray, seedB ^ tagArray}
 		for _, e := range x {
-			eh, err := hashValue(e, levelOther)
+			eh, err := w.value(e, levelOther)
 			if err != nil {
 				return h128{}, err
 			}
 			h = combine(h, eh)
 		}
-		return finalize(h128{h.a ^ uint64(len(x)), h.b ^ uint64(len(x))}), nil
+		h = finalize(h128{h.a ^ uint64(len(x)), h.b ^ uint64(len(x))})
+		if w.fill && len(x) > 0 {
+			w.cache[keyOfSlice(x)] = h
+		}
+		return h, nil
 	case string:
 		return hashString(tagString, x), nil
 	case bool:

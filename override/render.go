@@ -103,7 +103,11 @@ func Render(in Input) (*unstructured.Unstructured, error) {
 // Errors wrap the package's sentinels and name the object and cluster; those of an
 // operation are *PathError values with Cluster set.
 func (r *Renderer) Render(in Input) (*unstructured.Unstructured, error) {
-	out, err := r.render(&in)
+	return r.renderWith(&in, nil)
+}
+
+func (r *Renderer) renderWith(in *Input, sh *shared) (*unstructured.Unstructured, error) {
+	out, err := r.render(in, sh)
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
@@ -115,36 +119,101 @@ func (r *Renderer) Render(in Input) (*unstructured.Unstructured, error) {
 }
 
 // plan is an override entry ready to apply: its raw operations are compiled once per render
-// and applied to both passes.
+// (once per object with RenderMembers) and applied to both passes.
 type plan struct {
 	entry *federation.ClusterOverride
 	raw   *Patch
 }
 
-func (r *Renderer) render(in *Input) (map[string]interface{}, error) {
+// shared is the work RenderMembers does once for all clusters of an object.
+type shared struct {
+	compiled []*Patch // by override index; nil until compiled
+	errs     []error  // compile errors, by override index
+	hashes   hashCache
+}
+
+// Member is one member cluster to render an object for (see RenderMembers).
+type Member struct {
+	// Name and Labels identify the cluster, for named and selector overrides.
+	Name   string
+	Labels map[string]string
+	// Replicas is the cluster's scheduled replica count, or nil.
+	Replicas *int64
+	// Existing is the member object as it is now, or nil.
+	Existing *unstructured.Unstructured
+}
+
+// Rendered is the outcome for one Member: the object, or the error (as Render returns it).
+type Rendered struct {
+	Object *unstructured.Unstructured
+	Err    error
+}
+
+// RenderMembers renders one object for several clusters, as the sync loop does; in's
+// ClusterName, ClusterLabels, Replicas and Existing are ignored and taken from each member.
+// The result for members[i] is at index i and equals what Render returns for it. It is
+// cheaper than calling Render for each: the override entries are compiled once, and the
+// hash of each member object reuses the hashes of the template's unchanged subtrees instead
+// of walking the whole object again. A failure for one member does not affect the others.
+func (r *Renderer) RenderMembers(in Input, members []Member) []Rendered {
+	out := make([]Rendered, len(members))
+	sh := &shared{compiled: make([]*Patch, len(in.Overrides)), errs: make([]error, len(in.Overrides))}
+	if len(members) > 1 {
+		// Hashing the template once pays for itself from the second member on. A template
+		// that cannot be hashed fails every member below, with its own message.
+		sh.hashes, _ = newHashCache(in.Template)
+	}
+	for i, m := range members {
+		in.ClusterName, in.ClusterLabels, in.Replicas, in.Existing = m.Name, m.Labels, m.Replicas, m.Existing
+		obj, err := r.renderWith(&in, sh)
+		out[i] = Rendered{Object: obj, Err: err}
+	}
+	return out
+}
+
+func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error) {
 	if err := in.Type.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
 	if in.Key.Name == "" || (in.Type.Namespaced && in.Key.Namespace == "") {
 		return nil, fmt.Errorf("%w: the federated object's name (and namespace, for a namespaced type) is required", ErrInvalidInput)
 	}
-	entries, err := ForCluster(in.Overrides, in.ClusterName, in.ClusterLabels)
+	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels)
 	if err != nil {
 		return nil, err
 	}
-	plans := make([]plan, len(entries))
-	for i := range entries {
-		plans[i].entry = &entries[i]
-		if plans[i].raw, err = Compile(entries[i].ClusterOverrides); err != nil {
+	var buf [4]plan
+	plans := buf[:0]
+	for _, j := range idx {
+		p := plan{entry: &in.Overrides[j]}
+		if sh != nil && (sh.compiled[j] != nil || sh.errs[j] != nil) {
+			p.raw, err = sh.compiled[j], sh.errs[j]
+		} else {
+			p.raw, err = Compile(in.Overrides[j].ClusterOverrides)
+			if sh != nil {
+				sh.compiled[j], sh.errs[j] = p.raw, err
+			}
+		}
+		if err != nil {
+			var pe *PathError
+			if errors.As(err, &pe) {
+				cp := *pe // the shared error must not get this cluster's name
+				err = &cp
+			}
 			return nil, err
 		}
+		plans = append(plans, p)
+	}
+	w := hasher{}
+	if sh != nil && sh.hashes != nil {
+		w = hasher{cache: sh.hashes, use: true}
 	}
 	if in.Existing == nil {
 		out, err := r.pass(in, plans, nil)
 		if err != nil {
 			return nil, err
 		}
-		return out, finish(out, nil)
+		return out, finish(out, nil, w)
 	}
 	// The desired state without retention, D, for the hash and the managed-key lists.
 	d, err := r.pass(in, plans, nil)
@@ -162,7 +231,7 @@ func (r *Renderer) render(in *Input) (map[string]interface{}, error) {
 			return nil, err
 		}
 	}
-	return out, finish(out, d)
+	return out, finish(out, d, w)
 }
 
 // pass runs steps 1 to 5 (without the hash), copy-on-write over the template: the new object
@@ -259,7 +328,7 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 
 // finish writes the managed-key lists and the hash into out. d is the desired object without
 // retention (nil when out is that object).
-func finish(out, d map[string]interface{}) error {
+func finish(out, d map[string]interface{}, w hasher) error {
 	if d == nil {
 		d = out
 	}
@@ -276,7 +345,7 @@ func finish(out, d map[string]interface{}) error {
 		setOrDelete(m, federation.ManagedLabelsAnnotation, ml)
 		setOrDelete(m, federation.ManagedAnnotationsAnnotation, ma)
 	}
-	h, err := desiredHash(d)
+	h, err := w.annotation(d)
 	if err != nil {
 		return err
 	}

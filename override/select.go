@@ -19,7 +19,20 @@ import (
 // neither of ClusterName and ClusterSelector, or has a selector that cannot be evaluated;
 // ValidateOverrides in package federation reports the same problems up front.
 func ForCluster(overrides []federation.ClusterOverride, cluster string, labels map[string]string) ([]federation.ClusterOverride, error) {
-	var out []federation.ClusterOverride
+	idx, err := selectFor(overrides, cluster, labels)
+	if err != nil || len(idx) == 0 {
+		return nil, err
+	}
+	out := make([]federation.ClusterOverride, len(idx))
+	for i, j := range idx {
+		out[i] = overrides[j]
+	}
+	return out, nil
+}
+
+// selectFor is ForCluster returning the indexes of the entries.
+func selectFor(overrides []federation.ClusterOverride, cluster string, labels map[string]string) ([]int, error) {
+	var out []int
 	named := -1
 	for i := range overrides {
 		o := &overrides[i]
@@ -42,12 +55,12 @@ func ForCluster(overrides []federation.ClusterOverride, cluster string, labels m
 				return nil, fmt.Errorf("%w: overrides[%d].clusterSelector: %v", ErrInvalidOverride, i, err)
 			}
 			if ok {
-				out = append(out, *o)
+				out = append(out, i)
 			}
 		}
 	}
 	if named >= 0 {
-		out = append(out, overrides[named])
+		out = append(out, named)
 	}
 	return out, nil
 }
