@@ -130,4 +130,3 @@ func TestRenderGolden(t *testing.T) {
 		})
 	}
 }
-
