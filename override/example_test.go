@@ -122,7 +122,7 @@ func ExampleImage_Override() {
 	entry := federation.ClusterOverride{
 		ClusterName: "eu-1",
 		Images: []federation.ImageOverride{
-			{Registry: "mirror.eu.example.com"},  // every container and init container
+			{Registry: "mirror.eu.example.com"},    // every container and init container
 			{ContainerName: "app", Tag: "1.5-rc1"}, // a new tag drops the digest
 		},
 	}

@@ -54,4 +54,3 @@ func (r *Renderer) RenderMembers(in Input, members []Member) []Rendered {
 	}
 	return out
 }
-
