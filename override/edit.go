@@ -95,7 +95,9 @@ func (e *editor) apply(root map[string]interface{}, o *op) error {
 
 func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 	// Walk to the container holding the target: spine[i+1] is the child of spine[i] at
-	// tokens[i]; idx[i] is that child's index when spine[i] is an array.
+	// tokens[i]; idx[i] is that child's index when spine[i] is an array. The walk only
+	// reads, so a path that does not exist fails before anything is copied. Both buffers
+	// live on the stack for paths up to spineDepth deep.
 	var spineBuf [spineDepth]interface{}
 	var idxBuf [spineDepth]int
 	spine := append(spineBuf[:0], interface{}(root))
@@ -128,6 +130,7 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 		spine = append(spine, next)
 	}
 	last := o.tokens[n-1]
+	// test only reads: nothing is copied for it.
 	if o.kind == opTest {
 		return testValue(spine[n-1], last, o.value)
 	}
@@ -172,7 +175,8 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 	return nil
 }
 
-// link stores child in parent (a map at key, or an array at index i).
+// link stores child in parent (a map at key, or an array at index i). The parent is owned
+// by the editor: the spine is made writable from the root down.
 func link(parent interface{}, key string, i int, child interface{}) {
 	switch p := parent.(type) {
 	case map[string]interface{}:
@@ -182,7 +186,10 @@ func link(parent interface{}, key string, i int, child interface{}) {
 	}
 }
 
-// editMap runs add, replace or remove on member key of m, which the editor owns.
+// editMap runs add, replace or remove on member key of m, which the editor owns. RFC 6902:
+// add creates the member or replaces its value (4.1); replace and remove need the member
+// to exist (4.3, 4.2). Values are copied in, so the object never shares memory with the
+// Patch, which may be applied to many objects.
 func editMap(m map[string]interface{}, key string, o *op) error {
 	_, exists := m[key]
 	switch o.kind {
@@ -202,8 +209,11 @@ func editMap(m map[string]interface{}, key string, o *op) error {
 	return nil
 }
 
-// editSlice runs add, replace or remove on element tok of s. Replace writes into s (owned by
-// then); add and remove return a new array, registered as owned.
+// editSlice runs add, replace or remove on element tok of s. RFC 6902: add inserts before
+// the index, and at the length or "-" appends (4.1); replace and remove need an existing
+// index. Replace writes into s (owned by then); add and remove return a new array,
+// registered as owned, because shifting elements in place would write into an array the
+// input may share.
 func (e *editor) editSlice(s []interface{}, tok string, o *op) ([]interface{}, error) {
 	switch o.kind {
 	case opAdd:
@@ -237,7 +247,9 @@ func (e *editor) editSlice(s []interface{}, tok string, o *op) ([]interface{}, e
 	}
 }
 
-// testValue compares the value at tok in container c with want.
+// testValue compares the value at tok in container c with want (RFC 6902 4.6). An absent
+// member fails the test even when want is null: there is no value at the location to be
+// equal to it (json-patch v5 lets that pass; see errTestAbsent).
 func testValue(c interface{}, tok string, want interface{}) error {
 	var got interface{}
 	switch x := c.(type) {

@@ -60,7 +60,10 @@ func ParseImage(s string) (Image, error) {
 	return im, nil
 }
 
-// looksLikeRegistry is Docker's rule for the first component of a name.
+// looksLikeRegistry is Docker's rule for the first component of a name: "a.b/c" and
+// "host:5000/c" name a registry, "team/app" is a Docker Hub repository. Getting this wrong
+// would send a mirror override to the wrong place, so it follows Docker exactly,
+// upper-case rule included (repositories are lower case, so "Host/app" names a registry).
 func looksLikeRegistry(c string) bool {
 	return strings.ContainsAny(c, ".:") || c == "localhost" || strings.ToLower(c) != c
 }
@@ -127,6 +130,8 @@ func (im Image) Override(o federation.ImageOverride) (Image, error) {
 		return im, fmt.Errorf("%w: bad digest %q", ErrInvalidImage, o.Digest)
 	}
 	if o.Registry != "" {
+		// Mirrors of Docker Hub serve official images under library/: "nginx" on
+		// docker.io is library/nginx on the mirror.
 		im.Repository = im.NormalizedRepository()
 		im.Registry = o.Registry
 	}
@@ -140,6 +145,8 @@ func (im Image) Override(o federation.ImageOverride) (Image, error) {
 			im.Registry = "docker.io"
 		}
 	}
+	// A digest pins the content, so keeping an old digest would silently ignore a new
+	// tag (and the reverse); kustomize's image transformer behaves the same way.
 	switch {
 	case o.Tag != "" && o.Digest != "":
 		im.Tag, im.Digest = o.Tag, o.Digest

@@ -68,16 +68,22 @@ func replicasPointer(typ federation.TypeConfig) string {
 	return Pointer(f...)
 }
 
-// entryApplier applies override entries with one editor.
+// entryApplier applies override entries with one editor. Keeping one editor for all the
+// entries of a render matters in copy-on-write mode: a container copied for one operation
+// is owned by the editor and edited in place by the next ones, instead of copied again.
 type entryApplier struct {
 	e        *editor
 	replicas string // JSON pointer of the replica count
 	record   *[]op  // when set, every applied operation is appended
 }
 
-// run applies entry o (whose raw operations are compiled in raw) to root.
+// run applies entry o (whose raw operations are compiled in raw) to root, in the documented
+// order: replicas, images, containers, labels, annotations, then the raw operations. Each
+// typed overrider reads the object as the previous ones left it, so they compose.
 func (a *entryApplier) run(root map[string]interface{}, o *federation.ClusterOverride, raw *Patch) error {
 	if o.Replicas != nil {
+		// "add" rather than "replace": a template may leave the count out (the API server
+		// defaults it), and the override must still set it.
 		if *o.Replicas < 0 {
 			return &PathError{Path: a.replicas, Op: "replicas", Err: fmt.Errorf("%w: replicas %d is negative", ErrInvalidOverride, *o.Replicas)}
 		}
@@ -109,6 +115,7 @@ func (a *entryApplier) run(root map[string]interface{}, o *federation.ClusterOve
 	return nil
 }
 
+// opsOrNil returns the compiled operations of a possibly nil Patch.
 func (p *Patch) opsOrNil() []op {
 	if p == nil {
 		return nil
@@ -116,6 +123,8 @@ func (p *Patch) opsOrNil() []op {
 	return p.ops
 }
 
+// emit builds an operation from a value already decoded and applies it; typed overriders
+// never encode their values to JSON.
 func (a *entryApplier) emit(root map[string]interface{}, kind opKind, path string, value interface{}) error {
 	o, err := newOp(kind, path, value)
 	if err != nil {
@@ -124,6 +133,7 @@ func (a *entryApplier) emit(root map[string]interface{}, kind opKind, path strin
 	return a.apply(root, &o)
 }
 
+// apply applies one compiled operation, recording it for Ops.
 func (a *entryApplier) apply(root map[string]interface{}, o *op) error {
 	if err := a.e.apply(root, o); err != nil {
 		return err
@@ -134,7 +144,11 @@ func (a *entryApplier) apply(root map[string]interface{}, o *op) error {
 	return nil
 }
 
-// image applies one image override to the matching containers and init containers.
+// image applies one image override to the matching containers and init containers. Every
+// matched image must parse: an image this package cannot read is reported, never skipped,
+// because skipping would leave that container pulling from the registry the override was
+// meant to replace (a mirror the cluster can reach). An image that the override leaves
+// unchanged renders no operation.
 func (a *entryApplier) image(root map[string]interface{}, o *federation.ImageOverride) error {
 	base, spec := podSpec(root)
 	if spec == nil {
@@ -179,7 +193,11 @@ func (a *entryApplier) image(root map[string]interface{}, o *federation.ImageOve
 	return nil
 }
 
-// container applies one container override: command, args, env set, env remove.
+// container applies one container override: command, args, env set, env remove. Command
+// and args are replaced whole (with "add", which also creates them): appending to an
+// argument list positionally is fragile across template changes, so an override states the
+// list it wants. Env variables are merged by name instead, because the template's other
+// variables must stay.
 func (a *entryApplier) container(root map[string]interface{}, o *federation.ContainerOverride) error {
 	base, c := findContainer(root, o.Name)
 	if c == nil {
@@ -201,7 +219,8 @@ func (a *entryApplier) container(root map[string]interface{}, o *federation.Cont
 		}
 	}
 	if len(o.RemoveEnv) > 0 {
-		_, c = findContainer(root, o.Name) // env may have changed
+		// Find the container again: setEnv may have replaced it (copy-on-write) and its env.
+		_, c = findContainer(root, o.Name)
 		env, _ := c["env"].([]interface{})
 		var drop []int
 		for i, e := range env {
@@ -223,7 +242,9 @@ func (a *entryApplier) container(root map[string]interface{}, o *federation.Cont
 	return nil
 }
 
-// setEnv replaces variables of the same name in place and appends the others in order.
+// setEnv replaces variables of the same name in place (keeping their position, which
+// matters for $(VAR) references to earlier variables) and appends the others in order. The
+// typed corev1.EnvVar is converted to its unstructured form, so valueFrom works as written.
 func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *federation.ContainerOverride) error {
 	_, c := findContainer(root, o.Name)
 	env, hasEnv := c["env"].([]interface{})
@@ -251,6 +272,8 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 		if err != nil {
 			return err
 		}
+		// The next variable must see this one (a name may not be set twice, but the
+		// index of an append depends on what was appended before).
 		_, c = findContainer(root, o.Name)
 		env, _ = c["env"].([]interface{})
 	}
@@ -258,7 +281,9 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 }
 
 // stringMap applies a labels or annotations override: keys set in sorted order (one add of
-// the whole map when the object has none), then present keys removed.
+// the whole map when the object has none), then present keys removed. Sorting makes the
+// rendered operations deterministic (Go map order is not); removing an absent key is not
+// an error, since the override states the end result, not a change.
 func (a *entryApplier) stringMap(root map[string]interface{}, field string, o *federation.MapOverride) error {
 	if o == nil {
 		return nil
@@ -343,6 +368,7 @@ func findContainer(root map[string]interface{}, name string) (string, map[string
 	return base + "/containers", nil
 }
 
+// stringList converts to the unstructured form of a list of strings.
 func stringList(s []string) []interface{} {
 	out := make([]interface{}, len(s))
 	for i, v := range s {

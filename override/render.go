@@ -195,12 +195,16 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 	e := editor{shared: true}
 	root := e.ownRoot(in.Template)
 
-	// 1. Identity.
+	// 1. Identity. The apiVersion comes from the TypeConfig, so one template can be
+	// rendered as another version of the kind by changing only the type.
 	root["apiVersion"], root["kind"] = in.Type.Target.ToAPIVersionAndKind()
 	meta, err := e.ownChild(root, "metadata")
 	if err != nil {
 		return nil, err
 	}
+	// A template copied from a live object carries the server's metadata; written to a
+	// member it would make a create fail (resourceVersion) or point at another object
+	// (uid). generateName would give the member object another name.
 	for _, f := range [...]string{"generateName", "uid", "resourceVersion", "generation", "creationTimestamp",
 		"deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"} {
 		delete(meta, f)
@@ -212,7 +216,9 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		delete(meta, "namespace")
 	}
 
-	// 2. Retention.
+	// 2. Retention, only for an update: the retain functions for every kind, then the
+	// kind's own. The replica count is retained here, not by a table entry, because it
+	// depends on the federated object (RetainReplicas) and on the TypeConfig's path.
 	replicasRetained := false
 	if existing != nil {
 		desired := &Target{e: &e, root: root}
@@ -240,7 +246,8 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		}
 	}
 
-	// 3. Scheduled replicas.
+	// 3. Scheduled replicas. Not when retained: an HPA in the member owns the count then,
+	// and writing the schedule would fight it on every sync.
 	if in.Replicas != nil && !replicasRetained {
 		fields := replicasFields(in.Type)
 		parent, err := e.ownChild(root, fields[:len(fields)-1]...)
@@ -250,7 +257,7 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		parent[fields[len(fields)-1]] = *in.Replicas
 	}
 
-	// 4. Overrides.
+	// 4. Overrides, the cluster's entries in ForCluster order.
 	a := entryApplier{e: &e, replicas: replicasPointer(in.Type)}
 	for i := range plans {
 		if err := a.run(root, plans[i].entry, plans[i].raw); err != nil {
@@ -258,7 +265,9 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		}
 	}
 
-	// 5. fedkit's labels and annotations (the hash is added by finish).
+	// 5. fedkit's labels and annotations (the managed-key lists and the hash are added by
+	// finish, which needs the unretained object). A name longer than a label value can be
+	// gets no federated-name label; members are found by name anyway.
 	labels, err := e.ownChild(root, "metadata", "labels")
 	if err != nil {
 		return nil, err
@@ -281,7 +290,9 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 }
 
 // finish writes the managed-key lists and the hash into out. d is the desired object without
-// retention (nil when out is that object).
+// retention (nil when out is that object). The lists come from d, not out: out also holds
+// the labels retained from the member, which the federation does not manage, and listing
+// them would make the next render drop them.
 func finish(out, d map[string]interface{}, w hasher) error {
 	if d == nil {
 		d = out
@@ -307,6 +318,7 @@ func finish(out, d map[string]interface{}, w hasher) error {
 	return nil
 }
 
+// setOrDelete sets m[key], or deletes it when value is empty (an empty list is no list).
 func setOrDelete(m map[string]interface{}, key, value string) {
 	if value == "" {
 		delete(m, key)
@@ -335,7 +347,9 @@ func replicasFields(t federation.TypeConfig) []string {
 	return []string{"spec", "replicas"}
 }
 
-// ownChild returns the map at fields under root, writable by e, creating maps as needed.
+// ownChild returns the map at fields under root, writable by e, creating maps as needed. A
+// field on the way that holds something other than an object (metadata: "x") is an error
+// rather than overwritten: the template is wrong, and guessing would hide it.
 func (e *editor) ownChild(root map[string]interface{}, fields ...string) (map[string]interface{}, error) {
 	cur := root
 	for i, f := range fields {

@@ -81,7 +81,9 @@ func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) e
 	return nil
 }
 
-// samePort matches service ports by name, protocol (default TCP) and port.
+// samePort matches service ports by name, protocol (default TCP) and port. All three must
+// agree: a port whose number changed is a different port, and keeping its old node port
+// would pin an allocation the member may need to give back.
 func samePort(a, b map[string]interface{}) bool {
 	proto := func(m map[string]interface{}) interface{} {
 		if p, ok := m["protocol"].(string); ok && p != "" {
@@ -149,7 +151,8 @@ func RetainJobSelector(desired *Target, existing *unstructured.Unstructured) err
 	return nil
 }
 
-// isUnset reports whether m[key] is absent, null, "", 0 or an empty list.
+// isUnset reports whether m[key] is absent, null, "", 0 or an empty list: the forms in
+// which a template leaves a field to the API server (which allocates or defaults it).
 func isUnset(m map[string]interface{}, key string) bool {
 	switch v := m[key].(type) {
 	case nil:

@@ -30,7 +30,9 @@ func ForCluster(overrides []federation.ClusterOverride, cluster string, labels m
 	return out, nil
 }
 
-// selectFor is ForCluster returning the indexes of the entries.
+// selectFor is ForCluster returning the indexes of the entries, which lets RenderMembers
+// compile each entry once for all clusters. A selector entry never errors for one cluster
+// and not another: a malformed entry fails every cluster, so a typo is seen at once.
 func selectFor(overrides []federation.ClusterOverride, cluster string, labels map[string]string) ([]int, error) {
 	var out []int
 	named := -1
@@ -42,6 +44,8 @@ func selectFor(overrides []federation.ClusterOverride, cluster string, labels ma
 		case o.ClusterName == "" && o.ClusterSelector == nil:
 			return nil, fmt.Errorf("%w: overrides[%d] has neither clusterName nor clusterSelector", ErrInvalidOverride, i)
 		case o.ClusterName != "":
+			// The named entry is held back and appended last, wherever it is in the list:
+			// the most specific entry wins however the user ordered them.
 			if o.ClusterName != cluster {
 				continue
 			}
@@ -72,6 +76,8 @@ func matchSelector(s *metav1.LabelSelector, labels map[string]string) (bool, err
 	if s == nil {
 		return false, nil
 	}
+	// Every requirement is evaluated, even after a mismatch, so a malformed requirement
+	// is reported whatever the labels are (as LabelSelectorAsSelector does).
 	match := true
 	for k, v := range s.MatchLabels {
 		if got, ok := labels[k]; !ok || got != v {

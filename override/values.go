@@ -14,7 +14,9 @@ import (
 // unknown kinds are copied by value and compared with ==, where comparable.
 
 // deepCopyValue returns a copy of v that shares no map or slice with it. Scalars are returned
-// as they are (they are immutable).
+// as they are (they are immutable). Unlike runtime.DeepCopyJSONValue it does not panic on a
+// Go type JSON has no form for: such a value is copied by assignment, and the operation
+// that meets it (a hash, an encoding) reports it as an error instead.
 func deepCopyValue(v interface{}) interface{} {
 	switch x := v.(type) {
 	case map[string]interface{}:
@@ -145,7 +147,9 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	return dst
 }
 
-// isComparable reports whether == on v cannot panic (v holds no map, slice or func).
+// isComparable reports whether == on v cannot panic (v holds no map, slice or func). Objects
+// may hold Go values the JSON decoder never produces; comparing two maps with == would
+// panic, so only known scalar kinds are compared that way.
 func isComparable(v interface{}) bool {
 	switch v.(type) {
 	case string, bool, nil, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
