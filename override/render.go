@@ -301,8 +301,12 @@ func finish(out, d map[string]interface{}, w hasher) error {
 	dlabels, _ := dmeta["labels"].(map[string]interface{})
 	dannotations, _ := dmeta["annotations"].(map[string]interface{})
 	ml, ma := managedList(dlabels), managedList(dannotations)
-	meta := out["metadata"].(map[string]interface{})
-	annotations := meta["annotations"].(map[string]interface{})
+	// Step 5 made both maps (owned by this render); checked anyway, never a panic.
+	meta, _ := out["metadata"].(map[string]interface{})
+	annotations, _ := meta["annotations"].(map[string]interface{})
+	if annotations == nil {
+		return fmt.Errorf("%w: the rendered object has no metadata.annotations map", ErrInvalidInput)
+	}
 	for _, m := range [...]map[string]interface{}{annotations, dannotations} {
 		if m == nil {
 			continue
