@@ -13,8 +13,10 @@ import (
 )
 
 // Input is everything Render needs to produce one member object. Render only reads it:
-// Template, Overrides, ClusterLabels and Existing are never modified, and the result shares
-// no memory with them.
+// Template, Overrides, ClusterLabels and Existing are never modified. The result shares no
+// memory with Existing, Overrides or ClusterLabels; it does share the template's unchanged
+// maps and slices (copy-on-write, see "Memory" in the package doc), so DeepCopy it before
+// changing it in place.
 type Input struct {
 	// Key is the federated object's namespace and name, which the member object takes.
 	Key federation.Key
