@@ -44,8 +44,8 @@ func (c *Cluster) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 }
 
 // Create stores a copy of obj with a new uid, creationTimestamp, resourceVersion and (for
-// types that track it) generation 1, and returns it. See the package documentation for the
-// errors.
+// types that track it) generation 1, and returns it. An invalid name, labels or annotations
+// are an error satisfying apierrors.IsInvalid; see the package documentation for the others.
 func (c *Cluster) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	a := Action{Verb: VerbCreate, Resource: gvr, Object: recordedObject(obj)}
 	if obj != nil {
@@ -63,7 +63,10 @@ func (c *Cluster) Create(ctx context.Context, gvr schema.GroupVersionResource, o
 
 // Update replaces the object; status changes are ignored for resources with a status
 // subresource. A set, stale resourceVersion is a Conflict; an empty one updates
-// unconditionally.
+// unconditionally where the resource allows it, and is an error satisfying
+// apierrors.IsInvalid where it does not (custom resources, Leases, ...; see
+// [Cluster.SetUnconditionalUpdate]). Invalid metadata is an error satisfying
+// apierrors.IsInvalid.
 func (c *Cluster) Update(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	h, err := c.begin(ctx, writeAction(VerbUpdate, gvr, obj))
 	if err != nil {

@@ -149,6 +149,20 @@ func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 	c.res.status[gr] = enabled
 }
 
+// SetUnconditionalUpdate overrides whether an Update or UpdateStatus of gr may omit
+// metadata.resourceVersion. By default most built-in types allow it, and custom resources,
+// CRDs, APIServices, Leases, PodDisruptionBudgets, admission configurations and a few other
+// built-ins refuse it with 422 Invalid, as their real strategies do. Declare here the
+// resources of an aggregated API server that allows it.
+func (c *Cluster) SetUnconditionalUpdate(gr schema.GroupResource, allowed bool) {
+	c.lock()
+	defer c.mu.Unlock()
+	if c.res.unconditional == nil {
+		c.res.unconditional = map[schema.GroupResource]bool{}
+	}
+	c.res.unconditional[gr] = allowed
+}
+
 // SetServerVersion sets what ServerVersion returns (default v1.37.2-fake).
 func (c *Cluster) SetServerVersion(v version.Info) {
 	c.lock()

@@ -31,30 +31,54 @@
 //
 // resourceVersion: one counter per cluster, bumped by every write and returned on every
 // object and list. Update, UpdateStatus and Patch with a set, stale resourceVersion, or a uid
-// that is not the stored one, fail with Conflict; an empty resourceVersion updates
-// unconditionally, as the real server allows for most types. A write that changes nothing
-// stores nothing: the resourceVersion stays and no watch event is sent.
+// that is not the stored one, fail with Conflict. An empty resourceVersion updates
+// unconditionally where the real server's strategy allows it (AllowUnconditionalUpdate: most
+// built-in types); custom resources, CRDs, APIServices, Leases, PodDisruptionBudgets,
+// admission configurations and policies, CSIDrivers, CSINodes, VolumeAttachments,
+// RuntimeClasses and the like refuse it with 422 Invalid (metadata.resourceVersion: must be
+// specified for an update), as do patches that remove it. [Cluster.SetUnconditionalUpdate]
+// overrides the table. A write that changes nothing stores nothing: the resourceVersion stays
+// and no watch event is sent.
 //
 // Create: uid, creationTimestamp (from the cluster's clock), resourceVersion, and
 // metadata.generation 1 for types that track it; metadata.generateName is honoured (five
-// random characters, retried when taken); an existing name is AlreadyExists; a set
-// resourceVersion is refused (an InternalError, as the real server's storage returns); status
-// is dropped for resources with a status subresource (except Nodes); a missing kind, or an
-// apiVersion other than the resource's, is a BadRequest (an empty apiVersion is filled in).
+// random characters, retried when taken); the metadata is validated (below) before an
+// existing name is AlreadyExists; a set resourceVersion is refused (an InternalError, as the
+// real server's storage returns); status is dropped for resources with a status subresource
+// (except Nodes); a missing kind, or an apiVersion other than the resource's, is a BadRequest
+// (an empty apiVersion is filled in).
 // On every write, an object of a built-in kind (one client-go's scheme knows) must decode into
 // its Go type, or the write is a BadRequest, as the real server's decoding makes it: a string
 // in spec.replicas does not get stored.
 //
-// generation: it bumps when anything but metadata changes, and status does not count when the
-// resource has a status subresource. That is the CRD rule, and for built-ins it comes to the
-// same as their strategies' (a Deployment bumps on .spec, a webhook configuration on
-// .webhooks). Custom resources (any group not built into Kubernetes) always carry a generation;
-// among built-ins only the types whose strategy sets one do (pods, podtemplates,
-// replicationcontrollers, the apps workloads, jobs, cronjobs, horizontalpodautoscalers,
-// endpointslices, ingresses, ingressclasses, networkpolicies, poddisruptionbudgets,
-// priorityclasses, admission and flow-control objects, customresourcedefinitions...); the
-// others (ConfigMaps, Secrets, Services, Namespaces, Nodes, ...) have none. Label and
-// annotation changes never bump it; marking an object deleting does.
+// Metadata validation: every Create, Update, UpdateStatus and Patch (and Drift) runs the
+// real server's metadata rules, with k8s.io/apimachinery's own validation functions, and
+// answers 422 Invalid naming the field. metadata.name (and generateName) must be a DNS
+// subdomain for most resources and custom resources, a DNS label for namespaces, services and
+// statefulsets, and a path segment for RBAC objects, certificatesigningrequests and
+// apiservices; label keys and values, annotation keys and their 256 KiB total,
+// ownerReferences and finalizer names must be valid. An update cannot set a
+// deletionTimestamp or deletionGracePeriodSeconds (only Delete does: "field is immutable"),
+// nor add a finalizer to an object being deleted; a deletionTimestamp already set is kept
+// whatever the update sends, and so are uid (when left empty), creationTimestamp, generation
+// and resourceVersion. A patch that changes the name or the namespace is a BadRequest (one
+// that removes the namespace gets the request's back, as from the real patch handler).
+//
+// generation: by the resource's rule, as its real strategy has it (Kubernetes 1.37). Custom
+// resources (any group not built into Kubernetes) and most built-ins that track one bump it
+// when anything but metadata changes, status not counting when the resource has a status
+// subresource: that is the CRD rule, and it comes to the same as built-ins comparing .spec
+// (or .template, .webhooks). The exceptions: a Deployment also bumps on an annotation change,
+// an EndpointSlice on a label change, a PriorityClass never bumps after create, and a
+// CSIDriver has none until its first spec change. Among built-ins only the types whose
+// strategy sets a generation carry one (pods, podtemplates, replicationcontrollers, the apps
+// workloads, jobs, cronjobs, horizontalpodautoscalers, endpointslices, ingresses,
+// ingressclasses, networkpolicies, poddisruptionbudgets, priorityclasses, admission and
+// flow-control objects, customresourcedefinitions...); the others (ConfigMaps, Secrets,
+// Services, Namespaces, Nodes, ...) have none. Clients cannot set it; marking an object
+// deleting bumps it. A DaemonSet also carries the server's template generation, which apps/v1
+// serves as the annotation deprecated.daemonset.template.generation: 1 on create, kept
+// whatever an update sends, and bumped when spec.template changes.
 //
 // Status subresource: Update ignores .status and UpdateStatus changes only .status for
 // resources that have one; UpdateStatus on the others is NotFound. Custom resources are
@@ -117,9 +141,10 @@
 // false, as for any network error. Open watches end when the partition starts.
 //
 // Test-side writes do not go through the client and are not recorded: [Cluster.Seed] for
-// fixtures, and [Cluster.Drift] and [Cluster.DriftDelete] for changes made behind the
-// controllers' back by another actor, which bump resourceVersions and reach watches like any
-// write. [Cluster.Peek] and [Cluster.Objects] read without recording.
+// fixtures (stored without the metadata validation, as objects admitted under older rules
+// are), and [Cluster.Drift] and [Cluster.DriftDelete] for changes made behind the
+// controllers' back by another actor, which are validated, bump resourceVersions and reach
+// watches like any write. [Cluster.Peek] and [Cluster.Objects] read without recording.
 //
 // # Simulated controllers
 //
@@ -132,10 +157,13 @@
 //
 // # What is not modelled
 //
-//   - Admission, defaulting and validation: objects are stored as sent, apart from the
-//     metadata rules and the decoding check above. Namespaces need not exist; names are not validated; immutable
-//     fields can change; nothing is defaulted (a Deployment without replicas is treated as 1
-//     only by the simulation).
+//   - Admission, defaulting and the validation of the objects' own fields: objects are
+//     stored as sent, apart from the metadata rules, the DaemonSet template generation and
+//     the decoding check above. Namespaces need not exist; type-specific name rules beyond
+//     the ones above (a CRD's "<plural>.<group>", a CronJob's 52 characters) are not
+//     checked; immutable spec fields (a Deployment's selector, a Job's template) can change;
+//     nothing is defaulted (a Deployment without replicas is treated as 1 only by the
+//     simulation).
 //   - Server-side apply and managedFields: Apply patches are refused with 415.
 //   - Garbage collection and ownerReferences: deleting an owner leaves its dependents; the
 //     propagation policy is ignored; deleting a Namespace does not delete its contents.

@@ -20,8 +20,9 @@ import (
 // (filling in those missing) and ignores its resourceVersion, so fixtures can describe any
 // state. The resource is guessed from the kind (Deployment -> deployments, Ingress ->
 // ingresses, Policy -> policies); create objects of irregularly named resources with Create
-// and shape them with Drift. An object that exists already is an error satisfying
-// apierrors.IsAlreadyExists.
+// and shape them with Drift. Seed skips the metadata validation of Create (names, labels,
+// annotations), as the storage of a real server holds objects admitted under older rules.
+// An object that exists already is an error satisfying apierrors.IsAlreadyExists.
 func (c *Cluster) Seed(objs ...*unstructured.Unstructured) error {
 	c.lock()
 	defer c.mu.Unlock()
@@ -67,7 +68,9 @@ func (c *Cluster) Objects(gvr schema.GroupVersionResource) []*unstructured.Unstr
 
 // Drift changes an object behind the controllers' back, as another actor would: mutate gets a
 // copy of the stored object and may change anything but system metadata (name, namespace, uid,
-// creationTimestamp, deletionTimestamp), spec and status alike. The write bumps the
+// creationTimestamp and resourceVersion are kept), spec and status alike. The write goes
+// through the metadata validation of an Update (invalid labels, or a deletionTimestamp set on
+// an object that has none, are an error satisfying apierrors.IsInvalid). It bumps the
 // resourceVersion, bumps the generation by the usual rules, and emits a Modified event (or
 // Deleted, when mutate removes the last finalizer of an object being deleted); a write that
 // changes nothing stores nothing. mutate runs without the cluster's lock, so it may call the

@@ -37,11 +37,48 @@ func TestGenerationRules(t *testing.T) {
 			want:   1,
 		},
 		{
-			name:   "deployment annotation change does not bump",
+			name:   "deployment annotation change bumps",
 			gvr:    deployGVR,
 			obj:    deployment("prod", "web", 1),
 			mutate: func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"a": "b"}) },
+			want:   2,
+		},
+		{
+			name:   "statefulset annotation change does not bump",
+			gvr:    schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
+			obj:    typed("apps/v1", "StatefulSet", "prod", "db", map[string]any{"serviceName": "db"}),
+			mutate: func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"a": "b"}) },
 			want:   1,
+		},
+		{
+			name:   "endpointslice label change bumps",
+			gvr:    endpointSliceGVR,
+			obj:    endpointSlice("prod", "web-abcde"),
+			mutate: func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) },
+			want:   2,
+		},
+		{
+			name:   "endpointslice annotation change does not bump",
+			gvr:    endpointSliceGVR,
+			obj:    endpointSlice("prod", "web-abcde"),
+			mutate: func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"a": "b"}) },
+			want:   1,
+		},
+		{
+			name:   "priorityclass change does not bump",
+			gvr:    priorityClassGVR,
+			obj:    priorityClass("high", 1000),
+			mutate: func(u *unstructured.Unstructured) { u.Object["description"] = "changed" },
+			want:   1,
+		},
+		{
+			name: "csidriver has none until a spec change",
+			gvr:  schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"},
+			obj:  typed("storage.k8s.io/v1", "CSIDriver", "", "csi.example.com", map[string]any{"attachRequired": true}),
+			mutate: func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, false, "spec", "attachRequired")
+			},
+			want: 1,
 		},
 		{
 			name:  "deployment status change by another actor does not bump",

@@ -21,6 +21,11 @@ var (
 	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	nodeGVR      = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	widgetGVR    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+
+	daemonSetGVR     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}
+	endpointSliceGVR = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	priorityClassGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+	leaseGVR         = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
 
 func deployment(ns, name string, replicas int64) *unstructured.Unstructured {
@@ -48,6 +53,38 @@ func configMap(ns, name string, data map[string]any) *unstructured.Unstructured 
 		"metadata":   map[string]any{"namespace": ns, "name": name},
 		"data":       data,
 	}}
+}
+
+// typed returns an object of any kind with the given spec (none when spec is nil); ns "" is
+// for cluster-scoped kinds.
+func typed(apiVersion, kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	u.SetNamespace(ns)
+	u.SetName(name)
+	if spec != nil {
+		u.Object["spec"] = spec
+	}
+	return u
+}
+
+func daemonSet(ns, name string) *unstructured.Unstructured {
+	d := deployment(ns, name, 1)
+	d.SetKind("DaemonSet")
+	unstructured.RemoveNestedField(d.Object, "spec", "replicas")
+	return d
+}
+
+func endpointSlice(ns, name string) *unstructured.Unstructured {
+	u := typed("discovery.k8s.io/v1", "EndpointSlice", ns, name, nil)
+	u.Object["addressType"] = "IPv4"
+	u.Object["endpoints"] = []any{map[string]any{"addresses": []any{"10.0.0.1"}}}
+	return u
+}
+
+func priorityClass(name string, value int64) *unstructured.Unstructured {
+	u := typed("scheduling.k8s.io/v1", "PriorityClass", "", name, nil)
+	u.Object["value"] = value
+	return u
 }
 
 func widget(ns, name string, size int64) *unstructured.Unstructured {

@@ -74,11 +74,18 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 	if err != nil {
 		return nil, err
 	}
+	// As the real patch handler: a namespace the patch removes is the request's again, one
+	// set on a cluster-scoped object is dropped, and any other change of namespace or name is
+	// a BadRequest (they are immutable).
+	switch got := next.GetNamespace(); {
+	case got == ns:
+	case got == "" || ns == "":
+		next.SetNamespace(ns)
+	default:
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
 	if next.GetName() != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", next.GetName(), name))
-	}
-	if next.GetNamespace() != ns {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the URL (%s)", next.GetNamespace(), ns))
 	}
 	return c.replaceLocked(gvr, next, writeMain)
 }

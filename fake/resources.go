@@ -7,8 +7,10 @@ import (
 
 // The tables below hold what a real API server learns from its REST storage and CRDs: which
 // resources are cluster-scoped, which have a status subresource, and which track
-// metadata.generation. A fake cluster has no discovery, so it uses these defaults; every entry
-// can be overridden per cluster with [Cluster.SetNamespaced] and [Cluster.SetStatusSubresource].
+// metadata.generation. A fake cluster has no discovery, so it uses these defaults; scope and
+// the status subresource can be overridden per cluster with [Cluster.SetNamespaced] and
+// [Cluster.SetStatusSubresource]. The per-type rules of the real server's REST strategies
+// (names, unconditional updates, generation bumps) are in strategy.go.
 // They are functions, not package variables, so nothing global can be mutated.
 
 // clusterScoped lists the common cluster-scoped resources. Every other resource is namespaced.
@@ -136,10 +138,11 @@ func keepsStatusOnCreate(gr schema.GroupResource) bool {
 	return gr.Group == "" && gr.Resource == "nodes"
 }
 
-// resourceConfig is a cluster's overrides of the tables above.
+// resourceConfig is a cluster's overrides of the tables above and of unconditionalUpdate.
 type resourceConfig struct {
-	namespaced map[schema.GroupResource]bool
-	status     map[schema.GroupResource]bool
+	namespaced    map[schema.GroupResource]bool
+	status        map[schema.GroupResource]bool
+	unconditional map[schema.GroupResource]bool
 }
 
 func (rc *resourceConfig) isNamespaced(gr schema.GroupResource) bool {
@@ -154,4 +157,11 @@ func (rc *resourceConfig) hasStatus(gr schema.GroupResource) bool {
 		return v
 	}
 	return statusSubresource(gr)
+}
+
+func (rc *resourceConfig) allowsUnconditionalUpdate(gr schema.GroupResource) bool {
+	if v, ok := rc.unconditional[gr]; ok {
+		return v
+	}
+	return unconditionalUpdate(gr)
 }

@@ -33,6 +33,7 @@ func TestResourceDefaults(t *testing.T) {
 		{"/v1/secrets", "Secret", true, false, false},
 		{"/v1/serviceaccounts", "ServiceAccount", true, false, false},
 		{"/v1/podtemplates", "PodTemplate", true, false, true},
+		{"storage.k8s.io/v1/csidrivers", "CSIDriver", false, false, false},
 		{"apps/v1/deployments", "Deployment", true, true, true},
 		{"apps/v1/daemonsets", "DaemonSet", true, true, true},
 		{"apps/v1/controllerrevisions", "ControllerRevision", true, false, false},

@@ -67,7 +67,8 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 }
 
 // createLocked stores a new object. A seed (from Seed, not a client) keeps the uid,
-// creationTimestamp, generation, deletionTimestamp and status it is given, as fixtures need.
+// creationTimestamp, generation, deletionTimestamp and status it is given, as fixtures need,
+// and skips the metadata validation, as storage does.
 func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
 	in, err := normalize(obj)
@@ -104,8 +105,19 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 			}
 		}
 	}
+	if !seed {
+		// The real server validates before storage can answer AlreadyExists.
+		if err := validateCreate(gvr, c.res.isNamespaced(gr), in); err != nil {
+			return nil, err
+		}
+	}
 	if _, taken := stored[objectKey{ns, in.GetName()}]; taken {
 		return nil, apierrors.NewAlreadyExists(gr, in.GetName())
+	}
+	if isDaemonSet(gr) {
+		if err := prepareDaemonSetCreate(in); err != nil {
+			return nil, err
+		}
 	}
 
 	now := metav1.NewTime(c.nowLocked())

@@ -2,14 +2,12 @@ package fake
 
 import (
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -28,7 +26,7 @@ const (
 
 // updateLocked replaces the stored object named by obj following mode. A resourceVersion or
 // uid in obj that does not match the stored one is a Conflict; an empty resourceVersion makes
-// the update unconditional.
+// the update unconditional where the resource allows it (see unconditionalUpdate).
 func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
 	in, err := normalize(obj)
 	if err != nil {
@@ -37,7 +35,10 @@ func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructure
 	return c.replaceLocked(gvr, in, mode)
 }
 
-// replaceLocked is updateLocked for an object that is already a private, normalised copy.
+// replaceLocked is updateLocked for an object that is already a private, normalised copy. It
+// follows the real server's order: the uid precondition, the resourceVersion lock, then what
+// the resource's strategy prepares and validates (rest.BeforeUpdate), then the write, which
+// stores nothing when nothing changed.
 func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
 	ns, err := c.objectNamespace(gvr, in.GetNamespace())
@@ -57,13 +58,18 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 	if !ok {
 		return nil, apierrors.NewNotFound(gr, name)
 	}
-	if rv := in.GetResourceVersion(); rv != "" && rv != old.GetResourceVersion() {
-		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-	}
 	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
 		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID()))
 	}
+	if err := c.checkResourceVersion(gr, name, in, old); err != nil {
+		return nil, err
+	}
 	if err := checkTypeMeta(gvr, in, old.GetKind()); err != nil {
+		return nil, err
+	}
+	// What the client sent must decode, as the real server's request body must, before any
+	// of the strategy's rules apply.
+	if err := checkDecodes(in); err != nil {
 		return nil, err
 	}
 
@@ -80,20 +86,15 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 	default:
 		next = in
 	}
-	keepSystemMetadata(next, old)
-	if err := checkDecodes(next); err != nil {
-		return nil, err
-	}
-
-	if old.GetDeletionTimestamp() != nil {
-		if added := newFinalizers(old, next); len(added) > 0 {
-			return nil, apierrors.NewInvalid(schema.GroupKind{Group: gvr.Group, Kind: old.GetKind()}, name, field.ErrorList{
-				field.Forbidden(field.NewPath("metadata", "finalizers"),
-					fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", added)),
-			})
+	if isDaemonSet(gr) {
+		if err := prepareDaemonSetUpdate(old, next); err != nil {
+			return nil, err
 		}
 	}
-	if old.GetGeneration() > 0 && specChanged(hasStatus, old, next) {
+	if err := prepareUpdate(gvr, c.res.isNamespaced(gr), next, old); err != nil {
+		return nil, err
+	}
+	if bumpsGeneration(generationBump(gr), hasStatus, old, next) {
 		next.SetGeneration(old.GetGeneration() + 1)
 	}
 	if equality.Semantic.DeepEqual(old.Object, next.Object) {
@@ -108,50 +109,6 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 	return c.commitLocked(gvr, watch.Modified, next, old), nil
 }
 
-// keepSystemMetadata copies the fields clients cannot change from old into next.
-func keepSystemMetadata(next, old *unstructured.Unstructured) {
-	next.SetNamespace(old.GetNamespace())
-	next.SetName(old.GetName())
-	next.SetUID(old.GetUID())
-	next.SetCreationTimestamp(old.GetCreationTimestamp())
-	next.SetDeletionTimestamp(old.GetDeletionTimestamp())
-	next.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
-	next.SetResourceVersion(old.GetResourceVersion())
-	if g := old.GetGeneration(); g > 0 {
-		next.SetGeneration(g)
-	} else {
-		unstructured.RemoveNestedField(next.Object, "metadata", "generation")
-	}
-	if len(next.GetFinalizers()) == 0 {
-		unstructured.RemoveNestedField(next.Object, "metadata", "finalizers")
-	}
-}
-
-// specChanged is the real server's rule for bumping metadata.generation: it bumps when
-// anything but metadata changes, and status does not count when the resource has a status
-// subresource. For custom resources that is the CRD rule verbatim; for built-ins, whose
-// strategies compare their desired-state fields (.spec for workloads, .webhooks for webhook
-// configurations, .endpoints and .ports for EndpointSlices), it comes to the same. Label,
-// annotation and other metadata changes never bump it.
-func specChanged(hasStatus bool, old, next *unstructured.Unstructured) bool {
-	strip := func(u *unstructured.Unstructured) map[string]any {
-		m := make(map[string]any, len(u.Object))
-		for k, v := range u.Object {
-			switch k {
-			case "metadata", "apiVersion", "kind":
-				continue
-			case "status":
-				if hasStatus {
-					continue
-				}
-			}
-			m[k] = v
-		}
-		return m
-	}
-	return !equality.Semantic.DeepEqual(strip(old), strip(next))
-}
-
 // copyField sets dst[key] to a copy of src[key], or removes it when src has none.
 func copyField(dst, src *unstructured.Unstructured, key string) {
 	v, ok := src.Object[key]
@@ -160,15 +117,4 @@ func copyField(dst, src *unstructured.Unstructured, key string) {
 		return
 	}
 	dst.Object[key] = runtime.DeepCopyJSONValue(v) // both objects went through normalize
-}
-
-// newFinalizers returns the finalizers of next that old does not have.
-func newFinalizers(old, next *unstructured.Unstructured) []string {
-	var added []string
-	for _, f := range next.GetFinalizers() {
-		if !slices.Contains(old.GetFinalizers(), f) {
-			added = append(added, f)
-		}
-	}
-	return added
 }

@@ -11,8 +11,10 @@
 //
 // The behaviours use core/v1 ConfigMaps (no status, no generation), apps/v1 Deployments
 // (status subresource, generation with a per-kind rule) and fedkit's Cluster CRD
-// (cluster-scoped, status subresource, the custom-resource rules), all in a fresh namespace per
-// run, so a shared API server can run the suite more than once.
+// (cluster-scoped, status subresource, the custom-resource rules); the per-kind rules of a
+// few other built-ins (DaemonSets, EndpointSlices, Leases, PriorityClasses) have behaviours of
+// their own. Namespaced objects go in a fresh namespace per run and cluster-scoped ones carry
+// the run's suffix, so a shared API server can run the suite more than once.
 package conformance
 
 import (
@@ -36,7 +38,8 @@ import (
 // Config describes the implementation under test.
 type Config struct {
 	// NewClient returns the client under test. It is called once per Run. The API behind it
-	// must serve core/v1, apps/v1 and fedkit's Cluster CRD (on a real server: installed and
+	// must serve core/v1, apps/v1, discovery.k8s.io/v1, coordination.k8s.io/v1,
+	// scheduling.k8s.io/v1 and fedkit's Cluster CRD (on a real server: installed and
 	// Established).
 	NewClient func(t *testing.T) federation.ClusterClient
 
@@ -55,6 +58,12 @@ var (
 	DeploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	NamespaceGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	ClusterGVR    = federation.ClusterGVR
+
+	// Built-ins whose REST strategies have rules of their own.
+	DaemonSetGVR     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}
+	EndpointSliceGVR = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	LeaseGVR         = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	PriorityClassGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 )
 
 // behaviour is one row of the table.
@@ -67,7 +76,9 @@ type behaviour struct {
 func behaviours() []behaviour {
 	var all []behaviour
 	all = append(all, crudBehaviours()...)
+	all = append(all, validationBehaviours()...)
 	all = append(all, metadataBehaviours()...)
+	all = append(all, kindBehaviours()...)
 	all = append(all, listWatchBehaviours()...)
 	all = append(all, patchBehaviours()...)
 	return all

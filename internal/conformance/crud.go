@@ -43,10 +43,6 @@ func crudBehaviours() []behaviour {
 			_, err = e.c.Get(e.ctx, ConfigMapGVR, e.ns, "with-rv")
 			require.True(t, apierrors.IsNotFound(err), "the object must not exist: %v", err)
 		}},
-		{"create/invalid-name-is-invalid", func(t *testing.T, e *env) {
-			_, err := e.c.Create(e.ctx, ConfigMapGVR, configMap(e.ns, "Not_A_DNS_Name", nil, nil))
-			require.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
-		}},
 		{"create/same-name-other-namespace-or-kind", func(t *testing.T, e *env) {
 			e.create(t, ConfigMapGVR, configMap(e.ns, "shared", nil, nil))
 			e.create(t, DeploymentGVR, deployment(e.ns, "shared", 1))
@@ -82,20 +78,6 @@ func crudBehaviours() []behaviour {
 			same := e.update(t, ConfigMapGVR, created.DeepCopy())
 			require.Equal(t, created.GetResourceVersion(), same.GetResourceVersion(),
 				"an update that changes nothing is not written, so watchers see no event")
-		}},
-		{"update/without-resource-version-is-unconditional", func(t *testing.T, e *env) {
-			created := e.create(t, ConfigMapGVR, configMap(e.ns, "uncond", nil, map[string]string{"k": "1"}))
-			created.SetResourceVersion("")
-			set(t, created, "2", "data", "k")
-			updated := e.update(t, ConfigMapGVR, created)
-			require.Equal(t, "2", str(updated, "data", "k"))
-		}},
-		{"update/custom-resource-requires-resource-version", func(t *testing.T, e *env) {
-			created := e.create(t, ClusterGVR, cluster(e.name("needs-rv")))
-			created.SetResourceVersion("")
-			set(t, created, "us-east-1", "spec", "region")
-			_, err := e.c.Update(e.ctx, ClusterGVR, created)
-			require.True(t, apierrors.IsInvalid(err), "custom resources refuse unconditional updates; got %v", err)
 		}},
 		{"update/not-found", func(t *testing.T, e *env) {
 			_, err := e.c.Update(e.ctx, ConfigMapGVR, configMap(e.ns, "never-created", nil, nil))

@@ -10,57 +10,9 @@ import (
 
 const holdFinalizer = "conformance.fedkit.io/hold"
 
-// metadataBehaviours: generation, the status subresource, finalizers and deletionTimestamp.
+// metadataBehaviours: the status subresource, finalizers and deletionTimestamp.
 func metadataBehaviours() []behaviour {
 	return []behaviour{
-		{"generation/config-map-has-none", func(t *testing.T, e *env) {
-			created := e.create(t, ConfigMapGVR, configMap(e.ns, "no-gen", nil, map[string]string{"k": "1"}))
-			set(t, created, "2", "data", "k")
-			updated := e.update(t, ConfigMapGVR, created)
-			require.Zero(t, created.GetGeneration(), "ConfigMaps have no generation")
-			require.Zero(t, updated.GetGeneration(), "ConfigMaps have no generation")
-		}},
-		{"generation/deployment-bumps-on-spec-and-annotations-only", func(t *testing.T, e *env) {
-			d := e.create(t, DeploymentGVR, deployment(e.ns, "gen", 1))
-			require.EqualValues(t, 1, d.GetGeneration(), "create")
-
-			d.SetLabels(map[string]string{"team": "a"})
-			d = e.update(t, DeploymentGVR, d)
-			require.EqualValues(t, 1, d.GetGeneration(), "a label change does not bump")
-
-			set(t, d, int64(2), "spec", "replicas")
-			d = e.update(t, DeploymentGVR, d)
-			require.EqualValues(t, 2, d.GetGeneration(), "a spec change bumps")
-
-			// The Deployment rule: annotations are copied to ReplicaSets, so they bump too.
-			d.SetAnnotations(map[string]string{"note": "x"})
-			d = e.update(t, DeploymentGVR, d)
-			require.EqualValues(t, 3, d.GetGeneration(), "an annotation change bumps a Deployment")
-
-			set(t, d, int64(7), "status", "observedGeneration")
-			d, err := e.c.UpdateStatus(e.ctx, DeploymentGVR, d)
-			require.NoError(t, err)
-			require.EqualValues(t, 3, d.GetGeneration(), "a status update does not bump")
-		}},
-		{"generation/custom-resource-bumps-on-spec-only", func(t *testing.T, e *env) {
-			c := e.create(t, ClusterGVR, cluster(e.name("gen")))
-			require.EqualValues(t, 1, c.GetGeneration(), "create")
-
-			c.SetLabels(map[string]string{"tier": "prod"})
-			c.SetAnnotations(map[string]string{"note": "x"})
-			c.SetGeneration(99)
-			c = e.update(t, ClusterGVR, c)
-			require.EqualValues(t, 1, c.GetGeneration(), "metadata changes do not bump a custom resource, and clients cannot set it")
-
-			set(t, c, "us-east-1", "spec", "region")
-			c = e.update(t, ClusterGVR, c)
-			require.EqualValues(t, 2, c.GetGeneration(), "a spec change bumps")
-
-			set(t, c, "v1.37.2", "status", "kubernetesVersion")
-			c, err := e.c.UpdateStatus(e.ctx, ClusterGVR, c)
-			require.NoError(t, err)
-			require.EqualValues(t, 2, c.GetGeneration(), "a status update does not bump")
-		}},
 		{"status/update-ignores-status", func(t *testing.T, e *env) {
 			c := e.create(t, ClusterGVR, cluster(e.name("upd-ignores-status")))
 			set(t, c, "v9", "status", "kubernetesVersion")
@@ -160,14 +112,6 @@ func metadataBehaviours() []behaviour {
 			require.EqualValues(t, c.GetGeneration()+1, got.GetGeneration(), "setting deletionTimestamp bumps a tracked generation")
 			got.SetFinalizers(nil)
 			e.update(t, ClusterGVR, got)
-		}},
-		{"finalizers/update-cannot-set-deletion-timestamp", func(t *testing.T, e *env) {
-			created := e.create(t, ConfigMapGVR, configMap(e.ns, "no-dts", nil, nil))
-			now := metav1.Now()
-			created.SetDeletionTimestamp(&now)
-			_, err := e.c.Update(e.ctx, ConfigMapGVR, created)
-			require.True(t, apierrors.IsInvalid(err), "deletionTimestamp is set by Delete only (immutable to Update); got %v", err)
-			require.Nil(t, e.get(t, ConfigMapGVR, e.ns, "no-dts").GetDeletionTimestamp())
 		}},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -66,4 +67,60 @@ func num(u *unstructured.Unstructured, fields ...string) int64 {
 func set(t *testing.T, u *unstructured.Unstructured, value any, fields ...string) {
 	t.Helper()
 	require.NoError(t, unstructured.SetNestedField(u.Object, value, fields...))
+}
+
+// daemonSet returns a valid apps/v1 DaemonSet running one container.
+func daemonSet(namespace, name string) *unstructured.Unstructured {
+	d := deployment(namespace, name, 1)
+	d.SetKind("DaemonSet")
+	unstructured.RemoveNestedField(d.Object, "spec", "replicas")
+	return d
+}
+
+// endpointSlice returns a valid discovery.k8s.io/v1 EndpointSlice with one IPv4 endpoint.
+func endpointSlice(namespace, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion":  "discovery.k8s.io/v1",
+		"kind":        "EndpointSlice",
+		"metadata":    map[string]any{"name": name, "namespace": namespace},
+		"addressType": "IPv4",
+		"endpoints":   []any{map[string]any{"addresses": []any{"10.0.0.1"}}},
+	}}
+}
+
+// lease returns a coordination.k8s.io/v1 Lease held by holder.
+func lease(namespace, name, holder string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "coordination.k8s.io/v1",
+		"kind":       "Lease",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       map[string]any{"holderIdentity": holder},
+	}}
+}
+
+// priorityClass returns a scheduling.k8s.io/v1 PriorityClass (cluster-scoped).
+func priorityClass(name string, value int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion":  "scheduling.k8s.io/v1",
+		"kind":        "PriorityClass",
+		"metadata":    map[string]any{"name": name},
+		"value":       value,
+		"description": "conformance",
+	}}
+}
+
+// invalidFields returns the fields a 422 Invalid error names, and fails the test for any
+// other error.
+func invalidFields(t *testing.T, err error) []string {
+	t.Helper()
+	require.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
+	var status apierrors.APIStatus
+	require.ErrorAs(t, err, &status)
+	var fields []string
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			fields = append(fields, c.Field)
+		}
+	}
+	return fields
 }
