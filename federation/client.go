@@ -58,7 +58,10 @@ type Writer interface {
 // +kubebuilder:object:generate=false
 type Watcher interface {
 	// Watch streams Added, Modified and Deleted events in resourceVersion order, starting after
-	// opts.ResourceVersion ("" = now). The caller must Stop the watch.
+	// opts.ResourceVersion. With "" (or "0") it first sends a synthetic Added event for every
+	// current object, as a real API server does; start from a List's resourceVersion to get
+	// changes only. An object that starts or stops matching opts.LabelSelector arrives as Added
+	// or Deleted. The caller must Stop the watch.
 	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 

@@ -7,4 +7,5 @@
 //
 // +kubebuilder:object:generate=true
 // +groupName=core.federation.k8s.io
+// +versionName=v1alpha1
 package federation

@@ -19,6 +19,14 @@ const (
 	// update that would change nothing and can detect drift cheaply.
 	DesiredHashAnnotation = "federation.k8s.io/desired-hash"
 
+	// ManagedLabelsAnnotation and ManagedAnnotationsAnnotation on a member object list, comma
+	// separated and sorted, the label and annotation keys the federation set when it last
+	// rendered the object (fedkit's own keys left out). Rendering keeps the keys that member
+	// controllers add, and these lists tell such keys apart from keys the federation set
+	// before and has since dropped from the template, which must go.
+	ManagedLabelsAnnotation      = "federation.k8s.io/managed-labels"
+	ManagedAnnotationsAnnotation = "federation.k8s.io/managed-annotations"
+
 	// OrphanAnnotation, set to "true" on a federated object, makes deletion leave the member
 	// objects in place (they lose ManagedByLabel) instead of deleting them.
 	OrphanAnnotation = "federation.k8s.io/orphan"

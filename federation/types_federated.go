@@ -166,6 +166,11 @@ type SpreadConstraint struct {
 // ClusterOverride changes the rendered object for one cluster (ClusterName) or for every
 // cluster matching ClusterSelector. For a cluster, selector entries apply first in list order,
 // then its named entry, so the most specific wins.
+//
+// Within one entry the typed overriders apply first, in the order of the fields below
+// (Replicas, Images, Containers, Labels, Annotations), each rendered to JSON patch
+// operations against the object as it is at that point, and ClusterOverrides last, so a raw
+// operation can still adjust what a typed overrider wrote.
 type ClusterOverride struct {
 	// ClusterName names one cluster.
 	// +optional
@@ -173,6 +178,27 @@ type ClusterOverride struct {
 	// ClusterSelector selects clusters by label (used when ClusterName is empty).
 	// +optional
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+
+	// Replicas sets the replica count (at the type's replicas path, spec.replicas by default).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int64 `json:"replicas,omitempty"`
+	// Images rewrite parts of container images: registry, repository, tag, digest.
+	// +optional
+	Images []ImageOverride `json:"images,omitempty"`
+	// Containers replace the command or args, and set or remove environment variables, of
+	// named containers.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Containers []ContainerOverride `json:"containers,omitempty"`
+	// Labels sets and removes metadata.labels keys.
+	// +optional
+	Labels *MapOverride `json:"labels,omitempty"`
+	// Annotations sets and removes metadata.annotations keys.
+	// +optional
+	Annotations *MapOverride `json:"annotations,omitempty"`
+
 	// ClusterOverrides are RFC 6902 JSON patch operations.
 	// +optional
 	ClusterOverrides []OverrideOp `json:"clusterOverrides,omitempty"`

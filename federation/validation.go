@@ -173,8 +173,16 @@ func validateEffect(e corev1.TaintEffect, allowEmpty bool, path *field.Path) fie
 var identityPaths = []string{"/metadata/name", "/metadata/namespace", "/metadata/generateName", "/kind", "/apiVersion"}
 
 // ValidateOverrides checks the override entries: each names one cluster or selects clusters,
-// no cluster is named twice, no path appears twice in one entry, ops are known, paths are JSON
-// pointers that do not touch the object's identity, and add/replace/test carry a value.
+// no cluster is named twice, ops are known, paths are JSON pointers that do not touch the
+// object's identity, add/replace/test carry a value, and the typed overriders are well formed
+// (see validateTypedOverrides).
+//
+// No location is written twice by one entry: two operations with the same path are an error,
+// except a test (the RFC 6902 idiom is a test followed by a replace of the same path) and
+// appends ("/-", each adds an element); a raw operation may not write a label, annotation or
+// replica count that a typed overrider of the same entry writes. The same path in different
+// entries is how layering works (a selector entry, then the cluster's named entry), so it is
+// allowed.
 func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	named := map[string]bool{}
@@ -190,14 +198,18 @@ func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.Erro
 		}
 		named[o.ClusterName] = true
 		errs = append(errs, validateSelector(o.ClusterSelector, op.Child("clusterSelector"))...)
-		paths := map[string]bool{}
+		errs = append(errs, validateTypedOverrides(o, op)...)
+		paths := typedPaths(o)
 		for j, x := range o.ClusterOverrides {
 			xp := op.Child("clusterOverrides").Index(j)
 			errs = append(errs, ValidateOverrideOp(x, xp)...)
-			if paths[x.Path] {
-				errs = append(errs, field.Duplicate(xp.Child("path"), x.Path))
+			if x.Op == OpTest || strings.HasSuffix(x.Path, "/-") {
+				continue
 			}
-			paths[x.Path] = true
+			if by, dup := paths[x.Path]; dup {
+				errs = append(errs, field.Duplicate(xp.Child("path"), fmt.Sprintf("%s (already written by %s)", x.Path, by)))
+			}
+			paths[x.Path] = xp.String()
 		}
 	}
 	return errs
@@ -213,6 +225,8 @@ func ValidateOverrideOp(x OverrideOp, path *field.Path) field.ErrorList {
 	}
 	if err := CheckJSONPointer(x.Path); err != nil {
 		errs = append(errs, field.Invalid(path.Child("path"), x.Path, err.Error()))
+	} else if strings.Contains(x.Path+"/", "//") {
+		errs = append(errs, field.Invalid(path.Child("path"), x.Path, "must not have an empty reference token (\"//\" or a trailing \"/\"): no field or key of a Kubernetes object is empty"))
 	} else if IsIdentityPath(x.Path) {
 		errs = append(errs, field.Forbidden(path.Child("path"), fmt.Sprintf("%s identifies the object and cannot be overridden", x.Path)))
 	}

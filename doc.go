@@ -1,0 +1,97 @@
+// Package fedkit is a library for building Kubernetes federation control planes: choose member
+// clusters, divide replicas among them, render per-cluster objects, push them, pull their status
+// back and publish global DNS names. It follows KubeFed's API (Federated<Kind>, Cluster,
+// ReplicaSchedulingPreference) and is delivered as importable packages rather than a binary:
+// you embed the pieces you need in your own controller and own the process yourself.
+//
+// This package holds documentation only; the code lives in the packages listed below.
+//
+// # Getting started
+//
+// Everything runs against the [federation.ClusterClient] interface, so the fastest way in is the
+// in-memory fleet from package fake. A host (where federated objects live) and three members:
+//
+//	host := fake.NewCluster("host")
+//	fleet := fake.NewFleet()
+//	fleet.Add("cluster-aws-us-east", map[string]string{federation.RegionLabel: "us-east-1"})
+//	fleet.Add("cluster-gcp-eu-west", map[string]string{federation.RegionLabel: "europe-west1"})
+//
+// Describe the workload once, as a FederatedDeployment: a template, a placement and
+// per-cluster overrides (the YAML shape is KubeFed's):
+//
+//	obj := &federation.FederatedObject{...}
+//	u, _ := federation.ToUnstructured(obj)
+//	host.Create(ctx, federation.DeploymentType.FederatedGVR(), u)
+//
+// Then drive the loops, or call the pure functions directly:
+//
+//	names, _ := placement.Select(obj.Spec.Placement, clusters)
+//	plan, _ := scheduler.Divide(scheduler.Request{Key: "production/app-frontend", TotalReplicas: 9, ...})
+//
+// `go run ./examples/quickstart` runs the whole story in memory and prints every step.
+//
+// # Organization
+//
+// Package federation is the API and the shared vocabulary: the types with their deep copies,
+// scheme registration, defaults, validation and CRDs; [federation.TypeConfig], which links a
+// target type (Deployment) to its federated type (FederatedDeployment); [federation.Key],
+// [federation.Result] and [federation.Terminal]; and the two interfaces every loop is written
+// against, [federation.ClusterClient] and [federation.ClusterSet]. It imports nothing else from
+// fedkit, so an embedder can depend on it alone.
+//
+// Package federation/kube implements ClusterClient and ClusterSet on client-go: dynamic
+// clients built from Cluster objects and their Secrets, discovery, and informer-backed reads.
+//
+// Package placement decides, purely, which clusters a federated object may go to: names,
+// label selectors, exclusions, region and zone affinity, taints and tolerations, readiness,
+// a maximum count and spread over failure domains. It explains every cluster it leaves out.
+//
+// Package scheduler divides replicas among the selected clusters ([scheduler.Divide]: weights,
+// minimums, maximums, capacity, current placement) and runs the loop that writes the decision
+// into status.schedule.
+//
+// Package override renders the member object for one cluster: the template, retained member
+// fields, the scheduled replicas and the cluster's RFC 6902 overrides.
+//
+// Package sync is the push loop: apply rendered objects to every member with optimistic
+// locking, correct drift, delete what is no longer placed, and record revisions for rollback.
+// Import it as fedsync "github.com/fedkit/fedkit/sync".
+//
+// Package status is the pull loop: poll members, aggregate replica counts into the federated
+// object's status while ignoring stale data, and monitor cluster health by heartbeat.
+//
+// Package dnsrecord computes global, regional and zonal DNS records for federated Services and
+// publishes them as external-dns DNSEndpoint objects.
+//
+// Package controlplane optionally runs every loop together, with leader election and sharding.
+//
+// Package fake is an in-memory API server and fleet with real API semantics and fault
+// injection, for unit tests of placement strategies and of whole control planes.
+//
+// # Embedding the loops
+//
+// Each loop is built once with New(deps, Options), starts nothing in its constructor, and
+// exposes a one-pass Reconcile(ctx, key) (federation.Result, error) plus an optional
+// Run(ctx) error that blocks until ctx is done. Your responsibilities as the embedder:
+//
+//  1. Build the clients: a ClusterClient for the host and a ClusterSet for the members
+//     (federation/kube in production, fake in tests).
+//  2. Install the CRDs from config/crd (or [federation.CRDs]) on the host.
+//  3. Construct the loops you want for each [federation.TypeConfig] you federate.
+//  4. Either call Run(ctx) for each (for example through controller-runtime's
+//     manager.RunnableFunc), or feed keys to Reconcile from your own work queue.
+//  5. Treat errors wrapped by [federation.Terminal] as "drop the key until it changes"; back off
+//     and retry the rest; honour Result.RequeueAfter only when the error is nil.
+//  6. Cancel the context to stop; Run returns after all its goroutines have exited.
+//
+// # Testing with fake
+//
+// fake.NewFleet gives a ClusterSet of in-memory clusters that behave like API servers where a
+// controller can tell the difference (resourceVersion and Conflict, generation, finalizers,
+// watches, label selectors) and lets a test inject errors, latency and network partitions per
+// cluster and per verb, or drift objects behind the controller's back. Simulated workload
+// controllers make Deployments report ready replicas and LoadBalancer Services get addresses,
+// so a whole control plane can be tested in memory. When the difference between fake and real
+// matters (admission, defaulting, server-side apply), use internal/testenv's real API servers,
+// as fedkit's own conformance suite does.
+package fedkit

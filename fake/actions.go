@@ -1,0 +1,96 @@
+package fake
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Action is one recorded call to a cluster. Every call through the [federation.ClusterClient],
+// [federation.HealthChecker] and [federation.VersionGetter] methods is recorded when it starts,
+// including calls that then fail (partitioned, injected error, NotFound...). Writes by the test
+// itself ([Cluster.Seed], [Cluster.Drift], [Cluster.DriftDelete], [Cluster.Peek]) and by the
+// simulated controllers are not recorded: they are not the code under test.
+type Action struct {
+	Verb      Verb
+	Resource  schema.GroupVersionResource
+	Namespace string
+	// Name is the object's name; empty for list and watch, and for a create that uses
+	// generateName.
+	Name string
+	// Subresource is "status" for UpdateStatus, empty otherwise.
+	Subresource string
+
+	// Object is a copy of the object passed to Create, Update or UpdateStatus.
+	Object *unstructured.Unstructured
+	// PatchType and Patch are the arguments of Patch.
+	PatchType types.PatchType
+	Patch     []byte
+	// ListOptions are the options of List and Watch.
+	ListOptions metav1.ListOptions
+	// DeleteOptions are the options of Delete.
+	DeleteOptions metav1.DeleteOptions
+}
+
+// String returns a short description: "update-status apps/v1/deployments prod/web".
+func (a Action) String() string {
+	s := string(a.Verb)
+	if !a.Resource.Empty() {
+		s += " " + a.Resource.GroupVersion().String() + "/" + a.Resource.Resource
+	}
+	if a.Namespace != "" || a.Name != "" {
+		s += " " + objectRef(a.Namespace, a.Name)
+	}
+	return s
+}
+
+func objectRef(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return fmt.Sprintf("%s/%s", namespace, name)
+}
+
+// deepCopy returns an Action that shares nothing with a.
+func (a Action) deepCopy() Action {
+	if a.Object != nil {
+		a.Object = a.Object.DeepCopy()
+	}
+	a.Patch = slices.Clone(a.Patch)
+	a.ListOptions = *a.ListOptions.DeepCopy()
+	a.DeleteOptions = *a.DeleteOptions.DeepCopy()
+	return a
+}
+
+// Actions returns a copy of the calls recorded since the cluster was created or
+// [Cluster.ClearActions] was called, oldest first.
+func (c *Cluster) Actions() []Action {
+	c.lock()
+	defer c.mu.Unlock()
+	out := make([]Action, len(c.actions))
+	for i, a := range c.actions {
+		out[i] = a.deepCopy()
+	}
+	return out
+}
+
+// ClearActions forgets the recorded calls.
+func (c *Cluster) ClearActions() {
+	c.lock()
+	defer c.mu.Unlock()
+	c.actions = nil
+}
+
+// recordedObject returns the copy of obj an Action keeps: a normalised deep copy, or nil when
+// obj cannot be encoded (the call then fails with BadRequest anyway).
+func recordedObject(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	u, err := normalize(obj)
+	if err != nil {
+		return nil
+	}
+	return u
+}

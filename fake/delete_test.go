@@ -1,0 +1,135 @@
+package fake_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/fedkit/fedkit/fake"
+)
+
+func TestFinalizers(t *testing.T) {
+	c := fake.NewCluster("c")
+	ctx := testCtx(t)
+	obj := widget("prod", "w", 1)
+	obj.SetFinalizers([]string{"a.example.com/one", "a.example.com/two"})
+	created := mustCreate(t, c, widgetGVR, obj)
+
+	w, err := c.Watch(ctx, widgetGVR, "prod", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
+	require.NoError(t, err)
+	defer w.Stop()
+
+	// Delete marks it deleting and keeps it.
+	require.NoError(t, c.Delete(ctx, widgetGVR, "prod", "w", noDeleteOptions))
+	got, err := c.Get(ctx, widgetGVR, "prod", "w")
+	require.NoError(t, err)
+	require.NotNil(t, got.GetDeletionTimestamp())
+	require.Equal(t, int64(2), got.GetGeneration(), "marking deleting bumps generation")
+	ev := nextEvent(t, w)
+	require.Equal(t, watch.Modified, ev.Type)
+
+	// Deleting again changes nothing.
+	rv := c.ResourceVersion()
+	require.NoError(t, c.Delete(ctx, widgetGVR, "prod", "w", noDeleteOptions))
+	require.Equal(t, rv, c.ResourceVersion())
+
+	// No new finalizer may be added now.
+	add := got.DeepCopy()
+	add.SetFinalizers(append(add.GetFinalizers(), "late"))
+	_, err = c.Update(ctx, widgetGVR, add)
+	require.True(t, apierrors.IsInvalid(err), "adding a finalizer while deleting = %v", err)
+
+	// Removing one finalizer keeps the object; spec changes are still allowed.
+	got.SetFinalizers([]string{"a.example.com/two"})
+	got, err = c.Update(ctx, widgetGVR, got)
+	require.NoError(t, err)
+	require.Equal(t, watch.Modified, nextEvent(t, w).Type)
+
+	// Removing the last one deletes it and emits Deleted.
+	got.SetFinalizers(nil)
+	final, err := c.Update(ctx, widgetGVR, got)
+	require.NoError(t, err)
+	require.Empty(t, final.GetFinalizers())
+	ev = nextEvent(t, w)
+	require.Equal(t, watch.Deleted, ev.Type)
+	require.Equal(t, final.GetResourceVersion(), ev.Object.(metav1.Object).GetResourceVersion())
+	_, err = c.Get(ctx, widgetGVR, "prod", "w")
+	require.True(t, apierrors.IsNotFound(err), "Get after the last finalizer = %v", err)
+}
+
+func TestFinalizerRemovedByPatchDeletes(t *testing.T) {
+	c := fake.NewCluster("c")
+	ctx := testCtx(t)
+	cm := configMap("prod", "cfg", nil)
+	cm.SetFinalizers([]string{"f"})
+	mustCreate(t, c, configMapGVR, cm)
+	require.NoError(t, c.Delete(ctx, configMapGVR, "prod", "cfg", noDeleteOptions))
+	_, err := c.Patch(ctx, configMapGVR, "prod", "cfg", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	require.NoError(t, err)
+	require.Empty(t, c.Objects(configMapGVR))
+}
+
+func TestDeleteOptions(t *testing.T) {
+	stale := "1"
+	otherUID := types.UID("other")
+	tests := []struct {
+		name    string
+		opts    func(created metav1.Object) metav1.DeleteOptions
+		wantErr func(error) bool
+		gone    bool
+	}{
+		{
+			name: "no preconditions",
+			opts: func(metav1.Object) metav1.DeleteOptions { return metav1.DeleteOptions{} },
+			gone: true,
+		},
+		{
+			name: "matching preconditions",
+			opts: func(o metav1.Object) metav1.DeleteOptions {
+				uid, rv := o.GetUID(), o.GetResourceVersion()
+				return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}
+			},
+			gone: true,
+		},
+		{
+			name: "stale resourceVersion",
+			opts: func(metav1.Object) metav1.DeleteOptions {
+				return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}
+			},
+			wantErr: apierrors.IsConflict,
+		},
+		{
+			name: "other uid",
+			opts: func(metav1.Object) metav1.DeleteOptions {
+				return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &otherUID}}
+			},
+			wantErr: apierrors.IsConflict,
+		},
+		{
+			name: "dry run",
+			opts: func(metav1.Object) metav1.DeleteOptions {
+				return metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewCluster("c")
+			ctx := testCtx(t)
+			mustCreate(t, c, configMapGVR, configMap("prod", "x", nil)) // bump rv so "1" is stale
+			created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
+			err := c.Delete(ctx, configMapGVR, "prod", "cfg", tc.opts(created))
+			if tc.wantErr != nil {
+				require.True(t, tc.wantErr(err), "Delete = %v", err)
+			} else {
+				require.NoError(t, err)
+			}
+			_, err = c.Get(ctx, configMapGVR, "prod", "cfg")
+			require.Equal(t, tc.gone, apierrors.IsNotFound(err), "gone after Delete: err = %v", err)
+		})
+	}
+}

@@ -1,0 +1,314 @@
+package fake
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// This file is the storage half of the API server: the functions ending in Locked run with
+// c.mu held, see and change only stored state, and never record actions or inject faults.
+
+// maxGenerateNameAttempts matches the real API server, which retries a generated name that is
+// taken a few times before giving up with AlreadyExists.
+const maxGenerateNameAttempts = 8
+
+// getLocked returns a copy of the stored object.
+func (c *Cluster) getLocked(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	ns, err := c.objectNamespace(gvr, namespace)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := c.objects[gvr][objectKey{ns, name}]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return obj.DeepCopy(), nil
+}
+
+// listLocked returns copies of the matching objects, sorted by namespace and name as etcd
+// returns them, and the cluster's resourceVersion as the list's.
+func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	f, err := c.newFilter(gvr, namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	stored := c.objects[gvr]
+	keys := make([]objectKey, 0, len(stored))
+	for k, obj := range stored {
+		if f.matches(obj) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	list := &unstructured.UnstructuredList{Object: map[string]any{}}
+	list.SetAPIVersion(gvr.GroupVersion().String())
+	list.SetKind(c.kindLocked(gvr) + "List")
+	list.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	list.Items = make([]unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		list.Items = append(list.Items, *stored[k].DeepCopy())
+	}
+	return list, nil
+}
+
+// createLocked stores a new object. A seed (from Seed, not a client) keeps the uid,
+// creationTimestamp, generation, deletionTimestamp and status it is given, as fixtures need,
+// and skips the metadata validation, as storage does.
+func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
+	gr := gvr.GroupResource()
+	in, err := normalize(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTypeMeta(gvr, in, ""); err != nil {
+		return nil, err
+	}
+	if err := checkDecodes(in); err != nil {
+		return nil, err
+	}
+	if !seed && in.GetResourceVersion() != "" {
+		// The real server fails this in storage, which surfaces as a 500.
+		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
+	}
+	ns, err := c.objectNamespace(gvr, in.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	in.SetNamespace(ns)
+	in.SetResourceVersion("")
+	stored := c.objects[gvr]
+	if in.GetName() == "" {
+		if in.GetGenerateName() == "" {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: gvr.Group, Kind: in.GetKind()}, "", field.ErrorList{
+				field.Required(field.NewPath("metadata", "name"), "name or generateName is required"),
+			})
+		}
+		for range maxGenerateNameAttempts {
+			in.SetName(in.GetGenerateName() + c.randomSuffixLocked())
+			if _, taken := stored[objectKey{ns, in.GetName()}]; !taken {
+				break
+			}
+		}
+	}
+	if !seed {
+		// The real server validates before storage can answer AlreadyExists.
+		if err := validateCreate(gvr, c.res.isNamespaced(gr), in); err != nil {
+			return nil, err
+		}
+	}
+	if _, taken := stored[objectKey{ns, in.GetName()}]; taken {
+		return nil, apierrors.NewAlreadyExists(gr, in.GetName())
+	}
+	if isDaemonSet(gr) {
+		if err := prepareDaemonSetCreate(in); err != nil {
+			return nil, err
+		}
+	}
+
+	now := metav1.NewTime(c.nowLocked())
+	if !seed || in.GetUID() == "" {
+		in.SetUID(c.newUIDLocked())
+	}
+	if !seed || in.GetCreationTimestamp().Time.IsZero() {
+		in.SetCreationTimestamp(now)
+	}
+	if !seed {
+		in.SetDeletionTimestamp(nil)
+		in.SetDeletionGracePeriodSeconds(nil)
+	}
+	switch {
+	case !tracksGeneration(gr):
+		unstructured.RemoveNestedField(in.Object, "metadata", "generation")
+	case !seed || in.GetGeneration() == 0:
+		in.SetGeneration(1)
+	}
+	if !seed && c.res.hasStatus(gr) && !keepsStatusOnCreate(gr) {
+		delete(in.Object, "status")
+	}
+	c.kinds[gvr] = in.GetKind()
+	return c.commitLocked(gvr, watch.Added, in, nil), nil
+}
+
+// deleteLocked deletes an object, or marks it deleting when it has finalizers.
+func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
+	ns, err := c.objectNamespace(gvr, namespace)
+	if err != nil {
+		return err
+	}
+	gr := gvr.GroupResource()
+	old, ok := c.objects[gvr][objectKey{ns, name}]
+	if !ok {
+		return apierrors.NewNotFound(gr, name)
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != old.GetUID() {
+			return apierrors.NewConflict(gr, name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, old.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() {
+			return apierrors.NewConflict(gr, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, old.GetResourceVersion()))
+		}
+	}
+	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
+		return nil
+	}
+	next := old.DeepCopy()
+	if len(old.GetFinalizers()) == 0 {
+		c.commitLocked(gvr, watch.Deleted, next, old)
+		return nil
+	}
+	if old.GetDeletionTimestamp() != nil {
+		return nil // already deleting: nothing changes until the finalizers are gone
+	}
+	now := metav1.NewTime(c.nowLocked())
+	next.SetDeletionTimestamp(&now)
+	zero := int64(0)
+	next.SetDeletionGracePeriodSeconds(&zero)
+	if g := old.GetGeneration(); g > 0 {
+		next.SetGeneration(g + 1) // as the real server's markAsDeleting
+	}
+	c.commitLocked(gvr, watch.Modified, next, old)
+	return nil
+}
+
+// commitLocked stores obj (a fresh object nobody else holds) at the next resourceVersion, or
+// removes it for Deleted, and publishes the event. It returns a copy for the caller.
+func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventType, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
+	c.rv++
+	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	stored := c.objects[gvr]
+	if stored == nil {
+		stored = map[objectKey]*unstructured.Unstructured{}
+		c.objects[gvr] = stored
+	}
+	key := objectKey{obj.GetNamespace(), obj.GetName()}
+	if typ == watch.Deleted {
+		delete(stored, key)
+	} else {
+		stored[key] = obj
+	}
+	c.publishLocked(event{rv: c.rv, gvr: gvr, typ: typ, obj: obj, old: old})
+	return obj.DeepCopy()
+}
+
+// objectNamespace returns the namespace an object of gvr is stored under: "" for
+// cluster-scoped resources (a namespace given for them is ignored), and namespace for
+// namespaced ones, where it is required.
+func (c *Cluster) objectNamespace(gvr schema.GroupVersionResource, namespace string) (string, error) {
+	if !c.res.isNamespaced(gvr.GroupResource()) {
+		return "", nil
+	}
+	if namespace == "" {
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fake: a namespace is required for the namespaced resource %s", gvr.GroupResource()))
+	}
+	return namespace, nil
+}
+
+// kindLocked returns the kind last stored for gvr, or a guess from the resource name.
+func (c *Cluster) kindLocked(gvr schema.GroupVersionResource) string {
+	if k, ok := c.kinds[gvr]; ok {
+		return k
+	}
+	return "Unknown"
+}
+
+// randomSuffixLocked returns five characters from the alphabet the real server uses for
+// generateName (no vowels, no confusable digits).
+func (c *Cluster) randomSuffixLocked() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[c.rng.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// newUIDLocked returns a version 4 UUID from the cluster's seeded source.
+func (c *Cluster) newUIDLocked() types.UID {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(c.rng.UintN(256))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+}
+
+// normalize returns a deep copy of obj that went through JSON, as every object sent to a real
+// server does: numbers become int64 or float64, and values JSON cannot hold are a BadRequest
+// instead of a panic in DeepCopy.
+func normalize(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj == nil || obj.Object == nil {
+		return nil, apierrors.NewBadRequest("fake: object is nil")
+	}
+	data, err := json.Marshal(obj.Object)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fake: object cannot be encoded as JSON: %v", err))
+	}
+	return decodeObject(data)
+}
+
+// decodeObject decodes a JSON object into an Unstructured.
+func decodeObject(data []byte) (*unstructured.Unstructured, error) {
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(data, &m); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fake: decoding object: %v", err))
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// checkDecodes fails, like the real server, when an object of a built-in kind does not decode
+// into its Go type (a string where a number belongs, a list where an object belongs). Custom
+// resources are not checked: the fake has no schema for them.
+func checkDecodes(obj *unstructured.Unstructured) error {
+	typed, err := scheme.Scheme.New(obj.GroupVersionKind())
+	if err != nil {
+		return nil // not a kind client-go knows
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
+	}
+	return nil
+}
+
+// checkTypeMeta requires a kind (falling back to fallbackKind) and an apiVersion matching gvr;
+// an empty apiVersion is filled in.
+func checkTypeMeta(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fallbackKind string) error {
+	if obj.GetKind() == "" {
+		if fallbackKind == "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("Object 'Kind' is missing in %s %q", gvr.GroupResource(), obj.GetName()))
+		}
+		obj.SetKind(fallbackKind)
+	}
+	want := gvr.GroupVersion().String()
+	switch got := obj.GetAPIVersion(); got {
+	case "":
+		obj.SetAPIVersion(want)
+	case want:
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got, want))
+	}
+	return nil
+}
+
+func compareKeys(a, b objectKey) int {
+	if n := cmp.Compare(a.namespace, b.namespace); n != 0 {
+		return n
+	}
+	return cmp.Compare(a.name, b.name)
+}

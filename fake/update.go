@@ -1,0 +1,120 @@
+package fake
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// writeMode says which part of an object a write may change.
+type writeMode int
+
+const (
+	// writeMain is Update and Patch of the main resource: everything but system metadata, and
+	// status too when the resource has no status subresource.
+	writeMain writeMode = iota
+	// writeStatus is UpdateStatus: only .status.
+	writeStatus
+	// writeAll is an external actor (Drift, the simulated controllers): spec and status.
+	writeAll
+)
+
+// updateLocked replaces the stored object named by obj following mode. A resourceVersion or
+// uid in obj that does not match the stored one is a Conflict; an empty resourceVersion makes
+// the update unconditional where the resource allows it (see unconditionalUpdate).
+func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+	in, err := normalize(obj)
+	if err != nil {
+		return nil, err
+	}
+	return c.replaceLocked(gvr, in, mode)
+}
+
+// replaceLocked is updateLocked for an object that is already a private, normalised copy. It
+// follows the real server's order: the uid precondition, the resourceVersion lock, then what
+// the resource's strategy prepares and validates (rest.BeforeUpdate), then the write, which
+// stores nothing when nothing changed.
+func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+	gr := gvr.GroupResource()
+	ns, err := c.objectNamespace(gvr, in.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	name := in.GetName()
+	if name == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("fake: %s: name is required", gr))
+	}
+	hasStatus := c.res.hasStatus(gr)
+	if mode == writeStatus && !hasStatus {
+		// There is no /status endpoint to call.
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, name)
+	}
+	old, ok := c.objects[gvr][objectKey{ns, name}]
+	if !ok {
+		return nil, apierrors.NewNotFound(gr, name)
+	}
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID()))
+	}
+	if err := c.checkResourceVersion(gr, name, in, old); err != nil {
+		return nil, err
+	}
+	if err := checkTypeMeta(gvr, in, old.GetKind()); err != nil {
+		return nil, err
+	}
+	// What the client sent must decode, as the real server's request body must, before any
+	// of the strategy's rules apply.
+	if err := checkDecodes(in); err != nil {
+		return nil, err
+	}
+
+	var next *unstructured.Unstructured
+	switch mode {
+	case writeStatus:
+		next = old.DeepCopy()
+		copyField(next, in, "status")
+	case writeMain:
+		next = in
+		if hasStatus {
+			copyField(next, old, "status")
+		}
+	default:
+		next = in
+	}
+	if isDaemonSet(gr) {
+		if err := prepareDaemonSetUpdate(old, next); err != nil {
+			return nil, err
+		}
+	}
+	if err := prepareUpdate(gvr, c.res.isNamespaced(gr), next, old); err != nil {
+		return nil, err
+	}
+	if bumpsGeneration(generationBump(gr), hasStatus, old, next) {
+		next.SetGeneration(old.GetGeneration() + 1)
+	}
+	if equality.Semantic.DeepEqual(old.Object, next.Object) {
+		// A no-op write: the real server stores nothing, keeps the resourceVersion and sends
+		// no watch event.
+		return old.DeepCopy(), nil
+	}
+	if old.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
+		// The last finalizer is gone: the object is deleted now.
+		return c.commitLocked(gvr, watch.Deleted, next, old), nil
+	}
+	return c.commitLocked(gvr, watch.Modified, next, old), nil
+}
+
+// copyField sets dst[key] to a copy of src[key], or removes it when src has none.
+func copyField(dst, src *unstructured.Unstructured, key string) {
+	v, ok := src.Object[key]
+	if !ok {
+		delete(dst.Object, key)
+		return
+	}
+	dst.Object[key] = runtime.DeepCopyJSONValue(v) // both objects went through normalize
+}

@@ -1,0 +1,162 @@
+package federation_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+var update = flag.Bool("update", false, "rewrite config/crd from the code")
+
+// crdDir holds the installable CRD YAML, generated from the code and checked by TestCRDFiles.
+const crdDir = "../config/crd"
+
+// TestCRDFiles keeps config/crd in sync with ClusterCRD, ReplicaSchedulingPreferenceCRD and
+// CRDFor(BuiltinTypes()). Refresh with: go test ./federation -run TestCRDFiles -update
+func TestCRDFiles(t *testing.T) {
+	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	require.NoError(t, err)
+	want := map[string]bool{}
+	for _, crd := range crds {
+		data := crdYAML(t, crd)
+		file := filepath.Join(crdDir, crd.Name+".yaml")
+		want[filepath.Base(file)] = true
+		if *update {
+			require.NoError(t, os.WriteFile(file, data, 0o644))
+			continue
+		}
+		got, err := os.ReadFile(file)
+		require.NoError(t, err, "run: go test ./federation -run TestCRDFiles -update")
+		if !bytes.Equal(got, data) {
+			t.Errorf("%s is out of date with the code; run: go test ./federation -run TestCRDFiles -update\n%s", file, cmp.Diff(string(got), string(data)))
+		}
+	}
+	entries, err := os.ReadDir(crdDir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !want[e.Name()] {
+			t.Errorf("%s/%s is not produced by the code any more; delete it", crdDir, e.Name())
+		}
+	}
+}
+
+// crdYAML renders a CRD as installable YAML, without the empty status and creationTimestamp
+// that a typed object marshals.
+func crdYAML(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) []byte {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	delete(m, "status")
+	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+	data, err := yaml.Marshal(m)
+	require.NoError(t, err)
+	return data
+}
+
+// TestCRDsStructural checks what the API server checks before it accepts a CRD: a structural
+// schema, the approval annotation for *.k8s.io groups, and consistent names.
+func TestCRDsStructural(t *testing.T) {
+	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	require.NoError(t, err)
+	for _, crd := range crds {
+		t.Run(crd.Name, func(t *testing.T) {
+			require.Equal(t, crd.Spec.Names.Plural+"."+crd.Spec.Group, crd.Name)
+			require.True(t, strings.HasSuffix(crd.Spec.Group, ".k8s.io"))
+			require.Equal(t, "unapproved, experimental-only", crd.Annotations[federation.ApprovalAnnotation])
+			require.Len(t, crd.Spec.Versions, 1)
+			v := crd.Spec.Versions[0]
+			require.True(t, v.Served && v.Storage)
+			internal := &apiextensions.JSONSchemaProps{}
+			require.NoError(t, apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil))
+			s, err := structuralschema.NewStructural(internal)
+			require.NoError(t, err)
+			require.Empty(t, structuralschema.ValidateStructural(nil, s), "schema must be structural")
+		})
+	}
+}
+
+func TestCRDFor(t *testing.T) {
+	crd, err := federation.CRDFor(federation.DeploymentType)
+	require.NoError(t, err)
+	require.Equal(t, "federateddeployments.types.federation.k8s.io", crd.Name)
+	require.Equal(t, apiextensionsv1.CustomResourceDefinitionNames{
+		Kind: "FederatedDeployment", ListKind: "FederatedDeploymentList", Plural: "federateddeployments",
+		Singular: "federateddeployment", Categories: []string{"federation"},
+	}, crd.Spec.Names)
+	require.Equal(t, apiextensionsv1.NamespaceScoped, crd.Spec.Scope)
+	v := crd.Spec.Versions[0]
+	require.NotNil(t, v.Subresources.Status, "status must be a subresource")
+	tmpl := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["template"]
+	require.True(t, *tmpl.XPreserveUnknownFields, "template must preserve unknown fields")
+	var cols []string
+	for _, c := range v.AdditionalPrinterColumns {
+		cols = append(cols, c.Name)
+	}
+	require.Equal(t, []string{"Scheduled", "Propagated", "Ready", "Clusters", "Age"}, cols)
+
+	_, err = federation.CRDFor(federation.TypeConfig{})
+	require.ErrorIs(t, err, federation.ErrUnknownType)
+}
+
+// TestDesignYAML decodes the YAML shapes from DESIGN.md strictly (an unknown or misspelled
+// field fails) and round-trips them through unstructured.
+func TestDesignYAML(t *testing.T) {
+	data, err := os.ReadFile("testdata/design.yaml")
+	require.NoError(t, err)
+	docs := strings.Split(string(data), "\n---\n")
+	require.Len(t, docs, 3)
+
+	fed := &federation.FederatedObject{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[0]), fed))
+	require.Empty(t, federation.ValidateFederatedObject(fed))
+	require.Equal(t, int64(6), fed.Spec.Template.Object["spec"].(map[string]interface{})["replicas"])
+	v, err := fed.Spec.Overrides[0].ClusterOverrides[0].Value.Decode()
+	require.NoError(t, err)
+	require.Equal(t, int64(4), v)
+
+	cluster := &federation.Cluster{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[1]), cluster))
+	require.Empty(t, federation.ValidateCluster(cluster))
+	require.Equal(t, "ca-bundle", string(cluster.Spec.CABundle))
+
+	rsp := &federation.ReplicaSchedulingPreference{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[2]), rsp))
+	require.Empty(t, federation.ValidateReplicaSchedulingPreference(rsp))
+	require.Equal(t, int64(6), *rsp.Spec.Clusters["cluster-aws-us-east"].MaxReplicas)
+
+	u, err := federation.ToUnstructured(cluster)
+	require.NoError(t, err)
+	back, err := federation.ClusterFromUnstructured(u)
+	require.NoError(t, err)
+	if diff := cmp.Diff(cluster, back); diff != "" {
+		t.Errorf("Cluster round trip (-want +got):\n%s", diff)
+	}
+	u, err = federation.ToUnstructured(rsp)
+	require.NoError(t, err)
+	backRSP, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
+	require.NoError(t, err)
+	if diff := cmp.Diff(rsp, backRSP); diff != "" {
+		t.Errorf("RSP round trip (-want +got):\n%s", diff)
+	}
+	u, err = federation.ToUnstructured(fed)
+	require.NoError(t, err)
+	backFed, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	if diff := cmp.Diff(fed, backFed); diff != "" {
+		t.Errorf("FederatedObject round trip (-want +got):\n%s", diff)
+	}
+}

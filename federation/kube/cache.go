@@ -1,0 +1,214 @@
+package kube
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// ManagedSelector is the label selector of the objects a cached reader sees: those the
+// federation manages.
+const ManagedSelector = federation.ManagedByLabel + "=" + federation.ManagedByValue
+
+// CachedReader returns a federation.Reader that serves Get and List of gvr in the named cluster
+// from an informer's cache instead of the member's API server. Loops that read every member
+// object of a type on every pass (status collection, drift detection) use it so that a large
+// fleet costs one watch per cluster and type instead of one List per object and pass.
+//
+// The cache holds only objects labelled federation.ManagedByLabel=federation.ManagedByValue:
+// an object without the label is NotFound to Get and absent from List, even if the member has
+// it. Reads for another resource than gvr are an error.
+//
+// The informer starts with the first read (or right away, if Run is running) and lives within
+// Run: it stops when Run returns, when the cluster's client is rebuilt (a new one starts on the
+// next read) and when the Cluster is deleted. Reads block until the cache has synced or ctx is
+// done; in the latter case they return the informer's last list or watch error, if any (which
+// wraps federation.ErrUnreachable when the member cannot be reached), else ctx's error.
+// Returned objects are copies: callers may modify them.
+//
+// CachedReader itself returns an error wrapping ErrNotRunning when Run is not running,
+// federation.ErrClusterNotFound or federation.ErrClusterNotReady; the reader's methods can
+// return the same errors later, for instance after the Cluster was deleted.
+func (s *ClusterSet) CachedReader(cluster string, gvr schema.GroupVersionResource) (federation.Reader, error) {
+	if _, err := s.informer(cluster, gvr); err != nil {
+		return nil, err
+	}
+	return &cachedReader{set: s, cluster: cluster, gvr: gvr}, nil
+}
+
+// memberCaches are the informers of one member client. They run under ctx, a child of Run's.
+type memberCaches struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	informers map[schema.GroupVersionResource]*informerCache
+}
+
+func (m *member) stopCaches() {
+	if m.caches != nil {
+		m.caches.cancel()
+	}
+}
+
+// informerCache is one informer and the last error its reflector reported.
+type informerCache struct {
+	inf cache.SharedIndexInformer
+
+	mu      sync.Mutex
+	lastErr error
+}
+
+func (ic *informerCache) setErr(err error) {
+	ic.mu.Lock()
+	ic.lastErr = err
+	ic.mu.Unlock()
+}
+
+// waitForSync blocks until the informer has synced or ctx is done.
+func (ic *informerCache) waitForSync(ctx context.Context, op string) error {
+	if ic.inf.HasSynced() {
+		return nil
+	}
+	if cache.WaitForCacheSync(ctx.Done(), ic.inf.HasSynced) {
+		return nil
+	}
+	ic.mu.Lock()
+	last := ic.lastErr
+	ic.mu.Unlock()
+	if last != nil {
+		return wrapErr(op+": cache not synced", last)
+	}
+	return fmt.Errorf("kube: %s: cache not synced: %w", op, ctx.Err())
+}
+
+// informer returns the running informer of gvr in cluster, starting it if needed.
+func (s *ClusterSet) informer(cluster string, gvr schema.GroupVersionResource) (*informerCache, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run == nil {
+		return nil, fmt.Errorf("kube: cached reader of %s in cluster %q: %w", gvr.GroupResource(), cluster, ErrNotRunning)
+	}
+	m := s.members[cluster]
+	switch {
+	case m == nil:
+		return nil, fmt.Errorf("kube: cluster %q: %w", cluster, federation.ErrClusterNotFound)
+	case m.client == nil:
+		return nil, fmt.Errorf("kube: cluster %q: %w: %w", cluster, federation.ErrClusterNotReady, m.notReady)
+	}
+	if m.caches == nil {
+		ctx, cancel := context.WithCancel(s.run.ctx)
+		m.caches = &memberCaches{ctx: ctx, cancel: cancel, informers: map[schema.GroupVersionResource]*informerCache{}}
+	}
+	if ic := m.caches.informers[gvr]; ic != nil {
+		return ic, nil
+	}
+	// Streaming lists are off for these informers: with them, client-go retries a failing
+	// initial list forever without reporting it, and readers could only say "not synced".
+	ic := &informerCache{inf: newInformer(m.client, gvr, metav1.NamespaceAll, ManagedSelector, false)}
+	// The handler only records the error for readers; the reflector retries with backoff.
+	_ = ic.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		ic.setErr(err)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	m.caches.informers[gvr] = ic
+	ctx := m.caches.ctx
+	s.run.wg.Go(func() { ic.inf.RunWithContext(ctx) })
+	return ic, nil
+}
+
+// cachedReader is the handle CachedReader returns. It looks its informer up on every call, so
+// it keeps working across client rebuilds.
+type cachedReader struct {
+	set     *ClusterSet
+	cluster string
+	gvr     schema.GroupVersionResource
+}
+
+func (r *cachedReader) check(gvr schema.GroupVersionResource, op string) error {
+	if gvr != r.gvr {
+		return fmt.Errorf("kube: %s: %w: this cached reader serves %s only", op, federation.ErrUnknownType, r.gvr)
+	}
+	return nil
+}
+
+// Get returns a copy of the cached object, or an error satisfying apierrors.IsNotFound.
+func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	op := describe("get (cached)", gvr, namespace, name)
+	if err := r.check(gvr, op); err != nil {
+		return nil, err
+	}
+	ic, err := r.set.informer(r.cluster, gvr)
+	if err != nil {
+		return nil, err
+	}
+	if err := ic.waitForSync(ctx, op); err != nil {
+		return nil, err
+	}
+	key := federation.Key{Namespace: namespace, Name: name}.String()
+	obj, ok, err := ic.inf.GetStore().GetByKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewNotFound(gvr.GroupResource(), name))
+	}
+	return obj.(*unstructured.Unstructured).DeepCopy(), nil
+}
+
+// List returns copies of the cached objects in namespace ("" = all) that match
+// opts.LabelSelector and opts.FieldSelector (metadata.name and metadata.namespace), sorted by
+// namespace and name. The list's resourceVersion is the cache's.
+func (r *cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	op := describe("list (cached)", gvr, namespace, "")
+	if err := r.check(gvr, op); err != nil {
+		return nil, err
+	}
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewBadRequest(err.Error()))
+	}
+	fsel, err := fields.ParseSelector(opts.FieldSelector)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewBadRequest(err.Error()))
+	}
+	ic, err := r.set.informer(r.cluster, gvr)
+	if err != nil {
+		return nil, err
+	}
+	if err := ic.waitForSync(ctx, op); err != nil {
+		return nil, err
+	}
+	var objs []any
+	if namespace == "" {
+		objs = ic.inf.GetStore().List()
+	} else if objs, err = ic.inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace); err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, err)
+	}
+	out := &unstructured.UnstructuredList{}
+	out.SetResourceVersion(ic.inf.LastSyncResourceVersion())
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		f := fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}
+		if sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
+			out.Items = append(out.Items, *u.DeepCopy())
+		}
+	}
+	slices.SortFunc(out.Items, func(a, b unstructured.Unstructured) int {
+		if c := cmp.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.GetName(), b.GetName())
+	})
+	return out, nil
+}

@@ -1,0 +1,175 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+func configMap(namespace, name string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetLabels(labels)
+	return u
+}
+
+func managed(extra map[string]string) map[string]string {
+	l := map[string]string{federation.ManagedByLabel: federation.ManagedByValue}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+// staticSet returns a running-capable set whose members are dynamic fakes.
+func staticSet(t *testing.T, members map[string]*Client) *ClusterSet {
+	t.Helper()
+	opts := ClusterSetOptions{}
+	require.NoError(t, opts.complete())
+	s := &ClusterSet{opts: opts, members: map[string]*member{}}
+	for name, c := range members {
+		s.members[name] = &member{client: c}
+	}
+	return s
+}
+
+func names(l *unstructured.UnstructuredList) []string {
+	var out []string
+	for _, u := range l.Items {
+		out = append(out, federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()}.String())
+	}
+	return out
+}
+
+func TestCachedReader(t *testing.T) {
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{cmGVR: "ConfigMapList"},
+		configMap("a", "web", managed(map[string]string{"app": "web"})),
+		configMap("a", "db", managed(map[string]string{"app": "db"})),
+		configMap("b", "web", managed(map[string]string{"app": "web"})),
+		configMap("a", "unmanaged", map[string]string{"app": "web"}),
+	)
+	set := staticSet(t, map[string]*Client{"eu": NewFromDynamic(dyn)})
+	set.members["broken"] = &member{notReady: ErrInvalidCredentials}
+
+	_, err := set.CachedReader("eu", cmGVR)
+	require.ErrorIs(t, err, ErrNotRunning, "no informers outside Run")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	var r federation.Reader
+	require.Eventually(t, func() bool {
+		r, err = set.CachedReader("eu", cmGVR)
+		return err == nil
+	}, 5*time.Second, 10*time.Millisecond)
+
+	_, err = set.CachedReader("nowhere", cmGVR)
+	require.ErrorIs(t, err, federation.ErrClusterNotFound)
+	_, err = set.CachedReader("broken", cmGVR)
+	require.ErrorIs(t, err, federation.ErrClusterNotReady)
+	require.ErrorIs(t, err, ErrInvalidCredentials)
+
+	got, err := r.Get(ctx, cmGVR, "a", "web")
+	require.NoError(t, err)
+	require.Equal(t, "web", got.GetName())
+	got.SetLabels(nil) // a copy: the cache must not change
+	again, err := r.Get(ctx, cmGVR, "a", "web")
+	require.NoError(t, err)
+	require.Equal(t, "web", again.GetLabels()["app"])
+
+	_, err = r.Get(ctx, cmGVR, "a", "unmanaged")
+	require.True(t, apierrors.IsNotFound(err), "unmanaged objects are not cached: %v", err)
+	_, err = r.Get(ctx, cmGVR, "a", "missing")
+	require.True(t, apierrors.IsNotFound(err))
+
+	lists := []struct {
+		name      string
+		namespace string
+		opts      metav1.ListOptions
+		want      []string
+	}{
+		{"all", "", metav1.ListOptions{}, []string{"a/db", "a/web", "b/web"}},
+		{"namespace", "a", metav1.ListOptions{}, []string{"a/db", "a/web"}},
+		{"label selector", "", metav1.ListOptions{LabelSelector: "app=web"}, []string{"a/web", "b/web"}},
+		{"set-based selector", "", metav1.ListOptions{LabelSelector: "app notin (web)"}, []string{"a/db"}},
+		{"field selector", "", metav1.ListOptions{FieldSelector: "metadata.name=web"}, []string{"a/web", "b/web"}},
+		{"both selectors and namespace", "b", metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "metadata.name=web"}, []string{"b/web"}},
+		{"nothing", "c", metav1.ListOptions{}, nil},
+	}
+	for _, tt := range lists {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := r.List(ctx, cmGVR, tt.namespace, tt.opts)
+			require.NoError(t, err)
+			if diff := cmp.Diff(tt.want, names(l)); diff != "" {
+				t.Errorf("List() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	_, err = r.List(ctx, cmGVR, "", metav1.ListOptions{LabelSelector: "app in in"})
+	require.True(t, apierrors.IsBadRequest(err), "%v", err)
+	_, err = r.Get(ctx, schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "a", "web")
+	require.ErrorIs(t, err, federation.ErrUnknownType)
+
+	// A change on the member reaches the cache.
+	_, err = NewFromDynamic(dyn).Create(ctx, cmGVR, configMap("a", "new", managed(nil)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := r.Get(ctx, cmGVR, "a", "new"); return err == nil }, 5*time.Second, 10*time.Millisecond)
+
+	// Releasing the cluster stops its informers; the reader then says the cluster is gone.
+	set.mu.Lock()
+	caches := set.members["eu"].caches
+	set.mu.Unlock()
+	require.True(t, set.release("eu"))
+	<-caches.ctx.Done()
+	_, err = r.Get(ctx, cmGVR, "a", "web")
+	require.ErrorIs(t, err, federation.ErrClusterNotFound)
+
+	cancel()
+	require.NoError(t, <-done)
+	_, err = set.CachedReader("eu", cmGVR)
+	require.ErrorIs(t, err, ErrNotRunning)
+}
+
+// TestCachedReaderUnreachable checks that a reader of a cluster that cannot be reached returns
+// the informer's error, marked unreachable, once the caller's deadline passes.
+func TestCachedReaderUnreachable(t *testing.T) {
+	c, err := New(restConfigFor("http://127.0.0.1:1"), Options{})
+	require.NoError(t, err)
+	set := staticSet(t, map[string]*Client{"down": c})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	var r federation.Reader
+	require.Eventually(t, func() bool { r, err = set.CachedReader("down", cmGVR); return err == nil }, 5*time.Second, 10*time.Millisecond)
+
+	getCtx, getCancel := context.WithTimeout(ctx, 2*time.Second)
+	defer getCancel()
+	_, err = r.Get(getCtx, cmGVR, "a", "web")
+	require.Error(t, err)
+	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
+	require.Contains(t, err.Error(), "cache not synced")
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func restConfigFor(host string) *rest.Config { return &rest.Config{Host: host} }

@@ -1,0 +1,214 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Client is a federation.ClusterClient on client-go's dynamic client. It also implements
+// federation.HealthChecker and federation.VersionGetter, and maps kinds to resources with
+// RESTMapping. It is safe for concurrent use and holds no goroutines: connections are opened
+// by the first request, not by the constructor.
+//
+// Every error it returns starts with "kube: " and the operation, and keeps the API server's
+// error in its chain, so apierrors.IsNotFound, IsConflict and IsAlreadyExists work on it.
+// Failures of the network rather than the API also wrap federation.ErrUnreachable.
+type Client struct {
+	dyn dynamic.Interface
+
+	// disc and mapper are nil for a Client built by NewFromDynamic.
+	disc   discovery.DiscoveryInterface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// Compile-time checks of the interfaces Client implements.
+var (
+	_ federation.ClusterClient = (*Client)(nil)
+	_ federation.HealthChecker = (*Client)(nil)
+	_ federation.VersionGetter = (*Client)(nil)
+)
+
+// New returns a Client for the API server that cfg describes. cfg is copied, never modified.
+// New validates the configuration (TLS material, proxy) but does not contact the server.
+//
+// Options override cfg's rate limit and user agent; see Options for the defaults. Leave
+// cfg.Timeout at zero and bound requests with contexts instead: client-go applies cfg.Timeout
+// to every request, watches included, so a non-zero value ends every watch after that long.
+func New(cfg *rest.Config, opts Options) (*Client, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
+	}
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	if opts.QPS != 0 {
+		cfg.QPS = opts.QPS
+	}
+	if opts.Burst != 0 {
+		cfg.Burst = opts.Burst
+	}
+	if cfg.QPS == 0 && cfg.Burst == 0 {
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	}
+	if opts.UserAgent != "" {
+		cfg.UserAgent = opts.UserAgent
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+
+	// One HTTP client, and so one connection pool, serves both the dynamic client and
+	// discovery. Discovery gets a shallow copy with a timeout because client-go's discovery
+	// calls take no context; the transport underneath is shared.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	dhc := &http.Client{Transport: hc.Transport, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: opts.DiscoveryTimeout}
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, dhc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	cached := memory.NewMemCacheClient(disc)
+	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
+}
+
+// NewFromDynamic adapts any dynamic.Interface, client-go's dynamic fake included, to a
+// federation.ClusterClient. Such a Client has no discovery: Healthy, ServerVersion and
+// RESTMapping return an error wrapping ErrNoDiscovery (and errors.ErrUnsupported, so callers
+// that do not import this package can tell "cannot" from "failed").
+func NewFromDynamic(dyn dynamic.Interface) *Client {
+	return &Client{dyn: dyn}
+}
+
+// Dynamic returns the dynamic client underneath, for requests the ClusterClient interface does
+// not cover (server-side apply, subresources other than status). Its errors are client-go's,
+// not wrapped.
+func (c *Client) Dynamic() dynamic.Interface { return c.dyn }
+
+func (c *Client) resource(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
+	if namespace == "" {
+		return c.dyn.Resource(gvr)
+	}
+	return c.dyn.Resource(gvr).Namespace(namespace)
+}
+
+// describe names a request in errors: "get deployments.apps production/web", "list
+// deployments.apps in production".
+func describe(verb string, gvr schema.GroupVersionResource, namespace, name string) string {
+	s := verb + " " + gvr.GroupResource().String()
+	switch {
+	case name != "":
+		s += " " + federation.Key{Namespace: namespace, Name: name}.String()
+	case namespace != "":
+		s += " in " + namespace
+	}
+	return s
+}
+
+func checkObject(verb string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
+	if obj == nil {
+		return fmt.Errorf("kube: %s %s: %w: nil object", verb, gvr.GroupResource(), federation.ErrInvalidObject)
+	}
+	return nil
+}
+
+// Get returns the object. A missing object is an error satisfying apierrors.IsNotFound.
+func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	u, err := c.resource(gvr, namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, wrapErr(describe("get", gvr, namespace, name), err)
+	}
+	return u, nil
+}
+
+// List returns the objects in namespace ("" = all namespaces, or a cluster-scoped resource)
+// that match opts.
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l, err := c.resource(gvr, namespace).List(ctx, opts)
+	if err != nil {
+		return nil, wrapErr(describe("list", gvr, namespace, ""), err)
+	}
+	return l, nil
+}
+
+// Create stores obj in its namespace. An existing object is an error satisfying
+// apierrors.IsAlreadyExists.
+func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if err := checkObject("create", gvr, obj); err != nil {
+		return nil, err
+	}
+	u, err := c.resource(gvr, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return nil, wrapErr(describe("create", gvr, obj.GetNamespace(), obj.GetName()), err)
+	}
+	return u, nil
+}
+
+// Update replaces the object. A stale resourceVersion is an error satisfying
+// apierrors.IsConflict.
+func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if err := checkObject("update", gvr, obj); err != nil {
+		return nil, err
+	}
+	u, err := c.resource(gvr, obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, wrapErr(describe("update", gvr, obj.GetNamespace(), obj.GetName()), err)
+	}
+	return u, nil
+}
+
+// UpdateStatus replaces the object's status subresource.
+func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if err := checkObject("update status of", gvr, obj); err != nil {
+		return nil, err
+	}
+	u, err := c.resource(gvr, obj.GetNamespace()).UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, wrapErr(describe("update status of", gvr, obj.GetNamespace(), obj.GetName()), err)
+	}
+	return u, nil
+}
+
+// Patch applies a JSON patch, merge patch or strategic merge patch to the object.
+func (c *Client) Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	u, err := c.resource(gvr, namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
+	if err != nil {
+		return nil, wrapErr(describe("patch", gvr, namespace, name), err)
+	}
+	return u, nil
+}
+
+// Delete deletes the object, honouring opts (preconditions, propagation policy).
+func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
+	return wrapErr(describe("delete", gvr, namespace, name), c.resource(gvr, namespace).Delete(ctx, name, opts))
+}
+
+// Watch streams changes of the objects in namespace that match opts. The watch ends when ctx
+// is done or the caller calls Stop.
+func (c *Client) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := c.resource(gvr, namespace).Watch(ctx, opts)
+	if err != nil {
+		return nil, wrapErr(describe("watch", gvr, namespace, ""), err)
+	}
+	return w, nil
+}

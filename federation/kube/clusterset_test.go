@@ -1,0 +1,337 @@
+package kube_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+)
+
+// logSink collects every log line, so tests can check that no credential was logged.
+type logSink struct {
+	mu    gosync.Mutex
+	lines []string
+}
+
+func (l *logSink) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 10})
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func clusterObject(name, endpoint, secret string) *unstructured.Unstructured {
+	spec := map[string]any{"apiEndpoint": endpoint}
+	if secret != "" {
+		spec["secretRef"] = map[string]any{"name": secret}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "core.federation.k8s.io/v1alpha1",
+		"kind":       "Cluster",
+		"metadata":   map[string]any{"name": name},
+		"spec":       spec,
+	}}
+}
+
+func secretObject(namespace, name string, data map[string]string) *unstructured.Unstructured {
+	d := map[string]any{}
+	for k, v := range data {
+		d[k] = base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Secret",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"data":       d,
+	}}
+}
+
+// fakeHost returns a host ClusterClient on client-go's dynamic fake.
+func fakeHost(objs ...runtime.Object) *kube.Client {
+	return kube.NewFromDynamic(dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"}, objs...))
+}
+
+func clientOf(t *testing.T, set *kube.ClusterSet, name string) *kube.Client {
+	t.Helper()
+	c, err := set.Client(name)
+	require.NoError(t, err)
+	return c.(*kube.Client)
+}
+
+// TestReconcile walks one Cluster through its life: unknown, no Secret, ready, relabelled,
+// new credentials, new endpoint, bad credentials, being deleted, deleted.
+func TestReconcile(t *testing.T) {
+	ctx := t.Context()
+	logs := &logSink{}
+	host := fakeHost()
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger()})
+	require.NoError(t, err)
+	key := federation.Key{Name: "eu"}
+	reconcile := func() error {
+		res, err := set.Reconcile(ctx, key)
+		require.Equal(t, federation.Result{}, res)
+		return err
+	}
+	update := func(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+		_, err := host.Update(ctx, gvr, u)
+		require.NoError(t, err)
+	}
+
+	// Unknown.
+	require.NoError(t, reconcile())
+	_, err = set.Client("eu")
+	require.ErrorIs(t, err, federation.ErrClusterNotFound)
+
+	// Known, but its Secret does not exist.
+	cluster, err := host.Create(ctx, federation.ClusterGVR, clusterObject("eu", "https://eu.example.com", "eu-creds"))
+	require.NoError(t, err)
+	err = reconcile()
+	require.True(t, federation.IsTerminal(err), "missing Secret is terminal until something changes: %v", err)
+	_, err = set.Client("eu")
+	require.ErrorIs(t, err, federation.ErrClusterNotReady)
+	require.ErrorIs(t, err, kube.ErrInvalidCredentials)
+	require.Contains(t, err.Error(), "fedkit-system/eu-creds does not exist")
+	require.Equal(t, []string{"eu"}, set.Names())
+
+	// Ready.
+	secret, err := host.Create(ctx, federation.SecretGVR, secretObject("fedkit-system", "eu-creds", map[string]string{"token": token}))
+	require.NoError(t, err)
+	require.NoError(t, reconcile())
+	first := clientOf(t, set, "eu")
+
+	// Labels, region and status do not rebuild the client.
+	cluster.SetLabels(map[string]string{"tier": "prod"})
+	_ = unstructured.SetNestedField(cluster.Object, "eu-west-1", "spec", "region")
+	update(federation.ClusterGVR, cluster)
+	require.NoError(t, reconcile())
+	require.Same(t, first, clientOf(t, set, "eu"))
+
+	// New credentials rebuild it.
+	_ = unstructured.SetNestedField(secret.Object, base64.StdEncoding.EncodeToString([]byte(token+"-2")), "data", "token")
+	update(federation.SecretGVR, secret)
+	require.NoError(t, reconcile())
+	second := clientOf(t, set, "eu")
+	require.NotSame(t, first, second)
+
+	// So does a new endpoint.
+	_ = unstructured.SetNestedField(cluster.Object, "https://eu2.example.com", "spec", "apiEndpoint")
+	update(federation.ClusterGVR, cluster)
+	require.NoError(t, reconcile())
+	third := clientOf(t, set, "eu")
+	require.NotSame(t, second, third)
+
+	// Bad credentials: not ready, and the token appears nowhere.
+	_ = unstructured.SetNestedField(secret.Object, map[string]any{
+		"kubeconfig": base64.StdEncoding.EncodeToString([]byte("users: [{name: u, user: {token: " + token + "}]\n  ]: [")),
+	}, "data")
+	update(federation.SecretGVR, secret)
+	err = reconcile()
+	require.True(t, federation.IsTerminal(err))
+	require.ErrorIs(t, err, kube.ErrInvalidCredentials)
+	require.NotContains(t, err.Error(), token)
+	_, err = set.Client("eu")
+	require.ErrorIs(t, err, federation.ErrClusterNotReady)
+	require.NotContains(t, err.Error(), token)
+	// The same reason again is not logged again.
+	before := strings.Count(logs.String(), "Cluster is not ready")
+	require.Error(t, reconcile())
+	require.Equal(t, before, strings.Count(logs.String(), "Cluster is not ready"))
+
+	// Good credentials again, then the Cluster is being deleted: the client stays, so loops
+	// can clean up behind their finalizers.
+	_ = unstructured.SetNestedField(secret.Object, map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(token))}, "data")
+	update(federation.SecretGVR, secret)
+	require.NoError(t, reconcile())
+	ready := clientOf(t, set, "eu")
+	now := metav1.Now()
+	cluster, err = host.Get(ctx, federation.ClusterGVR, "", "eu")
+	require.NoError(t, err)
+	cluster.SetDeletionTimestamp(&now)
+	cluster.SetFinalizers([]string{"example.com/hold"})
+	update(federation.ClusterGVR, cluster)
+	require.NoError(t, reconcile())
+	require.Same(t, ready, clientOf(t, set, "eu"))
+
+	// Deleted: released.
+	require.NoError(t, host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
+	require.NoError(t, reconcile())
+	_, err = set.Client("eu")
+	require.ErrorIs(t, err, federation.ErrClusterNotFound)
+	require.Empty(t, set.Names())
+
+	out := logs.String()
+	require.NotContains(t, out, token, "credentials leaked into the logs")
+	for _, want := range []string{"Built the cluster's client", "Rebuilt the cluster's client", "Cluster is not ready", "Released the client"} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestReconcileNotReadyReasons(t *testing.T) {
+	tests := []struct {
+		name    string
+		objs    []runtime.Object
+		wantErr error
+		errHas  string
+	}{{
+		name:    "no secretRef",
+		objs:    []runtime.Object{clusterObject("eu", "https://eu.example.com", "")},
+		wantErr: kube.ErrInvalidCredentials, errHas: "spec.secretRef is not set",
+	}, {
+		name: "Secret in another namespace does not count",
+		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"),
+			secretObject("default", "creds", map[string]string{"token": token})},
+		wantErr: kube.ErrInvalidCredentials, errHas: "fedkit-system/creds does not exist",
+	}, {
+		name: "Secret that does not decode",
+		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"), &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": "fedkit-system"},
+			"data": map[string]any{"token": "%%" + token},
+		}}},
+		wantErr: kube.ErrInvalidCredentials, errHas: "does not decode",
+	}, {
+		name: "http endpoint",
+		objs: []runtime.Object{clusterObject("eu", "http://eu.example.com", "creds"),
+			secretObject("fedkit-system", "creds", map[string]string{"token": token})},
+		wantErr: kube.ErrInvalidConfig, errHas: "https",
+	}, {
+		name: "malformed Cluster",
+		objs: []runtime.Object{&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "core.federation.k8s.io/v1alpha1", "kind": "Cluster",
+			"metadata": map[string]any{"name": "eu"}, "spec": map[string]any{"apiEndpoint": int64(42)},
+		}}},
+		wantErr: federation.ErrInvalidObject,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := kube.NewClusterSet(fakeHost(tt.objs...), kube.ClusterSetOptions{})
+			require.NoError(t, err)
+			_, err = set.Reconcile(t.Context(), federation.Key{Name: "eu"})
+			require.True(t, federation.IsTerminal(err), "%v", err)
+			require.ErrorIs(t, err, tt.wantErr)
+			_, err = set.Client("eu")
+			require.ErrorIs(t, err, federation.ErrClusterNotReady)
+			require.ErrorIs(t, err, tt.wantErr)
+			require.Contains(t, err.Error(), tt.errHas)
+			require.NotContains(t, err.Error(), token)
+		})
+	}
+}
+
+func TestNewClusterSetValidates(t *testing.T) {
+	_, err := kube.NewClusterSet(nil, kube.ClusterSetOptions{})
+	require.ErrorIs(t, err, kube.ErrInvalidConfig)
+	_, err = kube.NewClusterSet(fakeHost(), kube.ClusterSetOptions{Workers: -1})
+	require.ErrorIs(t, err, kube.ErrInvalidConfig)
+	_, err = kube.NewClusterSet(fakeHost(), kube.ClusterSetOptions{Client: kube.Options{QPS: -1}})
+	require.ErrorIs(t, err, kube.ErrInvalidConfig)
+}
+
+// TestRun drives the set from the host's watches. client-go's dynamic fake cannot resume a
+// watch from a resourceVersion, so an event between the informer's List and its Watch could be
+// lost; each step therefore re-touches its object until the set has noticed.
+func TestRun(t *testing.T) {
+	baseline := goruntime.NumGoroutine()
+	ctx, cancel := context.WithCancel(t.Context())
+	logs := &logSink{}
+	host := fakeHost(clusterObject("eu", "https://eu.example.com", "eu-creds"),
+		secretObject("fedkit-system", "eu-creds", map[string]string{"token": token}))
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger()})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+
+	eventually := func(what string, touch func(), cond func() bool) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			if cond() {
+				return true
+			}
+			touch()
+			return false
+		}, 10*time.Second, 20*time.Millisecond, what)
+	}
+	touchNothing := func() {}
+	eventually("the existing Cluster gets a client", touchNothing, func() bool { _, err := set.Client("eu"); return err == nil })
+	first := clientOf(t, set, "eu")
+	require.ErrorContains(t, set.Run(ctx), "already running")
+
+	n := 0
+	eventually("a Secret change rebuilds the client", func() {
+		n++
+		s := secretObject("fedkit-system", "eu-creds", map[string]string{"token": fmt.Sprintf("%s-%d", token, n)})
+		_, err := host.Update(ctx, federation.SecretGVR, s)
+		require.NoError(t, err)
+	}, func() bool { c, err := set.Client("eu"); return err == nil && c != federation.ClusterClient(first) })
+
+	_, err = host.Create(ctx, federation.ClusterGVR, clusterObject("us", "https://us.example.com", "us-creds"))
+	require.NoError(t, err)
+	eventually("a new Cluster without its Secret is not ready", func() {
+		u, err := host.Get(ctx, federation.ClusterGVR, "", "us")
+		require.NoError(t, err)
+		u.SetLabels(map[string]string{"touch": fmt.Sprint(time.Now().UnixNano())})
+		_, err = host.Update(ctx, federation.ClusterGVR, u)
+		require.NoError(t, err)
+	}, func() bool { _, err := set.Client("us"); return errors.Is(err, federation.ErrClusterNotReady) })
+
+	created := false
+	eventually("the Secret's creation makes it ready", func() {
+		s := secretObject("fedkit-system", "us-creds", map[string]string{"token": token})
+		s.SetLabels(map[string]string{"touch": fmt.Sprint(time.Now().UnixNano())})
+		if !created {
+			_, err := host.Create(ctx, federation.SecretGVR, s)
+			require.NoError(t, err)
+			created = true
+			return
+		}
+		_, err := host.Update(ctx, federation.SecretGVR, s)
+		require.NoError(t, err)
+	}, func() bool { _, err := set.Client("us"); return err == nil })
+
+	require.NoError(t, host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
+	eventually("deleting the Cluster releases the client", touchNothing, func() bool {
+		_, err := set.Client("eu")
+		return errors.Is(err, federation.ErrClusterNotFound)
+	})
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context was canceled")
+	}
+	require.NotContains(t, logs.String(), token)
+	// Run joined its workers and informers; client-go's workqueue ends its timer goroutine
+	// right after ShutDown.
+	// (Polled by hand: require.Eventually runs its condition on goroutines of its own.)
+	deadline := time.Now().Add(5 * time.Second)
+	for goruntime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, goruntime.NumGoroutine(), baseline, "goroutines left behind by Run")
+}

@@ -1,0 +1,109 @@
+package kube
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	// DefaultQPS and DefaultBurst bound the requests per second a Client sends to one API
+	// server. client-go's own default (5 QPS, burst 10) is meant for kubectl; a federation
+	// controller talking to many resources of one cluster needs more, but not so much that one
+	// busy loop can starve a member's API server.
+	DefaultQPS   float32 = 50
+	DefaultBurst int     = 100
+
+	// DefaultUserAgent identifies fedkit in API server audit logs.
+	DefaultUserAgent = "fedkit"
+
+	// DefaultDiscoveryTimeout bounds discovery requests (RESTMapping), which client-go cannot
+	// cancel with a context, and /readyz and /version probes (Healthy, ServerVersion), which
+	// also honour the caller's context.
+	DefaultDiscoveryTimeout = 30 * time.Second
+
+	// DefaultNamespace is where a ClusterSet looks for the Secrets named by
+	// Cluster.spec.secretRef.
+	DefaultNamespace = "fedkit-system"
+
+	// DefaultWorkers is how many Clusters Run reconciles at once. Reconciling a Cluster does no
+	// I/O to the member (clients connect lazily), so few are needed.
+	DefaultWorkers = 2
+)
+
+// Options configures a Client. The zero value is valid: every field has a documented default.
+type Options struct {
+	// QPS and Burst override the rest.Config's client-side rate limit when non-zero. When both
+	// the Options and the rest.Config leave them at zero, DefaultQPS and DefaultBurst apply.
+	QPS   float32
+	Burst int
+
+	// UserAgent overrides the rest.Config's user agent when non-empty; when both are empty it
+	// is DefaultUserAgent.
+	UserAgent string
+
+	// DiscoveryTimeout bounds each discovery request and health or version probe. Zero means
+	// DefaultDiscoveryTimeout.
+	DiscoveryTimeout time.Duration
+}
+
+func (o *Options) complete() error {
+	if o.QPS < 0 || o.Burst < 0 {
+		return fmt.Errorf("%w: QPS and Burst must not be negative", ErrInvalidConfig)
+	}
+	if o.DiscoveryTimeout < 0 {
+		return fmt.Errorf("%w: DiscoveryTimeout must not be negative", ErrInvalidConfig)
+	}
+	if o.DiscoveryTimeout == 0 {
+		o.DiscoveryTimeout = DefaultDiscoveryTimeout
+	}
+	return nil
+}
+
+// ClusterSetOptions configures a ClusterSet. The zero value is valid: every field has a
+// documented default.
+type ClusterSetOptions struct {
+	// Namespace on the host holds the Secrets named by Cluster.spec.secretRef. Empty means
+	// DefaultNamespace ("fedkit-system").
+	Namespace string
+
+	// Client configures every member client: QPS and Burst are per cluster, so one slow or
+	// busy member cannot use up the budget of the others.
+	Client Options
+
+	// Workers is how many Clusters Run reconciles concurrently. Zero means DefaultWorkers.
+	Workers int
+
+	// Clock drives Run's retry backoff. Nil means the real clock; tests pass a
+	// k8s.io/utils/clock/testing.FakeClock.
+	Clock clock.WithTicker
+
+	// Logger receives the set's logs: clients built and released, Clusters that are not ready
+	// and why. It never receives credentials. The zero Logger discards everything.
+	Logger logr.Logger
+}
+
+func (o *ClusterSetOptions) complete() error {
+	if err := o.Client.complete(); err != nil {
+		return err
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Workers < 0 {
+		return fmt.Errorf("%w: Workers must not be negative", ErrInvalidConfig)
+	}
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package federation_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// errorPaths reduces an ErrorList to "type path" strings, which is what the tests pin down.
+func errorPaths(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, string(e.Type)+" "+e.Field)
+	}
+	return out
+}
+
+func decodeFederated(t *testing.T, spec string) *federation.FederatedObject {
+	t.Helper()
+	obj := &federation.FederatedObject{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte("spec:\n"+spec), obj))
+	return obj
+}
+
+func TestValidateFederatedObject(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want []string
+	}{
+		{name: "valid spec from the design", spec: `
+  template: {spec: {replicas: 6}}
+  placement: {clusters: [{name: a}, {name: b}]}
+  overrides:
+  - clusterName: b
+    clusterOverrides: [{path: /spec/replicas, value: 4}]`},
+		{name: "negative template replicas", spec: `
+  template: {spec: {replicas: -1}}`, want: []string{"FieldValueInvalid spec.template.spec.replicas"}},
+		{name: "cluster named twice in placement", spec: `
+  placement: {clusters: [{name: a}, {name: a}, {name: ""}]}`,
+			want: []string{"FieldValueDuplicate spec.placement.clusters[1].name", "FieldValueRequired spec.placement.clusters[2].name"}},
+		{name: "invalid placement selector", spec: `
+  placement: {clusterSelector: {matchExpressions: [{key: region, operator: Near}]}}`,
+			want: []string{"FieldValueInvalid spec.placement.clusterSelector"}},
+		{name: "cluster named twice in overrides", spec: `
+  overrides:
+  - {clusterName: a, clusterOverrides: [{path: /spec/replicas, value: 1}]}
+  - {clusterName: a, clusterOverrides: [{path: /spec/paused, value: true}]}`,
+			want: []string{"FieldValueDuplicate spec.overrides[1].clusterName"}},
+		{name: "path twice for one cluster", spec: `
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{path: /spec/replicas, value: 1}, {op: add, path: /spec/replicas, value: 2}]`,
+			want: []string{"FieldValueDuplicate spec.overrides[0].clusterOverrides[1].path"}},
+		{name: "path not a JSON pointer", spec: `
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{path: spec.replicas, value: 1}, {path: "/a~2b", value: 1}, {path: "", op: remove}]`,
+			want: []string{
+				"FieldValueInvalid spec.overrides[0].clusterOverrides[0].path",
+				"FieldValueInvalid spec.overrides[0].clusterOverrides[1].path",
+				"FieldValueInvalid spec.overrides[0].clusterOverrides[2].path",
+			}},
+		{name: "unknown op", spec: `
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{op: move, path: /spec/replicas, value: 1}]`,
+			want: []string{"FieldValueNotSupported spec.overrides[0].clusterOverrides[0].op"}},
+		{name: "identity path", spec: `
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{path: /metadata/name, value: x}, {path: /kind, value: X}]`,
+			want: []string{"FieldValueForbidden spec.overrides[0].clusterOverrides[0].path", "FieldValueForbidden spec.overrides[0].clusterOverrides[1].path"}},
+		{name: "replace without value", spec: `
+  overrides:
+  - clusterName: a
+    clusterOverrides: [{path: /spec/replicas}]`,
+			want: []string{"FieldValueRequired spec.overrides[0].clusterOverrides[0].value"}},
+		{name: "override entry without target", spec: `
+  overrides:
+  - clusterOverrides: [{op: remove, path: /spec/replicas}]`,
+			want: []string{"FieldValueRequired spec.overrides[0].clusterName"}},
+		{name: "invalid override selector", spec: `
+  overrides:
+  - clusterSelector: {matchLabels: {"bad key!": x}}
+    clusterOverrides: [{op: remove, path: /spec/replicas}]`,
+			want: []string{"FieldValueInvalid spec.overrides[0].clusterSelector"}},
+		{name: "bad tolerations and spread", spec: `
+  placement:
+    tolerations: [{key: k, operator: Sometimes}, {key: k, effect: NoWay}]
+    maxClusters: -1
+    spreadConstraints: [{topologyKey: region, minGroups: 3, maxGroups: 2}, {topologyKey: ""}]`,
+			want: []string{
+				"FieldValueNotSupported spec.placement.tolerations[0].operator",
+				"FieldValueNotSupported spec.placement.tolerations[1].effect",
+				"FieldValueInvalid spec.placement.maxClusters",
+				"FieldValueInvalid spec.placement.spreadConstraints[0].maxGroups",
+				"FieldValueRequired spec.placement.spreadConstraints[1].topologyKey",
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errorPaths(federation.ValidateFederatedObject(decodeFederated(t, tc.spec)))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ValidateFederatedObject() paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateReplicaSchedulingPreference(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want []string
+	}{
+		{name: "valid spec from the design", spec: `
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  rebalancePeriod: 5m
+  clusters:
+    "*": {weight: 1}
+    cluster-aws-us-east: {minReplicas: 2, maxReplicas: 6, weight: 2}`},
+		{name: "negative replicas", spec: `
+  targetKind: FederatedDeployment
+  totalReplicas: -3
+  clusters: {a: {minReplicas: -1, maxReplicas: -2, weight: -1}}`,
+			want: []string{
+				"FieldValueInvalid spec.totalReplicas",
+				"FieldValueInvalid spec.clusters[a].minReplicas",
+				"FieldValueInvalid spec.clusters[a].maxReplicas",
+				"FieldValueInvalid spec.clusters[a].weight",
+			}},
+		{name: "max below min", spec: `
+  targetKind: FederatedDeployment
+  totalReplicas: 3
+  clusters: {b: {minReplicas: 4, maxReplicas: 2}, a: {minReplicas: 1, maxReplicas: 1}}`,
+			want: []string{"FieldValueInvalid spec.clusters[b].maxReplicas"}},
+		{name: "missing kind, bad period, unknown algorithm and strategy", spec: `
+  totalReplicas: 1
+  rebalancePeriod: 0s
+  algorithm: DHondt
+  strategy: Random`,
+			want: []string{
+				"FieldValueRequired spec.targetKind",
+				"FieldValueInvalid spec.rebalancePeriod",
+				"FieldValueNotSupported spec.algorithm",
+				"FieldValueNotSupported spec.strategy",
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rsp := &federation.ReplicaSchedulingPreference{}
+			require.NoError(t, yaml.UnmarshalStrict([]byte("spec:\n"+tc.spec), rsp))
+			got := errorPaths(federation.ValidateReplicaSchedulingPreference(rsp))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ValidateReplicaSchedulingPreference() paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateCluster(t *testing.T) {
+	neg := resource.MustParse("-1")
+	tests := []struct {
+		name string
+		spec federation.ClusterSpec
+		want []string
+	}{
+		{name: "valid", spec: federation.ClusterSpec{APIEndpoint: "https://10.0.0.1:6443", Region: "us-east-1",
+			Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}}},
+		{name: "missing endpoint", want: []string{"FieldValueRequired spec.apiEndpoint"}},
+		{name: "bad endpoint, proxy, secret, taints and cost", spec: federation.ClusterSpec{
+			APIEndpoint: "10.0.0.1:6443", ProxyURL: "::", SecretRef: &federation.LocalSecretReference{},
+			Taints: []corev1.Taint{{Effect: "Sometimes"}}, Cost: &neg,
+		}, want: []string{
+			"FieldValueInvalid spec.apiEndpoint",
+			"FieldValueInvalid spec.proxyURL",
+			"FieldValueRequired spec.secretRef.name",
+			"FieldValueRequired spec.taints[0].key",
+			"FieldValueNotSupported spec.taints[0].effect",
+			"FieldValueInvalid spec.cost",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := errorPaths(federation.ValidateCluster(&federation.Cluster{Spec: tc.spec}))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ValidateCluster() paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInvalidError(t *testing.T) {
+	err := federation.NewInvalidError("FederatedDeployment", federation.Key{Namespace: "prod", Name: "web"},
+		field.ErrorList{field.Duplicate(field.NewPath("spec", "overrides").Index(1).Child("clusterName"), "eu")})
+	require.True(t, errors.Is(err, federation.ErrInvalidObject))
+	require.Equal(t, `FederatedDeployment prod/web is invalid: spec.overrides[1].clusterName: Duplicate value: "eu"`, err.Error())
+	require.NoError(t, federation.NewInvalidError("X", federation.Key{}, nil))
+}
+
+func TestDefaults(t *testing.T) {
+	rsp := &federation.ReplicaSchedulingPreference{Spec: federation.ReplicaSchedulingPreferenceSpec{
+		Clusters: map[string]federation.ClusterPreferences{"*": {Weight: 1}, "a": {MinReplicas: ptr(int64(0)), Weight: 2}},
+	}}
+	federation.DefaultReplicaSchedulingPreference(rsp)
+	federation.DefaultReplicaSchedulingPreference(rsp) // idempotent
+	want := federation.ReplicaSchedulingPreferenceSpec{
+		RebalancePeriod: &metav1.Duration{Duration: federation.DefaultRebalancePeriod},
+		Clusters: map[string]federation.ClusterPreferences{
+			"*": {MinReplicas: ptr(int64(1)), Weight: 1},
+			"a": {MinReplicas: ptr(int64(0)), Weight: 2},
+		},
+	}
+	if diff := cmp.Diff(want, rsp.Spec); diff != "" {
+		t.Errorf("DefaultReplicaSchedulingPreference (-want +got):\n%s", diff)
+	}
+
+	obj := decodeFederated(t, `
+  overrides: [{clusterName: a, clusterOverrides: [{path: /spec/replicas, value: 4}, {op: add, path: /x, value: 1}]}]`)
+	federation.DefaultFederatedObject(obj)
+	ops := obj.Spec.Overrides[0].ClusterOverrides
+	require.Equal(t, []string{"replace", "add"}, []string{ops[0].Op, ops[1].Op})
+	require.Equal(t, federation.DefaultRevisionHistoryLimit, *obj.Spec.RevisionHistoryLimit)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,148 @@
+package override_test
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+)
+
+// Apply changes an object with RFC 6902 operations; when one fails, nothing is applied.
+func ExampleApply() {
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata":   map[string]interface{}{"name": "web", "labels": map[string]interface{}{"app": "web"}},
+		"spec":       map[string]interface{}{"replicas": int64(3)},
+	}}
+	value := func(v interface{}) *federation.RawValue { r, _ := federation.NewRawValue(v); return r }
+
+	err := override.Apply(obj, []federation.OverrideOp{
+		{Path: "/spec/replicas", Value: value(5)}, // op "" means replace
+		{Op: "add", Path: override.Pointer("metadata", "labels", "example.com/tier"), Value: value("gold")},
+	})
+	fmt.Println(err, obj.Object["spec"], obj.GetLabels())
+
+	err = override.Apply(obj, []federation.OverrideOp{
+		{Path: "/spec/replicas", Value: value(9)},
+		{Op: "remove", Path: "/spec/paused"},
+	})
+	fmt.Println(err)
+	fmt.Println("replicas still", obj.Object["spec"].(map[string]interface{})["replicas"])
+
+	err = override.Apply(obj, []federation.OverrideOp{{Path: "/metadata/name", Value: value("other")}})
+	fmt.Println(err)
+	// Output:
+	// <nil> map[replicas:5] map[app:web example.com/tier:gold]
+	// remove /spec/paused: override: path not found: no member "paused" to remove
+	// replicas still 5
+	// replace /metadata/name: override: path identifies the object and cannot be overridden
+}
+
+// Render produces the member object for one cluster: the template with the schedule, the
+// cluster's overrides (a selector entry for the region, then the named entry) and fedkit's
+// labels; with an existing member object, what the member owns is retained.
+func ExampleRender() {
+	var fed federation.FederatedObject
+	_ = yaml.Unmarshal([]byte(`
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      replicas: 6
+      template:
+        spec:
+          containers: [{name: app, image: "nginx:1.27"}]
+  overrides:
+  - clusterSelector: {matchLabels: {region: eu}}
+    images: [{registry: mirror.eu.example.com}]
+  - clusterName: eu-1
+    clusterOverrides: [{op: add, path: /spec/template/spec/nodeSelector, value: {disk: ssd}}]
+`), &fed)
+	in := override.InputFor(&fed, federation.DeploymentType)
+	in.ClusterName, in.ClusterLabels = "eu-1", map[string]string{"region": "eu"}
+	replicas := int64(2)
+	in.Replicas = &replicas
+	in.Existing = &unstructured.Unstructured{Object: map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": "4711", "labels": map[string]interface{}{"added-by-member": "yes"}},
+	}}
+
+	out, err := override.Render(in)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	annotations := out.GetAnnotations() // the hash is not shown: it is opaque
+	delete(annotations, federation.DesiredHashAnnotation)
+	out.SetAnnotations(annotations)
+	b, _ := yaml.Marshal(out.Object)
+	fmt.Print(string(b))
+	// Output:
+	// apiVersion: apps/v1
+	// kind: Deployment
+	// metadata:
+	//   annotations:
+	//     federation.k8s.io/managed-labels: app
+	//   labels:
+	//     added-by-member: "yes"
+	//     app: web
+	//     federation.k8s.io/federated-name: web
+	//     federation.k8s.io/federated-namespace: shop
+	//     federation.k8s.io/managed-by: fedkit
+	//   name: web
+	//   namespace: shop
+	//   resourceVersion: "4711"
+	// spec:
+	//   replicas: 2
+	//   template:
+	//     spec:
+	//       containers:
+	//       - image: mirror.eu.example.com/library/nginx:1.27
+	//         name: app
+	//       nodeSelector:
+	//         disk: ssd
+}
+
+// An image override rewrites parts of image references; Ops shows the operations it
+// renders to, and ApplyOverride applies them.
+func ExampleImage_Override() {
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"kind": "Deployment",
+		"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+			"initContainers": []interface{}{map[string]interface{}{"name": "init", "image": "busybox"}},
+			"containers": []interface{}{
+				map[string]interface{}{"name": "app", "image": "registry.example.com:5000/shop/app:1.4@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+			},
+		}}},
+	}}
+	entry := federation.ClusterOverride{
+		ClusterName: "eu-1",
+		Images: []federation.ImageOverride{
+			{Registry: "mirror.eu.example.com"},    // every container and init container
+			{ContainerName: "app", Tag: "1.5-rc1"}, // a new tag drops the digest
+		},
+	}
+	ops, err := override.Ops(obj, entry, federation.DeploymentType)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, op := range ops {
+		fmt.Println(op.Op, op.Path, string(op.Value.Raw))
+	}
+
+	im, _ := override.ParseImage("nginx")
+	fmt.Println(im.NormalizedRegistry(), im.NormalizedRepository(), im.NormalizedTag())
+	_, err = override.ParseImage("Registry.example.com/App")
+	fmt.Println(err)
+	// Output:
+	// replace /spec/template/spec/initContainers/0/image "mirror.eu.example.com/library/busybox"
+	// replace /spec/template/spec/containers/0/image "mirror.eu.example.com/shop/app:1.4@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	// replace /spec/template/spec/containers/0/image "mirror.eu.example.com/shop/app:1.5-rc1"
+	// docker.io library/nginx latest
+	// override: invalid image reference: "Registry.example.com/App": bad repository "App" (lower-case letters, digits and separators)
+}

@@ -1,0 +1,56 @@
+package override
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The sync loop renders each federated object for every cluster it is placed in. Most of
+// that work is the same for all clusters: the override entries compile to the same
+// operations, and the member objects, built copy-on-write, share the template's unchanged
+// subtrees, whose hashes are the same too. RenderMembers does that work once per object.
+
+// shared is the work RenderMembers does once for all clusters of an object.
+type shared struct {
+	compiled []*Patch // by override index; nil until compiled
+	errs     []error  // compile errors, by override index
+	hashes   hashCache
+}
+
+// Member is one member cluster to render an object for (see RenderMembers).
+type Member struct {
+	// Name and Labels identify the cluster, for named and selector overrides.
+	Name   string
+	Labels map[string]string
+	// Replicas is the cluster's scheduled replica count, or nil.
+	Replicas *int64
+	// Existing is the member object as it is now, or nil.
+	Existing *unstructured.Unstructured
+}
+
+// Rendered is the outcome for one Member: the object, or the error (as Render returns it).
+type Rendered struct {
+	Object *unstructured.Unstructured
+	Err    error
+}
+
+// RenderMembers renders one object for several clusters, as the sync loop does; in's
+// ClusterName, ClusterLabels, Replicas and Existing are ignored and taken from each member.
+// The result for members[i] is at index i and equals what Render returns for it. It is
+// cheaper than calling Render for each: the override entries are compiled once, and the
+// hash of each member object reuses the hashes of the template's unchanged subtrees instead
+// of walking the whole object again. A failure for one member does not affect the others.
+func (r *Renderer) RenderMembers(in Input, members []Member) []Rendered {
+	out := make([]Rendered, len(members))
+	sh := &shared{compiled: make([]*Patch, len(in.Overrides)), errs: make([]error, len(in.Overrides))}
+	if len(members) > 1 {
+		// Hashing the template once pays for itself from the second member on. A template
+		// that cannot be hashed fails every member below, with its own message.
+		sh.hashes, _ = newHashCache(in.Template)
+	}
+	for i, m := range members {
+		in.ClusterName, in.ClusterLabels, in.Replicas, in.Existing = m.Name, m.Labels, m.Replicas, m.Existing
+		obj, err := r.renderWith(&in, sh)
+		out[i] = Rendered{Object: obj, Err: err}
+	}
+	return out
+}

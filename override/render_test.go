@@ -1,0 +1,305 @@
+package override_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+)
+
+// webInput is a Deployment rendered for cluster eu-1 with a selector and a named override.
+func webInput(t testing.TB) override.Input {
+	t.Helper()
+	tmpl := obj(t, deployment).Object
+	delete(tmpl, "apiVersion")
+	delete(tmpl, "kind")
+	var overrides []federation.ClusterOverride
+	require.NoError(t, yaml.Unmarshal([]byte(`
+- clusterSelector: {matchLabels: {region: eu}}
+  images: [{registry: mirror.eu}]
+  labels: {set: {region: eu}}
+- clusterName: eu-1
+  containers: [{name: app, env: [{name: A, value: b}]}]
+  clusterOverrides: [{op: add, path: /spec/template/spec/containers/0/args/-, value: --eu}]
+`), &overrides))
+	replicas := int64(4)
+	return override.Input{
+		Key:           federation.Key{Namespace: "prod", Name: "web"},
+		Template:      tmpl,
+		Overrides:     overrides,
+		Type:          federation.DeploymentType,
+		ClusterName:   "eu-1",
+		ClusterLabels: map[string]string{"region": "eu"},
+		Replicas:      &replicas,
+		Revision:      3,
+	}
+}
+
+func hashOf(t testing.TB, in override.Input) string {
+	t.Helper()
+	out, err := override.Render(in)
+	require.NoError(t, err)
+	return out.GetAnnotations()[federation.DesiredHashAnnotation]
+}
+
+// TestDesiredHash checks what the hash covers: the federation's intent, not the member's
+// fields, and not the revision.
+func TestDesiredHash(t *testing.T) {
+	base := webInput(t)
+	created, err := override.Render(base)
+	require.NoError(t, err)
+	h := created.GetAnnotations()[federation.DesiredHashAnnotation]
+	require.Regexp(t, `^v1:[0-9a-f]{32}$`, h)
+
+	// What the member owns does not change the hash.
+	member := created.DeepCopy()
+	member.SetResourceVersion("991")
+	member.SetLabels(map[string]string{"added-by-member": "x"})
+	member.SetFinalizers([]string{"example.com/f"})
+	require.NoError(t, unstructured.SetNestedField(member.Object, int64(17), "spec", "replicas"))
+	withMember := base
+	withMember.Existing = member
+	withMember.RetainReplicas = true
+	out, err := override.Render(withMember)
+	require.NoError(t, err)
+	require.Equal(t, h, out.GetAnnotations()[federation.DesiredHashAnnotation], "member-owned fields changed the hash")
+	require.Equal(t, int64(17), out.Object["spec"].(map[string]interface{})["replicas"])
+	require.Equal(t, "x", out.GetLabels()["added-by-member"])
+
+	// Neither does the revision.
+	rev := base
+	rev.Revision = 4
+	require.Equal(t, h, hashOf(t, rev))
+
+	// What the federation wants does.
+	changes := map[string]func(in *override.Input){
+		"schedule": func(in *override.Input) { r := int64(5); in.Replicas = &r },
+		"template": func(in *override.Input) { in.Template["spec"].(map[string]interface{})["minReadySeconds"] = int64(5) },
+		"cluster":  func(in *override.Input) { in.ClusterLabels = nil },
+		"name":     func(in *override.Input) { in.Key.Name = "web2" },
+		"type":     func(in *override.Input) { in.Type = federation.StatefulSetType },
+		"overrides": func(in *override.Input) {
+			in.Overrides = append([]federation.ClusterOverride(nil), in.Overrides...)
+			in.Overrides[1].ClusterOverrides = nil
+		},
+	}
+	for name, change := range changes {
+		in := webInput(t)
+		change(&in)
+		require.NotEqual(t, h, hashOf(t, in), "changing the %s did not change the hash", name)
+	}
+}
+
+// TestRenderDoesNotMutateInputs renders with every input set and compares the inputs with
+// snapshots taken before. Then it scribbles over the result and checks Existing, Overrides
+// and ClusterLabels again, which catches a result sharing maps or slices with them. The
+// result does share unchanged subtrees with Template (copy-on-write, documented), so
+// scribbling over it reaches the template, and a DeepCopy of it does not.
+func TestRenderDoesNotMutateInputs(t *testing.T) {
+	snap := func(v interface{}) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, withExisting := range []bool{false, true} {
+		in := webInput(t)
+		if withExisting {
+			existing, err := override.Render(in)
+			require.NoError(t, err)
+			existing.SetResourceVersion("5")
+			in.Existing = existing.DeepCopy()
+			in.RetainReplicas = true
+		}
+		var existing interface{}
+		if in.Existing != nil {
+			existing = in.Existing.Object
+		}
+		tmpl, others := snap(in.Template), snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas})
+		out, err := override.Render(in)
+		require.NoError(t, err)
+		require.Equal(t, tmpl, snap(in.Template), "Render changed the template")
+		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "Render changed an input")
+
+		scribble(out.DeepCopy().Object)
+		require.Equal(t, tmpl, snap(in.Template), "a DeepCopy of the result shares memory with the template")
+		scribble(out.Object)
+		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "the result shares memory with Existing, Overrides or ClusterLabels")
+	}
+}
+
+// scribble changes every value of v in place.
+func scribble(v interface{}) {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, e := range x {
+			scribble(e)
+			x[k] = "scribbled"
+		}
+		x["scribbled"] = true
+	case []interface{}:
+		for i, e := range x {
+			scribble(e)
+			x[i] = "scribbled"
+		}
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(in *override.Input)
+		wantErr error
+		wantMsg string
+	}{
+		{
+			name: "an operation names object, cluster, op and path",
+			change: func(in *override.Input) {
+				in.Overrides = []federation.ClusterOverride{{ClusterName: "eu-1", ClusterOverrides: ops(t, `[{op: remove, path: /spec/paused}]`)}}
+			},
+			wantErr: override.ErrPathNotFound,
+			wantMsg: `override: render Deployment prod/web: cluster "eu-1": remove /spec/paused: override: path not found: no member "paused" to remove`,
+		},
+		{
+			name: "an identity override",
+			change: func(in *override.Input) {
+				in.Overrides = []federation.ClusterOverride{{ClusterName: "eu-1", ClusterOverrides: ops(t, `[{path: /metadata/namespace, value: other}]`)}}
+			},
+			wantErr: override.ErrIdentityPath,
+			wantMsg: `override: render Deployment prod/web: cluster "eu-1": replace /metadata/namespace: override: path identifies the object and cannot be overridden`,
+		},
+		{
+			name: "cluster named twice",
+			change: func(in *override.Input) {
+				in.Overrides = []federation.ClusterOverride{{ClusterName: "eu-1"}, {ClusterName: "eu-1"}}
+			},
+			wantErr: override.ErrInvalidOverride,
+			wantMsg: `override: render Deployment prod/web for cluster "eu-1": override: invalid override: cluster "eu-1" is named by overrides[0] and overrides[1]`,
+		},
+		{name: "no name", change: func(in *override.Input) { in.Key.Name = "" }, wantErr: override.ErrInvalidInput},
+		{name: "no namespace for a namespaced type", change: func(in *override.Input) { in.Key.Namespace = "" }, wantErr: override.ErrInvalidInput},
+		{name: "incomplete type", change: func(in *override.Input) { in.Type = federation.TypeConfig{} }, wantErr: override.ErrInvalidInput},
+		{
+			name:    "metadata of the wrong shape",
+			change:  func(in *override.Input) { in.Template = map[string]interface{}{"metadata": "x"} },
+			wantErr: override.ErrPathNotFound,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := webInput(t)
+			tc.change(&in)
+			_, err := override.Render(in)
+			require.ErrorIs(t, err, tc.wantErr)
+			if tc.wantMsg != "" {
+				require.Equal(t, tc.wantMsg, err.Error())
+			}
+			var pe *override.PathError
+			if errors.As(err, &pe) && tc.wantMsg != "" {
+				require.Equal(t, "eu-1", pe.Cluster)
+			}
+		})
+	}
+}
+
+func TestRendererRetainers(t *testing.T) {
+	_, err := override.New(override.Options{Retainers: override.Retainers{override.AllKinds(): {nil}}})
+	require.ErrorIs(t, err, override.ErrInvalidInput)
+
+	// An embedder keeps a field its own controller sets in the member.
+	rs := override.DefaultRetainers()
+	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	rs[gk] = append(rs[gk], func(desired *override.Target, existing *unstructured.Unstructured) error {
+		if v, ok, _ := unstructured.NestedString(existing.Object, "spec", "paused"); ok {
+			return desired.Set(v, "spec", "paused")
+		}
+		return nil
+	})
+	r, err := override.New(override.Options{Retainers: rs})
+	require.NoError(t, err)
+	in := webInput(t)
+	in.Existing = obj(t, `{metadata: {resourceVersion: "8"}, spec: {paused: "yes"}}`)
+	out, err := r.Render(in)
+	require.NoError(t, err)
+	require.Equal(t, "yes", out.Object["spec"].(map[string]interface{})["paused"])
+	require.Equal(t, "8", out.GetResourceVersion())
+
+	// An empty table retains nothing, not even the resourceVersion.
+	r, err = override.New(override.Options{Retainers: override.Retainers{}})
+	require.NoError(t, err)
+	out, err = r.Render(in)
+	require.NoError(t, err)
+	require.Empty(t, out.GetResourceVersion())
+}
+
+// FuzzRender: arbitrary templates, existing objects and operations never make Render panic,
+// and a failure is an error wrapping one of the package's sentinels.
+func FuzzRender(f *testing.F) {
+	f.Add([]byte(`{"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"a","image":"nginx"}]}}}}`), []byte(`{"metadata":{"resourceVersion":"1","labels":{"x":"y"}},"spec":{"replicas":5}}`),
+		[]byte(`[{"op":"add","path":"/spec/x","value":1}]`), "mirror.io", true)
+	f.Add([]byte(`{"metadata":{"labels":"bad"}}`), []byte(`null`), []byte(`[{"path":"/metadata/labels/a","value":"b"}]`), "", false)
+	f.Fuzz(func(t *testing.T, tmplJSON, existingJSON, opsJSON []byte, registry string, retain bool) {
+		var tmpl, existing map[string]interface{}
+		if utiljson.Unmarshal(tmplJSON, &tmpl) != nil {
+			return
+		}
+		_ = utiljson.Unmarshal(existingJSON, &existing)
+		var rawOps []federation.OverrideOp
+		_ = json.Unmarshal(opsJSON, &rawOps)
+		replicas := int64(3)
+		in := override.Input{
+			Key:            federation.Key{Namespace: "ns", Name: "n"},
+			Template:       tmpl,
+			RetainReplicas: retain,
+			Type:           federation.DeploymentType,
+			ClusterName:    "c",
+			Replicas:       &replicas,
+			Overrides: []federation.ClusterOverride{
+				{ClusterSelector: &metav1LabelSelectorAll, Images: []federation.ImageOverride{{Registry: registry}}, Labels: &federation.MapOverride{Set: map[string]string{"a": "b"}}},
+				{ClusterName: "c", ClusterOverrides: rawOps},
+			},
+		}
+		if existing != nil {
+			in.Existing = &unstructured.Unstructured{Object: existing}
+		}
+		before, _ := json.Marshal([]interface{}{tmpl, existing})
+		_, err := override.Render(in)
+		after, _ := json.Marshal([]interface{}{tmpl, existing})
+		if string(before) != string(after) {
+			t.Fatalf("Render changed its inputs")
+		}
+		if err != nil {
+			for _, s := range []error{override.ErrInvalidImage, override.ErrContainerNotFound, override.ErrPathNotFound, override.ErrInvalidIndex,
+				override.ErrTestFailed, override.ErrInvalidPath, override.ErrIdentityPath, override.ErrUnsupportedOp, override.ErrMissingValue,
+				override.ErrInvalidValue, override.ErrInvalidOverride, override.ErrInvalidInput} {
+				if errors.Is(err, s) {
+					return
+				}
+			}
+			t.Fatalf("error %v wraps no sentinel", err)
+		}
+	})
+}
+
+var metav1LabelSelectorAll = metav1.LabelSelector{}
+
+func TestInputFor(t *testing.T) {
+	var fed federation.FederatedObject
+	require.NoError(t, yaml.Unmarshal([]byte(`{metadata: {name: a, namespace: b}, spec: {retainReplicas: true, template: {spec: {x: 1}}, overrides: [{clusterName: c, replicas: 1}]}}`), &fed))
+	in := override.InputFor(&fed, federation.DeploymentType)
+	if diff := cmp.Diff(federation.Key{Namespace: "b", Name: "a"}, in.Key); diff != "" {
+		t.Error(diff)
+	}
+	require.True(t, in.RetainReplicas)
+	require.Len(t, in.Overrides, 1)
+	require.Equal(t, int64(1), in.Template["spec"].(map[string]interface{})["x"])
+}

@@ -1,0 +1,261 @@
+package kube_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+)
+
+// connectProxy is an HTTP CONNECT proxy on 127.0.0.1 that counts the tunnels it opens.
+type connectProxy struct {
+	url     string
+	tunnels atomic.Int64
+}
+
+func startProxy(t *testing.T) *connectProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &connectProxy{url: "http://" + ln.Addr().String()}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect || !strings.HasPrefix(r.Host, "127.0.0.1:") {
+			http.Error(w, "CONNECT to 127.0.0.1 only", http.StatusForbidden)
+			return
+		}
+		dst, err := net.Dial("tcp", r.Host)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		p.tunnels.Add(1)
+		w.WriteHeader(http.StatusOK)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			dst.Close()
+			return
+		}
+		go func() { _, _ = io.Copy(dst, conn); dst.Close() }()
+		_, _ = io.Copy(conn, dst)
+		conn.Close()
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return p
+}
+
+func object(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+var (
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// TestClusterSetAgainstRealServers registers the member with the host in several ways (token,
+// kubeconfig, proxy, TLS settings), runs the set, and uses the members' clients and cached
+// readers, as a federation control plane would.
+func TestClusterSetAgainstRealServers(t *testing.T) {
+	host, env := hostClient(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	member := env.Config(memberName)
+	token := member.BearerToken
+	ca := member.CAData
+	proxy := startProxy(t)
+
+	var logMu gosync.Mutex
+	var logs strings.Builder
+	logger := funcr.New(func(prefix, args string) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintln(&logs, prefix, args)
+	}, funcr.Options{Verbosity: 10})
+
+	// Namespaces, Secrets and a marker ConfigMap that exists on the member only.
+	ns := "fedkit-system"
+	_, err := host.Create(ctx, namespacesGVR, object("v1", "Namespace", "", ns))
+	require.NoError(t, err)
+	memberClient, err := kube.New(member, kube.Options{})
+	require.NoError(t, err)
+	_, err = memberClient.Create(ctx, configMapsGVR, object("v1", "ConfigMap", "default", "i-am-the-member"))
+	require.NoError(t, err)
+
+	secret := func(name string, data map[string]string) {
+		s := object("v1", "Secret", ns, name)
+		d := map[string]any{}
+		for k, v := range data {
+			d[k] = base64.StdEncoding.EncodeToString([]byte(v))
+		}
+		s.Object["data"] = d
+		if _, err := host.Create(ctx, federation.SecretGVR, s); apierrors.IsAlreadyExists(err) {
+			cur, err := host.Get(ctx, federation.SecretGVR, ns, name)
+			require.NoError(t, err)
+			cur.Object["data"] = d
+			_, err = host.Update(ctx, federation.SecretGVR, cur)
+			require.NoError(t, err)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	cluster := func(name string, spec map[string]any) {
+		u := object(federation.CoreGroupVersion.String(), "Cluster", "", name)
+		u.Object["spec"] = spec
+		_, err := host.Create(ctx, federation.ClusterGVR, u)
+		require.NoError(t, err)
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: m, cluster: {server: "https://ignored.invalid", certificate-authority-data: %q}}]
+users: [{name: u, user: {token: %q}}]
+contexts: [{name: c, context: {cluster: m, user: u}}]
+current-context: c
+`, base64.StdEncoding.EncodeToString(ca), token)
+
+	secret("token", map[string]string{"token": token})
+	secret("kubeconfig", map[string]string{"kubeconfig": kubeconfig})
+	cb := base64.StdEncoding.EncodeToString(ca)
+	cluster("by-token", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "token"}})
+	cluster("by-kubeconfig", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "kubeconfig"}})
+	cluster("via-proxy", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "token"}, "proxyURL": proxy.url})
+	cluster("untrusted", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "token"}})
+	cluster("insecure", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "token"}, "insecureSkipTLSVerify": true})
+	cluster("no-secret", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "absent"}})
+
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Namespace: ns, Logger: logger})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- set.Run(ctx) }()
+	ready := func(name string) bool { _, err := set.Client(name); return err == nil }
+	require.Eventually(t, func() bool {
+		return ready("by-token") && ready("by-kubeconfig") && ready("via-proxy") && ready("untrusted") && ready("insecure")
+	}, 30*time.Second, 50*time.Millisecond)
+	t.Logf("five clients built %s after Run started", time.Since(start).Round(time.Millisecond))
+
+	t.Run("members reach the member", func(t *testing.T) {
+		for _, name := range []string{"by-token", "by-kubeconfig", "via-proxy", "insecure"} {
+			c, err := set.Client(name)
+			require.NoError(t, err)
+			_, err = c.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+			require.NoError(t, err, name)
+			require.NoError(t, c.(federation.HealthChecker).Healthy(ctx), name)
+		}
+		require.Positive(t, proxy.tunnels.Load(), "the proxied cluster went through the proxy")
+		_, err := host.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+		require.True(t, apierrors.IsNotFound(err), "the marker is on the member only")
+	})
+
+	t.Run("TLS verification is on by default", func(t *testing.T) {
+		c, err := set.Client("untrusted")
+		require.NoError(t, err)
+		_, err = c.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+		require.Error(t, err)
+		require.True(t, errors.Is(err, federation.ErrUnreachable), "an untrusted certificate: %v", err)
+		require.Contains(t, err.Error(), "certificate")
+	})
+
+	t.Run("a missing Secret is not ready", func(t *testing.T) {
+		require.Eventually(t, func() bool {
+			_, err := set.Client("no-secret")
+			return errors.Is(err, federation.ErrClusterNotReady) && errors.Is(err, kube.ErrInvalidCredentials)
+		}, 10*time.Second, 50*time.Millisecond)
+		secret("absent", map[string]string{"token": token})
+		require.Eventually(t, func() bool { return ready("no-secret") }, 10*time.Second, 50*time.Millisecond, "creating the Secret makes it ready")
+	})
+
+	t.Run("cached reader sees managed objects only", func(t *testing.T) {
+		managed := object("v1", "ConfigMap", "default", "managed")
+		managed.SetLabels(map[string]string{federation.ManagedByLabel: federation.ManagedByValue, "app": "web"})
+		_, err := memberClient.Create(ctx, configMapsGVR, managed)
+		require.NoError(t, err)
+		r, err := set.CachedReader("by-token", configMapsGVR)
+		require.NoError(t, err)
+		got, err := r.Get(ctx, configMapsGVR, "default", "managed")
+		require.NoError(t, err)
+		require.Equal(t, "web", got.GetLabels()["app"])
+		_, err = r.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+		require.True(t, apierrors.IsNotFound(err), "unmanaged: %v", err)
+
+		later := object("v1", "ConfigMap", "default", "later")
+		later.SetLabels(map[string]string{federation.ManagedByLabel: federation.ManagedByValue, "app": "db"})
+		_, err = memberClient.Create(ctx, configMapsGVR, later)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			l, err := r.List(ctx, configMapsGVR, "default", metav1.ListOptions{LabelSelector: "app in (web,db)"})
+			return err == nil && len(l.Items) == 2
+		}, 10*time.Second, 50*time.Millisecond, "the cache follows the member")
+	})
+
+	t.Run("rotated credentials rebuild the client", func(t *testing.T) {
+		before, err := set.Client("by-token")
+		require.NoError(t, err)
+		secret("token", map[string]string{"token": "revoked-" + token})
+		var after federation.ClusterClient
+		require.Eventually(t, func() bool {
+			after, err = set.Client("by-token")
+			return err == nil && after != before
+		}, 10*time.Second, 50*time.Millisecond)
+		_, err = after.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+		require.True(t, apierrors.IsUnauthorized(err), "the new, wrong token is used: %v", err)
+		require.NotContains(t, err.Error(), token)
+		secret("token", map[string]string{"token": token})
+		require.Eventually(t, func() bool {
+			c, err := set.Client("by-token")
+			if err != nil {
+				return false
+			}
+			_, err = c.Get(ctx, configMapsGVR, "default", "i-am-the-member")
+			return err == nil
+		}, 10*time.Second, 50*time.Millisecond)
+	})
+
+	t.Run("deleting a Cluster releases it", func(t *testing.T) {
+		r, err := set.CachedReader("insecure", configMapsGVR)
+		require.NoError(t, err)
+		_, err = r.Get(ctx, configMapsGVR, "default", "managed")
+		require.NoError(t, err)
+		require.NoError(t, host.Delete(ctx, federation.ClusterGVR, "", "insecure", metav1.DeleteOptions{}))
+		require.Eventually(t, func() bool {
+			_, err := set.Client("insecure")
+			return errors.Is(err, federation.ErrClusterNotFound)
+		}, 10*time.Second, 50*time.Millisecond)
+		_, err = r.Get(ctx, configMapsGVR, "default", "managed")
+		require.ErrorIs(t, err, federation.ErrClusterNotFound)
+	})
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	logMu.Lock()
+	out := logs.String()
+	logMu.Unlock()
+	require.NotContains(t, out, token, "credentials leaked into the logs")
+	require.Contains(t, out, "TLS verification is OFF")
+}
