@@ -1,0 +1,75 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Options configure a [Scheduler]. The zero value is the documented default for every field.
+type Options struct {
+	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
+	// real clock.
+	Clock clock.WithTicker
+
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives the scheduler's metrics (fedkit_scheduler_*). nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Namespace restricts Run to federated objects in one namespace. Default: all.
+	Namespace string
+
+	// Workers is how many objects Run schedules in parallel. Default: 2.
+	Workers int
+}
+
+// complete fills in defaults.
+func (o *Options) complete() {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+}
+
+// Scheduler is the loop that writes each federated object's status.schedule: which clusters
+// it goes to (package placement) and how many replicas each gets ([Divide], steered by the
+// object's ReplicaSchedulingPreference), with the reasons in the Scheduled condition.
+//
+// Reconcile is one pass over one object; Run watches the host and calls it. A Scheduler is
+// safe for concurrent use.
+type Scheduler struct {
+	host    federation.ClusterClient
+	typ     federation.TypeConfig
+	opts    Options
+	metrics *metrics
+}
+
+// New returns a Scheduler for the federated type of typ, reading and writing through host.
+// It starts nothing: call [Scheduler.Reconcile] or [Scheduler.Run]. It returns an error when
+// host is nil, typ is incomplete, or the metrics cannot be registered.
+func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options) (*Scheduler, error) {
+	if host == nil {
+		return nil, errors.New("scheduler: New: host client is nil")
+	}
+	if err := typ.Validate(); err != nil {
+		return nil, fmt.Errorf("scheduler: New: %w", err)
+	}
+	opts.complete()
+	m, err := newMetrics(opts.Registerer, typ.Federated.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: New: %w", err)
+	}
+	return &Scheduler{host: host, typ: typ, opts: opts, metrics: m}, nil
+}

@@ -1,0 +1,198 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Reasons of the Scheduled condition.
+const (
+	// ReasonScheduled: every replica has a cluster.
+	ReasonScheduled = "Scheduled"
+	// ReasonUnschedulable: some replicas fit nowhere (every candidate is at its maximum or
+	// capacity), or no cluster was selected; the schedule holds what could be placed.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonUnsatisfiable: a spread constraint's minGroups cannot be met; the schedule is
+	// the best effort.
+	ReasonUnsatisfiable = "Unsatisfiable"
+	// ReasonInvalidPlacement: spec.placement is invalid; the last good schedule stays.
+	ReasonInvalidPlacement = "InvalidPlacement"
+	// ReasonInvalidPreference: the ReplicaSchedulingPreference is invalid; the last good
+	// schedule stays.
+	ReasonInvalidPreference = "InvalidPreference"
+	// ReasonInvalidObject: the federated object cannot be decoded.
+	ReasonInvalidObject = "InvalidObject"
+)
+
+// maxMessage bounds condition messages well below the API's 32768-byte limit.
+const maxMessage = 4096
+
+// Reconcile schedules one federated object: it reads the object, its
+// ReplicaSchedulingPreference (same namespace and name, when its targetKind is this type) and
+// the Clusters; selects clusters with package placement; divides the replicas with [Divide];
+// and writes status.schedule and the Scheduled condition, only when they change.
+//
+// Without a ReplicaSchedulingPreference every selected cluster gets the template's replica
+// count (the Duplicated strategy); for a type that is not divisible (TypeConfig.ReplicasPath
+// empty) the schedule only lists clusters and its replica counts are 0. With one, the
+// candidates are the clusters with a preference of their own or a "*" entry: among every
+// cluster (KubeFed's default), or among those the object's placement selects when
+// spec.intersectWithClusterSelector is true. Either way the placement's other rules
+// (exclusions, affinity, taints and readiness, spread, maxClusters) apply.
+//
+// Current replicas per cluster come from status.clusters (the status loop) when fresh, else
+// from the previous schedule, so with rebalance off running replicas stay put. Capacity comes
+// from each Cluster's status.available and the template's pod requests.
+//
+// An invalid placement, preference or object sets Scheduled=False with the validation message,
+// keeps the last good schedule and returns an error wrapped by [federation.Terminal]. The
+// Result asks for a requeue after the preference's rebalancePeriod (default 5m), so a
+// recovered or new cluster gets replicas back. The Result is ignored when the error is not nil.
+func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	start := s.opts.Clock.Now()
+	log, err := logr.FromContext(ctx)
+	if err != nil {
+		log = s.opts.Logger
+	}
+	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
+	res, outcome, err := s.reconcile(ctx, key, log)
+	s.metrics.observe(outcome, start, s.opts.Clock.Now())
+	return res, err
+}
+
+func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+	u, err := s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) {
+		return federation.Result{}, "unchanged", nil
+	}
+	if err != nil {
+		return federation.Result{}, "error", fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	if u.GetDeletionTimestamp() != nil {
+		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
+	}
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return s.invalid(ctx, u, ReasonInvalidObject, err)
+	}
+	if errs := federation.ValidatePlacement(fed.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
+		return s.invalid(ctx, u, ReasonInvalidPlacement, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
+	}
+	rsp, err := s.preference(ctx, key)
+	if err != nil {
+		var inv *federation.InvalidError
+		if errors.As(err, &inv) {
+			return s.invalid(ctx, u, ReasonInvalidPreference, err)
+		}
+		return federation.Result{}, "error", err
+	}
+	clusters, err := s.clusters(ctx, log)
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+
+	d, err := s.decide(fed, rsp, clusters, key)
+	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
+		reason := ReasonInvalidPlacement
+		if rsp != nil && errors.Is(err, ErrInvalidRequest) {
+			reason = ReasonInvalidPreference
+		}
+		return s.invalid(ctx, u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
+	}
+	changed, err := s.write(ctx, u, &d.schedule, d.condition(fed.Generation, err))
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+	outcome := "unchanged"
+	if changed {
+		outcome = "scheduled"
+		log.V(1).Info("Scheduled", "message", d.message)
+	}
+	var res federation.Result
+	if rsp != nil {
+		res.RequeueAfter = rsp.Spec.RebalancePeriod.Duration
+	}
+	return res, outcome, nil
+}
+
+// invalid records a terminal problem in the Scheduled condition, keeps the schedule, and
+// returns the error marked terminal.
+func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
+	cond := metav1.Condition{
+		Type:               federation.ConditionScheduled,
+		Status:             metav1.ConditionFalse,
+		Reason:             reason,
+		Message:            truncate(cause.Error()),
+		ObservedGeneration: u.GetGeneration(),
+	}
+	if _, err := s.write(ctx, u, nil, cond); err != nil {
+		return federation.Result{}, "error", errors.Join(cause, err)
+	}
+	return federation.Result{}, "invalid", federation.Terminal(cause)
+}
+
+// preference returns the object's ReplicaSchedulingPreference, defaulted and validated, or nil
+// when there is none for this kind.
+func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
+	u, err := s.host.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: get ReplicaSchedulingPreference %s: %w", key, err)
+	}
+	rsp, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
+	if err != nil {
+		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, fieldDecodeError(err))
+	}
+	if rsp.Spec.TargetKind != s.typ.Federated.Kind {
+		return nil, nil // it schedules another federated kind of the same name
+	}
+	federation.DefaultReplicaSchedulingPreference(rsp)
+	if errs := federation.ValidateReplicaSchedulingPreference(rsp); len(errs) > 0 {
+		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)
+	}
+	return rsp, nil
+}
+
+// clusters lists the Clusters on the host. A Cluster that does not decode cannot be placed on;
+// it is logged and left out (placement never sees it).
+func (s *Scheduler) clusters(ctx context.Context, log logr.Logger) ([]federation.Cluster, error) {
+	list, err := s.host.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
+	}
+	out := make([]federation.Cluster, 0, len(list.Items))
+	for i := range list.Items {
+		c, err := federation.ClusterFromUnstructured(&list.Items[i])
+		if err != nil {
+			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
+			continue
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage - len(" ...")
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + " ..."
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,407 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+)
+
+var (
+	ctx = context.Background()
+	key = federation.Key{Namespace: "production", Name: "app-frontend"}
+	now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+)
+
+// env is a fake host with three registered member Clusters.
+type env struct {
+	host  *fake.Cluster
+	clock *clocktesting.FakeClock
+	s     *scheduler.Scheduler
+}
+
+func newEnv(t *testing.T, typ federation.TypeConfig) *env {
+	t.Helper()
+	e := &env{host: fake.NewCluster("host"), clock: clocktesting.NewFakeClock(now)}
+	fleet := fake.NewFleet()
+	fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1"})
+	fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1"})
+	fleet.Add("azure", map[string]string{federation.RegionLabel: "southeastasia"})
+	for _, c := range fleet.Clusters() {
+		e.createCluster(t, c)
+	}
+	s, err := scheduler.New(e.host, typ, scheduler.Options{Clock: e.clock})
+	require.NoError(t, err)
+	e.s = s
+	return e
+}
+
+func (e *env) createCluster(t *testing.T, c federation.Cluster) {
+	t.Helper()
+	u, err := federation.ToUnstructured(&c)
+	require.NoError(t, err)
+	status := u.Object["status"]
+	created, err := e.host.Create(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	created.Object["status"] = status
+	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, created)
+	require.NoError(t, err)
+}
+
+func (e *env) apply(t *testing.T, gvr schema.GroupVersionResource, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	old, err := e.host.Get(ctx, gvr, u.GetNamespace(), u.GetName())
+	if apierrors.IsNotFound(err) {
+		_, err = e.host.Create(ctx, gvr, u)
+		require.NoError(t, err)
+		return
+	}
+	require.NoError(t, err)
+	u.SetResourceVersion(old.GetResourceVersion())
+	_, err = e.host.Update(ctx, gvr, u)
+	require.NoError(t, err)
+}
+
+func (e *env) federated(t *testing.T, typ federation.TypeConfig) *federation.FederatedObject {
+	t.Helper()
+	u, err := e.host.Get(ctx, typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	return obj
+}
+
+func schedule(obj *federation.FederatedObject) map[string]int64 {
+	if obj.Status.Schedule == nil {
+		return nil
+	}
+	out := map[string]int64{}
+	for _, c := range obj.Status.Schedule.Clusters {
+		out[c.Name] = c.Replicas
+	}
+	return out
+}
+
+func scheduled(obj *federation.FederatedObject) metav1.Condition {
+	if c := meta.FindStatusCondition(obj.Status.Conditions, federation.ConditionScheduled); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+const frontend = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template:
+    spec:
+      replicas: 6
+      template: {spec: {containers: [{name: nginx, image: "nginx:1.21", resources: {requests: {cpu: 500m}}}]}}
+  placement:
+    clusters: [{name: aws}, {name: gcp}, {name: azure}]
+`
+
+const rsp = `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec:
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  clusters:
+    "*": {weight: 1}
+    aws: {minReplicas: 2, maxReplicas: 6, weight: 2}
+`
+
+func TestReconcileWithoutPreferenceDuplicates(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+
+	res, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Zero(t, res.RequeueAfter, "without a preference nothing needs rebalancing")
+	obj := e.federated(t, federation.DeploymentType)
+	if diff := cmp.Diff(map[string]int64{"aws": 6, "gcp": 6, "azure": 6}, schedule(obj)); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	c := scheduled(obj)
+	require.Equal(t, metav1.ConditionTrue, c.Status)
+	require.Equal(t, scheduler.ReasonScheduled, c.Reason)
+	require.Equal(t, obj.Generation, c.ObservedGeneration)
+	require.Equal(t, now, c.LastTransitionTime.Time.UTC())
+	require.Contains(t, c.Message, "6 replicas each on 3 of 3 clusters")
+}
+
+func TestReconcileWithPreference(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, rsp)
+
+	res, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, federation.DefaultRebalancePeriod, res.RequeueAfter)
+	obj := e.federated(t, federation.DeploymentType)
+
+	// The loop must agree with the pure function given the same inputs (minReplicas defaulted
+	// to 1, the clusters in placement order: name ascending).
+	one := int64(1)
+	plan, err := scheduler.Divide(scheduler.Request{
+		Key: key.String(), TotalReplicas: 9,
+		Clusters: []scheduler.ClusterState{{Name: "aws"}, {Name: "azure"}, {Name: "gcp"}},
+		Preferences: map[string]federation.ClusterPreferences{
+			"*":   {Weight: 1, MinReplicas: &one},
+			"aws": {MinReplicas: ptr(int64(2)), MaxReplicas: ptr(int64(6)), Weight: 2},
+		},
+	})
+	require.NoError(t, err)
+	if diff := cmp.Diff(plan.Replicas, schedule(obj)); diff != "" {
+		t.Errorf("schedule (-Divide +loop):\n%s", diff)
+	}
+	require.Equal(t, map[string]int64{"aws": 5, "azure": 2, "gcp": 2}, schedule(obj))
+	require.Contains(t, scheduled(obj).Message, "9/9 replicas on 3 of 3 clusters (Webster, Weighted)")
+
+	// A second pass with nothing changed writes nothing.
+	e.host.ClearActions()
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	for _, a := range e.host.Actions() {
+		require.NotEqual(t, fake.VerbUpdateStatus, a.Verb, "an unchanged schedule must not be written: %s", a)
+	}
+}
+
+func TestReconcileInvalidPreferenceKeepsSchedule(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	_, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	good := schedule(e.federated(t, federation.DeploymentType))
+
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec:
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  clusters: {aws: {minReplicas: 4, maxReplicas: 2}}
+`)
+	_, err = e.s.Reconcile(ctx, key)
+	require.Error(t, err)
+	require.True(t, federation.IsTerminal(err), "an invalid preference is not worth retrying: %v", err)
+	require.ErrorIs(t, err, federation.ErrInvalidObject)
+
+	obj := e.federated(t, federation.DeploymentType)
+	require.Equal(t, good, schedule(obj), "the last good schedule must stay")
+	c := scheduled(obj)
+	require.Equal(t, metav1.ConditionFalse, c.Status)
+	require.Equal(t, scheduler.ReasonInvalidPreference, c.Reason)
+	require.Contains(t, c.Message, "spec.clusters[aws].maxReplicas")
+}
+
+func TestReconcileInvalidPlacement(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template: {spec: {replicas: 2}}
+  placement: {clusterSelector: {matchExpressions: [{key: region, operator: Near}]}}
+`)
+	_, err := e.s.Reconcile(ctx, key)
+	require.True(t, federation.IsTerminal(err))
+	c := scheduled(e.federated(t, federation.DeploymentType))
+	require.Equal(t, scheduler.ReasonInvalidPlacement, c.Reason)
+	require.Contains(t, c.Message, "spec.placement.clusterSelector")
+}
+
+func TestReconcileLeavesOutUnreadyClustersAndExplains(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "gcp")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{
+		"type": "Ready", "status": "False", "reason": "ClusterUnreachable", "message": "no heartbeat",
+		"lastTransitionTime": "2026-11-29T00:00:00Z",
+	}}, "status", "conditions"))
+	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, rsp)
+
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	obj := e.federated(t, federation.DeploymentType)
+	require.Equal(t, map[string]int64{"aws": 6, "azure": 3}, schedule(obj))
+	require.Contains(t, scheduled(obj).Message, "gcp")
+}
+
+func TestReconcileCapacity(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	// azure has room for two more 500m replicas.
+	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "azure")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedStringMap(u.Object, map[string]string{"cpu": "1200m", "pods": "50"}, "status", "available"))
+	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 30, clusters: {"*": {weight: 1, maxReplicas: 10}}}
+`)
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	obj := e.federated(t, federation.DeploymentType)
+	require.Equal(t, map[string]int64{"aws": 10, "azure": 2, "gcp": 10}, schedule(obj))
+	c := scheduled(obj)
+	require.Equal(t, metav1.ConditionFalse, c.Status)
+	require.Equal(t, scheduler.ReasonUnschedulable, c.Reason)
+	require.Contains(t, c.Message, "8 unplaced")
+}
+
+func TestReconcileNotDivisible(t *testing.T) {
+	e := newEnv(t, federation.ConfigMapType)
+	e.apply(t, federation.ConfigMapType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedConfigMap
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template: {data: {a: b}}
+  placement: {clusterSelector: {matchLabels: {topology.kubernetes.io/region: europe-west1}}}
+`)
+	_, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	obj := e.federated(t, federation.ConfigMapType)
+	require.Equal(t, map[string]int64{"gcp": 0}, schedule(obj))
+	require.Contains(t, scheduled(obj).Message, "placed in 1 cluster(s): gcp")
+}
+
+func TestReconcileMissingObjectAndErrors(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	res, err := e.s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "gone"})
+	require.NoError(t, err)
+	require.Zero(t, res)
+
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.host.FailOn(fake.VerbUpdateStatus, apierrors.NewConflict(schema.GroupResource{}, "app-frontend", nil), 1)
+	_, err = e.s.Reconcile(ctx, key)
+	require.True(t, apierrors.IsConflict(err), "a conflict is returned for a retry: %v", err)
+	require.False(t, federation.IsTerminal(err))
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err, "the retry succeeds")
+}
+
+func TestRun(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	reg := prometheus.NewRegistry()
+	s, err := scheduler.New(e.host, federation.DeploymentType, scheduler.Options{Registerer: reg})
+	require.NoError(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	require.Eventually(t, func() bool { return len(schedule(e.federated(t, federation.DeploymentType))) == 3 }, 10*time.Second, 10*time.Millisecond)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	require.Eventually(t, func() bool {
+		return cmp.Equal(map[string]int64{"aws": 5, "azure": 2, "gcp": 2}, schedule(e.federated(t, federation.DeploymentType)))
+	}, 10*time.Second, 10*time.Millisecond, "an RSP change reschedules its object")
+
+	// A new Cluster reschedules every object.
+	e.createCluster(t, federation.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "onprem"}, Spec: federation.ClusterSpec{APIEndpoint: "https://onprem.example"},
+		Status: federation.ClusterStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Ok", LastTransitionTime: metav1.NewTime(now)}}}})
+	require.Eventually(t, func() bool { return len(schedule(e.federated(t, federation.DeploymentType))) == 4 }, 10*time.Second, 10*time.Millisecond)
+
+	cancel()
+	require.NoError(t, <-done)
+	require.Positive(t, reconciles(t, reg))
+}
+
+// reconciles sums fedkit_scheduler_reconciles_total over its outcomes.
+func reconciles(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "fedkit_scheduler_reconciles_total" {
+			var total float64
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+			return total
+		}
+	}
+	t.Fatal("fedkit_scheduler_reconciles_total not registered")
+	return 0
+}
+
+func TestNew(t *testing.T) {
+	_, err := scheduler.New(nil, federation.DeploymentType, scheduler.Options{})
+	require.Error(t, err)
+	_, err = scheduler.New(fake.NewCluster("h"), federation.TypeConfig{}, scheduler.Options{})
+	require.ErrorIs(t, err, federation.ErrUnknownType)
+	reg := prometheus.NewRegistry()
+	for range 2 { // a second scheduler of the same kind shares the collectors
+		_, err = scheduler.New(fake.NewCluster("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
+		require.NoError(t, err)
+	}
+}
+
+func TestPodRequestsAndCapacity(t *testing.T) {
+	tmpl := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+spec:
+  template:
+    spec:
+      initContainers: [{name: init, resources: {requests: {memory: 2Gi}}}]
+      containers:
+      - {name: a, resources: {requests: {cpu: 250m, memory: 512Mi}}}
+      - {name: b, resources: {requests: {cpu: 250m, memory: 512Mi}}}
+`), &tmpl))
+	req, err := scheduler.PodRequests(tmpl)
+	require.NoError(t, err)
+	want := corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("2Gi"), "pods": resource.MustParse("1")}
+	require.True(t, equalResources(want, req), "PodRequests = %v; want %v", req, want)
+
+	c := &federation.Cluster{Status: federation.ClusterStatus{Available: corev1.ResourceList{
+		"cpu": resource.MustParse("4"), "memory": resource.MustParse("9Gi"), "pods": resource.MustParse("110"),
+	}}}
+	require.Equal(t, int64(4), *scheduler.ReplicaCapacity(c, req), "memory allows 4")
+	require.Nil(t, scheduler.ReplicaCapacity(&federation.Cluster{}, req), "no headroom reported: unknown")
+
+	_, err = scheduler.PodRequests(map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{"containers": "nope"}}}})
+	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
+}
+
+func equalResources(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v.Cmp(w) != 0 {
+			return false
+		}
+	}
+	return true
+}
