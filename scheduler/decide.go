@@ -16,6 +16,8 @@ var specPath = field.NewPath("spec")
 
 // decision is what one scheduling pass concluded: plain data, computed by decide without I/O.
 type decision struct {
+	placement  placement.Decision
+	plan       Plan
 	schedule   federation.Schedule
 	unplaced   int64
 	noClusters bool
@@ -93,7 +95,7 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 	if err != nil {
 		return decision{}, err
 	}
-	d := decision{schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
+	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
 	if !s.typ.Divisible() {
 		for i := range d.schedule.Clusters {
 			d.schedule.Clusters[i].Replicas = 0

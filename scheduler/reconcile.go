@@ -71,45 +71,27 @@ func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federati
 }
 
 func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.Logger) (federation.Result, string, error) {
-	u, err := s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
-	if apierrors.IsNotFound(err) {
+	in, err := s.read(ctx, key, log)
+	switch {
+	case apierrors.IsNotFound(err):
 		return federation.Result{}, "unchanged", nil
-	}
-	if err != nil {
-		return federation.Result{}, "error", fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
-	}
-	if u.GetDeletionTimestamp() != nil {
+	case in.invalid != "":
+		return s.invalid(ctx, in.u, in.invalid, err)
+	case err != nil:
+		return federation.Result{}, "error", err
+	case in.u.GetDeletionTimestamp() != nil:
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
-	fed, err := federation.FederatedObjectFromUnstructured(u)
-	if err != nil {
-		return s.invalid(ctx, u, ReasonInvalidObject, err)
-	}
-	if errs := federation.ValidatePlacement(fed.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
-		return s.invalid(ctx, u, ReasonInvalidPlacement, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
-	}
-	rsp, err := s.preference(ctx, key)
-	if err != nil {
-		var inv *federation.InvalidError
-		if errors.As(err, &inv) {
-			return s.invalid(ctx, u, ReasonInvalidPreference, err)
-		}
-		return federation.Result{}, "error", err
-	}
-	clusters, err := s.clusters(ctx, log)
-	if err != nil {
-		return federation.Result{}, "error", err
-	}
 
-	d, err := s.decide(fed, rsp, clusters, key)
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		reason := ReasonInvalidPlacement
-		if rsp != nil && errors.Is(err, ErrInvalidRequest) {
+		if in.rsp != nil && errors.Is(err, ErrInvalidRequest) {
 			reason = ReasonInvalidPreference
 		}
-		return s.invalid(ctx, u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
+		return s.invalid(ctx, in.u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
 	}
-	changed, err := s.write(ctx, u, &d.schedule, d.condition(fed.Generation, err))
+	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
 	if err != nil {
 		return federation.Result{}, "error", err
 	}
@@ -119,10 +101,49 @@ func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.
 		log.V(1).Info("Scheduled", "message", d.message)
 	}
 	var res federation.Result
-	if rsp != nil {
-		res.RequeueAfter = rsp.Spec.RebalancePeriod.Duration
+	if in.rsp != nil {
+		res.RequeueAfter = in.rsp.Spec.RebalancePeriod.Duration
 	}
 	return res, outcome, nil
+}
+
+// inputs are the reads one scheduling decision needs.
+type inputs struct {
+	u        *unstructured.Unstructured
+	fed      *federation.FederatedObject
+	rsp      *federation.ReplicaSchedulingPreference
+	clusters []federation.Cluster
+	// invalid is the Scheduled condition's reason when the error is about bad input (the
+	// object, its placement or its preference) rather than a failed read.
+	invalid string
+}
+
+// read gets the object, its preference and the Clusters. A missing object is an error
+// satisfying apierrors.IsNotFound.
+func (s *Scheduler) read(ctx context.Context, key federation.Key, log logr.Logger) (inputs, error) {
+	var in inputs
+	var err error
+	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	if err != nil {
+		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	if in.fed, err = federation.FederatedObjectFromUnstructured(in.u); err != nil {
+		in.invalid = ReasonInvalidObject
+		return in, err
+	}
+	if errs := federation.ValidatePlacement(in.fed.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
+		in.invalid = ReasonInvalidPlacement
+		return in, federation.NewInvalidError(s.typ.Federated.Kind, key, errs)
+	}
+	if in.rsp, err = s.preference(ctx, key); err != nil {
+		var inv *federation.InvalidError
+		if errors.As(err, &inv) {
+			in.invalid = ReasonInvalidPreference
+		}
+		return in, err
+	}
+	in.clusters, err = s.clusters(ctx, log)
+	return in, err
 }
 
 // invalid records a terminal problem in the Scheduled condition, keeps the schedule, and

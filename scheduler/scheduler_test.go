@@ -405,3 +405,31 @@ func equalResources(a, b corev1.ResourceList) bool {
 	}
 	return true
 }
+
+func TestSchedulerExplain(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	e.host.ClearActions()
+
+	x, err := e.s.Explain(ctx, key)
+	require.NoError(t, err)
+	for _, a := range e.host.Actions() {
+		require.NotEqual(t, fake.VerbUpdateStatus, a.Verb, "Explain must not write: %s", a)
+	}
+	require.Equal(t, []string{"aws", "azure", "gcp"}, x.Placement.Names())
+	require.Equal(t, "aws: 5 = min 2 + weight 3 (weight 2)", x.Plan.Explain("aws"))
+	require.Equal(t, int64(5), x.Schedule.Clusters[0].Replicas)
+
+	// Reconcile writes exactly what Explain showed.
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	obj := e.federated(t, federation.DeploymentType)
+	if diff := cmp.Diff(&x.Schedule, obj.Status.Schedule); diff != "" {
+		t.Errorf("Reconcile wrote another schedule than Explain showed (-explain +reconcile):\n%s", diff)
+	}
+	require.Equal(t, x.Message, scheduled(obj).Message)
+
+	_, err = e.s.Explain(ctx, federation.Key{Namespace: "production", Name: "missing"})
+	require.True(t, apierrors.IsNotFound(err))
+}

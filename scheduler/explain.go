@@ -1,0 +1,41 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Explanation is what the Scheduler would decide for one object now, with the reasons: the
+// placement decision (selected clusters and why the others were left out) and the plan (each
+// cluster's count and how it came about).
+type Explanation struct {
+	// Placement is the cluster selection, including a Diagnosis per left-out cluster.
+	Placement placement.Decision
+	// Plan is the division of replicas among the selected clusters.
+	Plan Plan
+	// Schedule is what Reconcile writes to status.schedule.
+	Schedule federation.Schedule
+	// Message is the Scheduled condition's message.
+	Message string
+}
+
+// Explain computes the object's schedule exactly as Reconcile does, from the same reads, but
+// writes nothing: "why does cluster X get 3 replicas", "why not cluster Y". It returns an
+// error satisfying apierrors.IsNotFound when the object does not exist, and the validation
+// error (wrapping federation.ErrInvalidObject or ErrInvalidRequest) when the object or its
+// preference is invalid. When a spread constraint's minGroups cannot be met, it returns the
+// best-effort Explanation together with an error wrapping placement.ErrUnsatisfiable.
+func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanation, error) {
+	in, err := s.read(ctx, key, s.opts.Logger)
+	if err != nil {
+		return Explanation{}, err
+	}
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
+	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
+		return Explanation{}, err
+	}
+	return Explanation{Placement: d.placement, Plan: d.plan, Schedule: d.schedule, Message: d.message}, err
+}
