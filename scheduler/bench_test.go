@@ -17,7 +17,8 @@ import (
 //   - random:  random weights 1..1000 per cluster, rebalance on;
 //   - minmax:  random weights, minReplicas 0..2 and maxReplicas around twice the even share;
 //   - resched+1 / resched-1: random weights, rebalance off, every cluster running its share of
-//     R, and the total goes to R±1 (the steady state of a scaling workload).
+//     R, and the total goes to R±1 (the steady state of a scaling workload);
+//   - eqresched+1: the same with equal weights, where KubeFed's planner loops about R/C rounds.
 //
 // Each benchmark reports dev, how far the furthest cluster lands from its exact share
 // R·w/W (only for the unbounded workloads, where the share is well defined).
@@ -66,10 +67,15 @@ func minMaxWorkload(r *rand.Rand, c int, total int64) scheduler.Request {
 }
 
 // reschedWorkload returns the request for total+delta with every cluster running its share
-// of total.
+// of total, random weights.
 func reschedWorkload(alg scheduler.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
+	return reschedOf(randomWorkload, alg, delta)
+}
+
+// reschedOf is reschedWorkload over any base workload.
+func reschedOf(base func(r *rand.Rand, c int, total int64) scheduler.Request, alg scheduler.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
 	return func(r *rand.Rand, c int, total int64) scheduler.Request {
-		req := randomWorkload(r, c, total)
+		req := base(r, c, total)
 		req.Key = "bench/resched"
 		req.Algorithm = alg
 		before, err := scheduler.Divide(req)
@@ -113,6 +119,7 @@ func BenchmarkDivide(b *testing.B) {
 			{"minmax", minMaxWorkload},
 			{"resched+1", reschedWorkload(alg, 1)},
 			{"resched-1", reschedWorkload(alg, -1)},
+			{"eqresched+1", reschedOf(equalWorkload, alg, 1)},
 		}
 		for _, w := range workloads {
 			for _, c := range []int{3, 10, 100, 1000, 5000} {
@@ -148,6 +155,7 @@ func BenchmarkKubeFedPlanner(b *testing.B) {
 		{"equal", equalWorkload},
 		{"random", randomWorkload},
 		{"resched+1", reschedWorkload(scheduler.KubeFed, 1)},
+		{"eqresched+1", reschedOf(equalWorkload, scheduler.KubeFed, 1)},
 	} {
 		for _, c := range []int{100, 1000, 5000} {
 			for _, total := range []int64{1000, 100000} {

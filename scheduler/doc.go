@@ -41,10 +41,13 @@
 // off), and the method is house-monotone: with Rebalance off, a total one higher or lower
 // moves exactly one replica, and a plan never moves replicas it does not have to.
 //
-// Divide does not walk the seats: it finds a divisor, counts each cluster's seats above it
-// exactly (128-bit products), and fixes the few seats the divisor got wrong with a heap.
-// The cost is O(C log C) for C clusters whatever the number of replicas; the package tests
-// keep the seat-by-seat definition and check both agree.
+// Divide does not walk the seats: it estimates a divisor, counts each cluster's seats above
+// it exactly (products in 128 bits, so weights and replicas up to 2^63 compare exactly),
+// moves the divisor with a few more counting passes, and gives or takes the last few seats
+// with a bounded selection (a heap of the few clusters that can take part). The cost is
+// O(C log C) for C clusters whatever the number of replicas; the package tests keep the
+// seat-by-seat definition and check both agree on thousands of random requests and under
+// fuzzing.
 //
 // # KubeFed
 //
@@ -67,6 +70,14 @@
 // all) are counted in Plan.Unplaced, never dropped silently. Plan.Overflow says where they
 // would go if capacity grew: with Webster, the unplaced replicas divided among the clusters
 // that capacity (not maxReplicas) held back; with KubeFed, KubeFed's own overflow map.
+//
+// # Building a request
+//
+// [RequestFor] takes a ReplicaSchedulingPreference's total, rebalance flag, preferences,
+// algorithm and strategy; [NewClusterState] takes a Cluster's name, cost and failure domain;
+// [SpreadFor] takes the replica half of a placement's spread constraints. The caller adds
+// each cluster's Current (the member object's spec.replicas) and Capacity. A request that
+// cannot be planned returns an error wrapping [ErrInvalidRequest] that names each bad field.
 //
 // # Explaining a plan
 //

@@ -82,8 +82,9 @@ type Spread struct {
 	MinDomains int32
 
 	// MaxSkew bounds how far one domain may exceed an even share: no domain gets more than
-	// TotalReplicas/domains (rounded down) + MaxSkew. 0 means unbounded. Replicas that the
-	// bound leaves nowhere to go are reported as unplaced, never forced into a domain.
+	// TotalReplicas/domains (rounded down) + MaxSkew, unless its clusters' minReplicas add up
+	// to more (minimums win). 0 means unbounded. Replicas that the bound leaves nowhere to go
+	// are reported as unplaced, never forced into a domain.
 	MaxSkew int64
 }
 

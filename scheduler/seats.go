@@ -83,6 +83,11 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 		} else {
 			hi, ghi = lam, got
 		}
+		if !math.IsInf(hi, 1) && ghi-glo <= int64(len(cs)) {
+			// Counts can jump at one divisor by at most a seat per cluster (ties); a gap this
+			// small is cheaper to close by selection than by bisecting towards the jump.
+			break
+		}
 		next := math.NaN()
 		switch {
 		case step >= 6: // bisect
@@ -308,6 +313,9 @@ func (d *divider) shrink(cs []cand, n int64) {
 // other cluster's seat comes after n seats of theirs. Keeping n of C costs about C
 // comparisons when n is small, where a heap of all C would cost 2C and more cache misses.
 func (d *divider) fewest(cs []cand, n int64, eligible func(*cand) bool, less func(x, y int32) bool) []int32 {
+	if want := min(int64(len(cs)), n); int64(cap(d.heap)) < want {
+		d.heap = make([]int32, 0, len(cs)) // once per division, not once per append
+	}
 	h := d.heap[:0]
 	if n >= int64(len(cs)) {
 		for i := range cs {

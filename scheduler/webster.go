@@ -96,18 +96,31 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 		}
 		return total - need
 	}
-	// Not enough for every minimum: the order decides, so sort (only in this case).
-	order := make([]int32, len(cs))
-	for i := range order {
-		order[i] = int32(i)
+	// Not enough for every minimum: the order decides. Each cluster served takes at least one
+	// replica, so at most total of those with a positive minimum are served: select them,
+	// then sort only them.
+	if cap(d.heap) < len(cs) {
+		d.heap = make([]int32, 0, len(cs)) // the selection's scratch, borrowed
 	}
-	sort.Slice(order, func(x, y int) bool {
-		a, b := &cs[order[x]], &cs[order[y]]
+	order := d.heap[:0]
+	for i := range cs {
+		cs[i].m, cs[i].s = 0, 0
+		if min(cs[i].lo, cs[i].hi) > 0 {
+			order = append(order, int32(i))
+		}
+	}
+	first := func(x, y int32) bool {
+		a, b := &cs[x], &cs[y]
 		if a.w != b.w {
 			return a.w > b.w
 		}
 		return d.nameFirst(d.name(a), d.name(b))
-	})
+	}
+	if int64(len(order)) > total {
+		nthElement(order, int(total), first)
+		order = order[:total]
+	}
+	sort.Slice(order, func(x, y int) bool { return first(order[x], order[y]) })
 	left := total
 	for _, i := range order {
 		c := &cs[i]
