@@ -179,7 +179,15 @@ func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federa
 	if rsp.Spec.TargetKind != s.typ.Federated.Kind {
 		return nil, nil // it schedules another federated kind of the same name
 	}
-	federation.DefaultReplicaSchedulingPreference(rsp)
+	if rsp.Spec.Algorithm == federation.AlgorithmKubeFed {
+		// KubeFed's minReplicas defaults to 0: leave it alone so a migrated object keeps its
+		// plan replica for replica.
+		if rsp.Spec.RebalancePeriod == nil {
+			rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: federation.DefaultRebalancePeriod}
+		}
+	} else {
+		federation.DefaultReplicaSchedulingPreference(rsp)
+	}
 	if errs := federation.ValidateReplicaSchedulingPreference(rsp); len(errs) > 0 {
 		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)
 	}

@@ -433,3 +433,30 @@ func TestSchedulerExplain(t *testing.T) {
 	_, err = e.s.Explain(ctx, federation.Key{Namespace: "production", Name: "missing"})
 	require.True(t, apierrors.IsNotFound(err))
 }
+
+// TestReconcileKubeFedKeepsZeroMinimums: with algorithm KubeFed the loop does not default
+// minReplicas to 1, so a plan migrated from KubeFed (where it defaults to 0) stays the same.
+func TestReconcileKubeFedKeepsZeroMinimums(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 3, algorithm: KubeFed, clusters: {"*": {weight: 1}, aws: {weight: 10}}}
+`)
+	_, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"aws": 3, "azure": 0, "gcp": 0}, schedule(e.federated(t, federation.DeploymentType)))
+
+	// Webster applies the specification's default of 1.
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 3, rebalance: true, clusters: {"*": {weight: 1}, aws: {weight: 10}}}
+`)
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"aws": 1, "azure": 1, "gcp": 1}, schedule(e.federated(t, federation.DeploymentType)))
+}
