@@ -7,15 +7,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Retry backoff of Run for Clusters whose Reconcile failed with a retryable error (the host
@@ -154,49 +152,15 @@ func (s *ClusterSet) work(ctx context.Context, queue workqueue.TypedRateLimiting
 	}
 }
 
-// newInformer returns an informer of gvr in namespace ("" = all) through c, which may be any
-// federation.ClusterClient (a fake one included), restricted to objects matching the label
-// selector ("" = all). Its store is indexed by namespace. watchList allows streaming lists
-// where c supports them.
+// newInformer returns an informer of gvr through c (see loop.NewInformer). watchList allows
+// streaming lists where c supports them: a Client's dynamic client knows (a real one supports
+// them, client-go's fake does not); any other ClusterClient gets a plain List and Watch.
 func newInformer(c federation.ClusterClient, gvr schema.GroupVersionResource, namespace, selector string, watchList bool) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return c.List(ctx, gvr, namespace, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return c.Watch(ctx, gvr, namespace, o)
-		},
+	var semantics any
+	if kc, ok := c.(*Client); ok && watchList {
+		semantics = kc.dyn
 	}
-	var semantics any = watchListSemantics{unsupported: true}
-	if watchList {
-		semantics = watchListSupport(c)
-	}
-	return cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, semantics),
-		&unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{
-			ObjectDescription: gvr.String(),
-			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		},
-	)
-}
-
-// watchListSemantics answers client-go's question whether a client supports streaming lists
-// (watch with sendInitialEvents).
-type watchListSemantics struct{ unsupported bool }
-
-func (w watchListSemantics) IsWatchListSemanticsUnSupported() bool { return w.unsupported }
-
-// watchListSupport returns what client-go should ask about streaming lists: a Client's dynamic
-// client knows (a real one supports them, client-go's fake does not); any other
-// ClusterClient is assumed not to, and gets a plain List and Watch.
-func watchListSupport(c federation.ClusterClient) any {
-	if kc, ok := c.(*Client); ok {
-		return kc.dyn
-	}
-	return watchListSemantics{unsupported: true}
+	return loop.NewInformer(c, gvr, namespace, selector, semantics)
 }
 
 // dropSecretData removes data and stringData from Secrets as the informer stores them.

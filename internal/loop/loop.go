@@ -90,7 +90,7 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 
 	informers := make([]cache.SharedIndexInformer, len(sources))
 	for i, s := range sources {
-		informers[i] = newInformer(host, s)
+		informers[i] = NewInformer(host, s.GVR, s.Namespace, s.LabelSelector, nil)
 	}
 	primary := informers[0]
 	for i, s := range sources {
@@ -165,22 +165,32 @@ func work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federa
 	}
 }
 
-// newInformer lists and watches s through c, which may be any federation.ClusterClient.
-func newInformer(c federation.ClusterClient, s Source) cache.SharedIndexInformer {
+// NewInformer returns an informer of gvr in namespace ("" = all) through c, which may be any
+// federation.ClusterClient (a fake one included), restricted to objects matching selector
+// ("" = all), its store indexed by namespace. watchList answers client-go's question whether c
+// streams lists (see cache.ToListWatcherWithWatchListSemantics); nil means it does not, and the
+// informer uses a plain List and Watch.
+func NewInformer(c federation.ClusterClient, gvr schema.GroupVersionResource, namespace, selector string, watchList any) cache.SharedIndexInformer {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = s.LabelSelector
-			return c.List(ctx, s.GVR, s.Namespace, o)
+			o.LabelSelector = selector
+			return c.List(ctx, gvr, namespace, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = s.LabelSelector
-			return c.Watch(ctx, s.GVR, s.Namespace, o)
+			o.LabelSelector = selector
+			return c.Watch(ctx, gvr, namespace, o)
 		},
 	}
+	if watchList == nil {
+		watchList = noWatchList{}
+	}
 	return cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}),
+		cache.ToListWatcherWithWatchListSemantics(lw, watchList),
 		&unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{ObjectDescription: s.GVR.String()},
+		cache.SharedIndexInformerOptions{
+			ObjectDescription: gvr.String(),
+			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		},
 	)
 }
 
