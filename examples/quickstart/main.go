@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -27,7 +28,7 @@ import (
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
+	if err := run(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -74,7 +75,7 @@ spec:
     cluster-aws-us-east: {minReplicas: 2, maxReplicas: 6, weight: 2}
 `
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, w io.Writer) error {
 	typ := federation.DeploymentType
 	key := federation.Key{Namespace: "production", Name: "app-frontend"}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
@@ -89,12 +90,12 @@ func run(ctx context.Context) error {
 	fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second})
 
 	// 2. Register the members as Cluster objects on the host.
-	fmt.Println("== Clusters registered on the host")
+	fmt.Fprintln(w, "== Clusters registered on the host")
 	for _, c := range fleet.Clusters() {
 		if err := register(ctx, host, c); err != nil {
 			return err
 		}
-		fmt.Printf("  %-28s provider=%-5s region=%-13s zones=%s\n", c.Name, c.Spec.Provider, c.Spec.Region, strings.Join(c.Spec.Zones, ","))
+		fmt.Fprintf(w, "  %-28s provider=%-5s region=%-13s zones=%s\n", c.Name, c.Spec.Provider, c.Spec.Region, strings.Join(c.Spec.Zones, ","))
 	}
 
 	// 3. The FederatedDeployment and its ReplicaSchedulingPreference.
@@ -104,7 +105,7 @@ func run(ctx context.Context) error {
 	if err := create(ctx, host, federation.ReplicaSchedulingPreferenceGVR, preferenceYAML); err != nil {
 		return err
 	}
-	fmt.Printf("\n== Created FederatedDeployment %s (6 replicas of nginx:1.21) and its ReplicaSchedulingPreference (9 replicas)\n", key)
+	fmt.Fprintf(w, "\n== Created FederatedDeployment %s (6 replicas of nginx:1.21) and its ReplicaSchedulingPreference (9 replicas)\n", key)
 
 	// 4. Where may it go? placement is a pure function; the Scheduler loop uses it too.
 	fed, err := getFederated(ctx, host, typ, key)
@@ -115,8 +116,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("\n== Placement")
-	fmt.Println(" ", decision.Summary())
+	fmt.Fprintln(w, "\n== Placement")
+	fmt.Fprintln(w, " ", decision.Summary())
 
 	// 5. The Scheduler loop divides the replicas and writes status.schedule. Embedders call
 	// Run(ctx); one Reconcile pass is enough here.
@@ -130,12 +131,12 @@ func run(ctx context.Context) error {
 	if fed, err = getFederated(ctx, host, typ, key); err != nil {
 		return err
 	}
-	fmt.Println("\n== Schedule (status.schedule, written by the Scheduler loop)")
+	fmt.Fprintln(w, "\n== Schedule (status.schedule, written by the Scheduler loop)")
 	for _, c := range fed.Status.Schedule.Clusters {
-		fmt.Printf("  %-28s %d replicas\n", c.Name, c.Replicas)
+		fmt.Fprintf(w, "  %-28s %d replicas\n", c.Name, c.Replicas)
 	}
 	for _, c := range fed.Status.Conditions {
-		fmt.Printf("  condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
+		fmt.Fprintf(w, "  condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 
 	// Explain computes the same decision without writing, with the reasons per cluster.
@@ -143,16 +144,16 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("\n== Why (Scheduler.Explain)")
+	fmt.Fprintln(w, "\n== Why (Scheduler.Explain)")
 	for _, c := range why.Schedule.Clusters {
-		fmt.Printf("  %s\n", why.Plan.Explain(c.Name))
+		fmt.Fprintf(w, "  %s\n", why.Plan.Explain(c.Name))
 	}
 
 	// 6. Render each member's Deployment (template + schedule + overrides) and push it. This
 	// is the push loop's job (package sync); here the rendered objects are created directly.
-	fmt.Println("\n== Member Deployments (rendered by package override, the gcp override wins over the schedule)")
+	fmt.Fprintln(w, "\n== Member Deployments (rendered by package override, the gcp override wins over the schedule)")
 	for _, sc := range fed.Status.Schedule.Clusters {
-		if err := push(ctx, fleet, fed, typ, sc); err != nil {
+		if err := push(ctx, w, fleet, fed, typ, sc); err != nil {
 			return err
 		}
 	}
@@ -162,7 +163,7 @@ func run(ctx context.Context) error {
 	fleet.Tick()
 	clk.Step(30 * time.Second)
 	fleet.Tick()
-	fmt.Println("\n== Member status after 30s")
+	fmt.Fprintln(w, "\n== Member status after 30s")
 	var ready, desired int64
 	for _, sc := range fed.Status.Schedule.Clusters {
 		member, _ := fleet.Member(sc.Name)
@@ -173,9 +174,9 @@ func run(ctx context.Context) error {
 		r, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
 		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 		ready, desired = ready+r, desired+n
-		fmt.Printf("  %-28s %d/%d ready\n", sc.Name, r, n)
+		fmt.Fprintf(w, "  %-28s %d/%d ready\n", sc.Name, r, n)
 	}
-	fmt.Printf("  total: %d/%d ready in %d clusters\n", ready, desired, len(fed.Status.Schedule.Clusters))
+	fmt.Fprintf(w, "  total: %d/%d ready in %d clusters\n", ready, desired, len(fed.Status.Schedule.Clusters))
 	return nil
 }
 
@@ -221,7 +222,7 @@ func getFederated(ctx context.Context, host *fake.Cluster, typ federation.TypeCo
 }
 
 // push renders the member Deployment for one cluster and creates it there.
-func push(ctx context.Context, fleet *fake.Fleet, fed *federation.FederatedObject, typ federation.TypeConfig, sc federation.ScheduledCluster) error {
+func push(ctx context.Context, w io.Writer, fleet *fake.Fleet, fed *federation.FederatedObject, typ federation.TypeConfig, sc federation.ScheduledCluster) error {
 	member, ok := fleet.Member(sc.Name)
 	if !ok {
 		return fmt.Errorf("no member %s", sc.Name)
@@ -252,6 +253,6 @@ func push(ctx context.Context, fleet *fake.Fleet, fed *federation.FederatedObjec
 		}
 	}
 	sort.Strings(images)
-	fmt.Printf("  %-28s replicas=%d (scheduled %d) image=%s\n", sc.Name, n, sc.Replicas, strings.Join(images, ","))
+	fmt.Fprintf(w, "  %-28s replicas=%d (scheduled %d) image=%s\n", sc.Name, n, sc.Replicas, strings.Join(images, ","))
 	return nil
 }
