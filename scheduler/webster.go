@@ -17,26 +17,31 @@ import (
 // it: it finds a divisor, counts every cluster's seats above it exactly, and corrects the few
 // seats the divisor got wrong with a heap. Its cost is O(C log C) whatever K is.
 
-// cand is one candidate cluster during a division.
-//
-// It holds no pointer, so a slice of thousands costs the garbage collector nothing; the name
-// is d.names[idx].
+// cand is one cluster of the request: its bounds and weight, the division's working state,
+// and afterwards the reasons for its count. [Plan] keeps the slice of them, one per request
+// cluster in request order, and builds an [Allocation] from one only when asked: a plan of
+// thousands of clusters then costs one allocation the garbage collector never scans (cand
+// holds no pointer; the name is d.names[idx] or the request's), where a slice of Allocations
+// with their strings cost a second, scanned one.
 type cand struct {
 	// The division's working state, first: it is what the comparisons touch.
 	w         uint64 // effective weight (never negative)
-	s         int64  // seats so far
+	s         int64  // seats so far; the cluster's replicas in the end
 	base, lim int64  // the range a selection works on
 	lo        int64  // minReplicas (nil = 0)
 	hi        int64  // min(maxReplicas, capacity); math.MaxInt64 when unbounded
 	m         int64  // minimum given (step 2)
 	kept      int64  // kept replicas beyond m (step 3)
 
-	max    int64 // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
-	cur    int64 // current replicas, when hasCur
-	idx    int32 // index in Request.Clusters (in d.names); capacity and cost are read there
-	hiBy   Bound // what set hi
+	max   int64  // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
+	cur   int64  // current replicas, when hasCur
+	limit int64  // by's value, for Allocation.Limit
+	idx   int32  // index in Request.Clusters (in d.names); capacity and cost are read there
+	hiBy  Bound  // what set hi
+	by    Bound  // the bound the plan reports (Allocation.Bound): hiBy, or DomainSkew
+	pref  Source // where the preference came from; NoPreference: not a candidate
+	// hasCur says cur is known (Current was not nil).
 	hasCur bool
-	hasMax bool
 	bound  bool // the bound hiBy held the cluster back
 }
 
