@@ -137,12 +137,12 @@ func candidates(req *Request, all []cand) (int, error) {
 		}
 		if !ok {
 			none--
-			all[none] = cand{idx: int32(i), pref: NoPreference}
+			all[none].idx = int32(i) // and pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k]
+		r := &all[k] // zeroed by make: set only what is not 0
 		k++
-		*r = cand{idx: int32(i), pref: src, hi: math.MaxInt64, max: math.MaxInt64}
+		r.idx, r.pref, r.hi, r.max = int32(i), src, math.MaxInt64, math.MaxInt64
 		if p.MinReplicas != nil {
 			r.lo = *p.MinReplicas
 		}
@@ -152,9 +152,6 @@ func candidates(req *Request, all []cand) (int, error) {
 		}
 		if c.Capacity != nil && *c.Capacity < r.hi {
 			r.hi, r.hiBy = *c.Capacity, Capacity
-		}
-		if c.Current != nil {
-			r.cur, r.hasCur = *c.Current, true
 		}
 		switch req.Strategy {
 		case CapacityWeighted:

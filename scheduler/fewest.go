@@ -11,7 +11,8 @@ import "math"
 func (d *divider) grow(cs []cand, n int64) {
 	// A max-heap on each cluster's next seat.
 	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
-	h := d.fewest(cs, n, true, less)
+	var small [fewestSmall]int32
+	h := d.fewest(cs, n, true, less, &small)
 	if len(h) == 1 { // one cluster takes them all
 		c := &cs[h[0]]
 		c.s += min(n, c.lim-c.s)
@@ -55,7 +56,8 @@ func (d *divider) grow(cs []cand, n int64) {
 func (d *divider) shrink(cs []cand, n int64) {
 	// A min-heap on each cluster's last seat.
 	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
-	h := d.fewest(cs, n, false, less)
+	var small [fewestSmall]int32
+	h := d.fewest(cs, n, false, less, &small)
 	if len(h) == 1 { // one cluster gives them all
 		c := &cs[h[0]]
 		c.s -= min(n, c.s-c.base)
@@ -99,9 +101,10 @@ func (d *divider) shrink(cs []cand, n int64) {
 // comparing any exactly; larger n select in O(C) with exact comparisons.
 const fewestSmall = 32
 
-// keySlack is the relative margin of fewest's float filter. A key is within 6 units in the
-// last place (about 7e-16) of the exact ratio it stands for, so clusters whose keys differ by
-// more than keySlack are ordered by their keys exactly as by [divider.before].
+// keySlack is the relative margin of fewest's float filter. A key, and the products that
+// compare with it, are within 8 units in the last place (about 1e-15) of the exact ratios
+// they stand for, so clusters whose keys differ by more than keySlack are ordered by their
+// keys exactly as by [divider.before].
 const keySlack = 1e-9
 
 // fewest returns a heap (first under less at the root) of the at most n eligible clusters
@@ -115,89 +118,104 @@ const keySlack = 1e-9
 // priority of its last, finds the n-th smallest key T in one pass. A cluster with a key above
 // T·(1+keySlack) has a strictly lower (next) or higher (last) seat priority than n others,
 // so it cannot be among the n first; the second pass compares only the rest exactly.
-func (d *divider) fewest(cs []cand, n int64, growing bool, less func(x, y int32) bool) []int32 {
-	eligible := func(c *cand) bool {
-		if growing {
-			return c.w > 0 && c.s < c.lim
+func (d *divider) fewest(cs []cand, n int64, growing bool, less func(x, y int32) bool, small *[fewestSmall]int32) []int32 {
+	if n <= fewestSmall {
+		h := small[:0]
+		if n > 0 {
+			h = fewestKeyed(cs, n, growing, less, h)
 		}
-		return c.w > 0 && c.s > c.base
+		heapify(h, less)
+		return h
 	}
-	// key orders eligible clusters as less does, smaller first, up to rounding.
-	key := func(c *cand) float64 {
-		if growing {
-			return (2*float64(c.s) + 1) / float64(c.w)
-		}
-		return float64(c.w) / (2*float64(c.s) - 1)
-	}
-	if n <= 0 {
-		return d.heap[:0]
-	}
-	if want := min(int64(len(cs)), n); int64(cap(d.heap)) < want {
+	if int64(cap(d.heap)) < min(int64(len(cs)), n) {
 		d.heap = make([]int32, 0, len(cs)) // once per division, not once per append
 	}
 	h := d.heap[:0]
-	switch {
-	case n >= int64(len(cs)):
-		for i := range cs {
-			if eligible(&cs[i]) {
-				h = append(h, int32(i))
-			}
+	for i := range cs {
+		if eligible(&cs[i], growing) {
+			h = append(h, int32(i))
 		}
-	case n > fewestSmall:
+	}
+	if int64(len(h)) > n {
 		// Many to keep: select them in O(C) rather than O(C log n).
-		for i := range cs {
-			if eligible(&cs[i]) {
-				h = append(h, int32(i))
-			}
-		}
-		if int64(len(h)) > n {
-			nthElement(h, int(n), less)
-			h = h[:n]
-		}
-	default:
-		// The n smallest keys, sorted, in a small array: most clusters fail the first
-		// comparison and cost a division and a branch.
-		var buf [fewestSmall]float64
-		top := buf[:0]
-		for i := range cs {
-			if !eligible(&cs[i]) {
-				continue
-			}
-			k := key(&cs[i])
-			if int64(len(top)) == n && k >= top[n-1] {
-				continue
-			}
-			if int64(len(top)) < n {
-				top = append(top, k)
-			}
-			j := len(top) - 1
-			for ; j > 0 && top[j-1] > k; j-- {
-				top[j] = top[j-1]
-			}
-			top[j] = k
-		}
-		limit := math.Inf(1) // fewer than n eligible: keep them all
-		if int64(len(top)) == n {
-			limit = top[n-1] * (1 + keySlack)
-		}
-		// The exact n first among the clusters the keys let through (usually about n, all
-		// of them when the weights tie), in a heap with the last of them at the root.
-		after := func(x, y int32) bool { return less(y, x) }
-		for i := range cs {
-			if !eligible(&cs[i]) || key(&cs[i]) > limit {
-				continue
-			}
-			switch {
-			case int64(len(h)) < n:
-				h = append(h, int32(i))
-				siftUp(h, len(h)-1, after)
-			case less(int32(i), h[0]):
-				h[0] = int32(i)
-				siftDown(h, 0, after)
-			}
-		}
+		nthElement(h, int(n), less)
+		h = h[:n]
 	}
 	heapify(h, less)
 	d.heap = h
 	return h
+}
+
+// fewestKeyed appends to h (with room for n) the at most n eligible clusters that come
+// first under less, for 0 < n <= fewestSmall: first the n smallest float keys, then exact
+// comparisons among the clusters whose key is close enough (see fewest).
+func fewestKeyed(cs []cand, n int64, growing bool, less func(x, y int32) bool, h []int32) []int32 {
+	// The n smallest keys, sorted, in a small array. Most clusters fail the first test,
+	// key >= top[n-1], done as a product (a division costs several times more).
+	var buf [fewestSmall]float64
+	top := buf[:0]
+	for i := range cs {
+		c := &cs[i]
+		if !eligible(c, growing) {
+			continue
+		}
+		num, den := seatKey(c, growing)
+		if int64(len(top)) == n && num >= top[n-1]*den {
+			continue
+		}
+		k := num / den
+		if int64(len(top)) < n {
+			top = append(top, k)
+		}
+		j := len(top) - 1
+		for ; j > 0 && top[j-1] > k; j-- {
+			top[j] = top[j-1]
+		}
+		top[j] = k
+	}
+	// top holds the keys of n clusters (whatever the rounding of the tests above), so
+	// every cluster with a key above limit comes after n others.
+	limit := math.Inf(1) // fewer than n eligible: keep them all
+	if int64(len(top)) == n {
+		limit = top[n-1] * (1 + keySlack)
+	}
+	// The exact n first among the clusters the keys let through (usually about n, all of
+	// them when the weights tie), in a heap with the last of them at the root.
+	after := func(x, y int32) bool { return less(y, x) }
+	for i := range cs {
+		c := &cs[i]
+		if !eligible(c, growing) {
+			continue
+		}
+		if num, den := seatKey(c, growing); num > limit*den {
+			continue
+		}
+		switch {
+		case int64(len(h)) < n:
+			h = append(h, int32(i))
+			siftUp(h, len(h)-1, after)
+		case less(int32(i), h[0]):
+			h[0] = int32(i)
+			siftDown(h, 0, after)
+		}
+	}
+	return h
+}
+
+// eligible reports whether c can take a seat (growing) or give one back.
+func eligible(c *cand, growing bool) bool {
+	if growing {
+		return c.w > 0 && c.s < c.lim
+	}
+	return c.w > 0 && c.s > c.base
+}
+
+// seatKey returns the key num/den (den > 0) that orders eligible clusters for grow (the
+// inverse priority of the next seat) or shrink (the priority of the last seat), smaller
+// first, as before does up to rounding.
+func seatKey(c *cand, growing bool) (num, den float64) {
+	if growing {
+		return 2*float64(c.s) + 1, float64(c.w)
+	}
+	return float64(c.w), 2*float64(c.s) - 1
 }

@@ -66,10 +66,11 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 	if !rebalance {
 		for i := range cs {
 			c := &cs[i]
-			if !c.hasCur || c.cur <= c.s {
+			cur, ok := d.current(c)
+			if !ok || cur <= c.s {
 				continue
 			}
-			target := min(c.cur, c.max) // max is math.MaxInt64 when there is none
+			target := min(cur, c.max) // max is math.MaxInt64 when there is none
 			if cp, ok := capacity(c); ok {
 				target = min(target, cp)
 			}

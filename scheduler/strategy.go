@@ -103,22 +103,25 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread) int
 		skewCap = satAdd(total/int64(len(groups)), sp.MaxSkew)
 	}
 	dc := make([]cand, len(groups))
-	dd := divider{names: make([]string, len(groups)), desc: d.desc} // divides among domains
+	// dd divides among domains: a domain's current replicas are its clusters' (each clamped
+	// to its bounds), unknown when none of theirs is known.
+	dd := divider{names: make([]string, len(groups)), cur: make([]int64, len(groups)), desc: d.desc}
 	for j, g := range groups {
 		c := &dc[j]
 		dd.names[j] = domain(&g[0])
 		c.idx = int32(j)
 		var sumHi int64
+		cur := int64(-1)
 		for i := range g {
 			k := &g[i]
 			c.w = min(c.w+k.w, math.MaxInt64)
 			c.lo += k.m
 			sumHi = satAdd(sumHi, k.hi)
-			if k.hasCur {
-				c.hasCur = true
-				c.cur = satAdd(c.cur, max(k.m, min(k.cur, k.hi)))
+			if v, ok := d.current(k); ok {
+				cur = satAdd(max(cur, 0), max(k.m, min(v, k.hi)))
 			}
 		}
+		dd.cur[j] = cur
 		c.hi, c.hiBy, c.max = sumHi, Unbounded, math.MaxInt64
 		if capped := max(skewCap, c.lo); capped < sumHi {
 			c.hi, c.hiBy = capped, DomainSkew

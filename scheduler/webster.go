@@ -34,21 +34,19 @@ type cand struct {
 	kept      int64  // kept replicas beyond m (step 3)
 
 	max   int64  // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
-	cur   int64  // current replicas, when hasCur
 	limit int64  // by's value, for Allocation.Limit
-	idx   int32  // index in Request.Clusters (in d.names); capacity and cost are read there
+	idx   int32  // index in Request.Clusters (in d.names); current, capacity, cost are read there
 	hiBy  Bound  // what set hi
 	by    Bound  // the bound the plan reports (Allocation.Bound): hiBy, or DomainSkew
 	pref  Source // where the preference came from; NoPreference: not a candidate
-	// hasCur says cur is known (Current was not nil).
-	hasCur bool
-	bound  bool // the bound hiBy held the cluster back
+	bound bool   // the bound hiBy held the cluster back
 }
 
 // divider carries what every step of one division shares.
 type divider struct {
 	clusters []ClusterState // the request's clusters: cand.idx indexes them
 	names    []string       // when not nil, the names by cand.idx instead (domains)
+	cur      []int64        // with names, the current replicas by cand.idx (-1: unknown)
 	desc     bool           // tie order: names descending (the Key's FNV-1a hash is odd)
 	heap     []int32        // scratch for select
 }
@@ -59,6 +57,18 @@ func (d *divider) name(c *cand) string {
 		return d.names[c.idx]
 	}
 	return d.clusters[c.idx].Name
+}
+
+// current returns c's current replicas, and false when they are unknown.
+func (d *divider) current(c *cand) (int64, bool) {
+	if d.names != nil {
+		v := d.cur[c.idx]
+		return v, v >= 0
+	}
+	if p := d.clusters[c.idx].Current; p != nil {
+		return *p, true
+	}
+	return 0, false
 }
 
 // nameFirst reports whether name x comes before y in the tie order.
@@ -144,8 +154,8 @@ func (d *divider) keep(cs []cand, left int64) int64 {
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
-		if c.hasCur {
-			c.lim = max(c.s, min(c.cur, c.hi))
+		if cur, ok := d.current(c); ok {
+			c.lim = max(c.s, min(cur, c.hi))
 		}
 		extra = satAdd(extra, c.lim-c.base)
 	}
