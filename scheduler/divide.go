@@ -33,6 +33,7 @@ func Divide(req Request) (Plan, error) {
 	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
 	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
 
+	moved := k < n // records out of request order: these, and the divisions that sort
 	switch {
 	case req.Strategy == Duplicated:
 		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
@@ -41,12 +42,15 @@ func Divide(req Request) (Plan, error) {
 		if err != nil {
 			return Plan{}, err
 		}
+		moved = true
 	case req.Spread != nil:
 		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
+		moved = true
 	case req.Strategy == CostOptimized:
 		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
+		moved = true
 	default:
 		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)
 		d.bounds(cs, plan.Unplaced)
@@ -57,7 +61,9 @@ func Divide(req Request) (Plan, error) {
 			c.by, c.limit = c.hiBy, c.s
 		}
 	}
-	inRequestOrder(all)
+	if moved {
+		inRequestOrder(all)
+	}
 
 	// Duplicate names are found here, while the plan's map is built.
 	plan.Replicas = make(map[string]int64, n)
@@ -82,7 +88,7 @@ func Divide(req Request) (Plan, error) {
 
 // inRequestOrder puts every record back at its cluster's index in the request, in O(n)
 // swaps: candidates moved the clusters without a preference to the end, and some divisions
-// sort the candidates. In the common case every record is in place and this is one pass.
+// sort the candidates.
 func inRequestOrder(all []cand) {
 	for i := range all {
 		for j := int(all[i].idx); j != i; j = int(all[i].idx) {

@@ -9,18 +9,12 @@ import (
 // [divider.before], without walking them one by one.
 
 // selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
-// included (they come after every positive weight), and returns how many it gave.
-func (d *divider) selectAll(cs []cand, k int64) int64 {
+// included (they come after every positive weight), and returns how many it gave. Every
+// cluster is at its base (s == base) on entry; room and zeroRoom are the sums of lim-base
+// over the positive and the zero weights, which the caller counted while it set the ranges.
+func (d *divider) selectAll(cs []cand, k, room, zeroRoom int64) int64 {
 	if k <= 0 {
 		return 0
-	}
-	var room, zeroRoom int64
-	for i := range cs {
-		if cs[i].w > 0 {
-			room = satAdd(room, cs[i].lim-cs[i].base)
-		} else {
-			zeroRoom = satAdd(zeroRoom, cs[i].lim-cs[i].base)
-		}
 	}
 	if k < room {
 		d.selectPositive(cs, k, room)
@@ -48,13 +42,9 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 	// divisor first.
 	tolerance := int64(8 + len(cs)/64)
 	if k <= tolerance {
-		// A handful of seats (a total that moved by a few replicas): the empty selection is
-		// already a prefix of the order, so the heap alone is cheapest.
-		for i := range cs {
-			if cs[i].w > 0 {
-				cs[i].s = cs[i].base
-			}
-		}
+		// A handful of seats (a total that moved by a few replicas): the empty selection
+		// (every cluster at its base, as on entry) is already a prefix of the order, so the
+		// heap alone is cheapest.
 		d.grow(cs, k)
 		return
 	}

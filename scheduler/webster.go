@@ -101,14 +101,13 @@ func (d *divider) before(a *cand, ka int64, b *cand, kb int64) bool {
 // the tie order. It returns the replicas left.
 func (d *divider) mins(cs []cand, total int64) int64 {
 	var need int64
-	for i := range cs {
-		need = satAdd(need, min(cs[i].lo, cs[i].hi))
+	for i := range cs { // every minimum in full, the common case; undone below if not
+		c := &cs[i]
+		c.m = min(c.lo, c.hi)
+		c.s = c.m
+		need = satAdd(need, c.m)
 	}
 	if need <= total {
-		for i := range cs {
-			cs[i].m = min(cs[i].lo, cs[i].hi)
-			cs[i].s = cs[i].m
-		}
 		return total - need
 	}
 	// Not enough for every minimum: the order decides. Each cluster served takes at least one
@@ -150,23 +149,29 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 // [m, hi]; when that is more than is left, the kept seats that come last in the order go.
 // It returns the replicas left.
 func (d *divider) keep(cs []cand, left int64) int64 {
-	var extra int64
+	var room, zeroRoom int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
 		if cur, ok := d.current(c); ok {
 			c.lim = max(c.s, min(cur, c.hi))
 		}
-		extra = satAdd(extra, c.lim-c.base)
-	}
-	got := extra
-	if extra > left {
-		got = d.selectAll(cs, left)
-	} else {
-		for i := range cs {
-			cs[i].s = cs[i].lim
+		if c.w > 0 {
+			room = satAdd(room, c.lim-c.base)
+		} else {
+			zeroRoom = satAdd(zeroRoom, c.lim-c.base)
 		}
 	}
+	if extra := satAdd(room, zeroRoom); extra <= left {
+		// Everything is kept (the steady state of a workload that scales up).
+		for i := range cs {
+			c := &cs[i]
+			c.s = c.lim
+			c.kept = c.s - c.m
+		}
+		return left - extra
+	}
+	got := d.selectAll(cs, left, room, zeroRoom)
 	for i := range cs {
 		cs[i].kept = cs[i].s - cs[i].m
 	}
@@ -176,12 +181,17 @@ func (d *divider) keep(cs []cand, left int64) int64 {
 // add is step 4: one seat at a time to the first seat in the order among candidates below hi
 // with a positive weight. It returns the replicas left.
 func (d *divider) add(cs []cand, left int64) int64 {
+	if left <= 0 {
+		return left // nothing to give (no step after this one reads base and lim)
+	}
+	var room int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
 		if c.w > 0 {
 			c.lim = c.hi
+			room = satAdd(room, c.lim-c.base)
 		}
 	}
-	return left - d.selectAll(cs, left)
+	return left - d.selectAll(cs, left, room, 0)
 }
