@@ -23,20 +23,17 @@ func Divide(req Request) (Plan, error) {
 		return Plan{}, err
 	}
 	n := len(req.Clusters)
-	plan := Plan{
-		Replicas:  make(map[string]int64, n),
-		Total:     req.TotalReplicas,
-		Algorithm: req.Algorithm,
-		Strategy:  req.Strategy,
-		Clusters:  make([]Allocation, n),
-	}
-	cs, err := candidates(&req, &plan)
+	// One record per cluster serves the division and then the plan (see cand).
+	all := make([]cand, n)
+	k, err := candidates(&req, all)
 	if err != nil {
 		return Plan{}, err
 	}
-	// Duplicate names are found below, while the plan's map is built.
+	cs := all[:k]
+	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
 	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
 
+	moved := k < n // records out of request order: these, and the divisions that sort
 	switch {
 	case req.Strategy == Duplicated:
 		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
@@ -45,34 +42,59 @@ func Divide(req Request) (Plan, error) {
 		if err != nil {
 			return Plan{}, err
 		}
+		moved = true
 	case req.Spread != nil:
-		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread, &plan)
+		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
+		moved = true
 	case req.Strategy == CostOptimized:
 		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
+		moved = true
 	default:
 		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)
 		d.bounds(cs, plan.Unplaced)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	}
-
 	for i := range cs {
-		c := &cs[i]
-		a := &plan.Clusters[c.idx]
-		a.Replicas, a.Min, a.Kept = c.s, c.m, c.kept
-		a.Weighted = c.s - c.m - c.kept
-		if c.bound && a.Bound == Unbounded {
-			a.Bound, a.Limit = c.hiBy, c.s
+		if c := &cs[i]; c.bound && c.by == Unbounded {
+			c.by, c.limit = c.hiBy, c.s
 		}
 	}
-	for i := range plan.Clusters {
-		plan.Replicas[plan.Clusters[i].Name] = plan.Clusters[i].Replicas
+	if moved {
+		inRequestOrder(all)
 	}
-	if len(plan.Replicas) != n { // a duplicate name
+
+	// Duplicate names are found here, while the plan's map is built.
+	plan.Replicas = make(map[string]int64, n)
+	names := make([]string, n)
+	for i := range req.Clusters {
+		name := req.Clusters[i].Name
+		names[i] = name
+		plan.Replicas[name] = all[i].s
+	}
+	if len(plan.Replicas) != n {
 		return Plan{}, invalid(&req)
 	}
+	plan.cands, plan.names = all, names
+	if req.Spread != nil {
+		plan.domains = make([]string, n)
+		for i := range req.Clusters {
+			plan.domains[i] = req.Clusters[i].Domain
+		}
+	}
 	return plan, nil
+}
+
+// inRequestOrder puts every record back at its cluster's index in the request, in O(n)
+// swaps: candidates moved the clusters without a preference to the end, and some divisions
+// sort the candidates.
+func inRequestOrder(all []cand) {
+	for i := range all {
+		for j := int(all[i].idx); j != i; j = int(all[i].idx) {
+			all[i], all[j] = all[j], all[i] // record j reaches its place; i gets another
+		}
+	}
 }
 
 // webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
@@ -85,78 +107,70 @@ func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
 	return d.add(cs, left)
 }
 
-// candidates fills plan's entries for every cluster and returns the clusters with a
-// preference, with their bounds and effective weights.
-func candidates(req *Request, plan *Plan) ([]cand, error) {
+// candidates fills all, one record per request cluster, and returns how many have a
+// preference: their records come first, in request order, with their bounds and effective
+// weights; the others follow in any order, marked NoPreference (Divide puts them back).
+func candidates(req *Request, all []cand) (int, error) {
 	prefs := req.Preferences
 	wild, hasWild := prefs[federation.WildcardCluster]
 	if len(prefs) == 0 {
 		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
 	if hasWild && !goodPreference(&wild) {
-		return nil, invalid(req)
+		return 0, invalid(req)
 	}
 	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
 	own := 0                               // own entries looked up and checked
-	cs := make([]cand, 0, len(req.Clusters))
+	k, none := 0, len(all)                 // candidates go to the front, the others to the back
 	positive := false
 	var wsum uint64
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		a := &plan.Clusters[i]
-		a.Name = c.Name
-		if req.Spread != nil {
-			a.Domain = c.Domain
-		}
 		var p federation.ClusterPreferences
 		ok := false
 		if !onlyWild {
 			p, ok = prefs[c.Name]
 			if ok {
 				if !goodPreference(&p) {
-					return nil, invalid(req)
+					return 0, invalid(req)
 				}
 				own++
 			}
 		}
-		a.Preference = OwnPreference
+		src := OwnPreference
 		if !ok {
-			p, ok = wild, hasWild
-			a.Preference = WildcardPreference
+			p, ok, src = wild, hasWild, WildcardPreference
 		}
 		if !ok {
-			a.Preference = NoPreference
+			none--
+			all[none].idx = int32(i) // and pref NoPreference, the zero value
 			continue
 		}
-		cs = cs[:len(cs)+1]
-		k := &cs[len(cs)-1]
-		*k = cand{idx: int32(i), hi: math.MaxInt64, max: math.MaxInt64}
+		r := &all[k] // zeroed by make: set only what is not 0
+		k++
+		r.idx, r.pref, r.hi, r.max = int32(i), src, math.MaxInt64, math.MaxInt64
 		if p.MinReplicas != nil {
-			k.lo = *p.MinReplicas
+			r.lo = *p.MinReplicas
 		}
 		if p.MaxReplicas != nil {
-			k.max, k.hasMax = *p.MaxReplicas, true
-			k.hi, k.hiBy = k.max, MaxReplicas
+			r.max = *p.MaxReplicas
+			r.hi, r.hiBy = r.max, MaxReplicas
 		}
-		if c.Capacity != nil && *c.Capacity < k.hi {
-			k.hi, k.hiBy = *c.Capacity, Capacity
-		}
-		if c.Current != nil {
-			k.cur, k.hasCur = *c.Current, true
+		if c.Capacity != nil && *c.Capacity < r.hi {
+			r.hi, r.hiBy = *c.Capacity, Capacity
 		}
 		switch req.Strategy {
 		case CapacityWeighted:
 			if c.Capacity != nil {
-				k.w = uint64(*c.Capacity)
+				r.w = uint64(*c.Capacity)
 			}
 		default:
-			k.w = uint64(p.Weight)
+			r.w = uint64(p.Weight)
 		}
-		if wsum += k.w; wsum > math.MaxInt64 && req.Algorithm == KubeFed {
-			return nil, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == KubeFed {
+			return 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
-		positive = positive || k.w > 0
-		a.Weight = int64(k.w)
+		positive = positive || r.w > 0
 	}
 	// Entries for clusters not in the request were not looked up: check them too (a bad
 	// preference is an error wherever it is). A duplicate name counts twice here; that is
@@ -164,18 +178,17 @@ func candidates(req *Request, plan *Plan) ([]cand, error) {
 	if entries := len(prefs); hasWild && len(prefs) > 0 && own != entries-1 || !hasWild && own != entries {
 		for _, p := range prefs {
 			if !goodPreference(&p) {
-				return nil, invalid(req)
+				return 0, invalid(req)
 			}
 		}
 	}
 	if !positive && req.Algorithm == Webster {
 		// Every weight 0 (or no capacity known): all count as 1.
-		for i := range cs {
-			cs[i].w = 1
-			plan.Clusters[cs[i].idx].Weight = 1
+		for i := range all[:k] {
+			all[i].w = 1
 		}
 	}
-	return cs, nil
+	return k, nil
 }
 
 // bounds marks the clusters whose hi held them back: they sit at hi and either their

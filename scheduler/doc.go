@@ -81,9 +81,11 @@
 //
 // # Explaining a plan
 //
-// Plan.Clusters has an [Allocation] per cluster: how many replicas came from its minimum,
-// from keeping running replicas, and from its weight, and which bound (maxReplicas, capacity,
-// domain skew) held it back. [Allocation.Explain] says it in a line, [Plan.Summary] says the
-// whole plan in one line for the Scheduled condition, and [Plan.Schedule] is the
-// status.schedule to write.
+// [Plan.Clusters] returns an [Allocation] per cluster, and [Plan.Cluster] one by name: how
+// many replicas came from its minimum, from keeping running replicas, and from its weight,
+// and which bound (maxReplicas, capacity, domain skew) held it back. [Allocation.Explain]
+// says it in a line, [Plan.Summary] says the whole plan in one line for the Scheduled
+// condition, and [Plan.Schedule] is the status.schedule to write. A plan keeps these reasons
+// in a compact form and builds the Allocations only when asked, so a caller that reads only
+// Plan.Replicas does not pay for them.
 package scheduler

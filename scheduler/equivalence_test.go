@@ -82,11 +82,12 @@ func randomRequest(r *rand.Rand, o genOptions) scheduler.Request {
 // checkPlan checks the invariants every plan has and returns a description of the first
 // broken one, or "".
 func checkPlan(req scheduler.Request, plan scheduler.Plan) string {
-	if len(plan.Replicas) != len(req.Clusters) || len(plan.Clusters) != len(req.Clusters) {
-		return fmt.Sprintf("plan lists %d/%d clusters; want %d", len(plan.Replicas), len(plan.Clusters), len(req.Clusters))
+	allocs := plan.Clusters()
+	if len(plan.Replicas) != len(req.Clusters) || len(allocs) != len(req.Clusters) {
+		return fmt.Sprintf("plan lists %d/%d clusters; want %d", len(plan.Replicas), len(allocs), len(req.Clusters))
 	}
 	var sum int64
-	for i, a := range plan.Clusters {
+	for i, a := range allocs {
 		if a.Name != req.Clusters[i].Name || plan.Replicas[a.Name] != a.Replicas {
 			return fmt.Sprintf("cluster %d: allocation %+v does not match the map (%d)", i, a, plan.Replicas[a.Name])
 		}

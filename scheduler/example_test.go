@@ -11,7 +11,7 @@ func i64(v int64) *int64 { return &v }
 
 // printPlan prints one line per cluster and the summary.
 func printPlan(plan scheduler.Plan) {
-	for _, a := range plan.Clusters {
+	for _, a := range plan.Clusters() {
 		fmt.Println(a.Explain())
 	}
 	fmt.Println(plan.Summary())

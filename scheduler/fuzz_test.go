@@ -104,7 +104,7 @@ func FuzzDivide(f *testing.F) {
 			return
 		}
 		if req.Strategy == scheduler.Duplicated {
-			for _, a := range plan.Clusters {
+			for _, a := range plan.Clusters() {
 				if a.Preference != scheduler.NoPreference && a.Replicas > req.TotalReplicas {
 					t.Fatalf("%s: duplicated %s got %d", describe(req), a.Name, a.Replicas)
 				}
@@ -169,12 +169,13 @@ func checkBounds(t *testing.T, req scheduler.Request, plan scheduler.Plan) {
 		prefs = map[string]federation.ClusterPreferences{"*": {Weight: 1}}
 	}
 	var minsWanted int64
+	allocs := plan.Clusters()
 	for i, c := range req.Clusters {
 		p, ok := prefs[c.Name]
 		if !ok {
 			p = prefs["*"]
 		}
-		a := plan.Clusters[i]
+		a := allocs[i]
 		if p.MaxReplicas != nil && a.Replicas > *p.MaxReplicas {
 			t.Fatalf("%s: %s has %d replicas, above maxReplicas %d", describe(req), c.Name, a.Replicas, *p.MaxReplicas)
 		}

@@ -66,13 +66,11 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 	if !rebalance {
 		for i := range cs {
 			c := &cs[i]
-			if !c.hasCur || c.cur <= c.s {
+			cur, ok := d.current(c)
+			if !ok || cur <= c.s {
 				continue
 			}
-			target := c.cur
-			if c.hasMax {
-				target = min(target, c.max)
-			}
+			target := min(cur, c.max) // max is math.MaxInt64 when there is none
 			if cp, ok := capacity(c); ok {
 				target = min(target, cp)
 			}
@@ -118,7 +116,7 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 			}
 			t := start + extra
 			full := false
-			if c.hasMax && t > c.max {
+			if t > c.max {
 				t, full = c.max, true
 				c.bound, c.hiBy = true, MaxReplicas
 			}

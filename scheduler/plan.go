@@ -34,8 +34,57 @@ type Plan struct {
 	Algorithm Algorithm
 	Strategy  Strategy
 
-	// Clusters explains each cluster's count, in the request's cluster order.
-	Clusters []Allocation
+	// Each cluster's count and its reasons, in the request's cluster order: compact records
+	// that [Plan.Clusters] turns into Allocations on demand (see cand), the names, and the
+	// domains (nil without a Spread).
+	cands   []cand
+	names   []string
+	domains []string
+}
+
+// Clusters explains each cluster's count: an Allocation per cluster of the request, in the
+// request's cluster order. It builds a new slice on every call; Divide keeps the plan
+// compact, so a caller that only needs Replicas does not pay for the explanations.
+func (p Plan) Clusters() []Allocation {
+	if len(p.cands) == 0 {
+		return nil
+	}
+	out := make([]Allocation, len(p.cands))
+	for i := range out {
+		out[i] = p.allocation(i)
+	}
+	return out
+}
+
+// Cluster returns the Allocation of the named cluster, and false when the request did not
+// have it.
+func (p Plan) Cluster(name string) (Allocation, bool) {
+	for i := range p.names {
+		if p.names[i] == name {
+			return p.allocation(i), true
+		}
+	}
+	return Allocation{}, false
+}
+
+// allocation builds the i-th cluster's Allocation from its record.
+func (p Plan) allocation(i int) Allocation {
+	c := &p.cands[i]
+	a := Allocation{
+		Name:       p.names[i],
+		Replicas:   c.s,
+		Min:        c.m,
+		Kept:       c.kept,
+		Weighted:   c.s - c.m - c.kept,
+		Weight:     int64(c.w),
+		Preference: c.pref,
+		Bound:      c.by,
+		Limit:      c.limit,
+	}
+	if p.domains != nil {
+		a.Domain = p.domains[i]
+	}
+	return a
 }
 
 // Allocation is one cluster's share and why it is what it is. Replicas = Min + Kept +
@@ -168,10 +217,8 @@ func (a Allocation) Explain() string {
 // Explain returns the explanation of one cluster's count, or "" when the cluster was not in
 // the request.
 func (p Plan) Explain(cluster string) string {
-	for i := range p.Clusters {
-		if p.Clusters[i].Name == cluster {
-			return p.Clusters[i].Explain()
-		}
+	if a, ok := p.Cluster(cluster); ok {
+		return a.Explain()
 	}
 	return ""
 }
@@ -184,41 +231,36 @@ const summaryCapped = 3
 // Explain.
 func (p Plan) Summary() string {
 	var placed int64
-	used := 0
-	for i := range p.Clusters {
-		placed += p.Clusters[i].Replicas
-		if p.Clusters[i].Replicas > 0 {
+	used, capped, noPref := 0, 0, 0
+	for i := range p.cands {
+		c := &p.cands[i]
+		placed += c.s
+		if c.s > 0 {
 			used++
+		}
+		if c.by != Unbounded {
+			capped++
+		}
+		if c.pref == NoPreference {
+			noPref++
 		}
 	}
 	var b strings.Builder
 	if p.Strategy == Duplicated {
-		fmt.Fprintf(&b, "%d replicas each on %d of %d clusters (%s)", p.Total, used, len(p.Clusters), p.Strategy)
+		fmt.Fprintf(&b, "%d replicas each on %d of %d clusters (%s)", p.Total, used, len(p.cands), p.Strategy)
 	} else {
-		fmt.Fprintf(&b, "%d/%d replicas on %d of %d clusters (%s, %s)", placed, p.Total, used, len(p.Clusters), p.Algorithm, p.Strategy)
+		fmt.Fprintf(&b, "%d/%d replicas on %d of %d clusters (%s, %s)", placed, p.Total, used, len(p.cands), p.Algorithm, p.Strategy)
 	}
-	var capped []string
-	n := 0
-	for i := range p.Clusters {
-		a := &p.Clusters[i]
-		if a.Bound == Unbounded {
-			continue
+	if capped > 0 {
+		var named []string
+		for i := range p.cands {
+			if c := &p.cands[i]; c.by != Unbounded && len(named) < summaryCapped {
+				named = append(named, fmt.Sprintf("%s by %s %d", p.names[i], c.by, c.limit))
+			}
 		}
-		n++
-		if len(capped) < summaryCapped {
-			capped = append(capped, fmt.Sprintf("%s by %s %d", a.Name, a.Bound, a.Limit))
-		}
-	}
-	if n > 0 {
-		b.WriteString("; capped: " + strings.Join(capped, ", "))
-		if n > len(capped) {
-			fmt.Fprintf(&b, " and %d more", n-len(capped))
-		}
-	}
-	noPref := 0
-	for i := range p.Clusters {
-		if p.Clusters[i].Preference == NoPreference {
-			noPref++
+		b.WriteString("; capped: " + strings.Join(named, ", "))
+		if capped > len(named) {
+			fmt.Fprintf(&b, " and %d more", capped-len(named))
 		}
 	}
 	if noPref > 0 {
@@ -233,9 +275,9 @@ func (p Plan) Summary() string {
 // Schedule returns the plan as a federated object's status.schedule: every cluster of the
 // request, in request (placement) order, with its replicas.
 func (p Plan) Schedule() federation.Schedule {
-	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, len(p.Clusters))}
-	for i := range p.Clusters {
-		s.Clusters[i] = federation.ScheduledCluster{Name: p.Clusters[i].Name, Replicas: p.Clusters[i].Replicas}
+	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, len(p.cands))}
+	for i := range p.cands {
+		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: p.cands[i].s}
 	}
 	return s
 }

@@ -100,7 +100,7 @@ func TestDeviation(t *testing.T) {
 }
 
 // TestOrderIndependent checks that the order of the request's clusters changes nothing but
-// the order of Plan.Clusters.
+// the order of Plan.Clusters().
 func TestOrderIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for i := range 2000 {
@@ -136,12 +136,12 @@ func TestSpreadProperties(t *testing.T) {
 		}
 		perDomain := map[string]int64{}
 		minsPerDomain := map[string]int64{}
-		for _, a := range plan.Clusters {
+		for _, a := range plan.Clusters() {
 			perDomain[a.Domain] += a.Replicas
 			minsPerDomain[a.Domain] += a.Min
 		}
 		groups := map[string]bool{}
-		for _, a := range plan.Clusters {
+		for _, a := range plan.Clusters() {
 			if a.Preference != scheduler.NoPreference {
 				groups[a.Domain] = true
 			}
@@ -241,7 +241,7 @@ func TestExplain(t *testing.T) {
 		`sa: 0, no preference (neither "sa" nor "*")`,
 	}
 	var got []string
-	for _, a := range plan.Clusters {
+	for _, a := range plan.Clusters() {
 		got = append(got, a.Explain())
 		require.Equal(t, a.Explain(), plan.Explain(a.Name))
 	}

@@ -136,7 +136,7 @@ func runScenario(t *testing.T, input []string) string {
 		t.Errorf("%s: %s", input[0], msg)
 	}
 	var b strings.Builder
-	for _, a := range plan.Clusters {
+	for _, a := range plan.Clusters() {
 		b.WriteString(a.Explain() + "\n")
 	}
 	if len(plan.Overflow) > 0 {

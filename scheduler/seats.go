@@ -9,18 +9,12 @@ import (
 // [divider.before], without walking them one by one.
 
 // selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
-// included (they come after every positive weight), and returns how many it gave.
-func (d *divider) selectAll(cs []cand, k int64) int64 {
+// included (they come after every positive weight), and returns how many it gave. Every
+// cluster is at its base (s == base) on entry; room and zeroRoom are the sums of lim-base
+// over the positive and the zero weights, which the caller counted while it set the ranges.
+func (d *divider) selectAll(cs []cand, k, room, zeroRoom int64) int64 {
 	if k <= 0 {
 		return 0
-	}
-	var room, zeroRoom int64
-	for i := range cs {
-		if cs[i].w > 0 {
-			room = satAdd(room, cs[i].lim-cs[i].base)
-		} else {
-			zeroRoom = satAdd(zeroRoom, cs[i].lim-cs[i].base)
-		}
 	}
 	if k < room {
 		d.selectPositive(cs, k, room)
@@ -48,13 +42,9 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 	// divisor first.
 	tolerance := int64(8 + len(cs)/64)
 	if k <= tolerance {
-		// A handful of seats (a total that moved by a few replicas): the empty selection is
-		// already a prefix of the order, so the heap alone is cheapest.
-		for i := range cs {
-			if cs[i].w > 0 {
-				cs[i].s = cs[i].base
-			}
-		}
+		// A handful of seats (a total that moved by a few replicas): the empty selection
+		// (every cluster at its base, as on entry) is already a prefix of the order, so the
+		// heap alone is cheapest.
 		d.grow(cs, k)
 		return
 	}
@@ -218,142 +208,6 @@ func (d *divider) estimate(cs []cand, k int64) float64 {
 		lam = next
 	}
 	return lam
-}
-
-// grow adds n more seats, each the first seat in the order among the clusters below lim.
-func (d *divider) grow(cs []cand, n int64) {
-	// A max-heap on each cluster's next seat.
-	less := func(x, y int32) bool { return d.before(&cs[x], cs[x].s, &cs[y], cs[y].s) }
-	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s < c.lim }, less)
-	if len(h) == 1 { // one cluster takes them all
-		c := &cs[h[0]]
-		c.s += min(n, c.lim-c.s)
-		return
-	}
-	if int64(len(h)) == n && n > 1 {
-		// n clusters for n seats: when none of them has a second seat before the last of
-		// their first seats, each gets one (many shares below one replica, or ties).
-		last := h[0]
-		for _, i := range h[1:] {
-			if less(last, i) {
-				last = i
-			}
-		}
-		one := true
-		for _, i := range h {
-			if c := &cs[i]; c.s+1 < c.lim && d.before(c, c.s+1, &cs[last], cs[last].s) {
-				one = false
-				break
-			}
-		}
-		if one {
-			for _, i := range h {
-				cs[i].s++
-			}
-			return
-		}
-	}
-	for ; n > 0 && len(h) > 0; n-- {
-		c := &cs[h[0]]
-		c.s++
-		if c.s == c.lim {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		siftDown(h, 0, less)
-	}
-}
-
-// shrink takes back n seats, each the last seat in the order among the clusters above base.
-func (d *divider) shrink(cs []cand, n int64) {
-	// A min-heap on each cluster's last seat.
-	less := func(x, y int32) bool { return d.before(&cs[y], cs[y].s-1, &cs[x], cs[x].s-1) }
-	h := d.fewest(cs, n, func(c *cand) bool { return c.w > 0 && c.s > c.base }, less)
-	if len(h) == 1 { // one cluster gives them all
-		c := &cs[h[0]]
-		c.s -= min(n, c.s-c.base)
-		return
-	}
-	if int64(len(h)) == n && n > 1 {
-		// n clusters give n seats: when none of them has a second-to-last seat after the
-		// first of their last seats, each gives one.
-		first := h[0]
-		for _, i := range h[1:] {
-			if less(first, i) {
-				first = i
-			}
-		}
-		one := true
-		for _, i := range h {
-			if c := &cs[i]; c.s-2 >= c.base && d.before(&cs[first], cs[first].s-1, c, c.s-2) {
-				one = false
-				break
-			}
-		}
-		if one {
-			for _, i := range h {
-				cs[i].s--
-			}
-			return
-		}
-	}
-	for ; n > 0 && len(h) > 0; n-- {
-		c := &cs[h[0]]
-		c.s--
-		if c.s == c.base {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		siftDown(h, 0, less)
-	}
-}
-
-// fewest returns a heap (first under less at the root) of the at most n eligible clusters
-// that come first under less. Only they can take part in n steps of grow or shrink: any
-// other cluster's seat comes after n seats of theirs. Keeping n of C costs about C
-// comparisons when n is small, where a heap of all C would cost 2C and more cache misses.
-func (d *divider) fewest(cs []cand, n int64, eligible func(*cand) bool, less func(x, y int32) bool) []int32 {
-	if want := min(int64(len(cs)), n); int64(cap(d.heap)) < want {
-		d.heap = make([]int32, 0, len(cs)) // once per division, not once per append
-	}
-	h := d.heap[:0]
-	if n >= int64(len(cs)) {
-		for i := range cs {
-			if eligible(&cs[i]) {
-				h = append(h, int32(i))
-			}
-		}
-	} else if n > 32 {
-		// Many to keep: select them in O(C) rather than O(C log n).
-		for i := range cs {
-			if eligible(&cs[i]) {
-				h = append(h, int32(i))
-			}
-		}
-		if int64(len(h)) > n {
-			nthElement(h, int(n), less)
-			h = h[:n]
-		}
-	} else {
-		// A heap with the last of the kept ones at the root, to replace it quickly.
-		after := func(x, y int32) bool { return less(y, x) }
-		for i := range cs {
-			if !eligible(&cs[i]) {
-				continue
-			}
-			switch {
-			case int64(len(h)) < n:
-				h = append(h, int32(i))
-				siftUp(h, len(h)-1, after)
-			case less(int32(i), h[0]):
-				h[0] = int32(i)
-				siftDown(h, 0, after)
-			}
-		}
-	}
-	heapify(h, less)
-	d.heap = h
-	return h
 }
 
 // selectZero gives k seats (k <= their room) among the zero-weight ranges. Their seats all

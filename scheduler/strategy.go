@@ -81,14 +81,15 @@ func (d *divider) tiers(cs []cand) [][]cand {
 // its clusters' weights; its bounds are the sums of theirs, further capped by an even share
 // plus MaxSkew (but never below its clusters' minimums). The first MinDomains domains in
 // weight order get at least one replica. It returns the replicas left unplaced.
-func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, plan *Plan) int64 {
-	sort.SliceStable(cs, func(x, y int) bool { return plan.Clusters[cs[x].idx].Domain < plan.Clusters[cs[y].idx].Domain })
+func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread) int64 {
+	domain := func(c *cand) string { return d.clusters[c.idx].Domain }
+	sort.SliceStable(cs, func(x, y int) bool { return domain(&cs[x]) < domain(&cs[y]) })
 	left := d.mins(cs, total)
 
 	var groups [][]cand
 	for i := 0; i < len(cs); {
 		j := i + 1
-		for j < len(cs) && plan.Clusters[cs[j].idx].Domain == plan.Clusters[cs[i].idx].Domain {
+		for j < len(cs) && domain(&cs[j]) == domain(&cs[i]) {
 			j++
 		}
 		groups = append(groups, cs[i:j])
@@ -102,22 +103,25 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, pla
 		skewCap = satAdd(total/int64(len(groups)), sp.MaxSkew)
 	}
 	dc := make([]cand, len(groups))
-	dd := divider{names: make([]string, len(groups)), desc: d.desc} // divides among domains
+	// dd divides among domains: a domain's current replicas are its clusters' (each clamped
+	// to its bounds), unknown when none of theirs is known.
+	dd := divider{names: make([]string, len(groups)), cur: make([]int64, len(groups)), desc: d.desc}
 	for j, g := range groups {
 		c := &dc[j]
-		dd.names[j] = plan.Clusters[g[0].idx].Domain
+		dd.names[j] = domain(&g[0])
 		c.idx = int32(j)
 		var sumHi int64
+		cur := int64(-1)
 		for i := range g {
 			k := &g[i]
 			c.w = min(c.w+k.w, math.MaxInt64)
 			c.lo += k.m
 			sumHi = satAdd(sumHi, k.hi)
-			if k.hasCur {
-				c.hasCur = true
-				c.cur = satAdd(c.cur, max(k.m, min(k.cur, k.hi)))
+			if v, ok := d.current(k); ok {
+				cur = satAdd(max(cur, 0), max(k.m, min(v, k.hi)))
 			}
 		}
+		dd.cur[j] = cur
 		c.hi, c.hiBy, c.max = sumHi, Unbounded, math.MaxInt64
 		if capped := max(skewCap, c.lo); capped < sumHi {
 			c.hi, c.hiBy = capped, DomainSkew
@@ -169,8 +173,7 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread, pla
 		for i := range g {
 			placed += g[i].s
 			if dc[j].bound && !g[i].bound && g[i].w > 0 {
-				a := &plan.Clusters[g[i].idx]
-				a.Bound, a.Limit = DomainSkew, dc[j].hi
+				g[i].by, g[i].limit = DomainSkew, dc[j].hi
 			}
 		}
 	}

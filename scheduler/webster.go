@@ -17,33 +17,36 @@ import (
 // it: it finds a divisor, counts every cluster's seats above it exactly, and corrects the few
 // seats the divisor got wrong with a heap. Its cost is O(C log C) whatever K is.
 
-// cand is one candidate cluster during a division.
-//
-// It holds no pointer, so a slice of thousands costs the garbage collector nothing; the name
-// is d.names[idx].
+// cand is one cluster of the request: its bounds and weight, the division's working state,
+// and afterwards the reasons for its count. [Plan] keeps the slice of them, one per request
+// cluster in request order, and builds an [Allocation] from one only when asked: a plan of
+// thousands of clusters then costs one allocation the garbage collector never scans (cand
+// holds no pointer; the name is d.names[idx] or the request's), where a slice of Allocations
+// with their strings cost a second, scanned one.
 type cand struct {
 	// The division's working state, first: it is what the comparisons touch.
 	w         uint64 // effective weight (never negative)
-	s         int64  // seats so far
+	s         int64  // seats so far; the cluster's replicas in the end
 	base, lim int64  // the range a selection works on
 	lo        int64  // minReplicas (nil = 0)
 	hi        int64  // min(maxReplicas, capacity); math.MaxInt64 when unbounded
 	m         int64  // minimum given (step 2)
 	kept      int64  // kept replicas beyond m (step 3)
 
-	max    int64 // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
-	cur    int64 // current replicas, when hasCur
-	idx    int32 // index in Request.Clusters (in d.names); capacity and cost are read there
-	hiBy   Bound // what set hi
-	hasCur bool
-	hasMax bool
-	bound  bool // the bound hiBy held the cluster back
+	max   int64  // maxReplicas alone (math.MaxInt64 when unbounded), for overflow
+	limit int64  // by's value, for Allocation.Limit
+	idx   int32  // index in Request.Clusters (in d.names); current, capacity, cost are read there
+	hiBy  Bound  // what set hi
+	by    Bound  // the bound the plan reports (Allocation.Bound): hiBy, or DomainSkew
+	pref  Source // where the preference came from; NoPreference: not a candidate
+	bound bool   // the bound hiBy held the cluster back
 }
 
 // divider carries what every step of one division shares.
 type divider struct {
 	clusters []ClusterState // the request's clusters: cand.idx indexes them
 	names    []string       // when not nil, the names by cand.idx instead (domains)
+	cur      []int64        // with names, the current replicas by cand.idx (-1: unknown)
 	desc     bool           // tie order: names descending (the Key's FNV-1a hash is odd)
 	heap     []int32        // scratch for select
 }
@@ -54,6 +57,18 @@ func (d *divider) name(c *cand) string {
 		return d.names[c.idx]
 	}
 	return d.clusters[c.idx].Name
+}
+
+// current returns c's current replicas, and false when they are unknown.
+func (d *divider) current(c *cand) (int64, bool) {
+	if d.names != nil {
+		v := d.cur[c.idx]
+		return v, v >= 0
+	}
+	if p := d.clusters[c.idx].Current; p != nil {
+		return *p, true
+	}
+	return 0, false
 }
 
 // nameFirst reports whether name x comes before y in the tie order.
@@ -86,14 +101,13 @@ func (d *divider) before(a *cand, ka int64, b *cand, kb int64) bool {
 // the tie order. It returns the replicas left.
 func (d *divider) mins(cs []cand, total int64) int64 {
 	var need int64
-	for i := range cs {
-		need = satAdd(need, min(cs[i].lo, cs[i].hi))
+	for i := range cs { // every minimum in full, the common case; undone below if not
+		c := &cs[i]
+		c.m = min(c.lo, c.hi)
+		c.s = c.m
+		need = satAdd(need, c.m)
 	}
 	if need <= total {
-		for i := range cs {
-			cs[i].m = min(cs[i].lo, cs[i].hi)
-			cs[i].s = cs[i].m
-		}
 		return total - need
 	}
 	// Not enough for every minimum: the order decides. Each cluster served takes at least one
@@ -135,23 +149,29 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 // [m, hi]; when that is more than is left, the kept seats that come last in the order go.
 // It returns the replicas left.
 func (d *divider) keep(cs []cand, left int64) int64 {
-	var extra int64
+	var room, zeroRoom int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
-		if c.hasCur {
-			c.lim = max(c.s, min(c.cur, c.hi))
+		if cur, ok := d.current(c); ok {
+			c.lim = max(c.s, min(cur, c.hi))
 		}
-		extra = satAdd(extra, c.lim-c.base)
+		if c.w > 0 {
+			room = satAdd(room, c.lim-c.base)
+		} else {
+			zeroRoom = satAdd(zeroRoom, c.lim-c.base)
+		}
 	}
-	got := extra
-	if extra > left {
-		got = d.selectAll(cs, left)
-	} else {
+	if extra := satAdd(room, zeroRoom); extra <= left {
+		// Everything is kept (the steady state of a workload that scales up).
 		for i := range cs {
-			cs[i].s = cs[i].lim
+			c := &cs[i]
+			c.s = c.lim
+			c.kept = c.s - c.m
 		}
+		return left - extra
 	}
+	got := d.selectAll(cs, left, room, zeroRoom)
 	for i := range cs {
 		cs[i].kept = cs[i].s - cs[i].m
 	}
@@ -161,12 +181,17 @@ func (d *divider) keep(cs []cand, left int64) int64 {
 // add is step 4: one seat at a time to the first seat in the order among candidates below hi
 // with a positive weight. It returns the replicas left.
 func (d *divider) add(cs []cand, left int64) int64 {
+	if left <= 0 {
+		return left // nothing to give (no step after this one reads base and lim)
+	}
+	var room int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
 		if c.w > 0 {
 			c.lim = c.hi
+			room = satAdd(room, c.lim-c.base)
 		}
 	}
-	return left - d.selectAll(cs, left)
+	return left - d.selectAll(cs, left, room, 0)
 }
