@@ -6,13 +6,14 @@
 // A [Cluster] implements [federation.ClusterClient] (with [federation.HealthChecker] and
 // [federation.VersionGetter]); use one as the host and others as members. A [Fleet] of named
 // clusters implements [federation.ClusterSet] and describes its members as
-// [federation.Cluster] objects:
+// [federation.Cluster] objects, which [Fleet.Register] writes to a host:
 //
 //	host := fake.NewCluster("host")
 //	fleet := fake.NewFleet()
 //	eu := fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
 //	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})
-//	syncer, err := fedsync.New(host, fleet, federation.DeploymentType, fedsync.Options{})
+//	err := fleet.Register(ctx, host) // Cluster objects with Ready conditions
+//	s, err := scheduler.New(host, federation.DeploymentType, scheduler.Options{})
 //	...
 //	_ = fleet.Partition("us") // every call to us now fails as unreachable
 //	eu.FailOn(fake.VerbUpdate, apierrors.NewServiceUnavailable("busy"), 1) // the next update fails

@@ -43,9 +43,7 @@ func newEnv(t *testing.T, typ federation.TypeConfig) *env {
 	fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1"})
 	fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1"})
 	fleet.Add("azure", map[string]string{federation.RegionLabel: "southeastasia"})
-	for _, c := range fleet.Clusters() {
-		e.createCluster(t, c)
-	}
+	require.NoError(t, fleet.Register(ctx, e.host))
 	s, err := scheduler.New(e.host, typ, scheduler.Options{Clock: e.clock})
 	require.NoError(t, err)
 	e.s = s

@@ -91,10 +91,10 @@ func run(ctx context.Context, w io.Writer) error {
 
 	// 2. Register the members as Cluster objects on the host.
 	fmt.Fprintln(w, "== Clusters registered on the host")
+	if err := fleet.Register(ctx, host); err != nil {
+		return err
+	}
 	for _, c := range fleet.Clusters() {
-		if err := register(ctx, host, c); err != nil {
-			return err
-		}
 		fmt.Fprintf(w, "  %-28s provider=%-5s region=%-13s zones=%s\n", c.Name, c.Spec.Provider, c.Spec.Region, strings.Join(c.Spec.Zones, ","))
 	}
 
@@ -186,22 +186,6 @@ func topology(provider, region, zone string) map[string]string {
 		federation.RegionLabel:   region,
 		federation.ZoneLabel:     zone,
 	}
-}
-
-// register creates a Cluster on the host, status included (a cluster monitor would write it).
-func register(ctx context.Context, host *fake.Cluster, c federation.Cluster) error {
-	u, err := federation.ToUnstructured(&c)
-	if err != nil {
-		return err
-	}
-	status := u.Object["status"]
-	created, err := host.Create(ctx, federation.ClusterGVR, u)
-	if err != nil {
-		return fmt.Errorf("register cluster %s: %w", c.Name, err)
-	}
-	created.Object["status"] = status
-	_, err = host.UpdateStatus(ctx, federation.ClusterGVR, created)
-	return err
 }
 
 func create(ctx context.Context, host *fake.Cluster, gvr schema.GroupVersionResource, doc string) error {
