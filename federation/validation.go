@@ -79,14 +79,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for i, c := range p.Clusters {
-		fp := path.Child("clusters").Index(i).Child("name")
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(fp, "cluster name is required"))
-		case seen[c.Name]:
-			errs = append(errs, field.Duplicate(fp, c.Name))
-		}
-		seen[c.Name] = true
+		errs = append(errs, uniqueName(seen, c.Name, path.Child("clusters").Index(i).Child("name"), "cluster name is required")...)
 	}
 	errs = append(errs, validateSelector(p.ClusterSelector, path.Child("clusterSelector"))...)
 	if a := p.ClusterAffinity; a != nil {
@@ -126,6 +119,20 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// uniqueName checks one entry of a list whose names must be present and distinct: an empty
+// name is Required (with detail as the message), a repeated one a Duplicate. It records name in
+// seen.
+func uniqueName(seen map[string]bool, name string, path *field.Path, detail string) field.ErrorList {
+	defer func() { seen[name] = true }()
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(path, detail)}
+	case seen[name]:
+		return field.ErrorList{field.Duplicate(path, name)}
+	}
+	return nil
 }
 
 func validateSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {

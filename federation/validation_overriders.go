@@ -35,23 +35,10 @@ func validateTypedOverrides(o ClusterOverride, path *field.Path) field.ErrorList
 	containers := map[string]bool{}
 	for i, c := range o.Containers {
 		cp := path.Child("containers").Index(i)
-		switch {
-		case c.Name == "":
-			errs = append(errs, field.Required(cp.Child("name"), "the container to change"))
-		case containers[c.Name]:
-			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
-		}
-		containers[c.Name] = true
+		errs = append(errs, uniqueName(containers, c.Name, cp.Child("name"), "the container to change")...)
 		set := map[string]bool{}
 		for j, e := range c.Env {
-			ep := cp.Child("env").Index(j).Child("name")
-			switch {
-			case e.Name == "":
-				errs = append(errs, field.Required(ep, "an environment variable name"))
-			case set[e.Name]:
-				errs = append(errs, field.Duplicate(ep, e.Name))
-			}
-			set[e.Name] = true
+			errs = append(errs, uniqueName(set, e.Name, cp.Child("env").Index(j).Child("name"), "an environment variable name")...)
 		}
 		for j, name := range c.RemoveEnv {
 			ep := cp.Child("removeEnv").Index(j)
