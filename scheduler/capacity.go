@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
@@ -17,12 +18,16 @@ import (
 // pod spec asks for one pod only.
 func PodRequests(template map[string]interface{}) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)}
-	raw, ok := nested(template, "spec", "template", "spec")
+	raw, ok, _ := unstructured.NestedFieldNoCopy(template, "spec", "template", "spec")
 	if !ok {
 		return out, nil
 	}
+	podSpec, ok := raw.(map[string]interface{})
+	if !ok {
+		return nil, fmt.Errorf("%w: spec.template.spec.template.spec: not an object", ErrInvalidRequest)
+	}
 	var pod corev1.PodSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &pod); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(podSpec, &pod); err != nil {
 		return nil, fmt.Errorf("%w: spec.template.spec.template.spec: %v", ErrInvalidRequest, err)
 	}
 	sum := corev1.ResourceList{}
@@ -68,15 +73,4 @@ func ReplicaCapacity(c *federation.Cluster, perReplica corev1.ResourceList) *int
 		}
 	}
 	return best
-}
-
-func nested(m map[string]interface{}, fields ...string) (map[string]interface{}, bool) {
-	for _, f := range fields {
-		next, ok := m[f].(map[string]interface{})
-		if !ok {
-			return nil, false
-		}
-		m = next
-	}
-	return m, true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
@@ -145,16 +146,8 @@ func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig
 	if !typ.Divisible() {
 		return 0
 	}
-	m := fed.Spec.Template.Object
-	fields := typ.ReplicasFields()
-	for _, f := range fields[:len(fields)-1] {
-		next, ok := m[f].(map[string]interface{})
-		if !ok {
-			return 1
-		}
-		m = next
-	}
-	if n, ok := m[fields[len(fields)-1]].(int64); ok && n >= 0 {
+	v, ok, err := unstructured.NestedFieldNoCopy(fed.Spec.Template.Object, typ.ReplicasFields()...)
+	if n, isInt := v.(int64); err == nil && ok && isInt && n >= 0 {
 		return n
 	}
 	return 1
