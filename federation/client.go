@@ -119,3 +119,33 @@ type ClusterSetFunc func(name string) (ClusterClient, error)
 
 // Client calls f(name).
 func (f ClusterSetFunc) Client(name string) (ClusterClient, error) { return f(name) }
+
+// MemberCache is an optional capability of a [ClusterSet]: shared, label-selected informer
+// caches of the member objects a federation manages (those carrying [ManagedByLabel], whatever
+// its value), one per cluster and resource, read by every loop instead of the member's API
+// server. With it a resync pass costs no API calls, and a change in a member (drift, a
+// deletion, a status update) reaches the loops at once, so they can requeue the federated
+// object named by the member object's [FederatedNameLabel] and [FederatedNamespaceLabel].
+//
+// kube.ClusterSet and fake.Fleet implement it. Loops detect it with a type assertion and fall
+// back to the members' Get and List when a ClusterSet does not offer it.
+//
+// +kubebuilder:object:generate=false
+type MemberCache interface {
+	// CachedReader returns a Reader serving Get and List of gvr's managed objects in cluster
+	// from memory. An object without ManagedByLabel is invisible to it (NotFound to Get,
+	// absent from List) even when the member has it: code that must know about such an object
+	// (sync refusing to overwrite it) asks the member's client. The cache of a (cluster, gvr)
+	// starts with the first CachedReader call for it; reads wait until it has synced or ctx
+	// is done. Objects returned are the caller's own. It returns an error satisfying
+	// errors.Is(err, ErrClusterNotFound) or ErrClusterNotReady like ClusterSet.Client, and may
+	// return others (kube.ErrNotRunning when the set's Run is not running).
+	CachedReader(cluster string, gvr schema.GroupVersionResource) (Reader, error)
+
+	// OnMemberChange calls fn with the cluster's name and the object each time a managed
+	// object of gvr is added, changed or deleted in a cluster whose cache for gvr runs
+	// (deleted objects are passed in their last known state). fn runs on the cache's own
+	// goroutine, or on the writer's in fake.Fleet: it must be quick and must not block (add
+	// to a queue). The returned func removes fn; after it returns fn is not called again.
+	OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
+}
