@@ -62,8 +62,9 @@
 // Packages sync (the push loop: apply rendered objects with optimistic locking, correct drift,
 // delete what is no longer placed, record revisions for rollback), status (the pull loop and the
 // cluster monitor), dnsrecord (global, regional and zonal DNS records as external-dns
-// DNSEndpoints) and controlplane (every loop together, with leader election) are specified in
-// DESIGN.md and not built yet; until then the quickstart pushes rendered objects itself.
+// DNSEndpoints) and controlplane (every loop together, with leader election) have their place
+// in ARCHITECTURE.md at the repository's root and are not built yet; until then the
+// quickstart pushes rendered objects itself.
 //
 // Package fake is an in-memory API server and fleet with real API semantics and fault
 // injection, for unit tests of placement strategies and of whole control planes.

@@ -1,32 +1,47 @@
 package fedkit_test
 
 import (
+	"fmt"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/fedkit/fedkit"
 
-// allowedImports is the import table of DESIGN.md: the packages of this module that each
-// package may import. Imports point down, never up or sideways. Packages under internal/ may
-// import only federation and are importable by everything; examples/ and test/ may import
-// anything; fake is for tests, examples and users' tests, so no library package imports it.
+// allowedImports is the import table of ARCHITECTURE.md: the packages of this module that each
+// package may import (non-test imports; tests may import anything). Imports point down, never
+// up or sideways. examples/, test/ and hack/ may import anything; fake is for tests, examples
+// and users' tests, so no library package imports it.
+//
+// Every internal package has its own row here and its own entry in internalImporters: an
+// internal helper is not a back door around the table.
 var allowedImports = map[string][]string{
 	"":                 nil, // the root package is documentation only
 	"federation":       nil,
 	"placement":        {"federation"},
 	"override":         {"federation"},
 	"dnsrecord":        {"federation"},
-	"scheduler":        {"federation", "placement"},
-	"sync":             {"federation", "placement", "override"},
-	"status":           {"federation"},
-	"federation/kube":  {"federation"},
+	"scheduler":        {"federation", "placement", "internal/loop"},
+	"sync":             {"federation", "placement", "override", "internal/loop"},
+	"status":           {"federation", "internal/loop"},
+	"federation/kube":  {"federation", "internal/loop"},
 	"fake":             {"federation"},
-	"controlplane":     {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status"},
+	"preview":          {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
+	"controlplane":     {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop"},
+	"internal/loop":    {"federation"},
 	"internal/tools":   nil,
 	"internal/testenv": {"federation"},
+	// internal/conformance is the behaviour suite run against fake and a real API server.
+	"internal/conformance": {"federation"},
+}
+
+// internalImporters says which packages may import each internal package (beyond examples/,
+// test/ and hack/, which may import anything). An internal package missing here may be
+// imported by nothing but those.
+var internalImporters = map[string][]string{
+	"internal/loop": {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.
@@ -35,51 +50,28 @@ func layerOf(rel string) (layer string, anything bool) {
 	case rel == "examples" || strings.HasPrefix(rel, "examples/"), rel == "test" || strings.HasPrefix(rel, "test/"),
 		strings.HasPrefix(rel, "hack/"):
 		return "", true
-	case strings.HasPrefix(rel, "internal/"):
-		if _, ok := allowedImports[rel]; ok {
-			return rel, false
-		}
-		return "internal/*", false
 	case strings.HasPrefix(rel, "controlplane/"):
 		return "controlplane", false
 	}
 	return rel, false
 }
 
-// TestLayering fails when a package imports a fedkit package that DESIGN.md's table does not
-// allow. It reads the real import graph with `go list`.
+// TestLayering fails when a package imports a fedkit package that ARCHITECTURE.md's table
+// does not allow. It reads the real import graph with `go list` (so `make test` runs it with
+// -count=1: go test's cache cannot see import changes).
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	allowedImports["internal/*"] = []string{"federation"}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
-		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
-		layer, anything := layerOf(pkg)
-		if anything {
-			continue
+		if _, anything := layerOf(rel(fields[0])); !anything {
+			seen++
 		}
-		allowed, known := allowedImports[layer]
-		if !known {
-			t.Errorf("package %q is not in DESIGN.md's import table; add it to allowedImports (and DESIGN.md) deliberately", pkg)
-			continue
-		}
-		seen++
-		for _, imp := range fields[1:] {
-			if imp != module && !strings.HasPrefix(imp, module+"/") {
-				continue
-			}
-			dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
-			if strings.HasPrefix(dep, "internal/") && dep != "internal/testenv" && layer != "federation" {
-				continue // internal helpers serve every layer but federation
-			}
-			if !contains(allowed, dep) {
-				sort.Strings(allowed)
-				t.Errorf("%s imports %s; DESIGN.md allows only %v", pkg, dep, allowed)
-			}
+		for _, v := range violations(fields[0], fields[1:]) {
+			t.Error(v)
 		}
 	}
 	if seen == 0 {
@@ -87,11 +79,72 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// TestLayeringRejects proves the check can fail: what the table forbids is reported.
+func TestLayeringRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pkg     string
+		imports []string
+		want    int
+	}{
+		{"allowed", "placement", []string{"federation"}, 0},
+		{"sideways", "placement", []string{"override"}, 1},
+		{"upwards", "federation", []string{"scheduler"}, 1},
+		{"test suite in a library", "placement", []string{"internal/conformance"}, 2},
+		{"internal helper outside its importers", "override", []string{"internal/loop"}, 2},
+		{"fake in a library", "sync", []string{"fake"}, 1},
+		{"unknown package", "newpkg", nil, 1},
+		{"examples import anything", "examples/quickstart", []string{"fake", "internal/testenv"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			imports := []string{"fmt", "k8s.io/client-go/tools/cache"} // outside the module: ignored
+			for _, imp := range tc.imports {
+				imports = append(imports, module+"/"+imp)
+			}
+			if got := violations(module+"/"+tc.pkg, imports); len(got) != tc.want {
+				t.Errorf("violations(%s, %v) = %q; want %d", tc.pkg, tc.imports, got, tc.want)
+			}
+		})
+	}
+	for internal := range internalImporters {
+		if _, ok := allowedImports[internal]; !ok {
+			t.Errorf("%s has importers but no row of its own in allowedImports", internal)
 		}
 	}
-	return false
+}
+
+// violations lists what is wrong with pkg importing imports (full import paths).
+func violations(pkg string, imports []string) []string {
+	layer, anything := layerOf(rel(pkg))
+	if anything {
+		return nil
+	}
+	allowed, known := allowedImports[layer]
+	if !known {
+		return []string{fmt.Sprintf("package %q is not in ARCHITECTURE.md's import table; add it to allowedImports (and ARCHITECTURE.md) deliberately", layer)}
+	}
+	var out []string
+	for _, imp := range imports {
+		if imp != module && !strings.HasPrefix(imp, module+"/") {
+			continue
+		}
+		dep := rel(imp)
+		if !slices.Contains(allowed, dep) {
+			out = append(out, fmt.Sprintf("%s imports %s; ARCHITECTURE.md allows only %v", layer, dep, sorted(allowed)))
+		}
+		if strings.HasPrefix(dep, "internal/") && !slices.Contains(internalImporters[dep], layer) {
+			out = append(out, fmt.Sprintf("%s imports %s, which may be imported only by %v", layer, dep, sorted(internalImporters[dep])))
+		}
+	}
+	return out
+}
+
+func rel(importPath string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

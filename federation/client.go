@@ -112,14 +112,6 @@ type ClusterSet interface {
 	Client(name string) (ClusterClient, error)
 }
 
-// ClusterSetFunc adapts a function to ClusterSet.
-//
-// +kubebuilder:object:generate=false
-type ClusterSetFunc func(name string) (ClusterClient, error)
-
-// Client calls f(name).
-func (f ClusterSetFunc) Client(name string) (ClusterClient, error) { return f(name) }
-
 // MemberCache is an optional capability of a [ClusterSet]: shared, label-selected informer
 // caches of the member objects a federation manages (those carrying [ManagedByLabel], whatever
 // its value), one per cluster and resource, read by every loop instead of the member's API

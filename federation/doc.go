@@ -1,9 +1,108 @@
-// Package federation is fedkit's API and shared vocabulary: the Federated<Kind>, Cluster and
-// ReplicaSchedulingPreference types with their deep copies, scheme registration, defaults,
-// validation and CRDs; the TypeConfig that links a target type to its federated type; and the
-// interfaces every loop is written against, [ClusterClient] and [ClusterSet].
+// Package federation is fedkit's API and shared vocabulary. Every other fedkit package imports
+// it, and it imports nothing else from fedkit, so an embedder can depend on it alone (to write
+// an admission webhook, say, or a CLI that creates federated objects).
 //
-// It imports nothing else from fedkit, so embedders can depend on it alone.
+// # The objects
+//
+// A federated object says what a member object looks like, where it goes and how it differs
+// per cluster. One Go type, [FederatedObject], serves every Federated<Kind>
+// (FederatedDeployment, FederatedService, a federated custom resource): its kind is
+// "Federated" + the target kind, its group types.federation.k8s.io/v1alpha1.
+//
+//	apiVersion: types.federation.k8s.io/v1alpha1
+//	kind: FederatedDeployment
+//	metadata: {name: app-frontend, namespace: production}
+//	spec:
+//	  template: {spec: {replicas: 6, template: {...}}}   # the Deployment, minus name/namespace
+//	  placement:
+//	    clusters: [{name: cluster-aws-us-east}, {name: cluster-gcp-eu-west}]
+//	  overrides:
+//	  - clusterName: cluster-gcp-eu-west
+//	    clusterOverrides:
+//	    - {op: replace, path: /spec/replicas, value: 4}
+//
+// The template is a [RawObject]: free-form JSON held decoded, exactly as
+// unstructured.Unstructured holds it, because the target type can be anything, CRDs included.
+// Override values are [RawValue]s, kept as encoded JSON until rendering decodes them.
+// [Placement] keeps KubeFed's rule (clusters, when present even empty, wins over
+// clusterSelector) and adds exclusions, region and zone affinity, tolerations, maxClusters
+// and spread constraints.
+//
+// [Cluster] (cluster-scoped, core.federation.k8s.io) is a member: its endpoint, credentials
+// (a Secret named by spec.secretRef), region, zones and taints, and the status the cluster
+// monitor keeps (Ready, version, capacity and available resources, heartbeat).
+// [ReplicaSchedulingPreference] (same namespace and name as the object it schedules) divides
+// a total number of replicas by weight, with per-cluster minimums and maximums.
+//
+// The loops write the federated object's status, each its own fields: [Schedule] (the
+// scheduler), [MemberStatus] per cluster (sync's propagation and revision, the collector's
+// observed fields), [AggregatedStatus] (the collector), and the conditions Scheduled,
+// Propagated and Ready.
+//
+// # From bytes to a decision: defaults, validation, conversion
+//
+// Loops see objects as unstructured (that is what informers and the dynamic client hand
+// out) and convert them when they need typed access:
+//
+//  1. Convert: [FederatedObjectFromUnstructured], [ClusterFromUnstructured] and
+//     [ReplicaSchedulingPreferenceFromUnstructured]; [ToUnstructured] goes back. A field of
+//     the wrong JSON type is an error wrapping [ErrInvalidObject].
+//  2. Default: [DefaultFederatedObject] and [DefaultReplicaSchedulingPreference] fill in
+//     what the specification defaults (override op "replace", minReplicas 1,
+//     rebalancePeriod 5m, revisionHistoryLimit 10), in place. Defaulting comes before
+//     validation, so validation sees what the loops will act on.
+//  3. Validate: [ValidateFederatedObject], [ValidatePlacement], [ValidateOverrides],
+//     [ValidateReplicaSchedulingPreference] and [ValidateCluster] return a field.ErrorList
+//     whose paths name the exact field (spec.overrides[1].clusterOverrides[0].path), the
+//     shape an admission webhook returns. [NewInvalidError] turns a list into an error that
+//     satisfies errors.Is(err, ErrInvalidObject); loops wrap it with [Terminal], because
+//     retrying bad input cannot help: it waits for the object to change.
+//
+// # Types of federation
+//
+// A [TypeConfig] links a target type (apps/v1 Deployment) to its federated type
+// (FederatedDeployment) and says whether replicas are divided among clusters (ReplicasPath)
+// or the object is copied whole. Every loop is built for one TypeConfig. Ready-made ones
+// cover the common built-ins ([DeploymentType], [ServiceType], ...; [BuiltinTypes] lists
+// them); [NewTypeConfig] federates any other type. [CRDFor] returns the CustomResourceDefinition
+// of a federated type, [CRDs] the whole set to install on a host, and [AddToScheme] /
+// [AddFederatedKind] register the Go types with a runtime.Scheme.
+//
+// # Reaching clusters
+//
+// [ClusterClient] reaches one Kubernetes API (a member, or the host where federated objects
+// live) with unstructured objects addressed by GroupVersionResource; its errors are
+// k8s.io/apimachinery/pkg/api/errors values, so apierrors.IsConflict and friends work.
+// [ClusterSet] hands out a member's client by Cluster name. More capabilities are optional
+// interfaces, detected by type assertion so the core interfaces need not grow:
+// [HealthChecker] (/readyz), [VersionGetter] and [MemberCache] (shared informer caches of the
+// member objects the federation manages, with change notifications). Package
+// federation/kube implements them all on client-go; package fake implements them in memory.
+//
+// # Loop vocabulary
+//
+// A loop's Reconcile takes a [Key] (namespace/name; [ParseKey] reads one) and returns a
+// [Result] whose RequeueAfter asks to come back later. An error wrapped with [Terminal]
+// ([IsTerminal] tests it) stops the retries for that key until something changes; any other
+// error is retried with backoff. Errors about one member cluster are [ClusterError]s, so
+// callers can group failures by cluster with errors.As.
+//
+// # Errors
+//
+// The sentinels ([ErrClusterNotFound], [ErrClusterNotReady], [ErrUnreachable],
+// [ErrInvalidObject], [ErrUnknownType], [ErrInvalidKey], [ErrTerminal]) are matched with
+// errors.Is through any amount of wrapping; every fedkit package wraps them with context
+// naming the object, the field and the cluster.
+//
+// # Labels and annotations
+//
+// Member objects the federation created carry [ManagedByLabel]; no loop ever modifies or
+// deletes a member object without it. [FederatedNameLabel] and [FederatedNamespaceLabel]
+// point back to the federated object, [RevisionAnnotation] records the revision that rendered
+// it and [DesiredHashAnnotation] the hash of what was rendered. On a federated object,
+// [OrphanAnnotation] keeps members on deletion and [AdoptAnnotation] lets sync take over
+// existing objects. [SyncFinalizer] holds a federated object until its members are cleaned
+// up.
 //
 // +kubebuilder:object:generate=true
 // +groupName=core.federation.k8s.io
