@@ -44,7 +44,7 @@ func TestAggregateQuorum(t *testing.T) {
 	placed := []federation.MemberStatus{entry("a", 3, t0, false), entry("b", 3, t0, false), entry("c", 3, t0, false)}
 	now := t0.Add(time.Minute)
 	tests := []struct {
-		name    string
+		name     string
 		clusters []federation.MemberStatus
 		members  []status.Member
 		prev     *federation.AggregatedStatus
