@@ -53,7 +53,7 @@ func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, key 
 }
 
 func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
-	pass := c.opts.Clock.Now()
+	read := map[string]reading{} // this pass's reads, kept across attempts
 	for attempt := 1; ; attempt++ {
 		u, err := r.Get(ctx, c.typ.FederatedGVR(), key.Namespace, key.Name)
 		if apierrors.IsNotFound(err) {
@@ -76,7 +76,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 			return federation.Result{}, "error", err
 		}
 		c.freshness.retain(key, st.Clusters)
-		members := c.observe(ctx, key, st.Clusters, ready, pass, log)
+		members := c.observe(ctx, key, st.Clusters, ready, read, log)
 		agg := Aggregate(Input{
 			Generation: u.GetGeneration(),
 			Status:     st,
@@ -85,6 +85,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 			StaleAfter: c.opts.StaleAfter,
 		})
 		if !agg.Changed {
+			c.remember(key, read)
 			return federation.Result{RequeueAfter: c.opts.Period}, "unchanged", nil
 		}
 		err = c.write(ctx, u, &agg)
@@ -95,6 +96,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 		if err != nil {
 			return federation.Result{}, "error", err
 		}
+		c.remember(key, read)
 		log.V(1).Info("Collected status", "ready", agg.Ready.Status, "reason", agg.Ready.Reason, "fresh", agg.Fresh, "placed", len(agg.Clusters))
 		return federation.Result{RequeueAfter: c.opts.Period}, "written", nil
 	}
@@ -138,29 +140,45 @@ func readyConditionTrue(obj map[string]any) bool {
 	return c != nil && str(c, "status") == string(metav1.ConditionTrue)
 }
 
-// observe reads the members of key's placed clusters whose Cluster is Ready and returns what
-// the Collector knows of each, in the order of placed. Members read since pass began (a
-// retry after a Conflict) are not read again.
-func (c *Collector) observe(ctx context.Context, key federation.Key, placed []federation.MemberStatus, ready map[string]bool, pass time.Time, log logr.Logger) []Member {
+// remember commits a pass's reads to the freshness memory. It runs only once the federated
+// object's status holds what they found (written, or unchanged), so that a memory record and
+// the entry's fields always go together: a read whose write failed is not remembered, and the
+// entry ages as if it had not been read.
+func (c *Collector) remember(key federation.Key, read map[string]reading) {
+	for name, r := range read {
+		c.freshness.set(key, name, record{at: r.at, ready: r.obs.Ready, message: r.obs.Message})
+	}
+}
+
+// reading is one successful member read of this pass.
+type reading struct {
+	at  time.Time
+	obs *Observation
+}
+
+// observe reads the members of key's placed clusters whose Cluster is Ready, unless read
+// holds them already (a retry after a Conflict), and returns what the Collector knows of each,
+// in the order of placed. Successful reads are added to read; the caller commits them to the
+// freshness memory once the status holds what they found.
+func (c *Collector) observe(ctx context.Context, key federation.Key, placed []federation.MemberStatus, ready map[string]bool, read map[string]reading, log logr.Logger) []Member {
 	members := make([]Member, len(placed))
-	fresh := make([]*Observation, len(placed))
+	got := make([]*Observation, len(placed))
 	var toRead []int
 	for i := range placed {
 		members[i].ClusterReady = ready[placed[i].Name]
-		if rec, ok := c.freshness.get(key, placed[i].Name); !members[i].ClusterReady || (ok && !rec.at.Before(pass)) {
-			continue
+		if _, done := read[placed[i].Name]; members[i].ClusterReady && !done {
+			toRead = append(toRead, i)
 		}
-		toRead = append(toRead, i)
 	}
 	_, cached := c.clusters.(federation.MemberCache)
-	read := func(i int) {
+	readOne := func(i int) {
 		if o, ok := c.readMember(ctx, key, placed[i].Name, log); ok {
-			fresh[i] = o
+			got[i] = o
 		}
 	}
 	if cached || len(toRead) <= 1 || c.opts.ClusterConcurrency == 1 {
 		for _, i := range toRead {
-			read(i)
+			readOne(i)
 		}
 	} else {
 		var wg sync.WaitGroup
@@ -169,7 +187,7 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 			sem <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				read(i)
+				readOne(i)
 			})
 		}
 		wg.Wait()
@@ -177,17 +195,19 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 	now := c.opts.Clock.Now()
 	for i := range placed {
 		name := placed[i].Name
-		if o := fresh[i]; o != nil {
-			c.freshness.set(key, name, record{at: now, ready: o.Ready, message: o.Message})
-			members[i].LastRead, members[i].Observation = now, o
+		if o := got[i]; o != nil {
+			read[name] = reading{at: now, obs: o}
+		}
+		if r, ok := read[name]; ok {
+			members[i].LastRead, members[i].Observation = r.at, r.obs
 			continue
 		}
 		rec, ok := c.freshness.get(key, name)
 		if !ok {
 			continue
 		}
-		// Read earlier (a failed read now, or before a Conflict): the stored fields are what
-		// that read found.
+		// Read successfully in an earlier pass, not in this one: the entry's fields are what
+		// that read found (the Collector wrote them), and the memory says whether it was ready.
 		e := &placed[i]
 		o := &Observation{
 			Replicas: e.Replicas, ReadyReplicas: e.ReadyReplicas, AvailableReplicas: e.AvailableReplicas,
