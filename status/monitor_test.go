@@ -185,7 +185,9 @@ func TestMonitorSuccessThreshold(t *testing.T) {
 	require.NoError(t, e.fleet.Partition("eu"))
 	e.clock.Step(10 * time.Second)
 	e.probe(t, "eu")
-	isReady := func() metav1.ConditionStatus { return conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status }
+	isReady := func() metav1.ConditionStatus {
+		return conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status
+	}
 	require.Equal(t, metav1.ConditionFalse, isReady(), "FailureThreshold 1")
 	for _, step := range []struct {
 		partitioned bool
