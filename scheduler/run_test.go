@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -165,4 +169,59 @@ func BenchmarkRunClusterChange(b *testing.B) {
 	reads := after[fake.VerbGet] + after[fake.VerbList] - before[fake.VerbGet] - before[fake.VerbList] - i // the benchmark's own Gets
 	b.ReportMetric(float64(done)/elapsed.Seconds(), "reconciles/s")
 	b.ReportMetric(float64(reads)/float64(done), "reads/reconcile")
+}
+
+// TestRunReadsFromCaches: Run's reconciles used to read the object, its preference and every
+// Cluster from the API server (100 Gets of objects, 100 of preferences and 100 Lists of
+// Clusters for 50 objects), though Run's informers hold all three. Now the only reads are
+// the informers' own lists, and the writes are the 50 status updates.
+func TestRunReadsFromCaches(t *testing.T) {
+	const objects = 50
+	f := newRunFixture(t, 3, objects, true)
+	f.host.ClearActions()
+	f.start(t)
+	f.waitReconciles(t, 2*objects)
+	f.stop(t)
+	want := map[fake.Verb]int{
+		fake.VerbList:         3, // one per informer: objects, preferences, Clusters
+		fake.VerbWatch:        3,
+		fake.VerbUpdateStatus: objects,
+	}
+	if diff := cmp.Diff(want, f.calls()); diff != "" {
+		t.Errorf("API calls of Run (-want +got):\n%s", diff)
+	}
+}
+
+// unservedRSPs is a host that does not serve ReplicaSchedulingPreferences, as one without
+// the CRD.
+type unservedRSPs struct{ *fake.Cluster }
+
+func (h unservedRSPs) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if gvr == federation.ReplicaSchedulingPreferenceGVR {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
+	}
+	return h.Cluster.List(ctx, gvr, ns, o)
+}
+
+// TestRunFailsWithoutTheRSPResource: Run on a host without the ReplicaSchedulingPreference
+// CRD used to wait forever, silently, and return nil when cancelled. Now it fails after
+// CacheSyncTimeout, on its clock, naming the resource.
+func TestRunFailsWithoutTheRSPResource(t *testing.T) {
+	clk := clocktesting.NewFakeClock(now)
+	s, err := scheduler.New(unservedRSPs{fake.NewCluster("host")}, federation.DeploymentType, scheduler.Options{Clock: clk, CacheSyncTimeout: time.Minute})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	var runErr error
+	require.Eventually(t, func() bool {
+		clk.Step(time.Minute)
+		select {
+		case runErr = <-done:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, 10*time.Millisecond)
+	require.ErrorContains(t, runErr, "replicaschedulingpreferences.core.federation.k8s.io")
+	require.True(t, apierrors.IsNotFound(runErr), "the list error is kept: %v", runErr)
 }

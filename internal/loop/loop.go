@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -293,6 +294,11 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 		case federation.IsTerminal(err):
 			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "loop", l.opts.Name, "key", key.String())
 			queue.Forget(key)
+		case apierrors.IsConflict(err):
+			// Another writer was first, or the cache had not caught up with a write yet: an
+			// ordinary retry, not worth an error in the log.
+			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "loop", l.opts.Name, "key", key.String(), "error", err.Error())
+			queue.AddRateLimited(key)
 		default:
 			l.opts.Logger.Error(err, "Reconcile failed; will retry", "loop", l.opts.Name, "key", key.String())
 			queue.AddRateLimited(key)

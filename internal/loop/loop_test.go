@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -46,6 +48,15 @@ func TestRunWaitsOnItsClock(t *testing.T) {
 		answer: func(n int) (federation.Result, error) {
 			if n == 1 {
 				return federation.Result{}, errors.New("host busy")
+			}
+			return federation.Result{}, nil
+		},
+		wait: 3 * time.Second,
+	}, {
+		name: "a conflict backs off too",
+		answer: func(n int) (federation.Result, error) {
+			if n == 1 {
+				return federation.Result{}, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("stale"))
 			}
 			return federation.Result{}, nil
 		},
