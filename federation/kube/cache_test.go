@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
 
@@ -67,7 +68,7 @@ func TestCachedReader(t *testing.T) {
 		configMap("b", "web", managed(map[string]string{"app": "web"})),
 		configMap("a", "unmanaged", map[string]string{"app": "web"}),
 	)
-	set := staticSet(t, map[string]*Client{"eu": NewFromDynamic(dyn)})
+	set := staticSet(t, map[string]*Client{"eu": dynamicClient(t, dyn)})
 	set.members["broken"] = &member{notReady: ErrInvalidCredentials}
 
 	_, err := set.CachedReader("eu", cmGVR)
@@ -130,7 +131,7 @@ func TestCachedReader(t *testing.T) {
 	require.ErrorIs(t, err, federation.ErrUnknownType)
 
 	// A change on the member reaches the cache.
-	_, err = NewFromDynamic(dyn).Create(ctx, cmGVR, configMap("a", "new", managed(nil)))
+	_, err = dynamicClient(t, dyn).Create(ctx, cmGVR, configMap("a", "new", managed(nil)))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := r.Get(ctx, cmGVR, "a", "new"); return err == nil }, 5*time.Second, 10*time.Millisecond)
 
@@ -173,3 +174,11 @@ func TestCachedReaderUnreachable(t *testing.T) {
 }
 
 func restConfigFor(host string) *rest.Config { return &rest.Config{Host: host} }
+
+// dynamicClient returns a Client on dyn.
+func dynamicClient(t *testing.T, dyn dynamic.Interface) *Client {
+	t.Helper()
+	c, err := New(nil, Options{Dynamic: dyn})
+	require.NoError(t, err)
+	return c
+}

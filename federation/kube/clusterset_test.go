@@ -72,8 +72,12 @@ func secretObject(namespace, name string, data map[string]string) *unstructured.
 
 // fakeHost returns a host ClusterClient on client-go's dynamic fake.
 func fakeHost(objs ...runtime.Object) *kube.Client {
-	return kube.NewFromDynamic(dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"}, objs...))
+	c, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"}, objs...)})
+	if err != nil {
+		panic(err) // cannot happen: a dynamic client and no rest.Config
+	}
+	return c
 }
 
 func clientOf(t *testing.T, set *kube.ClusterSet, name string) *kube.Client {
