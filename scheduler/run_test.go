@@ -182,13 +182,20 @@ func TestRunReadsFromCaches(t *testing.T) {
 	f.start(t)
 	f.waitReconciles(t, 2*objects)
 	f.stop(t)
-	want := map[fake.Verb]int{
-		fake.VerbList:         3, // one per informer: objects, preferences, Clusters
-		fake.VerbWatch:        3,
-		fake.VerbUpdateStatus: objects,
+	calls := f.calls()
+	// A pass may read an informer's copy that is a write behind (another informer's event
+	// arrived first): its status write then fails with a Conflict and is retried, so the
+	// writes are at least one per object. The reads are exact.
+	if calls[fake.VerbUpdateStatus] < objects {
+		t.Errorf("UpdateStatus calls = %d; want at least %d", calls[fake.VerbUpdateStatus], objects)
 	}
-	if diff := cmp.Diff(want, f.calls()); diff != "" {
-		t.Errorf("API calls of Run (-want +got):\n%s", diff)
+	delete(calls, fake.VerbUpdateStatus)
+	want := map[fake.Verb]int{
+		fake.VerbList:  3, // one per informer: objects, preferences, Clusters
+		fake.VerbWatch: 3,
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("API reads of Run (-want +got):\n%s", diff)
 	}
 }
 
