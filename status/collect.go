@@ -28,8 +28,8 @@ import (
 //     and the Ready condition, and whether any of them changed.
 //  3. Write, only when something changed: one UpdateStatus of the object as read, with the
 //     Collector's fields replaced and every other loop's left as they are, locked on its
-//     resourceVersion. After a Conflict the pass starts again from a fresh read, at most
-//     three times, without reading members again.
+//     resourceVersion. After a Conflict the pass starts again from a live read of the
+//     object, at most three times, without reading the Clusters or the members again.
 //
 // The Result asks for the next pull after Options.Period. A missing object (and one being
 // deleted) is forgotten and not requeued. An object whose status does not decode returns an
@@ -54,8 +54,10 @@ func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, key 
 
 func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
 	read := map[string]reading{} // this pass's reads, kept across attempts
+	var ready map[string]bool    // the Clusters' readiness, read once per pass
+	objects := r
 	for attempt := 1; ; attempt++ {
-		u, err := r.Get(ctx, c.typ.FederatedGVR(), key.Namespace, key.Name)
+		u, err := objects.Get(ctx, c.typ.FederatedGVR(), key.Namespace, key.Name)
 		if apierrors.IsNotFound(err) {
 			c.freshness.forget(key)
 			return federation.Result{}, "gone", nil
@@ -71,9 +73,10 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 		if err != nil {
 			return federation.Result{}, "invalid", federation.Terminal(fmt.Errorf("%w: %s %s: %w", ErrInvalidStatus, c.typ.Federated.Kind, key, err))
 		}
-		ready, err := clusterReadiness(ctx, r)
-		if err != nil {
-			return federation.Result{}, "error", err
+		if ready == nil {
+			if ready, err = clusterReadiness(ctx, r); err != nil {
+				return federation.Result{}, "error", err
+			}
 		}
 		c.freshness.retain(key, st.Clusters)
 		members := c.observe(ctx, key, st.Clusters, ready, read, log)
@@ -90,7 +93,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 		}
 		err = c.write(ctx, u, &agg)
 		if apierrors.IsConflict(err) && attempt < conflictRetries {
-			r = c.host // the cache lags or another loop wrote: read the object as it is now
+			objects = c.host // the cache lags or another loop wrote: read the object as it is now
 			continue
 		}
 		if err != nil {

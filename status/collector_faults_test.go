@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"runtime"
 	"errors"
 	"testing"
 	"time"
@@ -145,7 +146,8 @@ func TestCollectorBadFederatedObject(t *testing.T) {
 // TestCollectorReadTimeout: a member that does not answer within ReadTimeout (on the
 // injected clock) is a failed read, not a stuck pass.
 func TestCollectorReadTimeout(t *testing.T) {
-	e := newEnv(t, status.Options{ReadTimeout: 5 * time.Second})
+	// One read at a time, so that the two timers the test waits for are b's.
+	e := newEnv(t, status.Options{ReadTimeout: 5 * time.Second, ClusterConcurrency: 1})
 	e.federate(t, []string{"a", "b", "c"}, []int64{1, 1, 1})
 	e.reconcile(t)
 	b, _ := e.fleet.Member("b")
@@ -157,9 +159,8 @@ func TestCollectorReadTimeout(t *testing.T) {
 		_, err := e.c.Reconcile(ctx, key)
 		done <- err
 	}()
-	for !e.clock.HasWaiters() { // b's latency timer and our read timeout
-	}
-	for e.clock.Waiters() < 2 {
+	for e.clock.Waiters() < 2 { // b's latency timer and the read's timeout
+		runtime.Gosched()
 	}
 	e.clock.Step(5 * time.Second)
 	require.NoError(t, <-done)

@@ -83,22 +83,25 @@ func newEnv(t testing.TB, opts status.Options, names ...string) *env {
 	return e
 }
 
-// federate creates the FederatedDeployment default/web and, as sync would, its
-// status.clusters entries and member Deployments with replicas[i] replicas in clusters[i].
+// federate creates the FederatedDeployment default/web with, as sync would have written
+// them, its status.clusters entries and member Deployments with replicas[i] replicas in
+// clusters[i]. The object is seeded whole, so a running Collector sees it with its entries.
 func (e *env) federate(t testing.TB, clusters []string, replicas []int64) {
 	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
-		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
-		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"replicas": int64(3)}}},
-	}}
-	created, err := e.host.Create(ctx, fedGVR, u)
-	require.NoError(t, err)
-	e.list(t, created, clusters)
+	entries := make([]any, 0, len(clusters))
+	for _, name := range clusters {
+		entries = append(entries, map[string]any{"name": name, "revision": int64(1)})
+	}
 	for i, name := range clusters {
 		e.member(t, name, replicas[i])
 	}
 	e.fleet.Tick()
+	require.NoError(t, e.host.Seed(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
+		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "generation": int64(1)},
+		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"replicas": int64(3)}}},
+		"status":   map[string]any{"clusters": entries},
+	}}))
 }
 
 // list writes status.clusters as sync would: one entry per cluster, with sync's fields.
@@ -106,7 +109,7 @@ func (e *env) list(t testing.TB, u *unstructured.Unstructured, clusters []string
 	t.Helper()
 	if u == nil {
 		var err error
-		u, err = e.host.Get(ctx, fedGVR, key.Namespace, key.Name)
+		u, err = e.host.Peek(fedGVR, key.Namespace, key.Name)
 		require.NoError(t, err)
 	}
 	old, _, _ := unstructured.NestedSlice(u.Object, "status", "clusters")
@@ -181,7 +184,7 @@ func (e *env) writes() int {
 // setClusterReady rewrites a Cluster's Ready condition on the host, as the monitor would.
 func (e *env) setClusterReady(t testing.TB, name string, ready bool) {
 	t.Helper()
-	u, err := e.host.Get(ctx, federation.ClusterGVR, "", name)
+	u, err := e.host.Peek(federation.ClusterGVR, "", name)
 	require.NoError(t, err)
 	c, err := federation.ClusterFromUnstructured(u)
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Defaults of [MonitorOptions].
@@ -63,6 +64,10 @@ type MonitorOptions struct {
 	// taints change from NoSchedule (no new work) to NoExecute (placement takes the cluster's
 	// work away unless tolerated). Default: DefaultEvictionDelay (5m).
 	EvictionDelay time.Duration
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
+	// it returns an error. It runs on Clock. Default: loop.DefaultCacheSyncTimeout.
+	CacheSyncTimeout time.Duration
 }
 
 // complete validates o and fills in the defaults.
@@ -108,6 +113,9 @@ func (o *MonitorOptions) complete() error {
 	}
 	if o.EvictionDelay == 0 {
 		o.EvictionDelay = DefaultEvictionDelay
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -268,6 +269,7 @@ func TestMonitorProbeTimeout(t *testing.T) {
 		done <- err
 	}()
 	for e.clock.Waiters() < 2 { // the member's latency and the probe's timeout
+		runtime.Gosched()
 	}
 	e.clock.Step(status.DefaultProbeTimeout)
 	require.NoError(t, <-done)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Defaults of [Options].
@@ -65,6 +66,11 @@ type Options struct {
 	// no cap.
 	MaxRemoteStatusBytes int
 
+	// CacheSyncTimeout bounds how long Run waits for the first list of the federated objects
+	// and Clusters before it returns an error naming what could not be listed. It runs on
+	// Clock. Default: loop.DefaultCacheSyncTimeout (2 minutes).
+	CacheSyncTimeout time.Duration
+
 	// ClusterConcurrency bounds how many members one pass reads at once when it reads them
 	// live (member caches are read one after the other: they answer from memory).
 	// Default: DefaultClusterConcurrency.
@@ -111,6 +117,9 @@ func (o *Options) complete() error {
 	}
 	if o.ClusterConcurrency == 0 {
 		o.ClusterConcurrency = DefaultClusterConcurrency
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	}
 	return nil
 }
