@@ -2,8 +2,8 @@ package status_test
 
 import (
 	"context"
-	"runtime"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"go.uber.org/goleak"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -73,7 +73,9 @@ type notifyingSet struct {
 	fns   []func(string, *unstructured.Unstructured)
 }
 
-func (s *notifyingSet) Client(name string) (federation.ClusterClient, error) { return s.fleet.Client(name) }
+func (s *notifyingSet) Client(name string) (federation.ClusterClient, error) {
+	return s.fleet.Client(name)
+}
 
 func (s *notifyingSet) CachedReader(cluster string, _ schema.GroupVersionResource) (federation.Reader, error) {
 	return s.fleet.Client(cluster)
