@@ -96,40 +96,23 @@ func Aggregate(in Input) Aggregation {
 	if st == nil {
 		st = &federation.FederatedStatus{}
 	}
-	out := Aggregation{Clusters: make([]federation.MemberStatus, len(st.Clusters))}
-	fresh := make([]bool, len(st.Clusters))
+	var out Aggregation
 	sum := federation.AggregatedStatus{}
 	var notReady, stale []string
+	// First pass: decide, sum and detect changes without building anything, so that the
+	// usual pass (nothing changed) allocates almost nothing.
 	for i := range st.Clusters {
 		old := &st.Clusters[i]
-		e := *old
-		var m Member
-		if i < len(in.Members) {
-			m = in.Members[i]
+		m := in.member(i)
+		e, changed := nextEntry(old, m, in.fresh(m))
+		if changed {
+			out.Changed = true
 		}
-		fresh[i] = m.ClusterReady && m.Observation != nil && !m.LastRead.IsZero() && in.Now.Sub(m.LastRead) <= in.StaleAfter
-		if !fresh[i] {
-			e.Stale = true
+		if e.Stale {
 			stale = append(stale, e.Name)
-			if !old.Stale {
-				out.Changed = true
-			}
-			out.Clusters[i] = e
 			continue
 		}
 		o := m.Observation
-		e.Replicas, e.ReadyReplicas, e.AvailableReplicas = o.Replicas, o.ReadyReplicas, o.AvailableReplicas
-		e.UpdatedReplicas, e.ObservedGeneration = o.UpdatedReplicas, o.ObservedGeneration
-		e.RemoteStatus = nil
-		if o.Remote != nil {
-			e.RemoteStatus = &federation.RawObject{Object: o.Remote}
-		}
-		e.Stale = false
-		if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) {
-			e.LastObserved = timePtr(m.LastRead)
-			out.Changed = true
-		}
-		out.Clusters[i] = e
 		out.Fresh++
 		sum.Clusters++
 		sum.Replicas += val(o.Replicas)
@@ -146,8 +129,8 @@ func Aggregate(in Input) Aggregation {
 
 	out.Aggregated = st.Aggregated
 	if out.Quorum || placed == 0 {
-		out.Aggregated = &sum
 		if st.Aggregated == nil || *st.Aggregated != sum {
+			out.Aggregated = &sum
 			out.Changed = true
 		}
 	}
@@ -163,20 +146,59 @@ func Aggregate(in Input) Aggregation {
 		out.Changed = true
 	}
 
-	if out.Changed {
-		// Written anyway: bring old lastObserved stamps of fresh entries forward, so they do
-		// not age forever while the values stay the same.
-		for i := range out.Clusters {
-			e := &out.Clusters[i]
-			if !fresh[i] || e.LastObserved == nil {
-				continue
-			}
-			if read := in.Members[i].LastRead; read.Sub(e.LastObserved.Time) > in.StaleAfter/2 {
-				e.LastObserved = timePtr(read)
-			}
+	if !out.Changed {
+		out.Clusters = st.Clusters
+		return out
+	}
+	// Second pass, for a write: the new entries. Written anyway, old lastObserved stamps of
+	// fresh entries move forward, so they do not age forever while the values stay the same.
+	out.Clusters = make([]federation.MemberStatus, placed)
+	for i := range st.Clusters {
+		m := in.member(i)
+		e, _ := nextEntry(&st.Clusters[i], m, in.fresh(m))
+		if !e.Stale && e.LastObserved != nil && m.LastRead.Sub(e.LastObserved.Time) > in.StaleAfter/2 {
+			e.LastObserved = timePtr(m.LastRead)
 		}
+		out.Clusters[i] = e
 	}
 	return out
+}
+
+// member returns Members[i], or a zero Member.
+func (in *Input) member(i int) Member {
+	if i < len(in.Members) {
+		return in.Members[i]
+	}
+	return Member{}
+}
+
+// fresh reports whether m's data is fresh (rule 1 of Aggregate).
+func (in *Input) fresh(m Member) bool {
+	return m.ClusterReady && m.Observation != nil && !m.LastRead.IsZero() && in.Now.Sub(m.LastRead) <= in.StaleAfter
+}
+
+// nextEntry returns old with the observed fields decided for m, and whether they changed:
+// fresh data replaces them and clears stale, stamping lastObserved when the values or the
+// staleness change; otherwise old's values stay and the entry is stale.
+func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.MemberStatus, bool) {
+	e := *old
+	if !fresh {
+		e.Stale = true
+		return e, !old.Stale
+	}
+	o := m.Observation
+	e.Replicas, e.ReadyReplicas, e.AvailableReplicas = o.Replicas, o.ReadyReplicas, o.AvailableReplicas
+	e.UpdatedReplicas, e.ObservedGeneration = o.UpdatedReplicas, o.ObservedGeneration
+	e.RemoteStatus = nil
+	if o.Remote != nil {
+		e.RemoteStatus = &federation.RawObject{Object: o.Remote}
+	}
+	e.Stale = false
+	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) {
+		e.LastObserved = timePtr(m.LastRead)
+		return e, true
+	}
+	return e, false
 }
 
 // readyCondition is the federated object's Ready condition for one aggregation.
