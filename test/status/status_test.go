@@ -75,7 +75,9 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 }
 
 // object decodes a JSON-ish literal built with maps.
-func object(m map[string]any) *unstructured.Unstructured { return &unstructured.Unstructured{Object: m} }
+func object(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
+}
 
 // createWithStatus creates obj in c and then writes its status, as the member's controllers
 // would (this environment runs none).
@@ -295,4 +297,3 @@ func requireQuantity(t *testing.T, want string, got resource.Quantity) {
 	w := resource.MustParse(want)
 	require.Zero(t, w.Cmp(got), "got %s, want %s", got.String(), want)
 }
-
