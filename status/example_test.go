@@ -142,4 +142,3 @@ func ExampleExtractors() {
 	// Output:
 	// 3 false phase Provisioning <nil>
 }
-
