@@ -13,15 +13,12 @@ import (
 // BenchmarkEvaluate measures placement over fleets of C clusters in 20 regions and 3
 // providers:
 //
-//   - all:        a {} selector, nothing else;
+//   - all: a {} selector, nothing else;
+//   - spread: one constraint, minGroups 3 over regions, maxClusters 10;
+//   - two: minGroups 3 over regions and 3 over providers, maxClusters 5;
+//   - maxgroups: maxGroups 2 over regions, minGroups 2 over providers.
 //
-//   - spread:     one constraint, minGroups 3 over regions, maxClusters 10;
-//
-//   - two:        minGroups 3 over regions and 3 over providers, maxClusters 5;
-//
-//   - maxgroups:  maxGroups 2 over regions, minGroups 2 over providers.
-//
-//     go test -run '^$' -bench Evaluate -benchmem ./placement
+// Run it with go test -run '^$' -bench Evaluate -benchmem ./placement.
 func BenchmarkEvaluate(b *testing.B) {
 	cases := []struct {
 		name string
