@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/fedkit/fedkit/federation"
@@ -49,19 +50,20 @@ import (
 // requests where the pod sets them, and the pod overhead; plus one "pods". template is a
 // federated object's spec.template; the pod spec is read from spec.template.spec. A template
 // without a pod spec asks for one pod only. The error names the field that does not decode.
-func podRequests(template map[string]interface{}) (corev1.ResourceList, error) {
+func podRequests(template map[string]interface{}) (corev1.ResourceList, *field.Error) {
 	out := corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)}
 	raw, ok, _ := unstructured.NestedFieldNoCopy(template, "spec", "template", "spec")
 	if !ok {
 		return out, nil
 	}
+	path := specPath.Child("template", "spec", "template", "spec")
 	podSpec, ok := raw.(map[string]interface{})
 	if !ok {
-		return nil, fmt.Errorf("spec.template.spec.template.spec: not an object")
+		return nil, field.Invalid(path, raw, "must be a pod spec (an object)")
 	}
 	var pod corev1.Pod
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(podSpec, &pod.Spec); err != nil {
-		return nil, fmt.Errorf("spec.template.spec.template.spec: %v", err)
+		return nil, field.Invalid(path, "", fmt.Sprintf("does not decode as a pod spec: %v", err))
 	}
 	for name, q := range resourcehelper.PodRequests(&pod, resourcehelper.PodResourcesOptions{}) {
 		if name != corev1.ResourcePods {

@@ -33,7 +33,7 @@ func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanatio
 	if err != nil {
 		return Explanation{}, err
 	}
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		return Explanation{}, err
 	}

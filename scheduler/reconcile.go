@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/placement"
 )
 
 // Reasons of the Scheduled condition.
@@ -83,13 +82,10 @@ func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
 
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
-	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
-		reason := ReasonInvalidPlacement
-		if in.rsp != nil && errors.Is(err, ErrInvalidRequest) {
-			reason = ReasonInvalidPreference
-		}
-		return s.invalid(ctx, in.u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
+	var bad *inputError
+	if errors.As(err, &bad) {
+		return s.invalid(ctx, in.u, bad.reason, bad.err)
 	}
 	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
 	if err != nil {
@@ -100,11 +96,7 @@ func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.
 		outcome = "scheduled"
 		log.V(1).Info("Scheduled", "message", d.message)
 	}
-	var res federation.Result
-	if in.rsp != nil {
-		res.RequeueAfter = in.rsp.Spec.RebalancePeriod.Duration
-	}
-	return res, outcome, nil
+	return federation.Result{RequeueAfter: d.requeue}, outcome, nil
 }
 
 // inputs are the reads one scheduling decision needs.
