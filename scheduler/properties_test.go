@@ -239,3 +239,54 @@ func TestExplain(t *testing.T) {
 	require.Equal(t, "", plan.Explain("nope"))
 	require.Equal(t, "12/12 replicas on 3 of 4 clusters (Webster, Weighted); capped: eu by maxReplicas 6, us by capacity 2; 1 without preference", plan.Summary())
 }
+
+// TestRefillProperties checks Refill on random requests (rebalance off, Webster, weights from
+// the preferences or capacity): the usual plan invariants; no cluster below its fair share
+// (its count with Rebalance on); Kept never more than was running; and no effect once every
+// cluster runs its share.
+func TestRefillProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for i := range 3000 {
+		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 60, maxWeight: 9})
+		req.Rebalance, req.Refill = false, true
+		req.Strategy = []federation.Strategy{"", federation.StrategyCapacityWeighted}[r.IntN(2)]
+		plan, err := scheduler.Divide(req)
+		require.NoError(t, err)
+		if msg := checkPlan(req, plan); msg != "" {
+			t.Fatalf("case %d: %s: %s", i, describe(req), msg)
+		}
+		fair := req
+		fair.Rebalance, fair.Refill = true, false
+		shares, err := scheduler.Divide(fair)
+		require.NoError(t, err)
+		for _, c := range req.Clusters {
+			a, _ := plan.Cluster(c.Name)
+			if a.Replicas < shares.Replicas[c.Name] {
+				t.Fatalf("case %d: %s: %s got %d, below its fair share %d", i, describe(req), c.Name, a.Replicas, shares.Replicas[c.Name])
+			}
+			var running int64
+			if c.Current != nil {
+				running = *c.Current
+			}
+			if a.Kept > max(0, running-a.Min) {
+				t.Fatalf("case %d: %s: %s kept %d with %d running and %d from its minimum", i, describe(req), c.Name, a.Kept, running, a.Min)
+			}
+		}
+
+		// Once every cluster runs its share, a refill moves nothing.
+		steady := req
+		steady.Clusters = append([]scheduler.ClusterState(nil), req.Clusters...)
+		for j := range steady.Clusters {
+			v := shares.Replicas[steady.Clusters[j].Name]
+			steady.Clusters[j].Current = &v
+		}
+		with, err := scheduler.Divide(steady)
+		require.NoError(t, err)
+		steady.Refill = false
+		without, err := scheduler.Divide(steady)
+		require.NoError(t, err)
+		if diff := cmp.Diff(without.Replicas, with.Replicas); diff != "" {
+			t.Fatalf("case %d: %s: a refill at the fair shares moved replicas (-without +with):\n%s", i, describe(req), diff)
+		}
+	}
+}

@@ -29,7 +29,8 @@ const (
 	// ReasonInvalidPreference: the ReplicaSchedulingPreference is invalid; the last good
 	// schedule stays.
 	ReasonInvalidPreference = "InvalidPreference"
-	// ReasonInvalidObject: the federated object cannot be decoded.
+	// ReasonInvalidObject: the federated object cannot be decoded, or its template is
+	// invalid (replicas negative or not an integer, a pod template that does not decode).
 	ReasonInvalidObject = "InvalidObject"
 )
 
@@ -42,21 +43,32 @@ const maxMessage = 4096
 // and writes status.schedule and the Scheduled condition, only when they change.
 //
 // Without a ReplicaSchedulingPreference every selected cluster gets the template's replica
-// count (the Duplicated strategy); for a type that is not divisible (TypeConfig.ReplicasPath
+// count (the Duplicated strategy; a cluster without room for them is capped and reported:
+// Scheduled=False, Unschedulable); for a type that is not divisible (TypeConfig.ReplicasPath
 // empty) the schedule only lists clusters and its replica counts are 0. With one, the
 // candidates are the clusters with a preference of their own or a "*" entry: among every
 // cluster (KubeFed's default), or among those the object's placement selects when
-// spec.intersectWithClusterSelector is true. Either way the placement's other rules
-// (exclusions, affinity, taints and readiness, spread, maxClusters) apply.
+// spec.intersectWithClusterSelector is true; the others are reported with the placement rule
+// Preference. Either way the placement's other rules (exclusions, affinity, taints and
+// readiness, spread, maxClusters) apply, and the spread constraint that sets maxSkew spreads
+// the replicas over the groups placement chose.
 //
 // Current replicas per cluster come from status.clusters (the status loop) when fresh, else
-// from the previous schedule, so with rebalance off running replicas stay put. Capacity comes
-// from each Cluster's status.available and the template's pod requests.
+// from the previous schedule, so with rebalance off running replicas stay put. A cluster's
+// capacity for the object is what fits in its status.available given the template's pod
+// requests, plus those current replicas (see [ClusterState].Capacity).
 //
-// An invalid placement, preference or object sets Scheduled=False with the validation message,
-// keeps the last good schedule and returns an error wrapped by [federation.Terminal]. The
-// Result asks for a requeue after the preference's rebalancePeriod (default 5m), so a
-// recovered or new cluster gets replicas back. The Result is ignored when the error is not nil.
+// With rebalance off, once per rebalancePeriod (tracked in status.schedule.lastRebalanceTime)
+// the clusters below their fair share, such as a recovered or new cluster, get replicas back
+// ([Request].Refill); the Result asks for a requeue when the period ends. With rebalance on,
+// every pass divides by weight and the Result asks for a requeue after rebalancePeriod.
+//
+// An invalid placement, preference or object (a template whose replicas are negative or not
+// an integer, a pod template that does not decode) sets Scheduled=False with the validation
+// message and field path, keeps the last good schedule and returns an error wrapped by
+// [federation.Terminal]. A Cluster's own numbers (headroom, cost) are never reported as the
+// preference's: they saturate or count as unknown. The Result is ignored when the error is
+// not nil.
 func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
 	start := s.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)

@@ -76,7 +76,7 @@ type ClusterState struct {
 
 	// Cost is the cost of one replica in this cluster, in any unit consistent across
 	// clusters (the loop passes federation.ClusterSpec.Cost in milli-units), or nil when
-	// unknown. Only [CostOptimized] reads it; unknown costs come after every known one.
+	// unknown. Only StrategyCostOptimized reads it; unknown costs come after every known one.
 	Cost *int64
 
 	// Domain is the cluster's failure domain (a region, a zone, a provider...) for Spread:
