@@ -44,6 +44,7 @@ type groups struct {
 	min, max []int     // their minGroups, and maxGroups (math.MaxInt when unbounded)
 	id       [][]int32 // id[k][j]: eligible cluster j's group for constraint cons[k]
 	count    []int     // count[k]: how many groups constraint cons[k] has among the eligible
+	cut      bool      // choose's search ran out of budget
 }
 
 // newGroups numbers the groups of the restricting constraints.

@@ -41,19 +41,61 @@ func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, 
 		limit = min(limit, int(*p.MaxClusters))
 	}
 	g := newGroups(p, domains, len(eligible))
-	picks, cut := g.choose(limit)
-
-	// Rule 8: the chosen clusters, then the best-ranked of the others while they keep every
-	// constraint within its maxGroups, up to maxClusters.
 	st := g.state()
-	selected := make([]bool, len(eligible))
+	var selected []ranked
+	if len(g.cons) == 0 {
+		// No minGroups or maxGroups: the best-ranked clusters, up to maxClusters.
+		for j := limit; j < len(eligible); j++ {
+			drop(&eligible[j], MaxClusters, fmt.Sprintf("ranked %d of %d eligible clusters, maxClusters is %d", j+1, len(eligible), limit))
+		}
+		selected = eligible[:limit]
+	} else {
+		selected = fill(p, g, st, eligible, domains, limit, drop)
+	}
+	skew := -1
+	for i := range p.SpreadConstraints {
+		if p.SpreadConstraints[i].MaxSkew > 0 {
+			skew = i // federation validation allows one
+			break
+		}
+	}
+	if skew >= 0 {
+		sc := &p.SpreadConstraints[skew]
+		d.ReplicaSpread = &ReplicaSpread{Constraint: skew, TopologyKey: sc.TopologyKey, MinGroups: sc.MinGroups, MaxSkew: sc.MaxSkew}
+		for j := range selected {
+			selected[j].Domain = Domain(selected[j].c, sc.TopologyKey)
+		}
+	}
+
+	// Rule 9: minGroups.
+	for k, i := range g.cons {
+		sc := &p.SpreadConstraints[i]
+		if st.covered[k] < int(sc.MinGroups) {
+			err := fmt.Errorf("%w: spreadConstraints[%d]: the selected clusters cover %d %s groups, minGroups is %d",
+				ErrUnsatisfiable, i, st.covered[k], sc.TopologyKey, sc.MinGroups)
+			if g.cut {
+				err = fmt.Errorf("%w (no selection found within %d search steps, the bound of Evaluate's search)", err, searchBudget)
+			}
+			return selected, err
+		}
+	}
+	return selected, nil
+}
+
+// fill is rule 8 with constraints: the clusters choose picks, then the best-ranked of the
+// others while they keep every constraint within its maxGroups, up to limit. It records the
+// selection in st and returns it in rank order.
+func fill(p *federation.Placement, g *groups, st *selection, eligible []ranked, domains [][]string, limit int, drop func(*ranked, Rule, string)) []ranked {
+	picks, cut := g.choose(limit)
+	g.cut = cut
+	chosen := make([]bool, len(eligible))
 	for _, j := range picks {
 		st.add(j)
-		selected[j] = true
+		chosen[j] = true
 	}
 	n := len(picks)
 	for j := range eligible {
-		if selected[j] {
+		if chosen[j] {
 			continue
 		}
 		if k := st.capped(j); k >= 0 {
@@ -67,44 +109,16 @@ func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, 
 			continue
 		}
 		st.add(j)
-		selected[j] = true
+		chosen[j] = true
 		n++
-	}
-
-	skew := -1
-	for i := range p.SpreadConstraints {
-		if p.SpreadConstraints[i].MaxSkew > 0 {
-			skew = i // federation validation allows one
-			break
-		}
-	}
-	if skew >= 0 {
-		sc := &p.SpreadConstraints[skew]
-		d.ReplicaSpread = &ReplicaSpread{Constraint: skew, TopologyKey: sc.TopologyKey, MinGroups: sc.MinGroups, MaxSkew: sc.MaxSkew}
 	}
 	kept := make([]ranked, 0, n)
 	for j := range eligible {
-		if selected[j] {
-			if skew >= 0 {
-				eligible[j].Domain = domains[skew][j]
-			}
+		if chosen[j] {
 			kept = append(kept, eligible[j])
 		}
 	}
-
-	// Rule 9: minGroups.
-	for k, i := range g.cons {
-		sc := &p.SpreadConstraints[i]
-		if st.covered[k] < int(sc.MinGroups) {
-			err := fmt.Errorf("%w: spreadConstraints[%d]: the selected clusters cover %d %s groups, minGroups is %d",
-				ErrUnsatisfiable, i, st.covered[k], sc.TopologyKey, sc.MinGroups)
-			if cut {
-				err = fmt.Errorf("%w (no selection found within %d search steps, the bound of Evaluate's search)", err, searchBudget)
-			}
-			return kept, err
-		}
-	}
-	return kept, nil
+	return kept
 }
 
 // removeAt returns s without its element j.
