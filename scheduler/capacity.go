@@ -98,7 +98,14 @@ func headroomReplicas(c *federation.Cluster, perReplica corev1.ResourceList) *in
 }
 
 // quotient returns floor(have/need) for positive quantities, saturated at math.MaxInt64.
+// Quantities that are whole milli-units below 2^63/1000 (all of them, in practice) divide as
+// int64 milli-values without allocating; the others exactly, as decimals.
 func quotient(have, need resource.Quantity) int64 {
+	if h, ok := exactMilli(have); ok {
+		if n, ok := exactMilli(need); ok && n > 0 {
+			return h / n
+		}
+	}
 	q := new(inf.Dec).QuoRound(have.AsDec(), need.AsDec(), 0, inf.RoundDown) // scale 0: an integer
 	if v, ok := q.Unscaled(); ok {
 		return v
@@ -106,9 +113,21 @@ func quotient(have, need resource.Quantity) int64 {
 	return math.MaxInt64 // beyond an int64
 }
 
+// exactMilli returns q in milli-units when that is exact and cannot overflow.
+func exactMilli(q resource.Quantity) (int64, bool) {
+	if q.CmpInt64(math.MaxInt64/1000) >= 0 {
+		return 0, false // MilliValue would wrap around
+	}
+	m := q.MilliValue() // rounded up: exact only when q has no finer digits
+	return m, resource.NewMilliQuantity(m, q.Format).Cmp(q) == 0
+}
+
 // milliValue returns ceil(q·1000) for a non-negative quantity, saturated at math.MaxInt64
 // (resource.Quantity.MilliValue wraps around above about 9.2e15).
 func milliValue(q resource.Quantity) int64 {
+	if q.CmpInt64(math.MaxInt64/1000) < 0 {
+		return q.MilliValue()
+	}
 	d := new(inf.Dec).Mul(q.AsDec(), inf.NewDec(1000, 0))
 	d.Round(d, 0, inf.RoundCeil)
 	if v, ok := d.Unscaled(); ok {
