@@ -104,23 +104,30 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 			d.Excluded = append(d.Excluded, Diagnosis{Cluster: c.Name, Rule: rule, Detail: detail})
 			continue
 		}
-		eligible = append(eligible, ranked{Candidate: score(&p, c), c: c})
+		eligible = append(eligible, score(&p, c))
 	}
 	sort.Slice(eligible, func(i, j int) bool { return eligible[i].before(&eligible[j]) })
 
-	eligible, err := spread(&p, eligible, &d)
+	eligible, domains, err := spread(&p, eligible, &d)
 	d.Selected = make([]Candidate, len(eligible))
 	for i := range eligible {
-		d.Selected[i] = eligible[i].Candidate
+		r := &eligible[i]
+		d.Selected[i] = Candidate{Name: r.Name, Score: r.Score, Avoid: r.Avoid}
+		if domains != nil {
+			d.Selected[i].Domain = domains[i]
+		}
 	}
 	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
 	return d, err
 }
 
-// ranked is an eligible cluster on its way through spread and maxClusters.
+// ranked is an eligible cluster on its way through spread and maxClusters: a Candidate
+// without its Domain (kept small, as sorting moves it around) and the Cluster.
 type ranked struct {
-	Candidate
-	c *federation.Cluster
+	Name  string
+	Score int64
+	Avoid int
+	c     *federation.Cluster
 }
 
 // before is the rank order.
@@ -184,8 +191,8 @@ func matchTerm(t *federation.AffinityTerm, c *federation.Cluster) (bool, string)
 }
 
 // score computes a cluster's rank inputs (rule 6).
-func score(p *federation.Placement, c *federation.Cluster) Candidate {
-	r := Candidate{Name: c.Name}
+func score(p *federation.Placement, c *federation.Cluster) ranked {
+	r := ranked{Name: c.Name, c: c}
 	if a := p.ClusterAffinity; a != nil {
 		for i := range a.Preferred {
 			if ok, _ := matchTerm(&a.Preferred[i].Term, c); ok {

@@ -9,9 +9,9 @@ import (
 // spread applies rules 7 to 9 to the ranked eligible clusters: it drops the clusters without a
 // value for a topology key, chooses the clusters that meet every constraint's minGroups and
 // maxGroups within maxClusters (see choose), and fills the rest of maxClusters in rank order.
-// Clusters it leaves out get a Diagnosis in d; d.ReplicaSpread and the selected candidates'
-// Domain are set for the constraint that sets maxSkew.
-func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, error) {
+// Clusters it leaves out get a Diagnosis in d. For the constraint that sets maxSkew, it sets
+// d.ReplicaSpread and returns the selected clusters' groups (nil without one).
+func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, []string, error) {
 	drop := func(r *ranked, rule Rule, detail string) {
 		d.Excluded = append(d.Excluded, Diagnosis{Cluster: r.Name, Rule: rule, Detail: detail})
 	}
@@ -53,6 +53,7 @@ func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, 
 		selected = fill(p, g, st, eligible, domains, limit, drop)
 	}
 	skew := -1
+	var groups []string
 	for i := range p.SpreadConstraints {
 		if p.SpreadConstraints[i].MaxSkew > 0 {
 			skew = i // federation validation allows one
@@ -62,8 +63,9 @@ func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, 
 	if skew >= 0 {
 		sc := &p.SpreadConstraints[skew]
 		d.ReplicaSpread = &ReplicaSpread{Constraint: skew, TopologyKey: sc.TopologyKey, MinGroups: sc.MinGroups, MaxSkew: sc.MaxSkew}
+		groups = make([]string, len(selected))
 		for j := range selected {
-			selected[j].Domain = Domain(selected[j].c, sc.TopologyKey)
+			groups[j] = Domain(selected[j].c, sc.TopologyKey)
 		}
 	}
 
@@ -76,10 +78,10 @@ func spread(p *federation.Placement, eligible []ranked, d *Decision) ([]ranked, 
 			if g.cut {
 				err = fmt.Errorf("%w (no selection found within %d search steps, the bound of Evaluate's search)", err, searchBudget)
 			}
-			return selected, err
+			return selected, groups, err
 		}
 	}
-	return selected, nil
+	return selected, groups, nil
 }
 
 // fill is rule 8 with constraints: the clusters choose picks, then the best-ranked of the
