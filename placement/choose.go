@@ -44,12 +44,13 @@ type groups struct {
 	min, max []int     // their minGroups, and maxGroups (math.MaxInt when unbounded)
 	id       [][]int32 // id[k][j]: eligible cluster j's group for constraint cons[k]
 	count    []int     // count[k]: how many groups constraint cons[k] has among the eligible
+	budget   int       // choose's search bound: searchBudget
 	cut      bool      // choose's search ran out of budget
 }
 
 // newGroups numbers the groups of the restricting constraints.
 func newGroups(p *federation.Placement, domains [][]string, n int) *groups {
-	g := &groups{}
+	g := &groups{budget: searchBudget}
 	for i, sc := range p.SpreadConstraints {
 		if sc.MinGroups <= 0 && sc.MaxGroups <= 0 {
 			continue
@@ -163,11 +164,11 @@ func (g *groups) choose(limit int) (picks []int, cut bool) {
 	}
 	reps := g.classes()
 	if feasible {
-		sr := &search{s: g.state(), reps: reps, suffix: g.suffixGroups(reps)}
+		sr := &search{s: g.state(), reps: reps, suffix: g.suffixGroups(reps), budget: g.budget}
 		if sr.dfs(0, limit) {
 			return sr.picks, false
 		}
-		cut = sr.steps > searchBudget
+		cut = sr.steps > sr.budget
 	}
 	s := g.state()
 	for _, j := range reps { // the greedy best effort
@@ -230,6 +231,7 @@ type search struct {
 	suffix [][]int32
 	picks  []int
 	steps  int
+	budget int
 }
 
 // dfs extends the selection with classes from reps[from:], at most left more, and reports
@@ -247,7 +249,7 @@ func (sr *search) dfs(from, left int) bool {
 		}
 	}
 	for q := from; q < len(sr.reps); q++ {
-		if sr.steps++; sr.steps > searchBudget {
+		if sr.steps++; sr.steps > sr.budget {
 			return false
 		}
 		j := sr.reps[q]
@@ -261,7 +263,7 @@ func (sr *search) dfs(from, left int) bool {
 		}
 		sr.picks = sr.picks[:len(sr.picks)-1]
 		sr.s.remove(j)
-		if sr.steps > searchBudget {
+		if sr.steps > sr.budget {
 			return false
 		}
 	}
