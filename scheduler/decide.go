@@ -178,16 +178,19 @@ func withPreference(clusters []federation.Cluster, prefs map[string]federation.C
 
 // currentReplicas returns the replicas the object runs per cluster: the status loop's fresh
 // observation (the member's status.replicas), else the previous schedule. capacity.go says
-// why this is the number that consumes a cluster's headroom.
+// why this is the number that consumes a cluster's headroom. A negative count (no API server
+// writes one) is ignored: a member's bad number is never reported as the preference's.
 func currentReplicas(fed *federation.FederatedObject) map[string]int64 {
 	out := map[string]int64{}
 	if fed.Status.Schedule != nil {
 		for _, c := range fed.Status.Schedule.Clusters {
-			out[c.Name] = c.Replicas
+			if c.Replicas >= 0 {
+				out[c.Name] = c.Replicas
+			}
 		}
 	}
 	for _, c := range fed.Status.Clusters {
-		if c.Replicas != nil && !c.Stale {
+		if c.Replicas != nil && *c.Replicas >= 0 && !c.Stale {
 			out[c.Name] = *c.Replicas
 		}
 	}

@@ -205,3 +205,17 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 9, clusters: {"*": {weigh
 	require.Equal(t, map[string]int64{"aws": 4, "gcp": 0, "azure": 5}, schedule(obj))
 	require.Equal(t, metav1.ConditionTrue, scheduled(obj).Status, scheduled(obj).Message)
 }
+
+// TestReconcileBadMemberNumbers: a negative replica count in status.clusters (which no API
+// server writes) is the member's problem, never reported as an invalid preference.
+func TestReconcileBadMemberNumbers(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), webDeployment("1"))
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, webEven)
+	e.setMembers(t, map[string]int64{"aws": -2, "gcp": 3})
+	_, err := e.s.Reconcile(ctx, web)
+	require.NoError(t, err)
+	obj := e.get(t)
+	require.Equal(t, metav1.ConditionTrue, scheduled(obj).Status, scheduled(obj).Message)
+	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": 3}, schedule(obj))
+}

@@ -40,7 +40,8 @@ type Request struct {
 	// come last in the order, those of the clusters above their share (step 3 of doc.go's
 	// definition). A recovered or new cluster, with nothing running, is the usual beneficiary.
 	// It needs the Webster algorithm; it has no effect with Rebalance on, which moves every
-	// replica to its share on every division.
+	// replica to its share on every division. With CostOptimized, cheaper clusters keep their
+	// running replicas before dearer ones are refilled, as cost comes first in that strategy.
 	//
 	// Divide reads no clock: the scheduler loop sets Refill once per rebalancePeriod (see
 	// [Scheduler.Reconcile]), so replicas move at most that often.
