@@ -125,10 +125,13 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 		req = Request{Key: key.String(), TotalReplicas: total, Clusters: states, Strategy: federation.StrategyDuplicated}
 	}
 	plan, err := Divide(req)
-	if err != nil {
+	switch {
+	case err != nil && rsp != nil:
 		// The states are built valid (names unique, numbers non-negative), so what Divide
 		// rejects is the preference's.
 		return decision{}, &inputError{ReasonInvalidPreference, fmt.Errorf("ReplicaSchedulingPreference %s: %w", key, err)}
+	case err != nil:
+		return decision{}, &inputError{ReasonInvalidObject, fmt.Errorf("%s %s: %w", kind, key, err)}
 	}
 	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
 	if !s.typ.Divisible() {
