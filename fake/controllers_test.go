@@ -18,7 +18,7 @@ import (
 func newSimCluster(t *testing.T, w fake.Workloads) (*fake.Cluster, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := fake.NewCluster("sim")
+	c := newCluster(t, "sim")
 	c.SetClock(clk)
 	c.SetWorkloads(w)
 	return c, clk
@@ -130,7 +130,7 @@ func TestReplicaSetStatus(t *testing.T) {
 }
 
 func TestSimulationOffByDefault(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	mustCreate(t, c, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	c.Tick()

@@ -15,7 +15,7 @@ import (
 )
 
 func TestCreateSetsSystemFields(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	got, err := c.Create(ctx, deployGVR, deployment("prod", "web", 3))
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestCreateErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			_, err := c.Create(testCtx(t), deployGVR, tc.obj)
 			require.Error(t, err)
 			require.True(t, tc.is(err), "unexpected error kind: %v", err)
@@ -73,7 +73,7 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestAlreadyExistsAndNotFoundCarryGroupResource(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 
@@ -94,7 +94,7 @@ func TestAlreadyExistsAndNotFoundCarryGroupResource(t *testing.T) {
 }
 
 func TestGenerateName(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "", nil)
 	obj.SetGenerateName("cfg-")
 	names := map[string]bool{}
@@ -107,7 +107,7 @@ func TestGenerateName(t *testing.T) {
 }
 
 func TestScope(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	ns := namespace("prod")
 	ns.SetNamespace("ignored")
@@ -136,7 +136,7 @@ func TestScope(t *testing.T) {
 }
 
 func TestStoredStateIsIsolated(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	in := configMap("prod", "cfg", map[string]any{"k": "v"})
 	out := mustCreate(t, c, configMapGVR, in)
@@ -156,7 +156,7 @@ func TestStoredStateIsIsolated(t *testing.T) {
 
 func TestNumbersAreNormalised(t *testing.T) {
 	// Go ints (not valid in unstructured) go through JSON like on the wire.
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := deployment("prod", "web", 1)
 	obj.Object["spec"].(map[string]any)["replicas"] = 4
 	got := mustCreate(t, c, deployGVR, obj)
@@ -165,7 +165,7 @@ func TestNumbersAreNormalised(t *testing.T) {
 }
 
 func TestUpdateUnconditionalAndConditional(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"k": "1"}))
 
@@ -196,7 +196,7 @@ func TestUpdateUnconditionalAndConditional(t *testing.T) {
 }
 
 func TestNoOpUpdateKeepsResourceVersion(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 2))
 	got, err := c.Update(ctx, deployGVR, created)
@@ -206,7 +206,7 @@ func TestNoOpUpdateKeepsResourceVersion(t *testing.T) {
 }
 
 func TestResourceVersionIsClusterWide(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	a := mustCreate(t, c, configMapGVR, configMap("a", "x", nil))
 	b := mustCreate(t, c, deployGVR, deployment("b", "y", 1))
 	d := mustCreate(t, c, namespaceGVR, namespace("z"))
@@ -229,7 +229,7 @@ func TestZeroCluster(t *testing.T) {
 }
 
 func TestUpdateErrors(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	tests := []struct {

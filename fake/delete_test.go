@@ -8,12 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestFinalizers(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	obj := widget("prod", "w", 1)
 	obj.SetFinalizers([]string{"a.example.com/one", "a.example.com/two"})
@@ -62,7 +60,7 @@ func TestFinalizers(t *testing.T) {
 }
 
 func TestFinalizerRemovedByPatchDeletes(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	cm := configMap("prod", "cfg", nil)
 	cm.SetFinalizers([]string{"f"})
@@ -118,7 +116,7 @@ func TestDeleteOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			ctx := testCtx(t)
 			mustCreate(t, c, configMapGVR, configMap("prod", "x", nil)) // bump rv so "1" is stale
 			created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))

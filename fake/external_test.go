@@ -8,12 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestSeed(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	d := deployment("prod", "web", 3)
 	d.Object["status"] = map[string]any{"readyReplicas": int64(3)}
 	d.SetUID("fixed-uid")
@@ -48,7 +46,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestDrift(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 3))
 	w, err := c.Watch(ctx, deployGVR, "prod", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
@@ -85,7 +83,7 @@ func TestDrift(t *testing.T) {
 }
 
 func TestDriftMayCallTheCluster(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"n": "0"}))
 	calls := 0
 	require.NoError(t, c.Drift(configMapGVR, "prod", "cfg", func(u *unstructured.Unstructured) {
@@ -105,7 +103,7 @@ func TestDriftMayCallTheCluster(t *testing.T) {
 }
 
 func TestDriftDelete(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, configMapGVR, configMap("prod", "plain", nil))
 	withFinalizer := configMap("prod", "held", nil)
 	withFinalizer.SetFinalizers([]string{"f"})

@@ -155,7 +155,7 @@ func TestPartitionOnlyAffectsThatMember(t *testing.T) {
 }
 
 func TestUnreachableErrorIsNotRetriedAsConflict(t *testing.T) {
-	c := fake.NewCluster("solo")
+	c := newCluster(t, "solo")
 	c.Partition()
 	_, err := c.Update(testCtx(t), configMapGVR, configMap("prod", "cfg", nil))
 	require.False(t, apierrors.IsConflict(err))

@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/fedkit/fedkit/fake"
 )
 
 // Resources used across the tests: a built-in workload with a status subresource, built-ins
@@ -195,3 +198,24 @@ var (
 	noDeleteOptions = metav1.DeleteOptions{}
 	schemaIngresses = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
 )
+
+// newCluster returns fake.NewCluster(name) with the namespaces prod and dev, where the tests
+// put their objects. Its resourceVersion is then baseRV.
+func newCluster(t *testing.T, name string) *fake.Cluster {
+	t.Helper()
+	return withNamespaces(t, fake.NewCluster(name))
+}
+
+// baseRV is the resourceVersion of a cluster from newCluster: the four initial namespaces,
+// prod and dev.
+const baseRV = 6
+
+// withNamespaces creates the namespaces prod and dev in c and returns c.
+func withNamespaces(t *testing.T, c *fake.Cluster) *fake.Cluster {
+	t.Helper()
+	require.NoError(t, c.Seed(namespace("prod"), namespace("dev")))
+	return c
+}
+
+// rv returns the resourceVersion of the n-th write after newCluster, as a string.
+func rv(n int) string { return strconv.Itoa(baseRV + n) }

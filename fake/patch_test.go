@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestPatch(t *testing.T) {
@@ -96,7 +94,7 @@ func TestPatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, tc.gvr, tc.obj)
 			got, err := c.Patch(testCtx(t), tc.gvr, created.GetNamespace(), created.GetName(), tc.pt, []byte(tc.patch))
 			require.NoError(t, err)
@@ -136,7 +134,7 @@ func TestPatchErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			name := "web"
 			switch {
 			case tc.obj == "":

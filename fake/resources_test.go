@@ -63,7 +63,7 @@ func TestResourceDefaults(t *testing.T) {
 		t.Run(tc.gvr, func(t *testing.T) {
 			parts := strings.Split(tc.gvr, "/")
 			gvr := schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			ctx := testCtx(t)
 			obj := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": gvr.GroupVersion().String(), "kind": tc.kind,
@@ -93,7 +93,7 @@ func TestResourceDefaults(t *testing.T) {
 }
 
 func TestSetServerVersion(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	v, err := c.ServerVersion(testCtx(t))
 	require.NoError(t, err)
 	v.GitVersion = "mutated"

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 // invalidFields returns the fields an Invalid error names, failing the test for any other
@@ -51,7 +49,7 @@ func TestCreateValidatesNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			_, err := c.Create(testCtx(t), tc.gvr, tc.obj)
 			if tc.valid {
 				require.NoError(t, err)
@@ -66,7 +64,7 @@ func TestCreateValidatesNames(t *testing.T) {
 }
 
 func TestCreateValidatesGenerateName(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "", nil)
 	obj.SetGenerateName("Bad_")
 	_, err := c.Create(testCtx(t), configMapGVR, obj)
@@ -93,14 +91,14 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("create/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			obj := configMap("prod", "cfg", nil)
 			tc.mutate(obj)
 			_, err := c.Create(testCtx(t), configMapGVR, obj)
 			require.Contains(t, invalidFields(t, err), tc.wantField)
 		})
 		t.Run("update/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"k": "v"}))
 			obj := created.DeepCopy()
 			tc.mutate(obj)
@@ -111,7 +109,7 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 			require.Equal(t, created.GetResourceVersion(), got.GetResourceVersion(), "nothing is written")
 		})
 		t.Run("drift/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 			err := c.Drift(configMapGVR, "prod", "cfg", tc.mutate)
 			require.Contains(t, invalidFields(t, err), tc.wantField, "other actors go through the same validation")
@@ -120,7 +118,7 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 }
 
 func TestSeedSkipsValidation(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "Legacy_Name", nil)
 	require.NoError(t, c.Seed(obj), "storage holds what older rules let in")
 }
@@ -142,7 +140,7 @@ func TestUnconditionalUpdate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, tc.gvr, tc.obj)
 			created.SetResourceVersion("")
 			created.SetLabels(map[string]string{"changed": "yes"})
@@ -158,7 +156,7 @@ func TestUnconditionalUpdate(t *testing.T) {
 }
 
 func TestUnconditionalUpdateStatusAndOverride(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, widgetGVR, widget("prod", "w", 1))
 	created.SetResourceVersion("")
@@ -179,7 +177,7 @@ func TestUnconditionalUpdateStatusAndOverride(t *testing.T) {
 }
 
 func TestUpdateImmutableMetadata(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 
@@ -207,7 +205,7 @@ func TestUpdateImmutableMetadata(t *testing.T) {
 }
 
 func TestUpdateKeepsDeletionTimestampWhileDeleting(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	obj := configMap("prod", "cfg", nil)
 	obj.SetFinalizers([]string{"example.com/hold"})
@@ -229,7 +227,7 @@ func TestUpdateKeepsDeletionTimestampWhileDeleting(t *testing.T) {
 }
 
 func TestPatchNameAndNamespace(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 	mustCreate(t, c, namespaceGVR, namespace("team"))
@@ -250,7 +248,7 @@ func TestPatchNameAndNamespace(t *testing.T) {
 
 func TestDaemonSetTemplateGeneration(t *testing.T) {
 	const key = "deprecated.daemonset.template.generation"
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	ds := mustCreate(t, c, daemonSetGVR, daemonSet("prod", "agent"))
 	require.Equal(t, "1", ds.GetAnnotations()[key], "create sets it")

@@ -56,7 +56,7 @@ func TestWatchFromResourceVersion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			writeSequence(t, c)
 			w, err := c.Watch(testCtx(t), configMapGVR, "prod", metav1.ListOptions{ResourceVersion: tc.rv})
 			require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestWatchFromResourceVersion(t *testing.T) {
 }
 
 func TestWatchLiveOrder(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: "0"})
 	require.NoError(t, err)
 	defer w.Stop()
@@ -87,7 +87,7 @@ func TestWatchLiveOrder(t *testing.T) {
 }
 
 func TestWatchTooOld(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetWatchHistory(3)
 	writeSequence(t, c) // events 1..5; 3..5 kept
 
@@ -105,7 +105,7 @@ func TestWatchTooOld(t *testing.T) {
 }
 
 func TestWatchLabelSelectorTransitions(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	w, err := c.Watch(ctx, configMapGVR, "prod", metav1.ListOptions{LabelSelector: "watched=yes"})
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestWatchLabelSelectorTransitions(t *testing.T) {
 }
 
 func TestWatchFieldSelector(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{FieldSelector: "metadata.name=b"})
 	require.NoError(t, err)
 	defer w.Stop()
@@ -138,7 +138,7 @@ func TestWatchFieldSelector(t *testing.T) {
 }
 
 func TestWatchSendInitialEventsBookmark(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	writeSequence(t, c)
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{
 		SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
@@ -156,7 +156,7 @@ func TestWatchSendInitialEventsBookmark(t *testing.T) {
 }
 
 func TestWatchObjectsAreCopies(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w1, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w1.Stop()
@@ -186,7 +186,7 @@ func TestWatchEnds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var ws []watch.Interface
@@ -209,7 +209,7 @@ func TestWatchEnds(t *testing.T) {
 }
 
 func TestWatchManyEventsKeepOrder(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
@@ -237,7 +237,7 @@ func requireNoLeak(t *testing.T, before int) {
 }
 
 func TestWatchHistoryRing(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetWatchHistory(3)
 	write := func(n int) {
 		for range n {
