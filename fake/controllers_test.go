@@ -134,7 +134,7 @@ func TestSimulationOffByDefault(t *testing.T) {
 	mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	mustCreate(t, c, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	c.Tick()
-	require.Equal(t, int64(2), c.ResourceVersion(), "nothing written")
+	require.Equal(t, int64(baseRV+2), c.ResourceVersion(), "nothing written")
 }
 
 func TestLoadBalancers(t *testing.T) {
@@ -171,7 +171,7 @@ func TestLoadBalancers(t *testing.T) {
 func TestFleetDefaultPoolsAreDistinct(t *testing.T) {
 	f := fake.NewFleet()
 	f.SetWorkloads(fake.Workloads{LoadBalancers: true})
-	a, b := f.Add("a", nil), f.Add("b", nil)
+	a, b := withNamespaces(t, f.Add("a", nil)), withNamespaces(t, f.Add("b", nil))
 	mustCreate(t, a, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	mustCreate(t, b, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	f.Tick()
@@ -215,7 +215,7 @@ func TestFleetRun(t *testing.T) {
 	f := fake.NewFleet()
 	f.SetClock(clk)
 	f.SetWorkloads(fake.Workloads{Apps: true})
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	mustCreate(t, eu, deployGVR, deployment("prod", "web", 1))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

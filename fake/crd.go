@@ -13,7 +13,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -34,11 +33,44 @@ func crdGVR() schema.GroupVersionResource {
 // are gone.
 const crdCleanupFinalizer = apiextensionsv1.CustomResourceCleanupFinalizer
 
-// decodeCRD converts a stored CRD. Stored CRDs went through prepareCRD, so they decode.
-func decodeCRD(u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd)
-	return crd, err
+// crdSpec is what the fake reads of a CRD: what decides what it serves. It is read from the
+// unstructured object, without decoding the schemas, which are large and not modelled.
+type crdSpec struct {
+	name, group, scope               string
+	plural, singular, kind, listKind string
+	versions                         []crdVersion
+	annotations                      map[string]string
+}
+
+type crdVersion struct {
+	name            string
+	served, storage bool
+	status, schema  bool
+}
+
+func readCRD(u *unstructured.Unstructured) crdSpec {
+	str := func(fields ...string) string {
+		s, _, _ := unstructured.NestedString(u.Object, fields...)
+		return s
+	}
+	cs := crdSpec{
+		name: u.GetName(), group: str("spec", "group"), scope: str("spec", "scope"),
+		plural: str("spec", "names", "plural"), singular: str("spec", "names", "singular"),
+		kind: str("spec", "names", "kind"), listKind: str("spec", "names", "listKind"),
+		annotations: u.GetAnnotations(),
+	}
+	versions, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "versions")
+	list, _ := versions.([]any)
+	for _, v := range list {
+		m, _ := v.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		served, _, _ := unstructured.NestedBool(m, "served")
+		storage, _, _ := unstructured.NestedBool(m, "storage")
+		_, status, _ := unstructured.NestedFieldNoCopy(m, "subresources", "status")
+		_, schema, _ := unstructured.NestedFieldNoCopy(m, "schema", "openAPIV3Schema")
+		cs.versions = append(cs.versions, crdVersion{name: name, served: served, storage: storage, status: status, schema: schema})
+	}
+	return cs
 }
 
 // prepareCRD is the CRD strategy for a create (old nil) or an update of next: names.singular,
@@ -46,39 +78,31 @@ func decodeCRD(u *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDef
 // must be one a real server accepts as far as serving goes (see validateCRD). The schemas are
 // not checked beyond their presence.
 func prepareCRD(next, old *unstructured.Unstructured) error {
-	crd, err := decodeCRD(next)
-	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
+	cs := readCRD(next)
+	if cs.singular == "" && cs.kind != "" {
+		cs.singular = strings.ToLower(cs.kind)
+		_ = unstructured.SetNestedField(next.Object, cs.singular, "spec", "names", "singular")
 	}
-	names := &crd.Spec.Names
-	if names.Singular == "" {
-		names.Singular = strings.ToLower(names.Kind)
+	if cs.listKind == "" && cs.kind != "" {
+		cs.listKind = cs.kind + "List"
+		_ = unstructured.SetNestedField(next.Object, cs.listKind, "spec", "names", "listKind")
 	}
-	if names.ListKind == "" && names.Kind != "" {
-		names.ListKind = names.Kind + "List"
+	if _, ok, _ := unstructured.NestedFieldNoCopy(next.Object, "spec", "conversion"); !ok {
+		_ = unstructured.SetNestedField(next.Object, string(apiextensionsv1.NoneConverter), "spec", "conversion", "strategy")
 	}
-	if crd.Spec.Conversion == nil {
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
-	}
-	var oldCRD *apiextensionsv1.CustomResourceDefinition
+	var oldCS *crdSpec
 	if old != nil {
-		if oldCRD, err = decodeCRD(old); err != nil {
-			return apierrors.NewInternalError(err)
-		}
+		o := readCRD(old)
+		oldCS = &o
 	}
-	if errs := validateCRD(crd, oldCRD); len(errs) > 0 {
-		return apierrors.NewInvalid(apiextensionsv1.Kind("CustomResourceDefinition"), crd.Name, errs)
+	if errs := validateCRD(cs, oldCS); len(errs) > 0 {
+		return apierrors.NewInvalid(apiextensionsv1.Kind("CustomResourceDefinition"), cs.name, errs)
 	}
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&crd.Spec)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	next.Object["spec"] = spec
 	if old == nil {
 		stored := []any{}
-		for _, v := range crd.Spec.Versions {
-			if v.Storage {
-				stored = append(stored, v.Name)
+		for _, v := range cs.versions {
+			if v.storage {
+				stored = append(stored, v.name)
 			}
 		}
 		next.Object["status"] = map[string]any{
@@ -94,93 +118,89 @@ func prepareCRD(next, old *unstructured.Unstructured) error {
 // *.k8s.io or *.kubernetes.io group), the scope Namespaced or Cluster, the names set and
 // valid, version names unique DNS labels with a schema each, exactly one storage version; on
 // update the group and scope cannot change.
-func validateCRD(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+func validateCRD(cs crdSpec, old *crdSpec) field.ErrorList {
 	var errs field.ErrorList
-	spec, fld := crd.Spec, field.NewPath("spec")
-	if crd.Name != spec.Names.Plural+"."+spec.Group {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), crd.Name, `must be spec.names.plural+"."+spec.group`))
+	fld := field.NewPath("spec")
+	if cs.name != cs.plural+"."+cs.group {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), cs.name, `must be spec.names.plural+"."+spec.group`))
 	}
 	switch {
-	case spec.Group == "":
+	case cs.group == "":
 		errs = append(errs, field.Required(fld.Child("group"), ""))
-	case len(validation.IsDNS1123Subdomain(spec.Group)) > 0:
-		errs = append(errs, field.Invalid(fld.Child("group"), spec.Group, strings.Join(validation.IsDNS1123Subdomain(spec.Group), ",")))
-	case !strings.Contains(spec.Group, "."):
-		errs = append(errs, field.Invalid(fld.Child("group"), spec.Group, "should be a domain with at least one dot"))
+	case len(validation.IsDNS1123Subdomain(cs.group)) > 0:
+		errs = append(errs, field.Invalid(fld.Child("group"), cs.group, strings.Join(validation.IsDNS1123Subdomain(cs.group), ",")))
+	case !strings.Contains(cs.group, "."):
+		errs = append(errs, field.Invalid(fld.Child("group"), cs.group, "should be a domain with at least one dot"))
 	}
-	switch spec.Scope {
+	switch apiextensionsv1.ResourceScope(cs.scope) {
 	case apiextensionsv1.NamespaceScoped, apiextensionsv1.ClusterScoped:
 	case "":
 		errs = append(errs, field.Required(fld.Child("scope"), ""))
 	default:
-		errs = append(errs, field.NotSupported(fld.Child("scope"), spec.Scope, []string{string(apiextensionsv1.ClusterScoped), string(apiextensionsv1.NamespaceScoped)}))
+		errs = append(errs, field.NotSupported(fld.Child("scope"), cs.scope, []string{string(apiextensionsv1.ClusterScoped), string(apiextensionsv1.NamespaceScoped)}))
 	}
 	storage, seen := 0, map[string]bool{}
-	for i, v := range spec.Versions {
-		if v.Storage {
+	for i, v := range cs.versions {
+		if v.storage {
 			storage++
 		}
-		if seen[v.Name] {
-			errs = append(errs, field.Invalid(fld.Child("versions"), v.Name, "must contain unique version names"))
+		if seen[v.name] {
+			errs = append(errs, field.Invalid(fld.Child("versions"), v.name, "must contain unique version names"))
 		}
-		seen[v.Name] = true
-		if msgs := validation.IsDNS1035Label(v.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(fld.Child("versions").Index(i).Child("name"), v.Name, strings.Join(msgs, ",")))
+		seen[v.name] = true
+		if msgs := validation.IsDNS1035Label(v.name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("versions").Index(i).Child("name"), v.name, strings.Join(msgs, ",")))
 		}
-		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+		if !v.schema {
 			errs = append(errs, field.Required(fld.Child("versions").Index(i).Child("schema", "openAPIV3Schema"), ""))
 		}
 	}
 	if storage != 1 {
-		errs = append(errs, field.Invalid(fld.Child("versions"), len(spec.Versions), "must have exactly one version marked as storage version"))
+		errs = append(errs, field.Invalid(fld.Child("versions"), len(cs.versions), "must have exactly one version marked as storage version"))
 	}
-	for _, n := range []struct{ name, value string }{{"plural", spec.Names.Plural}, {"singular", spec.Names.Singular}, {"kind", spec.Names.Kind}, {"listKind", spec.Names.ListKind}} {
+	for _, n := range []struct{ name, value string }{{"plural", cs.plural}, {"singular", cs.singular}, {"kind", cs.kind}, {"listKind", cs.listKind}} {
 		if n.value == "" {
 			errs = append(errs, field.Required(fld.Child("names", n.name), ""))
 		}
 	}
-	if msgs := validation.IsDNS1035Label(spec.Names.Plural); spec.Names.Plural != "" && len(msgs) > 0 {
-		errs = append(errs, field.Invalid(fld.Child("names", "plural"), spec.Names.Plural, strings.Join(msgs, ",")))
+	if msgs := validation.IsDNS1035Label(cs.plural); cs.plural != "" && len(msgs) > 0 {
+		errs = append(errs, field.Invalid(fld.Child("names", "plural"), cs.plural, strings.Join(msgs, ",")))
 	}
-	if apihelpers.IsProtectedCommunityGroup(spec.Group) {
+	if apihelpers.IsProtectedCommunityGroup(cs.group) {
 		key := field.NewPath("metadata", "annotations").Key(apiextensionsv1.KubeAPIApprovedAnnotation)
-		switch state, reason := apihelpers.GetAPIApprovalState(crd.Annotations); state {
+		switch state, reason := apihelpers.GetAPIApprovalState(cs.annotations); state {
 		case apihelpers.APIApprovalMissing:
 			errs = append(errs, field.Required(key, reason))
 		case apihelpers.APIApprovalInvalid:
-			errs = append(errs, field.Invalid(key, crd.Annotations[apiextensionsv1.KubeAPIApprovedAnnotation], reason))
+			errs = append(errs, field.Invalid(key, cs.annotations[apiextensionsv1.KubeAPIApprovedAnnotation], reason))
 		}
 	}
 	if old != nil {
-		errs = append(errs, apivalidation.ValidateImmutableField(spec.Group, old.Spec.Group, fld.Child("group"))...)
-		errs = append(errs, apivalidation.ValidateImmutableField(spec.Scope, old.Spec.Scope, fld.Child("scope"))...)
+		errs = append(errs, apivalidation.ValidateImmutableField(cs.group, old.group, fld.Child("group"))...)
+		errs = append(errs, apivalidation.ValidateImmutableField(cs.scope, old.scope, fld.Child("scope"))...)
 	}
 	return errs
 }
 
 // crdResources returns the resources a stored CRD serves: one per served version.
 func crdResources(u *unstructured.Unstructured) map[schema.GroupVersionResource]resourceInfo {
-	crd, err := decodeCRD(u)
-	if err != nil {
-		return nil
+	cs := readCRD(u)
+	listKind := cs.listKind
+	if listKind == "" { // a seeded CRD may lack the defaults
+		listKind = cs.kind + "List"
 	}
 	out := map[schema.GroupVersionResource]resourceInfo{}
-	for _, v := range crd.Spec.Versions {
-		if !v.Served {
+	for _, v := range cs.versions {
+		if !v.served {
 			continue
 		}
-		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
-		listKind := crd.Spec.Names.ListKind
-		if listKind == "" { // a seeded CRD may lack the defaults
-			listKind = crd.Spec.Names.Kind + "List"
-		}
-		out[gvr] = resourceInfo{
-			kind:       crd.Spec.Names.Kind,
+		out[schema.GroupVersionResource{Group: cs.group, Version: v.name, Resource: cs.plural}] = resourceInfo{
+			kind:       cs.kind,
 			listKind:   listKind,
-			namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-			status:     v.Subresources != nil && v.Subresources.Status != nil,
+			namespaced: cs.scope == string(apiextensionsv1.NamespaceScoped),
+			status:     v.status,
 			verbs:      allVerbs(),
-			crd:        crd.Name,
+			crd:        cs.name,
 		}
 	}
 	return out

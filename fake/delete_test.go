@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,14 +48,17 @@ func TestFinalizers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, watch.Modified, nextEvent(t, w).Type)
 
-	// Removing the last one deletes it and emits Deleted.
+	// Removing the last one deletes it and emits Deleted with the last stored state, at a
+	// new resourceVersion; the update returns what it sent, at the resourceVersion it had.
 	got.SetFinalizers(nil)
 	final, err := c.Update(ctx, widgetGVR, got)
 	require.NoError(t, err)
 	require.Empty(t, final.GetFinalizers())
+	require.Equal(t, got.GetResourceVersion(), final.GetResourceVersion())
 	ev = nextEvent(t, w)
 	require.Equal(t, watch.Deleted, ev.Type)
-	require.Equal(t, final.GetResourceVersion(), ev.Object.(metav1.Object).GetResourceVersion())
+	require.Equal(t, strconv.FormatInt(c.ResourceVersion(), 10), ev.Object.(metav1.Object).GetResourceVersion())
+	require.Equal(t, []string{"a.example.com/two"}, ev.Object.(metav1.Object).GetFinalizers())
 	_, err = c.Get(ctx, widgetGVR, "prod", "w")
 	require.True(t, apierrors.IsNotFound(err), "Get after the last finalizer = %v", err)
 }

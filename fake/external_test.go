@@ -30,7 +30,7 @@ func TestSeed(t *testing.T) {
 	require.Equal(t, int64(3), nested(t, got, "status", "readyReplicas"), "Seed keeps status")
 	require.Equal(t, "fixed-uid", string(got.GetUID()))
 	require.Equal(t, int64(4), got.GetGeneration())
-	require.Equal(t, "1", got.GetResourceVersion())
+	require.Equal(t, rv(1), got.GetResourceVersion())
 	require.False(t, got.GetCreationTimestamp().Time.IsZero(), "missing fields are filled in")
 
 	gotCM, err := c.Peek(configMapGVR, "prod", "cfg")
@@ -64,7 +64,7 @@ func TestDrift(t *testing.T) {
 	ev := nextEvent(t, w)
 	require.Equal(t, watch.Modified, ev.Type)
 	got := ev.Object.(*unstructured.Unstructured)
-	require.Equal(t, "2", got.GetResourceVersion())
+	require.Equal(t, rv(2), got.GetResourceVersion())
 	require.Equal(t, int64(2), got.GetGeneration())
 	require.Equal(t, int64(10), nested(t, got, "status", "replicas"))
 	require.Equal(t, created.GetUID(), got.GetUID())
@@ -77,7 +77,7 @@ func TestDrift(t *testing.T) {
 
 	// A drift that changes nothing writes nothing.
 	require.NoError(t, c.Drift(deployGVR, "prod", "web", func(*unstructured.Unstructured) {}))
-	require.Equal(t, int64(2), c.ResourceVersion())
+	require.Equal(t, int64(baseRV+2), c.ResourceVersion())
 
 	require.True(t, apierrors.IsNotFound(c.Drift(deployGVR, "prod", "nope", func(*unstructured.Unstructured) {})))
 }

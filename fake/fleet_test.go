@@ -20,7 +20,7 @@ import (
 
 func TestFleetClient(t *testing.T) {
 	var f fake.Fleet // the zero Fleet is usable
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	require.Equal(t, "eu", eu.Name())
 
 	got, err := f.Client("eu")
@@ -94,7 +94,7 @@ func TestFleetClusters(t *testing.T) {
 
 func TestPartition(t *testing.T) {
 	f := fake.NewFleet()
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	ctx := testCtx(t)
 	mustCreate(t, eu, configMapGVR, configMap("prod", "cfg", nil))
 	w, err := eu.Watch(ctx, configMapGVR, "", metav1.ListOptions{ResourceVersion: "1"})

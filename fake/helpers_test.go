@@ -200,15 +200,18 @@ var (
 )
 
 // newCluster returns fake.NewCluster(name) with the namespaces prod and dev, where the tests
-// put their objects. Its resourceVersion is then baseRV.
+// put their objects, and the CRD of widgets, all seeded (no Action). Its resourceVersion is
+// then baseRV.
 func newCluster(t *testing.T, name string) *fake.Cluster {
 	t.Helper()
-	return withNamespaces(t, fake.NewCluster(name))
+	c := withNamespaces(t, fake.NewCluster(name))
+	require.NoError(t, c.Seed(crd("example.com", "widgets", "Widget", true)))
+	return c
 }
 
 // baseRV is the resourceVersion of a cluster from newCluster: the four initial namespaces,
-// prod and dev.
-const baseRV = 6
+// prod and dev, and the widgets CRD (created, then established).
+const baseRV = 8
 
 // withNamespaces creates the namespaces prod and dev in c and returns c.
 func withNamespaces(t *testing.T, c *fake.Cluster) *fake.Cluster {
@@ -219,3 +222,38 @@ func withNamespaces(t *testing.T, c *fake.Cluster) *fake.Cluster {
 
 // rv returns the resourceVersion of the n-th write after newCluster, as a string.
 func rv(n int) string { return strconv.Itoa(baseRV + n) }
+
+// crdGVR addresses CustomResourceDefinitions.
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// crd returns a CustomResourceDefinition serving group/v1 plural of kind, with a status
+// subresource, namespaced or cluster-scoped.
+func crd(group, plural, kind string, namespaced bool) *unstructured.Unstructured {
+	scope := "Cluster"
+	if namespaced {
+		scope = "Namespaced"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group,
+			"scope": scope,
+			"names": map[string]any{"plural": plural, "kind": kind},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				"subresources": map[string]any{"status": map[string]any{}},
+			}},
+		},
+	}}
+}
+
+// newHost is newCluster for fake.NewHost: it also serves fedkit's API.
+func newHost(t *testing.T, name string) *fake.Cluster {
+	t.Helper()
+	c := withNamespaces(t, fake.NewHost(name))
+	require.NoError(t, c.Seed(crd("example.com", "widgets", "Widget", true)))
+	return c
+}

@@ -1,11 +1,10 @@
 package fake
 
 import (
+	"encoding/json"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -41,10 +40,14 @@ func NewHost(name string) *Cluster {
 
 // createCRDLocked creates crd as a client's Create would, without recording it.
 func (c *Cluster) createCRDLocked(crd *apiextensionsv1.CustomResourceDefinition) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	data, err := json.Marshal(crd)
 	if err != nil {
 		return err
 	}
-	_, err = c.createLocked(crdGVR(), &unstructured.Unstructured{Object: m}, false)
+	u, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	_, err = c.insertLocked(crdGVR(), u, false)
 	return err
 }

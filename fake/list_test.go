@@ -48,7 +48,7 @@ func TestList(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("List(%q, %+v) (-want +got):\n%s", tc.namespace, tc.opts, diff)
 			}
-			require.Equal(t, "4", list.GetResourceVersion())
+			require.Equal(t, rv(4), list.GetResourceVersion())
 			require.Equal(t, "ConfigMapList", list.GetKind())
 		})
 	}

@@ -78,7 +78,7 @@ func TestPatch(t *testing.T) {
 			patch: `{"status":{"readyReplicas":7}}`,
 			check: func(t *testing.T, got *unstructured.Unstructured) {
 				require.NotContains(t, got.Object, "status")
-				require.Equal(t, "1", got.GetResourceVersion(), "a patch changing nothing writes nothing")
+				require.Equal(t, rv(1), got.GetResourceVersion(), "a patch changing nothing writes nothing")
 			},
 		},
 		{
@@ -86,9 +86,9 @@ func TestPatch(t *testing.T) {
 			gvr:   configMapGVR,
 			obj:   configMap("prod", "cfg", nil),
 			pt:    types.MergePatchType,
-			patch: `{"metadata":{"resourceVersion":"1"},"data":{"k":"v"}}`,
+			patch: `{"metadata":{"resourceVersion":"` + rv(1) + `"},"data":{"k":"v"}}`,
 			check: func(t *testing.T, got *unstructured.Unstructured) {
-				require.Equal(t, "2", got.GetResourceVersion())
+				require.Equal(t, rv(2), got.GetResourceVersion())
 			},
 		},
 	}

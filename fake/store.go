@@ -79,12 +79,17 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 // creationTimestamp, generation, deletionTimestamp and status it is given, as fixtures need,
 // and skips admission and the metadata validation, as storage does.
 func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
-	gr := gvr.GroupResource()
-	ri, err := c.servedLocked(gvr, "create")
+	in, err := normalize(obj)
 	if err != nil {
 		return nil, err
 	}
-	in, err := normalize(obj)
+	return c.insertLocked(gvr, in, seed)
+}
+
+// insertLocked is createLocked for an object that is already a private, normalised copy.
+func (c *Cluster) insertLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
+	gr := gvr.GroupResource()
+	ri, err := c.servedLocked(gvr, "create")
 	if err != nil {
 		return nil, err
 	}
