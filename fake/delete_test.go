@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -132,6 +133,59 @@ func TestDeleteOptions(t *testing.T) {
 			}
 			_, err = c.Get(ctx, configMapGVR, "prod", "cfg")
 			require.Equal(t, tc.gone, apierrors.IsNotFound(err), "gone after Delete: err = %v", err)
+		})
+	}
+}
+
+// TestLastFinalizerRemovalReachesSelectedWatch: an update that removes the last finalizer of
+// a deleting object and changes its labels deletes the stored object, so a watch selecting
+// the labels it had gets Deleted, with the last stored state at a new resourceVersion, as
+// from a real server (internal/conformance has the same case). The update itself returns the
+// object it sent, at the resourceVersion it had.
+func TestLastFinalizerRemovalReachesSelectedWatch(t *testing.T) {
+	for _, verb := range []string{"update", "patch", "drift"} {
+		t.Run(verb, func(t *testing.T) {
+			c := newCluster(t, "c")
+			ctx := testCtx(t)
+			obj := configMap("prod", "cfg", nil)
+			obj.SetLabels(map[string]string{"sel": "a"})
+			obj.SetFinalizers([]string{"example.com/hold"})
+			created := mustCreate(t, c, configMapGVR, obj)
+			w, err := c.Watch(ctx, configMapGVR, "prod", metav1.ListOptions{LabelSelector: "sel=a", ResourceVersion: created.GetResourceVersion()})
+			require.NoError(t, err)
+			defer w.Stop()
+			require.NoError(t, c.Delete(ctx, configMapGVR, "prod", "cfg", noDeleteOptions))
+			require.Equal(t, watch.Modified, nextEvent(t, w).Type)
+
+			deleting, err := c.Get(ctx, configMapGVR, "prod", "cfg")
+			require.NoError(t, err)
+			switch verb {
+			case "update":
+				next := deleting.DeepCopy()
+				next.SetFinalizers(nil)
+				next.SetLabels(map[string]string{"sel": "b"})
+				out, err := c.Update(ctx, configMapGVR, next)
+				require.NoError(t, err)
+				require.Equal(t, map[string]string{"sel": "b"}, out.GetLabels(), "the update returns what it sent")
+				require.Equal(t, deleting.GetResourceVersion(), out.GetResourceVersion())
+			case "patch":
+				_, err := c.Patch(ctx, configMapGVR, "prod", "cfg", types.MergePatchType, []byte(`{"metadata":{"finalizers":null,"labels":{"sel":"b"}}}`))
+				require.NoError(t, err)
+			case "drift":
+				require.NoError(t, c.Drift(configMapGVR, "prod", "cfg", func(u *unstructured.Unstructured) {
+					u.SetFinalizers(nil)
+					u.SetLabels(map[string]string{"sel": "b"})
+				}))
+			}
+
+			ev := nextEvent(t, w)
+			require.Equal(t, watch.Deleted, ev.Type, "the selector sees the stored object go")
+			gone := ev.Object.(*unstructured.Unstructured)
+			require.Equal(t, map[string]string{"sel": "a"}, gone.GetLabels(), "Deleted carries the last stored state")
+			require.Equal(t, []string{"example.com/hold"}, gone.GetFinalizers())
+			require.Equal(t, strconv.FormatInt(c.ResourceVersion(), 10), gone.GetResourceVersion())
+			_, err = c.Get(ctx, configMapGVR, "prod", "cfg")
+			require.True(t, apierrors.IsNotFound(err), "Get = %v", err)
 		})
 	}
 }

@@ -140,19 +140,6 @@ func nextEvent(t *testing.T, w watch.Interface) watch.Event {
 	return watch.Event{}
 }
 
-// noEvent checks that nothing arrives for a short while.
-func noEvent(t *testing.T, w watch.Interface) {
-	t.Helper()
-	select {
-	case ev, ok := <-w.ResultChan():
-		if ok {
-			t.Fatalf("unexpected event %s %s", ev.Type, eventName(ev))
-		}
-		t.Fatal("watch closed unexpectedly")
-	case <-time.After(50 * time.Millisecond):
-	}
-}
-
 // requireClosed checks that the watch's channel gets closed.
 func requireClosed(t *testing.T, w watch.Interface) {
 	t.Helper()
@@ -256,4 +243,10 @@ func newHost(t *testing.T, name string) *fake.Cluster {
 	c := withNamespaces(t, fake.NewHost(name))
 	require.NoError(t, c.Seed(crd("example.com", "widgets", "Widget", true)))
 	return c
+}
+
+// labelled sets the labels of u and returns it.
+func labelled(u *unstructured.Unstructured, labels map[string]string) *unstructured.Unstructured {
+	u.SetLabels(labels)
+	return u
 }

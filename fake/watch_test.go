@@ -65,9 +65,8 @@ func TestWatchFromResourceVersion(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			noEvent(t, w)
 
-			// Live events follow in order.
+			// Live events follow in order, and nothing else came before them.
 			mustCreate(t, c, configMapGVR, configMap("prod", "c", nil))
 			require.Equal(t, "ADDED c@"+rv(6), eventName(nextEvent(t, w)))
 		})
@@ -124,7 +123,9 @@ func TestWatchLabelSelectorTransitions(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Equal(t, []string{"ADDED cfg@" + rv(3), "MODIFIED cfg@" + rv(4), "DELETED cfg@" + rv(5)}, collect(t, w, 3))
-	noEvent(t, w)
+	// Nothing else came: the next event is the next matching write.
+	mustCreate(t, c, configMapGVR, labelled(configMap("prod", "sentinel", nil), map[string]string{"watched": "yes"}))
+	require.Equal(t, "ADDED sentinel@"+rv(6), eventName(nextEvent(t, w)))
 }
 
 func TestWatchFieldSelector(t *testing.T) {
@@ -134,7 +135,9 @@ func TestWatchFieldSelector(t *testing.T) {
 	defer w.Stop()
 	writeSequence(t, c)
 	require.Equal(t, []string{"ADDED b@" + rv(2), "MODIFIED b@" + rv(5)}, collect(t, w, 2))
-	noEvent(t, w)
+	// Nothing else came: the next event is the next write to b.
+	require.NoError(t, c.DriftDelete(configMapGVR, "prod", "b"))
+	require.Equal(t, "DELETED b@"+rv(6), eventName(nextEvent(t, w)))
 }
 
 func TestWatchSendInitialEventsBookmark(t *testing.T) {
@@ -227,12 +230,14 @@ func TestWatchManyEventsKeepOrder(t *testing.T) {
 // cannot be used: it runs its condition on a goroutine of its own.)
 func requireNoLeak(t *testing.T, before int) {
 	t.Helper()
+	// The watches' goroutines have closed their channels and are returning: yield until
+	// they are gone, with a deadline for the failure only.
 	deadline := time.Now().Add(time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines: %d, want at most %d", runtime.NumGoroutine(), before)
 		}
-		time.Sleep(5 * time.Millisecond)
+		runtime.Gosched()
 	}
 }
 
