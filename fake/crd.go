@@ -2,6 +2,7 @@ package fake
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -274,8 +275,8 @@ func (c *Cluster) deleteCRDLocked(old *unstructured.Unstructured) {
 		if gvr.GroupResource() != gr {
 			continue
 		}
-		for _, obj := range c.objects[gvr] {
-			c.deleteObjectLocked(gvr, obj)
+		for _, k := range slices.SortedFunc(maps.Keys(c.objects[gvr]), compareKeys) {
+			c.deleteObjectLocked(gvr, c.objects[gvr][k])
 		}
 	}
 	c.finalizeCRDLocked(name)

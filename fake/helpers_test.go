@@ -250,3 +250,9 @@ func labelled(u *unstructured.Unstructured, labels map[string]string) *unstructu
 	u.SetLabels(labels)
 	return u
 }
+
+// nestedOrNil returns the field, or nil when it is absent.
+func nestedOrNil(u *unstructured.Unstructured, fields ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, fields...)
+	return v
+}

@@ -3,6 +3,7 @@ package fake
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,9 +114,9 @@ func (c *Cluster) deleteNamespaceLocked(old *unstructured.Unstructured) {
 		c.commitLocked(namespacesGVR(), watch.Modified, next, old)
 	}
 	for _, gvr := range c.storedResourcesLocked() {
-		for k := range c.objects[gvr] {
-			if k.namespace == name {
-				c.deleteObjectLocked(gvr, c.objects[gvr][k])
+		for _, k := range slices.SortedFunc(maps.Keys(c.objects[gvr]), compareKeys) {
+			if obj, ok := c.objects[gvr][k]; ok && k.namespace == name {
+				c.deleteObjectLocked(gvr, obj)
 			}
 		}
 	}
