@@ -220,7 +220,7 @@ func (c *Cluster) syncCRDLocked(name string, stored *unstructured.Unstructured) 
 			delete(c.served, gvr)
 			for w := range c.watch {
 				if w.gvr == gvr {
-					w.signal()
+					w.end()
 				}
 			}
 		}

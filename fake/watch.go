@@ -128,6 +128,7 @@ func (c *Cluster) startWatchLocked(ctx context.Context, gvr schema.GroupVersionR
 		result: make(chan watch.Event),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		finish: make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 	}
 	initial := opts.SendInitialEvents == nil || *opts.SendInitialEvents
@@ -215,6 +216,10 @@ type watcher struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	// finish ends the watch once its queued events are delivered: the server closing it
+	// (its resource is no longer served), where stop is the connection breaking.
+	finish     chan struct{}
+	finishOnce sync.Once
 
 	mu    sync.Mutex
 	queue []watch.Event // objects are shared; run copies them before sending
@@ -231,6 +236,8 @@ func (w *watcher) Stop() {
 }
 
 func (w *watcher) signal() { w.stopOnce.Do(func() { close(w.stop) }) }
+
+func (w *watcher) end() { w.finishOnce.Do(func() { close(w.finish) }) }
 
 // offer queues e if this watch sees it. Objects moving into the selector are Added and objects
 // moving out are Deleted, as the real watch cache reports them.
@@ -279,6 +286,14 @@ func (w *watcher) run(ctx context.Context) {
 			w.mu.Unlock()
 			select {
 			case <-w.wake:
+				continue
+			case <-w.finish:
+				w.mu.Lock()
+				empty := len(w.queue) == 0
+				w.mu.Unlock()
+				if empty {
+					return
+				}
 				continue
 			case <-w.stop:
 				return
