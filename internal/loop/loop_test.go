@@ -74,18 +74,18 @@ func start(t *testing.T, host *fake.Cluster, r loop.Reconciler, sources []loop.S
 
 func TestRunReconcilesChanges(t *testing.T) {
 	host := fake.NewCluster("host")
-	_, err := host.Create(context.Background(), configMaps, configMap("ns", "existing"))
+	_, err := host.Create(context.Background(), configMaps, configMap("default", "existing"))
 	require.NoError(t, err)
 	rec := &recorder{}
 	stop := start(t, host, rec, []loop.Source{{GVR: configMaps}}, loop.Options{Name: "test"})
 	defer stop()
 
-	existing := federation.Key{Namespace: "ns", Name: "existing"}
+	existing := federation.Key{Namespace: "default", Name: "existing"}
 	require.Eventually(t, func() bool { return rec.count(existing) == 1 }, 5*time.Second, 5*time.Millisecond)
-	_, err = host.Create(context.Background(), configMaps, configMap("ns", "new"))
+	_, err = host.Create(context.Background(), configMaps, configMap("default", "new"))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return rec.count(federation.Key{Namespace: "ns", Name: "new"}) == 1 }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, host.Delete(context.Background(), configMaps, "ns", "existing", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool { return rec.count(federation.Key{Namespace: "default", Name: "new"}) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, host.Delete(context.Background(), configMaps, "default", "existing", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool { return rec.count(existing) == 2 }, 5*time.Second, 5*time.Millisecond)
 }
 
@@ -93,7 +93,7 @@ func TestRunRetriesAndRequeues(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
 	host := fake.NewCluster("host")
 	for _, name := range []string{"transient", "terminal", "periodic"} {
-		_, err := host.Create(context.Background(), configMaps, configMap("ns", name))
+		_, err := host.Create(context.Background(), configMaps, configMap("default", name))
 		require.NoError(t, err)
 	}
 	rec := &recorder{answer: func(key federation.Key, n int) (federation.Result, error) {
@@ -112,7 +112,7 @@ func TestRunRetriesAndRequeues(t *testing.T) {
 	stop := start(t, host, rec, []loop.Source{{GVR: configMaps}}, loop.Options{Clock: clk, BaseDelay: time.Second})
 	defer stop()
 
-	key := func(name string) federation.Key { return federation.Key{Namespace: "ns", Name: name} }
+	key := func(name string) federation.Key { return federation.Key{Namespace: "default", Name: name} }
 	require.Eventually(t, func() bool {
 		return rec.count(key("transient")) == 1 && rec.count(key("terminal")) == 1 && rec.count(key("periodic")) == 1
 	}, 5*time.Second, 5*time.Millisecond)
@@ -135,7 +135,7 @@ func TestRunRetriesAndRequeues(t *testing.T) {
 func TestRunBroadcastAndKeys(t *testing.T) {
 	host := fake.NewCluster("host")
 	for _, name := range []string{"a", "b"} {
-		_, err := host.Create(context.Background(), configMaps, configMap("ns", name))
+		_, err := host.Create(context.Background(), configMaps, configMap("default", name))
 		require.NoError(t, err)
 	}
 	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -149,7 +149,7 @@ func TestRunBroadcastAndKeys(t *testing.T) {
 		}},
 	}, loop.Options{})
 	defer stop()
-	a, b := federation.Key{Namespace: "ns", Name: "a"}, federation.Key{Namespace: "ns", Name: "b"}
+	a, b := federation.Key{Namespace: "default", Name: "a"}, federation.Key{Namespace: "default", Name: "b"}
 	require.Eventually(t, func() bool { return rec.count(a) == 1 && rec.count(b) == 1 }, 5*time.Second, 5*time.Millisecond)
 
 	node := &unstructured.Unstructured{}
@@ -160,7 +160,7 @@ func TestRunBroadcastAndKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return rec.count(a) == 2 && rec.count(b) == 2 }, 5*time.Second, 5*time.Millisecond)
 
-	secret := configMap("ns", "s")
+	secret := configMap("default", "s")
 	secret.SetKind("Secret")
 	secret.SetLabels(map[string]string{"for": "b"})
 	_, err = host.Create(context.Background(), secrets, secret)
