@@ -29,9 +29,9 @@ const defaultWatchHistory = 1024
 
 // Cluster is one in-memory Kubernetes API: a member cluster or the federation host. It
 // implements [federation.ClusterClient], [federation.HealthChecker] and
-// [federation.VersionGetter]. Create one with [NewCluster] or [Fleet.Add].
+// [federation.VersionGetter]. Create one with [NewCluster], [NewHost] or [Fleet.Add].
 //
-// A zero Cluster is a valid, empty cluster named "", as from NewCluster(""). Every method is
+// A zero Cluster is a valid cluster named "", as from NewCluster(""). Every method is
 // safe for concurrent use. Configuration setters (SetClock, SetHooks, FailOn,
 // ...) take effect for calls that start after they return.
 type Cluster struct {

@@ -18,9 +18,9 @@ import (
 
 var _ federation.ClusterSet = (*Fleet)(nil)
 
-// Fleet is a set of named member clusters. It implements [federation.ClusterSet], partitions
-// members from the control plane, and describes them as [federation.Cluster] objects for
-// placement and tests.
+// Fleet is a set of named member clusters. It implements [federation.ClusterSet] and
+// [federation.MemberCache] (see [Fleet.CachedReader]), partitions members from the control
+// plane, and describes them as [federation.Cluster] objects for placement and tests.
 //
 // A zero Fleet is valid and empty; [NewFleet] returns one. Every method is safe for concurrent
 // use.
