@@ -170,11 +170,15 @@ func gadget(gvr schema.GroupVersionResource, namespace, name string) *unstructur
 // server's controllers (establishing or finalizing a CRD) take a moment.
 func (e *env) eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(e.watchTimeout)
+	timeout := time.NewTimer(e.watchTimeout)
+	defer timeout.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-timeout.C:
 			t.Fatalf("not within %s: %s", e.watchTimeout, what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

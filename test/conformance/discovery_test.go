@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
@@ -40,8 +41,8 @@ func TestFakeServesWhatKubeServes(t *testing.T) {
 	require.NoError(t, err)
 	custom := map[schema.GroupResource]bool{}
 	for _, crd := range crds.Items {
-		group, _, _ := unstructuredString(crd.Object, "spec", "group")
-		plural, _, _ := unstructuredString(crd.Object, "spec", "names", "plural")
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 		custom[schema.GroupResource{Group: group, Resource: plural}] = true
 	}
 
@@ -92,17 +93,4 @@ func resourceLine(groupVersion string, r metav1.APIResource, subs []string) stri
 	verbs := slices.Clone([]string(r.Verbs))
 	slices.Sort(verbs)
 	return fmt.Sprintf("%s %s %s %s %s %s", groupVersion, r.Name, r.Kind, scope, sub, strings.Join(verbs, ","))
-}
-
-func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false, nil
-		}
-		cur = m[f]
-	}
-	s, ok := cur.(string)
-	return s, ok, nil
 }
