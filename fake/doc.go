@@ -23,7 +23,8 @@
 // A zero Cluster is valid and is NewCluster(""); a zero Fleet is valid and empty.
 //
 // Nothing runs in the background: constructors start no goroutines, and the only goroutines
-// are one per open watch (ended by Stop, by its ctx, or by a partition) and those of Run,
+// are one per open watch (ended by Stop, by its ctx, by a partition, or when its resource
+// stops being served) and those of Run,
 // which the caller starts.
 //
 // # What is modelled faithfully
