@@ -24,8 +24,7 @@
 //
 // Nothing runs in the background: constructors start no goroutines, and the only goroutines
 // are one per open watch (ended by Stop, by its ctx, by a partition, or when its resource
-// stops being served) and those of Run,
-// which the caller starts.
+// stops being served) and those of Run, which the caller starts.
 //
 // # What is modelled faithfully
 //
