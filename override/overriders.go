@@ -59,13 +59,10 @@ func ApplyOverride(obj *unstructured.Unstructured, o federation.ClusterOverride,
 	return nil
 }
 
-// replicasPointer is the JSON pointer of typ's replica count.
+// replicasPointer is the JSON pointer of typ's replica count, or "" when typ has none (it is
+// not divisible).
 func replicasPointer(typ federation.TypeConfig) string {
-	f := typ.ReplicasFields()
-	if len(f) == 0 {
-		return "/spec/replicas"
-	}
-	return Pointer(f...)
+	return Pointer(typ.ReplicasFields()...)
 }
 
 // entryApplier applies override entries with one editor. Keeping one editor for all the
@@ -73,7 +70,7 @@ func replicasPointer(typ federation.TypeConfig) string {
 // is owned by the editor and edited in place by the next ones, instead of copied again.
 type entryApplier struct {
 	e        *editor
-	replicas string // JSON pointer of the replica count
+	replicas string // JSON pointer of the replica count; "" when the type has none
 	record   *[]op  // when set, every applied operation is appended
 }
 
@@ -84,6 +81,9 @@ func (a *entryApplier) run(root map[string]interface{}, o *federation.ClusterOve
 	if o.Replicas != nil {
 		// "add" rather than "replace": a template may leave the count out (the API server
 		// defaults it), and the override must still set it.
+		if a.replicas == "" {
+			return fmt.Errorf("%w: replicas: the type has no replica count (its TypeConfig has no ReplicasPath)", ErrInvalidOverride)
+		}
 		if *o.Replicas < 0 {
 			return &PathError{Path: a.replicas, Op: "replicas", Err: fmt.Errorf("%w: replicas %d is negative", ErrInvalidOverride, *o.Replicas)}
 		}

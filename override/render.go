@@ -142,6 +142,11 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 	plans := buf[:0]
 	for _, j := range idx {
 		p := plan{entry: &in.Overrides[j]}
+		if p.entry.Replicas != nil && !in.Type.Divisible() {
+			// Checked here, where the entry's index is known, so the error names it.
+			return nil, fmt.Errorf("%w: overrides[%d].replicas: %s has no replica count (its TypeConfig has no ReplicasPath)",
+				ErrInvalidOverride, j, in.Type.Target.Kind)
+		}
 		if sh != nil && (sh.compiled[j] != nil || sh.errs[j] != nil) {
 			p.raw, err = sh.compiled[j], sh.errs[j]
 		} else {
@@ -237,8 +242,8 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 				return nil, fmt.Errorf("retain: %w", err)
 			}
 		}
-		if in.RetainReplicas {
-			fields := replicasFields(in.Type)
+		if in.RetainReplicas && in.Type.Divisible() {
+			fields := in.Type.ReplicasFields()
 			if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {
 				if err := desired.Set(deepCopyValue(v), fields...); err != nil {
 					return nil, err
@@ -248,10 +253,13 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		}
 	}
 
-	// 3. Scheduled replicas. Not when retained: an HPA in the member owns the count then,
-	// and writing the schedule would fight it on every sync.
-	if in.Replicas != nil && !replicasRetained {
-		fields := replicasFields(in.Type)
+	// 3. Scheduled replicas. Only for a divisible type: a ConfigMap, a Service or a
+	// DaemonSet has no replica count, and a spec.replicas written into one would be
+	// rejected or silently dropped by the member's API server (and change the hash). Not
+	// when retained either: an HPA in the member owns the count then, and writing the
+	// schedule would fight it on every sync.
+	if in.Replicas != nil && !replicasRetained && in.Type.Divisible() {
+		fields := in.Type.ReplicasFields()
 		parent, err := e.ownChild(root, fields[:len(fields)-1]...)
 		if err != nil {
 			return nil, err
@@ -343,14 +351,6 @@ func managedList(m map[string]interface{}) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
-}
-
-// replicasFields is the path of the replica count: the type's, or spec.replicas.
-func replicasFields(t federation.TypeConfig) []string {
-	if f := t.ReplicasFields(); len(f) > 0 {
-		return f
-	}
-	return []string{"spec", "replicas"}
 }
 
 // ownChild returns the map at fields under root, writable by e, creating maps as needed. A
