@@ -14,8 +14,9 @@ const module = "github.com/fedkit/fedkit"
 // import only federation and are importable by everything; examples/ and test/ may import
 // anything; fake is for tests, examples and users' tests, so no library package imports it.
 var allowedImports = map[string][]string{
-	"":                 nil, // the root package is documentation only
-	"federation":       nil,
+	"": nil, // the root package is documentation only
+	// federation imports only internal packages that import nothing from the module.
+	"federation":       {"internal/labelselector"},
 	"placement":        {"federation"},
 	"override":         {"federation"},
 	"dnsrecord":        {"federation"},
@@ -27,6 +28,9 @@ var allowedImports = map[string][]string{
 	"controlplane":     {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status"},
 	"internal/tools":   nil,
 	"internal/testenv": {"federation"},
+	// internal/labelselector: the one meaning of a label selector (the API machinery's);
+	// imported by federation (validation), placement and override.
+	"internal/labelselector": nil,
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
 // InvalidError reports that an object failed validation. It matches
@@ -81,7 +82,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 	for i, c := range p.Clusters {
 		errs = append(errs, uniqueName(seen, c.Name, path.Child("clusters").Index(i).Child("name"), "cluster name is required")...)
 	}
-	errs = append(errs, validateSelector(p.ClusterSelector, path.Child("clusterSelector"))...)
+	errs = append(errs, labelselector.Validate(p.ClusterSelector, path.Child("clusterSelector"))...)
 	if a := p.ClusterAffinity; a != nil {
 		for i, t := range a.Preferred {
 			if t.Weight < 1 || t.Weight > 100 {
@@ -131,16 +132,6 @@ func uniqueName(seen map[string]bool, name string, path *field.Path, detail stri
 		return field.ErrorList{field.Required(path, detail)}
 	case seen[name]:
 		return field.ErrorList{field.Duplicate(path, name)}
-	}
-	return nil
-}
-
-func validateSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {
-	if s == nil {
-		return nil
-	}
-	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
-		return field.ErrorList{field.Invalid(path, s.String(), err.Error())}
 	}
 	return nil
 }
@@ -204,7 +195,7 @@ func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.Erro
 			errs = append(errs, field.Duplicate(op.Child("clusterName"), o.ClusterName))
 		}
 		named[o.ClusterName] = true
-		errs = append(errs, validateSelector(o.ClusterSelector, op.Child("clusterSelector"))...)
+		errs = append(errs, labelselector.Validate(o.ClusterSelector, op.Child("clusterSelector"))...)
 		errs = append(errs, validateTypedOverrides(o, op)...)
 		paths := typedPaths(o)
 		for j, x := range o.ClusterOverrides {

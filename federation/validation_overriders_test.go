@@ -33,7 +33,7 @@ func TestValidateOverrides(t *testing.T) {
 		{name: "both name and selector", yaml: `[{clusterName: a, clusterSelector: {}}]`,
 			want: []string{"FieldValueForbidden spec.overrides[0].clusterSelector"}},
 		{name: "invalid selector", yaml: `[{clusterSelector: {matchExpressions: [{key: region, operator: In}]}}]`,
-			want: []string{"FieldValueInvalid spec.overrides[0].clusterSelector"}},
+			want: []string{"FieldValueInvalid spec.overrides[0].clusterSelector.matchExpressions[0].values"}},
 		{name: "path twice in one entry", yaml: `
 - clusterName: a
   clusterOverrides: [{path: /spec/replicas, value: 2}, {op: add, path: /spec/replicas, value: 3}]`,

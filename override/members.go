@@ -2,6 +2,7 @@ package override
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // The sync loop renders each federated object for every cluster it is placed in. Most of
@@ -11,9 +12,11 @@ import (
 
 // shared is the work RenderMembers does once for all clusters of an object.
 type shared struct {
-	compiled []*Patch // by override index; nil until compiled
-	errs     []error  // compile errors, by override index
-	hashes   hashCache
+	compiled  []*Patch // by override index; nil until compiled
+	errs      []error  // compile errors, by override index
+	selectors []labels.Selector
+	selErrs   []error // selector errors, by override index
+	hashes    hashCache
 }
 
 // Member is one member cluster to render an object for (see RenderMembers).
@@ -41,7 +44,8 @@ type Rendered struct {
 // of walking the whole object again. A failure for one member does not affect the others.
 func (r *Renderer) RenderMembers(in Input, members []Member) []Rendered {
 	out := make([]Rendered, len(members))
-	sh := &shared{compiled: make([]*Patch, len(in.Overrides)), errs: make([]error, len(in.Overrides))}
+	n := len(in.Overrides)
+	sh := &shared{compiled: make([]*Patch, n), errs: make([]error, n), selectors: make([]labels.Selector, n), selErrs: make([]error, n)}
 	if len(members) > 1 {
 		// Hashing the template once pays for itself from the second member on. A template
 		// that cannot be hashed fails every member below, with its own message.

@@ -134,7 +134,7 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 	if in.Key.Name == "" || (in.Type.Namespaced && in.Key.Namespace == "") {
 		return nil, fmt.Errorf("%w: the federated object's name (and namespace, for a namespaced type) is required", ErrInvalidInput)
 	}
-	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels)
+	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels, sh)
 	if err != nil {
 		return nil, err
 	}
