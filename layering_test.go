@@ -16,7 +16,7 @@ const module = "github.com/fedkit/fedkit"
 var allowedImports = map[string][]string{
 	"": nil, // the root package is documentation only
 	// federation imports only internal packages that import nothing from the module.
-	"federation":       {"internal/labelselector"},
+	"federation":       {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":        {"federation"},
 	"override":         {"federation"},
 	"dnsrecord":        {"federation"},
@@ -31,6 +31,12 @@ var allowedImports = map[string][]string{
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
 	// imported by federation (validation), placement and override.
 	"internal/labelselector": nil,
+	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
+	// paths); imported by federation (validation) and override.
+	"internal/jsonpointer": nil,
+	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
+	// federation (validation) and override.
+	"internal/imageref": nil,
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

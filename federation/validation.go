@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/fedkit/fedkit/internal/jsonpointer"
 	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
@@ -167,9 +168,6 @@ func validateEffect(e corev1.TaintEffect, allowEmpty bool, path *field.Path) fie
 	return field.ErrorList{field.NotSupported(path, e, []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)})}
 }
 
-// identityPaths may not be overridden: they decide which object is written.
-var identityPaths = []string{"/metadata/name", "/metadata/namespace", "/metadata/generateName", "/kind", "/apiVersion"}
-
 // ValidateOverrides checks the override entries: each names one cluster or selects clusters,
 // no cluster is named twice, ops are known, paths are JSON pointers that do not touch the
 // object's identity, add/replace/test carry a value, and the typed overriders are well formed
@@ -221,11 +219,9 @@ func ValidateOverrideOp(x OverrideOp, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("op"), x.Op, []string{OpAdd, OpRemove, OpReplace, OpTest}))
 	}
-	if err := CheckJSONPointer(x.Path); err != nil {
+	if err := jsonpointer.Check(x.Path); err != nil {
 		errs = append(errs, field.Invalid(path.Child("path"), x.Path, err.Error()))
-	} else if strings.Contains(x.Path+"/", "//") {
-		errs = append(errs, field.Invalid(path.Child("path"), x.Path, "must not have an empty reference token (\"//\" or a trailing \"/\"): no field or key of a Kubernetes object is empty"))
-	} else if IsIdentityPath(x.Path) {
+	} else if jsonpointer.IsIdentity(x.Path) {
 		errs = append(errs, field.Forbidden(path.Child("path"), fmt.Sprintf("%s identifies the object and cannot be overridden", x.Path)))
 	}
 	if x.Op != OpRemove && (x.Value == nil || len(x.Value.Raw) == 0) {
@@ -239,37 +235,6 @@ func opName(op string) string {
 		return OpReplace
 	}
 	return op
-}
-
-// CheckJSONPointer returns an error unless p is a non-empty RFC 6901 JSON pointer: it starts
-// with "/", and "~" is only used as "~0" or "~1".
-func CheckJSONPointer(p string) error {
-	if p == "" {
-		return fmt.Errorf("must be a JSON pointer such as /spec/replicas, not empty (the whole object cannot be overridden)")
-	}
-	if !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("must be a JSON pointer starting with \"/\"")
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 >= len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return fmt.Errorf("\"~\" must be escaped as \"~0\" (and \"/\" as \"~1\")")
-		}
-	}
-	return nil
-}
-
-// IsIdentityPath reports whether a JSON pointer addresses the object's identity (name,
-// namespace, generateName, kind, apiVersion) or a parent of it.
-func IsIdentityPath(p string) bool {
-	if p == "/metadata" {
-		return true
-	}
-	for _, id := range identityPaths {
-		if p == id || strings.HasPrefix(p, id+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidateReplicaSchedulingPreference checks an RSP's spec. Paths are rooted at "spec".

@@ -147,21 +147,3 @@ spec:
 	}
 	require.Equal(t, int64(4), *back.Spec.Overrides[1].Replicas)
 }
-
-func TestImageGrammar(t *testing.T) {
-	for _, s := range []string{"docker.io", "localhost", "localhost:5000", "10.1.2.3:443", "[::1]", "[fd00::1]:5000", "My-Registry.example.com"} {
-		require.True(t, federation.ValidImageRegistry(s), s)
-	}
-	for _, s := range []string{"", ":5000", "a..b", "-a.com", "a.com:", "a.com:port", "[::1", "a_b.com", "[x]"} {
-		require.False(t, federation.ValidImageRegistry(s), s)
-	}
-	for _, s := range []string{"nginx", "library/nginx", "a/b/c", "a.b_c__d---e", "0"} {
-		require.True(t, federation.ValidImageRepository(s), s)
-	}
-	for _, s := range []string{"", "Nginx", "a//b", "/a", "a/", "a..b", "a_-b", "_a"} {
-		require.False(t, federation.ValidImageRepository(s), s)
-	}
-	require.True(t, federation.ValidImageTag("v1.2.3-rc_1"))
-	require.False(t, federation.ValidImageTag(".x"))
-	require.False(t, federation.ValidImageTag("a:b"))
-}

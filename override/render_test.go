@@ -212,7 +212,7 @@ func TestRenderErrors(t *testing.T) {
 }
 
 func TestRendererRetainers(t *testing.T) {
-	_, err := override.New(override.Options{Retainers: override.Retainers{override.AllKinds(): {nil}}})
+	_, err := override.New(override.Options{Retainers: override.Retainers{{}: {nil}}})
 	require.ErrorIs(t, err, override.ErrInvalidInput)
 
 	// An embedder keeps a field its own controller sets in the member.
