@@ -27,7 +27,8 @@ type Input struct {
 	// the entries for ClusterName (see ForCluster).
 	Overrides []federation.ClusterOverride
 	// RetainReplicas keeps the member's replica count (spec.retainReplicas, for an HPA in
-	// the member cluster) instead of Replicas, when a member object exists.
+	// the member cluster) instead of Replicas, when a member object exists. Ignored for a
+	// type that is not divisible (Type has no ReplicasPath).
 	RetainReplicas bool
 	// Revision is the federated revision being rendered, written to
 	// federation.RevisionAnnotation; 0 writes none.
@@ -44,6 +45,7 @@ type Input struct {
 
 	// Replicas is the cluster's scheduled replica count (status.schedule), written at
 	// Type.ReplicasPath; nil when the object is not scheduled (the template's count stays).
+	// Ignored for a type that is not divisible: a ConfigMap has no replica count to set.
 	Replicas *int64
 
 	// Existing is the member object as it is now, for the fields the member owns; nil when
@@ -97,7 +99,7 @@ func Render(in Input) (*unstructured.Unstructured, error) {
 //     from in.Key, and server-populated metadata (uid, resourceVersion, ...) removed;
 //  2. retention of what the member owns, from in.Existing, through the retention table,
 //     and of the replica count when in.RetainReplicas;
-//  3. the scheduled replicas, unless retained;
+//  3. the scheduled replicas, for a divisible type, unless retained;
 //  4. the cluster's overrides (ForCluster order; typed overriders, then raw operations);
 //  5. fedkit's labels and annotations: managed-by, federated name and namespace, the
 //     revision, the managed-key lists and the desired-state hash.
@@ -165,16 +167,12 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 		}
 		plans = append(plans, p)
 	}
-	w := hasher{}
-	if sh != nil && sh.hashes != nil {
-		w = hasher{cache: sh.hashes, use: true}
-	}
 	if in.Existing == nil {
 		out, err := r.pass(in, plans, nil)
 		if err != nil {
 			return nil, err
 		}
-		return out, finish(out, nil, w)
+		return out, finish(out, nil, sh.encoder())
 	}
 	// The desired state without retention, D, for the hash and the managed-key lists.
 	d, err := r.pass(in, plans, nil)
@@ -192,7 +190,7 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 			return nil, err
 		}
 	}
-	return out, finish(out, d, w)
+	return out, finish(out, d, sh.encoder())
 }
 
 // pass runs steps 1 to 5 (without the hash), copy-on-write over the template: the new object
@@ -303,7 +301,7 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 // retention (nil when out is that object). The lists come from d, not out: out also holds
 // the labels retained from the member, which the federation does not manage, and listing
 // them would make the next render drop them.
-func finish(out, d map[string]interface{}, w hasher) error {
+func finish(out, d map[string]interface{}, enc encoder) error {
 	if d == nil {
 		d = out
 	}
@@ -324,7 +322,7 @@ func finish(out, d map[string]interface{}, w hasher) error {
 		setOrDelete(m, federation.ManagedLabelsAnnotation, ml)
 		setOrDelete(m, federation.ManagedAnnotationsAnnotation, ma)
 	}
-	h, err := w.annotation(d)
+	h, err := enc.desiredHash(d)
 	if err != nil {
 		return err
 	}

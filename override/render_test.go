@@ -59,7 +59,7 @@ func TestDesiredHash(t *testing.T) {
 	created, err := override.Render(base)
 	require.NoError(t, err)
 	h := created.GetAnnotations()[federation.DesiredHashAnnotation]
-	require.Regexp(t, `^v1:[0-9a-f]{32}$`, h)
+	require.Regexp(t, `^v2:[0-9a-f]{32}$`, h)
 
 	// What the member owns does not change the hash.
 	member := created.DeepCopy()
