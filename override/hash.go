@@ -111,11 +111,11 @@ func skipped(level int, k string) bool {
 
 // appendObject appends the canonical encoding of m.
 func (e encoder) appendObject(buf []byte, m map[string]interface{}, level int) ([]byte, error) {
-	var key containerKey
+	var key uintptr // the map's address, when cached
 	if e.cache != nil && level == levelOther && len(m) > 0 {
-		key = mapKey(m)
+		key = reflect.ValueOf(m).Pointer()
 		if !e.fill {
-			if seg, ok := e.cache.segs[key]; ok {
+			if seg, ok := e.cache.maps[key]; ok {
 				return append(buf, e.cache.enc[seg.start:seg.end]...), nil
 			}
 		}
@@ -151,8 +151,8 @@ func (e encoder) appendObject(buf []byte, m map[string]interface{}, level int) (
 			return nil, err
 		}
 	}
-	if e.fill && key != (containerKey{}) {
-		e.cache.segs[key] = segment{start, len(buf)}
+	if e.fill && key != 0 {
+		e.cache.maps[key] = segment{start, len(buf)}
 	}
 	return buf, nil
 }
@@ -177,11 +177,11 @@ func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, erro
 	case map[string]interface{}:
 		return e.appendObject(buf, x, level)
 	case []interface{}:
-		var key containerKey
+		var first *interface{} // the slice's first element, when cached
 		if e.cache != nil && len(x) > 0 {
-			key = sliceKey(x)
+			first = &x[0]
 			if !e.fill {
-				if seg, ok := e.cache.segs[key]; ok {
+				if seg, ok := e.cache.slices[first]; ok && seg.n == len(x) {
 					return append(buf, e.cache.enc[seg.start:seg.end]...), nil
 				}
 			}
@@ -195,8 +195,8 @@ func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, erro
 				return nil, err
 			}
 		}
-		if e.fill && key != (containerKey{}) {
-			e.cache.segs[key] = segment{start, len(buf)}
+		if e.fill && first != nil {
+			e.cache.slices[first] = sliceSegment{segment{start, len(buf)}, len(x)}
 		}
 		return buf, nil
 	case string:
@@ -234,39 +234,32 @@ func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, erro
 //
 // It pays: for the benchmark Deployment rendered for 10 clusters (BenchmarkRenderMembers),
 // the walk of a member's object drops from about 92,000 to 5,000 instructions, and the
-// whole RenderMembers call from 4.1 to 3.2 million (valgrind, SHA-256 without its hardware
-// instructions, which count the same either way); on the 10,000 x 10 fleet it saved about
-// a fifth of the CPU time per render.
+// whole RenderMembers call from 4.1 to 3.0 million (valgrind, where SHA-256 runs without
+// its hardware instructions and costs the same either way); on the 10,000 x 10 fleet it
+// saved about a fifth of the CPU time per render.
 type encodingCache struct {
-	enc     []byte // the template's encoding
-	segs    map[containerKey]segment
+	enc []byte // the template's encoding
+	// The containers' encodings, by identity: a map by its address, a slice by the address
+	// of its first element (and its length, which must match too). The template is
+	// reachable for as long as the cache is used, so no other container can take one of
+	// these addresses in the meantime.
+	maps    map[uintptr]segment
+	slices  map[*interface{}]sliceSegment
 	scratch []byte // the buffer of the last member's encoding, for the next one
-}
-
-// containerKey identifies a map (by address) or a slice (by its first element and length).
-// The template is reachable for as long as the cache is used, so no other object can take
-// the address of one of its containers in the meantime.
-type containerKey struct {
-	m     uintptr
-	first *interface{}
-	n     int
 }
 
 // segment is where a container's encoding is in encodingCache.enc.
 type segment struct{ start, end int }
 
-func mapKey(m map[string]interface{}) containerKey {
-	return containerKey{m: reflect.ValueOf(m).Pointer()}
-}
-
-// sliceKey is the key of a slice that is not empty.
-func sliceKey(s []interface{}) containerKey {
-	return containerKey{first: &s[0], n: len(s)}
+// sliceSegment is a slice's segment and length.
+type sliceSegment struct {
+	segment
+	n int
 }
 
 // newEncodingCache encodes template, recording where each container's encoding is.
 func newEncodingCache(template map[string]interface{}) (*encodingCache, error) {
-	c := &encodingCache{segs: make(map[containerKey]segment, 128)}
+	c := &encodingCache{maps: make(map[uintptr]segment, 64), slices: make(map[*interface{}]sliceSegment, 32)}
 	enc, err := encoder{cache: c, fill: true}.appendObject(make([]byte, 0, 4096), template, levelRoot)
 	if err != nil {
 		return nil, err
