@@ -2,12 +2,15 @@ package federation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/internal/jsonpointer"
+	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
 // InvalidError reports that an object failed validation. It matches
@@ -73,14 +76,16 @@ func validateTemplate(t RawObject, path *field.Path) field.ErrorList {
 }
 
 // ValidatePlacement checks cluster names, selectors, affinity, tolerations and spread
-// constraints.
+// constraints. Every spread constraint's minGroups and maxGroups act on the selected clusters
+// (package placement honours them together); maxSkew acts on the replicas divided among them,
+// over one topology key, so at most one constraint may set it.
 func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for i, c := range p.Clusters {
 		errs = append(errs, uniqueName(seen, c.Name, path.Child("clusters").Index(i).Child("name"), "cluster name is required")...)
 	}
-	errs = append(errs, validateSelector(p.ClusterSelector, path.Child("clusterSelector"))...)
+	errs = append(errs, labelselector.Validate(p.ClusterSelector, path.Child("clusterSelector"))...)
 	if a := p.ClusterAffinity; a != nil {
 		for i, t := range a.Preferred {
 			if t.Weight < 1 || t.Weight > 100 {
@@ -95,6 +100,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("maxClusters"), *p.MaxClusters, "must be non-negative"))
 	}
 	keys := map[string]bool{}
+	skewed := -1 // the constraint that sets maxSkew
 	for i, s := range p.SpreadConstraints {
 		sp := path.Child("spreadConstraints").Index(i)
 		switch {
@@ -113,8 +119,14 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 		if s.MaxGroups > 0 && s.MinGroups > s.MaxGroups {
 			errs = append(errs, field.Invalid(sp.Child("maxGroups"), s.MaxGroups, fmt.Sprintf("must not be less than minGroups (%d)", s.MinGroups)))
 		}
-		if s.MaxSkew < 0 {
+		switch {
+		case s.MaxSkew < 0:
 			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
+		case s.MaxSkew > 0 && skewed >= 0:
+			errs = append(errs, field.Forbidden(sp.Child("maxSkew"), fmt.Sprintf(
+				"only one spread constraint may bound replicas, and spreadConstraints[%d] sets maxSkew already: replicas are divided over one topology key", skewed)))
+		case s.MaxSkew > 0:
+			skewed = i
 		}
 	}
 	return errs
@@ -130,16 +142,6 @@ func uniqueName(seen map[string]bool, name string, path *field.Path, detail stri
 		return field.ErrorList{field.Required(path, detail)}
 	case seen[name]:
 		return field.ErrorList{field.Duplicate(path, name)}
-	}
-	return nil
-}
-
-func validateSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {
-	if s == nil {
-		return nil
-	}
-	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
-		return field.ErrorList{field.Invalid(path, s.String(), err.Error())}
 	}
 	return nil
 }
@@ -175,9 +177,6 @@ func validateEffect(e corev1.TaintEffect, allowEmpty bool, path *field.Path) fie
 	return field.ErrorList{field.NotSupported(path, e, []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)})}
 }
 
-// identityPaths may not be overridden: they decide which object is written.
-var identityPaths = []string{"/metadata/name", "/metadata/namespace", "/metadata/generateName", "/kind", "/apiVersion"}
-
 // ValidateOverrides checks the override entries: each names one cluster or selects clusters,
 // no cluster is named twice, ops are known, paths are JSON pointers that do not touch the
 // object's identity, add/replace/test carry a value, and the typed overriders are well formed
@@ -203,7 +202,7 @@ func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.Erro
 			errs = append(errs, field.Duplicate(op.Child("clusterName"), o.ClusterName))
 		}
 		named[o.ClusterName] = true
-		errs = append(errs, validateSelector(o.ClusterSelector, op.Child("clusterSelector"))...)
+		errs = append(errs, labelselector.Validate(o.ClusterSelector, op.Child("clusterSelector"))...)
 		errs = append(errs, validateTypedOverrides(o, op)...)
 		paths := typedPaths(o)
 		for j, x := range o.ClusterOverrides {
@@ -229,11 +228,9 @@ func ValidateOverrideOp(x OverrideOp, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("op"), x.Op, []string{OpAdd, OpRemove, OpReplace, OpTest}))
 	}
-	if err := CheckJSONPointer(x.Path); err != nil {
+	if err := jsonpointer.Check(x.Path); err != nil {
 		errs = append(errs, field.Invalid(path.Child("path"), x.Path, err.Error()))
-	} else if strings.Contains(x.Path+"/", "//") {
-		errs = append(errs, field.Invalid(path.Child("path"), x.Path, "must not have an empty reference token (\"//\" or a trailing \"/\"): no field or key of a Kubernetes object is empty"))
-	} else if IsIdentityPath(x.Path) {
+	} else if jsonpointer.IsIdentity(x.Path) {
 		errs = append(errs, field.Forbidden(path.Child("path"), fmt.Sprintf("%s identifies the object and cannot be overridden", x.Path)))
 	}
 	if x.Op != OpRemove && (x.Value == nil || len(x.Value.Raw) == 0) {
@@ -249,37 +246,6 @@ func opName(op string) string {
 	return op
 }
 
-// CheckJSONPointer returns an error unless p is a non-empty RFC 6901 JSON pointer: it starts
-// with "/", and "~" is only used as "~0" or "~1".
-func CheckJSONPointer(p string) error {
-	if p == "" {
-		return fmt.Errorf("must be a JSON pointer such as /spec/replicas, not empty (the whole object cannot be overridden)")
-	}
-	if !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("must be a JSON pointer starting with \"/\"")
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 >= len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return fmt.Errorf("\"~\" must be escaped as \"~0\" (and \"/\" as \"~1\")")
-		}
-	}
-	return nil
-}
-
-// IsIdentityPath reports whether a JSON pointer addresses the object's identity (name,
-// namespace, generateName, kind, apiVersion) or a parent of it.
-func IsIdentityPath(p string) bool {
-	if p == "/metadata" {
-		return true
-	}
-	for _, id := range identityPaths {
-		if p == id || strings.HasPrefix(p, id+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // ValidateReplicaSchedulingPreference checks an RSP's spec. Paths are rooted at "spec".
 func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field.ErrorList {
 	spec := field.NewPath("spec")
@@ -293,17 +259,8 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 	if p := rsp.Spec.RebalancePeriod; p != nil && p.Duration <= 0 {
 		errs = append(errs, field.Invalid(spec.Child("rebalancePeriod"), p.Duration.String(), "must be positive"))
 	}
-	switch rsp.Spec.Algorithm {
-	case "", AlgorithmWebster, AlgorithmKubeFed:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("algorithm"), rsp.Spec.Algorithm, []string{AlgorithmWebster, AlgorithmKubeFed}))
-	}
-	switch rsp.Spec.Strategy {
-	case "", StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("strategy"), rsp.Spec.Strategy,
-			[]string{StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated}))
-	}
+	errs = append(errs, ValidateAlgorithm(rsp.Spec.Algorithm, spec.Child("algorithm"))...)
+	errs = append(errs, ValidateStrategy(rsp.Spec.Strategy, spec.Child("strategy"))...)
 	names := make([]string, 0, len(rsp.Spec.Clusters))
 	for name := range rsp.Spec.Clusters {
 		names = append(names, name)
@@ -313,6 +270,22 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 		errs = append(errs, ValidateClusterPreferences(rsp.Spec.Clusters[name], spec.Child("clusters").Key(name))...)
 	}
 	return errs
+}
+
+// ValidateAlgorithm checks an algorithm name: "" (the default) or one of [Algorithms].
+func ValidateAlgorithm(a Algorithm, path *field.Path) field.ErrorList {
+	if a == "" || slices.Contains(Algorithms(), a) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, a, Algorithms())}
+}
+
+// ValidateStrategy checks a strategy name: "" (the default) or one of [Strategies].
+func ValidateStrategy(s Strategy, path *field.Path) field.ErrorList {
+	if s == "" || slices.Contains(Strategies(), s) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, s, Strategies())}
 }
 
 // ValidateClusterPreferences checks one cluster's bounds and weight.

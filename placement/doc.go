@@ -11,7 +11,10 @@
 // When spec.placement.clusters is present, even empty, it is the candidate list: names that
 // match no Cluster are dropped (and reported in [Decision.Unknown]) and the clusterSelector is
 // ignored. When it is absent, the clusterSelector decides: nil selects nothing, {} selects
-// every cluster. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
+// every cluster. A selector means what metav1.LabelSelectorAsSelector makes of it, exactly
+// as for the cluster selectors of overrides (package override) and in validation: an
+// invalid one (a key that is not a qualified name, In without values, ...) is an error
+// wrapping [ErrInvalidPlacement] that names the bad part, never a silent match or mismatch. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
 // copy and unstructured conversion (see package federation).
 //
 // # Narrowing and ordering
@@ -35,9 +38,23 @@
 // answer ([Decision.Why]) and the scheduler loop can put [Decision.Summary] in the Scheduled
 // condition's message.
 //
+// # Spread constraints
+//
+// Every spread constraint groups the clusters by a topology key ([Domain]: region, zone,
+// provider or a Cluster label). Its minGroups and maxGroups act on the selection, all
+// constraints together: [Evaluate] finds clusters that cover at least minGroups and at most
+// maxGroups groups of every key within maxClusters whenever such a selection exists,
+// preferring the best-ranked clusters (the greedy choice when it works, else a bounded
+// search, documented in choose.go). When none exists it returns [ErrUnsatisfiable] with the
+// best effort.
+//
 // # Replicas
 //
-// Placement picks clusters; package scheduler divides replicas among them. A spread
-// constraint acts on both: here it picks clusters across groups, and its MaxSkew is applied
-// to replicas by the scheduler, which finds each cluster's group with [Domain].
+// Placement picks clusters; package scheduler divides replicas among them. Spread constraints
+// have one owner, this package: the one constraint that sets maxSkew (federation validation
+// allows at most one, since replicas are divided over one key) also spreads replicas, and
+// [Decision].ReplicaSpread says so, with its minGroups and maxSkew, while every selected
+// [Candidate] carries its group for that key in Domain. The scheduler turns that into its
+// Spread and the clusters' domains; it never reads spread constraints or computes a group
+// itself, so clusters and replicas are spread over the same groups by construction.
 package placement

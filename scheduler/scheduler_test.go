@@ -8,10 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,7 +36,9 @@ type env struct {
 
 func newEnv(t *testing.T, typ federation.TypeConfig) *env {
 	t.Helper()
-	e := &env{host: fake.NewCluster("host"), clock: clocktesting.NewFakeClock(now)}
+	e := &env{host: fake.NewHost("host"), clock: clocktesting.NewFakeClock(now)}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": key.Namespace}}}
+	require.NoError(t, e.host.Seed(ns))
 	fleet := fake.NewFleet()
 	fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1"})
 	fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1"})
@@ -357,51 +357,13 @@ func reconciles(t *testing.T, reg *prometheus.Registry) float64 {
 func TestNew(t *testing.T) {
 	_, err := scheduler.New(nil, federation.DeploymentType, scheduler.Options{})
 	require.Error(t, err)
-	_, err = scheduler.New(fake.NewCluster("h"), federation.TypeConfig{}, scheduler.Options{})
+	_, err = scheduler.New(fake.NewHost("h"), federation.TypeConfig{}, scheduler.Options{})
 	require.ErrorIs(t, err, federation.ErrUnknownType)
 	reg := prometheus.NewRegistry()
 	for range 2 { // a second scheduler of the same kind shares the collectors
-		_, err = scheduler.New(fake.NewCluster("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
+		_, err = scheduler.New(fake.NewHost("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
 		require.NoError(t, err)
 	}
-}
-
-func TestPodRequestsAndCapacity(t *testing.T) {
-	tmpl := map[string]interface{}{}
-	require.NoError(t, yaml.Unmarshal([]byte(`
-spec:
-  template:
-    spec:
-      initContainers: [{name: init, resources: {requests: {memory: 2Gi}}}]
-      containers:
-      - {name: a, resources: {requests: {cpu: 250m, memory: 512Mi}}}
-      - {name: b, resources: {requests: {cpu: 250m, memory: 512Mi}}}
-`), &tmpl))
-	req, err := scheduler.PodRequests(tmpl)
-	require.NoError(t, err)
-	want := corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("2Gi"), "pods": resource.MustParse("1")}
-	require.True(t, equalResources(want, req), "PodRequests = %v; want %v", req, want)
-
-	c := &federation.Cluster{Status: federation.ClusterStatus{Available: corev1.ResourceList{
-		"cpu": resource.MustParse("4"), "memory": resource.MustParse("9Gi"), "pods": resource.MustParse("110"),
-	}}}
-	require.Equal(t, int64(4), *scheduler.ReplicaCapacity(c, req), "memory allows 4")
-	require.Nil(t, scheduler.ReplicaCapacity(&federation.Cluster{}, req), "no headroom reported: unknown")
-
-	_, err = scheduler.PodRequests(map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{"containers": "nope"}}}})
-	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
-}
-
-func equalResources(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || v.Cmp(w) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestSchedulerExplain(t *testing.T) {
