@@ -122,6 +122,7 @@ func TestSchedulerAndCollectorConverge(t *testing.T) {
 		}
 		for range 60 {
 			w, again := round()
+			t.Logf("%s settled: %d writes, %s", phase, w, again)
 			require.Zero(t, w, "%s: a write after settling", phase)
 			require.Equal(t, sched, again)
 		}

@@ -22,7 +22,7 @@ import (
 func ExampleCollector_Reconcile() {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.SetClock(clk)
 	fleet.SetWorkloads(fake.Workloads{Apps: true}) // Deployments report the status they ask for
@@ -81,7 +81,7 @@ func ExampleCollector_Reconcile() {
 func ExampleClusterMonitor_Reconcile() {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.SetClock(clk)
 	fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1", federation.ZoneLabel: "europe-west1-b"})

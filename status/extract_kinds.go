@@ -12,6 +12,15 @@ import (
 // what an operator would call a finished rollout: the controller has seen the latest spec
 // (status.observedGeneration caught up with metadata.generation), every desired replica runs
 // the latest template, and all of them are available.
+//
+// Replicas is the member's desired count, spec.replicas as the member has it (what sync
+// pushed from the schedule, or what a member autoscaler set with spec.retainReplicas), the
+// "3" of kubectl's READY 2/3; the ready, available and updated counts are the observed
+// progress towards it. The desired count is what the scheduler reads as a cluster's current
+// replicas. status.replicas, the pods that exist, would lag the schedule by the time pods
+// take to start and stop (and count surge pods during a rollout): a scheduler reading it
+// right after moving replicas would see the old numbers and move them back, every rebalance
+// period.
 
 // behind returns the "not up to date" message when the controller has not observed the
 // object's latest generation, else "".
@@ -27,15 +36,15 @@ func behind(obj *unstructured.Unstructured, observed *int64) string {
 	return ""
 }
 
-// DeploymentStatus extracts an apps/v1 Deployment: status.replicas, readyReplicas,
-// availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
+// DeploymentStatus extracts an apps/v1 Deployment: spec.replicas (default 1) as replicas,
+// status.readyReplicas, availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
 // has observed the latest generation, every desired replica (spec.replicas, default 1) is
 // updated and available, and no old replica is left; a Progressing condition with reason
 // ProgressDeadlineExceeded makes it not ready whatever the counts.
 func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
+	pods := f.count("status", "replicas")
 	o := Observation{
-		Replicas:           f.count("status", "replicas"),
 		ReadyReplicas:      f.count("status", "readyReplicas"),
 		AvailableReplicas:  f.count("status", "availableReplicas"),
 		UpdatedReplicas:    f.count("status", "updatedReplicas"),
@@ -45,6 +54,7 @@ func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	if f.err != nil {
 		return Observation{}, f.err
 	}
+	o.Replicas = &desired
 	progressing := condition(obj.Object, "Progressing")
 	switch {
 	case behind(obj, o.ObservedGeneration) != "":
@@ -53,8 +63,8 @@ func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 		o.Message = "progress deadline exceeded"
 	case *o.UpdatedReplicas < desired:
 		o.Message = fmt.Sprintf("%d of %d replicas updated", *o.UpdatedReplicas, desired)
-	case *o.Replicas > *o.UpdatedReplicas:
-		o.Message = fmt.Sprintf("%d old replicas pending termination", *o.Replicas-*o.UpdatedReplicas)
+	case *pods > *o.UpdatedReplicas:
+		o.Message = fmt.Sprintf("%d old replicas pending termination", *pods-*o.UpdatedReplicas)
 	case *o.AvailableReplicas < desired:
 		o.Message = fmt.Sprintf("%d of %d replicas available", *o.AvailableReplicas, desired)
 	default:
@@ -63,14 +73,14 @@ func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	return o, nil
 }
 
-// ReplicaSetStatus extracts an apps/v1 ReplicaSet: status.replicas, readyReplicas,
-// availableReplicas and observedGeneration (a ReplicaSet has no updated count: every replica
+// ReplicaSetStatus extracts an apps/v1 ReplicaSet: spec.replicas (default 1) as replicas,
+// status.readyReplicas, availableReplicas and observedGeneration (a ReplicaSet has no updated count: every replica
 // runs its only template). It is ready when the controller has observed the latest
 // generation and exactly the desired replicas exist, all available.
 func ReplicaSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
+	pods := f.count("status", "replicas")
 	o := Observation{
-		Replicas:           f.count("status", "replicas"),
 		ReadyReplicas:      f.count("status", "readyReplicas"),
 		AvailableReplicas:  f.count("status", "availableReplicas"),
 		ObservedGeneration: f.optional("status", "observedGeneration"),
@@ -79,11 +89,12 @@ func ReplicaSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	if f.err != nil {
 		return Observation{}, f.err
 	}
+	o.Replicas = &desired
 	switch {
 	case behind(obj, o.ObservedGeneration) != "":
 		o.Message = behind(obj, o.ObservedGeneration)
-	case *o.Replicas != desired:
-		o.Message = fmt.Sprintf("%d replicas, %d desired", *o.Replicas, desired)
+	case *pods != desired:
+		o.Message = fmt.Sprintf("%d replicas, %d desired", *pods, desired)
 	case *o.AvailableReplicas < desired:
 		o.Message = fmt.Sprintf("%d of %d replicas available", *o.AvailableReplicas, desired)
 	default:
@@ -92,15 +103,14 @@ func ReplicaSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	return o, nil
 }
 
-// StatefulSetStatus extracts an apps/v1 StatefulSet: status.replicas, readyReplicas,
-// availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
+// StatefulSetStatus extracts an apps/v1 StatefulSet: spec.replicas (default 1) as replicas,
+// status.readyReplicas, availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
 // has observed the latest generation and the desired replicas are ready and available; with
 // the RollingUpdate strategy the replicas at or above the partition must also be updated,
 // and without a partition the current revision must be the update revision.
 func StatefulSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
 	o := Observation{
-		Replicas:           f.count("status", "replicas"),
 		ReadyReplicas:      f.count("status", "readyReplicas"),
 		AvailableReplicas:  f.count("status", "availableReplicas"),
 		UpdatedReplicas:    f.count("status", "updatedReplicas"),
@@ -111,6 +121,7 @@ func StatefulSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	if f.err != nil {
 		return Observation{}, f.err
 	}
+	o.Replicas = &desired
 	strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "updateStrategy", "type")
 	rolling := strategy != "OnDelete"
 	current, _, _ := unstructured.NestedString(obj.Object, "status", "currentRevision")

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/fake"
@@ -26,24 +25,10 @@ var (
 	depGVR = federation.DeploymentType.TargetGVR()
 )
 
-// newHost returns a fake host serving fedkit's Cluster CRD and the federated types' CRDs,
-// created as an installer would create them.
+// newHost returns a fake host serving fedkit's CRDs, with no action recorded yet.
 func newHost(t testing.TB) *fake.Cluster {
 	t.Helper()
-	host := fake.NewCluster("host")
-	crds, err := federation.CRDs(federation.BuiltinTypes()...)
-	require.NoError(t, err)
-	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, crd := range crds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-		require.NoError(t, err)
-		u := &unstructured.Unstructured{Object: m}
-		u.SetAPIVersion("apiextensions.k8s.io/v1")
-		u.SetKind("CustomResourceDefinition")
-		if _, err := host.Create(ctx, crdGVR, u); err != nil && !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err)
-		}
-	}
+	host := fake.NewHost("host")
 	host.ClearActions()
 	return host
 }

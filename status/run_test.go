@@ -2,15 +2,12 @@ package status_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -65,64 +62,14 @@ func run(t testing.TB, fn func(context.Context) error) (stop func()) {
 	}
 }
 
-// notifyingSet is a ClusterSet with federation.MemberCache over a fake fleet: its cached
-// readers read the members live, and the test announces member changes with notify.
-type notifyingSet struct {
-	fleet *fake.Fleet
-	mu    sync.Mutex
-	fns   []func(string, *unstructured.Unstructured)
-}
-
-func (s *notifyingSet) Client(name string) (federation.ClusterClient, error) {
-	return s.fleet.Client(name)
-}
-
-func (s *notifyingSet) CachedReader(cluster string, _ schema.GroupVersionResource) (federation.Reader, error) {
-	return s.fleet.Client(cluster)
-}
-
-func (s *notifyingSet) OnMemberChange(_ schema.GroupVersionResource, fn func(string, *unstructured.Unstructured)) func() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fns = append(s.fns, fn)
-	i := len(s.fns) - 1
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.fns[i] = nil
-	}
-}
-
-func (s *notifyingSet) notify(cluster string, obj *unstructured.Unstructured) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, fn := range s.fns {
-		if fn != nil {
-			fn(cluster, obj)
-		}
-	}
-}
-
-func (s *notifyingSet) handlers() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, fn := range s.fns {
-		if fn != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // TestCollectorRun: Run collects a new object at once, reacts to a Cluster's readiness and to
 // member changes, pulls every Period, reads the host only through its informers, and leaves
 // no goroutine behind.
 func TestCollectorRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	e := newEnv(t, status.Options{})
-	set := &notifyingSet{fleet: e.fleet}
-	c, err := status.New(e.host, set, federation.DeploymentType, status.Options{Clock: e.clock})
+	// The fleet itself, with its member caches and change notifications.
+	c, err := status.New(e.host, e.fleet, federation.DeploymentType, status.Options{Clock: e.clock})
 	require.NoError(t, err)
 	e.host.ClearActions()
 	stop := run(t, c.Run)
@@ -146,19 +93,15 @@ func TestCollectorRun(t *testing.T) {
 	eventually(t, "b stale", func() bool { return e.get(t).Status.Clusters[1].Stale })
 	require.Equal(t, int64(4), e.get(t).Status.Aggregated.ReadyReplicas)
 
-	// A member change is collected as soon as the member cache announces it.
+	// A member change is collected as soon as the member cache announces it, without
+	// waiting for the period (the fake clock does not move).
 	e.member(t, "c", 5)
 	e.fleet.Tick()
-	m, _ := e.fleet.Member("c")
-	obj, err := m.Peek(depGVR, key.Namespace, key.Name)
-	require.NoError(t, err)
-	set.notify("c", obj)
 	eventually(t, "the member change", aggregated(6))
 
-	// Without an announcement, the periodic pull finds it.
-	e.member(t, "a", 4)
-	e.fleet.Tick()
-	stepUntil(t, e.clock.Step, federation.DefaultStatusPollInterval, "the periodic pull", aggregated(9))
+	// b comes back: the Cluster's readiness requeues the object.
+	e.setClusterReady(t, "b", true)
+	eventually(t, "b fresh", aggregated(8))
 
 	// Passes read the host through the informers: the only live reads are the re-reads
 	// after a Conflict (a write based on an informer copy one write behind), each following a
@@ -179,7 +122,26 @@ func TestCollectorRun(t *testing.T) {
 	require.Less(t, calls[fake.VerbGet], calls[fake.VerbUpdateStatus], "live reads only after conflicts: %v", calls)
 	stop()
 	stop = nil
-	require.Zero(t, set.handlers(), "the member handler is removed")
+}
+
+// TestCollectorRunPeriodicPull: without member caches (nothing announces changes), Run
+// pulls every Period.
+func TestCollectorRunPeriodicPull(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := newEnv(t, status.Options{})
+	stop := run(t, e.c.Run)
+	defer stop()
+	e.federate(t, []string{"a", "b", "c"}, []int64{1, 2, 3})
+	readyReplicas := func(want int64) func() bool {
+		return func() bool {
+			a := e.get(t).Status.Aggregated
+			return a != nil && a.ReadyReplicas == want
+		}
+	}
+	eventually(t, "the first collection", readyReplicas(6))
+	e.member(t, "a", 4)
+	e.fleet.Tick()
+	stepUntil(t, e.clock.Step, federation.DefaultStatusPollInterval, "the periodic pull", readyReplicas(9))
 }
 
 // TestClusterMonitorRun: Run probes a new Cluster at once, then every Period; a partition
