@@ -70,9 +70,13 @@
 // in entries whose stamp is more than StaleAfter/2 old. A fleet where nothing changes costs
 // no writes at all, however long it runs.
 //
-// The scheduler reads status.clusters[].replicas of fresh entries as the replicas currently
-// running in each cluster. Those follow what sync pushed, which follows the schedule, so the
-// two loops meet in a fixed point instead of chasing each other.
+// The scheduler reads status.clusters[].replicas of fresh entries as the replicas each
+// cluster currently holds. For workloads that is the member's desired count (spec.replicas as
+// the member has it), with readyReplicas, availableReplicas and updatedReplicas as the
+// observed progress, as kubectl shows READY 2/3. The desired count follows what sync pushed,
+// which follows the schedule, so the two loops meet in a fixed point; status.replicas, the
+// pods that exist, would lag every move by the time pods take to start and stop, and a
+// scheduler reading it would move replicas back after each refill.
 //
 // # The ClusterMonitor
 //

@@ -17,10 +17,11 @@ import (
 // An Observation is plain data. Extractors build it from the member object alone, so they are
 // pure functions that table tests and fuzzing cover without a cluster.
 type Observation struct {
-	// Replicas, ReadyReplicas, AvailableReplicas and UpdatedReplicas are the member's counts
-	// for workload kinds, nil for kinds that have none. They are summed into
-	// status.aggregated, and the scheduler reads Replicas of fresh entries as the replicas
-	// currently running in the cluster.
+	// Replicas is the member's desired count for workload kinds (spec.replicas as the member
+	// has it; a DaemonSet's desiredNumberScheduled), and ReadyReplicas, AvailableReplicas and
+	// UpdatedReplicas its observed progress, as kubectl's READY 2/3 puts them; all nil for
+	// kinds that have none. They are summed into status.aggregated, and the scheduler reads
+	// Replicas of fresh entries as the replicas the cluster currently holds.
 	Replicas, ReadyReplicas, AvailableReplicas, UpdatedReplicas *int64
 
 	// ObservedGeneration is the member object's status.observedGeneration, nil when it
