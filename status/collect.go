@@ -36,23 +36,24 @@ import (
 // error wrapping [ErrInvalidStatus] marked with federation.Terminal. The Result is ignored
 // when the error is not nil.
 func (c *Collector) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
-	return c.reconcileFrom(ctx, c.host, key)
+	return c.reconcileFrom(ctx, c.host, false, key)
 }
 
-// reconcileFrom is Reconcile reading the host through r (Run's informer caches).
-func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+// reconcileFrom is Reconcile reading the host through r: the host itself, or Run's informer
+// caches (cached).
+func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, cached bool, key federation.Key) (federation.Result, error) {
 	start := c.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)
 	if err != nil {
 		log = c.opts.Logger
 	}
 	log = log.WithValues("kind", c.typ.Federated.Kind, "key", key.String())
-	res, outcome, err := c.reconcile(ctx, r, key, log)
+	res, outcome, err := c.reconcile(ctx, r, cached, key, log)
 	c.metrics.observe(outcome, start, c.opts.Clock.Now())
 	return res, err
 }
 
-func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached bool, key federation.Key, log logr.Logger) (federation.Result, string, error) {
 	read := map[string]reading{} // this pass's reads, kept across attempts
 	var ready map[string]bool    // the Clusters' readiness, read once per pass
 	objects := r
@@ -74,7 +75,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, key fede
 			return federation.Result{}, "invalid", federation.Terminal(fmt.Errorf("%w: %s %s: %w", ErrInvalidStatus, c.typ.Federated.Kind, key, err))
 		}
 		if ready == nil {
-			if ready, err = clusterReadiness(ctx, r); err != nil {
+			if ready, err = c.clusterReadiness(ctx, r, cached, st.Clusters); err != nil {
 				return federation.Result{}, "error", err
 			}
 		}
@@ -123,15 +124,33 @@ func decodeStatus(u *unstructured.Unstructured) (*federation.FederatedStatus, er
 	return st, nil
 }
 
-// clusterReadiness returns whether each Cluster on the host has Ready=True.
-func clusterReadiness(ctx context.Context, r federation.Reader) (map[string]bool, error) {
-	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("status: list Clusters: %w", err)
+// clusterReadiness returns whether the placed clusters' Cluster objects have Ready=True (a
+// missing Cluster is not ready). Reading the host itself it lists the Clusters (one call);
+// reading Run's informer cache it gets the placed ones (a cached List would copy every
+// Cluster of the fleet for every object).
+func (c *Collector) clusterReadiness(ctx context.Context, r federation.Reader, cached bool, placed []federation.MemberStatus) (map[string]bool, error) {
+	out := make(map[string]bool, len(placed))
+	if !cached {
+		list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("status: list Clusters: %w", err)
+		}
+		for i := range list.Items {
+			out[list.Items[i].GetName()] = readyConditionTrue(list.Items[i].Object)
+		}
+		return out, nil
 	}
-	out := make(map[string]bool, len(list.Items))
-	for i := range list.Items {
-		out[list.Items[i].GetName()] = readyConditionTrue(list.Items[i].Object)
+	for i := range placed {
+		name := placed[i].Name
+		u, err := r.Get(ctx, federation.ClusterGVR, "", name)
+		switch {
+		case apierrors.IsNotFound(err):
+			out[name] = false
+		case err != nil:
+			return nil, fmt.Errorf("status: get Cluster %q: %w", name, err)
+		default:
+			out[name] = readyConditionTrue(u.Object)
+		}
 	}
 	return out, nil
 }

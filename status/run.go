@@ -55,7 +55,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	var locks keyLocks
 	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		defer locks.lock(key)()
-		return c.reconcileFrom(ctx, cached, key)
+		return c.reconcileFrom(ctx, cached, true, key)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
