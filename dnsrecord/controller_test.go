@@ -141,7 +141,7 @@ func TestControllerConditions(t *testing.T) {
 		{
 			name: "Service not federated",
 			spec: "{domainRef: fed}",
-			want: "False ServiceNotFederated: no FederatedService default/web on the host: only federated Services get DNS names",
+			want: "False ServiceNotFederated: no FederatedService default/web on the host: the Service is not federated, so nothing is published",
 		},
 		{
 			name:  "Domain missing",

@@ -87,7 +87,7 @@ func (c *Controller) federated(ctx context.Context, r federation.Reader, typ fed
 	_, err := r.Get(ctx, typ.FederatedGVR(), key.Namespace, key.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return absent(reason, fmt.Sprintf("no %s %s on the host: only federated %ss get DNS names",
+		return absent(reason, fmt.Sprintf("no %s %s on the host: the %s is not federated, so nothing is published",
 			typ.Federated.Kind, key, typ.Target.Kind)), nil
 	case err != nil:
 		return pass{}, fmt.Errorf("dnsrecord: get %s %s: %w", typ.Federated.Kind, key, err)
