@@ -263,7 +263,11 @@ func TestServiceEndpointsErrors(t *testing.T) {
 			serviceRecord(dnsrecord.ServiceDNSRecordSpec{DomainRef: "-fed"}, ok),
 			nil, dnsrecord.ErrInvalidRecord, `spec.domainRef "-fed"`},
 		{"an empty namespace",
-			func() *dnsrecord.ServiceDNSRecord { r := serviceRecord(dnsrecord.ServiceDNSRecordSpec{}, ok); r.Namespace = ""; return r }(),
+			func() *dnsrecord.ServiceDNSRecord {
+				r := serviceRecord(dnsrecord.ServiceDNSRecordSpec{}, ok)
+				r.Namespace = ""
+				return r
+			}(),
 			nil, dnsrecord.ErrInvalidRecord, "metadata.namespace is empty"},
 		{"a negative TTL",
 			serviceRecord(dnsrecord.ServiceDNSRecordSpec{RecordTTL: -1}, ok),

@@ -99,7 +99,7 @@ func TestMetrics(t *testing.T) {
 
 	got := metricValues(t, reg)
 	for name, want := range map[string]float64{
-		`fedkit_dns_endpoint_writes_total{kind="ServiceDNSRecord",op="create"}`:     1,
+		`fedkit_dns_endpoint_writes_total{kind="ServiceDNSRecord",op="create"}`:    1,
 		`fedkit_dns_reconciles_total{kind="ServiceDNSRecord",outcome="written"}`:   1,
 		`fedkit_dns_reconciles_total{kind="ServiceDNSRecord",outcome="unchanged"}`: 1,
 		`fedkit_dns_reconciles_total{kind="IngressDNSRecord",outcome="unchanged"}`: 2,

@@ -173,4 +173,3 @@ func (c *Controller) cleanup(ctx context.Context, r federation.Reader, o owner, 
 	}
 	return outcomeUnchanged, nil
 }
-
