@@ -2,6 +2,7 @@ package federation_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,6 +107,10 @@ func TestValidateFederatedObject(t *testing.T) {
 				"FieldValueInvalid spec.placement.spreadConstraints[0].maxGroups",
 				"FieldValueRequired spec.placement.spreadConstraints[1].topologyKey",
 			}},
+		{name: "two constraints bound replicas", spec: `
+  placement:
+    spreadConstraints: [{topologyKey: region, minGroups: 2, maxSkew: 1}, {topologyKey: provider, minGroups: 2}, {topologyKey: zone, maxSkew: 2}]`,
+			want: []string{"FieldValueForbidden spec.placement.spreadConstraints[2].maxSkew"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,6 +206,47 @@ func TestValidateCluster(t *testing.T) {
 	}
 }
 
+// TestValidateClusterConnection: ValidateCluster used to accept http endpoints and
+// endpoints with user information, which federation/kube always refused, and quoted URLs with
+// their passwords in its errors.
+func TestValidateClusterConnection(t *testing.T) {
+	tests := []struct {
+		name string
+		spec federation.ClusterSpec
+		want []string
+	}{
+		{name: "https with a path", spec: federation.ClusterSpec{APIEndpoint: "https://rancher.example.com/k8s/clusters/c-1"}},
+		{name: "proxy with a password", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "socks5://alice:hunter2@proxy:1080"}},
+		{name: "http", spec: federation.ClusterSpec{APIEndpoint: "http://eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "user information", spec: federation.ClusterSpec{APIEndpoint: "https://alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "http and user information", spec: federation.ClusterSpec{APIEndpoint: "http://alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint", "FieldValueInvalid spec.apiEndpoint"}},
+		{name: "query", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com/?token=hunter2"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "no scheme, user information", spec: federation.ClusterSpec{APIEndpoint: "alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "malformed, user information", spec: federation.ClusterSpec{APIEndpoint: "https://alice:hunter2@[::1"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "proxy scheme", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "ftp://alice:hunter2@proxy"},
+			want: []string{"FieldValueNotSupported spec.proxyURL.scheme"}},
+		{name: "malformed proxy", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "socks5://alice:hunter2@[proxy"},
+			want: []string{"FieldValueInvalid spec.proxyURL"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := federation.ValidateCluster(&federation.Cluster{Spec: tc.spec})
+			if diff := cmp.Diff(tc.want, errorPaths(errs)); diff != "" {
+				t.Errorf("ValidateCluster() paths (-want +got):\n%s", diff)
+			}
+			for _, secret := range []string{"hunter2", "alice"} {
+				require.NotContains(t, fmt.Sprint(errs.ToAggregate()), secret)
+			}
+		})
+	}
+}
+
 func TestInvalidError(t *testing.T) {
 	err := federation.NewInvalidError("FederatedDeployment", federation.Key{Namespace: "prod", Name: "web"},
 		field.ErrorList{field.Duplicate(field.NewPath("spec", "overrides").Index(1).Child("clusterName"), "eu")})
@@ -232,6 +278,31 @@ func TestDefaults(t *testing.T) {
 	ops := obj.Spec.Overrides[0].ClusterOverrides
 	require.Equal(t, []string{"replace", "add"}, []string{ops[0].Op, ops[1].Op})
 	require.Equal(t, federation.DefaultRevisionHistoryLimit, *obj.Spec.RevisionHistoryLimit)
+}
+
+// TestDefaultsKeepDrainedClusterValid: {maxReplicas: 0} is how a cluster is drained; the
+// default minReplicas must not exceed it and make the whole preference invalid.
+func TestDefaultsKeepDrainedClusterValid(t *testing.T) {
+	rsp := &federation.ReplicaSchedulingPreference{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(`
+spec:
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  clusters:
+    "*": {weight: 1}
+    drained: {maxReplicas: 0}
+    small: {maxReplicas: 3}
+    pinned: {minReplicas: 2, maxReplicas: 2}
+`), rsp))
+	federation.DefaultReplicaSchedulingPreference(rsp)
+	require.Empty(t, federation.ValidateReplicaSchedulingPreference(rsp))
+	got := map[string]int64{}
+	for name, p := range rsp.Spec.Clusters {
+		got[name] = *p.MinReplicas
+	}
+	if diff := cmp.Diff(map[string]int64{"*": 1, "drained": 0, "small": 1, "pinned": 2}, got); diff != "" {
+		t.Errorf("defaulted minReplicas (-want +got):\n%s", diff)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

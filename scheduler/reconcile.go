@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/placement"
 )
 
 // Reasons of the Scheduled condition.
@@ -30,7 +29,8 @@ const (
 	// ReasonInvalidPreference: the ReplicaSchedulingPreference is invalid; the last good
 	// schedule stays.
 	ReasonInvalidPreference = "InvalidPreference"
-	// ReasonInvalidObject: the federated object cannot be decoded.
+	// ReasonInvalidObject: the federated object cannot be decoded, or its template is
+	// invalid (replicas negative or not an integer, a pod template that does not decode).
 	ReasonInvalidObject = "InvalidObject"
 )
 
@@ -43,35 +43,56 @@ const maxMessage = 4096
 // and writes status.schedule and the Scheduled condition, only when they change.
 //
 // Without a ReplicaSchedulingPreference every selected cluster gets the template's replica
-// count (the Duplicated strategy); for a type that is not divisible (TypeConfig.ReplicasPath
+// count (the Duplicated strategy; a cluster without room for them is capped and reported:
+// Scheduled=False, Unschedulable); for a type that is not divisible (TypeConfig.ReplicasPath
 // empty) the schedule only lists clusters and its replica counts are 0. With one, the
 // candidates are the clusters with a preference of their own or a "*" entry: among every
 // cluster (KubeFed's default), or among those the object's placement selects when
-// spec.intersectWithClusterSelector is true. Either way the placement's other rules
-// (exclusions, affinity, taints and readiness, spread, maxClusters) apply.
+// spec.intersectWithClusterSelector is true; the others are reported with the placement rule
+// Preference. Either way the placement's other rules (exclusions, affinity, taints and
+// readiness, spread, maxClusters) apply, and the spread constraint that sets maxSkew spreads
+// the replicas over the groups placement chose.
 //
 // Current replicas per cluster come from status.clusters (the status loop) when fresh, else
-// from the previous schedule, so with rebalance off running replicas stay put. Capacity comes
-// from each Cluster's status.available and the template's pod requests.
+// from the previous schedule, so with rebalance off running replicas stay put. A cluster's
+// capacity for the object is what fits in its status.available given the template's pod
+// requests, plus those current replicas (see [ClusterState].Capacity).
 //
-// An invalid placement, preference or object sets Scheduled=False with the validation message,
-// keeps the last good schedule and returns an error wrapped by [federation.Terminal]. The
-// Result asks for a requeue after the preference's rebalancePeriod (default 5m), so a
-// recovered or new cluster gets replicas back. The Result is ignored when the error is not nil.
+// With rebalance off, once per rebalancePeriod (tracked in status.schedule.lastRebalanceTime)
+// the clusters below their fair share, such as a recovered or new cluster, get replicas back
+// ([Request].Refill); the Result asks for a requeue when the period ends. With rebalance on,
+// every pass divides by weight and the Result asks for a requeue after rebalancePeriod.
+//
+// An invalid placement, preference or object (a template whose replicas are negative or not
+// an integer, a pod template that does not decode) sets Scheduled=False with the validation
+// message and field path, keeps the last good schedule and returns an error wrapped by
+// [federation.Terminal]. A Cluster's own numbers (headroom, cost) are never reported as the
+// preference's: they saturate or count as unknown. The Result is ignored when the error is
+// not nil.
+//
+// Reconcile reads the object, its preference and the Clusters from the host's API server;
+// within [Scheduler.Run] the same pass reads them from Run's informer caches instead. Its one
+// write, the status, always goes to the API server with the resourceVersion it read, so a
+// decision made on stale data fails with a Conflict and is retried.
 func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return s.reconcileFrom(ctx, s.host, key)
+}
+
+// reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
+func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
 	start := s.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)
 	if err != nil {
 		log = s.opts.Logger
 	}
 	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
-	res, outcome, err := s.reconcile(ctx, key, log)
+	res, outcome, err := s.reconcile(ctx, r, key, log)
 	s.metrics.observe(outcome, start, s.opts.Clock.Now())
 	return res, err
 }
 
-func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.Logger) (federation.Result, string, error) {
-	in, err := s.read(ctx, key, log)
+func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+	in, err := s.read(ctx, r, key, log)
 	switch {
 	case apierrors.IsNotFound(err):
 		return federation.Result{}, "unchanged", nil
@@ -83,13 +104,10 @@ func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
 
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
-	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
-		reason := ReasonInvalidPlacement
-		if in.rsp != nil && errors.Is(err, ErrInvalidRequest) {
-			reason = ReasonInvalidPreference
-		}
-		return s.invalid(ctx, in.u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
+	var bad *inputError
+	if errors.As(err, &bad) {
+		return s.invalid(ctx, in.u, bad.reason, bad.err)
 	}
 	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
 	if err != nil {
@@ -100,11 +118,7 @@ func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.
 		outcome = "scheduled"
 		log.V(1).Info("Scheduled", "message", d.message)
 	}
-	var res federation.Result
-	if in.rsp != nil {
-		res.RequeueAfter = in.rsp.Spec.RebalancePeriod.Duration
-	}
-	return res, outcome, nil
+	return federation.Result{RequeueAfter: d.requeue}, outcome, nil
 }
 
 // inputs are the reads one scheduling decision needs.
@@ -118,12 +132,12 @@ type inputs struct {
 	invalid string
 }
 
-// read gets the object, its preference and the Clusters. A missing object is an error
-// satisfying apierrors.IsNotFound.
-func (s *Scheduler) read(ctx context.Context, key federation.Key, log logr.Logger) (inputs, error) {
+// read gets the object, its preference and the Clusters through r. A missing object is an
+// error satisfying apierrors.IsNotFound.
+func (s *Scheduler) read(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (inputs, error) {
 	var in inputs
 	var err error
-	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	in.u, err = r.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if err != nil {
 		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
@@ -135,14 +149,14 @@ func (s *Scheduler) read(ctx context.Context, key federation.Key, log logr.Logge
 		in.invalid = ReasonInvalidPlacement
 		return in, federation.NewInvalidError(s.typ.Federated.Kind, key, errs)
 	}
-	if in.rsp, err = s.preference(ctx, key); err != nil {
+	if in.rsp, err = s.preference(ctx, r, key); err != nil {
 		var inv *federation.InvalidError
 		if errors.As(err, &inv) {
 			in.invalid = ReasonInvalidPreference
 		}
 		return in, err
 	}
-	in.clusters, err = s.clusters(ctx, log)
+	in.clusters, err = s.clusters(ctx, r, log)
 	return in, err
 }
 
@@ -164,8 +178,8 @@ func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, r
 
 // preference returns the object's ReplicaSchedulingPreference, defaulted and validated, or nil
 // when there is none for this kind.
-func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
-	u, err := s.host.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
+func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
+	u, err := r.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -196,8 +210,8 @@ func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federa
 
 // clusters lists the Clusters on the host. A Cluster that does not decode cannot be placed on;
 // it is logged and left out (placement never sees it).
-func (s *Scheduler) clusters(ctx context.Context, log logr.Logger) ([]federation.Cluster, error) {
-	list, err := s.host.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
+	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
 	}
