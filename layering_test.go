@@ -22,7 +22,7 @@ var allowedImports = map[string][]string{
 	"federation":       nil,
 	"placement":        {"federation"},
 	"override":         {"federation"},
-	"dnsrecord":        {"federation"},
+	"dnsrecord":        {"federation", "internal/loop"},
 	"scheduler":        {"federation", "placement", "internal/loop"},
 	"sync":             {"federation", "placement", "override", "internal/loop"},
 	"status":           {"federation", "internal/loop"},

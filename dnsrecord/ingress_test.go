@@ -2,6 +2,7 @@ package dnsrecord_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,13 +167,16 @@ func TestClusterTopologyAgreesWithPlacement(t *testing.T) {
 	w.serviceRecord("web", "{domainRef: fed}")
 	_, err := w.controller(dnsrecord.Options{}).Reconcile(w.ctx, webKey)
 	require.NoError(t, err)
-	var want []dnsrecord.ClusterDNS
-	for _, name := range []string{"labels", "none", "spec", "status"} {
-		for i := range clusters {
-			if clusters[i].Name == name {
-				want = append(want, dnsrecord.ClusterDNS{Cluster: name, Region: placement.Region(&clusters[i]), Zones: placement.Zones(&clusters[i])})
-			}
-		}
+	got := w.serviceStatus("web").DNS
+	require.Len(t, got, len(clusters))
+	for _, e := range got {
+		i := slices.IndexFunc(clusters, func(c federation.Cluster) bool { return c.Name == e.Cluster })
+		require.GreaterOrEqual(t, i, 0, e.Cluster)
+		require.Equal(t, placement.Domain(&clusters[i], placement.KeyRegion), e.Region, "region of %s", e.Cluster)
+		zones := slices.Sorted(slices.Values(e.Zones))
+		require.Equal(t, placement.Domain(&clusters[i], placement.KeyZone), strings.Join(zones, ","), "zones of %s", e.Cluster)
 	}
-	require.Equal(t, want, w.serviceStatus("web").DNS)
+	require.Equal(t, "r1", got[2].Region, "spec first")
+	require.Equal(t, "r2", got[3].Region, "then status")
+	require.Equal(t, "r4", got[0].Region, "then the label")
 }

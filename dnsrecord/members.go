@@ -61,9 +61,9 @@ func (c *Controller) listClusters(ctx context.Context, r federation.Reader, log 
 	return out, nil
 }
 
-// clusterRegion is the Cluster's region by placement's rule (placement.Region, which this
-// package may not import; a test keeps the two in step): spec.region, else status.region,
-// else the topology.kubernetes.io/region label.
+// clusterRegion is the Cluster's region by placement's rule (placement.Domain with "region",
+// which this package may not import; a test keeps the two in step): spec.region, else
+// status.region, else the topology.kubernetes.io/region label.
 func clusterRegion(c *federation.Cluster) string {
 	switch {
 	case c.Spec.Region != "":
@@ -74,8 +74,8 @@ func clusterRegion(c *federation.Cluster) string {
 	return c.Labels[federation.RegionLabel]
 }
 
-// clusterZones is the Cluster's zones by placement's rule (placement.Zones): spec.zones, else
-// status.zones, else the topology.kubernetes.io/zone label.
+// clusterZones is the Cluster's zones by placement's rule (placement.Domain with "zone"):
+// spec.zones, else status.zones, else the topology.kubernetes.io/zone label.
 func clusterZones(c *federation.Cluster) []string {
 	switch {
 	case len(c.Spec.Zones) > 0:

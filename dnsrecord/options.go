@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // DefaultDomainNamespace is where the controller looks for Domains by default: the namespace
@@ -51,6 +52,11 @@ type Options struct {
 
 	// Workers is how many records Run reconciles in parallel. Default: 2.
 	Workers int
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of every resource it
+	// watches before it returns an error naming the one that could not be listed (a CRD
+	// missing on the host, say). It runs on Clock. Default: 2 minutes.
+	CacheSyncTimeout time.Duration
 }
 
 // complete fills in defaults.
@@ -72,6 +78,9 @@ func (o *Options) complete() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	}
 }
 
