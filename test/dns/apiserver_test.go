@@ -86,9 +86,18 @@ func TestRealAPIServers(t *testing.T) {
 	require.NoError(t, conformance.InstallCRDs(ctx, host, append(crds, dns...)...))
 	requireApprovalNeeded(ctx, t, host)
 
+	// The environment is shared by every run of the test binary (go test -count): objects of
+	// an earlier run are deleted when the test ends, the namespace and Domain are kept.
 	for _, o := range hostObjects {
-		_, err := host.Create(ctx, o.gvr, decodeYAML(t, o.doc))
+		u := decodeYAML(t, o.doc)
+		_, err := host.Create(ctx, o.gvr, u)
+		if apierrors.IsAlreadyExists(err) && u.GetNamespace() != "default" {
+			continue
+		}
 		require.NoError(t, err, o.doc)
+		if u.GetNamespace() == "default" {
+			t.Cleanup(func() { _ = host.Delete(context.Background(), o.gvr, "default", u.GetName(), metav1.DeleteOptions{}) })
+		}
 	}
 	registerCluster(ctx, t, host, eastName, "us-east-1", "us-east-1a", true)
 	registerCluster(ctx, t, host, westName, "europe-west1", "europe-west1-b", true)
@@ -98,6 +107,7 @@ func TestRealAPIServers(t *testing.T) {
 		for _, o := range memberObjects {
 			u, err := member.Create(ctx, o.gvr, decodeYAML(t, o.doc))
 			require.NoError(t, err, o.doc)
+			t.Cleanup(func() { _ = member.Delete(context.Background(), o.gvr, "default", u.GetName(), metav1.DeleteOptions{}) })
 			if o.gvr == servicesGVR {
 				svc = u
 			}
