@@ -2,7 +2,6 @@ package dnsrecord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -67,36 +66,21 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 }
 
 // ingressDNS is status.dns from the Clusters and their member Ingresses, by the rules of
-// serviceDNS (an Ingress has no EndpointSlices to check).
+// observe (an Ingress has no EndpointSlices to check).
 func (c *Controller) ingressDNS(ctx context.Context, rec *IngressDNSRecord, clusters []cluster) ([]ClusterIngressDNS, error) {
-	prev := map[string]ClusterIngressDNS{}
+	prev := map[string]corev1.LoadBalancerStatus{}
 	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e
+		prev[e.Cluster] = e.LoadBalancer
 	}
-	var out []ClusterIngressDNS
-	var errs []error
-	for _, cl := range clusters {
-		entry := ClusterIngressDNS{Cluster: cl.name}
-		old, had := prev[cl.name]
-		if !cl.ready {
-			if had {
-				out = append(out, entry)
-			}
-			continue
-		}
-		lb, err := c.ingressLoadBalancer(ctx, cl.name, rec)
-		if err != nil {
-			errs = append(errs, &federation.ClusterError{Cluster: cl.name, Op: "read Ingress " + rec.Namespace + "/" + rec.Name, Err: err})
-			entry.LoadBalancer = old.LoadBalancer
-		} else {
-			entry.LoadBalancer = lb
-		}
-		out = append(out, entry)
+	obs, err := observe(clusters, prev, "IngressDNSRecord "+rec.Namespace+"/"+rec.Name, "read Ingress",
+		func(cluster string) (corev1.LoadBalancerStatus, error) {
+			return c.ingressLoadBalancer(ctx, cluster, rec)
+		})
+	out := make([]ClusterIngressDNS, 0, len(obs))
+	for _, o := range obs {
+		out = append(out, ClusterIngressDNS{Cluster: o.cluster.name, LoadBalancer: o.lb})
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("dnsrecord: IngressDNSRecord %s/%s: %w", rec.Namespace, rec.Name, errors.Join(errs...))
-	}
-	return out, nil
+	return out, err
 }
 
 // ingressLoadBalancer is the load balancer of the record's managed member Ingress in cluster.

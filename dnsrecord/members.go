@@ -2,6 +2,7 @@ package dnsrecord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,6 +88,48 @@ func clusterZones(c *federation.Cluster) []string {
 		return []string{z}
 	}
 	return nil
+}
+
+// observed is one cluster's entry in a record's status.dns.
+type observed struct {
+	cluster cluster
+	lb      corev1.LoadBalancerStatus
+}
+
+// observe applies the rules of status.dns, the same for both record kinds, to the Clusters
+// (in name order), given each cluster's previous load balancer (prev) and a way to read its
+// current one:
+//
+//   - a Ready cluster gets an entry with the load balancer read, empty when it does not
+//     count;
+//   - a cluster that is not Ready keeps its entry, without a load balancer, when it had one:
+//     its names fall back instead of pointing at a dead cluster;
+//   - a Ready cluster whose member cannot be read keeps its previous load balancer (a failed
+//     read is not a failover; the Cluster's Ready condition decides), and the error, naming
+//     the cluster, is returned for a retry;
+//   - a cluster gone from the host loses its entry.
+func observe(clusters []cluster, prev map[string]corev1.LoadBalancerStatus, what, op string, read func(cluster string) (corev1.LoadBalancerStatus, error)) ([]observed, error) {
+	var out []observed
+	var errs []error
+	for _, cl := range clusters {
+		old, had := prev[cl.name]
+		if !cl.ready {
+			if had {
+				out = append(out, observed{cluster: cl})
+			}
+			continue
+		}
+		lb, err := read(cl.name)
+		if err != nil {
+			errs = append(errs, &federation.ClusterError{Cluster: cl.name, Op: op, Err: err})
+			lb = old
+		}
+		out = append(out, observed{cluster: cl, lb: lb})
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("dnsrecord: %s: %w", what, errors.Join(errs...))
+	}
+	return out, nil
 }
 
 // memberObject returns the managed object (one carrying federation.ManagedByLabel) of gvr,

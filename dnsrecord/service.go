@@ -2,7 +2,6 @@ package dnsrecord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -91,39 +90,22 @@ func (c *Controller) serviceInputs(ctx context.Context, r federation.Reader, key
 	return pass{}, nil
 }
 
-// serviceDNS is status.dns from the Clusters and their member Services: one entry per Ready
-// cluster, with the Service's load balancer when it counts; a not-Ready cluster keeps its
-// entry, without a load balancer, when it had one; a cluster whose member cannot be read
-// keeps its last entry (an error for the retry). Clusters are in name order.
+// serviceDNS is status.dns from the Clusters and their member Services, by the rules of
+// observe.
 func (c *Controller) serviceDNS(ctx context.Context, rec *ServiceDNSRecord, clusters []cluster) ([]ClusterDNS, error) {
-	prev := map[string]ClusterDNS{}
+	prev := map[string]corev1.LoadBalancerStatus{}
 	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e
+		prev[e.Cluster] = e.LoadBalancer
 	}
-	var out []ClusterDNS
-	var errs []error
-	for _, cl := range clusters {
-		entry := ClusterDNS{Cluster: cl.name, Region: cl.region, Zones: cl.zones}
-		old, had := prev[cl.name]
-		if !cl.ready {
-			if had {
-				out = append(out, entry)
-			}
-			continue
-		}
-		lb, err := c.serviceLoadBalancer(ctx, cl.name, rec)
-		if err != nil {
-			errs = append(errs, &federation.ClusterError{Cluster: cl.name, Op: "read Service " + rec.Namespace + "/" + rec.Name, Err: err})
-			entry.LoadBalancer = old.LoadBalancer
-		} else {
-			entry.LoadBalancer = lb
-		}
-		out = append(out, entry)
+	obs, err := observe(clusters, prev, "ServiceDNSRecord "+rec.Namespace+"/"+rec.Name, "read Service",
+		func(cluster string) (corev1.LoadBalancerStatus, error) {
+			return c.serviceLoadBalancer(ctx, cluster, rec)
+		})
+	out := make([]ClusterDNS, 0, len(obs))
+	for _, o := range obs {
+		out = append(out, ClusterDNS{Cluster: o.cluster.name, Region: o.cluster.region, Zones: o.cluster.zones, LoadBalancer: o.lb})
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("dnsrecord: ServiceDNSRecord %s/%s: %w", rec.Namespace, rec.Name, errors.Join(errs...))
-	}
-	return out, nil
+	return out, err
 }
 
 // serviceLoadBalancer is the load balancer of the record's member Service in cluster, empty
