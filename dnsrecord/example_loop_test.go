@@ -20,18 +20,17 @@ import (
 // Ready its zone falls back to its region.
 func ExampleController_Reconcile() {
 	ctx := context.Background()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host") // serves fedkit's CRDs: Cluster, FederatedService, ...
 	fleet := fake.NewFleet()
 	fleet.SetWorkloads(fake.Workloads{LoadBalancers: true}) // Services of type LoadBalancer get an IP
 	for _, m := range []struct{ name, zone string }{{"us-a", "us-east-1a"}, {"us-b", "us-east-1b"}} {
 		fleet.Add(m.name, map[string]string{federation.RegionLabel: "us-east-1", federation.ZoneLabel: m.zone})
 	}
 
-	// The host serves fedkit's and the DNS CRDs; an administrator created the Domain, the
-	// user a FederatedService and its ServiceDNSRecord; sync propagated the Service.
-	fedCRDs, _ := federation.CRDs(federation.ServiceType)
+	// The DNS CRDs are installed; an administrator created the Domain, the user a
+	// FederatedService and its ServiceDNSRecord; sync propagated the Service.
 	dnsCRDs, _ := dnsrecord.CRDs()
-	for _, crd := range append(fedCRDs, dnsCRDs...) {
+	for _, crd := range dnsCRDs {
 		m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 		create(ctx, host, schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, m)
 	}

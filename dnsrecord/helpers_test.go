@@ -31,7 +31,8 @@ var (
 )
 
 // world is a host and a fleet of three members, as a control plane with sync running would
-// have them: Clusters registered on the host, a Domain, and fedkit's and the DNS CRDs.
+// have them: Clusters registered on the host, a Domain, and fedkit's CRDs (fake.NewHost) with
+// the DNS CRDs.
 //
 //	east-a  us-east-1     us-east-1a      load balancers 198.18.1.x
 //	east-b  us-east-1     us-east-1b      load balancers 198.18.2.x
@@ -47,13 +48,11 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, ctx: context.Background(), clock: clocktesting.NewFakeClock(epoch), host: fake.NewCluster("host"), fleet: fake.NewFleet(), resolver: hosts{}}
+	w := &world{t: t, ctx: context.Background(), clock: clocktesting.NewFakeClock(epoch), host: fake.NewHost("host"), fleet: fake.NewFleet(), resolver: hosts{}}
 	w.host.SetClock(w.clock)
-	crds, err := federation.CRDs(federation.ServiceType, federation.IngressType)
-	require.NoError(t, err)
 	dns, err := dnsrecord.CRDs()
 	require.NoError(t, err)
-	for _, crd := range append(crds, dns...) {
+	for _, crd := range dns {
 		w.create(w.host, crdGVR, toUnstructured(t, crd))
 	}
 	w.apply(w.host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)

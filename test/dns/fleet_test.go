@@ -68,14 +68,13 @@ func decodeYAML(t *testing.T, doc string) *unstructured.Unstructured {
 	return u
 }
 
+// hostCRDs are the DNS CRDs, which a host has besides fedkit's own (fake.NewHost).
 func hostCRDs(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	crds, err := federation.CRDs(federation.ServiceType)
-	require.NoError(t, err)
 	dns, err := dnsrecord.CRDs()
 	require.NoError(t, err)
 	var out []*unstructured.Unstructured
-	for _, crd := range append(crds, dns...) {
+	for _, crd := range dns {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 		require.NoError(t, err)
 		out = append(out, &unstructured.Unstructured{Object: m})
@@ -87,7 +86,7 @@ func hostCRDs(t *testing.T) []*unstructured.Unstructured {
 // the names it publishes, as one cluster after the other fails and then recovers.
 func TestFleetDNS(t *testing.T) {
 	ctx := context.Background()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	for _, crd := range hostCRDs(t) {
 		_, err := host.Create(ctx, crdGVR, crd)
 		require.NoError(t, err)
