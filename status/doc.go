@@ -64,9 +64,8 @@
 //
 // Status writes that trigger more reconciles can keep a control plane busy for minutes
 // (KubeFed #1373). The Collector writes at most once per pass (a write that conflicts is
-// redone on a fresh read, not added to), and only when one of its
-// fields changed: observed values, staleness, the aggregate, or the Ready condition's
-// status, reason or message. Timestamps alone never cause a write: lastObserved changes only
+// redone on a fresh read, not added to), and only when one of its fields changed: observed
+// values, staleness, the aggregate, or the Ready condition's status, reason or message. Timestamps alone never cause a write: lastObserved changes only
 // with an entry's values or staleness, and on a write that happens anyway it moves forward
 // in entries whose stamp is more than StaleAfter/2 old. A fleet where nothing changes costs
 // no writes at all, however long it runs.
