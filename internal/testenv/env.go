@@ -83,6 +83,11 @@ type Env struct {
 	names   []string
 	etcd    *etcdServer
 	servers map[string]*apiServer
+	bin     string        // the binaries' directory, for StartCluster
+	timeout time.Duration // Options.ReadyTimeout, for StartCluster
+
+	// mu guards the processes of servers, which StopCluster and StartCluster replace.
+	mu sync.Mutex
 
 	stopOnce sync.Once
 	stopErr  error
@@ -113,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testenv: creating the temporary directory: %w", err)
 	}
-	env := &Env{dir: dir, names: slices.Clone(opts.Clusters), servers: map[string]*apiServer{}}
+	env := &Env{dir: dir, names: slices.Clone(opts.Clusters), servers: map[string]*apiServer{}, bin: bin, timeout: opts.ReadyTimeout}
 	ok := false
 	defer func() {
 		if !ok {
@@ -228,10 +233,54 @@ func (e *Env) Config(name string) *rest.Config {
 	}
 }
 
+// StopCluster kills the named cluster's apiserver, as a crash or a network cut would look
+// to its clients: connections are refused until StartCluster. The cluster's data stays in
+// etcd. Stopping a stopped cluster does nothing.
+func (e *Env) StopCluster(name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.servers[name]
+	if !ok {
+		return fmt.Errorf("testenv: stop: no cluster %q", name)
+	}
+	return s.proc.kill()
+}
+
+// StartCluster starts the named cluster's apiserver again after StopCluster, on the same
+// port and with the same serving certificate, so its rest.Config (and every client built from
+// it) works again; it returns when /readyz answers. Starting a running cluster does nothing.
+func (e *Env) StartCluster(ctx context.Context, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.servers[name]
+	if !ok {
+		return fmt.Errorf("testenv: start: no cluster %q", name)
+	}
+	if !s.proc.exited() {
+		return nil
+	}
+	restarted, err := startAPIServer(ctx, apiServerConfig{
+		name:    name,
+		port:    s.port,
+		binary:  filepath.Join(e.bin, "kube-apiserver"),
+		dir:     e.dir,
+		etcdURL: e.etcd.url,
+		token:   e.token,
+		timeout: e.timeout,
+	})
+	if err != nil {
+		return err
+	}
+	s.proc = restarted.proc
+	return nil
+}
+
 // Stop kills the apiservers, then etcd, waits for them to exit and removes the
 // temporary directory. It is idempotent: later calls return the first call's result.
 func (e *Env) Stop() error {
 	e.stopOnce.Do(func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		var errs []error
 		// Kill the apiservers together: they are independent, and each kill waits.
 		var wg sync.WaitGroup

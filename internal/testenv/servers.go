@@ -72,6 +72,7 @@ type apiServer struct {
 
 type apiServerConfig struct {
 	name    string
+	port    int // 0: a free port
 	binary  string
 	dir     string // the Env's directory: tokens.csv and sa.key are there
 	etcdURL string
@@ -88,11 +89,15 @@ func startAPIServer(ctx context.Context, c apiServerConfig) (*apiServer, error) 
 	}
 	var err error
 	for range startAttempts {
-		var ports []int
-		if ports, err = freePorts(1); err != nil {
-			return nil, err
+		port := c.port
+		if port == 0 {
+			var ports []int
+			if ports, err = freePorts(1); err != nil {
+				return nil, err
+			}
+			port = ports[0]
 		}
-		s := &apiServer{name: c.name, port: ports[0]}
+		s := &apiServer{name: c.name, port: port}
 		var p *process
 		p, err = startProcess("apiserver "+c.name, c.binary, apiServerArgs(c, s.port, certDir),
 			filepath.Join(c.dir, c.name+".log"))

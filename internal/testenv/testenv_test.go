@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -139,7 +140,8 @@ func TestSharedIsolation(t *testing.T) {
 }
 
 // TestStartStop starts its own environment of two clusters, checks their isolation
-// and TLS verification, and that Stop leaves no process and no directory behind.
+// and TLS verification, that one cluster can stop and start again, and that Stop leaves
+// no process and no directory behind.
 func TestStartStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real API servers are skipped in -short mode")
@@ -162,6 +164,20 @@ func TestStartStop(t *testing.T) {
 	noCA.CAData = nil
 	_, err = kubernetes.NewForConfigOrDie(noCA).CoreV1().Namespaces().Get(ctx, "only-in-a", metav1.GetOptions{})
 	require.ErrorContains(t, err, "certificate")
+
+	// One cluster stops and starts again, on the same address with the same certificate:
+	// the same client reaches it, and its data is still there.
+	clientA := kubernetes.NewForConfigOrDie(env.Config("a"))
+	old := env.servers["a"].proc.pid()
+	require.NoError(t, env.StopCluster("a"))
+	requireGone(t, old)
+	_, err = clientA.CoreV1().Namespaces().Get(ctx, "only-in-a", metav1.GetOptions{})
+	require.True(t, utilnet.IsConnectionRefused(err), "a stopped cluster refuses connections: %v", err)
+	require.NoError(t, env.StopCluster("a"), "stopping a stopped cluster")
+	require.NoError(t, env.StartCluster(ctx, "a"))
+	_, err = clientA.CoreV1().Namespaces().Get(ctx, "only-in-a", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, env.StartCluster(ctx, "a"), "starting a running cluster")
 
 	pids := []int{env.etcd.proc.pid()}
 	for _, s := range env.servers {

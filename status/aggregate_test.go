@@ -1,0 +1,223 @@
+package status_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/status"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+const staleAfter = 90 * time.Second
+
+func i64(n int64) *int64 { return &n }
+
+func mtime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
+
+// deploy is a ready Deployment's observation with n replicas.
+func deploy(n int64) *status.Observation {
+	return &status.Observation{Replicas: i64(n), ReadyReplicas: i64(n), AvailableReplicas: i64(n), UpdatedReplicas: i64(n), ObservedGeneration: i64(1), Ready: true}
+}
+
+// entry is a status.clusters[] entry as the Collector wrote it from deploy(n) at t.
+func entry(name string, n int64, at time.Time, stale bool) federation.MemberStatus {
+	return federation.MemberStatus{Name: name, Revision: 3, Replicas: i64(n), ReadyReplicas: i64(n), AvailableReplicas: i64(n),
+		UpdatedReplicas: i64(n), ObservedGeneration: i64(1), LastObserved: mtime(at), Stale: stale}
+}
+
+func fresh(o *status.Observation, at time.Time) status.Member {
+	return status.Member{ClusterReady: true, LastRead: at, Observation: o}
+}
+
+func readyCond(s metav1.ConditionStatus, reason string, at time.Time) metav1.Condition {
+	return metav1.Condition{Type: federation.ConditionReady, Status: s, Reason: reason, LastTransitionTime: metav1.NewTime(at)}
+}
+
+func TestAggregateQuorum(t *testing.T) {
+	lastGood := &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3}
+	placed := []federation.MemberStatus{entry("a", 3, t0, false), entry("b", 3, t0, false), entry("c", 3, t0, false)}
+	now := t0.Add(time.Minute)
+	tests := []struct {
+		name     string
+		clusters []federation.MemberStatus
+		members  []status.Member
+		prev     *federation.AggregatedStatus
+		wantAgg  *federation.AggregatedStatus
+		wantCond metav1.ConditionStatus
+		reason   string
+		message  string
+		stale    []bool
+	}{{
+		name:     "3 placed, all fresh: the sum",
+		clusters: placed,
+		members:  []status.Member{fresh(deploy(4), now), fresh(deploy(3), now), fresh(deploy(2), now)},
+		prev:     lastGood,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3},
+		wantCond: metav1.ConditionTrue, reason: status.ReasonReady, message: "ready in 3 of 3 placed clusters",
+		stale: []bool{false, false, false},
+	}, {
+		name:     "3 placed, 2 fresh: the sum of the two, the stale one left out",
+		clusters: []federation.MemberStatus{entry("a", 3, t0, false), entry("b", 3, t0, false), entry("c", 50, t0, false)},
+		members:  []status.Member{fresh(deploy(4), now), fresh(deploy(4), now), {ClusterReady: false, LastRead: now, Observation: deploy(50)}},
+		prev:     lastGood,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 8, ReadyReplicas: 8, AvailableReplicas: 8, UpdatedReplicas: 8, Clusters: 2, StaleClusters: 1},
+		wantCond: metav1.ConditionFalse, reason: status.ReasonStale, message: "ready in 2 of 3 placed clusters; no fresh data from: c",
+		stale: []bool{false, false, true},
+	}, {
+		name:     "3 placed, 1 fresh: no quorum, the last good values stay",
+		clusters: placed,
+		members:  []status.Member{fresh(deploy(1), now), {ClusterReady: false}, {ClusterReady: true, LastRead: now.Add(-staleAfter - time.Second), Observation: deploy(3)}},
+		prev:     lastGood,
+		wantAgg:  lastGood,
+		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
+		message: "fresh data from 1 of 3 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b, c",
+		stale:   []bool{false, true, true},
+	}, {
+		name:     "no quorum before any good value: aggregated stays absent",
+		clusters: placed,
+		members:  []status.Member{fresh(deploy(1), now)},
+		prev:     nil,
+		wantAgg:  nil,
+		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
+		message: "fresh data from 1 of 3 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b, c",
+		stale:   []bool{false, true, true},
+	}, {
+		name:     "2 placed, 1 fresh: half is no majority",
+		clusters: placed[:2],
+		members:  []status.Member{fresh(deploy(1), now), {ClusterReady: true}},
+		prev:     lastGood,
+		wantAgg:  lastGood,
+		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
+		message: "fresh data from 1 of 2 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b",
+		stale:   []bool{false, true},
+	}, {
+		name:     "1 placed, fresh: quorum of one",
+		clusters: placed[:1],
+		members:  []status.Member{fresh(deploy(2), now)},
+		prev:     nil,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 2, Clusters: 1},
+		wantCond: metav1.ConditionTrue, reason: status.ReasonReady, message: "ready in 1 of 1 placed clusters",
+		stale: []bool{false},
+	}, {
+		name:     "read exactly StaleAfter ago is still fresh",
+		clusters: placed[:1],
+		members:  []status.Member{fresh(deploy(2), now.Add(-staleAfter))},
+		prev:     nil,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 2, Clusters: 1},
+		wantCond: metav1.ConditionTrue, reason: status.ReasonReady, message: "ready in 1 of 1 placed clusters",
+		stale: []bool{false},
+	}, {
+		name:     "nothing placed",
+		clusters: nil,
+		prev:     lastGood,
+		wantAgg:  &federation.AggregatedStatus{},
+		wantCond: metav1.ConditionFalse, reason: status.ReasonNoClusters, message: "status.clusters lists no cluster",
+	}, {
+		name:     "fresh but not ready, another stale",
+		clusters: placed,
+		members: []status.Member{fresh(deploy(3), now), fresh(&status.Observation{Message: "the member object does not exist"}, now),
+			{ClusterReady: false, LastRead: now, Observation: deploy(3)}},
+		prev:     lastGood,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 3, ReadyReplicas: 3, AvailableReplicas: 3, UpdatedReplicas: 3, Clusters: 2, StaleClusters: 1},
+		wantCond: metav1.ConditionFalse, reason: status.ReasonNotReady,
+		message: "not ready: b: the member object does not exist; no fresh data from: c",
+		stale:   []bool{false, false, true},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &federation.FederatedStatus{Clusters: tt.clusters, Aggregated: tt.prev,
+				Conditions: []metav1.Condition{readyCond(metav1.ConditionTrue, status.ReasonReady, t0)}}
+			before := st.DeepCopy()
+			got := status.Aggregate(status.Input{Generation: 2, Status: st, Members: tt.members, Now: now, StaleAfter: staleAfter})
+			require.Empty(t, cmp.Diff(before, st), "Aggregate modified its input")
+			if diff := cmp.Diff(tt.wantAgg, got.Aggregated); diff != "" {
+				t.Errorf("aggregated (-want +got):\n%s", diff)
+			}
+			require.Equal(t, tt.wantCond, got.Ready.Status)
+			require.Equal(t, tt.reason, got.Ready.Reason)
+			require.Equal(t, tt.message, got.Ready.Message)
+			require.Equal(t, int64(2), got.Ready.ObservedGeneration)
+			require.Len(t, got.Clusters, len(tt.clusters))
+			for i, e := range got.Clusters {
+				require.Equal(t, tt.stale[i], e.Stale, "stale of %s", e.Name)
+				require.Equal(t, tt.clusters[i].Name, e.Name)
+				require.Equal(t, tt.clusters[i].Revision, e.Revision, "sync's field of %s changed", e.Name)
+				if e.Stale {
+					// Stale data stays visible as last known.
+					require.Equal(t, *tt.clusters[i].Replicas, *e.Replicas)
+					require.Equal(t, tt.clusters[i].LastObserved, e.LastObserved)
+				}
+			}
+			require.True(t, got.Changed)
+		})
+	}
+}
+
+// TestAggregateNoChurn: with the same data, a later pass changes nothing, whatever the clock
+// says; lastObserved moves only with a change, and then only when it is old.
+func TestAggregateNoChurn(t *testing.T) {
+	st := &federation.FederatedStatus{}
+	members := func(at time.Time) []status.Member {
+		return []status.Member{fresh(deploy(2), at), fresh(deploy(3), at), fresh(deploy(4), at)}
+	}
+	st.Clusters = []federation.MemberStatus{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	first := status.Aggregate(status.Input{Status: st, Members: members(t0), Now: t0, StaleAfter: staleAfter})
+	require.True(t, first.Changed)
+	for _, e := range first.Clusters {
+		require.Equal(t, mtime(t0), e.LastObserved)
+	}
+	st = &federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}
+
+	for _, later := range []time.Duration{time.Second, 30 * time.Second, time.Hour, 24 * time.Hour} {
+		now := t0.Add(later)
+		again := status.Aggregate(status.Input{Status: st, Members: members(now), Now: now, StaleAfter: staleAfter})
+		require.False(t, again.Changed, "after %s", later)
+	}
+
+	// One entry changes 60s later: the others' stamps are older than StaleAfter/2 (45s) and
+	// move with the write; 30s later they would not have.
+	for _, tc := range []struct {
+		after time.Duration
+		moved bool
+	}{{30 * time.Second, false}, {60 * time.Second, true}} {
+		now := t0.Add(tc.after)
+		m := members(now)
+		m[0] = fresh(deploy(5), now)
+		got := status.Aggregate(status.Input{Status: st, Members: m, Now: now, StaleAfter: staleAfter})
+		require.True(t, got.Changed)
+		require.Equal(t, mtime(now), got.Clusters[0].LastObserved, "the changed entry")
+		want := mtime(t0)
+		if tc.moved {
+			want = mtime(now)
+		}
+		require.Equal(t, want, got.Clusters[1].LastObserved, "after %s", tc.after)
+		require.Equal(t, first.Ready.LastTransitionTime, got.Ready.LastTransitionTime, "Ready stayed True")
+	}
+}
+
+// TestAggregateRecovery: a cluster comes back from a partition: its entry is fresh again,
+// the sum includes it, and Ready's transition time moves only with its status.
+func TestAggregateRecovery(t *testing.T) {
+	now := t0.Add(5 * time.Minute)
+	st := &federation.FederatedStatus{
+		Clusters:   []federation.MemberStatus{entry("a", 3, t0, false), entry("b", 3, t0, true), entry("c", 3, t0, true)},
+		Aggregated: &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3},
+		Conditions: []metav1.Condition{readyCond(metav1.ConditionUnknown, status.ReasonNoQuorum, t0)},
+	}
+	got := status.Aggregate(status.Input{Status: st, Now: now, StaleAfter: staleAfter,
+		Members: []status.Member{fresh(deploy(3), now), fresh(deploy(4), now), fresh(deploy(2), now)}})
+	require.Equal(t, &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3}, got.Aggregated)
+	require.Equal(t, metav1.ConditionTrue, got.Ready.Status)
+	require.Equal(t, metav1.NewTime(now), got.Ready.LastTransitionTime)
+	for _, e := range got.Clusters {
+		require.False(t, e.Stale)
+	}
+	require.Equal(t, mtime(now), got.Clusters[1].LastObserved, "became fresh: stamped")
+	require.Equal(t, mtime(now), got.Clusters[0].LastObserved, "same values, but written anyway and older than StaleAfter/2")
+}

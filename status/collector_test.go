@@ -1,0 +1,173 @@
+package status_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/status"
+)
+
+func readyOf(fed *federation.FederatedObject) metav1.Condition {
+	c := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionReady)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
+func TestCollectorAggregates(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 2, 1})
+	e.writes()
+
+	res := e.reconcile(t)
+	require.Equal(t, federation.DefaultStatusPollInterval, res.RequeueAfter)
+	require.Equal(t, 1, e.writes(), "one status write per pass")
+	fed := e.get(t)
+	require.Equal(t, &federation.AggregatedStatus{Replicas: 6, ReadyReplicas: 6, AvailableReplicas: 6, UpdatedReplicas: 6, Clusters: 3}, fed.Status.Aggregated)
+	ready := readyOf(fed)
+	require.Equal(t, metav1.ConditionTrue, ready.Status, ready.Message)
+	want := federation.MemberStatus{Name: "b", Revision: 1, Replicas: i64(2), ReadyReplicas: i64(2), AvailableReplicas: i64(2),
+		UpdatedReplicas: i64(2), ObservedGeneration: i64(1), LastObserved: mtime(t0)}
+	if diff := cmp.Diff(want, fed.Status.Clusters[1], sameTime); diff != "" {
+		t.Errorf("status.clusters[1] (-want +got):\n%s", diff)
+	}
+
+	// A member scales: the next pass writes the new numbers.
+	e.member(t, "c", 4)
+	e.step(30 * time.Second)
+	e.reconcile(t)
+	require.Equal(t, 1, e.writes())
+	fed = e.get(t)
+	require.Equal(t, int64(9), fed.Status.Aggregated.ReadyReplicas)
+	requireAt(t, t0.Add(30*time.Second), fed.Status.Clusters[2].LastObserved)
+}
+
+// TestCollectorZeroWrites: an hour of simulated time with nothing changing costs no status
+// write at all: freshness is judged in memory, and timestamps alone never cause a write.
+func TestCollectorZeroWrites(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 2, 1})
+	e.reconcile(t)
+	before := e.get(t)
+	e.writes()
+
+	for range 120 { // an hour of 30s periods
+		e.step(30 * time.Second)
+		e.reconcile(t)
+	}
+	require.Zero(t, e.writes(), "status writes while nothing changed")
+	if diff := cmp.Diff(before.Status, e.get(t).Status, sameTime); diff != "" {
+		t.Errorf("status changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestCollectorPartitionThenHeal: the cluster monitor marks partitioned clusters not Ready;
+// their entries go stale and out of the sum at once; with two of three gone there is no
+// quorum and the last good aggregate stays; healing brings everything back.
+func TestCollectorPartitionThenHeal(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 3, 3})
+	e.reconcile(t)
+
+	partition := func(name string) {
+		require.NoError(t, e.fleet.Partition(name))
+		e.setClusterReady(t, name, false)
+	}
+	partition("c")
+	e.member(t, "c", 7) // the partitioned cluster changes meanwhile: nobody can see it
+	e.step(30 * time.Second)
+	e.reconcile(t)
+	fed := e.get(t)
+	require.True(t, fed.Status.Clusters[2].Stale)
+	require.Equal(t, int64(3), *fed.Status.Clusters[2].Replicas, "stale data stays visible as last known")
+	requireAt(t, t0, fed.Status.Clusters[2].LastObserved)
+	require.Equal(t, &federation.AggregatedStatus{Replicas: 6, ReadyReplicas: 6, AvailableReplicas: 6, UpdatedReplicas: 6, Clusters: 2, StaleClusters: 1}, fed.Status.Aggregated)
+	require.Equal(t, status.ReasonStale, readyOf(fed).Reason)
+	good := fed.Status.Aggregated // the last values built with a quorum
+
+	partition("b")
+	e.member(t, "a", 5) // the minority's numbers change: they must not be published
+	e.step(30 * time.Second)
+	e.reconcile(t)
+	fed = e.get(t)
+	require.Equal(t, good, fed.Status.Aggregated, "no quorum: the last good values stay")
+	require.Equal(t, metav1.ConditionUnknown, readyOf(fed).Status)
+	require.Equal(t, status.ReasonNoQuorum, readyOf(fed).Reason)
+	require.Equal(t, int64(5), *fed.Status.Clusters[0].Replicas, "the fresh entry still shows what it sees")
+
+	for _, n := range []string{"b", "c"} {
+		require.NoError(t, e.fleet.Heal(n))
+		e.setClusterReady(t, n, true)
+	}
+	e.step(30 * time.Second)
+	e.reconcile(t)
+	fed = e.get(t)
+	require.Equal(t, &federation.AggregatedStatus{Replicas: 15, ReadyReplicas: 15, AvailableReplicas: 15, UpdatedReplicas: 15, Clusters: 3}, fed.Status.Aggregated)
+	require.Equal(t, metav1.ConditionTrue, readyOf(fed).Status)
+	for _, c := range fed.Status.Clusters {
+		require.False(t, c.Stale, c.Name)
+	}
+}
+
+// TestCollectorFailedReadsAge: while the monitor has not noticed anything, failed reads
+// never flip an entry: it stays fresh with its last values until StaleAfter has passed since
+// the last successful read, then it goes stale.
+func TestCollectorFailedReadsAge(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 3, 3})
+	e.reconcile(t)
+	e.writes()
+	require.NoError(t, e.fleet.Partition("b")) // the Cluster stays Ready: the monitor lags
+
+	for i := 1; i <= 3; i++ { // 30s, 60s, 90s: StaleAfter is 90s
+		e.step(30 * time.Second)
+		e.reconcile(t)
+		require.Zero(t, e.writes(), "pass %d after the last good read", i)
+		require.False(t, e.get(t).Status.Clusters[1].Stale)
+	}
+	e.step(30 * time.Second)
+	e.reconcile(t)
+	require.Equal(t, 1, e.writes())
+	fed := e.get(t)
+	require.True(t, fed.Status.Clusters[1].Stale)
+	require.Equal(t, int32(1), fed.Status.Aggregated.StaleClusters)
+
+	// One successful read makes it fresh again.
+	require.NoError(t, e.fleet.Heal("b"))
+	e.step(time.Second)
+	e.reconcile(t)
+	require.False(t, e.get(t).Status.Clusters[1].Stale)
+}
+
+// TestCollectorRestart: a new Collector has no memory: one successful read is enough, and when
+// nothing changed it writes nothing; a member it cannot read is stale at once.
+func TestCollectorRestart(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 3, 3})
+	e.reconcile(t)
+	e.writes()
+
+	restart := func() {
+		c, err := status.New(e.host, liveSet{e.fleet}, federation.DeploymentType, status.Options{Clock: e.clock})
+		require.NoError(t, err)
+		e.c = c
+	}
+	restart()
+	e.step(time.Second)
+	e.reconcile(t)
+	require.Zero(t, e.writes())
+
+	require.NoError(t, e.fleet.Partition("a"))
+	restart()
+	e.step(time.Second)
+	e.reconcile(t)
+	require.Equal(t, 1, e.writes())
+	require.True(t, e.get(t).Status.Clusters[0].Stale)
+}

@@ -1,0 +1,246 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Reconcile probes one cluster (key.Name; key.Namespace is ignored) once and brings its
+// Cluster object in line with what the probes say:
+//
+//  1. Probe: federation.HealthChecker's Healthy (GET /readyz) when the member's client has
+//     it, else a List of one namespace, bounded by Options.Timeout. No answer (refused, reset,
+//     timed out) is "unreachable"; an answer other than ready is "not ready"; no client from
+//     the ClusterSet is "client unavailable".
+//  2. Count: Ready turns False after FailureThreshold failures in a row and True after
+//     SuccessThreshold successes in a row; a single failure never flips it. Offline is True
+//     while Ready is False because the cluster is unreachable.
+//  3. Read, after a successful probe when HeartbeatInterval has passed since the last time
+//     (or Ready turns True): the version, the nodes and the pods, for status.kubernetesVersion,
+//     region, zones, capacity and available (see the package documentation for their
+//     meaning). A failure there is logged and the old values stay.
+//  4. Write only what changed: the monitor's taints in spec.taints first when some are added
+//     (so there is never a moment where placement sees Ready not True without them), then
+//     the status, then taints being removed. status.lastHeartbeatTime moves on a transition,
+//     or when HeartbeatInterval has passed: a probe that changes nothing writes nothing.
+//
+// A Cluster that is gone (or being deleted) has its counters released. The Result asks for
+// the next probe after Period (sooner when a taint's eviction delay ends first). Writes that
+// fail return an error, and the Result is then ignored.
+func (m *ClusterMonitor) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return m.reconcileFrom(ctx, m.host, key)
+}
+
+func (m *ClusterMonitor) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+	log, err := logr.FromContext(ctx)
+	if err != nil {
+		log = m.opts.Logger
+	}
+	name := key.Name
+	log = log.WithValues("cluster", name)
+	u, err := r.Get(ctx, federation.ClusterGVR, "", name)
+	if apierrors.IsNotFound(err) {
+		m.release(name)
+		return federation.Result{}, nil
+	}
+	if err != nil {
+		return federation.Result{}, fmt.Errorf("status: get Cluster %q: %w", name, err)
+	}
+	if u.GetDeletionTimestamp() != nil {
+		m.release(name)
+		return federation.Result{}, nil
+	}
+	cluster, err := federation.ClusterFromUnstructured(u)
+	if err != nil {
+		return federation.Result{}, federation.Terminal(fmt.Errorf("status: Cluster %q: %w", name, err))
+	}
+
+	now := m.opts.Clock.Now()
+	res := m.probe(ctx, name)
+	st := m.count(name, res)
+	h := decideHealth(cluster.Status.Conditions, st, res, m.opts.FailureThreshold, m.opts.SuccessThreshold, now)
+	m.metrics.probes.WithLabelValues(name, map[bool]string{true: "success", false: "failure"}[res.kind == probeOK]).Inc()
+	if h.ready.Status == metav1.ConditionTrue {
+		m.metrics.ready.WithLabelValues(name).Set(1)
+	} else {
+		m.metrics.ready.WithLabelValues(name).Set(0)
+	}
+
+	var info *clusterInfo
+	if res.kind == probeOK && (h.transition || st.infoAt.IsZero() || now.Sub(st.infoAt) >= m.opts.HeartbeatInterval) {
+		i, err := m.readInfo(ctx, name)
+		if err != nil {
+			log.Info("Reading the cluster's version, nodes or pods failed; keeping the old values", "error", err.Error())
+		} else {
+			info = &i
+			m.setInfoAt(name, now)
+		}
+	}
+	status, statusChanged := nextStatus(cluster, h, info, res.kind == probeOK, now, m.opts.HeartbeatInterval)
+	_, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, now, m.opts.EvictionDelay)
+	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, now, m.opts.EvictionDelay)
+
+	if adding {
+		if u, err = m.writeTaints(ctx, u, h, now); err != nil {
+			return federation.Result{}, err
+		}
+	}
+	if statusChanged {
+		if u, err = m.writeStatus(ctx, u, status); err != nil {
+			return federation.Result{}, err
+		}
+		if h.transition {
+			log.Info("Cluster readiness changed", "ready", h.ready.Status, "reason", h.ready.Reason, "message", h.ready.Message)
+		}
+	}
+	if taintsChanged && !adding {
+		if _, err = m.writeTaints(ctx, u, h, now); err != nil {
+			return federation.Result{}, err
+		}
+	}
+	next := m.opts.Period
+	if evictIn > 0 && evictIn < next {
+		next = evictIn
+	}
+	return federation.Result{RequeueAfter: next}, nil
+}
+
+// probe asks the member whether it is ready.
+func (m *ClusterMonitor) probe(ctx context.Context, name string) probeResult {
+	client, err := m.clusters.Client(name)
+	if err != nil {
+		return probeResult{kind: probeNoClient, err: err.Error()}
+	}
+	pctx, cancel := withTimeout(ctx, m.opts.Clock, m.opts.Timeout, errProbeTimeout)
+	defer cancel()
+	if hc, ok := client.(federation.HealthChecker); ok {
+		err = hc.Healthy(pctx)
+	} else {
+		_, err = client.List(pctx, coreGVR("namespaces"), "", metav1.ListOptions{Limit: 1})
+	}
+	switch {
+	case err == nil:
+		return probeResult{kind: probeOK}
+	case context.Cause(pctx) == errProbeTimeout:
+		return probeResult{kind: probeUnreachable, err: fmt.Sprintf("no answer within %s", m.opts.Timeout)}
+	case unreachable(err):
+		return probeResult{kind: probeUnreachable, err: err.Error()}
+	}
+	return probeResult{kind: probeNotReady, err: err.Error()}
+}
+
+// unreachable reports whether err says the API server gave no answer, rather than a bad one.
+func unreachable(err error) bool {
+	var ne net.Error
+	return errors.Is(err, federation.ErrUnreachable) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.As(err, &ne) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		utilnet.IsProbableEOF(err) || apierrors.IsTimeout(err)
+}
+
+// nextStatus returns the Cluster's status with the probe's conditions, the info read (nil:
+// keep the old) and the heartbeat, and whether it differs from the status as read.
+func nextStatus(c *federation.Cluster, h health, info *clusterInfo, reached bool, now time.Time, heartbeat time.Duration) (federation.ClusterStatus, bool) {
+	old := c.Status
+	st := *old.DeepCopy()
+	meta.SetStatusCondition(&st.Conditions, h.ready)
+	if h.offline != nil {
+		meta.SetStatusCondition(&st.Conditions, *h.offline)
+	}
+	// SetStatusCondition keeps the old transition time when the status stays; these are ours.
+	for _, c := range []*metav1.Condition{&h.ready, h.offline} {
+		if c != nil {
+			meta.FindStatusCondition(st.Conditions, c.Type).LastTransitionTime = c.LastTransitionTime
+		}
+	}
+	if info != nil {
+		st.KubernetesVersion = info.version
+		st.Region = cmp.Or(c.Spec.Region, info.region)
+		st.Zones = info.zones
+		if len(c.Spec.Zones) > 0 {
+			st.Zones = slices.Clone(c.Spec.Zones)
+		}
+		st.Capacity, st.Available = info.capacity, info.available
+	}
+	changed := !conditionsEqual(old.Conditions, st.Conditions) || old.KubernetesVersion != st.KubernetesVersion ||
+		old.Region != st.Region || !slices.Equal(old.Zones, st.Zones) ||
+		!sameResources(old.Capacity, st.Capacity) || !sameResources(old.Available, st.Available)
+	if reached && (changed || old.LastHeartbeatTime == nil || now.Sub(old.LastHeartbeatTime.Time) >= heartbeat) {
+		st.LastHeartbeatTime = timePtr(now)
+		changed = true
+	}
+	return st, changed
+}
+
+func conditionsEqual(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameCondition(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// addsTaint reports whether the monitor's taints for h add a taint (a key, or an effect of
+// it) that taints has not.
+func addsTaint(taints []corev1.Taint, h health, now time.Time, evictionDelay time.Duration) bool {
+	next, _, _ := desiredTaints(taints, h.ready, h.unreachable, now, evictionDelay)
+	for _, t := range next {
+		if !monitorTaint(t.Key) {
+			continue
+		}
+		if !slices.ContainsFunc(taints, func(o corev1.Taint) bool { return o.Key == t.Key && o.Effect == t.Effect }) {
+			return true
+		}
+	}
+	return false
+}
+
+// count records a probe result in the cluster's counters and returns them.
+func (m *ClusterMonitor) count(name string, r probeResult) probeState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.state[name]
+	if s == nil {
+		s = &probeState{}
+		m.state[name] = s
+	}
+	s.record(r)
+	return *s
+}
+
+// setInfoAt records when the cluster's version, nodes and pods were read.
+func (m *ClusterMonitor) setInfoAt(name string, at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.state[name]; s != nil {
+		s.infoAt = at
+	}
+}
+
+// release forgets a deleted cluster.
+func (m *ClusterMonitor) release(name string) {
+	m.mu.Lock()
+	_, ok := m.state[name]
+	delete(m.state, name)
+	m.mu.Unlock()
+	if ok {
+		m.metrics.forget(name)
+	}
+}

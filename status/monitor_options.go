@@ -1,0 +1,161 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Defaults of [MonitorOptions].
+const (
+	DefaultProbePeriod       = 10 * time.Second
+	DefaultProbeTimeout      = 3 * time.Second
+	DefaultFailureThreshold  = 3
+	DefaultSuccessThreshold  = 1
+	DefaultHeartbeatInterval = time.Minute
+	DefaultEvictionDelay     = 5 * time.Minute
+)
+
+// MonitorOptions configure a [ClusterMonitor]. The zero value is the documented default for
+// every field.
+type MonitorOptions struct {
+	// Clock times probes, thresholds, heartbeats and the eviction delay. Default: the real
+	// clock.
+	Clock clock.WithTicker
+
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives the monitor's metrics (fedkit_cluster_*). nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Workers is how many clusters Run probes in parallel. Default: 4.
+	Workers int
+
+	// Period is how often each cluster is probed. Default: DefaultProbePeriod (10s).
+	Period time.Duration
+
+	// Timeout bounds one probe, on Clock; a probe that takes longer counts as unreachable.
+	// Default: DefaultProbeTimeout (3s).
+	Timeout time.Duration
+
+	// FailureThreshold is how many consecutive failed probes turn Ready False: one lost
+	// probe never flips a cluster. Default: DefaultFailureThreshold (3).
+	FailureThreshold int
+
+	// SuccessThreshold is how many consecutive successful probes turn Ready True again.
+	// Default: DefaultSuccessThreshold (1).
+	SuccessThreshold int
+
+	// HeartbeatInterval is the longest a ready cluster goes without a status write:
+	// status.lastHeartbeatTime is refreshed (and the version, nodes and pods read again) at
+	// most this often, and on every Ready transition. Default: DefaultHeartbeatInterval (1m).
+	HeartbeatInterval time.Duration
+
+	// EvictionDelay is how long after Ready stops being True the not-ready and unreachable
+	// taints change from NoSchedule (no new work) to NoExecute (placement takes the cluster's
+	// work away unless tolerated). Default: DefaultEvictionDelay (5m).
+	EvictionDelay time.Duration
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
+	// it returns an error. It runs on Clock. Default: loop.DefaultCacheSyncTimeout.
+	CacheSyncTimeout time.Duration
+}
+
+// complete validates o and fills in the defaults.
+func (o *MonitorOptions) complete() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Period", o.Period}, {"Timeout", o.Timeout}, {"HeartbeatInterval", o.HeartbeatInterval}, {"EvictionDelay", o.EvictionDelay}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s must not be negative, got %s", ErrInvalidOptions, d.name, d.v))
+		}
+	}
+	if o.Workers < 0 || o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
+		errs = append(errs, fmt.Errorf("%w: Workers, FailureThreshold and SuccessThreshold must not be negative", ErrInvalidOptions))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Workers == 0 {
+		o.Workers = 4
+	}
+	if o.Period == 0 {
+		o.Period = DefaultProbePeriod
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultProbeTimeout
+	}
+	if o.FailureThreshold == 0 {
+		o.FailureThreshold = DefaultFailureThreshold
+	}
+	if o.SuccessThreshold == 0 {
+		o.SuccessThreshold = DefaultSuccessThreshold
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.EvictionDelay == 0 {
+		o.EvictionDelay = DefaultEvictionDelay
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+	}
+	return nil
+}
+
+// ClusterMonitor keeps every Cluster's status true: it probes each member's API server,
+// turns Ready False only after FailureThreshold failures in a row (and True after
+// SuccessThreshold successes), records the version, region, zones, capacity and available
+// resources, and sets the not-ready and unreachable taints that placement honours.
+//
+// Reconcile probes one cluster once; Run watches the Clusters and probes each every Period.
+// The consecutive-probe counters live in memory: after a restart the Cluster's conditions
+// are the state, and one more probe moves them on. A ClusterMonitor is safe for concurrent
+// use.
+type ClusterMonitor struct {
+	host     federation.ClusterClient
+	clusters federation.ClusterSet
+	opts     MonitorOptions
+	metrics  *monitorMetrics
+
+	mu    sync.Mutex
+	state map[string]*probeState
+}
+
+// NewClusterMonitor returns a ClusterMonitor reading and writing Cluster objects through host
+// and probing members through clusters. It starts nothing: call [ClusterMonitor.Reconcile]
+// or [ClusterMonitor.Run]. It returns an error when host or clusters is nil, an option is
+// invalid (wrapping [ErrInvalidOptions]), or the metrics cannot be registered.
+func NewClusterMonitor(host federation.ClusterClient, clusters federation.ClusterSet, opts MonitorOptions) (*ClusterMonitor, error) {
+	if host == nil {
+		return nil, errors.New("status: NewClusterMonitor: host client is nil")
+	}
+	if clusters == nil {
+		return nil, errors.New("status: NewClusterMonitor: cluster set is nil")
+	}
+	if err := opts.complete(); err != nil {
+		return nil, fmt.Errorf("status: NewClusterMonitor: %w", err)
+	}
+	m, err := newMonitorMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("status: NewClusterMonitor: %w", err)
+	}
+	return &ClusterMonitor{host: host, clusters: clusters, opts: opts, metrics: m, state: map[string]*probeState{}}, nil
+}

@@ -1,0 +1,175 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultStaleAfterPeriods is StaleAfter in periods: an observation survives two missed
+	// pulls and goes stale on the third.
+	DefaultStaleAfterPeriods = 3
+	// DefaultReadTimeout bounds one member read.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultMaxRemoteStatusBytes bounds one cluster's status.clusters[].remoteStatus.
+	DefaultMaxRemoteStatusBytes = 4096
+	// DefaultClusterConcurrency bounds the live member reads of one pass.
+	DefaultClusterConcurrency = 16
+	// conflictRetries bounds how often one pass re-reads and re-applies after a Conflict.
+	conflictRetries = 3
+)
+
+// Options configure a [Collector]. The zero value is the documented default for every field.
+type Options struct {
+	// Clock judges freshness, stamps lastObserved and condition transitions, times out
+	// member reads and drives Run. Default: the real clock.
+	Clock clock.WithTicker
+
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives the Collector's metrics (fedkit_status_*). nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Namespace restricts Run to federated objects in one namespace. Default: all.
+	Namespace string
+
+	// Workers is how many objects Run collects in parallel. Default: 2.
+	Workers int
+
+	// Period is how often each object's members are pulled. Default:
+	// federation.DefaultStatusPollInterval (30s).
+	Period time.Duration
+
+	// StaleAfter is how long a successful read of a member counts as fresh. Default:
+	// DefaultStaleAfterPeriods periods (90s with the default Period).
+	StaleAfter time.Duration
+
+	// ReadTimeout bounds one member read, on Clock. Default: DefaultReadTimeout.
+	ReadTimeout time.Duration
+
+	// Extractors adds to and overrides [DefaultExtractors] for the target kind; a nil entry
+	// selects [GenericStatus]. Default: the default table.
+	Extractors Extractors
+
+	// MaxRemoteStatusBytes caps the JSON size of each status.clusters[].remoteStatus; a
+	// larger one keeps only its conditions. Default: DefaultMaxRemoteStatusBytes; negative:
+	// no cap.
+	MaxRemoteStatusBytes int
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of the federated objects
+	// and Clusters before it returns an error naming what could not be listed. It runs on
+	// Clock. Default: loop.DefaultCacheSyncTimeout (2 minutes).
+	CacheSyncTimeout time.Duration
+
+	// ClusterConcurrency bounds how many members one pass reads at once when it reads them
+	// live (member caches are read one after the other: they answer from memory).
+	// Default: DefaultClusterConcurrency.
+	ClusterConcurrency int
+}
+
+// complete validates o and fills in the defaults.
+func (o *Options) complete() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Period", o.Period}, {"StaleAfter", o.StaleAfter}, {"ReadTimeout", o.ReadTimeout}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s must not be negative, got %s", ErrInvalidOptions, d.name, d.v))
+		}
+	}
+	if o.Workers < 0 || o.ClusterConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("%w: Workers and ClusterConcurrency must not be negative", ErrInvalidOptions))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Workers == 0 {
+		o.Workers = 2
+	}
+	if o.Period == 0 {
+		o.Period = federation.DefaultStatusPollInterval
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = DefaultStaleAfterPeriods * o.Period
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.MaxRemoteStatusBytes == 0 {
+		o.MaxRemoteStatusBytes = DefaultMaxRemoteStatusBytes
+	}
+	if o.ClusterConcurrency == 0 {
+		o.ClusterConcurrency = DefaultClusterConcurrency
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+	}
+	return nil
+}
+
+// Collector is the pull loop: it reads each federated object's member objects in the
+// clusters its status.clusters lists, and writes their observed status, the sums in
+// status.aggregated and the Ready condition (see the package documentation for the rules).
+//
+// Reconcile is one pass over one object; Run watches the host and the members and calls it.
+// A Collector is safe for concurrent use.
+type Collector struct {
+	host      federation.ClusterClient
+	clusters  federation.ClusterSet
+	typ       federation.TypeConfig
+	opts      Options
+	extract   Extractor
+	freshness *freshness
+	metrics   *collectorMetrics
+}
+
+// New returns a Collector for the federated type of typ, reading and writing federated
+// objects through host and member objects through clusters (through its member caches when
+// clusters implements federation.MemberCache). It starts nothing: call
+// [Collector.Reconcile] or [Collector.Run]. It returns an error when host or clusters is
+// nil, typ is incomplete, an option is invalid (wrapping [ErrInvalidOptions]), or the
+// metrics cannot be registered.
+func New(host federation.ClusterClient, clusters federation.ClusterSet, typ federation.TypeConfig, opts Options) (*Collector, error) {
+	if host == nil {
+		return nil, errors.New("status: New: host client is nil")
+	}
+	if clusters == nil {
+		return nil, errors.New("status: New: cluster set is nil")
+	}
+	if err := typ.Validate(); err != nil {
+		return nil, fmt.Errorf("status: New: %w", err)
+	}
+	if err := opts.complete(); err != nil {
+		return nil, fmt.Errorf("status: New: %w", err)
+	}
+	m, err := newCollectorMetrics(opts.Registerer, typ.Federated.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("status: New: %w", err)
+	}
+	return &Collector{
+		host:      host,
+		clusters:  clusters,
+		typ:       typ,
+		opts:      opts,
+		extract:   extractorFor(opts.Extractors, typ.Target.GroupKind()),
+		freshness: newFreshness(),
+		metrics:   m,
+	}, nil
+}

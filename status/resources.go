@@ -1,0 +1,165 @@
+package status
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// clusterInfo is what the monitor reads about a member besides its health.
+type clusterInfo struct {
+	version             string
+	region              string
+	zones               []string
+	capacity, available corev1.ResourceList
+}
+
+// summarize computes a member's topology and resources from its nodes and pods. It is pure.
+//
+//   - capacity is the total of status.allocatable (cpu, memory, pods and any other resource)
+//     over the nodes that are Ready and schedulable (not spec.unschedulable): what the
+//     cluster can run at most.
+//   - available is capacity minus the requests of the pods that are not finished (phase
+//     neither Succeeded nor Failed) and are bound to one of those nodes or not bound yet
+//     (they are about to take room), each pod counting one "pods"; never below zero. It is
+//     the headroom: what more can be scheduled. The scheduler's capacity strategy reads it
+//     (scheduler.ReplicaCapacity), so it must keep this meaning.
+//   - region is the most common topology.kubernetes.io/region label of all nodes (ties:
+//     the first in order), zones the sorted set of their topology.kubernetes.io/zone labels.
+func summarize(nodes []corev1.Node, pods []corev1.Pod) (region string, zones []string, capacity, available corev1.ResourceList) {
+	capacity = corev1.ResourceList{}
+	counted := map[string]bool{}
+	regions := map[string]int{}
+	for i := range nodes {
+		n := &nodes[i]
+		if r := n.Labels[federation.RegionLabel]; r != "" {
+			regions[r]++
+		}
+		if z := n.Labels[federation.ZoneLabel]; z != "" && !slices.Contains(zones, z) {
+			zones = append(zones, z)
+		}
+		if n.Spec.Unschedulable || !nodeReady(n) {
+			continue
+		}
+		counted[n.Name] = true
+		add(capacity, n.Status.Allocatable)
+	}
+	slices.Sort(zones)
+	best := 0
+	for r, n := range regions {
+		if n > best || (n == best && r < region) {
+			region, best = r, n
+		}
+	}
+
+	used := corev1.ResourceList{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName != "" && !counted[p.Spec.NodeName] {
+			continue
+		}
+		add(used, podRequests(&p.Spec))
+		v := used[corev1.ResourcePods]
+		v.Add(*resource.NewQuantity(1, resource.DecimalSI))
+		used[corev1.ResourcePods] = v
+	}
+	available = corev1.ResourceList{}
+	for name, q := range capacity {
+		left := q.DeepCopy()
+		if u, ok := used[name]; ok {
+			left.Sub(u)
+		}
+		if left.Sign() < 0 {
+			left = *resource.NewQuantity(0, q.Format)
+		}
+		available[name] = left
+	}
+	return region, zones, capacity, available
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podRequests is what a pod holds on its node, by the kube-scheduler's rule: its containers'
+// requests plus its restartable (sidecar) init containers', or the largest need during
+// initialisation where that is larger, plus the pod overhead; pod-level requests, where set,
+// replace the containers' for their resources.
+func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
+	reqs := corev1.ResourceList{}
+	for _, c := range spec.Containers {
+		add(reqs, c.Resources.Requests)
+	}
+	sidecars := corev1.ResourceList{}
+	initMax := corev1.ResourceList{}
+	for _, c := range spec.InitContainers {
+		need := corev1.ResourceList{}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			add(sidecars, c.Resources.Requests)
+			add(need, sidecars)
+		} else {
+			add(need, c.Resources.Requests)
+			add(need, sidecars)
+		}
+		for name, q := range need {
+			if v, ok := initMax[name]; !ok || q.Cmp(v) > 0 {
+				initMax[name] = q.DeepCopy()
+			}
+		}
+	}
+	add(reqs, sidecars)
+	for name, q := range initMax {
+		if v, ok := reqs[name]; !ok || q.Cmp(v) > 0 {
+			reqs[name] = q.DeepCopy()
+		}
+	}
+	if spec.Resources != nil {
+		for name, q := range spec.Resources.Requests {
+			reqs[name] = q.DeepCopy()
+		}
+	}
+	add(reqs, spec.Overhead)
+	return reqs
+}
+
+// add adds b to a, resource by resource.
+func add(a, b corev1.ResourceList) {
+	for name, q := range b {
+		v, ok := a[name]
+		if !ok {
+			a[name] = q.DeepCopy()
+			continue
+		}
+		v.Add(q)
+		a[name] = v
+	}
+}
+
+// sameResources compares two resource lists by value ("1000m" equals "1").
+func sameResources(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		v, ok := b[name]
+		if !ok || q.Cmp(v) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// regionOr returns spec's value when set, else discovered.
+func regionOr(spec, discovered string) string { return cmp.Or(spec, discovered) }

@@ -1,0 +1,223 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Run collects until ctx is done. It watches the federated objects of its type and the
+// Clusters on the host, and pulls each object's members every Options.Period (the Result of
+// every pass asks for the next) with Options.Workers workers. Failures are retried with
+// exponential backoff; terminal ones wait for a change.
+//
+// A federated object is collected at once when it appears, when its generation changes or
+// when sync changes the clusters status.clusters lists; status writes of other kinds (the
+// scheduler's, the Collector's own) do not requeue it. A Cluster whose Ready condition
+// changes requeues every object, since freshness depends on it; the monitor's heartbeats do
+// not. With a ClusterSet that implements federation.MemberCache, a change of a member object
+// requeues the federated object its federation.FederatedNameLabel and
+// federation.FederatedNamespaceLabel name, so a rollout in a member shows up without waiting
+// for the period.
+//
+// Run's passes read the federated objects and Clusters from its informers and the members
+// from the member caches, so a pass costs no API reads; the status write goes to the API
+// server, locked on the resourceVersion read.
+//
+// Run returns an error when its caches do not sync within Options.CacheSyncTimeout (the
+// host does not serve the federated type's CRD, say). Otherwise it blocks until ctx is done
+// and returns nil after every goroutine it started has exited. It has the
+// func(context.Context) error shape, so a controller-runtime manager can run it as
+// manager.RunnableFunc(c.Run).
+func (c *Collector) Run(ctx context.Context) error {
+	l, err := loop.New(c.host, []loop.Source{
+		{GVR: c.typ.FederatedGVR(), Namespace: c.opts.Namespace, Changed: placementChanged},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged},
+	}, loop.Options{
+		Name:             "status/" + c.typ.Federated.Kind,
+		Workers:          c.opts.Workers,
+		Clock:            c.opts.Clock,
+		Logger:           c.opts.Logger,
+		CacheSyncTimeout: c.opts.CacheSyncTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	cached := l.Reader()
+	var locks keyLocks
+	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
+		defer locks.lock(key)()
+		return c.reconcileFrom(ctx, cached, true, key)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if mc, ok := c.clusters.(federation.MemberCache); ok {
+		// Member changes go to a queue of their own: internal/loop has no way to add keys
+		// from outside its sources. keyLocks keeps the two queues from collecting one object
+		// at the same time.
+		changed := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[federation.Key]{Name: "status-members/" + c.typ.Federated.Kind, Clock: c.opts.Clock})
+		remove := mc.OnMemberChange(c.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
+			if key, ok := ownerKey(obj); ok && (c.opts.Namespace == "" || key.Namespace == c.opts.Namespace) {
+				changed.Add(key)
+			}
+		})
+		defer changed.ShutDown() // runs after remove: nothing adds to a queue that is shut down
+		defer remove()
+		for range c.opts.Workers {
+			wg.Go(func() {
+				for {
+					key, quit := changed.Get()
+					if quit {
+						return
+					}
+					if ctx.Err() == nil {
+						if _, err := reconcile(ctx, key); err != nil {
+							// The periodic pass retries; one log line is enough.
+							c.opts.Logger.V(1).Info("Collecting after a member change failed", "key", key.String(), "error", err.Error())
+						}
+					}
+					changed.Done(key)
+				}
+			})
+		}
+	}
+	if err := l.Run(ctx, loop.ReconcilerFunc(reconcile)); err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	return nil
+}
+
+// Run monitors until ctx is done: it watches the Clusters on the host, probes a new one at
+// once and every one every MonitorOptions.Period (the Result of every pass asks for the
+// next), with MonitorOptions.Workers workers. A deleted Cluster's state is released. The
+// monitor's own writes (status, its taints) do not requeue a Cluster; a change of its spec
+// by someone else does.
+//
+// Run reads the Clusters from its informer. It returns an error when its cache does not sync
+// within MonitorOptions.CacheSyncTimeout; otherwise it blocks until ctx is done and returns
+// nil after every goroutine it started has exited.
+func (m *ClusterMonitor) Run(ctx context.Context) error {
+	l, err := loop.New(m.host, []loop.Source{
+		{GVR: federation.ClusterGVR, Changed: specChanged},
+	}, loop.Options{
+		Name:             "cluster-monitor",
+		Workers:          m.opts.Workers,
+		Clock:            m.opts.Clock,
+		Logger:           m.opts.Logger,
+		CacheSyncTimeout: m.opts.CacheSyncTimeout,
+	})
+	if err == nil {
+		cached := l.Reader()
+		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return m.reconcileFrom(ctx, cached, key)
+		}))
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	return nil
+}
+
+// placementChanged reports whether a federated object changed in a way the Collector must
+// answer at once: its generation, its deletion, or the clusters status.clusters lists.
+func placementChanged(old, new *unstructured.Unstructured) bool {
+	return old.GetGeneration() != new.GetGeneration() ||
+		(old.GetDeletionTimestamp() == nil) != (new.GetDeletionTimestamp() == nil) ||
+		!slices.Equal(listedClusters(old), listedClusters(new))
+}
+
+func listedClusters(u *unstructured.Unstructured) []string {
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "clusters")
+	names := make([]string, 0, len(list))
+	for _, it := range list {
+		if m, ok := it.(map[string]any); ok {
+			n, _ := m["name"].(string)
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// readinessChanged reports whether a Cluster's Ready condition changed status.
+func readinessChanged(old, new *unstructured.Unstructured) bool {
+	return readyConditionTrue(old.Object) != readyConditionTrue(new.Object)
+}
+
+// specChanged reports whether a Cluster's spec changed, the monitor's own taints aside.
+func specChanged(old, new *unstructured.Unstructured) bool {
+	return !apiequality.Semantic.DeepEqual(specView(old), specView(new))
+}
+
+func specView(u *unstructured.Unstructured) map[string]any {
+	spec, _ := u.Object["spec"].(map[string]any)
+	view := make(map[string]any, len(spec))
+	for k, v := range spec {
+		view[k] = v
+	}
+	if list, ok := spec["taints"].([]any); ok {
+		var user []any
+		for _, t := range list {
+			if m, ok := t.(map[string]any); !ok || !monitorTaint(fmt.Sprint(m["key"])) {
+				user = append(user, t)
+			}
+		}
+		view["taints"] = user
+	}
+	return view
+}
+
+// ownerKey returns the federated object a member object belongs to, from its labels.
+func ownerKey(obj *unstructured.Unstructured) (federation.Key, bool) {
+	labels := obj.GetLabels()
+	name := labels[federation.FederatedNameLabel]
+	if name == "" {
+		return federation.Key{}, false
+	}
+	return federation.Key{Namespace: labels[federation.FederatedNamespaceLabel], Name: name}, true
+}
+
+// keyLocks serializes passes over one key. A zero keyLocks is ready.
+type keyLocks struct {
+	mu    sync.Mutex
+	locks map[federation.Key]*keyLock
+}
+
+type keyLock struct {
+	mu      sync.Mutex
+	holders int
+}
+
+// lock locks key and returns the unlock func.
+func (k *keyLocks) lock(key federation.Key) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[federation.Key]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{}
+		k.locks[key] = l
+	}
+	l.holders++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.holders--; l.holders == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}

@@ -1,0 +1,175 @@
+package status_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/status"
+)
+
+// eventually polls cond every millisecond of real time until it holds, for at most a minute:
+// Run works on its own goroutines, and this is how a test waits for them.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// stepUntil steps the fake clock by d until cond holds, giving Run's goroutines up to 100ms of
+// real time after each step to act on it.
+func stepUntil(t testing.TB, step func(time.Duration), d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for range 100 {
+		if cond() {
+			return
+		}
+		step(d)
+		tick := time.NewTicker(time.Millisecond)
+		for range 100 {
+			if cond() {
+				break
+			}
+			<-tick.C
+		}
+		tick.Stop()
+	}
+	t.Fatalf("%s: not after 100 steps of %s", what, d)
+}
+
+// run starts fn in the background and returns a func that stops it and requires nil.
+func run(t testing.TB, fn func(context.Context) error) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	return func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+// TestCollectorRun: Run collects a new object at once, reacts to a Cluster's readiness and to
+// member changes, pulls every Period, reads the host only through its informers, and leaves
+// no goroutine behind.
+func TestCollectorRun(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := newEnv(t, status.Options{})
+	// The fleet itself, with its member caches and change notifications.
+	c, err := status.New(e.host, e.fleet, federation.DeploymentType, status.Options{Clock: e.clock})
+	require.NoError(t, err)
+	e.host.ClearActions()
+	stop := run(t, c.Run)
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+
+	e.federate(t, []string{"a", "b", "c"}, []int64{1, 2, 3})
+	aggregated := func(want int64) func() bool {
+		return func() bool {
+			a := e.get(t).Status.Aggregated
+			return a != nil && a.ReadyReplicas == want
+		}
+	}
+	eventually(t, "the first collection", aggregated(6))
+
+	// A Cluster turns not Ready: every object is collected again, and b's data is stale.
+	e.setClusterReady(t, "b", false)
+	eventually(t, "b stale", func() bool { return e.get(t).Status.Clusters[1].Stale })
+	require.Equal(t, int64(4), e.get(t).Status.Aggregated.ReadyReplicas)
+
+	// A member change is collected as soon as the member cache announces it, without
+	// waiting for the period (the fake clock does not move).
+	e.member(t, "c", 5)
+	e.fleet.Tick()
+	eventually(t, "the member change", aggregated(6))
+
+	// b comes back: the Cluster's readiness requeues the object.
+	e.setClusterReady(t, "b", true)
+	eventually(t, "b fresh", aggregated(8))
+
+	// Passes read the host through the informers: the only live reads are the re-reads
+	// after a Conflict (a write based on an informer copy one write behind), each following a
+	// failed status write.
+	calls := map[fake.Verb]int{}
+	for _, a := range e.host.Actions() {
+		calls[a.Verb]++
+		if a.Verb == fake.VerbGet && a.Resource != fedGVR {
+			t.Errorf("a pass read the host: %s", a)
+		}
+	}
+	if calls[fake.VerbList] != 2 {
+		for _, a := range e.host.Actions() {
+			t.Logf("%s %+v", a, a.ListOptions)
+		}
+	}
+	require.Equal(t, 2, calls[fake.VerbList], "the informers' lists only: %v", calls)
+	require.Less(t, calls[fake.VerbGet], calls[fake.VerbUpdateStatus], "live reads only after conflicts: %v", calls)
+	stop()
+	stop = nil
+}
+
+// TestCollectorRunPeriodicPull: without member caches (nothing announces changes), Run
+// pulls every Period.
+func TestCollectorRunPeriodicPull(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := newEnv(t, status.Options{})
+	stop := run(t, e.c.Run)
+	defer stop()
+	e.federate(t, []string{"a", "b", "c"}, []int64{1, 2, 3})
+	readyReplicas := func(want int64) func() bool {
+		return func() bool {
+			a := e.get(t).Status.Aggregated
+			return a != nil && a.ReadyReplicas == want
+		}
+	}
+	eventually(t, "the first collection", readyReplicas(6))
+	e.member(t, "a", 4)
+	e.fleet.Tick()
+	stepUntil(t, e.clock.Step, federation.DefaultStatusPollInterval, "the periodic pull", readyReplicas(9))
+}
+
+// TestClusterMonitorRun: Run probes a new Cluster at once, then every Period; a partition
+// turns it not Ready after three periods; a deleted Cluster is no longer probed.
+func TestClusterMonitorRun(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	e := newMonitorEnv(t, status.MonitorOptions{}, "eu", "us")
+	stop := run(t, e.m.Run)
+	defer stop()
+	member, _ := e.fleet.Member("us")
+	probes := func() int {
+		n := 0
+		for _, a := range member.Actions() {
+			if a.Verb == fake.VerbHealth {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "the first probes", func() bool {
+		c := e.cluster(t, "us")
+		return probes() == 1 && conditionOf(c, federation.ConditionOffline).Status == metav1.ConditionFalse
+	})
+
+	require.NoError(t, e.fleet.Partition("us"))
+	stepUntil(t, e.clock.Step, status.DefaultProbePeriod, "us not Ready", func() bool {
+		return conditionOf(e.cluster(t, "us"), federation.ConditionReady).Status == metav1.ConditionFalse
+	})
+	require.GreaterOrEqual(t, probes(), 4, "three failures in a row")
+	require.Equal(t, status.ReasonClusterUnreachable, conditionOf(e.cluster(t, "us"), federation.ConditionReady).Reason)
+}

@@ -1,0 +1,77 @@
+package status
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// monitorTaint reports whether a taint key is one the ClusterMonitor owns. Every other taint
+// of spec.taints is the user's and is never touched.
+func monitorTaint(key string) bool {
+	return key == federation.TaintClusterNotReady || key == federation.TaintClusterUnreachable
+}
+
+// desiredTaints returns spec.taints with the monitor's taints brought in line with the Ready
+// condition, whether that changed anything, and how long until the next change is due (0:
+// none is).
+//
+// While Ready is not True the cluster carries federation.TaintClusterNotReady, and also
+// federation.TaintClusterUnreachable when it cannot be reached: with effect NoSchedule for
+// evictionDelay after Ready stopped being True (placement puts no new work there), NoExecute
+// afterwards (placement takes the work away unless it is tolerated). When Ready is True both
+// are removed. The not-ready taint is set even when unreachable: placement implies a
+// NoExecute not-ready taint on a cluster whose Ready is not True unless the monitor set its
+// own, and the monitor's own is what makes the delay hold.
+//
+// A taint keeps its timeAdded while its effect stays. User taints keep their place and
+// order; the monitor's come after them. It is pure.
+func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bool, now time.Time, evictionDelay time.Duration) ([]corev1.Taint, bool, time.Duration) {
+	want := map[string]corev1.TaintEffect{}
+	var next time.Duration
+	if ready.Status != metav1.ConditionTrue {
+		effect := corev1.TaintEffectNoSchedule
+		if since := now.Sub(ready.LastTransitionTime.Time); since >= evictionDelay {
+			effect = corev1.TaintEffectNoExecute
+		} else {
+			next = evictionDelay - since
+		}
+		want[federation.TaintClusterNotReady] = effect
+		if unreachable {
+			want[federation.TaintClusterUnreachable] = effect
+		}
+	}
+
+	out := make([]corev1.Taint, 0, len(taints)+len(want))
+	have := map[string]bool{}
+	changed := false
+	for _, t := range taints {
+		if !monitorTaint(t.Key) {
+			out = append(out, t)
+			continue
+		}
+		effect, ok := want[t.Key]
+		if !ok || have[t.Key] || t.Value != "" || t.Effect != effect {
+			changed = true // removed, a duplicate, or about to be replaced
+			continue
+		}
+		have[t.Key] = true
+		out = append(out, t)
+	}
+	for _, key := range []string{federation.TaintClusterNotReady, federation.TaintClusterUnreachable} {
+		effect, ok := want[key]
+		if !ok || have[key] {
+			continue
+		}
+		added := metav1.NewTime(now.Truncate(time.Second))
+		out = append(out, corev1.Taint{Key: key, Effect: effect, TimeAdded: &added})
+		changed = true
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, changed, next
+}

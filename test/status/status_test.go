@@ -1,0 +1,299 @@
+package status_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/testenv"
+	"github.com/fedkit/fedkit/status"
+)
+
+// clusterSet hands out the members' real clients by name.
+type clusterSet map[string]*kube.Client
+
+func (s clusterSet) Client(name string) (federation.ClusterClient, error) {
+	c, ok := s[name]
+	if !ok {
+		return nil, fmt.Errorf("test: %q: %w", name, federation.ErrClusterNotFound)
+	}
+	return c, nil
+}
+
+var (
+	depGVR  = federation.DeploymentType.TargetGVR()
+	fedGVR  = federation.DeploymentType.FederatedGVR()
+	nodeGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	podGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	key     = federation.Key{Namespace: "default", Name: "web"}
+)
+
+// fixture is the host (with the Cluster and FederatedDeployment CRDs and a Cluster object per
+// member) and the members' clients.
+type fixture struct {
+	env     *testenv.Env
+	host    *kube.Client
+	members clusterSet
+}
+
+func setup(ctx context.Context, t *testing.T) *fixture {
+	t.Helper()
+	env := testenv.Shared(t)
+	f := &fixture{env: env, members: clusterSet{}}
+	var err error
+	f.host, err = kube.New(env.Config(hostName), kube.Options{})
+	require.NoError(t, err)
+	crds, err := federation.CRDs(federation.DeploymentType)
+	require.NoError(t, err)
+	require.NoError(t, conformance.InstallCRDs(ctx, f.host, crds...))
+	for _, m := range []string{member1, member2} {
+		f.members[m], err = kube.New(env.Config(m), kube.Options{})
+		require.NoError(t, err)
+		c := &federation.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: m},
+			Spec:       federation.ClusterSpec{APIEndpoint: env.Config(m).Host},
+		}
+		c.APIVersion, c.Kind = federation.ClusterGVK.ToAPIVersionAndKind()
+		u, err := federation.ToUnstructured(c)
+		require.NoError(t, err)
+		_, err = f.host.Create(ctx, federation.ClusterGVR, u)
+		require.NoError(t, err)
+	}
+	return f
+}
+
+// object decodes a JSON-ish literal built with maps.
+func object(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
+}
+
+// createWithStatus creates obj in c and then writes its status, as the member's controllers
+// would (this environment runs none).
+func createWithStatus(ctx context.Context, t *testing.T, c federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	t.Helper()
+	st := obj.Object["status"]
+	created, err := c.Create(ctx, gvr, obj)
+	require.NoError(t, err)
+	if st != nil {
+		created.Object["status"] = st
+		_, err = c.UpdateStatus(ctx, gvr, created)
+		require.NoError(t, err)
+	}
+}
+
+func node(name, zone string, cpu string) *unstructured.Unstructured {
+	return object(map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{federation.RegionLabel: "eu-west-1", federation.ZoneLabel: zone}},
+		"status": map[string]any{
+			"capacity":    map[string]any{"cpu": cpu, "memory": "16Gi", "pods": "110"},
+			"allocatable": map[string]any{"cpu": cpu, "memory": "16Gi", "pods": "110"},
+			"conditions":  []any{map[string]any{"type": "Ready", "status": "True", "reason": "KubeletReady"}},
+		},
+	})
+}
+
+func deployment(replicas int64) *unstructured.Unstructured {
+	return object(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "labels": map[string]any{
+			federation.ManagedByLabel: federation.ManagedByValue, federation.FederatedNameLabel: key.Name,
+			federation.FederatedNamespaceLabel: key.Namespace}},
+		"spec": map[string]any{"replicas": replicas, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}},
+		"status": map[string]any{"observedGeneration": int64(1), "replicas": replicas, "updatedReplicas": replicas,
+			"readyReplicas": replicas, "availableReplicas": replicas},
+	})
+}
+
+func (f *fixture) cluster(ctx context.Context, t *testing.T, name string) *federation.Cluster {
+	t.Helper()
+	u, err := f.host.Get(ctx, federation.ClusterGVR, "", name)
+	require.NoError(t, err)
+	c, err := federation.ClusterFromUnstructured(u)
+	require.NoError(t, err)
+	return c
+}
+
+func (f *fixture) federated(ctx context.Context, t *testing.T) *federation.FederatedObject {
+	t.Helper()
+	u, err := f.host.Get(ctx, fedGVR, key.Namespace, key.Name)
+	require.NoError(t, err)
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	return fed
+}
+
+func ready(conds []metav1.Condition) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, federation.ConditionReady); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// TestOnRealServers: the monitor finds running members Ready, with their real version and the
+// capacity of the Nodes created here; a member whose apiserver stops goes Offline on the
+// third failed probe and is tainted, and the Collector stops counting it (with two members,
+// one fresh is no quorum: the last aggregate stays); restarted, both come back.
+func TestOnRealServers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	f := setup(ctx, t)
+
+	m1 := f.members[member1]
+	for _, n := range []*unstructured.Unstructured{node("n1", "eu-west-1a", "4"), node("n2", "eu-west-1b", "8")} {
+		createWithStatus(ctx, t, m1, nodeGVR, n)
+	}
+	_, err := m1.Create(ctx, podGVR, object(map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "busy", "namespace": "default"},
+		"spec": map[string]any{"nodeName": "n1", "containers": []any{map[string]any{"name": "c", "image": "nginx",
+			"resources": map[string]any{"requests": map[string]any{"cpu": "1500m", "memory": "1Gi"}}}}},
+	}))
+	require.NoError(t, err)
+
+	monitor, err := status.NewClusterMonitor(f.host, f.members, status.MonitorOptions{})
+	require.NoError(t, err)
+	probe := func(name string) {
+		t.Helper()
+		_, err := monitor.Reconcile(ctx, federation.Key{Name: name})
+		require.NoError(t, err)
+	}
+
+	t.Run("running members are Ready with their version and capacity", func(t *testing.T) {
+		probe(member1)
+		probe(member2)
+		c := f.cluster(ctx, t, member1)
+		require.Equal(t, metav1.ConditionTrue, ready(c.Status.Conditions).Status)
+		v, err := m1.ServerVersion(ctx)
+		require.NoError(t, err)
+		require.Equal(t, v.GitVersion, c.Status.KubernetesVersion)
+		require.Equal(t, testenv.KubernetesVersion, c.Status.KubernetesVersion)
+		requireQuantity(t, "12", c.Status.Capacity[corev1.ResourceCPU])
+		requireQuantity(t, "32Gi", c.Status.Capacity[corev1.ResourceMemory])
+		requireQuantity(t, "220", c.Status.Capacity[corev1.ResourcePods])
+		requireQuantity(t, "10500m", c.Status.Available[corev1.ResourceCPU])
+		requireQuantity(t, "31Gi", c.Status.Available[corev1.ResourceMemory])
+		requireQuantity(t, "219", c.Status.Available[corev1.ResourcePods])
+		require.Equal(t, "eu-west-1", c.Status.Region)
+		require.Equal(t, []string{"eu-west-1a", "eu-west-1b"}, c.Status.Zones)
+		require.Equal(t, metav1.ConditionTrue, ready(f.cluster(ctx, t, member2).Status.Conditions).Status)
+	})
+
+	// The federated object, its members, and status.clusters as sync would list them.
+	createWithStatus(ctx, t, m1, depGVR, deployment(2))
+	createWithStatus(ctx, t, f.members[member2], depGVR, deployment(3))
+	createWithStatus(ctx, t, f.host, fedGVR, object(map[string]any{
+		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
+		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
+		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"replicas": int64(2)}}},
+		"status":   map[string]any{"clusters": []any{map[string]any{"name": member1}, map[string]any{"name": member2}}},
+	}))
+	collector, err := status.New(f.host, f.members, federation.DeploymentType, status.Options{})
+	require.NoError(t, err)
+	collect := func() *federation.FederatedObject {
+		t.Helper()
+		_, err := collector.Reconcile(ctx, key)
+		require.NoError(t, err)
+		return f.federated(ctx, t)
+	}
+
+	t.Run("the collector aggregates both members", func(t *testing.T) {
+		fed := collect()
+		require.Equal(t, &federation.AggregatedStatus{Replicas: 5, ReadyReplicas: 5, AvailableReplicas: 5, UpdatedReplicas: 5, Clusters: 2}, fed.Status.Aggregated)
+		require.Equal(t, metav1.ConditionTrue, ready(fed.Status.Conditions).Status, ready(fed.Status.Conditions).Message)
+	})
+
+	t.Run("a stopped member goes Offline on the third failed probe", func(t *testing.T) {
+		require.NoError(t, f.env.StopCluster(member2))
+		for i := 1; i <= 2; i++ {
+			probe(member2)
+			require.Equal(t, metav1.ConditionTrue, ready(f.cluster(ctx, t, member2).Status.Conditions).Status, "after %d failures", i)
+		}
+		probe(member2)
+		c := f.cluster(ctx, t, member2)
+		r := ready(c.Status.Conditions)
+		require.Equal(t, metav1.ConditionFalse, r.Status)
+		require.Equal(t, status.ReasonClusterUnreachable, r.Reason, r.Message)
+		require.True(t, meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionOffline))
+		var keys []string
+		for _, taint := range c.Spec.Taints {
+			keys = append(keys, taint.Key+":"+string(taint.Effect))
+		}
+		require.Equal(t, []string{federation.TaintClusterNotReady + ":NoSchedule", federation.TaintClusterUnreachable + ":NoSchedule"}, keys)
+
+		fed := collect()
+		require.True(t, fed.Status.Clusters[1].Stale)
+		require.Equal(t, int64(3), *fed.Status.Clusters[1].Replicas, "last known")
+		require.Equal(t, int64(5), fed.Status.Aggregated.ReadyReplicas, "no quorum: the last good aggregate stays")
+		require.Equal(t, status.ReasonNoQuorum, ready(fed.Status.Conditions).Reason)
+	})
+
+	t.Run("restarted, it is Ready again", func(t *testing.T) {
+		require.NoError(t, f.env.StartCluster(ctx, member2))
+		probe(member2)
+		c := f.cluster(ctx, t, member2)
+		require.Equal(t, metav1.ConditionTrue, ready(c.Status.Conditions).Status)
+		require.False(t, meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionOffline))
+		require.Empty(t, c.Spec.Taints)
+
+		fed := collect()
+		require.False(t, fed.Status.Clusters[1].Stale)
+		require.Equal(t, metav1.ConditionTrue, ready(fed.Status.Conditions).Status)
+		require.Equal(t, int32(2), fed.Status.Aggregated.Clusters)
+	})
+
+	t.Run("Run notices a stop and a restart by itself", func(t *testing.T) {
+		m, err := status.NewClusterMonitor(f.host, f.members, status.MonitorOptions{Period: 200 * time.Millisecond})
+		require.NoError(t, err)
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- m.Run(runCtx) }()
+		defer func() {
+			stop()
+			require.NoError(t, <-done)
+		}()
+		offline := func() bool {
+			return meta.IsStatusConditionTrue(f.cluster(ctx, t, member2).Status.Conditions, federation.ConditionOffline)
+		}
+		require.NoError(t, f.env.StopCluster(member2))
+		eventually(t, "member2 Offline", offline)
+		require.NoError(t, f.env.StartCluster(ctx, member2))
+		eventually(t, "member2 back", func() bool { return !offline() })
+		require.Equal(t, metav1.ConditionTrue, ready(f.cluster(ctx, t, member1).Status.Conditions).Status, "member1 was never touched")
+	})
+}
+
+// eventually polls cond every 50ms until it holds or a minute has passed: Run works on its
+// own goroutines, against real servers, in real time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+func requireQuantity(t *testing.T, want string, got resource.Quantity) {
+	t.Helper()
+	w := resource.MustParse(want)
+	require.Zero(t, w.Cmp(got), "got %s, want %s", got.String(), want)
+}
