@@ -119,5 +119,3 @@ func TestTwoFederationsNeverTouchEachOthersObjects(t *testing.T) {
 		require.NotNil(t, e.member(t, c), c)
 	}
 }
-
-

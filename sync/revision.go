@@ -37,7 +37,7 @@ const OwnerUIDLabel = "federation.k8s.io/owner-uid"
 
 // snapshot is what a revision records: the parts of the spec that define the member objects.
 type snapshot struct {
-	Template       map[string]any              `json:"template,omitempty"`
+	Template       map[string]any               `json:"template,omitempty"`
 	Overrides      []federation.ClusterOverride `json:"overrides,omitempty"`
 	Placement      federation.Placement         `json:"placement"`
 	RetainReplicas bool                         `json:"retainReplicas,omitempty"`
