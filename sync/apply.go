@@ -28,17 +28,17 @@ type result struct {
 
 // execute carries out the changes, Options.ClusterConcurrency clusters at a time. It never
 // stops on a failure: every cluster gets its result.
-func (s *Syncer) execute(ctx context.Context, in PlanInput, changes []Change) []result {
+func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
 	out := make([]result, len(changes))
 	var g errgroup.Group
 	g.SetLimit(s.opts.ClusterConcurrency)
 	for i := range changes {
 		if changes[i].Action == ActionNone {
-			out[i] = s.settle(in, changes[i])
+			out[i] = s.settle(in, t, changes[i])
 			continue
 		}
 		g.Go(func() error {
-			out[i] = s.apply(ctx, in, changes[i])
+			out[i] = s.apply(ctx, in, t, changes[i])
 			return nil
 		})
 	}
@@ -48,11 +48,11 @@ func (s *Syncer) execute(ctx context.Context, in PlanInput, changes []Change) []
 
 // settle records what an ActionNone change means for the Syncer's memory: the object as read
 // is in line with the render, or the name is someone else's.
-func (s *Syncer) settle(in PlanInput, ch Change) result {
+func (s *Syncer) settle(in PlanInput, t Targets, ch Change) result {
 	key := keyOfFed(in.Object)
 	switch {
 	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
-		s.setVerified(key, ch.Cluster, ch.Live.GetResourceVersion())
+		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
 	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
@@ -67,7 +67,7 @@ func (s *Syncer) settle(in PlanInput, ch Change) result {
 // apply carries out one cluster's change. A Conflict (or an AlreadyExists on create) re-reads
 // the member object, decides again with the fresh object and retries, up to
 // Options.ConflictRetries times.
-func (s *Syncer) apply(ctx context.Context, in PlanInput, ch Change) result {
+func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) result {
 	key := keyOfFed(in.Object)
 	client, err := s.clusters.Client(ch.Cluster)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, ch Change) result {
 	}
 	for attempt := 0; ; attempt++ {
 		if ch.Action == ActionNone {
-			return s.settle(in, ch)
+			return s.settle(in, t, ch)
 		}
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)
@@ -83,7 +83,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, ch Change) result {
 		stored, err := s.write(ctx, client, ch)
 		s.metrics.write(ch.Cluster, ch.Action, err)
 		if err == nil {
-			s.succeeded(in, ch, stored)
+			s.succeeded(in, t, ch, stored)
 			if ch.Action == ActionDelete && s.typ.Namespaced {
 				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())
 			}
@@ -109,7 +109,8 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, ch Change) result {
 		if gerr != nil {
 			return s.failed(in, ch, gerr)
 		}
-		ch = s.replan(in, ch, MemberState{Object: live, Verified: s.verifiedVersion(key, ch.Cluster)})
+		v := s.verifiedAt(key, ch.Cluster)
+		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input})
 	}
 }
 
@@ -164,16 +165,16 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 // succeeded records a successful write in the Syncer's memory and as an event.
-func (s *Syncer) succeeded(in PlanInput, ch Change, stored *unstructured.Unstructured) {
+func (s *Syncer) succeeded(in PlanInput, t Targets, ch Change, stored *unstructured.Unstructured) {
 	key := keyOfFed(in.Object)
 	s.setConflicted(key, ch.Cluster, false)
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
 		if stored != nil {
-			s.setVerified(key, ch.Cluster, stored.GetResourceVersion())
+			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
 		}
 	default:
-		s.setVerified(key, ch.Cluster, "")
+		s.setVerified(key, ch.Cluster, verification{})
 	}
 	reason, verb := "", ""
 	switch ch.Action {

@@ -44,7 +44,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	if err != nil {
 		return federation.Result{}, "error", err
 	}
-	results := s.execute(ctx, in, changes)
+	results := s.execute(ctx, in, Targets{}, changes)
 
 	// What still holds the finalizer: failures, objects still being removed, and clusters
 	// that are not ready but had the object (status.clusters says where sync put it).

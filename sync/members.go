@@ -72,7 +72,8 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 func (s *Syncer) readMember(ctx context.Context, key federation.Key, fed *federation.FederatedObject, cluster string) MemberState {
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
-	ms := MemberState{Verified: s.verifiedVersion(key, cluster)}
+	v := s.verifiedAt(key, cluster)
+	ms := MemberState{Verified: v.rv, VerifiedInput: v.input}
 	if mc, ok := s.clusters.(federation.MemberCache); ok && !s.conflicted(key, cluster) {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
 			obj, err := r.Get(ctx, gvr, ns, name)

@@ -183,11 +183,15 @@ type Syncer struct {
 	// resourceVersion when sync last wrote it or found it in line with the render, so an
 	// unchanged object is not compared field by field.
 	mu       gosync.Mutex
-	verified map[federation.Key]map[string]string
+	verified map[federation.Key]map[string]verification
 	// conflicts remembers, per federated object, the clusters where an object of the same
 	// name is someone else's, so later passes read it instead of trying a create that must
 	// fail.
 	conflicts map[federation.Key]map[string]bool
+
+	// decoded caches the Cluster objects by name, with their resourceVersion.
+	clusterMu gosync.Mutex
+	decoded   map[string]*federation.Cluster
 }
 
 // New returns a Syncer for the federated type of typ, reading and writing the host through
@@ -214,7 +218,8 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 	return &Syncer{
 		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m,
 		limits:    newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
-		verified:  map[federation.Key]map[string]string{},
+		verified:  map[federation.Key]map[string]verification{},
 		conflicts: map[federation.Key]map[string]bool{},
+		decoded:   map[string]*federation.Cluster{},
 	}, nil
 }

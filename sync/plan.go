@@ -114,6 +114,10 @@ type MemberState struct {
 	// it in line with the render. When Object still has it, nobody has changed the object
 	// since and the owned-field comparison is skipped. Empty when unknown.
 	Verified string
+	// VerifiedInput is the render input key (see [InputKey]) Verified was checked against.
+	// When Object still has resourceVersion Verified and the input key is unchanged, the
+	// cluster is in sync without even being rendered: what makes a resync cheap.
+	VerifiedInput string
 }
 
 // PlanInput is everything [Plan] needs to decide what sync does for one federated object.
@@ -313,19 +317,60 @@ func Plan(in PlanInput) ([]Change, Targets, error) {
 type rendered struct {
 	obj *unstructured.Unstructured
 	err error
+	// unchanged: the member object is as sync last wrote or verified it, for the same
+	// input; it was not rendered.
+	unchanged bool
+}
+
+// unchanged reports whether the member object in ms is as sync left it, for input key k.
+func unchanged(ms MemberState, k string) bool {
+	return ms.Object != nil && ms.Verified != "" && ms.Verified == ms.Object.GetResourceVersion() && ms.VerifiedInput == k
+}
+
+// InputKey identifies everything a cluster's render depends on besides the member object:
+// the federated object (uid and generation: its spec), the revision, the cluster's replicas
+// and labels (selector overrides), and the identity. Equal keys render equal objects from an
+// unchanged member object.
+func InputKey(in PlanInput, t Targets, cluster string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%d/%d/%s/", in.Object.UID, in.Object.Generation, in.Revision, identityOr(in.Identity))
+	if r := t.Replicas[cluster]; r != nil {
+		fmt.Fprintf(&b, "%d", *r)
+	} else {
+		b.WriteString("-")
+	}
+	for i := range in.Clusters {
+		if in.Clusters[i].Name != cluster {
+			continue
+		}
+		labels := in.Clusters[i].Labels
+		keys := make([]string, 0, len(labels))
+		for k := range labels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b.WriteString("/" + k + "=" + labels[k])
+		}
+	}
+	return b.String()
 }
 
 func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 	labels := clusterLabels(in.Clusters)
 	members := make([]override.Member, 0, len(t.Order))
+	out := make(map[string]rendered, len(t.Order))
 	for _, name := range t.Order {
 		ms, ok := in.Members[name]
 		if !ok || ms.Err != nil {
 			continue
 		}
+		if unchanged(ms, InputKey(in, t, name)) {
+			out[name] = rendered{unchanged: true}
+			continue
+		}
 		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
 	}
-	out := make(map[string]rendered, len(members))
 	for i, res := range renderer(in).RenderMembers(renderInput(in), members) {
 		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
 	}
@@ -419,6 +464,9 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 		ch.Reason = ReasonRenderFailed
 		ch.Message = truncate(r.err.Error())
 		return ch
+	}
+	if r.unchanged {
+		return ch // as sync left it, for the same input
 	}
 	if r.obj == nil {
 		return ch // not rendered: not read

@@ -131,7 +131,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if err != nil {
 		return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
-	results := s.execute(ctx, in, changes)
+	results := s.execute(ctx, in, targets, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results)
 	if err != nil {
 		return federation.Result{}, "error", err
@@ -204,20 +204,36 @@ func (s *Syncer) patchMeta(ctx context.Context, u *unstructured.Unstructured, fi
 }
 
 // listClusters reads the Cluster objects. One that does not decode cannot be synced to: it is
-// logged and left out.
+// logged and left out. Decoded Clusters are kept by name and resourceVersion, so a pass over
+// an unchanged fleet decodes nothing.
 func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
 	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("sync: list Clusters: %w", err)
 	}
 	out := make([]federation.Cluster, 0, len(list.Items))
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	seen := make(map[string]bool, len(list.Items))
 	for i := range list.Items {
-		c, err := federation.ClusterFromUnstructured(&list.Items[i])
-		if err != nil {
-			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
+		item := &list.Items[i]
+		seen[item.GetName()] = true
+		if c, ok := s.decoded[item.GetName()]; ok && c.ResourceVersion == item.GetResourceVersion() {
+			out = append(out, *c)
 			continue
 		}
+		c, err := federation.ClusterFromUnstructured(item)
+		if err != nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
+			continue
+		}
+		s.decoded[item.GetName()] = c
 		out = append(out, *c)
+	}
+	for name := range s.decoded {
+		if !seen[name] {
+			delete(s.decoded, name)
+		}
 	}
 	return out, nil
 }
