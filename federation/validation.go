@@ -2,7 +2,6 @@ package federation
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -334,23 +333,11 @@ func ValidateClusterPreferences(p ClusterPreferences, path *field.Path) field.Er
 	return errs
 }
 
-// ValidateCluster checks a Cluster's spec.
+// ValidateCluster checks a Cluster's spec: the connection rules of
+// [ValidateClusterConnection], taints and cost.
 func ValidateCluster(c *Cluster) field.ErrorList {
 	spec := field.NewPath("spec")
-	var errs field.ErrorList
-	if c.Spec.APIEndpoint == "" {
-		errs = append(errs, field.Required(spec.Child("apiEndpoint"), "the member API server URL"))
-	} else if u, err := url.Parse(c.Spec.APIEndpoint); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		errs = append(errs, field.Invalid(spec.Child("apiEndpoint"), c.Spec.APIEndpoint, "must be an http(s) URL with a host"))
-	}
-	if c.Spec.ProxyURL != "" {
-		if u, err := url.Parse(c.Spec.ProxyURL); err != nil || u.Host == "" {
-			errs = append(errs, field.Invalid(spec.Child("proxyURL"), c.Spec.ProxyURL, "must be a URL with a host"))
-		}
-	}
-	if r := c.Spec.SecretRef; r != nil && r.Name == "" {
-		errs = append(errs, field.Required(spec.Child("secretRef", "name"), "the Secret holding the credentials"))
-	}
+	errs := ValidateClusterConnection(&c.Spec, spec)
 	for i, t := range c.Spec.Taints {
 		tp := spec.Child("taints").Index(i)
 		if t.Key == "" {

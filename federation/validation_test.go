@@ -2,6 +2,7 @@ package federation_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,6 +197,47 @@ func TestValidateCluster(t *testing.T) {
 			got := errorPaths(federation.ValidateCluster(&federation.Cluster{Spec: tc.spec}))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ValidateCluster() paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateClusterConnection: ValidateCluster used to accept http endpoints and
+// endpoints with user information, which federation/kube always refused, and quoted URLs with
+// their passwords in its errors.
+func TestValidateClusterConnection(t *testing.T) {
+	tests := []struct {
+		name string
+		spec federation.ClusterSpec
+		want []string
+	}{
+		{name: "https with a path", spec: federation.ClusterSpec{APIEndpoint: "https://rancher.example.com/k8s/clusters/c-1"}},
+		{name: "proxy with a password", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "socks5://alice:hunter2@proxy:1080"}},
+		{name: "http", spec: federation.ClusterSpec{APIEndpoint: "http://eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "user information", spec: federation.ClusterSpec{APIEndpoint: "https://alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "http and user information", spec: federation.ClusterSpec{APIEndpoint: "http://alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint", "FieldValueInvalid spec.apiEndpoint"}},
+		{name: "query", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com/?token=hunter2"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "no scheme, user information", spec: federation.ClusterSpec{APIEndpoint: "alice:hunter2@eu.example.com"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "malformed, user information", spec: federation.ClusterSpec{APIEndpoint: "https://alice:hunter2@[::1"},
+			want: []string{"FieldValueInvalid spec.apiEndpoint"}},
+		{name: "proxy scheme", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "ftp://alice:hunter2@proxy"},
+			want: []string{"FieldValueNotSupported spec.proxyURL.scheme"}},
+		{name: "malformed proxy", spec: federation.ClusterSpec{APIEndpoint: "https://eu.example.com", ProxyURL: "socks5://alice:hunter2@[proxy"},
+			want: []string{"FieldValueInvalid spec.proxyURL"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := federation.ValidateCluster(&federation.Cluster{Spec: tc.spec})
+			if diff := cmp.Diff(tc.want, errorPaths(errs)); diff != "" {
+				t.Errorf("ValidateCluster() paths (-want +got):\n%s", diff)
+			}
+			for _, secret := range []string{"hunter2", "alice"} {
+				require.NotContains(t, fmt.Sprint(errs.ToAggregate()), secret)
 			}
 		})
 	}

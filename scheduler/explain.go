@@ -29,7 +29,7 @@ type Explanation struct {
 // preference is invalid. When a spread constraint's minGroups cannot be met, it returns the
 // best-effort Explanation together with an error wrapping placement.ErrUnsatisfiable.
 func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanation, error) {
-	in, err := s.read(ctx, key, s.opts.Logger)
+	in, err := s.read(ctx, s.host, key, s.opts.Logger)
 	if err != nil {
 		return Explanation{}, err
 	}

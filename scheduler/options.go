@@ -3,12 +3,14 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Options configure a [Scheduler]. The zero value is the documented default for every field.
@@ -28,6 +30,11 @@ type Options struct {
 
 	// Workers is how many objects Run schedules in parallel. Default: 2.
 	Workers int
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of the federated objects,
+	// preferences and Clusters before it returns an error naming the resource that could not
+	// be listed (a CRD missing on the host, say). It runs on Clock. Default: 2 minutes.
+	CacheSyncTimeout time.Duration
 }
 
 // complete fills in defaults.
@@ -40,6 +47,9 @@ func (o *Options) complete() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	}
 }
 

@@ -58,20 +58,30 @@ const maxMessage = 4096
 // keeps the last good schedule and returns an error wrapped by [federation.Terminal]. The
 // Result asks for a requeue after the preference's rebalancePeriod (default 5m), so a
 // recovered or new cluster gets replicas back. The Result is ignored when the error is not nil.
+//
+// Reconcile reads the object, its preference and the Clusters from the host's API server;
+// within [Scheduler.Run] the same pass reads them from Run's informer caches instead. Its one
+// write, the status, always goes to the API server with the resourceVersion it read, so a
+// decision made on stale data fails with a Conflict and is retried.
 func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return s.reconcileFrom(ctx, s.host, key)
+}
+
+// reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
+func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
 	start := s.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)
 	if err != nil {
 		log = s.opts.Logger
 	}
 	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
-	res, outcome, err := s.reconcile(ctx, key, log)
+	res, outcome, err := s.reconcile(ctx, r, key, log)
 	s.metrics.observe(outcome, start, s.opts.Clock.Now())
 	return res, err
 }
 
-func (s *Scheduler) reconcile(ctx context.Context, key federation.Key, log logr.Logger) (federation.Result, string, error) {
-	in, err := s.read(ctx, key, log)
+func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+	in, err := s.read(ctx, r, key, log)
 	switch {
 	case apierrors.IsNotFound(err):
 		return federation.Result{}, "unchanged", nil
@@ -118,12 +128,12 @@ type inputs struct {
 	invalid string
 }
 
-// read gets the object, its preference and the Clusters. A missing object is an error
-// satisfying apierrors.IsNotFound.
-func (s *Scheduler) read(ctx context.Context, key federation.Key, log logr.Logger) (inputs, error) {
+// read gets the object, its preference and the Clusters through r. A missing object is an
+// error satisfying apierrors.IsNotFound.
+func (s *Scheduler) read(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (inputs, error) {
 	var in inputs
 	var err error
-	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	in.u, err = r.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if err != nil {
 		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
@@ -135,14 +145,14 @@ func (s *Scheduler) read(ctx context.Context, key federation.Key, log logr.Logge
 		in.invalid = ReasonInvalidPlacement
 		return in, federation.NewInvalidError(s.typ.Federated.Kind, key, errs)
 	}
-	if in.rsp, err = s.preference(ctx, key); err != nil {
+	if in.rsp, err = s.preference(ctx, r, key); err != nil {
 		var inv *federation.InvalidError
 		if errors.As(err, &inv) {
 			in.invalid = ReasonInvalidPreference
 		}
 		return in, err
 	}
-	in.clusters, err = s.clusters(ctx, log)
+	in.clusters, err = s.clusters(ctx, r, log)
 	return in, err
 }
 
@@ -164,8 +174,8 @@ func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, r
 
 // preference returns the object's ReplicaSchedulingPreference, defaulted and validated, or nil
 // when there is none for this kind.
-func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
-	u, err := s.host.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
+func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
+	u, err := r.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -196,8 +206,8 @@ func (s *Scheduler) preference(ctx context.Context, key federation.Key) (*federa
 
 // clusters lists the Clusters on the host. A Cluster that does not decode cannot be placed on;
 // it is logged and left out (placement never sees it).
-func (s *Scheduler) clusters(ctx context.Context, log logr.Logger) ([]federation.Cluster, error) {
-	list, err := s.host.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
+	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
 	}

@@ -1,35 +1,32 @@
 package kube
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
-// ManagedSelector is the label selector of the objects a cached reader sees: those the
-// federation manages.
-const ManagedSelector = federation.ManagedByLabel + "=" + federation.ManagedByValue
+// ManagedSelector is the label selector of the objects a cached reader sees: those carrying
+// federation.ManagedByLabel, whatever its value, so federations that share a fleet under
+// different identities share its caches too (each loop then keeps to its own value).
+const ManagedSelector = federation.ManagedByLabel
 
 // CachedReader returns a federation.Reader that serves Get and List of gvr in the named cluster
 // from an informer's cache instead of the member's API server. Loops that read every member
 // object of a type on every pass (status collection, drift detection) use it so that a large
 // fleet costs one watch per cluster and type instead of one List per object and pass.
 //
-// The cache holds only objects labelled federation.ManagedByLabel=federation.ManagedByValue:
-// an object without the label is NotFound to Get and absent from List, even if the member has
-// it. Reads for another resource than gvr are an error.
+// The cache holds only objects labelled federation.ManagedByLabel (any value, see
+// ManagedSelector): an object without the label is NotFound to Get and absent from List, even
+// if the member has it. Reads for another resource than gvr are an error.
 //
 // The informer starts with the first read (or right away, if Run is running) and lives within
 // Run: it stops when Run returns, when the cluster's client is rebuilt (a new one starts on the
@@ -113,14 +110,17 @@ func (s *ClusterSet) informer(cluster string, gvr schema.GroupVersionResource) (
 	if ic := m.caches.informers[gvr]; ic != nil {
 		return ic, nil
 	}
-	// Streaming lists are off for these informers: with them, client-go retries a failing
-	// initial list forever without reporting it, and readers could only say "not synced".
-	ic := &informerCache{inf: newInformer(m.client, gvr, metav1.NamespaceAll, ManagedSelector, false)}
+	// loop.NewInformer lists without streaming, so a failing list reaches the handler below
+	// and readers can say why they are not synced.
+	ic := &informerCache{inf: loop.NewInformer(m.client, gvr, metav1.NamespaceAll, ManagedSelector)}
 	// The handler only records the error for readers; the reflector retries with backoff.
 	_ = ic.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		ic.setErr(err)
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
+	if _, err := ic.inf.AddEventHandler(s.handlers.dispatch(cluster, gvr)); err != nil {
+		return nil, fmt.Errorf("kube: cached reader of %s in cluster %q: %w", gvr.GroupResource(), cluster, err)
+	}
 	m.caches.informers[gvr] = ic
 	ctx := m.caches.ctx
 	s.run.wg.Go(func() { ic.inf.RunWithContext(ctx) })
@@ -155,15 +155,11 @@ func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource,
 	if err := ic.waitForSync(ctx, op); err != nil {
 		return nil, err
 	}
-	key := federation.Key{Namespace: namespace, Name: name}.String()
-	obj, ok, err := ic.inf.GetStore().GetByKey(key)
+	u, err := loop.GetFromCache(ic.inf, gvr, namespace, name)
 	if err != nil {
 		return nil, fmt.Errorf("kube: %s: %w", op, err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewNotFound(gvr.GroupResource(), name))
-	}
-	return obj.(*unstructured.Unstructured).DeepCopy(), nil
+	return u, nil
 }
 
 // List returns copies of the cached objects in namespace ("" = all) that match
@@ -174,14 +170,6 @@ func (r *cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource
 	if err := r.check(gvr, op); err != nil {
 		return nil, err
 	}
-	sel, err := labels.Parse(opts.LabelSelector)
-	if err != nil {
-		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewBadRequest(err.Error()))
-	}
-	fsel, err := fields.ParseSelector(opts.FieldSelector)
-	if err != nil {
-		return nil, fmt.Errorf("kube: %s: %w", op, apierrors.NewBadRequest(err.Error()))
-	}
 	ic, err := r.set.informer(r.cluster, gvr)
 	if err != nil {
 		return nil, err
@@ -189,26 +177,9 @@ func (r *cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource
 	if err := ic.waitForSync(ctx, op); err != nil {
 		return nil, err
 	}
-	var objs []any
-	if namespace == "" {
-		objs = ic.inf.GetStore().List()
-	} else if objs, err = ic.inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace); err != nil {
+	l, err := loop.ListFromCache(ic.inf, gvr, namespace, opts)
+	if err != nil {
 		return nil, fmt.Errorf("kube: %s: %w", op, err)
 	}
-	out := &unstructured.UnstructuredList{}
-	out.SetResourceVersion(ic.inf.LastSyncResourceVersion())
-	for _, o := range objs {
-		u := o.(*unstructured.Unstructured)
-		f := fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}
-		if sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
-			out.Items = append(out.Items, *u.DeepCopy())
-		}
-	}
-	slices.SortFunc(out.Items, func(a, b unstructured.Unstructured) int {
-		if c := cmp.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.GetName(), b.GetName())
-	})
-	return out, nil
+	return l, nil
 }

@@ -3,16 +3,21 @@ package kube
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
 
@@ -66,8 +71,9 @@ func TestCachedReader(t *testing.T) {
 		configMap("a", "db", managed(map[string]string{"app": "db"})),
 		configMap("b", "web", managed(map[string]string{"app": "web"})),
 		configMap("a", "unmanaged", map[string]string{"app": "web"}),
+		configMap("a", "theirs", map[string]string{federation.ManagedByLabel: "another-federation"}),
 	)
-	set := staticSet(t, map[string]*Client{"eu": NewFromDynamic(dyn)})
+	set := staticSet(t, map[string]*Client{"eu": dynamicClient(t, dyn)})
 	set.members["broken"] = &member{notReady: ErrInvalidCredentials}
 
 	_, err := set.CachedReader("eu", cmGVR)
@@ -107,10 +113,10 @@ func TestCachedReader(t *testing.T) {
 		opts      metav1.ListOptions
 		want      []string
 	}{
-		{"all", "", metav1.ListOptions{}, []string{"a/db", "a/web", "b/web"}},
-		{"namespace", "a", metav1.ListOptions{}, []string{"a/db", "a/web"}},
+		{"all, whatever the ManagedByLabel value", "", metav1.ListOptions{}, []string{"a/db", "a/theirs", "a/web", "b/web"}},
+		{"namespace", "a", metav1.ListOptions{}, []string{"a/db", "a/theirs", "a/web"}},
 		{"label selector", "", metav1.ListOptions{LabelSelector: "app=web"}, []string{"a/web", "b/web"}},
-		{"set-based selector", "", metav1.ListOptions{LabelSelector: "app notin (web)"}, []string{"a/db"}},
+		{"set-based selector", "", metav1.ListOptions{LabelSelector: "app notin (web)"}, []string{"a/db", "a/theirs"}},
 		{"field selector", "", metav1.ListOptions{FieldSelector: "metadata.name=web"}, []string{"a/web", "b/web"}},
 		{"both selectors and namespace", "b", metav1.ListOptions{LabelSelector: "app=web", FieldSelector: "metadata.name=web"}, []string{"b/web"}},
 		{"nothing", "c", metav1.ListOptions{}, nil},
@@ -130,7 +136,7 @@ func TestCachedReader(t *testing.T) {
 	require.ErrorIs(t, err, federation.ErrUnknownType)
 
 	// A change on the member reaches the cache.
-	_, err = NewFromDynamic(dyn).Create(ctx, cmGVR, configMap("a", "new", managed(nil)))
+	_, err = dynamicClient(t, dyn).Create(ctx, cmGVR, configMap("a", "new", managed(nil)))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := r.Get(ctx, cmGVR, "a", "new"); return err == nil }, 5*time.Second, 10*time.Millisecond)
 
@@ -173,3 +179,101 @@ func TestCachedReaderUnreachable(t *testing.T) {
 }
 
 func restConfigFor(host string) *rest.Config { return &rest.Config{Host: host} }
+
+// dynamicClient returns a Client on dyn.
+func dynamicClient(t *testing.T, dyn dynamic.Interface) *Client {
+	t.Helper()
+	c, err := New(nil, Options{Dynamic: dyn})
+	require.NoError(t, err)
+	return c
+}
+
+// events records what OnMemberChange handlers receive.
+type events struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (e *events) record(cluster string, obj *unstructured.Unstructured) {
+	obj.SetLabels(nil) // a copy: the cache must not change
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, cluster+":"+obj.GetNamespace()+"/"+obj.GetName())
+}
+
+func (e *events) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.got)
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+func (e *events) has(want ...string) func() bool {
+	return func() bool {
+		got := e.list()
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestOnMemberChange checks that handlers see the managed objects (any ManagedByLabel value)
+// of every informer of their resource, running or started later, and stop when removed.
+func TestOnMemberChange(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	other := map[string]string{federation.ManagedByLabel: "another-federation"}
+	newDyn := func() *dynamicfake.FakeDynamicClient {
+		return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+			map[schema.GroupVersionResource]string{cmGVR: "ConfigMapList"},
+			configMap("default", "ours", managed(nil)),
+			configMap("default", "theirs", other),
+			configMap("default", "unmanaged", nil))
+	}
+	dyn := newDyn()
+	set := staticSet(t, map[string]*Client{"eu": dynamicClient(t, dyn)})
+	early, late := &events{}, &events{}
+	removeEarly := set.OnMemberChange(cmGVR, early.record)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	require.Eventually(t, func() bool { _, err := set.CachedReader("eu", cmGVR); return err == nil }, 5*time.Second, time.Millisecond)
+
+	require.Eventually(t, early.has("eu:default/ours", "eu:default/theirs"), 5*time.Second, time.Millisecond, "the first list, whatever the ManagedByLabel value")
+	removeLate := set.OnMemberChange(cmGVR, late.record)
+	defer removeLate()
+	writer := dynamicClient(t, dyn)
+	_, err := writer.Create(ctx, cmGVR, configMap("default", "new", managed(nil)))
+	require.NoError(t, err)
+	require.Eventually(t, late.has("eu:default/new"), 5*time.Second, time.Millisecond, "a handler registered later sees the running informer")
+	require.Eventually(t, early.has("eu:default/new"), 5*time.Second, time.Millisecond)
+	r, err := set.CachedReader("eu", cmGVR)
+	require.NoError(t, err)
+	got, err := r.Get(ctx, cmGVR, "default", "new")
+	require.NoError(t, err)
+	require.NotEmpty(t, got.GetLabels(), "handlers get copies")
+
+	removeEarly()
+	removeEarly() // twice is harmless
+	before := len(early.list())
+	require.NoError(t, writer.Delete(ctx, cmGVR, "default", "new", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool { return len(late.list()) == 2 }, 5*time.Second, time.Millisecond, "the deletion, in its last state: %v", late.list())
+	require.Equal(t, before, len(early.list()), "a removed handler is not called")
+	require.Empty(t, slices.DeleteFunc(early.list(), func(s string) bool { return !strings.Contains(s, "unmanaged") }))
+
+	// A rebuilt client gets a new informer, which the registered handler joins.
+	set.install("eu", &member{client: dynamicClient(t, newDyn())})
+	_, err = set.CachedReader("eu", cmGVR)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(late.list()) == 4 }, 5*time.Second, time.Millisecond, "the new informer's first list: %v", late.list())
+	require.Equal(t, []string{"eu:default/new", "eu:default/new", "eu:default/ours", "eu:default/theirs"}, sorted(late.list()))
+
+	cancel()
+	require.NoError(t, <-done)
+}

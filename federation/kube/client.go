@@ -30,7 +30,7 @@ import (
 type Client struct {
 	dyn dynamic.Interface
 
-	// disc and mapper are nil for a Client built by NewFromDynamic.
+	// disc and mapper are nil for a Client built on Options.Dynamic.
 	disc   discovery.DiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
@@ -48,12 +48,22 @@ var (
 // Options override cfg's rate limit and user agent; see Options for the defaults. Leave
 // cfg.Timeout at zero and bound requests with contexts instead: client-go applies cfg.Timeout
 // to every request, watches included, so a non-zero value ends every watch after that long.
+//
+// With Options.Dynamic set, cfg must be nil and the Client sends every request through that
+// dynamic client instead (client-go's dynamic fake, in tests); it has no discovery:
+//
+//	c, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClient(scheme)})
 func New(cfg *rest.Config, opts Options) (*Client, error) {
-	if cfg == nil {
-		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
-	}
 	if err := opts.complete(); err != nil {
 		return nil, err
+	}
+	switch {
+	case opts.Dynamic != nil && cfg != nil:
+		return nil, fmt.Errorf("%w: both a rest.Config and Options.Dynamic; pass one", ErrInvalidConfig)
+	case opts.Dynamic != nil:
+		return &Client{dyn: opts.Dynamic}, nil
+	case cfg == nil:
+		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
 	}
 	cfg = rest.CopyConfig(cfg)
 	if opts.QPS != 0 {
@@ -90,14 +100,6 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	}
 	cached := memory.NewMemCacheClient(disc)
 	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
-}
-
-// NewFromDynamic adapts any dynamic.Interface, client-go's dynamic fake included, to a
-// federation.ClusterClient. Such a Client has no discovery: Healthy, ServerVersion and
-// RESTMapping return an error wrapping ErrNoDiscovery (and errors.ErrUnsupported, so callers
-// that do not import this package can tell "cannot" from "failed").
-func NewFromDynamic(dyn dynamic.Interface) *Client {
-	return &Client{dyn: dyn}
 }
 
 // Dynamic returns the dynamic client underneath, for requests the ClusterClient interface does

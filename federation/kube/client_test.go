@@ -26,14 +26,17 @@ func cm(namespace, name string) *unstructured.Unstructured {
 	return u
 }
 
-// TestNewFromDynamic checks that every verb reaches the dynamic client and that errors are
+// TestNewWithDynamic checks that every verb reaches Options.Dynamic and that errors are
 // prefixed, describe the request, and keep the apierrors value.
-func TestNewFromDynamic(t *testing.T) {
+func TestNewWithDynamic(t *testing.T) {
 	ctx := t.Context()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{configMaps: "ConfigMapList"})
-	c := kube.NewFromDynamic(dyn)
+	c, err := kube.New(nil, kube.Options{Dynamic: dyn})
+	require.NoError(t, err)
 	require.Same(t, dyn, c.Dynamic())
+	_, err = kube.New(&rest.Config{Host: "https://example.com"}, kube.Options{Dynamic: dyn})
+	require.ErrorIs(t, err, kube.ErrInvalidConfig, "a rest.Config and a dynamic client are one too many")
 
 	w, err := c.Watch(ctx, configMaps, "ns", metav1.ListOptions{})
 	require.NoError(t, err)

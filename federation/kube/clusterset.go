@@ -34,9 +34,14 @@ type ClusterSet struct {
 	host federation.ClusterClient // nil for a set built from a kubeconfig
 	opts ClusterSetOptions
 
-	mu      sync.Mutex
-	members map[string]*member
-	run     *runState // non-nil while Run runs
+	// locks serializes Reconcile per cluster: read, compare and install are one step, so a
+	// Reconcile that read an older Secret cannot install after one that read a newer one.
+	locks keyedMutex
+
+	mu       sync.Mutex
+	members  map[string]*member
+	run      *runState // non-nil while Run runs
+	handlers memberHandlers
 }
 
 var _ federation.ClusterSet = (*ClusterSet)(nil)
@@ -47,6 +52,10 @@ type member struct {
 	notReady error
 	fp       [sha256.Size]byte // of the spec and Secret the member was built from
 	caches   *memberCaches     // informers of CachedReader; nil until the first is asked for
+
+	// clusterVersion and secretVersion are the resourceVersions of the Cluster and Secret the
+	// member was built from, for logs.
+	clusterVersion, secretVersion string
 }
 
 // NewClusterSet returns a ClusterSet that reads Cluster objects and their Secrets through host.
@@ -113,12 +122,27 @@ func (s *ClusterSet) Names() []string {
 // retrying cannot help until the Cluster or its Secret changes, which Run notices. Errors
 // reading the host are returned unmarked, to be retried. The Result is always zero. A set
 // built by ClusterSetFromKubeconfig has no host, and Reconcile does nothing.
+//
+// Reconcile may be called concurrently: calls for the same cluster run one after the other,
+// each reading the Cluster and its Secret afresh, so the last one installs what it read last.
+// Reconcile reads both from the API server; within Run, the Cluster comes from Run's cache.
 func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return s.reconcile(ctx, s.host, key)
+}
+
+// reconcile is Reconcile reading the Cluster through r: the host, or Run's cache. The Secret
+// is always read from the host, as no cache keeps credentials.
+func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
 	if s.host == nil {
 		return federation.Result{}, nil
 	}
 	name := key.Name
-	u, err := s.host.Get(ctx, federation.ClusterGVR, "", name)
+	unlock, err := s.locks.lock(ctx, name)
+	if err != nil {
+		return federation.Result{}, fmt.Errorf("kube: reconcile cluster %q: %w", name, err)
+	}
+	defer unlock()
+	u, err := r.Get(ctx, federation.ClusterGVR, "", name)
 	if apierrors.IsNotFound(err) {
 		if s.release(name) {
 			s.opts.Logger.Info("Released the client of a deleted Cluster", "cluster", name)
@@ -157,7 +181,7 @@ func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federat
 	if old != nil && old.client != nil && old.fp == fp {
 		return federation.Result{}, nil
 	}
-	m := &member{fp: fp}
+	m := &member{fp: fp, clusterVersion: cluster.ResourceVersion, secretVersion: secret.ResourceVersion}
 	cfg, err := RESTConfig(cluster, secret)
 	if err == nil {
 		m.client, err = New(cfg, s.opts.Client)
@@ -167,7 +191,8 @@ func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federat
 		return federation.Result{}, s.notReady(name, m)
 	}
 	s.install(name, m)
-	log := s.opts.Logger.WithValues("cluster", name, "apiEndpoint", cfg.Host)
+	log := s.opts.Logger.WithValues("cluster", name, "apiEndpoint", cfg.Host,
+		"clusterResourceVersion", m.clusterVersion, "secretResourceVersion", m.secretVersion)
 	if cluster.Spec.InsecureSkipTLSVerify {
 		log.Info("TLS verification is OFF for this cluster (spec.insecureSkipTLSVerify); use it only for test clusters")
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -14,11 +13,14 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
@@ -72,8 +74,12 @@ func secretObject(namespace, name string, data map[string]string) *unstructured.
 
 // fakeHost returns a host ClusterClient on client-go's dynamic fake.
 func fakeHost(objs ...runtime.Object) *kube.Client {
-	return kube.NewFromDynamic(dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"}, objs...))
+	c, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"}, objs...)})
+	if err != nil {
+		panic(err) // cannot happen: a dynamic client and no rest.Config
+	}
+	return c
 }
 
 func clientOf(t *testing.T, set *kube.ClusterSet, name string) *kube.Client {
@@ -255,7 +261,7 @@ func TestNewClusterSetValidates(t *testing.T) {
 // watch from a resourceVersion, so an event between the informer's List and its Watch could be
 // lost; each step therefore re-touches its object until the set has noticed.
 func TestRun(t *testing.T) {
-	baseline := goruntime.NumGoroutine()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx, cancel := context.WithCancel(t.Context())
 	logs := &logSink{}
 	host := fakeHost(clusterObject("eu", "https://eu.example.com", "eu-creds"),
@@ -326,12 +332,41 @@ func TestRun(t *testing.T) {
 		t.Fatal("Run did not return after its context was canceled")
 	}
 	require.NotContains(t, logs.String(), token)
-	// Run joined its workers and informers; client-go's workqueue ends its timer goroutine
-	// right after ShutDown.
-	// (Polled by hand: require.Eventually runs its condition on goroutines of its own.)
-	deadline := time.Now().Add(5 * time.Second)
-	for goruntime.NumGoroutine() > baseline && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+}
+
+// forbiddenSecrets is a host on which the controller may not list Secrets.
+type forbiddenSecrets struct{ federation.ClusterClient }
+
+func (h forbiddenSecrets) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if gvr == federation.SecretGVR {
+		return nil, apierrors.NewForbidden(gvr.GroupResource(), "", errors.New("RBAC: list not allowed"))
 	}
-	require.LessOrEqual(t, goruntime.NumGoroutine(), baseline, "goroutines left behind by Run")
+	return h.ClusterClient.List(ctx, gvr, ns, o)
+}
+
+// TestRunCacheSyncTimeout: a host that cannot list Secrets used to stall Run without a word,
+// and Run returned nil when cancelled. Now the failures are logged and Run returns an error
+// naming the resource after CacheSyncTimeout on the set's clock.
+func TestRunCacheSyncTimeout(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	logs := &logSink{}
+	set, err := kube.NewClusterSet(forbiddenSecrets{fakeHost()}, kube.ClusterSetOptions{Clock: clk, Logger: logs.logger()})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- set.Run(t.Context()) }()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "RBAC: list not allowed") }, 10*time.Second, time.Millisecond)
+	var runErr error
+	require.Eventually(t, func() bool {
+		clk.Step(kube.DefaultCacheSyncTimeout)
+		select {
+		case runErr = <-done:
+			return true
+		default:
+			return false
+		}
+	}, 10*time.Second, 10*time.Millisecond)
+	require.True(t, apierrors.IsForbidden(runErr), "%v", runErr)
+	require.ErrorContains(t, runErr, "secrets in fedkit-system")
+	require.NotContains(t, runErr.Error(), "clusters.core", "the Cluster cache synced")
 }

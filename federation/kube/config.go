@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -29,10 +30,11 @@ const (
 // ClusterSet builds it. It is exported for embedders that need another kind of client (a typed
 // clientset, a controller-runtime client) for a registered cluster.
 //
-// The Cluster's spec is authoritative for where and how to connect:
+// The Cluster's spec is authoritative for where and how to connect, and must pass
+// federation.ValidateClusterConnection:
 //
 //   - spec.apiEndpoint is the server; it must be an https URL, so credentials never travel in
-//     clear text.
+//     clear text, without user information, query or fragment.
 //   - spec.caBundle verifies the server's certificate. When it is empty, a kubeconfig's
 //     certificate-authority-data is used, and then the system's roots. TLS verification is
 //     always on unless spec.insecureSkipTLSVerify is true, the explicit opt-out for throw-away
@@ -81,22 +83,17 @@ func RESTConfig(cluster *federation.Cluster, secret *corev1.Secret) (*rest.Confi
 }
 
 // endpointConfig turns the connection fields of a Cluster's spec into a rest.Config without
-// credentials.
+// credentials. The fields are checked by federation.ValidateClusterConnection, the rule every
+// fedkit package applies to them, whose errors never quote credentials.
 func endpointConfig(cluster *federation.Cluster) (*rest.Config, error) {
 	spec := cluster.Spec
+	if errs := federation.ValidateClusterConnection(&spec, field.NewPath("spec")); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, errs.ToAggregate())
+	}
 	u, err := url.Parse(spec.APIEndpoint)
-	if err != nil || u.Host == "" {
-		// Not quoted: a malformed URL may still carry a password.
-		return nil, fmt.Errorf("%w: spec.apiEndpoint is not a URL", ErrInvalidConfig)
+	if err != nil {
+		return nil, fmt.Errorf("%w: spec.apiEndpoint is not a URL", ErrInvalidConfig) // not quoted: see above
 	}
-	if u.Scheme != "https" {
-		return nil, fmt.Errorf("%w: spec.apiEndpoint must use https, not %q", ErrInvalidConfig, u.Scheme)
-	}
-	if u.User != nil {
-		return nil, fmt.Errorf("%w: spec.apiEndpoint must not contain user information; put credentials in the Secret", ErrInvalidConfig)
-	}
-	// Host keeps only what locates the server: a query string or fragment has no meaning to
-	// client-go and could carry something secret into a log.
 	cfg := &rest.Config{Host: (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()}
 	if len(spec.CABundle) > 0 {
 		if !x509.NewCertPool().AppendCertsFromPEM(spec.CABundle) {
@@ -107,14 +104,8 @@ func endpointConfig(cluster *federation.Cluster) (*rest.Config, error) {
 	cfg.Insecure = spec.InsecureSkipTLSVerify
 	if spec.ProxyURL != "" {
 		p, err := url.Parse(spec.ProxyURL)
-		if err != nil || p.Host == "" {
-			// The URL may hold a password: do not quote it.
+		if err != nil {
 			return nil, fmt.Errorf("%w: spec.proxyURL is not a URL", ErrInvalidConfig)
-		}
-		switch p.Scheme {
-		case "http", "https", "socks5":
-		default:
-			return nil, fmt.Errorf("%w: spec.proxyURL %s: scheme must be http, https or socks5", ErrInvalidConfig, p.Redacted())
 		}
 		cfg.Proxy = http.ProxyURL(p)
 	}

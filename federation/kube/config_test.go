@@ -172,17 +172,19 @@ func TestRESTConfig(t *testing.T) {
 		secret: testSecret(map[string]string{"token": token}), wantErr: kube.ErrInvalidConfig, errHas: "caBundle",
 	}, {
 		name: "proxy with a bad scheme is quoted without its password", cluster: testCluster(func(s *federation.ClusterSpec) { s.ProxyURL = "ftp://user:" + token + "@proxy" }),
-		secret: testSecret(map[string]string{"token": token}), wantErr: kube.ErrInvalidConfig, errHas: "ftp://user:xxxxx@proxy",
+		secret: testSecret(map[string]string{"token": token}), wantErr: kube.ErrInvalidConfig, errHas: `spec.proxyURL.scheme: Unsupported value: "ftp"`,
 	}, {
 		name: "proxy that does not parse is not quoted", cluster: testCluster(func(s *federation.ClusterSpec) { s.ProxyURL = "http://user:" + token + "@pro xy:%zz" }),
-		secret: testSecret(map[string]string{"token": token}), wantErr: kube.ErrInvalidConfig, errHas: "spec.proxyURL is not a URL",
+		secret: testSecret(map[string]string{"token": token}), wantErr: kube.ErrInvalidConfig, errHas: `spec.proxyURL: Invalid value: "(not quoted)"`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := kube.RESTConfig(tt.cluster, tt.secret)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
-				require.NotContains(t, err.Error(), token, "credentials leaked into the error")
+				for _, secret := range []string{token, "admin:", "user:"} {
+					require.NotContains(t, err.Error(), secret, "credentials leaked into the error")
+				}
 				require.Contains(t, err.Error(), tt.errHas)
 				return
 			}

@@ -13,7 +13,7 @@ import (
 // Healthy asks the API server whether it is ready (GET /readyz) and returns nil when it
 // answers 200. A server that answers "not ready" yields an error with its answer; a server that
 // cannot be reached, or does not answer before ctx is done, yields an error wrapping
-// federation.ErrUnreachable. A Client from NewFromDynamic returns ErrNoDiscovery.
+// federation.ErrUnreachable. A Client built on Options.Dynamic returns ErrNoDiscovery.
 //
 // Healthy implements federation.HealthChecker. It is cheap: no object is read, and the API
 // server answers from memory.

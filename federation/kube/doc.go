@@ -5,8 +5,10 @@
 //     [federation.HealthChecker] (GET /readyz), [federation.VersionGetter] (GET /version) and
 //     a discovery-backed [Client.RESTMapping] from kinds to resources.
 //   - [ClusterSet] is a [federation.ClusterSet] that keeps one Client per Cluster object on the
-//     host, built from the Cluster's spec and its Secret, and optionally serves reads from
-//     informer caches ([ClusterSet.CachedReader]).
+//     host, built from the Cluster's spec and its Secret. It is also a
+//     [federation.MemberCache]: shared informer caches of the member objects the federation
+//     manages ([ClusterSet.CachedReader]) and their change notifications
+//     ([ClusterSet.OnMemberChange]).
 //
 // Package kube imports only package federation from fedkit. Tests of loops use package fake
 // instead; both implementations pass one conformance suite (internal/conformance), run against
@@ -14,11 +16,13 @@
 //
 // # One cluster: Client
 //
-// [New] takes a *rest.Config (from a kubeconfig, in-cluster config, or your own code) and
-// [Options]; [NewFromDynamic] adapts any dynamic.Interface, client-go's dynamic fake included,
-// which is handy in unit tests and examples that need no server:
+// [New] is the one constructor. It takes a *rest.Config (from a kubeconfig, in-cluster
+// config, or your own code) and [Options]; with [Options].Dynamic instead of a rest.Config it
+// adapts any dynamic.Interface, client-go's dynamic fake included, which is handy in unit
+// tests and examples that need no server (such a Client has no discovery):
 //
 //	c, err := kube.New(cfg, kube.Options{QPS: 100, Burst: 200})
+//	t, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClient(scheme)})
 //	dep, err := c.Get(ctx, deploymentsGVR, "production", "web")
 //	if apierrors.IsNotFound(err) { ... }
 //	if errors.Is(err, federation.ErrUnreachable) { ... } // the network, not the API
@@ -53,10 +57,13 @@
 //	stringData:
 //	  token: <bearer token>            # or "kubeconfig: <kubeconfig with inline credentials>"
 //
-// [RESTConfig] documents exactly what is read from each, and what is refused: an apiEndpoint
-// that is not https, a kubeconfig in a Secret that would run exec plugins or read files.
-// spec.insecureSkipTLSVerify is the one, explicit way to turn certificate checks off, for
-// throw-away test clusters.
+// [RESTConfig] documents exactly what is read from each, and what is refused: a kubeconfig in
+// a Secret that would run exec plugins or read files, and a spec that fails
+// [federation.ValidateClusterConnection] (an apiEndpoint that is not https or carries user
+// information, a query or a fragment; a proxy that is not http, https or socks5). That
+// function is the one rule for these fields: the validation a webhook or CLI runs on a Cluster
+// and the check before a client is built cannot disagree. spec.insecureSkipTLSVerify is the
+// one, explicit way to turn certificate checks off, for throw-away test clusters.
 //
 // [NewClusterSet] takes the host's ClusterClient. Like every fedkit loop it has a one-pass
 // [ClusterSet.Reconcile] and an optional [ClusterSet.Run]:
@@ -67,26 +74,47 @@
 //
 // Reconcile builds a cluster's client, rebuilds it when the spec's connection fields or the
 // Secret's credentials change (and only then), and releases it when the Cluster is deleted.
+// Calls for one cluster are serialized, from reading the Cluster and its Secret to installing
+// the client, so concurrent calls (an embedder's own workers, say) install what was read last.
 // A Cluster whose client cannot be built stays known but not ready: Client returns an error
 // wrapping [federation.ErrClusterNotReady] and the reason (often [ErrInvalidCredentials]).
 // Credentials never appear in errors, logs or status: errors name the Secret and the key,
 // never the value, and Run's Secret informer drops Secret data as it receives it.
 //
+// Run is fedkit's common loop engine (the one every loop's Run uses): it reads Clusters from
+// its informer cache rather than the API server (Secrets always from the API server, since no
+// cache keeps credentials), logs list and watch failures, and returns an error naming the
+// resource when the host cannot list Clusters or Secrets within
+// [ClusterSetOptions].CacheSyncTimeout (a missing CRD, missing RBAC) instead of waiting
+// silently.
+//
 // Embedders who know their clusters up front (a CLI, a test harness) skip the host and build a
 // static set from kubeconfig contexts with [ClusterSetFromKubeconfig]; see its example.
 //
-// # Reading at scale: CachedReader
+// # Reading at scale: CachedReader and OnMemberChange
 //
 // Loops that read every member object of a type on every pass, like status collection, would
 // send one request per object, cluster and pass. [ClusterSet.CachedReader] instead returns a
 // [federation.Reader] served by an informer per (cluster, resource), which watches only the
-// objects the federation manages (label federation.k8s.io/managed-by=fedkit). The informers
-// start on first use within [ClusterSet.Run] and stop with it, or when their cluster's client
-// is rebuilt or released. Writes always go to the API server through [ClusterSet.Client].
+// objects federations manage: those carrying the label federation.k8s.io/managed-by, whatever
+// its value ([ManagedSelector]), so two federations sharing a fleet share the caches and each
+// loop keeps to its own value. The informers start on first use within [ClusterSet.Run] and
+// stop with it, or when their cluster's client is rebuilt or released. Writes always go to the
+// API server through [ClusterSet.Client].
+//
+// [ClusterSet.OnMemberChange] registers a function called with the cluster and object on
+// every change those informers see, in every cluster, including informers started after the
+// call, until the returned func removes it. Loops use it to requeue the federated object a
+// member object belongs to when it drifts, is deleted or reports status:
+//
+//	remove := set.OnMemberChange(deploymentsGVR, func(cluster string, obj *unstructured.Unstructured) {
+//		queue.Add(ownerKey(obj)) // quick and non-blocking: it runs on the informer's goroutine
+//	})
+//	defer remove()
 //
 // # Goroutines and time
 //
 // Only Run starts goroutines (workers, informers) and it joins them all before it returns.
-// Retry backoff runs on [ClusterSetOptions].Clock, logs go to [ClusterSetOptions].Logger
-// (a logr.Logger; the zero value discards).
+// Retry backoff and the cache sync timeout run on [ClusterSetOptions].Clock, logs go to
+// [ClusterSetOptions].Logger (a logr.Logger; the zero value discards).
 package kube

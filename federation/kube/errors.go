@@ -20,7 +20,7 @@ import (
 // federation.ErrClusterNotFound, federation.ErrClusterNotReady) are wrapped where they apply.
 var (
 	// ErrNoDiscovery is returned by Healthy, ServerVersion and RESTMapping of a Client built
-	// by NewFromDynamic: a bare dynamic.Interface has no discovery client. It wraps
+	// on Options.Dynamic: a bare dynamic.Interface has no discovery client. It wraps
 	// errors.ErrUnsupported, so callers that do not import this package (a cluster monitor
 	// written against federation.HealthChecker) can fall back to another probe.
 	ErrNoDiscovery = fmt.Errorf("kube: no discovery client: %w", errors.ErrUnsupported)

@@ -19,11 +19,15 @@ import (
 
 var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
-// NewFromDynamic turns any dynamic.Interface into a federation.ClusterClient; here client-go's
-// dynamic fake, so the example runs without an API server.
-func ExampleNewFromDynamic() {
+// Options.Dynamic turns any dynamic.Interface into a federation.ClusterClient; here
+// client-go's dynamic fake, so the example runs without an API server.
+func ExampleNew_dynamic() {
 	ctx := context.Background()
-	c := kube.NewFromDynamic(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()))
+	c, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	cm := &unstructured.Unstructured{}
 	cm.SetAPIVersion("v1")
@@ -73,9 +77,13 @@ func ExampleNewClusterSet() {
 		"metadata":   map[string]any{"name": "eu-credentials", "namespace": "fedkit-system"},
 		"data":       map[string]any{"token": "c2VjcmV0LXRva2Vu"}, // base64("secret-token")
 	}}
-	host := kube.NewFromDynamic(dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+	host, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"},
-		cluster, secret))
+		cluster, secret)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 )
 
@@ -32,6 +33,10 @@ const (
 	// DefaultWorkers is how many Clusters Run reconciles at once. Reconciling a Cluster does no
 	// I/O to the member (clients connect lazily), so few are needed.
 	DefaultWorkers = 2
+
+	// DefaultCacheSyncTimeout is how long ClusterSet.Run waits for its first lists of Clusters
+	// and Secrets before it gives up with an error, as controller-runtime does.
+	DefaultCacheSyncTimeout = 2 * time.Minute
 )
 
 // Options configures a Client. The zero value is valid: every field has a documented default.
@@ -48,6 +53,14 @@ type Options struct {
 	// DiscoveryTimeout bounds each discovery request and health or version probe. Zero means
 	// DefaultDiscoveryTimeout.
 	DiscoveryTimeout time.Duration
+
+	// Dynamic, when set, is the dynamic client every request goes through, instead of one
+	// New builds from a rest.Config; New's cfg must then be nil. It adapts any
+	// dynamic.Interface, client-go's dynamic fake included, which is handy in unit tests and
+	// examples that need no server. Such a Client has no discovery: Healthy, ServerVersion
+	// and RESTMapping return an error wrapping ErrNoDiscovery. QPS, Burst, UserAgent and
+	// DiscoveryTimeout do not apply to it.
+	Dynamic dynamic.Interface
 }
 
 func (o *Options) complete() error {
@@ -82,8 +95,14 @@ type ClusterSetOptions struct {
 	Clock clock.WithTicker
 
 	// Logger receives the set's logs: clients built and released, Clusters that are not ready
-	// and why. It never receives credentials. The zero Logger discards everything.
+	// and why, Run's list and watch failures. It never receives credentials. The zero Logger
+	// discards everything.
 	Logger logr.Logger
+
+	// CacheSyncTimeout bounds how long Run waits for its first lists of Clusters and Secrets
+	// (on Clock) before it returns an error naming what it could not list. Zero means
+	// DefaultCacheSyncTimeout.
+	CacheSyncTimeout time.Duration
 }
 
 func (o *ClusterSetOptions) complete() error {
@@ -98,6 +117,12 @@ func (o *ClusterSetOptions) complete() error {
 	}
 	if o.Workers == 0 {
 		o.Workers = DefaultWorkers
+	}
+	if o.CacheSyncTimeout < 0 {
+		return fmt.Errorf("%w: CacheSyncTimeout must not be negative", ErrInvalidConfig)
+	}
+	if o.CacheSyncTimeout == 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

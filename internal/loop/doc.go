@@ -1,6 +1,50 @@
-// Package loop is the machinery behind every fedkit loop's Run: informers on the host (through
-// any federation.ClusterClient, the fake included) turn changes into keys, a rate-limited work
-// queue deduplicates them, and workers call the loop's one-pass Reconcile.
+// Package loop is the one engine behind every fedkit loop's Run (scheduler, sync, status, DNS,
+// and federation/kube's ClusterSet): informers on the host (through any
+// federation.ClusterClient, the fake included) turn changes into keys, a rate-limited work
+// queue deduplicates them, and workers call the loop's one-pass Reconcile. It imports only
+// package federation from fedkit, so every loop package, federation/kube included, can use it.
+//
+// # Using it
+//
+// A loop type declares what it watches as Sources, builds a Loop, and runs its reconcile
+// code with the Loop's Reader, so that the reads of a pass come from the informers the Loop
+// keeps anyway:
+//
+//	l, err := loop.New(host, []loop.Source{
+//		{GVR: typ.FederatedGVR()},                                              // own key
+//		{GVR: federation.ReplicaSchedulingPreferenceGVR},                       // same name
+//		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged}, // everyone
+//	}, loop.Options{Name: "scheduler/FederatedDeployment", Clock: clk, Logger: log})
+//	cached := l.Reader()
+//	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+//		return s.reconcileFrom(ctx, cached, key) // the same code Reconcile runs on the host
+//	}))
+//
+// The loop type's exported Reconcile keeps reading the host itself: an embedder who drives
+// Reconcile from its own machinery has no informers to read from.
+//
+// # From changes to keys
+//
+// Each Source says how a change of one of its objects becomes keys: the object's own
+// namespace and name; Keys, a function of the object; Broadcast, every object of the first
+// source (a Cluster concerns every federated object); or Referrers, the objects of another
+// source that refer to it, found in that source's cache (a Secret concerns the Clusters whose
+// spec.secretRef names it). Changed filters updates: ClusterChanged lets a Cluster's heartbeat
+// through without reconciling anything, since at 10,000 objects and 1,000 clusters every beat
+// would otherwise cost 10,000 reconciles. Transform trims objects before they are stored (a
+// Secret's data, which the loop must not keep in memory).
+//
+// # Reading from the caches
+//
+// Loop.Reader serves Get and List from a source's informer when the source holds whole
+// objects of the resource and namespace asked for (no LabelSelector, no Transform), while Run
+// runs and after its caches synced; everything else goes to the host. A pass in Run therefore
+// costs no reads. Cached objects may lag the host; writes stay live and carry the
+// resourceVersion that was read, so a write based on stale data fails with a Conflict, which
+// the loop retries quietly. Objects returned are the caller's own. GetFromCache and
+// ListFromCache are the same reads over any informer, for federation/kube's member caches.
+//
+// # Results and errors
 //
 // The rules every loop documents come from here:
 //
@@ -8,7 +52,20 @@
 //   - Result.RequeueAfter brings the key back after that long (on the injected clock);
 //   - an error wrapped by federation.Terminal is logged and the key is forgotten until its
 //     object (or a related one) changes;
+//   - a Conflict is retried with backoff and logged at V(1) only: it is how optimistic
+//     concurrency says "read again";
 //   - any other error is logged and the key retried with exponential backoff.
 //
-// Run blocks until its context is done and returns after every goroutine it started has exited.
+// # Starting and stopping
+//
+// Run lists every source before it starts workers. A list or watch failure reaches
+// Options.Logger with the loop's name and the resource (client-go retries refused
+// connections of a watch without reporting them, as every informer does). If a source has not
+// listed within Options.CacheSyncTimeout (two minutes by default, on Options.Clock), Run stops
+// and returns an error wrapping ErrCacheNotSynced that names the resource and its last error:
+// a host without a loop's CRD fails loudly instead of stalling.
+//
+// When ctx is done, workers finish the reconcile in hand and take no more keys: the queue is
+// dropped, not drained with a dead context. Run returns after every goroutine it started has
+// exited.
 package loop

@@ -2,16 +2,15 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -19,38 +18,95 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
+// DefaultCacheSyncTimeout is how long Run waits for its informers' first lists by default, as
+// controller-runtime's CacheSyncTimeout: long enough for a large host, short enough that a
+// resource the host does not serve fails the loop instead of stalling it.
+const DefaultCacheSyncTimeout = 2 * time.Minute
+
+// ErrCacheNotSynced is wrapped by the error Run returns when an informer's first list did not
+// succeed within Options.CacheSyncTimeout. The message names the resource and its last list
+// error (often "the server could not find the requested resource": a CRD is not installed).
+var ErrCacheNotSynced = errors.New("loop: cache did not sync")
+
 // Reconciler is what a loop type implements.
 type Reconciler interface {
 	Reconcile(ctx context.Context, key federation.Key) (federation.Result, error)
 }
 
-// Source is a resource on the host whose changes enqueue keys.
+// ReconcilerFunc adapts a function to Reconciler.
+type ReconcilerFunc func(ctx context.Context, key federation.Key) (federation.Result, error)
+
+// Reconcile calls f(ctx, key).
+func (f ReconcilerFunc) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return f(ctx, key)
+}
+
+// Source is a resource on the host that the loop caches and whose changes enqueue keys.
+//
+// A change maps to keys by the first rule that applies: Referrers, then Broadcast, then Keys,
+// else the object's own namespace and name.
 type Source struct {
 	// GVR and Namespace ("" = all namespaces) name what to watch.
 	GVR       schema.GroupVersionResource
 	Namespace string
 	// LabelSelector restricts the watch ("" = everything).
 	LabelSelector string
-	// Keys maps a changed (added, updated or deleted) object to the keys to reconcile. nil
-	// means the object's own namespace and name.
+
+	// Keys maps a changed (added, updated or deleted) object to the keys to reconcile.
 	Keys func(obj *unstructured.Unstructured) []federation.Key
 	// Broadcast makes any change enqueue every object of the first source instead (a Cluster
-	// that changes concerns every federated object). Keys is ignored then.
+	// that changes concerns every federated object).
 	Broadcast bool
+	// Referrers makes a change enqueue the objects of another source that refer to the
+	// changed one (a Secret concerns the Clusters whose spec.secretRef names it).
+	Referrers *Referrers
+
+	// Changed reports whether an update matters to the loop; nil means every update does.
+	// Additions and deletions always do. A Cluster's heartbeat, for instance, changes nothing
+	// a scheduler reads, and broadcasting it would reconcile every object on every beat (see
+	// ClusterChanged).
+	Changed func(old, new *unstructured.Unstructured) bool
+
+	// Transform edits every object before the informer stores it, so what the loop does not
+	// need is never kept in memory (a Secret's data). A transformed cache is incomplete, so
+	// the loop's Reader never serves this source: reads of its resource go to the host.
+	Transform func(obj *unstructured.Unstructured)
 }
 
-// Options configure Run. The zero value is usable.
+// Referrers maps a changed object to the objects of another source that refer to it. They
+// are looked up in that source's cache, not in the reconciler's state: a Reconcile that has
+// read "no such Secret" but not yet recorded it must not miss the Secret's creation.
+type Referrers struct {
+	// GVR names the source of the referring objects; it must be one of the loop's sources.
+	GVR schema.GroupVersionResource
+	// RefersTo reports whether referrer refers to obj.
+	RefersTo func(referrer, obj *unstructured.Unstructured) bool
+}
+
+// Options configure a Loop. The zero value is usable.
 type Options struct {
-	// Name appears in logs.
+	// Name appears in logs and errors.
 	Name string
 	// Workers is how many keys are reconciled in parallel (default 2).
 	Workers int
-	// Clock drives requeues and backoff (default: the real clock).
+	// Clock drives requeues, backoff and CacheSyncTimeout (default: the real clock).
 	Clock clock.WithTicker
-	// Logger receives errors and terminal failures (default: logr.Discard()).
+	// Logger receives errors, terminal failures and list or watch failures (default:
+	// logr.Discard()).
 	Logger logr.Logger
 	// BaseDelay and MaxDelay bound the exponential retry backoff (default 100ms and 5m).
 	BaseDelay, MaxDelay time.Duration
+	// CacheSyncTimeout bounds the wait for every source's first list (default
+	// DefaultCacheSyncTimeout); Run returns an error wrapping ErrCacheNotSynced after it.
+	CacheSyncTimeout time.Duration
+}
+
+// prefix starts the loop's errors.
+func (o *Options) prefix() string {
+	if o.Name == "" {
+		return "loop"
+	}
+	return "loop " + o.Name
 }
 
 func (o *Options) complete() {
@@ -69,80 +125,161 @@ func (o *Options) complete() {
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = 5 * time.Minute
 	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
 }
 
-// Run watches sources on host and reconciles the keys they produce with r until ctx is done.
-// It returns nil after every goroutine it started has exited, or an error if it could not
-// start (no sources).
-func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sources []Source, opts Options) error {
+// Loop watches sources on a host and reconciles the keys their changes produce. Its Reader
+// serves reads of the sources from the loop's own caches while Run runs, so a reconcile
+// started by Run costs no API reads. A Loop is safe for concurrent use; Run may run once at a
+// time.
+type Loop struct {
+	host    federation.ClusterClient
+	sources []Source
+	opts    Options
+
+	mu  sync.Mutex
+	run *running // nil unless Run runs
+}
+
+// running is the state of one Run.
+type running struct {
+	informers []*informer
+}
+
+// New returns a Loop of sources on host. It starts nothing. It returns an error when there is
+// no source, host is nil, or a Referrers names a resource that is not a source.
+func New(host federation.ClusterClient, sources []Source, opts Options) (*Loop, error) {
 	opts.complete()
-	if len(sources) == 0 {
-		return fmt.Errorf("loop %s: no sources to watch", opts.Name)
+	if host == nil {
+		return nil, fmt.Errorf("%s: nil host", opts.prefix())
 	}
-	ctx = logr.NewContext(ctx, opts.Logger)
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("%s: no sources to watch", opts.prefix())
+	}
+	for _, s := range sources {
+		if s.Referrers != nil && indexOf(sources, s.Referrers.GVR) < 0 {
+			return nil, fmt.Errorf("%s: source %s refers to %s, which is not a source", opts.prefix(), s.GVR, s.Referrers.GVR)
+		}
+	}
+	return &Loop{host: host, sources: sources, opts: opts}, nil
+}
+
+// Run is New followed by Loop.Run, for loops that read through the host themselves.
+func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sources []Source, opts Options) error {
+	l, err := New(host, sources, opts)
+	if err != nil {
+		return err
+	}
+	return l.Run(ctx, r)
+}
+
+// Run watches the sources and reconciles the keys they produce with r until ctx is done:
+//
+//  1. it starts one informer per source; their list and watch failures go to Options.Logger;
+//  2. it waits for every informer's first list, at most Options.CacheSyncTimeout (on
+//     Options.Clock), and returns an error wrapping ErrCacheNotSynced, naming the resources
+//     and their last errors, if one did not succeed;
+//  3. it starts Options.Workers workers, which take keys from a rate-limited queue until
+//     ctx is done. A key is never reconciled after ctx is done: keys still queued are dropped.
+//
+// Run returns nil when ctx is done, after every goroutine it started has exited, or an error
+// if it could not start or its caches did not sync. It returns an error if the Loop is
+// already running.
+func (l *Loop) Run(ctx context.Context, r Reconciler) error {
+	ctx = logr.NewContext(ctx, l.opts.Logger) // client-go's informers log through ctx
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](opts.BaseDelay, opts.MaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: opts.Clock},
+		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](l.opts.BaseDelay, l.opts.MaxDelay),
+		workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock},
 	)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer queue.ShutDown() // runs before wg.Wait, so workers return
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()         // stops the informers when Run returns early
+	defer queue.ShutDown() // runs first: workers return
 
-	informers := make([]cache.SharedIndexInformer, len(sources))
-	for i, s := range sources {
-		informers[i] = NewInformer(host, s.GVR, s.Namespace, s.LabelSelector, nil)
+	run, err := l.start(queue)
+	if err != nil {
+		return err
 	}
-	primary := informers[0]
-	for i, s := range sources {
-		enqueue := func(obj any) {
-			u, ok := objectOf(obj)
-			if !ok {
-				return
-			}
-			switch {
-			case s.Broadcast:
-				for _, o := range primary.GetStore().List() {
-					p := o.(*unstructured.Unstructured)
-					queue.Add(federation.Key{Namespace: p.GetNamespace(), Name: p.GetName()})
-				}
-			case s.Keys != nil:
-				for _, k := range s.Keys(u) {
-					queue.Add(k)
-				}
-			default:
-				queue.Add(federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()})
-			}
-		}
-		if _, err := informers[i].AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueue,
-			UpdateFunc: func(_, obj any) { enqueue(obj) },
-			DeleteFunc: enqueue,
-		}); err != nil {
-			return fmt.Errorf("loop %s: %w", opts.Name, err)
-		}
-	}
-	for _, inf := range informers {
+	defer l.stop()
+	for _, inf := range run.informers {
 		wg.Go(func() { inf.RunWithContext(ctx) })
 	}
-	synced := make([]cache.InformerSynced, len(informers))
-	for i, inf := range informers {
-		synced[i] = inf.HasSynced
+	if err := l.waitForSync(ctx, run.informers); err != nil {
+		return err
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return nil // ctx is done
-	}
-	for range opts.Workers {
-		wg.Go(func() { work(ctx, queue, r, opts) })
+	for range l.opts.Workers {
+		wg.Go(func() { l.work(ctx, queue, r) })
 	}
 	<-ctx.Done()
 	return nil
 }
 
-// work reconciles keys until the queue shuts down.
-func work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, opts Options) {
+// start builds the informers of one Run, with their handlers, and publishes them to Reader.
+func (l *Loop) start(queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
+	run := &running{informers: make([]*informer, len(l.sources))}
+	for i, s := range l.sources {
+		inf, err := newSourceInformer(l.host, s, l.opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
+		}
+		run.informers[i] = inf
+	}
+	for i, s := range l.sources {
+		if _, err := run.informers[i].AddEventHandler(handler(s, run, l.sources, queue)); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.run != nil {
+		return nil, fmt.Errorf("%s: already running", l.opts.prefix())
+	}
+	l.run = run
+	return run, nil
+}
+
+func (l *Loop) stop() {
+	l.mu.Lock()
+	l.run = nil
+	l.mu.Unlock()
+}
+
+// waitForSync waits until every informer has synced (nil), ctx is done (nil) or
+// CacheSyncTimeout has passed on the loop's clock (an error naming what did not sync).
+func (l *Loop) waitForSync(ctx context.Context, infs []*informer) error {
+	timer := l.opts.Clock.NewTimer(l.opts.CacheSyncTimeout)
+	defer timer.Stop()
+	for _, inf := range infs {
+		select {
+		case <-inf.HasSyncedChecker().Done():
+		case <-ctx.Done():
+			return nil
+		case <-timer.C():
+			var errs []error
+			for _, inf := range infs {
+				if !cache.IsDone(inf.HasSyncedChecker()) {
+					errs = append(errs, inf.notSynced())
+				}
+			}
+			return fmt.Errorf("%s: %w within %s: %w", l.opts.prefix(), ErrCacheNotSynced, l.opts.CacheSyncTimeout, errors.Join(errs...))
+		}
+	}
+	return nil
+}
+
+// work reconciles keys until the queue shuts down or ctx is done.
+func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
 	for {
 		key, quit := queue.Get()
 		if quit {
+			return
+		}
+		if ctx.Err() != nil {
+			// Stopping: the keys still queued are dropped, not reconciled with a dead context.
+			queue.Done(key)
 			return
 		}
 		res, err := r.Reconcile(ctx, key)
@@ -155,56 +292,26 @@ func work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federa
 				queue.AddAfter(key, res.RequeueAfter)
 			}
 		case federation.IsTerminal(err):
-			opts.Logger.Error(err, "Reconcile failed; waiting for a change", "loop", opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "loop", l.opts.Name, "key", key.String())
 			queue.Forget(key)
+		case apierrors.IsConflict(err):
+			// Another writer was first, or the cache had not caught up with a write yet: an
+			// ordinary retry, not worth an error in the log.
+			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "loop", l.opts.Name, "key", key.String(), "error", err.Error())
+			queue.AddRateLimited(key)
 		default:
-			opts.Logger.Error(err, "Reconcile failed; will retry", "loop", opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; will retry", "loop", l.opts.Name, "key", key.String())
 			queue.AddRateLimited(key)
 		}
 		queue.Done(key)
 	}
 }
 
-// NewInformer returns an informer of gvr in namespace ("" = all) through c, which may be any
-// federation.ClusterClient (a fake one included), restricted to objects matching selector
-// ("" = all), its store indexed by namespace. watchList answers client-go's question whether c
-// streams lists (see cache.ToListWatcherWithWatchListSemantics); nil means it does not, and the
-// informer uses a plain List and Watch.
-func NewInformer(c federation.ClusterClient, gvr schema.GroupVersionResource, namespace, selector string, watchList any) cache.SharedIndexInformer {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return c.List(ctx, gvr, namespace, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return c.Watch(ctx, gvr, namespace, o)
-		},
+func indexOf(sources []Source, gvr schema.GroupVersionResource) int {
+	for i, s := range sources {
+		if s.GVR == gvr {
+			return i
+		}
 	}
-	if watchList == nil {
-		watchList = noWatchList{}
-	}
-	return cache.NewSharedIndexInformerWithOptions(
-		cache.ToListWatcherWithWatchListSemantics(lw, watchList),
-		&unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{
-			ObjectDescription: gvr.String(),
-			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		},
-	)
-}
-
-// noWatchList tells client-go to use a plain List and Watch: not every ClusterClient streams
-// lists.
-type noWatchList struct{}
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
-
-// objectOf returns the object of an informer event or tombstone.
-func objectOf(obj any) (*unstructured.Unstructured, bool) {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	return u, ok
+	return -1
 }

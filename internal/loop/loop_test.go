@@ -3,172 +3,224 @@ package loop_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
-// recorder counts reconciles per key and answers with a scripted result.
-type recorder struct {
-	mu     sync.Mutex
-	calls  map[federation.Key]int
-	answer func(key federation.Key, n int) (federation.Result, error)
-}
-
-func (r *recorder) Reconcile(_ context.Context, key federation.Key) (federation.Result, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.calls == nil {
-		r.calls = map[federation.Key]int{}
-	}
-	r.calls[key]++
-	if r.answer == nil {
-		return federation.Result{}, nil
-	}
-	return r.answer(key, r.calls[key])
-}
-
-func (r *recorder) count(key federation.Key) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[key]
-}
-
-func configMap(ns, name string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("v1")
-	u.SetKind("ConfigMap")
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
-}
-
-// start runs the loop in the background and returns a stop function that checks Run's result.
-func start(t *testing.T, host *fake.Cluster, r loop.Reconciler, sources []loop.Source, opts loop.Options) func() {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- loop.Run(ctx, host, r, sources, opts) }()
-	return func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return after its context was cancelled")
-		}
-	}
-}
-
 func TestRunReconcilesChanges(t *testing.T) {
 	host := fake.NewCluster("host")
-	_, err := host.Create(context.Background(), configMaps, configMap("ns", "existing"))
-	require.NoError(t, err)
+	create(t, host, configMaps, configMap("default", "existing"))
 	rec := &recorder{}
-	stop := start(t, host, rec, []loop.Source{{GVR: configMaps}}, loop.Options{Name: "test"})
+	stop := start(t, newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{Name: "test"}), rec)
 	defer stop()
 
-	existing := federation.Key{Namespace: "ns", Name: "existing"}
+	existing := federation.Key{Namespace: "default", Name: "existing"}
 	require.Eventually(t, func() bool { return rec.count(existing) == 1 }, 5*time.Second, 5*time.Millisecond)
-	_, err = host.Create(context.Background(), configMaps, configMap("ns", "new"))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return rec.count(federation.Key{Namespace: "ns", Name: "new"}) == 1 }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, host.Delete(context.Background(), configMaps, "ns", "existing", metav1.DeleteOptions{}))
+	create(t, host, configMaps, configMap("default", "new"))
+	require.Eventually(t, func() bool { return rec.count(federation.Key{Namespace: "default", Name: "new"}) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, host.Delete(context.Background(), configMaps, "default", "existing", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool { return rec.count(existing) == 2 }, 5*time.Second, 5*time.Millisecond)
 }
 
-func TestRunRetriesAndRequeues(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
-	host := fake.NewCluster("host")
-	for _, name := range []string{"transient", "terminal", "periodic"} {
-		_, err := host.Create(context.Background(), configMaps, configMap("ns", name))
-		require.NoError(t, err)
-	}
-	rec := &recorder{answer: func(key federation.Key, n int) (federation.Result, error) {
-		switch key.Name {
-		case "transient":
+// TestRunWaitsOnItsClock checks that backoff and requeues wait on the injected clock for
+// exactly their duration: the loop asks the clock for that timer, nothing happens before the
+// clock moves, and the next reconcile happens at that time.
+func TestRunWaitsOnItsClock(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(n int) (federation.Result, error)
+		wait   time.Duration
+	}{{
+		name: "a failure backs off for BaseDelay",
+		answer: func(n int) (federation.Result, error) {
 			if n == 1 {
 				return federation.Result{}, errors.New("host busy")
 			}
-		case "terminal":
-			return federation.Result{}, federation.Terminal(errors.New("bad spec"))
-		case "periodic":
-			return federation.Result{RequeueAfter: time.Minute}, nil
-		}
-		return federation.Result{}, nil
+			return federation.Result{}, nil
+		},
+		wait: 3 * time.Second,
+	}, {
+		name: "a conflict backs off too",
+		answer: func(n int) (federation.Result, error) {
+			if n == 1 {
+				return federation.Result{}, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "cm", errors.New("stale"))
+			}
+			return federation.Result{}, nil
+		},
+		wait: 3 * time.Second,
+	}, {
+		name:   "RequeueAfter comes back after that long",
+		answer: func(int) (federation.Result, error) { return federation.Result{RequeueAfter: time.Minute}, nil },
+		wait:   time.Minute,
 	}}
-	stop := start(t, host, rec, []loop.Source{{GVR: configMaps}}, loop.Options{Clock: clk, BaseDelay: time.Second})
-	defer stop()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newTimerClock()
+			host := fake.NewCluster("host")
+			create(t, host, configMaps, configMap("default", "cm"))
+			key := federation.Key{Namespace: "default", Name: "cm"}
+			rec := &recorder{clock: clk, answer: func(_ federation.Key, n int) (federation.Result, error) { return tt.answer(n) }}
+			stop := start(t, newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{Clock: clk, BaseDelay: 3 * time.Second}), rec)
+			defer stop()
 
-	key := func(name string) federation.Key { return federation.Key{Namespace: "ns", Name: name} }
-	require.Eventually(t, func() bool {
-		return rec.count(key("transient")) == 1 && rec.count(key("terminal")) == 1 && rec.count(key("periodic")) == 1
-	}, 5*time.Second, 5*time.Millisecond)
-
-	// Backoff and requeue wait on the injected clock: nothing happens until it moves.
-	time.Sleep(50 * time.Millisecond)
-	require.Equal(t, 1, rec.count(key("transient")))
-	require.Eventually(t, func() bool {
-		clk.Step(time.Second)
-		return rec.count(key("transient")) == 2
-	}, 5*time.Second, 10*time.Millisecond)
-	require.Eventually(t, func() bool {
-		clk.Step(10 * time.Second)
-		return rec.count(key("periodic")) >= 2
-	}, 5*time.Second, 10*time.Millisecond)
-	require.Equal(t, 1, rec.count(key("terminal")), "a terminal error must not be retried")
-	require.Equal(t, 2, rec.count(key("transient")), "a success after a retry must not requeue")
-}
-
-func TestRunBroadcastAndKeys(t *testing.T) {
-	host := fake.NewCluster("host")
-	for _, name := range []string{"a", "b"} {
-		_, err := host.Create(context.Background(), configMaps, configMap("ns", name))
-		require.NoError(t, err)
+			clk.waitTimer(t, tt.wait)
+			require.Equal(t, 1, rec.count(key), "nothing happens before the clock moves")
+			clk.Step(tt.wait)
+			require.Eventually(t, func() bool { return rec.count(key) == 2 }, 5*time.Second, time.Millisecond)
+			require.Equal(t, []time.Time{epoch, epoch.Add(tt.wait)}, rec.times(key)[:2])
+		})
 	}
-	secrets := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	nodes := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
-	rec := &recorder{}
-	stop := start(t, host, rec, []loop.Source{
-		{GVR: configMaps},
-		{GVR: nodes, Broadcast: true},
-		{GVR: secrets, Keys: func(u *unstructured.Unstructured) []federation.Key {
-			return []federation.Key{{Namespace: u.GetNamespace(), Name: u.GetLabels()["for"]}}
-		}},
-	}, loop.Options{})
-	defer stop()
-	a, b := federation.Key{Namespace: "ns", Name: "a"}, federation.Key{Namespace: "ns", Name: "b"}
-	require.Eventually(t, func() bool { return rec.count(a) == 1 && rec.count(b) == 1 }, 5*time.Second, 5*time.Millisecond)
-
-	node := &unstructured.Unstructured{}
-	node.SetAPIVersion("v1")
-	node.SetKind("Node")
-	node.SetName("n1")
-	_, err := host.Create(context.Background(), nodes, node)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return rec.count(a) == 2 && rec.count(b) == 2 }, 5*time.Second, 5*time.Millisecond)
-
-	secret := configMap("ns", "s")
-	secret.SetKind("Secret")
-	secret.SetLabels(map[string]string{"for": "b"})
-	_, err = host.Create(context.Background(), secrets, secret)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return rec.count(b) == 3 }, 5*time.Second, 5*time.Millisecond)
-	require.Equal(t, 2, rec.count(a))
 }
 
-func TestRunNeedsSources(t *testing.T) {
+// TestRunTerminalWaitsForAChange checks that a terminal error is not retried: the key comes
+// back only when its object changes, and the loop never asked for a backoff timer.
+func TestRunTerminalWaitsForAChange(t *testing.T) {
+	clk := newTimerClock()
+	host := fake.NewCluster("host")
+	create(t, host, configMaps, configMap("default", "bad"))
+	key := federation.Key{Namespace: "default", Name: "bad"}
+	rec := &recorder{answer: func(federation.Key, int) (federation.Result, error) {
+		return federation.Result{}, federation.Terminal(errors.New("bad spec"))
+	}}
+	logs := &logLines{}
+	stop := start(t, newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{Clock: clk, Logger: logs.logger()}), rec)
+	defer stop()
+	require.Eventually(t, func() bool { return rec.count(key) == 1 }, 5*time.Second, time.Millisecond)
+
+	u, err := host.Get(context.Background(), configMaps, "default", "bad")
+	require.NoError(t, err)
+	u.SetLabels(map[string]string{"fixed": "maybe"})
+	_, err = host.Update(context.Background(), configMaps, u)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return rec.count(key) == 2 }, 5*time.Second, time.Millisecond)
+	require.False(t, clk.asked(100*time.Millisecond), "a terminal error must not back off")
+	require.Contains(t, logs.String(), "waiting for a change")
+}
+
+// blocker holds its first reconcile until ctx is done, and counts the reconciles that start
+// with a cancelled context.
+type blocker struct {
+	started   chan struct{}
+	once      sync.Once
+	calls     atomic.Int32
+	cancelled atomic.Int32
+}
+
+func (b *blocker) Reconcile(ctx context.Context, _ federation.Key) (federation.Result, error) {
+	b.calls.Add(1)
+	if ctx.Err() != nil {
+		b.cancelled.Add(1)
+	}
+	b.once.Do(func() {
+		close(b.started)
+		<-ctx.Done()
+	})
+	return federation.Result{}, nil
+}
+
+// TestRunStopsTakingKeysWhenCancelled: with 300 keys queued and one worker, cancelling Run
+// used to drain the queue with 299 reconciles of a cancelled context.
+func TestRunStopsTakingKeysWhenCancelled(t *testing.T) {
+	host := fake.NewCluster("host")
+	var objs []*unstructured.Unstructured
+	for i := range 300 {
+		objs = append(objs, configMap("default", fmt.Sprintf("cm-%03d", i)))
+	}
+	require.NoError(t, host.Seed(objs...))
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{Workers: 1})
+	b := &blocker{started: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, b) }()
+	<-b.started
+	cancel()
+	require.NoError(t, <-done)
+	require.Equal(t, int32(0), b.cancelled.Load(), "reconciles started after cancellation")
+	require.Equal(t, int32(1), b.calls.Load())
+}
+
+// TestRunCacheSyncTimeout: a source the host cannot list (its CRD is missing) used to stall
+// the loop silently, and Run returned nil when cancelled. Now its list errors reach the
+// logger, and Run fails after CacheSyncTimeout on the loop's clock, naming the resource.
+func TestRunCacheSyncTimeout(t *testing.T) {
+	clk := newTimerClock()
+	host := failingList{Cluster: fake.NewCluster("host"), gvr: federation.ReplicaSchedulingPreferenceGVR}
+	logs := &logLines{}
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}, {GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: "default"}},
+		loop.Options{Name: "test", Clock: clk, Logger: logs.logger(), CacheSyncTimeout: time.Minute})
+	rec := &recorder{}
+	done := make(chan error, 1)
+	go func() { done <- l.Run(context.Background(), rec) }()
+
+	require.Eventually(t, func() bool {
+		return regexpMatch(logs.String(), `Listing or watching failed.*could not find the requested resource.*"resource"="replicaschedulingpreferences.core.federation.k8s.io"`)
+	}, 5*time.Second, time.Millisecond, "the list error is logged with the resource: %s", logs)
+	clk.waitTimer(t, time.Minute)
+	clk.Step(time.Minute)
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not give up after CacheSyncTimeout")
+	}
+	require.ErrorIs(t, err, loop.ErrCacheNotSynced)
+	require.ErrorIs(t, err, errNotServed)
+	require.ErrorContains(t, err, "replicaschedulingpreferences.core.federation.k8s.io in default")
+	require.NotContains(t, err.Error(), "configmaps", "the cache that synced is not blamed")
+	require.Zero(t, rec.count(federation.Key{}), "no worker started")
+}
+
+// TestRunCancelledBeforeSync returns nil: cancelling is not a failure.
+func TestRunCancelledBeforeSync(t *testing.T) {
+	host := failingList{Cluster: fake.NewCluster("host"), gvr: configMaps}
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, &recorder{}) }()
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestRunOnceAtATime(t *testing.T) {
+	host := fake.NewCluster("host")
+	create(t, host, configMaps, configMap("default", "a"))
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{})
+	rec := &recorder{}
+	stop := start(t, l, rec)
+	defer stop()
+	require.Eventually(t, func() bool { return rec.count(federation.Key{Namespace: "default", Name: "a"}) == 1 }, 5*time.Second, time.Millisecond)
+	require.ErrorContains(t, l.Run(context.Background(), &recorder{}), "already running")
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name    string
+		host    federation.ClusterClient
+		sources []loop.Source
+		wantErr string
+	}{
+		{"no sources", fake.NewCluster("h"), nil, "no sources"},
+		{"nil host", nil, []loop.Source{{GVR: configMaps}}, "nil host"},
+		{"referrers of no source", fake.NewCluster("h"), []loop.Source{{GVR: configMaps, Referrers: &loop.Referrers{GVR: nodes}}}, "not a source"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loop.New(tt.host, tt.sources, loop.Options{})
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
 	require.Error(t, loop.Run(context.Background(), fake.NewCluster("h"), &recorder{}, nil, loop.Options{}))
 }

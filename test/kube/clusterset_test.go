@@ -209,6 +209,55 @@ current-context: c
 		}, 10*time.Second, 50*time.Millisecond, "the cache follows the member")
 	})
 
+	t.Run("member change handlers see every federation's managed objects", func(t *testing.T) {
+		var mu gosync.Mutex
+		var seen []string
+		remove := set.OnMemberChange(configMapsGVR, func(cluster string, obj *unstructured.Unstructured) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, cluster+":"+obj.GetName()+":"+obj.GetResourceVersion())
+		})
+		defer remove()
+		saw := func(prefix string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range seen {
+				if strings.HasPrefix(s, prefix) {
+					return true
+				}
+			}
+			return false
+		}
+		theirs := object("v1", "ConfigMap", "default", "theirs")
+		theirs.SetLabels(map[string]string{federation.ManagedByLabel: "another-federation"})
+		created, err := memberClient.Create(ctx, configMapsGVR, theirs)
+		require.NoError(t, err)
+		mine := object("v1", "ConfigMap", "default", "not-managed")
+		_, err = memberClient.Create(ctx, configMapsGVR, mine)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return saw("by-token:theirs:" + created.GetResourceVersion()) }, 10*time.Second, 10*time.Millisecond)
+		r, err := set.CachedReader("by-token", configMapsGVR)
+		require.NoError(t, err)
+		_, err = r.Get(ctx, configMapsGVR, "default", "theirs")
+		require.NoError(t, err, "any ManagedByLabel value is cached")
+
+		require.NoError(t, memberClient.Delete(ctx, configMapsGVR, "default", "theirs", metav1.DeleteOptions{}))
+		require.Eventually(t, func() bool {
+			_, err := r.Get(ctx, configMapsGVR, "default", "theirs")
+			return apierrors.IsNotFound(err)
+		}, 10*time.Second, 10*time.Millisecond)
+		require.False(t, saw("by-token:not-managed"), "an unmanaged object is not reported")
+		mu.Lock()
+		n := 0
+		for _, s := range seen {
+			if strings.HasPrefix(s, "by-token:theirs:") {
+				n++
+			}
+		}
+		mu.Unlock()
+		require.Equal(t, 2, n, "added, then deleted in its last state: %v", seen)
+	})
+
 	t.Run("rotated credentials rebuild the client", func(t *testing.T) {
 		before, err := set.Client("by-token")
 		require.NoError(t, err)

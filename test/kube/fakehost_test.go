@@ -69,9 +69,19 @@ func TestClusterSetOnFakeHost(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, before, after, "a label change does not rebuild")
 
-	// A partitioned host: the set keeps what it has.
+	// A partitioned host: the set keeps what it has. The host ends its watches at once; wait
+	// until Run's informers have tried to watch again (and failed: the fake records every
+	// call, failed ones included).
+	host.ClearActions()
 	host.Partition()
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		for _, a := range host.Actions() {
+			if a.Verb == fake.VerbWatch {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "Run's informers watch again")
 	_, err = set.Client("us")
 	require.NoError(t, err)
 

@@ -1,0 +1,121 @@
+package loop
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Reader returns a federation.Reader of the host that serves Get and List from the loop's
+// informers while Run runs and their caches have synced, and from the host otherwise.
+//
+// A source serves reads of its resource when it watches every object of it (no
+// LabelSelector) in the namespace asked for (its Namespace is "" or that namespace) and keeps
+// them whole (no Transform); reads of any other resource, or namespace, go to the host.
+//
+// Cached reads may lag the host by the watch's latency. That is what every informer-based
+// controller accepts: writes carry the resourceVersion they read, so a write based on a stale
+// object fails with a Conflict, and the loop retries once the cache has caught up. Objects
+// returned are the caller's own.
+//
+// Reconcile methods called by Run use it, so a reconcile costs no API reads; the same
+// methods called directly by an embedder read through the host.
+func (l *Loop) Reader() federation.Reader { return reader{l} }
+
+type reader struct{ l *Loop }
+
+// cacheFor returns the synced informer that serves reads of gvr in namespace, or nil.
+func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
+	l.mu.Lock()
+	run := l.run
+	l.mu.Unlock()
+	if run == nil {
+		return nil
+	}
+	for _, inf := range run.informers {
+		s := inf.source
+		if s.GVR == gvr && s.LabelSelector == "" && s.Transform == nil &&
+			(s.Namespace == "" || s.Namespace == namespace) && inf.HasSynced() {
+			return inf
+		}
+	}
+	return nil
+}
+
+func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	inf := r.l.cacheFor(gvr, namespace)
+	if inf == nil {
+		return r.l.host.Get(ctx, gvr, namespace, name)
+	}
+	return GetFromCache(inf, gvr, namespace, name)
+}
+
+func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	inf := r.l.cacheFor(gvr, namespace)
+	if inf == nil {
+		return r.l.host.List(ctx, gvr, namespace, opts)
+	}
+	return ListFromCache(inf, gvr, namespace, opts)
+}
+
+// GetFromCache returns a copy of the object namespace/name in inf's store, or an error
+// satisfying apierrors.IsNotFound.
+func GetFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	obj, ok, err := inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return obj.(*unstructured.Unstructured).DeepCopy(), nil
+}
+
+// ListFromCache returns copies of the objects in inf's store in namespace ("" = all) that
+// match opts.LabelSelector and opts.FieldSelector (metadata.name and metadata.namespace),
+// sorted by namespace and name, with the cache's resourceVersion. Paging options are ignored:
+// the list is complete. A selector that does not parse is an error satisfying
+// apierrors.IsBadRequest.
+func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	fsel, err := fields.ParseSelector(opts.FieldSelector)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	var objs []any
+	if namespace == "" {
+		objs = inf.GetStore().List()
+	} else if objs, err = inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace); err != nil {
+		return nil, fmt.Errorf("list %s in %s: %w", gvr.GroupResource(), namespace, err)
+	}
+	out := &unstructured.UnstructuredList{}
+	out.SetResourceVersion(inf.LastSyncResourceVersion())
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		f := fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}
+		if sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
+			out.Items = append(out.Items, *u.DeepCopy())
+		}
+	}
+	slices.SortFunc(out.Items, func(a, b unstructured.Unstructured) int {
+		if c := cmp.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.GetName(), b.GetName())
+	})
+	return out, nil
+}
