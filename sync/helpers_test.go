@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -43,6 +44,7 @@ type env struct {
 	s      *fedsync.Syncer
 	events *recorder
 	typ    federation.TypeConfig
+	reg    *prometheus.Registry
 }
 
 func newEnv(t *testing.T, opts fedsync.Options) *env {
@@ -62,10 +64,31 @@ func newEnv(t *testing.T, opts fedsync.Options) *env {
 	if opts.Events == nil {
 		opts.Events = e.events
 	}
+	e.reg = prometheus.NewRegistry()
+	if opts.Registerer == nil {
+		opts.Registerer = e.reg
+	}
 	s, err := fedsync.New(e.host, e.fleet, e.typ, opts)
 	require.NoError(t, err)
 	e.s = s
 	return e
+}
+
+// passes counts the Syncer's reconciles so far (its metric).
+func (e *env) passes(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := e.reg.Gather()
+	require.NoError(t, err)
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "fedkit_sync_reconciles_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
 }
 
 func (e *env) mustCreate(t *testing.T, c *fake.Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
