@@ -18,9 +18,12 @@ const (
 	DefaultRevisionHistoryLimit int32 = 10
 )
 
-// DefaultReplicaSchedulingPreference fills in absent fields in place: minReplicas 1 for every
-// cluster entry without one and rebalancePeriod 5m. Weights are not defaulted here: "no weights
-// at all" means an even split, which the scheduler decides. It is idempotent.
+// DefaultReplicaSchedulingPreference fills in absent fields in place: rebalancePeriod 5m, and
+// for every cluster entry without a minReplicas, minReplicas 1 or its maxReplicas when that is
+// lower: {maxReplicas: 0}, the usual way to drain a cluster, defaults to {minReplicas: 0,
+// maxReplicas: 0}, as a default must never make a valid preference invalid. Weights are not
+// defaulted here: "no weights at all" means an even split, which the scheduler decides. It is
+// idempotent.
 func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 	if rsp.Spec.RebalancePeriod == nil {
 		rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: DefaultRebalancePeriod}
@@ -28,6 +31,9 @@ func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 	for name, p := range rsp.Spec.Clusters {
 		if p.MinReplicas == nil {
 			m := DefaultMinReplicas
+			if p.MaxReplicas != nil && *p.MaxReplicas >= 0 && *p.MaxReplicas < m {
+				m = *p.MaxReplicas
+			}
 			p.MinReplicas = &m
 			rsp.Spec.Clusters[name] = p
 		}

@@ -27,7 +27,7 @@ var (
 
 	// ErrInvalidObject is returned by the conversion helpers when an object does not have the
 	// expected shape (wrong kind, a field of the wrong type), and wrapped by validation failures
-	// returned as errors (see [ValidationError]).
+	// returned as errors (see [InvalidError]).
 	ErrInvalidObject = errors.New("federation: invalid object")
 
 	// ErrUnknownType is returned when a TypeConfig is incomplete or no TypeConfig is known for a

@@ -148,7 +148,9 @@ type SpreadConstraint struct {
 	// Cluster label key.
 	TopologyKey string `json:"topologyKey"`
 	// MinGroups is the least number of groups the selected clusters must cover; placement
-	// fails when fewer are available.
+	// fails (Unsatisfiable) when no selection of at most maxClusters clusters covers them.
+	// On the constraint that sets MaxSkew it also asks the replicas to cover that many
+	// groups.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinGroups int32 `json:"minGroups,omitempty"`
@@ -157,7 +159,11 @@ type SpreadConstraint struct {
 	// +kubebuilder:validation:Minimum=0
 	MaxGroups int32 `json:"maxGroups,omitempty"`
 	// MaxSkew bounds how far the replicas of one group may exceed an even share across groups
-	// (0 = unbounded).
+	// (0 = unbounded). Replicas are divided over one topology key, so at most one constraint
+	// may set it. It applies when a ReplicaSchedulingPreference divides replicas (Webster,
+	// with the Weighted or CapacityWeighted strategy; another algorithm or strategy is
+	// rejected); without a preference every cluster gets the template's replicas and there is
+	// no division to bound.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxSkew int64 `json:"maxSkew,omitempty"`

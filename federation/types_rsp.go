@@ -43,8 +43,11 @@ type ReplicaSchedulingPreferenceSpec struct {
 	// +optional
 	Rebalance bool `json:"rebalance,omitempty"`
 
-	// RebalancePeriod is how often the schedule is recomputed even without a change, so a
-	// recovered or new cluster gets replicas back (default 5m).
+	// RebalancePeriod is how often the schedule is recomputed even without a change
+	// (default 5m). With Rebalance false it is also how often running replicas may move: once
+	// per period, a cluster below its fair share (a recovered or new one, typically) gets
+	// replicas back from the clusters above theirs; in between, running replicas stay put.
+	// status.schedule.lastRebalanceTime records when that last moved replicas.
 	// +optional
 	RebalancePeriod *metav1.Duration `json:"rebalancePeriod,omitempty"`
 
@@ -57,15 +60,13 @@ type ReplicaSchedulingPreferenceSpec struct {
 	// Algorithm divides replicas: Webster (default, bounded Sainte-Laguë) or KubeFed
 	// (bit-compatible with KubeFed's planner, for migrations).
 	// +optional
-	// +kubebuilder:validation:Enum="";Webster;KubeFed
-	Algorithm string `json:"algorithm,omitempty"`
+	Algorithm Algorithm `json:"algorithm,omitempty"`
 
 	// Strategy chooses the weights: Weighted (default: the weights below), CapacityWeighted
-	// (each cluster's available capacity), CostOptimized (cheapest clusters first) or Duplicated
-	// (every cluster gets TotalReplicas).
+	// (the replicas each cluster can hold), CostOptimized (cheapest clusters first) or
+	// Duplicated (every cluster gets TotalReplicas).
 	// +optional
-	// +kubebuilder:validation:Enum="";Weighted;CapacityWeighted;CostOptimized;Duplicated
-	Strategy string `json:"strategy,omitempty"`
+	Strategy Strategy `json:"strategy,omitempty"`
 
 	// Clusters maps a cluster name, or "*" for every cluster without its own entry, to its
 	// preferences. A cluster with neither gets no replicas.
@@ -89,16 +90,61 @@ type ClusterPreferences struct {
 	Weight int64 `json:"weight,omitempty"`
 }
 
-// Values of ReplicaSchedulingPreferenceSpec.Algorithm and .Strategy.
+// Algorithm is how replicas are divided by weight: the value of
+// ReplicaSchedulingPreferenceSpec.Algorithm, and the algorithm the scheduler package's Divide
+// runs. "" means AlgorithmWebster.
+//
+// +kubebuilder:validation:Enum="";Webster;KubeFed
+type Algorithm string
+
 const (
-	AlgorithmWebster = "Webster"
-	AlgorithmKubeFed = "KubeFed"
+	// AlgorithmWebster divides by bounded Sainte-Laguë (Webster's method): minimums first,
+	// then each replica to the cluster with the largest weight/(2·replicas+1). It is unbiased,
+	// house-monotone (one more replica in total moves exactly one replica) and respects
+	// weights when scaling down. It is the default.
+	AlgorithmWebster Algorithm = "Webster"
 
-	StrategyWeighted         = "Weighted"
-	StrategyCapacityWeighted = "CapacityWeighted"
-	StrategyCostOptimized    = "CostOptimized"
-	StrategyDuplicated       = "Duplicated"
-
-	// WildcardCluster is the Clusters key that applies to clusters without their own entry.
-	WildcardCluster = "*"
+	// AlgorithmKubeFed reproduces KubeFed's replica planner bit for bit, so a KubeFed user
+	// can migrate without one replica moving.
+	AlgorithmKubeFed Algorithm = "KubeFed"
 )
+
+// Algorithms returns the algorithms, default first: the values validation accepts besides
+// "".
+func Algorithms() []Algorithm { return []Algorithm{AlgorithmWebster, AlgorithmKubeFed} }
+
+// Strategy is what a division optimises for: the value of
+// ReplicaSchedulingPreferenceSpec.Strategy, and the strategy the scheduler package's Divide
+// applies. "" means StrategyWeighted.
+//
+// +kubebuilder:validation:Enum="";Weighted;CapacityWeighted;CostOptimized;Duplicated
+type Strategy string
+
+const (
+	// StrategyWeighted divides by the preferences' weights. It is the default.
+	StrategyWeighted Strategy = "Weighted"
+
+	// StrategyCapacityWeighted takes each cluster's weight from the number of the object's
+	// replicas it can hold (what fits in its headroom plus what the object runs there
+	// already), like Karmada's dynamic weights; a cluster whose capacity is unknown weighs 0.
+	// Preferences still give the bounds.
+	StrategyCapacityWeighted Strategy = "CapacityWeighted"
+
+	// StrategyCostOptimized fills the cheapest clusters first (Cluster spec.cost), up to their
+	// maximum and capacity, and spills to the next cheapest. Clusters of equal cost share by
+	// weight. Minimums still come first.
+	StrategyCostOptimized Strategy = "CostOptimized"
+
+	// StrategyDuplicated gives every candidate the full total (capped by its maximum and
+	// capacity): for kinds whose replicas are not divided, and objects without a preference.
+	StrategyDuplicated Strategy = "Duplicated"
+)
+
+// Strategies returns the strategies, default first: the values validation accepts besides "".
+func Strategies() []Strategy {
+	return []Strategy{StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated}
+}
+
+// WildcardCluster is the ReplicaSchedulingPreferenceSpec.Clusters key that applies to clusters
+// without their own entry.
+const WildcardCluster = "*"

@@ -43,6 +43,12 @@ type Schedule struct {
 	// Clusters in placement order.
 	// +optional
 	Clusters []ScheduledCluster `json:"clusters,omitempty"`
+
+	// LastRebalanceTime is when a schedule with rebalance off last gave clusters below their
+	// fair share replicas back (which the ReplicaSchedulingPreference's rebalancePeriod
+	// allows once per period). Absent: never.
+	// +optional
+	LastRebalanceTime *metav1.Time `json:"lastRebalanceTime,omitempty"`
 }
 
 // ScheduledCluster is one cluster's share.

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,7 +74,9 @@ func validateTemplate(t RawObject, path *field.Path) field.ErrorList {
 }
 
 // ValidatePlacement checks cluster names, selectors, affinity, tolerations and spread
-// constraints.
+// constraints. Every spread constraint's minGroups and maxGroups act on the selected clusters
+// (package placement honours them together); maxSkew acts on the replicas divided among them,
+// over one topology key, so at most one constraint may set it.
 func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[string]bool{}
@@ -95,6 +98,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("maxClusters"), *p.MaxClusters, "must be non-negative"))
 	}
 	keys := map[string]bool{}
+	skewed := -1 // the constraint that sets maxSkew
 	for i, s := range p.SpreadConstraints {
 		sp := path.Child("spreadConstraints").Index(i)
 		switch {
@@ -113,8 +117,14 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 		if s.MaxGroups > 0 && s.MinGroups > s.MaxGroups {
 			errs = append(errs, field.Invalid(sp.Child("maxGroups"), s.MaxGroups, fmt.Sprintf("must not be less than minGroups (%d)", s.MinGroups)))
 		}
-		if s.MaxSkew < 0 {
+		switch {
+		case s.MaxSkew < 0:
 			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
+		case s.MaxSkew > 0 && skewed >= 0:
+			errs = append(errs, field.Forbidden(sp.Child("maxSkew"), fmt.Sprintf(
+				"only one spread constraint may bound replicas, and spreadConstraints[%d] sets maxSkew already: replicas are divided over one topology key", skewed)))
+		case s.MaxSkew > 0:
+			skewed = i
 		}
 	}
 	return errs
@@ -293,17 +303,8 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 	if p := rsp.Spec.RebalancePeriod; p != nil && p.Duration <= 0 {
 		errs = append(errs, field.Invalid(spec.Child("rebalancePeriod"), p.Duration.String(), "must be positive"))
 	}
-	switch rsp.Spec.Algorithm {
-	case "", AlgorithmWebster, AlgorithmKubeFed:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("algorithm"), rsp.Spec.Algorithm, []string{AlgorithmWebster, AlgorithmKubeFed}))
-	}
-	switch rsp.Spec.Strategy {
-	case "", StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("strategy"), rsp.Spec.Strategy,
-			[]string{StrategyWeighted, StrategyCapacityWeighted, StrategyCostOptimized, StrategyDuplicated}))
-	}
+	errs = append(errs, ValidateAlgorithm(rsp.Spec.Algorithm, spec.Child("algorithm"))...)
+	errs = append(errs, ValidateStrategy(rsp.Spec.Strategy, spec.Child("strategy"))...)
 	names := make([]string, 0, len(rsp.Spec.Clusters))
 	for name := range rsp.Spec.Clusters {
 		names = append(names, name)
@@ -313,6 +314,22 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 		errs = append(errs, ValidateClusterPreferences(rsp.Spec.Clusters[name], spec.Child("clusters").Key(name))...)
 	}
 	return errs
+}
+
+// ValidateAlgorithm checks an algorithm name: "" (the default) or one of [Algorithms].
+func ValidateAlgorithm(a Algorithm, path *field.Path) field.ErrorList {
+	if a == "" || slices.Contains(Algorithms(), a) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, a, Algorithms())}
+}
+
+// ValidateStrategy checks a strategy name: "" (the default) or one of [Strategies].
+func ValidateStrategy(s Strategy, path *field.Path) field.ErrorList {
+	if s == "" || slices.Contains(Strategies(), s) {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, s, Strategies())}
 }
 
 // ValidateClusterPreferences checks one cluster's bounds and weight.

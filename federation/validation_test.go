@@ -107,6 +107,10 @@ func TestValidateFederatedObject(t *testing.T) {
 				"FieldValueInvalid spec.placement.spreadConstraints[0].maxGroups",
 				"FieldValueRequired spec.placement.spreadConstraints[1].topologyKey",
 			}},
+		{name: "two constraints bound replicas", spec: `
+  placement:
+    spreadConstraints: [{topologyKey: region, minGroups: 2, maxSkew: 1}, {topologyKey: provider, minGroups: 2}, {topologyKey: zone, maxSkew: 2}]`,
+			want: []string{"FieldValueForbidden spec.placement.spreadConstraints[2].maxSkew"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,6 +278,31 @@ func TestDefaults(t *testing.T) {
 	ops := obj.Spec.Overrides[0].ClusterOverrides
 	require.Equal(t, []string{"replace", "add"}, []string{ops[0].Op, ops[1].Op})
 	require.Equal(t, federation.DefaultRevisionHistoryLimit, *obj.Spec.RevisionHistoryLimit)
+}
+
+// TestDefaultsKeepDrainedClusterValid: {maxReplicas: 0} is how a cluster is drained; the
+// default minReplicas must not exceed it and make the whole preference invalid.
+func TestDefaultsKeepDrainedClusterValid(t *testing.T) {
+	rsp := &federation.ReplicaSchedulingPreference{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(`
+spec:
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  clusters:
+    "*": {weight: 1}
+    drained: {maxReplicas: 0}
+    small: {maxReplicas: 3}
+    pinned: {minReplicas: 2, maxReplicas: 2}
+`), rsp))
+	federation.DefaultReplicaSchedulingPreference(rsp)
+	require.Empty(t, federation.ValidateReplicaSchedulingPreference(rsp))
+	got := map[string]int64{}
+	for name, p := range rsp.Spec.Clusters {
+		got[name] = *p.MinReplicas
+	}
+	if diff := cmp.Diff(map[string]int64{"*": 1, "drained": 0, "small": 1, "pinned": 2}, got); diff != "" {
+		t.Errorf("defaulted minReplicas (-want +got):\n%s", diff)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

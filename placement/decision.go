@@ -3,6 +3,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -18,9 +19,10 @@ var (
 	// same name.
 	ErrDuplicateCluster = errors.New("placement: duplicate cluster")
 
-	// ErrUnsatisfiable is returned when the eligible clusters cannot meet a spread
-	// constraint's minGroups (too few groups, or maxClusters too small to cover them). The
-	// Decision that comes with it is the best effort, for diagnosis.
+	// ErrUnsatisfiable is returned when no selection of the eligible clusters meets every
+	// spread constraint's minGroups (too few groups, maxClusters too small to cover them, a
+	// maxGroups in the way), or the bounded search for one gave up (its message then says
+	// so). The Decision that comes with it is the best effort, for diagnosis.
 	ErrUnsatisfiable = errors.New("placement: unsatisfiable")
 )
 
@@ -49,6 +51,11 @@ const (
 	// MaxClusters: more clusters were eligible than maxClusters allows, and this one ranked
 	// lower.
 	MaxClusters
+	// Preference: the object's ReplicaSchedulingPreference has no entry for the cluster
+	// (neither its name nor "*"), so it cannot get replicas. Evaluate never returns it: the
+	// scheduler loop filters the clusters by the preference before it calls Evaluate, and
+	// records those it filtered with [Decision.Exclude].
+	Preference
 )
 
 // String returns the rule's name, as used in condition messages.
@@ -70,6 +77,8 @@ func (r Rule) String() string {
 		return "Spread"
 	case MaxClusters:
 		return "MaxClusters"
+	case Preference:
+		return "Preference"
 	}
 	return fmt.Sprintf("Rule(%d)", int(r))
 }
@@ -99,6 +108,9 @@ type Candidate struct {
 	// Avoid counts the cluster's PreferNoSchedule taints that the placement does not
 	// tolerate.
 	Avoid int
+	// Domain is the cluster's group for the topology key of Decision.ReplicaSpread (see
+	// [Domain]), and "" when the decision has no ReplicaSpread.
+	Domain string
 }
 
 // Decision is the full answer of [Evaluate]: the selected clusters in order, and a
@@ -114,6 +126,46 @@ type Decision struct {
 	// Unknown lists names in spec.placement.clusters that are not among the clusters given,
 	// in their order there. They are dropped, as in KubeFed.
 	Unknown []string
+
+	// ReplicaSpread is the spread constraint the division of replicas must honour, or nil
+	// when no constraint sets maxSkew. The selected candidates' Domain holds their groups.
+	ReplicaSpread *ReplicaSpread
+}
+
+// ReplicaSpread is the replica half of a placement's spread constraints: the constraint that
+// sets maxSkew (federation validation allows one), whose groups placement has already assigned
+// to the selected clusters ([Candidate].Domain). Placement owns spread constraints: it picks
+// the groups and says what the replicas must honour; package scheduler divides replicas over
+// the groups it is given and never reads spread constraints itself.
+type ReplicaSpread struct {
+	// Constraint is the constraint's index in spec.placement.spreadConstraints.
+	Constraint int
+	// TopologyKey is the constraint's topology key.
+	TopologyKey string
+	// MinGroups is how many groups should get at least one replica (its minGroups).
+	MinGroups int32
+	// MaxSkew bounds how far one group's replicas may exceed an even share (its maxSkew).
+	MaxSkew int64
+}
+
+// Exclude records clusters that the caller left out before Evaluate (the scheduler loop, for
+// the clusters its ReplicaSchedulingPreference does not cover): each Diagnosis joins Excluded,
+// which stays sorted by cluster name, and its cluster leaves Unknown, where Evaluate put it if
+// spec.placement.clusters names it (it exists; it was filtered, not unknown).
+func (d *Decision) Exclude(diags ...Diagnosis) {
+	if len(diags) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(diags))
+	for _, x := range diags {
+		gone[x.Cluster] = true
+	}
+	d.Unknown = slices.DeleteFunc(d.Unknown, func(name string) bool { return gone[name] })
+	if len(d.Unknown) == 0 {
+		d.Unknown = nil
+	}
+	d.Excluded = append(d.Excluded, diags...)
+	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
 }
 
 // Names returns the selected clusters' names, in rank order.

@@ -35,9 +35,23 @@
 // answer ([Decision.Why]) and the scheduler loop can put [Decision.Summary] in the Scheduled
 // condition's message.
 //
+// # Spread constraints
+//
+// Every spread constraint groups the clusters by a topology key ([Domain]: region, zone,
+// provider or a Cluster label). Its minGroups and maxGroups act on the selection, all
+// constraints together: [Evaluate] finds clusters that cover at least minGroups and at most
+// maxGroups groups of every key within maxClusters whenever such a selection exists,
+// preferring the best-ranked clusters (the greedy choice when it works, else a bounded
+// search, documented in choose.go). When none exists it returns [ErrUnsatisfiable] with the
+// best effort.
+//
 // # Replicas
 //
-// Placement picks clusters; package scheduler divides replicas among them. A spread
-// constraint acts on both: here it picks clusters across groups, and its MaxSkew is applied
-// to replicas by the scheduler, which finds each cluster's group with [Domain].
+// Placement picks clusters; package scheduler divides replicas among them. Spread constraints
+// have one owner, this package: the one constraint that sets maxSkew (federation validation
+// allows at most one, since replicas are divided over one key) also spreads replicas, and
+// [Decision].ReplicaSpread says so, with its minGroups and maxSkew, while every selected
+// [Candidate] carries its group for that key in Domain. The scheduler turns that into its
+// Spread and the clusters' domains; it never reads spread constraints or computes a group
+// itself, so clusters and replicas are spread over the same groups by construction.
 package placement

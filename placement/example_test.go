@@ -105,3 +105,33 @@ func ExampleDomain() {
 }
 
 func ptr32(v int32) *int32 { return &v }
+
+func ExampleEvaluate_twoKeys() {
+	// Two regions and two providers with two clusters: taking the best-ranked cluster of each
+	// new group (us/aws, then eu/aws) would miss gcp; Evaluate finds us/aws with eu/gcp.
+	mk := func(name, region, provider string) federation.Cluster {
+		c := federation.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		c.Spec.Region, c.Spec.Provider = region, provider
+		c.Status.Conditions = []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionTrue}}
+		return c
+	}
+	fleet := []federation.Cluster{mk("c1", "us", "aws"), mk("c2", "eu", "aws"), mk("c3", "us", "gcp"), mk("c4", "eu", "gcp")}
+	p := federation.Placement{
+		ClusterSelector: &metav1.LabelSelector{},
+		MaxClusters:     ptr32(2),
+		SpreadConstraints: []federation.SpreadConstraint{
+			{TopologyKey: placement.KeyRegion, MinGroups: 2, MaxSkew: 1},
+			{TopologyKey: placement.KeyProvider, MinGroups: 2},
+		},
+	}
+	d, err := placement.Evaluate(p, fleet)
+	fmt.Println(d.Names(), err)
+	// The region constraint sets maxSkew: the scheduler spreads replicas over these groups.
+	for _, c := range d.Selected {
+		fmt.Printf("%s: %s %s\n", c.Name, d.ReplicaSpread.TopologyKey, c.Domain)
+	}
+	// Output:
+	// [c1 c4] <nil>
+	// c1: region us
+	// c4: region eu
+}

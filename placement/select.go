@@ -43,12 +43,20 @@ func Select(p federation.Placement, clusters []federation.Cluster) ([]string, er
 //     PreferNoSchedule taints only rank the cluster lower.
 //  6. Ranking: fewer untolerated PreferNoSchedule taints first, then a higher sum of matching
 //     clusterAffinity.preferred weights, then name ascending. The output is in this order.
-//  7. Spread constraints, in order: a cluster with no value for the topology key is left out;
-//     with maxGroups, only the groups holding the best-ranked clusters are kept.
-//  8. maxClusters: the best-ranked clusters are kept, but first one per group until every
-//     constraint's minGroups is covered.
-//  9. minGroups: when the selection covers fewer groups than a constraint asks for, the
-//     result wraps [ErrUnsatisfiable] and the Decision is the best effort.
+//  7. Spread constraints: a cluster with no value for a constraint's topology key is left
+//     out.
+//  8. Selection: first the clusters that meet every constraint's minGroups together, within
+//     maxClusters and without exceeding any maxGroups: the greedy choice (the best-ranked
+//     cluster of each missing group) when it works, else the best-ranked selection a bounded
+//     search finds (see choose.go for the search and its bound). Then the best-ranked of
+//     the rest, in rank order, as long as they stay within every maxGroups (so with
+//     maxGroups alone, the groups of the best-ranked clusters are kept), up to maxClusters.
+//  9. minGroups: when no selection covers as many groups as every constraint asks for, the
+//     result wraps [ErrUnsatisfiable] and the Decision is the greedy best effort.
+//
+// The one constraint that sets maxSkew (federation validation allows at most one) spreads
+// replicas too: Decision.ReplicaSpread names it, and each selected Candidate carries its
+// group in Domain, for the scheduler to divide replicas over.
 //
 // An invalid placement returns an error wrapping [ErrInvalidPlacement]; two Clusters with one
 // name return [ErrDuplicateCluster].
@@ -96,23 +104,30 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 			d.Excluded = append(d.Excluded, Diagnosis{Cluster: c.Name, Rule: rule, Detail: detail})
 			continue
 		}
-		eligible = append(eligible, ranked{Candidate: score(&p, c), c: c})
+		eligible = append(eligible, score(&p, c))
 	}
 	sort.Slice(eligible, func(i, j int) bool { return eligible[i].before(&eligible[j]) })
 
-	eligible, err := spread(&p, eligible, &d)
+	eligible, domains, err := spread(&p, eligible, &d)
 	d.Selected = make([]Candidate, len(eligible))
 	for i := range eligible {
-		d.Selected[i] = eligible[i].Candidate
+		r := &eligible[i]
+		d.Selected[i] = Candidate{Name: r.Name, Score: r.Score, Avoid: r.Avoid}
+		if domains != nil {
+			d.Selected[i].Domain = domains[i]
+		}
 	}
 	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
 	return d, err
 }
 
-// ranked is an eligible cluster on its way through spread and maxClusters.
+// ranked is an eligible cluster on its way through spread and maxClusters: a Candidate
+// without its Domain (kept small, as sorting moves it around) and the Cluster.
 type ranked struct {
-	Candidate
-	c *federation.Cluster
+	Name  string
+	Score int64
+	Avoid int
+	c     *federation.Cluster
 }
 
 // before is the rank order.
@@ -162,22 +177,22 @@ func filter(p *federation.Placement, c *federation.Cluster, listed map[string]bo
 // matchTerm reports whether c matches an affinity term, and if not, why.
 func matchTerm(t *federation.AffinityTerm, c *federation.Cluster) (bool, string) {
 	if len(t.Regions) > 0 {
-		if r := Region(c); !slices.Contains(t.Regions, r) {
+		if r := region(c); !slices.Contains(t.Regions, r) {
 			return false, fmt.Sprintf("region %q not in %v", r, t.Regions)
 		}
 	}
 	if len(t.Zones) > 0 {
-		zones := Zones(c)
-		if !slices.ContainsFunc(zones, func(z string) bool { return slices.Contains(t.Zones, z) }) {
-			return false, fmt.Sprintf("zones %v not in %v", zones, t.Zones)
+		zs := zones(c)
+		if !slices.ContainsFunc(zs, func(z string) bool { return slices.Contains(t.Zones, z) }) {
+			return false, fmt.Sprintf("zones %v not in %v", zs, t.Zones)
 		}
 	}
 	return true, ""
 }
 
 // score computes a cluster's rank inputs (rule 6).
-func score(p *federation.Placement, c *federation.Cluster) Candidate {
-	r := Candidate{Name: c.Name}
+func score(p *federation.Placement, c *federation.Cluster) ranked {
+	r := ranked{Name: c.Name, c: c}
 	if a := p.ClusterAffinity; a != nil {
 		for i := range a.Preferred {
 			if ok, _ := matchTerm(&a.Preferred[i].Term, c); ok {

@@ -19,9 +19,9 @@ const (
 	KeyProvider = "provider"
 )
 
-// Region returns the cluster's region: spec.region, else status.region (discovered from its
+// region returns the cluster's region: spec.region, else status.region (discovered from its
 // nodes), else its topology.kubernetes.io/region label; "" when none is known.
-func Region(c *federation.Cluster) string {
+func region(c *federation.Cluster) string {
 	switch {
 	case c.Spec.Region != "":
 		return c.Spec.Region
@@ -31,9 +31,9 @@ func Region(c *federation.Cluster) string {
 	return c.Labels[federation.RegionLabel]
 }
 
-// Zones returns the cluster's zones: spec.zones, else status.zones, else its
+// zones returns the cluster's zones: spec.zones, else status.zones, else its
 // topology.kubernetes.io/zone label.
-func Zones(c *federation.Cluster) []string {
+func zones(c *federation.Cluster) []string {
 	switch {
 	case len(c.Spec.Zones) > 0:
 		return c.Spec.Zones
@@ -46,9 +46,9 @@ func Zones(c *federation.Cluster) []string {
 	return nil
 }
 
-// Provider returns the cluster's provider: spec.provider, else its federation.k8s.io/provider
+// provider returns the cluster's provider: spec.provider, else its federation.k8s.io/provider
 // label.
-func Provider(c *federation.Cluster) string {
+func provider(c *federation.Cluster) string {
 	if c.Spec.Provider != "" {
 		return c.Spec.Provider
 	}
@@ -61,16 +61,17 @@ func Provider(c *federation.Cluster) string {
 // otherwise the value of the label named key. A cluster in several zones is a domain of its
 // own: its sorted zones joined by ",". "" means the cluster has no value for the key.
 //
-// The scheduler loop passes it as scheduler.ClusterState.Domain so that replicas are spread
-// over the same groups as clusters.
+// Evaluate puts it in [Candidate].Domain for the constraint that spreads replicas, and the
+// scheduler divides replicas over those groups, so replicas are spread over the same groups as
+// clusters. Embedders who build a scheduler.Request by hand use it the same way.
 func Domain(c *federation.Cluster, key string) string {
 	switch key {
 	case KeyRegion, federation.RegionLabel:
-		return Region(c)
+		return region(c)
 	case KeyProvider, federation.ProviderLabel:
-		return Provider(c)
+		return provider(c)
 	case KeyZone, federation.ZoneLabel:
-		z := Zones(c)
+		z := zones(c)
 		if len(z) <= 1 {
 			return strings.Join(z, "")
 		}

@@ -68,12 +68,12 @@ func minMaxWorkload(r *rand.Rand, c int, total int64) scheduler.Request {
 
 // reschedWorkload returns the request for total+delta with every cluster running its share
 // of total, random weights.
-func reschedWorkload(alg scheduler.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
+func reschedWorkload(alg federation.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
 	return reschedOf(randomWorkload, alg, delta)
 }
 
 // reschedOf is reschedWorkload over any base workload.
-func reschedOf(base func(r *rand.Rand, c int, total int64) scheduler.Request, alg scheduler.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
+func reschedOf(base func(r *rand.Rand, c int, total int64) scheduler.Request, alg federation.Algorithm, delta int64) func(r *rand.Rand, c int, total int64) scheduler.Request {
 	return func(r *rand.Rand, c int, total int64) scheduler.Request {
 		req := base(r, c, total)
 		req.Key = "bench/resched"
@@ -112,7 +112,7 @@ func maxDeviation(req scheduler.Request, plan scheduler.Plan) float64 {
 }
 
 func BenchmarkDivide(b *testing.B) {
-	for _, alg := range []scheduler.Algorithm{scheduler.Webster, scheduler.KubeFed} {
+	for _, alg := range []federation.Algorithm{federation.AlgorithmWebster, federation.AlgorithmKubeFed} {
 		workloads := []workload{
 			{"equal", equalWorkload},
 			{"random", randomWorkload},
@@ -154,14 +154,14 @@ func BenchmarkKubeFedPlanner(b *testing.B) {
 	for _, w := range []workload{
 		{"equal", equalWorkload},
 		{"random", randomWorkload},
-		{"resched+1", reschedWorkload(scheduler.KubeFed, 1)},
-		{"eqresched+1", reschedOf(equalWorkload, scheduler.KubeFed, 1)},
+		{"resched+1", reschedWorkload(federation.AlgorithmKubeFed, 1)},
+		{"eqresched+1", reschedOf(equalWorkload, federation.AlgorithmKubeFed, 1)},
 	} {
 		for _, c := range []int{100, 1000, 5000} {
 			for _, total := range []int64{1000, 100000} {
 				b.Run(fmt.Sprintf("%s/C=%d/R=%d", w.name, c, total), func(b *testing.B) {
 					req := w.make(rand.New(rand.NewPCG(uint64(c), uint64(total))), c, total)
-					req.Algorithm = scheduler.KubeFed
+					req.Algorithm = federation.AlgorithmKubeFed
 					b.ReportAllocs()
 					for b.Loop() {
 						referenceKubeFed(req)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +24,8 @@ type decision struct {
 	unplaced   int64
 	noClusters bool
 	message    string
+	// requeue is when to look again without a change: the rest of the rebalance period.
+	requeue time.Duration
 }
 
 // condition is the Scheduled condition for the decision; placeErr is the placement's
@@ -45,56 +48,90 @@ func (d decision) condition(generation int64, placeErr error) metav1.Condition {
 	return c
 }
 
-// decide selects clusters and divides replicas. The error is ErrUnsatisfiable from placement
-// (the decision is then the best effort), or an invalid placement or request.
-func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, key federation.Key) (decision, error) {
-	p := fed.Spec.Placement
-	if rsp != nil && !rsp.Spec.IntersectWithClusterSelector {
-		// KubeFed: the preference, not the object's membership rules, says which clusters.
-		p.Clusters, p.ClusterSelector = nil, &metav1.LabelSelector{}
+// inputError is a decision that cannot be made because of what the object or its preference
+// says: Reconcile records it in the Scheduled condition with reason and stops retrying. Its
+// message names the object, the field and, where one is at fault, the cluster.
+type inputError struct {
+	reason string
+	err    error
+}
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// decide selects clusters and divides replicas at time now. The error is ErrUnsatisfiable from
+// placement (the decision is then the best effort), or an *inputError.
+//
+// The steps: the template's replicas are checked; the clusters the preference does not cover
+// are set aside (and diagnosed); placement selects among the others and says how replicas are
+// spread; each selected cluster's current replicas and capacity are derived (capacity.go);
+// the preference (or Duplicated without one) becomes a Request, with Refill when the
+// rebalance period allows it; Divide plans; the plan becomes the schedule.
+func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, key federation.Key, now time.Time) (decision, error) {
+	kind := s.typ.Federated.Kind
+	total, errs := templateReplicas(fed, s.typ)
+	if len(errs) > 0 {
+		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, errs)}
 	}
+	p := fed.Spec.Placement
+	var noPref []placement.Diagnosis
 	if rsp != nil {
-		clusters = withPreference(clusters, rsp.Spec.Clusters)
+		if !rsp.Spec.IntersectWithClusterSelector {
+			// KubeFed: the preference, not the object's membership rules, says which clusters.
+			p.Clusters, p.ClusterSelector = nil, &metav1.LabelSelector{}
+		}
+		clusters, noPref = withPreference(clusters, rsp.Spec.Clusters)
 	}
 	pd, placeErr := placement.Evaluate(p, clusters)
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
-		return decision{}, placeErr
+		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}
+	pd.Exclude(noPref...)
 	byName := make(map[string]*federation.Cluster, len(clusters))
 	for i := range clusters {
 		byName[clusters[i].Name] = &clusters[i]
 	}
 
-	spread, topologyKey := SpreadFor(p)
-	states := make([]ClusterState, 0, len(pd.Selected))
-	perReplica, err := PodRequests(fed.Spec.Template.Object)
-	if err != nil {
-		return decision{}, err
+	perReplica, ferr := podRequests(fed.Spec.Template.Object)
+	if ferr != nil {
+		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, field.ErrorList{ferr})}
 	}
 	current := currentReplicas(fed)
+	states := make([]ClusterState, 0, len(pd.Selected))
 	for _, c := range pd.Selected {
 		cl := byName[c.Name]
-		st := NewClusterState(cl, topologyKey)
-		if n, ok := current[c.Name]; ok {
-			st.Current = &n
+		st := clusterState(cl, c.Domain)
+		running, known := current[c.Name]
+		if known {
+			st.Current = &running
 		}
-		st.Capacity = ReplicaCapacity(cl, perReplica)
+		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), running)
 		states = append(states, st)
 	}
 
 	var req Request
+	var ref window
 	if rsp != nil {
-		req, err = RequestFor(key, rsp, states)
-		if err != nil {
-			return decision{}, err
+		req = RequestFor(key, rsp, states)
+		if rs := pd.ReplicaSpread; rs != nil {
+			if errs := spreadConflict(rsp, rs, kind, key); len(errs) > 0 {
+				return decision{}, &inputError{ReasonInvalidPreference, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)}
+			}
+			req.Spread = &Spread{MinDomains: rs.MinGroups, MaxSkew: rs.MaxSkew}
 		}
-		req.Spread = spread
+		ref = refillFor(rsp, fed.Status.Schedule, now)
+		req.Refill = ref.due
 	} else {
-		req = Request{Key: key.String(), TotalReplicas: templateReplicas(fed, s.typ), Clusters: states, Strategy: Duplicated}
+		req = Request{Key: key.String(), TotalReplicas: total, Clusters: states, Strategy: federation.StrategyDuplicated}
 	}
 	plan, err := Divide(req)
-	if err != nil {
-		return decision{}, err
+	switch {
+	case err != nil && rsp != nil:
+		// The states are built valid (names unique, numbers non-negative), so what Divide
+		// rejects is the preference's.
+		return decision{}, &inputError{ReasonInvalidPreference, fmt.Errorf("ReplicaSchedulingPreference %s: %w", key, err)}
+	case err != nil:
+		return decision{}, &inputError{ReasonInvalidObject, fmt.Errorf("%s %s: %w", kind, key, err)}
 	}
 	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
 	if !s.typ.Divisible() {
@@ -102,55 +139,89 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 			d.schedule.Clusters[i].Replicas = 0
 		}
 	}
+	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(fed.Status.Schedule, d.schedule.Clusters, now)
 	d.message = message(plan, pd, s.typ.Divisible())
 	return d, placeErr
 }
 
-// withPreference keeps the clusters a preference covers: its own entry or "*".
-func withPreference(clusters []federation.Cluster, prefs map[string]federation.ClusterPreferences) []federation.Cluster {
+// spreadConflict returns why the preference cannot honour the placement's replica spread: it
+// divides replicas with KubeFed's planner, by cost, or not at all.
+func spreadConflict(rsp *federation.ReplicaSchedulingPreference, rs *placement.ReplicaSpread, kind string, key federation.Key) field.ErrorList {
+	why := fmt.Sprintf("cannot honour spec.placement.spreadConstraints[%d].maxSkew of %s %s", rs.Constraint, kind, key)
+	switch {
+	case rsp.Spec.Algorithm == federation.AlgorithmKubeFed:
+		return field.ErrorList{field.Invalid(specPath.Child("algorithm"), rsp.Spec.Algorithm, why+": use algorithm Webster")}
+	case rsp.Spec.Strategy == federation.StrategyCostOptimized || rsp.Spec.Strategy == federation.StrategyDuplicated:
+		return field.ErrorList{field.Invalid(specPath.Child("strategy"), rsp.Spec.Strategy, why+": use strategy Weighted or CapacityWeighted")}
+	}
+	return nil
+}
+
+// withPreference keeps the clusters a preference covers (its own entry or "*") and diagnoses
+// the others.
+func withPreference(clusters []federation.Cluster, prefs map[string]federation.ClusterPreferences) ([]federation.Cluster, []placement.Diagnosis) {
 	if len(prefs) == 0 {
-		return clusters
+		return clusters, nil
 	}
 	if _, ok := prefs[federation.WildcardCluster]; ok {
-		return clusters
+		return clusters, nil
 	}
 	out := make([]federation.Cluster, 0, len(prefs))
+	var left []placement.Diagnosis
 	for _, c := range clusters {
 		if _, ok := prefs[c.Name]; ok {
 			out = append(out, c)
+			continue
 		}
+		left = append(left, placement.Diagnosis{Cluster: c.Name, Rule: placement.Preference,
+			Detail: fmt.Sprintf("the ReplicaSchedulingPreference has no entry for it (neither %q nor %q in spec.clusters)", c.Name, federation.WildcardCluster)})
 	}
-	return out
+	return out, left
 }
 
-// currentReplicas returns the replicas running per cluster: the status loop's fresh
-// observation, else the previous schedule.
+// currentReplicas returns the replicas the object runs per cluster: the status loop's fresh
+// observation (the member's status.replicas), else the previous schedule. capacity.go says
+// why this is the number that consumes a cluster's headroom. A negative count (no API server
+// writes one) is ignored: a member's bad number is never reported as the preference's.
 func currentReplicas(fed *federation.FederatedObject) map[string]int64 {
 	out := map[string]int64{}
 	if fed.Status.Schedule != nil {
 		for _, c := range fed.Status.Schedule.Clusters {
-			out[c.Name] = c.Replicas
+			if c.Replicas >= 0 {
+				out[c.Name] = c.Replicas
+			}
 		}
 	}
 	for _, c := range fed.Status.Clusters {
-		if c.Replicas != nil && !c.Stale {
+		if c.Replicas != nil && *c.Replicas >= 0 && !c.Stale {
 			out[c.Name] = *c.Replicas
 		}
 	}
 	return out
 }
 
-// templateReplicas is the template's replica count (1 when unset, the API default), or 0 for
-// types that are not divisible.
-func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig) int64 {
+// templateReplicas is the template's replica count (1 when unset or null, the API default),
+// or 0 for types that are not divisible. A count that is negative or not an integer is a
+// field error at its path (spec.template.spec.replicas by default).
+func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig) (int64, field.ErrorList) {
 	if !typ.Divisible() {
-		return 0
+		return 0, nil
 	}
-	v, ok, err := unstructured.NestedFieldNoCopy(fed.Spec.Template.Object, typ.ReplicasFields()...)
-	if n, isInt := v.(int64); err == nil && ok && isInt && n >= 0 {
-		return n
+	fields := typ.ReplicasFields()
+	v, ok, _ := unstructured.NestedFieldNoCopy(fed.Spec.Template.Object, fields...)
+	if !ok || v == nil {
+		return 1, nil
 	}
-	return 1
+	path := specPath.Child("template", fields...)
+	switch n := v.(type) {
+	case int64:
+		if n < 0 {
+			return 0, field.ErrorList{field.Invalid(path, n, "must be non-negative")}
+		}
+		return n, nil
+	default:
+		return 0, field.ErrorList{field.Invalid(path, v, "must be an integer")}
+	}
 }
 
 // message is the Scheduled condition's message: the plan's summary and why clusters were left

@@ -18,14 +18,66 @@ import (
 //
 // The cost does not depend on TotalReplicas: Webster runs in O(C log C) for C clusters;
 // KubeFed, as in KubeFed, takes a round per replica per cluster when replicas are kept.
+//
+// With Refill (and Rebalance off), Divide divides twice: once with Rebalance on for the fair
+// shares, then with the running replicas of the clusters below their share raised to it.
 func Divide(req Request) (Plan, error) {
 	if err := validate(&req, false); err != nil {
 		return Plan{}, err
 	}
+	if req.Algorithm == "" {
+		req.Algorithm = federation.AlgorithmWebster
+	}
+	if req.Strategy == "" {
+		req.Strategy = federation.StrategyWeighted
+	}
+	if req.Refill && !req.Rebalance {
+		return refill(req)
+	}
+	return divide(&req)
+}
+
+// refill is Divide with Refill: the clusters below their fair share (their count with
+// Rebalance on) start from it instead of from their running replicas, and the division then
+// keeps and trims as usual. Allocation.Kept still counts only replicas that were running.
+func refill(req Request) (Plan, error) {
+	fair := req
+	fair.Rebalance = true
+	shares, err := divide(&fair)
+	if err != nil {
+		return Plan{}, err
+	}
+	running := req.Clusters
+	raised := make([]ClusterState, len(running))
+	copy(raised, running)
+	for i := range raised {
+		share := shares.cands[i].s // plans keep their records in request order
+		if cur := raised[i].Current; share > 0 && (cur == nil || *cur < share) {
+			raised[i].Current = &shares.cands[i].s
+		}
+	}
+	req.Clusters = raised
+	plan, err := divide(&req)
+	if err != nil {
+		return Plan{}, err
+	}
+	for i := range plan.cands {
+		c := &plan.cands[i]
+		var cur int64
+		if p := running[i].Current; p != nil {
+			cur = *p
+		}
+		c.kept = min(c.kept, max(0, min(c.s, cur)-c.m))
+	}
+	return plan, nil
+}
+
+// divide is Divide on a validated request whose algorithm and strategy are set.
+func divide(req *Request) (Plan, error) {
 	n := len(req.Clusters)
 	// One record per cluster serves the division and then the plan (see cand).
 	all := make([]cand, n)
-	k, err := candidates(&req, all)
+	k, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -35,9 +87,12 @@ func Divide(req Request) (Plan, error) {
 
 	moved := k < n // records out of request order: these, and the divisions that sort
 	switch {
-	case req.Strategy == Duplicated:
+	case req.Strategy == federation.StrategyDuplicated:
 		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
-	case req.Algorithm == KubeFed:
+		for _, v := range plan.Overflow {
+			plan.Unplaced = satAdd(plan.Unplaced, v)
+		}
+	case req.Algorithm == federation.AlgorithmKubeFed:
 		plan.Unplaced, plan.Overflow, err = d.kubefed(cs, req.TotalReplicas, req.Rebalance, req.Key)
 		if err != nil {
 			return Plan{}, err
@@ -47,7 +102,7 @@ func Divide(req Request) (Plan, error) {
 		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
-	case req.Strategy == CostOptimized:
+	case req.Strategy == federation.StrategyCostOptimized:
 		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
@@ -74,7 +129,7 @@ func Divide(req Request) (Plan, error) {
 		plan.Replicas[name] = all[i].s
 	}
 	if len(plan.Replicas) != n {
-		return Plan{}, invalid(&req)
+		return Plan{}, invalid(req)
 	}
 	plan.cands, plan.names = all, names
 	if req.Spread != nil {
@@ -160,14 +215,14 @@ func candidates(req *Request, all []cand) (int, error) {
 			r.hi, r.hiBy = *c.Capacity, Capacity
 		}
 		switch req.Strategy {
-		case CapacityWeighted:
+		case federation.StrategyCapacityWeighted:
 			if c.Capacity != nil {
 				r.w = uint64(*c.Capacity)
 			}
 		default:
 			r.w = uint64(p.Weight)
 		}
-		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == KubeFed {
+		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
 			return 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
 		positive = positive || r.w > 0
@@ -182,7 +237,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			}
 		}
 	}
-	if !positive && req.Algorithm == Webster {
+	if !positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
 		for i := range all[:k] {
 			all[i].w = 1

@@ -22,7 +22,8 @@
 //     bound lo = minReplicas and an upper bound hi = the smaller of maxReplicas and capacity.
 //  2. Minimums first, by weight descending then the tie order: each gets min(lo, hi, left).
 //  3. With Rebalance off, each candidate starts at its current replicas clamped to
-//     [its step-2 count, hi]. While that is more than the total, one replica is taken from
+//     [its step-2 count, hi] (with Refill, at least its count in the division with Rebalance
+//     on: its fair share). While that is more than the total, one replica is taken from
 //     the candidate with the smallest weight/(2s-1) still above its step-2 count (ties: more
 //     replicas first, then the reverse tie order).
 //  4. Then one replica at a time goes to the candidate below hi with a positive weight and
@@ -51,33 +52,59 @@
 //
 // # KubeFed
 //
-// [KubeFed] reproduces KubeFed's planner bit for bit (same FNV-1 hash order, same rounds,
+// federation.AlgorithmKubeFed reproduces KubeFed's planner bit for bit (same FNV-1 hash order, same rounds,
 // same overflow), so a KubeFed user can switch to fedkit without one replica moving, then
 // switch to Webster when ready. It computes the same plan faster than KubeFed did (runs of
 // rounds that only drain running replicas are applied at once), and refuses with an error the
 // rare request on which KubeFed's rounds would spin for minutes.
 //
-// # Strategies
+// # Algorithms and strategies
 //
-// [Weighted] uses the preferences' weights. [CapacityWeighted] weighs each cluster by its
-// Capacity, like Karmada's dynamic weights. [CostOptimized] fills the cheapest clusters
-// first. [Duplicated] gives every candidate the whole total. A Request's [Spread] divides
-// over failure domains first, with a minimum number of domains and a maximum skew.
+// They are named once, in package federation, as the ReplicaSchedulingPreference's fields
+// take them: [Request].Algorithm is a federation.Algorithm (AlgorithmWebster, the default, or
+// AlgorithmKubeFed) and [Request].Strategy a federation.Strategy. StrategyWeighted uses the
+// preferences' weights. StrategyCapacityWeighted weighs each cluster by its Capacity, like
+// Karmada's dynamic weights. StrategyCostOptimized fills the cheapest clusters first.
+// StrategyDuplicated gives every candidate the whole total. A Request's [Spread] divides over
+// failure domains first, with a minimum number of domains and a maximum skew.
+//
+// # Capacity
+//
+// ClusterState.Capacity is how many of the object's replicas a cluster can hold in all, its
+// running replicas included: a total, never the headroom alone. The loop computes it as what
+// fits in the Cluster's status.available (the room left once every running pod is counted)
+// plus the replicas the object runs there already, so a cluster that its own replicas fill
+// keeps them, and the schedule does not change as pods start. capacity.go says which count of
+// running replicas is used and why. The arithmetic is exact for any quantity and saturates
+// instead of wrapping around.
+//
+// # Rebalancing
+//
+// With Rebalance on, every division moves running replicas to their weighted share. With it
+// off, running replicas stay where they are (minimums excepted: they are floors on every
+// division), and [Request].Refill gives the clusters below their fair share replicas back.
+// Divide reads no clock: the scheduler loop sets Refill once per rebalancePeriod, and keeps
+// the time of the last refill in status.schedule.lastRebalanceTime (rebalance.go).
 //
 // # Unplaced replicas and overflow
 //
 // Replicas that no candidate can take (all at maxReplicas or capacity, or no candidate at
-// all) are counted in Plan.Unplaced, never dropped silently. Plan.Overflow says where they
-// would go if capacity grew: with Webster, the unplaced replicas divided among the clusters
-// that capacity (not maxReplicas) held back; with KubeFed, KubeFed's own overflow map.
+// all) are counted in Plan.Unplaced, never dropped silently; with Duplicated, Unplaced is what
+// capacity cut from the clusters' copies. Plan.Overflow says where they would go if capacity
+// grew: with Webster, the unplaced replicas divided among the clusters that capacity (not
+// maxReplicas) held back; with KubeFed, KubeFed's own overflow map.
 //
 // # Building a request
 //
 // [RequestFor] takes a ReplicaSchedulingPreference's total, rebalance flag, preferences,
-// algorithm and strategy; [NewClusterState] takes a Cluster's name, cost and failure domain;
-// [SpreadFor] takes the replica half of a placement's spread constraints. The caller adds
-// each cluster's Current (the member object's spec.replicas) and Capacity. A request that
-// cannot be planned returns an error wrapping [ErrInvalidRequest] that names each bad field.
+// algorithm and strategy. The caller adds each cluster's Current (the replicas the object
+// runs there), Capacity, Cost and Domain, and the Spread. Spread constraints are package
+// placement's: [placement.Evaluate] selects the clusters over the groups and returns, in its
+// Decision, the constraint the replicas must honour (ReplicaSpread: its minGroups and maxSkew
+// become Spread's MinDomains and MaxSkew) and each selected cluster's group (Candidate.Domain,
+// which becomes ClusterState.Domain). This package never reads a spread constraint or
+// computes a group. A request that cannot be planned returns an error wrapping
+// [ErrInvalidRequest] that names each bad field.
 //
 // # Explaining a plan
 //

@@ -123,7 +123,7 @@ func TestWebsterEqualsSeatBySeat(t *testing.T) {
 	} {
 		for i := range 2500 {
 			req := randomRequest(r, o)
-			for _, st := range []scheduler.Strategy{scheduler.Weighted, scheduler.CapacityWeighted, scheduler.CostOptimized} {
+			for _, st := range []federation.Strategy{federation.StrategyWeighted, federation.StrategyCapacityWeighted, federation.StrategyCostOptimized} {
 				req.Strategy = st
 				plan, err := scheduler.Divide(req)
 				require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestKubeFedEqualsTranscription(t *testing.T) {
 	} {
 		for i := range 4000 {
 			req := randomRequest(r, o)
-			req.Algorithm = scheduler.KubeFed
+			req.Algorithm = federation.AlgorithmKubeFed
 			plan, err := scheduler.Divide(req)
 			require.NoError(t, err)
 			want, overflow := referenceKubeFed(req)
@@ -203,7 +203,7 @@ func TestKubeFedReschedulingEqualsTranscription(t *testing.T) {
 		c := 1 + r.IntN(12)
 		total := r.Int64N(20000)
 		req := randomWorkload(r, c, total)
-		req.Algorithm = scheduler.KubeFed
+		req.Algorithm = federation.AlgorithmKubeFed
 		before, err := scheduler.Divide(req)
 		require.NoError(t, err)
 		for j := range req.Clusters {
@@ -227,7 +227,7 @@ func TestKubeFedReschedulingEqualsTranscription(t *testing.T) {
 // an error instead of a hang.
 func TestKubeFedBudget(t *testing.T) {
 	_, err := scheduler.Divide(scheduler.Request{
-		Algorithm: scheduler.KubeFed,
+		Algorithm: federation.AlgorithmKubeFed,
 		// 2^24 replicas to place; every round b gets one while a drains 2^24 of its 2^48 kept
 		// replicas: 2^24 rounds.
 		TotalReplicas: 1<<48 + 1<<24,

@@ -11,7 +11,9 @@ import (
 
 // ErrInvalidRequest is returned by [Divide] when the request cannot be planned: a negative
 // total, a negative weight, maxReplicas below minReplicas, an empty or duplicate cluster name,
-// a negative current or capacity, or an unknown algorithm or strategy. The message names each
+// a negative current or capacity, an unknown algorithm or strategy, or a combination the
+// algorithm or strategy cannot honour (a Spread or Refill with KubeFed, a Spread with
+// CostOptimized or Duplicated). The message names each
 // offending field by its path (spec.clusters[eu].maxReplicas for a preference,
 // clusters[2].name for the request's cluster list), and the error is never worth retrying.
 var ErrInvalidRequest = errors.New("scheduler: invalid request")
@@ -30,27 +32,23 @@ func validate(req *Request, detailed bool) error {
 	if req.TotalReplicas < 0 {
 		errs = append(errs, field.Invalid(spec.Child("totalReplicas"), req.TotalReplicas, "must be non-negative"))
 	}
-	switch req.Algorithm {
-	case Webster, KubeFed:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("algorithm"), req.Algorithm.String(),
-			[]string{Webster.String(), KubeFed.String()}))
-	}
+	errs = append(errs, federation.ValidateAlgorithm(req.Algorithm, spec.Child("algorithm"))...)
+	errs = append(errs, federation.ValidateStrategy(req.Strategy, spec.Child("strategy"))...)
+	kubefed := req.Algorithm == federation.AlgorithmKubeFed
 	switch req.Strategy {
-	case Weighted, Duplicated:
-	case CapacityWeighted, CostOptimized:
-		if req.Algorithm == KubeFed {
-			errs = append(errs, field.Invalid(spec.Child("strategy"), req.Strategy.String(),
+	case federation.StrategyCapacityWeighted, federation.StrategyCostOptimized:
+		if kubefed {
+			errs = append(errs, field.Invalid(spec.Child("strategy"), req.Strategy,
 				"needs algorithm Webster: KubeFed's planner only knows preference weights"))
 		}
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("strategy"), req.Strategy.String(),
-			[]string{Weighted.String(), CapacityWeighted.String(), CostOptimized.String(), Duplicated.String()}))
 	}
 	if s := req.Spread; s != nil {
 		sp := spec.Child("spread")
-		if req.Algorithm == KubeFed {
+		switch {
+		case kubefed:
 			errs = append(errs, field.Forbidden(sp, "needs algorithm Webster"))
+		case req.Strategy == federation.StrategyCostOptimized || req.Strategy == federation.StrategyDuplicated:
+			errs = append(errs, field.Forbidden(sp, fmt.Sprintf("needs strategy Weighted or CapacityWeighted, not %s", req.Strategy)))
 		}
 		if s.MinDomains < 0 {
 			errs = append(errs, field.Invalid(sp.Child("minDomains"), s.MinDomains, "must be non-negative"))
@@ -58,6 +56,9 @@ func validate(req *Request, detailed bool) error {
 		if s.MaxSkew < 0 {
 			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
 		}
+	}
+	if req.Refill && kubefed {
+		errs = append(errs, field.Forbidden(spec.Child("refill"), "needs algorithm Webster: KubeFed's planner has no notion of a fair share to refill"))
 	}
 	for name, p := range req.Preferences {
 		if len(errs) > 32 {
@@ -110,19 +111,38 @@ func invalid(req *Request) error {
 // builds the field errors. It leaves the preferences to candidates, which checks each while it
 // looks it up rather than walking the map twice.
 func looksValid(req *Request) bool {
-	if req.TotalReplicas < 0 || (req.Algorithm != Webster && req.Algorithm != KubeFed) {
+	if req.TotalReplicas < 0 {
+		return false
+	}
+	kubefed := false
+	switch req.Algorithm {
+	case "", federation.AlgorithmWebster:
+	case federation.AlgorithmKubeFed:
+		kubefed = true
+	default:
 		return false
 	}
 	switch req.Strategy {
-	case Weighted, Duplicated:
-	case CapacityWeighted, CostOptimized:
-		if req.Algorithm == KubeFed {
+	case "", federation.StrategyWeighted:
+	case federation.StrategyCapacityWeighted:
+		if kubefed {
+			return false
+		}
+	case federation.StrategyCostOptimized:
+		if kubefed || req.Spread != nil {
+			return false
+		}
+	case federation.StrategyDuplicated:
+		if req.Spread != nil {
 			return false
 		}
 	default:
 		return false
 	}
-	if s := req.Spread; s != nil && (req.Algorithm == KubeFed || s.MinDomains < 0 || s.MaxSkew < 0) {
+	if s := req.Spread; s != nil && (kubefed || s.MinDomains < 0 || s.MaxSkew < 0) {
+		return false
+	}
+	if req.Refill && kubefed {
 		return false
 	}
 	// Preferences are checked by candidates as it looks them up (see goodPreference).

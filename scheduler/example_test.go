@@ -78,10 +78,10 @@ func ExampleDivide_kubeFed() {
 	req := scheduler.Request{
 		TotalReplicas: 50,
 		Clusters:      []scheduler.ClusterState{{Name: "A", Current: i64(10)}, {Name: "B", Current: i64(70)}},
-		Algorithm:     scheduler.KubeFed,
+		Algorithm:     federation.AlgorithmKubeFed,
 	}
 	kubefed, _ := scheduler.Divide(req)
-	req.Algorithm = scheduler.Webster
+	req.Algorithm = federation.AlgorithmWebster
 	webster, _ := scheduler.Divide(req)
 	fmt.Println("KubeFed:", kubefed.Replicas)
 	fmt.Println("Webster:", webster.Replicas)
@@ -94,7 +94,7 @@ func ExampleDivide_capacityWeighted() {
 	// Weights are the replicas each cluster can still take (Karmada's dynamic weights).
 	plan, _ := scheduler.Divide(scheduler.Request{
 		TotalReplicas: 12,
-		Strategy:      scheduler.CapacityWeighted,
+		Strategy:      federation.StrategyCapacityWeighted,
 		Rebalance:     true,
 		Clusters: []scheduler.ClusterState{
 			{Name: "large", Capacity: i64(40)},
@@ -114,7 +114,7 @@ func ExampleDivide_costOptimized() {
 	// Fill the cheapest clusters first, within their bounds, then spill over.
 	plan, _ := scheduler.Divide(scheduler.Request{
 		TotalReplicas: 10,
-		Strategy:      scheduler.CostOptimized,
+		Strategy:      federation.StrategyCostOptimized,
 		Rebalance:     true,
 		Clusters: []scheduler.ClusterState{
 			{Name: "on-prem", Cost: i64(100), Capacity: i64(4)},
@@ -161,7 +161,7 @@ func ExampleDivide_duplicated() {
 	// Every cluster gets the whole count: for kinds whose replicas are not divided.
 	plan, _ := scheduler.Divide(scheduler.Request{
 		TotalReplicas: 3,
-		Strategy:      scheduler.Duplicated,
+		Strategy:      federation.StrategyDuplicated,
 		Clusters:      []scheduler.ClusterState{{Name: "a"}, {Name: "b"}, {Name: "c", Capacity: i64(2)}},
 	})
 	fmt.Println(plan.Replicas, plan.Overflow)
@@ -174,6 +174,6 @@ func ExamplePlan_Schedule() {
 		Clusters:      []scheduler.ClusterState{{Name: "b"}, {Name: "a"}},
 	})
 	// The loop writes this as status.schedule, in placement order.
-	fmt.Printf("%+v\n", plan.Schedule())
-	// Output: {Clusters:[{Name:b Replicas:2} {Name:a Replicas:2}]}
+	fmt.Printf("%+v\n", plan.Schedule().Clusters)
+	// Output: [{Name:b Replicas:2} {Name:a Replicas:2}]
 }

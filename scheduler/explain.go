@@ -23,17 +23,19 @@ type Explanation struct {
 }
 
 // Explain computes the object's schedule exactly as Reconcile does, from the same reads, but
-// writes nothing: "why does cluster X get 3 replicas", "why not cluster Y". It returns an
-// error satisfying apierrors.IsNotFound when the object does not exist, and the validation
-// error (wrapping federation.ErrInvalidObject or ErrInvalidRequest) when the object or its
-// preference is invalid. When a spread constraint's minGroups cannot be met, it returns the
-// best-effort Explanation together with an error wrapping placement.ErrUnsatisfiable.
+// writes nothing: "why does cluster X get 3 replicas", "why not cluster Y". It reads the
+// clock once, as Reconcile does, to know whether the rebalance period allows a refill. It
+// returns an error satisfying apierrors.IsNotFound when the object does not exist, and the
+// validation error (wrapping federation.ErrInvalidObject, placement.ErrInvalidPlacement or
+// ErrInvalidRequest) when the object, its placement or its preference is invalid. When no
+// selection meets the spread constraints' minGroups, it returns the best-effort Explanation
+// together with an error wrapping placement.ErrUnsatisfiable.
 func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanation, error) {
 	in, err := s.read(ctx, s.host, key, s.opts.Logger)
 	if err != nil {
 		return Explanation{}, err
 	}
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		return Explanation{}, err
 	}

@@ -45,8 +45,8 @@ func decodeRequest(data []byte) scheduler.Request {
 		Key:           []string{"", "ns/web", "ns/api", "default/app"}[flags&3],
 		TotalReplicas: int64(r.next())<<8 | int64(r.next()),
 		Rebalance:     flags&4 != 0,
-		Algorithm:     scheduler.Algorithm(flags >> 3 & 1),
-		Strategy:      scheduler.Strategy(flags >> 4 & 3),
+		Algorithm:     federation.Algorithms()[flags>>3&1],
+		Strategy:      federation.Strategies()[flags>>4&3],
 	}
 	if flags&0x40 != 0 {
 		req.TotalReplicas = r.num()
@@ -103,7 +103,7 @@ func FuzzDivide(f *testing.F) {
 			}
 			return
 		}
-		if req.Strategy == scheduler.Duplicated {
+		if req.Strategy == federation.StrategyDuplicated {
 			for _, a := range plan.Clusters() {
 				if a.Preference != scheduler.NoPreference && a.Replicas > req.TotalReplicas {
 					t.Fatalf("%s: duplicated %s got %d", describe(req), a.Name, a.Replicas)
@@ -119,12 +119,12 @@ func FuzzDivide(f *testing.F) {
 			return // the references walk every replica
 		}
 		switch req.Algorithm {
-		case scheduler.Webster:
+		case federation.AlgorithmWebster:
 			want, unplaced := referenceWebster(req)
 			if diff := cmp.Diff(want, plan.Replicas); diff != "" || unplaced != plan.Unplaced {
 				t.Fatalf("%s: differs from the seat-by-seat definition (-want +got):\n%s\nunplaced %d want %d", describe(req), diff, plan.Unplaced, unplaced)
 			}
-		case scheduler.KubeFed:
+		case federation.AlgorithmKubeFed:
 			for _, p := range req.Preferences {
 				if p.Weight > 1<<30 {
 					return // KubeFed's own int64 products wrap around there
@@ -185,7 +185,7 @@ func checkBounds(t *testing.T, req scheduler.Request, plan scheduler.Plan) {
 				lo = min(lo, *c.Capacity)
 			}
 			minsWanted += lo
-			if req.Algorithm == scheduler.Webster && a.Replicas < lo && plan.Unplaced > 0 {
+			if req.Algorithm == federation.AlgorithmWebster && a.Replicas < lo && plan.Unplaced > 0 {
 				t.Fatalf("%s: %s has %d replicas, below its minimum %d, with %d unplaced", describe(req), c.Name, a.Replicas, lo, plan.Unplaced)
 			}
 		}

@@ -23,16 +23,18 @@ type Plan struct {
 
 	// Unplaced counts the replicas that fit nowhere: every candidate is at its maximum or
 	// capacity, or no cluster has a preference. They are never silently dropped: the sum of
-	// Replicas plus Unplaced is always TotalReplicas (except with Duplicated, where each
-	// cluster gets the total and Unplaced is 0).
+	// Replicas plus Unplaced is always TotalReplicas. With Duplicated, where each cluster gets
+	// its own copy of the total, it is the sum of what capacity cut from those copies (a
+	// cluster's maxReplicas is a preference, not a shortfall, and is not counted), so a
+	// cluster without room for the whole total is never cut silently.
 	Unplaced int64
 
 	// Total is the request's TotalReplicas.
 	Total int64
 
-	// Algorithm and Strategy are the ones used.
-	Algorithm Algorithm
-	Strategy  Strategy
+	// Algorithm and Strategy are the ones used (never "").
+	Algorithm federation.Algorithm
+	Strategy  federation.Strategy
 
 	// Each cluster's count and its reasons, in the request's cluster order: compact records
 	// that [Plan.Clusters] turns into Allocations on demand (see cand), the names, and the
@@ -246,7 +248,7 @@ func (p Plan) Summary() string {
 		}
 	}
 	var b strings.Builder
-	if p.Strategy == Duplicated {
+	if p.Strategy == federation.StrategyDuplicated {
 		fmt.Fprintf(&b, "%d replicas each on %d of %d clusters (%s)", p.Total, used, len(p.cands), p.Strategy)
 	} else {
 		fmt.Fprintf(&b, "%d/%d replicas on %d of %d clusters (%s, %s)", placed, p.Total, used, len(p.cands), p.Algorithm, p.Strategy)

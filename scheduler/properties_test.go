@@ -82,12 +82,12 @@ func oneMove(base, next scheduler.Plan, delta int64) string {
 // weights and no bounds, for both algorithms, and checks Webster stays within one replica.
 func TestDeviation(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	worst := map[scheduler.Algorithm]float64{}
+	worst := map[federation.Algorithm]float64{}
 	for range 2000 {
 		c := 2 + r.IntN(200)
 		total := r.Int64N(5000)
 		req := randomWorkload(r, c, total)
-		for _, alg := range []scheduler.Algorithm{scheduler.Webster, scheduler.KubeFed} {
+		for _, alg := range []federation.Algorithm{federation.AlgorithmWebster, federation.AlgorithmKubeFed} {
 			req.Algorithm = alg
 			plan, err := scheduler.Divide(req)
 			require.NoError(t, err)
@@ -95,8 +95,8 @@ func TestDeviation(t *testing.T) {
 		}
 	}
 	t.Logf("largest distance from the exact share over 2000 random inputs: Webster %.3f, KubeFed %.3f",
-		worst[scheduler.Webster], worst[scheduler.KubeFed])
-	require.Less(t, worst[scheduler.Webster], 1.0)
+		worst[federation.AlgorithmWebster], worst[federation.AlgorithmKubeFed])
+	require.Less(t, worst[federation.AlgorithmWebster], 1.0)
 }
 
 // TestOrderIndependent checks that the order of the request's clusters changes nothing but
@@ -105,7 +105,7 @@ func TestOrderIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for i := range 2000 {
 		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 100, maxWeight: 9})
-		req.Algorithm = scheduler.Algorithm(r.IntN(2))
+		req.Algorithm = federation.Algorithms()[r.IntN(2)]
 		want, err := scheduler.Divide(req)
 		require.NoError(t, err)
 		r.Shuffle(len(req.Clusters), func(a, b int) { req.Clusters[a], req.Clusters[b] = req.Clusters[b], req.Clusters[a] })
@@ -171,9 +171,16 @@ func TestInvalidRequests(t *testing.T) {
 		{"duplicate cluster", scheduler.Request{Clusters: []scheduler.ClusterState{{Name: "eu"}, {Name: "us"}, {Name: "eu"}}},
 			[]string{`clusters[2].name: Duplicate value: "eu"`}},
 		{"empty name", scheduler.Request{Clusters: []scheduler.ClusterState{{Name: ""}}}, []string{"clusters[0].name: Required"}},
-		{"unknown algorithm", scheduler.Request{Algorithm: 7}, []string{"spec.algorithm", "Algorithm(7)"}},
-		{"unknown strategy", scheduler.Request{Strategy: 9}, []string{"spec.strategy", "Strategy(9)"}},
-		{"KubeFed weights overflow", scheduler.Request{Algorithm: scheduler.KubeFed, TotalReplicas: 1,
+		{"unknown algorithm", scheduler.Request{Algorithm: "DHondt"}, []string{`spec.algorithm: Unsupported value: "DHondt"`}},
+		{"unknown strategy", scheduler.Request{Strategy: "Random"}, []string{`spec.strategy: Unsupported value: "Random"`}},
+		{"spread with KubeFed", scheduler.Request{Algorithm: federation.AlgorithmKubeFed, Spread: &scheduler.Spread{MaxSkew: 1}},
+			[]string{"spec.spread: Forbidden: needs algorithm Webster"}},
+		{"spread with CostOptimized", scheduler.Request{Strategy: federation.StrategyCostOptimized, Spread: &scheduler.Spread{MaxSkew: 1}},
+			[]string{"spec.spread: Forbidden: needs strategy Weighted or CapacityWeighted, not CostOptimized"}},
+		{"spread with Duplicated", scheduler.Request{Strategy: federation.StrategyDuplicated, Spread: &scheduler.Spread{MaxSkew: 1}},
+			[]string{"spec.spread: Forbidden: needs strategy Weighted or CapacityWeighted, not Duplicated"}},
+		{"refill with KubeFed", scheduler.Request{Algorithm: federation.AlgorithmKubeFed, Refill: true}, []string{"spec.refill: Forbidden"}},
+		{"KubeFed weights overflow", scheduler.Request{Algorithm: federation.AlgorithmKubeFed, TotalReplicas: 1,
 			Clusters:    []scheduler.ClusterState{{Name: "a"}, {Name: "b"}},
 			Preferences: map[string]federation.ClusterPreferences{"*": {Weight: math.MaxInt64}}}, []string{"overflows"}},
 		{"negative spread", scheduler.Request{Spread: &scheduler.Spread{MinDomains: -1, MaxSkew: -1}},
@@ -192,26 +199,7 @@ func TestInvalidRequests(t *testing.T) {
 	}
 }
 
-func TestParseAndString(t *testing.T) {
-	for _, a := range []scheduler.Algorithm{scheduler.Webster, scheduler.KubeFed} {
-		got, err := scheduler.ParseAlgorithm(a.String())
-		require.NoError(t, err)
-		require.Equal(t, a, got)
-	}
-	got, err := scheduler.ParseAlgorithm("")
-	require.NoError(t, err)
-	require.Equal(t, scheduler.Webster, got)
-	_, err = scheduler.ParseAlgorithm("Karmada")
-	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
-
-	for _, s := range []scheduler.Strategy{scheduler.Weighted, scheduler.CapacityWeighted, scheduler.CostOptimized, scheduler.Duplicated} {
-		got, err := scheduler.ParseStrategy(s.String())
-		require.NoError(t, err)
-		require.Equal(t, s, got)
-	}
-	_, err = scheduler.ParseStrategy("Random")
-	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
-
+func TestString(t *testing.T) {
 	names := []string{scheduler.Unbounded.String(), scheduler.MaxReplicas.String(), scheduler.Capacity.String(),
 		scheduler.DomainSkew.String(), scheduler.NoPreference.String(), scheduler.OwnPreference.String(), scheduler.WildcardPreference.String()}
 	require.Equal(t, "unbounded maxReplicas capacity domain skew no preference own preference preference \"*\"", strings.Join(names, " "))
@@ -250,4 +238,55 @@ func TestExplain(t *testing.T) {
 	}
 	require.Equal(t, "", plan.Explain("nope"))
 	require.Equal(t, "12/12 replicas on 3 of 4 clusters (Webster, Weighted); capped: eu by maxReplicas 6, us by capacity 2; 1 without preference", plan.Summary())
+}
+
+// TestRefillProperties checks Refill on random requests (rebalance off, Webster, weights from
+// the preferences or capacity): the usual plan invariants; no cluster below its fair share
+// (its count with Rebalance on); Kept never more than was running; and no effect once every
+// cluster runs its share.
+func TestRefillProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for i := range 3000 {
+		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 60, maxWeight: 9})
+		req.Rebalance, req.Refill = false, true
+		req.Strategy = []federation.Strategy{"", federation.StrategyCapacityWeighted}[r.IntN(2)]
+		plan, err := scheduler.Divide(req)
+		require.NoError(t, err)
+		if msg := checkPlan(req, plan); msg != "" {
+			t.Fatalf("case %d: %s: %s", i, describe(req), msg)
+		}
+		fair := req
+		fair.Rebalance, fair.Refill = true, false
+		shares, err := scheduler.Divide(fair)
+		require.NoError(t, err)
+		for _, c := range req.Clusters {
+			a, _ := plan.Cluster(c.Name)
+			if a.Replicas < shares.Replicas[c.Name] {
+				t.Fatalf("case %d: %s: %s got %d, below its fair share %d", i, describe(req), c.Name, a.Replicas, shares.Replicas[c.Name])
+			}
+			var running int64
+			if c.Current != nil {
+				running = *c.Current
+			}
+			if a.Kept > max(0, running-a.Min) {
+				t.Fatalf("case %d: %s: %s kept %d with %d running and %d from its minimum", i, describe(req), c.Name, a.Kept, running, a.Min)
+			}
+		}
+
+		// Once every cluster runs its share, a refill moves nothing.
+		steady := req
+		steady.Clusters = append([]scheduler.ClusterState(nil), req.Clusters...)
+		for j := range steady.Clusters {
+			v := shares.Replicas[steady.Clusters[j].Name]
+			steady.Clusters[j].Current = &v
+		}
+		with, err := scheduler.Divide(steady)
+		require.NoError(t, err)
+		steady.Refill = false
+		without, err := scheduler.Divide(steady)
+		require.NoError(t, err)
+		if diff := cmp.Diff(without.Replicas, with.Replicas); diff != "" {
+			t.Fatalf("case %d: %s: a refill at the fair shares moved replicas (-without +with):\n%s", i, describe(req), diff)
+		}
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/placement"
 )
 
 // Reasons of the Scheduled condition.
@@ -30,7 +29,8 @@ const (
 	// ReasonInvalidPreference: the ReplicaSchedulingPreference is invalid; the last good
 	// schedule stays.
 	ReasonInvalidPreference = "InvalidPreference"
-	// ReasonInvalidObject: the federated object cannot be decoded.
+	// ReasonInvalidObject: the federated object cannot be decoded, or its template is
+	// invalid (replicas negative or not an integer, a pod template that does not decode).
 	ReasonInvalidObject = "InvalidObject"
 )
 
@@ -43,21 +43,32 @@ const maxMessage = 4096
 // and writes status.schedule and the Scheduled condition, only when they change.
 //
 // Without a ReplicaSchedulingPreference every selected cluster gets the template's replica
-// count (the Duplicated strategy); for a type that is not divisible (TypeConfig.ReplicasPath
+// count (the Duplicated strategy; a cluster without room for them is capped and reported:
+// Scheduled=False, Unschedulable); for a type that is not divisible (TypeConfig.ReplicasPath
 // empty) the schedule only lists clusters and its replica counts are 0. With one, the
 // candidates are the clusters with a preference of their own or a "*" entry: among every
 // cluster (KubeFed's default), or among those the object's placement selects when
-// spec.intersectWithClusterSelector is true. Either way the placement's other rules
-// (exclusions, affinity, taints and readiness, spread, maxClusters) apply.
+// spec.intersectWithClusterSelector is true; the others are reported with the placement rule
+// Preference. Either way the placement's other rules (exclusions, affinity, taints and
+// readiness, spread, maxClusters) apply, and the spread constraint that sets maxSkew spreads
+// the replicas over the groups placement chose.
 //
 // Current replicas per cluster come from status.clusters (the status loop) when fresh, else
-// from the previous schedule, so with rebalance off running replicas stay put. Capacity comes
-// from each Cluster's status.available and the template's pod requests.
+// from the previous schedule, so with rebalance off running replicas stay put. A cluster's
+// capacity for the object is what fits in its status.available given the template's pod
+// requests, plus those current replicas (see [ClusterState].Capacity).
 //
-// An invalid placement, preference or object sets Scheduled=False with the validation message,
-// keeps the last good schedule and returns an error wrapped by [federation.Terminal]. The
-// Result asks for a requeue after the preference's rebalancePeriod (default 5m), so a
-// recovered or new cluster gets replicas back. The Result is ignored when the error is not nil.
+// With rebalance off, once per rebalancePeriod (tracked in status.schedule.lastRebalanceTime)
+// the clusters below their fair share, such as a recovered or new cluster, get replicas back
+// ([Request].Refill); the Result asks for a requeue when the period ends. With rebalance on,
+// every pass divides by weight and the Result asks for a requeue after rebalancePeriod.
+//
+// An invalid placement, preference or object (a template whose replicas are negative or not
+// an integer, a pod template that does not decode) sets Scheduled=False with the validation
+// message and field path, keeps the last good schedule and returns an error wrapped by
+// [federation.Terminal]. A Cluster's own numbers (headroom, cost) are never reported as the
+// preference's: they saturate or count as unknown. The Result is ignored when the error is
+// not nil.
 //
 // Reconcile reads the object, its preference and the Clusters from the host's API server;
 // within [Scheduler.Run] the same pass reads them from Run's informer caches instead. Its one
@@ -93,13 +104,10 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
 
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key)
-	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
-		reason := ReasonInvalidPlacement
-		if in.rsp != nil && errors.Is(err, ErrInvalidRequest) {
-			reason = ReasonInvalidPreference
-		}
-		return s.invalid(ctx, in.u, reason, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, key, err))
+	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
+	var bad *inputError
+	if errors.As(err, &bad) {
+		return s.invalid(ctx, in.u, bad.reason, bad.err)
 	}
 	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
 	if err != nil {
@@ -110,11 +118,7 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		outcome = "scheduled"
 		log.V(1).Info("Scheduled", "message", d.message)
 	}
-	var res federation.Result
-	if in.rsp != nil {
-		res.RequeueAfter = in.rsp.Spec.RebalancePeriod.Duration
-	}
-	return res, outcome, nil
+	return federation.Result{RequeueAfter: d.requeue}, outcome, nil
 }
 
 // inputs are the reads one scheduling decision needs.

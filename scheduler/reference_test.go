@@ -45,7 +45,7 @@ func refCandidates(req scheduler.Request) []*refCand {
 			continue
 		}
 		rc := &refCand{name: c.Name, w: p.Weight, hi: math.MaxInt64, cur: c.Current, maxR: p.MaxReplicas, capR: c.Capacity}
-		if req.Strategy == scheduler.CapacityWeighted {
+		if req.Strategy == federation.StrategyCapacityWeighted {
 			rc.w = 0
 			if c.Capacity != nil {
 				rc.w = *c.Capacity
@@ -104,7 +104,7 @@ func referenceWebster(req scheduler.Request) (map[string]int64, int64) {
 		}
 		return a < b
 	}
-	cost := req.Strategy == scheduler.CostOptimized
+	cost := req.Strategy == federation.StrategyCostOptimized
 	// cheaper reports whether a's tier comes before b's (-1), after (1), or is the same (0).
 	tier := func(a, b *refCand) int {
 		switch {

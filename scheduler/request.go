@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
-
 	"github.com/fedkit/fedkit/federation"
 )
 
@@ -33,17 +31,31 @@ type Request struct {
 
 	// Rebalance lets the plan move running replicas to reach the weighted division. When
 	// false, replicas already running (ClusterState.Current) stay where they are as far as
-	// bounds and the total allow, and only the difference is divided.
+	// minimums, bounds and the total allow, and only the difference is divided.
 	Rebalance bool
 
-	// Algorithm divides the replicas; the zero value is [Webster].
-	Algorithm Algorithm
+	// Refill, with Rebalance off, gives the clusters below their fair share replicas back:
+	// each cluster's running replicas count as at least its share (its count in the same
+	// division with Rebalance on), and the replicas this adds come from the kept seats that
+	// come last in the order, those of the clusters above their share (step 3 of doc.go's
+	// definition). A recovered or new cluster, with nothing running, is the usual beneficiary.
+	// It needs the Webster algorithm; it has no effect with Rebalance on, which moves every
+	// replica to its share on every division. With CostOptimized, cheaper clusters keep their
+	// running replicas before dearer ones are refilled, as cost comes first in that strategy.
+	//
+	// Divide reads no clock: the scheduler loop sets Refill once per rebalancePeriod (see
+	// [Scheduler.Reconcile]), so replicas move at most that often.
+	Refill bool
 
-	// Strategy chooses what the weights are; the zero value is [Weighted].
-	Strategy Strategy
+	// Algorithm divides the replicas; "" means federation.AlgorithmWebster.
+	Algorithm federation.Algorithm
+
+	// Strategy chooses what the weights are; "" means federation.StrategyWeighted.
+	Strategy federation.Strategy
 
 	// Spread, when not nil, divides replicas over failure domains (ClusterState.Domain)
-	// first and then among each domain's clusters. It needs the Webster algorithm.
+	// first and then among each domain's clusters. It needs the Webster algorithm and the
+	// Weighted or CapacityWeighted strategy.
 	Spread *Spread
 }
 
@@ -56,26 +68,30 @@ type ClusterState struct {
 	// when the object does not exist there or has not been observed.
 	Current *int64
 
-	// Capacity is how many replicas the cluster can take, or nil when unknown (unbounded).
-	// The scheduler loop estimates it from the cluster's available resources and the
-	// template's requests, or from pods that stay unschedulable.
+	// Capacity is how many of this object's replicas the cluster can hold in all, the ones
+	// running there included, or nil when unknown (unbounded). It is a total, not headroom:
+	// the scheduler loop computes it as what fits in the cluster's status.available (the
+	// room left once running pods, this object's among them, are counted) plus the replicas
+	// this object runs there already, so a cluster that its own replicas fill keeps them.
 	Capacity *int64
 
 	// Cost is the cost of one replica in this cluster, in any unit consistent across
 	// clusters (the loop passes federation.ClusterSpec.Cost in milli-units), or nil when
-	// unknown. Only [CostOptimized] reads it; unknown costs come after every known one.
+	// unknown. Only StrategyCostOptimized reads it; unknown costs come after every known one.
 	Cost *int64
 
-	// Domain is the cluster's failure domain (a region, a zone, a provider...) for Spread;
-	// [placement.Domain] computes it from a Cluster and a topology key.
+	// Domain is the cluster's failure domain (a region, a zone, a provider...) for Spread:
+	// the Domain of its [placement.Candidate], which placement computes for the topology key
+	// of [placement.Decision].ReplicaSpread.
 	Domain string
 }
 
 // Spread divides replicas over failure domains: the replicas are first divided among the
 // domains (each weighted by the sum of its clusters' weights, and bounded by the sum of their
-// bounds), then within each domain among its clusters. It is the replica half of a
-// placement spread constraint (federation.SpreadConstraint), whose cluster half is done by
-// [placement.Evaluate].
+// bounds), then within each domain among its clusters. Placement owns spread constraints
+// and the groups; this is only the arithmetic: the scheduler loop builds it from
+// [placement.Decision].ReplicaSpread (MinDomains from its MinGroups, MaxSkew from its
+// MaxSkew), and the domains from the selected candidates.
 type Spread struct {
 	// MinDomains is how many domains get at least one replica, when there are that many
 	// domains and replicas (domains are served in weight order). 0 means no minimum.
@@ -86,96 +102,4 @@ type Spread struct {
 	// to more (minimums win). 0 means unbounded. Replicas that the bound leaves nowhere to go
 	// are reported as unplaced, never forced into a domain.
 	MaxSkew int64
-}
-
-// Algorithm is how replicas are divided by weight.
-type Algorithm int
-
-const (
-	// Webster divides by bounded Sainte-Laguë (Webster's method): minimums first, then each
-	// replica to the cluster with the largest weight/(2·replicas+1). It is unbiased,
-	// house-monotone (one more replica in total moves exactly one replica) and respects
-	// weights when scaling down. It is the default.
-	Webster Algorithm = iota
-
-	// KubeFed reproduces KubeFed's replica planner bit for bit, so a KubeFed user can migrate
-	// without one replica moving.
-	KubeFed
-)
-
-// String returns the name used in ReplicaSchedulingPreference.spec.algorithm.
-func (a Algorithm) String() string {
-	switch a {
-	case Webster:
-		return federation.AlgorithmWebster
-	case KubeFed:
-		return federation.AlgorithmKubeFed
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
-}
-
-// ParseAlgorithm maps a ReplicaSchedulingPreference's spec.algorithm ("" means Webster) to an
-// Algorithm. An unknown name returns an error wrapping [ErrInvalidRequest].
-func ParseAlgorithm(s string) (Algorithm, error) {
-	switch s {
-	case "", federation.AlgorithmWebster:
-		return Webster, nil
-	case federation.AlgorithmKubeFed:
-		return KubeFed, nil
-	}
-	return 0, fmt.Errorf("%w: spec.algorithm: Unsupported value: %q: supported values: %q, %q",
-		ErrInvalidRequest, s, federation.AlgorithmWebster, federation.AlgorithmKubeFed)
-}
-
-// Strategy is what the division optimises for.
-type Strategy int
-
-const (
-	// Weighted divides by the preferences' weights. It is the default.
-	Weighted Strategy = iota
-
-	// CapacityWeighted takes each cluster's weight from its Capacity (the replicas it can
-	// still take), like Karmada's dynamic weights; a cluster with unknown capacity weighs 0.
-	// Preferences still give the bounds.
-	CapacityWeighted
-
-	// CostOptimized fills the cheapest clusters first (ClusterState.Cost), up to their
-	// maximum and capacity, and spills to the next cheapest. Clusters of equal cost share by
-	// weight. Minimums still come first.
-	CostOptimized
-
-	// Duplicated gives every candidate the full TotalReplicas (capped by its maximum and
-	// capacity): for kinds whose replicas are not divided, or objects without a preference.
-	Duplicated
-)
-
-// String returns the name used in ReplicaSchedulingPreference.spec.strategy.
-func (s Strategy) String() string {
-	switch s {
-	case Weighted:
-		return federation.StrategyWeighted
-	case CapacityWeighted:
-		return federation.StrategyCapacityWeighted
-	case CostOptimized:
-		return federation.StrategyCostOptimized
-	case Duplicated:
-		return federation.StrategyDuplicated
-	}
-	return fmt.Sprintf("Strategy(%d)", int(s))
-}
-
-// ParseStrategy maps a ReplicaSchedulingPreference's spec.strategy ("" means Weighted) to a
-// Strategy. An unknown name returns an error wrapping [ErrInvalidRequest].
-func ParseStrategy(s string) (Strategy, error) {
-	switch s {
-	case "", federation.StrategyWeighted:
-		return Weighted, nil
-	case federation.StrategyCapacityWeighted:
-		return CapacityWeighted, nil
-	case federation.StrategyCostOptimized:
-		return CostOptimized, nil
-	case federation.StrategyDuplicated:
-		return Duplicated, nil
-	}
-	return 0, fmt.Errorf("%w: spec.strategy: Unsupported value: %q", ErrInvalidRequest, s)
 }

@@ -22,7 +22,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in schedu
 // TestScenarios runs the datadriven files in testdata. Each case is
 //
 //	divide key=ns/web total=9 [algorithm=KubeFed] [strategy=CostOptimized] [rebalance]
-//	       [spread=MINDOMAINS/MAXSKEW]
+//	       [refill] [spread=MINDOMAINS/MAXSKEW]
 //	cluster NAME [current=N] [capacity=N] [cost=N] [domain=D]
 //	pref NAME|* [weight=N] [min=N] [max=N]
 //	----
@@ -100,11 +100,9 @@ func runScenario(t *testing.T, input []string) string {
 				req.TotalReplicas = *n
 			}
 			_, req.Rebalance = args["rebalance"]
-			var err error
-			req.Algorithm, err = scheduler.ParseAlgorithm(args["algorithm"])
-			require.NoError(t, err)
-			req.Strategy, err = scheduler.ParseStrategy(args["strategy"])
-			require.NoError(t, err)
+			_, req.Refill = args["refill"]
+			req.Algorithm = federation.Algorithm(args["algorithm"])
+			req.Strategy = federation.Strategy(args["strategy"])
 			if s, ok := args["spread"]; ok {
 				minD, skew, _ := strings.Cut(s, "/")
 				m, _ := strconv.ParseInt(minD, 10, 32)
@@ -132,7 +130,7 @@ func runScenario(t *testing.T, input []string) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	if msg := checkPlan(req, plan); msg != "" && req.Strategy != scheduler.Duplicated {
+	if msg := checkPlan(req, plan); msg != "" && req.Strategy != federation.StrategyDuplicated {
 		t.Errorf("%s: %s", input[0], msg)
 	}
 	var b strings.Builder

@@ -8,10 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -364,44 +362,6 @@ func TestNew(t *testing.T) {
 		_, err = scheduler.New(fake.NewCluster("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
 		require.NoError(t, err)
 	}
-}
-
-func TestPodRequestsAndCapacity(t *testing.T) {
-	tmpl := map[string]interface{}{}
-	require.NoError(t, yaml.Unmarshal([]byte(`
-spec:
-  template:
-    spec:
-      initContainers: [{name: init, resources: {requests: {memory: 2Gi}}}]
-      containers:
-      - {name: a, resources: {requests: {cpu: 250m, memory: 512Mi}}}
-      - {name: b, resources: {requests: {cpu: 250m, memory: 512Mi}}}
-`), &tmpl))
-	req, err := scheduler.PodRequests(tmpl)
-	require.NoError(t, err)
-	want := corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("2Gi"), "pods": resource.MustParse("1")}
-	require.True(t, equalResources(want, req), "PodRequests = %v; want %v", req, want)
-
-	c := &federation.Cluster{Status: federation.ClusterStatus{Available: corev1.ResourceList{
-		"cpu": resource.MustParse("4"), "memory": resource.MustParse("9Gi"), "pods": resource.MustParse("110"),
-	}}}
-	require.Equal(t, int64(4), *scheduler.ReplicaCapacity(c, req), "memory allows 4")
-	require.Nil(t, scheduler.ReplicaCapacity(&federation.Cluster{}, req), "no headroom reported: unknown")
-
-	_, err = scheduler.PodRequests(map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{"containers": "nope"}}}})
-	require.ErrorIs(t, err, scheduler.ErrInvalidRequest)
-}
-
-func equalResources(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || v.Cmp(w) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestSchedulerExplain(t *testing.T) {
