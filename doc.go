@@ -12,7 +12,7 @@
 // in-memory fleet from package fake: a host (where federated objects, Clusters and
 // ReplicaSchedulingPreferences live) and member clusters with region and zone labels.
 //
-//	host := fake.NewCluster("host")
+//	host := fake.NewHost("host") // serves fedkit's CRDs
 //	fleet := fake.NewFleet()
 //	fleet.Add("cluster-aws-us-east", map[string]string{federation.RegionLabel: "us-east-1"})
 //	fleet.Add("cluster-gcp-eu-west", map[string]string{federation.RegionLabel: "europe-west1"})

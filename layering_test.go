@@ -18,10 +18,11 @@ const module = "github.com/fedkit/fedkit"
 // Every internal package has its own row here and its own entry in internalImporters: an
 // internal helper is not a back door around the table.
 var allowedImports = map[string][]string{
-	"":                 nil, // the root package is documentation only
-	"federation":       nil,
-	"placement":        {"federation"},
-	"override":         {"federation"},
+	"": nil, // the root package is documentation only
+	// federation imports only internal packages that import nothing from the module.
+	"federation":       {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"placement":        {"federation", "internal/labelselector"},
+	"override":         {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"dnsrecord":        {"federation"},
 	"scheduler":        {"federation", "placement", "internal/loop"},
 	"sync":             {"federation", "placement", "override", "internal/loop"},
@@ -35,13 +36,25 @@ var allowedImports = map[string][]string{
 	"internal/testenv": {"federation"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
+	// internal/labelselector: the one meaning of a label selector (the API machinery's);
+	// imported by federation (validation), placement and override.
+	"internal/labelselector": nil,
+	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
+	// paths); imported by federation (validation) and override.
+	"internal/jsonpointer": nil,
+	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
+	// federation (validation) and override.
+	"internal/imageref": nil,
 }
 
 // internalImporters says which packages may import each internal package (beyond examples/,
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop": {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
+	"internal/labelselector": {"federation", "placement", "override"},
+	"internal/jsonpointer":   {"federation", "override"},
+	"internal/imageref":      {"federation", "override"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

@@ -163,31 +163,31 @@ func (s storage) List(_ context.Context, gvr schema.GroupVersionResource, namesp
 
 func (s storage) Create(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	s.c.lock()
-	defer s.c.mu.Unlock()
+	defer s.c.unlock()
 	return s.c.createLocked(gvr, obj, false)
 }
 
 func (s storage) Update(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	s.c.lock()
-	defer s.c.mu.Unlock()
+	defer s.c.unlock()
 	return s.c.updateLocked(gvr, obj, writeMain)
 }
 
 func (s storage) UpdateStatus(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	s.c.lock()
-	defer s.c.mu.Unlock()
+	defer s.c.unlock()
 	return s.c.updateLocked(gvr, obj, writeStatus)
 }
 
 func (s storage) Patch(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
 	s.c.lock()
-	defer s.c.mu.Unlock()
+	defer s.c.unlock()
 	return s.c.patchLocked(gvr, namespace, name, pt, data)
 }
 
 func (s storage) Delete(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
 	s.c.lock()
-	defer s.c.mu.Unlock()
+	defer s.c.unlock()
 	return s.c.deleteLocked(gvr, namespace, name, opts)
 }
 

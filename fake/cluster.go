@@ -29,9 +29,9 @@ const defaultWatchHistory = 1024
 
 // Cluster is one in-memory Kubernetes API: a member cluster or the federation host. It
 // implements [federation.ClusterClient], [federation.HealthChecker] and
-// [federation.VersionGetter]. Create one with [NewCluster] or [Fleet.Add].
+// [federation.VersionGetter]. Create one with [NewCluster], [NewHost] or [Fleet.Add].
 //
-// A zero Cluster is a valid, empty cluster named "", as from NewCluster(""). Every method is
+// A zero Cluster is a valid cluster named "", as from NewCluster(""). Every method is
 // safe for concurrent use. Configuration setters (SetClock, SetHooks, FailOn,
 // ...) take effect for calls that start after they return.
 type Cluster struct {
@@ -47,7 +47,7 @@ type Cluster struct {
 	// the watch history can share them.
 	rv      int64
 	objects map[schema.GroupVersionResource]map[objectKey]*unstructured.Unstructured
-	kinds   map[schema.GroupVersionResource]string
+	served  map[schema.GroupVersionResource]resourceInfo // built-ins and CRDs' resources
 	hist    history
 	watch   map[*watcher]struct{}
 
@@ -60,13 +60,23 @@ type Cluster struct {
 
 	// Simulated controllers.
 	sim simulation
+
+	// Member caches (see Fleet.CachedReader): the fleet the cluster is a member of, the
+	// started caches, and the change notifications unlock delivers.
+	fleet      *Fleet
+	caches     map[schema.GroupVersionResource]*memberCache
+	pending    []change
+	delivering bool
 }
 
 // objectKey addresses an object within one resource.
 type objectKey struct{ namespace, name string }
 
-// NewCluster returns an empty cluster named name, using the real clock, with no faults and no
-// simulated controllers. It starts no goroutines. Seed objects with [Cluster.Seed].
+// NewCluster returns a cluster named name, using the real clock, with no faults and no
+// simulated controllers. It serves the built-in resources of Kubernetes 1.37 and holds the
+// namespaces default, kube-system, kube-public and kube-node-lease (resourceVersions 1 to 4),
+// as a new real cluster does. It starts no goroutines. Seed objects with [Cluster.Seed];
+// serve custom resources by creating their CustomResourceDefinitions, or use [NewHost].
 func NewCluster(name string) *Cluster {
 	c := &Cluster{name: name}
 	c.initLocked() // nobody else holds c yet
@@ -91,11 +101,12 @@ func (c *Cluster) initLocked() {
 	c.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	c.version = defaultVersion()
 	c.objects = map[schema.GroupVersionResource]map[objectKey]*unstructured.Unstructured{}
-	c.kinds = map[schema.GroupVersionResource]string{}
+	c.served = builtinServed()
 	c.watch = map[*watcher]struct{}{}
 	c.faults = map[Verb]*fault{}
 	c.hist.limit = defaultWatchHistory
 	c.readySince = c.clock.Now()
+	c.seedNamespacesLocked()
 }
 
 func defaultVersion() version.Info {
@@ -121,11 +132,9 @@ func (c *Cluster) SetClock(clk clock.WithTicker) {
 	c.readySince = clk.Now()
 }
 
-// SetNamespaced overrides whether a resource is namespaced. By default the common
-// cluster-scoped resources (namespaces, nodes, persistentvolumes, clusterroles,
-// clusterrolebindings, customresourcedefinitions, storageclasses, priorityclasses, webhook
-// configurations, apiservices, ingressclasses, runtimeclasses, and fedkit's clusters) are
-// cluster-scoped and everything else is namespaced. Set it before storing objects of gr.
+// SetNamespaced overrides whether a resource is namespaced. By default the scope is the one
+// the real server has for a built-in resource, and the CRD's spec.scope for a custom
+// resource, so this is rarely needed. Set it before storing objects of gr.
 func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 	c.lock()
 	defer c.mu.Unlock()
@@ -135,11 +144,11 @@ func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 	c.res.namespaced[gr] = namespaced
 }
 
-// SetStatusSubresource overrides whether a resource has a status subresource. By default
-// custom resources have one, and built-ins have one when the real API server serves their
-// /status (pods, services, namespaces, nodes, the apps workloads, jobs, ingresses, ...; not
-// configmaps, secrets, serviceaccounts or RBAC objects). Declare a CRD without a status
-// subresource here.
+// SetStatusSubresource overrides whether a resource has a status subresource. By default a
+// built-in resource has one when the real API server serves its /status (pods, services,
+// namespaces, nodes, the apps workloads, jobs, ingresses, ...; not configmaps, secrets,
+// serviceaccounts or RBAC objects), and a custom resource when its CRD's version declares
+// subresources.status, so this is rarely needed.
 func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 	c.lock()
 	defer c.mu.Unlock()
@@ -178,7 +187,8 @@ func (c *Cluster) SetWatchHistory(n int) {
 	c.hist.resize(max(n, 1))
 }
 
-// ResourceVersion returns the cluster's current resourceVersion: the number of writes so far.
+// ResourceVersion returns the cluster's current resourceVersion: the number of writes so far,
+// the four initial namespaces included.
 func (c *Cluster) ResourceVersion() int64 {
 	c.lock()
 	defer c.mu.Unlock()

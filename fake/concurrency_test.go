@@ -21,8 +21,8 @@ func TestConcurrentCallers(t *testing.T) {
 	const writers, increments = 8, 40
 	f := fake.NewFleet()
 	f.SetWorkloads(fake.Workloads{Apps: true, LoadBalancers: true})
-	c := f.Add("main", nil)
-	other := f.Add("other", nil)
+	c := withNamespaces(t, f.Add("main", nil))
+	other := withNamespaces(t, f.Add("other", nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mustCreate(t, c, configMapGVR, configMap("prod", "counter", map[string]any{"n": "0"}))

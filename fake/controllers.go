@@ -83,7 +83,7 @@ func (c *Cluster) SetWorkloads(w Workloads) {
 // it after stepping a fake clock; [Cluster.Run] calls it periodically.
 func (c *Cluster) Tick() {
 	c.lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if c.sim.cfg.Apps {
 		c.tickAppsLocked(c.clock.Now())
 	}

@@ -18,7 +18,7 @@ import (
 func newSimCluster(t *testing.T, w fake.Workloads) (*fake.Cluster, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := fake.NewCluster("sim")
+	c := newCluster(t, "sim")
 	c.SetClock(clk)
 	c.SetWorkloads(w)
 	return c, clk
@@ -130,11 +130,11 @@ func TestReplicaSetStatus(t *testing.T) {
 }
 
 func TestSimulationOffByDefault(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	mustCreate(t, c, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	c.Tick()
-	require.Equal(t, int64(2), c.ResourceVersion(), "nothing written")
+	require.Equal(t, int64(baseRV+2), c.ResourceVersion(), "nothing written")
 }
 
 func TestLoadBalancers(t *testing.T) {
@@ -171,7 +171,7 @@ func TestLoadBalancers(t *testing.T) {
 func TestFleetDefaultPoolsAreDistinct(t *testing.T) {
 	f := fake.NewFleet()
 	f.SetWorkloads(fake.Workloads{LoadBalancers: true})
-	a, b := f.Add("a", nil), f.Add("b", nil)
+	a, b := withNamespaces(t, f.Add("a", nil)), withNamespaces(t, f.Add("b", nil))
 	mustCreate(t, a, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	mustCreate(t, b, serviceGVR, service("prod", "lb", "LoadBalancer"))
 	f.Tick()
@@ -215,7 +215,7 @@ func TestFleetRun(t *testing.T) {
 	f := fake.NewFleet()
 	f.SetClock(clk)
 	f.SetWorkloads(fake.Workloads{Apps: true})
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	mustCreate(t, eu, deployGVR, deployment("prod", "web", 1))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -15,14 +15,14 @@ import (
 )
 
 func TestCreateSetsSystemFields(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	got, err := c.Create(ctx, deployGVR, deployment("prod", "web", 3))
 	require.NoError(t, err)
 
 	require.NotEmpty(t, got.GetUID())
 	require.False(t, got.GetCreationTimestamp().Time.IsZero())
-	require.Equal(t, "1", got.GetResourceVersion())
+	require.Equal(t, rv(1), got.GetResourceVersion())
 	require.Equal(t, int64(1), got.GetGeneration())
 	require.Nil(t, got.GetDeletionTimestamp())
 
@@ -63,7 +63,7 @@ func TestCreateErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			_, err := c.Create(testCtx(t), deployGVR, tc.obj)
 			require.Error(t, err)
 			require.True(t, tc.is(err), "unexpected error kind: %v", err)
@@ -73,7 +73,7 @@ func TestCreateErrors(t *testing.T) {
 }
 
 func TestAlreadyExistsAndNotFoundCarryGroupResource(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 
@@ -94,7 +94,7 @@ func TestAlreadyExistsAndNotFoundCarryGroupResource(t *testing.T) {
 }
 
 func TestGenerateName(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "", nil)
 	obj.SetGenerateName("cfg-")
 	names := map[string]bool{}
@@ -107,24 +107,26 @@ func TestGenerateName(t *testing.T) {
 }
 
 func TestScope(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
-	ns := namespace("prod")
+	ns := namespace("team")
 	ns.SetNamespace("ignored")
 	got := mustCreate(t, c, namespaceGVR, ns)
 	require.Empty(t, got.GetNamespace(), "cluster-scoped objects have no namespace")
-	_, err := c.Get(ctx, namespaceGVR, "whatever", "prod")
+	_, err := c.Get(ctx, namespaceGVR, "whatever", "team")
 	require.NoError(t, err, "the namespace is ignored for cluster-scoped resources")
 
+	host := fake.NewHost("host")
 	cluster := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "core.federation.k8s.io/v1alpha1", "kind": "Cluster",
 		"metadata": map[string]any{"name": "eu"},
+		"spec":     map[string]any{"apiEndpoint": "https://eu.example.com"},
 	}}
-	mustCreate(t, c, federation.ClusterGVR, cluster)
+	mustCreate(t, host, federation.ClusterGVR, cluster)
 
 	// A CRD declared cluster-scoped.
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "globals"}
-	c.SetNamespaced(gvr.GroupResource(), false)
+	mustCreate(t, c, crdGVR, crd(gvr.Group, gvr.Resource, "Global", false))
 	mustCreate(t, c, gvr, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.com/v1", "kind": "Global", "metadata": map[string]any{"name": "g"},
 	}})
@@ -136,7 +138,7 @@ func TestScope(t *testing.T) {
 }
 
 func TestStoredStateIsIsolated(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	in := configMap("prod", "cfg", map[string]any{"k": "v"})
 	out := mustCreate(t, c, configMapGVR, in)
@@ -156,7 +158,7 @@ func TestStoredStateIsIsolated(t *testing.T) {
 
 func TestNumbersAreNormalised(t *testing.T) {
 	// Go ints (not valid in unstructured) go through JSON like on the wire.
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := deployment("prod", "web", 1)
 	obj.Object["spec"].(map[string]any)["replicas"] = 4
 	got := mustCreate(t, c, deployGVR, obj)
@@ -165,7 +167,7 @@ func TestNumbersAreNormalised(t *testing.T) {
 }
 
 func TestUpdateUnconditionalAndConditional(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"k": "1"}))
 
@@ -173,7 +175,7 @@ func TestUpdateUnconditionalAndConditional(t *testing.T) {
 	blind := configMap("prod", "cfg", map[string]any{"k": "2"})
 	got, err := c.Update(ctx, configMapGVR, blind)
 	require.NoError(t, err)
-	require.Equal(t, "2", got.GetResourceVersion())
+	require.Equal(t, rv(2), got.GetResourceVersion())
 	require.Equal(t, created.GetUID(), got.GetUID(), "uid is kept")
 	require.Equal(t, created.GetCreationTimestamp(), got.GetCreationTimestamp())
 
@@ -186,7 +188,7 @@ func TestUpdateUnconditionalAndConditional(t *testing.T) {
 	got.Object["data"] = map[string]any{"k": "3"}
 	got, err = c.Update(ctx, configMapGVR, got)
 	require.NoError(t, err)
-	require.Equal(t, "3", got.GetResourceVersion())
+	require.Equal(t, rv(3), got.GetResourceVersion())
 
 	// A uid that is not the stored one: Conflict.
 	other := configMap("prod", "cfg", nil)
@@ -196,30 +198,30 @@ func TestUpdateUnconditionalAndConditional(t *testing.T) {
 }
 
 func TestNoOpUpdateKeepsResourceVersion(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 2))
 	got, err := c.Update(ctx, deployGVR, created)
 	require.NoError(t, err)
 	require.Equal(t, created.GetResourceVersion(), got.GetResourceVersion())
-	require.Equal(t, int64(1), c.ResourceVersion())
+	require.Equal(t, int64(baseRV+1), c.ResourceVersion())
 }
 
 func TestResourceVersionIsClusterWide(t *testing.T) {
-	c := fake.NewCluster("c")
-	a := mustCreate(t, c, configMapGVR, configMap("a", "x", nil))
-	b := mustCreate(t, c, deployGVR, deployment("b", "y", 1))
+	c := newCluster(t, "c")
+	a := mustCreate(t, c, configMapGVR, configMap("prod", "x", nil))
+	b := mustCreate(t, c, deployGVR, deployment("dev", "y", 1))
 	d := mustCreate(t, c, namespaceGVR, namespace("z"))
-	require.Equal(t, []string{"1", "2", "3"}, []string{a.GetResourceVersion(), b.GetResourceVersion(), d.GetResourceVersion()})
-	require.NoError(t, c.Delete(testCtx(t), configMapGVR, "a", "x", noDeleteOptions))
-	require.Equal(t, int64(4), c.ResourceVersion(), "deletes bump it too")
+	require.Equal(t, []string{rv(1), rv(2), rv(3)}, []string{a.GetResourceVersion(), b.GetResourceVersion(), d.GetResourceVersion()})
+	require.NoError(t, c.Delete(testCtx(t), configMapGVR, "prod", "x", noDeleteOptions))
+	require.Equal(t, int64(baseRV+4), c.ResourceVersion(), "deletes bump it too")
 }
 
 func TestZeroCluster(t *testing.T) {
 	var c fake.Cluster
 	ctx := testCtx(t)
-	got := mustCreate(t, &c, configMapGVR, configMap("prod", "cfg", nil))
-	require.Equal(t, "1", got.GetResourceVersion())
+	got := mustCreate(t, &c, configMapGVR, configMap("default", "cfg", nil))
+	require.Equal(t, "5", got.GetResourceVersion(), "after the four initial namespaces")
 	require.Empty(t, c.Name())
 	require.NoError(t, c.Healthy(ctx))
 	var zero fake.Cluster
@@ -229,7 +231,7 @@ func TestZeroCluster(t *testing.T) {
 }
 
 func TestUpdateErrors(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	tests := []struct {

@@ -4,11 +4,13 @@
 // tests, without processes or a network.
 //
 // A [Cluster] implements [federation.ClusterClient] (with [federation.HealthChecker] and
-// [federation.VersionGetter]); use one as the host and others as members. A [Fleet] of named
-// clusters implements [federation.ClusterSet] and describes its members as
-// [federation.Cluster] objects, which [Fleet.Register] writes to a host:
+// [federation.VersionGetter]). [NewHost] returns one that serves fedkit's CRDs, to use as the
+// host; [NewCluster] one that serves the built-in resources only, as a member. A [Fleet] of
+// named clusters implements [federation.ClusterSet] and [federation.MemberCache], and
+// describes its members as [federation.Cluster] objects, which [Fleet.Register] writes to a
+// host:
 //
-//	host := fake.NewCluster("host")
+//	host := fake.NewHost("host")
 //	fleet := fake.NewFleet()
 //	eu := fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
 //	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})
@@ -18,13 +20,50 @@
 //	_ = fleet.Partition("us") // every call to us now fails as unreachable
 //	eu.FailOn(fake.VerbUpdate, apierrors.NewServiceUnavailable("busy"), 1) // the next update fails
 //
-// A zero Cluster and a zero Fleet are valid and empty.
+// A zero Cluster is valid and is NewCluster(""); a zero Fleet is valid and empty.
 //
 // Nothing runs in the background: constructors start no goroutines, and the only goroutines
-// are one per open watch (ended by Stop, by its ctx, or by a partition) and those of Run,
-// which the caller starts.
+// are one per open watch (ended by Stop, by its ctx, by a partition, or when its resource
+// stops being served) and those of Run, which the caller starts.
 //
 // # What is modelled faithfully
+//
+// What is served: the built-in resources of a kube-apiserver v1.37 with its default
+// configuration (GA versions only, apiextensions.k8s.io and apiregistration.k8s.io
+// included), with the kinds, scopes, subresources and verbs its discovery reports
+// (builtin_resources.txt, which test/conformance checks against a real server), and the
+// resources of the CustomResourceDefinitions created in the cluster. Anything else is a 404
+// on every verb, "the server could not find the requested resource", which
+// apierrors.IsNotFound recognises like a missing object's NotFound. A verb a resource lacks is
+// 405 MethodNotAllowed, or 404 where the real server has no route for it (a Get of a
+// TokenReview). [Cluster.RESTMapping] maps kinds to what is served.
+//
+// CustomResourceDefinitions (apiextensions.k8s.io/v1): creating one serves each of its served
+// versions at once, at group/version/plural, with its scope, its kind and list kind, and the
+// status subresource when the version declares subresources.status; its status then shows
+// the accepted names and the NamesAccepted and Established conditions, as the real
+// controllers write them a moment later. The strategy defaults names.singular,
+// names.listKind and conversion, sets status.storedVersions, and refuses (422 Invalid, with
+// the real messages) a name other than <plural>.<group>, a group without a dot, a protected
+// *.k8s.io group without the api-approved.kubernetes.io annotation, an unknown scope, missing
+// names, a version without a schema, anything but one storage version, and a change of group
+// or scope. An update that stops serving a version makes it 404 (its objects are kept, as in
+// etcd). Deleting a CRD gives it a deletionTimestamp, the
+// customresourcecleanup.apiextensions.k8s.io finalizer and a Terminating condition; creates
+// of its resource are then Forbidden; its objects are deleted, finalizers honoured; once none
+// is left the CRD is gone, its resource is 404 and its open watches end after their last
+// events.
+//
+// Namespaces: every cluster starts with default, kube-system, kube-public and kube-node-lease
+// (resourceVersions 1 to 4). As the NamespaceLifecycle admission plugin does, Create of an
+// object of a namespaced resource is NotFound for its namespace when that does not exist
+// (namespaces "x" not found), and Forbidden with the NamespaceTerminating cause when it is
+// terminating; updates and deletes are not checked; deleting default, kube-system or
+// kube-public is Forbidden. A Namespace is created Active, with the kubernetes finalizer in
+// spec.finalizers and the kubernetes.io/metadata.name label. Deleting one makes it Terminating
+// (deletionTimestamp, status.phase) and, as the namespace controller of a real cluster does,
+// deletes everything in it, finalizers honoured; the namespace is gone once it is empty and
+// has no metadata.finalizers left.
 //
 // Storage: objects are stored per GroupVersionResource, namespace and name, as copies that
 // went through JSON; callers never share memory with the store, and every object returned or
@@ -43,8 +82,9 @@
 //
 // Create: uid, creationTimestamp (from the cluster's clock), resourceVersion, and
 // metadata.generation 1 for types that track it; metadata.generateName is honoured (five
-// random characters, retried when taken); the metadata is validated (below) before an
-// existing name is AlreadyExists; a set resourceVersion is refused (an InternalError, as the
+// random characters, retried when taken); admission (a terminating CRD, the namespace
+// lifecycle) comes first, then the metadata is validated (below) before an existing name is
+// AlreadyExists; a set resourceVersion is refused (an InternalError, as the
 // real server's storage returns); status is dropped for resources with a status subresource
 // (except Nodes); a missing kind, or an apiVersion other than the resource's, is a BadRequest
 // (an empty apiVersion is filled in).
@@ -82,33 +122,31 @@
 // whatever an update sends, and bumped when spec.template changes.
 //
 // Status subresource: Update ignores .status and UpdateStatus changes only .status for
-// resources that have one; UpdateStatus on the others is NotFound. Custom resources are
-// assumed to have one; among built-ins, those whose REST storage serves /status in Kubernetes
-// 1.37 do (pods, services, namespaces, nodes, persistentvolumes and claims, resourcequotas,
-// replicationcontrollers, the apps workloads, jobs, cronjobs, horizontalpodautoscalers,
-// ingresses, poddisruptionbudgets, certificatesigningrequests, customresourcedefinitions,
-// apiservices...), and ConfigMaps, Secrets, ServiceAccounts, RBAC objects and the like do not.
-// [Cluster.SetStatusSubresource] overrides it, e.g. for a CRD without a status subresource.
+// resources that have one; UpdateStatus on the others is NotFound. A built-in has one when
+// the real server serves its /status (pods, services, namespaces, nodes, the apps workloads,
+// jobs, ingresses, customresourcedefinitions...; not ConfigMaps, Secrets, ServiceAccounts or
+// RBAC objects), a custom resource when its CRD's version declares it (fedkit's
+// ReplicaSchedulingPreference does not). [Cluster.SetStatusSubresource] overrides it.
 //
-// Scope: namespaces, nodes, persistentvolumes, clusterroles, clusterrolebindings,
-// customresourcedefinitions, apiservices, storageclasses, csidrivers, csinodes,
-// volumeattachments, priorityclasses, ingressclasses, runtimeclasses, certificatesigningrequests,
-// webhook and admission policy configurations, and fedkit's clusters
-// (core.federation.k8s.io) are cluster-scoped; every other resource is namespaced.
-// [Cluster.SetNamespaced] overrides it. A namespaced resource needs a namespace on every call
-// but List and Watch (where "" means all namespaces), else BadRequest; for a cluster-scoped
-// resource the namespace is ignored.
+// Scope: as discovery reports it for built-ins, and the CRD's spec.scope for custom
+// resources; [Cluster.SetNamespaced] overrides it. A namespaced resource needs a namespace on
+// every call but List and Watch (where "" means all namespaces), else BadRequest; for a
+// cluster-scoped resource the namespace is ignored.
 //
 // Finalizers: Delete of an object with finalizers sets deletionTimestamp (and bumps
-// generation) and keeps it; adding finalizers to it is then Invalid; the update (or patch)
-// that removes the last finalizer deletes it and emits Deleted. Delete honours
-// opts.Preconditions (uid, resourceVersion; Conflict when they fail) and opts.DryRun.
+// generation) and keeps it; adding finalizers to it is then Invalid; the update (or patch, or
+// Drift) that removes the last finalizer is not written: the stored object is deleted, so
+// watches get Deleted with its last stored state at a new resourceVersion (a label selector
+// sees the labels it had), and the update returns the object it sent, at the resourceVersion
+// it had, as from the real server. Delete honours opts.Preconditions (uid, resourceVersion;
+// Conflict when they fail) and opts.DryRun.
 //
 // List: label selectors and the field selectors metadata.name and metadata.namespace (others
 // are a BadRequest), items sorted by namespace and name, and the list's resourceVersion.
 //
 // Watch: Added, Modified and Deleted events in resourceVersion order, each object carrying
-// its resourceVersion, filtered by namespace and selectors. An object that starts or stops
+// its resourceVersion, filtered by namespace and selectors; a watch ends when its resource
+// stops being served, after its queued events. An object that starts or stops
 // matching a label selector arrives as Added or Deleted, as from the real watch cache. A watch
 // from resourceVersion "" or "0" starts with synthetic Added events for the current objects;
 // from any other resourceVersion it replays the cluster's event history (the last 1024 events,
@@ -142,10 +180,28 @@
 // false, as for any network error. Open watches end when the partition starts.
 //
 // Test-side writes do not go through the client and are not recorded: [Cluster.Seed] for
-// fixtures (stored without the metadata validation, as objects admitted under older rules
-// are), and [Cluster.Drift] and [Cluster.DriftDelete] for changes made behind the
-// controllers' back by another actor, which are validated, bump resourceVersions and reach
-// watches like any write. [Cluster.Peek] and [Cluster.Objects] read without recording.
+// fixtures (stored under the resource serving their kind, without admission or the metadata
+// validation, as objects admitted under older rules are: their namespace need not exist),
+// and [Cluster.Drift] and [Cluster.DriftDelete] for changes made behind the controllers' back
+// by another actor, which are validated, bump resourceVersions and reach watches like any
+// write. [Cluster.Peek] and [Cluster.Objects] read without recording.
+//
+// # Member caches
+//
+// [Fleet.CachedReader] and [Fleet.OnMemberChange] implement [federation.MemberCache], the
+// informer caches of managed member objects that loops read instead of the members' API
+// servers. The cache of a (member, resource) starts with the first CachedReader call. It sees
+// only objects carrying federation.ManagedByLabel (any value). Its reads come from the
+// member's store and are not API calls: no Action is recorded and no fault, latency or hook
+// applies, so a test counting API calls sees none for them. While the member is partitioned
+// the cache serves the state it had when the partition began, as an informer keeps its last
+// state, and follows the member again at Heal; a cache started during a partition has not
+// synced and its reads wait for Heal or their ctx. OnMemberChange handlers are called after
+// each write commits, on the writer's goroutine, outside every lock, in the member's commit
+// order, with the member's name and their own copy of the object (deleted objects, and
+// objects that lost the label, in their last managed state): for the client's writes, Seed,
+// Drift, DriftDelete and the simulated controllers, and at Heal for what changed during the
+// partition. Only members whose cache of the resource was started are notified.
 //
 // # Simulated controllers
 //
@@ -158,16 +214,26 @@
 //
 // # What is not modelled
 //
-//   - Admission, defaulting and the validation of the objects' own fields: objects are
-//     stored as sent, apart from the metadata rules, the DaemonSet template generation and
-//     the decoding check above. Namespaces need not exist; type-specific name rules beyond
-//     the ones above (a CRD's "<plural>.<group>", a CronJob's 52 characters) are not
-//     checked; immutable spec fields (a Deployment's selector, a Job's template) can change;
-//     nothing is defaulted (a Deployment without replicas is treated as 1 only by the
-//     simulation).
+//   - Admission other than NamespaceLifecycle (no quota, LimitRanger, ServiceAccount or
+//     webhooks), defaulting, and the validation of the objects' own fields: objects are
+//     stored as sent, apart from the metadata rules, the Namespace and CRD strategies, the
+//     DaemonSet template generation and the decoding check above. Type-specific name rules
+//     beyond the ones above (a CronJob's 52 characters) are not checked; immutable spec
+//     fields (a Deployment's selector, a Job's template) can change; nothing is defaulted (a
+//     Deployment without replicas is treated as 1 only by the simulation).
+//   - CRD schemas: custom resources are not validated, pruned or defaulted by their schema,
+//     and a CRD's schema is not checked beyond its presence; names never conflict
+//     (NamesAccepted is always True); printer columns, selectable fields and the scale
+//     subresource are ignored.
+//   - Review resources (TokenReview, SubjectAccessReview...) are stored like any object
+//     instead of being answered, and APIServices serve nothing.
+//   - The delay of the real controllers: a CRD is served and Established, and a deleted
+//     namespace or CRD emptied, at once, where a real cluster takes a moment (and a
+//     kube-apiserver without a controller manager leaves deleted namespaces Terminating).
 //   - Server-side apply and managedFields: Apply patches are refused with 415.
 //   - Garbage collection and ownerReferences: deleting an owner leaves its dependents; the
-//     propagation policy is ignored; deleting a Namespace does not delete its contents.
+//     propagation policy is ignored (deleting a Namespace or a CRD does delete what is in
+//     it, above).
 //   - Versions and conversion: each GroupVersionResource is its own storage; the same object
 //     is not visible through two versions.
 //   - RBAC, authentication, quotas, rate limiting and priority and fairness.
@@ -183,8 +249,9 @@
 //
 // Use a real kube-apiserver (fedkit's internal/testenv starts real kube-apiserver and etcd
 // processes on 127.0.0.1, and test/ holds the integration tests built on it) when a test depends on anything listed as
-// not modelled: CRD schemas, validation and defaulting, server-side apply, garbage
-// collection, conversion, or client-go's real transport, informers and their timing. Use the
+// not modelled: CRD schemas, validation and defaulting, admission webhooks, server-side
+// apply, garbage collection, conversion, or client-go's real transport, informers and their
+// timing. Use the
 // fake for the logic: placement, scheduling, sync decisions, status aggregation, retries and
 // fault handling, where its determinism and injection make tests fast and exact.
 package fake

@@ -16,7 +16,8 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// A standalone cluster, e.g. the federation host, with API-server semantics.
+// A standalone cluster with API-server semantics. Like a new real cluster it holds the
+// namespaces default, kube-system, kube-public and kube-node-lease (resourceVersions 1 to 4).
 func ExampleNewCluster() {
 	ctx := context.Background()
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -24,29 +25,33 @@ func ExampleNewCluster() {
 
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"namespace": "prod", "name": "settings"},
+		"metadata": map[string]any{"namespace": "default", "name": "settings"},
 		"data":     map[string]any{"color": "blue"},
 	}}
-	created, _ := host.Create(ctx, gvr, cm)
+	created, err := host.Create(ctx, gvr, cm)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("created at resourceVersion", created.GetResourceVersion())
 
 	// Someone else changes it first...
-	_ = host.Drift(gvr, "prod", "settings", func(u *unstructured.Unstructured) {
+	_ = host.Drift(gvr, "default", "settings", func(u *unstructured.Unstructured) {
 		u.Object["data"] = map[string]any{"color": "red"}
 	})
 	// ...so an update from the stale copy conflicts, as on a real server.
 	created.Object["data"] = map[string]any{"color": "green"}
-	_, err := host.Update(ctx, gvr, created)
+	_, err = host.Update(ctx, gvr, created)
 	fmt.Println("conflict:", apierrors.IsConflict(err))
 
 	for _, a := range host.Actions() {
 		fmt.Println("action:", a)
 	}
 	// Output:
-	// created at resourceVersion 1
+	// created at resourceVersion 5
 	// conflict: true
-	// action: create v1/configmaps prod/settings
-	// action: update v1/configmaps prod/settings
+	// action: create v1/configmaps default/settings
+	// action: update v1/configmaps default/settings
 }
 
 // A fleet of member clusters is a federation.ClusterSet and describes its members as Cluster
@@ -99,9 +104,12 @@ func ExampleCluster_FailOn() {
 	c := fake.NewCluster("member")
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"namespace": "prod", "name": "settings"},
+		"metadata": map[string]any{"namespace": "default", "name": "settings"},
 	}}
-	_, _ = c.Create(ctx, gvr, cm)
+	if _, err := c.Create(ctx, gvr, cm); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	c.FailOn(fake.VerbUpdate, apierrors.NewServiceUnavailable("etcd is busy"), 2)
 	for i := 1; i <= 3; i++ {
@@ -127,13 +135,16 @@ func ExampleWorkloads() {
 
 	deploy := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"namespace": "prod", "name": "web"},
+		"metadata": map[string]any{"namespace": "default", "name": "web"},
 		"spec":     map[string]any{"replicas": int64(6)},
 	}}
-	_, _ = c.Create(ctx, gvr, deploy)
+	if _, err := c.Create(ctx, gvr, deploy); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	report := func() {
-		d, _ := c.Get(ctx, gvr, "prod", "web")
+		d, _ := c.Get(ctx, gvr, "default", "web")
 		ready, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
 		observed, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
 		fmt.Printf("t=%v observedGeneration=%d readyReplicas=%d\n", clk.Since(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), observed, ready)
@@ -145,7 +156,7 @@ func ExampleWorkloads() {
 	report() // only 4 of 6 pods fit
 
 	// Scale down to what fits.
-	_ = c.Drift(gvr, "prod", "web", func(u *unstructured.Unstructured) {
+	_ = c.Drift(gvr, "default", "web", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, int64(4), "spec", "replicas")
 	})
 	c.Tick()
@@ -163,15 +174,19 @@ func ExampleCluster_Watch() {
 	ctx := context.Background()
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	c := fake.NewCluster("member")
-	for _, name := range []string{"a", "b"} {
+	for _, name := range []string{"a", "b"} { // resourceVersions 5 and 6
 		_, _ = c.Create(ctx, gvr, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"namespace": "prod", "name": name},
+			"metadata": map[string]any{"namespace": "default", "name": name},
 		}})
 	}
-	_ = c.Delete(ctx, gvr, "prod", "a", metav1.DeleteOptions{})
+	_ = c.Delete(ctx, gvr, "default", "a", metav1.DeleteOptions{})
 
-	w, _ := c.Watch(ctx, gvr, "prod", metav1.ListOptions{ResourceVersion: "1"})
+	w, err := c.Watch(ctx, gvr, "default", metav1.ListOptions{ResourceVersion: "5"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer w.Stop()
 	for range 2 {
 		ev := <-w.ResultChan()
@@ -179,6 +194,6 @@ func ExampleCluster_Watch() {
 		fmt.Println(ev.Type, obj.GetName(), obj.GetResourceVersion())
 	}
 	// Output:
-	// ADDED b 2
-	// DELETED a 3
+	// ADDED b 6
+	// DELETED a 7
 }

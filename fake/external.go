@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,14 +17,15 @@ import (
 // Seed stores objs as they are, in order, stopping at the first error. Unlike Create it keeps
 // the status, uid, creationTimestamp, generation and deletionTimestamp an object carries
 // (filling in those missing) and ignores its resourceVersion, so fixtures can describe any
-// state. The resource is guessed from the kind (Deployment -> deployments, Ingress ->
-// ingresses, Policy -> policies); create objects of irregularly named resources with Create
-// and shape them with Drift. Seed skips the metadata validation of Create (names, labels,
-// annotations), as the storage of a real server holds objects admitted under older rules.
-// An object that exists already is an error satisfying apierrors.IsAlreadyExists.
+// state. The resource is the one the cluster serves for the object's kind (see
+// [Cluster.RESTMapping]): a kind no resource serves is an error satisfying
+// apierrors.IsNotFound, so seed a CustomResourceDefinition before its objects. Seed skips
+// admission (the namespace need not exist) and the metadata validation of Create (names,
+// labels, annotations), as the storage of a real server holds objects admitted under older
+// rules. An object that exists already is an error satisfying apierrors.IsAlreadyExists.
 func (c *Cluster) Seed(objs ...*unstructured.Unstructured) error {
 	c.lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	for _, obj := range objs {
 		if obj == nil {
 			return fmt.Errorf("fake: seed: %w", apierrors.NewBadRequest("object is nil"))
@@ -34,7 +34,10 @@ func (c *Cluster) Seed(objs ...*unstructured.Unstructured) error {
 		if gvk.Kind == "" || gvk.Version == "" {
 			return fmt.Errorf("fake: seed %q: %w", obj.GetName(), apierrors.NewBadRequest("apiVersion and kind are required"))
 		}
-		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+		gvr, ok := c.resourceForLocked(gvk)
+		if !ok {
+			return fmt.Errorf("fake: seed %s %s: no resource serves %s: %w", gvk.Kind, objectRef(obj.GetNamespace(), obj.GetName()), gvk, notServed())
+		}
 		if _, err := c.createLocked(gvr, obj, true); err != nil {
 			return fmt.Errorf("fake: seed %s %s: %w", gvk.Kind, objectRef(obj.GetNamespace(), obj.GetName()), err)
 		}
@@ -93,7 +96,7 @@ func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string,
 
 		c.lock()
 		_, err = c.updateLocked(gvr, cur, writeAll)
-		c.mu.Unlock()
+		c.unlock()
 		if !apierrors.IsConflict(err) {
 			return err
 		}
@@ -104,6 +107,6 @@ func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string,
 // is an error satisfying apierrors.IsNotFound.
 func (c *Cluster) DriftDelete(gvr schema.GroupVersionResource, namespace, name string) error {
 	c.lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	return c.deleteLocked(gvr, namespace, name, metav1.DeleteOptions{})
 }

@@ -8,12 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestSeed(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	d := deployment("prod", "web", 3)
 	d.Object["status"] = map[string]any{"readyReplicas": int64(3)}
 	d.SetUID("fixed-uid")
@@ -32,7 +30,7 @@ func TestSeed(t *testing.T) {
 	require.Equal(t, int64(3), nested(t, got, "status", "readyReplicas"), "Seed keeps status")
 	require.Equal(t, "fixed-uid", string(got.GetUID()))
 	require.Equal(t, int64(4), got.GetGeneration())
-	require.Equal(t, "1", got.GetResourceVersion())
+	require.Equal(t, rv(1), got.GetResourceVersion())
 	require.False(t, got.GetCreationTimestamp().Time.IsZero(), "missing fields are filled in")
 
 	gotCM, err := c.Peek(configMapGVR, "prod", "cfg")
@@ -48,7 +46,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestDrift(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 3))
 	w, err := c.Watch(ctx, deployGVR, "prod", metav1.ListOptions{ResourceVersion: created.GetResourceVersion()})
@@ -66,7 +64,7 @@ func TestDrift(t *testing.T) {
 	ev := nextEvent(t, w)
 	require.Equal(t, watch.Modified, ev.Type)
 	got := ev.Object.(*unstructured.Unstructured)
-	require.Equal(t, "2", got.GetResourceVersion())
+	require.Equal(t, rv(2), got.GetResourceVersion())
 	require.Equal(t, int64(2), got.GetGeneration())
 	require.Equal(t, int64(10), nested(t, got, "status", "replicas"))
 	require.Equal(t, created.GetUID(), got.GetUID())
@@ -79,13 +77,13 @@ func TestDrift(t *testing.T) {
 
 	// A drift that changes nothing writes nothing.
 	require.NoError(t, c.Drift(deployGVR, "prod", "web", func(*unstructured.Unstructured) {}))
-	require.Equal(t, int64(2), c.ResourceVersion())
+	require.Equal(t, int64(baseRV+2), c.ResourceVersion())
 
 	require.True(t, apierrors.IsNotFound(c.Drift(deployGVR, "prod", "nope", func(*unstructured.Unstructured) {})))
 }
 
 func TestDriftMayCallTheCluster(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"n": "0"}))
 	calls := 0
 	require.NoError(t, c.Drift(configMapGVR, "prod", "cfg", func(u *unstructured.Unstructured) {
@@ -105,7 +103,7 @@ func TestDriftMayCallTheCluster(t *testing.T) {
 }
 
 func TestDriftDelete(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	mustCreate(t, c, configMapGVR, configMap("prod", "plain", nil))
 	withFinalizer := configMap("prod", "held", nil)
 	withFinalizer.SetFinalizers([]string{"f"})

@@ -21,7 +21,7 @@ import (
 )
 
 func TestActions(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, deployGVR, deployment("prod", "web", 1))
 	_, _ = c.Get(ctx, deployGVR, "prod", "web")
@@ -78,7 +78,7 @@ func TestActions(t *testing.T) {
 func TestFailOn(t *testing.T) {
 	boom := apierrors.NewServiceUnavailable("boom")
 	t.Run("limited times", func(t *testing.T) {
-		c := fake.NewCluster("c")
+		c := newCluster(t, "c")
 		c.FailOn(fake.VerbCreate, boom, 2)
 		for i, wantErr := range []bool{true, true, false} {
 			_, err := c.Create(testCtx(t), configMapGVR, configMap("prod", "cfg", nil))
@@ -89,7 +89,7 @@ func TestFailOn(t *testing.T) {
 		}
 	})
 	t.Run("every call, only that verb", func(t *testing.T) {
-		c := fake.NewCluster("c")
+		c := newCluster(t, "c")
 		c.FailOn(fake.VerbGet, boom, 0)
 		for range 3 {
 			_, err := c.Get(testCtx(t), configMapGVR, "prod", "cfg")
@@ -102,7 +102,7 @@ func TestFailOn(t *testing.T) {
 		require.True(t, apierrors.IsNotFound(err), "cleared: %v", err)
 	})
 	t.Run("all verbs", func(t *testing.T) {
-		c := fake.NewCluster("c")
+		c := newCluster(t, "c")
 		c.FailOn(fake.VerbAll, boom, 0)
 		require.Error(t, c.Healthy(testCtx(t)))
 		_, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{})
@@ -111,17 +111,17 @@ func TestFailOn(t *testing.T) {
 		require.NoError(t, c.Healthy(testCtx(t)))
 	})
 	t.Run("failed writes change nothing", func(t *testing.T) {
-		c := fake.NewCluster("c")
+		c := newCluster(t, "c")
 		c.FailOn(fake.VerbCreate, boom, 0)
 		_, _ = c.Create(testCtx(t), configMapGVR, configMap("prod", "cfg", nil))
 		require.Empty(t, c.Objects(configMapGVR))
-		require.Zero(t, c.ResourceVersion())
+		require.Equal(t, int64(baseRV), c.ResourceVersion())
 	})
 }
 
 func TestErrorRateIsDeterministic(t *testing.T) {
 	pattern := func(seed uint64) []bool {
-		c := fake.NewCluster("c")
+		c := newCluster(t, "c")
 		c.SetErrorRate(fake.VerbGet, 0.3, seed)
 		var failed []bool
 		for range 200 {
@@ -145,7 +145,7 @@ func TestErrorRateIsDeterministic(t *testing.T) {
 	}
 	require.InDelta(t, 60, n, 25, "about 30%% of 200 calls fail")
 
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetErrorRate(fake.VerbGet, 0, 1)
 	_, err := c.Get(context.Background(), configMapGVR, "prod", "cfg")
 	require.True(t, apierrors.IsNotFound(err), "rate 0 clears it: %v", err)
@@ -153,7 +153,7 @@ func TestErrorRateIsDeterministic(t *testing.T) {
 
 func TestLatencyOnFakeClock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetClock(clk)
 	c.SetLatency(fake.VerbCreate, 5*time.Second)
 
@@ -164,12 +164,15 @@ func TestLatencyOnFakeClock(t *testing.T) {
 	}()
 	require.Eventually(t, clk.HasWaiters, time.Second, time.Millisecond)
 	clk.Step(4 * time.Second)
+	// A fake clock fires its timers within Step: one still waiting has time left to wait.
+	require.True(t, clk.HasWaiters(), "the call must wait out its latency: 1s is left")
 	select {
 	case <-done:
 		t.Fatal("call returned before its latency elapsed")
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	clk.Step(time.Second)
+	require.False(t, clk.HasWaiters(), "the latency elapsed")
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -198,7 +201,7 @@ func TestLatencyOnFakeClock(t *testing.T) {
 }
 
 func TestCancelledContext(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := c.Create(ctx, configMapGVR, configMap("prod", "cfg", nil))
@@ -207,7 +210,7 @@ func TestCancelledContext(t *testing.T) {
 }
 
 func TestHooks(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	var seen []string
 	c.SetHooks(fake.Hooks{
@@ -245,7 +248,7 @@ func TestHooks(t *testing.T) {
 }
 
 func TestHooksForEveryVerb(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	calls := map[string]int{}
 	c.SetHooks(fake.Hooks{
@@ -295,7 +298,7 @@ func TestHooksForEveryVerb(t *testing.T) {
 	require.NoError(t, err)
 	w, err := c.Watch(ctx, deployGVR, "", metav1.ListOptions{})
 	require.NoError(t, err)
-	require.Equal(t, "ADDED web@1", eventName(nextEvent(t, w)))
+	require.Equal(t, "ADDED web@"+rv(1), eventName(nextEvent(t, w)))
 	w.Stop()
 	require.NoError(t, c.Delete(ctx, deployGVR, "prod", "web", metav1.DeleteOptions{}))
 	require.Equal(t, map[string]int{

@@ -18,20 +18,26 @@ import (
 
 var _ federation.ClusterSet = (*Fleet)(nil)
 
-// Fleet is a set of named member clusters. It implements [federation.ClusterSet], partitions
-// members from the control plane, and describes them as [federation.Cluster] objects for
-// placement and tests.
+// Fleet is a set of named member clusters. It implements [federation.ClusterSet] and
+// [federation.MemberCache] (see [Fleet.CachedReader]), partitions members from the control
+// plane, and describes them as [federation.Cluster] objects for placement and tests.
 //
 // A zero Fleet is valid and empty; [NewFleet] returns one. Every method is safe for concurrent
 // use.
 type Fleet struct {
 	mu        sync.Mutex
-	members   map[string]*member
-	added     int // members ever added: each gets the next index for its default IP pool
+	members   map[string]*member // guarded by mu, as are the members' fields
+	added     int                // members ever added: each gets the next index for its default IP pool
 	clock     clock.WithTicker
 	workloads Workloads
+
+	// The handlers of OnMemberChange, under their own lock: notifications are dispatched
+	// while no other lock is held, and f.mu may be held while a member's lock is taken.
+	hmu      sync.Mutex
+	handlers []*changeHandler
 }
 
+// member is one cluster of the fleet. Its fields are guarded by the fleet's mu.
 type member struct {
 	cluster *Cluster
 	labels  map[string]string
@@ -65,6 +71,7 @@ func (f *Fleet) Add(name string, labels map[string]string) *Cluster {
 	f.added++
 	c.lock()
 	c.sim.index = f.added
+	c.fleet = f
 	created := c.clock.Now()
 	c.mu.Unlock()
 	if node := topologyNode(name, labels); node != nil {
@@ -132,11 +139,17 @@ func (f *Fleet) Names() []string {
 }
 
 // Remove takes a member out of the fleet and reports whether it was there. Its Cluster keeps
-// working for whoever holds it; Client no longer finds it.
+// working for whoever holds it; Client and CachedReader no longer find it, and its changes
+// are no longer notified to the handlers of OnMemberChange.
 func (f *Fleet) Remove(name string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, ok := f.members[name]
+	m, ok := f.members[name]
+	if ok {
+		m.cluster.lock()
+		m.cluster.fleet = nil
+		m.cluster.mu.Unlock()
+	}
 	delete(f.members, name)
 	return ok
 }
@@ -171,7 +184,10 @@ func (f *Fleet) Heal(name string) error {
 // the member's server version. Use it to feed placement and scheduling, or seed a host with it.
 func (f *Fleet) Clusters() []federation.Cluster {
 	f.mu.Lock()
-	members := maps.Clone(f.members)
+	members := make(map[string]member, len(f.members))
+	for name, m := range f.members {
+		members[name] = *m // a snapshot: Add of an existing name replaces labels under f.mu
+	}
 	f.mu.Unlock()
 	out := make([]federation.Cluster, 0, len(members))
 	for _, name := range slices.Sorted(maps.Keys(members)) {
@@ -180,7 +196,7 @@ func (f *Fleet) Clusters() []federation.Cluster {
 	return out
 }
 
-func (m *member) describe(name string) federation.Cluster {
+func (m member) describe(name string) federation.Cluster {
 	c := m.cluster
 	c.lock()
 	partitioned, since, ver := c.partitioned, c.readySince, c.version.GitVersion

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +22,7 @@ import (
 
 func TestFleetClient(t *testing.T) {
 	var f fake.Fleet // the zero Fleet is usable
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	require.Equal(t, "eu", eu.Name())
 
 	got, err := f.Client("eu")
@@ -94,7 +96,7 @@ func TestFleetClusters(t *testing.T) {
 
 func TestPartition(t *testing.T) {
 	f := fake.NewFleet()
-	eu := f.Add("eu", nil)
+	eu := withNamespaces(t, f.Add("eu", nil))
 	ctx := testCtx(t)
 	mustCreate(t, eu, configMapGVR, configMap("prod", "cfg", nil))
 	w, err := eu.Watch(ctx, configMapGVR, "", metav1.ListOptions{ResourceVersion: "1"})
@@ -155,11 +157,36 @@ func TestPartitionOnlyAffectsThatMember(t *testing.T) {
 }
 
 func TestUnreachableErrorIsNotRetriedAsConflict(t *testing.T) {
-	c := fake.NewCluster("solo")
+	c := newCluster(t, "solo")
 	c.Partition()
 	_, err := c.Update(testCtx(t), configMapGVR, configMap("prod", "cfg", nil))
 	require.False(t, apierrors.IsConflict(err))
 	var cerr *federation.ClusterError
 	require.False(t, errors.As(err, &cerr), "the fake does not add ClusterError; loops do")
 	require.Contains(t, err.Error(), `Put "https://solo.fake.invalid/api/v1/namespaces/prod/configmaps/cfg"`)
+}
+
+// TestFleetAddWhileDescribing: Add of an existing name replaces its labels while Clusters
+// describes the members. Run with -race: Clusters must read the labels under the fleet's lock.
+func TestFleetAddWhileDescribing(t *testing.T) {
+	f := fake.NewFleet()
+	f.Add("eu", map[string]string{"tier": "a"})
+	var wg sync.WaitGroup
+	const n = 2000
+	start := make(chan struct{}) // both loops run at once
+	wg.Go(func() {
+		<-start
+		for i := range n {
+			f.Add("eu", map[string]string{"tier": strconv.Itoa(i)})
+		}
+	})
+	wg.Go(func() {
+		<-start
+		for range n {
+			require.Len(t, f.Clusters()[0].Labels, 1)
+		}
+	})
+	close(start)
+	wg.Wait()
+	require.Equal(t, strconv.Itoa(n-1), f.Clusters()[0].Labels["tier"])
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestGenerationRules(t *testing.T) {
@@ -148,7 +146,7 @@ func TestGenerationRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			ctx := testCtx(t)
 			if tc.noStatus {
 				c.SetStatusSubresource(tc.gvr.GroupResource(), false)
@@ -177,7 +175,7 @@ func TestGenerationRules(t *testing.T) {
 }
 
 func TestGenerationCannotBeSetByClients(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := deployment("prod", "web", 1)
 	obj.SetGeneration(42)
 	created := mustCreate(t, c, deployGVR, obj)

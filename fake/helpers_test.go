@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/fedkit/fedkit/fake"
 )
 
 // Resources used across the tests: a built-in workload with a status subresource, built-ins
@@ -137,19 +140,6 @@ func nextEvent(t *testing.T, w watch.Interface) watch.Event {
 	return watch.Event{}
 }
 
-// noEvent checks that nothing arrives for a short while.
-func noEvent(t *testing.T, w watch.Interface) {
-	t.Helper()
-	select {
-	case ev, ok := <-w.ResultChan():
-		if ok {
-			t.Fatalf("unexpected event %s %s", ev.Type, eventName(ev))
-		}
-		t.Fatal("watch closed unexpectedly")
-	case <-time.After(50 * time.Millisecond):
-	}
-}
-
 // requireClosed checks that the watch's channel gets closed.
 func requireClosed(t *testing.T, w watch.Interface) {
 	t.Helper()
@@ -195,3 +185,74 @@ var (
 	noDeleteOptions = metav1.DeleteOptions{}
 	schemaIngresses = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}
 )
+
+// newCluster returns fake.NewCluster(name) with the namespaces prod and dev, where the tests
+// put their objects, and the CRD of widgets, all seeded (no Action). Its resourceVersion is
+// then baseRV.
+func newCluster(t *testing.T, name string) *fake.Cluster {
+	t.Helper()
+	c := withNamespaces(t, fake.NewCluster(name))
+	require.NoError(t, c.Seed(crd("example.com", "widgets", "Widget", true)))
+	return c
+}
+
+// baseRV is the resourceVersion of a cluster from newCluster: the four initial namespaces,
+// prod and dev, and the widgets CRD (created, then established).
+const baseRV = 8
+
+// withNamespaces creates the namespaces prod and dev in c and returns c.
+func withNamespaces(t *testing.T, c *fake.Cluster) *fake.Cluster {
+	t.Helper()
+	require.NoError(t, c.Seed(namespace("prod"), namespace("dev")))
+	return c
+}
+
+// rv returns the resourceVersion of the n-th write after newCluster, as a string.
+func rv(n int) string { return strconv.Itoa(baseRV + n) }
+
+// crdGVR addresses CustomResourceDefinitions.
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// crd returns a CustomResourceDefinition serving group/v1 plural of kind, with a status
+// subresource, namespaced or cluster-scoped.
+func crd(group, plural, kind string, namespaced bool) *unstructured.Unstructured {
+	scope := "Cluster"
+	if namespaced {
+		scope = "Namespaced"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group,
+			"scope": scope,
+			"names": map[string]any{"plural": plural, "kind": kind},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema":       map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+				"subresources": map[string]any{"status": map[string]any{}},
+			}},
+		},
+	}}
+}
+
+// newHost is newCluster for fake.NewHost: it also serves fedkit's API.
+func newHost(t *testing.T, name string) *fake.Cluster {
+	t.Helper()
+	c := withNamespaces(t, fake.NewHost(name))
+	require.NoError(t, c.Seed(crd("example.com", "widgets", "Widget", true)))
+	return c
+}
+
+// labelled sets the labels of u and returns it.
+func labelled(u *unstructured.Unstructured, labels map[string]string) *unstructured.Unstructured {
+	u.SetLabels(labels)
+	return u
+}
+
+// nestedOrNil returns the field, or nil when it is absent.
+func nestedOrNil(u *unstructured.Unstructured, fields ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, fields...)
+	return v
+}

@@ -11,15 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 // TestClientGoInformer runs a real client-go informer against a fake cluster: its reflector
 // lists, watches from the list's resourceVersion and relists on a broken watch, so this checks
 // that the fake's list and watch semantics are the ones client-go relies on.
 func TestClientGoInformer(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	mustCreate(t, c, configMapGVR, configMap("prod", "before", nil))

@@ -7,12 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestList(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	for _, o := range []struct{ ns, name, tier string }{
 		{"prod", "web", "front"}, {"prod", "api", "back"}, {"dev", "web", "front"}, {"dev", "db", ""},
 	} {
@@ -50,14 +48,14 @@ func TestList(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("List(%q, %+v) (-want +got):\n%s", tc.namespace, tc.opts, diff)
 			}
-			require.Equal(t, "4", list.GetResourceVersion())
+			require.Equal(t, rv(4), list.GetResourceVersion())
 			require.Equal(t, "ConfigMapList", list.GetKind())
 		})
 	}
 }
 
 func TestListBadSelectors(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	for name, opts := range map[string]metav1.ListOptions{
 		"bad label selector":         {LabelSelector: "a in (("},
 		"bad field selector":         {FieldSelector: "metadata.name"},

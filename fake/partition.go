@@ -15,6 +15,7 @@ import (
 // [Cluster.Healthy] and the package documentation for the error), and open watches end, their
 // result channels closed, as a broken connection ends them. State is kept; writes by the test
 // (Seed, Drift) and the simulated controllers still work, as the cluster itself keeps running.
+// The member caches of [Fleet.CachedReader] keep the state they had.
 func (c *Cluster) Partition() {
 	c.lock()
 	defer c.mu.Unlock()
@@ -24,17 +25,20 @@ func (c *Cluster) Partition() {
 	c.partitioned = true
 	c.readySince = c.clock.Now()
 	c.closeWatchesLocked()
+	c.freezeCachesLocked()
 }
 
-// Heal reconnects a partitioned cluster.
+// Heal reconnects a partitioned cluster. The member caches of [Fleet.CachedReader] catch up,
+// and the handlers of [Fleet.OnMemberChange] get what changed meanwhile before Heal returns.
 func (c *Cluster) Heal() {
 	c.lock()
-	defer c.mu.Unlock()
+	defer c.unlock()
 	if !c.partitioned {
 		return
 	}
 	c.partitioned = false
 	c.readySince = c.clock.Now()
+	c.thawCachesLocked()
 }
 
 // Partitioned reports whether the cluster is partitioned.

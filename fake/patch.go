@@ -24,7 +24,11 @@ import (
 // and a patch type the resource does not support is 415 UnsupportedMediaType.
 func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
-	ns, err := c.objectNamespace(gvr, namespace)
+	ri, err := c.servedLocked(gvr, "patch")
+	if err != nil {
+		return nil, err
+	}
+	ns, err := objectNamespace(ri, gvr, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +91,7 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 	if next.GetName() != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", next.GetName(), name))
 	}
-	return c.replaceLocked(gvr, next, writeMain)
+	return c.replaceLocked(gvr, ri, next, writeMain)
 }
 
 // unsupportedPatch is the 415 the real server answers for a content type it does not accept.

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestPatch(t *testing.T) {
@@ -80,7 +78,7 @@ func TestPatch(t *testing.T) {
 			patch: `{"status":{"readyReplicas":7}}`,
 			check: func(t *testing.T, got *unstructured.Unstructured) {
 				require.NotContains(t, got.Object, "status")
-				require.Equal(t, "1", got.GetResourceVersion(), "a patch changing nothing writes nothing")
+				require.Equal(t, rv(1), got.GetResourceVersion(), "a patch changing nothing writes nothing")
 			},
 		},
 		{
@@ -88,15 +86,15 @@ func TestPatch(t *testing.T) {
 			gvr:   configMapGVR,
 			obj:   configMap("prod", "cfg", nil),
 			pt:    types.MergePatchType,
-			patch: `{"metadata":{"resourceVersion":"1"},"data":{"k":"v"}}`,
+			patch: `{"metadata":{"resourceVersion":"` + rv(1) + `"},"data":{"k":"v"}}`,
 			check: func(t *testing.T, got *unstructured.Unstructured) {
-				require.Equal(t, "2", got.GetResourceVersion())
+				require.Equal(t, rv(2), got.GetResourceVersion())
 			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, tc.gvr, tc.obj)
 			got, err := c.Patch(testCtx(t), tc.gvr, created.GetNamespace(), created.GetName(), tc.pt, []byte(tc.patch))
 			require.NoError(t, err)
@@ -136,7 +134,7 @@ func TestPatchErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			name := "web"
 			switch {
 			case tc.obj == "":

@@ -14,7 +14,7 @@ import (
 // clusters and a cluster monitor would: each Cluster of [Fleet.Clusters] is created (or its
 // spec and labels updated) and its status written. Call it again after Partition or Heal to
 // refresh the Ready conditions the scheduler and placement read. host is usually a
-// standalone fake.NewCluster("host"), but any ClusterClient serving the Cluster CRD works.
+// fake.NewHost("host"), but any ClusterClient serving the Cluster CRD works.
 func (f *Fleet) Register(ctx context.Context, host federation.ClusterClient) error {
 	for _, c := range f.Clusters() {
 		if err := registerCluster(ctx, host, c); err != nil {

@@ -14,7 +14,7 @@ import (
 
 func TestFleetRegister(t *testing.T) {
 	ctx := context.Background()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
 	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east-1"})

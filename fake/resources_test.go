@@ -52,18 +52,17 @@ func TestResourceDefaults(t *testing.T) {
 		{"node.k8s.io/v1/runtimeclasses", "RuntimeClass", false, false, false},
 		{"certificates.k8s.io/v1/certificatesigningrequests", "CertificateSigningRequest", false, true, false},
 		{"admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, false, true},
-		{"apiextensions.k8s.io/v1/customresourcedefinitions", "CustomResourceDefinition", false, true, true},
 		{"apiregistration.k8s.io/v1/apiservices", "APIService", false, true, false},
 		{"core.federation.k8s.io/v1alpha1/clusters", "Cluster", false, true, true},
-		{"core.federation.k8s.io/v1alpha1/replicaschedulingpreferences", "ReplicaSchedulingPreference", true, true, true},
+		{"core.federation.k8s.io/v1alpha1/replicaschedulingpreferences", "ReplicaSchedulingPreference", true, false, true}, // its CRD declares no status subresource
 		{"types.federation.k8s.io/v1alpha1/federateddeployments", "FederatedDeployment", true, true, true},
 		{"example.com/v1/widgets", "Widget", true, true, true},
 	}
+	c := newHost(t, "c") // every case creates "x" in its own resource
 	for _, tc := range tests {
 		t.Run(tc.gvr, func(t *testing.T) {
 			parts := strings.Split(tc.gvr, "/")
 			gvr := schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}
-			c := fake.NewCluster("c")
 			ctx := testCtx(t)
 			obj := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": gvr.GroupVersion().String(), "kind": tc.kind,
@@ -73,11 +72,11 @@ func TestResourceDefaults(t *testing.T) {
 			_, err := c.Create(ctx, gvr, obj)
 			if tc.namespaced {
 				require.True(t, apierrors.IsBadRequest(err), "namespaced: Create without namespace = %v", err)
-				obj.SetNamespace("ns")
+				obj.SetNamespace("prod")
 				_, err = c.Create(ctx, gvr, obj)
 			}
 			require.NoError(t, err)
-			got, err := c.Get(ctx, gvr, "ns", "x")
+			got, err := c.Get(ctx, gvr, "prod", "x")
 			require.NoError(t, err)
 
 			_, found, _ := unstructured.NestedInt64(got.Object, "metadata", "generation")
@@ -93,7 +92,7 @@ func TestResourceDefaults(t *testing.T) {
 }
 
 func TestSetServerVersion(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	v, err := c.ServerVersion(testCtx(t))
 	require.NoError(t, err)
 	v.GitVersion = "mutated"

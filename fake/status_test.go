@@ -6,12 +6,10 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 func TestStatusSubresource(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 
 	// Create drops status for resources with a status subresource.
@@ -53,7 +51,7 @@ func TestStatusSubresource(t *testing.T) {
 }
 
 func TestResourceWithoutStatusSubresource(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	cm := configMap("prod", "cfg", map[string]any{"k": "v"})
 	cm.Object["status"] = map[string]any{"odd": "but stored"}
@@ -70,7 +68,7 @@ func TestResourceWithoutStatusSubresource(t *testing.T) {
 }
 
 func TestSetStatusSubresourceOverride(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetStatusSubresource(widgetGVR.GroupResource(), false)
 	w := widget("prod", "w", 1)
 	w.Object["status"] = map[string]any{"phase": "Given"}
@@ -79,7 +77,7 @@ func TestSetStatusSubresourceOverride(t *testing.T) {
 }
 
 func TestNodesKeepStatusOnCreate(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	node := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Node",
 		"metadata": map[string]any{"name": "n1"},

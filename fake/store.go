@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -29,7 +30,11 @@ const maxGenerateNameAttempts = 8
 
 // getLocked returns a copy of the stored object.
 func (c *Cluster) getLocked(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	ns, err := c.objectNamespace(gvr, namespace)
+	ri, err := c.servedLocked(gvr, "get")
+	if err != nil {
+		return nil, err
+	}
+	ns, err := objectNamespace(ri, gvr, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +48,11 @@ func (c *Cluster) getLocked(gvr schema.GroupVersionResource, namespace, name str
 // listLocked returns copies of the matching objects, sorted by namespace and name as etcd
 // returns them, and the cluster's resourceVersion as the list's.
 func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	f, err := c.newFilter(gvr, namespace, opts)
+	ri, err := c.servedLocked(gvr, "list")
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFilter(ri, namespace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +66,7 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 	slices.SortFunc(keys, compareKeys)
 	list := &unstructured.UnstructuredList{Object: map[string]any{}}
 	list.SetAPIVersion(gvr.GroupVersion().String())
-	list.SetKind(c.kindLocked(gvr) + "List")
+	list.SetKind(ri.listKind)
 	list.SetResourceVersion(strconv.FormatInt(c.rv, 10))
 	list.Items = make([]unstructured.Unstructured, 0, len(keys))
 	for _, k := range keys {
@@ -68,10 +77,19 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 
 // createLocked stores a new object. A seed (from Seed, not a client) keeps the uid,
 // creationTimestamp, generation, deletionTimestamp and status it is given, as fixtures need,
-// and skips the metadata validation, as storage does.
+// and skips admission and the metadata validation, as storage does.
 func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
-	gr := gvr.GroupResource()
 	in, err := normalize(obj)
+	if err != nil {
+		return nil, err
+	}
+	return c.insertLocked(gvr, in, seed)
+}
+
+// insertLocked is createLocked for an object that is already a private, normalised copy.
+func (c *Cluster) insertLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
+	gr := gvr.GroupResource()
+	ri, err := c.servedLocked(gvr, "create")
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +103,22 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 		// The real server fails this in storage, which surfaces as a 500.
 		return nil, apierrors.NewInternalError(errors.New("resourceVersion should not be set on objects to be created"))
 	}
-	ns, err := c.objectNamespace(gvr, in.GetNamespace())
+	ns, err := objectNamespace(ri, gvr, in.GetNamespace())
 	if err != nil {
 		return nil, err
 	}
 	in.SetNamespace(ns)
 	in.SetResourceVersion("")
+	if !seed {
+		// Admission comes before the strategy: a terminating CRD refuses new objects, and
+		// NamespaceLifecycle a missing or terminating namespace.
+		if err := c.admitCustomResourceLocked(gvr, ri, in.GetName()); err != nil {
+			return nil, err
+		}
+		if err := c.admitNamespaceLocked(gvr, in); err != nil {
+			return nil, err
+		}
+	}
 	stored := c.objects[gvr]
 	if in.GetName() == "" {
 		if in.GetGenerateName() == "" {
@@ -107,7 +135,7 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 	}
 	if !seed {
 		// The real server validates before storage can answer AlreadyExists.
-		if err := validateCreate(gvr, c.res.isNamespaced(gr), in); err != nil {
+		if err := validateCreate(gvr, ri.namespaced, in); err != nil {
 			return nil, err
 		}
 	}
@@ -132,21 +160,41 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 		in.SetDeletionGracePeriodSeconds(nil)
 	}
 	switch {
-	case !tracksGeneration(gr):
+	case ri.crd == "" && !tracksGeneration(gr):
 		unstructured.RemoveNestedField(in.Object, "metadata", "generation")
 	case !seed || in.GetGeneration() == 0:
 		in.SetGeneration(1)
 	}
-	if !seed && c.res.hasStatus(gr) && !keepsStatusOnCreate(gr) {
+	if !seed && ri.status && !keepsStatusOnCreate(gr) {
 		delete(in.Object, "status")
 	}
-	c.kinds[gvr] = in.GetKind()
+	if !seed {
+		if err := prepareKind(gvr, in, nil); err != nil {
+			return nil, err
+		}
+	}
 	return c.commitLocked(gvr, watch.Added, in, nil), nil
+}
+
+// prepareKind runs the strategy of the kinds whose server-side rules the fake models beyond
+// metadata: Namespaces and CustomResourceDefinitions. old is nil on create.
+func prepareKind(gvr schema.GroupVersionResource, next, old *unstructured.Unstructured) error {
+	switch gvr {
+	case namespacesGVR():
+		prepareNamespace(next, old)
+	case crdGVR():
+		return prepareCRD(next, old)
+	}
+	return nil
 }
 
 // deleteLocked deletes an object, or marks it deleting when it has finalizers.
 func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
-	ns, err := c.objectNamespace(gvr, namespace)
+	ri, err := c.servedLocked(gvr, "delete")
+	if err != nil {
+		return err
+	}
+	ns, err := objectNamespace(ri, gvr, namespace)
 	if err != nil {
 		return err
 	}
@@ -154,6 +202,11 @@ func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name 
 	old, ok := c.objects[gvr][objectKey{ns, name}]
 	if !ok {
 		return apierrors.NewNotFound(gr, name)
+	}
+	if gvr == namespacesGVR() {
+		if err := admitNamespaceDelete(name); err != nil {
+			return err
+		}
 	}
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != old.GetUID() {
@@ -166,13 +219,28 @@ func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name 
 	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
 		return nil
 	}
+	c.deleteObjectLocked(gvr, old)
+	return nil
+}
+
+// deleteObjectLocked deletes the stored object old: at once without finalizers, else by
+// setting its deletionTimestamp (once). Namespaces and CRDs are deleted with their contents.
+func (c *Cluster) deleteObjectLocked(gvr schema.GroupVersionResource, old *unstructured.Unstructured) {
+	switch gvr {
+	case namespacesGVR():
+		c.deleteNamespaceLocked(old)
+		return
+	case crdGVR():
+		c.deleteCRDLocked(old)
+		return
+	}
 	next := old.DeepCopy()
 	if len(old.GetFinalizers()) == 0 {
 		c.commitLocked(gvr, watch.Deleted, next, old)
-		return nil
+		return
 	}
 	if old.GetDeletionTimestamp() != nil {
-		return nil // already deleting: nothing changes until the finalizers are gone
+		return // already deleting: nothing changes until the finalizers are gone
 	}
 	now := metav1.NewTime(c.nowLocked())
 	next.SetDeletionTimestamp(&now)
@@ -182,7 +250,6 @@ func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name 
 		next.SetGeneration(g + 1) // as the real server's markAsDeleting
 	}
 	c.commitLocked(gvr, watch.Modified, next, old)
-	return nil
 }
 
 // commitLocked stores obj (a fresh object nobody else holds) at the next resourceVersion, or
@@ -201,29 +268,55 @@ func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventT
 	} else {
 		stored[key] = obj
 	}
-	c.publishLocked(event{rv: c.rv, gvr: gvr, typ: typ, obj: obj, old: old})
-	return obj.DeepCopy()
+	e := event{rv: c.rv, gvr: gvr, typ: typ, obj: obj, old: old}
+	c.publishLocked(e)
+	out := obj.DeepCopy()
+	c.afterCommitLocked(e)
+	return out
+}
+
+// afterCommitLocked is what follows a write: member-cache notifications, and the controllers
+// that act at once on it (serving and establishing CRDs, finalizing a terminating namespace
+// or CRD whose last object went). Their writes follow this one's in resourceVersion order.
+func (c *Cluster) afterCommitLocked(e event) {
+	c.notifyLocked(e)
+	name := e.obj.GetName()
+	if e.gvr == crdGVR() {
+		if e.typ == watch.Deleted {
+			c.syncCRDLocked(name, nil)
+			return
+		}
+		c.syncCRDLocked(name, e.obj)
+		c.establishLocked(name)
+		return
+	}
+	if e.typ != watch.Deleted {
+		return
+	}
+	if ns := e.obj.GetNamespace(); ns != "" {
+		c.finalizeNamespaceLocked(ns)
+	}
+	if e.gvr.Group != "" {
+		c.finalizeCRDLocked(e.gvr.Resource + "." + e.gvr.Group) // a CRD's name is <plural>.<group>
+	}
+}
+
+// storedResourcesLocked returns the resources with stored objects, in a stable order.
+func (c *Cluster) storedResourcesLocked() []schema.GroupVersionResource {
+	return slices.SortedFunc(maps.Keys(c.objects), compareGVRs)
 }
 
 // objectNamespace returns the namespace an object of gvr is stored under: "" for
 // cluster-scoped resources (a namespace given for them is ignored), and namespace for
 // namespaced ones, where it is required.
-func (c *Cluster) objectNamespace(gvr schema.GroupVersionResource, namespace string) (string, error) {
-	if !c.res.isNamespaced(gvr.GroupResource()) {
+func objectNamespace(ri resourceInfo, gvr schema.GroupVersionResource, namespace string) (string, error) {
+	if !ri.namespaced {
 		return "", nil
 	}
 	if namespace == "" {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("fake: a namespace is required for the namespaced resource %s", gvr.GroupResource()))
 	}
 	return namespace, nil
-}
-
-// kindLocked returns the kind last stored for gvr, or a guess from the resource name.
-func (c *Cluster) kindLocked(gvr schema.GroupVersionResource) string {
-	if k, ok := c.kinds[gvr]; ok {
-		return k
-	}
-	return "Unknown"
 }
 
 // randomSuffixLocked returns five characters from the alphabet the real server uses for

@@ -48,15 +48,13 @@ func nameRule(gr schema.GroupResource) apivalidation.ValidateNameFunc {
 	return apivalidation.NameIsDNSSubdomain
 }
 
-// unconditionalUpdate reports whether an update of gr may omit metadata.resourceVersion (the
-// strategy's AllowUnconditionalUpdate): the update then applies to whatever is stored. Most
-// built-in types allow it. Custom resources, CRDs and APIServices do not, nor do the built-ins
-// below, whose updates must name the resourceVersion they read or fail with 422 Invalid
-// (metadata.resourceVersion: must be specified for an update).
+// unconditionalUpdate reports whether an update of the built-in resource gr may omit
+// metadata.resourceVersion (the strategy's AllowUnconditionalUpdate): the update then applies
+// to whatever is stored. Most built-in types allow it. Custom resources (never passed here),
+// CRDs and APIServices do not, nor do the built-ins below, whose updates must name the
+// resourceVersion they read or fail with 422 Invalid (metadata.resourceVersion: must be
+// specified for an update).
 func unconditionalUpdate(gr schema.GroupResource) bool {
-	if !builtin(gr) {
-		return false
-	}
 	switch gr.Group {
 	case "apiextensions.k8s.io", "apiregistration.k8s.io", "admissionregistration.k8s.io",
 		"coordination.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io":
@@ -99,10 +97,14 @@ const (
 	bumpDesiredOrLabels
 )
 
-// generationBump returns the bump rule of gr. A resource that does not track generation (see
-// tracksGeneration) has bumpNever, except CSIDrivers: their strategy sets no generation on
-// create but bumps it, from 0, on a spec change.
-func generationBump(gr schema.GroupResource) bumpRule {
+// generationBump returns the bump rule of gr: bumpDesired for custom resources. A built-in
+// resource that does not track generation (see tracksGeneration) has bumpNever, except
+// CSIDrivers: their strategy sets no generation on create but bumps it, from 0, on a spec
+// change.
+func generationBump(gr schema.GroupResource, custom bool) bumpRule {
+	if custom {
+		return bumpDesired
+	}
 	switch gr {
 	case schema.GroupResource{Group: "apps", Resource: "deployments"}:
 		return bumpDesiredOrAnnotations

@@ -28,20 +28,24 @@ const (
 // uid in obj that does not match the stored one is a Conflict; an empty resourceVersion makes
 // the update unconditional where the resource allows it (see unconditionalUpdate).
 func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+	ri, err := c.servedLocked(gvr, "update")
+	if err != nil {
+		return nil, err
+	}
 	in, err := normalize(obj)
 	if err != nil {
 		return nil, err
 	}
-	return c.replaceLocked(gvr, in, mode)
+	return c.replaceLocked(gvr, ri, in, mode)
 }
 
 // replaceLocked is updateLocked for an object that is already a private, normalised copy. It
 // follows the real server's order: the uid precondition, the resourceVersion lock, then what
 // the resource's strategy prepares and validates (rest.BeforeUpdate), then the write, which
 // stores nothing when nothing changed.
-func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo, in *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
-	ns, err := c.objectNamespace(gvr, in.GetNamespace())
+	ns, err := objectNamespace(ri, gvr, in.GetNamespace())
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +53,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 	if name == "" {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("fake: %s: name is required", gr))
 	}
-	hasStatus := c.res.hasStatus(gr)
+	hasStatus := ri.status
 	if mode == writeStatus && !hasStatus {
 		// There is no /status endpoint to call.
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: gr.Group, Resource: gr.Resource + "/status"}, name)
@@ -61,7 +65,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
 		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID()))
 	}
-	if err := c.checkResourceVersion(gr, name, in, old); err != nil {
+	if err := c.checkResourceVersion(gr, ri.crd != "", name, in, old); err != nil {
 		return nil, err
 	}
 	if err := checkTypeMeta(gvr, in, old.GetKind()); err != nil {
@@ -91,10 +95,15 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 			return nil, err
 		}
 	}
-	if err := prepareUpdate(gvr, c.res.isNamespaced(gr), next, old); err != nil {
+	if err := prepareUpdate(gvr, ri.namespaced, next, old); err != nil {
 		return nil, err
 	}
-	if bumpsGeneration(generationBump(gr), hasStatus, old, next) {
+	if mode != writeStatus {
+		if err := prepareKind(gvr, next, old); err != nil {
+			return nil, err
+		}
+	}
+	if bumpsGeneration(generationBump(gr, ri.crd != ""), hasStatus, old, next) {
 		next.SetGeneration(old.GetGeneration() + 1)
 	}
 	if equality.Semantic.DeepEqual(old.Object, next.Object) {
@@ -102,9 +111,13 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, in *unstructure
 		// no watch event.
 		return old.DeepCopy(), nil
 	}
-	if old.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
-		// The last finalizer is gone: the object is deleted now.
-		return c.commitLocked(gvr, watch.Deleted, next, old), nil
+	if old.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && (gvr != namespacesGVR() || namespaceDeletable(next)) {
+		// The last finalizer is gone: the real server does not write the update but deletes
+		// the stored object, so watchers get Deleted with its last stored state (a label
+		// selector sees the labels it had), and the caller gets the object it sent, as
+		// prepared, with the resourceVersion it had.
+		c.commitLocked(gvr, watch.Deleted, old.DeepCopy(), old)
+		return next, nil
 	}
 	return c.commitLocked(gvr, watch.Modified, next, old), nil
 }

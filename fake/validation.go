@@ -33,9 +33,9 @@ func validateCreate(gvr schema.GroupVersionResource, namespaced bool, obj *unstr
 // be the stored one (else Conflict), and an empty one is allowed only where the resource
 // allows unconditional updates (else 422 Invalid, whose kind the real server fills with the
 // resource's plural name). Writes by other actors (Drift) always carry the stored version.
-func (c *Cluster) checkResourceVersion(gr schema.GroupResource, name string, in, old *unstructured.Unstructured) error {
+func (c *Cluster) checkResourceVersion(gr schema.GroupResource, custom bool, name string, in, old *unstructured.Unstructured) error {
 	switch rv := in.GetResourceVersion(); {
-	case rv == "" && !c.res.allowsUnconditionalUpdate(gr):
+	case rv == "" && !c.res.allowsUnconditionalUpdate(gr, custom):
 		return apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: gr.Resource}, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata").Child("resourceVersion"), uint64(0), "must be specified for an update"),
 		})

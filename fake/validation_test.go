@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/fedkit/fedkit/fake"
 )
 
 // invalidFields returns the fields an Invalid error names, failing the test for any other
@@ -47,11 +45,10 @@ func TestCreateValidatesNames(t *testing.T) {
 		{"role with a slash", roleGVR, typed("rbac.authorization.k8s.io/v1", "Role", "prod", "a/b", nil), false},
 		{"custom resource subdomain", widgetGVR, widget("prod", "w.1", 1), true},
 		{"custom resource upper case", widgetGVR, widget("prod", "Widget", 1), false},
-		{"namespace of the object", configMapGVR, configMap("Prod", "cfg", nil), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			_, err := c.Create(testCtx(t), tc.gvr, tc.obj)
 			if tc.valid {
 				require.NoError(t, err)
@@ -60,13 +57,18 @@ func TestCreateValidatesNames(t *testing.T) {
 			fields := invalidFields(t, err)
 			require.NotEmpty(t, fields)
 			require.Contains(t, []string{"metadata.name", "metadata.namespace"}, fields[0])
-			require.Empty(t, c.Objects(tc.gvr), "nothing is stored")
+			_, err = c.Peek(tc.gvr, tc.obj.GetNamespace(), tc.obj.GetName())
+			require.True(t, apierrors.IsNotFound(err), "nothing is stored: %v", err)
 		})
 	}
+
+	// An invalid namespace cannot exist: admission, which comes first, answers NotFound.
+	_, err := newCluster(t, "c").Create(testCtx(t), configMapGVR, configMap("Prod", "cfg", nil))
+	require.True(t, apierrors.IsNotFound(err), "Create in namespace Prod = %v", err)
 }
 
 func TestCreateValidatesGenerateName(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "", nil)
 	obj.SetGenerateName("Bad_")
 	_, err := c.Create(testCtx(t), configMapGVR, obj)
@@ -93,14 +95,14 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("create/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			obj := configMap("prod", "cfg", nil)
 			tc.mutate(obj)
 			_, err := c.Create(testCtx(t), configMapGVR, obj)
 			require.Contains(t, invalidFields(t, err), tc.wantField)
 		})
 		t.Run("update/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", map[string]any{"k": "v"}))
 			obj := created.DeepCopy()
 			tc.mutate(obj)
@@ -111,7 +113,7 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 			require.Equal(t, created.GetResourceVersion(), got.GetResourceVersion(), "nothing is written")
 		})
 		t.Run("drift/"+tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 			err := c.Drift(configMapGVR, "prod", "cfg", tc.mutate)
 			require.Contains(t, invalidFields(t, err), tc.wantField, "other actors go through the same validation")
@@ -120,7 +122,7 @@ func TestValidatesLabelsAnnotationsAndOwners(t *testing.T) {
 }
 
 func TestSeedSkipsValidation(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	obj := configMap("prod", "Legacy_Name", nil)
 	require.NoError(t, c.Seed(obj), "storage holds what older rules let in")
 }
@@ -142,7 +144,7 @@ func TestUnconditionalUpdate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			created := mustCreate(t, c, tc.gvr, tc.obj)
 			created.SetResourceVersion("")
 			created.SetLabels(map[string]string{"changed": "yes"})
@@ -158,7 +160,7 @@ func TestUnconditionalUpdate(t *testing.T) {
 }
 
 func TestUnconditionalUpdateStatusAndOverride(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, widgetGVR, widget("prod", "w", 1))
 	created.SetResourceVersion("")
@@ -179,7 +181,7 @@ func TestUnconditionalUpdateStatusAndOverride(t *testing.T) {
 }
 
 func TestUpdateImmutableMetadata(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	created := mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 
@@ -207,7 +209,7 @@ func TestUpdateImmutableMetadata(t *testing.T) {
 }
 
 func TestUpdateKeepsDeletionTimestampWhileDeleting(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	obj := configMap("prod", "cfg", nil)
 	obj.SetFinalizers([]string{"example.com/hold"})
@@ -229,7 +231,7 @@ func TestUpdateKeepsDeletionTimestampWhileDeleting(t *testing.T) {
 }
 
 func TestPatchNameAndNamespace(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	mustCreate(t, c, configMapGVR, configMap("prod", "cfg", nil))
 	mustCreate(t, c, namespaceGVR, namespace("team"))
@@ -250,7 +252,7 @@ func TestPatchNameAndNamespace(t *testing.T) {
 
 func TestDaemonSetTemplateGeneration(t *testing.T) {
 	const key = "deprecated.daemonset.template.generation"
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	ds := mustCreate(t, c, daemonSetGVR, daemonSet("prod", "agent"))
 	require.Equal(t, "1", ds.GetAnnotations()[key], "create sets it")

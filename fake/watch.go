@@ -84,9 +84,9 @@ type filter struct {
 
 // newFilter parses opts. Only the metadata.name and metadata.namespace field selectors are
 // supported, as for custom resources on a real server.
-func (c *Cluster) newFilter(gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (filter, error) {
+func newFilter(ri resourceInfo, namespace string, opts metav1.ListOptions) (filter, error) {
 	f := filter{namespace: namespace}
-	if !c.res.isNamespaced(gvr.GroupResource()) {
+	if !ri.namespaced {
 		f.namespace = ""
 	}
 	var err error
@@ -115,7 +115,11 @@ func (f filter) matches(u *unstructured.Unstructured) bool {
 // startWatchLocked registers a watch and starts its delivery goroutine, which ends when the
 // watch is stopped, ctx is done, or the cluster is partitioned.
 func (c *Cluster) startWatchLocked(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	f, err := c.newFilter(gvr, namespace, opts)
+	ri, err := c.servedLocked(gvr, "watch")
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFilter(ri, namespace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +128,7 @@ func (c *Cluster) startWatchLocked(ctx context.Context, gvr schema.GroupVersionR
 		result: make(chan watch.Event),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		finish: make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 	}
 	initial := opts.SendInitialEvents == nil || *opts.SendInitialEvents
@@ -147,7 +152,7 @@ func (c *Cluster) startWatchLocked(ctx context.Context, gvr schema.GroupVersionR
 		}
 	}
 	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		w.push(watch.Event{Type: watch.Bookmark, Object: c.bookmarkLocked(gvr)})
+		w.push(watch.Event{Type: watch.Bookmark, Object: c.bookmarkLocked(gvr, ri.kind)})
 	}
 	c.watch[w] = struct{}{}
 	go w.run(ctx)
@@ -169,10 +174,10 @@ func (c *Cluster) initialEventsLocked(w *watcher) {
 }
 
 // bookmarkLocked is the bookmark that ends the initial events of a watch-list request.
-func (c *Cluster) bookmarkLocked(gvr schema.GroupVersionResource) *unstructured.Unstructured {
+func (c *Cluster) bookmarkLocked(gvr schema.GroupVersionResource, kind string) *unstructured.Unstructured {
 	b := &unstructured.Unstructured{Object: map[string]any{}}
 	b.SetAPIVersion(gvr.GroupVersion().String())
-	b.SetKind(c.kindLocked(gvr))
+	b.SetKind(kind)
 	b.SetResourceVersion(strconv.FormatInt(c.rv, 10))
 	b.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	return b
@@ -211,6 +216,10 @@ type watcher struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	// finish ends the watch once its queued events are delivered: the server closing it
+	// (its resource is no longer served), where stop is the connection breaking.
+	finish     chan struct{}
+	finishOnce sync.Once
 
 	mu    sync.Mutex
 	queue []watch.Event // objects are shared; run copies them before sending
@@ -227,6 +236,8 @@ func (w *watcher) Stop() {
 }
 
 func (w *watcher) signal() { w.stopOnce.Do(func() { close(w.stop) }) }
+
+func (w *watcher) end() { w.finishOnce.Do(func() { close(w.finish) }) }
 
 // offer queues e if this watch sees it. Objects moving into the selector are Added and objects
 // moving out are Deleted, as the real watch cache reports them.
@@ -275,6 +286,14 @@ func (w *watcher) run(ctx context.Context) {
 			w.mu.Unlock()
 			select {
 			case <-w.wake:
+				continue
+			case <-w.finish:
+				w.mu.Lock()
+				empty := len(w.queue) == 0
+				w.mu.Unlock()
+				if empty {
+					return
+				}
 				continue
 			case <-w.stop:
 				return

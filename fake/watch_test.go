@@ -18,7 +18,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 )
 
-// writeSequence makes five writes to configmaps prod/a and prod/b: rv 1..5.
+// writeSequence makes five writes to configmaps prod/a and prod/b: rv(1) to rv(5).
 func writeSequence(t *testing.T, c *fake.Cluster) {
 	t.Helper()
 	ctx := testCtx(t)
@@ -42,21 +42,21 @@ func collect(t *testing.T, w watch.Interface, n int) []string {
 }
 
 func TestWatchFromResourceVersion(t *testing.T) {
-	all := []string{"ADDED a@1", "ADDED b@2", "MODIFIED a@3", "DELETED a@4", "MODIFIED b@5"}
+	all := []string{"ADDED a@" + rv(1), "ADDED b@" + rv(2), "MODIFIED a@" + rv(3), "DELETED a@" + rv(4), "MODIFIED b@" + rv(5)}
 	tests := []struct {
 		name string
 		rv   string
 		want []string
 	}{
-		{"resume after 1", "1", all[1:]},
-		{"resume after 3", "3", all[3:]},
-		{"resume at the head", "5", nil},
-		{"current state for empty resourceVersion", "", []string{"ADDED b@5"}},
-		{"current state for 0", "0", []string{"ADDED b@5"}},
+		{"resume after 1", rv(1), all[1:]},
+		{"resume after 3", rv(3), all[3:]},
+		{"resume at the head", rv(5), nil},
+		{"current state for empty resourceVersion", "", []string{"ADDED b@" + rv(5)}},
+		{"current state for 0", "0", []string{"ADDED b@" + rv(5)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			writeSequence(t, c)
 			w, err := c.Watch(testCtx(t), configMapGVR, "prod", metav1.ListOptions{ResourceVersion: tc.rv})
 			require.NoError(t, err)
@@ -65,47 +65,46 @@ func TestWatchFromResourceVersion(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			noEvent(t, w)
 
-			// Live events follow in order.
+			// Live events follow in order, and nothing else came before them.
 			mustCreate(t, c, configMapGVR, configMap("prod", "c", nil))
-			require.Equal(t, "ADDED c@6", eventName(nextEvent(t, w)))
+			require.Equal(t, "ADDED c@"+rv(6), eventName(nextEvent(t, w)))
 		})
 	}
 }
 
 func TestWatchLiveOrder(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: "0"})
 	require.NoError(t, err)
 	defer w.Stop()
 	writeSequence(t, c)
-	want := []string{"ADDED a@1", "ADDED b@2", "MODIFIED a@3", "DELETED a@4", "MODIFIED b@5"}
+	want := []string{"ADDED a@" + rv(1), "ADDED b@" + rv(2), "MODIFIED a@" + rv(3), "DELETED a@" + rv(4), "MODIFIED b@" + rv(5)}
 	if diff := cmp.Diff(want, collect(t, w, len(want))); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
 func TestWatchTooOld(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetWatchHistory(3)
 	writeSequence(t, c) // events 1..5; 3..5 kept
 
-	_, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: "1"})
+	_, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: rv(1)})
 	require.True(t, apierrors.IsResourceExpired(err), "Watch(rv=1) = %v; want 410 Expired", err)
 	require.Equal(t, int32(410), err.(apierrors.APIStatus).Status().Code)
 
-	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: "2"})
+	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: rv(2)})
 	require.NoError(t, err, "rv 2: every later event is still there")
 	defer w.Stop()
-	require.Equal(t, []string{"MODIFIED a@3", "DELETED a@4", "MODIFIED b@5"}, collect(t, w, 3))
+	require.Equal(t, []string{"MODIFIED a@" + rv(3), "DELETED a@" + rv(4), "MODIFIED b@" + rv(5)}, collect(t, w, 3))
 
 	_, err = c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{ResourceVersion: "x"})
 	require.True(t, apierrors.IsBadRequest(err), "Watch(rv=x) = %v", err)
 }
 
 func TestWatchLabelSelectorTransitions(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	w, err := c.Watch(ctx, configMapGVR, "prod", metav1.ListOptions{LabelSelector: "watched=yes"})
 	require.NoError(t, err)
@@ -123,22 +122,26 @@ func TestWatchLabelSelectorTransitions(t *testing.T) {
 	_, err = c.Update(ctx, configMapGVR, cm) // 5 stops matching: Deleted
 	require.NoError(t, err)
 
-	require.Equal(t, []string{"ADDED cfg@3", "MODIFIED cfg@4", "DELETED cfg@5"}, collect(t, w, 3))
-	noEvent(t, w)
+	require.Equal(t, []string{"ADDED cfg@" + rv(3), "MODIFIED cfg@" + rv(4), "DELETED cfg@" + rv(5)}, collect(t, w, 3))
+	// Nothing else came: the next event is the next matching write.
+	mustCreate(t, c, configMapGVR, labelled(configMap("prod", "sentinel", nil), map[string]string{"watched": "yes"}))
+	require.Equal(t, "ADDED sentinel@"+rv(6), eventName(nextEvent(t, w)))
 }
 
 func TestWatchFieldSelector(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{FieldSelector: "metadata.name=b"})
 	require.NoError(t, err)
 	defer w.Stop()
 	writeSequence(t, c)
-	require.Equal(t, []string{"ADDED b@2", "MODIFIED b@5"}, collect(t, w, 2))
-	noEvent(t, w)
+	require.Equal(t, []string{"ADDED b@" + rv(2), "MODIFIED b@" + rv(5)}, collect(t, w, 2))
+	// Nothing else came: the next event is the next write to b.
+	require.NoError(t, c.DriftDelete(configMapGVR, "prod", "b"))
+	require.Equal(t, "DELETED b@"+rv(6), eventName(nextEvent(t, w)))
 }
 
 func TestWatchSendInitialEventsBookmark(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	writeSequence(t, c)
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{
 		SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
@@ -146,17 +149,17 @@ func TestWatchSendInitialEventsBookmark(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer w.Stop()
-	require.Equal(t, "ADDED b@5", eventName(nextEvent(t, w)))
+	require.Equal(t, "ADDED b@"+rv(5), eventName(nextEvent(t, w)))
 	ev := nextEvent(t, w)
 	require.Equal(t, watch.Bookmark, ev.Type)
 	u := ev.Object.(*unstructured.Unstructured)
-	require.Equal(t, "5", u.GetResourceVersion())
+	require.Equal(t, rv(5), u.GetResourceVersion())
 	require.Equal(t, "true", u.GetAnnotations()[metav1.InitialEventsAnnotationKey])
 	require.Equal(t, "ConfigMap", u.GetKind())
 }
 
 func TestWatchObjectsAreCopies(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w1, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w1.Stop()
@@ -186,7 +189,7 @@ func TestWatchEnds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := runtime.NumGoroutine()
-			c := fake.NewCluster("c")
+			c := newCluster(t, "c")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var ws []watch.Interface
@@ -209,7 +212,7 @@ func TestWatchEnds(t *testing.T) {
 }
 
 func TestWatchManyEventsKeepOrder(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	w, err := c.Watch(testCtx(t), configMapGVR, "", metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
@@ -219,7 +222,7 @@ func TestWatchManyEventsKeepOrder(t *testing.T) {
 	}
 	for i := range n {
 		ev := nextEvent(t, w)
-		require.Equal(t, strconv.Itoa(i+1), ev.Object.(metav1.Object).GetResourceVersion())
+		require.Equal(t, rv(i+1), ev.Object.(metav1.Object).GetResourceVersion())
 	}
 }
 
@@ -227,17 +230,19 @@ func TestWatchManyEventsKeepOrder(t *testing.T) {
 // cannot be used: it runs its condition on a goroutine of its own.)
 func requireNoLeak(t *testing.T, before int) {
 	t.Helper()
+	// The watches' goroutines have closed their channels and are returning: yield until
+	// they are gone, with a deadline for the failure only.
 	deadline := time.Now().Add(time.Second)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines: %d, want at most %d", runtime.NumGoroutine(), before)
 		}
-		time.Sleep(5 * time.Millisecond)
+		runtime.Gosched()
 	}
 }
 
 func TestWatchHistoryRing(t *testing.T) {
-	c := fake.NewCluster("c")
+	c := newCluster(t, "c")
 	c.SetWatchHistory(3)
 	write := func(n int) {
 		for range n {
@@ -261,11 +266,11 @@ func TestWatchHistoryRing(t *testing.T) {
 		do      func()
 		ok, old int // a resumable resourceVersion and the newest expired one
 	}{
-		{"wrapped several times", func() { write(10) }, 7, 6},
-		{"grown: nothing comes back", func() { c.SetWatchHistory(5) }, 7, 6},
-		{"grown and filled", func() { write(2) }, 7, 6},
-		{"filled and wrapped", func() { write(1) }, 8, 7},
-		{"shrunk", func() { c.SetWatchHistory(2) }, 11, 10},
+		{"wrapped several times", func() { write(10) }, baseRV + 7, baseRV + 6},
+		{"grown: nothing comes back", func() { c.SetWatchHistory(5) }, baseRV + 7, baseRV + 6},
+		{"grown and filled", func() { write(2) }, baseRV + 7, baseRV + 6},
+		{"filled and wrapped", func() { write(1) }, baseRV + 8, baseRV + 7},
+		{"shrunk", func() { c.SetWatchHistory(2) }, baseRV + 11, baseRV + 10},
 	}
 	for _, s := range steps {
 		s.do()

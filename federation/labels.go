@@ -16,7 +16,10 @@ const (
 	RevisionAnnotation = "federation.k8s.io/revision"
 
 	// DesiredHashAnnotation holds a hash of the rendered desired state, so sync can skip an
-	// update that would change nothing and can detect drift cheaply.
+	// update that would change nothing and can detect drift cheaply. Its value is
+	// "<scheme>:<hex>" (package override documents the current scheme); compare values for
+	// equality only. Values of different schemes say nothing about the objects: the scheme
+	// changes whenever the hash of an unchanged object would.
 	DesiredHashAnnotation = "federation.k8s.io/desired-hash"
 
 	// ManagedLabelsAnnotation and ManagedAnnotationsAnnotation on a member object list, comma

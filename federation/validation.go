@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/internal/jsonpointer"
+	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
 // InvalidError reports that an object failed validation. It matches
@@ -83,7 +85,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 	for i, c := range p.Clusters {
 		errs = append(errs, uniqueName(seen, c.Name, path.Child("clusters").Index(i).Child("name"), "cluster name is required")...)
 	}
-	errs = append(errs, validateSelector(p.ClusterSelector, path.Child("clusterSelector"))...)
+	errs = append(errs, labelselector.Validate(p.ClusterSelector, path.Child("clusterSelector"))...)
 	if a := p.ClusterAffinity; a != nil {
 		for i, t := range a.Preferred {
 			if t.Weight < 1 || t.Weight > 100 {
@@ -144,16 +146,6 @@ func uniqueName(seen map[string]bool, name string, path *field.Path, detail stri
 	return nil
 }
 
-func validateSelector(s *metav1.LabelSelector, path *field.Path) field.ErrorList {
-	if s == nil {
-		return nil
-	}
-	if _, err := metav1.LabelSelectorAsSelector(s); err != nil {
-		return field.ErrorList{field.Invalid(path, s.String(), err.Error())}
-	}
-	return nil
-}
-
 func validateToleration(t corev1.Toleration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch t.Operator {
@@ -185,9 +177,6 @@ func validateEffect(e corev1.TaintEffect, allowEmpty bool, path *field.Path) fie
 	return field.ErrorList{field.NotSupported(path, e, []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)})}
 }
 
-// identityPaths may not be overridden: they decide which object is written.
-var identityPaths = []string{"/metadata/name", "/metadata/namespace", "/metadata/generateName", "/kind", "/apiVersion"}
-
 // ValidateOverrides checks the override entries: each names one cluster or selects clusters,
 // no cluster is named twice, ops are known, paths are JSON pointers that do not touch the
 // object's identity, add/replace/test carry a value, and the typed overriders are well formed
@@ -213,7 +202,7 @@ func ValidateOverrides(overrides []ClusterOverride, path *field.Path) field.Erro
 			errs = append(errs, field.Duplicate(op.Child("clusterName"), o.ClusterName))
 		}
 		named[o.ClusterName] = true
-		errs = append(errs, validateSelector(o.ClusterSelector, op.Child("clusterSelector"))...)
+		errs = append(errs, labelselector.Validate(o.ClusterSelector, op.Child("clusterSelector"))...)
 		errs = append(errs, validateTypedOverrides(o, op)...)
 		paths := typedPaths(o)
 		for j, x := range o.ClusterOverrides {
@@ -239,11 +228,9 @@ func ValidateOverrideOp(x OverrideOp, path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("op"), x.Op, []string{OpAdd, OpRemove, OpReplace, OpTest}))
 	}
-	if err := CheckJSONPointer(x.Path); err != nil {
+	if err := jsonpointer.Check(x.Path); err != nil {
 		errs = append(errs, field.Invalid(path.Child("path"), x.Path, err.Error()))
-	} else if strings.Contains(x.Path+"/", "//") {
-		errs = append(errs, field.Invalid(path.Child("path"), x.Path, "must not have an empty reference token (\"//\" or a trailing \"/\"): no field or key of a Kubernetes object is empty"))
-	} else if IsIdentityPath(x.Path) {
+	} else if jsonpointer.IsIdentity(x.Path) {
 		errs = append(errs, field.Forbidden(path.Child("path"), fmt.Sprintf("%s identifies the object and cannot be overridden", x.Path)))
 	}
 	if x.Op != OpRemove && (x.Value == nil || len(x.Value.Raw) == 0) {
@@ -257,37 +244,6 @@ func opName(op string) string {
 		return OpReplace
 	}
 	return op
-}
-
-// CheckJSONPointer returns an error unless p is a non-empty RFC 6901 JSON pointer: it starts
-// with "/", and "~" is only used as "~0" or "~1".
-func CheckJSONPointer(p string) error {
-	if p == "" {
-		return fmt.Errorf("must be a JSON pointer such as /spec/replicas, not empty (the whole object cannot be overridden)")
-	}
-	if !strings.HasPrefix(p, "/") {
-		return fmt.Errorf("must be a JSON pointer starting with \"/\"")
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 >= len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return fmt.Errorf("\"~\" must be escaped as \"~0\" (and \"/\" as \"~1\")")
-		}
-	}
-	return nil
-}
-
-// IsIdentityPath reports whether a JSON pointer addresses the object's identity (name,
-// namespace, generateName, kind, apiVersion) or a parent of it.
-func IsIdentityPath(p string) bool {
-	if p == "/metadata" {
-		return true
-	}
-	for _, id := range identityPaths {
-		if p == id || strings.HasPrefix(p, id+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidateReplicaSchedulingPreference checks an RSP's spec. Paths are rooted at "spec".

@@ -2,10 +2,12 @@ package federation
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/internal/imageref"
+	"github.com/fedkit/fedkit/internal/jsonpointer"
 )
 
 // validateTypedOverrides checks the typed overriders of one entry: replicas are
@@ -95,37 +97,33 @@ func typedPaths(o ClusterOverride) map[string]string {
 			continue
 		}
 		for k := range m.Set {
-			paths["/metadata/"+name+"/"+escapeToken(k)] = name + ".set"
+			paths["/metadata/"+name+"/"+jsonpointer.Escape(k)] = name + ".set"
 		}
 		for _, k := range m.Remove {
-			paths["/metadata/"+name+"/"+escapeToken(k)] = name + ".remove"
+			paths["/metadata/"+name+"/"+jsonpointer.Escape(k)] = name + ".remove"
 		}
 	}
 	return paths
 }
 
-func escapeToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 // validateImageOverride checks the parts an image override sets. The grammar is Docker's
-// (github.com/distribution/reference); package override parses whole references with the
-// same rules.
+// (github.com/distribution/reference), from package internal/imageref, with which package
+// override parses and rewrites whole references.
 func validateImageOverride(im ImageOverride, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if im.Registry == "" && im.Repository == "" && im.Tag == "" && im.Digest == "" {
 		errs = append(errs, field.Required(path, "at least one of registry, repository, tag or digest"))
 	}
-	if im.Registry != "" && !ValidImageRegistry(im.Registry) {
+	if im.Registry != "" && !imageref.ValidRegistry(im.Registry) {
 		errs = append(errs, field.Invalid(path.Child("registry"), im.Registry, "must be a host name or IP address with an optional port, e.g. mirror.example.com:5000"))
 	}
-	if im.Repository != "" && !ValidImageRepository(im.Repository) {
+	if im.Repository != "" && !imageref.ValidRepository(im.Repository) {
 		errs = append(errs, field.Invalid(path.Child("repository"), im.Repository, "must be lower-case path components separated by \"/\", e.g. library/nginx"))
 	}
-	if im.Tag != "" && !ValidImageTag(im.Tag) {
+	if im.Tag != "" && !imageref.ValidTag(im.Tag) {
 		errs = append(errs, field.Invalid(path.Child("tag"), im.Tag, "must be letters, digits, \"_\", \".\" and \"-\", not starting with \".\" or \"-\", at most 128 characters"))
 	}
-	if im.Digest != "" && !ValidImageDigest(im.Digest) {
+	if im.Digest != "" && !imageref.ValidDigest(im.Digest) {
 		errs = append(errs, field.Invalid(path.Child("digest"), im.Digest, "must be algorithm:hex, e.g. sha256: and 64 lower-case hex digits"))
 	}
 	return errs

@@ -51,7 +51,7 @@ func TestValidateFederatedObject(t *testing.T) {
 			want: []string{"FieldValueDuplicate spec.placement.clusters[1].name", "FieldValueRequired spec.placement.clusters[2].name"}},
 		{name: "invalid placement selector", spec: `
   placement: {clusterSelector: {matchExpressions: [{key: region, operator: Near}]}}`,
-			want: []string{"FieldValueInvalid spec.placement.clusterSelector"}},
+			want: []string{"FieldValueInvalid spec.placement.clusterSelector.matchExpressions[0].operator"}},
 		{name: "cluster named twice in overrides", spec: `
   overrides:
   - {clusterName: a, clusterOverrides: [{path: /spec/replicas, value: 1}]}
@@ -94,7 +94,7 @@ func TestValidateFederatedObject(t *testing.T) {
   overrides:
   - clusterSelector: {matchLabels: {"bad key!": x}}
     clusterOverrides: [{op: remove, path: /spec/replicas}]`,
-			want: []string{"FieldValueInvalid spec.overrides[0].clusterSelector"}},
+			want: []string{"FieldValueInvalid spec.overrides[0].clusterSelector.matchLabels[bad key!]"}},
 		{name: "bad tolerations and spread", spec: `
   placement:
     tolerations: [{key: k, operator: Sometimes}, {key: k, effect: NoWay}]

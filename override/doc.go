@@ -13,13 +13,15 @@
 //     the API server owns (uid, resourceVersion, generation, creationTimestamp,
 //     managedFields, ...) should the template carry it.
 //  2. Retain what the member cluster owns, from the existing member object, through the
-//     retention table ([Retainers]; [DefaultRetainers] keeps resourceVersion, finalizers,
-//     member-added labels and annotations, Service cluster IPs and node ports,
-//     ServiceAccount secrets, a PVC's volumeName, a Job's selector and controller-uid
-//     labels), and the replica count when the federated object asks to retain replicas (an
-//     HPA runs in the member).
+//     retention table ([Retainers], which embedders extend for their own kinds;
+//     [DefaultRetainers] keeps resourceVersion, finalizers, member-added labels and
+//     annotations, Service cluster IPs and node ports, ServiceAccount secrets, a PVC's
+//     volumeName, a Job's selector and controller-uid labels), and the replica count when
+//     the federated object asks to retain replicas (an HPA runs in the member).
 //  3. Set the scheduled replicas at the TypeConfig's replicas path, unless step 2 retained
-//     them.
+//     them. Only a divisible type (federation.TypeConfig.Divisible: it has a ReplicasPath)
+//     has replicas: a ConfigMap, Service, DaemonSet or Job renders the same with or without
+//     a schedule, and spec.retainReplicas does nothing for it.
 //  4. Apply the cluster's overrides (see "Choosing overrides" below).
 //  5. Add fedkit's labels and annotations: federation.ManagedByLabel, the federated name and
 //     namespace labels, federation.RevisionAnnotation, the lists of label and annotation
@@ -45,27 +47,40 @@
 // location, so the most specific, the named entry, wins. A cluster named by two entries,
 // or an entry with both or neither of name and selector, is an error.
 //
+// A selector means exactly what metav1.LabelSelectorAsSelector makes of it, as in package
+// placement and in federation.ValidateOverrides (all three share one implementation):
+// {} selects every cluster, and a selector with a key that is not a qualified name, a
+// value that is not a label value, In or NotIn without values, Exists or DoesNotExist with
+// values, or an unknown operator is invalid. Render fails on an invalid selector for every
+// cluster, whatever its labels, with an error wrapping [ErrInvalidOverride] that names the
+// entry and the bad part (overrides[2].clusterSelector.matchLabels[bad key!]), rather than
+// silently matching or not.
+//
 // Within an entry, the typed overriders apply first, in the order of their fields
 // (replicas, images, containers, labels, annotations), then the raw RFC 6902 operations
 // (clusterOverrides), so a raw operation can still adjust what a typed overrider wrote.
 // Each typed overrider is rendered into RFC 6902 operations against the object as it is at
-// that point ([Ops] shows them), so there is one way changes are applied and one set of
-// errors. Overrides must apply to the object the federation would create: they may not
-// depend on fields only the member has, because the same overrides render the object
-// again when a member is recreated.
+// that point, so there is one way changes are applied and one set of errors. A replicas
+// overrider on a type that is not divisible is an error: the type has no replica count.
+// Image overriders parse image references with Docker's grammar, the one validation uses.
+// Overrides must apply to the object the federation would create: they may not depend on
+// fields only the member has, because the same overrides render the object again when a
+// member is recreated.
 //
 // # Operations
 //
-// [Apply] applies RFC 6902 operations (add, remove, replace, test; an empty op is
-// replace) to an unstructured object, atomically. It edits the decoded object directly,
-// copying only the maps and slices on the edited paths (copy-on-write), instead of encoding
-// the object to JSON, patching the bytes and decoding them again; it returns the same
-// object as github.com/evanphx/json-patch/v5 ([ApplyJSONPatch] keeps that path available),
-// which a property test and a fuzz target check, except where json-patch strays from the
-// RFCs (array indexes such as "01", a test for null on an absent member, and a panic on
-// some tests with nulls inside arrays). Paths that identify the object (/metadata/name,
-// /metadata/namespace, /metadata/generateName, /kind, /apiVersion, /metadata) are
-// rejected with [ErrIdentityPath]. [Compile] validates a list once for many objects.
+// [Apply] applies RFC 6902 operations (add, remove, replace, test; an empty op is replace)
+// to an unstructured object, atomically. It edits the decoded object directly, copying only
+// the maps and slices on the edited paths (copy-on-write), instead of encoding the object
+// to JSON, patching the bytes and decoding them again. It returns the same object as
+// github.com/evanphx/json-patch/v5, the reference implementation the package's tests hold
+// it to (a property test and a fuzz target), except where json-patch strays from the RFCs
+// (array indexes such as "01", a test for null on an absent member, and a panic on some
+// tests with nulls inside arrays). [Pointer] builds a path from field names and keys,
+// escaping the "/" of keys such as app.kubernetes.io/name. Paths that identify the object
+// (/metadata/name, /metadata/namespace, /metadata/generateName, /kind, /apiVersion,
+// /metadata) are rejected with [ErrIdentityPath]. [Compile] validates a list once for many
+// objects.
 //
 // # The desired-state hash
 //
@@ -75,6 +90,14 @@
 // its schedule, the identity or the type change, and not when anything the member owns
 // does (resourceVersion, allocated IPs and ports, member labels, HPA replicas), so sync can
 // skip an update whose hash matches, and the revision alone never forces a write.
+//
+// The value is versioned: "v2:" and 32 hex digits, the first 128 bits of the SHA-256 of the
+// object's canonical encoding (keys sorted, every value tagged and length-prefixed, defined
+// byte for byte in hash.go). Compare values for equality only. Whenever the hash of an
+// unchanged object changes, the prefix changes too ("v1" was the previous, home-made
+// hash), so a sync loop that finds a member whose value has another prefix than the one
+// Render writes knows that the hash scheme changed, not necessarily the object: it can
+// compare the objects themselves, or update once.
 //
 // # Memory
 //
@@ -87,9 +110,9 @@
 // # Errors
 //
 // Every error wraps one of the package's sentinel errors (ErrPathNotFound, ErrTestFailed,
-// ErrInvalidIndex, ErrIdentityPath, ErrInvalidImage, ErrContainerNotFound, ...), so
-// callers branch with errors.Is. An error about an operation is a [*PathError] with the
-// operation, the path and, from Render, the cluster; Render's messages also name the
-// object: `override: render Deployment shop/web: cluster "eu-1": remove /spec/paused:
-// override: path not found: no member "paused" to remove`.
+// ErrInvalidIndex, ErrIdentityPath, ErrInvalidImage, ErrContainerNotFound,
+// ErrInvalidOverride, ...), so callers branch with errors.Is. An error about an operation
+// is a [*PathError] with the operation, the path and, from Render, the cluster; Render's
+// messages also name the object: `override: render Deployment shop/web: cluster "eu-1":
+// remove /spec/paused: override: path not found: no member "paused" to remove`.
 package override

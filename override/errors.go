@@ -51,8 +51,10 @@ var (
 	// does not have, or targets containers in an object without a pod template.
 	ErrContainerNotFound = errors.New("override: container not found")
 
-	// ErrInvalidOverride is returned for a typed override that cannot be rendered: a bad
-	// label key, a negative replica count, an invalid cluster selector.
+	// ErrInvalidOverride is returned for an override entry that cannot be rendered: a bad
+	// label key, a negative replica count, a replica count for a type that has none (not
+	// divisible), an invalid cluster selector (for every cluster, whatever its labels), a
+	// cluster named twice, an entry with both or neither of name and selector.
 	ErrInvalidOverride = errors.New("override: invalid override")
 
 	// ErrInvalidInput is returned by Render when its Input is incomplete: no template, no
@@ -60,8 +62,9 @@ var (
 	ErrInvalidInput = errors.New("override: invalid render input")
 )
 
-// Causes refined for the equivalence tests with the json-patch path (see jsonpatch.go): they
-// mark the two places where this package is stricter than github.com/evanphx/json-patch/v5.
+// Causes refined for the equivalence tests with the json-patch reference (jsonpatch_test.go):
+// they mark the two places where this package is stricter than
+// github.com/evanphx/json-patch/v5.
 var (
 	// errNonCanonicalIndex: json-patch accepts "01", "+1" and "-0" as array indexes
 	// (strconv.Atoi); RFC 6901 does not.

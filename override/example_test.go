@@ -107,42 +107,58 @@ spec:
 	//         disk: ssd
 }
 
-// An image override rewrites parts of image references; Ops shows the operations it
-// renders to, and ApplyOverride applies them.
-func ExampleImage_Override() {
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
-		"kind": "Deployment",
-		"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
-			"initContainers": []interface{}{map[string]interface{}{"name": "init", "image": "busybox"}},
-			"containers": []interface{}{
-				map[string]interface{}{"name": "app", "image": "registry.example.com:5000/shop/app:1.4@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
-			},
-		}}},
-	}}
-	entry := federation.ClusterOverride{
-		ClusterName: "eu-1",
-		Images: []federation.ImageOverride{
-			{Registry: "mirror.eu.example.com"},    // every container and init container
-			{ContainerName: "app", Tag: "1.5-rc1"}, // a new tag drops the digest
-		},
+// RenderMembers renders one federated object for all its clusters at once, as a sync loop
+// does: each cluster gets its schedule and the override entries that select or name it.
+// Image overrides rewrite parts of image references: a registry for the clusters of a
+// region (Docker Hub's official images move under library/ on a mirror), a tag for one
+// cluster (a new tag drops the digest).
+func ExampleRenderer_RenderMembers() {
+	var fed federation.FederatedObject
+	_ = yaml.Unmarshal([]byte(`
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      replicas: 6
+      template:
+        spec:
+          initContainers: [{name: init, image: busybox}]
+          containers: [{name: app, image: "nginx:1.27@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}]
+  overrides:
+  - clusterSelector: {matchLabels: {region: eu}}
+    images: [{registry: mirror.eu.example.com}]
+  - clusterName: eu-2
+    images: [{containerName: app, tag: 1.28-rc1}]
+`), &fed)
+	two, four := int64(2), int64(4)
+	members := []override.Member{
+		{Name: "eu-1", Labels: map[string]string{"region": "eu"}, Replicas: &two},
+		{Name: "eu-2", Labels: map[string]string{"region": "eu"}, Replicas: &two},
+		{Name: "us-1", Labels: map[string]string{"region": "us"}, Replicas: &four},
 	}
-	ops, err := override.Ops(obj, entry, federation.DeploymentType)
-	if err != nil {
-		fmt.Println(err)
-		return
+	var r override.Renderer // the zero Renderer: default retention
+	for i, res := range r.RenderMembers(override.InputFor(&fed, federation.DeploymentType), members) {
+		if res.Err != nil {
+			fmt.Println(res.Err)
+			continue
+		}
+		replicas, _, _ := unstructured.NestedInt64(res.Object.Object, "spec", "replicas")
+		pod, _, _ := unstructured.NestedMap(res.Object.Object, "spec", "template", "spec")
+		fmt.Println(members[i].Name, replicas)
+		for _, list := range []string{"initContainers", "containers"} {
+			for _, c := range pod[list].([]interface{}) {
+				fmt.Println("  ", c.(map[string]interface{})["image"])
+			}
+		}
 	}
-	for _, op := range ops {
-		fmt.Println(op.Op, op.Path, string(op.Value.Raw))
-	}
-
-	im, _ := override.ParseImage("nginx")
-	fmt.Println(im.NormalizedRegistry(), im.NormalizedRepository(), im.NormalizedTag())
-	_, err = override.ParseImage("Registry.example.com/App")
-	fmt.Println(err)
 	// Output:
-	// replace /spec/template/spec/initContainers/0/image "mirror.eu.example.com/library/busybox"
-	// replace /spec/template/spec/containers/0/image "mirror.eu.example.com/shop/app:1.4@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	// replace /spec/template/spec/containers/0/image "mirror.eu.example.com/shop/app:1.5-rc1"
-	// docker.io library/nginx latest
-	// override: invalid image reference: "Registry.example.com/App": bad repository "App" (lower-case letters, digits and separators)
+	// eu-1 2
+	//    mirror.eu.example.com/library/busybox
+	//    mirror.eu.example.com/library/nginx:1.27@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+	// eu-2 2
+	//    mirror.eu.example.com/library/busybox
+	//    mirror.eu.example.com/library/nginx:1.28-rc1
+	// us-1 4
+	//    busybox
+	//    nginx:1.27@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 }

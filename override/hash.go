@@ -1,12 +1,14 @@
 package override
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math/bits"
 	"reflect"
-	"unsafe"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -26,81 +28,74 @@ import (
 // renders the same object for a cluster does not force a write there (sync may record the
 // new revision for that cluster without an update).
 //
-// H is a 128-bit structural hash over JSON values, defined here so it is stable across
-// processes, Go versions and map iteration orders: an object hashes to the sum of its
-// members' hashes (each mixing key and value), so no keys are sorted and nothing is
-// allocated; arrays hash in order; numbers hash by their encoding/json text, so 1 and 1.0
-// agree. It is not a cryptographic hash: it detects changes, and nobody gains anything by
-// forging a collision with their own object. The value is "v1:" and 32 hex digits; compare
-// it only for equality (a new encoding would change the prefix, costing one update).
+// The value is hashScheme, ":", and the first 128 bits of the SHA-256 of D's canonical
+// encoding, in lower-case hex. The canonical encoding is defined here so that the hash is
+// the same in every process, Go version and map iteration order, and so that two different
+// JSON values never encode alike (every value is tagged with its type, every string and
+// container is length-prefixed):
+//
+//	null        'n'
+//	false/true  'f' / 't'
+//	number      'd' len text      text: the number as encoding/json writes it, so the
+//	                              int64 3 and the float64 3.0 agree (both "3")
+//	string      's' len bytes
+//	array       'a' count element...
+//	object      'o' count (len key value)...   members sorted by key, bytewise
+//
+// where len and count are unsigned varints (encoding/binary.AppendUvarint). SHA-256 is used
+// for being standard, fast (hardware-accelerated on amd64 and arm64) and collision
+// resistant, not for secrecy.
+//
+// Comparing values. Compare hash values for equality only. The part before the colon names
+// the scheme: whenever the hash of an unchanged object changes (a new encoding, a new
+// primitive, a change in what D contains), hashScheme changes too. A sync loop that finds a
+// member whose value has another scheme than Render's knows that the scheme changed, not
+// necessarily the object, and can compare the objects themselves, or update once.
+// History: "v1" was a home-made 128-bit structural hash (fedkit before the move to
+// SHA-256); "v2" is the scheme above.
+const hashScheme = "v2"
 
-// hashSeeds are the two lanes' seeds and multipliers (odd 64-bit constants from
-// splitmix64 and xxhash).
-const (
-	seedA, seedB = 0x9e3779b97f4a7c15, 0xc2b2ae3d27d4eb4f
-	mulA, mulB   = 0xbf58476d1ce4e5b9, 0x94d049bb133111eb
-)
-
-// h128 is a hash value: two independent 64-bit lanes.
-type h128 struct{ a, b uint64 }
-
-// hashCache holds the hashes of a template's containers, by identity, for rendering one
-// object for many clusters: the objects rendered copy-on-write share the template's
-// unchanged containers, whose hashes are then looked up instead of recomputed. It is only
-// valid while the template is not changed, i.e. within one call.
-type hashCache map[cacheKey]h128
-
-// cacheKey identifies a map (by its header) or a slice (by its backing array and length).
-type cacheKey struct {
-	p unsafe.Pointer
-	n int
+// member is one member of an object, to sort by key.
+type member struct {
+	k string
+	v interface{}
 }
 
-func keyOfMap(m map[string]interface{}) cacheKey {
-	return cacheKey{p: reflect.ValueOf(m).UnsafePointer(), n: -1}
+// encoder writes canonical encodings. The zero encoder just encodes; with a cache it also
+// records (fill) or reuses (use) the encodings of containers, by identity.
+type encoder struct {
+	cache *encodingCache
+	fill  bool
 }
 
-func keyOfSlice(s []interface{}) cacheKey {
-	return cacheKey{p: unsafe.Pointer(unsafe.SliceData(s)), n: len(s)}
-}
-
-// hasher computes hashes, reading from cache when use is set and writing every container's
-// hash into it when fill is set.
-type hasher struct {
-	cache     hashCache
-	use, fill bool
-}
-
-// newHashCache hashes every container of template into a new cache.
-func newHashCache(template map[string]interface{}) (hashCache, error) {
-	w := hasher{cache: make(hashCache, 64), fill: true}
-	if _, err := w.object(template, levelRoot); err != nil {
-		return nil, err
+// desiredHash returns the hash annotation value for root, the object D described above.
+func (e encoder) desiredHash(root map[string]interface{}) (string, error) {
+	var buf []byte
+	if e.cache != nil {
+		buf = e.cache.scratch[:0]
+	} else {
+		buf = make([]byte, 0, 4096)
 	}
-	return w.cache, nil
-}
-
-// desiredHash returns the hash annotation value for root.
-func desiredHash(root map[string]interface{}) (string, error) {
-	return hasher{}.annotation(root)
-}
-
-// annotation returns the hash annotation value for root.
-func (w hasher) annotation(root map[string]interface{}) (string, error) {
-	h, err := w.object(root, levelRoot)
+	buf, err := e.appendObject(buf, root, levelRoot)
 	if err != nil {
 		return "", err
 	}
-	var sum [16]byte
-	binary.BigEndian.PutUint64(sum[:8], h.a)
-	binary.BigEndian.PutUint64(sum[8:], h.b)
-	var out [3 + 32]byte
-	copy(out[:], "v1:")
-	hex.Encode(out[3:], sum[:])
+	if e.cache != nil {
+		e.cache.scratch = buf // reused by the next member
+	}
+	sum := sha256.Sum256(buf)
+	var out [len(hashScheme) + 1 + 32]byte
+	copy(out[:], hashScheme+":")
+	hex.Encode(out[len(hashScheme)+1:], sum[:16])
 	return string(out[:]), nil
 }
 
-// Where the walk is: the hash and revision annotations are skipped only at
+// desiredHash is the hash annotation value for root, without a cache.
+func desiredHash(root map[string]interface{}) (string, error) {
+	return encoder{}.desiredHash(root)
+}
+
+// Where the walk is: the hash and revision annotations are left out only at
 // metadata.annotations of the root.
 const (
 	levelRoot = iota
@@ -109,161 +104,166 @@ const (
 	levelOther
 )
 
-// Type tags keep values of different JSON types apart (the string "1" is not the number 1).
-const (
-	tagNull = iota + 1
-	tagFalse
-	tagTrue
-	tagNumber
-	tagString
-	tagArray
-	tagObject
-	tagMember
-)
+// skipped reports whether the member k of an object at level is left out of the hash.
+func skipped(level int, k string) bool {
+	return level == levelAnnotations && (k == federation.DesiredHashAnnotation || k == federation.RevisionAnnotation)
+}
 
-func (w hasher) object(m map[string]interface{}, level int) (h128, error) {
-	if w.use && level == levelOther && len(m) > 0 {
-		if h, ok := w.cache[keyOfMap(m)]; ok {
-			return h, nil
+// appendObject appends the canonical encoding of m.
+func (e encoder) appendObject(buf []byte, m map[string]interface{}, level int) ([]byte, error) {
+	var key uintptr // the map's address, when cached
+	if e.cache != nil && level == levelOther && len(m) > 0 {
+		key = reflect.ValueOf(m).Pointer()
+		if !e.fill {
+			if seg, ok := e.cache.maps[key]; ok {
+				return append(buf, e.cache.enc[seg.start:seg.end]...), nil
+			}
 		}
 	}
-	var sum h128
-	n := uint64(0) // members hashed (the skipped annotations do not count)
+	start := len(buf)
+	// Most objects have a few members: sort them in an array on the stack.
+	var local [16]member
+	members := local[:0]
+	if len(m) > len(local) {
+		members = make([]member, 0, len(m))
+	}
 	for k, v := range m {
+		if !skipped(level, k) {
+			members = append(members, member{k, v})
+		}
+	}
+	sortMembers(members)
+	buf = append(buf, 'o')
+	buf = binary.AppendUvarint(buf, uint64(len(members)))
+	for i := range members {
+		k := members[i].k
 		next := levelOther
 		switch {
 		case level == levelRoot && k == "metadata":
 			next = levelMetadata
 		case level == levelMetadata && k == "annotations":
 			next = levelAnnotations
-		case level == levelAnnotations && (k == federation.DesiredHashAnnotation || k == federation.RevisionAnnotation):
-			continue
 		}
-		vh, err := w.value(v, next)
-		if err != nil {
-			return h128{}, err
+		buf = binary.AppendUvarint(buf, uint64(len(k)))
+		buf = append(buf, k...)
+		var err error
+		if buf, err = e.appendValue(buf, members[i].v, next); err != nil {
+			return nil, err
 		}
-		kh := hashString(tagMember, k)
-		e := combine(kh, vh)
-		sum.a += e.a
-		sum.b += e.b
-		n++
 	}
-	h := finalize(h128{sum.a ^ tagObject ^ n<<8, sum.b ^ tagObject ^ n<<8})
-	if w.fill && level == levelOther && len(m) > 0 {
-		w.cache[keyOfMap(m)] = h
+	if e.fill && key != 0 {
+		e.cache.maps[key] = segment{start, len(buf)}
 	}
-	return h, nil
+	return buf, nil
 }
 
-func (w hasher) value(v interface{}, level int) (h128, error) {
+// sortMembers sorts members by key. Objects are small: an insertion sort, inlined, beats a
+// general sort's indirect comparisons there.
+func sortMembers(members []member) {
+	if len(members) > 16 {
+		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(members); i++ {
+		for j := i; j > 0 && members[j].k < members[j-1].k; j-- {
+			members[j], members[j-1] = members[j-1], members[j]
+		}
+	}
+}
+
+// appendValue appends the canonical encoding of v.
+func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, error) {
 	switch x := v.(type) {
 	case map[string]interface{}:
-		return w.object(x, level)
+		return e.appendObject(buf, x, level)
 	case []interface{}:
-		if w.use && len(x) > 0 {
-			if h, ok := w.cache[keyOfSlice(x)]; ok {
-				return h, nil
+		var first *interface{} // the slice's first element, when cached
+		if e.cache != nil && len(x) > 0 {
+			first = &x[0]
+			if !e.fill {
+				if seg, ok := e.cache.slices[first]; ok && seg.n == len(x) {
+					return append(buf, e.cache.enc[seg.start:seg.end]...), nil
+				}
 			}
 		}
-		h := h128{seedA ^ tagArray, seedB ^ tagArray}
-		for _, e := range x {
-			eh, err := w.value(e, levelOther)
-			if err != nil {
-				return h128{}, err
+		start := len(buf)
+		buf = append(buf, 'a')
+		buf = binary.AppendUvarint(buf, uint64(len(x)))
+		for _, el := range x {
+			var err error
+			if buf, err = e.appendValue(buf, el, levelOther); err != nil {
+				return nil, err
 			}
-			h = combine(h, eh)
 		}
-		h = finalize(h128{h.a ^ uint64(len(x)), h.b ^ uint64(len(x))})
-		if w.fill && len(x) > 0 {
-			w.cache[keyOfSlice(x)] = h
+		if e.fill && first != nil {
+			e.cache.slices[first] = sliceSegment{segment{start, len(buf)}, len(x)}
 		}
-		return h, nil
+		return buf, nil
 	case string:
-		return hashString(tagString, x), nil
+		buf = append(buf, 's')
+		buf = binary.AppendUvarint(buf, uint64(len(x)))
+		return append(buf, x...), nil
 	case bool:
 		if x {
-			return finalize(h128{seedA ^ tagTrue, seedB ^ tagTrue}), nil
+			return append(buf, 't'), nil
 		}
-		return finalize(h128{seedA ^ tagFalse, seedB ^ tagFalse}), nil
+		return append(buf, 'f'), nil
 	case nil:
-		return finalize(h128{seedA ^ tagNull, seedB ^ tagNull}), nil
-	case int64:
-		if x >= 0 && x < 1<<53 { // the common case, without formatting
-			return finalize(h128{seedA ^ tagNumber ^ uint64(x)*mulA, seedB ^ tagNumber ^ uint64(x)*mulB}), nil
-		}
+		return append(buf, 'n'), nil
 	}
-	var buf [40]byte
-	b, ok := appendNumber(buf[:0], v)
-	if !ok {
-		return h128{}, fmt.Errorf("%w: %T has no JSON form", ErrInvalidValue, v)
+	var num [40]byte
+	var text []byte
+	if n, ok := v.(int64); ok { // the common case
+		text = strconv.AppendInt(num[:0], n, 10)
+	} else if t, ok := appendNumber(num[:0], v); ok {
+		text = t
+	} else {
+		return nil, fmt.Errorf("%w: %T has no JSON form", ErrInvalidValue, v)
 	}
-	// Integral numbers below 2^53 hash as the int64 case above, whatever their Go type.
-	if n, ok := smallInt(b); ok {
-		return finalize(h128{seedA ^ tagNumber ^ n*mulA, seedB ^ tagNumber ^ n*mulB}), nil
-	}
-	return hashBytes(tagNumber, b), nil
+	buf = append(buf, 'd')
+	buf = binary.AppendUvarint(buf, uint64(len(text)))
+	return append(buf, text...), nil
 }
 
-// smallInt parses b as a decimal integer in [0, 2^53).
-func smallInt(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 16 || (len(b) > 1 && b[0] == '0') {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, n < 1<<53
+// encodingCache holds the canonical encodings of a template's containers, by identity, for
+// rendering one object for many clusters: the objects rendered copy-on-write share the
+// template's unchanged containers, whose encodings are then copied instead of recomputed.
+// It is only valid while the template is not changed, i.e. within one call, and only
+// because nothing changes a shared container in place (the editor copies on write, and
+// retain functions write through Target).
+//
+// It pays: for the benchmark Deployment rendered for 10 clusters (BenchmarkRenderMembers),
+// the walk of a member's object drops from about 92,000 to 5,000 instructions, and the
+// whole RenderMembers call from 4.1 to 3.0 million (valgrind, where SHA-256 runs without
+// its hardware instructions and costs the same either way); on the 10,000 x 10 fleet it
+// saved about a fifth of the CPU time per render.
+type encodingCache struct {
+	enc []byte // the template's encoding
+	// The containers' encodings, by identity: a map by its address, a slice by the address
+	// of its first element (and its length, which must match too). The template is
+	// reachable for as long as the cache is used, so no other container can take one of
+	// these addresses in the meantime.
+	maps    map[uintptr]segment
+	slices  map[*interface{}]sliceSegment
+	scratch []byte // the buffer of the last member's encoding, for the next one
 }
 
-// combine mixes two hashes in order.
-func combine(x, y h128) h128 {
-	return h128{
-		a: mix(x.a^y.a*mulB, mulA) + y.b,
-		b: mix(x.b^y.b*mulA, mulB) + y.a,
-	}
+// segment is where a container's encoding is in encodingCache.enc.
+type segment struct{ start, end int }
+
+// sliceSegment is a slice's segment and length.
+type sliceSegment struct {
+	segment
+	n int
 }
 
-// mix is a multiply-xorshift step.
-func mix(x, m uint64) uint64 {
-	hi, lo := bits.Mul64(x, m)
-	return hi ^ lo
-}
-
-// finalize avalanches both lanes (murmur3's fmix64).
-func finalize(h h128) h128 {
-	f := func(x uint64) uint64 {
-		x ^= x >> 33
-		x *= 0xff51afd7ed558ccd
-		x ^= x >> 33
-		x *= 0xc4ceb9fe1a85ec53
-		x ^= x >> 33
-		return x
+// newEncodingCache encodes template, recording where each container's encoding is.
+func newEncodingCache(template map[string]interface{}) (*encodingCache, error) {
+	c := &encodingCache{maps: make(map[uintptr]segment, 64), slices: make(map[*interface{}]sliceSegment, 32)}
+	enc, err := encoder{cache: c, fill: true}.appendObject(make([]byte, 0, 4096), template, levelRoot)
+	if err != nil {
+		return nil, err
 	}
-	return h128{f(h.a), f(h.b ^ h.a)}
+	c.enc, c.scratch = enc, make([]byte, 0, len(enc)+512)
+	return c, nil
 }
-
-// hashString hashes s, 8 bytes at a time.
-func hashString(tag uint64, s string) h128 {
-	a, b := seedA^tag^uint64(len(s))*mulA, seedB^tag^uint64(len(s))*mulB
-	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		a = mix(a^w, mulA)
-		b = mix(b^w, mulB)
-		s = s[8:]
-	}
-	var w uint64
-	for i := 0; i < len(s); i++ {
-		w |= uint64(s[i]) << (8 * i)
-	}
-	a = mix(a^w, mulA)
-	b = mix(b^w^0xff, mulB)
-	return finalize(h128{a, b})
-}
-
-func hashBytes(tag uint64, b []byte) h128 { return hashString(tag, string(b)) }

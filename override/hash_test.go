@@ -1,9 +1,14 @@
 package override
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 func TestHashDistinguishes(t *testing.T) {
@@ -64,4 +69,91 @@ func TestHashEquivalences(t *testing.T) {
 	require.NotEqual(t, a, b)
 	_, err := desiredHash(map[string]interface{}{"a": struct{}{}})
 	require.ErrorIs(t, err, ErrInvalidValue)
+}
+
+// BenchmarkDesiredHash is the hash of the benchmark Deployment rendered for one cluster
+// (the object D of a render), alone.
+func BenchmarkDesiredHash(b *testing.B) {
+	data, err := os.ReadFile("testdata/bench-deployment.yaml")
+	require.NoError(b, err)
+	var d map[string]interface{}
+	require.NoError(b, yaml.Unmarshal(data, &d))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := desiredHash(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestHashKnownAnswer pins the scheme: the hash is SHA-256 of the canonical encoding that
+// hash.go documents, written out here by hand. If this test fails, the hash of an unchanged
+// object changed: bump hashScheme (and its history) before changing the expected value.
+func TestHashKnownAnswer(t *testing.T) {
+	obj := map[string]interface{}{
+		"kind": "ConfigMap",
+		"data": map[string]interface{}{"b": "x", "a": nil},
+		"n":    []interface{}{int64(3), 1.5, true, false},
+		"metadata": map[string]interface{}{"annotations": map[string]interface{}{
+			"federation.k8s.io/revision": "7", "federation.k8s.io/desired-hash": "old", "k": "v"}},
+	}
+	// Members in key order: data, kind, metadata, n.
+	enc := "o\x04" +
+		"\x04data" + "o\x02" + "\x01a" + "n" + "\x01b" + "s\x01x" +
+		"\x04kind" + "s\x09ConfigMap" +
+		"\x08metadata" + "o\x01" + "\x0bannotations" + "o\x01" + "\x01k" + "s\x01v" +
+		"\x01n" + "a\x04" + "d\x013" + "d\x031.5" + "t" + "f"
+	sum := sha256.Sum256([]byte(enc))
+	want := "v2:" + hex.EncodeToString(sum[:16])
+	got, err := desiredHash(obj)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, "v2:7209d5b01ffae33b08ff7bc835c9f63a", got, "the hash of an unchanged object changed: bump hashScheme")
+}
+
+// TestHashIgnoresMapOrder: Go randomizes map iteration; the hash must not see it.
+func TestHashIgnoresMapOrder(t *testing.T) {
+	m := map[string]interface{}{}
+	for i := 0; i < 40; i++ { // more members than the sort's stack array holds
+		m[strconv.Itoa(i)] = map[string]interface{}{"x": int64(i), "y": strconv.Itoa(i * i)}
+	}
+	first, err := desiredHash(m)
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		got, err := desiredHash(m)
+		require.NoError(t, err)
+		require.Equal(t, first, got)
+	}
+}
+
+// TestEncodingCache: the encodings RenderMembers reuses by identity give the same bytes as
+// encoding afresh, for objects sharing some containers with the template and not others.
+func TestEncodingCache(t *testing.T) {
+	template := map[string]interface{}{
+		"metadata": map[string]interface{}{"labels": map[string]interface{}{"a": "b"}, "annotations": map[string]interface{}{"federation.k8s.io/revision": "1"}},
+		"spec": map[string]interface{}{
+			"list":  []interface{}{"x", map[string]interface{}{"k": int64(1)}},
+			"inner": map[string]interface{}{"deep": []interface{}{int64(1), int64(2)}},
+		},
+	}
+	c, err := newEncodingCache(template)
+	require.NoError(t, err)
+	spec := template["spec"].(map[string]interface{})
+	list := spec["list"].([]interface{})
+	derived := []map[string]interface{}{
+		template,
+		// A copied root and spec, sharing list and inner.
+		{"metadata": template["metadata"], "spec": map[string]interface{}{"list": list, "inner": spec["inner"], "new": true}},
+		// A shorter slice over the same array is another container.
+		{"spec": map[string]interface{}{"list": list[:1]}},
+		// A container moved under another key keeps its encoding.
+		{"moved": spec["inner"], "metadata": map[string]interface{}{"annotations": template["metadata"].(map[string]interface{})["labels"]}},
+	}
+	for i, d := range derived {
+		want, err := encoder{}.appendObject(nil, d, levelRoot)
+		require.NoError(t, err)
+		got, err := encoder{cache: c}.appendObject(nil, d, levelRoot)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "derived[%d]", i)
+	}
 }

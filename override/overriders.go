@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonpointer"
 )
 
 // Typed overriders (federation.ClusterOverride's Replicas, Images, Containers, Labels and
@@ -19,53 +19,10 @@ import (
 // the entry apply last. Errors of typed overriders are *PathError values whose Op names the
 // overrider ("images", "containers", ...).
 
-// Ops returns the operations that one override entry renders to for obj: those of its typed
-// overriders, then its ClusterOverrides, exactly as ApplyOverride would apply them. obj is
-// not changed. typ gives the replicas path (spec.replicas when it has none).
-func Ops(obj *unstructured.Unstructured, o federation.ClusterOverride, typ federation.TypeConfig) ([]federation.OverrideOp, error) {
-	raw, err := Compile(o.ClusterOverrides)
-	if err != nil {
-		return nil, err
-	}
-	var rec []op
-	e := editor{shared: true}
-	a := entryApplier{e: &e, replicas: replicasPointer(typ), record: &rec}
-	if err := a.run(e.ownRoot(obj.Object), &o, raw); err != nil {
-		return nil, err
-	}
-	out := make([]federation.OverrideOp, len(rec))
-	for i := range rec {
-		if out[i], err = rec[i].overrideOp(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// ApplyOverride applies one override entry to obj, atomically, whatever cluster it is for:
-// its typed overriders, then its ClusterOverrides. typ gives the replicas path.
-func ApplyOverride(obj *unstructured.Unstructured, o federation.ClusterOverride, typ federation.TypeConfig) error {
-	raw, err := Compile(o.ClusterOverrides)
-	if err != nil {
-		return err
-	}
-	e := editor{shared: true}
-	a := entryApplier{e: &e, replicas: replicasPointer(typ)}
-	root := e.ownRoot(obj.Object)
-	if err := a.run(root, &o, raw); err != nil {
-		return err
-	}
-	obj.Object = root
-	return nil
-}
-
-// replicasPointer is the JSON pointer of typ's replica count.
+// replicasPointer is the JSON pointer of typ's replica count, or "" when typ has none (it is
+// not divisible).
 func replicasPointer(typ federation.TypeConfig) string {
-	f := typ.ReplicasFields()
-	if len(f) == 0 {
-		return "/spec/replicas"
-	}
-	return Pointer(f...)
+	return Pointer(typ.ReplicasFields()...)
 }
 
 // entryApplier applies override entries with one editor. Keeping one editor for all the
@@ -73,8 +30,8 @@ func replicasPointer(typ federation.TypeConfig) string {
 // is owned by the editor and edited in place by the next ones, instead of copied again.
 type entryApplier struct {
 	e        *editor
-	replicas string // JSON pointer of the replica count
-	record   *[]op  // when set, every applied operation is appended
+	replicas string // JSON pointer of the replica count; "" when the type has none
+	record   *[]op  // when set, every applied operation is appended (for the tests)
 }
 
 // run applies entry o (whose raw operations are compiled in raw) to root, in the documented
@@ -84,6 +41,9 @@ func (a *entryApplier) run(root map[string]interface{}, o *federation.ClusterOve
 	if o.Replicas != nil {
 		// "add" rather than "replace": a template may leave the count out (the API server
 		// defaults it), and the override must still set it.
+		if a.replicas == "" {
+			return fmt.Errorf("%w: replicas: the type has no replica count (its TypeConfig has no ReplicasPath)", ErrInvalidOverride)
+		}
 		if *o.Replicas < 0 {
 			return &PathError{Path: a.replicas, Op: "replicas", Err: fmt.Errorf("%w: replicas %d is negative", ErrInvalidOverride, *o.Replicas)}
 		}
@@ -133,7 +93,7 @@ func (a *entryApplier) emit(root map[string]interface{}, kind opKind, path strin
 	return a.apply(root, &o)
 }
 
-// apply applies one compiled operation, recording it for Ops.
+// apply applies one compiled operation, recording it when asked to.
 func (a *entryApplier) apply(root map[string]interface{}, o *op) error {
 	if err := a.e.apply(root, o); err != nil {
 		return err
@@ -169,14 +129,11 @@ func (a *entryApplier) image(root map[string]interface{}, o *federation.ImageOve
 			if !ok {
 				return &PathError{Path: path, Op: "images", Err: fmt.Errorf("%w: container %q has no image", ErrInvalidImage, name)}
 			}
-			im, err := ParseImage(old)
-			if err == nil {
-				im, err = im.Override(*o)
-			}
+			s, err := overrideImage(old, o)
 			if err != nil {
 				return &PathError{Path: path, Op: "images", Err: fmt.Errorf("container %q: %w", name, err)}
 			}
-			if s := im.String(); s != old {
+			if s != old {
 				if err := a.emit(root, opReplace, path, s); err != nil {
 					return err
 				}
@@ -310,7 +267,7 @@ func (a *entryApplier) stringMap(root map[string]interface{}, field string, o *f
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				if err := a.emit(root, opAdd, "/metadata/"+field+"/"+EscapeToken(k), o.Set[k]); err != nil {
+				if err := a.emit(root, opAdd, "/metadata/"+field+"/"+jsonpointer.Escape(k), o.Set[k]); err != nil {
 					return err
 				}
 			}
@@ -318,7 +275,7 @@ func (a *entryApplier) stringMap(root map[string]interface{}, field string, o *f
 	}
 	for _, k := range o.Remove {
 		if _, ok := current[k]; ok {
-			if err := a.emit(root, opRemove, "/metadata/"+field+"/"+EscapeToken(k), nil); err != nil {
+			if err := a.emit(root, opRemove, "/metadata/"+field+"/"+jsonpointer.Escape(k), nil); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonpointer"
 )
 
 // opKind is one of the four supported RFC 6902 operations.
@@ -149,7 +150,7 @@ func compileOp(x federation.OverrideOp) (op, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if federation.IsIdentityPath(x.Path) {
+	if jsonpointer.IsIdentity(x.Path) {
 		return fail(ErrIdentityPath)
 	}
 	o.tokens = tokens
@@ -173,21 +174,8 @@ func newOp(kind opKind, path string, value interface{}) (op, error) {
 	if err != nil {
 		return op{}, &PathError{Path: path, Op: kind.String(), Err: err}
 	}
-	if federation.IsIdentityPath(path) {
+	if jsonpointer.IsIdentity(path) {
 		return op{}, &PathError{Path: path, Op: kind.String(), Err: ErrIdentityPath}
 	}
 	return op{kind: kind, path: path, tokens: tokens, value: value}, nil
-}
-
-// overrideOp converts a compiled operation back to its API form.
-func (o *op) overrideOp() (federation.OverrideOp, error) {
-	x := federation.OverrideOp{Op: o.kind.String(), Path: o.path}
-	if o.kind != opRemove {
-		v, err := federation.NewRawValue(o.value)
-		if err != nil {
-			return x, &PathError{Path: o.path, Op: o.kind.String(), Err: fmt.Errorf("%w: %v", ErrInvalidValue, err)}
-		}
-		x.Value = v
-	}
-	return x, nil
 }

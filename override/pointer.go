@@ -2,69 +2,27 @@ package override
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonpointer"
 )
 
-// parsePointer splits an RFC 6901 JSON pointer into its decoded reference tokens. It accepts
-// what federation.CheckJSONPointer accepts, minus two things no Kubernetes object can need:
-// the empty pointer (the whole object, which would replace its identity too) and empty
-// reference tokens ("/a//b", "/a/"): no field, label key or map key is the empty string, and
-// such a token is almost always a typo.
+// parsePointer splits a JSON pointer into its decoded reference tokens, with the rules of
+// package internal/jsonpointer, which validation in package federation applies too: no
+// empty pointer and no empty reference token, which no Kubernetes object can need.
 func parsePointer(p string) ([]string, error) {
-	if err := federation.CheckJSONPointer(p); err != nil {
+	tokens, err := jsonpointer.Split(p)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPath, err)
 	}
-	// Count first so that tokens is allocated once.
-	n := strings.Count(p, "/")
-	tokens := make([]string, 0, n)
-	rest := p[1:]
-	for {
-		i := strings.IndexByte(rest, '/')
-		tok := rest
-		if i >= 0 {
-			tok = rest[:i]
-		}
-		if tok == "" {
-			return nil, fmt.Errorf("%w: empty reference token in %q", ErrInvalidPath, p)
-		}
-		tokens = append(tokens, unescapeToken(tok))
-		if i < 0 {
-			return tokens, nil
-		}
-		rest = rest[i+1:]
-	}
+	return tokens, nil
 }
 
-// unescapeToken decodes "~1" to "/" and "~0" to "~", in that order (RFC 6901 section 4).
-// The common case, a token without "~", returns the token without allocating.
-func unescapeToken(t string) string {
-	if strings.IndexByte(t, '~') < 0 {
-		return t
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-}
-
-// EscapeToken escapes a map key or field name for use as one JSON pointer reference token:
-// "~" becomes "~0" and "/" becomes "~1". Label and annotation keys such as
-// "app.kubernetes.io/name" need it: /metadata/labels/app.kubernetes.io~1name.
-func EscapeToken(s string) string {
-	if strings.IndexAny(s, "~/") < 0 {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// Pointer joins field names and keys into a JSON pointer, escaping each: Pointer("metadata",
-// "labels", "app.kubernetes.io/name") is "/metadata/labels/app.kubernetes.io~1name".
+// Pointer joins field names and keys into a JSON pointer, escaping each ("~" as "~0", "/"
+// as "~1"): Pointer("metadata", "labels", "app.kubernetes.io/name") is
+// "/metadata/labels/app.kubernetes.io~1name". It is how to build the Path of an
+// operation that addresses a label or annotation key, whose "/" would otherwise split it.
 func Pointer(tokens ...string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(EscapeToken(t))
-	}
-	return b.String()
+	return jsonpointer.Join(tokens...)
 }
 
 // arrayIndex parses a reference token used on an array of length n. RFC 6901 allows "0" or a

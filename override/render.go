@@ -27,7 +27,8 @@ type Input struct {
 	// the entries for ClusterName (see ForCluster).
 	Overrides []federation.ClusterOverride
 	// RetainReplicas keeps the member's replica count (spec.retainReplicas, for an HPA in
-	// the member cluster) instead of Replicas, when a member object exists.
+	// the member cluster) instead of Replicas, when a member object exists. Ignored for a
+	// type that is not divisible (Type has no ReplicasPath).
 	RetainReplicas bool
 	// Revision is the federated revision being rendered, written to
 	// federation.RevisionAnnotation; 0 writes none.
@@ -44,6 +45,7 @@ type Input struct {
 
 	// Replicas is the cluster's scheduled replica count (status.schedule), written at
 	// Type.ReplicasPath; nil when the object is not scheduled (the template's count stays).
+	// Ignored for a type that is not divisible: a ConfigMap has no replica count to set.
 	Replicas *int64
 
 	// Existing is the member object as it is now, for the fields the member owns; nil when
@@ -97,7 +99,7 @@ func Render(in Input) (*unstructured.Unstructured, error) {
 //     from in.Key, and server-populated metadata (uid, resourceVersion, ...) removed;
 //  2. retention of what the member owns, from in.Existing, through the retention table,
 //     and of the replica count when in.RetainReplicas;
-//  3. the scheduled replicas, unless retained;
+//  3. the scheduled replicas, for a divisible type, unless retained;
 //  4. the cluster's overrides (ForCluster order; typed overriders, then raw operations);
 //  5. fedkit's labels and annotations: managed-by, federated name and namespace, the
 //     revision, the managed-key lists and the desired-state hash.
@@ -134,7 +136,7 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 	if in.Key.Name == "" || (in.Type.Namespaced && in.Key.Namespace == "") {
 		return nil, fmt.Errorf("%w: the federated object's name (and namespace, for a namespaced type) is required", ErrInvalidInput)
 	}
-	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels)
+	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +144,11 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 	plans := buf[:0]
 	for _, j := range idx {
 		p := plan{entry: &in.Overrides[j]}
+		if p.entry.Replicas != nil && !in.Type.Divisible() {
+			// Checked here, where the entry's index is known, so the error names it.
+			return nil, fmt.Errorf("%w: overrides[%d].replicas: %s has no replica count (its TypeConfig has no ReplicasPath)",
+				ErrInvalidOverride, j, in.Type.Target.Kind)
+		}
 		if sh != nil && (sh.compiled[j] != nil || sh.errs[j] != nil) {
 			p.raw, err = sh.compiled[j], sh.errs[j]
 		} else {
@@ -160,16 +167,12 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 		}
 		plans = append(plans, p)
 	}
-	w := hasher{}
-	if sh != nil && sh.hashes != nil {
-		w = hasher{cache: sh.hashes, use: true}
-	}
 	if in.Existing == nil {
 		out, err := r.pass(in, plans, nil)
 		if err != nil {
 			return nil, err
 		}
-		return out, finish(out, nil, w)
+		return out, finish(out, nil, sh.encoder())
 	}
 	// The desired state without retention, D, for the hash and the managed-key lists.
 	d, err := r.pass(in, plans, nil)
@@ -187,7 +190,7 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 			return nil, err
 		}
 	}
-	return out, finish(out, d, w)
+	return out, finish(out, d, sh.encoder())
 }
 
 // pass runs steps 1 to 5 (without the hash), copy-on-write over the template: the new object
@@ -237,8 +240,8 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 				return nil, fmt.Errorf("retain: %w", err)
 			}
 		}
-		if in.RetainReplicas {
-			fields := replicasFields(in.Type)
+		if in.RetainReplicas && in.Type.Divisible() {
+			fields := in.Type.ReplicasFields()
 			if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {
 				if err := desired.Set(deepCopyValue(v), fields...); err != nil {
 					return nil, err
@@ -248,10 +251,13 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 		}
 	}
 
-	// 3. Scheduled replicas. Not when retained: an HPA in the member owns the count then,
-	// and writing the schedule would fight it on every sync.
-	if in.Replicas != nil && !replicasRetained {
-		fields := replicasFields(in.Type)
+	// 3. Scheduled replicas. Only for a divisible type: a ConfigMap, a Service or a
+	// DaemonSet has no replica count, and a spec.replicas written into one would be
+	// rejected or silently dropped by the member's API server (and change the hash). Not
+	// when retained either: an HPA in the member owns the count then, and writing the
+	// schedule would fight it on every sync.
+	if in.Replicas != nil && !replicasRetained && in.Type.Divisible() {
+		fields := in.Type.ReplicasFields()
 		parent, err := e.ownChild(root, fields[:len(fields)-1]...)
 		if err != nil {
 			return nil, err
@@ -295,7 +301,7 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 // retention (nil when out is that object). The lists come from d, not out: out also holds
 // the labels retained from the member, which the federation does not manage, and listing
 // them would make the next render drop them.
-func finish(out, d map[string]interface{}, w hasher) error {
+func finish(out, d map[string]interface{}, enc encoder) error {
 	if d == nil {
 		d = out
 	}
@@ -316,7 +322,7 @@ func finish(out, d map[string]interface{}, w hasher) error {
 		setOrDelete(m, federation.ManagedLabelsAnnotation, ml)
 		setOrDelete(m, federation.ManagedAnnotationsAnnotation, ma)
 	}
-	h, err := w.annotation(d)
+	h, err := enc.desiredHash(d)
 	if err != nil {
 		return err
 	}
@@ -343,14 +349,6 @@ func managedList(m map[string]interface{}) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
-}
-
-// replicasFields is the path of the replica count: the type's, or spec.replicas.
-func replicasFields(t federation.TypeConfig) []string {
-	if f := t.ReplicasFields(); len(f) > 0 {
-		return f
-	}
-	return []string{"spec", "replicas"}
 }
 
 // ownChild returns the map at fields under root, writable by e, creating maps as needed. A

@@ -59,7 +59,7 @@ func TestDesiredHash(t *testing.T) {
 	created, err := override.Render(base)
 	require.NoError(t, err)
 	h := created.GetAnnotations()[federation.DesiredHashAnnotation]
-	require.Regexp(t, `^v1:[0-9a-f]{32}$`, h)
+	require.Regexp(t, `^v2:[0-9a-f]{32}$`, h)
 
 	// What the member owns does not change the hash.
 	member := created.DeepCopy()
@@ -212,7 +212,7 @@ func TestRenderErrors(t *testing.T) {
 }
 
 func TestRendererRetainers(t *testing.T) {
-	_, err := override.New(override.Options{Retainers: override.Retainers{override.AllKinds(): {nil}}})
+	_, err := override.New(override.Options{Retainers: override.Retainers{{}: {nil}}})
 	require.ErrorIs(t, err, override.ErrInvalidInput)
 
 	// An embedder keeps a field its own controller sets in the member.

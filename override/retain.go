@@ -19,8 +19,8 @@ import (
 type RetainFunc func(desired *Target, existing *unstructured.Unstructured) error
 
 // Retainers is the retention table: the functions to run for each target GroupKind (the
-// version does not matter). The functions under the zero GroupKind run for every kind,
-// before the kind's own.
+// version does not matter). The functions under the zero GroupKind, schema.GroupKind{}, run
+// for every kind, before the kind's own.
 //
 // There is no global registry: start from DefaultRetainers, add or replace entries, and
 // pass the table in Options.Retainers:
@@ -30,9 +30,6 @@ type RetainFunc func(desired *Target, existing *unstructured.Unstructured) error
 //	rs[gk] = append(rs[gk], retainWidgetEndpoint)
 //	r, err := override.New(override.Options{Retainers: rs})
 type Retainers map[schema.GroupKind][]RetainFunc
-
-// AllKinds is the key of the Retainers entry that applies to every kind.
-func AllKinds() schema.GroupKind { return schema.GroupKind{} }
 
 // DefaultRetainers returns a new table with fedkit's built-in retention:
 //
@@ -46,7 +43,7 @@ func AllKinds() schema.GroupKind { return schema.GroupKind{} }
 // Retaining spec.replicas for Input.RetainReplicas is a step of Render, not a table entry.
 func DefaultRetainers() Retainers {
 	return Retainers{
-		AllKinds():                      {RetainMetadata},
+		{}:                              {RetainMetadata}, // every kind
 		{Kind: "Service"}:               {RetainServiceFields},
 		{Kind: "ServiceAccount"}:        {RetainServiceAccountSecrets},
 		{Kind: "PersistentVolumeClaim"}: {RetainVolumeName},
@@ -71,10 +68,10 @@ func builtinRetainers(gk schema.GroupKind, fns []RetainFunc) []RetainFunc {
 	return fns
 }
 
-// lookup returns the functions for gk: AllKinds' then gk's.
+// lookup returns the functions for gk: those for every kind, then gk's.
 func (rs Retainers) lookup(gk schema.GroupKind, fns []RetainFunc) []RetainFunc {
-	fns = append(fns, rs[AllKinds()]...)
-	if gk != AllKinds() {
+	fns = append(fns, rs[schema.GroupKind{}]...)
+	if gk != (schema.GroupKind{}) {
 		fns = append(fns, rs[gk]...)
 	}
 	return fns

@@ -3,10 +3,11 @@ package override
 import (
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
 // ForCluster returns the override entries that apply to a cluster, in the order they apply:
@@ -16,10 +17,16 @@ import (
 //
 // The result shares the entries' contents with overrides (treat it as read-only). It is an
 // error, wrapping ErrInvalidOverride, when an entry names the cluster twice, has both or
-// neither of ClusterName and ClusterSelector, or has a selector that cannot be evaluated;
-// ValidateOverrides in package federation reports the same problems up front.
+// neither of ClusterName and ClusterSelector, or has an invalid selector, whatever the
+// cluster's labels; ValidateOverrides in package federation reports the same problems up
+// front.
+//
+// A selector means what metav1.LabelSelectorAsSelector makes of it, as in placement and
+// validation: {} matches every cluster, and a key that is not a qualified name, a value
+// that is not a label value, In or NotIn without values, Exists or DoesNotExist with
+// values, or an unknown operator is an error.
 func ForCluster(overrides []federation.ClusterOverride, cluster string, labels map[string]string) ([]federation.ClusterOverride, error) {
-	idx, err := selectFor(overrides, cluster, labels)
+	idx, err := selectFor(overrides, cluster, labels, nil)
 	if err != nil || len(idx) == 0 {
 		return nil, err
 	}
@@ -32,8 +39,9 @@ func ForCluster(overrides []federation.ClusterOverride, cluster string, labels m
 
 // selectFor is ForCluster returning the indexes of the entries, which lets RenderMembers
 // compile each entry once for all clusters. A selector entry never errors for one cluster
-// and not another: a malformed entry fails every cluster, so a typo is seen at once.
-func selectFor(overrides []federation.ClusterOverride, cluster string, labels map[string]string) ([]int, error) {
+// and not another: a malformed entry fails every cluster, so a typo is seen at once. sh,
+// when not nil, keeps the parsed selectors for the next cluster of the same object.
+func selectFor(overrides []federation.ClusterOverride, cluster string, set map[string]string, sh *shared) ([]int, error) {
 	var out []int
 	named := -1
 	for i := range overrides {
@@ -54,11 +62,11 @@ func selectFor(overrides []federation.ClusterOverride, cluster string, labels ma
 			}
 			named = i
 		default:
-			ok, err := matchSelector(o.ClusterSelector, labels)
+			sel, err := sh.selector(overrides, i)
 			if err != nil {
-				return nil, fmt.Errorf("%w: overrides[%d].clusterSelector: %v", ErrInvalidOverride, i, err)
+				return nil, fmt.Errorf("%w: %v", ErrInvalidOverride, err)
 			}
-			if ok {
+			if sel.Matches(labels.Set(set)) {
 				out = append(out, i)
 			}
 		}
@@ -69,48 +77,16 @@ func selectFor(overrides []federation.ClusterOverride, cluster string, labels ma
 	return out, nil
 }
 
-// matchSelector evaluates a label selector as metav1.LabelSelectorAsSelector would, without
-// building a labels.Selector (which allocates and sorts on every call): nil matches nothing,
-// an empty selector matches everything, and malformed requirements are errors.
-func matchSelector(s *metav1.LabelSelector, labels map[string]string) (bool, error) {
-	if s == nil {
-		return false, nil
+// selector parses the cluster selector of overrides[i], as placement and validation do
+// (package internal/labelselector: the API machinery's meaning, an invalid selector an
+// error), or returns it from sh when an earlier cluster of the object parsed it.
+func (sh *shared) selector(overrides []federation.ClusterOverride, i int) (labels.Selector, error) {
+	if sh != nil && (sh.selectors[i] != nil || sh.selErrs[i] != nil) {
+		return sh.selectors[i], sh.selErrs[i]
 	}
-	// Every requirement is evaluated, even after a mismatch, so a malformed requirement
-	// is reported whatever the labels are (as LabelSelectorAsSelector does).
-	match := true
-	for k, v := range s.MatchLabels {
-		if got, ok := labels[k]; !ok || got != v {
-			match = false
-		}
+	sel, err := labelselector.Parse(overrides[i].ClusterSelector, field.NewPath("overrides").Index(i).Child("clusterSelector"))
+	if sh != nil {
+		sh.selectors[i], sh.selErrs[i] = sel, err
 	}
-	for _, r := range s.MatchExpressions {
-		got, has := labels[r.Key]
-		switch r.Operator {
-		case metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn:
-			if len(r.Values) == 0 {
-				return false, fmt.Errorf("values of %s %s must not be empty", r.Key, r.Operator)
-			}
-			in := false
-			for _, v := range r.Values {
-				if has && v == got {
-					in = true
-				}
-			}
-			if in != (r.Operator == metav1.LabelSelectorOpIn) {
-				match = false
-			}
-		case metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist:
-			if len(r.Values) > 0 {
-				return false, fmt.Errorf("values of %s %s must be empty", r.Key, r.Operator)
-			}
-			if has != (r.Operator == metav1.LabelSelectorOpExists) {
-				match = false
-			}
-		default:
-			return false, fmt.Errorf("%q is not a valid label selector operator (%s, %s, %s, %s)", r.Operator,
-				selection.In, selection.NotIn, selection.Exists, selection.DoesNotExist)
-		}
-	}
-	return match, nil
+	return sel, err
 }

@@ -7,10 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
 )
 
 func TestForCluster(t *testing.T) {
@@ -58,6 +60,10 @@ func TestForClusterErrors(t *testing.T) {
 		{name: "bad operator", overrides: `[{clusterSelector: {matchExpressions: [{key: a, operator: Near}]}}]`},
 		{name: "In without values", overrides: `[{clusterSelector: {matchExpressions: [{key: a, operator: In}]}}]`},
 		{name: "Exists with values", overrides: `[{clusterSelector: {matchExpressions: [{key: a, operator: Exists, values: [x]}]}}]`},
+		{name: "invalid label key", overrides: `[{clusterSelector: {matchLabels: {"bad key!": x}}}]`},
+		{name: "invalid label value", overrides: `[{clusterSelector: {matchLabels: {a: "not a value!"}}}]`},
+		{name: "invalid key in an expression", overrides: `[{clusterSelector: {matchExpressions: [{key: "-a", operator: Exists}]}}]`},
+		{name: "invalid value in an expression", overrides: `[{clusterSelector: {matchExpressions: [{key: a, operator: In, values: ["x y"]}]}}]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,9 +75,11 @@ func TestForClusterErrors(t *testing.T) {
 	}
 }
 
-// TestSelectorMatchesLabelSelectorAsSelector checks the allocation-free selector matching
-// against the API machinery's on every combination of a few selectors and label sets.
-func TestSelectorMatchesLabelSelectorAsSelector(t *testing.T) {
+// TestSelectorSemantics: a cluster selector means what metav1.LabelSelectorAsSelector makes
+// of it, in override, in placement and in validation alike. For every combination of a few
+// selectors and label sets, ForCluster and placement.Select match exactly the clusters the
+// API machinery's selector matches, and a selector it rejects is an error for all three.
+func TestSelectorSemantics(t *testing.T) {
 	selectors := []string{
 		`{}`, `{matchLabels: {a: "1"}}`, `{matchLabels: {a: "1", b: "2"}}`,
 		`{matchExpressions: [{key: a, operator: In, values: ["1", "2"]}]}`,
@@ -79,20 +87,64 @@ func TestSelectorMatchesLabelSelectorAsSelector(t *testing.T) {
 		`{matchExpressions: [{key: b, operator: Exists}]}`,
 		`{matchExpressions: [{key: b, operator: DoesNotExist}]}`,
 		`{matchLabels: {a: "2"}, matchExpressions: [{key: b, operator: Exists}, {key: c, operator: NotIn, values: [x]}]}`,
+		`{matchLabels: {example.com/a: "1"}}`,
+		// Invalid: every user must reject these, not match or skip them.
+		`{matchLabels: {"bad key!": x}}`,
+		`{matchLabels: {a: "bad value!"}}`,
+		`{matchLabels: {"": x}}`,
+		`{matchExpressions: [{key: "a/b/c", operator: Exists}]}`,
+		`{matchExpressions: [{key: a, operator: In}]}`,
+		`{matchExpressions: [{key: a, operator: In, values: ["x y"]}]}`,
+		`{matchExpressions: [{key: a, operator: DoesNotExist, values: [x]}]}`,
+		`{matchExpressions: [{key: a, operator: Near, values: [x]}]}`,
 	}
-	labelSets := []map[string]string{nil, {"a": "1"}, {"a": "2"}, {"a": "1", "b": "2"}, {"a": "2", "b": "", "c": "x"}, {"a": "2", "b": "y"}, {"c": "y"}}
+	labelSets := []map[string]string{nil, {"a": "1"}, {"a": "2"}, {"a": "1", "b": "2"}, {"a": "2", "b": "", "c": "x"}, {"a": "2", "b": "y"}, {"c": "y"}, {"example.com/a": "1"}}
 	for _, s := range selectors {
-		var sel metav1.LabelSelector
-		require.NoError(t, yaml.Unmarshal([]byte(s), &sel))
-		ref, err := metav1.LabelSelectorAsSelector(&sel)
-		require.NoError(t, err)
-		for _, l := range labelSets {
+		t.Run(s, func(t *testing.T) {
+			var sel metav1.LabelSelector
+			require.NoError(t, yaml.Unmarshal([]byte(s), &sel))
+			ref, refErr := metav1.LabelSelectorAsSelector(&sel)
 			list := []federation.ClusterOverride{{ClusterSelector: &sel}}
-			got, err := override.ForCluster(list, "c", l)
-			require.NoError(t, err)
-			if want := ref.Matches(labels.Set(l)); want != (len(got) == 1) {
-				t.Errorf("selector %s on labels %v: matched = %v; want %v", s, l, len(got) == 1, want)
+			errs := federation.ValidateOverrides(list, field.NewPath("spec", "overrides"))
+			if (refErr != nil) != (len(errs) > 0) {
+				t.Errorf("ValidateOverrides = %v; LabelSelectorAsSelector error = %v", errs, refErr)
 			}
-		}
+			for _, l := range labelSets {
+				got, err := override.ForCluster(list, "c", l)
+				_, placeErr := placement.Select(federation.Placement{ClusterSelector: &sel}, []federation.Cluster{cluster("c", l)})
+				if refErr != nil {
+					require.ErrorIs(t, err, override.ErrInvalidOverride, "ForCluster on labels %v", l)
+					require.ErrorIs(t, placeErr, placement.ErrInvalidPlacement, "placement.Select on labels %v", l)
+					continue
+				}
+				require.NoError(t, err)
+				require.NoError(t, placeErr)
+				if want := ref.Matches(labels.Set(l)); want != (len(got) == 1) {
+					t.Errorf("ForCluster on labels %v: matched = %v; want %v", l, len(got) == 1, want)
+				}
+			}
+		})
+	}
+}
+
+// cluster is a ready Cluster with labels.
+func cluster(name string, l map[string]string) federation.Cluster {
+	c := federation.Cluster{}
+	c.Name, c.Labels = name, l
+	c.Status.Conditions = []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionTrue}}
+	return c
+}
+
+// TestRenderNamesTheInvalidSelector: an invalid selector fails the render for every cluster
+// (whether or not its labels would match), naming the entry.
+func TestRenderNamesTheInvalidSelector(t *testing.T) {
+	for _, l := range []map[string]string{nil, {"bad key!": "x"}} {
+		in := webInput(t)
+		in.ClusterLabels = l
+		in.Overrides = append(in.Overrides, federation.ClusterOverride{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"bad key!": "x"}}})
+		_, err := override.Render(in)
+		require.ErrorIs(t, err, override.ErrInvalidOverride)
+		require.ErrorContains(t, err, `override: render Deployment prod/web for cluster "eu-1": override: invalid override: `+
+			`overrides[2].clusterSelector.matchLabels[bad key!]: Invalid value: "bad key!": name part must consist of`)
 	}
 }

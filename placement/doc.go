@@ -11,7 +11,10 @@
 // When spec.placement.clusters is present, even empty, it is the candidate list: names that
 // match no Cluster are dropped (and reported in [Decision.Unknown]) and the clusterSelector is
 // ignored. When it is absent, the clusterSelector decides: nil selects nothing, {} selects
-// every cluster. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
+// every cluster. A selector means what metav1.LabelSelectorAsSelector makes of it, exactly
+// as for the cluster selectors of overrides (package override) and in validation: an
+// invalid one (a key that is not a qualified name, In without values, ...) is an error
+// wrapping [ErrInvalidPlacement] that names the bad part, never a silent match or mismatch. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
 // copy and unstructured conversion (see package federation).
 //
 // # Narrowing and ordering

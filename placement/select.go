@@ -6,11 +6,11 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/labelselector"
 )
 
 // Select returns the names of the clusters p places an object on, in rank order (see
@@ -66,9 +66,11 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 	}
 	var selector labels.Selector
 	if p.ClusterSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(p.ClusterSelector)
-		if err != nil { // ValidatePlacement checked it; kept for safety
-			return Decision{}, fmt.Errorf("%w: spec.placement.clusterSelector: %v", ErrInvalidPlacement, err)
+		// The meaning every fedkit package gives a selector (the API machinery's); an
+		// invalid one was reported by ValidatePlacement above.
+		s, err := labelselector.Parse(p.ClusterSelector, field.NewPath("spec", "placement", "clusterSelector"))
+		if err != nil {
+			return Decision{}, fmt.Errorf("%w: %v", ErrInvalidPlacement, err)
 		}
 		selector = s
 	}

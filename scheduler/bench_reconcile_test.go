@@ -49,7 +49,7 @@ func BenchmarkReconcile(b *testing.B) {
 // benchHost seeds a host with c Clusters and one FederatedDeployment (and its preference).
 func benchHost(b *testing.B, c int, withRSP bool) (*fake.Cluster, federation.Key) {
 	b.Helper()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	key := federation.Key{Namespace: "default", Name: "bench"}
 	var objs []*unstructured.Unstructured
 	for i := range c {

@@ -17,7 +17,7 @@ import (
 // Scheduled condition; Explain says why, without writing.
 func ExampleScheduler_Reconcile() {
 	ctx := context.Background()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
 	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east-1"})
@@ -29,6 +29,7 @@ func ExampleScheduler_Reconcile() {
 		gvr schema.GroupVersionResource
 		doc string
 	}{
+		{schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`},
 		{federation.DeploymentType.FederatedGVR(), `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedDeployment,
 		  metadata: {name: web, namespace: shop}, spec: {template: {spec: {replicas: 3}}, placement: {clusterSelector: {}}}}`},
 		{federation.ReplicaSchedulingPreferenceGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: ReplicaSchedulingPreference,

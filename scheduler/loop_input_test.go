@@ -64,7 +64,7 @@ func TestReconcileNegativeTemplateReplicas(t *testing.T) {
 // spreadEnv is a host with four Ready clusters in two regions and two providers.
 func spreadEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{host: fake.NewCluster("host"), clock: clocktesting.NewFakeClock(now)}
+	e := &env{host: fake.NewHost("host"), clock: clocktesting.NewFakeClock(now)}
 	fleet := fake.NewFleet()
 	fleet.Add("us-aws", map[string]string{federation.RegionLabel: "us", federation.ProviderLabel: "aws"})
 	fleet.Add("us-gcp", map[string]string{federation.RegionLabel: "us", federation.ProviderLabel: "gcp"})

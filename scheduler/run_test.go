@@ -33,7 +33,7 @@ type runFixture struct {
 
 func newRunFixture(tb testing.TB, clusters, objects int, rsps bool) *runFixture {
 	tb.Helper()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	for i := range clusters {
 		fleet.Add(fmt.Sprintf("c%03d", i), map[string]string{federation.RegionLabel: fmt.Sprintf("r%d", i%3)})
@@ -215,7 +215,7 @@ func (h unservedRSPs) List(ctx context.Context, gvr schema.GroupVersionResource,
 // CacheSyncTimeout, on its clock, naming the resource.
 func TestRunFailsWithoutTheRSPResource(t *testing.T) {
 	clk := clocktesting.NewFakeClock(now)
-	s, err := scheduler.New(unservedRSPs{fake.NewCluster("host")}, federation.DeploymentType, scheduler.Options{Clock: clk, CacheSyncTimeout: time.Minute})
+	s, err := scheduler.New(unservedRSPs{fake.NewHost("host")}, federation.DeploymentType, scheduler.Options{Clock: clk, CacheSyncTimeout: time.Minute})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()

@@ -36,7 +36,9 @@ type env struct {
 
 func newEnv(t *testing.T, typ federation.TypeConfig) *env {
 	t.Helper()
-	e := &env{host: fake.NewCluster("host"), clock: clocktesting.NewFakeClock(now)}
+	e := &env{host: fake.NewHost("host"), clock: clocktesting.NewFakeClock(now)}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": key.Namespace}}}
+	require.NoError(t, e.host.Seed(ns))
 	fleet := fake.NewFleet()
 	fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1"})
 	fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1"})
@@ -355,11 +357,11 @@ func reconciles(t *testing.T, reg *prometheus.Registry) float64 {
 func TestNew(t *testing.T) {
 	_, err := scheduler.New(nil, federation.DeploymentType, scheduler.Options{})
 	require.Error(t, err)
-	_, err = scheduler.New(fake.NewCluster("h"), federation.TypeConfig{}, scheduler.Options{})
+	_, err = scheduler.New(fake.NewHost("h"), federation.TypeConfig{}, scheduler.Options{})
 	require.ErrorIs(t, err, federation.ErrUnknownType)
 	reg := prometheus.NewRegistry()
 	for range 2 { // a second scheduler of the same kind shares the collectors
-		_, err = scheduler.New(fake.NewCluster("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
+		_, err = scheduler.New(fake.NewHost("h"), federation.DeploymentType, scheduler.Options{Registerer: reg})
 		require.NoError(t, err)
 	}
 }

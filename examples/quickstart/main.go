@@ -63,6 +63,8 @@ spec:
     images: [{registry: mirror.asia.example.com}]
 `
 
+const namespaceYAML = `{apiVersion: v1, kind: Namespace, metadata: {name: production}}`
+
 const preferenceYAML = `
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ReplicaSchedulingPreference
@@ -80,8 +82,9 @@ func run(ctx context.Context, w io.Writer) error {
 	key := federation.Key{Namespace: "production", Name: "app-frontend"}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 
-	// 1. A host, where federated objects live, and a fleet of three member clusters.
-	host := fake.NewCluster("host")
+	// 1. A host, where federated objects live (it serves fedkit's CRDs), and a fleet of three
+	// member clusters.
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.SetClock(clk)
 	fleet.Add("cluster-aws-us-east", topology("aws", "us-east-1", "us-east-1a"))
@@ -98,7 +101,10 @@ func run(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "  %-28s provider=%-5s region=%-13s zones=%s\n", c.Name, c.Spec.Provider, c.Spec.Region, strings.Join(c.Spec.Zones, ","))
 	}
 
-	// 3. The FederatedDeployment and its ReplicaSchedulingPreference.
+	// 3. The FederatedDeployment and its ReplicaSchedulingPreference, in their namespace.
+	if err := create(ctx, host, federation.NamespaceType.TargetGVR(), namespaceYAML); err != nil {
+		return err
+	}
 	if err := create(ctx, host, typ.FederatedGVR(), frontendYAML); err != nil {
 		return err
 	}
@@ -224,6 +230,10 @@ func push(ctx context.Context, w io.Writer, fleet *fake.Fleet, fed *federation.F
 	obj, err := override.Render(in)
 	if err != nil {
 		return err
+	}
+	// The push loop federates the namespace first; here it is created directly.
+	if err := create(ctx, member, federation.NamespaceType.TargetGVR(), namespaceYAML); err != nil {
+		return fmt.Errorf("create the namespace in %s: %w", sc.Name, err)
 	}
 	if _, err := member.Create(ctx, typ.TargetGVR(), obj); err != nil {
 		return fmt.Errorf("create in %s: %w", sc.Name, err)

@@ -21,7 +21,7 @@ import (
 // Secret changes and a second Reconcile starts.
 func TestReconcileConcurrentInstallsTheNewest(t *testing.T) {
 	ctx := t.Context()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": DefaultNamespace}}}
 	cluster := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": federation.CoreGroupVersion.String(), "kind": "Cluster", "metadata": map[string]any{"name": "eu"},

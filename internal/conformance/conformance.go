@@ -13,8 +13,11 @@
 // (status subresource, generation with a per-kind rule) and fedkit's Cluster CRD
 // (cluster-scoped, status subresource, the custom-resource rules); the per-kind rules of a
 // few other built-ins (DaemonSets, EndpointSlices, Leases, PriorityClasses) have behaviours of
-// their own. Namespaced objects go in a fresh namespace per run and cluster-scoped ones carry
-// the run's suffix, so a shared API server can run the suite more than once.
+// their own. Others create CRDs of their own, and namespaces, to check what is served and the
+// namespace lifecycle. Namespaced objects go in a fresh namespace per run and cluster-scoped
+// ones (CRDs included) carry the run's suffix, so a shared API server can run the suite more
+// than once. Where a real server's controllers act a moment later (establishing or deleting
+// a CRD), a behaviour polls for the outcome.
 package conformance
 
 import (
@@ -81,6 +84,8 @@ func behaviours() []behaviour {
 	all = append(all, kindBehaviours()...)
 	all = append(all, listWatchBehaviours()...)
 	all = append(all, patchBehaviours()...)
+	all = append(all, servedBehaviours()...)
+	all = append(all, namespaceBehaviours()...)
 	return all
 }
 

@@ -16,7 +16,7 @@ var fakeDifferences = map[string]string{}
 // TestFakeConformance runs the suite against the in-memory fake. It needs no API server.
 func TestFakeConformance(t *testing.T) {
 	conformance.Run(t, conformance.Config{
-		NewClient: func(t *testing.T) federation.ClusterClient { return fake.NewCluster("conformance") },
+		NewClient: func(t *testing.T) federation.ClusterClient { return fake.NewHost("conformance") },
 		Skip:      fakeDifferences,
 	})
 }

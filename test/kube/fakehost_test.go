@@ -23,7 +23,7 @@ import (
 func TestClusterSetOnFakeHost(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	tokenData := func(s string) map[string]any {
 		return map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(s))}
 	}

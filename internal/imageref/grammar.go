@@ -1,4 +1,10 @@
-package federation
+// Package imageref reads and writes container image references with the grammar Docker and
+// containerd use (github.com/distribution/reference), without depending on them. Package
+// federation validates image overrides with it and package override rewrites the images of
+// containers with it, so both accept exactly the same references.
+//
+// It imports nothing from fedkit, so that package federation may import it.
+package imageref
 
 import "strings"
 
@@ -12,9 +18,9 @@ import "strings"
 //	tag        := [A-Za-z0-9_] [A-Za-z0-9_.-]{0,127}
 //	digest     := algorithm ":" hex   (sha256: 64 hex digits, sha512: 128, others >= 32)
 
-// ValidImageRegistry reports whether s is a registry host with an optional port:
+// ValidRegistry reports whether s is a registry host with an optional port:
 // "registry.example.com", "localhost:5000", "10.0.0.1:5000", "[::1]:5000".
-func ValidImageRegistry(s string) bool {
+func ValidRegistry(s string) bool {
 	host, port := s, ""
 	if strings.HasPrefix(s, "[") {
 		end := strings.IndexByte(s, ']')
@@ -80,9 +86,9 @@ func validPort(p string) bool {
 	return true
 }
 
-// ValidImageRepository reports whether s is a repository path: lower-case components joined
+// ValidRepository reports whether s is a repository path: lower-case components joined
 // by "/", e.g. "library/nginx" or "team/app/api".
-func ValidImageRepository(s string) bool {
+func ValidRepository(s string) bool {
 	if s == "" || len(s) > 255 {
 		return false
 	}
@@ -119,8 +125,8 @@ func validPathComponent(c string) bool {
 	return true
 }
 
-// ValidImageTag reports whether s is a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
-func ValidImageTag(s string) bool {
+// ValidTag reports whether s is a tag: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+func ValidTag(s string) bool {
 	if s == "" || len(s) > 128 || s[0] == '.' || s[0] == '-' {
 		return false
 	}
@@ -132,9 +138,9 @@ func ValidImageTag(s string) bool {
 	return true
 }
 
-// ValidImageDigest reports whether s is algorithm:hex with a known length for sha256 (64)
+// ValidDigest reports whether s is algorithm:hex with a known length for sha256 (64)
 // and sha512 (128), and at least 32 lower-case hex digits for other algorithms.
-func ValidImageDigest(s string) bool {
+func ValidDigest(s string) bool {
 	i := strings.IndexByte(s, ':')
 	if i <= 0 {
 		return false

@@ -12,14 +12,14 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// ApplyJSONPatch is Apply done the plain way: it validates ops exactly as Apply does, encodes
-// obj to JSON, applies the operations with github.com/evanphx/json-patch/v5 (negative array
-// indexes off, as RFC 6901 requires) and decodes the result into obj.
+// ApplyJSONPatch is Apply done the plain way, compiled into the package's tests only: it
+// validates ops exactly as Apply does, encodes obj to JSON, applies the operations with
+// github.com/evanphx/json-patch/v5 (negative array indexes off, as RFC 6901 requires) and
+// decodes the result into obj.
 //
-// It is the reference the fast path is tested against, and it stays available for embedders
-// who want json-patch's behaviour bit for bit; Apply returns the same object for every input
-// except the two places where json-patch strays from the RFCs (see Apply). It is several
-// times slower than Apply and allocates an order of magnitude more. Like Apply it is atomic.
+// It is the reference implementation the fast path is checked against (equivalence_test.go)
+// and measured against (bench_test.go); Apply returns the same object for every input except
+// the places where json-patch strays from the RFCs (see Apply). Like Apply it is atomic.
 // Numbers in the result are int64 where integral, float64 otherwise, as after any JSON
 // decoding.
 func ApplyJSONPatch(obj *unstructured.Unstructured, ops []federation.OverrideOp) error {

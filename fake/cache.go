@@ -1,0 +1,216 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+var _ federation.MemberCache = (*Fleet)(nil)
+
+// CachedReader implements [federation.MemberCache]: a Reader of the managed objects (those
+// carrying federation.ManagedByLabel, whatever its value) of gvr in member cluster, as an
+// informer's cache would serve them. The cache of a (cluster, gvr) starts with the first call.
+//
+// Its reads come from the member's store as it is: they record no [Action], and no fault,
+// latency or hook applies, because a cache read is not an API call. While the member is
+// partitioned the cache keeps serving the state it had when the partition began, as an
+// informer keeps its last state, and it follows the member again at Heal. A cache started
+// while the member is partitioned has not synced: its reads wait until Heal or until their
+// ctx is done (then they return ctx.Err()). Objects without the label are NotFound to Get and
+// absent from List; a resource the member does not serve is the member's 404. An unknown
+// cluster is an error satisfying errors.Is(err, federation.ErrClusterNotFound).
+func (f *Fleet) CachedReader(cluster string, gvr schema.GroupVersionResource) (federation.Reader, error) {
+	c, ok := f.Member(cluster)
+	if !ok {
+		return nil, fmt.Errorf("fake: fleet: cached reader of %q: %w", cluster, federation.ErrClusterNotFound)
+	}
+	c.lock()
+	c.startCacheLocked(gvr)
+	c.mu.Unlock()
+	return cachedReader{c: c, gvr: gvr}, nil
+}
+
+// OnMemberChange implements [federation.MemberCache]. fn is called with the member's name and
+// its own copy of the object each time a write to a member commits a change to a managed
+// object of gvr (added, changed, deleted, or gaining or losing the label), for the members
+// whose cache of gvr was started by [Fleet.CachedReader]. Deleted objects, and objects that
+// lost the label, come in their last managed state.
+//
+// Every write counts: the code under test's, [Cluster.Seed], [Cluster.Drift],
+// [Cluster.DriftDelete] and the simulated controllers'. While a member is partitioned its
+// cache is frozen and nothing is notified; at Heal fn gets what differs between the frozen
+// state and the member's: changed and new objects as they are, vanished ones as they were.
+//
+// fn runs on the writer's goroutine, after the write commits and before the write returns,
+// outside every lock of the fleet, in the member's commit order. When another goroutine is
+// delivering notifications of that member at that moment (concurrent writers, or fn itself
+// writing to the member), that goroutine calls fn instead, in order, before it returns. The
+// handlers of a fleet are called in the order they were added. fn must not block.
+//
+// remove stops the calls: once it returns, fn is not called again. It waits for calls of fn
+// running on other goroutines, so fn must not call it.
+func (f *Fleet) OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func()) {
+	h := &changeHandler{gvr: gvr, fn: fn}
+	h.idle = sync.NewCond(&h.mu)
+	f.hmu.Lock()
+	f.handlers = append(f.handlers, h)
+	f.hmu.Unlock()
+	return func() {
+		f.hmu.Lock()
+		f.handlers = slices.DeleteFunc(f.handlers, func(x *changeHandler) bool { return x == h })
+		f.hmu.Unlock()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.removed = true
+		for h.running > 0 {
+			h.idle.Wait()
+		}
+	}
+}
+
+// changeHandler is one OnMemberChange registration.
+type changeHandler struct {
+	gvr schema.GroupVersionResource
+	fn  func(cluster string, obj *unstructured.Unstructured)
+
+	mu      sync.Mutex
+	idle    *sync.Cond // signalled when running drops to 0
+	removed bool
+	running int
+}
+
+func (h *changeHandler) call(cluster string, obj *unstructured.Unstructured) {
+	h.mu.Lock()
+	if h.removed {
+		h.mu.Unlock()
+		return
+	}
+	h.running++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.running--; h.running == 0 {
+			h.idle.Broadcast()
+		}
+		h.mu.Unlock()
+	}()
+	h.fn(cluster, obj)
+}
+
+// dispatch calls the handlers for a batch of a member's notifications. The caller holds no
+// lock.
+func (f *Fleet) dispatch(cluster string, batch []change) {
+	f.hmu.Lock()
+	handlers := slices.Clone(f.handlers)
+	f.hmu.Unlock()
+	for _, ch := range batch {
+		for _, h := range handlers {
+			if h.gvr == ch.gvr {
+				h.call(cluster, ch.obj.DeepCopy())
+			}
+		}
+	}
+}
+
+// cachedReader is the Reader CachedReader returns.
+type cachedReader struct {
+	c   *Cluster
+	gvr schema.GroupVersionResource
+}
+
+// wait returns once the cache has synced, or ctx.Err().
+func (r cachedReader) wait(ctx context.Context, gvr schema.GroupVersionResource) error {
+	if gvr != r.gvr {
+		return apierrors.NewBadRequest(fmt.Sprintf("fake: the cached reader of %s in cluster %q cannot read %s", r.gvr, r.c.name, gvr))
+	}
+	r.c.lock()
+	mc := r.c.caches[r.gvr]
+	r.c.mu.Unlock()
+	if mc == nil { // the member left the fleet: the cache stays as it is
+		return nil
+	}
+	select {
+	case <-mc.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Get implements federation.Reader.
+func (r cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	if err := r.wait(ctx, gvr); err != nil {
+		return nil, err
+	}
+	c := r.c
+	c.lock()
+	defer c.mu.Unlock()
+	if mc := c.caches[gvr]; mc != nil && mc.frozen != nil {
+		ri, _ := c.servedLocked(gvr, "")
+		if !ri.namespaced {
+			namespace = ""
+		}
+		if obj, ok := mc.frozen[objectKey{namespace, name}]; ok {
+			return obj.DeepCopy(), nil
+		}
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	obj, err := c.getLocked(gvr, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if !managed(obj) {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return obj, nil
+}
+
+// List implements federation.Reader: the managed objects matching namespace and opts, sorted
+// by namespace and name, with the resourceVersion the cache is at.
+func (r cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if err := r.wait(ctx, gvr); err != nil {
+		return nil, err
+	}
+	c := r.c
+	c.lock()
+	defer c.mu.Unlock()
+	mc := c.caches[gvr]
+	if mc == nil || mc.frozen == nil {
+		list, err := c.listLocked(gvr, namespace, opts)
+		if err != nil {
+			return nil, err
+		}
+		list.Items = slices.DeleteFunc(list.Items, func(u unstructured.Unstructured) bool { return !managed(&u) })
+		return list, nil
+	}
+	ri, _ := c.servedLocked(gvr, "")
+	f, err := newFilter(ri, namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]objectKey, 0, len(mc.frozen))
+	for k, obj := range mc.frozen {
+		if f.matches(obj) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	list := &unstructured.UnstructuredList{Object: map[string]any{}}
+	list.SetAPIVersion(gvr.GroupVersion().String())
+	list.SetKind(ri.listKind)
+	list.SetResourceVersion(strconv.FormatInt(mc.frozenRV, 10))
+	for _, k := range keys {
+		list.Items = append(list.Items, *mc.frozen[k].DeepCopy())
+	}
+	return list, nil
+}

@@ -1,0 +1,83 @@
+package fake_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+)
+
+// TestNewHost: a host serves fedkit's resources with their CRDs' scope and subresources,
+// from the start and without recorded actions.
+func TestNewHost(t *testing.T) {
+	host := fake.NewHost("host")
+	ctx := testCtx(t)
+	require.Empty(t, host.Actions())
+	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	require.NoError(t, err)
+	for _, crd := range crds {
+		got, err := host.Peek(crdGVR, "", crd.Name)
+		require.NoError(t, err, crd.Name)
+		require.Equal(t, "True", conditionStatus(got, "Established"), crd.Name)
+		gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: crd.Spec.Versions[0].Name, Resource: crd.Spec.Names.Plural}
+		m, err := host.RESTMapping(gvr.GroupVersion().WithKind(crd.Spec.Names.Kind))
+		require.NoError(t, err, crd.Name)
+		require.Equal(t, gvr, m.Resource)
+		require.Equal(t, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, m.Scope.Name() == "namespace", crd.Name)
+		_, err = host.List(ctx, gvr, "", metav1.ListOptions{})
+		require.NoError(t, err, crd.Name)
+	}
+	require.Len(t, crds, 2+len(federation.BuiltinTypes()))
+}
+
+func conditionStatus(u interface{ UnstructuredContent() map[string]any }, typ string) string {
+	conds, _ := u.UnstructuredContent()["status"].(map[string]any)["conditions"].([]any)
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == typ {
+			return fmt.Sprint(m["status"])
+		}
+	}
+	return ""
+}
+
+// A host serves fedkit's API: Clusters, ReplicaSchedulingPreferences and the built-in
+// federated types. A type of your own is federated by creating its CRD in the host, as on a
+// real one.
+func ExampleNewHost() {
+	ctx := context.Background()
+	host := fake.NewHost("host")
+	_, err := host.List(ctx, federation.DeploymentType.FederatedGVR(), "", metav1.ListOptions{})
+	fmt.Println("FederatedDeployment served:", err == nil)
+
+	cronTab := federation.NewTypeConfig(schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}, "crontabs", true, "")
+	_, err = host.List(ctx, cronTab.FederatedGVR(), "", metav1.ListOptions{})
+	fmt.Println("FederatedCronTab served before its CRD:", err == nil)
+
+	crd, err := federation.CRDFor(cronTab)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	u, err := federation.ToUnstructured(crd)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := host.Create(ctx, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"), u); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = host.List(ctx, cronTab.FederatedGVR(), "", metav1.ListOptions{})
+	fmt.Println("FederatedCronTab served:", err == nil)
+	// Output:
+	// FederatedDeployment served: true
+	// FederatedCronTab served before its CRD: false
+	// FederatedCronTab served: true
+}
