@@ -50,7 +50,7 @@ type benchFleet struct {
 
 func newBenchFleet(b *testing.B, n, c int) *benchFleet {
 	b.Helper()
-	f := &benchFleet{host: fake.NewCluster("host"), fleet: fake.NewFleet()}
+	f := &benchFleet{host: fake.NewHost("host"), fleet: fake.NewFleet()}
 	for i := range c {
 		f.fleet.Add(fmt.Sprintf("member-%03d", i), nil)
 	}

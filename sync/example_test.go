@@ -17,7 +17,7 @@ import (
 // the federation's back, and rolls back an image update.
 func Example() {
 	ctx := context.Background()
-	host := fake.NewCluster("host")
+	host := fake.NewHost("host")
 	fleet := fake.NewFleet()
 	fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
 	fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})

@@ -49,7 +49,7 @@ type env struct {
 
 func newEnv(t *testing.T, opts fedsync.Options) *env {
 	t.Helper()
-	e := &env{host: fake.NewCluster("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(now), events: &recorder{}, typ: federation.DeploymentType}
+	e := &env{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(now), events: &recorder{}, typ: federation.DeploymentType}
 	e.host.SetClock(e.clock)
 	e.fleet.SetClock(e.clock)
 	e.fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1", "provider": "aws"})

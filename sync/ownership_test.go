@@ -82,7 +82,7 @@ func TestAdoptPolicy(t *testing.T) {
 
 func TestTwoFederationsNeverTouchEachOthersObjects(t *testing.T) {
 	e := newEnv(t, fedsync.Options{Identity: "fed-a"})
-	other := fake.NewCluster("other-host")
+	other := fake.NewHost("other-host")
 	e.mustCreate(t, other, namespaces, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "production"}}})
 	require.NoError(t, e.fleet.Register(ctx, other))
