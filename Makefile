@@ -26,7 +26,7 @@ unit:
 ## generate: deep copies and CRD schemas (controller-gen), then the installable CRDs.
 generate:
 	$(GO) generate ./...
-	$(GO) test ./federation -run TestCRDFiles -update
+	$(GO) test ./federation ./dnsrecord -run TestCRDFiles -update
 
 ## bench: every benchmark with allocation counts.
 bench:

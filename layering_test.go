@@ -23,7 +23,7 @@ var allowedImports = map[string][]string{
 	"federation":       {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":        {"federation", "internal/labelselector"},
 	"override":         {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"dnsrecord":        {"federation"},
+	"dnsrecord":        {"federation", "internal/loop"},
 	"scheduler":        {"federation", "placement", "internal/loop"},
 	"sync":             {"federation", "placement", "override", "internal/loop"},
 	"status":           {"federation", "internal/loop"},

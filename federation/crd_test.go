@@ -48,7 +48,9 @@ func TestCRDFiles(t *testing.T) {
 	entries, err := os.ReadDir(crdDir)
 	require.NoError(t, err)
 	for _, e := range entries {
-		if !want[e.Name()] {
+		// config/crd also holds the CRDs of package dnsrecord, which checks its own files.
+		own := strings.HasSuffix(e.Name(), "."+federation.CoreGroup+".yaml") || strings.HasSuffix(e.Name(), "."+federation.TypesGroup+".yaml")
+		if own && !want[e.Name()] {
 			t.Errorf("%s/%s is not produced by the code any more; delete it", crdDir, e.Name())
 		}
 	}

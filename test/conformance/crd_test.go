@@ -21,6 +21,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/conformance"
 )
@@ -78,6 +79,9 @@ func TestCRDsServe(t *testing.T) {
 
 	crds, err := federation.CRDs(federation.BuiltinTypes()...)
 	require.NoError(t, err)
+	dns, err := dnsrecord.CRDs()
+	require.NoError(t, err)
+	crds = append(crds, dns...)
 	var names []string
 	for _, crd := range crds {
 		names = append(names, crd.Name)
@@ -92,7 +96,7 @@ func TestCRDsServe(t *testing.T) {
 	sort.Strings(names)
 	sort.Strings(fileNames)
 	if diff := cmp.Diff(names, fileNames); diff != "" {
-		t.Errorf("config/crd and federation.CRDs differ (-CRDs +files):\n%s", diff)
+		t.Errorf("config/crd and federation.CRDs with dnsrecord.CRDs differ (-CRDs +files):\n%s", diff)
 	}
 	for _, gvk := range []schema.GroupVersionKind{federation.ClusterGVK, federation.ReplicaSchedulingPreferenceGVK, federation.DeploymentType.Federated} {
 		_, err := c.RESTMapping(gvk)

@@ -1,0 +1,88 @@
+// Package dnsrecord publishes federated Services and Ingresses in DNS, so that clients find
+// the nearest cluster that can answer and stop finding a cluster that failed. It is the
+// multi-cluster DNS of KubeFed, as a library: pure functions compute the records, a loop keeps
+// them current, and external-dns programs them into a DNS provider.
+//
+// # The records
+//
+// A [ServiceDNSRecord] named like a federated Service (same namespace and name) asks for
+// names under a [Domain]. For the Service web in namespace shop, with domainRef fed and the
+// Domain example.com, every cluster contributes its Service's load-balancer addresses to:
+//
+//	web.shop.fed.svc.example.com                          global: every cluster
+//	web.shop.fed.svc.us-east-1.example.com                region: the clusters of us-east-1
+//	web.shop.fed.svc.us-east-1a.us-east-1.example.com     zone: the clusters of us-east-1a
+//
+// A name with addresses is an A record (and an AAAA record for IPv6). A name without is a
+// CNAME to the level above: a zone whose clusters lost their load balancers sends its clients
+// to the rest of the region, a region to the rest of the world. A client that asks for its
+// own zone's name therefore gets the closest answer there is, and one query still works when
+// its zone is down. spec.dnsPrefix adds a short alias (www.example.com, a CNAME to the global
+// name); spec.externalName replaces "web" in the names. An [IngressDNSRecord] publishes the
+// hosts it lists as A records of every Ready cluster's Ingress load balancers.
+//
+// [ServiceEndpoints] and [IngressEndpoints] compute these records from a record's status
+// alone (plus a [Resolver] for load balancers that have a hostname, as AWS's do). They read no
+// clock and no cluster, and equal inputs give equal, sorted outputs; test a naming scheme
+// against them, or call them from a dry run.
+//
+// # The controller
+//
+// [Controller] is the loop around them. One [Controller.Reconcile] pass over a record:
+//
+//  1. reads the record, the federated object of its name (FederatedService or
+//     FederatedIngress: only federated objects are published) and the Domain, from the host;
+//  2. reads the Clusters on the host, and from each Ready one the member Service (or
+//     Ingress) that sync propagated, through the ClusterSet's shared caches when it offers
+//     them (federation.MemberCache) or the member's API server; for a Service, the
+//     EndpointSlices tell whether a ready pod stands behind the load balancer;
+//  3. writes status.domain and status.dns: per cluster its region, zones and load balancer.
+//     A cluster that stops being Ready keeps its entry without a load balancer, so its names
+//     fall back instead of pointing at a dead cluster; a member that cannot be read keeps
+//     its last load balancer (a failed read is not a failover: the cluster monitor decides
+//     readiness) and the pass is retried;
+//  4. computes the records with ServiceEndpoints or IngressEndpoints and writes them to
+//     the DNSEndpoint service-<name> or ingress-<name> in the record's namespace, owned by
+//     the record, only when they changed.
+//
+// Every write carries the resourceVersion it read, and nothing is written when nothing
+// changed. The record's Ready condition says what happened: EndpointsWritten, or why not
+// (ServiceNotFederated, IngressNotFederated, DomainNotFound: no records are published;
+// InvalidRecord, ResolveFailed: the last records stay; DNSEndpointConflict: a DNSEndpoint of
+// that name belongs to someone else and is left alone). Bad input never stops the loop.
+//
+// A record that is deleted takes its DNSEndpoint with it: the owner reference lets a real
+// cluster's garbage collector do it, and the controller deletes the DNSEndpoint itself on the
+// pass after the deletion, so it needs no garbage collector (the fake fleet has none).
+// [Controller.Run] watches the records, the DNSEndpoints, the federated objects, the Domains
+// and the Clusters on the host and calls Reconcile; Options.ResyncPeriod bounds how long a
+// change in a member (a new load balancer, pods becoming ready) takes to show.
+//
+// # Running external-dns
+//
+// [DNSEndpoint] is external-dns's own type (externaldns.k8s.io/v1alpha1, with its schema), so
+// external-dns reads what the controller writes with
+//
+//	external-dns --source=crd --crd-source-apiversion=externaldns.k8s.io/v1alpha1 \
+//	    --crd-source-kind=DNSEndpoint --provider=<your provider> --domain-filter=example.com
+//
+// and keeps the provider's zone in step, with its TXT ownership records. Install
+// [DNSEndpointCRD] only where external-dns's CRD is not installed yet; either serves both.
+//
+// # Installing
+//
+// [CRDs] returns the CRDs of ServiceDNSRecord, IngressDNSRecord, Domain and DNSEndpoint (the
+// same as config/crd); the controller also needs federation's Cluster, FederatedService and
+// FederatedIngress CRDs on the host. Domains live in Options.DomainNamespace
+// ("fedkit-system" by default), where only administrators should write: a record can only
+// publish names under a Domain someone allowed.
+//
+// # What it does not do
+//
+// It does not probe load balancers (a Ready cluster with ready endpoints is trusted), does
+// not weigh or geo-route records (the DNS provider's routing policies can, on top), and
+// publishes nothing for a Service that is not of type LoadBalancer or has no address yet.
+//
+// +groupName=multiclusterdns.federation.k8s.io
+// +versionName=v1alpha1
+package dnsrecord

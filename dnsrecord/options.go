@@ -1,0 +1,121 @@
+package dnsrecord
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// DefaultDomainNamespace is where the controller looks for Domains by default: the namespace
+// federation/kube keeps cluster credentials in, which only administrators write to.
+const DefaultDomainNamespace = "fedkit-system"
+
+// DefaultResyncPeriod is how often a record is recomputed when nothing it watches changed:
+// the specification's status poll. Member Services, Ingresses and EndpointSlices change
+// without an event on the host, so this bounds how stale a record can get.
+const DefaultResyncPeriod = 30 * time.Second
+
+// Options configure a [Controller]. The zero value is the documented default for every field.
+type Options struct {
+	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
+	// real clock.
+	Clock clock.WithTicker
+
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives the controller's metrics (fedkit_dns_*). nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Resolver turns load-balancer hostnames into addresses. Default: a *net.Resolver with
+	// the system's configuration.
+	Resolver Resolver
+
+	// DomainNamespace holds the Domain objects that records name in spec.domainRef.
+	// Default: [DefaultDomainNamespace].
+	DomainNamespace string
+
+	// ResyncPeriod is the Result.RequeueAfter of every pass over an existing record.
+	// Default: [DefaultResyncPeriod].
+	ResyncPeriod time.Duration
+
+	// Namespace restricts Run to records in one namespace. Default: all.
+	Namespace string
+
+	// Workers is how many records Run reconciles in parallel. Default: 2.
+	Workers int
+
+	// CacheSyncTimeout bounds how long Run waits for the first list of every resource it
+	// watches before it returns an error naming the one that could not be listed (a CRD
+	// missing on the host, say). It runs on Clock. Default: 2 minutes.
+	CacheSyncTimeout time.Duration
+}
+
+// complete fills in defaults.
+func (o *Options) complete() {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Resolver == nil {
+		o.Resolver = &net.Resolver{}
+	}
+	if o.DomainNamespace == "" {
+		o.DomainNamespace = DefaultDomainNamespace
+	}
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+	}
+}
+
+// Controller is the DNS loop. For each ServiceDNSRecord it reads the member Services of the
+// Ready clusters (and their EndpointSlices), writes status.domain and status.dns, computes
+// the records with [ServiceEndpoints] and writes them to the DNSEndpoint service-<name>; for
+// each IngressDNSRecord it does the same with the member Ingresses, [IngressEndpoints] and
+// ingress-<name>. external-dns, run with --source=crd, takes the DNSEndpoints from there.
+//
+// [Controller.Reconcile] is one pass over the records of one namespace and name (a
+// ServiceDNSRecord and an IngressDNSRecord may share it); [Controller.Run] watches the host
+// and calls it. A Controller is safe for concurrent use.
+type Controller struct {
+	host     federation.ClusterClient
+	clusters federation.ClusterSet
+	opts     Options
+	metrics  *metrics
+}
+
+// New returns a Controller that reads records, Domains, federated Services and Ingresses and
+// Clusters through host, member objects through clusters, and writes record status and
+// DNSEndpoints through host. It starts nothing: call [Controller.Reconcile] or
+// [Controller.Run]. It returns an error when host or clusters is nil or the metrics cannot be
+// registered.
+func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) (*Controller, error) {
+	if host == nil {
+		return nil, errors.New("dnsrecord: New: host client is nil")
+	}
+	if clusters == nil {
+		return nil, errors.New("dnsrecord: New: cluster set is nil")
+	}
+	opts.complete()
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("dnsrecord: New: %w", err)
+	}
+	return &Controller{host: host, clusters: clusters, opts: opts, metrics: m}, nil
+}

@@ -1,0 +1,152 @@
+package dnsrecord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Reasons of the Ready condition of ServiceDNSRecords and IngressDNSRecords.
+const (
+	// ReasonEndpointsWritten: the DNSEndpoint holds the records of the current status.
+	ReasonEndpointsWritten = "EndpointsWritten"
+	// ReasonServiceNotFederated: no FederatedService of the record's namespace and name on
+	// the host. The record has no endpoints.
+	ReasonServiceNotFederated = "ServiceNotFederated"
+	// ReasonIngressNotFederated: no FederatedIngress of the record's namespace and name on
+	// the host. The record has no endpoints.
+	ReasonIngressNotFederated = "IngressNotFederated"
+	// ReasonDomainNotFound: the Domain named by spec.domainRef does not exist (or has no
+	// domain). The record has no endpoints.
+	ReasonDomainNotFound = "DomainNotFound"
+	// ReasonInvalidRecord: the record (or a Cluster's region or zone, or a load balancer's
+	// IP) cannot make valid DNS names; the DNSEndpoint keeps its last records.
+	ReasonInvalidRecord = "InvalidRecord"
+	// ReasonResolveFailed: a load balancer's hostname did not resolve; the DNSEndpoint keeps
+	// its last records and the pass is retried.
+	ReasonResolveFailed = "ResolveFailed"
+	// ReasonDNSEndpointConflict: a DNSEndpoint of the record's name exists and belongs to
+	// something else; it is left alone.
+	ReasonDNSEndpointConflict = "DNSEndpointConflict"
+)
+
+// Outcomes counted by fedkit_dns_reconciles_total.
+const (
+	outcomeWritten   = "written"
+	outcomeUnchanged = "unchanged"
+	outcomeInvalid   = "invalid"
+	outcomeDeleted   = "deleted"
+	outcomeError     = "error"
+)
+
+// maxMessage bounds condition messages well below the API's 32768-byte limit.
+const maxMessage = 4096
+
+// Reconcile makes one pass over the ServiceDNSRecord and the IngressDNSRecord of key (either,
+// both or neither may exist): for each it reads the Clusters, the member objects of the Ready
+// ones, computes the records and writes the record's status and its DNSEndpoint, each only
+// when it changed.
+//
+// A record that is gone, or being deleted, has its DNSEndpoint deleted (when the DNSEndpoint
+// is owned by it): the owner reference lets a real cluster's garbage collector do the same,
+// but the DNS controller does not count on one running.
+//
+// A missing Domain or federated object, an invalid record and a DNSEndpoint that belongs to
+// something else are reported in the record's Ready condition. Invalid records return an
+// error wrapped by [federation.Terminal]; a member that cannot be read, a hostname that does
+// not resolve or a failed write return an error to be retried, after what could be written
+// was. A member's read failure keeps that cluster's last known load balancer: only its
+// Cluster's Ready condition makes its names fall back. The Result asks for a pass after
+// Options.ResyncPeriod while a record exists; it is ignored when the error is not nil.
+func (c *Controller) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return c.reconcileFrom(ctx, c.host, key)
+}
+
+// reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
+// Writes always go to the host, guarded by the resourceVersion read.
+func (c *Controller) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+	start := c.opts.Clock.Now()
+	log, err := logr.FromContext(ctx)
+	if err != nil {
+		log = c.opts.Logger
+	}
+	log = log.WithValues("key", key.String())
+	svcExists, svcOutcome, svcErr := c.reconcileService(ctx, r, key, log.WithValues("kind", kindService))
+	ingExists, ingOutcome, ingErr := c.reconcileIngress(ctx, r, key, log.WithValues("kind", kindIngress))
+	c.metrics.outcome(kindService, svcOutcome)
+	c.metrics.outcome(kindIngress, ingOutcome)
+	c.metrics.observe(start, c.opts.Clock.Now())
+	if err := joinErrors(svcErr, ingErr); err != nil {
+		return federation.Result{}, err
+	}
+	var res federation.Result
+	if svcExists || ingExists {
+		res.RequeueAfter = c.opts.ResyncPeriod
+	}
+	return res, nil
+}
+
+// joinErrors joins the errors of the two kinds so that the result is terminal only when every
+// error is: a retryable failure of one kind must not be dropped with the other's terminal one.
+func joinErrors(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case federation.IsTerminal(a) != federation.IsTerminal(b):
+		// errors.Join would report the pair as terminal (errors.Is finds ErrTerminal in it).
+		if federation.IsTerminal(a) {
+			a, b = b, a
+		}
+		return fmt.Errorf("%w; and: %s", a, b.Error())
+	}
+	return errors.Join(a, b)
+}
+
+// condition returns the Ready condition.
+func condition(generation int64, ok bool, reason, message string) metav1.Condition {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	return metav1.Condition{
+		Type:               federation.ConditionReady,
+		Status:             status,
+		Reason:             reason,
+		Message:            truncate(message),
+		ObservedGeneration: generation,
+	}
+}
+
+// setCondition returns a copy of conds with cond set, its transition time kept when its
+// status did not change and now otherwise (to the second, as the API stores it).
+func setCondition(conds []metav1.Condition, cond metav1.Condition, now time.Time) []metav1.Condition {
+	out := append([]metav1.Condition(nil), conds...)
+	if prev := meta.FindStatusCondition(out, cond.Type); prev != nil && prev.Status == cond.Status {
+		cond.LastTransitionTime = prev.LastTransitionTime
+	} else {
+		cond.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+	}
+	meta.SetStatusCondition(&out, cond)
+	return out
+}
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage - len(" ...")
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut-- // do not split a UTF-8 sequence
+	}
+	return strings.TrimSpace(s[:cut]) + " ..."
+}

@@ -1,0 +1,89 @@
+package dnsrecord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Run keeps the records current until ctx is done. It watches, on the host:
+//
+//   - the ServiceDNSRecords and IngressDNSRecords (a change reconciles the record);
+//   - the DNSEndpoints (a DNSEndpoint changed or deleted behind the controller's back is
+//     written again, and one left by a deleted record is deleted);
+//   - the FederatedServices and FederatedIngresses (federating or unfederating an object
+//     publishes or withdraws its record);
+//   - the Domains in Options.DomainNamespace (a change reconciles the records that name it);
+//   - the Clusters (a change that can move a record, a Ready condition flipping or a region
+//     or zone changing, reconciles every record; the cluster monitor's heartbeats do not),
+//
+// and calls Reconcile for the keys with Options.Workers workers. Failures are retried with
+// exponential backoff; terminal ones wait for a change. Changes in the members (a load
+// balancer assigned, pods becoming ready) are seen on the next pass, at most
+// Options.ResyncPeriod later.
+//
+// Run's passes read the host from the informer caches it keeps anyway, so a pass costs no
+// host reads; members are read through the ClusterSet (its shared caches where it offers
+// them). Every write goes to the host with the resourceVersion read, so a cache that lags
+// costs a Conflict and a retry, never a lost update. The host must serve the CRDs of [CRDs]
+// and of Cluster, FederatedService and FederatedIngress: Run returns an error naming the
+// resource when a cache does not sync within Options.CacheSyncTimeout.
+//
+// Otherwise Run blocks until ctx is done and returns nil after every goroutine it started
+// has exited. It has the func(context.Context) error shape, so a controller-runtime manager
+// can run it as manager.RunnableFunc(c.Run).
+func (c *Controller) Run(ctx context.Context) error {
+	ns := c.opts.Namespace
+	every := func(_, _ *unstructured.Unstructured) bool { return true }
+	l, err := loop.New(c.host, []loop.Source{
+		{GVR: ServiceDNSRecordGVR, Namespace: ns},
+		{GVR: IngressDNSRecordGVR, Namespace: ns},
+		{GVR: DNSEndpointGVR, Namespace: ns, Keys: endpointKeys},
+		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
+		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
+		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
+		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
+		// reader serves Cluster reads from the first.
+		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every}},
+		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
+	}, loop.Options{
+		Name:             "dnsrecord",
+		Workers:          c.opts.Workers,
+		Clock:            c.opts.Clock,
+		Logger:           c.opts.Logger,
+		CacheSyncTimeout: c.opts.CacheSyncTimeout,
+	})
+	if err == nil {
+		cached := l.Reader()
+		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return c.reconcileFrom(ctx, cached, key)
+		}))
+	}
+	if err != nil {
+		return fmt.Errorf("dnsrecord: %w", err)
+	}
+	return nil
+}
+
+// endpointKeys maps a DNSEndpoint to the key of the records it may belong to, by its name:
+// service-<name> and ingress-<name> (whoever owns it: one of another owner is a conflict the
+// record's condition reports).
+func endpointKeys(obj *unstructured.Unstructured) []federation.Key {
+	for _, prefix := range []string{"service-", "ingress-"} {
+		if name, ok := strings.CutPrefix(obj.GetName(), prefix); ok && name != "" {
+			return []federation.Key{{Namespace: obj.GetNamespace(), Name: name}}
+		}
+	}
+	return nil
+}
+
+// namesDomain reports whether the ServiceDNSRecord record names the Domain domain.
+func namesDomain(record, domain *unstructured.Unstructured) bool {
+	ref, _, _ := unstructured.NestedString(record.Object, "spec", "domainRef")
+	return ref == domain.GetName()
+}

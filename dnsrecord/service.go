@@ -1,0 +1,157 @@
+package dnsrecord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// reconcileService is one pass over the ServiceDNSRecord of key. It reports whether the
+// record exists, the outcome for the metrics, and the error.
+func (c *Controller) reconcileService(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (bool, string, error) {
+	o := owner{kind: kindService, namespace: key.Namespace, name: key.Name}
+	u, err := r.Get(ctx, ServiceDNSRecordGVR, key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) {
+		outcome, err := c.cleanup(ctx, r, o, log)
+		return false, outcome, err
+	}
+	if err != nil {
+		return false, outcomeError, fmt.Errorf("dnsrecord: get ServiceDNSRecord %s: %w", key, err)
+	}
+	rec := &ServiceDNSRecord{}
+	if err := federation.FromUnstructured(u, rec); err != nil {
+		return true, outcomeInvalid, federation.Terminal(fmt.Errorf("dnsrecord: %w", err))
+	}
+	o.uid = rec.UID
+	if rec.DeletionTimestamp != nil {
+		outcome, err := c.cleanup(ctx, r, o, log)
+		return true, outcome, err
+	}
+
+	next := rec.DeepCopy()
+	next.Status.Domain, next.Status.DNS = "", nil
+	var p pass
+	if rec.Spec.DomainRef == "" {
+		p = invalid(fmt.Errorf("%w: ServiceDNSRecord %s: spec.domainRef is empty", ErrInvalidRecord, key))
+	} else if p, err = c.serviceInputs(ctx, r, key, rec.Spec.DomainRef, next); err != nil {
+		return true, outcomeError, err
+	}
+	if p.reason == "" {
+		clusters, err := c.listClusters(ctx, r, log)
+		if err != nil {
+			return true, outcomeError, err
+		}
+		var memberErr error
+		next.Status.DNS, memberErr = c.serviceDNS(ctx, rec, clusters)
+		eps, err := ServiceEndpoints(ctx, next, c.opts.Resolver)
+		p = computed(eps, err, countLoadBalancers(next.Status.DNS), len(next.Status.DNS))
+		p.err = joinErrors(p.err, memberErr)
+	}
+	wrote, err := c.applyEndpoints(ctx, r, o, &p)
+	if err != nil {
+		return true, outcomeError, err
+	}
+	next.Status.Conditions = setCondition(rec.Status.Conditions, p.condition(rec.Generation), c.opts.Clock.Now())
+	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
+		if err := c.updateStatus(ctx, ServiceDNSRecordGVR, u, &next.Status); err != nil {
+			return true, outcomeError, err
+		}
+		wrote = true
+	}
+	return true, p.outcome(wrote, log), p.err
+}
+
+// serviceInputs checks that the Service is federated and reads the Domain into
+// next.Status.Domain. A missing one makes a pass with no endpoints and a reason; err is for
+// failed reads.
+func (c *Controller) serviceInputs(ctx context.Context, r federation.Reader, key federation.Key, domainRef string, next *ServiceDNSRecord) (pass, error) {
+	if p, err := c.federated(ctx, r, federation.ServiceType, key, ReasonServiceNotFederated); p.reason != "" || err != nil {
+		return p, err
+	}
+	d, err := r.Get(ctx, DomainGVR, c.opts.DomainNamespace, domainRef)
+	switch {
+	case apierrors.IsNotFound(err):
+		return absent(ReasonDomainNotFound, fmt.Sprintf("Domain %s/%s (spec.domainRef) does not exist", c.opts.DomainNamespace, domainRef)), nil
+	case err != nil:
+		return pass{}, fmt.Errorf("dnsrecord: get Domain %s/%s: %w", c.opts.DomainNamespace, domainRef, err)
+	}
+	domain := &Domain{}
+	if err := federation.FromUnstructured(d, domain); err != nil || strings.TrimSuffix(domain.Domain, ".") == "" {
+		return absent(ReasonDomainNotFound, fmt.Sprintf("Domain %s/%s (spec.domainRef) has no domain", c.opts.DomainNamespace, domainRef)), nil
+	}
+	next.Status.Domain = domain.Domain
+	return pass{}, nil
+}
+
+// serviceDNS is status.dns from the Clusters and their member Services, by the rules of
+// observe.
+func (c *Controller) serviceDNS(ctx context.Context, rec *ServiceDNSRecord, clusters []cluster) ([]ClusterDNS, error) {
+	prev := map[string]corev1.LoadBalancerStatus{}
+	for _, e := range rec.Status.DNS {
+		prev[e.Cluster] = e.LoadBalancer
+	}
+	obs, err := observe(clusters, prev, "ServiceDNSRecord "+rec.Namespace+"/"+rec.Name, "read Service",
+		func(cluster string) (corev1.LoadBalancerStatus, error) {
+			return c.serviceLoadBalancer(ctx, cluster, rec)
+		})
+	out := make([]ClusterDNS, 0, len(obs))
+	for _, o := range obs {
+		out = append(out, ClusterDNS{Cluster: o.cluster.name, Region: o.cluster.region, Zones: o.cluster.zones, LoadBalancer: o.lb})
+	}
+	return out, err
+}
+
+// serviceLoadBalancer is the load balancer of the record's member Service in cluster, empty
+// when it does not count: no managed Service, no load balancer yet, or (unless the record
+// allows it) no ready endpoint behind it.
+func (c *Controller) serviceLoadBalancer(ctx context.Context, cluster string, rec *ServiceDNSRecord) (corev1.LoadBalancerStatus, error) {
+	svc, err := c.memberObject(ctx, cluster, servicesGVR, rec.Namespace, rec.Name)
+	if err != nil || svc == nil {
+		return corev1.LoadBalancerStatus{}, err
+	}
+	lb, err := loadBalancer(svc)
+	if err != nil || len(lb.Ingress) == 0 {
+		return corev1.LoadBalancerStatus{}, err
+	}
+	if !rec.Spec.AllowServiceWithoutEndpoints {
+		ready, err := c.readyEndpoints(ctx, cluster, rec.Namespace, rec.Name)
+		if err != nil {
+			return corev1.LoadBalancerStatus{}, fmt.Errorf("list EndpointSlices: %w", err)
+		}
+		if !ready {
+			return corev1.LoadBalancerStatus{}, nil
+		}
+	}
+	return lb, nil
+}
+
+// countLoadBalancers counts the clusters whose load balancer counts.
+func countLoadBalancers(dns []ClusterDNS) int {
+	n := 0
+	for _, e := range dns {
+		if len(e.LoadBalancer.Ingress) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// cleanup deletes the DNSEndpoint of a record that is gone or being deleted.
+func (c *Controller) cleanup(ctx context.Context, r federation.Reader, o owner, log logr.Logger) (string, error) {
+	deleted, err := c.deleteEndpoints(ctx, r, o)
+	switch {
+	case err != nil:
+		return outcomeError, err
+	case deleted:
+		log.V(1).Info("Deleted the DNSEndpoint of a deleted record", "dnsEndpoint", DNSEndpointName(o.kind, o.name))
+		return outcomeDeleted, nil
+	}
+	return outcomeUnchanged, nil
+}

@@ -1,0 +1,187 @@
+package dns_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/testenv"
+)
+
+// members is a ClusterSet of fixed clients.
+type members map[string]federation.ClusterClient
+
+func (m members) Client(name string) (federation.ClusterClient, error) {
+	c, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("members: %q: %w", name, federation.ErrClusterNotFound)
+	}
+	return c, nil
+}
+
+func kubeClient(t *testing.T, env *testenv.Env, name string) *kube.Client {
+	t.Helper()
+	c, err := kube.New(env.Config(name), kube.Options{})
+	require.NoError(t, err)
+	return c
+}
+
+// registerCluster writes the Cluster of a member to the host, Ready or not, as the cluster
+// monitor would.
+func registerCluster(ctx context.Context, t *testing.T, host federation.ClusterClient, name, region, zone string, ready bool) {
+	t.Helper()
+	status := metav1.ConditionTrue
+	if !ready {
+		status = metav1.ConditionFalse
+	}
+	cl := &federation.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       federation.ClusterSpec{APIEndpoint: "https://" + name + ".example.invalid", Region: region, Zones: []string{zone}},
+	}
+	u, err := federation.ToUnstructured(cl)
+	require.NoError(t, err)
+	stored, err := host.Get(ctx, federation.ClusterGVR, "", name)
+	if apierrors.IsNotFound(err) {
+		stored, err = host.Create(ctx, federation.ClusterGVR, u)
+	}
+	require.NoError(t, err)
+	cl.Status.Conditions = []metav1.Condition{{
+		Type: federation.ConditionReady, Status: status, Reason: "Test", Message: "set by the test",
+		LastTransitionTime: metav1.NewTime(time.Now().Truncate(time.Second)),
+	}}
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cl.Status)
+	require.NoError(t, err)
+	stored.Object["status"] = st
+	_, err = host.UpdateStatus(ctx, federation.ClusterGVR, stored)
+	require.NoError(t, err)
+}
+
+// TestRealAPIServers runs the DNS controller against real kube-apiservers: fedkit's CRDs as
+// shipped are accepted (and the approval annotation is what makes externaldns.k8s.io
+// acceptable), the status and DNSEndpoint it writes survive the schemas unpruned, external-dns's
+// types decode the DNSEndpoint, and the records answer a real resolver before and after a
+// cluster fails.
+func TestRealAPIServers(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := t.Context()
+	host := kubeClient(t, env, hostName)
+	set := members{eastName: kubeClient(t, env, eastName), westName: kubeClient(t, env, westName)}
+
+	crds, err := federation.CRDs(federation.ServiceType)
+	require.NoError(t, err)
+	dns, err := dnsrecord.CRDs()
+	require.NoError(t, err)
+	require.NoError(t, conformance.InstallCRDs(ctx, host, append(crds, dns...)...))
+	requireApprovalNeeded(ctx, t, host)
+
+	// The environment is shared by every run of the test binary (go test -count): objects of
+	// an earlier run are deleted when the test ends, the namespace and Domain are kept.
+	for _, o := range hostObjects {
+		u := decodeYAML(t, o.doc)
+		_, err := host.Create(ctx, o.gvr, u)
+		if apierrors.IsAlreadyExists(err) && u.GetNamespace() != "default" {
+			continue
+		}
+		require.NoError(t, err, o.doc)
+		if u.GetNamespace() == "default" {
+			t.Cleanup(func() { _ = host.Delete(context.Background(), o.gvr, "default", u.GetName(), metav1.DeleteOptions{}) })
+		}
+	}
+	registerCluster(ctx, t, host, eastName, "us-east-1", "us-east-1a", true)
+	registerCluster(ctx, t, host, westName, "europe-west1", "europe-west1-b", true)
+	for i, name := range []string{eastName, westName} {
+		member := set[name]
+		var svc *unstructured.Unstructured
+		for _, o := range memberObjects {
+			u, err := member.Create(ctx, o.gvr, decodeYAML(t, o.doc))
+			require.NoError(t, err, o.doc)
+			t.Cleanup(func() { _ = member.Delete(context.Background(), o.gvr, "default", u.GetName(), metav1.DeleteOptions{}) })
+			if o.gvr == servicesGVR {
+				svc = u
+			}
+		}
+		// The cloud's load-balancer controller.
+		svc.Object["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": fmt.Sprintf("192.0.2.%d", i+1)}}}}
+		_, err := member.UpdateStatus(ctx, servicesGVR, svc)
+		require.NoError(t, err)
+	}
+
+	c, err := dnsrecord.New(host, set, dnsrecord.Options{})
+	require.NoError(t, err)
+	key := federation.Key{Namespace: "default", Name: "web"}
+	zone := serveZone(t)
+	publish := func() *unstructured.Unstructured {
+		t.Helper()
+		_, err := c.Reconcile(ctx, key)
+		require.NoError(t, err)
+		u, err := host.Get(ctx, dnsrecord.DNSEndpointGVR, "default", "service-web")
+		require.NoError(t, err)
+		zone.set(t, decodeDNSEndpoint(t, u).Spec.Endpoints)
+		return u
+	}
+
+	first := publish()
+	require.Equal(t, global+" -> 192.0.2.1,192.0.2.2", zone.lookup(t, global))
+	require.Equal(t, usEast+" -> 192.0.2.1", zone.lookup(t, usEast))
+	require.Equal(t, usEast1+" -> 192.0.2.1", zone.lookup(t, usEast1))
+	require.Equal(t, europeB+" -> 192.0.2.2", zone.lookup(t, europeB))
+	require.Equal(t, global+" -> 192.0.2.1,192.0.2.2", zone.lookup(t, prefix))
+	refs := first.GetOwnerReferences()
+	require.Len(t, refs, 1)
+	require.Equal(t, "ServiceDNSRecord", refs[0].Kind)
+
+	rec, err := host.Get(ctx, dnsrecord.ServiceDNSRecordGVR, "default", "web")
+	require.NoError(t, err)
+	var typed dnsrecord.ServiceDNSRecord
+	require.NoError(t, federation.FromUnstructured(rec, &typed))
+	require.Len(t, typed.Status.DNS, 2, "status.dns survives the schema")
+	require.Equal(t, "192.0.2.1", typed.Status.DNS[0].LoadBalancer.Ingress[0].IP)
+	require.Equal(t, "example.com", typed.Status.Domain)
+
+	// A pass with nothing new writes nothing: what was written is what the schemas keep.
+	again := publish()
+	require.Equal(t, first.GetResourceVersion(), again.GetResourceVersion(), "DNSEndpoint rewritten")
+	recAgain, err := host.Get(ctx, dnsrecord.ServiceDNSRecordGVR, "default", "web")
+	require.NoError(t, err)
+	require.Equal(t, rec.GetResourceVersion(), recAgain.GetResourceVersion(), "status rewritten")
+
+	registerCluster(ctx, t, host, eastName, "us-east-1", "us-east-1a", false)
+	publish()
+	require.Equal(t, global+" -> 192.0.2.2", zone.lookup(t, usEast1), "east's zone falls back through its region to the world")
+	require.Equal(t, europeB+" -> 192.0.2.2", zone.lookup(t, europeB))
+
+	// No garbage collector runs here: the controller deletes the DNSEndpoint itself.
+	require.NoError(t, host.Delete(ctx, dnsrecord.ServiceDNSRecordGVR, "default", "web", metav1.DeleteOptions{}))
+	_, err = c.Reconcile(ctx, key)
+	require.NoError(t, err)
+	_, err = host.Get(ctx, dnsrecord.DNSEndpointGVR, "default", "service-web")
+	require.True(t, apierrors.IsNotFound(err), "want NotFound, got %v", err)
+}
+
+// requireApprovalNeeded shows why DNSEndpointCRD carries the approval annotation: the API
+// server refuses a CRD in externaldns.k8s.io without one.
+func requireApprovalNeeded(ctx context.Context, t *testing.T, host federation.ClusterClient) {
+	t.Helper()
+	crd, err := dnsrecord.DNSEndpointCRD()
+	require.NoError(t, err)
+	crd.Name = "probes." + dnsrecord.ExternalDNSGroup
+	crd.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Kind: "Probe", ListKind: "ProbeList", Plural: "probes", Singular: "probe"}
+	delete(crd.Annotations, federation.ApprovalAnnotation)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	_, err = host.Create(ctx, conformance.CRDGVR, &unstructured.Unstructured{Object: m})
+	require.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
+	require.ErrorContains(t, err, federation.ApprovalAnnotation)
+}

@@ -1,0 +1,26 @@
+// Package dns_test follows DNS records from a federated Service to a DNS answer: the
+// dnsrecord.Controller writes a DNSEndpoint, external-dns's own types decode it (as
+// external-dns with --source=crd would), a DNS server on 127.0.0.1 built on
+// github.com/miekg/dns (the library CoreDNS is built on) serves the records, and a real
+// net.Resolver asks it for the global, region and zone names, before and after a cluster
+// fails. It runs once on the in-memory fake fleet, and once on real kube-apiservers started
+// by internal/testenv, where the CRDs must be accepted as they are shipped.
+package dns_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fedkit/fedkit/internal/testenv"
+)
+
+// The real API servers: a host and two members.
+const (
+	hostName = "host"
+	eastName = "east"
+	westName = "west"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, hostName, eastName, westName))
+}
