@@ -146,6 +146,7 @@ type Loop struct {
 // running is the state of one Run.
 type running struct {
 	informers []*informer
+	queue     workqueue.TypedRateLimitingInterface[federation.Key]
 }
 
 // New returns a Loop of sources on host. It starts nothing. It returns an error when there is
@@ -219,7 +220,7 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 
 // start builds the informers of one Run, with their handlers, and publishes them to Reader.
 func (l *Loop) start(queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
-	run := &running{informers: make([]*informer, len(l.sources))}
+	run := &running{informers: make([]*informer, len(l.sources)), queue: queue}
 	for i, s := range l.sources {
 		inf, err := newSourceInformer(l.host, s, l.opts)
 		if err != nil {
@@ -239,6 +240,20 @@ func (l *Loop) start(queue workqueue.TypedRateLimitingInterface[federation.Key])
 	}
 	l.run = run
 	return run, nil
+}
+
+// Enqueue asks Run to reconcile keys, for changes the Loop does not watch itself (a member
+// cluster's object, through federation.MemberCache). It does nothing when Run is not running.
+func (l *Loop) Enqueue(keys ...federation.Key) {
+	l.mu.Lock()
+	run := l.run
+	l.mu.Unlock()
+	if run == nil {
+		return
+	}
+	for _, k := range keys {
+		run.queue.Add(k)
+	}
 }
 
 func (l *Loop) stop() {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fedkit/fedkit/federation"
@@ -35,8 +36,10 @@ func (l *Loop) Reader() federation.Reader { return reader{l} }
 
 type reader struct{ l *Loop }
 
-// cacheFor returns the synced informer that serves reads of gvr in namespace, or nil.
-func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
+// cacheFor returns the synced informer that serves reads of gvr in namespace, or nil. A source
+// with a LabelSelector serves only Lists (want != nil) whose selector asks for no more than
+// that source holds (see covers); Gets need a source of whole objects.
+func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string, want labels.Selector) cache.SharedIndexInformer {
 	l.mu.Lock()
 	run := l.run
 	l.mu.Unlock()
@@ -45,8 +48,10 @@ func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string) cache
 	}
 	for _, inf := range run.informers {
 		s := inf.source
-		if s.GVR == gvr && s.LabelSelector == "" && s.Transform == nil &&
-			(s.Namespace == "" || s.Namespace == namespace) && inf.HasSynced() {
+		if s.GVR != gvr || s.Transform != nil || (s.Namespace != "" && s.Namespace != namespace) || !inf.HasSynced() {
+			continue
+		}
+		if s.LabelSelector == "" || (want != nil && covers(s.LabelSelector, want)) {
 			return inf
 		}
 	}
@@ -54,7 +59,7 @@ func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string) cache
 }
 
 func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	inf := r.l.cacheFor(gvr, namespace)
+	inf := r.l.cacheFor(gvr, namespace, nil)
 	if inf == nil {
 		return r.l.host.Get(ctx, gvr, namespace, name)
 	}
@@ -62,7 +67,11 @@ func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, namesp
 }
 
 func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	inf := r.l.cacheFor(gvr, namespace)
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	inf := r.l.cacheFor(gvr, namespace, sel)
 	if inf == nil {
 		return r.l.host.List(ctx, gvr, namespace, opts)
 	}
@@ -118,4 +127,43 @@ func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResourc
 		return cmp.Compare(a.GetName(), b.GetName())
 	})
 	return out, nil
+}
+
+// covers reports whether every object matching want also matches the source selector held,
+// judged requirement by requirement: each requirement of held must appear in want, or be an
+// Exists requirement on a key that want requires to equal (or be in) some values. That is
+// enough for the selectors loops use ("owner-uid" held, "owner-uid=<uid>" wanted) and never
+// wrongly says yes.
+func covers(held string, want labels.Selector) bool {
+	hs, err := labels.Parse(held)
+	if err != nil {
+		return false
+	}
+	hreqs, _ := hs.Requirements()
+	wreqs, _ := want.Requirements()
+	for _, h := range hreqs {
+		ok := false
+		for _, w := range wreqs {
+			if w.Key() != h.Key() {
+				continue
+			}
+			if w.String() == h.String() {
+				ok = true
+				break
+			}
+			if h.Operator() == selection.Exists {
+				switch w.Operator() {
+				case selection.Equals, selection.DoubleEquals, selection.In, selection.Exists:
+					ok = true
+				}
+			}
+			if ok {
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,273 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// result is what carrying out one Change came to.
+type result struct {
+	Change
+	// wrote is true when a write succeeded.
+	wrote bool
+	// err is the last write's error, if it failed.
+	err error
+	// transient marks an error a later retry may not see (a network failure, a server error,
+	// a Conflict that outlived the retries); the object is then requeued with backoff.
+	transient bool
+}
+
+// execute carries out the changes, Options.ClusterConcurrency clusters at a time. It never
+// stops on a failure: every cluster gets its result.
+func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
+	out := make([]result, len(changes))
+	var g errgroup.Group
+	g.SetLimit(s.opts.ClusterConcurrency)
+	for i := range changes {
+		if changes[i].Action == ActionNone {
+			out[i] = s.settle(in, t, changes[i])
+			continue
+		}
+		g.Go(func() error {
+			out[i] = s.apply(ctx, in, t, changes[i])
+			return nil
+		})
+	}
+	_ = g.Wait() // apply never returns an error: each result carries its own
+	return out
+}
+
+// settle records what an ActionNone change means for the Syncer's memory: the object as read
+// is in line with the render, or the name is someone else's.
+func (s *Syncer) settle(in PlanInput, t Targets, ch Change) result {
+	key := keyOfFed(in.Object)
+	switch {
+	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
+		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
+	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
+		s.setConflicted(key, ch.Cluster, true)
+	case ch.Live == nil && ch.Reason == "":
+		s.setConflicted(key, ch.Cluster, false)
+	case ch.Reason == ReasonClusterUnreachable:
+		// The member could not be read: retry the object with backoff.
+		return result{Change: ch, err: errors.New(ch.Message), transient: true}
+	}
+	return result{Change: ch}
+}
+
+// apply carries out one cluster's change. A Conflict (or an AlreadyExists on create) re-reads
+// the member object, decides again with the fresh object and retries, up to
+// Options.ConflictRetries times.
+func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) result {
+	key := keyOfFed(in.Object)
+	client, err := s.clusters.Client(ch.Cluster)
+	if err != nil {
+		return s.failed(in, ch, err)
+	}
+	for attempt := 0; ; attempt++ {
+		if ch.Action == ActionNone {
+			return s.settle(in, t, ch)
+		}
+		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
+			return s.failed(in, ch, err)
+		}
+		stored, err := s.write(ctx, client, ch)
+		s.metrics.write(ch.Cluster, ch.Action, err)
+		if err == nil {
+			s.succeeded(in, t, ch, stored)
+			if ch.Action == ActionDelete && s.typ.Namespaced {
+				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())
+			}
+			return result{Change: ch, wrote: true}
+		}
+		if ch.Action == ActionCreate && namespaceMissing(err, ch.Desired.GetNamespace()) && attempt < s.opts.ConflictRetries {
+			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace()); nerr != nil || reason != "" {
+				if nerr != nil {
+					return s.failed(in, ch, nerr)
+				}
+				ch.Reason, ch.Message = reason, msg
+				return result{Change: ch}
+			}
+			continue
+		}
+		retry := apierrors.IsConflict(err) || (ch.Action == ActionCreate && apierrors.IsAlreadyExists(err))
+		if !retry || attempt >= s.opts.ConflictRetries {
+			return s.failed(in, ch, err)
+		}
+		// Someone else wrote first: decide again on what is there now.
+		ns, name := s.memberName(in.Object)
+		live, gerr := s.liveGet(ctx, ch.Cluster, ns, name)
+		if gerr != nil {
+			return s.failed(in, ch, gerr)
+		}
+		v := s.verifiedAt(key, ch.Cluster)
+		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input})
+	}
+}
+
+// write sends one change to the member.
+func (s *Syncer) write(ctx context.Context, c federation.ClusterClient, ch Change) (*unstructured.Unstructured, error) {
+	gvr := s.typ.TargetGVR()
+	switch ch.Action {
+	case ActionCreate:
+		return c.Create(ctx, gvr, ch.Desired)
+	case ActionUpdate:
+		obj := ch.Desired
+		if obj.GetResourceVersion() == "" && ch.Live != nil {
+			// The retention table keeps resourceVersion; a custom one might not. Updates are
+			// always locked on the version read.
+			obj = obj.DeepCopy()
+			obj.SetResourceVersion(ch.Live.GetResourceVersion())
+		}
+		return c.Update(ctx, gvr, obj)
+	case ActionDelete:
+		uid, rv := ch.Live.GetUID(), ch.Live.GetResourceVersion()
+		// Preconditions: never delete an object that was replaced, or changed (perhaps
+		// unlabelled by its owner) since it was read.
+		err := c.Delete(ctx, gvr, ch.Live.GetNamespace(), ch.Live.GetName(), metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+		})
+		if apierrors.IsNotFound(err) {
+			return nil, nil // gone already
+		}
+		return nil, err
+	case ActionOrphan:
+		return c.Update(ctx, gvr, unlabelled(ch.Live))
+	}
+	return nil, fmt.Errorf("sync: unknown action %q", ch.Action)
+}
+
+// unlabelled is obj without the federation's labels and annotations: what an orphaned member
+// object keeps.
+func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	labels := out.GetLabels()
+	for _, k := range []string{federation.ManagedByLabel, federation.FederatedNameLabel, federation.FederatedNamespaceLabel} {
+		delete(labels, k)
+	}
+	out.SetLabels(labels)
+	ann := out.GetAnnotations()
+	for _, k := range []string{federation.RevisionAnnotation, federation.DesiredHashAnnotation,
+		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation} {
+		delete(ann, k)
+	}
+	out.SetAnnotations(ann)
+	return out
+}
+
+// succeeded records a successful write in the Syncer's memory and as an event.
+func (s *Syncer) succeeded(in PlanInput, t Targets, ch Change, stored *unstructured.Unstructured) {
+	key := keyOfFed(in.Object)
+	s.setConflicted(key, ch.Cluster, false)
+	switch ch.Action {
+	case ActionCreate, ActionUpdate:
+		if stored != nil {
+			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
+		}
+	default:
+		s.setVerified(key, ch.Cluster, verification{})
+	}
+	reason, verb := "", ""
+	switch ch.Action {
+	case ActionCreate:
+		reason, verb = "CreatedInCluster", "created"
+	case ActionUpdate:
+		reason, verb = "UpdatedInCluster", "updated"
+		if len(ch.Drift) > 0 {
+			reason, verb = "DriftCorrected", "corrected drift in "+strings.Join(ch.Drift, ", ")+" of"
+		}
+	case ActionDelete:
+		reason, verb = "DeletedFromCluster", "deleted"
+	case ActionOrphan:
+		reason, verb = "OrphanedInCluster", "orphaned"
+	}
+	s.event(in.Object, eventNormal, reason, "%s %s in cluster %q", verb, s.typ.Target.Kind, ch.Cluster)
+}
+
+// failed turns a failed change into its result: the propagation reason and message, and
+// whether a retry could help.
+func (s *Syncer) failed(in PlanInput, ch Change, err error) result {
+	res := result{Change: ch, err: err, transient: true}
+	msg := truncate(fmt.Sprintf("cluster %q: %v", ch.Cluster, err))
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		res.Reason = ReasonClusterUnreachable
+	case errors.Is(err, federation.ErrUnreachable):
+		res.Reason = ReasonClusterUnreachable
+	case errors.Is(err, federation.ErrClusterNotFound):
+		res.Reason, res.transient = ReasonClusterNotFound, false
+	case errors.Is(err, federation.ErrClusterNotReady):
+		res.Reason, res.transient = ReasonClusterNotReady, false
+	case typeNotServed(err), ch.Action == ActionCreate && apierrors.IsNotFound(err):
+		res.Reason, res.transient = ReasonTypeNotServed, false
+	case isTerminating(err):
+		res.Reason = ReasonNamespaceTerminating
+	default:
+		res.Reason = map[Action]string{
+			ActionCreate: ReasonCreationFailed, ActionUpdate: ReasonUpdateFailed,
+			ActionDelete: ReasonDeletionFailed, ActionOrphan: ReasonDeletionFailed,
+		}[ch.Action]
+		if res.Reason == "" {
+			res.Reason = ReasonClusterUnreachable
+		}
+		// The member refused the object itself: only a change to it can help.
+		res.transient = !(apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+			apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) ||
+			apierrors.IsUnsupportedMediaType(err) || apierrors.IsRequestEntityTooLargeError(err))
+	}
+	res.Message = msg
+	s.event(in.Object, eventWarning, res.Reason, "%s", msg)
+	return res
+}
+
+// isTerminating reports the NamespaceLifecycle refusal of a create in a namespace being deleted.
+func isTerminating(err error) bool {
+	if !apierrors.IsForbidden(err) {
+		return false
+	}
+	return strings.Contains(err.Error(), "is being terminated") || apierrors.HasStatusCause(err, "NamespaceTerminating")
+}
+
+// replan decides one cluster again from a fresh read (after a Conflict).
+func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
+	next := Change{Cluster: ch.Cluster, Placed: ch.Placed, Live: ms.Object}
+	r := rendered{}
+	if ch.Placed && in.Object.DeletionTimestamp == nil {
+		r = renderOne(in, ch.Cluster, ms.Object)
+	}
+	orphan := in.Object.GetAnnotations()[federation.OrphanAnnotation] == "true"
+	return decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphan)
+}
+
+// retryable joins the errors of the results a retry may fix, as ClusterErrors.
+func retryable(results []result) error {
+	var errs []error
+	for _, r := range results {
+		if r.err != nil && r.transient {
+			errs = append(errs, &federation.ClusterError{Cluster: r.Cluster, Op: strings.ToLower(string(r.Action)), Err: r.err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func anyWrite(results []result) bool {
+	for _, r := range results {
+		if r.wrote {
+			return true
+		}
+	}
+	return false
+}
+
+func keyOfFed(fed *federation.FederatedObject) federation.Key {
+	return federation.Key{Namespace: fed.Namespace, Name: fed.Name}
+}

@@ -1,0 +1,254 @@
+package sync_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// The benchmarks measure sync against the fake fleet, whose own cost (a JSON round trip and
+// metadata validation per write) is in every figure: the raw sub-benchmarks create the same
+// member objects directly, so "sync/raw" in one run is the overhead sync adds.
+//
+//	go test ./sync -run '^$' -bench 'Propagation|Resync|TemplateChange' -benchtime 1x
+//
+// Sizes: N federated objects x C clusters.
+
+var benchSizes = []struct{ n, c int }{{1000, 10}, {1000, 100}, {10000, 10}, {10000, 100}}
+
+const benchObject = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {namespace: bench}
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "web:1", ports: [{containerPort: 8080}]}]}
+  placement: {clusterSelector: {}}
+`
+
+// benchFleet is a host with n federated objects and a fleet of c registered members.
+type benchFleet struct {
+	host  *fake.Cluster
+	fleet *fake.Fleet
+	keys  []federation.Key
+	s     *fedsync.Syncer
+}
+
+func newBenchFleet(b *testing.B, n, c int) *benchFleet {
+	b.Helper()
+	f := &benchFleet{host: fake.NewHost("host"), fleet: fake.NewFleet()}
+	for i := range c {
+		f.fleet.Add(fmt.Sprintf("member-%03d", i), nil)
+	}
+	if err := f.fleet.Register(ctx, f.host); err != nil {
+		b.Fatal(err)
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "bench"}}}
+	if _, err := f.host.Create(ctx, namespaces, ns); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range f.fleet.Names() {
+		m, _ := f.fleet.Member(name)
+		if err := m.Seed(ns.DeepCopy()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tmpl := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(benchObject), &tmpl.Object); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		u := tmpl.DeepCopy()
+		u.SetName(fmt.Sprintf("web-%05d", i))
+		if _, err := f.host.Create(ctx, federation.DeploymentType.FederatedGVR(), u); err != nil {
+			b.Fatal(err)
+		}
+		f.keys = append(f.keys, federation.Key{Namespace: "bench", Name: u.GetName()})
+	}
+	s, err := fedsync.New(f.host, f.fleet, federation.DeploymentType, fedsync.Options{ClusterQPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.s = s
+	return f
+}
+
+// syncAll reconciles every key once, on two workers (this machine's cores).
+func (f *benchFleet) syncAll(b *testing.B) {
+	b.Helper()
+	const workers = 2
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := w; i < len(f.keys); i += workers {
+				if _, err := f.s.Reconcile(ctx, f.keys[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func (f *benchFleet) memberWrites() int {
+	n := 0
+	for _, name := range f.fleet.Names() {
+		m, _ := f.fleet.Member(name)
+		n += countWrites(m)
+	}
+	return n
+}
+
+func BenchmarkInitialPropagation(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/C=%d/sync", size.n, size.c), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				f := newBenchFleet(b, size.n, size.c)
+				runtime.GC()
+				b.StartTimer()
+				f.syncAll(b)
+			}
+			b.ReportMetric(float64(size.n*size.c)*float64(b.N)/b.Elapsed().Seconds(), "members/s")
+		})
+		b.Run(fmt.Sprintf("N=%d/C=%d/raw", size.n, size.c), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				f := newBenchFleet(b, size.n, size.c)
+				objs := renderAll(b, f)
+				runtime.GC()
+				b.StartTimer()
+				rawCreate(b, f, objs)
+			}
+			b.ReportMetric(float64(size.n*size.c)*float64(b.N)/b.Elapsed().Seconds(), "members/s")
+		})
+	}
+}
+
+// renderAll renders every member object once, as the raw baseline writes them.
+func renderAll(b *testing.B, f *benchFleet) []*unstructured.Unstructured {
+	b.Helper()
+	var out []*unstructured.Unstructured
+	for _, k := range f.keys {
+		u, err := f.host.Peek(federation.DeploymentType.FederatedGVR(), k.Namespace, k.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := override.InputFor(fed, federation.DeploymentType)
+		obj, err := override.Render(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// rawCreate creates every object in every member on two workers: the fake's own throughput.
+func rawCreate(b *testing.B, f *benchFleet, objs []*unstructured.Unstructured) {
+	b.Helper()
+	names := f.fleet.Names()
+	const workers = 2
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := w; i < len(objs); i += workers {
+				for _, name := range names {
+					m, _ := f.fleet.Member(name)
+					if _, err := m.Create(ctx, deployments, objs[i]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkResync(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
+			f := newBenchFleet(b, size.n, size.c)
+			f.syncAll(b)
+			f.syncAll(b) // the first resync verifies every member once
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			writes := f.memberWrites()
+			b.ResetTimer()
+			for b.Loop() {
+				f.syncAll(b)
+			}
+			b.StopTimer()
+			if w := f.memberWrites() - writes; w != 0 {
+				b.Fatalf("a resync with nothing to do wrote %d times", w)
+			}
+			pairs := float64(size.n * size.c)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pairs, "ns/member")
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/pairs, "B-alloc/member")
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc)/pairs, "B-heap/member")
+		})
+	}
+}
+
+func BenchmarkTemplateChange(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
+			f := newBenchFleet(b, size.n, size.c)
+			f.syncAll(b)
+			version := 1
+			for b.Loop() {
+				b.StopTimer()
+				version++
+				img := fmt.Sprintf("web:%d", version)
+				for _, k := range f.keys {
+					if err := f.host.Drift(federation.DeploymentType.FederatedGVR(), k.Namespace, k.Name, setImage(img)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				writes := f.memberWrites()
+				b.StartTimer()
+				f.syncAll(b)
+				b.StopTimer()
+				if w := f.memberWrites() - writes; w != size.n*size.c {
+					b.Fatalf("one template change made %d member writes; want exactly %d", w, size.n*size.c)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -1,0 +1,222 @@
+package sync
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// The federation owns the fields its render sets, and nothing else: API servers default
+// fields the template leaves out (a Deployment's strategy, a container's
+// terminationMessagePath), member controllers add annotations and labels, and status belongs
+// to the member. So "does the member object still look as the federation wrote it" is a
+// subset test: every field of the rendered object must be in the live object with the same
+// value. Fields only the live object has are ignored. Lists are compared element by element
+// and must have the same length, because an element added or removed (a container, a port,
+// an env var) is a change to what the federation said.
+//
+// Removing a field from the template is not drift but a new desired state: the desired-state
+// hash changes and the object is rewritten whole, so the subset test does not need to see it.
+
+// ignoredFields are parts of the rendered object the comparison skips: server-managed
+// metadata, the member's status, and the revision annotation (a new revision that renders the
+// same object does not rewrite it; see override's hash).
+func ignoredMeta(key string) bool {
+	switch key {
+	case "resourceVersion", "uid", "generation", "creationTimestamp", "managedFields",
+		"selfLink", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers",
+		"ownerReferences":
+		return true
+	}
+	return false
+}
+
+// ownedDiff returns the JSON pointer paths where live differs from desired in the fields
+// desired sets, sorted by the walk order (map keys are not sorted: callers use the list as a
+// set or for messages, capped at maxDiffPaths). A nil result means live holds everything
+// desired says.
+func ownedDiff(desired, live map[string]any) []string {
+	var d differ
+	for k, dv := range desired {
+		switch k {
+		case "status":
+			continue
+		case "metadata":
+			d.meta(dv, live[k])
+			continue
+		}
+		lv, ok := live[k]
+		if !ok {
+			d.add("/" + escape(k))
+			continue
+		}
+		d.value("/"+escape(k), dv, lv)
+	}
+	return d.paths
+}
+
+// maxDiffPaths bounds how many paths a diff collects: enough to explain, cheap on a big object
+// that differs everywhere.
+const maxDiffPaths = 16
+
+type differ struct{ paths []string }
+
+func (d *differ) add(p string) {
+	if len(d.paths) < maxDiffPaths {
+		d.paths = append(d.paths, p)
+	}
+}
+
+func (d *differ) full() bool { return len(d.paths) >= maxDiffPaths }
+
+// meta compares metadata: labels and annotations as subsets (the revision annotation left
+// out), the other fields the render sets (name, namespace) by value, the server's fields not
+// at all.
+func (d *differ) meta(dv, lv any) {
+	dm, _ := dv.(map[string]any)
+	lm, _ := lv.(map[string]any)
+	for k, v := range dm {
+		if ignoredMeta(k) {
+			continue
+		}
+		p := "/metadata/" + escape(k)
+		switch k {
+		case "labels", "annotations":
+			want, _ := v.(map[string]any)
+			have, _ := lm[k].(map[string]any)
+			for key, val := range want {
+				if k == "annotations" && key == federation.RevisionAnnotation {
+					continue
+				}
+				if hv, ok := have[key]; !ok || !equalScalar(val, hv) {
+					d.add(p + "/" + escape(key))
+				}
+			}
+		default:
+			hv, ok := lm[k]
+			if !ok {
+				d.add(p)
+				continue
+			}
+			d.value(p, v, hv)
+		}
+	}
+}
+
+// value compares one desired value with the live one at path p.
+func (d *differ) value(p string, dv, lv any) {
+	if d.full() {
+		return
+	}
+	switch want := dv.(type) {
+	case map[string]any:
+		have, ok := lv.(map[string]any)
+		if !ok {
+			d.add(p)
+			return
+		}
+		for k, v := range want {
+			hv, ok := have[k]
+			if !ok {
+				if v == nil {
+					continue // an explicit null is the same as absent to the API server
+				}
+				d.add(p + "/" + escape(k))
+				continue
+			}
+			d.value(p+"/"+escape(k), v, hv)
+		}
+	case []any:
+		have, ok := lv.([]any)
+		if !ok || len(have) != len(want) {
+			d.add(p)
+			return
+		}
+		for i := range want {
+			d.value(p+"/"+strconv.Itoa(i), want[i], have[i])
+		}
+	default:
+		if !equalScalar(dv, lv) {
+			d.add(p)
+		}
+	}
+}
+
+// equalScalar compares JSON scalars the way the API server stores them: numbers by value
+// whatever their Go type (int64 after a decode, float64 from some encoders), and strings
+// that are resource quantities by quantity ("0.5" is stored as "500m", "1000m" as "1"), so a
+// template written in another notation does not look like drift forever.
+func equalScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		if !ok {
+			return false
+		}
+		return x == y || equalQuantity(x, y)
+	case int64:
+		return equalNumber(float64(x), b, x)
+	case int:
+		return equalNumber(float64(x), b, int64(x))
+	case float64:
+		if y, ok := b.(float64); ok {
+			return x == y
+		}
+		if y, ok := b.(int64); ok {
+			return x == float64(y)
+		}
+		return false
+	case nil:
+		return b == nil
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+func equalNumber(f float64, b any, i int64) bool {
+	switch y := b.(type) {
+	case int64:
+		return i == y
+	case int:
+		return i == int64(y)
+	case float64:
+		return f == y
+	}
+	return false
+}
+
+// equalQuantity reports whether two different strings are the same resource quantity. Only
+// strings that start like a number are parsed, so ordinary strings cost nothing.
+func equalQuantity(a, b string) bool {
+	if !numeric(a) || !numeric(b) {
+		return false
+	}
+	qa, err := resource.ParseQuantity(a)
+	if err != nil {
+		return false
+	}
+	qb, err := resource.ParseQuantity(b)
+	if err != nil {
+		return false
+	}
+	return qa.Cmp(qb) == 0
+}
+
+func numeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	return c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-'
+}
+
+// escape escapes a JSON pointer token (RFC 6901).
+func escape(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

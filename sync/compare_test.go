@@ -1,0 +1,62 @@
+package sync
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func TestOwnedDiff(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		desired, live string
+		want          []string
+	}{
+		{"equal", `spec: {replicas: 3}`, `spec: {replicas: 3}`, nil},
+		{"server defaults are not drift", `spec: {replicas: 3, template: {spec: {containers: [{name: a, image: x}]}}}`,
+			`spec: {replicas: 3, strategy: {type: RollingUpdate}, template: {spec: {containers: [{name: a, image: x, terminationMessagePath: /dev/termination-log}]}}}`, nil},
+		{"changed scalar", `spec: {replicas: 3}`, `spec: {replicas: 4}`, []string{"/spec/replicas"}},
+		{"removed field", `spec: {replicas: 3, paused: true}`, `spec: {replicas: 3}`, []string{"/spec/paused"}},
+		{"list element added", `spec: {ports: [{port: 80}]}`, `spec: {ports: [{port: 80}, {port: 81}]}`, []string{"/spec/ports"}},
+		{"list element changed", `spec: {ports: [{port: 80}]}`, `spec: {ports: [{port: 81}]}`, []string{"/spec/ports/0/port"}},
+		{"type changed", `spec: {selector: {app: a}}`, `spec: {selector: x}`, []string{"/spec/selector"}},
+		{"quantities in another notation", `spec: {cpu: "0.5", mem: 1Gi}`, `spec: {cpu: 500m, mem: "1073741824"}`, nil},
+		{"different quantities", `spec: {cpu: "0.5"}`, `spec: {cpu: 600m}`, []string{"/spec/cpu"}},
+		{"ints and floats", `spec: {a: 1}`, `spec: {a: 1.0}`, nil},
+		{"explicit null", `spec: {a: null}`, `spec: {}`, nil},
+		{"status is the member's", `status: {ready: 3}`, `status: {ready: 0}`, nil},
+		{"member labels and annotations are retained", `metadata: {labels: {app: a}, annotations: {x: "1"}}`,
+			`metadata: {labels: {app: a, team: t}, annotations: {x: "1", y: "2"}}`, nil},
+		{"label changed", `metadata: {labels: {app: a}}`, `metadata: {labels: {app: b}}`, []string{"/metadata/labels/app"}},
+		{"annotation removed", `metadata: {annotations: {x: "1"}}`, `metadata: {}`, []string{"/metadata/annotations/x"}},
+		{"revision annotation alone is not drift", `metadata: {annotations: {federation.k8s.io/revision: "2"}}`,
+			`metadata: {annotations: {federation.k8s.io/revision: "1"}}`, nil},
+		{"server metadata is ignored", `metadata: {resourceVersion: "5", finalizers: [a]}`, `metadata: {resourceVersion: "9"}`, nil},
+		{"escaped keys", `metadata: {labels: {a/b: x}}`, `metadata: {labels: {a/b: y}}`, []string{"/metadata/labels/a~1b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d, l map[string]any
+			if err := yaml.Unmarshal([]byte(tc.desired), &d); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal([]byte(tc.live), &l); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, ownedDiff(d, l)); diff != "" {
+				t.Errorf("ownedDiff (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOwnedDiffIsBounded(t *testing.T) {
+	d, l := map[string]any{}, map[string]any{}
+	for i := range 100 {
+		k := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		d[k], l[k] = int64(1), int64(2)
+	}
+	if got := len(ownedDiff(d, l)); got != maxDiffPaths {
+		t.Errorf("len(ownedDiff) = %d; want %d", got, maxDiffPaths)
+	}
+}

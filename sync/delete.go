@@ -1,0 +1,115 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// ReasonDeleting is the Propagated condition's reason while a federated object waits for its
+// member objects to be removed.
+const ReasonDeleting = "Deleting"
+
+// deletionRecheck is how soon a deletion that waits for clusters comes back when nothing else
+// brings it back first.
+const deletionRecheck = 30 * time.Second
+
+// deleteObject removes a federated object's member objects (or orphans them), then its
+// finalizer. Clusters that are not ready, unreachable, or still removing their object hold
+// the finalizer back, at most Options.DeletionTimeout after the deletion began; after that
+// it is removed anyway and what was left behind is reported (an event and the log), so a dead
+// cluster cannot keep a federated object forever.
+func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (federation.Result, string, error) {
+	key := keyOfFed(fed)
+	if !slices.Contains(u.GetFinalizers(), federation.SyncFinalizer) {
+		s.forget(key)
+		return federation.Result{}, "unchanged", nil
+	}
+	clusters, err := s.listClusters(ctx, r)
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+	members := s.readMembers(ctx, fed, clusters, Targets{})
+	in := PlanInput{
+		Type: s.typ, Object: fed, Clusters: clusters, Members: members,
+		Identity: s.opts.Identity, Renderer: s.opts.Renderer,
+	}
+	changes, _, err := Plan(in)
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+	results := s.execute(ctx, in, Targets{}, changes)
+
+	// What still holds the finalizer: failures, objects still being removed, and clusters
+	// that are not ready but had the object (status.clusters says where sync put it).
+	blocked := map[string]string{}
+	for _, r := range results {
+		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable {
+			blocked[r.Cluster] = r.Reason
+		}
+	}
+	ready := readyClusters(clusters)
+	for _, c := range fed.Status.Clusters {
+		if known, ok := ready[c.Name]; ok && !known {
+			blocked[c.Name] = ReasonClusterNotReady
+		}
+	}
+	if len(blocked) == 0 {
+		return s.release(ctx, u, key, nil)
+	}
+	since := fed.DeletionTimestamp.Time
+	if waited := s.opts.Clock.Since(since); waited >= s.opts.DeletionTimeout {
+		return s.release(ctx, u, key, blocked)
+	}
+	entries := map[string]memberEntry{}
+	names := make([]string, 0, len(blocked))
+	for n, reason := range blocked {
+		entries[n] = memberEntry{propagation: reason, message: fmt.Sprintf("cluster %q: the member object is not removed yet (%s)", n, reason)}
+		names = append(names, n+": "+reason)
+	}
+	slices.Sort(names)
+	cond := condition(federation.ConditionPropagated, "False", ReasonDeleting,
+		fmt.Sprintf("waiting for member objects to be removed: %s", summarize(names)), fed.Generation)
+	if _, err := s.updateStatus(ctx, u, func(status map[string]any) error {
+		setMemberEntries(status, entries)
+		return s.setCondition(status, cond)
+	}); err != nil {
+		return federation.Result{}, "error", err
+	}
+	if err := retryable(results); err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: delete %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	remaining := s.opts.DeletionTimeout - s.opts.Clock.Since(since)
+	return federation.Result{RequeueAfter: min(max(remaining, time.Second), deletionRecheck)}, "deleting", nil
+}
+
+// release removes sync's finalizer; left names the clusters whose objects were left behind.
+func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key federation.Key, left map[string]string) (federation.Result, string, error) {
+	if len(left) > 0 {
+		names := make([]string, 0, len(left))
+		for n, reason := range left {
+			names = append(names, n+" ("+reason+")")
+		}
+		slices.Sort(names)
+		s.event(u, eventWarning, "MembersLeftBehind",
+			"deletion timed out after %s: member objects may remain in %s", s.opts.DeletionTimeout, summarize(names))
+		s.opts.Logger.Error(nil, "Deletion timed out; member objects may remain", "kind", s.typ.Federated.Kind, "key", key.String(), "clusters", names)
+	}
+	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == federation.SyncFinalizer })
+	if _, err := s.patchMeta(ctx, u, map[string]any{"finalizers": fins}); err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: remove finalizer of %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	s.forget(key)
+	return federation.Result{}, "deleted", nil
+}
+
+// notReady reports whether a Cluster's Ready condition is not True.
+func notReady(c *federation.Cluster) bool {
+	return !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady)
+}

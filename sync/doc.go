@@ -1,0 +1,105 @@
+// Package sync is the push loop of a federation: the [Syncer] renders each federated object
+// for the clusters it is placed in and makes the member objects match, idempotently, without
+// ever losing an update, fighting forever, or touching what it does not own.
+//
+// Import it under another name, since it shadows the standard library's package:
+//
+//	import fedsync "github.com/fedkit/fedkit/sync"
+//
+//	s, err := fedsync.New(host, clusters, federation.DeploymentType, fedsync.Options{})
+//	res, err := s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "web"})
+//	// or: err = s.Run(ctx) // watches the host and the members and reconciles on its own
+//
+// # One pass
+//
+// [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.
+// The decision is a pure function, [Plan], that embedders and previews can call with the
+// same inputs to see exactly what sync would do:
+//
+//  1. Where and how many: [TargetsFor] takes the scheduler's status.schedule when it was
+//     written for the object's current generation, else evaluates spec.placement and keeps
+//     the template's replica count. While the scheduler has not caught up with a new
+//     generation, sync waits rather than push the template's count for a moment.
+//  2. What: override.RenderMembers renders the member object per cluster: template, the
+//     fields the member owns (retained from what exists), the scheduled replicas, the
+//     cluster's overrides, fedkit's labels and annotations.
+//  3. Per cluster: placed and absent, create; placed and present, update when the
+//     desired-state hash differs or an owned field drifted; not placed (or the federated
+//     object is being deleted), delete what the federation manages there.
+//
+// # Owned fields, drift and no thrash
+//
+// The federation owns the fields its render sets and nothing else. The API server defaults
+// others (a Deployment's strategy), member controllers add annotations and labels, an
+// autoscaler may own the replica count (spec.retainReplicas), and status is the member's.
+// So an update happens only when the desired state changed (its hash, in
+// federation.DesiredHashAnnotation, differs) or when a field the render sets has another value
+// in the member: last write wins, the federation's. To make that cheap, sync remembers the
+// member object's resourceVersion after each write or check; an object that has not changed
+// since is not compared at all, and one that changed is compared field by field once. A
+// member controller that only adds its own annotations causes no write.
+//
+// # Optimistic locking
+//
+// Every update carries the resourceVersion it read, and every delete carries the uid and
+// resourceVersion as preconditions. On a Conflict sync reads the member object again,
+// renders again with it (so a concurrent writer's fields that the federation does not own are
+// kept) and retries, Options.ConflictRetries times, before the pass fails and the key is
+// retried with backoff. The federated object's own status is written the same way: sync's
+// fields replace only sync's fields of the object as read.
+//
+// # Ownership
+//
+// A member object is the federation's when it carries federation.ManagedByLabel with the
+// Syncer's Options.Identity. Sync never modifies or deletes any other object. When an object of
+// the same name exists and no federation manages it, the cluster reports
+// [ReasonAlreadyExists] (the default [ConflictAbort]) unless adoption is allowed
+// ([ConflictAdopt], or federation.AdoptAnnotation on the federated object); an object of
+// another federation (another identity) reports [ReasonManagedByOther] and is never taken.
+//
+// # Namespaces
+//
+// A real API server refuses an object whose namespace does not exist. Sync creates a missing
+// member namespace, labelled as the federation's and annotated with
+// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it, and deletes such a
+// namespace again when the last object it put there goes and nothing else lives in it.
+//
+// # Revisions and rollback
+//
+// Every change of template, overrides, placement or retainReplicas gets the next revision
+// number: federation.RevisionAnnotation on the federated object and on the member objects it
+// renders, status.clusters[].revision per cluster, and status.syncedRevision once every
+// placed, reachable cluster runs it. The last spec.revisionHistoryLimit snapshots (default
+// 10) are kept on the host as apps/v1 ControllerRevisions owned by the federated object,
+// labelled with its uid ([OwnerUIDLabel]). [Rollback] writes an old snapshot back into the
+// spec; sync then propagates it as a new revision, as a Deployment rollback does. A revision
+// number alone never rewrites a member: a new revision that renders the same object (a
+// placement change, for the clusters that stay) leaves it as it is.
+//
+// # Deletion
+//
+// The Syncer puts federation.SyncFinalizer on every federated object. When one is deleted,
+// its member objects are deleted from every cluster (or, with federation.OrphanAnnotation:
+// "true", left in place without the federation's labels and annotations), then the finalizer
+// is removed. A cluster that is not ready or cannot be reached holds the finalizer at most
+// Options.DeletionTimeout (default 10 minutes) from the deletion; after that the finalizer is
+// removed anyway and what may have been left behind is reported in a MembersLeftBehind
+// event and the log.
+//
+// # Status
+//
+// Sync writes its own fields only, and only when they changed: status.clusters[] entries'
+// propagation ("" when in sync, else one of the Reason constants), message and revision;
+// which clusters the list holds; status.syncedRevision; status.observedGeneration; and the
+// Propagated condition. The scheduler's schedule and the collector's observed fields survive
+// every sync write.
+//
+// # Failure
+//
+// A failure in one cluster never stops the others. Clusters that are not ready get no writes
+// (and no deletes) and report [ReasonClusterNotReady]; an unreachable member reports
+// [ReasonClusterUnreachable] and the pass returns an error so the object is retried with
+// backoff; a member that refuses the object (invalid, forbidden) reports why and waits for a
+// change. Bad input (an object that does not decode or validate, an invalid placement) is
+// recorded in the Propagated condition and returned wrapped with federation.Terminal.
+package sync

@@ -1,0 +1,225 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	gosync "sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+)
+
+// ConflictPolicy says what sync does when a member already has an object of the same name that
+// no federation manages.
+type ConflictPolicy string
+
+const (
+	// ConflictAbort leaves the member object alone and reports ReasonAlreadyExists for that
+	// cluster (the default, as in KubeFed).
+	ConflictAbort ConflictPolicy = "Abort"
+	// ConflictAdopt takes the object over: it is updated to the render and labelled as managed.
+	ConflictAdopt ConflictPolicy = "Adopt"
+)
+
+// EventRecorder records Kubernetes events about federated objects. client-go's
+// record.EventRecorder satisfies it; nil records none.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
+}
+
+// Options configure a [Syncer]. The zero value is the documented default for every field.
+type Options struct {
+	// Clock stamps conditions and drives Run's requeues, backoff, rate limits and the
+	// deletion timeout. Default: the real clock.
+	Clock clock.WithTicker
+
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives the syncer's metrics (fedkit_sync_*). nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Events records events on federated objects (created, updated, deleted in a cluster,
+	// failures, adoption refused). nil: none.
+	Events EventRecorder
+
+	// Identity is the value of federation.ManagedByLabel on the member objects this Syncer
+	// manages. Two federations over one fleet with different identities never touch each
+	// other's objects. Default: federation.ManagedByValue ("fedkit").
+	Identity string
+
+	// Conflict is the policy for member objects that exist and that no federation manages.
+	// federation.AdoptAnnotation: "true" on a federated object adopts whatever the policy.
+	// Default: ConflictAbort.
+	Conflict ConflictPolicy
+
+	// Namespace restricts Run to federated objects in one namespace. Default: all.
+	Namespace string
+
+	// Workers is how many federated objects Run syncs in parallel. Default: 4.
+	Workers int
+
+	// ClusterConcurrency bounds how many clusters one Reconcile writes to at once.
+	// Default: 16.
+	ClusterConcurrency int
+
+	// ClusterQPS and ClusterBurst rate-limit the writes of this Syncer to each member
+	// cluster (a token bucket per cluster, on Clock). Default: 50 and 100. A negative
+	// ClusterQPS disables the limit (the member clients may still limit).
+	ClusterQPS   float64
+	ClusterBurst int
+
+	// ConflictRetries is how many times one cluster's write is retried at once after a
+	// Conflict (re-read, re-render, write again) before the object is requeued with backoff.
+	// Default: 3.
+	ConflictRetries int
+
+	// DeletionTimeout is how long a federated object being deleted waits for clusters that
+	// are not ready or unreachable before its finalizer is removed anyway; what was left
+	// behind is reported in an event and the log. Default: 10m.
+	DeletionTimeout time.Duration
+
+	// ResyncPeriod is how often Run checks every object against its members even when
+	// nothing changed (drift is normally seen at once through member caches). Default: 10m.
+	ResyncPeriod time.Duration
+
+	// CacheSyncTimeout bounds how long Run waits for its caches to fill before it gives up
+	// with an error naming the resource. Default: 2m.
+	CacheSyncTimeout time.Duration
+
+	// HistoryNamespace is where the revision history of cluster-scoped federated objects is
+	// kept (ControllerRevisions are namespaced). Default: "default".
+	HistoryNamespace string
+
+	// Renderer renders member objects (a custom retention table). nil: the default.
+	Renderer *override.Renderer
+}
+
+// Defaults of Options.
+const (
+	DefaultWorkers            = 4
+	DefaultClusterConcurrency = 16
+	DefaultClusterQPS         = 50
+	DefaultClusterBurst       = 100
+	DefaultConflictRetries    = 3
+	DefaultDeletionTimeout    = 10 * time.Minute
+	DefaultResyncPeriod       = 10 * time.Minute
+	DefaultCacheSyncTimeout   = 2 * time.Minute
+	DefaultHistoryNamespace   = "default"
+)
+
+func (o *Options) complete() error {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
+	}
+	switch o.Conflict {
+	case "":
+		o.Conflict = ConflictAbort
+	case ConflictAbort, ConflictAdopt:
+	default:
+		return fmt.Errorf("unknown conflict policy %q (want %s or %s)", o.Conflict, ConflictAbort, ConflictAdopt)
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.ClusterConcurrency <= 0 {
+		o.ClusterConcurrency = DefaultClusterConcurrency
+	}
+	if o.ClusterQPS == 0 {
+		o.ClusterQPS = DefaultClusterQPS
+	}
+	if o.ClusterBurst <= 0 {
+		o.ClusterBurst = DefaultClusterBurst
+	}
+	if o.ConflictRetries <= 0 {
+		o.ConflictRetries = DefaultConflictRetries
+	}
+	if o.DeletionTimeout <= 0 {
+		o.DeletionTimeout = DefaultDeletionTimeout
+	}
+	if o.ResyncPeriod <= 0 {
+		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	if o.HistoryNamespace == "" {
+		o.HistoryNamespace = DefaultHistoryNamespace
+	}
+	if o.Renderer == nil {
+		o.Renderer = &override.Renderer{}
+	}
+	return nil
+}
+
+// Syncer is the push loop for one federated type: it renders each federated object for the
+// clusters it is placed in and makes the member objects match, deletes them where it is no
+// longer placed, records revisions, and writes its part of the status.
+//
+// Reconcile is one pass over one object; Run watches the host and the members and calls it.
+// A Syncer is safe for concurrent use, but two passes over the same key must not run at once
+// (Run guarantees it; an embedder's queue must too, as controller-runtime's does).
+type Syncer struct {
+	host     federation.ClusterClient
+	clusters federation.ClusterSet
+	typ      federation.TypeConfig
+	opts     Options
+	metrics  *metrics
+	limits   *limiters
+
+	// verified remembers, per federated object and cluster, the member object's
+	// resourceVersion when sync last wrote it or found it in line with the render, so an
+	// unchanged object is not compared field by field.
+	mu       gosync.Mutex
+	verified map[federation.Key]map[string]verification
+	// conflicts remembers, per federated object, the clusters where an object of the same
+	// name is someone else's, so later passes read it instead of trying a create that must
+	// fail.
+	conflicts map[federation.Key]map[string]bool
+
+	// decoded caches the Cluster objects by name, with their resourceVersion.
+	clusterMu gosync.Mutex
+	decoded   map[string]*federation.Cluster
+}
+
+// New returns a Syncer for the federated type of typ, reading and writing the host through
+// host and the members through clusters. It starts nothing: call [Syncer.Reconcile] or
+// [Syncer.Run]. It fails when a dependency is nil, typ is incomplete, an option is invalid
+// or the metrics cannot be registered.
+func New(host federation.ClusterClient, clusters federation.ClusterSet, typ federation.TypeConfig, opts Options) (*Syncer, error) {
+	switch {
+	case host == nil:
+		return nil, errors.New("sync: New: host client is nil")
+	case clusters == nil:
+		return nil, errors.New("sync: New: cluster set is nil")
+	}
+	if err := typ.Validate(); err != nil {
+		return nil, fmt.Errorf("sync: New: %w", err)
+	}
+	if err := opts.complete(); err != nil {
+		return nil, fmt.Errorf("sync: New: %w", err)
+	}
+	m, err := newMetrics(opts.Registerer, typ.Federated.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("sync: New: %w", err)
+	}
+	return &Syncer{
+		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m,
+		limits:    newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
+		verified:  map[federation.Key]map[string]verification{},
+		conflicts: map[federation.Key]map[string]bool{},
+		decoded:   map[string]*federation.Cluster{},
+	}, nil
+}

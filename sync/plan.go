@@ -1,0 +1,553 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Action is what sync does to the member object in one cluster.
+type Action string
+
+// String returns the action's name, "None" for ActionNone.
+func (a Action) String() string {
+	if a == ActionNone {
+		return "None"
+	}
+	return string(a)
+}
+
+// Actions. ActionNone also covers "cannot act now": Change.Reason says why.
+const (
+	// ActionNone (the zero Action): the member object is as rendered, or nothing can be done
+	// now (see Reason).
+	ActionNone Action = ""
+	// ActionCreate: the object is placed in the cluster and absent there.
+	ActionCreate Action = "Create"
+	// ActionUpdate: the object differs from the render in the fields the federation owns, or
+	// the desired state changed, or sync adopts an object it did not create.
+	ActionUpdate Action = "Update"
+	// ActionDelete: the object is no longer placed in the cluster (or the federated object is
+	// being deleted) and the federation manages it there.
+	ActionDelete Action = "Delete"
+	// ActionOrphan: like ActionDelete, but the federated object asks to orphan its members:
+	// the federation's labels and annotations are removed and the object stays.
+	ActionOrphan Action = "Orphan"
+)
+
+// Propagation reasons, written to status.clusters[].propagation ("" means in sync).
+const (
+	// ReasonClusterNotReady: the Cluster's Ready condition is not True; sync writes nothing
+	// there (and deletes nothing) until it is.
+	ReasonClusterNotReady = "ClusterNotReady"
+	// ReasonClusterUnreachable: the member's API server could not be reached.
+	ReasonClusterUnreachable = "ClusterUnreachable"
+	// ReasonClusterNotFound: the cluster set has no client for the cluster.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonCreationFailed, ReasonUpdateFailed, ReasonDeletionFailed: the member's API
+	// server refused the write; the message has its answer.
+	ReasonCreationFailed = "CreationFailed"
+	ReasonUpdateFailed   = "UpdateFailed"
+	ReasonDeletionFailed = "DeletionFailed"
+	// ReasonAlreadyExists: an object of the same name exists in the member and the
+	// federation did not create it; sync leaves it alone unless adoption is allowed.
+	ReasonAlreadyExists = "AlreadyExists"
+	// ReasonManagedByOther: the member object belongs to another federation (its managed-by
+	// label has another value); sync never takes it over.
+	ReasonManagedByOther = "ManagedByOther"
+	// ReasonRenderFailed: the template and overrides cannot be rendered for the cluster (an
+	// override path that does not exist, a value of the wrong type).
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonWaitingForRemoval: the member object is being deleted (it has a
+	// deletionTimestamp and finalizers); sync waits until it is gone.
+	ReasonWaitingForRemoval = "WaitingForRemoval"
+	// ReasonTypeNotServed: the member's API server does not serve the target type (its CRD
+	// is not installed there).
+	ReasonTypeNotServed = "TypeNotServed"
+	// ReasonNamespaceTerminating: the member namespace is being deleted and refuses new
+	// objects.
+	ReasonNamespaceTerminating = "NamespaceTerminating"
+	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
+	// governs it; sync waits for that to create it.
+	ReasonWaitingForNamespace = "WaitingForNamespace"
+)
+
+// Change is the decision for one cluster: plain data, computed by [Plan] without I/O.
+type Change struct {
+	// Cluster is the member cluster's name.
+	Cluster string
+	// Action is what to do.
+	Action Action
+	// Reason is the propagation reason when the cluster is not (or cannot be made) in sync
+	// by this change, e.g. ReasonClusterNotReady; "" otherwise.
+	Reason string
+	// Message explains Reason, naming the cluster and the cause.
+	Message string
+	// Desired is the rendered object for ActionCreate and ActionUpdate.
+	Desired *unstructured.Unstructured
+	// Live is the member object as read, nil when absent.
+	Live *unstructured.Unstructured
+	// Drift lists the JSON pointers of owned fields where Live differs from Desired, when
+	// that is why the object is updated (at most a few, for messages and previews).
+	Drift []string
+	// Placed reports whether the object is placed in the cluster.
+	Placed bool
+}
+
+// MemberState is what sync knows about the member object in one cluster.
+type MemberState struct {
+	// Object is the member object as read (from a cache or the API), nil when absent.
+	Object *unstructured.Unstructured
+	// Err is set when the member could not be read: nothing is decided for the cluster, and
+	// its reason comes from the error.
+	Err error
+	// Verified is the member object's resourceVersion when sync last wrote it or last found
+	// it in line with the render. When Object still has it, nobody has changed the object
+	// since and the owned-field comparison is skipped. Empty when unknown.
+	Verified string
+	// VerifiedInput is the render input key (see [InputKey]) Verified was checked against.
+	// When Object still has resourceVersion Verified and the input key is unchanged, the
+	// cluster is in sync without even being rendered: what makes a resync cheap.
+	VerifiedInput string
+}
+
+// PlanInput is everything [Plan] needs to decide what sync does for one federated object.
+type PlanInput struct {
+	// Type is the federated type.
+	Type federation.TypeConfig
+	// Object is the federated object, defaulted (federation.DefaultFederatedObject).
+	Object *federation.FederatedObject
+	// Clusters are the Cluster objects of the federation.
+	Clusters []federation.Cluster
+	// Members holds the member object of each cluster that was read. A cluster that is not
+	// in the map is treated as not read (no decision beyond its readiness).
+	Members map[string]MemberState
+	// Revision is the federated object's current revision, written to the members'
+	// revision annotation.
+	Revision int64
+	// Identity is the value of federation.ManagedByLabel on the objects this federation
+	// manages ("" = federation.ManagedByValue).
+	Identity string
+	// Adopt lets sync take over a member object of the same name that no federation
+	// manages (the Syncer's policy, or federation.AdoptAnnotation on the object).
+	Adopt bool
+	// Renderer renders member objects; nil uses the default retention table.
+	Renderer *override.Renderer
+}
+
+// Targets is where a federated object goes: the clusters and their replicas.
+type Targets struct {
+	// Replicas per placed cluster: the scheduled count, or nil to keep the template's.
+	Replicas map[string]*int64
+	// Order is the placed clusters in placement order.
+	Order []string
+	// NotReady are clusters the object would be placed in but whose Ready condition is not
+	// True: sync neither writes nor deletes there.
+	NotReady []string
+	// Scheduled reports whether the targets come from the scheduler's status.schedule.
+	Scheduled bool
+	// Unsatisfiable is placement's ErrUnsatisfiable message, when the selection is a best
+	// effort.
+	Unsatisfiable string
+}
+
+// TargetsFor decides where a federated object goes. When the scheduler has written a
+// schedule for the object's current generation (its Scheduled condition observed it), the
+// schedule's clusters and replica counts are used; otherwise spec.placement is evaluated over
+// the clusters and the template's replica count is kept. Clusters that placement leaves out
+// only because they are not ready are listed in NotReady. An invalid placement is an error
+// wrapping placement.ErrInvalidPlacement.
+func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) (Targets, error) {
+	t := Targets{Replicas: map[string]*int64{}}
+	d, err := placement.Evaluate(obj.Spec.Placement, clusters)
+	switch {
+	case errors.Is(err, placement.ErrUnsatisfiable):
+		t.Unsatisfiable = err.Error()
+	case err != nil:
+		return Targets{}, err
+	}
+	for _, x := range d.Excluded {
+		if x.Rule == placement.NotReady {
+			t.NotReady = append(t.NotReady, x.Cluster)
+		}
+	}
+	if s := currentSchedule(obj); s != nil {
+		t.Scheduled = true
+		ready := readyClusters(clusters)
+		for _, c := range s.Clusters {
+			if !ready[c.Name] {
+				if !slices.Contains(t.NotReady, c.Name) {
+					t.NotReady = append(t.NotReady, c.Name)
+				}
+				continue
+			}
+			t.Order = append(t.Order, c.Name)
+			if typ.Divisible() {
+				n := c.Replicas
+				t.Replicas[c.Name] = &n
+			} else {
+				t.Replicas[c.Name] = nil
+			}
+		}
+		return t, nil
+	}
+	for _, c := range d.Selected {
+		t.Order = append(t.Order, c.Name)
+		t.Replicas[c.Name] = nil
+	}
+	return t, nil
+}
+
+// currentSchedule returns status.schedule when the Scheduled condition observed the object's
+// generation, else nil.
+func currentSchedule(obj *federation.FederatedObject) *federation.Schedule {
+	c := meta.FindStatusCondition(obj.Status.Conditions, federation.ConditionScheduled)
+	if c == nil || obj.Status.Schedule == nil || c.ObservedGeneration != obj.Generation {
+		return nil
+	}
+	return obj.Status.Schedule
+}
+
+// scheduleOutdated reports whether a scheduler has written a schedule before but not yet for
+// this generation: sync then waits rather than push the template's replica count for a
+// moment.
+func scheduleOutdated(obj *federation.FederatedObject) bool {
+	c := meta.FindStatusCondition(obj.Status.Conditions, federation.ConditionScheduled)
+	return c != nil && obj.Status.Schedule != nil && c.ObservedGeneration < obj.Generation
+}
+
+func readyClusters(clusters []federation.Cluster) map[string]bool {
+	out := make(map[string]bool, len(clusters))
+	for i := range clusters {
+		out[clusters[i].Name] = meta.IsStatusConditionTrue(clusters[i].Status.Conditions, federation.ConditionReady)
+	}
+	return out
+}
+
+// Plan decides what sync does in every cluster for one federated object: create, update,
+// delete, orphan or nothing, with the rendered object and the reason when a cluster cannot be
+// brought in line. It is pure: the same input gives the same changes, in cluster name order.
+//
+// The rules, per cluster:
+//   - a cluster that is not ready gets no writes and no deletes (ReasonClusterNotReady);
+//   - a member object the federation does not manage (no managed-by label with this
+//     federation's identity) is never modified or deleted: if the object is placed there,
+//     the cluster reports ReasonAlreadyExists (or ReasonManagedByOther) unless adoption is
+//     allowed and no other federation manages it;
+//   - placed and absent: create; placed and present: update when the desired-state hash
+//     differs or, if the object changed since sync last wrote or verified it, when an owned
+//     field differs (see [Change].Drift); nothing otherwise;
+//   - not placed, or the federated object is being deleted: delete (orphan with
+//     federation.OrphanAnnotation) what the federation manages there.
+//
+// An invalid placement is returned as an error and no change is planned.
+func Plan(in PlanInput) ([]Change, Targets, error) {
+	obj := in.Object
+	deleting := obj.DeletionTimestamp != nil
+	var t Targets
+	if !deleting {
+		var err error
+		if t, err = TargetsFor(obj, in.Type, in.Clusters); err != nil {
+			return nil, Targets{}, err
+		}
+	}
+	ready := readyClusters(in.Clusters)
+	placed := make(map[string]bool, len(t.Order))
+	for _, n := range t.Order {
+		placed[n] = true
+	}
+
+	// Render once for every placed cluster that was read.
+	renders := renderPlaced(in, t)
+
+	names := make([]string, 0, len(in.Clusters))
+	for i := range in.Clusters {
+		names = append(names, in.Clusters[i].Name)
+	}
+	slices.Sort(names)
+	identity := identityOr(in.Identity)
+	orphan := obj.GetAnnotations()[federation.OrphanAnnotation] == "true"
+	var out []Change
+	for _, name := range names {
+		ms, read := in.Members[name]
+		ch := Change{Cluster: name, Placed: placed[name], Live: ms.Object}
+		switch {
+		case !ready[name]:
+			if placed[name] || slices.Contains(t.NotReady, name) || managedBy(ms.Object, identity) {
+				ch.Reason = ReasonClusterNotReady
+				ch.Message = fmt.Sprintf("cluster %q is not ready; nothing is written there until it is", name)
+				ch.Placed = ch.Placed || slices.Contains(t.NotReady, name)
+				out = append(out, ch)
+			}
+			continue
+		case !read:
+			if placed[name] {
+				out = append(out, ch) // not read: nothing decided
+			}
+			continue
+		case ms.Err != nil:
+			if placed[name] || deleting {
+				ch.Reason, ch.Message = readFailure(name, ms.Err)
+				out = append(out, ch)
+			}
+			continue
+		}
+		r := renders[name]
+		if !placed[name] {
+			r = rendered{}
+		}
+		ch = decideMember(ch, ms, r, identity, in.Adopt, deleting, orphan)
+		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
+			out = append(out, ch)
+		}
+	}
+	return out, t, nil
+}
+
+// rendered is one cluster's render.
+type rendered struct {
+	obj *unstructured.Unstructured
+	err error
+	// unchanged: the member object is as sync last wrote or verified it, for the same
+	// input; it was not rendered.
+	unchanged bool
+}
+
+// unchanged reports whether the member object in ms is as sync left it, for input key k.
+func unchanged(ms MemberState, k string) bool {
+	return ms.Object != nil && ms.Verified != "" && ms.Verified == ms.Object.GetResourceVersion() && ms.VerifiedInput == k
+}
+
+// InputKey identifies everything a cluster's render depends on besides the member object:
+// the federated object (uid and generation: its spec), the revision, the cluster's replicas
+// and labels (selector overrides), and the identity. Equal keys render equal objects from an
+// unchanged member object.
+func InputKey(in PlanInput, t Targets, cluster string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%d/%d/%s/", in.Object.UID, in.Object.Generation, in.Revision, identityOr(in.Identity))
+	if r := t.Replicas[cluster]; r != nil {
+		fmt.Fprintf(&b, "%d", *r)
+	} else {
+		b.WriteString("-")
+	}
+	for i := range in.Clusters {
+		if in.Clusters[i].Name != cluster {
+			continue
+		}
+		labels := in.Clusters[i].Labels
+		keys := make([]string, 0, len(labels))
+		for k := range labels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b.WriteString("/" + k + "=" + labels[k])
+		}
+	}
+	return b.String()
+}
+
+func renderPlaced(in PlanInput, t Targets) map[string]rendered {
+	labels := clusterLabels(in.Clusters)
+	members := make([]override.Member, 0, len(t.Order))
+	out := make(map[string]rendered, len(t.Order))
+	for _, name := range t.Order {
+		ms, ok := in.Members[name]
+		if !ok || ms.Err != nil {
+			continue
+		}
+		if unchanged(ms, InputKey(in, t, name)) {
+			out[name] = rendered{unchanged: true}
+			continue
+		}
+		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
+	}
+	for i, res := range renderer(in).RenderMembers(renderInput(in), members) {
+		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+	}
+	return out
+}
+
+// renderOne renders the object for one cluster again, after a Conflict: the same input as the
+// first render of the pass, with the member object read afresh.
+func renderOne(in PlanInput, cluster string, existing *unstructured.Unstructured) rendered {
+	t, err := TargetsFor(in.Object, in.Type, in.Clusters)
+	if err != nil {
+		return rendered{err: err}
+	}
+	input := renderInput(in)
+	input.ClusterName, input.ClusterLabels = cluster, clusterLabels(in.Clusters)[cluster]
+	input.Replicas, input.Existing = t.Replicas[cluster], existing
+	obj, err := renderer(in).Render(input)
+	return withIdentity(rendered{obj: obj, err: err}, in.Identity)
+}
+
+func renderer(in PlanInput) *override.Renderer {
+	if in.Renderer == nil {
+		return &override.Renderer{}
+	}
+	return in.Renderer
+}
+
+func renderInput(in PlanInput) override.Input {
+	input := override.InputFor(in.Object, in.Type)
+	input.Revision = in.Revision
+	return input
+}
+
+func clusterLabels(clusters []federation.Cluster) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(clusters))
+	for i := range clusters {
+		out[clusters[i].Name] = clusters[i].Labels
+	}
+	return out
+}
+
+// withIdentity sets the managed-by label to this federation's identity. The render's labels
+// map is its own (step 5 of the render pipeline), so it may be changed in place.
+func withIdentity(r rendered, identity string) rendered {
+	identity = identityOr(identity)
+	if r.err != nil || r.obj == nil || identity == federation.ManagedByValue {
+		return r
+	}
+	if m, ok := r.obj.Object["metadata"].(map[string]any); ok {
+		if l, ok := m["labels"].(map[string]any); ok {
+			l[federation.ManagedByLabel] = identity
+		}
+	}
+	return r
+}
+
+// decideMember applies the per-cluster rules of Plan to one read, ready cluster.
+func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt, deleting, orphan bool) Change {
+	live := ms.Object
+	if live != nil && !managedBy(live, identity) {
+		if !ch.Placed || deleting {
+			return ch // never ours: leave it alone, report nothing
+		}
+		if other := managerOf(live); other != "" {
+			ch.Reason = ReasonManagedByOther
+			ch.Message = fmt.Sprintf("cluster %q: %s is managed by another federation (%s=%s); it is left alone", ch.Cluster, describe(live), federation.ManagedByLabel, other)
+			return ch
+		}
+		if !adopt {
+			ch.Reason = ReasonAlreadyExists
+			ch.Message = fmt.Sprintf("cluster %q: %s exists and was not created by the federation; set the annotation %s: \"true\" on the federated object to adopt it", ch.Cluster, describe(live), federation.AdoptAnnotation)
+			return ch
+		}
+	}
+	if deleting || !ch.Placed {
+		if live == nil {
+			return ch
+		}
+		if live.GetDeletionTimestamp() != nil {
+			ch.Reason = ReasonWaitingForRemoval
+			ch.Message = fmt.Sprintf("cluster %q: %s is being deleted", ch.Cluster, describe(live))
+			return ch
+		}
+		ch.Action = ActionDelete
+		if orphan {
+			ch.Action = ActionOrphan
+		}
+		return ch
+	}
+	if r.err != nil {
+		ch.Reason = ReasonRenderFailed
+		ch.Message = truncate(r.err.Error())
+		return ch
+	}
+	if r.unchanged {
+		return ch // as sync left it, for the same input
+	}
+	if r.obj == nil {
+		return ch // not rendered: not read
+	}
+	ch.Desired = r.obj
+	switch {
+	case live == nil:
+		ch.Action = ActionCreate
+	case live.GetDeletionTimestamp() != nil:
+		ch.Reason = ReasonWaitingForRemoval
+		ch.Message = fmt.Sprintf("cluster %q: %s is being deleted; it is created again once it is gone", ch.Cluster, describe(live))
+	case !managedBy(live, identity):
+		ch.Action = ActionUpdate // adoption
+	case hashOf(live) != hashOf(r.obj):
+		ch.Action = ActionUpdate
+	case ms.Verified != "" && ms.Verified == live.GetResourceVersion():
+		// Nobody changed the object since sync wrote or checked it.
+	default:
+		if ch.Drift = ownedDiff(r.obj.Object, live.Object); len(ch.Drift) > 0 {
+			ch.Action = ActionUpdate
+		}
+	}
+	return ch
+}
+
+// readFailure turns a failed member read into a propagation reason and message.
+func readFailure(cluster string, err error) (string, string) {
+	switch {
+	case errors.Is(err, federation.ErrClusterNotFound):
+		return ReasonClusterNotFound, fmt.Sprintf("cluster %q: %v", cluster, err)
+	case errors.Is(err, federation.ErrClusterNotReady):
+		return ReasonClusterNotReady, fmt.Sprintf("cluster %q: %v", cluster, err)
+	case typeNotServed(err):
+		return ReasonTypeNotServed, fmt.Sprintf("cluster %q does not serve the type: %v", cluster, err)
+	}
+	return ReasonClusterUnreachable, truncate(fmt.Sprintf("cluster %q: %v", cluster, err))
+}
+
+// managedBy reports whether obj carries the managed-by label with value identity.
+func managedBy(obj *unstructured.Unstructured, identity string) bool {
+	return obj != nil && obj.GetLabels()[federation.ManagedByLabel] == identity
+}
+
+// managerOf returns the managed-by label's value ("" when absent).
+func managerOf(obj *unstructured.Unstructured) string {
+	return obj.GetLabels()[federation.ManagedByLabel]
+}
+
+func hashOf(obj *unstructured.Unstructured) string {
+	return obj.GetAnnotations()[federation.DesiredHashAnnotation]
+}
+
+func identityOr(id string) string {
+	if id == "" {
+		return federation.ManagedByValue
+	}
+	return id
+}
+
+func describe(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s %s/%s", obj.GetKind(), ns, obj.GetName())
+	}
+	return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+}
+
+// maxMessage bounds status messages well below the API's limits.
+const maxMessage = 1024
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage - len(" ...")
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + " ..."
+}
+
+// condition builds a condition of type typ for the object's generation.
+func condition(typ string, status metav1.ConditionStatus, reason, message string, generation int64) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: truncate(message), ObservedGeneration: generation}
+}

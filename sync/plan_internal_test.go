@@ -1,0 +1,69 @@
+package sync
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+func obj(labels map[string]any, annotations map[string]any, rv string, spec map[string]any) *unstructured.Unstructured {
+	meta := map[string]any{"name": "web", "namespace": "prod", "resourceVersion": rv}
+	if labels != nil {
+		meta["labels"] = labels
+	}
+	if annotations != nil {
+		meta["annotations"] = annotations
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}}
+}
+
+func TestDecideMember(t *testing.T) {
+	ours := map[string]any{federation.ManagedByLabel: "fedkit"}
+	hash := func(h string) map[string]any { return map[string]any{federation.DesiredHashAnnotation: h} }
+	desired := obj(ours, hash("v1:a"), "", map[string]any{"replicas": int64(3)})
+	deleting := obj(ours, hash("v1:a"), "7", map[string]any{"replicas": int64(3)})
+	now := metav1.Now()
+	deleting.SetDeletionTimestamp(&now)
+
+	for _, tc := range []struct {
+		name                     string
+		placed, deleting, orphan bool
+		adopt                    bool
+		live                     *unstructured.Unstructured
+		verified                 string
+		render                   rendered
+		wantAction               Action
+		wantReason               string
+		wantDrift                []string
+	}{
+		{name: "absent and placed: create", placed: true, render: rendered{obj: desired}, wantAction: ActionCreate},
+		{name: "in line", placed: true, live: obj(ours, hash("v1:a"), "7", map[string]any{"replicas": int64(3)}), render: rendered{obj: desired}},
+		{name: "hash changed: update", placed: true, live: obj(ours, hash("v1:old"), "7", map[string]any{"replicas": int64(3)}), render: rendered{obj: desired}, wantAction: ActionUpdate},
+		{name: "drift: update", placed: true, live: obj(ours, hash("v1:a"), "8", map[string]any{"replicas": int64(9)}), render: rendered{obj: desired}, wantAction: ActionUpdate, wantDrift: []string{"/spec/replicas"}},
+		{name: "verified version: no comparison", placed: true, verified: "8", live: obj(ours, hash("v1:a"), "8", map[string]any{"replicas": int64(9)}), render: rendered{obj: desired}},
+		{name: "unmanaged: abort", placed: true, live: obj(nil, nil, "7", nil), render: rendered{obj: desired}, wantReason: ReasonAlreadyExists},
+		{name: "unmanaged: adopt", placed: true, adopt: true, live: obj(nil, nil, "7", nil), render: rendered{obj: desired}, wantAction: ActionUpdate},
+		{name: "another federation's: never", placed: true, adopt: true, live: obj(map[string]any{federation.ManagedByLabel: "other"}, nil, "7", nil), render: rendered{obj: desired}, wantReason: ReasonManagedByOther},
+		{name: "not placed, ours: delete", live: obj(ours, nil, "7", nil), wantAction: ActionDelete},
+		{name: "not placed, not ours: nothing", live: obj(nil, nil, "7", nil)},
+		{name: "not placed, absent: nothing"},
+		{name: "deleting: delete", placed: true, deleting: true, live: obj(ours, nil, "7", nil), wantAction: ActionDelete},
+		{name: "deleting with orphan", deleting: true, orphan: true, live: obj(ours, nil, "7", nil), wantAction: ActionOrphan},
+		{name: "member being deleted", placed: true, live: deleting, render: rendered{obj: desired}, wantReason: ReasonWaitingForRemoval},
+		{name: "render failed", placed: true, render: rendered{err: errTypeNotServed}, wantReason: ReasonRenderFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := decideMember(Change{Cluster: "c1", Placed: tc.placed, Live: tc.live},
+				MemberState{Object: tc.live, Verified: tc.verified}, tc.render, "fedkit", tc.adopt, tc.deleting, tc.orphan)
+			got := []any{ch.Action.String(), ch.Reason, ch.Drift}
+			want := []any{tc.wantAction.String(), tc.wantReason, tc.wantDrift}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("decideMember (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,251 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Reasons of the Propagated condition.
+const (
+	// ReasonPropagated: every placed cluster runs the current revision.
+	ReasonPropagated = "Propagated"
+	// ReasonNotPropagated: some placed clusters do not run the current revision; the message
+	// names them and status.clusters[] has each one's reason.
+	ReasonNotPropagated = "NotPropagated"
+	// ReasonInvalidObject: the federated object cannot be decoded or fails validation.
+	ReasonInvalidObject = "InvalidObject"
+	// ReasonInvalidPlacement: spec.placement is invalid.
+	ReasonInvalidPlacement = "InvalidPlacement"
+	// ReasonWaitingForSchedule: the scheduler has not yet scheduled the object's current
+	// generation; sync waits rather than push the template's replica count for a moment.
+	ReasonWaitingForSchedule = "WaitingForSchedule"
+)
+
+// waitForScheduleDelay is how soon a pass waiting for the scheduler comes back when no watch
+// brings it back first.
+const waitForScheduleDelay = 5 * time.Second
+
+// Reconcile syncs one federated object with its member clusters, in one pass:
+//
+//  1. Read the object. Being deleted: delete (or orphan) its member objects, then remove
+//     federation.SyncFinalizer (see the package documentation on deletion). Otherwise make
+//     sure it carries the finalizer (a patch).
+//  2. Record its revision (see the package documentation on revisions).
+//  3. Decide where it goes and with how many replicas ([TargetsFor]) and what to do in each
+//     cluster ([Plan]), from the member objects read through the cluster set's caches where
+//     it offers them ([federation.MemberCache]).
+//  4. Carry out the changes, several clusters at once (Options.ClusterConcurrency), each
+//     cluster rate-limited; a Conflict re-reads, re-renders and retries
+//     (Options.ConflictRetries) before the pass fails.
+//  5. Write status.clusters[].propagation, message and revision, status.syncedRevision,
+//     status.observedGeneration and the Propagated condition, only when they changed.
+//
+// Failures that a retry can fix (an unreachable member, a server error) are returned after
+// the status is written, so the caller retries with backoff; bad input (an invalid object or
+// placement) is recorded in the Propagated condition and returned wrapped by
+// [federation.Terminal]. A failure in one cluster never stops the others. The Result asks
+// for a requeue when a periodic check is due. The Result is ignored when the error is not nil.
+func (s *Syncer) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return s.reconcileWith(ctx, key, s.host)
+}
+
+// reconcileWith is Reconcile reading the host through r: the host itself, or Run's caches.
+func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, error) {
+	start := s.opts.Clock.Now()
+	log, err := logr.FromContext(ctx)
+	if err != nil {
+		log = s.opts.Logger
+	}
+	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
+	ctx = logr.NewContext(ctx, log)
+	res, outcome, err := s.reconcile(ctx, key, r)
+	s.metrics.observe(outcome, start, s.opts.Clock.Now())
+	return res, err
+}
+
+func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, string, error) {
+	u, err := r.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	if apierrors.IsNotFound(err) {
+		s.forget(key)
+		return federation.Result{}, "unchanged", nil
+	}
+	if err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return s.invalid(ctx, u, ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+	}
+	federation.DefaultFederatedObject(fed)
+	if fed.DeletionTimestamp != nil {
+		return s.deleteObject(ctx, r, u, fed)
+	}
+	if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
+		return s.invalid(ctx, u, ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
+	}
+	if u, err = s.ensureFinalizer(ctx, u); err != nil {
+		return federation.Result{}, "error", err
+	}
+	fed.ResourceVersion = u.GetResourceVersion()
+	if scheduleOutdated(fed) {
+		// The scheduler's write for this generation brings the object back.
+		return federation.Result{RequeueAfter: waitForScheduleDelay}, "unchanged", nil
+	}
+	clusters, err := s.listClusters(ctx, r)
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+	rev, err := s.ensureRevision(ctx, r, u, fed)
+	if err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	if u, err = s.setRevisionAnnotation(ctx, u, rev); err != nil {
+		return federation.Result{}, "error", err
+	}
+
+	targets, err := TargetsFor(fed, s.typ, clusters)
+	if err != nil {
+		if errors.Is(err, placement.ErrInvalidPlacement) {
+			return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+		}
+		return federation.Result{}, "error", err
+	}
+	members := s.readMembers(ctx, fed, clusters, targets)
+	in := PlanInput{
+		Type: s.typ, Object: fed, Clusters: clusters, Members: members, Revision: rev,
+		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
+	}
+	changes, targets, err := Plan(in)
+	if err != nil {
+		return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+	}
+	results := s.execute(ctx, in, targets, changes)
+	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results)
+	if err != nil {
+		return federation.Result{}, "error", err
+	}
+	if err := retryable(results); err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	outcome := "unchanged"
+	if wrote || anyWrite(results) {
+		outcome = "synced"
+	}
+	return federation.Result{RequeueAfter: s.opts.ResyncPeriod}, outcome, nil
+}
+
+// adopt reports whether fed may take over member objects no federation manages.
+func (s *Syncer) adopt(fed *federation.FederatedObject) bool {
+	return s.opts.Conflict == ConflictAdopt || fed.GetAnnotations()[federation.AdoptAnnotation] == "true"
+}
+
+// invalid records a terminal problem in the Propagated condition and returns the error marked
+// terminal. Member objects are left as they are.
+func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
+	s.event(u, eventWarning, reason, "%s", truncate(cause.Error()))
+	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, reason, cause.Error(), u.GetGeneration())
+	if _, err := s.writeCondition(ctx, u, cond); err != nil {
+		return federation.Result{}, "error", errors.Join(cause, err)
+	}
+	return federation.Result{}, "invalid", federation.Terminal(cause)
+}
+
+// ensureFinalizer adds federation.SyncFinalizer with a merge patch that carries the
+// resourceVersion (optimistic locking: a concurrent change to the finalizers is never lost).
+func (s *Syncer) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	fins := u.GetFinalizers()
+	if slices.Contains(fins, federation.SyncFinalizer) {
+		return u, nil
+	}
+	out, err := s.patchMeta(ctx, u, map[string]any{"finalizers": append(slices.Clone(fins), federation.SyncFinalizer)})
+	if err != nil {
+		return nil, fmt.Errorf("sync: add finalizer to %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+	}
+	return out, nil
+}
+
+// setRevisionAnnotation records the current revision on the federated object.
+func (s *Syncer) setRevisionAnnotation(ctx context.Context, u *unstructured.Unstructured, rev int64) (*unstructured.Unstructured, error) {
+	want := fmt.Sprint(rev)
+	if u.GetAnnotations()[federation.RevisionAnnotation] == want {
+		return u, nil
+	}
+	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.RevisionAnnotation: want}})
+	if err != nil {
+		return nil, fmt.Errorf("sync: record revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
+	}
+	return out, nil
+}
+
+// patchMeta merge-patches the federated object's metadata with fields, locked on u's
+// resourceVersion (a stale one is a Conflict, retried by the caller's queue).
+func (s *Syncer) patchMeta(ctx context.Context, u *unstructured.Unstructured, fields map[string]any) (*unstructured.Unstructured, error) {
+	meta := map[string]any{"resourceVersion": u.GetResourceVersion()}
+	for k, v := range fields {
+		meta[k] = v
+	}
+	data, err := jsonMarshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return nil, err
+	}
+	return s.host.Patch(ctx, s.typ.FederatedGVR(), u.GetNamespace(), u.GetName(), types.MergePatchType, data)
+}
+
+// listClusters reads the Cluster objects. One that does not decode cannot be synced to: it is
+// logged and left out. Decoded Clusters are kept by name and resourceVersion, so a pass over
+// an unchanged fleet decodes nothing.
+func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
+	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("sync: list Clusters: %w", err)
+	}
+	out := make([]federation.Cluster, 0, len(list.Items))
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	seen := make(map[string]bool, len(list.Items))
+	for i := range list.Items {
+		item := &list.Items[i]
+		seen[item.GetName()] = true
+		if c, ok := s.decoded[item.GetName()]; ok && c.ResourceVersion == item.GetResourceVersion() {
+			out = append(out, *c)
+			continue
+		}
+		c, err := federation.ClusterFromUnstructured(item)
+		if err != nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
+			continue
+		}
+		s.decoded[item.GetName()] = c
+		out = append(out, *c)
+	}
+	for name := range s.decoded {
+		if !seen[name] {
+			delete(s.decoded, name)
+		}
+	}
+	return out, nil
+}
+
+// forget drops what the Syncer remembers about an object that is gone.
+func (s *Syncer) forget(key federation.Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.verified, key)
+	delete(s.conflicts, key)
+}
+
+func keyOf(u *unstructured.Unstructured) federation.Key {
+	return federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()}
+}

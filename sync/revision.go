@@ -1,0 +1,278 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Revisions. Every change of a federated object's template, overrides or placement gets the
+// next revision number. The history lives on the host as apps/v1 ControllerRevisions owned by
+// the federated object (the garbage collector removes them with it), one per distinct
+// snapshot, exactly as Deployments and StatefulSets keep theirs: a snapshot that comes back
+// (a rollback, or an edit undone by hand) reuses its ControllerRevision, renumbered to the
+// next revision, so revision numbers only grow.
+
+// ControllerRevisionGVR is the resource of the revision history.
+var controllerRevisionGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+
+// OwnerUIDLabel on a ControllerRevision names the federated object whose history it is. It
+// selects one object's history exactly, whatever the length of its name.
+const OwnerUIDLabel = "federation.k8s.io/owner-uid"
+
+// snapshot is what a revision records: the parts of the spec that define the member objects.
+type snapshot struct {
+	Template       map[string]any               `json:"template,omitempty"`
+	Overrides      []federation.ClusterOverride `json:"overrides,omitempty"`
+	Placement      federation.Placement         `json:"placement"`
+	RetainReplicas bool                         `json:"retainReplicas,omitempty"`
+}
+
+func snapshotOf(fed *federation.FederatedObject) ([]byte, error) {
+	// encoding/json sorts map keys, so equal specs give equal bytes.
+	return json.Marshal(snapshot{
+		Template:       fed.Spec.Template.Object,
+		Overrides:      fed.Spec.Overrides,
+		Placement:      fed.Spec.Placement,
+		RetainReplicas: fed.Spec.RetainReplicas,
+	})
+}
+
+// revisionName is the ControllerRevision's name: the object's name (cut to leave room) and a
+// hash of the snapshot, as the apps controllers name theirs.
+func revisionName(name string, data []byte) string {
+	h := fnv.New64a()
+	_, _ = h.Write(data)
+	suffix := strconv.FormatUint(h.Sum64(), 36)
+	if max := 253 - 1 - len(suffix); len(name) > max {
+		name = name[:max]
+	}
+	return name + "-" + suffix
+}
+
+// historyEntry is one ControllerRevision of an object's history.
+type historyEntry struct {
+	obj      *unstructured.Unstructured
+	revision int64
+	data     []byte
+}
+
+// history lists the ControllerRevisions of fed, oldest revision first.
+func (s *Syncer) history(ctx context.Context, r federation.Reader, fed *federation.FederatedObject) ([]historyEntry, error) {
+	return listHistory(ctx, r, s.historyNamespace(fed), fed.UID)
+}
+
+func listHistory(ctx context.Context, r federation.Reader, namespace string, uid types.UID) ([]historyEntry, error) {
+	list, err := r.List(ctx, controllerRevisionGVR, namespace, metav1.ListOptions{LabelSelector: OwnerUIDLabel + "=" + string(uid)})
+	if err != nil {
+		return nil, fmt.Errorf("list revision history: %w", err)
+	}
+	out := make([]historyEntry, 0, len(list.Items))
+	for i := range list.Items {
+		var cr appsv1.ControllerRevision
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &cr); err != nil {
+			continue // not ours to judge; it cannot be a revision we wrote
+		}
+		if !ownedBy(cr.OwnerReferences, uid) {
+			continue
+		}
+		out = append(out, historyEntry{obj: &list.Items[i], revision: cr.Revision, data: cr.Data.Raw})
+	}
+	slices.SortFunc(out, func(a, b historyEntry) int { return compareInt(a.revision, b.revision) })
+	return out, nil
+}
+
+func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
+	for _, r := range refs {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func compareInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// historyNamespace is where fed's revisions live: its own namespace, or
+// Options.HistoryNamespace for a cluster-scoped federated object.
+func (s *Syncer) historyNamespace(fed *federation.FederatedObject) string {
+	if fed.Namespace != "" {
+		return fed.Namespace
+	}
+	return s.opts.HistoryNamespace
+}
+
+// ensureRevision returns the revision number of fed's current spec, recording it in the
+// history when it is new (or renumbering the entry when an old snapshot came back), pruning the
+// history to spec.revisionHistoryLimit, and writing federation.RevisionAnnotation on the
+// federated object. r serves the history reads (a cache in Run); writes go to the host.
+func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (int64, error) {
+	data, err := snapshotOf(fed)
+	if err != nil {
+		return 0, fmt.Errorf("encode revision snapshot: %w", err)
+	}
+	hist, err := s.history(ctx, r, fed)
+	if err != nil {
+		return 0, err
+	}
+	latest := annotationRevision(u)
+	for _, h := range hist {
+		latest = max(latest, h.revision)
+	}
+	name := revisionName(fed.Name, data)
+	current := int64(0)
+	if i := slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == name }); i >= 0 {
+		h := hist[i]
+		if !sameJSON(h.data, data) {
+			return 0, fmt.Errorf("revision history: ControllerRevision %s holds another snapshot with the same hash", name)
+		}
+		current = h.revision
+		if h.revision < latest {
+			// An old snapshot came back: it becomes the newest revision.
+			current = latest + 1
+			if err := s.renumber(ctx, h.obj, current); err != nil {
+				return 0, err
+			}
+			hist[i].revision = current
+		}
+	} else {
+		stored, err := s.createRevision(ctx, fed, name, data, latest+1)
+		if err != nil {
+			return 0, err
+		}
+		hist = append(hist, historyEntry{obj: stored, revision: revisionOf(stored), data: data})
+		current = revisionOf(stored)
+	}
+	if err := s.prune(ctx, fed, hist, current); err != nil {
+		return 0, err
+	}
+	return current, nil
+}
+
+// createRevision stores a new ControllerRevision. When one of that name exists already (the
+// cache had not seen it yet), the stored one is used if it holds the same snapshot.
+func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedObject, name string, data []byte, revision int64) (*unstructured.Unstructured, error) {
+	ns := s.historyNamespace(fed)
+	cr := &appsv1.ControllerRevision{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: ns,
+			Labels:    map[string]string{OwnerUIDLabel: string(fed.UID)},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         s.typ.Federated.GroupVersion().String(),
+				Kind:               s.typ.Federated.Kind,
+				Name:               fed.Name,
+				UID:                fed.UID,
+				Controller:         ptrTo(true),
+				BlockOwnerDeletion: ptrTo(true),
+			}},
+		},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: revision,
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cr)
+	if err != nil {
+		return nil, fmt.Errorf("encode ControllerRevision %s: %w", name, err)
+	}
+	stored, err := s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
+	if apierrors.IsAlreadyExists(err) {
+		stored, err = s.host.Get(ctx, controllerRevisionGVR, ns, name)
+		if err == nil {
+			var got appsv1.ControllerRevision
+			if cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &got); cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID) {
+				return nil, fmt.Errorf("revision history: ControllerRevision %s/%s exists and is not this snapshot of %s", ns, name, fed.Name)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record revision %d: %w", revision, err)
+	}
+	return stored, nil
+}
+
+// renumber gives an existing ControllerRevision a new revision number (data is immutable,
+// the number is not).
+func (s *Syncer) renumber(ctx context.Context, obj *unstructured.Unstructured, revision int64) error {
+	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"revision":%d}`, obj.GetResourceVersion(), revision)
+	if _, err := s.host.Patch(ctx, controllerRevisionGVR, obj.GetNamespace(), obj.GetName(), types.MergePatchType, []byte(patch)); err != nil {
+		return fmt.Errorf("renumber ControllerRevision %s to revision %d: %w", obj.GetName(), revision, err)
+	}
+	return nil
+}
+
+// prune deletes the oldest revisions beyond spec.revisionHistoryLimit; the current one always
+// stays.
+func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, hist []historyEntry, current int64) error {
+	limit := int(federation.DefaultRevisionHistoryLimit)
+	if l := fed.Spec.RevisionHistoryLimit; l != nil {
+		limit = int(*l)
+	}
+	limit = max(limit, 1) // the current revision is always kept
+	slices.SortFunc(hist, func(a, b historyEntry) int { return compareInt(a.revision, b.revision) })
+	var errs []error
+	for i := 0; len(hist)-i > limit; i++ {
+		h := hist[i]
+		if h.revision == current {
+			continue
+		}
+		uid := h.obj.GetUID()
+		err := s.host.Delete(ctx, controllerRevisionGVR, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("prune revision %d: %w", h.revision, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// annotationRevision reads federation.RevisionAnnotation (0 when absent or malformed).
+func annotationRevision(u *unstructured.Unstructured) int64 {
+	n, err := strconv.ParseInt(u.GetAnnotations()[federation.RevisionAnnotation], 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+func revisionOf(u *unstructured.Unstructured) int64 {
+	n, _, _ := unstructured.NestedInt64(u.Object, "revision")
+	return n
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// sameJSON compares two JSON documents by value: a ControllerRevision's data comes back from
+// the API server re-encoded, not byte for byte as written.
+func sameJSON(a, b []byte) bool {
+	if string(a) == string(b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(x, y)
+}

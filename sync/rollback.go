@@ -1,0 +1,134 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// ErrRevisionNotFound is returned by [Rollback] when the history has no such revision; the
+// message lists the revisions it has.
+var ErrRevisionNotFound = errors.New("sync: revision not found")
+
+// rollbackRetries bounds Rollback's re-reads after a Conflict.
+const rollbackRetries = 3
+
+// Rollback restores the template, overrides, placement and retainReplicas of the federated
+// object key from its revision history, revision 0 meaning the revision before the current
+// one. The object is updated on the host like any edit, so it becomes a new revision (the
+// old snapshot's ControllerRevision is renumbered) and sync propagates it as usual: Rollback
+// itself touches no member cluster. The history is the object's ControllerRevisions in its
+// namespace, or in namespace "default" for a cluster-scoped federated object (Options
+// HistoryNamespace of the Syncer; use [RollbackIn] when it is another one).
+//
+// A missing revision is an error wrapping [ErrRevisionNotFound] that lists the revisions
+// there are.
+func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64) error {
+	return RollbackIn(ctx, host, typ, key, revision, DefaultHistoryNamespace)
+}
+
+// RollbackIn is [Rollback] for a Syncer whose Options.HistoryNamespace is historyNamespace
+// (it only matters for cluster-scoped federated objects).
+func RollbackIn(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, historyNamespace string) error {
+	if revision < 0 {
+		return fmt.Errorf("sync: rollback %s %s: revision %d: %w", typ.Federated.Kind, key, revision, ErrRevisionNotFound)
+	}
+	gvr := typ.FederatedGVR()
+	for attempt := 0; ; attempt++ {
+		u, err := host.Get(ctx, gvr, key.Namespace, key.Name)
+		if err != nil {
+			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
+		}
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = historyNamespace
+		}
+		hist, err := listHistory(ctx, host, ns, u.GetUID())
+		if err != nil {
+			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
+		}
+		target, err := pick(hist, annotationRevision(u), revision)
+		if err != nil {
+			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
+		}
+		var snap snapshot
+		if err := json.Unmarshal(target.data, &snap); err != nil {
+			return fmt.Errorf("sync: rollback %s %s: revision %d does not decode: %w", typ.Federated.Kind, key, target.revision, err)
+		}
+		if err := restore(u, snap); err != nil {
+			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
+		}
+		_, err = host.Update(ctx, gvr, u)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= rollbackRetries {
+			return fmt.Errorf("sync: rollback %s %s to revision %d: %w", typ.Federated.Kind, key, target.revision, err)
+		}
+	}
+}
+
+// pick finds the revision to restore: revision itself, or for 0 the newest one before
+// current.
+func pick(hist []historyEntry, current, revision int64) (historyEntry, error) {
+	if current == 0 && len(hist) > 0 {
+		current = hist[len(hist)-1].revision
+	}
+	var found *historyEntry
+	for i := range hist {
+		h := &hist[i]
+		switch {
+		case revision > 0 && h.revision == revision:
+			found = h
+		case revision == 0 && h.revision < current && (found == nil || h.revision > found.revision):
+			found = h
+		}
+	}
+	if found != nil {
+		return *found, nil
+	}
+	have := make([]string, len(hist))
+	for i, h := range hist {
+		have[i] = fmt.Sprint(h.revision)
+	}
+	want := fmt.Sprintf("revision %d", revision)
+	if revision == 0 {
+		want = fmt.Sprintf("a revision before %d", current)
+	}
+	if len(have) == 0 {
+		return historyEntry{}, fmt.Errorf("%w: %s: the history is empty", ErrRevisionNotFound, want)
+	}
+	return historyEntry{}, fmt.Errorf("%w: %s; the history has %s", ErrRevisionNotFound, want, strings.Join(have, ", "))
+}
+
+// restore writes a snapshot's fields into the federated object's spec.
+func restore(u *unstructured.Unstructured, snap snapshot) error {
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	data, err := json.Marshal(snap)
+	if err != nil {
+		return err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	for _, k := range []string{"template", "overrides", "placement", "retainReplicas"} {
+		if v, ok := fields[k]; ok {
+			spec[k] = v
+		} else {
+			delete(spec, k)
+		}
+	}
+	u.Object["spec"] = normalizeJSON(spec)
+	return nil
+}

@@ -1,0 +1,102 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Run syncs until ctx is done. It watches, on the host, the federated objects of its type, the
+// Clusters (a change that matters, such as a cluster turning Ready, requeues every object) and
+// the revision history; and, when the cluster set offers member caches
+// ([federation.MemberCache]), the managed member objects of every cluster sync reads, so a
+// change made in a member (drift, a deletion) requeues the federated object at once. Every
+// object is also checked again every Options.ResyncPeriod.
+//
+// Run's passes read the host and the members from those caches, not from the API servers, so
+// a pass over an object that is in sync costs no API call at all; writes go to the API
+// servers, locked on the resourceVersion read (a cache that lags costs a Conflict and a retry).
+// Options.Workers objects are synced at once; failures are retried with exponential backoff,
+// and terminal ones wait for a change.
+//
+// Run returns an error when its caches do not sync within Options.CacheSyncTimeout (a host
+// without the federated type's CRD, say), naming the resource. Otherwise it blocks until ctx is
+// done and returns nil after every goroutine it started has exited. It has the
+// func(context.Context) error shape, so a controller-runtime manager can run it as
+// manager.RunnableFunc(s.Run).
+func (s *Syncer) Run(ctx context.Context) error {
+	historyNS := s.opts.Namespace
+	if !s.typ.FederatedNamespaced() {
+		historyNS = s.opts.HistoryNamespace
+	}
+	l, err := loop.New(s.host, []loop.Source{
+		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
+		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, Keys: s.ownerOfRevision},
+	}, loop.Options{
+		Name:             "sync/" + s.typ.Federated.Kind,
+		Workers:          s.opts.Workers,
+		Clock:            s.opts.Clock,
+		Logger:           s.opts.Logger,
+		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if mc, ok := s.clusters.(federation.MemberCache); ok {
+		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
+			if key, ok := s.ownerOfMember(obj); ok {
+				l.Enqueue(key)
+			}
+		})
+		defer remove()
+	}
+	cached := l.Reader()
+	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+		return s.reconcileWith(ctx, key, cached)
+	}))
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// ownerOfMember returns the federated object a member object belongs to, when this Syncer
+// manages it. A member object has the federated object's name, and its namespace for a
+// namespaced type; a member Namespace belongs to the FederatedNamespace in itself.
+func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, bool) {
+	if obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity {
+		return federation.Key{}, false
+	}
+	key := federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	switch {
+	case s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace":
+		key.Namespace = obj.GetName()
+	case !s.typ.FederatedNamespaced():
+		key.Namespace = ""
+	}
+	if s.opts.Namespace != "" && key.Namespace != s.opts.Namespace {
+		return federation.Key{}, false
+	}
+	return key, true
+}
+
+// ownerOfRevision returns the federated object whose history a ControllerRevision is (a
+// change to the history, such as one deleted by hand, brings the object back).
+func (s *Syncer) ownerOfRevision(obj *unstructured.Unstructured) []federation.Key {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind != s.typ.Federated.Kind || ref.APIVersion != s.typ.Federated.GroupVersion().String() {
+			continue
+		}
+		ns := obj.GetNamespace()
+		if !s.typ.FederatedNamespaced() {
+			ns = ""
+		}
+		return []federation.Key{{Namespace: ns, Name: ref.Name}}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package sync_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// running starts e.s.Run and returns a func that stops it and returns its error.
+func (e *env) running(t *testing.T) func() error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.s.Run(ctx) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
+}
+
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, msg)
+}
+
+func TestRunPropagatesCorrectsDriftAndReadsNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{})
+	stop := e.running(t)
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	inSync := func() bool {
+		fed := e.fed(t)
+		return propagated(fed).Status == "True" && fed.Status.ObservedGeneration == fed.Generation
+	}
+	eventually(t, inSync, "propagated")
+
+	// A member-side edit is seen through the member cache and reverted without waiting for
+	// a resync.
+	require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
+		setMemberImage(u, "evil:1")
+	}))
+	eventually(t, func() bool { return image(t, e.member(t, "aws")) == frontendImage }, "drift reverted at once")
+
+	// A member-side deletion is recreated at once too.
+	require.NoError(t, e.cluster(t, "gcp").DriftDelete(deployments, key.Namespace, key.Name))
+	eventually(t, func() bool { return e.member(t, "gcp") != nil }, "deleted member recreated")
+
+	// Periodic resyncs of an object in sync cost no API call at all.
+	e.clearActions()
+	for range 3 {
+		before := e.passes(t)
+		e.clock.Step(fedsync.DefaultResyncPeriod)
+		eventually(t, func() bool { return e.passes(t) > before }, "a resync pass")
+	}
+	require.NoError(t, stop())
+	for _, c := range append([]*fake.Cluster{e.host}, members(e)...) {
+		for _, a := range c.Actions() {
+			require.Contains(t, []fake.Verb{fake.VerbWatch}, a.Verb, "%s: %s", c.Name(), a)
+		}
+	}
+}
+
+func members(e *env) []*fake.Cluster {
+	var out []*fake.Cluster
+	for _, n := range e.fleet.Names() {
+		c, _ := e.fleet.Member(n)
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{})
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	stop := e.running(t)
+	defer func() { require.NoError(t, stop()) }()
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	eventually(t, func() bool { return propagation(e.fed(t))["azure"] == fedsync.ReasonClusterNotReady+"@0" }, "azure not ready")
+	require.Nil(t, e.member(t, "azure"))
+
+	require.NoError(t, e.fleet.Heal("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host)) // Ready again: every object is requeued
+	eventually(t, func() bool { return e.member(t, "azure") != nil }, "created once the cluster is ready")
+	eventually(t, func() bool { return propagated(e.fed(t)).Status == "True" }, "propagated")
+}
+
+func TestRunFailsWithoutTheFederatedCRD(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	host := fake.NewHost("host") // serves no fedkit CRD
+	s, err := fedsync.New(host, fake.NewFleet(), federation.DeploymentType, fedsync.Options{CacheSyncTimeout: time.Millisecond})
+	require.NoError(t, err)
+	err = s.Run(context.Background())
+	require.ErrorContains(t, err, "federateddeployments")
+}

@@ -1,0 +1,289 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
+// holds, status.syncedRevision, status.observedGeneration and the Propagated condition. Every
+// other field (the scheduler's schedule, the collector's observed fields and aggregate) is
+// carried over untouched: a status write is the object as read with sync's fields replaced,
+// locked on its resourceVersion, and re-done on a fresh read after a Conflict.
+
+// statusRetries bounds how often a status write is re-done after a Conflict in one pass.
+const statusRetries = 3
+
+// memberEntry is sync's part of one status.clusters[] entry.
+type memberEntry struct {
+	propagation, message string
+	revision             int64
+}
+
+// writeStatus computes sync's fields from the pass's results and writes them when they
+// changed. It reports whether it wrote.
+func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject, rev int64, t Targets, results []result) (bool, error) {
+	entries := s.entries(fed, rev, results)
+	synced := fed.Status.SyncedRevision
+	var waiting []string
+	placed := 0
+	for _, r := range results {
+		if !r.Placed {
+			continue
+		}
+		placed++
+		e := entries[r.Cluster]
+		if e.propagation != "" {
+			waiting = append(waiting, fmt.Sprintf("%s: %s", r.Cluster, e.propagation))
+		}
+	}
+	if reachableInSync(results, entries) {
+		synced = rev
+	}
+	cond := condition(federation.ConditionPropagated, metav1.ConditionTrue, ReasonPropagated,
+		fmt.Sprintf("revision %d runs in %d cluster(s)", rev, placed), fed.Generation)
+	if len(waiting) > 0 {
+		slices.Sort(waiting)
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotPropagated
+		cond.Message = truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
+			rev, placed-len(waiting), placed, summarize(waiting)))
+	}
+	if t.Unsatisfiable != "" {
+		cond.Message = truncate(cond.Message + "; " + t.Unsatisfiable)
+	}
+	if placed == 0 {
+		cond.Message = "placed in no cluster"
+	}
+	return s.updateStatus(ctx, u, func(status map[string]any) error {
+		status["observedGeneration"] = fed.Generation
+		if synced > 0 {
+			status["syncedRevision"] = synced
+		}
+		setMemberEntries(status, entries)
+		return s.setCondition(status, cond)
+	})
+}
+
+// entries computes sync's status.clusters[] entries: every cluster where the object is
+// placed, where it still is (waiting for removal, or a cluster that is not ready), or where
+// something went wrong.
+func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []result) map[string]memberEntry {
+	prev := make(map[string]federation.MemberStatus, len(fed.Status.Clusters))
+	for _, c := range fed.Status.Clusters {
+		prev[c.Name] = c
+	}
+	out := make(map[string]memberEntry, len(results))
+	for _, r := range results {
+		old, had := prev[r.Cluster]
+		switch {
+		case r.Reason != "":
+			e := memberEntry{propagation: r.Reason, message: r.Message, revision: old.Revision}
+			if r.Live != nil && managedBy(r.Live, s.opts.Identity) {
+				e.revision = annotationRevision(r.Live)
+			}
+			out[r.Cluster] = e
+		case r.Placed && r.Desired == nil && r.Live == nil && r.Action == ActionNone:
+			if had { // not read this pass: what was known stays
+				out[r.Cluster] = memberEntry{propagation: old.Propagation, message: old.Message, revision: old.Revision}
+			}
+		case r.Placed:
+			out[r.Cluster] = memberEntry{revision: rev}
+		}
+	}
+	return out
+}
+
+// reachableInSync reports whether every placed cluster that could be reached runs the current
+// revision (then it is status.syncedRevision).
+func reachableInSync(results []result, entries map[string]memberEntry) bool {
+	for _, r := range results {
+		if !r.Placed {
+			continue
+		}
+		switch e := entries[r.Cluster]; e.propagation {
+		case "", ReasonClusterNotReady, ReasonClusterUnreachable:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// summarize lists up to five items and counts the rest.
+func summarize(items []string) string {
+	const n = 5
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// setMemberEntries writes entries into status.clusters: sync's three fields of each entry
+// are replaced, the other loops' fields kept; entries sync does not list are dropped; the list
+// is sorted by name.
+func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
+	old, _ := status["clusters"].([]any)
+	byName := map[string]map[string]any{}
+	for _, x := range old {
+		if m, ok := x.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				byName[n] = m
+			}
+		}
+	}
+	names := make([]string, 0, len(entries))
+	for n := range entries {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	list := make([]any, 0, len(names))
+	for _, n := range names {
+		e := entries[n]
+		m := map[string]any{}
+		for k, v := range byName[n] {
+			m[k] = v
+		}
+		m["name"] = n
+		setOrDelete(m, "propagation", e.propagation)
+		setOrDelete(m, "message", e.message)
+		if e.revision > 0 {
+			m["revision"] = e.revision
+		} else {
+			delete(m, "revision")
+		}
+		list = append(list, m)
+	}
+	if len(list) == 0 {
+		delete(status, "clusters")
+		return
+	}
+	status["clusters"] = list
+}
+
+func setOrDelete(m map[string]any, k, v string) {
+	if v == "" {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
+}
+
+// setCondition sets cond in status.conditions, keeping lastTransitionTime when the status did
+// not change.
+func (s *Syncer) setCondition(status map[string]any, cond metav1.Condition) error {
+	var conds []metav1.Condition
+	if raw, ok := status["conditions"].([]any); ok {
+		data, err := json.Marshal(raw)
+		if err == nil {
+			_ = json.Unmarshal(data, &conds) // a condition that does not decode is replaced
+		}
+	}
+	if prev := meta.FindStatusCondition(conds, cond.Type); prev != nil && prev.Status == cond.Status {
+		cond.LastTransitionTime = prev.LastTransitionTime
+	} else {
+		cond.LastTransitionTime = metav1.NewTime(s.opts.Clock.Now().Truncate(1e9))
+	}
+	meta.SetStatusCondition(&conds, cond)
+	list := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			return fmt.Errorf("encode condition: %w", err)
+		}
+		list = append(list, m)
+	}
+	status["conditions"] = list
+	return nil
+}
+
+// writeCondition writes only the Propagated condition and observedGeneration.
+func (s *Syncer) writeCondition(ctx context.Context, u *unstructured.Unstructured, cond metav1.Condition) (bool, error) {
+	return s.updateStatus(ctx, u, func(status map[string]any) error {
+		status["observedGeneration"] = u.GetGeneration()
+		return s.setCondition(status, cond)
+	})
+}
+
+// updateStatus applies mutate to a copy of u's status and writes it when it changed, locked on
+// u's resourceVersion; after a Conflict it reads the object again and re-applies mutate.
+func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured, mutate func(map[string]any) error) (bool, error) {
+	gvr := s.typ.FederatedGVR()
+	for attempt := 0; ; attempt++ {
+		old, _, _ := unstructured.NestedMap(u.Object, "status")
+		if old == nil {
+			old = map[string]any{}
+		}
+		status := runtime.DeepCopyJSON(old)
+		if err := mutate(status); err != nil {
+			return false, fmt.Errorf("sync: status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+		}
+		status = normalizeJSON(status)
+		if apiequality.Semantic.DeepEqual(normalizeJSON(old), status) {
+			return false, nil
+		}
+		out := u.DeepCopy()
+		out.Object["status"] = status
+		_, err := s.host.UpdateStatus(ctx, gvr, out)
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= statusRetries {
+			return false, fmt.Errorf("sync: write status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+		}
+		if u, err = s.host.Get(ctx, gvr, u.GetNamespace(), u.GetName()); err != nil {
+			return false, fmt.Errorf("sync: write status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+		}
+	}
+}
+
+// normalizeJSON round-trips m through JSON so numbers compare alike (int vs int64 vs float64).
+func normalizeJSON(m map[string]any) map[string]any {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return m
+	}
+	var out map[string]any
+	d := json.NewDecoder(strings.NewReader(string(data)))
+	d.UseNumber()
+	if err := d.Decode(&out); err != nil {
+		return m
+	}
+	return toInt64(out).(map[string]any)
+}
+
+// toInt64 turns json.Numbers into int64 (or float64), as the API machinery decodes them.
+func toInt64(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = toInt64(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = toInt64(e)
+		}
+		return x
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

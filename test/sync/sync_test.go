@@ -1,0 +1,272 @@
+// Package sync_test runs the Syncer against real kube-apiservers started by internal/testenv: a
+// host that stores the federated objects, Clusters and Secrets, and two members reached through
+// federation/kube's ClusterSet.
+package sync_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/testenv"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+const hostName = "host"
+
+var memberNames = []string{"m1", "m2"}
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, append([]string{hostName}, memberNames...)...))
+}
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	revisions   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+)
+
+// fixture is the host and members, with the ClusterSet and a Syncer running.
+type fixture struct {
+	host    *kube.Client
+	members map[string]*kube.Client
+	set     *kube.ClusterSet
+	syncer  *fedsync.Syncer
+	reg     *prometheus.Registry
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	env := testenv.Shared(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fixture{members: map[string]*kube.Client{}, reg: prometheus.NewRegistry()}
+	var err error
+	f.host, err = kube.New(env.Config(hostName), kube.Options{})
+	require.NoError(t, err)
+	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	require.NoError(t, err)
+	ictx, icancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer icancel()
+	require.NoError(t, conformance.InstallCRDs(ictx, f.host, crds...))
+
+	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
+	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	for _, name := range memberNames {
+		cfg := env.Config(name)
+		f.members[name], err = kube.New(cfg, kube.Options{})
+		require.NoError(t, err)
+		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
+			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		create(t, f.host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
+spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+		markReady(t, f.host, name)
+	}
+	f.set, err = kube.NewClusterSet(f.host, kube.ClusterSetOptions{Namespace: "fedkit-system"})
+	require.NoError(t, err)
+	f.syncer, err = fedsync.New(f.host, f.set, federation.DeploymentType, fedsync.Options{Registerer: f.reg})
+	require.NoError(t, err)
+	setDone, syncDone := make(chan error, 1), make(chan error, 1)
+	go func() { setDone <- f.set.Run(ctx) }()
+	go func() { syncDone <- f.syncer.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-syncDone)
+		require.NoError(t, <-setDone)
+	})
+	return f
+}
+
+// markReady writes the Ready condition the cluster monitor would write.
+func markReady(t *testing.T, host *kube.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := host.Get(ctx, federation.ClusterGVR, "", name)
+	require.NoError(t, err)
+	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "ClusterReady", "message": "test",
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+	_, err = host.UpdateStatus(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+}
+
+func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	_, err := c.Create(context.Background(), gvr, u)
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+}
+
+// memberWrites is the Syncer's count of successful member writes.
+func (f *fixture) memberWrites(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := f.reg.Gather()
+	require.NoError(t, err)
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "fedkit_sync_member_writes_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == "ok" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+func (f *fixture) member(t *testing.T, cluster, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := f.members[cluster].Get(context.Background(), deployments, "shop", name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return u
+}
+
+func image(u *unstructured.Unstructured) string {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(cs) == 0 {
+		return ""
+	}
+	img, _, _ := unstructured.NestedString(cs[0].(map[string]any), "image")
+	return img
+}
+
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 60*time.Second, 50*time.Millisecond, msg)
+}
+
+const web = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "nginx:1.21", resources: {requests: {cpu: "0.25"}}}]}
+  placement: {clusters: [{name: m1}, {name: m2}]}
+`
+
+func TestSyncOnRealServers(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	create(t, f.host, federation.DeploymentType.FederatedGVR(), web)
+	for _, m := range memberNames {
+		eventually(t, func() bool { u := f.member(t, m, "web"); return u != nil && image(u) == "nginx:1.21" }, m+": created")
+	}
+	key := federation.Key{Namespace: "shop", Name: "web"}
+	fedObj := func() *federation.FederatedObject {
+		u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), "shop", "web")
+		require.NoError(t, err)
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		return obj
+	}
+	eventually(t, func() bool { return fedObj().Status.SyncedRevision == 1 }, "synced revision 1")
+
+	t.Run("the member namespace was created by sync", func(t *testing.T) {
+		ns, err := f.members["m1"].Get(ctx, namespaces, "", "shop")
+		require.NoError(t, err)
+		require.Equal(t, "true", ns.GetAnnotations()[fedsync.CreatedNamespaceAnnotation])
+	})
+
+	t.Run("server defaults and a member writer cause no updates", func(t *testing.T) {
+		time.Sleep(time.Second) // let the first writes' watch events settle before counting
+		before := f.memberWrites(t)
+		for i := range 10 {
+			u := f.member(t, "m1", "web")
+			a := u.GetAnnotations()
+			a["team.example.com/touched"] = fmt.Sprint(i)
+			u.SetAnnotations(a)
+			_, err := f.members["m1"].Update(ctx, deployments, u)
+			if apierrors.IsConflict(err) {
+				continue
+			}
+			require.NoError(t, err)
+		}
+		// The syncer sees every change through its member cache; give it time to react.
+		time.Sleep(2 * time.Second)
+		require.Equal(t, before, f.memberWrites(t), "a member writer touching only its own annotations makes sync write nothing")
+		require.Equal(t, "nginx:1.21", image(f.member(t, "m1", "web")))
+	})
+
+	t.Run("drift is reverted", func(t *testing.T) {
+		u := f.member(t, "m2", "web")
+		cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		cs[0].(map[string]any)["image"] = "evil:1"
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers"))
+		_, err := f.members["m2"].Update(ctx, deployments, u)
+		require.NoError(t, err)
+		eventually(t, func() bool { return image(f.member(t, "m2", "web")) == "nginx:1.21" }, "reverted")
+	})
+
+	t.Run("a template change and a rollback", func(t *testing.T) {
+		u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), "shop", "web")
+		require.NoError(t, err)
+		cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "template", "spec", "containers")
+		cs[0].(map[string]any)["image"] = "nginx:1.22"
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "template", "spec", "containers"))
+		_, err = f.host.Update(ctx, federation.DeploymentType.FederatedGVR(), u)
+		require.NoError(t, err)
+		eventually(t, func() bool { return fedObj().Status.SyncedRevision == 2 }, "revision 2")
+		for _, m := range memberNames {
+			require.Equal(t, "nginx:1.22", image(f.member(t, m, "web")))
+		}
+		require.NoError(t, fedsync.Rollback(ctx, f.host, federation.DeploymentType, key, 1))
+		eventually(t, func() bool { return fedObj().Status.SyncedRevision == 3 }, "revision 3")
+		for _, m := range memberNames {
+			require.Equal(t, "nginx:1.21", image(f.member(t, m, "web")))
+		}
+	})
+
+	t.Run("ControllerRevisions are accepted and owned by the federated object", func(t *testing.T) {
+		list, err := f.host.List(ctx, revisions, "shop", metav1.ListOptions{LabelSelector: fedsync.OwnerUIDLabel + "=" + string(fedObj().UID)})
+		require.NoError(t, err)
+		require.Len(t, list.Items, 2, "revisions 1 (renumbered 3) and 2")
+		for _, r := range list.Items {
+			refs := r.GetOwnerReferences()
+			require.Len(t, refs, 1)
+			require.Equal(t, "FederatedDeployment", refs[0].Kind)
+			require.Equal(t, "types.federation.k8s.io/v1alpha1", refs[0].APIVersion)
+			require.Equal(t, fedObj().UID, refs[0].UID)
+			require.True(t, *refs[0].Controller)
+		}
+	})
+
+	t.Run("deletion removes the members, then the finalizer", func(t *testing.T) {
+		require.NoError(t, f.host.Delete(ctx, federation.DeploymentType.FederatedGVR(), "shop", "web", metav1.DeleteOptions{}))
+		eventually(t, func() bool {
+			_, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), "shop", "web")
+			return apierrors.IsNotFound(err)
+		}, "federated object gone")
+		for _, m := range memberNames {
+			require.Nil(t, f.member(t, m, "web"), m)
+		}
+	})
+}
