@@ -96,7 +96,7 @@ func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
 
 func TestRunFailsWithoutTheFederatedCRD(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	host := fake.NewHost("host") // serves no fedkit CRD
+	host := fake.NewCluster("host") // serves no fedkit CRD
 	s, err := fedsync.New(host, fake.NewFleet(), federation.DeploymentType, fedsync.Options{CacheSyncTimeout: time.Millisecond})
 	require.NoError(t, err)
 	err = s.Run(context.Background())
