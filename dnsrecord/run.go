@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
@@ -23,8 +24,10 @@ import (
 //     or zone changing, reconciles every record; the cluster monitor's heartbeats do not),
 //
 // and calls Reconcile for the keys with Options.Workers workers. Failures are retried with
-// exponential backoff; terminal ones wait for a change. Changes in the members (a load
-// balancer assigned, pods becoming ready) are seen on the next pass, at most
+// exponential backoff; terminal ones wait for a change. With a ClusterSet that offers member
+// caches (federation.MemberCache), a change of a member Service or Ingress (a load balancer
+// assigned or withdrawn) reconciles its record at once; endpoint readiness (EndpointSlices,
+// which the federation does not manage) is seen on the next pass, at most
 // Options.ResyncPeriod later.
 //
 // Run's passes read the host from the informer caches it keeps anyway, so a pass costs no
@@ -59,6 +62,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 	})
 	if err == nil {
+		if mc, ok := c.clusters.(federation.MemberCache); ok {
+			for _, gvr := range []schema.GroupVersionResource{federation.ServiceType.TargetGVR(), federation.IngressType.TargetGVR()} {
+				remove := mc.OnMemberChange(gvr, func(_ string, obj *unstructured.Unstructured) {
+					if ns == "" || obj.GetNamespace() == ns {
+						l.Enqueue(federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+					}
+				})
+				defer remove()
+			}
+		}
 		cached := l.Reader()
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
 			return c.reconcileFrom(ctx, cached, key)

@@ -2,6 +2,7 @@ package dnsrecord_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,36 @@ func TestRun(t *testing.T) {
 		}
 	}
 	eventually(t, "the record is published", has("service-web", wEast1a+" A 198.18.1.1"))
+
+	// A member's load balancer changes: the member cache's notification reconciles the
+	// record at once (the clock never moves, so no periodic pass can).
+	eu, _ := w.fleet.Member("eu")
+	svc, err := eu.Peek(federation.ServiceType.TargetGVR(), "default", "web")
+	require.NoError(t, err)
+	original, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
+	require.NoError(t, eu.Drift(federation.ServiceType.TargetGVR(), "default", "web", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"ip": "198.18.9.9"}}, "status", "loadBalancer", "ingress")
+	}))
+	eventually(t, "a member's new load balancer IP is published at once", func() bool {
+		u, err := w.host.Peek(dnsrecord.DNSEndpointGVR, "default", "service-web")
+		if err != nil {
+			return false
+		}
+		var de dnsrecord.DNSEndpoint
+		if err := runtimeDecode(u, &de); err != nil {
+			return false
+		}
+		for _, l := range lines(de.Spec.Endpoints) {
+			if strings.Contains(l, "198.18.9.9") {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, eu.Drift(federation.ServiceType.TargetGVR(), "default", "web", func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedSlice(u.Object, original, "status", "loadBalancer", "ingress")
+	}))
+	eventually(t, "and the old one again", has("service-web", wEast1a+" A 198.18.1.1"))
 
 	w.host.ClearActions()
 	require.NoError(t, w.fleet.Partition("east-a"))

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
@@ -51,46 +49,17 @@ func (c *Collector) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	cached := l.Reader()
-	var locks keyLocks
-	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
-		defer locks.lock(key)()
-		return c.reconcileFrom(ctx, cached, true, key)
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	if mc, ok := c.clusters.(federation.MemberCache); ok {
-		// Member changes go to a queue of their own: internal/loop has no way to add keys
-		// from outside its sources. keyLocks keeps the two queues from collecting one object
-		// at the same time.
-		changed := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[federation.Key]{Name: "status-members/" + c.typ.Federated.Kind, Clock: c.opts.Clock})
 		remove := mc.OnMemberChange(c.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
 			if key, ok := ownerKey(obj); ok && (c.opts.Namespace == "" || key.Namespace == c.opts.Namespace) {
-				changed.Add(key)
+				l.Enqueue(key)
 			}
 		})
-		defer changed.ShutDown() // runs after remove: nothing adds to a queue that is shut down
 		defer remove()
-		for range c.opts.Workers {
-			wg.Go(func() {
-				for {
-					key, quit := changed.Get()
-					if quit {
-						return
-					}
-					if ctx.Err() == nil {
-						if _, err := reconcile(ctx, key); err != nil {
-							// The periodic pass retries; one log line is enough.
-							c.opts.Logger.V(1).Info("Collecting after a member change failed", "key", key.String(), "error", err.Error())
-						}
-					}
-					changed.Done(key)
-				}
-			})
-		}
+	}
+	cached := l.Reader()
+	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
+		return c.reconcileFrom(ctx, cached, true, key)
 	}
 	if err := l.Run(ctx, loop.ReconcilerFunc(reconcile)); err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -185,39 +154,4 @@ func ownerKey(obj *unstructured.Unstructured) (federation.Key, bool) {
 		return federation.Key{}, false
 	}
 	return federation.Key{Namespace: labels[federation.FederatedNamespaceLabel], Name: name}, true
-}
-
-// keyLocks serializes passes over one key. A zero keyLocks is ready.
-type keyLocks struct {
-	mu    sync.Mutex
-	locks map[federation.Key]*keyLock
-}
-
-type keyLock struct {
-	mu      sync.Mutex
-	holders int
-}
-
-// lock locks key and returns the unlock func.
-func (k *keyLocks) lock(key federation.Key) func() {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[federation.Key]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{}
-		k.locks[key] = l
-	}
-	l.holders++
-	k.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		k.mu.Lock()
-		if l.holders--; l.holders == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
 }
