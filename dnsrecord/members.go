@@ -54,40 +54,12 @@ func (c *Controller) listClusters(ctx context.Context, r federation.Reader, log 
 		out = append(out, cluster{
 			name:   cl.Name,
 			ready:  meta.IsStatusConditionTrue(cl.Status.Conditions, federation.ConditionReady),
-			region: clusterRegion(cl),
-			zones:  clusterZones(cl),
+			region: cl.Region(),
+			zones:  cl.Zones(),
 		})
 	}
 	slices.SortFunc(out, func(a, b cluster) int { return strings.Compare(a.name, b.name) })
 	return out, nil
-}
-
-// clusterRegion is the Cluster's region by placement's rule (placement.Domain with "region",
-// which this package may not import; a test keeps the two in step): spec.region, else
-// status.region, else the topology.kubernetes.io/region label.
-func clusterRegion(c *federation.Cluster) string {
-	switch {
-	case c.Spec.Region != "":
-		return c.Spec.Region
-	case c.Status.Region != "":
-		return c.Status.Region
-	}
-	return c.Labels[federation.RegionLabel]
-}
-
-// clusterZones is the Cluster's zones by placement's rule (placement.Domain with "zone"):
-// spec.zones, else status.zones, else the topology.kubernetes.io/zone label.
-func clusterZones(c *federation.Cluster) []string {
-	switch {
-	case len(c.Spec.Zones) > 0:
-		return slices.Clone(c.Spec.Zones)
-	case len(c.Status.Zones) > 0:
-		return slices.Clone(c.Status.Zones)
-	}
-	if z := c.Labels[federation.ZoneLabel]; z != "" {
-		return []string{z}
-	}
-	return nil
 }
 
 // observed is one cluster's entry in a record's status.dns.

@@ -179,12 +179,12 @@ func filter(p *federation.Placement, c *federation.Cluster, listed map[string]bo
 // matchTerm reports whether c matches an affinity term, and if not, why.
 func matchTerm(t *federation.AffinityTerm, c *federation.Cluster) (bool, string) {
 	if len(t.Regions) > 0 {
-		if r := region(c); !slices.Contains(t.Regions, r) {
+		if r := c.Region(); !slices.Contains(t.Regions, r) {
 			return false, fmt.Sprintf("region %q not in %v", r, t.Regions)
 		}
 	}
 	if len(t.Zones) > 0 {
-		zs := zones(c)
+		zs := c.Zones()
 		if !slices.ContainsFunc(zs, func(z string) bool { return slices.Contains(t.Zones, z) }) {
 			return false, fmt.Sprintf("zones %v not in %v", zs, t.Zones)
 		}

@@ -19,42 +19,6 @@ const (
 	KeyProvider = "provider"
 )
 
-// region returns the cluster's region: spec.region, else status.region (discovered from its
-// nodes), else its topology.kubernetes.io/region label; "" when none is known.
-func region(c *federation.Cluster) string {
-	switch {
-	case c.Spec.Region != "":
-		return c.Spec.Region
-	case c.Status.Region != "":
-		return c.Status.Region
-	}
-	return c.Labels[federation.RegionLabel]
-}
-
-// zones returns the cluster's zones: spec.zones, else status.zones, else its
-// topology.kubernetes.io/zone label.
-func zones(c *federation.Cluster) []string {
-	switch {
-	case len(c.Spec.Zones) > 0:
-		return c.Spec.Zones
-	case len(c.Status.Zones) > 0:
-		return c.Status.Zones
-	}
-	if z := c.Labels[federation.ZoneLabel]; z != "" {
-		return []string{z}
-	}
-	return nil
-}
-
-// provider returns the cluster's provider: spec.provider, else its federation.k8s.io/provider
-// label.
-func provider(c *federation.Cluster) string {
-	if c.Spec.Provider != "" {
-		return c.Spec.Provider
-	}
-	return c.Labels[federation.ProviderLabel]
-}
-
 // Domain returns the cluster's failure domain for a topology key: its region, zone or
 // provider for "region", "zone" and "provider" (and for the well-known labels
 // topology.kubernetes.io/region, topology.kubernetes.io/zone and federation.k8s.io/provider),
@@ -67,15 +31,14 @@ func provider(c *federation.Cluster) string {
 func Domain(c *federation.Cluster, key string) string {
 	switch key {
 	case KeyRegion, federation.RegionLabel:
-		return region(c)
+		return c.Region()
 	case KeyProvider, federation.ProviderLabel:
-		return provider(c)
+		return c.Provider()
 	case KeyZone, federation.ZoneLabel:
-		z := zones(c)
+		z := c.Zones()
 		if len(z) <= 1 {
 			return strings.Join(z, "")
 		}
-		z = slices.Clone(z)
 		slices.Sort(z)
 		return strings.Join(slices.Compact(z), ",")
 	}
