@@ -21,7 +21,7 @@ import (
 //  1. Read: the federated object, the Clusters' Ready conditions, and the member object in
 //     every cluster status.clusters lists whose Cluster is Ready (from the member caches when
 //     the ClusterSet implements federation.MemberCache, else with a live Get bounded by
-//     Options.ReadTimeout). A member object without federation.ManagedByLabel is not the
+//     Options.ReadTimeout). A member object without federation.ManagedByLabel (with Options.Identity) is not the
 //     federation's and counts as missing. A failed read is no error of the pass: the entry
 //     keeps its last data, which goes stale after Options.StaleAfter.
 //  2. Decide: [Aggregate], a pure function, computes the observed fields, status.aggregated
@@ -272,7 +272,7 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 	}
 	cancel()
 	switch {
-	case apierrors.IsNotFound(err) || (err == nil && !managed(obj)):
+	case apierrors.IsNotFound(err) || (err == nil && !c.managed(obj)):
 		c.metrics.read("missing")
 		return &Observation{Message: "the member object does not exist"}, true
 	case err != nil:
@@ -295,8 +295,8 @@ func (c *Collector) readFailed(log logr.Logger, cluster string, err error) {
 	log.V(1).Info("Reading the member object failed; its data ages", "cluster", cluster, "error", err.Error())
 }
 
-// managed reports whether a member object carries federation.ManagedByLabel.
-func managed(obj *unstructured.Unstructured) bool {
-	_, ok := obj.GetLabels()[federation.ManagedByLabel]
-	return ok
+// managed reports whether a member object carries federation.ManagedByLabel with this
+// federation's identity.
+func (c *Collector) managed(obj *unstructured.Unstructured) bool {
+	return obj.GetLabels()[federation.ManagedByLabel] == c.opts.Identity
 }

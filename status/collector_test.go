@@ -1,6 +1,7 @@
 package status_test
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"testing"
 	"time"
 
@@ -170,4 +171,23 @@ func TestCollectorRestart(t *testing.T) {
 	e.reconcile(t)
 	require.Equal(t, 1, e.writes())
 	require.True(t, e.get(t).Status.Clusters[0].Stale)
+}
+
+// TestCollectorIdentity: a member object of another federation (another managed-by value) is
+// not this one's: it is reported missing, and its replicas are not summed.
+func TestCollectorIdentity(t *testing.T) {
+	e := newEnv(t, status.Options{Identity: "fed-a"})
+	e.federate(t, []string{"a", "b", "c"}, []int64{3, 2, 1})
+	for _, c := range []string{"a", "b"} {
+		m, _ := e.fleet.Member(c)
+		require.NoError(t, m.Drift(depGVR, key.Namespace, key.Name, func(o *unstructured.Unstructured) {
+			l := o.GetLabels()
+			l[federation.ManagedByLabel] = "fed-a"
+			o.SetLabels(l)
+		}))
+	}
+	e.reconcile(t)
+	fed := e.get(t)
+	require.Equal(t, int64(5), fed.Status.Aggregated.Replicas, "c's object is another federation's")
+	require.Nil(t, fed.Status.Clusters[2].Replicas)
 }

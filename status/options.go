@@ -43,6 +43,12 @@ type Options struct {
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
 
+	// Identity is the value of federation.ManagedByLabel on the member objects this
+	// federation manages, as the Syncer's Options.Identity: a member object of the same name
+	// that carries another value (or none) belongs to someone else and is not reported.
+	// Default: federation.ManagedByValue.
+	Identity string
+
 	// Workers is how many objects Run collects in parallel. Default: 2.
 	Workers int
 
@@ -90,6 +96,9 @@ func (o *Options) complete() error {
 	}
 	if o.Workers < 0 || o.ClusterConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("%w: Workers and ClusterConcurrency must not be negative", ErrInvalidOptions))
+	}
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
