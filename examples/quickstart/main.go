@@ -1,7 +1,8 @@
-// Command quickstart runs a small federation entirely in memory: a host and three member
-// clusters from package fake, a FederatedDeployment with overrides, a
-// ReplicaSchedulingPreference, the Scheduler loop, the override renderer, and simulated
-// workload controllers that make the member Deployments ready. It prints each step.
+// Command quickstart runs a whole federation in memory, on the real loops: a host and three
+// member clusters from package fake, the cluster monitor, the scheduler, sync, the status
+// collector and the DNS loop. It federates a Deployment with overrides and a
+// ReplicaSchedulingPreference and a Service with DNS records, then shows drift corrected, an
+// update and its rollback, a cluster failing and recovering, and deletion.
 //
 //	go run ./examples/quickstart
 package main
@@ -11,20 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/yaml"
 
-	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
-	"github.com/fedkit/fedkit/scheduler"
+	fedsync "github.com/fedkit/fedkit/sync"
 )
 
 func main() {
@@ -34,9 +30,11 @@ func main() {
 	}
 }
 
-// The federated object and its scheduling preference, as a user would write them (the
-// shapes of KubeFed's API).
-const frontendYAML = `
+// The objects a user writes, in the shapes of KubeFed's API.
+const (
+	namespaceYAML = `{apiVersion: v1, kind: Namespace, metadata: {name: production}}`
+
+	frontendYAML = `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: app-frontend, namespace: production}
@@ -63,9 +61,7 @@ spec:
     images: [{registry: mirror.asia.example.com}]
 `
 
-const namespaceYAML = `{apiVersion: v1, kind: Namespace, metadata: {name: production}}`
-
-const preferenceYAML = `
+	preferenceYAML = `
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ReplicaSchedulingPreference
 metadata: {name: app-frontend, namespace: production}
@@ -77,176 +73,196 @@ spec:
     cluster-aws-us-east: {minReplicas: 2, maxReplicas: 6, weight: 2}
 `
 
+	serviceYAML = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedService
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template:
+    spec:
+      type: LoadBalancer
+      selector: {app: frontend}
+      ports: [{name: http, port: 80}]
+  placement: {clusterSelector: {}}
+`
+
+	dnsYAML = `
+apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
+kind: ServiceDNSRecord
+metadata: {name: app-frontend, namespace: production}
+spec: {domainRef: shop, recordTTL: 60, allowServiceWithoutEndpoints: true}
+`
+	domainYAML = `
+apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
+kind: Domain
+metadata: {name: shop, namespace: fedkit-system}
+domain: shop.example.com
+`
+	systemNamespaceYAML = `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`
+)
+
 func run(ctx context.Context, w io.Writer) error {
-	typ := federation.DeploymentType
-	key := federation.Key{Namespace: "production", Name: "app-frontend"}
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-
-	// 1. A host, where federated objects live (it serves fedkit's CRDs), and a fleet of three
-	// member clusters.
-	host := fake.NewHost("host")
-	fleet := fake.NewFleet()
-	fleet.SetClock(clk)
-	fleet.Add("cluster-aws-us-east", topology("aws", "us-east-1", "us-east-1a"))
-	fleet.Add("cluster-gcp-eu-west", topology("gcp", "europe-west1", "europe-west1-b"))
-	fleet.Add("cluster-azure-southeastasia", topology("azure", "southeastasia", "southeastasia-1"))
-	fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second})
-
-	// 2. Register the members as Cluster objects on the host.
-	fmt.Fprintln(w, "== Clusters registered on the host")
-	if err := fleet.Register(ctx, host); err != nil {
-		return err
-	}
-	for _, c := range fleet.Clusters() {
-		fmt.Fprintf(w, "  %-28s provider=%-5s region=%-13s zones=%s\n", c.Name, c.Spec.Provider, c.Spec.Region, strings.Join(c.Spec.Zones, ","))
-	}
-
-	// 3. The FederatedDeployment and its ReplicaSchedulingPreference, in their namespace.
-	if err := create(ctx, host, federation.NamespaceType.TargetGVR(), namespaceYAML); err != nil {
-		return err
-	}
-	if err := create(ctx, host, typ.FederatedGVR(), frontendYAML); err != nil {
-		return err
-	}
-	if err := create(ctx, host, federation.ReplicaSchedulingPreferenceGVR, preferenceYAML); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n== Created FederatedDeployment %s (6 replicas of nginx:1.21) and its ReplicaSchedulingPreference (9 replicas)\n", key)
-
-	// 4. Where may it go? placement is a pure function; the Scheduler loop uses it too.
-	fed, err := getFederated(ctx, host, typ, key)
+	f, err := newWorld(ctx)
 	if err != nil {
 		return err
 	}
-	decision, err := placement.Evaluate(fed.Spec.Placement, fleet.Clusters())
+	p := printer{w: w, f: f}
+
+	p.section("1. Clusters join the federation; the cluster monitor probes them")
+	if err := f.fleet.Register(ctx, f.host); err != nil {
+		return err
+	}
+	if err := f.round(); err != nil {
+		return err
+	}
+	p.clusters()
+
+	p.section("2. A FederatedDeployment (6 x nginx:1.21) and a ReplicaSchedulingPreference (9 replicas)")
+	if err := f.apply(federation.NamespaceType.TargetGVR(), namespaceYAML); err != nil {
+		return err
+	}
+	if err := f.apply(deployment.FederatedGVR(), frontendYAML); err != nil {
+		return err
+	}
+	if err := f.apply(federation.ReplicaSchedulingPreferenceGVR, preferenceYAML); err != nil {
+		return err
+	}
+	fed, err := f.federated()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n== Placement")
-	fmt.Fprintln(w, " ", decision.Summary())
-
-	// 5. The Scheduler loop divides the replicas and writes status.schedule. Embedders call
-	// Run(ctx); one Reconcile pass is enough here.
-	sched, err := scheduler.New(host, typ, scheduler.Options{Clock: clk})
+	d, err := placement.Evaluate(fed.Spec.Placement, f.fleet.Clusters())
 	if err != nil {
 		return err
 	}
-	if _, err := sched.Reconcile(ctx, key); err != nil {
+	p.line("placement: %s", d.Summary())
+
+	p.section("3. One round of the loops: schedule, sync, members start")
+	if err := f.round(); err != nil {
 		return err
 	}
-	if fed, err = getFederated(ctx, host, typ, key); err != nil {
+	if err := p.schedule(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n== Schedule (status.schedule, written by the Scheduler loop)")
-	for _, c := range fed.Status.Schedule.Clusters {
-		fmt.Fprintf(w, "  %-28s %d replicas\n", c.Name, c.Replicas)
-	}
-	for _, c := range fed.Status.Conditions {
-		fmt.Fprintf(w, "  condition %s=%s (%s): %s\n", c.Type, c.Status, c.Reason, c.Message)
-	}
-
-	// Explain computes the same decision without writing, with the reasons per cluster.
-	why, err := sched.Explain(ctx, key)
-	if err != nil {
+	p.line("(cluster-gcp-eu-west's override of /spec/replicas to 4 wins over its scheduled share)")
+	p.members()
+	if err := p.federatedStatus(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n== Why (Scheduler.Explain)")
-	for _, c := range why.Schedule.Clusters {
-		fmt.Fprintf(w, "  %s\n", why.Plan.Explain(c.Name))
-	}
 
-	// 6. Render each member's Deployment (template + schedule + overrides) and push it. This
-	// is the push loop's job (package sync); here the rendered objects are created directly.
-	fmt.Fprintln(w, "\n== Member Deployments (rendered by package override, the gcp override wins over the schedule)")
-	for _, sc := range fed.Status.Schedule.Clusters {
-		if err := push(ctx, w, fleet, fed, typ, sc); err != nil {
-			return err
-		}
-	}
-
-	// 7. The members' simulated controllers bring the Deployments up after 30s.
-	clk.Step(time.Second)
-	fleet.Tick()
-	clk.Step(30 * time.Second)
-	fleet.Tick()
-	fmt.Fprintln(w, "\n== Member status after 30s")
-	var ready, desired int64
-	for _, sc := range fed.Status.Schedule.Clusters {
-		member, _ := fleet.Member(sc.Name)
-		d, err := member.Get(ctx, typ.TargetGVR(), key.Namespace, key.Name)
-		if err != nil {
-			return err
-		}
-		r, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
-		n, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
-		ready, desired = ready+r, desired+n
-		fmt.Fprintf(w, "  %-28s %d/%d ready\n", sc.Name, r, n)
-	}
-	fmt.Fprintf(w, "  total: %d/%d ready in %d clusters\n", ready, desired, len(fed.Status.Schedule.Clusters))
-	return nil
-}
-
-func topology(provider, region, zone string) map[string]string {
-	return map[string]string{
-		federation.ProviderLabel: provider,
-		federation.RegionLabel:   region,
-		federation.ZoneLabel:     zone,
-	}
-}
-
-func create(ctx context.Context, host *fake.Cluster, gvr schema.GroupVersionResource, doc string) error {
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+	p.section("4. 30 seconds later the members are ready; the collector aggregates")
+	if err := f.wait(30 * time.Second); err != nil {
 		return err
 	}
-	_, err := host.Create(ctx, gvr, u)
-	return err
-}
-
-func getFederated(ctx context.Context, host *fake.Cluster, typ federation.TypeConfig, key federation.Key) (*federation.FederatedObject, error) {
-	u, err := host.Get(ctx, typ.FederatedGVR(), key.Namespace, key.Name)
-	if err != nil {
-		return nil, err
-	}
-	return federation.FederatedObjectFromUnstructured(u)
-}
-
-// push renders the member Deployment for one cluster and creates it there.
-func push(ctx context.Context, w io.Writer, fleet *fake.Fleet, fed *federation.FederatedObject, typ federation.TypeConfig, sc federation.ScheduledCluster) error {
-	member, ok := fleet.Member(sc.Name)
-	if !ok {
-		return fmt.Errorf("no member %s", sc.Name)
-	}
-	var labels map[string]string
-	for _, c := range fleet.Clusters() {
-		if c.Name == sc.Name {
-			labels = c.Labels
-		}
-	}
-	in := override.InputFor(fed, typ)
-	in.ClusterName, in.ClusterLabels = sc.Name, labels
-	replicas := sc.Replicas
-	in.Replicas = &replicas
-	obj, err := override.Render(in)
-	if err != nil {
+	p.members()
+	if err := p.federatedStatus(); err != nil {
 		return err
 	}
-	// The push loop federates the namespace first; here it is created directly.
-	if err := create(ctx, member, federation.NamespaceType.TargetGVR(), namespaceYAML); err != nil {
-		return fmt.Errorf("create the namespace in %s: %w", sc.Name, err)
+
+	p.section("5. Someone scales the Deployment in cluster-gcp-eu-west by hand: sync puts it back")
+	gcp, _ := f.fleet.Member("cluster-gcp-eu-west")
+	if err := gcp.Drift(deployment.TargetGVR(), key.Namespace, key.Name, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(20), "spec", "replicas")
+	}); err != nil {
+		return err
 	}
-	if _, err := member.Create(ctx, typ.TargetGVR(), obj); err != nil {
-		return fmt.Errorf("create in %s: %w", sc.Name, err)
+	p.line("cluster-gcp-eu-west now asks for %d replicas", p.replicas("cluster-gcp-eu-west"))
+	if err := f.round(); err != nil {
+		return err
 	}
-	n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
-	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-	var images []string
-	for _, c := range containers {
-		if m, ok := c.(map[string]interface{}); ok {
-			images = append(images, fmt.Sprint(m["image"]))
-		}
+	p.line("after one sync pass: %d replicas (the federation's override says 4)", p.replicas("cluster-gcp-eu-west"))
+
+	p.section("6. A new image is revision 2; rolling back to revision 1 makes revision 3")
+	if err := f.editTemplate(func(tmpl map[string]any) { setImage(tmpl, "nginx:1.22") }); err != nil {
+		return err
 	}
-	sort.Strings(images)
-	fmt.Fprintf(w, "  %-28s replicas=%d (scheduled %d) image=%s\n", sc.Name, n, sc.Replicas, strings.Join(images, ","))
+	if err := f.wait(40 * time.Second); err != nil {
+		return err
+	}
+	p.members()
+	if err := fedsync.Rollback(ctx, f.host, deployment, key, 1); err != nil {
+		return err
+	}
+	if err := f.wait(40 * time.Second); err != nil {
+		return err
+	}
+	p.members()
+
+	p.section("7. A federated Service gets global, region and zone DNS names")
+	if err := f.apply(service.FederatedGVR(), serviceYAML); err != nil {
+		return err
+	}
+	if err := f.apply(federation.NamespaceType.TargetGVR(), systemNamespaceYAML); err != nil {
+		return err
+	}
+	if err := f.apply(dnsrecord.DomainGVR, domainYAML); err != nil {
+		return err
+	}
+	if err := f.apply(dnsrecord.ServiceDNSRecordGVR, dnsYAML); err != nil {
+		return err
+	}
+	if err := f.wait(10 * time.Second); err != nil {
+		return err
+	}
+	if err := p.dns(); err != nil {
+		return err
+	}
+
+	p.section("8. cluster-azure-southeastasia is cut off from the control plane")
+	if err := f.fleet.Partition("cluster-azure-southeastasia"); err != nil {
+		return err
+	}
+	if err := f.wait(10 * time.Second); err != nil {
+		return err
+	}
+	p.line("after one failed probe it is still Ready (one failure never flips a cluster):")
+	p.clusters()
+	if err := f.wait(30 * time.Second); err != nil {
+		return err
+	}
+	p.line("after three failed probes:")
+	p.clusters()
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := p.federatedStatus(); err != nil {
+		return err
+	}
+	if err := p.dns(); err != nil {
+		return err
+	}
+
+	p.section("9. It comes back")
+	if err := f.fleet.Heal("cluster-azure-southeastasia"); err != nil {
+		return err
+	}
+	if err := f.wait(40 * time.Second); err != nil {
+		return err
+	}
+	p.clusters()
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	p.members()
+	if err := p.federatedStatus(); err != nil {
+		return err
+	}
+	if err := p.dns(); err != nil {
+		return err
+	}
+
+	p.section("10. Deleting the FederatedDeployment deletes its member objects, then the object")
+	if err := f.host.Delete(ctx, deployment.FederatedGVR(), key.Namespace, key.Name, deleteOptions()); err != nil {
+		return err
+	}
+	if err := f.round(); err != nil {
+		return err
+	}
+	p.members()
+	if _, err := f.federated(); apierrors.IsNotFound(err) {
+		p.line("the FederatedDeployment is gone: sync removed its finalizer once every member was clean")
+	} else {
+		return fmt.Errorf("the FederatedDeployment should be gone: %v", err)
+	}
 	return nil
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/federation"
+)
+
+// printer prints the world's state. It reads without going through the clients (Peek), so
+// what it shows costs the loops nothing.
+type printer struct {
+	w io.Writer
+	f *world
+}
+
+func (p printer) section(title string) { fmt.Fprintf(p.w, "\n== %s\n", title) }
+
+func (p printer) line(format string, args ...any) { fmt.Fprintf(p.w, "  "+format+"\n", args...) }
+
+// clusters prints each Cluster as the monitor left it.
+func (p printer) clusters() {
+	for _, name := range p.f.fleet.Names() {
+		u, err := p.f.host.Peek(federation.ClusterGVR, "", name)
+		if err != nil {
+			p.line("%s: %v", name, err)
+			continue
+		}
+		c, err := federation.ClusterFromUnstructured(u)
+		if err != nil {
+			p.line("%s: %v", name, err)
+			continue
+		}
+		ready := "Ready=?"
+		if cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady); cond != nil {
+			ready = "Ready=" + string(cond.Status)
+		}
+		var taints []string
+		for _, t := range c.Spec.Taints {
+			taints = append(taints, t.Key+":"+string(t.Effect))
+		}
+		p.line("%-28s %-11s %-14s region=%-13s cpu=%s taints=%v", name, ready, c.Status.KubernetesVersion,
+			c.Region(), c.Status.Capacity.Cpu(), taints)
+	}
+}
+
+// schedule prints status.schedule and the Scheduled condition.
+func (p printer) schedule() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	var parts []string
+	if fed.Status.Schedule != nil {
+		for _, c := range fed.Status.Schedule.Clusters {
+			parts = append(parts, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+		}
+	}
+	p.line("schedule: %s", strings.Join(parts, " "))
+	if c := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled); c != nil {
+		p.line("Scheduled=%s: %s", c.Status, c.Message)
+	}
+	return nil
+}
+
+// members prints each member's Deployment: replicas, image, revision, readiness.
+func (p printer) members() {
+	for _, name := range p.f.fleet.Names() {
+		m, _ := p.f.fleet.Member(name)
+		u, err := m.Peek(deployment.TargetGVR(), key.Namespace, key.Name)
+		if err != nil {
+			p.line("%-28s no Deployment", name)
+			continue
+		}
+		want, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		p.line("%-28s %d/%d ready  image=%-40s revision=%s", name, ready, want, image(u), u.GetAnnotations()[federation.RevisionAnnotation])
+	}
+}
+
+func (p printer) replicas(cluster string) int64 {
+	m, _ := p.f.fleet.Member(cluster)
+	u, err := m.Peek(deployment.TargetGVR(), key.Namespace, key.Name)
+	if err != nil {
+		return 0
+	}
+	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	return n
+}
+
+// federatedStatus prints what the loops wrote into the FederatedDeployment's status.
+func (p printer) federatedStatus() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	for _, c := range fed.Status.Clusters {
+		state := "in sync"
+		if c.Propagation != "" {
+			state = c.Propagation
+		}
+		obs := ""
+		if c.ReadyReplicas != nil && c.Replicas != nil {
+			obs = fmt.Sprintf("%d/%d ready", *c.ReadyReplicas, *c.Replicas)
+		}
+		if c.Stale {
+			obs += " (stale: not counted)"
+		}
+		p.line("status.clusters %-28s revision %d, %-16s %s", c.Name, c.Revision, state, obs)
+	}
+	if a := fed.Status.Aggregated; a != nil {
+		p.line("status.aggregated: %d/%d ready in %d clusters, %d stale", a.ReadyReplicas, a.Replicas, a.Clusters, a.StaleClusters)
+	}
+	for _, t := range []string{federation.ConditionPropagated, federation.ConditionReady} {
+		if c := meta.FindStatusCondition(fed.Status.Conditions, t); c != nil {
+			p.line("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	return nil
+}
+
+// dns prints the DNSEndpoint the DNS loop wrote for the Service.
+func (p printer) dns() error {
+	u, err := p.f.host.Peek(dnsrecord.DNSEndpointGVR, key.Namespace, "service-"+key.Name)
+	if err != nil {
+		return err
+	}
+	var de dnsrecord.DNSEndpoint
+	if err := federation.FromUnstructured(u, &de); err != nil {
+		return err
+	}
+	for _, e := range de.Spec.Endpoints {
+		targets := append([]string(nil), e.Targets...)
+		sort.Strings(targets)
+		p.line("%-72s %-5s %s", e.DNSName, e.RecordType, strings.Join(targets, ","))
+	}
+	return nil
+}
+
+func image(u *unstructured.Unstructured) string {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(cs) == 0 {
+		return ""
+	}
+	img, _, _ := unstructured.NestedString(cs[0].(map[string]any), "image")
+	return img
+}
+
+// setImage sets the first container's image in a federated template.
+func setImage(tmpl map[string]any, img string) {
+	cs, _, _ := unstructured.NestedSlice(tmpl, "spec", "template", "spec", "containers")
+	cs[0].(map[string]any)["image"] = img
+	_ = unstructured.SetNestedSlice(tmpl, cs, "spec", "template", "spec", "containers")
+}
+
+func deleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} }
