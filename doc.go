@@ -31,8 +31,16 @@
 //
 // and the loops act on them:
 //
+//	key := federation.Key{Namespace: "production", Name: "app-frontend"}
 //	s, _ := scheduler.New(host, federation.DeploymentType, scheduler.Options{})
-//	s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "app-frontend"}) // writes status.schedule
+//	s.Reconcile(ctx, key) // writes status.schedule
+//	push, _ := fedsync.New(host, fleet, federation.DeploymentType, fedsync.Options{})
+//	push.Reconcile(ctx, key) // creates, updates, deletes the member Deployments
+//	pull, _ := status.New(host, fleet, federation.DeploymentType, status.Options{})
+//	pull.Reconcile(ctx, key) // writes status.clusters, status.aggregated and Ready
+//
+// In production each loop's Run(ctx) does the same on its own, watching the host and the
+// members.
 //
 // `go run ./examples/quickstart` runs the whole story in memory and prints every step.
 //
@@ -59,12 +67,21 @@
 // Package override renders the member object for one cluster: the template, retained member
 // fields, the scheduled replicas and the cluster's RFC 6902 overrides.
 //
-// Packages sync (the push loop: apply rendered objects with optimistic locking, correct drift,
-// delete what is no longer placed, record revisions for rollback), status (the pull loop and the
-// cluster monitor), dnsrecord (global, regional and zonal DNS records as external-dns
-// DNSEndpoints) and controlplane (every loop together, with leader election) have their place
-// in ARCHITECTURE.md at the repository's root and are not built yet; until then the
-// quickstart pushes rendered objects itself.
+// Package sync (imported as fedsync) is the push loop: [sync.Plan] decides, purely, what to
+// create, update or delete in each cluster, and the [sync.Syncer] does it with optimistic
+// locking, corrects drift in the fields the federation owns without fighting member
+// controllers, records revisions for [sync.Rollback], and cleans up on deletion.
+//
+// Package status is the pull loop: the [status.Collector] reads each placed member's object,
+// publishes per-cluster observations, sums and the Ready condition, and never publishes
+// numbers from a partitioned minority; the [status.ClusterMonitor] probes each cluster and
+// keeps its Cluster's readiness, capacity and taints.
+//
+// Package dnsrecord computes global, regional and zonal DNS names for federated Services and
+// Ingresses ([dnsrecord.ServiceEndpoints]) and writes them as external-dns DNSEndpoints.
+//
+// The optional controlplane package (every loop together, with leader election) has its place
+// in ARCHITECTURE.md at the repository's root and is not built yet.
 //
 // Package fake is an in-memory API server and fleet with real API semantics and fault
 // injection, for unit tests of placement strategies and of whole control planes.

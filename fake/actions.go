@@ -78,11 +78,36 @@ func (c *Cluster) Actions() []Action {
 	return out
 }
 
-// ClearActions forgets the recorded calls.
+// ClearActions forgets the recorded calls and their counts.
 func (c *Cluster) ClearActions() {
 	c.lock()
 	defer c.mu.Unlock()
 	c.actions = nil
+	c.counts = nil
+}
+
+// ActionCounts returns how many calls of each verb the cluster received since it was created
+// or [Cluster.ClearActions] was called. They are counted even when recording is off.
+func (c *Cluster) ActionCounts() map[Verb]int {
+	c.lock()
+	defer c.mu.Unlock()
+	out := make(map[Verb]int, len(c.counts))
+	for v, n := range c.counts {
+		out[v] = n
+	}
+	return out
+}
+
+// SetRecording turns the recording of Actions on (the default) or off. A long benchmark or
+// soak keeps every call (with a copy of every object written) otherwise; with recording off,
+// only [Cluster.ActionCounts] keeps count.
+func (c *Cluster) SetRecording(on bool) {
+	c.lock()
+	defer c.mu.Unlock()
+	c.unrecorded = !on
+	if !on {
+		c.actions = nil
+	}
 }
 
 // recordedObject returns the copy of obj an Action keeps: a normalised deep copy, or nil when

@@ -47,7 +47,7 @@ func (c *Cluster) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 // types that track it) generation 1, and returns it. An invalid name, labels or annotations
 // are an error satisfying apierrors.IsInvalid; see the package documentation for the others.
 func (c *Cluster) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	a := Action{Verb: VerbCreate, Resource: gvr, Object: recordedObject(obj)}
+	a := Action{Verb: VerbCreate, Resource: gvr, Object: obj} // begin records a copy
 	if obj != nil {
 		a.Namespace, a.Name = obj.GetNamespace(), obj.GetName()
 	}
@@ -137,7 +137,7 @@ func (c *Cluster) Watch(ctx context.Context, gvr schema.GroupVersionResource, na
 }
 
 func writeAction(v Verb, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) Action {
-	a := Action{Verb: v, Resource: gvr, Object: recordedObject(obj)}
+	a := Action{Verb: v, Resource: gvr, Object: obj} // begin records a copy
 	if obj != nil {
 		a.Namespace, a.Name = obj.GetNamespace(), obj.GetName()
 	}

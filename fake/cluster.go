@@ -53,6 +53,8 @@ type Cluster struct {
 
 	// Recording and injection.
 	actions     []Action
+	counts      map[Verb]int
+	unrecorded  bool
 	hooks       Hooks
 	faults      map[Verb]*fault
 	partitioned bool

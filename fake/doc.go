@@ -166,8 +166,10 @@
 //
 // # Recording and injection
 //
-// Every client call is recorded as an [Action] (see [Cluster.Actions]) before anything else
-// happens. Then, in order: a done ctx returns ctx.Err(); a partitioned cluster fails the call
+// Every client call is recorded as an [Action] (see [Cluster.Actions]) and counted by verb
+// ([Cluster.ActionCounts]) before anything else happens; [Cluster.SetRecording] (or
+// [Fleet.SetRecording]) turns the recording off, not the counting, for long benchmarks and
+// soaks. Then, in order: a done ctx returns ctx.Err(); a partitioned cluster fails the call
 // as unreachable; latency ([Cluster.SetLatency]) waits on the cluster's clock; FailOn and
 // SetErrorRate faults fail the call; then the [Hooks] func for the verb, if set, handles it,
 // with the plain storage as next.

@@ -305,3 +305,28 @@ func TestHooksForEveryVerb(t *testing.T) {
 		"get": 1, "list": 1, "create": 1, "update": 1, "update-status": 1, "patch": 1, "delete": 1, "watch": 1,
 	}, calls)
 }
+
+func TestRecordingOffKeepsCounts(t *testing.T) {
+	c := fake.NewCluster("c")
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "namespace": "default"}}}
+	_, err := c.Create(context.Background(), schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, cm)
+	require.NoError(t, err)
+	c.SetRecording(false)
+	_, err = c.Get(context.Background(), schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", "a")
+	require.NoError(t, err)
+	require.Empty(t, c.Actions(), "turning recording off drops what was recorded")
+	require.Equal(t, map[fake.Verb]int{fake.VerbCreate: 1, fake.VerbGet: 1}, c.ActionCounts())
+	c.SetRecording(true)
+	_, _ = c.Get(context.Background(), schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", "a")
+	require.Len(t, c.Actions(), 1)
+	c.ClearActions()
+	require.Empty(t, c.ActionCounts())
+
+	f := fake.NewFleet()
+	f.SetRecording(false)
+	m := f.Add("m", nil)
+	_, _ = m.Get(context.Background(), schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", "a")
+	require.Empty(t, m.Actions())
+	require.Equal(t, 1, m.ActionCounts()[fake.VerbGet])
+}

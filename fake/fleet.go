@@ -30,6 +30,8 @@ type Fleet struct {
 	added     int                // members ever added: each gets the next index for its default IP pool
 	clock     clock.WithTicker
 	workloads Workloads
+	// unrecorded: members are created with recording off (SetRecording).
+	unrecorded bool
 
 	// The handlers of OnMemberChange, under their own lock: notifications are dispatched
 	// while no other lock is held, and f.mu may be held while a member's lock is taken.
@@ -68,6 +70,9 @@ func (f *Fleet) Add(name string, labels map[string]string) *Cluster {
 		c.SetClock(f.clock)
 	}
 	c.SetWorkloads(f.workloads)
+	if f.unrecorded {
+		c.SetRecording(false)
+	}
 	f.added++
 	c.lock()
 	c.sim.index = f.added
@@ -245,6 +250,17 @@ func (f *Fleet) SetClock(clk clock.WithTicker) {
 	f.clock = clk
 	for _, m := range f.members {
 		m.cluster.SetClock(clk)
+	}
+}
+
+// SetRecording turns the recording of Actions on or off for every member, present and future
+// (see [Cluster.SetRecording]).
+func (f *Fleet) SetRecording(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unrecorded = !on
+	for _, m := range f.members {
+		m.cluster.SetRecording(on)
 	}
 }
 

@@ -127,7 +127,16 @@ func (c *Cluster) ResetFaults() {
 // injected errors. It returns the hooks to use when the call may proceed.
 func (c *Cluster) begin(ctx context.Context, a Action) (Hooks, error) {
 	c.lock()
-	c.actions = append(c.actions, a)
+	if c.counts == nil {
+		c.counts = map[Verb]int{}
+	}
+	c.counts[a.Verb]++
+	if !c.unrecorded {
+		if a.Object != nil {
+			a.Object = recordedObject(a.Object)
+		}
+		c.actions = append(c.actions, a)
+	}
 	hooks, clk, partitioned := c.hooks, c.clock, c.partitioned
 	latency := c.latencyLocked(a.Verb)
 	c.mu.Unlock()
