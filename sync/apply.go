@@ -80,10 +80,14 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) 
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)
 		}
+		s.writing(key, ch.Cluster, true)
 		stored, err := s.write(ctx, client, ch)
+		if err == nil {
+			s.succeeded(in, t, ch, stored) // recorded before the write stops being in flight
+		}
+		s.writing(key, ch.Cluster, false)
 		s.metrics.write(ch.Cluster, ch.Action, err)
 		if err == nil {
-			s.succeeded(in, t, ch, stored)
 			if ch.Action == ActionDelete && s.typ.Namespaced {
 				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())
 			}

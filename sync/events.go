@@ -15,14 +15,17 @@ const (
 // event records an event on obj (a federated object, typed or unstructured) through
 // Options.Events, and logs it at V(1) (warnings at V(0)). A nil obj is only logged.
 func (s *Syncer) event(obj runtime.Object, typ, reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
 	log := s.opts.Logger
-	if typ == eventWarning {
-		log.Info(msg, "reason", reason)
-	} else {
-		log.V(1).Info(msg, "reason", reason)
+	if typ != eventWarning {
+		log = log.V(1)
 	}
-	if s.opts.Events != nil && obj != nil {
+	record := s.opts.Events != nil && obj != nil
+	if !record && !log.Enabled() {
+		return // nobody listens: do not even format the message
+	}
+	msg := fmt.Sprintf(format, args...)
+	log.Info(msg, "reason", reason)
+	if record {
 		s.opts.Events.Eventf(obj, typ, reason, "%s", msg)
 	}
 }

@@ -58,3 +58,60 @@ func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 	}
 	m[cluster] = true
 }
+
+// revisionMemo is the revision sync found for one generation of a federated object.
+type revisionMemo struct {
+	uid        string
+	generation int64
+	revision   int64
+}
+
+// knownRevision returns the revision recorded for key's uid and generation, if any.
+func (s *Syncer) knownRevision(key federation.Key, uid string, generation int64) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.revisions[key]
+	if !ok || m.uid != uid || m.generation != generation {
+		return 0, false
+	}
+	return m.revision, true
+}
+
+func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, revision int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revisions[key] = revisionMemo{uid: uid, generation: generation, revision: revision}
+}
+
+// writing marks a write of sync's own in progress for key in cluster: the member cache's
+// notification of it (which the fake sends before the write returns) is not a change to react
+// to.
+func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.inFlight[key]
+	if !on {
+		delete(m, cluster)
+		if len(m) == 0 {
+			delete(s.inFlight, key)
+		}
+		return
+	}
+	if m == nil {
+		m = map[string]bool{}
+		s.inFlight[key] = m
+	}
+	m[cluster] = true
+}
+
+// ownWrite reports whether a member object notified by the member cache is sync's own doing:
+// a write in progress, or the version sync last wrote or verified.
+func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight[key][cluster] {
+		return true
+	}
+	v := s.verified[key][cluster]
+	return v.rv != "" && v.rv == rv
+}

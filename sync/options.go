@@ -188,6 +188,12 @@ type Syncer struct {
 	// name is someone else's, so later passes read it instead of trying a create that must
 	// fail.
 	conflicts map[federation.Key]map[string]bool
+	// inFlight marks writes of sync's own in progress (see writing).
+	inFlight map[federation.Key]map[string]bool
+
+	// revisions remembers each object's revision for its uid and generation, so a pass over
+	// an unchanged spec reads no history.
+	revisions map[federation.Key]revisionMemo
 
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
@@ -220,6 +226,8 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		limits:    newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
 		verified:  map[federation.Key]map[string]verification{},
 		conflicts: map[federation.Key]map[string]bool{},
+		inFlight:  map[federation.Key]map[string]bool{},
 		decoded:   map[string]*federation.Cluster{},
+		revisions: map[federation.Key]revisionMemo{},
 	}, nil
 }

@@ -95,10 +95,6 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
 		return s.invalid(ctx, u, ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
 	}
-	if u, err = s.ensureFinalizer(ctx, u); err != nil {
-		return federation.Result{}, "error", err
-	}
-	fed.ResourceVersion = u.GetResourceVersion()
 	if scheduleOutdated(fed) {
 		// The scheduler's write for this generation brings the object back.
 		return federation.Result{RequeueAfter: waitForScheduleDelay}, "unchanged", nil
@@ -111,9 +107,11 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if err != nil {
 		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
-	if u, err = s.setRevisionAnnotation(ctx, u, rev); err != nil {
+	// The finalizer (before any member object exists) and the revision, in one write.
+	if u, err = s.ensureMeta(ctx, u, rev); err != nil {
 		return federation.Result{}, "error", err
 	}
+	fed.ResourceVersion = u.GetResourceVersion()
 
 	targets, err := TargetsFor(fed, s.typ, clusters)
 	if err != nil {
@@ -162,29 +160,24 @@ func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reas
 	return federation.Result{}, "invalid", federation.Terminal(cause)
 }
 
-// ensureFinalizer adds federation.SyncFinalizer with a merge patch that carries the
-// resourceVersion (optimistic locking: a concurrent change to the finalizers is never lost).
-func (s *Syncer) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	fins := u.GetFinalizers()
-	if slices.Contains(fins, federation.SyncFinalizer) {
+// ensureMeta makes sure the federated object carries federation.SyncFinalizer and
+// federation.RevisionAnnotation with rev, in one merge patch that carries the resourceVersion
+// (optimistic locking: a concurrent change to the finalizers is never lost, it is a Conflict
+// and a retry).
+func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, rev int64) (*unstructured.Unstructured, error) {
+	fields := map[string]any{}
+	if fins := u.GetFinalizers(); !slices.Contains(fins, federation.SyncFinalizer) {
+		fields["finalizers"] = append(slices.Clone(fins), federation.SyncFinalizer)
+	}
+	if want := fmt.Sprint(rev); u.GetAnnotations()[federation.RevisionAnnotation] != want {
+		fields["annotations"] = map[string]any{federation.RevisionAnnotation: want}
+	}
+	if len(fields) == 0 {
 		return u, nil
 	}
-	out, err := s.patchMeta(ctx, u, map[string]any{"finalizers": append(slices.Clone(fins), federation.SyncFinalizer)})
+	out, err := s.patchMeta(ctx, u, fields)
 	if err != nil {
-		return nil, fmt.Errorf("sync: add finalizer to %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
-	}
-	return out, nil
-}
-
-// setRevisionAnnotation records the current revision on the federated object.
-func (s *Syncer) setRevisionAnnotation(ctx context.Context, u *unstructured.Unstructured, rev int64) (*unstructured.Unstructured, error) {
-	want := fmt.Sprint(rev)
-	if u.GetAnnotations()[federation.RevisionAnnotation] == want {
-		return u, nil
-	}
-	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.RevisionAnnotation: want}})
-	if err != nil {
-		return nil, fmt.Errorf("sync: record revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
+		return nil, fmt.Errorf("sync: record the finalizer and revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
 	}
 	return out, nil
 }
@@ -244,6 +237,7 @@ func (s *Syncer) forget(key federation.Key) {
 	defer s.mu.Unlock()
 	delete(s.verified, key)
 	delete(s.conflicts, key)
+	delete(s.revisions, key)
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

@@ -130,6 +130,21 @@ func (s *Syncer) historyNamespace(fed *federation.FederatedObject) string {
 // history to spec.revisionHistoryLimit, and writing federation.RevisionAnnotation on the
 // federated object. r serves the history reads (a cache in Run); writes go to the host.
 func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (int64, error) {
+	key := keyOfFed(fed)
+	// The spec of a custom resource changes only with its generation: a generation whose
+	// revision sync recorded, still on the object, needs no look at the history.
+	if rev, ok := s.knownRevision(key, string(fed.UID), fed.Generation); ok && annotationRevision(u) == rev {
+		return rev, nil
+	}
+	rev, err := s.recordRevision(ctx, r, u, fed)
+	if err == nil {
+		s.setKnownRevision(key, string(fed.UID), fed.Generation, rev)
+	}
+	return rev, err
+}
+
+// recordRevision finds or records the revision of fed's spec in the history.
+func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (int64, error) {
 	data, err := snapshotOf(fed)
 	if err != nil {
 		return 0, fmt.Errorf("encode revision snapshot: %w", err)

@@ -36,7 +36,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	l, err := loop.New(s.host, []loop.Source{
 		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace},
 		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
-		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, Keys: s.ownerOfRevision},
+		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision},
 	}, loop.Options{
 		Name:             "sync/" + s.typ.Federated.Kind,
 		Workers:          s.opts.Workers,
@@ -48,10 +48,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return fmt.Errorf("sync: %w", err)
 	}
 	if mc, ok := s.clusters.(federation.MemberCache); ok {
-		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
-			if key, ok := s.ownerOfMember(obj); ok {
-				l.Enqueue(key)
+		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
+			key, ok := s.ownerOfMember(obj)
+			if !ok {
+				return
 			}
+			if s.ownWrite(key, cluster, obj.GetResourceVersion()) {
+				return // sync's own write: nothing to react to
+			}
+			l.Enqueue(key)
 		})
 		defer remove()
 	}

@@ -64,6 +64,15 @@ type informer struct {
 
 func newSourceInformer(host federation.ClusterClient, s Source, opts Options) (*informer, error) {
 	inf := &informer{SharedIndexInformer: NewInformer(host, s.GVR, s.Namespace, s.LabelSelector), source: s}
+	if len(s.IndexLabels) > 0 {
+		idx := cache.Indexers{}
+		for _, key := range s.IndexLabels {
+			idx[labelIndex(key)] = labelIndexFunc(key)
+		}
+		if err := inf.AddIndexers(idx); err != nil {
+			return nil, err
+		}
+	}
 	log := opts.Logger.WithValues("loop", opts.Name, "resource", s.GVR.GroupResource().String())
 	err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		inf.mu.Lock()

@@ -67,6 +67,12 @@ type Source struct {
 	// ClusterChanged).
 	Changed func(old, new *unstructured.Unstructured) bool
 
+	// IndexLabels names label keys the source's cache indexes, so a List through the loop's
+	// Reader whose selector requires one of them to equal a value reads only the matching
+	// objects instead of scanning the cache (a federated object's revision history among
+	// every ControllerRevision of a namespace).
+	IndexLabels []string
+
 	// Transform edits every object before the informer stores it, so what the loop does not
 	// need is never kept in memory (a Secret's data). A transformed cache is incomplete, so
 	// the loop's Reader never serves this source: reads of its resource go to the host.

@@ -106,17 +106,24 @@ func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResourc
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	var objs []any
-	if namespace == "" {
+	switch name, value, ok := indexFor(inf, sel); {
+	case ok:
+		if objs, err = inf.GetIndexer().ByIndex(name, value); err != nil {
+			return nil, fmt.Errorf("list %s by %s: %w", gvr.GroupResource(), name, err)
+		}
+	case namespace == "":
 		objs = inf.GetStore().List()
-	} else if objs, err = inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace); err != nil {
-		return nil, fmt.Errorf("list %s in %s: %w", gvr.GroupResource(), namespace, err)
+	default:
+		if objs, err = inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace); err != nil {
+			return nil, fmt.Errorf("list %s in %s: %w", gvr.GroupResource(), namespace, err)
+		}
 	}
 	out := &unstructured.UnstructuredList{}
 	out.SetResourceVersion(inf.LastSyncResourceVersion())
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
 		f := fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}
-		if sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
+		if (namespace == "" || u.GetNamespace() == namespace) && sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
 			out.Items = append(out.Items, *u.DeepCopy())
 		}
 	}
@@ -166,4 +173,40 @@ func covers(held string, want labels.Selector) bool {
 		}
 	}
 	return true
+}
+
+// labelIndex names the index of a label key (Source.IndexLabels).
+func labelIndex(key string) string { return "label:" + key }
+
+// labelIndexFunc indexes objects by the value of one label.
+func labelIndexFunc(key string) cache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil, nil
+		}
+		if v, ok := u.GetLabels()[key]; ok {
+			return []string{v}, nil
+		}
+		return nil, nil
+	}
+}
+
+// indexFor returns a label index of inf that serves sel: one on a key sel requires to equal a
+// value.
+func indexFor(inf cache.SharedIndexInformer, sel labels.Selector) (string, string, bool) {
+	reqs, _ := sel.Requirements()
+	indexers := inf.GetIndexer().GetIndexers()
+	for _, r := range reqs {
+		if r.Operator() != selection.Equals && r.Operator() != selection.DoubleEquals {
+			continue
+		}
+		name := labelIndex(r.Key())
+		if _, ok := indexers[name]; ok {
+			if v, ok := r.Values().PopAny(); ok {
+				return name, v, true
+			}
+		}
+	}
+	return "", "", false
 }
