@@ -122,6 +122,8 @@ func (f *Fleet) dispatch(cluster string, batch []change) {
 	}
 }
 
+var _ federation.VersionReader = cachedReader{}
+
 // cachedReader is the Reader CachedReader returns.
 type cachedReader struct {
 	c   *Cluster
@@ -145,6 +147,33 @@ func (r cachedReader) wait(ctx context.Context, gvr schema.GroupVersionResource)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ResourceVersion implements federation.VersionReader: Get without the copy.
+func (r cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
+	if err := r.wait(ctx, gvr); err != nil {
+		return "", err
+	}
+	c := r.c
+	c.lock()
+	defer c.mu.Unlock()
+	ri, err := c.servedLocked(gvr, "get")
+	if err != nil {
+		return "", err
+	}
+	if !ri.namespaced {
+		namespace = ""
+	}
+	var obj *unstructured.Unstructured
+	if mc := c.caches[gvr]; mc != nil && mc.frozen != nil {
+		obj = mc.frozen[objectKey{namespace, name}]
+	} else {
+		obj = c.objects[gvr][objectKey{namespace, name}]
+	}
+	if obj == nil || !managed(obj) {
+		return "", apierrors.NewNotFound(gvr.GroupResource(), name)
+	}
+	return obj.GetResourceVersion(), nil
 }
 
 // Get implements federation.Reader.

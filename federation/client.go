@@ -141,3 +141,15 @@ type MemberCache interface {
 	// to a queue). The returned func removes fn; after it returns fn is not called again.
 	OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
 }
+
+// VersionReader is an optional capability of a Reader, offered by the member caches of
+// kube.ClusterSet and fake.Fleet: an object's resourceVersion, without copying the object. A
+// loop that remembers the version it last wrote or checked learns from it, at almost no cost,
+// that nothing changed, which is what most resync passes find.
+//
+// +kubebuilder:object:generate=false
+type VersionReader interface {
+	// ResourceVersion returns the object's resourceVersion, or an error satisfying
+	// apierrors.IsNotFound when it is absent, as Get would.
+	ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error)
+}

@@ -30,15 +30,16 @@ type result struct {
 // stops on a failure: every cluster gets its result.
 func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
 	out := make([]result, len(changes))
+	keys := inputKeys(in, t)
 	var g errgroup.Group
 	g.SetLimit(s.opts.ClusterConcurrency)
 	for i := range changes {
 		if changes[i].Action == ActionNone {
-			out[i] = s.settle(in, t, changes[i])
+			out[i] = s.settle(in, keys, changes[i])
 			continue
 		}
 		g.Go(func() error {
-			out[i] = s.apply(ctx, in, t, changes[i])
+			out[i] = s.apply(ctx, in, keys, changes[i])
 			return nil
 		})
 	}
@@ -48,11 +49,11 @@ func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes [
 
 // settle records what an ActionNone change means for the Syncer's memory: the object as read
 // is in line with the render, or the name is someone else's.
-func (s *Syncer) settle(in PlanInput, t Targets, ch Change) result {
+func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result {
 	key := keyOfFed(in.Object)
 	switch {
 	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
-		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
+		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster]})
 	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
@@ -67,7 +68,7 @@ func (s *Syncer) settle(in PlanInput, t Targets, ch Change) result {
 // apply carries out one cluster's change. A Conflict (or an AlreadyExists on create) re-reads
 // the member object, decides again with the fresh object and retries, up to
 // Options.ConflictRetries times.
-func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) result {
+func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string, ch Change) result {
 	key := keyOfFed(in.Object)
 	client, err := s.clusters.Client(ch.Cluster)
 	if err != nil {
@@ -75,7 +76,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) 
 	}
 	for attempt := 0; ; attempt++ {
 		if ch.Action == ActionNone {
-			return s.settle(in, t, ch)
+			return s.settle(in, keys, ch)
 		}
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)
@@ -83,7 +84,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, t Targets, ch Change) 
 		s.writing(key, ch.Cluster, true)
 		stored, err := s.write(ctx, client, ch)
 		if err == nil {
-			s.succeeded(in, t, ch, stored) // recorded before the write stops being in flight
+			s.succeeded(in, keys, ch, stored) // recorded before the write stops being in flight
 		}
 		s.writing(key, ch.Cluster, false)
 		s.metrics.write(ch.Cluster, ch.Action, err)
@@ -169,13 +170,13 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 // succeeded records a successful write in the Syncer's memory and as an event.
-func (s *Syncer) succeeded(in PlanInput, t Targets, ch Change, stored *unstructured.Unstructured) {
+func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stored *unstructured.Unstructured) {
 	key := keyOfFed(in.Object)
 	s.setConflicted(key, ch.Cluster, false)
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
 		if stored != nil {
-			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: InputKey(in, t, ch.Cluster)})
+			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster]})
 		}
 	default:
 		s.setVerified(key, ch.Cluster, verification{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/fake"
@@ -50,6 +51,7 @@ type benchFleet struct {
 	keys  []federation.Key
 	s     *fedsync.Syncer
 	reg   *prometheus.Registry
+	clock *clocktesting.FakeClock
 }
 
 // passes is how many reconciles the Syncer ran.
@@ -68,7 +70,13 @@ func (f *benchFleet) passes() float64 {
 
 func newBenchFleet(b *testing.B, n, c int) *benchFleet {
 	b.Helper()
-	f := &benchFleet{host: fake.NewHost("host"), fleet: fake.NewFleet()}
+	return newBenchFleetClock(b, n, c, nil)
+}
+
+// newBenchFleetClock is newBenchFleet with the Syncer on clk (nil: the real clock).
+func newBenchFleetClock(b *testing.B, n, c int, clk *clocktesting.FakeClock) *benchFleet {
+	b.Helper()
+	f := &benchFleet{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clk}
 	f.host.SetRecording(false) // a benchmark would keep a copy of every object written
 	f.fleet.SetRecording(false)
 	for i := range c {
@@ -100,7 +108,11 @@ func newBenchFleet(b *testing.B, n, c int) *benchFleet {
 		f.keys = append(f.keys, federation.Key{Namespace: "bench", Name: u.GetName()})
 	}
 	f.reg = prometheus.NewRegistry()
-	s, err := fedsync.New(f.host, f.fleet, federation.DeploymentType, fedsync.Options{ClusterQPS: -1, Registerer: f.reg})
+	opts := fedsync.Options{ClusterQPS: -1, Registerer: f.reg}
+	if clk != nil {
+		opts.Clock = clk
+	}
+	s, err := fedsync.New(f.host, f.fleet, federation.DeploymentType, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -253,23 +265,30 @@ func rawCreate(b *testing.B, f *benchFleet, objs []*unstructured.Unstructured) {
 	}
 }
 
+// BenchmarkResync measures the periodic resync of Run when nothing changed: every object is
+// checked against its members from the caches. It fails if a resync writes anything or makes
+// a single API read.
 func BenchmarkResync(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
-			f := newBenchFleet(b, size.n, size.c)
-			f.syncAll(b)
-			f.syncAll(b) // the first resync verifies every member once
+			f := newBenchFleetClock(b, size.n, size.c, clocktesting.NewFakeClock(time.Now()))
+			stop := f.run(b)
+			defer stop()
+			f.waitWrites(b, size.n*size.c)
+			f.waitPasses(b, f.passes()) // let the requeues of the initial writes settle
+			calls := f.calls()
 			runtime.GC()
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
-			writes := f.memberWrites()
 			b.ResetTimer()
 			for b.Loop() {
-				f.syncAll(b)
+				want := f.passes() + float64(size.n)
+				f.clock.Step(fedsync.DefaultResyncPeriod)
+				f.waitPasses(b, want)
 			}
 			b.StopTimer()
-			if w := f.memberWrites() - writes; w != 0 {
-				b.Fatalf("a resync with nothing to do wrote %d times", w)
+			if diff := f.calls() - calls; diff != 0 {
+				b.Fatalf("a resync with nothing to do made %d API calls (reads or writes)", diff)
 			}
 			pairs := float64(size.n * size.c)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/pairs, "ns/member")
@@ -283,30 +302,74 @@ func BenchmarkResync(b *testing.B) {
 	}
 }
 
+// BenchmarkTemplateChange measures one template change of every object propagated by Run to
+// every cluster (the time includes the host-side edits that start it). It fails unless that
+// makes exactly one write per cluster per object.
 func BenchmarkTemplateChange(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
 			f := newBenchFleet(b, size.n, size.c)
-			f.syncAll(b)
+			stop := f.run(b)
+			defer stop()
+			f.waitWrites(b, size.n*size.c)
 			version := 1
 			for b.Loop() {
-				b.StopTimer()
 				version++
+				writes := f.memberWrites()
 				img := fmt.Sprintf("web:%d", version)
 				for _, k := range f.keys {
 					if err := f.host.Drift(federation.DeploymentType.FederatedGVR(), k.Namespace, k.Name, setImage(img)); err != nil {
 						b.Fatal(err)
 					}
 				}
-				writes := f.memberWrites()
-				b.StartTimer()
-				f.syncAll(b)
+				f.waitWrites(b, writes+size.n*size.c)
 				b.StopTimer()
+				f.waitPasses(b, f.passes())
 				if w := f.memberWrites() - writes; w != size.n*size.c {
 					b.Fatalf("one template change made %d member writes; want exactly %d", w, size.n*size.c)
 				}
 				b.StartTimer()
 			}
+			b.ReportMetric(float64(size.n*size.c)*float64(b.N)/b.Elapsed().Seconds(), "members/s")
 		})
 	}
+}
+
+// waitPasses waits until the Syncer has run at least n passes and then until it is idle (no
+// pass for a moment).
+func (f *benchFleet) waitPasses(b *testing.B, n float64) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for f.passes() < n {
+		if time.Now().After(deadline) {
+			b.Fatalf("%v of %v passes after 10 minutes", f.passes(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for last := -1.0; last != f.passes(); {
+		last = f.passes()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// calls counts every API call to the host and the members.
+func (f *benchFleet) calls() int {
+	n := 0
+	for _, c := range append([]*fake.Cluster{f.host}, f.members()...) {
+		for v, k := range c.ActionCounts() {
+			if v != fake.VerbWatch {
+				n += k
+			}
+		}
+	}
+	return n
+}
+
+func (f *benchFleet) members() []*fake.Cluster {
+	var out []*fake.Cluster
+	for _, name := range f.fleet.Names() {
+		m, _ := f.fleet.Member(name)
+		out = append(out, m)
+	}
+	return out
 }

@@ -35,7 +35,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	if err != nil {
 		return federation.Result{}, "error", err
 	}
-	members := s.readMembers(ctx, fed, clusters, Targets{})
+	members := s.readMembers(ctx, fed, clusters, Targets{}, nil)
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Members: members,
 		Identity: s.opts.Identity, Renderer: s.opts.Renderer,

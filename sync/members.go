@@ -24,11 +24,14 @@ func (s *Syncer) memberName(fed *federation.FederatedObject) (string, string) {
 
 // readMembers reads fed's member object in every ready cluster where it may be. With a
 // cluster set that offers member caches ([federation.MemberCache]) that is every ready
-// cluster, at no API cost; without, a live Get in the placed clusters and the clusters
-// status.clusters lists (where sync put the object before).
-func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, t Targets) map[string]MemberState {
+// cluster, at no API cost, one after the other (they answer from memory); without, a live Get,
+// several at once, in the placed clusters and the clusters status.clusters lists (where sync
+// put the object before). keys are the clusters' render input keys (see [InputKey]): a placed
+// cluster whose object is still at the version sync verified for the same key is not even
+// read when the cache can tell its version ([federation.VersionReader]).
+func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, t Targets, keys map[string]string) map[string]MemberState {
 	key := federation.Key{Namespace: fed.Namespace, Name: fed.Name}
-	_, cached := s.clusters.(federation.MemberCache)
+	mc, cached := s.clusters.(federation.MemberCache)
 	wanted := map[string]bool{}
 	for _, n := range t.Order {
 		wanted[n] = true
@@ -47,6 +50,13 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 		}
 	}
 	out := make(map[string]MemberState, len(names))
+	placed := func(name string) bool { _, ok := t.Replicas[name]; return ok && fed.DeletionTimestamp == nil }
+	if cached {
+		for _, name := range names {
+			out[name] = s.readMember(ctx, mc, key, fed, name, placed(name), keys[name])
+		}
+		return out
+	}
 	var mu gosync.Mutex
 	var wg gosync.WaitGroup
 	sem := make(chan struct{}, s.opts.ClusterConcurrency)
@@ -56,7 +66,7 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ms := s.readMember(ctx, key, fed, name)
+			ms := s.readMember(ctx, nil, key, fed, name, placed(name), keys[name])
 			mu.Lock()
 			out[name] = ms
 			mu.Unlock()
@@ -66,16 +76,23 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 	return out
 }
 
-// readMember reads fed's object in one cluster: from the member cache when there is one,
+// readMember reads fed's object in one cluster: from the member cache mc when there is one,
 // live otherwise, and live when the name is known to be taken by an object the cache cannot
-// see (it has no managed-by label).
-func (s *Syncer) readMember(ctx context.Context, key federation.Key, fed *federation.FederatedObject, cluster string) MemberState {
+// see (it has no managed-by label). A placed cluster whose object the cache reports still at
+// the version sync verified for input key k is not read at all (MemberState.Unchanged).
+func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key federation.Key, fed *federation.FederatedObject, cluster string, placed bool, k string) MemberState {
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
 	v := s.verifiedAt(key, cluster)
 	ms := MemberState{Verified: v.rv, VerifiedInput: v.input}
-	if mc, ok := s.clusters.(federation.MemberCache); ok && !s.conflicted(key, cluster) {
+	if mc != nil && !s.conflicted(key, cluster) {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
+			if vr, ok := r.(federation.VersionReader); ok && placed && v.rv != "" && v.input == k {
+				if rv, err := vr.ResourceVersion(ctx, gvr, ns, name); err == nil && rv == v.rv {
+					ms.Unchanged = true
+					return ms
+				}
+			}
 			obj, err := r.Get(ctx, gvr, ns, name)
 			switch {
 			case err == nil:

@@ -194,10 +194,17 @@ type Syncer struct {
 	// revisions remembers each object's revision for its uid and generation, so a pass over
 	// an unchanged spec reads no history.
 	revisions map[federation.Key]revisionMemo
+	// decodedObjects keeps each federated object decoded and defaulted, for its
+	// resourceVersion.
+	decodedObjects map[federation.Key]*federation.FederatedObject
 
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
 	decoded   map[string]*federation.Cluster
+	// clusterList is the last decoded list, valid while the cache's resourceVersion is
+	// clustersRV (only with Run's reader).
+	clusterList []federation.Cluster
+	clustersRV  string
 }
 
 // New returns a Syncer for the federated type of typ, reading and writing the host through
@@ -223,11 +230,12 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 	}
 	return &Syncer{
 		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m,
-		limits:    newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
-		verified:  map[federation.Key]map[string]verification{},
-		conflicts: map[federation.Key]map[string]bool{},
-		inFlight:  map[federation.Key]map[string]bool{},
-		decoded:   map[string]*federation.Cluster{},
-		revisions: map[federation.Key]revisionMemo{},
+		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
+		verified:       map[federation.Key]map[string]verification{},
+		conflicts:      map[federation.Key]map[string]bool{},
+		inFlight:       map[federation.Key]map[string]bool{},
+		decoded:        map[string]*federation.Cluster{},
+		revisions:      map[federation.Key]revisionMemo{},
+		decodedObjects: map[federation.Key]*federation.FederatedObject{},
 	}, nil
 }

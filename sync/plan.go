@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -118,6 +119,10 @@ type MemberState struct {
 	// When Object still has resourceVersion Verified and the input key is unchanged, the
 	// cluster is in sync without even being rendered: what makes a resync cheap.
 	VerifiedInput string
+	// Unchanged reports that the object was not read: the member cache said it is still at
+	// resourceVersion Verified, and VerifiedInput is the cluster's current input key. Object
+	// is nil then, and the cluster is in sync.
+	Unchanged bool
 }
 
 // PlanInput is everything [Plan] needs to decide what sync does for one federated object.
@@ -251,15 +256,21 @@ func readyClusters(clusters []federation.Cluster) map[string]bool {
 //
 // An invalid placement is returned as an error and no change is planned.
 func Plan(in PlanInput) ([]Change, Targets, error) {
-	obj := in.Object
-	deleting := obj.DeletionTimestamp != nil
 	var t Targets
-	if !deleting {
+	if in.Object.DeletionTimestamp == nil {
 		var err error
-		if t, err = TargetsFor(obj, in.Type, in.Clusters); err != nil {
+		if t, err = TargetsFor(in.Object, in.Type, in.Clusters); err != nil {
 			return nil, Targets{}, err
 		}
 	}
+	return planFor(in, t), t, nil
+}
+
+// planFor is Plan for targets already decided by TargetsFor (nothing for an object being
+// deleted).
+func planFor(in PlanInput, t Targets) []Change {
+	obj := in.Object
+	deleting := obj.DeletionTimestamp != nil
 	ready := readyClusters(in.Clusters)
 	placed := make(map[string]bool, len(t.Order))
 	for _, n := range t.Order {
@@ -310,7 +321,7 @@ func Plan(in PlanInput) ([]Change, Targets, error) {
 			out = append(out, ch)
 		}
 	}
-	return out, t, nil
+	return out
 }
 
 // rendered is one cluster's render.
@@ -332,26 +343,45 @@ func unchanged(ms MemberState, k string) bool {
 // and labels (selector overrides), and the identity. Equal keys render equal objects from an
 // unchanged member object.
 func InputKey(in PlanInput, t Targets, cluster string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s/%d/%d/%s/", in.Object.UID, in.Object.Generation, in.Revision, identityOr(in.Identity))
-	if r := t.Replicas[cluster]; r != nil {
-		fmt.Fprintf(&b, "%d", *r)
-	} else {
-		b.WriteString("-")
-	}
 	for i := range in.Clusters {
-		if in.Clusters[i].Name != cluster {
-			continue
+		if in.Clusters[i].Name == cluster {
+			return inputKey(in, t, cluster, in.Clusters[i].Labels)
 		}
-		labels := in.Clusters[i].Labels
-		keys := make([]string, 0, len(labels))
-		for k := range labels {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b.WriteString("/" + k + "=" + labels[k])
-		}
+	}
+	return inputKey(in, t, cluster, nil)
+}
+
+// inputKeys returns the InputKey of every cluster, computed at once.
+func inputKeys(in PlanInput, t Targets) map[string]string {
+	out := make(map[string]string, len(in.Clusters))
+	for i := range in.Clusters {
+		out[in.Clusters[i].Name] = inputKey(in, t, in.Clusters[i].Name, in.Clusters[i].Labels)
+	}
+	return out
+}
+
+func inputKey(in PlanInput, t Targets, cluster string, labels map[string]string) string {
+	var b strings.Builder
+	b.WriteString(string(in.Object.UID))
+	b.WriteByte('/')
+	b.WriteString(strconv.FormatInt(in.Object.Generation, 10))
+	b.WriteByte('/')
+	b.WriteString(strconv.FormatInt(in.Revision, 10))
+	b.WriteByte('/')
+	b.WriteString(identityOr(in.Identity))
+	b.WriteByte('/')
+	if r := t.Replicas[cluster]; r != nil {
+		b.WriteString(strconv.FormatInt(*r, 10))
+	} else {
+		b.WriteByte('-')
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.WriteString("/" + k + "=" + labels[k])
 	}
 	return b.String()
 }
@@ -365,7 +395,7 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		if !ok || ms.Err != nil {
 			continue
 		}
-		if unchanged(ms, InputKey(in, t, name)) {
+		if ms.Unchanged || unchanged(ms, inputKey(in, t, name, labels[name])) {
 			out[name] = rendered{unchanged: true}
 			continue
 		}
@@ -507,12 +537,15 @@ func readFailure(cluster string, err error) (string, string) {
 
 // managedBy reports whether obj carries the managed-by label with value identity.
 func managedBy(obj *unstructured.Unstructured, identity string) bool {
-	return obj != nil && obj.GetLabels()[federation.ManagedByLabel] == identity
+	return obj != nil && managerOf(obj) == identity
 }
 
 // managerOf returns the managed-by label's value ("" when absent).
 func managerOf(obj *unstructured.Unstructured) string {
-	return obj.GetLabels()[federation.ManagedByLabel]
+	// Without GetLabels, which copies the whole map: this runs for every member, every pass.
+	v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "labels", federation.ManagedByLabel)
+	s, _ := v.(string)
+	return s
 }
 
 func hashOf(obj *unstructured.Unstructured) string {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
@@ -84,11 +85,10 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if err != nil {
 		return federation.Result{}, "error", fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
-	fed, err := federation.FederatedObjectFromUnstructured(u)
+	fed, err := s.decode(key, u)
 	if err != nil {
 		return s.invalid(ctx, u, ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
-	federation.DefaultFederatedObject(fed)
 	if fed.DeletionTimestamp != nil {
 		return s.deleteObject(ctx, r, u, fed)
 	}
@@ -120,15 +120,12 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		}
 		return federation.Result{}, "error", err
 	}
-	members := s.readMembers(ctx, fed, clusters, targets)
 	in := PlanInput{
-		Type: s.typ, Object: fed, Clusters: clusters, Members: members, Revision: rev,
+		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
 	}
-	changes, targets, err := Plan(in)
-	if err != nil {
-		return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
-	}
+	in.Members = s.readMembers(ctx, fed, clusters, targets, inputKeys(in, targets))
+	changes := planFor(in, targets)
 	results := s.execute(ctx, in, targets, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results)
 	if err != nil {
@@ -200,6 +197,20 @@ func (s *Syncer) patchMeta(ctx context.Context, u *unstructured.Unstructured, fi
 // logged and left out. Decoded Clusters are kept by name and resourceVersion, so a pass over
 // an unchanged fleet decodes nothing.
 func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
+	// Run's reader says when its cache of Clusters has not changed since the last List.
+	rv, versioned := "", false
+	if vr, ok := r.(interface {
+		ResourceVersion(schema.GroupVersionResource, string) (string, bool)
+	}); ok {
+		rv, versioned = vr.ResourceVersion(federation.ClusterGVR, "")
+	}
+	s.clusterMu.Lock()
+	if versioned && rv != "" && rv == s.clustersRV && s.clusterList != nil {
+		out := slices.Clone(s.clusterList)
+		s.clusterMu.Unlock()
+		return out, nil
+	}
+	s.clusterMu.Unlock()
 	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("sync: list Clusters: %w", err)
@@ -228,7 +239,35 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 			delete(s.decoded, name)
 		}
 	}
+	s.clusterList, s.clustersRV = slices.Clone(out), ""
+	if versioned {
+		s.clustersRV = list.GetResourceVersion()
+	}
 	return out, nil
+}
+
+// decode converts and defaults the federated object. The result for a resourceVersion is
+// kept, so a pass over an unchanged object does not convert it again; callers get their own
+// copy of the struct, whose maps and slices they must not change (nothing in a pass does).
+func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*federation.FederatedObject, error) {
+	rv := u.GetResourceVersion()
+	s.mu.Lock()
+	d, ok := s.decodedObjects[key]
+	s.mu.Unlock()
+	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
+		cp := *d
+		return &cp, nil
+	}
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return nil, err
+	}
+	federation.DefaultFederatedObject(fed)
+	s.mu.Lock()
+	s.decodedObjects[key] = fed
+	s.mu.Unlock()
+	cp := *fed
+	return &cp, nil
 }
 
 // forget drops what the Syncer remembers about an object that is gone.
@@ -238,6 +277,7 @@ func (s *Syncer) forget(key federation.Key) {
 	delete(s.verified, key)
 	delete(s.conflicts, key)
 	delete(s.revisions, key)
+	delete(s.decodedObjects, key)
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

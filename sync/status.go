@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -86,7 +87,7 @@ func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []r
 	}
 	out := make(map[string]memberEntry, len(results))
 	for _, r := range results {
-		old, had := prev[r.Cluster]
+		old := prev[r.Cluster]
 		switch {
 		case r.Reason != "":
 			e := memberEntry{propagation: r.Reason, message: r.Message, revision: old.Revision}
@@ -94,11 +95,8 @@ func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []r
 				e.revision = annotationRevision(r.Live)
 			}
 			out[r.Cluster] = e
-		case r.Placed && r.Desired == nil && r.Live == nil && r.Action == ActionNone:
-			if had { // not read this pass: what was known stays
-				out[r.Cluster] = memberEntry{propagation: old.Propagation, message: old.Message, revision: old.Revision}
-			}
 		case r.Placed:
+			// Placed clusters are always read (or known unchanged): no reason is in sync.
 			out[r.Cluster] = memberEntry{revision: rev}
 		}
 	}
@@ -151,6 +149,10 @@ func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
 	list := make([]any, 0, len(names))
 	for _, n := range names {
 		e := entries[n]
+		if prev, ok := byName[n]; ok && sameEntry(prev, e) {
+			list = append(list, prev) // unchanged: the same map, which compares at once
+			continue
+		}
 		m := map[string]any{}
 		for k, v := range byName[n] {
 			m[k] = v
@@ -172,6 +174,20 @@ func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
 	status["clusters"] = list
 }
 
+// sameEntry reports whether an existing status.clusters[] entry already holds e's fields.
+func sameEntry(m map[string]any, e memberEntry) bool {
+	p, _ := m["propagation"].(string)
+	msg, _ := m["message"].(string)
+	rev, hasRev := m["revision"]
+	if p != e.propagation || msg != e.message {
+		return false
+	}
+	if e.revision <= 0 {
+		return !hasRev
+	}
+	return equalScalar(rev, e.revision)
+}
+
 func setOrDelete(m map[string]any, k, v string) {
 	if v == "" {
 		delete(m, k)
@@ -181,30 +197,44 @@ func setOrDelete(m map[string]any, k, v string) {
 }
 
 // setCondition sets cond in status.conditions, keeping lastTransitionTime when the status did
-// not change.
+// not change, and the entry untouched when nothing did. It works on the unstructured list, so
+// an unchanged condition costs no conversion.
 func (s *Syncer) setCondition(status map[string]any, cond metav1.Condition) error {
-	var conds []metav1.Condition
-	if raw, ok := status["conditions"].([]any); ok {
-		data, err := json.Marshal(raw)
-		if err == nil {
-			_ = json.Unmarshal(data, &conds) // a condition that does not decode is replaced
+	list, _ := status["conditions"].([]any)
+	idx := -1
+	for i, x := range list {
+		if m, ok := x.(map[string]any); ok && m["type"] == cond.Type {
+			idx = i
+			break
 		}
 	}
-	if prev := meta.FindStatusCondition(conds, cond.Type); prev != nil && prev.Status == cond.Status {
-		cond.LastTransitionTime = prev.LastTransitionTime
+	if idx >= 0 {
+		m := list[idx].(map[string]any)
+		if m["status"] == string(cond.Status) {
+			if m["reason"] == cond.Reason && m["message"] == cond.Message && equalScalar(m["observedGeneration"], cond.ObservedGeneration) {
+				return nil
+			}
+			if t, ok := m["lastTransitionTime"].(string); ok {
+				if parsed, err := time.Parse(time.RFC3339, t); err == nil {
+					cond.LastTransitionTime = metav1.NewTime(parsed)
+				}
+			}
+		}
+	}
+	if cond.LastTransitionTime.IsZero() {
+		cond.LastTransitionTime = metav1.NewTime(s.opts.Clock.Now().Truncate(time.Second))
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&cond)
+	if err != nil {
+		return fmt.Errorf("encode condition: %w", err)
+	}
+	out := slices.Clone(list)
+	if idx >= 0 {
+		out[idx] = m
 	} else {
-		cond.LastTransitionTime = metav1.NewTime(s.opts.Clock.Now().Truncate(1e9))
+		out = append(out, m)
 	}
-	meta.SetStatusCondition(&conds, cond)
-	list := make([]any, 0, len(conds))
-	for i := range conds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-		if err != nil {
-			return fmt.Errorf("encode condition: %w", err)
-		}
-		list = append(list, m)
-	}
-	status["conditions"] = list
+	status["conditions"] = out
 	return nil
 }
 
@@ -221,13 +251,20 @@ func (s *Syncer) writeCondition(ctx context.Context, u *unstructured.Unstructure
 func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured, mutate func(map[string]any) error) (bool, error) {
 	gvr := s.typ.FederatedGVR()
 	for attempt := 0; ; attempt++ {
-		old, _, _ := unstructured.NestedMap(u.Object, "status")
+		// The mutations replace values, never change a map or slice of old in place, so a
+		// shallow copy is enough.
+		old, _ := u.Object["status"].(map[string]any)
 		if old == nil {
 			old = map[string]any{}
 		}
-		status := runtime.DeepCopyJSON(old)
+		status := maps.Clone(old)
 		if err := mutate(status); err != nil {
 			return false, fmt.Errorf("sync: status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+		}
+		// Most passes change nothing: compare as is first, and only when that differs compare
+		// again through JSON, which makes numbers of different Go types alike.
+		if apiequality.Semantic.DeepEqual(old, status) {
+			return false, nil
 		}
 		status = normalizeJSON(status)
 		if apiequality.Semantic.DeepEqual(normalizeJSON(old), status) {

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -161,6 +162,31 @@ func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 	return u, nil
 }
+
+// ResourceVersion implements federation.VersionReader: Get without the copy.
+func (r *cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
+	op := describe("get (cached)", gvr, namespace, name)
+	if err := r.check(gvr, op); err != nil {
+		return "", err
+	}
+	ic, err := r.set.informer(r.cluster, gvr)
+	if err != nil {
+		return "", err
+	}
+	if err := ic.waitForSync(ctx, op); err != nil {
+		return "", err
+	}
+	obj, ok, err := ic.inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
+	if err != nil {
+		return "", fmt.Errorf("kube: %s: %w", op, err)
+	}
+	if !ok {
+		return "", fmt.Errorf("kube: %s: %w", op, apierrors.NewNotFound(gvr.GroupResource(), name))
+	}
+	return obj.(*unstructured.Unstructured).GetResourceVersion(), nil
+}
+
+var _ federation.VersionReader = (*cachedReader)(nil)
 
 // List returns copies of the cached objects in namespace ("" = all) that match
 // opts.LabelSelector and opts.FieldSelector (metadata.name and metadata.namespace), sorted by

@@ -210,3 +210,15 @@ func indexFor(inf cache.SharedIndexInformer, sel labels.Selector) (string, strin
 	}
 	return "", "", false
 }
+
+// ResourceVersion returns the resourceVersion of the loop's cache of gvr in namespace (the
+// last one its informer saw), and false when reads of it are not served from a cache. A reader
+// that keeps something derived from a List (decoded objects) can skip the List, and the copies
+// it makes, while this has not changed.
+func (r reader) ResourceVersion(gvr schema.GroupVersionResource, namespace string) (string, bool) {
+	inf := r.l.cacheFor(gvr, namespace, nil)
+	if inf == nil {
+		return "", false
+	}
+	return inf.LastSyncResourceVersion(), true
+}
