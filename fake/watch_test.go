@@ -2,13 +2,12 @@ package fake_test
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -188,7 +187,7 @@ func TestWatchEnds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := runtime.NumGoroutine()
+			ignore := goleak.IgnoreCurrent() // only this subtest's goroutines count
 			c := newCluster(t, "c")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -206,7 +205,7 @@ func TestWatchEnds(t *testing.T) {
 				requireClosed(t, w)
 				w.Stop() // idempotent
 			}
-			requireNoLeak(t, before)
+			goleak.VerifyNone(t, ignore)
 		})
 	}
 }
@@ -223,21 +222,6 @@ func TestWatchManyEventsKeepOrder(t *testing.T) {
 	for i := range n {
 		ev := nextEvent(t, w)
 		require.Equal(t, rv(i+1), ev.Object.(metav1.Object).GetResourceVersion())
-	}
-}
-
-// requireNoLeak waits for the goroutine count to drop back to before. (require.Eventually
-// cannot be used: it runs its condition on a goroutine of its own.)
-func requireNoLeak(t *testing.T, before int) {
-	t.Helper()
-	// The watches' goroutines have closed their channels and are returning: yield until
-	// they are gone, with a deadline for the failure only.
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines: %d, want at most %d", runtime.NumGoroutine(), before)
-		}
-		runtime.Gosched()
 	}
 }
 
