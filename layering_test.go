@@ -20,18 +20,20 @@ const module = "github.com/fedkit/fedkit"
 var allowedImports = map[string][]string{
 	"": nil, // the root package is documentation only
 	// federation imports only internal packages that import nothing from the module.
-	"federation":       {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"placement":        {"federation", "internal/labelselector"},
-	"override":         {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"dnsrecord":        {"federation", "internal/loop"},
-	"scheduler":        {"federation", "placement", "internal/loop"},
-	"sync":             {"federation", "placement", "override", "internal/loop"},
-	"status":           {"federation", "internal/loop"},
-	"federation/kube":  {"federation", "internal/loop"},
-	"fake":             {"federation"},
-	"preview":          {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
-	"controlplane":     {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop"},
-	"internal/loop":    {"federation"},
+	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"placement":       {"federation", "internal/labelselector"},
+	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"dnsrecord":       {"federation", "internal/loop", "internal/metrics"},
+	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics"},
+	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics"},
+	"status":          {"federation", "internal/loop", "internal/metrics"},
+	"federation/kube": {"federation", "internal/loop"},
+	"fake":            {"federation"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
+	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics"},
+	"internal/loop":   {"federation"},
+	// internal/metrics: registering a loop's Prometheus collectors (shared between loops).
+	"internal/metrics": nil,
 	"internal/tools":   nil,
 	"internal/testenv": {"federation"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
@@ -52,6 +54,7 @@ var allowedImports = map[string][]string{
 // imported by nothing but those.
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/labelselector": {"federation", "placement", "override"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

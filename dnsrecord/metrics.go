@@ -1,10 +1,11 @@
 package dnsrecord
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // metrics are per Controller, registered into the embedder's registerer; a nil registerer
@@ -36,33 +37,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
+	if m.reconciles, err = fedmetrics.Register(reg, m.reconciles); err != nil {
 		return nil, err
 	}
-	if m.writes, err = register(reg, m.writes); err != nil {
+	if m.writes, err = fedmetrics.Register(reg, m.writes); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = fedmetrics.Register(reg, m.duration); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if !errors.As(err, &are) {
-		return c, err
-	}
-	existing, ok := are.ExistingCollector.(C)
-	if !ok {
-		return c, err
-	}
-	return existing, nil
 }
 
 func (m *metrics) observe(start, end time.Time) {

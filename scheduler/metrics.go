@@ -1,10 +1,11 @@
 package scheduler
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // metrics are per Scheduler, registered into the embedder's registerer; a nil registerer
@@ -29,32 +30,13 @@ func newMetrics(reg prometheus.Registerer, kind string) (*metrics, error) {
 		ConstLabels: labels,
 		Buckets:     prometheus.ExponentialBuckets(0.0005, 4, 8),
 	})
-	m.duration = h
-	if reg == nil {
-		return m, nil
-	}
 	// A second Scheduler for the same kind shares the first one's collectors.
-	if err := reg.Register(m.reconciles); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return nil, err
-		}
-		existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
-		if !ok {
-			return nil, err
-		}
-		m.reconciles = existing
+	var err error
+	if m.reconciles, err = fedmetrics.Register(reg, m.reconciles); err != nil {
+		return nil, err
 	}
-	if err := reg.Register(h); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return nil, err
-		}
-		existing, ok := are.ExistingCollector.(prometheus.Histogram)
-		if !ok {
-			return nil, err
-		}
-		m.duration = existing
+	if m.duration, err = fedmetrics.Register(reg, prometheus.Histogram(h)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -1,10 +1,11 @@
 package status
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Metrics are per loop, registered into the embedder's registerer; a nil registerer leaves
@@ -39,13 +40,13 @@ func newCollectorMetrics(reg prometheus.Registerer, kind string) (*collectorMetr
 		}),
 	}
 	var err error
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
+	if m.reconciles, err = fedmetrics.Register(reg, m.reconciles); err != nil {
 		return nil, err
 	}
-	if m.reads, err = register(reg, m.reads); err != nil {
+	if m.reads, err = fedmetrics.Register(reg, m.reads); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, m.duration); err != nil {
+	if m.duration, err = fedmetrics.Register(reg, m.duration); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -81,13 +82,13 @@ func newMonitorMetrics(reg prometheus.Registerer) (*monitorMetrics, error) {
 		}, []string{"part"}),
 	}
 	var err error
-	if m.probes, err = register(reg, m.probes); err != nil {
+	if m.probes, err = fedmetrics.Register(reg, m.probes); err != nil {
 		return nil, err
 	}
-	if m.ready, err = register(reg, m.ready); err != nil {
+	if m.ready, err = fedmetrics.Register(reg, m.ready); err != nil {
 		return nil, err
 	}
-	if m.writes, err = register(reg, m.writes); err != nil {
+	if m.writes, err = fedmetrics.Register(reg, m.writes); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -97,23 +98,4 @@ func newMonitorMetrics(reg prometheus.Registerer) (*monitorMetrics, error) {
 func (m *monitorMetrics) forget(cluster string) {
 	m.probes.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 	m.ready.DeleteLabelValues(cluster)
-}
-
-// register registers c into reg (nil: nothing), or returns the collector already registered
-// under the same description.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if reg == nil {
-		return c, nil
-	}
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }

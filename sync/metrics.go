@@ -1,10 +1,11 @@
 package sync
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // metrics are per Syncer, registered into the embedder's registerer; a nil registerer leaves
@@ -39,32 +40,16 @@ func newMetrics(reg prometheus.Registerer, kind string) (*metrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.reconciles, err = register(reg, reconciles); err != nil {
+	if m.reconciles, err = fedmetrics.Register(reg, reconciles); err != nil {
 		return nil, err
 	}
-	if m.duration, err = register(reg, prometheus.Histogram(duration)); err != nil {
+	if m.duration, err = fedmetrics.Register(reg, prometheus.Histogram(duration)); err != nil {
 		return nil, err
 	}
-	if m.writes, err = register(reg, writes); err != nil {
+	if m.writes, err = fedmetrics.Register(reg, writes); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return c, err
-		}
-		existing, ok := are.ExistingCollector.(C)
-		if !ok {
-			return c, err
-		}
-		return existing, nil
-	}
-	return c, nil
 }
 
 func (m *metrics) observe(outcome string, start, end time.Time) {
