@@ -367,6 +367,8 @@ func TestRunCacheSyncTimeout(t *testing.T) {
 		}
 	}, 10*time.Second, 10*time.Millisecond)
 	require.True(t, apierrors.IsForbidden(runErr), "%v", runErr)
+	// It names the resource that failed and why. (Whether the Cluster cache had synced by
+	// then depends on scheduling, so the test does not say.)
 	require.ErrorContains(t, runErr, "secrets in fedkit-system")
-	require.NotContains(t, runErr.Error(), "clusters.core", "the Cluster cache synced")
+	require.ErrorContains(t, runErr, "RBAC: list not allowed")
 }
