@@ -5,10 +5,12 @@ import (
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fedkit/fedkit/federation"
@@ -67,6 +69,18 @@ type informerCache struct {
 	lastErr error
 }
 
+func (ic *informerCache) err() error {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	return ic.lastErr
+}
+
+// definitive reports a list failure that retrying will not change soon: the member does not
+// serve the resource, or does not let the federation read it.
+func definitive(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsMethodNotSupported(err)
+}
+
 func (ic *informerCache) setErr(err error) {
 	ic.mu.Lock()
 	ic.lastErr = err
@@ -78,13 +92,17 @@ func (ic *informerCache) waitForSync(ctx context.Context, op string) error {
 	if ic.inf.HasSynced() {
 		return nil
 	}
-	if cache.WaitForCacheSync(ctx.Done(), ic.inf.HasSynced) {
+	// Wait for the first list, unless the member has answered in a way that waiting will not
+	// change soon: it does not serve the resource (its CRD is not installed), or refuses it.
+	// The reader then fails at once with that answer, as a live read would, instead of
+	// holding the caller until its deadline; the informer keeps retrying meanwhile.
+	_ = wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return ic.inf.HasSynced() || definitive(ic.err()), nil
+	})
+	if ic.inf.HasSynced() {
 		return nil
 	}
-	ic.mu.Lock()
-	last := ic.lastErr
-	ic.mu.Unlock()
-	if last != nil {
+	if last := ic.err(); last != nil {
 		return wrapErr(op+": cache not synced", last)
 	}
 	return fmt.Errorf("kube: %s: cache not synced: %w", op, ctx.Err())

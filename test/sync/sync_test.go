@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -266,3 +267,54 @@ func TestSyncOnRealServers(t *testing.T) {
 		}
 	})
 }
+
+// TestTypeNotServedOnRealServers: a member without the target type's CRD answers 404; its
+// cached reader fails at once instead of waiting for a list that cannot succeed, the cluster
+// reports TypeNotServed, and the other member gets its object.
+func TestTypeNotServedOnRealServers(t *testing.T) {
+	f := start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	widgets := federation.NewTypeConfig(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, "widgets", true, "")
+	fedCRD, err := federation.CRDFor(widgets)
+	require.NoError(t, err)
+	require.NoError(t, conformance.InstallCRDs(ctx, f.host, fedCRD))
+	memberCRD := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr(true)}}}},
+		},
+	}
+	require.NoError(t, conformance.InstallCRDs(ctx, f.members["m1"], memberCRD)) // m2 does not serve widgets
+	create(t, f.host, widgets.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedWidget
+metadata: {name: gadget, namespace: shop}
+spec:
+  template: {spec: {size: 3}}
+  placement: {clusters: [{name: m1}, {name: m2}]}
+`)
+	s, err := fedsync.New(f.host, f.set, widgets, fedsync.Options{})
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = s.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "gadget"})
+	require.NoError(t, err)
+	t.Logf("one pass with a member that does not serve the type took %s", time.Since(start).Round(time.Millisecond))
+	u, err := f.host.Get(ctx, widgets.FederatedGVR(), "shop", "gadget")
+	require.NoError(t, err)
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, c := range obj.Status.Clusters {
+		got[c.Name] = c.Propagation
+	}
+	require.Equal(t, map[string]string{"m1": "", "m2": fedsync.ReasonTypeNotServed}, got)
+	_, err = f.members["m1"].Get(ctx, widgets.TargetGVR(), "shop", "gadget")
+	require.NoError(t, err)
+}
+
+func ptr[T any](v T) *T { return &v }
