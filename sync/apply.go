@@ -81,6 +81,13 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)
 		}
+		if ch.Action == ActionCreate || (ch.Action == ActionUpdate && !managedBy(ch.Live, identityOr(in.Identity))) {
+			// Before the first object of this type goes to the cluster (created or adopted),
+			// the Cluster is held: it may not leave the federation before sync cleaned up.
+			if err := s.holdCluster(ctx, ch.Cluster); err != nil {
+				return s.failed(in, ch, err)
+			}
+		}
 		s.writing(key, ch.Cluster, true)
 		stored, err := s.write(ctx, client, ch)
 		if err == nil {
@@ -250,7 +257,7 @@ func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
 		r = renderOne(in, ch.Cluster, ms.Object)
 	}
 	orphan := in.Object.GetAnnotations()[federation.OrphanAnnotation] == "true"
-	return decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphan)
+	return decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan))
 }
 
 // retryable joins the errors of the results a retry may fix, as ClusterErrors.

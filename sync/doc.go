@@ -86,6 +86,18 @@
 // removed anyway and what may have been left behind is reported in a MembersLeftBehind
 // event and the log.
 //
+// # Clusters leaving the federation
+//
+// Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
+// on the Cluster. When the Cluster is deleted, every federated object's pass treats the
+// cluster as no longer placed and orphans its object there (the default, [RemovalOrphan]:
+// removing a cluster from the federation never stops its workloads) or deletes it
+// ([RemovalDelete], Options.ClusterRemoval); [Syncer.ReconcileCluster], which Run calls for
+// Cluster changes, removes the finalizer once nothing of the Syncer's is left in the cluster,
+// or after Options.DeletionTimeout with a MembersLeftBehind event if the cluster cannot be
+// reached. Every Syncer that ever placed objects in a cluster must be running for its Cluster
+// to go away, as with any finalizer.
+//
 // # Status
 //
 // Sync writes its own fields only, and only when they changed: status.clusters[] entries'

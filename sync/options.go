@@ -27,6 +27,19 @@ const (
 	ConflictAdopt ConflictPolicy = "Adopt"
 )
 
+// ClusterRemovalPolicy says what sync does with its member objects in a cluster whose Cluster
+// object is deleted (the cluster leaves the federation).
+type ClusterRemovalPolicy string
+
+const (
+	// RemovalOrphan leaves the objects running in the cluster, without the federation's
+	// labels and annotations (the default: removing a cluster from the federation never
+	// stops its workloads).
+	RemovalOrphan ClusterRemovalPolicy = "Orphan"
+	// RemovalDelete deletes them.
+	RemovalDelete ClusterRemovalPolicy = "Delete"
+)
+
 // EventRecorder records Kubernetes events about federated objects. client-go's
 // record.EventRecorder satisfies it; nil records none.
 type EventRecorder interface {
@@ -58,6 +71,12 @@ type Options struct {
 	// federation.AdoptAnnotation: "true" on a federated object adopts whatever the policy.
 	// Default: ConflictAbort.
 	Conflict ConflictPolicy
+
+	// ClusterRemoval is what happens to the member objects in a cluster whose Cluster object
+	// is deleted. Sync holds the Cluster with a finalizer (ClusterFinalizer) while it has
+	// objects there, cleans up, then releases it; a cluster that cannot be reached holds it at
+	// most DeletionTimeout. Default: RemovalOrphan.
+	ClusterRemoval ClusterRemovalPolicy
 
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
@@ -131,6 +150,13 @@ func (o *Options) complete() error {
 	default:
 		return fmt.Errorf("unknown conflict policy %q (want %s or %s)", o.Conflict, ConflictAbort, ConflictAdopt)
 	}
+	switch o.ClusterRemoval {
+	case "":
+		o.ClusterRemoval = RemovalOrphan
+	case RemovalOrphan, RemovalDelete:
+	default:
+		return fmt.Errorf("unknown cluster removal policy %q (want %s or %s)", o.ClusterRemoval, RemovalOrphan, RemovalDelete)
+	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
@@ -198,6 +224,9 @@ type Syncer struct {
 	// resourceVersion.
 	decodedObjects map[federation.Key]*federation.FederatedObject
 
+	// held remembers the clusters found to carry this Syncer's ClusterFinalizer.
+	held map[string]bool
+
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
 	decoded   map[string]*federation.Cluster
@@ -237,5 +266,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
+		held:           map[string]bool{},
 	}, nil
 }

@@ -147,6 +147,9 @@ type PlanInput struct {
 	Adopt bool
 	// Renderer renders member objects; nil uses the default retention table.
 	Renderer *override.Renderer
+	// ClusterRemoval says what happens to the member objects in a cluster whose Cluster is
+	// being deleted: orphaned ("" or RemovalOrphan) or deleted (RemovalDelete).
+	ClusterRemoval ClusterRemovalPolicy
 }
 
 // Targets is where a federated object goes: the clusters and their replicas.
@@ -173,6 +176,21 @@ type Targets struct {
 // wrapping placement.ErrInvalidPlacement.
 func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) (Targets, error) {
 	t := Targets{Replicas: map[string]*int64{}}
+	// A Cluster being deleted is leaving the federation: nothing is placed there any more.
+	leaving := map[string]bool{}
+	staying := clusters
+	for i := range clusters {
+		if clusters[i].DeletionTimestamp != nil {
+			if len(leaving) == 0 {
+				staying = make([]federation.Cluster, 0, len(clusters))
+				staying = append(staying, clusters[:i]...)
+			}
+			leaving[clusters[i].Name] = true
+		} else if len(leaving) > 0 {
+			staying = append(staying, clusters[i])
+		}
+	}
+	clusters = staying
 	d, err := placement.Evaluate(obj.Spec.Placement, clusters)
 	switch {
 	case errors.Is(err, placement.ErrUnsatisfiable):
@@ -189,6 +207,9 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 		t.Scheduled = true
 		ready := readyClusters(clusters)
 		for _, c := range s.Clusters {
+			if leaving[c.Name] {
+				continue
+			}
 			if !ready[c.Name] {
 				if !slices.Contains(t.NotReady, c.Name) {
 					t.NotReady = append(t.NotReady, c.Name)
@@ -316,12 +337,27 @@ func planFor(in PlanInput, t Targets) []Change {
 		if !placed[name] {
 			r = rendered{}
 		}
-		ch = decideMember(ch, ms, r, identity, in.Adopt, deleting, orphan)
+		ch = decideMember(ch, ms, r, identity, in.Adopt, deleting, orphanIn(in, name, orphan))
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
 			out = append(out, ch)
 		}
 	}
 	return out
+}
+
+// orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
+// it goes: the federated object asks for it (orphan), or the cluster is leaving the federation
+// and the policy keeps what runs there.
+func orphanIn(in PlanInput, cluster string, orphan bool) bool {
+	if orphan {
+		return true
+	}
+	for i := range in.Clusters {
+		if in.Clusters[i].Name == cluster {
+			return in.Clusters[i].DeletionTimestamp != nil && in.ClusterRemoval != RemovalDelete
+		}
+	}
+	return false
 }
 
 // rendered is one cluster's render.

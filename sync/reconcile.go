@@ -123,6 +123,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
+		ClusterRemoval: s.opts.ClusterRemoval,
 	}
 	in.Members = s.readMembers(ctx, fed, clusters, targets, inputKeys(in, targets))
 	changes := planFor(in, targets)
@@ -200,9 +201,9 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 	// Run's reader says when its cache of Clusters has not changed since the last List.
 	rv, versioned := "", false
 	if vr, ok := r.(interface {
-		ResourceVersion(schema.GroupVersionResource, string) (string, bool)
+		CacheVersion(schema.GroupVersionResource, string) (string, bool)
 	}); ok {
-		rv, versioned = vr.ResourceVersion(federation.ClusterGVR, "")
+		rv, versioned = vr.CacheVersion(federation.ClusterGVR, "")
 	}
 	s.clusterMu.Lock()
 	if versioned && rv != "" && rv == s.clustersRV && s.clusterList != nil {
@@ -241,7 +242,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 	}
 	s.clusterList, s.clustersRV = slices.Clone(out), ""
 	if versioned {
-		s.clustersRV = list.GetResourceVersion()
+		s.clustersRV = rv // the version taken before the List (see loop's CacheVersion)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	gosync "sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -60,10 +61,39 @@ func (s *Syncer) Run(ctx context.Context) error {
 		})
 		defer remove()
 	}
+	// A second, small loop over the Clusters releases the ones leaving the federation
+	// (ReconcileCluster) once the objects' passes have cleaned up there.
+	cl, err := loop.New(s.host, []loop.Source{{GVR: federation.ClusterGVR}}, loop.Options{
+		Name:             "sync/" + s.typ.Federated.Kind + "/clusters",
+		Workers:          1,
+		Clock:            s.opts.Clock,
+		Logger:           s.opts.Logger,
+		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg gosync.WaitGroup
+	defer wg.Wait()
+	clusterErr := make(chan error, 1)
+	wg.Go(func() {
+		cached := cl.Reader()
+		clusterErr <- cl.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return s.reconcileCluster(ctx, key, cached)
+		}))
+		cancel() // one loop failing to start stops the other
+	})
 	cached := l.Reader()
 	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		return s.reconcileWith(ctx, key, cached)
 	}))
+	cancel()
+	wg.Wait()
+	if err == nil {
+		err = <-clusterErr
+	}
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

@@ -102,3 +102,15 @@ func TestRunFailsWithoutTheFederatedCRD(t *testing.T) {
 	err = s.Run(context.Background())
 	require.ErrorContains(t, err, "federateddeployments")
 }
+
+func TestRunReleasesALeavingCluster(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{ClusterRemoval: fedsync.RemovalDelete})
+	stop := e.running(t)
+	defer func() { require.NoError(t, stop()) }()
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	eventually(t, func() bool { return e.member(t, "azure") != nil }, "propagated")
+	e.leave(t, "azure")
+	eventually(t, func() bool { return e.member(t, "azure") == nil }, "deleted from the leaving cluster")
+	eventually(t, func() bool { return e.clusterGone(t, "azure") }, "the Cluster released")
+}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -211,14 +213,36 @@ func indexFor(inf cache.SharedIndexInformer, sel labels.Selector) (string, strin
 	return "", "", false
 }
 
-// ResourceVersion returns the resourceVersion of the loop's cache of gvr in namespace (the
-// last one its informer saw), and false when reads of it are not served from a cache. A reader
-// that keeps something derived from a List (decoded objects) can skip the List, and the copies
-// it makes, while this has not changed.
-func (r reader) ResourceVersion(gvr schema.GroupVersionResource, namespace string) (string, bool) {
+// CacheVersion returns a version of what the loop's cache of gvr in namespace holds: it
+// changes whenever an object is added, changed or removed there. ok is false when reads of it
+// are not served from a cache. A reader that keeps something derived from a List (decoded
+// objects) can skip the List, and the copies it makes, while this has not changed. Compute it
+// before the List: a version never comes back, so a List that is newer than the version it is
+// kept under only costs a List more.
+//
+// It is computed from the stored objects' keys and resourceVersions, not from the informer's
+// last seen resourceVersion, which moves before the store does.
+func (r reader) CacheVersion(gvr schema.GroupVersionResource, namespace string) (string, bool) {
 	inf := r.l.cacheFor(gvr, namespace, nil)
 	if inf == nil {
 		return "", false
 	}
-	return inf.LastSyncResourceVersion(), true
+	h := fnv.New64a()
+	var items []any
+	if namespace == "" {
+		items = inf.GetStore().List()
+	} else {
+		items, _ = inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	}
+	keys := make([]string, 0, len(items))
+	for _, o := range items {
+		u := o.(*unstructured.Unstructured)
+		keys = append(keys, u.GetNamespace()+"/"+u.GetName()+"@"+u.GetResourceVersion())
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		_, _ = h.Write([]byte(k))
+		_, _ = h.Write([]byte{0})
+	}
+	return strconv.FormatUint(h.Sum64(), 36) + "/" + strconv.Itoa(len(keys)), true
 }

@@ -1,0 +1,159 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Clusters leaving the federation. A Syncer puts its ClusterFinalizer on a Cluster the first
+// time it creates (or adopts) an object there. When the Cluster is deleted, every federated
+// object's pass treats the cluster as no longer placed and orphans or deletes its object
+// there (Options.ClusterRemoval); ReconcileCluster releases the Cluster once none of the
+// Syncer's objects is left in it, or after Options.DeletionTimeout if the cluster cannot be
+// cleaned (unreachable), with an event. Without the finalizer a client like kube.ClusterSet
+// would drop the cluster's client with the Cluster, and the objects would be left behind
+// unnoticed.
+
+// clusterRecheck is how soon a Cluster waiting for its cleanup is looked at again.
+const clusterRecheck = 5 * time.Second
+
+// ClusterFinalizer is the finalizer a Syncer of typ puts on the Clusters it has objects in.
+func ClusterFinalizer(typ federation.TypeConfig) string {
+	return "federation.k8s.io/sync-" + typ.FederatedResource
+}
+
+// errClusterLeaving is returned by holdCluster for a Cluster that is being deleted or gone.
+var errClusterLeaving = errors.New("the cluster is leaving the federation")
+
+// holdCluster makes sure the Cluster carries this Syncer's finalizer before sync creates (or
+// adopts) its first object there, so the cluster cannot leave without sync cleaning up. A
+// Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving.
+func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
+	s.mu.Lock()
+	held := s.held[cluster]
+	s.mu.Unlock()
+	if held {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		u, err := s.host.Get(ctx, federation.ClusterGVR, "", cluster)
+		switch {
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("hold Cluster %s: %w", cluster, errClusterLeaving)
+		case err != nil:
+			return fmt.Errorf("hold Cluster %s: %w", cluster, err)
+		case u.GetDeletionTimestamp() != nil:
+			return fmt.Errorf("hold Cluster %s: %w", cluster, errClusterLeaving)
+		}
+		if !slices.Contains(u.GetFinalizers(), ClusterFinalizer(s.typ)) {
+			_, err = s.patchFinalizers(ctx, u, append(slices.Clone(u.GetFinalizers()), ClusterFinalizer(s.typ)))
+			if apierrors.IsConflict(err) && attempt < s.opts.ConflictRetries {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("hold Cluster %s: %w", cluster, err)
+			}
+		}
+		s.mu.Lock()
+		s.held[cluster] = true
+		s.mu.Unlock()
+		return nil
+	}
+}
+
+// ReconcileCluster is the pass over one Cluster (key.Name) that Run makes when a Cluster
+// changes: when the Cluster is being deleted and carries this Syncer's ClusterFinalizer, it
+// removes the finalizer once no object this Syncer manages is left in the cluster (each
+// federated object's own pass orphans or deletes its object there, Options.ClusterRemoval),
+// or once Options.DeletionTimeout has passed since the deletion, reporting what was left
+// behind. An embedder driving Reconcile from its own queue calls it for Cluster changes too.
+func (s *Syncer) ReconcileCluster(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return s.reconcileCluster(ctx, key, s.host)
+}
+
+func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, error) {
+	u, err := r.Get(ctx, federation.ClusterGVR, "", key.Name)
+	if apierrors.IsNotFound(err) {
+		s.mu.Lock()
+		delete(s.held, key.Name)
+		s.mu.Unlock()
+		s.limits.forget(key.Name)
+		return federation.Result{}, nil
+	}
+	if err != nil {
+		return federation.Result{}, fmt.Errorf("sync: get Cluster %s: %w", key.Name, err)
+	}
+	fin := ClusterFinalizer(s.typ)
+	if u.GetDeletionTimestamp() == nil || !slices.Contains(u.GetFinalizers(), fin) {
+		return federation.Result{}, nil
+	}
+	left, err := s.managedIn(ctx, key.Name)
+	if err == nil && left == 0 {
+		return federation.Result{}, s.releaseCluster(ctx, u, "")
+	}
+	if waited := s.opts.Clock.Since(u.GetDeletionTimestamp().Time); waited >= s.opts.DeletionTimeout {
+		why := fmt.Sprintf("%d object(s) left", left)
+		if err != nil {
+			why = err.Error()
+		}
+		return federation.Result{}, s.releaseCluster(ctx, u, why)
+	}
+	return federation.Result{RequeueAfter: clusterRecheck}, nil
+}
+
+// managedIn counts the objects of the Syncer's type that it manages in cluster.
+func (s *Syncer) managedIn(ctx context.Context, cluster string) (int, error) {
+	var reader federation.Reader
+	if mc, ok := s.clusters.(federation.MemberCache); ok {
+		if r, err := mc.CachedReader(cluster, s.typ.TargetGVR()); err == nil {
+			reader = r
+		}
+	}
+	if reader == nil {
+		c, err := s.clusters.Client(cluster)
+		if err != nil {
+			return 0, err
+		}
+		reader = c
+	}
+	list, err := reader.List(ctx, s.typ.TargetGVR(), "", metav1.ListOptions{LabelSelector: federation.ManagedByLabel + "=" + s.opts.Identity})
+	if err != nil {
+		return 0, err
+	}
+	return len(list.Items), nil
+}
+
+// releaseCluster removes the finalizer; a non-empty leftBehind is reported as an event.
+func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructured, leftBehind string) error {
+	if leftBehind != "" {
+		s.event(u, eventWarning, "MembersLeftBehind", "cluster %q left the federation after %s with its %s not cleaned up: %s",
+			u.GetName(), s.opts.DeletionTimeout, s.typ.Target.Kind, leftBehind)
+	}
+	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == ClusterFinalizer(s.typ) })
+	if _, err := s.patchFinalizers(ctx, u, fins); err != nil {
+		return fmt.Errorf("sync: release Cluster %s: %w", u.GetName(), err)
+	}
+	s.mu.Lock()
+	delete(s.held, u.GetName())
+	s.mu.Unlock()
+	return nil
+}
+
+// patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.
+func (s *Syncer) patchFinalizers(ctx context.Context, u *unstructured.Unstructured, fins []string) (*unstructured.Unstructured, error) {
+	data, err := jsonMarshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "finalizers": fins}})
+	if err != nil {
+		return nil, err
+	}
+	return s.host.Patch(ctx, federation.ClusterGVR, "", u.GetName(), types.MergePatchType, data)
+}

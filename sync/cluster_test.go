@@ -1,0 +1,81 @@
+package sync_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// leave deletes the Cluster azure from the host, as an operator removing it from the
+// federation would.
+func (e *env) leave(t *testing.T, name string) {
+	t.Helper()
+	require.NoError(t, e.host.Delete(ctx, federation.ClusterGVR, "", name, deleteOpts()))
+}
+
+func (e *env) clusterGone(t *testing.T, name string) bool {
+	t.Helper()
+	_, err := e.host.Peek(federation.ClusterGVR, "", name)
+	return apierrors.IsNotFound(err)
+}
+
+func TestClusterLeavingOrphansByDefault(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	c, err := e.host.Peek(federation.ClusterGVR, "", "azure")
+	require.NoError(t, err)
+	require.Contains(t, c.GetFinalizers(), fedsync.ClusterFinalizer(e.typ), "sync holds a cluster it has objects in")
+
+	e.leave(t, "azure")
+	require.False(t, e.clusterGone(t, "azure"), "held until sync has cleaned up")
+	res, err := e.s.ReconcileCluster(ctx, federation.Key{Name: "azure"})
+	require.NoError(t, err)
+	require.Positive(t, res.RequeueAfter, "the object is still managed there")
+
+	e.reconcile(t) // the object's pass orphans it
+	m := e.member(t, "azure")
+	require.NotNil(t, m, "orphaned, not deleted")
+	require.NotContains(t, m.GetLabels(), federation.ManagedByLabel)
+	require.NotContains(t, propagation(e.fed(t)), "azure")
+	require.Equal(t, "True", string(propagated(e.fed(t)).Status), "the remaining clusters are all in sync")
+
+	_, err = e.s.ReconcileCluster(ctx, federation.Key{Name: "azure"})
+	require.NoError(t, err)
+	require.True(t, e.clusterGone(t, "azure"), "released once nothing of sync's is left there")
+}
+
+func TestClusterLeavingWithDeletePolicy(t *testing.T) {
+	e := newEnv(t, fedsync.Options{ClusterRemoval: fedsync.RemovalDelete})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	e.leave(t, "azure")
+	e.reconcile(t)
+	require.Nil(t, e.member(t, "azure"))
+	_, err := e.s.ReconcileCluster(ctx, federation.Key{Name: "azure"})
+	require.NoError(t, err)
+	require.True(t, e.clusterGone(t, "azure"))
+}
+
+func TestUnreachableClusterLeavingIsReleasedAfterTheTimeout(t *testing.T) {
+	e := newEnv(t, fedsync.Options{DeletionTimeout: 10 * time.Minute})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	require.NoError(t, e.fleet.Partition("azure"))
+	e.leave(t, "azure")
+	_, _ = e.s.Reconcile(ctx, key) // cannot reach azure
+	_, err := e.s.ReconcileCluster(ctx, federation.Key{Name: "azure"})
+	require.NoError(t, err)
+	require.False(t, e.clusterGone(t, "azure"))
+	e.clock.Step(10 * time.Minute)
+	_, err = e.s.ReconcileCluster(ctx, federation.Key{Name: "azure"})
+	require.NoError(t, err)
+	require.True(t, e.clusterGone(t, "azure"), "released after the timeout")
+	events := e.events.list()
+	require.Contains(t, events[len(events)-1], "MembersLeftBehind")
+}
