@@ -86,6 +86,7 @@ func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r fed
 	if apierrors.IsNotFound(err) {
 		s.mu.Lock()
 		delete(s.held, key.Name)
+		delete(s.leaving, key.Name)
 		s.mu.Unlock()
 		s.limits.forget(key.Name)
 		return federation.Result{}, nil
@@ -97,6 +98,9 @@ func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r fed
 	if u.GetDeletionTimestamp() == nil || !slices.Contains(u.GetFinalizers(), fin) {
 		return federation.Result{}, nil
 	}
+	s.mu.Lock()
+	s.leaving[key.Name] = true // member changes there now bring the Cluster back (see Run)
+	s.mu.Unlock()
 	left, err := s.managedIn(ctx, key.Name)
 	if err == nil && left == 0 {
 		return federation.Result{}, s.releaseCluster(ctx, u, "")
@@ -145,8 +149,16 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 	}
 	s.mu.Lock()
 	delete(s.held, u.GetName())
+	delete(s.leaving, u.GetName())
 	s.mu.Unlock()
 	return nil
+}
+
+// isLeaving reports whether cluster is being deleted and waits for sync's cleanup.
+func (s *Syncer) isLeaving(cluster string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaving[cluster]
 }
 
 // patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.

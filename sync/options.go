@@ -224,8 +224,9 @@ type Syncer struct {
 	// resourceVersion.
 	decodedObjects map[federation.Key]*federation.FederatedObject
 
-	// held remembers the clusters found to carry this Syncer's ClusterFinalizer.
-	held map[string]bool
+	// held remembers the clusters found to carry this Syncer's ClusterFinalizer; leaving,
+	// those being deleted that wait for sync's cleanup.
+	held, leaving map[string]bool
 
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
@@ -267,5 +268,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		revisions:      map[federation.Key]revisionMemo{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
 		held:           map[string]bool{},
+		leaving:        map[string]bool{},
 	}, nil
 }

@@ -48,19 +48,6 @@ func (s *Syncer) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	if mc, ok := s.clusters.(federation.MemberCache); ok {
-		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
-			key, ok := s.ownerOfMember(obj)
-			if !ok {
-				return
-			}
-			if s.ownWrite(key, cluster, obj.GetResourceVersion()) {
-				return // sync's own write: nothing to react to
-			}
-			l.Enqueue(key)
-		})
-		defer remove()
-	}
 	// A second, small loop over the Clusters releases the ones leaving the federation
 	// (ReconcileCluster) once the objects' passes have cleaned up there.
 	cl, err := loop.New(s.host, []loop.Source{{GVR: federation.ClusterGVR}}, loop.Options{
@@ -72,6 +59,22 @@ func (s *Syncer) Run(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
+	}
+	if mc, ok := s.clusters.(federation.MemberCache); ok {
+		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
+			if s.isLeaving(cluster) {
+				cl.Enqueue(federation.Key{Name: cluster}) // perhaps the last object there went
+			}
+			key, ok := s.ownerOfMember(obj)
+			if !ok {
+				return
+			}
+			if s.ownWrite(key, cluster, obj.GetResourceVersion()) {
+				return // sync's own write: nothing to react to
+			}
+			l.Enqueue(key)
+		})
+		defer remove()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
