@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -96,8 +97,14 @@ func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
 
 func TestRunFailsWithoutTheFederatedCRD(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	host := fake.NewCluster("host") // serves no fedkit CRD
-	s, err := fedsync.New(host, fake.NewFleet(), federation.DeploymentType, fedsync.Options{CacheSyncTimeout: time.Millisecond})
+	host := fake.NewCluster("host") // serves the Cluster CRD only, not FederatedDeployment's
+	crd, err := federation.ClusterCRD()
+	require.NoError(t, err)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	_, err = host.Create(context.Background(), crds, &unstructured.Unstructured{Object: m})
+	require.NoError(t, err)
+	s, err := fedsync.New(host, fake.NewFleet(), federation.DeploymentType, fedsync.Options{CacheSyncTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	err = s.Run(context.Background())
 	require.ErrorContains(t, err, "federateddeployments")

@@ -290,10 +290,14 @@ func TestTypeNotServedOnRealServers(t *testing.T) {
 		},
 	}
 	require.NoError(t, conformance.InstallCRDs(ctx, f.members["m1"], memberCRD)) // m2 does not serve widgets
+	// Its own namespace: the first test's namespace is terminating in the members (sync
+	// deleted the namespace it had created, and testenv runs no namespace controller to
+	// finish that).
+	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: gadgets}}`)
 	create(t, f.host, widgets.FederatedGVR(), `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedWidget
-metadata: {name: gadget, namespace: shop}
+metadata: {name: gadget, namespace: gadgets}
 spec:
   template: {spec: {size: 3}}
   placement: {clusters: [{name: m1}, {name: m2}]}
@@ -301,10 +305,10 @@ spec:
 	s, err := fedsync.New(f.host, f.set, widgets, fedsync.Options{})
 	require.NoError(t, err)
 	start := time.Now()
-	_, err = s.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "gadget"})
+	_, err = s.Reconcile(ctx, federation.Key{Namespace: "gadgets", Name: "gadget"})
 	require.NoError(t, err)
 	t.Logf("one pass with a member that does not serve the type took %s", time.Since(start).Round(time.Millisecond))
-	u, err := f.host.Get(ctx, widgets.FederatedGVR(), "shop", "gadget")
+	u, err := f.host.Get(ctx, widgets.FederatedGVR(), "gadgets", "gadget")
 	require.NoError(t, err)
 	obj, err := federation.FederatedObjectFromUnstructured(u)
 	require.NoError(t, err)
@@ -313,7 +317,7 @@ spec:
 		got[c.Name] = c.Propagation
 	}
 	require.Equal(t, map[string]string{"m1": "", "m2": fedsync.ReasonTypeNotServed}, got)
-	_, err = f.members["m1"].Get(ctx, widgets.TargetGVR(), "shop", "gadget")
+	_, err = f.members["m1"].Get(ctx, widgets.TargetGVR(), "gadgets", "gadget")
 	require.NoError(t, err)
 }
 
