@@ -114,7 +114,7 @@ func TestCRDFor(t *testing.T) {
 	require.ErrorIs(t, err, federation.ErrUnknownType)
 }
 
-// TestDesignYAML decodes the YAML shapes from DESIGN.md strictly (an unknown or misspelled
+// TestDesignYAML decodes the contract YAML shapes (ARCHITECTURE.md) strictly (an unknown or misspelled
 // field fails) and round-trips them through unstructured.
 func TestDesignYAML(t *testing.T) {
 	data, err := os.ReadFile("testdata/design.yaml")
