@@ -23,19 +23,21 @@ var allowedImports = map[string][]string{
 	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":       {"federation", "internal/labelselector"},
 	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"dnsrecord":       {"federation", "internal/loop", "internal/metrics"},
-	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics"},
-	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics"},
-	"status":          {"federation", "internal/loop", "internal/metrics"},
+	"dnsrecord":       {"federation", "internal/loop", "internal/metrics", "internal/condition"},
+	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics", "internal/condition"},
+	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition"},
+	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
-	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics"},
+	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition"},
 	"internal/loop":   {"federation"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops).
 	"internal/metrics": nil,
-	"internal/tools":   nil,
-	"internal/testenv": {"federation"},
+	// internal/condition: setting a condition and bounding its message, for every loop.
+	"internal/condition": nil,
+	"internal/tools":     nil,
+	"internal/testenv":   {"federation"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
@@ -55,6 +57,7 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
+	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/labelselector": {"federation", "placement", "override"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // reconcileIngress is one pass over the IngressDNSRecord of key. It reports whether the
@@ -55,7 +56,7 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 	if err != nil {
 		return true, outcomeError, err
 	}
-	next.Status.Conditions = setCondition(rec.Status.Conditions, p.condition(rec.Generation), c.opts.Clock.Now())
+	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, p.condition(rec.Generation), c.opts.Clock.Now())
 	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
 		if err := c.updateStatus(ctx, IngressDNSRecordGVR, u, &next.Status); err != nil {
 			return true, outcomeError, err

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // Reasons of the Ready condition of ServiceDNSRecords and IngressDNSRecords.
@@ -46,9 +44,6 @@ const (
 	outcomeDeleted   = "deleted"
 	outcomeError     = "error"
 )
-
-// maxMessage bounds condition messages well below the API's 32768-byte limit.
-const maxMessage = 4096
 
 // Reconcile makes one pass over the ServiceDNSRecord and the IngressDNSRecord of key (either,
 // both or neither may exist): for each it reads the Clusters, the member objects of the Ready
@@ -122,31 +117,7 @@ func condition(generation int64, ok bool, reason, message string) metav1.Conditi
 		Type:               federation.ConditionReady,
 		Status:             status,
 		Reason:             reason,
-		Message:            truncate(message),
+		Message:            fedcond.Truncate(message, fedcond.MaxMessage),
 		ObservedGeneration: generation,
 	}
-}
-
-// setCondition returns a copy of conds with cond set, its transition time kept when its
-// status did not change and now otherwise (to the second, as the API stores it).
-func setCondition(conds []metav1.Condition, cond metav1.Condition, now time.Time) []metav1.Condition {
-	out := append([]metav1.Condition(nil), conds...)
-	if prev := meta.FindStatusCondition(out, cond.Type); prev != nil && prev.Status == cond.Status {
-		cond.LastTransitionTime = prev.LastTransitionTime
-	} else {
-		cond.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
-	}
-	meta.SetStatusCondition(&out, cond)
-	return out
-}
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage - len(" ...")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut-- // do not split a UTF-8 sequence
-	}
-	return strings.TrimSpace(s[:cut]) + " ..."
 }

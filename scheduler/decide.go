@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -35,13 +36,13 @@ func (d decision) condition(generation int64, placeErr error) metav1.Condition {
 		Type:               federation.ConditionScheduled,
 		Status:             metav1.ConditionTrue,
 		Reason:             ReasonScheduled,
-		Message:            truncate(d.message),
+		Message:            fedcond.Truncate(d.message, fedcond.MaxMessage),
 		ObservedGeneration: generation,
 	}
 	switch {
 	case placeErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonUnsatisfiable
-		c.Message = truncate(placeErr.Error() + "; " + d.message)
+		c.Message = fedcond.Truncate(placeErr.Error()+"; "+d.message, fedcond.MaxMessage)
 	case d.noClusters || d.unplaced > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonUnschedulable
 	}

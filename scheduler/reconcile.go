@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // Reasons of the Scheduled condition.
@@ -33,9 +33,6 @@ const (
 	// invalid (replicas negative or not an integer, a pod template that does not decode).
 	ReasonInvalidObject = "InvalidObject"
 )
-
-// maxMessage bounds condition messages well below the API's 32768-byte limit.
-const maxMessage = 4096
 
 // Reconcile schedules one federated object: it reads the object, its
 // ReplicaSchedulingPreference (same namespace and name, when its targetKind is this type) and
@@ -167,7 +164,7 @@ func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, r
 		Type:               federation.ConditionScheduled,
 		Status:             metav1.ConditionFalse,
 		Reason:             reason,
-		Message:            truncate(cause.Error()),
+		Message:            fedcond.Truncate(cause.Error(), fedcond.MaxMessage),
 		ObservedGeneration: u.GetGeneration(),
 	}
 	if _, err := s.write(ctx, u, nil, cond); err != nil {
@@ -226,16 +223,3 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 	}
 	return out, nil
 }
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage - len(" ...")
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + " ..."
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

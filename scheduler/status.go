@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // write sets status.schedule (unless schedule is nil: keep what is there) and the Scheduled
@@ -27,13 +27,7 @@ func (s *Scheduler) write(ctx context.Context, u *unstructured.Unstructured, sch
 		// A status that does not decode is replaced field by field below.
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(status, &old)
 	}
-	conditions := append([]metav1.Condition(nil), old.Conditions...)
-	if prev := meta.FindStatusCondition(conditions, cond.Type); prev != nil && prev.Status == cond.Status {
-		cond.LastTransitionTime = prev.LastTransitionTime
-	} else {
-		cond.LastTransitionTime = metav1.NewTime(s.opts.Clock.Now().Truncate(1e9))
-	}
-	changedCond := meta.SetStatusCondition(&conditions, cond)
+	conditions, changedCond := fedcond.Set(old.Conditions, cond, s.opts.Clock.Now())
 	changedSchedule := schedule != nil && !apiequality.Semantic.DeepEqual(old.Schedule, schedule)
 	if !changedCond && !changedSchedule {
 		return false, nil

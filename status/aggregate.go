@@ -10,10 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
-
-// maxMessage bounds condition messages well below the API's 32768-byte limit.
-const maxMessage = 4096
 
 // Member is what the Collector knows about one placed cluster when it aggregates.
 type Member struct {
@@ -228,7 +226,7 @@ func readyCondition(placed, fresh int, quorum bool, notReady, stale []string, ge
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonReady
 		c.Message = fmt.Sprintf("ready in %d of %d placed clusters", fresh, placed)
 	}
-	c.Message = truncate(c.Message)
+	c.Message = fedcond.Truncate(c.Message, fedcond.MaxMessage)
 	return c
 }
 
@@ -270,16 +268,4 @@ func cmpOr(s, fallback string) string {
 		return fallback
 	}
 	return s
-}
-
-// truncate cuts s to maxMessage bytes on a UTF-8 boundary, marking the cut.
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage - len(" ...")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + " ..."
 }

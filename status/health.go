@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // probeKind is how one probe ended.
@@ -72,7 +73,7 @@ func decideHealth(prev []metav1.Condition, s probeState, r probeResult, failureT
 			probeNotReady: ReasonClusterNotReady, probeUnreachable: ReasonClusterUnreachable, probeNoClient: ReasonClientUnavailable,
 		}[r.kind]
 		h.ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: reason,
-			Message: truncate(fmt.Sprintf("%d probes in a row failed: %s", failureThreshold, r.err))}
+			Message: fedcond.Truncate(fmt.Sprintf("%d probes in a row failed: %s", failureThreshold, r.err), fedcond.MaxMessage)}
 		if old != nil && old.Status == metav1.ConditionFalse && old.Reason == reason {
 			h.ready.Message = old.Message
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // result is what carrying out one Change came to.
@@ -209,7 +210,7 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 // whether a retry could help.
 func (s *Syncer) failed(in PlanInput, ch Change, err error) result {
 	res := result{Change: ch, err: err, transient: true}
-	msg := truncate(fmt.Sprintf("cluster %q: %v", ch.Cluster, err))
+	msg := fedcond.Truncate(fmt.Sprintf("cluster %q: %v", ch.Cluster, err), maxMessage)
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		res.Reason = ReasonClusterUnreachable

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 )
@@ -528,7 +529,7 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 	}
 	if r.err != nil {
 		ch.Reason = ReasonRenderFailed
-		ch.Message = truncate(r.err.Error())
+		ch.Message = fedcond.Truncate(r.err.Error(), maxMessage)
 		return ch
 	}
 	if r.unchanged {
@@ -568,7 +569,7 @@ func readFailure(cluster string, err error) (string, string) {
 	case typeNotServed(err):
 		return ReasonTypeNotServed, fmt.Sprintf("cluster %q does not serve the type: %v", cluster, err)
 	}
-	return ReasonClusterUnreachable, truncate(fmt.Sprintf("cluster %q: %v", cluster, err))
+	return ReasonClusterUnreachable, fedcond.Truncate(fmt.Sprintf("cluster %q: %v", cluster, err), maxMessage)
 }
 
 // managedBy reports whether obj carries the managed-by label with value identity.
@@ -605,18 +606,7 @@ func describe(obj *unstructured.Unstructured) string {
 // maxMessage bounds status messages well below the API's limits.
 const maxMessage = 1024
 
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage - len(" ...")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + " ..."
-}
-
 // condition builds a condition of type typ for the object's generation.
 func condition(typ string, status metav1.ConditionStatus, reason, message string, generation int64) metav1.Condition {
-	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: truncate(message), ObservedGeneration: generation}
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: fedcond.Truncate(message, maxMessage), ObservedGeneration: generation}
 }

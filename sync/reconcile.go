@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -150,7 +151,7 @@ func (s *Syncer) adopt(fed *federation.FederatedObject) bool {
 // invalid records a terminal problem in the Propagated condition and returns the error marked
 // terminal. Member objects are left as they are.
 func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
-	s.event(u, eventWarning, reason, "%s", truncate(cause.Error()))
+	s.event(u, eventWarning, reason, "%s", fedcond.Truncate(cause.Error(), maxMessage))
 	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, reason, cause.Error(), u.GetGeneration())
 	if _, err := s.writeCondition(ctx, u, cond); err != nil {
 		return federation.Result{}, "error", errors.Join(cause, err)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
@@ -58,11 +59,11 @@ func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 	if len(waiting) > 0 {
 		slices.Sort(waiting)
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotPropagated
-		cond.Message = truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
-			rev, placed-len(waiting), placed, summarize(waiting)))
+		cond.Message = fedcond.Truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
+			rev, placed-len(waiting), placed, summarize(waiting)), maxMessage)
 	}
 	if t.Unsatisfiable != "" {
-		cond.Message = truncate(cond.Message + "; " + t.Unsatisfiable)
+		cond.Message = fedcond.Truncate(cond.Message+"; "+t.Unsatisfiable, maxMessage)
 	}
 	if placed == 0 {
 		cond.Message = "placed in no cluster"
