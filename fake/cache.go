@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -227,19 +226,5 @@ func (r cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource,
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]objectKey, 0, len(mc.frozen))
-	for k, obj := range mc.frozen {
-		if f.matches(obj) {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, compareKeys)
-	list := &unstructured.UnstructuredList{Object: map[string]any{}}
-	list.SetAPIVersion(gvr.GroupVersion().String())
-	list.SetKind(ri.listKind)
-	list.SetResourceVersion(strconv.FormatInt(mc.frozenRV, 10))
-	for _, k := range keys {
-		list.Items = append(list.Items, *mc.frozen[k].DeepCopy())
-	}
-	return list, nil
+	return listOf(mc.frozen, gvr, ri, f, mc.frozenRV), nil
 }

@@ -56,7 +56,12 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 	if err != nil {
 		return nil, err
 	}
-	stored := c.objects[gvr]
+	return listOf(c.objects[gvr], gvr, ri, f, c.rv), nil
+}
+
+// listOf returns copies of the objects of stored that f matches, sorted by namespace and name
+// as etcd returns them, as a list at resourceVersion rv.
+func listOf(stored map[objectKey]*unstructured.Unstructured, gvr schema.GroupVersionResource, ri resourceInfo, f filter, rv int64) *unstructured.UnstructuredList {
 	keys := make([]objectKey, 0, len(stored))
 	for k, obj := range stored {
 		if f.matches(obj) {
@@ -67,12 +72,12 @@ func (c *Cluster) listLocked(gvr schema.GroupVersionResource, namespace string, 
 	list := &unstructured.UnstructuredList{Object: map[string]any{}}
 	list.SetAPIVersion(gvr.GroupVersion().String())
 	list.SetKind(ri.listKind)
-	list.SetResourceVersion(strconv.FormatInt(c.rv, 10))
+	list.SetResourceVersion(strconv.FormatInt(rv, 10))
 	list.Items = make([]unstructured.Unstructured, 0, len(keys))
 	for _, k := range keys {
 		list.Items = append(list.Items, *stored[k].DeepCopy())
 	}
-	return list, nil
+	return list
 }
 
 // createLocked stores a new object. A seed (from Seed, not a client) keeps the uid,
