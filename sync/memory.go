@@ -24,16 +24,7 @@ func (s *Syncer) verifiedAt(key federation.Key, cluster string) verification {
 func (s *Syncer) setVerified(key federation.Key, cluster string, v verification) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.verified[key]
-	if v.rv == "" {
-		delete(m, cluster)
-		return
-	}
-	if m == nil {
-		m = map[string]verification{}
-		s.verified[key] = m
-	}
-	m[cluster] = v
+	put(s.verified, key, cluster, v, v.rv != "")
 }
 
 // conflicted reports whether key's name was found taken by someone else in cluster.
@@ -47,16 +38,7 @@ func (s *Syncer) conflicted(key federation.Key, cluster string) bool {
 func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.conflicts[key]
-	if !on {
-		delete(m, cluster)
-		return
-	}
-	if m == nil {
-		m = map[string]bool{}
-		s.conflicts[key] = m
-	}
-	m[cluster] = true
+	put(s.conflicts, key, cluster, true, on)
 }
 
 // revisionMemo is the revision sync found for one generation of a federated object.
@@ -89,19 +71,7 @@ func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, re
 func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.inFlight[key]
-	if !on {
-		delete(m, cluster)
-		if len(m) == 0 {
-			delete(s.inFlight, key)
-		}
-		return
-	}
-	if m == nil {
-		m = map[string]bool{}
-		s.inFlight[key] = m
-	}
-	m[cluster] = true
+	put(s.inFlight, key, cluster, true, on)
 }
 
 // ownWrite reports whether a member object notified by the member cache is sync's own doing:
@@ -114,4 +84,22 @@ func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
 	}
 	v := s.verified[key][cluster]
 	return v.rv != "" && v.rv == rv
+}
+
+// put sets m[key][cluster] to v when keep, and deletes it otherwise, creating and dropping the
+// inner map as needed. The caller holds s.mu.
+func put[V any](m map[federation.Key]map[string]V, key federation.Key, cluster string, v V, keep bool) {
+	inner := m[key]
+	if !keep {
+		delete(inner, cluster)
+		if len(inner) == 0 {
+			delete(m, key)
+		}
+		return
+	}
+	if inner == nil {
+		inner = map[string]V{}
+		m[key] = inner
+	}
+	inner[cluster] = v
 }
