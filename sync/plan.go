@@ -179,19 +179,14 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	t := Targets{Replicas: map[string]*int64{}}
 	// A Cluster being deleted is leaving the federation: nothing is placed there any more.
 	leaving := map[string]bool{}
-	staying := clusters
 	for i := range clusters {
 		if clusters[i].DeletionTimestamp != nil {
-			if len(leaving) == 0 {
-				staying = make([]federation.Cluster, 0, len(clusters))
-				staying = append(staying, clusters[:i]...)
-			}
 			leaving[clusters[i].Name] = true
-		} else if len(leaving) > 0 {
-			staying = append(staying, clusters[i])
 		}
 	}
-	clusters = staying
+	if len(leaving) > 0 {
+		clusters = slices.DeleteFunc(slices.Clone(clusters), func(c federation.Cluster) bool { return leaving[c.Name] })
+	}
 	d, err := placement.Evaluate(obj.Spec.Placement, clusters)
 	switch {
 	case errors.Is(err, placement.ErrUnsatisfiable):
