@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -163,9 +162,5 @@ func (s *Syncer) isLeaving(cluster string) bool {
 
 // patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.
 func (s *Syncer) patchFinalizers(ctx context.Context, u *unstructured.Unstructured, fins []string) (*unstructured.Unstructured, error) {
-	data, err := jsonMarshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "finalizers": fins}})
-	if err != nil {
-		return nil, err
-	}
-	return s.host.Patch(ctx, federation.ClusterGVR, "", u.GetName(), types.MergePatchType, data)
+	return patchLocked(ctx, s.host, federation.ClusterGVR, u, map[string]any{"finalizers": fins})
 }

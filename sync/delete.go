@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -107,9 +106,4 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 	}
 	s.forget(key)
 	return federation.Result{}, "deleted", nil
-}
-
-// notReady reports whether a Cluster's Ready condition is not True.
-func notReady(c *federation.Cluster) bool {
-	return !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady)
 }

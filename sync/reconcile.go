@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -184,15 +185,21 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 // patchMeta merge-patches the federated object's metadata with fields, locked on u's
 // resourceVersion (a stale one is a Conflict, retried by the caller's queue).
 func (s *Syncer) patchMeta(ctx context.Context, u *unstructured.Unstructured, fields map[string]any) (*unstructured.Unstructured, error) {
+	return patchLocked(ctx, s.host, s.typ.FederatedGVR(), u, fields)
+}
+
+// patchLocked merge-patches u's metadata with fields through c, carrying u's resourceVersion so
+// that a concurrent change is a Conflict, never lost.
+func patchLocked(ctx context.Context, c federation.ClusterClient, gvr schema.GroupVersionResource, u *unstructured.Unstructured, fields map[string]any) (*unstructured.Unstructured, error) {
 	meta := map[string]any{"resourceVersion": u.GetResourceVersion()}
 	for k, v := range fields {
 		meta[k] = v
 	}
-	data, err := jsonMarshal(map[string]any{"metadata": meta})
+	data, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
 		return nil, err
 	}
-	return s.host.Patch(ctx, s.typ.FederatedGVR(), u.GetNamespace(), u.GetName(), types.MergePatchType, data)
+	return c.Patch(ctx, gvr, u.GetNamespace(), u.GetName(), types.MergePatchType, data)
 }
 
 // listClusters reads the Cluster objects. One that does not decode cannot be synced to: it is

@@ -324,4 +324,3 @@ func toInt64(v any) any {
 	return v
 }
 
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
