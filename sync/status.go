@@ -323,4 +323,3 @@ func toInt64(v any) any {
 	}
 	return v
 }
-
