@@ -2,69 +2,31 @@ package status_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
+	fedsync "github.com/fedkit/fedkit/sync"
 )
 
-// syncOnce stands in for package sync (being written): it lists the scheduled clusters in
-// status.clusters, keeping the entries it has (with the Collector's fields), and makes each
-// scheduled member's Deployment run its scheduled replicas, deleting the member objects of
-// clusters no longer scheduled. It writes only what differs.
-func (e *env) syncOnce(t testing.TB) {
-	t.Helper()
-	u, err := e.host.Peek(fedGVR, key.Namespace, key.Name)
-	require.NoError(t, err)
-	fed, err := federation.FederatedObjectFromUnstructured(u)
-	require.NoError(t, err)
-	if fed.Status.Schedule == nil {
-		return
-	}
-	var names []string
-	for _, c := range fed.Status.Schedule.Clusters {
-		names = append(names, c.Name)
-		e.member(t, c.Name, c.Replicas) // Drift writes nothing when the count is the same
-	}
-	if !slices.Equal(names, listedNames(fed)) {
-		e.list(t, nil, names)
-	}
-	for _, c := range fed.Status.Clusters {
-		if !slices.Contains(names, c.Name) {
-			m, _ := e.fleet.Member(c.Name)
-			if err := m.DriftDelete(depGVR, key.Namespace, key.Name); err != nil && !apierrors.IsNotFound(err) {
-				require.NoError(t, err)
-			}
-		}
-	}
-}
-
-func listedNames(fed *federation.FederatedObject) []string {
-	var out []string
-	for _, c := range fed.Status.Clusters {
-		out = append(out, c.Name)
-	}
-	return out
-}
-
 // TestSchedulerAndCollectorConverge: the scheduler reads status.clusters[].replicas of fresh
-// entries as current replicas, the Collector writes them from what the members run, and sync
-// (simulated) makes the members run the schedule. Together they settle, through a partition
+// entries as current replicas, the Collector writes them from what the members run, and the
+// Syncer makes the members run the schedule. Together they settle, through a partition
 // and its healing, and once settled nobody writes: no ping-pong between the schedule and the
 // observed status.
 func TestSchedulerAndCollectorConverge(t *testing.T) {
 	e := newEnv(t, status.Options{})
 	e.fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 20 * time.Second})
 	s, err := scheduler.New(e.host, federation.DeploymentType, scheduler.Options{Clock: e.clock})
+	require.NoError(t, err)
+	push, err := fedsync.New(e.host, e.fleet, federation.DeploymentType, fedsync.Options{Clock: e.clock})
 	require.NoError(t, err)
 	require.NoError(t, e.host.Seed(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
@@ -85,7 +47,8 @@ func TestSchedulerAndCollectorConverge(t *testing.T) {
 	round := func() (int, string) {
 		_, err := s.Reconcile(ctx, key)
 		require.NoError(t, err)
-		e.syncOnce(t)
+		_, err = push.Reconcile(ctx, key)
+		require.NoError(t, err)
 		e.reconcile(t)
 		writes := e.writes()
 		for _, n := range e.fleet.Names() {
