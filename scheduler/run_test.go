@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,10 +202,14 @@ func TestRunReadsFromCaches(t *testing.T) {
 
 // unservedRSPs is a host that does not serve ReplicaSchedulingPreferences, as one without
 // the CRD.
-type unservedRSPs struct{ *fake.Cluster }
+type unservedRSPs struct {
+	*fake.Cluster
+	refused *atomic.Int32 // Lists of ReplicaSchedulingPreferences refused so far
+}
 
 func (h unservedRSPs) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	if gvr == federation.ReplicaSchedulingPreferenceGVR {
+		h.refused.Add(1)
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), "")
 	}
 	return h.Cluster.List(ctx, gvr, ns, o)
@@ -215,12 +220,19 @@ func (h unservedRSPs) List(ctx context.Context, gvr schema.GroupVersionResource,
 // CacheSyncTimeout, on its clock, naming the resource.
 func TestRunFailsWithoutTheRSPResource(t *testing.T) {
 	clk := clocktesting.NewFakeClock(now)
-	s, err := scheduler.New(unservedRSPs{fake.NewHost("host")}, federation.DeploymentType, scheduler.Options{Clock: clk, CacheSyncTimeout: time.Minute})
+	host := unservedRSPs{Cluster: fake.NewHost("host"), refused: new(atomic.Int32)}
+	s, err := scheduler.New(host, federation.DeploymentType, scheduler.Options{Clock: clk, CacheSyncTimeout: time.Minute})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()
 	var runErr error
 	require.Eventually(t, func() bool {
+		// Time passes only once the informer has been refused twice (its retry comes after
+		// the first error was recorded): stepping the clock earlier could time the wait out
+		// before any list error exists to report.
+		if host.refused.Load() < 2 {
+			return false
+		}
 		clk.Step(time.Minute)
 		select {
 		case runErr = <-done:
