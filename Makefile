@@ -32,5 +32,10 @@ generate:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(PKGS)
 
+## fuzz: every fuzz target for FUZZTIME each (CI runs them for a few seconds each).
+FUZZTIME ?= 60s
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./hack/fuzz.sh
+
 quickstart:
 	$(GO) run ./examples/quickstart
