@@ -15,13 +15,13 @@ import (
 type FieldChange struct {
 	// Path is the field's JSON pointer (RFC 6901), e.g. /spec/replicas or
 	// /metadata/labels/app.
-	Path string
+	Path string `json:"path"`
 	// Live is the member object's value, nil when InLive is false.
-	Live any
+	Live any `json:"live,omitempty"`
 	// InLive reports whether the member object has the field at all.
-	InLive bool
+	InLive bool `json:"inLive"`
 	// Desired is the rendered value.
-	Desired any
+	Desired any `json:"desired"`
 }
 
 // String returns the change on one line: "/spec/replicas: 9 -> 4", with values as JSON and
