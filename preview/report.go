@@ -31,8 +31,9 @@ type Object struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
-	// Revision is the revision sync renders: the object's federation.RevisionAnnotation, or
-	// 1 for an object sync has not recorded yet.
+	// Revision is the revision sync renders: the object's federation.RevisionAnnotation, the
+	// next one when the spec changed since sync observed it (status.observedGeneration), or 1
+	// for an object sync has not recorded yet.
 	Revision int64 `json:"revision"`
 	// Scheduled is the Scheduled condition the scheduler would write: whether every replica
 	// found a cluster, and the plan's summary with why clusters were left out.
@@ -88,9 +89,10 @@ type Change struct {
 	// ManagedByOther, RenderFailed, ClusterNotReady, WaitingForRemoval); "" when it can.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Diff lists, for an update, the owned fields whose live value differs from the render.
-	// It is empty for an update that rewrites the object because its desired state changed
-	// in a way the subset comparison cannot see (a field removed from the template).
+	// Diff lists, for an update, the owned fields whose live value differs from the render
+	// (sync.OwnedDiff, less fedkit's desired-state hash annotation, which changes with every
+	// change). It is empty for an update that rewrites the object because its desired state
+	// changed in a way the subset comparison cannot see (a field removed from the template).
 	Diff []fedsync.FieldChange `json:"diff,omitempty"`
 }
 

@@ -204,10 +204,17 @@ func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decisi
 	}
 	c.Change = &Change{Action: ch.Action.String(), Reason: ch.Reason, Message: ch.Message}
 	if ch.Action == fedsync.ActionUpdate {
-		c.Change.Diff = fedsync.OwnedDiff(ch.Desired, ch.Live)
+		for _, f := range fedsync.OwnedDiff(ch.Desired, ch.Live) {
+			if f.Path != hashPointer { // it changes with every change: noise in a diff
+				c.Change.Diff = append(c.Change.Diff, f)
+			}
+		}
 	}
 	return c
 }
+
+// hashPointer is the JSON pointer of fedkit's desired-state hash annotation.
+var hashPointer = "/metadata/annotations/" + strings.ReplaceAll(federation.DesiredHashAnnotation, "/", "~1")
 
 // members is what sync would read in each cluster: the live objects when the input has
 // them (a cluster without an entry was not read), else nothing anywhere, so that every
@@ -282,12 +289,18 @@ func (r *run) unused() []Problem {
 	return out
 }
 
-// revisionOf is the revision sync renders: the recorded one, or the first.
+// revisionOf is the revision sync renders: the one it recorded on the object, the next one
+// when the spec changed since sync observed it (sync records every new template, overrides
+// or placement as the next revision), or the first for an object sync has not seen.
 func revisionOf(fed *federation.FederatedObject) int64 {
-	if n, err := strconv.ParseInt(fed.GetAnnotations()[federation.RevisionAnnotation], 10, 64); err == nil && n > 0 {
-		return n
+	n, err := strconv.ParseInt(fed.GetAnnotations()[federation.RevisionAnnotation], 10, 64)
+	switch {
+	case err != nil || n <= 0:
+		return 1
+	case fed.Status.ObservedGeneration > 0 && fed.Status.ObservedGeneration < fed.Generation:
+		return n + 1
 	}
-	return 1
+	return n
 }
 
 func keyOf(o metav1.Object) federation.Key {
