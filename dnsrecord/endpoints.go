@@ -3,7 +3,11 @@ package dnsrecord
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -55,17 +59,52 @@ type Resolver interface {
 // characters, an IP that does not parse, a negative TTL) or [ErrResolve] (naming the
 // hostname and the cluster); either names the record and the field.
 func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([]Endpoint, error) {
+	b, what, ttl, labels, err := serviceNames(ctx, rec, r)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return b.endpoints(what, ttl, labels)
+}
+
+// ServiceNames returns every name [ServiceEndpoints] publishes for rec once each cluster in
+// its status.dns has a load balancer (the global name, one per region, one per zone, the
+// dnsPrefix alias), sorted, whatever the load balancers are now: the names a client can ask
+// for. It reads nothing but rec; errors are as for ServiceEndpoints, and it returns no names
+// while status.domain is empty.
+func ServiceNames(rec *ServiceDNSRecord) ([]string, error) {
+	if rec != nil {
+		rec = rec.DeepCopy()
+		for i := range rec.Status.DNS {
+			rec.Status.DNS[i].LoadBalancer = corev1.LoadBalancerStatus{} // nothing to resolve
+		}
+	}
+	b, what, _, _, err := serviceNames(context.Background(), rec, nil)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	names := slices.Sorted(maps.Keys(b.names))
+	for _, n := range names {
+		if len(n) > maxName {
+			return nil, fmt.Errorf("%w: %s: the name %q is longer than %d characters", ErrInvalidRecord, what, n, maxName)
+		}
+	}
+	return names, nil
+}
+
+// serviceNames checks rec and collects its names with their targets: the part of
+// ServiceEndpoints before the records are built. A nil builder means no domain yet.
+func serviceNames(ctx context.Context, rec *ServiceDNSRecord, r Resolver) (*builder, string, int64, map[string]string, error) {
 	if rec == nil {
-		return nil, fmt.Errorf("%w: nil ServiceDNSRecord", ErrInvalidRecord)
+		return nil, "", 0, nil, fmt.Errorf("%w: nil ServiceDNSRecord", ErrInvalidRecord)
 	}
 	what := "ServiceDNSRecord " + federation.Key{Namespace: rec.Namespace, Name: rec.Name}.String()
 	ttl, err := recordTTL(what, rec.Spec.RecordTTL)
 	if err != nil {
-		return nil, err
+		return nil, "", 0, nil, err
 	}
 	domain := strings.TrimSuffix(rec.Status.Domain, ".")
 	if domain == "" {
-		return nil, nil
+		return nil, "", 0, nil, nil
 	}
 	first, labels := rec.Name, map[string]string(nil)
 	if rec.Spec.ExternalName != "" {
@@ -80,10 +119,10 @@ func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([
 		{"spec.externalName", rec.Spec.ExternalName, false}, {"spec.dnsPrefix", rec.Spec.DNSPrefix, false},
 	} {
 		if p.required && p.value == "" {
-			return nil, fmt.Errorf("%w: %s: %s is empty", ErrInvalidRecord, what, p.field)
+			return nil, "", 0, nil, fmt.Errorf("%w: %s: %s is empty", ErrInvalidRecord, what, p.field)
 		}
 		if err := checkName(what, p.field, p.value, false); err != nil {
-			return nil, err
+			return nil, "", 0, nil, err
 		}
 	}
 	prefix := strings.Join([]string{first, rec.Namespace, rec.Spec.DomainRef, "svc"}, ".")
@@ -94,14 +133,14 @@ func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([
 		field := fmt.Sprintf("status.dns[%d]", i)
 		targets, err := resolve(ctx, r, what, field, c.Cluster, c.LoadBalancer)
 		if err != nil {
-			return nil, err
+			return nil, "", 0, nil, err
 		}
 		b.add(global, targets, "")
 		if c.Region == "" {
 			continue
 		}
 		if err := checkClusterPart(what, field+".region", c.Cluster, c.Region); err != nil {
-			return nil, err
+			return nil, "", 0, nil, err
 		}
 		region := prefix + "." + c.Region + "." + domain
 		b.add(region, targets, global)
@@ -110,7 +149,7 @@ func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([
 				continue
 			}
 			if err := checkClusterPart(what, fmt.Sprintf("%s.zones[%d]", field, j), c.Cluster, z); err != nil {
-				return nil, err
+				return nil, "", 0, nil, err
 			}
 			b.add(prefix+"."+z+"."+c.Region+"."+domain, targets, region)
 		}
@@ -118,7 +157,7 @@ func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([
 	if rec.Spec.DNSPrefix != "" {
 		b.add(rec.Spec.DNSPrefix+"."+domain, nil, global)
 	}
-	return b.endpoints(what, ttl, labels)
+	return &b, what, ttl, labels, nil
 }
 
 // IngressEndpoints computes the DNS records of an IngressDNSRecord from its spec and status:

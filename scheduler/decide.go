@@ -60,17 +60,19 @@ type inputError struct {
 func (e *inputError) Error() string { return e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
 
-// decide selects clusters and divides replicas at time now. The error is ErrUnsatisfiable from
-// placement (the decision is then the best effort), or an *inputError.
+// decide selects clusters and divides replicas at time now, for a valid placement and a
+// defaulted, valid preference (or nil); at is where the object runs and was scheduled before.
+// The error is ErrUnsatisfiable from placement (the decision is then the best effort), or an
+// *inputError.
 //
 // The steps: the template's replicas are checked; the clusters the preference does not cover
 // are set aside (and diagnosed); placement selects among the others and says how replicas are
 // spread; each selected cluster's current replicas and capacity are derived (capacity.go);
 // the preference (or Duplicated without one) becomes a Request, with Refill when the
 // rebalance period allows it; Divide plans; the plan becomes the schedule.
-func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, key federation.Key, now time.Time) (decision, error) {
-	kind := s.typ.Federated.Kind
-	total, errs := templateReplicas(fed, s.typ)
+func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time) (decision, error) {
+	kind := typ.Federated.Kind
+	total, errs := templateReplicas(fed, typ)
 	if len(errs) > 0 {
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, errs)}
 	}
@@ -97,13 +99,12 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 	if ferr != nil {
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, field.ErrorList{ferr})}
 	}
-	current := currentReplicas(fed)
 	states := make([]ClusterState, 0, len(pd.Selected))
 	for _, c := range pd.Selected {
 		cl := byName[c.Name]
 		st := clusterState(cl, c.Domain)
-		running, known := current[c.Name]
-		if known {
+		running, known := at.running[c.Name]
+		if known && at.sticky {
 			st.Current = &running
 		}
 		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), running)
@@ -120,7 +121,7 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 			}
 			req.Spread = &Spread{MinDomains: rs.MinGroups, MaxSkew: rs.MaxSkew}
 		}
-		ref = refillFor(rsp, fed.Status.Schedule, now)
+		ref = refillFor(rsp, at.prev, now)
 		req.Refill = ref.due
 	} else {
 		req = Request{Key: key.String(), TotalReplicas: total, Clusters: states, Strategy: federation.StrategyDuplicated}
@@ -135,13 +136,13 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 		return decision{}, &inputError{ReasonInvalidObject, fmt.Errorf("%s %s: %w", kind, key, err)}
 	}
 	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
-	if !s.typ.Divisible() {
+	if !typ.Divisible() {
 		for i := range d.schedule.Clusters {
 			d.schedule.Clusters[i].Replicas = 0
 		}
 	}
-	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(fed.Status.Schedule, d.schedule.Clusters, now)
-	d.message = message(plan, pd, s.typ.Divisible())
+	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
+	d.message = message(plan, pd, typ.Divisible())
 	return d, placeErr
 }
 
@@ -181,13 +182,14 @@ func withPreference(clusters []federation.Cluster, prefs map[string]federation.C
 }
 
 // currentReplicas returns the replicas the object runs per cluster: the status loop's fresh
-// observation (the member's status.replicas), else the previous schedule. capacity.go says
-// why this is the number that consumes a cluster's headroom. A negative count (no API server
-// writes one) is ignored: a member's bad number is never reported as the preference's.
-func currentReplicas(fed *federation.FederatedObject) map[string]int64 {
+// observation (the member's status.replicas), else the previous schedule prev (nil: none).
+// capacity.go says why this is the number that consumes a cluster's headroom. A negative
+// count (no API server writes one) is ignored: a member's bad number is never reported as the
+// preference's.
+func currentReplicas(fed *federation.FederatedObject, prev *federation.Schedule) map[string]int64 {
 	out := map[string]int64{}
-	if fed.Status.Schedule != nil {
-		for _, c := range fed.Status.Schedule.Clusters {
+	if prev != nil {
+		for _, c := range prev.Clusters {
 			if c.Replicas >= 0 {
 				out[c.Name] = c.Replicas
 			}

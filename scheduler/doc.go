@@ -106,6 +106,21 @@
 // computes a group. A request that cannot be planned returns an error wrapping
 // [ErrInvalidRequest] that names each bad field.
 //
+// # The loop's decision as a function
+//
+// [Decide] is everything [Scheduler.Reconcile] decides, from plain values: the federated
+// object, its ReplicaSchedulingPreference as stored (or nil), the Clusters, the schedule
+// written before (or nil) and the time. It validates the placement, defaults and validates
+// the preference exactly as the loop does, applies KubeFed's rule that a preference ignores
+// the placement's clusters and selector unless spec.intersectWithClusterSelector, estimates
+// each cluster's capacity (headroom plus what the object runs there), lists the placement's
+// unknown cluster names, and returns the schedule, the Scheduled condition and the requeue
+// Reconcile writes. Reconcile is "read, Decide, write", so a strategy test or a preview that
+// calls Decide cannot disagree with the loop; there is no need to call
+// federation.DefaultReplicaSchedulingPreference first. With Input.Fresh it answers "why would
+// it place this now?", ignoring the previous schedule ([Scheduler.ExplainFresh] does that on
+// the host's objects).
+//
 // # Explaining a plan
 //
 // [Plan.Clusters] returns an [Allocation] per cluster, and [Plan.Cluster] one by name: how

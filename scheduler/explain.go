@@ -31,13 +31,29 @@ type Explanation struct {
 // selection meets the spread constraints' minGroups, it returns the best-effort Explanation
 // together with an error wrapping placement.ErrUnsatisfiable.
 func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanation, error) {
+	return s.explain(ctx, key, false)
+}
+
+// ExplainFresh answers "why would it place this now?": the schedule the object would get if
+// nothing had been scheduled for it before. The previous status.schedule is ignored and
+// running replicas do not stay where they are (they still count towards their cluster's
+// capacity: they hold room there), so the answer is the division by the preference alone,
+// where Explain's may keep replicas in place until the next refill (rebalance off). It is
+// [Decide] with Input.Fresh; errors are as for [Scheduler.Explain].
+func (s *Scheduler) ExplainFresh(ctx context.Context, key federation.Key) (Explanation, error) {
+	return s.explain(ctx, key, true)
+}
+
+func (s *Scheduler) explain(ctx context.Context, key federation.Key, fresh bool) (Explanation, error) {
 	in, err := s.read(ctx, s.host, key, s.opts.Logger)
 	if err != nil {
 		return Explanation{}, err
 	}
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
+	din := s.input(in)
+	din.Fresh = fresh
+	d, err := Decide(din)
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		return Explanation{}, err
 	}
-	return Explanation{Placement: d.placement, Plan: d.plan, Schedule: d.schedule, Message: d.message}, err
+	return Explanation{Placement: d.Placement, Plan: d.Plan, Schedule: *d.Schedule, Message: d.Message}, err
 }

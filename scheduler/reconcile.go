@@ -101,21 +101,28 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
 
-	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
-	var bad *inputError
-	if errors.As(err, &bad) {
-		return s.invalid(ctx, in.u, bad.reason, bad.err)
+	d, err := Decide(s.input(in))
+	if d.Schedule == nil {
+		return s.invalid(ctx, in.u, d.Condition.Reason, err)
 	}
-	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
+	changed, err := s.write(ctx, in.u, d.Schedule, d.Condition)
 	if err != nil {
 		return federation.Result{}, "error", err
 	}
 	outcome := "unchanged"
 	if changed {
 		outcome = "scheduled"
-		log.V(1).Info("Scheduled", "message", d.message)
+		log.V(1).Info("Scheduled", "message", d.Message)
 	}
-	return federation.Result{RequeueAfter: d.requeue}, outcome, nil
+	return federation.Result{RequeueAfter: d.RequeueAfter}, outcome, nil
+}
+
+// input is what Decide needs from one pass's reads, at the Scheduler's clock's now.
+func (s *Scheduler) input(in inputs) Input {
+	return Input{
+		Type: s.typ, Object: in.fed, Preference: in.rsp, Clusters: in.clusters,
+		Previous: in.fed.Status.Schedule, Now: s.opts.Clock.Now(),
+	}
 }
 
 // inputs are the reads one scheduling decision needs.
@@ -141,10 +148,6 @@ func (s *Scheduler) read(ctx context.Context, r federation.Reader, key federatio
 	if in.fed, err = federation.FederatedObjectFromUnstructured(in.u); err != nil {
 		in.invalid = ReasonInvalidObject
 		return in, err
-	}
-	if errs := federation.ValidatePlacement(in.fed.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
-		in.invalid = ReasonInvalidPlacement
-		return in, federation.NewInvalidError(s.typ.Federated.Kind, key, errs)
 	}
 	if in.rsp, err = s.preference(ctx, r, key); err != nil {
 		var inv *federation.InvalidError
@@ -173,8 +176,8 @@ func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, r
 	return federation.Result{}, "invalid", federation.Terminal(cause)
 }
 
-// preference returns the object's ReplicaSchedulingPreference, defaulted and validated, or nil
-// when there is none for this kind.
+// preference returns the object's ReplicaSchedulingPreference as stored, or nil when there is
+// none. Decide defaults and validates it, and ignores one for another kind.
 func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
 	u, err := r.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
 	if apierrors.IsNotFound(err) {
@@ -186,21 +189,6 @@ func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key fed
 	rsp, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
 	if err != nil {
 		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, fieldDecodeError(err))
-	}
-	if rsp.Spec.TargetKind != s.typ.Federated.Kind {
-		return nil, nil // it schedules another federated kind of the same name
-	}
-	if rsp.Spec.Algorithm == federation.AlgorithmKubeFed {
-		// KubeFed's minReplicas defaults to 0: leave it alone so a migrated object keeps its
-		// plan replica for replica.
-		if rsp.Spec.RebalancePeriod == nil {
-			rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: federation.DefaultRebalancePeriod}
-		}
-	} else {
-		federation.DefaultReplicaSchedulingPreference(rsp)
-	}
-	if errs := federation.ValidateReplicaSchedulingPreference(rsp); len(errs) > 0 {
-		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)
 	}
 	return rsp, nil
 }

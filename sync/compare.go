@@ -40,7 +40,12 @@ func ignoredMeta(key string) bool {
 // set or for messages, capped at maxDiffPaths). A nil result means live holds everything
 // desired says.
 func ownedDiff(desired, live map[string]any) []string {
-	var d differ
+	return ownedDiffN(desired, live, maxDiffPaths)
+}
+
+// ownedDiffN is ownedDiff collecting at most limit paths.
+func ownedDiffN(desired, live map[string]any, limit int) []string {
+	d := differ{limit: limit}
 	for k, dv := range desired {
 		switch k {
 		case "status":
@@ -63,15 +68,18 @@ func ownedDiff(desired, live map[string]any) []string {
 // that differs everywhere.
 const maxDiffPaths = 16
 
-type differ struct{ paths []string }
+type differ struct {
+	paths []string
+	limit int
+}
 
 func (d *differ) add(p string) {
-	if len(d.paths) < maxDiffPaths {
+	if len(d.paths) < d.limit {
 		d.paths = append(d.paths, p)
 	}
 }
 
-func (d *differ) full() bool { return len(d.paths) >= maxDiffPaths }
+func (d *differ) full() bool { return len(d.paths) >= d.limit }
 
 // meta compares metadata: labels and annotations as subsets (the revision annotation left
 // out), the other fields the render sets (name, namespace) by value, the server's fields not

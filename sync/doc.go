@@ -37,7 +37,8 @@
 // in the member: last write wins, the federation's. To make that cheap, sync remembers the
 // member object's resourceVersion after each write or check; an object that has not changed
 // since is not compared at all, and one that changed is compared field by field once. A
-// member controller that only adds its own annotations causes no write.
+// member controller that only adds its own annotations causes no write. [OwnedDiff] is that
+// comparison with every differing field and both values, for previews and reviews.
 //
 // # Optimistic locking
 //

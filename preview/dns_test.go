@@ -1,0 +1,76 @@
+package preview_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/preview"
+)
+
+const webService = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedService
+metadata: {name: web, namespace: shop}
+spec:
+  template: {spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 80}]}}
+  placement: {clusters: [{name: us}, {name: sa}]}
+---
+apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
+kind: ServiceDNSRecord
+metadata: {name: web, namespace: shop}
+spec: {domainRef: fed, dnsPrefix: www}
+---
+apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
+kind: Domain
+metadata: {name: fed, namespace: fedkit-system}
+domain: example.com
+`
+
+// TestRunDNS: a ServiceDNSRecord's names come from the Domain and the ready clusters'
+// regions and zones; with live Services, the records from their load balancers.
+func TestRunDNS(t *testing.T) {
+	in, err := preview.Decode([]byte(fleet + "\n---\n" + webService))
+	require.NoError(t, err)
+	rep, err := preview.Run(in)
+	require.NoError(t, err)
+	o := rep.Objects[0]
+	require.Empty(t, o.Problems)
+	require.Len(t, o.DNS, 1)
+	require.Equal(t, []string{
+		"web.shop.fed.svc.asia-east1.example.com",
+		"web.shop.fed.svc.example.com",
+		"web.shop.fed.svc.southamerica-east1.example.com",
+		"web.shop.fed.svc.us-east-1.example.com",
+		"web.shop.fed.svc.us-east-1a.us-east-1.example.com",
+		"www.example.com",
+	}, o.DNS[0].Names, "every ready cluster has names, as the DNS controller lists them")
+	require.Nil(t, o.DNS[0].Endpoints)
+
+	in.Live = map[string][]*unstructured.Unstructured{"us": {{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"status":   map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": "203.0.113.7"}}}},
+	}}}}
+	rep, err = preview.Run(in)
+	require.NoError(t, err)
+	var got []string
+	for _, ep := range rep.Objects[0].DNS[0].Endpoints {
+		got = append(got, ep.DNSName+" "+ep.RecordType+" "+ep.Targets[0])
+	}
+	require.Equal(t, []string{
+		"web.shop.fed.svc.asia-east1.example.com CNAME web.shop.fed.svc.example.com",
+		"web.shop.fed.svc.example.com A 203.0.113.7",
+		"web.shop.fed.svc.southamerica-east1.example.com CNAME web.shop.fed.svc.example.com",
+		"web.shop.fed.svc.us-east-1.example.com A 203.0.113.7",
+		"web.shop.fed.svc.us-east-1a.us-east-1.example.com A 203.0.113.7",
+		"www.example.com CNAME web.shop.fed.svc.example.com",
+	}, got)
+
+	in.Domains = nil
+	rep, err = preview.Run(in)
+	require.NoError(t, err)
+	require.Equal(t, []string{`Error: ServiceDNSRecord shop/web: spec.domainRef: no Domain "fed" in the input (DomainNotFound): nothing is published`},
+		problems(rep.Objects[0].Problems))
+}

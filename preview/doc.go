@@ -1,0 +1,58 @@
+// Package preview answers "what will this do?" before a change is applied: a dry run of the
+// whole federation pipeline, as a library call, that touches no cluster.
+//
+//	in, err := preview.Decode(yamlBytes) // federated objects, Clusters, preferences, DNS
+//	in.Now = time.Now()
+//	rep, err := preview.Run(in)
+//	for _, o := range rep.Objects { ... o.Clusters, o.Problems ... }
+//
+// For each federated object the [Report] says which clusters it goes to and why each other
+// cluster was left out (the placement rule and the value that failed it), how many replicas
+// each cluster gets and how the count came about, the member object sync would write to
+// each cluster, the DNS names of its ServiceDNSRecord or IngressDNSRecord, and every
+// validation error with its field path. Given the member objects as they are now
+// ([Input].Live, read from a federation.ClusterSet or from kubeconfig contexts), it also says
+// what sync would change in each cluster: create, update (with the owned fields that differ,
+// live value and desired value), delete, or nothing, and why a cluster cannot be brought in
+// line (an object of the same name that the federation does not manage, an override that
+// cannot be rendered, a cluster that is not ready).
+//
+// # The loops' own decisions
+//
+// A preview that reimplemented the loops would drift from them. Run calls the functions the
+// loops call, so it cannot:
+//
+//   - scheduler.Decide is the whole decision of the Scheduler's Reconcile (placement with a
+//     ReplicaSchedulingPreference, its defaulting, the capacity estimate, the Scheduled
+//     condition); Reconcile reads its inputs, calls it and writes the result;
+//   - sync.Plan is the per-cluster decision of the Syncer's Reconcile: the Syncer reads the
+//     member objects, calls it and carries out what it returns; sync.OwnedDiff is the
+//     comparison it detects drift with;
+//   - override renders the member objects, and dnsrecord computes the names and records.
+//
+// Both packages test that the function and their loop agree, case by case; this package
+// tests that a preview with live objects predicts what the loops then do on a fake fleet.
+//
+// # What it cannot know
+//
+// A preview sees what it is given. The revision sync records is inferred from the object
+// (its revision annotation, plus one when its generation moved past status.observedGeneration);
+// the DNS load balancers are taken from the live member objects without the DNS
+// controller's check that ready endpoints stand behind them; load balancers known only by
+// a hostname are not resolved (no I/O). Clusters are decided on the status they carry, so a
+// Cluster written by hand without a Ready condition counts as not ready unless
+// [Input].AssumeReady.
+//
+// # Traps it points out
+//
+// Besides errors, a Report carries warnings for input the loops accept but which probably
+// does not mean what it says: a name in spec.placement.clusters that no Cluster has; a
+// ReplicaSchedulingPreference that, by KubeFed's rule, ignores the object's placement unless
+// spec.intersectWithClusterSelector is true, and so places replicas in clusters the
+// placement does not select; an override that replaces the replica count the preference
+// scheduled; a preference or DNS record with no object to apply to. An override that cannot
+// apply to some cluster (a path that does not exist there) is found by rendering the object
+// for every Cluster, not only those it is placed in now.
+//
+// go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
+package preview

@@ -1,0 +1,203 @@
+package preview_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/preview"
+	"github.com/fedkit/fedkit/scheduler"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+var (
+	ctx         = context.Background()
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	webKey      = federation.Key{Namespace: "shop", Name: "web"}
+)
+
+// loops is a fake host and fleet with the real Scheduler and Syncer.
+type loops struct {
+	host  *fake.Cluster
+	fleet *fake.Fleet
+	sched *scheduler.Scheduler
+	sync  *fedsync.Syncer
+}
+
+func newLoops(t *testing.T, docs ...string) *loops {
+	t.Helper()
+	clock := clocktesting.NewFakeClock(now)
+	l := &loops{host: fake.NewHost("host"), fleet: fake.NewFleet()}
+	for _, name := range []string{"a", "b", "c"} {
+		l.fleet.Add(name, map[string]string{federation.RegionLabel: "region-" + name})
+	}
+	require.NoError(t, l.fleet.Register(ctx, l.host))
+	l.create(t, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	for _, doc := range docs {
+		gvr := federation.DeploymentType.FederatedGVR()
+		if strings.Contains(doc, "kind: ReplicaSchedulingPreference") {
+			gvr = federation.ReplicaSchedulingPreferenceGVR
+		}
+		l.create(t, gvr, doc)
+	}
+	var err error
+	l.sched, err = scheduler.New(l.host, federation.DeploymentType, scheduler.Options{Clock: clock})
+	require.NoError(t, err)
+	l.sync, err = fedsync.New(l.host, l.fleet, federation.DeploymentType, fedsync.Options{Clock: clock})
+	require.NoError(t, err)
+	return l
+}
+
+func (l *loops) create(t *testing.T, gvr schema.GroupVersionResource, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	_, err := l.host.Create(ctx, gvr, u)
+	require.NoError(t, err)
+}
+
+// pass runs the scheduler, then sync, once each.
+func (l *loops) pass(t *testing.T) {
+	t.Helper()
+	_, err := l.sched.Reconcile(ctx, webKey)
+	require.NoError(t, err)
+	_, err = l.sync.Reconcile(ctx, webKey)
+	require.NoError(t, err)
+}
+
+// input is what the host and the members hold now, as a preview reads it.
+func (l *loops) input(t *testing.T) preview.Input {
+	t.Helper()
+	in := preview.Input{Now: now, Live: map[string][]*unstructured.Unstructured{}}
+	for _, u := range l.host.Objects(federation.DeploymentType.FederatedGVR()) {
+		o, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		in.Objects = append(in.Objects, *o)
+	}
+	for _, u := range l.host.Objects(federation.ReplicaSchedulingPreferenceGVR) {
+		o, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
+		require.NoError(t, err)
+		in.Preferences = append(in.Preferences, *o)
+	}
+	for _, u := range l.host.Objects(federation.ClusterGVR) {
+		o, err := federation.ClusterFromUnstructured(u)
+		require.NoError(t, err)
+		in.Clusters = append(in.Clusters, *o)
+	}
+	for _, name := range l.fleet.Names() {
+		m, _ := l.fleet.Member(name)
+		in.Live[name] = m.Objects(deployments)
+	}
+	return in
+}
+
+func (l *loops) member(t *testing.T, cluster string) *unstructured.Unstructured {
+	t.Helper()
+	m, _ := l.fleet.Member(cluster)
+	u, err := m.Peek(deployments, webKey.Namespace, webKey.Name)
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+// TestRunLiveAgreesWithTheLoops: with the live member objects, the preview's change in each
+// cluster is what the Scheduler and the Syncer then do there, and its diff names the fields
+// they rewrite.
+func TestRunLiveAgreesWithTheLoops(t *testing.T) {
+	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}]}`, ""),
+		webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`))
+	l.pass(t)
+	l.pass(t)
+
+	// c leaves the placement (its object goes, a and b get its replicas), someone scales a by
+	// hand (drift), and a member-owned field changes in b (not part of the diff).
+	require.NoError(t, l.host.Drift(federation.DeploymentType.FederatedGVR(), webKey.Namespace, webKey.Name, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}, "spec", "placement", "clusters")
+	}))
+	_, err := l.sched.Reconcile(ctx, webKey) // the schedule for the new placement: a 3, b 3
+	require.NoError(t, err)
+	a, _ := l.fleet.Member("a")
+	require.NoError(t, a.Drift(deployments, webKey.Namespace, webKey.Name, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(7), "spec", "replicas")
+	}))
+	b, _ := l.fleet.Member("b")
+	require.NoError(t, b.Drift(deployments, webKey.Namespace, webKey.Name, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, int64(30), "spec", "minReadySeconds")
+	}))
+
+	rep, err := preview.Run(l.input(t))
+	require.NoError(t, err)
+	require.True(t, rep.Live)
+	o := rep.Objects[0]
+	got := map[string]string{}
+	for _, c := range o.Clusters {
+		require.NotNil(t, c.Change, c.Name)
+		s := c.Change.Action + "/" + c.Change.Reason
+		for _, d := range c.Change.Diff {
+			s += " " + d.String()
+		}
+		got[c.Name] = s
+	}
+	want := map[string]string{"a": "Update/ /spec/replicas: 7 -> 3", "b": "Update/ /spec/replicas: 2 -> 3", "c": "Delete/"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("preview (-want +got):\n%s", diff)
+	}
+
+	before := map[string]*unstructured.Unstructured{}
+	for _, n := range []string{"a", "b", "c"} {
+		before[n] = l.member(t, n)
+	}
+	l.pass(t)
+	did := map[string]string{}
+	for n, was := range before {
+		is := l.member(t, n)
+		switch {
+		case is == nil:
+			did[n] = "Delete"
+		case is.GetResourceVersion() != was.GetResourceVersion():
+			did[n] = "Update"
+		default:
+			did[n] = "None"
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"a": "Update", "b": "Update", "c": "Delete"}, did); diff != "" {
+		t.Errorf("the loops did (-preview +loops):\n%s", diff)
+	}
+	replicas, _, _ := unstructured.NestedInt64(l.member(t, "a").Object, "spec", "replicas")
+	require.EqualValues(t, 3, replicas)
+	require.EqualValues(t, 2, o.Revision, "the placement changed: sync records revision 2")
+	require.Equal(t, "2", l.member(t, "a").GetAnnotations()[federation.RevisionAnnotation])
+	for _, c := range o.Clusters {
+		if c.Manifest == nil {
+			continue
+		}
+		// The manifest is what sync wrote, but for what the member and its server own.
+		live := l.member(t, c.Name)
+		require.Empty(t, fedsync.OwnedDiff(c.Manifest, live), "cluster %s", c.Name)
+		require.Equal(t, live.GetAnnotations()[federation.RevisionAnnotation], c.Manifest.GetAnnotations()[federation.RevisionAnnotation])
+	}
+
+	// Without live objects, the same preview has no changes, and the same manifests.
+	in := l.input(t)
+	in.Live = nil
+	dry, err := preview.Run(in)
+	require.NoError(t, err)
+	for i, c := range dry.Objects[0].Clusters {
+		require.Nil(t, c.Change)
+		require.Equal(t, c.Selected, o.Clusters[i].Selected)
+		require.Equal(t, c.Replicas, o.Clusters[i].Replicas)
+	}
+	require.Equal(t, o.Scheduled, dry.Objects[0].Scheduled)
+	require.Equal(t, metav1.ConditionTrue, o.Scheduled.Status)
+}

@@ -1,0 +1,167 @@
+package preview
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// Report is what the pipeline would do with the input: plain data, in the input's order of
+// objects and the name order of clusters, the same for the same input. Its JSON form is the
+// machine-readable preview.
+type Report struct {
+	// Live reports whether the input had live member objects (Input.Live): only then do the
+	// clusters carry a Change.
+	Live bool `json:"live"`
+	// Objects has one entry per federated object.
+	Objects []Object `json:"objects"`
+	// Problems are about inputs that belong to no object: a Cluster that fails validation, a
+	// ReplicaSchedulingPreference or DNS record without its federated object.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Object is the preview of one federated object.
+type Object struct {
+	// Kind, Namespace and Name identify the federated object (FederatedDeployment ...).
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// Revision is the revision sync renders: the object's federation.RevisionAnnotation, the
+	// next one when the spec changed since sync observed it (status.observedGeneration), or 1
+	// for an object sync has not recorded yet.
+	Revision int64 `json:"revision"`
+	// Scheduled is the Scheduled condition the scheduler would write: whether every replica
+	// found a cluster, and the plan's summary with why clusters were left out.
+	Scheduled Condition `json:"scheduled"`
+	// Clusters has one entry per Cluster, in name order.
+	Clusters []Cluster `json:"clusters"`
+	// Unknown are names in spec.placement.clusters that no Cluster has (a typo, or a cluster
+	// not registered yet); nothing is placed there.
+	Unknown []string `json:"unknown,omitempty"`
+	// DNS are the names (and, with live objects, the records) of the object's DNS records.
+	DNS []DNS `json:"dns,omitempty"`
+	// Problems are the object's validation errors (with their field paths, rendering against
+	// every cluster included) and warnings.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Condition is a condition a loop would write, without what only a write has (its
+// transition time).
+type Condition struct {
+	Status  metav1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason"`
+	Message string                 `json:"message"`
+}
+
+// Cluster is what happens to the object in one cluster.
+type Cluster struct {
+	// Name is the cluster's name.
+	Name string `json:"name"`
+	// Selected reports whether the object is placed in the cluster (sync writes it there).
+	Selected bool `json:"selected"`
+	// Rule and Why say why the cluster was left out: the placement rule (NotListed,
+	// ClusterSelector, NotReady, Taint, Preference, ...) and the value that failed it.
+	Rule string `json:"rule,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// Replicas is the scheduled count, for a type that has replicas.
+	Replicas *int64 `json:"replicas,omitempty"`
+	// Explanation says how the count came about (scheduler.Plan.Explain): minimum, kept,
+	// weight, and the bound that capped it.
+	Explanation string `json:"explanation,omitempty"`
+	// Manifest is the member object sync would write (rendered with the live member object's
+	// retained fields when there is one); nil where nothing is written or rendering failed.
+	Manifest *unstructured.Unstructured `json:"manifest,omitempty"`
+	// Change is what sync would do in the cluster, with live objects; nil without, or when
+	// the cluster was not read.
+	Change *Change `json:"change,omitempty"`
+}
+
+// Change is sync's decision for one cluster (sync.Plan's Change, made readable).
+type Change struct {
+	// Action is Create, Update, Delete, Orphan or None.
+	Action string `json:"action"`
+	// Reason and Message say why the cluster cannot be brought in line (AlreadyExists,
+	// ManagedByOther, RenderFailed, ClusterNotReady, WaitingForRemoval); "" when it can.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Diff lists, for an update, the owned fields whose live value differs from the render
+	// (sync.OwnedDiff, less fedkit's desired-state hash annotation, which changes with every
+	// change). It is empty for an update that rewrites the object because its desired state
+	// changed in a way the subset comparison cannot see (a field removed from the template).
+	Diff []fedsync.FieldChange `json:"diff,omitempty"`
+}
+
+// DNS is what one DNS record publishes for the object.
+type DNS struct {
+	// Kind and Name identify the record (ServiceDNSRecord or IngressDNSRecord, same
+	// namespace as the object).
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Names are the DNS names clients can ask for once the clusters have load balancers:
+	// global, per region, per zone, and the dnsPrefix alias (an Ingress's hosts).
+	Names []string `json:"names"`
+	// Endpoints are the records the DNS controller would write now, from the live member
+	// objects' load balancers; nil without live objects.
+	Endpoints []dnsrecord.Endpoint `json:"endpoints,omitempty"`
+}
+
+// Severity says whether a Problem stops something (Error) or only deserves a look (Warning).
+type Severity string
+
+// Severities.
+const (
+	// Error: the loops refuse the input, or cannot render it for a cluster.
+	Error Severity = "Error"
+	// Warning: the input is accepted, but probably does not do what its author meant.
+	Warning Severity = "Warning"
+)
+
+// Problem is one validation error or warning, with where it is.
+type Problem struct {
+	Severity Severity `json:"severity"`
+	// Object names the object at fault: "FederatedDeployment production/web",
+	// "ReplicaSchedulingPreference production/web", "Cluster eu".
+	Object string `json:"object"`
+	// Field is the field path (spec.overrides[0].clusterOverrides[1].path), "" when the
+	// problem is not one field's.
+	Field string `json:"field,omitempty"`
+	// Cluster is the cluster concerned, "" when it is not one cluster's.
+	Cluster string `json:"cluster,omitempty"`
+	// Message says what is wrong.
+	Message string `json:"message"`
+}
+
+// String returns "Error: Object: field: cluster "x": message", leaving out empty parts.
+func (p Problem) String() string {
+	parts := []string{string(p.Severity), p.Object}
+	if p.Field != "" {
+		parts = append(parts, p.Field)
+	}
+	if p.Cluster != "" {
+		parts = append(parts, fmt.Sprintf("cluster %q", p.Cluster))
+	}
+	return strings.Join(append(parts, p.Message), ": ")
+}
+
+// Errors returns the report's problems of severity Error, the objects' and the others'.
+func (r Report) Errors() []Problem {
+	var out []Problem
+	for _, o := range r.Objects {
+		for _, p := range o.Problems {
+			if p.Severity == Error {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, p := range r.Problems {
+		if p.Severity == Error {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,308 @@
+package preview
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
+	"github.com/fedkit/fedkit/scheduler"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// ErrInvalidInput is returned by Run for input no preview can be made of: two Clusters of
+// one name, two federated objects of one kind, namespace and name, or a nil object. Problems
+// with one object's content are not errors: the Report lists them.
+var ErrInvalidInput = errors.New("preview: invalid input")
+
+// Run previews what fedkit's loops would do with the input, without touching any cluster.
+// For each federated object it runs the loops' own pure decisions, in the loops' order:
+//
+//  1. validation (federation.ValidateFederatedObject), as sync refuses an invalid object;
+//  2. the scheduler: scheduler.Decide, the function the Scheduler's Reconcile calls, with
+//     the object's ReplicaSchedulingPreference: placement with each left-out cluster's
+//     reason, the replicas per cluster with the plan's explanation, the Scheduled condition;
+//  3. sync: the schedule as the scheduler would write it, then sync.Plan, the function the
+//     Syncer's Reconcile calls: the member object per cluster (rendered with the live
+//     object's retained fields when there is one) and, with Input.Live, the change per
+//     cluster, with the owned fields an update changes (sync.OwnedDiff);
+//  4. rendering against every Cluster, placed or not, so that an override that cannot
+//     apply (a path that does not exist) is found before it is placed there;
+//  5. DNS: the names of the object's ServiceDNSRecord or IngressDNSRecord, and with live
+//     objects the records (dnsrecord.ServiceNames, ServiceEndpoints, IngressEndpoints).
+//
+// Run is pure: no I/O, no clock (Input.Now is the time), no randomness; the same input
+// gives the same report. It returns an error wrapping [ErrInvalidInput] only for input that
+// is ambiguous as a whole; everything wrong with one object is a Problem in the report.
+func Run(in Input) (Report, error) {
+	r, err := newRun(in)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Live: in.Live != nil}
+	for i := range r.clusters {
+		c := &r.clusters[i]
+		for _, e := range federation.ValidateCluster(c) {
+			rep.Problems = append(rep.Problems, Problem{Severity: Error, Object: "Cluster " + c.Name, Field: e.Field, Message: fieldMessage(e)})
+		}
+	}
+	for i := range in.Objects {
+		rep.Objects = append(rep.Objects, r.object(&in.Objects[i]))
+	}
+	rep.Problems = append(rep.Problems, r.unused()...)
+	return rep, nil
+}
+
+// run is one Run: the input, indexed.
+type run struct {
+	in       Input
+	types    []federation.TypeConfig
+	clusters []federation.Cluster // sorted by name, as the host lists them
+	names    []string
+	objects  map[string]bool // kind/namespace/name of every federated object
+}
+
+func newRun(in Input) (*run, error) {
+	r := &run{in: in, types: in.Types, objects: map[string]bool{}}
+	if r.types == nil {
+		r.types = federation.BuiltinTypes()
+	}
+	r.clusters = make([]federation.Cluster, 0, len(in.Clusters))
+	for i := range in.Clusters {
+		c := in.Clusters[i].DeepCopy()
+		if in.AssumeReady && meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady) == nil {
+			c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{
+				Type: federation.ConditionReady, Status: metav1.ConditionTrue, Reason: "AssumedReady",
+				Message: "the preview assumes a Cluster without a Ready condition is ready",
+			})
+		}
+		r.clusters = append(r.clusters, *c)
+	}
+	slices.SortFunc(r.clusters, func(a, b federation.Cluster) int { return strings.Compare(a.Name, b.Name) })
+	for i := range r.clusters {
+		if i > 0 && r.clusters[i].Name == r.clusters[i-1].Name {
+			return nil, fmt.Errorf("%w: Cluster %q appears twice", ErrInvalidInput, r.clusters[i].Name)
+		}
+		r.names = append(r.names, r.clusters[i].Name)
+	}
+	for i := range in.Objects {
+		o := &in.Objects[i]
+		id := o.Kind + "/" + o.Namespace + "/" + o.Name
+		if r.objects[id] {
+			return nil, fmt.Errorf("%w: %s %s appears twice", ErrInvalidInput, o.Kind, keyOf(o))
+		}
+		r.objects[id] = true
+	}
+	return r, nil
+}
+
+// object previews one federated object.
+func (r *run) object(src *federation.FederatedObject) Object {
+	key := keyOf(src)
+	what := src.Kind + " " + key.String()
+	o := Object{Kind: src.Kind, Namespace: src.Namespace, Name: src.Name}
+	typ, ok := r.typeFor(src.Kind)
+	if !ok {
+		o.Problems = append(o.Problems, Problem{Severity: Error, Object: what, Field: "kind",
+			Message: fmt.Sprintf("no TypeConfig has the federated kind %q (add it to Input.Types)", src.Kind)})
+		return o
+	}
+	fed := src.DeepCopy()
+	federation.DefaultFederatedObject(fed) // as sync reads it
+	o.Revision = revisionOf(fed)
+	var ps problems
+	invalid := federation.ValidateFederatedObject(fed)
+	for _, e := range invalid {
+		ps.add(Problem{Severity: Error, Object: what, Field: e.Field, Message: fieldMessage(e)})
+	}
+
+	rsp := r.preference(fed.Kind, key)
+	d, err := scheduler.Decide(scheduler.Input{
+		Type: typ, Object: fed, Preference: rsp, Clusters: r.clusters,
+		Previous: fed.Status.Schedule, Now: r.in.Now, Fresh: r.in.Fresh,
+	})
+	o.Scheduled = Condition{Status: d.Condition.Status, Reason: d.Condition.Reason, Message: d.Condition.Message}
+	ps.addError(what, err)
+	if pl, err := placement.Evaluate(fed.Spec.Placement, r.clusters); err == nil || errors.Is(err, placement.ErrUnsatisfiable) {
+		o.Unknown = pl.Unknown
+		for _, name := range pl.Unknown {
+			ps.add(Problem{Severity: Warning, Object: what, Field: "spec.placement.clusters",
+				Message: fmt.Sprintf("names %q, which no Cluster has: nothing is placed there", name)})
+		}
+		ps.add(ignoredPlacement(rsp, fed, d.Schedule, pl)...)
+	}
+
+	// What the scheduler writes is what sync reads.
+	if d.Schedule != nil {
+		fed.Status.Schedule = d.Schedule
+	}
+	meta.SetStatusCondition(&fed.Status.Conditions, d.Condition)
+	var changes map[string]fedsync.Change
+	placed := map[string]bool{}
+	if len(invalid) == 0 {
+		in := fedsync.PlanInput{
+			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
+			Revision: o.Revision, Identity: r.in.Identity,
+			Adopt: r.in.Adopt || fed.GetAnnotations()[federation.AdoptAnnotation] == "true",
+		}
+		list, t, err := fedsync.Plan(in)
+		ps.addError(what, err)
+		changes = make(map[string]fedsync.Change, len(list))
+		for _, ch := range list {
+			changes[ch.Cluster] = ch
+		}
+		for _, n := range t.Order {
+			placed[n] = true
+		}
+		ps.add(r.renderProblems(typ, fed, what)...)
+	}
+	for _, name := range r.names {
+		o.Clusters = append(o.Clusters, r.cluster(name, typ, d, placed[name], changes))
+	}
+	ps.add(overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
+	dns, dnsProblems := r.dns(typ, fed)
+	o.DNS = dns
+	ps.add(dnsProblems...)
+	o.Problems = ps.list
+	return o
+}
+
+// cluster is one row of an object's preview.
+func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decision, placed bool, changes map[string]fedsync.Change) Cluster {
+	c := Cluster{Name: name, Selected: placed}
+	if why, ok := d.Placement.Why(name); ok && !placed {
+		c.Rule, c.Why = why.Rule.String(), why.Detail
+	}
+	if typ.Divisible() && d.Schedule != nil {
+		for _, s := range d.Schedule.Clusters {
+			if s.Name == name {
+				n := s.Replicas
+				c.Replicas = &n
+				c.Explanation = d.Plan.Explain(name)
+			}
+		}
+	}
+	ch, ok := changes[name]
+	if !ok {
+		return c
+	}
+	if ch.Placed && ch.Desired != nil && (ch.Action == fedsync.ActionCreate || ch.Action == fedsync.ActionUpdate || ch.Action == fedsync.ActionNone) {
+		c.Manifest = ch.Desired
+	}
+	if r.in.Live == nil {
+		return c
+	}
+	if _, read := r.in.Live[name]; !read {
+		return c
+	}
+	c.Change = &Change{Action: ch.Action.String(), Reason: ch.Reason, Message: ch.Message}
+	if ch.Action == fedsync.ActionUpdate {
+		for _, f := range fedsync.OwnedDiff(ch.Desired, ch.Live) {
+			if f.Path != hashPointer { // it changes with every change: noise in a diff
+				c.Change.Diff = append(c.Change.Diff, f)
+			}
+		}
+	}
+	return c
+}
+
+// hashPointer is the JSON pointer of fedkit's desired-state hash annotation.
+var hashPointer = "/metadata/annotations/" + strings.ReplaceAll(federation.DesiredHashAnnotation, "/", "~1")
+
+// members is what sync would read in each cluster: the live objects when the input has
+// them (a cluster without an entry was not read), else nothing anywhere, so that every
+// placed cluster is rendered as for a create.
+func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject) map[string]fedsync.MemberState {
+	out := make(map[string]fedsync.MemberState, len(r.names))
+	ns := fed.Namespace
+	if !typ.Namespaced {
+		ns = ""
+	}
+	for _, name := range r.names {
+		objs, read := r.in.Live[name]
+		if r.in.Live != nil && !read {
+			continue
+		}
+		out[name] = fedsync.MemberState{Object: find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, ns, fed.Name)}
+	}
+	return out
+}
+
+// find returns a copy of the object of that apiVersion, kind, namespace and name, or nil.
+func find(objs []*unstructured.Unstructured, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	for _, u := range objs {
+		if u != nil && u.GetAPIVersion() == apiVersion && u.GetKind() == kind && u.GetNamespace() == ns && u.GetName() == name {
+			return u.DeepCopy()
+		}
+	}
+	return nil
+}
+
+func (r *run) typeFor(federatedKind string) (federation.TypeConfig, bool) {
+	for _, t := range r.types {
+		if t.Federated.Kind == federatedKind {
+			return t, true
+		}
+	}
+	return federation.TypeConfig{}, false
+}
+
+// preference returns the ReplicaSchedulingPreference of key for the kind, or nil.
+func (r *run) preference(kind string, key federation.Key) *federation.ReplicaSchedulingPreference {
+	for i := range r.in.Preferences {
+		p := &r.in.Preferences[i]
+		if p.Namespace == key.Namespace && p.Name == key.Name && p.Spec.TargetKind == kind {
+			return p
+		}
+	}
+	return nil
+}
+
+// unused reports preferences and DNS records that apply to no object of the input.
+func (r *run) unused() []Problem {
+	var out []Problem
+	for _, p := range r.in.Preferences {
+		if !r.objects[p.Spec.TargetKind+"/"+p.Namespace+"/"+p.Name] {
+			out = append(out, Problem{Severity: Warning, Object: "ReplicaSchedulingPreference " + keyOf(&p).String(), Field: "spec.targetKind",
+				Message: fmt.Sprintf("no %s %s in the input: it schedules nothing", p.Spec.TargetKind, keyOf(&p))})
+		}
+	}
+	for _, rec := range r.in.ServiceDNSRecords {
+		if !r.objects[federation.ServiceType.Federated.Kind+"/"+rec.Namespace+"/"+rec.Name] {
+			out = append(out, Problem{Severity: Warning, Object: "ServiceDNSRecord " + keyOf(&rec).String(),
+				Message: "no FederatedService of that name in the input (ServiceNotFederated): nothing is published"})
+		}
+	}
+	for _, rec := range r.in.IngressDNSRecords {
+		if !r.objects[federation.IngressType.Federated.Kind+"/"+rec.Namespace+"/"+rec.Name] {
+			out = append(out, Problem{Severity: Warning, Object: "IngressDNSRecord " + keyOf(&rec).String(),
+				Message: "no FederatedIngress of that name in the input (IngressNotFederated): nothing is published"})
+		}
+	}
+	return out
+}
+
+// revisionOf is the revision sync renders: the one it recorded on the object, the next one
+// when the spec changed since sync observed it (sync records every new template, overrides
+// or placement as the next revision), or the first for an object sync has not seen.
+func revisionOf(fed *federation.FederatedObject) int64 {
+	n, err := strconv.ParseInt(fed.GetAnnotations()[federation.RevisionAnnotation], 10, 64)
+	switch {
+	case err != nil || n <= 0:
+		return 1
+	case fed.Status.ObservedGeneration > 0 && fed.Status.ObservedGeneration < fed.Generation:
+		return n + 1
+	}
+	return n
+}
+
+func keyOf(o metav1.Object) federation.Key {
+	return federation.Key{Namespace: o.GetNamespace(), Name: o.GetName()}
+}

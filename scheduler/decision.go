@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Input is everything [Decide] needs to schedule one federated object: plain values, read
+// by the caller from wherever it keeps them (the Scheduler reads them from the host; a
+// preview or a strategy test builds them from YAML).
+type Input struct {
+	// Type is the federated type (which field holds the template's replicas, whether the
+	// type is divisible).
+	Type federation.TypeConfig
+
+	// Object is the federated object, as stored. Its spec (template, placement) is what is
+	// scheduled; its status.clusters gives the replicas the object runs in each cluster (the
+	// status loop's fresh observations). Its status.schedule is not read: Previous is.
+	Object *federation.FederatedObject
+
+	// Preference is the object's ReplicaSchedulingPreference as stored (same namespace and
+	// name), or nil when there is none. Decide defaults a copy of it as the Scheduler does
+	// (federation.DefaultReplicaSchedulingPreference; for the KubeFed algorithm only the
+	// rebalance period, so a migrated object keeps its plan) and validates it. A preference
+	// whose spec.targetKind is another federated kind is ignored, as the Scheduler ignores
+	// it: it schedules the other kind's object of the same name.
+	Preference *federation.ReplicaSchedulingPreference
+
+	// Clusters are the federation's Cluster objects, with their status (readiness, taints,
+	// available resources).
+	Clusters []federation.Cluster
+
+	// Previous is the schedule written before (the object's status.schedule), or nil. With
+	// rebalance off the replicas it lists stay where they are unless the status loop has
+	// observed otherwise, and its lastRebalanceTime says when the next refill is due.
+	Previous *federation.Schedule
+
+	// Now is the time of the decision: it decides whether the rebalance period allows a
+	// refill and stamps a new period.
+	Now time.Time
+
+	// Fresh decides where the object would go now, as if nothing had been scheduled before:
+	// Previous is ignored, and running replicas do not stay where they are (as with
+	// rebalance on), though they still count towards their cluster's capacity, since they
+	// hold room there. It answers "why would it place this now?"; the Scheduler never sets it.
+	Fresh bool
+}
+
+// Decision is what Reconcile writes for one object, and why. It is plain, read-only data.
+type Decision struct {
+	// Placement is the cluster selection, with a Diagnosis for every cluster left out
+	// (placement's rules, and the preference's: a cluster it has no entry for) and the
+	// names spec.placement.clusters gives that no Cluster has (Placement.Unknown).
+	Placement placement.Decision
+	// Plan is the division of replicas among the selected clusters, with each one's reason
+	// ([Plan.Explain]).
+	Plan Plan
+	// Schedule is what Reconcile writes to status.schedule, or nil when the input is
+	// invalid (the last good schedule then stays).
+	Schedule *federation.Schedule
+	// Condition is the Scheduled condition Reconcile writes (its lastTransitionTime is left
+	// to whoever writes it: it changes only when the status does).
+	Condition metav1.Condition
+	// Message is the plan's summary and the placement's, as in Condition.Message before it
+	// is bounded.
+	Message string
+	// RequeueAfter is when Reconcile asks to look again without a change: the rest of the
+	// rebalance period, 0 for none.
+	RequeueAfter time.Duration
+}
+
+// Decide schedules one federated object exactly as [Scheduler.Reconcile] does, from plain
+// values: Reconcile reads its inputs, calls Decide and writes the result, so the two cannot
+// disagree. It does no I/O, reads no clock and the same input always gives the same
+// decision.
+//
+// The steps, each documented on Reconcile: the placement is validated; the preference is
+// defaulted and validated; with a preference, the candidates are the clusters it covers (its
+// own entry or "*"), among every cluster unless spec.intersectWithClusterSelector (KubeFed's
+// rule), and placement's other rules apply; each selected cluster's capacity is what fits in
+// its status.available given the template's pod requests, plus the replicas the object runs
+// there already; [Divide] plans; the plan becomes the schedule. Names in
+// spec.placement.clusters that no Cluster has are listed in Decision.Placement.Unknown and in
+// the message.
+//
+// The error is the validation error when the object, its placement or its preference is
+// invalid (wrapping federation.ErrInvalidObject, placement.ErrInvalidPlacement or
+// ErrInvalidRequest, with the field path): the Decision then holds only the Scheduled
+// condition Reconcile records (status False, reason InvalidObject, InvalidPlacement or
+// InvalidPreference) and Schedule is nil. When no selection meets the spread constraints'
+// minGroups the error wraps placement.ErrUnsatisfiable and the Decision is the best effort,
+// which Reconcile writes.
+func Decide(in Input) (Decision, error) {
+	if in.Object == nil {
+		return Decision{}, errors.New("scheduler: Decide: Input.Object is nil")
+	}
+	fed := in.Object
+	key := federation.Key{Namespace: fed.Namespace, Name: fed.Name}
+	d, err := decideInput(in, key)
+	var bad *inputError
+	if errors.As(err, &bad) {
+		return Decision{Condition: invalidCondition(bad.reason, bad.err, fed.Generation)}, bad.err
+	}
+	out := Decision{
+		Placement:    d.placement,
+		Plan:         d.plan,
+		Schedule:     &d.schedule,
+		Condition:    d.condition(fed.Generation, err),
+		Message:      d.message,
+		RequeueAfter: d.requeue,
+	}
+	return out, err
+}
+
+// decideInput validates the placement and the preference, then decides.
+func decideInput(in Input, key federation.Key) (decision, error) {
+	kind := in.Type.Federated.Kind
+	if errs := federation.ValidatePlacement(in.Object.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
+		return decision{}, &inputError{ReasonInvalidPlacement, federation.NewInvalidError(kind, key, errs)}
+	}
+	rsp, err := preferenceFor(in.Type, in.Preference, key)
+	if err != nil {
+		return decision{}, &inputError{ReasonInvalidPreference, err}
+	}
+	prev, current := in.Previous, currentReplicas(in.Object, in.Previous)
+	if in.Fresh {
+		prev, current = nil, currentReplicas(in.Object, nil)
+	}
+	return decide(in.Type, in.Object, rsp, in.Clusters, placed{prev: prev, running: current, sticky: !in.Fresh}, key, in.Now)
+}
+
+// preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for
+// typ's kind.
+func preferenceFor(typ federation.TypeConfig, rsp *federation.ReplicaSchedulingPreference, key federation.Key) (*federation.ReplicaSchedulingPreference, error) {
+	if rsp == nil || rsp.Spec.TargetKind != typ.Federated.Kind {
+		return nil, nil // none, or it schedules another federated kind of the same name
+	}
+	rsp = rsp.DeepCopy()
+	if rsp.Spec.Algorithm == federation.AlgorithmKubeFed {
+		// KubeFed's minReplicas defaults to 0: leave it alone so a migrated object keeps its
+		// plan replica for replica.
+		if rsp.Spec.RebalancePeriod == nil {
+			rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: federation.DefaultRebalancePeriod}
+		}
+	} else {
+		federation.DefaultReplicaSchedulingPreference(rsp)
+	}
+	if errs := federation.ValidateReplicaSchedulingPreference(rsp); len(errs) > 0 {
+		return nil, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)
+	}
+	return rsp, nil
+}
+
+// invalidCondition is the Scheduled condition for input that cannot be scheduled.
+func invalidCondition(reason string, cause error, generation int64) metav1.Condition {
+	return metav1.Condition{
+		Type:               federation.ConditionScheduled,
+		Status:             metav1.ConditionFalse,
+		Reason:             reason,
+		Message:            fedcond.Truncate(cause.Error(), fedcond.MaxMessage),
+		ObservedGeneration: generation,
+	}
+}
+
+// placed is what a decision knows of where the object is: the previous schedule (for the
+// rebalance period), the replicas it runs per cluster (for capacity), and whether those stay
+// where they are (sticky: every pass of the loop; not in a fresh decision).
+type placed struct {
+	prev    *federation.Schedule
+	running map[string]int64
+	sticky  bool
+}
