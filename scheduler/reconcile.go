@@ -48,7 +48,10 @@ const (
 // spec.intersectWithClusterSelector is true; the others are reported with the placement rule
 // Preference. Either way the placement's other rules (exclusions, affinity, taints and
 // readiness, spread, maxClusters) apply, and the spread constraint that sets maxSkew spreads
-// the replicas over the groups placement chose.
+// the replicas over the groups placement chose. The Scheduled message says when the
+// preference set aside a placement that would have left clusters out, and warns about cluster
+// names no Cluster has (an error with Options.RejectUnknownClusters); see the package
+// documentation.
 //
 // Current replicas per cluster come from status.clusters (the status loop) when fresh, else
 // from the previous schedule, so with rebalance off running replicas stay put. A cluster's
@@ -101,6 +104,11 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
 	}
 
+	if s.opts.RejectUnknownClusters {
+		if err := unknownClustersError(s.typ.Federated.Kind, key, in.fed, in.rsp, in.clusters); err != nil {
+			return s.invalid(ctx, in.u, ReasonUnknownCluster, err)
+		}
+	}
 	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
 	var bad *inputError
 	if errors.As(err, &bad) {
