@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -79,5 +80,87 @@ func TestFrontendStrategy(t *testing.T) {
 	want := map[string]int64{"cluster-aws-us-east": 5, "cluster-gcp-eu-west": 2, "cluster-azure-southeastasia": 2}
 	if diff := cmp.Diff(want, obj.Status.Schedule.Replicas()); diff != "" {
 		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+}
+
+// The same strategy under changes, table-driven: each case applies more YAML over the base
+// (Apply replaces objects that exist) and says what the schedule and the Scheduled
+// condition's message must be.
+func TestFrontendStrategyVariants(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  string // YAML applied after fleet and frontend
+		want    map[string]int64
+		message string // a part of the Scheduled message
+	}{
+		{
+			name: "a cluster that is not Ready gets nothing",
+			change: `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: Cluster
+metadata: {name: cluster-azure-southeastasia, labels: {provider: azure}}
+spec: {apiEndpoint: "https://azure.example", region: southeastasia}
+status: {conditions: [{type: Ready, status: "False", reason: Unreachable}]}`,
+			want:    map[string]int64{"cluster-aws-us-east": 6, "cluster-gcp-eu-west": 3},
+			message: "cluster-azure-southeastasia: NotReady",
+		},
+		{
+			name: "the preference ignores the placement's clusters (KubeFed's rule)",
+			change: `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template: {spec: {replicas: 6}}
+  placement: {clusters: [{name: cluster-aws-us-east}, {name: cluster-gcp-eu-west}]}`,
+			want:    map[string]int64{"cluster-aws-us-east": 5, "cluster-gcp-eu-west": 2, "cluster-azure-southeastasia": 2},
+			message: "note: spec.placement.clusters was ignored (it would leave out cluster-azure-southeastasia)",
+		},
+		{
+			name: "unless it intersects with them",
+			change: `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template: {spec: {replicas: 6}}
+  placement: {clusters: [{name: cluster-aws-us-east}, {name: cluster-gcp-eu-west}]}
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec:
+  targetKind: FederatedDeployment
+  totalReplicas: 9
+  intersectWithClusterSelector: true
+  clusters:
+    "*": {weight: 1}
+    cluster-aws-us-east: {minReplicas: 2, maxReplicas: 6, weight: 2}`,
+			want:    map[string]int64{"cluster-aws-us-east": 6, "cluster-gcp-eu-west": 3},
+			message: "9/9 replicas on 2 of 2 clusters",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			host := fake.NewHost("host")
+			require.NoError(t, host.Apply(fleet+"---"+frontend+"---"+tc.change))
+			s, err := scheduler.New(host, federation.DeploymentType, scheduler.Options{})
+			require.NoError(t, err)
+			key := federation.Key{Namespace: "production", Name: "app-frontend"}
+			_, err = s.Reconcile(ctx, key)
+			require.NoError(t, err)
+
+			u, err := host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+			require.NoError(t, err)
+			obj, err := federation.FederatedObjectFromUnstructured(u)
+			require.NoError(t, err)
+			if diff := cmp.Diff(tc.want, obj.Status.Schedule.Replicas()); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+			scheduled := meta.FindStatusCondition(obj.Status.Conditions, federation.ConditionScheduled)
+			require.NotNil(t, scheduled)
+			require.Contains(t, scheduled.Message, tc.message)
+		})
 	}
 }
