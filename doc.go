@@ -112,4 +112,19 @@
 // so a whole control plane can be tested in memory. When the difference between fake and real
 // matters (admission, defaulting, server-side apply), use internal/testenv's real API servers,
 // as fedkit's own conformance suite does.
+//
+// A placement strategy is tested in a dozen lines: the objects as you would kubectl-apply them
+// (Clusters with a Ready status, the FederatedDeployment, its ReplicaSchedulingPreference),
+// one pass of the real Scheduler, and the schedule compared as a map:
+//
+//	host := fake.NewHost("host")
+//	err := host.Apply(manifests) // YAML, "---" between documents
+//	s, err := scheduler.New(host, federation.DeploymentType, scheduler.Options{})
+//	_, err = s.Reconcile(ctx, key)
+//	u, err := host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+//	obj, err := federation.FederatedObjectFromUnstructured(u)
+//	diff := cmp.Diff(map[string]int64{"eu": 6, "us": 3}, obj.Status.Schedule.Replicas())
+//
+// examples/strategytest is such a test, to copy. In a new module, run go mod tidy after
+// go get github.com/fedkit/fedkit: the first go test needs the go.sum entries it adds.
 package fedkit

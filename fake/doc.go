@@ -181,9 +181,12 @@
 // k8s.io/apimachinery/pkg/util/net.IsConnectionRefused all hold; apierrors predicates are
 // false, as for any network error. Open watches end when the partition starts.
 //
-// Test-side writes do not go through the client and are not recorded: [Cluster.Seed] for
-// fixtures (stored under the resource serving their kind, without admission or the metadata
-// validation, as objects admitted under older rules are: their namespace need not exist),
+// Test-side writes do not go through the client and are not recorded: [Cluster.Apply] for
+// fixtures written as YAML (created or replaced with the rules of Create and Update, status
+// included, as a user with kubectl and the controllers owning the status would leave them);
+// [Cluster.Seed] for fixtures in any state (stored under the resource serving their kind,
+// without admission or the metadata validation, as objects admitted under older rules are:
+// their namespace need not exist),
 // and [Cluster.Drift] and [Cluster.DriftDelete] for changes made behind the controllers' back
 // by another actor, which are validated, bump resourceVersions and reach watches like any
 // write. [Cluster.Peek] and [Cluster.Objects] read without recording.

@@ -67,6 +67,18 @@
 // fields only the member has, because the same overrides render the object again when a
 // member is recreated.
 //
+// # Validating before an object is stored
+//
+// Some mistakes pass federation.ValidateFederatedObject, the API server and the scheduler,
+// because they depend on the template: an override path the template does not have
+// (remove /spec/paused when there is no paused), a typed overrider naming a container the
+// pod template lacks, a replicas overrider on a kind without replicas. Rendering finds them,
+// and without a check sync is the first to render: it reports RenderFailed for those
+// clusters once the object is stored. [Validate] is the one check that finds them before:
+// validation, then a dry-run render for every cluster (and every cluster an override names),
+// each error with its field path and the clusters it fails for. Admission webhooks,
+// platform APIs and CI jobs call it.
+//
 // # Operations
 //
 // [Apply] applies RFC 6902 operations (add, remove, replace, test; an empty op is replace)

@@ -17,6 +17,11 @@
 // wrapping [ErrInvalidPlacement] that names the bad part, never a silent match or mismatch. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
 // copy and unstructured conversion (see package federation).
 //
+// The scheduler loop keeps another KubeFed rule on top of these: a ReplicaSchedulingPreference
+// without intersectWithClusterSelector chooses among every cluster it covers, and the
+// object's clusters and clusterSelector are set aside (the Scheduled condition's message says
+// when that changed the result; see package scheduler).
+//
 // # Narrowing and ordering
 //
 // The other fields of [federation.Placement] narrow the candidates and order them:

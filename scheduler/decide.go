@@ -77,6 +77,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, errs)}
 	}
 	p := fed.Spec.Placement
+	all := clusters // before the preference filters them, for the message's notes
 	var noPref []placement.Diagnosis
 	if rsp != nil {
 		if !rsp.Spec.IntersectWithClusterSelector {
@@ -142,7 +143,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
-	d.message = message(plan, pd, typ.Divisible())
+	d.message = message(plan, pd, typ.Divisible()) + notes(fed, rsp, all, pd)
 	return d, placeErr
 }
 
@@ -228,15 +229,16 @@ func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig
 }
 
 // message is the Scheduled condition's message: the plan's summary and why clusters were left
-// out.
+// out. Unknown cluster names are left to notes, which names the field that holds them.
 func message(plan Plan, pd placement.Decision, divisible bool) string {
+	pd.Unknown = nil
 	var b strings.Builder
 	if divisible {
 		b.WriteString(plan.Summary())
 	} else {
 		fmt.Fprintf(&b, "placed in %d cluster(s): %s", len(pd.Selected), strings.Join(pd.Names(), ", "))
 	}
-	if len(pd.Excluded) > 0 || len(pd.Unknown) > 0 {
+	if len(pd.Excluded) > 0 {
 		b.WriteString("; ")
 		b.WriteString(pd.Summary())
 	}

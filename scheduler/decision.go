@@ -50,6 +50,13 @@ type Input struct {
 	// rebalance on), though they still count towards their cluster's capacity, since they
 	// hold room there. It answers "why would it place this now?"; the Scheduler never sets it.
 	Fresh bool
+
+	// RejectUnknownClusters makes a cluster name that no Cluster has (in
+	// spec.placement.clusters or among the preference's keys) an error: Scheduled=False with
+	// reason UnknownCluster and the field path, and no schedule. Without it the name is
+	// skipped with a warning in the message. The Scheduler sets it from
+	// [Options].RejectUnknownClusters.
+	RejectUnknownClusters bool
 }
 
 // Decision is what Reconcile writes for one object, and why. It is plain, read-only data.
@@ -121,6 +128,11 @@ func Decide(in Input) (Decision, error) {
 // decideInput validates the placement and the preference, then decides.
 func decideInput(in Input, key federation.Key) (decision, error) {
 	kind := in.Type.Federated.Kind
+	if in.RejectUnknownClusters {
+		if err := unknownClustersError(kind, key, in.Object, in.Preference, in.Clusters); err != nil {
+			return decision{}, &inputError{ReasonUnknownCluster, err}
+		}
+	}
 	if errs := federation.ValidatePlacement(in.Object.Spec.Placement, specPath.Child("placement")); len(errs) > 0 {
 		return decision{}, &inputError{ReasonInvalidPlacement, federation.NewInvalidError(kind, key, errs)}
 	}

@@ -121,6 +121,40 @@
 // it place this now?", ignoring the previous schedule ([Scheduler.ExplainFresh] does that on
 // the host's objects).
 //
+// # Which clusters a preference chooses from (KubeFed's rule)
+//
+// The Scheduler loop keeps KubeFed's rule: a ReplicaSchedulingPreference chooses among every
+// cluster it covers (its own entries, or all of them with "*"), and the object's
+// spec.placement.clusters and clusterSelector are set aside, unless the preference sets
+// spec.intersectWithClusterSelector: true, which keeps only the clusters the placement
+// selects. The placement's other rules (excludeClusters, affinity, taints and readiness,
+// spread, maxClusters) apply either way. So this object, meant for the US only, gets
+// replicas in every cluster:
+//
+//	kind: FederatedDeployment
+//	spec:
+//	  placement: {clusterSelector: {matchLabels: {topology.kubernetes.io/region: us-east-1}}}
+//	---
+//	kind: ReplicaSchedulingPreference
+//	spec: {totalReplicas: 6, clusters: {"*": {weight: 1}}}   # add intersectWithClusterSelector: true
+//
+// When that happens, that is when the placement alone would have left out a cluster that
+// got replicas, the Scheduled message says so and names the clusters: "note:
+// spec.placement.clusterSelector was ignored (it would leave out eu, ap): a
+// ReplicaSchedulingPreference chooses among every cluster unless its
+// spec.intersectWithClusterSelector is true (KubeFed's rule)".
+//
+// # Cluster names that do not exist
+//
+// A name in spec.placement.clusters, or a key of the preference's spec.clusters, that no
+// Cluster on the host has (a typo, a cluster not joined yet) is skipped, as in KubeFed: the
+// other clusters are scheduled and the condition stays Scheduled=True. Its message warns,
+// naming the field: "warning: spec.placement.clusters names no Cluster "gpc-eu-west" (a typo,
+// or a cluster not joined yet?): nothing is placed there". With
+// [Options].RejectUnknownClusters the name is an error instead: Scheduled=False with reason
+// [ReasonUnknownCluster] and the field path, the last good schedule kept, until a Cluster of
+// that name appears.
+//
 // # Explaining a plan
 //
 // [Plan.Clusters] returns an [Allocation] per cluster, and [Plan.Cluster] one by name: how

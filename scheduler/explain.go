@@ -27,7 +27,8 @@ type Explanation struct {
 // clock once, as Reconcile does, to know whether the rebalance period allows a refill. It
 // returns an error satisfying apierrors.IsNotFound when the object does not exist, and the
 // validation error (wrapping federation.ErrInvalidObject, placement.ErrInvalidPlacement or
-// ErrInvalidRequest) when the object, its placement or its preference is invalid. When no
+// ErrInvalidRequest) when the object, its placement or its preference is invalid, or names a
+// cluster that does not exist while Options.RejectUnknownClusters is set. When no
 // selection meets the spread constraints' minGroups, it returns the best-effort Explanation
 // together with an error wrapping placement.ErrUnsatisfiable.
 func (s *Scheduler) Explain(ctx context.Context, key federation.Key) (Explanation, error) {

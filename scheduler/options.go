@@ -35,6 +35,15 @@ type Options struct {
 	// preferences and Clusters before it returns an error naming the resource that could not
 	// be listed (a CRD missing on the host, say). It runs on Clock. Default: 2 minutes.
 	CacheSyncTimeout time.Duration
+
+	// RejectUnknownClusters makes a cluster name that no Cluster has, in the object's
+	// spec.placement.clusters or among its ReplicaSchedulingPreference's spec.clusters, an
+	// error instead of a warning: Scheduled=False with reason ReasonUnknownCluster, a
+	// message naming the field and the cluster, the last good schedule kept, and a terminal
+	// error from Reconcile (Run reschedules every object when a Cluster appears). Default
+	// false: as in KubeFed, the name is skipped, the others are scheduled, and the Scheduled
+	// message warns about it.
+	RejectUnknownClusters bool
 }
 
 // complete fills in defaults.

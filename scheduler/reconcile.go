@@ -48,7 +48,10 @@ const (
 // spec.intersectWithClusterSelector is true; the others are reported with the placement rule
 // Preference. Either way the placement's other rules (exclusions, affinity, taints and
 // readiness, spread, maxClusters) apply, and the spread constraint that sets maxSkew spreads
-// the replicas over the groups placement chose.
+// the replicas over the groups placement chose. The Scheduled message says when the
+// preference set aside a placement that would have left clusters out, and warns about cluster
+// names no Cluster has (an error with Options.RejectUnknownClusters); see the package
+// documentation.
 //
 // Current replicas per cluster come from status.clusters (the status loop) when fresh, else
 // from the previous schedule, so with rebalance off running replicas stay put. A cluster's
@@ -122,6 +125,7 @@ func (s *Scheduler) input(in inputs) Input {
 	return Input{
 		Type: s.typ, Object: in.fed, Preference: in.rsp, Clusters: in.clusters,
 		Previous: in.fed.Status.Schedule, Now: s.opts.Clock.Now(),
+		RejectUnknownClusters: s.opts.RejectUnknownClusters,
 	}
 }
 

@@ -1,0 +1,179 @@
+package override
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Validate is the check to run before a federated object is stored: in an admission webhook,
+// in a CLI or platform API that accepts objects, in a CI job over manifests. It returns
+// every error the object would meet on its way to the member clusters, each with its field
+// path, without touching any cluster:
+//
+//  1. federation.ValidateFederatedObject: the spec's own rules (placement, override paths
+//     and operations, selectors, typed overriders). When these fail, Validate returns them
+//     alone: rendering would only repeat them.
+//  2. A dry-run render for every cluster in clusters, and for every cluster an override
+//     names that is not among them (with no labels): what only rendering finds, because
+//     it depends on the template. An override path the template does not have
+//     (remove /spec/paused when the template has no paused), a value of the wrong type
+//     under a path, a typed overrider naming a container the pod template lacks, an image
+//     that does not parse, a replicas overrider on a type that has no replica count.
+//
+// Without Validate these pass the API server, validation and the scheduler, and show up
+// only when sync renders: as RenderFailed in status.clusters for those clusters, after the
+// object is stored.
+//
+// Each render error is reported once per field with the clusters it fails for:
+// spec.overrides[1].clusterOverrides[0].path: Invalid value: "/spec/paused": clusters "eu-1",
+// "eu-2": remove /spec/paused: override: path not found: no member "paused" to remove. The
+// path is the raw operation at fault when one is, else the typed overrider
+// (spec.overrides[0].containers) or the override entry, else spec.template (the template
+// alone does not render).
+//
+// Every cluster is rendered, not only those the placement selects now: placement changes
+// with the fleet (a cluster joins, becomes ready, gets a label), and the same override must
+// render then. Rendering uses the template's replica count as the schedule (1 when unset)
+// for a divisible type, as sync writes a scheduled count there, and no existing member
+// object (what sync retains from one cannot make an override fail).
+//
+// An admission webhook turns the result into its answer with
+// apierrors.NewInvalid(schema.GroupKind{...}, name, errs), a controller with
+// federation.NewInvalidError(kind, key, errs). Validate is pure: the same input gives the
+// same list, in the order of the clusters.
+func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) field.ErrorList {
+	if errs := federation.ValidateFederatedObject(obj); len(errs) > 0 {
+		return errs
+	}
+	if err := typ.Validate(); err != nil {
+		return field.ErrorList{field.InternalError(nil, fmt.Errorf("override: Validate: %w", err))}
+	}
+	in := InputFor(obj, typ)
+	in.Revision = 1
+	if typ.Divisible() {
+		n := templateReplicaCount(obj.Spec.Template.Object, typ)
+		in.Replicas = &n
+	}
+
+	type finding struct {
+		path     *field.Path
+		value    any
+		detail   string
+		clusters []string
+	}
+	var found []*finding
+	var r Renderer
+	for _, c := range validationTargets(obj.Spec.Overrides, clusters) {
+		in.ClusterName, in.ClusterLabels = c.Name, c.Labels
+		if _, err := r.render(&in, nil); err == nil {
+			continue
+		}
+		path, value, detail := r.locate(in)
+		i := slices.IndexFunc(found, func(f *finding) bool { return f.path.String() == path.String() && f.detail == detail })
+		if i < 0 {
+			found = append(found, &finding{path: path, value: value, detail: detail})
+			i = len(found) - 1
+		}
+		found[i].clusters = append(found[i].clusters, c.Name)
+	}
+	errs := make(field.ErrorList, 0, len(found))
+	for _, f := range found {
+		who := "cluster "
+		if len(f.clusters) > 1 {
+			who = "clusters "
+		}
+		errs = append(errs, field.Invalid(f.path, f.value, who+quotedNames(f.clusters)+": "+f.detail))
+	}
+	return errs
+}
+
+// validationTargets returns clusters, then a label-less Cluster for each name an override
+// entry names that is not among them, in the overrides' order.
+func validationTargets(overrides []federation.ClusterOverride, clusters []federation.Cluster) []federation.Cluster {
+	out := slices.Clone(clusters)
+	for _, o := range overrides {
+		if o.ClusterName == "" || slices.ContainsFunc(out, func(c federation.Cluster) bool { return c.Name == o.ClusterName }) {
+			continue
+		}
+		var c federation.Cluster
+		c.Name = o.ClusterName
+		out = append(out, c)
+	}
+	return out
+}
+
+// locate finds the override entry whose rendering fails for in's cluster, by rendering the
+// entries that apply to it one more at a time, in the order they apply, and returns the
+// field at fault, its value and the error. The template alone failing is spec.template.
+func (r *Renderer) locate(in Input) (*field.Path, any, string) {
+	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels, nil)
+	if err != nil {
+		return field.NewPath("spec", "overrides"), field.OmitValueType{}, err.Error()
+	}
+	all := in.Overrides
+	for m := 0; m <= len(idx); m++ {
+		keep := slices.Clone(idx[:m])
+		slices.Sort(keep) // list order: selectFor orders them again as they apply
+		in.Overrides = make([]federation.ClusterOverride, len(keep))
+		for i, j := range keep {
+			in.Overrides[i] = all[j]
+		}
+		_, err := r.render(&in, nil)
+		if err == nil {
+			continue
+		}
+		if m == 0 {
+			return field.NewPath("spec", "template"), field.OmitValueType{}, err.Error()
+		}
+		j := idx[m-1]
+		entry := field.NewPath("spec", "overrides").Index(j)
+		var pe *PathError
+		if errors.As(err, &pe) {
+			for k, op := range all[j].ClusterOverrides {
+				if op.Path == pe.Path && opName(op.Op) == pe.Op {
+					return entry.Child("clusterOverrides").Index(k).Child("path"), op.Path, err.Error()
+				}
+			}
+			switch pe.Op {
+			case "replicas", "images", "containers", "labels", "annotations":
+				return entry.Child(pe.Op), field.OmitValueType{}, err.Error() // a typed overrider
+			}
+		}
+		return entry, field.OmitValueType{}, err.Error()
+	}
+	// Not reproduced entry by entry (cannot happen: the full list is the last prefix).
+	return field.NewPath("spec", "overrides"), field.OmitValueType{}, "does not render"
+}
+
+// opName is an operation's name as PathError reports it: "" is replace.
+func opName(op string) string {
+	if op == "" {
+		return "replace"
+	}
+	return op
+}
+
+// templateReplicaCount is the template's replica count at the type's path, 1 when unset or
+// not an integer (validation reports that one).
+func templateReplicaCount(template map[string]any, typ federation.TypeConfig) int64 {
+	if n, ok, _ := unstructured.NestedInt64(template, typ.ReplicasFields()...); ok && n >= 0 {
+		return n
+	}
+	return 1
+}
+
+// quotedNames returns names as "a", "b".
+func quotedNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
