@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -46,7 +45,10 @@ func (s *syncBuffer) String() string {
 // then it stops cleanly.
 func TestRealClusters(t *testing.T) {
 	env := testenv.Shared(t)
-	path := kubeconfigFor(t, env, "host", "a", "b")
+	kc, err := env.Kubeconfig()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, kc, 0o600))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, logs syncBuffer
@@ -88,21 +90,6 @@ func TestRealClustersUsage(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-}
-
-// kubeconfigFor writes a kubeconfig with one context per named cluster of env.
-func kubeconfigFor(t *testing.T, env *testenv.Env, names ...string) string {
-	t.Helper()
-	var clusters, users, contexts string
-	for _, name := range names {
-		cfg := env.Config(name)
-		clusters += fmt.Sprintf("- {name: %s, cluster: {server: %q, certificate-authority-data: %q}}\n", name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData))
-		users += fmt.Sprintf("- {name: %s, user: {token: %q}}\n", name, cfg.BearerToken)
-		contexts += fmt.Sprintf("- {name: %s, context: {cluster: %s, user: %s}}\n", name, name, name)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\nclusters:\n"+clusters+"users:\n"+users+"contexts:\n"+contexts), 0o600))
-	return path
 }
 
 // kubeconfigFile writes a kubeconfig with contexts of the given names and no server behind.
