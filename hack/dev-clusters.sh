@@ -2,7 +2,8 @@
 # dev-clusters.sh starts a federation host and two member clusters on this machine: one etcd
 # and one kube-apiserver per cluster on 127.0.0.1, the same real binaries the integration tests
 # run (hack/install-testbins.sh builds them, once). It writes a kubeconfig with one context per
-# cluster, prints where, and runs until Ctrl-C, which stops every process.
+# cluster (dev-clusters.kubeconfig in the current directory by default; it holds an admin token
+# of these throw-away servers), prints where, and runs until Ctrl-C, which stops every process.
 #
 # Usage:
 #   hack/dev-clusters.sh [-kubeconfig FILE] [-clusters host,member1,member2]
@@ -13,11 +14,11 @@
 # work, but no pods start. Good for trying the control plane, not for running workloads.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+root="$(cd "$(dirname "$0")/.." && pwd)"
 GO="${GO:-go}"
-FEDKIT_TESTBIN_DIR="$(./hack/install-testbins.sh | tail -n 1)"
+FEDKIT_TESTBIN_DIR="$("$root/hack/install-testbins.sh" | tail -n 1)"
 export FEDKIT_TESTBIN_DIR
 bin="${XDG_CACHE_HOME:-$HOME/.cache}/fedkit/devclusters"
-"$GO" build -o "$bin" ./hack/devclusters
+(cd "$root" && "$GO" build -o "$bin" ./hack/devclusters)
 # exec: signals reach the program, which stops the servers it started.
 exec "$bin" "$@"
