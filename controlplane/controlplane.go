@@ -83,6 +83,8 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 		}
 		cp.scheme = scheme
 	}
+	// Events, like the other common fields, reach every loop that records events and leaves
+	// its own recorder unset (today sync's).
 	if opts.Sync.Events == nil && opts.Events != nil {
 		opts.Sync.Events = opts.Events
 	}
