@@ -75,13 +75,15 @@ spec:
 		}
 	}
 
+	// Ready, with the 6 replicas of the preference: the loops act concurrently, so the object
+	// can be Ready for a moment with the template's replicas, before the schedule reaches sync.
 	ready := func() bool {
 		u, err := host.Get(ctx, federation.DeploymentType.FederatedGVR(), "default", "web")
 		if err != nil {
 			return false
 		}
 		obj, err := federation.FederatedObjectFromUnstructured(u)
-		if err != nil {
+		if err != nil || obj.Status.Aggregated == nil || obj.Status.Aggregated.ReadyReplicas != 6 {
 			return false
 		}
 		for _, c := range obj.Status.Conditions {
@@ -92,7 +94,7 @@ spec:
 		return false
 	}
 	if !waitFor(ready) {
-		fmt.Println("not Ready after a minute")
+		fmt.Println("not Ready with 6 replicas after a minute")
 		return
 	}
 	for _, name := range fleet.Names() {
@@ -101,7 +103,7 @@ spec:
 		replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 		fmt.Printf("%s: %d replicas\n", name, replicas)
 	}
-	fmt.Println("default/web is Ready")
+	fmt.Println("default/web is Ready: 6 ready replicas")
 	for _, l := range cp.Status() {
 		fmt.Println(l.Name, l.State)
 	}
@@ -111,7 +113,7 @@ spec:
 	// Output:
 	// eu: 4 replicas
 	// us: 2 replicas
-	// default/web is Ready
+	// default/web is Ready: 6 ready replicas
 	// cluster-set Running
 	// cluster-monitor Running
 	// scheduler/FederatedDeployment Running

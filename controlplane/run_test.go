@@ -43,9 +43,12 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 	stepUntil(t, e.clock, time.Second, "propagated to both members", func() bool {
 		return e.memberReplicas("eu", "web") == 4 && e.memberReplicas("us", "web") == 4
 	})
-	stepUntil(t, e.clock, time.Second, "Ready", func() bool { return e.condition(deployments, "web", "Ready") == "True" })
-	require.Equal(t, "True", e.condition(deployments, "web", "Scheduled"))
-	require.Equal(t, "True", e.condition(deployments, "web", "Propagated"))
+	// The three loops write the object's status concurrently: a Conflict is retried with
+	// backoff on the fake clock.
+	stepUntil(t, e.clock, time.Second, "Scheduled, Propagated and Ready", func() bool {
+		return e.condition(deployments, "web", "Scheduled") == "True" && e.condition(deployments, "web", "Propagated") == "True" &&
+			e.condition(deployments, "web", "Ready") == "True"
+	})
 
 	want := map[string]controlplane.State{
 		controlplane.ClusterSetLoop:     controlplane.StateRunning,
