@@ -117,9 +117,9 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	for _, m := range memberNames {
 		reportReady(t, members[m])
 	}
-	eventually(t, "Ready", func() bool { return condition(t, host, "Ready") == "True" })
-	require.Equal(t, "True", condition(t, host, "Scheduled"))
-	require.Equal(t, "True", condition(t, host, "Propagated"))
+	eventually(t, "Scheduled, Propagated and Ready", func() bool {
+		return condition(t, host, "Scheduled") == "True" && condition(t, host, "Propagated") == "True" && condition(t, host, "Ready") == "True"
+	})
 
 	eventually(t, "a CreatedInCluster event on the host", func() bool {
 		l, err := host.List(ctx, events, "shop", metav1.ListOptions{})
