@@ -17,8 +17,9 @@ import (
 // that does not answer is the loops' business, which report it after their CacheSyncTimeout.
 const checkTimeout = 30 * time.Second
 
-// Run runs every loop until ctx is done, then returns nil after every goroutine it started has
-// exited (the loops', the event broadcaster's).
+// Run runs every loop until ctx is done, then returns nil after every loop's goroutines have
+// exited and the event broadcaster has shut down (client-go's broadcaster does not join its
+// last goroutine, which ends right after).
 //
 //  1. Unless the embedder gave Options.Events (or Disable.Events), it starts a client-go
 //     record.EventBroadcaster that writes the loops' events to the host as core/v1 Events.
