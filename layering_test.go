@@ -112,6 +112,8 @@ func TestLayeringRejects(t *testing.T) {
 		{"test suite in a library", "placement", []string{"internal/conformance"}, 2},
 		{"internal helper outside its importers", "override", []string{"internal/loop"}, 2},
 		{"fake in a library", "sync", []string{"fake"}, 1},
+		{"the control plane imports every loop", "controlplane", []string{"federation/kube", "scheduler", "sync", "status", "dnsrecord", "internal/loop"}, 0},
+		{"but not fake", "controlplane", []string{"fake"}, 1},
 		{"unknown package", "newpkg", nil, 1},
 		{"examples import anything", "examples/quickstart", []string{"fake", "internal/testenv"}, 0},
 	} {

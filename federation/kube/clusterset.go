@@ -56,6 +56,9 @@ type member struct {
 	// clusterVersion and secretVersion are the resourceVersions of the Cluster and Secret the
 	// member was built from, for logs.
 	clusterVersion, secretVersion string
+
+	// endpoint is the API server's URL of a member of a static set, for Register.
+	endpoint string
 }
 
 // NewClusterSet returns a ClusterSet that reads Cluster objects and their Secrets through host.

@@ -91,6 +91,24 @@
 // Embedders who know their clusters up front (a CLI, a test harness) skip the host and build a
 // static set from kubeconfig contexts with [ClusterSetFromKubeconfig]; see its example.
 //
+// # Connecting: a host and its members in one call
+//
+// [Connect] builds both from the host's rest.Config (rest.InClusterConfig() in a control plane
+// deployed on the host), the members being the Clusters registered there. [ConnectKubeconfig]
+// takes the host from a kubeconfig context ([ConfigFromKubeconfig] follows kubectl's rules for
+// an empty path or context), and the members either from the host or from other contexts of
+// the same file; such a static set writes the Cluster objects the loops read with
+// [ClusterSet.Register]:
+//
+//	host, clusters, err := kube.ConnectKubeconfig("", "host", kube.ClusterSetOptions{}, "eu", "us")
+//	err = clusters.Register(ctx, host)
+//
+// # Events
+//
+// [EventSink] is a client-go record.EventSink over any ClusterClient, so a
+// record.EventBroadcaster records the loops' events on the host (package controlplane wires
+// one).
+//
 // # Reading at scale: CachedReader and OnMemberChange
 //
 // Loops that read every member object of a type on every pass, like status collection, would

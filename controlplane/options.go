@@ -1,0 +1,163 @@
+package controlplane
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+	"github.com/fedkit/fedkit/status"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultRetryPeriod is how long a loop that failed waits before it is checked and started
+	// again: short enough that a CRD installed after the control plane started is picked up
+	// within a minute or so, long enough that a host without it is asked rarely.
+	DefaultRetryPeriod = time.Minute
+
+	// DefaultName is the event source's component: what `kubectl describe` shows in the
+	// From column of the events the loops record.
+	DefaultName = "fedkit"
+)
+
+// Options configure a [ControlPlane]. The zero value runs every loop for the built-in types,
+// with each loop's own defaults, on the real clock, with logs discarded, no metrics and events
+// recorded on the host.
+//
+// The common fields (Clock, Logger, Registerer, Events, Identity) apply to every loop whose own
+// options leave the field at its zero value; a loop's own setting wins. Leader election and
+// sharding will be configured here too, next to the loops they gate.
+type Options struct {
+	// Types are the federated types to run the scheduler, sync and the status collector for,
+	// one of each per type. Nil means every built-in type (federation.BuiltinTypes); an empty,
+	// non-nil slice runs no per-type loop. Two types with the same federated kind are an error.
+	Types []federation.TypeConfig
+
+	// Per-loop options, applied to the loop of every type (Scheduler, Sync, Status) or to the
+	// one loop (Monitor, DNS). See each package for the fields and their defaults.
+	Scheduler scheduler.Options
+	Sync      fedsync.Options
+	Status    status.Options
+	Monitor   status.MonitorOptions
+	DNS       dnsrecord.Options
+
+	// Disable switches parts of the control plane off, for embedders who run them elsewhere or
+	// not at all (no DNS, say). The zero value runs everything.
+	Disable Parts
+
+	// Clock drives every loop (requeues, backoff, cache sync timeouts, probes) and the retry
+	// of failed loops. Default: the real clock.
+	Clock clock.WithTicker
+
+	// Logger receives the control plane's logs (loops started, failed, retried) and is every
+	// loop's logger. Default: logr.Discard().
+	Logger logr.Logger
+
+	// Registerer receives every loop's metrics. nil: no metrics.
+	Registerer prometheus.Registerer
+
+	// Events records the loops' events on federated objects. nil: the control plane records
+	// them on the host, through a client-go record.EventBroadcaster it starts in Run and shuts
+	// down before Run returns (Disable.Events turns that off).
+	Events fedsync.EventRecorder
+
+	// Identity is the value of federation.ManagedByLabel on the member objects this control
+	// plane manages, for sync (which writes it) and the status collector (which reads only
+	// objects carrying it). Default: federation.ManagedByValue. New refuses Sync.Identity and
+	// Status.Identity that differ: the collector would never see what sync writes.
+	Identity string
+
+	// Name is the component of the events' source. Default: DefaultName.
+	Name string
+
+	// RetryPeriod is how long a failed loop waits before the control plane checks the host
+	// again and restarts it. Default: DefaultRetryPeriod. Negative: a failed loop stays
+	// failed.
+	RetryPeriod time.Duration
+}
+
+// Parts names the parts of a control plane that [Options].Disable can switch off.
+type Parts struct {
+	// Scheduler, Sync and Status switch off that loop for every type.
+	Scheduler, Sync, Status bool
+	// Monitor switches off the cluster monitor: Clusters then need their Ready condition
+	// written by someone else, or placement leaves them out.
+	Monitor bool
+	// DNS switches off the DNS loop (ServiceDNSRecord, IngressDNSRecord).
+	DNS bool
+	// ClusterSet keeps Run from running the ClusterSet's own Run, for an embedder who runs it
+	// already (a kube.ClusterSet must run for its member caches to work).
+	ClusterSet bool
+	// Events stops the control plane from recording events on the host when Options.Events
+	// is nil: the loops then record none (they still log them).
+	Events bool
+}
+
+// complete fills in the defaults and spreads the common fields over the loops' options.
+func (o *Options) complete() error {
+	if o.Types == nil {
+		o.Types = federation.BuiltinTypes()
+	}
+	seen := map[string]bool{}
+	for _, t := range o.Types {
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		if seen[t.Federated.Kind] {
+			return fmt.Errorf("%w: %s appears twice in Types", ErrInvalidOptions, t.Federated.Kind)
+		}
+		seen[t.Federated.Kind] = true
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
+	}
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.RetryPeriod == 0 {
+		o.RetryPeriod = DefaultRetryPeriod
+	}
+
+	common(&o.Scheduler.Clock, &o.Scheduler.Logger, &o.Scheduler.Registerer, o)
+	common(&o.Sync.Clock, &o.Sync.Logger, &o.Sync.Registerer, o)
+	common(&o.Status.Clock, &o.Status.Logger, &o.Status.Registerer, o)
+	common(&o.Monitor.Clock, &o.Monitor.Logger, &o.Monitor.Registerer, o)
+	common(&o.DNS.Clock, &o.DNS.Logger, &o.DNS.Registerer, o)
+	if o.Sync.Identity == "" {
+		o.Sync.Identity = o.Identity
+	}
+	if o.Status.Identity == "" {
+		o.Status.Identity = o.Identity
+	}
+	if o.Sync.Identity != o.Status.Identity {
+		return fmt.Errorf("%w: Sync.Identity %q and Status.Identity %q differ: the collector would not see the objects sync writes",
+			ErrInvalidOptions, o.Sync.Identity, o.Status.Identity)
+	}
+	return nil
+}
+
+// common sets a loop's clock, logger and registerer from o where the loop leaves them unset.
+func common(clk *clock.WithTicker, log *logr.Logger, reg *prometheus.Registerer, o *Options) {
+	if *clk == nil {
+		*clk = o.Clock
+	}
+	if log.GetSink() == nil {
+		*log = o.Logger
+	}
+	if *reg == nil {
+		*reg = o.Registerer
+	}
+}

@@ -1,0 +1,202 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// checkTimeout bounds the List that checks a resource is served (on Options.Clock): a host
+// that does not answer is the loops' business, which report it after their CacheSyncTimeout.
+const checkTimeout = 30 * time.Second
+
+// Run runs every loop until ctx is done, then returns nil after every loop's goroutines have
+// exited and the event broadcaster has shut down (client-go's broadcaster does not join its
+// last goroutine, which ends right after).
+//
+//  1. Unless the embedder gave Options.Events (or Disable.Events), it starts a client-go
+//     record.EventBroadcaster that writes the loops' events to the host as core/v1 Events.
+//  2. It checks that the host serves what each loop lists, with one List (limit 1) per
+//     resource: a federated type's CRD, ReplicaSchedulingPreference's, the DNS records'.
+//     A loop whose resource is not served is not started: it is Failed, with an error
+//     wrapping ErrNotServed that names the resource, and logged. Other check errors (RBAC,
+//     the network) do not hold a loop back; the loop reports them itself.
+//  3. It runs every other loop's Run, and the ClusterSet's own Run when it has one
+//     (kube.ClusterSet: watching Clusters and Secrets and hosting the member caches; the
+//     fake fleet: its simulated controllers).
+//  4. A loop whose Run returns an error (its caches did not sync within its
+//     CacheSyncTimeout, wrapping ErrCacheNotSynced) is Failed and logged; the others keep
+//     running. Every Options.RetryPeriod a failed loop is checked again and restarted, so a
+//     CRD installed later is picked up without a restart of the process.
+//
+// Status reports each loop's state and error meanwhile. When every loop has failed at once
+// (a host without fedkit's CRDs, a host that cannot be reached at all), nothing is left to
+// run: Run stops and returns an error wrapping ErrAllFailed that joins each loop's error, so
+// the process exits and its supervisor (a Deployment) restarts it, as with a
+// controller-runtime manager.
+//
+// Run returns ErrRunning when the control plane is running already. It has the
+// func(context.Context) error shape, so a controller-runtime manager can run it as
+// manager.RunnableFunc(cp.Run).
+func (cp *ControlPlane) Run(ctx context.Context) error {
+	cp.mu.Lock()
+	if cp.running {
+		cp.mu.Unlock()
+		return ErrRunning
+	}
+	cp.running = true
+	cp.mu.Unlock()
+	defer cp.stopped()
+
+	log := cp.opts.Logger
+	ctx = logr.NewContext(ctx, log)
+	if cp.events != nil {
+		stop := cp.startEvents(ctx)
+		defer stop()
+	}
+	log.Info("Starting the control plane", "loops", len(cp.loops), "types", len(cp.opts.Types))
+
+	checked := cp.check(ctx, cp.loops)
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range cp.loops {
+		g.Go(func() error { return cp.supervise(ctx, p, checked[p]) })
+	}
+	err := g.Wait()
+	log.Info("The control plane stopped")
+	return err
+}
+
+// stopped marks every loop stopped once Run returns.
+func (cp *ControlPlane) stopped() {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	now := cp.opts.Clock.Now()
+	for _, p := range cp.loops {
+		p.status = LoopStatus{Name: p.name, State: StateStopped, Since: now, Failures: p.status.Failures}
+	}
+	cp.running = false
+}
+
+// supervise runs p until ctx is done: it starts it unless its check failed (notServed), and
+// retries it every RetryPeriod after a failure. It returns an error only when p's failure left
+// every loop failed.
+func (cp *ControlPlane) supervise(ctx context.Context, p *part, notServed error) error {
+	log := cp.opts.Logger.WithValues("loop", p.name)
+	err := notServed
+	var last string
+	for {
+		if err == nil {
+			cp.setState(p, StateRunning, nil)
+			if last != "" {
+				log.Info("Loop restarted")
+			}
+			err = p.run(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err == nil {
+				err = errors.New("its Run returned before the control plane stopped")
+			}
+		}
+		err = fmt.Errorf("%s: %w", p.name, err)
+		if cp.setState(p, StateFailed, err) {
+			log.Error(err, "Every loop has failed; stopping the control plane")
+			return cp.allFailed()
+		}
+		if msg := err.Error(); msg != last {
+			// Once per distinct failure: a loop whose CRD stays missing is not logged every
+			// RetryPeriod.
+			log.Error(err, "Loop failed; the other loops keep running", "retryAfter", cp.opts.RetryPeriod)
+			last = msg
+		} else {
+			log.V(1).Info("Loop still failing", "error", msg)
+		}
+		if cp.opts.RetryPeriod < 0 || !cp.sleep(ctx, cp.opts.RetryPeriod) {
+			return nil
+		}
+		err = cp.check(ctx, []*part{p})[p]
+	}
+}
+
+// allFailed joins every loop's error under ErrAllFailed.
+func (cp *ControlPlane) allFailed() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	errs := []error{ErrAllFailed}
+	for _, p := range cp.loops {
+		errs = append(errs, p.status.Err)
+	}
+	return errors.Join(errs...)
+}
+
+// sleep waits d on the clock; it reports false when ctx is done first.
+func (cp *ControlPlane) sleep(ctx context.Context, d time.Duration) bool {
+	t := cp.opts.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
+// check lists each resource the loops need once (limit 1) and returns, per loop, an error
+// wrapping ErrNotServed for its first resource the host does not serve. Only a 404 for the
+// List means "not served"; other errors are left for the loop to report.
+func (cp *ControlPlane) check(ctx context.Context, loops []*part) map[*part]error {
+	verdict := map[resource]error{}
+	out := map[*part]error{}
+	for _, p := range loops {
+		for _, r := range p.needs {
+			err, done := verdict[r]
+			if !done {
+				err = cp.served(ctx, r)
+				verdict[r] = err
+			}
+			if err != nil {
+				out[p] = err
+				break
+			}
+		}
+	}
+	return out
+}
+
+// served lists r with limit 1 and returns an error wrapping ErrNotServed when the host answers
+// 404 for the List.
+func (cp *ControlPlane) served(ctx context.Context, r resource) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := cp.opts.Clock.NewTimer(checkTimeout)
+	defer t.Stop()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		select {
+		case <-t.C():
+			cancel()
+		case <-done:
+		}
+	})
+	defer wg.Wait()
+	defer close(done) // first: the timeout's goroutine returns, then Wait joins it
+	_, err := cp.host.List(ctx, r.gvr, r.namespace, metav1.ListOptions{Limit: 1})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: %s (is its CustomResourceDefinition installed?)", ErrNotServed, r.gvr.GroupResource())
+	default:
+		cp.opts.Logger.V(1).Info("Could not check that the host serves a resource; starting its loops anyway",
+			"resource", r.gvr.GroupResource().String(), "error", err.Error())
+		return nil
+	}
+}

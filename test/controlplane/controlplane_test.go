@@ -1,0 +1,206 @@
+// Package controlplane_test runs the whole control plane against real kube-apiservers started by
+// internal/testenv: a host with fedkit's CRDs (all but FederatedJob's, and none of the DNS
+// ones) and two members registered on it as Clusters and Secrets, reached through
+// federation/kube.
+package controlplane_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/controlplane"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/testenv"
+)
+
+const hostName = "host"
+
+var memberNames = []string{"m1", "m2"}
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Main(m, append([]string{hostName}, memberNames...)...))
+}
+
+var (
+	deployments    = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	namespaces     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	events         = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	fedDeployments = federation.DeploymentType.FederatedGVR()
+)
+
+const web = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "nginx:1.27"}]}
+  placement: {clusters: [{name: m1}, {name: m2}]}
+`
+
+// The control plane over a real host and two members: the monitor marks the clusters Ready
+// from their /readyz, the scheduler places, sync propagates, the collector reports Ready once
+// the members' Deployments report ready replicas (no controller-manager runs here: the test
+// writes their status as the Deployment controller would), and sync's events reach the host.
+// The types whose CRDs the host lacks are reported, and everything else runs.
+func TestControlPlaneOnRealServers(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx := context.Background()
+
+	host, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
+	require.NoError(t, err)
+	withoutJobs := slices.DeleteFunc(federation.BuiltinTypes(), func(t federation.TypeConfig) bool { return t.Federated.Kind == "FederatedJob" })
+	crds, err := federation.CRDs(withoutJobs...)
+	require.NoError(t, err)
+	ictx, icancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer icancel()
+	require.NoError(t, conformance.InstallCRDs(ictx, host, crds...))
+
+	create(t, host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
+	create(t, host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	members := map[string]*kube.Client{}
+	for _, name := range memberNames {
+		cfg := env.Config(name)
+		members[name], err = kube.New(cfg, kube.Options{})
+		require.NoError(t, err)
+		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
+			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
+spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+	}
+
+	opts := controlplane.Options{Registerer: prometheus.NewRegistry()}
+	cp, err := controlplane.New(host, set, opts)
+	require.NoError(t, err)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cp.Run(rctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
+		return clusterReady(t, host, "m1") && clusterReady(t, host, "m2")
+	})
+	create(t, host, fedDeployments, web)
+	for _, m := range memberNames {
+		eventually(t, m+": the Deployment created", func() bool {
+			_, err := members[m].Get(ctx, deployments, "shop", "web")
+			return err == nil
+		})
+	}
+	eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, "Ready") == "False" })
+
+	for _, m := range memberNames {
+		reportReady(t, members[m])
+	}
+	eventually(t, "Scheduled, Propagated and Ready", func() bool {
+		return condition(t, host, "Scheduled") == "True" && condition(t, host, "Propagated") == "True" && condition(t, host, "Ready") == "True"
+	})
+
+	eventually(t, "a CreatedInCluster event on the host", func() bool {
+		l, err := host.List(ctx, events, "shop", metav1.ListOptions{})
+		require.NoError(t, err)
+		for _, u := range l.Items {
+			var ev corev1.Event
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev))
+			if ev.Reason == "CreatedInCluster" && ev.InvolvedObject.Name == "web" && ev.InvolvedObject.Kind == "FederatedDeployment" {
+				return true
+			}
+		}
+		return false
+	})
+
+	for _, l := range cp.Status() {
+		switch {
+		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob"}, l.Name):
+			require.Equal(t, controlplane.StateFailed, l.State, l.Name)
+			require.ErrorIs(t, l.Err, controlplane.ErrNotServed, l.Name)
+		default:
+			require.Equal(t, controlplane.StateRunning, l.State, "%s: %v", l.Name, l.Err)
+		}
+	}
+}
+
+// reportReady writes the member Deployment's status as the Deployment controller would once
+// its replicas run.
+func reportReady(t *testing.T, member *kube.Client) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := member.Get(ctx, deployments, "shop", "web")
+	require.NoError(t, err)
+	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	u.Object["status"] = map[string]any{
+		"observedGeneration": u.GetGeneration(),
+		"replicas":           n, "updatedReplicas": n, "readyReplicas": n, "availableReplicas": n,
+	}
+	_, err = member.UpdateStatus(ctx, deployments, u)
+	require.NoError(t, err)
+}
+
+func clusterReady(t *testing.T, host *kube.Client, name string) bool {
+	t.Helper()
+	u, err := host.Get(context.Background(), federation.ClusterGVR, "", name)
+	require.NoError(t, err)
+	c, err := federation.ClusterFromUnstructured(u)
+	require.NoError(t, err)
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == "Ready" {
+			return cond.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// condition returns the status of the condition typ of shop/web, "" when it has none.
+func condition(t *testing.T, host *kube.Client, typ string) string {
+	t.Helper()
+	u, err := host.Get(context.Background(), fedDeployments, "shop", "web")
+	require.NoError(t, err)
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	for _, c := range obj.Status.Conditions {
+		if c.Type == typ {
+			return string(c.Status)
+		}
+	}
+	return ""
+}
+
+func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
+	_, err := c.Create(context.Background(), gvr, u)
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 90*time.Second, 50*time.Millisecond, what)
+}
