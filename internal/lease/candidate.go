@@ -95,7 +95,7 @@ func (c *candidate) term(ctx context.Context, resign <-chan struct{}, work func(
 	if err != nil {
 		return termResult{}, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	le.Run(logr.NewContext(electCtx, c.log))
+	le.Run(logr.NewContext(electCtx, electorLogger(c.log)))
 	mu.Lock()
 	over = true
 	mu.Unlock()
