@@ -132,12 +132,19 @@ func (c *candidate) lead(leadCtx context.Context, work func(context.Context) err
 	stop := context.AfterFunc(workCtx, func() { cancelledAt <- c.clock.Now() })
 	err := work(workCtx)
 	returnedAt := c.clock.Now()
-	if stop() {
-		// Not cancelled: the work returned by itself.
+	notified := !stop() // false: the cancellation's callback never ran, and never will
+	if workCtx.Err() == nil {
+		// Not cancelled: the work returned by itself. (Whether stop found the callback
+		// started cannot tell: a work that returns on Done may call stop before the
+		// cancellation got to the callback.)
 		cancel(nil)
 		return true, err
 	}
-	took := returnedAt.Sub(<-cancelledAt)
+	cancelled := returnedAt
+	if notified {
+		cancelled = <-cancelledAt
+	}
+	took := returnedAt.Sub(cancelled)
 	stoppedBy := context.Cause(workCtx)
 	if took > c.overrun() {
 		// A peer may have taken the Lease while the work still ran: the work ignores its

@@ -169,3 +169,30 @@ func TestElectReleasesOnlyAfterTheWorkReturned(t *testing.T) {
 		}
 	}
 }
+
+// TestElectCrashKeepsTheLease: a work that returns as soon as its context is done, stopped
+// by the end of Elect's context, has been stopped; it did not end by itself. Elect used to
+// tell the two apart by whether the cancellation had reached its own callback yet, a race
+// the work can win when the canceller is preempted (seen in repeated runs under load, not in
+// every run), and then released the Lease of a "crashed" process (ReleaseOnCancel off), or
+// ended Shards when it handed a shard over.
+func TestElectCrashKeepsTheLease(t *testing.T) {
+	host := fake.NewCluster("host")
+	for i := range 30 {
+		name := fmt.Sprintf("leader-%d", i)
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- lease.Elect(ctx, host, fast(name, "a"), func(ctx context.Context) error {
+				close(started)
+				<-ctx.Done()
+				return nil
+			})
+		}()
+		<-started
+		cancel()
+		require.NoError(t, <-done)
+		require.Equal(t, "a", holder(t, host, name), "round %d: the Lease of a process stopped without ReleaseOnCancel stays its own until it expires", i)
+	}
+}
