@@ -69,8 +69,15 @@ func NewLock(host federation.ClusterClient, namespace, name, identity string) *L
 	return &Lock{host: host, namespace: namespace, name: name, identity: identity, clock: clock.RealClock{}}
 }
 
-// Get returns the Lease's record and its JSON encoding, as client-go's LeaseLock does. A
-// missing Lease is a NotFound error (the elector then creates it).
+// Get returns the Lease's record, and bytes that change whenever the Lease does. A missing
+// Lease is a NotFound error (the elector then creates it).
+//
+// The elector times a holder's Lease from when those bytes last changed. client-go's own
+// LeaseLock returns the record's JSON there, whose times have whole seconds: renewals within
+// one second look alike, so a peer may time the Lease from up to a second before its last
+// renewal and take it over up to a second early (seen in tests: a crashed holder's 1s Lease
+// taken 230ms after the crash). The bytes here add the Lease's resourceVersion, which every
+// renewal changes.
 func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error) {
 	u, err := l.host.Get(ctx, LeaseGVR, l.namespace, l.name)
 	if err != nil {
@@ -80,7 +87,10 @@ func (l *Lock) Get(ctx context.Context) (*rl.LeaderElectionRecord, []byte, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("lease: Lease %s: %w", l.Describe(), err)
 	}
-	raw, err := json.Marshal(*record)
+	raw, err := json.Marshal(struct {
+		rl.LeaderElectionRecord
+		ResourceVersion string `json:"resourceVersion"`
+	}{*record, u.GetResourceVersion()})
 	if err != nil {
 		return nil, nil, err
 	}
