@@ -45,7 +45,7 @@ func TestElectOnRealServers(t *testing.T) {
 	procs := map[string]*process{}
 	for _, who := range []string{"a", "b", "c"} {
 		procs[who] = startProcess(t, f, who, func(ctx context.Context, p *process) error {
-			return lease.Elect(ctx, p.leases, timing("ha-elect", who), func(ctx context.Context) error {
+			return lease.Elect(ctx, p.leases, timing(f.ns, who), func(ctx context.Context) error {
 				defer j.begin(who, 0)()
 				s, err := syncer(f, p, j, federation.Shard{})
 				if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,12 +67,19 @@ type fixture struct {
 	ns     string
 }
 
-var installOnce sync.Mutex
+var (
+	installOnce sync.Mutex
+	runs        atomic.Int32
+)
 
-func setup(t *testing.T, ns string) *fixture {
+// setup returns the fixture with a namespace of its own, prefix-<n>: namespaces cannot be
+// deleted on the test servers (no namespace controller), and -count=N runs a test again on
+// the same servers.
+func setup(t *testing.T, prefix string) *fixture {
 	t.Helper()
 	env := testenv.Shared(t)
-	f := &fixture{env: env, ns: ns}
+	f := &fixture{env: env, ns: fmt.Sprintf("%s-%d", prefix, runs.Add(1))}
+	ns := f.ns
 	var err error
 	f.host, err = kube.New(env.Config(hostName), kube.Options{})
 	require.NoError(t, err)

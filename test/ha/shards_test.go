@@ -54,7 +54,7 @@ func TestShardsOnRealServers(t *testing.T) {
 	procs := map[string]*process{}
 	for _, who := range []string{"a", "b", "c"} {
 		procs[who] = startProcess(t, f, who, func(ctx context.Context, p *process) error {
-			opts := timing("ha-shards", who)
+			opts := timing(f.ns, who)
 			opts.Count = count
 			return lease.Shards(ctx, p.leases, opts, func(ctx context.Context, shard federation.Shard) error {
 				defer j.begin(who, shard.Index)()
