@@ -30,7 +30,7 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
-	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition"},
+	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
 	"internal/loop":   {"federation"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops).
 	"internal/metrics": nil,
@@ -49,6 +49,9 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
+	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
+	// through any federation.ClusterClient; imported by controlplane.
+	"internal/lease": {"federation"},
 }
 
 // internalImporters says which packages may import each internal package (beyond examples/,
@@ -58,6 +61,7 @@ var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
+	"internal/lease":         {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

@@ -50,6 +50,14 @@ type Options struct {
 	// Namespace restricts Run to records in one namespace. Default: all.
 	Namespace string
 
+	// Shard restricts Run to the records this shard owns by namespace and name
+	// ([federation.Shard.Owns]) when several processes split the work (package controlplane can
+	// claim shards at run time through Leases): Run drops every other key before it is queued,
+	// whether it comes from an event, a Cluster change, a member change or a requeue. Reconcile
+	// itself is not filtered: an embedder that calls it directly decides which keys it passes, and
+	// can use Shard.Owns for that. Default: the zero Shard, which owns every key.
+	Shard federation.Shard
+
 	// Workers is how many records Run reconciles in parallel. Default: 2.
 	Workers int
 
@@ -111,6 +119,9 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	}
 	if clusters == nil {
 		return nil, errors.New("dnsrecord: New: cluster set is nil")
+	}
+	if err := opts.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("dnsrecord: New: Options.Shard: %w", err)
 	}
 	opts.complete()
 	m, err := newMetrics(opts.Registerer)

@@ -60,6 +60,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		Clock:            c.opts.Clock,
 		Logger:           c.opts.Logger,
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
+		Shard:            c.opts.Shard,
 	})
 	if err == nil {
 		if mc, ok := c.clusters.(federation.MemberCache); ok {

@@ -87,12 +87,16 @@
 // error is retried with backoff. Errors about one member cluster are [ClusterError]s, so
 // callers can group failures by cluster with errors.As.
 //
+// A [Shard] splits the keys between processes: every loop's Options.Shard restricts its Run
+// to the keys [Shard.Owns], by [ShardOf], a hash of the key that never changes between
+// versions; the cluster monitor splits Clusters by name the same way.
+//
 // # Errors
 //
 // The sentinels ([ErrClusterNotFound], [ErrClusterNotReady], [ErrUnreachable],
-// [ErrInvalidObject], [ErrUnknownType], [ErrInvalidKey], [ErrTerminal]) are matched with
-// errors.Is through any amount of wrapping; every fedkit package wraps them with context
-// naming the object, the field and the cluster.
+// [ErrInvalidObject], [ErrUnknownType], [ErrInvalidKey], [ErrInvalidShard], [ErrTerminal]) are
+// matched with errors.Is through any amount of wrapping; every fedkit package wraps them with
+// context naming the object, the field and the cluster.
 //
 // # Labels and annotations
 //

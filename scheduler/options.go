@@ -28,6 +28,14 @@ type Options struct {
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
 
+	// Shard restricts Run to the federated objects this shard owns ([federation.Shard.Owns]) when
+	// several processes split the work (package controlplane can claim shards at run time through
+	// Leases): Run drops every other key before it is queued, whether it comes from an event, a
+	// Cluster change, a member change or a requeue. Reconcile itself is not filtered: an embedder
+	// that calls it directly decides which keys it passes, and can use Shard.Owns for that.
+	// Default: the zero Shard, which owns every key.
+	Shard federation.Shard
+
 	// Workers is how many objects Run schedules in parallel. Default: 2.
 	Workers int
 
@@ -84,6 +92,9 @@ func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options)
 	}
 	if err := typ.Validate(); err != nil {
 		return nil, fmt.Errorf("scheduler: New: %w", err)
+	}
+	if err := opts.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("scheduler: New: Options.Shard: %w", err)
 	}
 	opts.complete()
 	m, err := newMetrics(opts.Registerer, typ.Federated.Kind)

@@ -40,6 +40,14 @@ type MonitorOptions struct {
 	// Workers is how many clusters Run probes in parallel. Default: 4.
 	Workers int
 
+	// Shard restricts Run to the Clusters this shard owns by name ([federation.Shard.Owns] of
+	// Key{Name: cluster}) when several processes split the work (package controlplane can claim
+	// shards at run time through Leases): Run drops every other key before it is queued, whether
+	// it comes from an event, a Cluster change, a member change or a requeue. Reconcile itself is
+	// not filtered: an embedder that calls it directly decides which keys it passes, and can use
+	// Shard.Owns for that. Default: the zero Shard, which owns every key.
+	Shard federation.Shard
+
 	// Period is how often each cluster is probed. Default: DefaultProbePeriod (10s).
 	Period time.Duration
 
@@ -83,6 +91,9 @@ func (o *MonitorOptions) complete() error {
 	}
 	if o.Workers < 0 || o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
 		errs = append(errs, fmt.Errorf("%w: Workers, FailureThreshold and SuccessThreshold must not be negative", ErrInvalidOptions))
+	}
+	if err := o.Shard.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Shard: %w", ErrInvalidOptions, err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -43,6 +43,14 @@ type Options struct {
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
 
+	// Shard restricts Run to the federated objects this shard owns ([federation.Shard.Owns]) when
+	// several processes split the work (package controlplane can claim shards at run time through
+	// Leases): Run drops every other key before it is queued, whether it comes from an event, a
+	// Cluster change, a member change or a requeue. Reconcile itself is not filtered: an embedder
+	// that calls it directly decides which keys it passes, and can use Shard.Owns for that.
+	// Default: the zero Shard, which owns every key.
+	Shard federation.Shard
+
 	// Identity is the value of federation.ManagedByLabel on the member objects this
 	// federation manages, as the Syncer's Options.Identity: a member object of the same name
 	// that carries another value (or none) belongs to someone else and is not reported.
@@ -96,6 +104,9 @@ func (o *Options) complete() error {
 	}
 	if o.Workers < 0 || o.ClusterConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("%w: Workers and ClusterConcurrency must not be negative", ErrInvalidOptions))
+	}
+	if err := o.Shard.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Shard: %w", ErrInvalidOptions, err))
 	}
 	if o.Identity == "" {
 		o.Identity = federation.ManagedByValue

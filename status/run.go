@@ -45,6 +45,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		Clock:            c.opts.Clock,
 		Logger:           c.opts.Logger,
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
+		Shard:            c.opts.Shard,
 	})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -85,6 +86,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		Clock:            m.opts.Clock,
 		Logger:           m.opts.Logger,
 		CacheSyncTimeout: m.opts.CacheSyncTimeout,
+		Shard:            m.opts.Shard,
 	})
 	if err == nil {
 		cached := l.Reader()

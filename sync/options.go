@@ -81,6 +81,15 @@ type Options struct {
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
 
+	// Shard restricts Run to the federated objects this shard owns ([federation.Shard.Owns]), and
+	// to the Clusters it owns by name among those leaving the federation (their release), when
+	// several processes split the work (package controlplane can claim shards at run time through
+	// Leases): Run drops every other key before it is queued, whether it comes from an event, a
+	// Cluster change, a member change or a requeue. Reconcile itself is not filtered: an embedder
+	// that calls it directly decides which keys it passes, and can use Shard.Owns for that.
+	// Default: the zero Shard, which owns every key.
+	Shard federation.Shard
+
 	// Workers is how many federated objects Run syncs in parallel. Default: 4.
 	Workers int
 
@@ -134,6 +143,9 @@ const (
 )
 
 func (o *Options) complete() error {
+	if err := o.Shard.Validate(); err != nil {
+		return fmt.Errorf("Options.Shard: %w", err)
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}

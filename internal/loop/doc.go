@@ -34,6 +34,14 @@
 // would otherwise cost 10,000 reconciles. Transform trims objects before they are stored (a
 // Secret's data, which the loop must not keep in memory).
 //
+// # Sharding
+//
+// With Options.Shard set, Run reconciles only the keys the shard owns (federation.Shard.Owns):
+// a key it does not own is dropped in front of the work queue, whatever produced it (an
+// event, a Broadcast, Referrers, Enqueue, a requeue), so N loops with the shards 0 to N-1
+// reconcile every key exactly once between them. Each still caches every object, since a
+// pass reads more than its own key. The Reconciler is not filtered when called directly.
+//
 // # Reading from the caches
 //
 // Loop.Reader serves Get and List from a source's informer when the source holds whole

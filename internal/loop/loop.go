@@ -105,6 +105,11 @@ type Options struct {
 	// CacheSyncTimeout bounds the wait for every source's first list (default
 	// DefaultCacheSyncTimeout); Run returns an error wrapping ErrCacheNotSynced after it.
 	CacheSyncTimeout time.Duration
+	// Shard restricts Run to the keys the shard owns (federation.Shard.Owns); the zero
+	// Shard owns every key. Keys it does not own are dropped before they are queued, whatever
+	// produced them (events, broadcasts, Enqueue, requeues); the Reconciler is not filtered
+	// when called directly. See shard.go.
+	Shard federation.Shard
 }
 
 // prefix starts the loop's errors.
@@ -165,6 +170,9 @@ func New(host federation.ClusterClient, sources []Source, opts Options) (*Loop, 
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("%s: no sources to watch", opts.prefix())
 	}
+	if err := opts.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: Shard: %w", opts.prefix(), err)
+	}
 	for _, s := range sources {
 		if s.Referrers != nil && indexOf(sources, s.Referrers.GVR) < 0 {
 			return nil, fmt.Errorf("%s: source %s refers to %s, which is not a source", opts.prefix(), s.GVR, s.Referrers.GVR)
@@ -200,6 +208,7 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](l.opts.BaseDelay, l.opts.MaxDelay),
 		workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock},
 	)
+	queue = ownedOnly(queue, l.opts.Shard)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)

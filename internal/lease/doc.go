@@ -1,0 +1,56 @@
+// Package lease runs work in one process of several (leader election, [Elect]) or splits it
+// between them ([Shards]), on coordination.k8s.io/v1 Leases on the federation's host, through
+// any federation.ClusterClient: a real host through federation/kube, or the fake one.
+//
+// It is client-go's tools/leaderelection underneath: [Lock] is a resourcelock.Interface over
+// a ClusterClient, writing the Lease as client-go's own LeaseLock does, and the elector
+// campaigns and renews. What this package adds is the order of things when leadership ends,
+// so that two processes never do the same work at once.
+//
+// # When leadership ends
+//
+// client-go starts the leader's work in a goroutine and does not wait for it, and its
+// ReleaseOnCancel gives the Lease up as soon as the context ends, while the work may still
+// be writing. Elect and Shards instead:
+//
+//  1. cancel the work RenewDeadline after the start of the last successful renewal, at the
+//     latest (a watchdog on the Lock's writes, not client-go's retry loop, which can take
+//     RetryPeriod longer to give up);
+//  2. wait for the work to return;
+//  3. only then release the Lease, when they release it at all: on a graceful stop with
+//     Options.ReleaseOnCancel, when the work returned by itself, or when Shards hands a shard
+//     to a peer. A lost Lease is left alone.
+//
+// A peer takes a Lease that was not released LeaseDuration after it last saw it renewed,
+// which is after the renewal landed, so the work has at least LeaseDuration - RenewDeadline
+// (5s with the defaults) to return once its context is done. fedkit's loops return within
+// one reconcile; a work that takes longer is logged as an error, since a peer may then have
+// started.
+//
+// # Sharding
+//
+// Shards claims shards of a federation.Shard{Index, Count} split through one Lease per
+// shard (Name-0 to Name-<Count-1>) and runs the work of every shard it holds, each with its
+// own context. To spread the shards, each process also keeps a presence Lease
+// (Name-member-<hash of its identity>) renewed every RetryPeriod; the live processes are the
+// holders of presence and shard Leases seen renewed within LeaseDuration. With n live
+// processes sorted by identity, the process of rank r may hold Count/n shards, one more when
+// r < Count mod n, so the shares add up to Count exactly. A process below its share takes
+// free or expired shard Leases (its candidates keep watching every shard it does not hold,
+// so a dead peer's shards are taken as soon as they expire); one above it hands the excess
+// over (stops their work, then releases them). Acquisitions pass a per-process admission
+// check, so a process never holds more than its share, even for a moment, by its own view.
+//
+// Views differ for a moment when a process joins or dies; the Leases, not the shares,
+// guarantee that a shard never runs in two processes at once. Every process must use the
+// same Count: a process that sees a shard held by a live peer with another Count (an
+// annotation on the shard Leases) claims nothing until that peer is gone, so a rolling
+// change of Count never runs two partitions of the keys at once.
+//
+// # Time
+//
+// client-go's LeaderElector has no clock to inject: it reads the real clock, and so do Elect
+// and Shards. Code run under them can keep its own fake clock, but the elections themselves
+// are tested on real time with short durations (LeaseDuration 1-2s, RenewDeadline half of
+// it, RetryPeriod 100-250ms), by waiting for outcomes instead of stepping a clock.
+package lease

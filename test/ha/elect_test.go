@@ -1,0 +1,90 @@
+package ha_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/lease"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// syncer returns a Syncer of who's process for shard, whose writes go to j.
+func syncer(f *fixture, p *process, j *journal, shard federation.Shard) (*fedsync.Syncer, error) {
+	host := recorder{ClusterClient: p.host, j: j, who: p.who, shard: shard.Index, cluster: hostName}
+	set := recordingSet{ClusterSet: p.set, j: j, who: p.who, shard: shard.Index}
+	return fedsync.New(host, set, federation.DeploymentType, fedsync.Options{Namespace: f.ns, Shard: shard})
+}
+
+// leader waits until exactly one process works, one not in before, and returns it.
+func leader(t *testing.T, j *journal, before ...string) string {
+	t.Helper()
+	var who string
+	require.Eventually(t, func() bool {
+		r := j.running()[0]
+		require.LessOrEqual(t, len(r), 1, "two leaders at once: %v", r)
+		if len(r) == 1 && !slices.Contains(before, r[0]) {
+			who = r[0]
+		}
+		return who != ""
+	}, 60*time.Second, 10*time.Millisecond, "a new leader")
+	return who
+}
+
+// TestElectOnRealServers runs three processes whose Syncers run under Elect: one leads and
+// propagates; killed, it hands over to another within the lease duration; cut off from its
+// Lease, the next one stops before a third takes over. No two leaders work at once, every
+// write falls within its writer's leadership, and every member Deployment is created once.
+func TestElectOnRealServers(t *testing.T) {
+	f := setup(t, "ha-elect")
+	j := &journal{}
+	procs := map[string]*process{}
+	for _, who := range []string{"a", "b", "c"} {
+		procs[who] = startProcess(t, f, who, func(ctx context.Context, p *process) error {
+			return lease.Elect(ctx, p.leases, timing(f.ns, who), func(ctx context.Context) error {
+				defer j.begin(who, 0)()
+				s, err := syncer(f, p, j, federation.Shard{})
+				if err != nil {
+					return err
+				}
+				return s.Run(ctx)
+			})
+		})
+	}
+	first := leader(t, j)
+	f.federate(t, names("web", 0, 5)...)
+	f.waitPropagated(t, names("web", 0, 5)...)
+	require.Len(t, j.snapshot(), 1, "one leader all along")
+
+	// A crash: the leader stops without releasing its Lease.
+	killed := time.Now()
+	procs[first].kill(t)
+	second := leader(t, j, first)
+	handover := j.snapshot()[1].start.Sub(killed)
+	t.Logf("leader %s killed; %s took over %s later (LeaseDuration 2s, RetryPeriod 250ms)", first, second, handover)
+	require.Less(t, handover, 3*time.Second, "within the lease duration, give or take the retry period")
+	f.federate(t, names("web", 5, 3)...)
+	f.waitPropagated(t, names("web", 5, 3)...)
+
+	// A partition: the leader cannot reach its Lease but can still write everything else.
+	// It must stop before the last process takes over.
+	cut := time.Now()
+	procs[second].leases.cut.Store(true)
+	f.federate(t, names("web", 8, 3)...)
+	third := leader(t, j, first, second)
+	spans := j.snapshot()
+	t.Logf("leader %s cut off from its Lease: stopped %s later; %s took over %s after that",
+		second, spans[1].end.Sub(cut), third, spans[2].start.Sub(spans[1].end))
+	f.waitPropagated(t, names("web", 0, 11)...)
+	procs[second].leases.cut.Store(false)
+
+	j.check(t)
+	creates := j.creates(deployments)
+	for _, name := range names("web", 0, 11) {
+		require.Len(t, creates[federation.Key{Namespace: f.ns, Name: name}], 1, "member Deployment %s created once", name)
+	}
+}
