@@ -51,8 +51,9 @@
 // spec.intersectWithClusterSelector is true, and so places replicas in clusters the
 // placement does not select; an override that replaces the replica count the preference
 // scheduled; a preference or DNS record with no object to apply to. An override that cannot
-// apply to some cluster (a path that does not exist there) is found by rendering the object
-// for every Cluster, not only those it is placed in now.
+// apply to some cluster (a path that does not exist there) is found by override.Validate,
+// the check an admission webhook runs: it renders the object for every Cluster, not only
+// those it is placed in now, and for every cluster an override names.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
 package preview

@@ -49,30 +49,14 @@ func fieldMessage(e *field.Error) string {
 	return strings.TrimPrefix(e.Error(), e.Field+": ")
 }
 
-// renderProblems renders the object for every Cluster, placed or not, as sync would for a
-// create, and reports what fails with the field of the override at fault: an override that
-// cannot apply to a cluster is found before the object is placed there.
-func (r *run) renderProblems(typ federation.TypeConfig, fed *federation.FederatedObject, what string) []Problem {
-	members := make([]override.Member, len(r.clusters))
-	for i := range r.clusters {
-		members[i] = override.Member{Name: r.clusters[i].Name, Labels: r.clusters[i].Labels}
-	}
-	in := override.InputFor(fed, typ)
+// renderProblems are override.Validate's render failures, one Problem per cluster: sync
+// would report RenderFailed for each.
+func renderProblems(failures []override.RenderFailure, what string) []Problem {
 	var out []Problem
-	for i, res := range (&override.Renderer{}).RenderMembers(in, members) {
-		if res.Err == nil {
-			continue
+	for _, f := range failures {
+		for _, c := range f.Clusters {
+			out = append(out, Problem{Severity: Error, Object: what, Field: f.Field.String(), Cluster: c, Message: f.Detail})
 		}
-		c := &r.clusters[i]
-		p := Problem{Severity: Error, Object: what, Field: "spec.overrides", Cluster: c.Name, Message: res.Err.Error()}
-		var pe *override.PathError
-		if errors.As(res.Err, &pe) {
-			p.Message = fmt.Sprintf("%s %s: %v", pe.Op, pe.Path, pe.Err)
-			if f := overrideField(fed.Spec.Overrides, c, func(op federation.OverrideOp) bool { return op.Path == pe.Path && op.Op == pe.Op }); f != "" {
-				p.Field = f + ".path"
-			}
-		}
-		out = append(out, p)
 	}
 	return out
 }

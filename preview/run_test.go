@@ -217,6 +217,32 @@ func TestRunValidation(t *testing.T) {
 			manifests: true,
 		},
 		{
+			// Sync writes the scheduled count before the overrides, so the path exists.
+			name:      "an override of the replicas of a template without replicas",
+			docs:      []string{fleet, strings.Replace(web(`{clusters: [{name: us}]}`, `[{clusterName: us, clusterOverrides: [{path: /spec/replicas, value: 2}]}]`), "replicas: 4", "paused: false", 1)},
+			manifests: true,
+		},
+		{
+			name:      "an override for a cluster not in the fleet yet",
+			docs:      []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterName: uk, clusterOverrides: [{op: remove, path: /spec/paused}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "uk": remove /spec/paused: override: path not found: no member "paused" to remove`},
+			manifests: true,
+		},
+		{
+			name:      "a typed overrider naming a container the template lacks",
+			docs:      []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterName: sa, containers: [{name: sidecar, args: ["-v"]}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].containers: cluster "sa": containers /spec/template/spec/containers: override: container not found: no container named "sidecar"`},
+			manifests: true,
+		},
+		{
+			// The selector entry applies first (the named one last) and fails first.
+			name: "the entry that fails, when two remove the same path",
+			docs: []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{op: remove, path: /spec/paused}]},`+
+				`{clusterName: sa, clusterOverrides: [{op: remove, path: /spec/paused}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "sa": remove /spec/paused: override: path not found: no member "paused" to remove`},
+			manifests: true,
+		},
+		{
 			name: "an invalid object",
 			docs: []string{fleet, web(`{clusters: [{name: us}, {name: us}]}`, `[{clusterName: us, clusterOverrides: [{op: move, path: /spec}]}]`)},
 			want: []string{
