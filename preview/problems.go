@@ -113,28 +113,3 @@ func overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObje
 	}
 	return out
 }
-
-// ignoredPlacement warns where a preference places replicas in clusters the object's
-// placement does not select: KubeFed's rule, kept, that a ReplicaSchedulingPreference
-// chooses among all clusters unless spec.intersectWithClusterSelector.
-func ignoredPlacement(rsp *federation.ReplicaSchedulingPreference, fed *federation.FederatedObject, sched *federation.Schedule, pl placement.Decision) []Problem {
-	if rsp == nil || rsp.Spec.IntersectWithClusterSelector || sched == nil {
-		return nil
-	}
-	selected := map[string]bool{}
-	for _, c := range pl.Selected {
-		selected[c.Name] = true
-	}
-	var extra []string
-	for _, c := range sched.Clusters {
-		if c.Replicas > 0 && !selected[c.Name] {
-			extra = append(extra, c.Name)
-		}
-	}
-	if len(extra) == 0 {
-		return nil
-	}
-	return []Problem{{Severity: Warning, Object: "ReplicaSchedulingPreference " + keyOf(rsp).String(), Field: "spec.intersectWithClusterSelector",
-		Message: fmt.Sprintf("is false, so the preference ignores the %s's spec.placement and places replicas in %s, which it does not select; set it to true to keep them out",
-			fed.Kind, strings.Join(extra, ", "))}}
-}

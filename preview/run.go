@@ -13,7 +13,6 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
-	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -135,13 +134,12 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	})
 	o.Scheduled = Condition{Status: d.Condition.Status, Reason: d.Condition.Reason, Message: d.Condition.Message}
 	ps.addError(what, err)
-	if pl, err := placement.Evaluate(fed.Spec.Placement, r.clusters); err == nil || errors.Is(err, placement.ErrUnsatisfiable) {
-		o.Unknown = pl.Unknown
-		for _, name := range pl.Unknown {
-			ps.add(Problem{Severity: Warning, Object: what, Field: "spec.placement.clusters",
-				Message: fmt.Sprintf("names %q, which no Cluster has: nothing is placed there", name)})
+	// The scheduler's warnings, those its Scheduled message ends with.
+	for _, w := range d.Warnings {
+		if w.Reason == scheduler.WarningUnknownCluster && w.Kind == typ.Federated.Kind {
+			o.Unknown = w.Clusters
 		}
-		ps.add(ignoredPlacement(rsp, fed, d.Schedule, pl)...)
+		ps.add(Problem{Severity: Warning, Object: w.Kind + " " + key.String(), Field: w.Field, Message: w.Message})
 	}
 
 	// What the scheduler writes is what sync reads.

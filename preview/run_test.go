@@ -137,7 +137,8 @@ func TestRunPlacementAndSchedule(t *testing.T) {
 				"sa: selected 3",
 				"us: selected 3",
 			},
-			wantProblems: []string{`Warning: ReplicaSchedulingPreference shop/web: spec.intersectWithClusterSelector: is false, so the preference ignores the FederatedDeployment's spec.placement and places replicas in sa, which it does not select; set it to true to keep them out`},
+			// The scheduler's warning, in the Scheduled message and here.
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: was ignored (it would leave out sa): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)`},
 		},
 		{
 			name: "an intersecting preference without an entry for a cluster",
@@ -160,7 +161,19 @@ func TestRunPlacementAndSchedule(t *testing.T) {
 				"us: selected 4",
 			},
 			wantUnknown:  []string{"uss"},
-			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: names "uss", which no Cluster has: nothing is placed there`},
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: names no Cluster "uss" (a typo, or a cluster not joined yet?): nothing is placed there`},
+		},
+		{
+			// The scheduler's warning, in the Scheduled message and here.
+			name: "a preference names an unknown cluster",
+			docs: []string{fleet, web(`{clusterSelector: {}}`, ""), webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {us: {weight: 1}, uss: {weight: 1}}}`)},
+			wantRows: []string{
+				`ap: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "ap" nor "*" in spec.clusters)`,
+				`eu: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "eu" nor "*" in spec.clusters)`,
+				`sa: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "sa" nor "*" in spec.clusters)`,
+				"us: selected 6",
+			},
+			wantProblems: []string{`Warning: ReplicaSchedulingPreference shop/web: spec.clusters: names no Cluster "uss" (a typo, or a cluster not joined yet?): its preferences apply to no cluster`},
 		},
 		{
 			name: "an override replaces the scheduled replicas",
