@@ -61,33 +61,15 @@ func renderProblems(failures []override.RenderFailure, what string) []Problem {
 	return out
 }
 
-// overrideField returns the field path of the last raw operation among the override entries
-// that apply to cluster c which matches, or "" when none does (the operation came from a
-// typed overrider, or none matches).
-func overrideField(overrides []federation.ClusterOverride, c *federation.Cluster, match func(federation.OverrideOp) bool) string {
-	found := ""
-	for i := range overrides {
-		if applies, err := override.ForCluster(overrides[i:i+1], c.Name, c.Labels); err != nil || len(applies) == 0 {
-			continue
-		}
-		for j, op := range overrides[i].ClusterOverrides {
-			if match(op) {
-				found = fmt.Sprintf("spec.overrides[%d].clusterOverrides[%d]", i, j)
-			}
-		}
-	}
-	return found
-}
-
 // overriddenReplicas warns where an override sets the replicas the preference scheduled:
 // the member then runs another count than the plan says, and the total is not the
 // preference's. Without a preference, per-cluster replica overrides are the way to vary
-// counts, and nothing is said.
-func overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, rows []Cluster, what string) []Problem {
+// counts, and nothing is said. The field is the override that sets the count last
+// (override.ReplicasField).
+func (r *run) overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, rows []Cluster, what string) []Problem {
 	if rsp == nil || !typ.Divisible() || fed.Spec.RetainReplicas {
 		return nil
 	}
-	pointer := "/" + strings.Join(typ.ReplicasFields(), "/")
 	var out []Problem
 	for _, row := range rows {
 		if row.Manifest == nil || row.Replicas == nil {
@@ -98,18 +80,20 @@ func overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObje
 			continue
 		}
 		p := Problem{Severity: Warning, Object: what, Field: "spec.overrides", Cluster: row.Name,
-			Message: fmt.Sprintf("the member runs %d replicas, not the %d the ReplicaSchedulingPreference scheduled: an override replaces %s", got, *row.Replicas, pointer)}
-		for i := range fed.Spec.Overrides {
-			if o := &fed.Spec.Overrides[i]; o.ClusterName == row.Name && o.Replicas != nil {
-				p.Field = fmt.Sprintf("spec.overrides[%d].replicas", i)
-			}
-		}
-		c := &federation.Cluster{}
-		c.Name = row.Name
-		if f := overrideField(fed.Spec.Overrides, c, func(op federation.OverrideOp) bool { return op.Path == pointer && op.Op != federation.OpTest }); f != "" {
-			p.Field = f
+			Message: fmt.Sprintf("the member runs %d replicas, not the %d the ReplicaSchedulingPreference scheduled: an override replaces %s",
+				got, *row.Replicas, override.Pointer(typ.ReplicasFields()...))}
+		if f := override.ReplicasField(fed.Spec.Overrides, typ, row.Name, r.labels(row.Name)); f != nil {
+			p.Field = f.String()
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// labels returns the labels of the Cluster of that name (nil when there is none).
+func (r *run) labels(name string) map[string]string {
+	if i, ok := slices.BinarySearch(r.names, name); ok {
+		return r.clusters[i].Labels
+	}
+	return nil
 }

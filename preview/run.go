@@ -169,7 +169,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	for _, name := range r.names {
 		o.Clusters = append(o.Clusters, r.cluster(name, typ, d, placed[name], changes))
 	}
-	ps.add(overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
+	ps.add(r.overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
 	dns, dnsProblems := r.dns(typ, fed)
 	o.DNS = dns
 	ps.add(dnsProblems...)

@@ -111,6 +111,14 @@ func problems(ps []preview.Problem) []string {
 // TestRunPlacementAndSchedule: every cluster is accounted for, chosen with its replicas or
 // left out with the placement rule that did it.
 func TestRunPlacementAndSchedule(t *testing.T) {
+	// us and sa with 3 replicas each, by a preference that keeps to the placement.
+	evenRSP := webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`)
+	usAndSA := []string{
+		"ap: | NotListed: not in spec.placement.clusters",
+		"eu: | NotListed: not in spec.placement.clusters",
+		"sa: selected 3",
+		"us: selected 3",
+	}
 	for _, tc := range []struct {
 		name         string
 		docs         []string
@@ -178,14 +186,32 @@ func TestRunPlacementAndSchedule(t *testing.T) {
 		{
 			name: "an override replaces the scheduled replicas",
 			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterName: sa, clusterOverrides: [{path: /spec/replicas, value: 5}]}]`),
-				webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`)},
-			wantRows: []string{
-				"ap: | NotListed: not in spec.placement.clusters",
-				"eu: | NotListed: not in spec.placement.clusters",
-				"sa: selected 3",
-				"us: selected 3",
-			},
+				evenRSP},
+			wantRows:     usAndSA,
 			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			// The named entry applies after the selector's, wherever it stands in the list.
+			name: "the override that sets the replicas last is named",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterName: sa, clusterOverrides: [{path: /spec/replicas, value: 5}]}, `+
+				`{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{path: /spec/replicas, value: 7}]}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			name: "a selector override's operation",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{path: /spec/replicas, value: 7}]}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 7 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			name: "a selector override's replicas overrider",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, replicas: 5}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].replicas: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
