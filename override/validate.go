@@ -67,9 +67,11 @@ func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, cluste
 
 	var v Validation
 	var r Renderer
-	for _, c := range validationTargets(obj.Spec.Overrides, clusters) {
+	targets := validationTargets(obj.Spec.Overrides, clusters)
+	sh := newShared(in, len(targets)) // as RenderMembers: the entries compiled once
+	for _, c := range targets {
 		in.ClusterName, in.ClusterLabels = c.Name, c.Labels
-		if _, err := r.render(&in, nil); err == nil {
+		if _, err := r.render(&in, sh); err == nil {
 			continue
 		}
 		path, value, detail := r.locate(in)
