@@ -33,7 +33,7 @@ spec:
 		{ObjectMeta: metav1.ObjectMeta{Name: "eu-1", Labels: map[string]string{"region": "eu"}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "eu-2", Labels: map[string]string{"region": "eu"}}},
 	}
-	for _, err := range override.Validate(&obj, federation.DeploymentType, clusters) {
+	for _, err := range override.Validate(&obj, federation.DeploymentType, clusters).Errors() {
 		fmt.Println(err)
 	}
 	// Output:

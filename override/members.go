@@ -28,6 +28,18 @@ func (sh *shared) encoder() encoder {
 	return encoder{cache: sh.encodings}
 }
 
+// newShared returns the work to share among the renders of in for n clusters.
+func newShared(in Input, n int) *shared {
+	k := len(in.Overrides)
+	sh := &shared{compiled: make([]*Patch, k), errs: make([]error, k), selectors: make([]labels.Selector, k), selErrs: make([]error, k)}
+	if n > 1 {
+		// Encoding the template once pays for itself from the second member on. A template
+		// that cannot be encoded fails every member below, with its own message.
+		sh.encodings, _ = newEncodingCache(in.Template)
+	}
+	return sh
+}
+
 // Member is one member cluster to render an object for (see RenderMembers).
 type Member struct {
 	// Name and Labels identify the cluster, for named and selector overrides.
@@ -54,13 +66,7 @@ type Rendered struct {
 // again (see BenchmarkRenderMembers). A failure for one member does not affect the others.
 func (r *Renderer) RenderMembers(in Input, members []Member) []Rendered {
 	out := make([]Rendered, len(members))
-	n := len(in.Overrides)
-	sh := &shared{compiled: make([]*Patch, n), errs: make([]error, n), selectors: make([]labels.Selector, n), selErrs: make([]error, n)}
-	if len(members) > 1 {
-		// Encoding the template once pays for itself from the second member on. A template
-		// that cannot be encoded fails every member below, with its own message.
-		sh.encodings, _ = newEncodingCache(in.Template)
-	}
+	sh := newShared(in, len(members))
 	for i, m := range members {
 		in.ClusterName, in.ClusterLabels, in.Replicas, in.Existing = m.Name, m.Labels, m.Replicas, m.Existing
 		obj, err := r.renderWith(&in, sh)

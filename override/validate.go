@@ -13,25 +13,28 @@ import (
 )
 
 // Validate is the check to run before a federated object is stored: in an admission webhook,
-// in a CLI or platform API that accepts objects, in a CI job over manifests. It returns
-// every error the object would meet on its way to the member clusters, each with its field
-// path, without touching any cluster:
+// in a CLI or platform API that accepts objects, in a CI job over manifests, in a dry run
+// such as package preview. It finds every error the object would meet on its way to the
+// member clusters, each with its field path, without touching any cluster:
 //
 //  1. federation.ValidateFederatedObject: the spec's own rules (placement, override paths
-//     and operations, selectors, typed overriders). When these fail, Validate returns them
-//     alone: rendering would only repeat them.
+//     and operations, selectors, typed overriders), in [Validation].Invalid. When these
+//     fail, nothing is rendered: rendering would only repeat them.
 //  2. A dry-run render for every cluster in clusters, and for every cluster an override
 //     names that is not among them (with no labels): what only rendering finds, because
 //     it depends on the template. An override path the template does not have
 //     (remove /spec/paused when the template has no paused), a value of the wrong type
 //     under a path, a typed overrider naming a container the pod template lacks, an image
-//     that does not parse, a replicas overrider on a type that has no replica count.
+//     that does not parse, a replicas overrider on a type that has no replica count. These
+//     are [Validation].Failures, one per field at fault and cause, with the clusters it
+//     fails for.
 //
 // Without Validate these pass the API server, validation and the scheduler, and show up
 // only when sync renders: as RenderFailed in status.clusters for those clusters, after the
 // object is stored.
 //
-// Each render error is reported once per field with the clusters it fails for:
+// [Validation.Errors] is the result as one field.ErrorList, each render failure once per
+// field with the clusters it fails for:
 // spec.overrides[1].clusterOverrides[0].path: Invalid value: "/spec/paused": clusters "eu-1",
 // "eu-2": remove /spec/paused: override: path not found: no member "paused" to remove. The
 // path is the raw operation at fault when one is, else the typed overrider
@@ -45,15 +48,15 @@ import (
 // object (what sync retains from one cannot make an override fail).
 //
 // An admission webhook turns the result into its answer with
-// apierrors.NewInvalid(schema.GroupKind{...}, name, errs), a controller with
-// federation.NewInvalidError(kind, key, errs). Validate is pure: the same input gives the
-// same list, in the order of the clusters.
-func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) field.ErrorList {
+// apierrors.NewInvalid(schema.GroupKind{...}, name, v.Errors()), a controller with
+// federation.NewInvalidError(kind, key, v.Errors()). Validate is pure: the same input gives
+// the same result, in the order of the clusters.
+func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) Validation {
 	if errs := federation.ValidateFederatedObject(obj); len(errs) > 0 {
-		return errs
+		return Validation{Invalid: errs}
 	}
 	if err := typ.Validate(); err != nil {
-		return field.ErrorList{field.InternalError(nil, fmt.Errorf("override: Validate: %w", err))}
+		return Validation{Invalid: field.ErrorList{field.InternalError(nil, fmt.Errorf("override: Validate: %w", err))}}
 	}
 	in := InputFor(obj, typ)
 	in.Revision = 1
@@ -62,34 +65,70 @@ func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, cluste
 		in.Replicas = &n
 	}
 
-	type finding struct {
-		path     *field.Path
-		value    any
-		detail   string
-		clusters []string
-	}
-	var found []*finding
+	var v Validation
 	var r Renderer
-	for _, c := range validationTargets(obj.Spec.Overrides, clusters) {
+	targets := validationTargets(obj.Spec.Overrides, clusters)
+	sh := newShared(in, len(targets)) // as RenderMembers: the entries compiled once
+	for _, c := range targets {
 		in.ClusterName, in.ClusterLabels = c.Name, c.Labels
-		if _, err := r.render(&in, nil); err == nil {
+		if _, err := r.render(&in, sh); err == nil {
 			continue
 		}
 		path, value, detail := r.locate(in)
-		i := slices.IndexFunc(found, func(f *finding) bool { return f.path.String() == path.String() && f.detail == detail })
+		i := slices.IndexFunc(v.Failures, func(f RenderFailure) bool { return f.Field.String() == path.String() && f.Detail == detail })
 		if i < 0 {
-			found = append(found, &finding{path: path, value: value, detail: detail})
-			i = len(found) - 1
+			v.Failures = append(v.Failures, RenderFailure{Field: path, Value: value, Detail: detail})
+			i = len(v.Failures) - 1
 		}
-		found[i].clusters = append(found[i].clusters, c.Name)
+		v.Failures[i].Clusters = append(v.Failures[i].Clusters, c.Name)
 	}
-	errs := make(field.ErrorList, 0, len(found))
-	for _, f := range found {
-		who := "cluster "
-		if len(f.clusters) > 1 {
-			who = "clusters "
-		}
-		errs = append(errs, field.Invalid(f.path, f.value, who+quotedNames(f.clusters)+": "+f.detail))
+	return v
+}
+
+// Validation is what [Validate] found: plain data. A zero Validation found nothing.
+type Validation struct {
+	// Invalid are the object's validation errors (federation.ValidateFederatedObject), or
+	// the TypeConfig's. When there are any, nothing was rendered and Failures is empty.
+	Invalid field.ErrorList
+	// Failures are what rendering found, in the order of the clusters that first failed.
+	Failures []RenderFailure
+}
+
+// RenderFailure is one reason the object does not render, for one or more clusters: what
+// sync would report as RenderFailed for each of them.
+type RenderFailure struct {
+	// Field is the field at fault: the raw operation's path
+	// (spec.overrides[1].clusterOverrides[0].path), else the typed overrider
+	// (spec.overrides[0].containers) or the override entry (spec.overrides[0]), else
+	// spec.template.
+	Field *field.Path
+	// Value is the value at fault (a raw operation's path), field.OmitValueType{} when
+	// there is none to show.
+	Value any
+	// Detail is the render error, naming no cluster:
+	// remove /spec/paused: override: path not found: no member "paused" to remove.
+	Detail string
+	// Clusters are the clusters it fails for, in the order they were rendered.
+	Clusters []string
+}
+
+// FieldError is the failure as one field error naming its clusters:
+// Invalid value: "/spec/paused": clusters "eu-1", "eu-2": remove /spec/paused: ...
+func (f RenderFailure) FieldError() *field.Error {
+	who := "cluster "
+	if len(f.Clusters) > 1 {
+		who = "clusters "
+	}
+	return field.Invalid(f.Field, f.Value, who+quotedNames(f.Clusters)+": "+f.Detail)
+}
+
+// Errors returns everything v found as one list, what an admission webhook or a controller
+// reports: Invalid, then each render failure's FieldError. It is empty when the object is
+// valid and renders for every cluster.
+func (v Validation) Errors() field.ErrorList {
+	errs := slices.Clone(v.Invalid)
+	for _, f := range v.Failures {
+		errs = append(errs, f.FieldError())
 	}
 	return errs
 }

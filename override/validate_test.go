@@ -106,7 +106,7 @@ func TestValidate(t *testing.T) {
 			if tc.typ.Federated.Kind == "" {
 				tc.typ = federation.DeploymentType
 			}
-			errs := override.Validate(webWith(t, tc.template, tc.overrides), tc.typ, validationFleet())
+			errs := override.Validate(webWith(t, tc.template, tc.overrides), tc.typ, validationFleet()).Errors()
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())
@@ -134,12 +134,21 @@ func TestValidateAgreesWithRender(t *testing.T) {
 			failing = append(failing, c.Name)
 		}
 	}
-	errs := override.Validate(obj, federation.DeploymentType, fleet)
-	require.Len(t, errs, 1)
 	if diff := cmp.Diff([]string{"eu-1", "eu-2"}, failing); diff != "" {
 		t.Errorf("Render fails for (-want +got):\n%s", diff)
 	}
-	require.Contains(t, errs[0].Detail, `clusters "eu-1", "eu-2":`)
+	v := override.Validate(obj, federation.DeploymentType, fleet)
+	require.Empty(t, v.Invalid)
+	require.Len(t, v.Failures, 1)
+	f := v.Failures[0]
+	if diff := cmp.Diff(failing, f.Clusters); diff != "" {
+		t.Errorf("Validate fails for (-want +got):\n%s", diff)
+	}
+	require.Equal(t, "spec.overrides[0].clusterOverrides[0].path", f.Field.String())
+	require.Equal(t, `remove /spec/paused: override: path not found: no member "paused" to remove`, f.Detail, "the detail names no cluster")
+	errs := v.Errors()
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Detail, `clusters "eu-1", "eu-2": `+f.Detail)
 }
 
 // BenchmarkValidate is the cost of the admission-time check for an object with a selector
@@ -166,7 +175,7 @@ spec:
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if errs := override.Validate(&obj, federation.DeploymentType, clusters); len(errs) > 0 {
+		if errs := override.Validate(&obj, federation.DeploymentType, clusters).Errors(); len(errs) > 0 {
 			b.Fatal(errs)
 		}
 	}

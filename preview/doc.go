@@ -46,13 +46,16 @@
 // # Traps it points out
 //
 // Besides errors, a Report carries warnings for input the loops accept but which probably
-// does not mean what it says: a name in spec.placement.clusters that no Cluster has; a
-// ReplicaSchedulingPreference that, by KubeFed's rule, ignores the object's placement unless
-// spec.intersectWithClusterSelector is true, and so places replicas in clusters the
-// placement does not select; an override that replaces the replica count the preference
-// scheduled; a preference or DNS record with no object to apply to. An override that cannot
-// apply to some cluster (a path that does not exist there) is found by rendering the object
-// for every Cluster, not only those it is placed in now.
+// does not mean what it says. The scheduler's own (scheduler.Decision.Warnings, which its
+// Scheduled message ends with): a name in spec.placement.clusters or among the preference's
+// spec.clusters that no Cluster has; a ReplicaSchedulingPreference that, by KubeFed's rule,
+// ignores the object's placement unless spec.intersectWithClusterSelector is true, and so
+// places it in clusters the placement would leave out. And the preview's: an override that
+// replaces the replica count the preference scheduled; a preference or DNS record with no
+// object to apply to. An override that cannot
+// apply to some cluster (a path that does not exist there) is found by override.Validate,
+// the check an admission webhook runs: it renders the object for every Cluster, not only
+// those it is placed in now, and for every cluster an override names.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
 package preview

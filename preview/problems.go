@@ -49,61 +49,27 @@ func fieldMessage(e *field.Error) string {
 	return strings.TrimPrefix(e.Error(), e.Field+": ")
 }
 
-// renderProblems renders the object for every Cluster, placed or not, as sync would for a
-// create, and reports what fails with the field of the override at fault: an override that
-// cannot apply to a cluster is found before the object is placed there.
-func (r *run) renderProblems(typ federation.TypeConfig, fed *federation.FederatedObject, what string) []Problem {
-	members := make([]override.Member, len(r.clusters))
-	for i := range r.clusters {
-		members[i] = override.Member{Name: r.clusters[i].Name, Labels: r.clusters[i].Labels}
-	}
-	in := override.InputFor(fed, typ)
+// renderProblems are override.Validate's render failures, one Problem per cluster: sync
+// would report RenderFailed for each.
+func renderProblems(failures []override.RenderFailure, what string) []Problem {
 	var out []Problem
-	for i, res := range (&override.Renderer{}).RenderMembers(in, members) {
-		if res.Err == nil {
-			continue
+	for _, f := range failures {
+		for _, c := range f.Clusters {
+			out = append(out, Problem{Severity: Error, Object: what, Field: f.Field.String(), Cluster: c, Message: f.Detail})
 		}
-		c := &r.clusters[i]
-		p := Problem{Severity: Error, Object: what, Field: "spec.overrides", Cluster: c.Name, Message: res.Err.Error()}
-		var pe *override.PathError
-		if errors.As(res.Err, &pe) {
-			p.Message = fmt.Sprintf("%s %s: %v", pe.Op, pe.Path, pe.Err)
-			if f := overrideField(fed.Spec.Overrides, c, func(op federation.OverrideOp) bool { return op.Path == pe.Path && op.Op == pe.Op }); f != "" {
-				p.Field = f + ".path"
-			}
-		}
-		out = append(out, p)
 	}
 	return out
-}
-
-// overrideField returns the field path of the last raw operation among the override entries
-// that apply to cluster c which matches, or "" when none does (the operation came from a
-// typed overrider, or none matches).
-func overrideField(overrides []federation.ClusterOverride, c *federation.Cluster, match func(federation.OverrideOp) bool) string {
-	found := ""
-	for i := range overrides {
-		if applies, err := override.ForCluster(overrides[i:i+1], c.Name, c.Labels); err != nil || len(applies) == 0 {
-			continue
-		}
-		for j, op := range overrides[i].ClusterOverrides {
-			if match(op) {
-				found = fmt.Sprintf("spec.overrides[%d].clusterOverrides[%d]", i, j)
-			}
-		}
-	}
-	return found
 }
 
 // overriddenReplicas warns where an override sets the replicas the preference scheduled:
 // the member then runs another count than the plan says, and the total is not the
 // preference's. Without a preference, per-cluster replica overrides are the way to vary
-// counts, and nothing is said.
-func overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, rows []Cluster, what string) []Problem {
+// counts, and nothing is said. The field is the override that sets the count last
+// (override.ReplicasField).
+func (r *run) overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, rows []Cluster, what string) []Problem {
 	if rsp == nil || !typ.Divisible() || fed.Spec.RetainReplicas {
 		return nil
 	}
-	pointer := "/" + strings.Join(typ.ReplicasFields(), "/")
 	var out []Problem
 	for _, row := range rows {
 		if row.Manifest == nil || row.Replicas == nil {
@@ -114,43 +80,20 @@ func overriddenReplicas(typ federation.TypeConfig, fed *federation.FederatedObje
 			continue
 		}
 		p := Problem{Severity: Warning, Object: what, Field: "spec.overrides", Cluster: row.Name,
-			Message: fmt.Sprintf("the member runs %d replicas, not the %d the ReplicaSchedulingPreference scheduled: an override replaces %s", got, *row.Replicas, pointer)}
-		for i := range fed.Spec.Overrides {
-			if o := &fed.Spec.Overrides[i]; o.ClusterName == row.Name && o.Replicas != nil {
-				p.Field = fmt.Sprintf("spec.overrides[%d].replicas", i)
-			}
-		}
-		c := &federation.Cluster{}
-		c.Name = row.Name
-		if f := overrideField(fed.Spec.Overrides, c, func(op federation.OverrideOp) bool { return op.Path == pointer && op.Op != federation.OpTest }); f != "" {
-			p.Field = f
+			Message: fmt.Sprintf("the member runs %d replicas, not the %d the ReplicaSchedulingPreference scheduled: an override replaces %s",
+				got, *row.Replicas, override.Pointer(typ.ReplicasFields()...))}
+		if f := override.ReplicasField(fed.Spec.Overrides, typ, row.Name, r.labels(row.Name)); f != nil {
+			p.Field = f.String()
 		}
 		out = append(out, p)
 	}
 	return out
 }
 
-// ignoredPlacement warns where a preference places replicas in clusters the object's
-// placement does not select: KubeFed's rule, kept, that a ReplicaSchedulingPreference
-// chooses among all clusters unless spec.intersectWithClusterSelector.
-func ignoredPlacement(rsp *federation.ReplicaSchedulingPreference, fed *federation.FederatedObject, sched *federation.Schedule, pl placement.Decision) []Problem {
-	if rsp == nil || rsp.Spec.IntersectWithClusterSelector || sched == nil {
-		return nil
+// labels returns the labels of the Cluster of that name (nil when there is none).
+func (r *run) labels(name string) map[string]string {
+	if i, ok := slices.BinarySearch(r.names, name); ok {
+		return r.clusters[i].Labels
 	}
-	selected := map[string]bool{}
-	for _, c := range pl.Selected {
-		selected[c.Name] = true
-	}
-	var extra []string
-	for _, c := range sched.Clusters {
-		if c.Replicas > 0 && !selected[c.Name] {
-			extra = append(extra, c.Name)
-		}
-	}
-	if len(extra) == 0 {
-		return nil
-	}
-	return []Problem{{Severity: Warning, Object: "ReplicaSchedulingPreference " + keyOf(rsp).String(), Field: "spec.intersectWithClusterSelector",
-		Message: fmt.Sprintf("is false, so the preference ignores the %s's spec.placement and places replicas in %s, which it does not select; set it to true to keep them out",
-			fed.Kind, strings.Join(extra, ", "))}}
+	return nil
 }

@@ -41,7 +41,8 @@ type Object struct {
 	// Clusters has one entry per Cluster, in name order.
 	Clusters []Cluster `json:"clusters"`
 	// Unknown are names in spec.placement.clusters that no Cluster has (a typo, or a cluster
-	// not registered yet); nothing is placed there.
+	// not registered yet); nothing is placed there. They come from the scheduler's warning
+	// (scheduler.WarningUnknownCluster), so they are listed when the object can be scheduled.
 	Unknown []string `json:"unknown,omitempty"`
 	// DNS are the names (and, with live objects, the records) of the object's DNS records.
 	DNS []DNS `json:"dns,omitempty"`

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/placement"
+	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -25,7 +25,8 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 // Run previews what fedkit's loops would do with the input, without touching any cluster.
 // For each federated object it runs the loops' own pure decisions, in the loops' order:
 //
-//  1. validation (federation.ValidateFederatedObject), as sync refuses an invalid object;
+//  1. validation (federation.ValidateFederatedObject, through override.Validate), as sync
+//     refuses an invalid object;
 //  2. the scheduler: scheduler.Decide, the function the Scheduler's Reconcile calls, with
 //     the object's ReplicaSchedulingPreference: placement with each left-out cluster's
 //     reason, the replicas per cluster with the plan's explanation, the Scheduled condition;
@@ -33,8 +34,10 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //     Syncer's Reconcile calls: the member object per cluster (rendered with the live
 //     object's retained fields when there is one) and, with Input.Live, the change per
 //     cluster, with the owned fields an update changes (sync.OwnedDiff);
-//  4. rendering against every Cluster, placed or not, so that an override that cannot
-//     apply (a path that does not exist) is found before it is placed there;
+//  4. override.Validate, the dry-run check for an object about to be stored: rendering
+//     against every Cluster, placed or not (and every cluster an override names), so that
+//     an override that cannot apply (a path that does not exist) is found before it is
+//     placed there, with the field at fault;
 //  5. DNS: the names of the object's ServiceDNSRecord or IngressDNSRecord, and with live
 //     objects the records (dnsrecord.ServiceNames, ServiceEndpoints, IngressEndpoints).
 //
@@ -118,8 +121,9 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	federation.DefaultFederatedObject(fed) // as sync reads it
 	o.Revision = revisionOf(fed)
 	var ps problems
-	invalid := federation.ValidateFederatedObject(fed)
-	for _, e := range invalid {
+	// Validation and a render for every cluster, as for an object about to be stored.
+	v := override.Validate(fed, typ, r.clusters)
+	for _, e := range v.Invalid {
 		ps.add(Problem{Severity: Error, Object: what, Field: e.Field, Message: fieldMessage(e)})
 	}
 
@@ -130,13 +134,12 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	})
 	o.Scheduled = Condition{Status: d.Condition.Status, Reason: d.Condition.Reason, Message: d.Condition.Message}
 	ps.addError(what, err)
-	if pl, err := placement.Evaluate(fed.Spec.Placement, r.clusters); err == nil || errors.Is(err, placement.ErrUnsatisfiable) {
-		o.Unknown = pl.Unknown
-		for _, name := range pl.Unknown {
-			ps.add(Problem{Severity: Warning, Object: what, Field: "spec.placement.clusters",
-				Message: fmt.Sprintf("names %q, which no Cluster has: nothing is placed there", name)})
+	// The scheduler's warnings, those its Scheduled message ends with.
+	for _, w := range d.Warnings {
+		if w.Reason == scheduler.WarningUnknownCluster && w.Kind == typ.Federated.Kind {
+			o.Unknown = w.Clusters
 		}
-		ps.add(ignoredPlacement(rsp, fed, d.Schedule, pl)...)
+		ps.add(Problem{Severity: Warning, Object: w.Kind + " " + key.String(), Field: w.Field, Message: w.Message})
 	}
 
 	// What the scheduler writes is what sync reads.
@@ -146,7 +149,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	meta.SetStatusCondition(&fed.Status.Conditions, d.Condition)
 	var changes map[string]fedsync.Change
 	placed := map[string]bool{}
-	if len(invalid) == 0 {
+	if len(v.Invalid) == 0 {
 		in := fedsync.PlanInput{
 			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
 			Revision: o.Revision, Identity: r.in.Identity,
@@ -161,12 +164,12 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		for _, n := range t.Order {
 			placed[n] = true
 		}
-		ps.add(r.renderProblems(typ, fed, what)...)
+		ps.add(renderProblems(v.Failures, what)...)
 	}
 	for _, name := range r.names {
 		o.Clusters = append(o.Clusters, r.cluster(name, typ, d, placed[name], changes))
 	}
-	ps.add(overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
+	ps.add(r.overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
 	dns, dnsProblems := r.dns(typ, fed)
 	o.DNS = dns
 	ps.add(dnsProblems...)

@@ -111,6 +111,14 @@ func problems(ps []preview.Problem) []string {
 // TestRunPlacementAndSchedule: every cluster is accounted for, chosen with its replicas or
 // left out with the placement rule that did it.
 func TestRunPlacementAndSchedule(t *testing.T) {
+	// us and sa with 3 replicas each, by a preference that keeps to the placement.
+	evenRSP := webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`)
+	usAndSA := []string{
+		"ap: | NotListed: not in spec.placement.clusters",
+		"eu: | NotListed: not in spec.placement.clusters",
+		"sa: selected 3",
+		"us: selected 3",
+	}
 	for _, tc := range []struct {
 		name         string
 		docs         []string
@@ -137,7 +145,8 @@ func TestRunPlacementAndSchedule(t *testing.T) {
 				"sa: selected 3",
 				"us: selected 3",
 			},
-			wantProblems: []string{`Warning: ReplicaSchedulingPreference shop/web: spec.intersectWithClusterSelector: is false, so the preference ignores the FederatedDeployment's spec.placement and places replicas in sa, which it does not select; set it to true to keep them out`},
+			// The scheduler's warning, in the Scheduled message and here.
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: was ignored (it would leave out sa): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)`},
 		},
 		{
 			name: "an intersecting preference without an entry for a cluster",
@@ -160,19 +169,49 @@ func TestRunPlacementAndSchedule(t *testing.T) {
 				"us: selected 4",
 			},
 			wantUnknown:  []string{"uss"},
-			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: names "uss", which no Cluster has: nothing is placed there`},
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.placement.clusters: names no Cluster "uss" (a typo, or a cluster not joined yet?): nothing is placed there`},
+		},
+		{
+			// The scheduler's warning, in the Scheduled message and here.
+			name: "a preference names an unknown cluster",
+			docs: []string{fleet, web(`{clusterSelector: {}}`, ""), webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {us: {weight: 1}, uss: {weight: 1}}}`)},
+			wantRows: []string{
+				`ap: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "ap" nor "*" in spec.clusters)`,
+				`eu: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "eu" nor "*" in spec.clusters)`,
+				`sa: | Preference: the ReplicaSchedulingPreference has no entry for it (neither "sa" nor "*" in spec.clusters)`,
+				"us: selected 6",
+			},
+			wantProblems: []string{`Warning: ReplicaSchedulingPreference shop/web: spec.clusters: names no Cluster "uss" (a typo, or a cluster not joined yet?): its preferences apply to no cluster`},
 		},
 		{
 			name: "an override replaces the scheduled replicas",
 			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterName: sa, clusterOverrides: [{path: /spec/replicas, value: 5}]}]`),
-				webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`)},
-			wantRows: []string{
-				"ap: | NotListed: not in spec.placement.clusters",
-				"eu: | NotListed: not in spec.placement.clusters",
-				"sa: selected 3",
-				"us: selected 3",
-			},
+				evenRSP},
+			wantRows:     usAndSA,
 			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			// The named entry applies after the selector's, wherever it stands in the list.
+			name: "the override that sets the replicas last is named",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterName: sa, clusterOverrides: [{path: /spec/replicas, value: 5}]}, `+
+				`{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{path: /spec/replicas, value: 7}]}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			name: "a selector override's operation",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{path: /spec/replicas, value: 7}]}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0]: cluster "sa": the member runs 7 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
+		},
+		{
+			name: "a selector override's replicas overrider",
+			docs: []string{fleet, web(`{clusters: [{name: us}, {name: sa}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, replicas: 5}]`),
+				evenRSP},
+			wantRows:     usAndSA,
+			wantProblems: []string{`Warning: FederatedDeployment shop/web: spec.overrides[0].replicas: cluster "sa": the member runs 5 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,6 +253,32 @@ func TestRunValidation(t *testing.T) {
 			name:      "a selector override that does not apply to every cluster it selects",
 			docs:      []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{path: /spec/template/spec/containers/1/image, value: "x:1"}]}]`)},
 			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "sa": replace /spec/template/spec/containers/1/image: at /spec/template/spec/containers/1: override: invalid array index: 1 is out of range (length 1)`},
+			manifests: true,
+		},
+		{
+			// Sync writes the scheduled count before the overrides, so the path exists.
+			name:      "an override of the replicas of a template without replicas",
+			docs:      []string{fleet, strings.Replace(web(`{clusters: [{name: us}]}`, `[{clusterName: us, clusterOverrides: [{path: /spec/replicas, value: 2}]}]`), "replicas: 4", "paused: false", 1)},
+			manifests: true,
+		},
+		{
+			name:      "an override for a cluster not in the fleet yet",
+			docs:      []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterName: uk, clusterOverrides: [{op: remove, path: /spec/paused}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "uk": remove /spec/paused: override: path not found: no member "paused" to remove`},
+			manifests: true,
+		},
+		{
+			name:      "a typed overrider naming a container the template lacks",
+			docs:      []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterName: sa, containers: [{name: sidecar, args: ["-v"]}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].containers: cluster "sa": containers /spec/template/spec/containers: override: container not found: no container named "sidecar"`},
+			manifests: true,
+		},
+		{
+			// The selector entry applies first (the named one last) and fails first.
+			name: "the entry that fails, when two remove the same path",
+			docs: []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{op: remove, path: /spec/paused}]},`+
+				`{clusterName: sa, clusterOverrides: [{op: remove, path: /spec/paused}]}]`)},
+			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "sa": remove /spec/paused: override: path not found: no member "paused" to remove`},
 			manifests: true,
 		},
 		{

@@ -24,6 +24,7 @@ type decision struct {
 	schedule   federation.Schedule
 	unplaced   int64
 	noClusters bool
+	warnings   []Warning
 	message    string
 	// requeue is when to look again without a change: the rest of the rebalance period.
 	requeue time.Duration
@@ -77,7 +78,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, errs)}
 	}
 	p := fed.Spec.Placement
-	all := clusters // before the preference filters them, for the message's notes
+	all := clusters // before the preference filters them, for the warnings
 	var noPref []placement.Diagnosis
 	if rsp != nil {
 		if !rsp.Spec.IntersectWithClusterSelector {
@@ -143,7 +144,8 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
-	d.message = message(plan, pd, typ.Divisible()) + notes(fed, rsp, all, pd)
+	d.warnings = warnings(kind, fed, rsp, all, pd)
+	d.message = message(plan, pd, typ.Divisible()) + notes(d.warnings)
 	return d, placeErr
 }
 
@@ -229,7 +231,7 @@ func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig
 }
 
 // message is the Scheduled condition's message: the plan's summary and why clusters were left
-// out. Unknown cluster names are left to notes, which names the field that holds them.
+// out. Unknown cluster names are left to the warnings, which name the field that holds them.
 func message(plan Plan, pd placement.Decision, divisible bool) string {
 	pd.Unknown = nil
 	var b strings.Builder

@@ -74,8 +74,12 @@ type Decision struct {
 	// Condition is the Scheduled condition Reconcile writes (its lastTransitionTime is left
 	// to whoever writes it: it changes only when the status does).
 	Condition metav1.Condition
-	// Message is the plan's summary and the placement's, as in Condition.Message before it
-	// is bounded.
+	// Warnings are what the decision went ahead with although it probably does not do what
+	// its author meant: cluster names no Cluster has, a placement the preference set aside.
+	// The message ends with them; nil when there is nothing to say or the input is invalid.
+	Warnings []Warning
+	// Message is the plan's summary and the placement's, then the warnings, as in
+	// Condition.Message before it is bounded.
 	Message string
 	// RequeueAfter is when Reconcile asks to look again without a change: the rest of the
 	// rebalance period, 0 for none.
@@ -93,8 +97,9 @@ type Decision struct {
 // rule), and placement's other rules apply; each selected cluster's capacity is what fits in
 // its status.available given the template's pod requests, plus the replicas the object runs
 // there already; [Divide] plans; the plan becomes the schedule. Names in
-// spec.placement.clusters that no Cluster has are listed in Decision.Placement.Unknown and in
-// the message.
+// spec.placement.clusters or among the preference's keys that no Cluster has, and a
+// placement the preference set aside that would have left scheduled clusters out, are
+// Decision.Warnings, which the message ends with.
 //
 // The error is the validation error when the object, its placement or its preference is
 // invalid (wrapping federation.ErrInvalidObject, placement.ErrInvalidPlacement or
@@ -119,6 +124,7 @@ func Decide(in Input) (Decision, error) {
 		Plan:         d.plan,
 		Schedule:     &d.schedule,
 		Condition:    d.condition(fed.Generation, err),
+		Warnings:     d.warnings,
 		Message:      d.message,
 		RequeueAfter: d.requeue,
 	}

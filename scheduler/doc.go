@@ -113,8 +113,9 @@
 // written before (or nil) and the time. It validates the placement, defaults and validates
 // the preference exactly as the loop does, applies KubeFed's rule that a preference ignores
 // the placement's clusters and selector unless spec.intersectWithClusterSelector, estimates
-// each cluster's capacity (headroom plus what the object runs there), lists the placement's
-// unknown cluster names, and returns the schedule, the Scheduled condition and the requeue
+// each cluster's capacity (headroom plus what the object runs there), finds the warnings
+// below ([Decision].Warnings: unknown cluster names, a placement set aside), and returns the
+// schedule, the Scheduled condition (whose message ends with the warnings) and the requeue
 // Reconcile writes. Reconcile is "read, Decide, write", so a strategy test or a preview that
 // calls Decide cannot disagree with the loop; there is no need to call
 // federation.DefaultReplicaSchedulingPreference first. With Input.Fresh it answers "why would
@@ -142,7 +143,8 @@
 // got replicas, the Scheduled message says so and names the clusters: "note:
 // spec.placement.clusterSelector was ignored (it would leave out eu, ap): a
 // ReplicaSchedulingPreference chooses among every cluster unless its
-// spec.intersectWithClusterSelector is true (KubeFed's rule)".
+// spec.intersectWithClusterSelector is true (KubeFed's rule)". [Decision].Warnings holds it
+// as a [Warning] with reason [WarningPlacementIgnored], the field and the clusters.
 //
 // # Cluster names that do not exist
 //
@@ -150,7 +152,8 @@
 // Cluster on the host has (a typo, a cluster not joined yet) is skipped, as in KubeFed: the
 // other clusters are scheduled and the condition stays Scheduled=True. Its message warns,
 // naming the field: "warning: spec.placement.clusters names no Cluster "gpc-eu-west" (a typo,
-// or a cluster not joined yet?): nothing is placed there". With
+// or a cluster not joined yet?): nothing is placed there" (a [Warning] with reason
+// [WarningUnknownCluster] in [Decision].Warnings). With
 // [Options].RejectUnknownClusters the name is an error instead: Scheduled=False with reason
 // [ReasonUnknownCluster] and the field path, the last good schedule kept, until a Cluster of
 // that name appears.

@@ -18,6 +18,8 @@ type Explanation struct {
 	Plan Plan
 	// Schedule is what Reconcile writes to status.schedule.
 	Schedule federation.Schedule
+	// Warnings are the decision's warnings (see [Decision].Warnings).
+	Warnings []Warning
 	// Message is the Scheduled condition's message.
 	Message string
 }
@@ -56,5 +58,5 @@ func (s *Scheduler) explain(ctx context.Context, key federation.Key, fresh bool)
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		return Explanation{}, err
 	}
-	return Explanation{Placement: d.Placement, Plan: d.Plan, Schedule: *d.Schedule, Message: d.Message}, err
+	return Explanation{Placement: d.Placement, Plan: d.Plan, Schedule: *d.Schedule, Warnings: d.Warnings, Message: d.Message}, err
 }

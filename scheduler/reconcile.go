@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // Reasons of the Scheduled condition.
@@ -167,14 +166,7 @@ func (s *Scheduler) read(ctx context.Context, r federation.Reader, key federatio
 // invalid records a terminal problem in the Scheduled condition, keeps the schedule, and
 // returns the error marked terminal.
 func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
-	cond := metav1.Condition{
-		Type:               federation.ConditionScheduled,
-		Status:             metav1.ConditionFalse,
-		Reason:             reason,
-		Message:            fedcond.Truncate(cause.Error(), fedcond.MaxMessage),
-		ObservedGeneration: u.GetGeneration(),
-	}
-	if _, err := s.write(ctx, u, nil, cond); err != nil {
+	if _, err := s.write(ctx, u, nil, invalidCondition(reason, cause, u.GetGeneration())); err != nil {
 		return federation.Result{}, "error", errors.Join(cause, err)
 	}
 	return federation.Result{}, "invalid", federation.Terminal(cause)

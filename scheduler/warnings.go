@@ -20,34 +20,104 @@ const ReasonUnknownCluster = "UnknownCluster"
 // This file holds what the Scheduled message says beyond the plan and the placement's
 // summary: the traps a user falls into without noticing, because the schedule they produce
 // looks plausible. Each is KubeFed's behaviour, kept for compatibility, and said out loud.
+// [Decide] finds them once, as [Decision].Warnings; the message is built from those, and a
+// dry run (package preview) reports the same ones.
 //
 //   - A ReplicaSchedulingPreference without spec.intersectWithClusterSelector chooses among
 //     every cluster: the object's spec.placement.clusters and clusterSelector are set aside.
-//     When that put replicas on a cluster the placement would have left out, the message
-//     says so and names the clusters.
+//     When that put the object in a cluster the placement would have left out, the message
+//     says so and names the clusters (WarningPlacementIgnored).
 //   - A name in spec.placement.clusters, or a key of the preference's spec.clusters, that no
 //     Cluster has (a typo, a cluster not joined yet) is skipped. The message warns, naming
-//     the field; Options.RejectUnknownClusters makes it an error (unknownClusters).
+//     the field (WarningUnknownCluster); Options.RejectUnknownClusters makes it an error
+//     (unknownClusters).
 
-// notes returns the warnings and notes to append to the Scheduled message ("" when there is
-// nothing to say), for the object fed, its preference rsp (or nil), every Cluster on the
-// host, and the placement decision pd that was made.
-func notes(fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, pd placement.Decision) string {
-	var b strings.Builder
+// Reasons of a [Warning].
+const (
+	// WarningUnknownCluster: spec.placement.clusters, or the preference's spec.clusters,
+	// names a cluster that no Cluster has; nothing is placed there (the preference's entry
+	// applies to no cluster). With Options.RejectUnknownClusters it is an error instead, with
+	// the condition reason ReasonUnknownCluster.
+	WarningUnknownCluster = "UnknownCluster"
+	// WarningPlacementIgnored: a ReplicaSchedulingPreference without
+	// spec.intersectWithClusterSelector set the object's spec.placement.clusters or
+	// clusterSelector aside (KubeFed's rule), and the schedule holds clusters that rule would
+	// have left out.
+	WarningPlacementIgnored = "PlacementIgnored"
+)
+
+// Warning is something a decision went ahead with although it probably does not do what
+// its author meant: the schedule is written, and the Scheduled message says it (a "warning:"
+// or, for WarningPlacementIgnored, a "note:"). It is plain data.
+type Warning struct {
+	// Reason is WarningUnknownCluster or WarningPlacementIgnored.
+	Reason string
+	// Kind is the kind of the object whose field it is about: the federated kind, or
+	// ReplicaSchedulingPreference (same namespace and name).
+	Kind string
+	// Field is the field path in that object: spec.placement.clusters,
+	// spec.placement.clusterSelector, or the preference's spec.clusters.
+	Field string
+	// Clusters are the clusters concerned: the names no Cluster has (in the field's order;
+	// the preference's sorted), or the scheduled clusters the set-aside rule would have left
+	// out (in the schedule's order).
+	Clusters []string
+	// Message says what the field does and what follows, without the field:
+	// names no Cluster "gpc" (a typo, or a cluster not joined yet?): nothing is placed there.
+	Message string
+}
+
+// String is the warning as the Scheduled message says it:
+// warning: the ReplicaSchedulingPreference's spec.clusters names no Cluster "azuer" (...): ...
+func (w Warning) String() string {
+	label, subject := "warning", w.Field
+	if w.Reason == WarningPlacementIgnored {
+		label = "note"
+	}
+	if w.Kind == preferenceKind {
+		subject = "the ReplicaSchedulingPreference's " + w.Field
+	}
+	return label + ": " + subject + " " + w.Message
+}
+
+// preferenceKind is the kind a Warning names for a field of the preference.
+const preferenceKind = "ReplicaSchedulingPreference"
+
+// warnings returns what to warn about, for the object fed of the given kind, its preference
+// rsp (or nil), every Cluster on the host, and the placement decision pd that was made.
+func warnings(kind string, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, pd placement.Decision) []Warning {
+	var out []Warning
 	for _, u := range unknownClusters(fed, rsp, clusters) {
-		fmt.Fprintf(&b, "; warning: %s names no Cluster %s (a typo, or a cluster not joined yet?): %s", u.field, quoted(u.names), u.effect)
+		k := kind
+		if u.kind != "" {
+			k = u.kind
+		}
+		out = append(out, Warning{Reason: WarningUnknownCluster, Kind: k, Field: u.field, Clusters: u.names,
+			Message: fmt.Sprintf("names no Cluster %s (a typo, or a cluster not joined yet?): %s", quoted(u.names), u.effect)})
 	}
 	if f, left := ignoredMembership(fed.Spec.Placement, rsp, clusters, pd.Selected); len(left) > 0 {
-		fmt.Fprintf(&b, "; note: spec.placement.%s was ignored (it would leave out %s): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)",
-			f, strings.Join(left, ", "))
+		out = append(out, Warning{Reason: WarningPlacementIgnored, Kind: kind, Field: "spec.placement." + f, Clusters: left,
+			Message: fmt.Sprintf("was ignored (it would leave out %s): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)",
+				strings.Join(left, ", "))})
+	}
+	return out
+}
+
+// notes is the warnings as the Scheduled message's tail: "; warning: ...; note: ..."
+// ("" when there is nothing to say).
+func notes(ws []Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString("; ")
+		b.WriteString(w.String())
 	}
 	return b.String()
 }
 
 // unknown is a field of the object or its preference that names clusters no Cluster has.
 type unknown struct {
-	kind   string // the object's kind, or ReplicaSchedulingPreference
-	field  string // for the message: spec.placement.clusters, ...
+	kind   string // "" for the object's own field, or ReplicaSchedulingPreference
+	field  string // spec.placement.clusters, or the preference's spec.clusters
 	names  []string
 	paths  []*field.Path // one per name
 	effect string
@@ -75,7 +145,7 @@ func unknownClusters(fed *federation.FederatedObject, rsp *federation.ReplicaSch
 	if rsp == nil {
 		return out
 	}
-	r := unknown{kind: "ReplicaSchedulingPreference", field: "the ReplicaSchedulingPreference's spec.clusters", effect: "its preferences apply to no cluster"}
+	r := unknown{kind: preferenceKind, field: "spec.clusters", effect: "its preferences apply to no cluster"}
 	for name := range rsp.Spec.Clusters {
 		if name != federation.WildcardCluster && !known[name] {
 			r.names = append(r.names, name)

@@ -40,6 +40,7 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 		name      string
 		manifests string
 		want      map[string]int64
+		warnings  []scheduler.Warning
 		says      []string
 		neverSays []string
 	}{
@@ -47,12 +48,16 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 			name:      "placement names an unknown cluster",
 			manifests: shopObject(`{clusters: [{name: aws}, {name: gpc}]}`),
 			want:      map[string]int64{"aws": 3},
-			says:      []string{`warning: spec.placement.clusters names no Cluster "gpc" (a typo, or a cluster not joined yet?): nothing is placed there`},
+			warnings: []scheduler.Warning{{Reason: scheduler.WarningUnknownCluster, Kind: "FederatedDeployment", Field: "spec.placement.clusters", Clusters: []string{"gpc"},
+				Message: `names no Cluster "gpc" (a typo, or a cluster not joined yet?): nothing is placed there`}},
+			says: []string{`warning: spec.placement.clusters names no Cluster "gpc" (a typo, or a cluster not joined yet?): nothing is placed there`},
 		},
 		{
 			name:      "preference names an unknown cluster",
 			manifests: shopObject(`{clusterSelector: {}}`) + "---" + shopPreference(`clusters: {aws: {weight: 2}, gcp: {weight: 1}, azuer: {weight: 1}}`),
 			want:      map[string]int64{"aws": 4, "gcp": 2},
+			warnings: []scheduler.Warning{{Reason: scheduler.WarningUnknownCluster, Kind: "ReplicaSchedulingPreference", Field: "spec.clusters", Clusters: []string{"azuer"},
+				Message: `names no Cluster "azuer" (a typo, or a cluster not joined yet?): its preferences apply to no cluster`}},
 			says:      []string{`warning: the ReplicaSchedulingPreference's spec.clusters names no Cluster "azuer" (a typo, or a cluster not joined yet?): its preferences apply to no cluster`},
 			neverSays: []string{"note:"},
 		},
@@ -60,6 +65,8 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 			name:      "preference ignores the cluster selector",
 			manifests: shopObject(us) + "---" + shopPreference(`clusters: {"*": {weight: 1}}`),
 			want:      map[string]int64{"aws": 2, "azure": 2, "gcp": 2},
+			warnings: []scheduler.Warning{{Reason: scheduler.WarningPlacementIgnored, Kind: "FederatedDeployment", Field: "spec.placement.clusterSelector", Clusters: []string{"azure", "gcp"},
+				Message: "was ignored (it would leave out azure, gcp): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)"}},
 			says:      []string{"note: spec.placement.clusterSelector was ignored (it would leave out azure, gcp): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)"},
 			neverSays: []string{"warning:"},
 		},
@@ -67,7 +74,9 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 			name:      "preference ignores the cluster list",
 			manifests: shopObject(`{clusters: [{name: aws}, {name: gcp}]}`) + "---" + shopPreference(`clusters: {"*": {weight: 1}}`),
 			want:      map[string]int64{"aws": 2, "azure": 2, "gcp": 2},
-			says:      []string{"note: spec.placement.clusters was ignored (it would leave out azure)"},
+			warnings: []scheduler.Warning{{Reason: scheduler.WarningPlacementIgnored, Kind: "FederatedDeployment", Field: "spec.placement.clusters", Clusters: []string{"azure"},
+				Message: "was ignored (it would leave out azure): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)"}},
+			says: []string{"note: spec.placement.clusters was ignored (it would leave out azure)"},
 		},
 		{
 			name:      "preference intersects with the selector",
@@ -109,6 +118,12 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 			x, err := e.s.Explain(ctx, web)
 			require.NoError(t, err)
 			require.Equal(t, c.Message, x.Message, "Explain says what Reconcile wrote")
+			if diff := cmp.Diff(tc.warnings, x.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			for _, w := range x.Warnings {
+				require.Contains(t, c.Message, "; "+w.String(), "the message is built from the warnings")
+			}
 		})
 	}
 }
