@@ -1,0 +1,102 @@
+package sync
+
+import (
+	"slices"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+)
+
+// PreviousRevision is the older revision some placed clusters keep during a staged rollout
+// ([PlanInput].Previous).
+type PreviousRevision struct {
+	// Revision is its number, written to the members' revision annotation.
+	Revision int64
+	// Object is the federated object with that revision's template, overrides and
+	// retainReplicas; its placement, schedule and metadata are the current object's, since
+	// where an object goes and with how many replicas is never held back.
+	Object *federation.FederatedObject
+	// Clusters are the placed clusters rendered from it.
+	Clusters []string
+}
+
+// PreviousObject returns obj with the template, overrides and retainReplicas of rev: what
+// the clusters a rollout holds back are rendered from. The result shares obj's metadata and
+// status, and rev's spec fields; treat it as read-only.
+func PreviousObject(obj *federation.FederatedObject, rev Revision) *federation.FederatedObject {
+	out := *obj
+	out.Spec.Template = rev.Spec.Template
+	out.Spec.Overrides = rev.Spec.Overrides
+	out.Spec.RetainReplicas = rev.Spec.RetainReplicas
+	return &out
+}
+
+// holds reports whether the cluster is rendered from in.Previous.
+func (in PlanInput) holds(cluster string) bool {
+	return in.Previous != nil && slices.Contains(in.Previous.Clusters, cluster)
+}
+
+// revisionFor is the revision the cluster's object is rendered from.
+func (in PlanInput) revisionFor(cluster string) int64 {
+	if in.holds(cluster) {
+		return in.Previous.Revision
+	}
+	return in.Revision
+}
+
+// forCluster is in as the cluster's render sees it: Object and Revision are the previous
+// revision's for a cluster the rollout holds back.
+func (in PlanInput) forCluster(cluster string) PlanInput {
+	if in.holds(cluster) {
+		in.Object, in.Revision = in.Previous.Object, in.Previous.Revision
+	}
+	return in
+}
+
+// renderGroup is the members rendered from one revision.
+type renderGroup struct {
+	in      PlanInput
+	members []override.Member
+}
+
+// byRevision splits the members to render by the revision they are rendered from: one group
+// without a staged rollout.
+func byRevision(in PlanInput, members []override.Member) []renderGroup {
+	if in.Previous == nil || len(in.Previous.Clusters) == 0 {
+		return []renderGroup{{in: in, members: members}}
+	}
+	var cur, prev []override.Member
+	for _, m := range members {
+		if in.holds(m.Name) {
+			prev = append(prev, m)
+		} else {
+			cur = append(cur, m)
+		}
+	}
+	return []renderGroup{{in: in, members: cur}, {in: in.forCluster(in.Previous.Clusters[0]), members: prev}}
+}
+
+// withRevision records in ch the revision its cluster's object is rendered from. During a
+// staged rollout (in.Previous set) a managed member whose revision annotation says another
+// revision is updated even when the rest of the render is the same: the Collector reports
+// the annotation as observedRevision, and a stage is judged by it. Without a rollout a
+// revision number alone never rewrites a member.
+func withRevision(in PlanInput, ch Change) Change {
+	if !ch.Placed {
+		return ch
+	}
+	ch.Revision = in.revisionFor(ch.Cluster)
+	if in.Previous != nil && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
+		managedBy(ch.Live, identityOr(in.Identity)) && annotationRevision(ch.Live) != ch.Revision {
+		ch.Action = ActionUpdate
+	}
+	return ch
+}
+
+// withRevisions applies withRevision to every change.
+func withRevisions(in PlanInput, changes []Change) []Change {
+	for i := range changes {
+		changes[i] = withRevision(in, changes[i])
+	}
+	return changes
+}
