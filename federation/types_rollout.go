@@ -155,6 +155,13 @@ type RolloutStatus struct {
 	// +optional
 	ReadySince *metav1.Time `json:"readySince,omitempty"`
 
+	// NotReadySince is when a cluster that had reported the revision ready was first seen
+	// not ready again (with fresh data). No stage starts meanwhile, and the rollout fails
+	// when that lasts the current stage's progressDeadlineSeconds: a member scaling or
+	// losing a node is not ready for a moment, which must not revert a good revision.
+	// +optional
+	NotReadySince *metav1.Time `json:"notReadySince,omitempty"`
+
 	// Clusters lists which placed clusters run which revision.
 	// +optional
 	// +listType=atomic

@@ -845,6 +845,10 @@ func (in *RolloutStatus) DeepCopyInto(out *RolloutStatus) {
 		in, out := &in.ReadySince, &out.ReadySince
 		*out = (*in).DeepCopy()
 	}
+	if in.NotReadySince != nil {
+		in, out := &in.NotReadySince, &out.NotReadySince
+		*out = (*in).DeepCopy()
+	}
 	if in.Clusters != nil {
 		in, out := &in.Clusters, &out.Clusters
 		*out = make([]RolloutRevisionClusters, len(*in))

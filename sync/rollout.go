@@ -32,8 +32,11 @@ const (
 	// RolloutReasonProgressDeadlineExceeded: the current stage was not ready within its
 	// progressDeadlineSeconds (a failure).
 	RolloutReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	// RolloutReasonClusterNotReady: a cluster that had reported the revision ready reports
-	// it not ready, with fresh data (a failure).
+	// RolloutReasonNotReadyAgain: a cluster that had reported the revision ready reports it
+	// not ready, with fresh data; the rollout waits for it (status.rollout.notReadySince).
+	RolloutReasonNotReadyAgain = "NotReadyAgain"
+	// RolloutReasonClusterNotReady: such a cluster stayed not ready for the current stage's
+	// progressDeadlineSeconds (a failure).
 	RolloutReasonClusterNotReady = "ClusterNotReady"
 )
 
@@ -120,8 +123,10 @@ type RolloutDecision struct {
 //     no more than half of the placed clusters (the quorum rule of status aggregation)
 //     nothing moves at all.
 //  5. The rollout fails when the current stage is not ready within its deadline (naming its
-//     clusters that are not), or when a cluster of a stage that was ready reports not
-//     ready with fresh data. Then with autoRollback the decision asks for the stable
+//     clusters that are not), or when a cluster of a stage that was ready reports not ready
+//     with fresh data for as long (status.rollout.notReadySince; meanwhile no stage starts:
+//     a member that scales or loses a node is not ready for a moment, and that must not
+//     revert a good revision). Then with autoRollback the decision asks for the stable
 //     revision to be restored; without, the rollout stops where it is. A failed revision is
 //     never retried: only a change of the spec (a new revision) starts a new rollout.
 func DecideRollout(in RolloutInput) (RolloutDecision, error) {
@@ -182,7 +187,7 @@ func (r *rolloutRun) decide() {
 	same := r.prev != nil && r.prev.Revision == r.in.Revision
 	if same {
 		r.st.Stage, r.st.StageName = r.prev.Stage, r.prev.StageName
-		r.st.StageStartTime, r.st.ReadySince = r.prev.StageStartTime, r.prev.ReadySince
+		r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.prev.StageStartTime, r.prev.ReadySince, r.prev.NotReadySince
 		if r.prev.Phase == federation.RolloutFailed || r.prev.Phase == federation.RolloutRolledBack {
 			// Stopped: nothing moves until the spec changes (a rollback's restore does).
 			r.st.Phase, r.st.Reason, r.st.Message = r.prev.Phase, r.prev.Reason, r.prev.Message
@@ -247,13 +252,16 @@ func (r *rolloutRun) complete(note string) {
 		Reason: RolloutReasonComplete, FailedRevision: r.st.FailedRevision,
 		Message: fmt.Sprintf("revision %d runs in every placed cluster%s", r.in.Revision, note),
 	}
+	if p := r.prev; p != nil && p.Revision == r.in.Revision && p.Phase == federation.RolloutComplete && p.Message != "" {
+		r.st.Message = p.Message // as it was said when it completed
+	}
 	r.assign()
 }
 
 // start opens stage k (1-based).
 func (r *rolloutRun) start(k int) {
 	r.st.Stage, r.st.StageName = int32(k), r.d.Stages[k-1].Name
-	r.st.StageStartTime, r.st.ReadySince = r.now.DeepCopy(), nil
+	r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.now.DeepCopy(), nil, nil
 }
 
 // step takes the rollout as far as the data allows in this decision (rules 2 to 5).
@@ -305,9 +313,27 @@ func (r *rolloutRun) step() {
 			}
 		}
 		if len(turned) > 0 {
-			r.fail(RolloutReasonClusterNotReady, turned, fmt.Sprintf(
-				"%s reported revision %d ready, then not ready", clusterList(turned), r.in.Revision))
+			if r.st.NotReadySince == nil {
+				r.st.NotReadySince = r.now.DeepCopy()
+			}
+			end := r.st.NotReadySince.Add(stage.Deadline)
+			if !r.in.Now.Before(end) {
+				r.fail(RolloutReasonClusterNotReady, turned, fmt.Sprintf(
+					"%s reported revision %d ready, then not ready for %s", clusterList(turned), r.in.Revision, stage.Deadline))
+				return
+			}
+			r.d.RequeueAfter = end.Sub(r.in.Now)
+			r.wait(federation.RolloutProgressing, RolloutReasonNotReadyAgain, fmt.Sprintf(
+				"%s: %s reported revision %d ready, then not ready: waiting for it (the rollout fails when that lasts %s)",
+				r.stageLabel(), clusterList(turned), r.in.Revision, stage.Deadline))
 			return
+		}
+		if r.st.NotReadySince != nil {
+			// Ready again: minReadySeconds count again from now.
+			r.st.NotReadySince = nil
+			if r.st.ReadySince != nil {
+				r.st.ReadySince = r.now.DeepCopy()
+			}
 		}
 		var stale, notReady []string
 		for _, c := range stage.Clusters {
