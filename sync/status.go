@@ -21,7 +21,8 @@ import (
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
-// holds, status.syncedRevision, status.observedGeneration and the Propagated condition. Every
+// holds, status.syncedRevision, status.observedGeneration, status.rollout and the Propagated
+// and RolledBack conditions. Every
 // other field (the scheduler's schedule, the collector's observed fields and aggregate) is
 // carried over untouched: a status write is the object as read with sync's fields replaced,
 // locked on its resourceVersion, and re-done on a fresh read after a Conflict.
