@@ -80,8 +80,12 @@ func at(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return 
 // inStage is status.rollout for revision 5 in stage k, started at start.
 func inStage(k int32, start time.Duration, readySince *metav1.Time) federation.RolloutStatus {
 	names := []string{"", "canary", "second", fedsync.FinalStageName}
+	name := "gone"
+	if int(k) < len(names) {
+		name = names[k]
+	}
 	return federation.RolloutStatus{Revision: 5, StableRevision: 4, StableRevisionName: name4, Phase: federation.RolloutProgressing,
-		Stage: k, Stages: 3, StageName: names[k], StageStartTime: at(start), ReadySince: readySince, Reason: fedsync.RolloutReasonWaitingForReady}
+		Stage: k, Stages: 3, StageName: name, StageStartTime: at(start), ReadySince: readySince, Reason: fedsync.RolloutReasonWaitingForReady}
 }
 
 // outcome is what the table pins down of a decision.
