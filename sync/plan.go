@@ -441,9 +441,14 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		}
 		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
 	}
-	for _, g := range byRevision(in, members) {
-		for i, res := range renderer(in).RenderMembers(renderInput(g.in), g.members) {
-			out[g.members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+	members, held := heldBack(in, members)
+	for i, res := range renderer(in).RenderMembers(renderInput(in), members) {
+		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+	}
+	if len(held) > 0 {
+		prev := in.forCluster(held[0].Name)
+		for i, res := range renderer(in).RenderMembers(renderInput(prev), held) {
+			out[held[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
 		}
 	}
 	return out

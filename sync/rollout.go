@@ -154,18 +154,19 @@ type rolloutRun struct {
 	d       *RolloutDecision
 	st      *federation.RolloutStatus
 	prev    *federation.RolloutStatus
-	entries map[string]federation.MemberStatus
+	entries map[string]*federation.MemberStatus
 	ready   map[string]bool // the Clusters' Ready condition
 	now     metav1.Time
 }
 
 func newRolloutRun(in RolloutInput, d *RolloutDecision) *rolloutRun {
 	r := &rolloutRun{in: in, d: d, prev: in.Object.Status.Rollout,
-		entries: make(map[string]federation.MemberStatus, len(in.Object.Status.Clusters)),
+		entries: make(map[string]*federation.MemberStatus, len(in.Object.Status.Clusters)),
 		ready:   readyClusters(in.Clusters),
 		now:     metav1.NewTime(in.Now.Truncate(time.Second)),
 	}
-	for _, e := range in.Object.Status.Clusters {
+	for i := range in.Object.Status.Clusters {
+		e := &in.Object.Status.Clusters[i]
 		r.entries[e.Name] = e
 	}
 	r.st = &federation.RolloutStatus{Revision: in.Revision, Stages: int32(len(d.Stages))}
@@ -413,7 +414,7 @@ func (r *rolloutRun) assign() {
 	byRev := map[int64][]string{}
 	for _, c := range r.in.Placed {
 		rev := r.in.Revision
-		if r.d.Stable != nil && stageOf[c] > int(r.st.Stage) && r.entries[c].Revision != r.in.Revision {
+		if r.d.Stable != nil && stageOf[c] > int(r.st.Stage) && r.entry(c).Revision != r.in.Revision {
 			rev = r.d.Stable.Number
 		}
 		r.d.Assign[c] = rev
@@ -440,15 +441,23 @@ func (r *rolloutRun) fresh(c string) bool {
 	return ok && r.ready[c] && !e.Stale && e.LastObserved != nil && e.Ready != nil
 }
 
+// entry is cluster c's status.clusters[] entry, a zero one when it has none. Read-only.
+func (r *rolloutRun) entry(c string) *federation.MemberStatus {
+	if e, ok := r.entries[c]; ok {
+		return e
+	}
+	return &federation.MemberStatus{Name: c}
+}
+
 // onTarget reports whether c runs the new revision: sync rendered it (revision, in sync) and
 // the Collector saw it (observedRevision).
 func (r *rolloutRun) onTarget(c string) bool {
-	e := r.entries[c]
+	e := r.entry(c)
 	return e.Revision == r.in.Revision && e.Propagation == "" && e.ObservedRevision == r.in.Revision
 }
 
 func (r *rolloutRun) isReady(c string) bool {
-	e := r.entries[c]
+	e := r.entry(c)
 	return e.Ready != nil && *e.Ready
 }
 
@@ -458,7 +467,7 @@ func (r *rolloutRun) isReady(c string) bool {
 func (r *rolloutRun) describe(clusters []string) string {
 	parts := make([]string, 0, len(clusters))
 	for _, c := range clusters {
-		e := r.entries[c]
+		e := r.entry(c)
 		switch {
 		case e.Revision != r.in.Revision || e.Propagation != "":
 			why := "not updated yet"

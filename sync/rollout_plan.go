@@ -53,27 +53,20 @@ func (in PlanInput) forCluster(cluster string) PlanInput {
 	return in
 }
 
-// renderGroup is the members rendered from one revision.
-type renderGroup struct {
-	in      PlanInput
-	members []override.Member
-}
-
-// byRevision splits the members to render by the revision they are rendered from: one group
-// without a staged rollout.
-func byRevision(in PlanInput, members []override.Member) []renderGroup {
+// heldBack splits the members to render into those rendered from in.Revision and those a
+// staged rollout holds back at in.Previous (none without one).
+func heldBack(in PlanInput, members []override.Member) (current, held []override.Member) {
 	if in.Previous == nil || len(in.Previous.Clusters) == 0 {
-		return []renderGroup{{in: in, members: members}}
+		return members, nil
 	}
-	var cur, prev []override.Member
 	for _, m := range members {
 		if in.holds(m.Name) {
-			prev = append(prev, m)
+			held = append(held, m)
 		} else {
-			cur = append(cur, m)
+			current = append(current, m)
 		}
 	}
-	return []renderGroup{{in: in, members: cur}, {in: in.forCluster(in.Previous.Clusters[0]), members: prev}}
+	return current, held
 }
 
 // withRevision records in ch the revision its cluster's object is rendered from. During a

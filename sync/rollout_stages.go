@@ -46,16 +46,19 @@ func RolloutStages(r *federation.Rollout, placed []string, clusters []federation
 	names := slices.Clone(placed)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	labelsOf := make(map[string]map[string]string, len(clusters))
-	for i := range clusters {
-		labelsOf[clusters[i].Name] = clusters[i].Labels
-	}
-	taken := make(map[string]bool, len(names))
-	var out []RolloutStage
 	var stages []federation.RolloutStage
 	if r != nil {
 		stages = r.Stages
 	}
+	var labelsOf map[string]map[string]string // only for selectors
+	if slices.ContainsFunc(stages, func(s federation.RolloutStage) bool { return s.ClusterSelector != nil }) {
+		labelsOf = make(map[string]map[string]string, len(clusters))
+		for i := range clusters {
+			labelsOf[clusters[i].Name] = clusters[i].Labels
+		}
+	}
+	taken := make(map[string]bool, len(names))
+	out := make([]RolloutStage, 0, len(stages)+1)
 	for i, st := range stages {
 		s := RolloutStage{Name: st.Name, MinReady: seconds(st.MinReadySeconds), Deadline: deadlineOf(st)}
 		if s.Name == "" {
