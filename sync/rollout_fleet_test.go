@@ -491,3 +491,25 @@ func TestRolloutRevisionForOneCluster(t *testing.T) {
 		require.Equal(t, 1, e.memberUpdates(n), "%s: one update", n)
 	}
 }
+
+// TestRolloutHeldClustersUntouched: after a placement-only revision (everywhere at once, no
+// member rewritten: their annotation keeps the older number), a staged rollout writes
+// nothing to the clusters it holds back, however old their revision annotation.
+func TestRolloutHeldClustersUntouched(t *testing.T) {
+	e := newFleetEnv(t, threeStages)
+	e.editFed(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedField(u.Object, int64(10), "spec", "placement", "maxClusters"))
+	})
+	e.until(t, "revision 2 complete", 10, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Revision == 2 && f.Status.Rollout.Phase == federation.RolloutComplete && f.Status.SyncedRevision == 2
+	})
+	require.Empty(t, e.pushed(t), "a placement change that keeps every cluster rewrites none")
+	e.setImage(t, "web:v2")
+	e.until(t, "second stage started", 30, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Revision == 3 && f.Status.Rollout.Stage == 2
+	})
+	require.Equal(t, map[string][]string{"a": {"web:v2"}, "b": {"web:v2"}}, e.pushed(t))
+	for _, n := range []string{"c", "d"} {
+		require.Zero(t, e.memberUpdates(n), n)
+	}
+}

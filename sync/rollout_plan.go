@@ -70,16 +70,17 @@ func heldBack(in PlanInput, members []override.Member) (current, held []override
 }
 
 // withRevision records in ch the revision its cluster's object is rendered from. During a
-// staged rollout (in.Previous set) a managed member whose revision annotation says another
-// revision is updated even when the rest of the render is the same: the Collector reports
-// the annotation as observedRevision, and a stage is judged by it. Without a rollout a
+// staged rollout (in.Previous set) a managed member that is to run the new revision and
+// whose revision annotation says another one is updated even when the rest of the render is
+// the same: the Collector reports the annotation as observedRevision, and a stage is judged
+// by it. The clusters held back are not judged and keep theirs; without a rollout a
 // revision number alone never rewrites a member.
 func withRevision(in PlanInput, ch Change) Change {
 	if !ch.Placed {
 		return ch
 	}
 	ch.Revision = in.revisionFor(ch.Cluster)
-	if in.Previous != nil && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
+	if in.Previous != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
 		managedBy(ch.Live, identityOr(in.Identity)) && annotationRevision(ch.Live) != ch.Revision {
 		ch.Action = ActionUpdate
 	}
