@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"dnsrecord":       {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition"},
+	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
@@ -41,7 +41,7 @@ var allowedImports = map[string][]string{
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
-	// imported by federation (validation), placement and override.
+	// imported by federation (validation), placement, override and sync (rollout stages).
 	"internal/labelselector": nil,
 	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
 	// paths); imported by federation (validation) and override.
@@ -62,7 +62,7 @@ var internalImporters = map[string][]string{
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override"},
+	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 }

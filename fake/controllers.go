@@ -39,6 +39,12 @@ type Workloads struct {
 	// unschedulable pods would. 0 means unlimited.
 	PodCapacity int
 
+	// FailingImages are container images whose pods never become ready, as an image that
+	// cannot be pulled or crashes at start: a workload whose pod template uses one in a
+	// container or init container reports its generation observed and its replicas updated,
+	// none of them ready or available. Empty: every image works.
+	FailingImages []string
+
 	// LoadBalancers gives each Service of type LoadBalancer an ingress IP from
 	// LoadBalancerIPs, in order, and takes it back when the Service changes type. Services
 	// wait when the pool is exhausted.
@@ -76,6 +82,7 @@ func (c *Cluster) SetWorkloads(w Workloads) {
 	c.lock()
 	defer c.mu.Unlock()
 	w.LoadBalancerIPs = slices.Clone(w.LoadBalancerIPs)
+	w.FailingImages = slices.Clone(w.FailingImages)
 	c.sim.cfg = w
 }
 
@@ -147,6 +154,9 @@ func (c *Cluster) tickAppsLocked(now time.Time) {
 			desired = r
 		}
 		ready := desired
+		if usesImage(w.obj, c.sim.cfg.FailingImages) {
+			ready = 0
+		}
 		if capacity := int64(c.sim.cfg.PodCapacity); capacity > 0 {
 			ready = min(desired, max(capacity-used, 0))
 		}
@@ -160,6 +170,25 @@ func (c *Cluster) tickAppsLocked(now time.Time) {
 		c.commitLocked(w.gvr, watch.Modified, next, w.obj)
 	}
 	c.sim.seen = seen
+}
+
+// usesImage reports whether obj's pod template has a container or init container running one
+// of images.
+func usesImage(obj *unstructured.Unstructured, images []string) bool {
+	if len(images) == 0 {
+		return false
+	}
+	for _, list := range []string{"containers", "initContainers"} {
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", list)
+		for _, x := range containers {
+			if m, ok := x.(map[string]any); ok {
+				if image, ok := m["image"].(string); ok && slices.Contains(images, image) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // appsStatus renders the status a healthy controller would report, through the typed status

@@ -114,6 +114,44 @@ func TestPodCapacity(t *testing.T) {
 	require.Equal(t, int64(1), ready)
 }
 
+// TestFailingImages: a workload running a failing image is observed and updated but never
+// ready; changing its image back makes it ready at the next tick. Other workloads are
+// unaffected.
+func TestFailingImages(t *testing.T) {
+	c, clk := newSimCluster(t, fake.Workloads{Apps: true, FailingImages: []string{"nginx:broken"}})
+	ctx := testCtx(t)
+	mustCreate(t, c, deployGVR, deployment("prod", "ok", 2))
+	bad := deployment("prod", "bad", 3)
+	require.NoError(t, unstructured.SetNestedSlice(bad.Object, []any{
+		map[string]any{"name": "app", "image": "nginx:1.27"},
+		map[string]any{"name": "sidecar", "image": "nginx:broken"},
+	}, "spec", "template", "spec", "containers"))
+	mustCreate(t, c, deployGVR, bad)
+	for range 3 {
+		c.Tick()
+		clk.Step(time.Minute)
+	}
+	obs, ready := readyOf(t, c, deployGVR, "bad")
+	require.Equal(t, [2]int64{1, 0}, [2]int64{obs, ready}, "observed, never ready")
+	got, err := c.Peek(deployGVR, "prod", "bad")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), nested(t, got, "status", "updatedReplicas"))
+	available, _, _ := unstructured.NestedInt64(got.Object, "status", "availableReplicas")
+	require.Zero(t, available)
+	_, ready = readyOf(t, c, deployGVR, "ok")
+	require.Equal(t, int64(2), ready)
+
+	// Rolled back to a working image.
+	got.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"] = []any{
+		map[string]any{"name": "app", "image": "nginx:1.27"},
+	}
+	_, err = c.Update(ctx, deployGVR, got)
+	require.NoError(t, err)
+	c.Tick()
+	obs, ready = readyOf(t, c, deployGVR, "bad")
+	require.Equal(t, [2]int64{2, 3}, [2]int64{obs, ready})
+}
+
 func TestReplicaSetStatus(t *testing.T) {
 	c, _ := newSimCluster(t, fake.Workloads{Apps: true})
 	rs := deployment("prod", "rs", 2)

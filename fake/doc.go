@@ -213,7 +213,8 @@
 // [Workloads], set with [Cluster.SetWorkloads] or [Fleet.SetWorkloads] and off by default,
 // stand in for the controllers of a real cluster: Deployments, ReplicaSets and StatefulSets
 // report status following their spec after a delay on the injected clock, within a pod
-// capacity; Services of type LoadBalancer get an ingress IP from a pool. They run when the test
+// capacity (or never ready, when their pod template uses one of Workloads.FailingImages, as a
+// bad release would); Services of type LoadBalancer get an ingress IP from a pool. They run when the test
 // calls [Cluster.Tick] or [Fleet.Tick], or under [Cluster.Run] or [Fleet.Run]. [Fleet.Add]
 // with topology labels also gives the member a Node in that region and zone.
 //

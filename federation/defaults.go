@@ -41,7 +41,8 @@ func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 }
 
 // DefaultFederatedObject fills in absent fields in place: an override op "" becomes "replace",
-// and revisionHistoryLimit becomes 10. It is idempotent.
+// revisionHistoryLimit becomes 10, and each rollout stage gets its name ("stage-<n>") and
+// progressDeadlineSeconds (600). It is idempotent.
 func DefaultFederatedObject(obj *FederatedObject) {
 	for i := range obj.Spec.Overrides {
 		ops := obj.Spec.Overrides[i].ClusterOverrides
@@ -55,4 +56,5 @@ func DefaultFederatedObject(obj *FederatedObject) {
 		l := DefaultRevisionHistoryLimit
 		obj.Spec.RevisionHistoryLimit = &l
 	}
+	defaultRollout(obj.Spec.Rollout)
 }

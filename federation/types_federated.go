@@ -63,6 +63,11 @@ type FederatedSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// Rollout stages each new revision through the placed clusters, with gates between the
+	// stages and an optional automatic rollback. Absent: every cluster at once.
+	// +optional
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // Placement chooses the clusters a federated object goes to. The KubeFed rules: when Clusters

@@ -5,15 +5,15 @@ import (
 )
 
 // FederatedStatus is written by the loops; each owns its fields: the scheduler writes Schedule
-// and the Scheduled condition, sync writes Clusters[].Propagation/Revision, SyncedRevision and
-// the Propagated condition, the status collector writes the observed fields, Aggregated and the
-// Ready condition.
+// and the Scheduled condition, sync writes Clusters[].Propagation/Revision, SyncedRevision,
+// Rollout and the Propagated and RolledBack conditions, the status collector writes the
+// observed fields, Aggregated and the Ready condition.
 type FederatedStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Scheduled, Propagated, Ready.
+	// Conditions: Scheduled, Propagated, Ready, RolledBack.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -36,6 +36,10 @@ type FederatedStatus struct {
 	// SyncedRevision is the revision last pushed to every placed cluster.
 	// +optional
 	SyncedRevision int64 `json:"syncedRevision,omitempty"`
+
+	// Rollout is where a staged rollout (spec.rollout) stands; sync writes it.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // Schedule is the replicas per cluster decided by the scheduler.
@@ -89,6 +93,15 @@ type MemberStatus struct {
 	// replica counts (a Service's loadBalancer, for example).
 	// +optional
 	RemoteStatus *RawObject `json:"remoteStatus,omitempty"`
+	// Ready is whether the member object was up to date and fully available when last
+	// observed, as the status collector judges its kind; nil when not observed.
+	// +optional
+	Ready *bool `json:"ready,omitempty"`
+	// ObservedRevision is the revision annotation (federation.k8s.io/revision) of the member
+	// object as last observed: the revision the member reports running, where Revision is
+	// the one sync rendered for it.
+	// +optional
+	ObservedRevision int64 `json:"observedRevision,omitempty"`
 
 	// LastObserved is when these fields were read from the member cluster.
 	// +optional

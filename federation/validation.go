@@ -49,6 +49,7 @@ func ValidateFederatedObject(obj *FederatedObject) field.ErrorList {
 	if l := obj.Spec.RevisionHistoryLimit; l != nil && *l < 0 {
 		errs = append(errs, field.Invalid(spec.Child("revisionHistoryLimit"), *l, "must be non-negative"))
 	}
+	errs = append(errs, ValidateRollout(obj.Spec.Rollout, spec.Child("rollout"))...)
 	return errs
 }
 

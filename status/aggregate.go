@@ -52,7 +52,7 @@ type Input struct {
 type Aggregation struct {
 	// Clusters are Status.Clusters, in the same order, with the observed fields
 	// (replicas, readyReplicas, availableReplicas, updatedReplicas, observedGeneration,
-	// remoteStatus, lastObserved, stale) brought up to date and every other field as it was.
+	// remoteStatus, ready, observedRevision, lastObserved, stale) brought up to date and every other field as it was.
 	Clusters []federation.MemberStatus
 	// Aggregated is the new status.aggregated: the fresh clusters' sums with quorum, the
 	// previous value (possibly nil) without.
@@ -191,6 +191,8 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 	if o.Remote != nil {
 		e.RemoteStatus = &federation.RawObject{Object: o.Remote}
 	}
+	ready := o.Ready
+	e.Ready, e.ObservedRevision = &ready, o.Revision
 	e.Stale = false
 	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) {
 		e.LastObserved = timePtr(m.LastRead)
@@ -235,7 +237,10 @@ func readyCondition(placed, fresh int, quorum bool, notReady, stale []string, ge
 func sameObserved(a, b *federation.MemberStatus) bool {
 	if !sameInt(a.Replicas, b.Replicas) || !sameInt(a.ReadyReplicas, b.ReadyReplicas) ||
 		!sameInt(a.AvailableReplicas, b.AvailableReplicas) || !sameInt(a.UpdatedReplicas, b.UpdatedReplicas) ||
-		!sameInt(a.ObservedGeneration, b.ObservedGeneration) {
+		!sameInt(a.ObservedGeneration, b.ObservedGeneration) || a.ObservedRevision != b.ObservedRevision {
+		return false
+	}
+	if (a.Ready == nil) != (b.Ready == nil) || (a.Ready != nil && *a.Ready != *b.Ready) {
 		return false
 	}
 	if (a.RemoteStatus == nil) != (b.RemoteStatus == nil) {

@@ -18,6 +18,8 @@ const staleAfter = 90 * time.Second
 
 func i64(n int64) *int64 { return &n }
 
+func ptr[T any](v T) *T { return &v }
+
 func mtime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 
 // deploy is a ready Deployment's observation with n replicas.

@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -234,7 +235,7 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 		o := &Observation{
 			Replicas: e.Replicas, ReadyReplicas: e.ReadyReplicas, AvailableReplicas: e.AvailableReplicas,
 			UpdatedReplicas: e.UpdatedReplicas, ObservedGeneration: e.ObservedGeneration,
-			Ready: rec.ready, Message: rec.message,
+			Ready: rec.ready, Message: rec.message, Revision: e.ObservedRevision,
 		}
 		if e.RemoteStatus != nil {
 			o.Remote = e.RemoteStatus.Object
@@ -287,6 +288,7 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 	}
 	c.metrics.read("ok")
 	o.Remote = capRemote(o.Remote, c.opts.MaxRemoteStatusBytes)
+	o.Revision = revisionOf(obj)
 	return &o, true
 }
 
@@ -299,4 +301,15 @@ func (c *Collector) readFailed(log logr.Logger, cluster string, err error) {
 // federation's identity.
 func (c *Collector) managed(obj *unstructured.Unstructured) bool {
 	return obj.GetLabels()[federation.ManagedByLabel] == c.opts.Identity
+}
+
+// revisionOf reads the member object's federation.RevisionAnnotation, 0 when absent or not a
+// positive number.
+func revisionOf(obj *unstructured.Unstructured) int64 {
+	v, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", federation.RevisionAnnotation)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

@@ -35,7 +35,7 @@ func TestCollectorAggregates(t *testing.T) {
 	ready := readyOf(fed)
 	require.Equal(t, metav1.ConditionTrue, ready.Status, ready.Message)
 	want := federation.MemberStatus{Name: "b", Revision: 1, Replicas: i64(2), ReadyReplicas: i64(2), AvailableReplicas: i64(2),
-		UpdatedReplicas: i64(2), ObservedGeneration: i64(1), LastObserved: mtime(t0)}
+		UpdatedReplicas: i64(2), ObservedGeneration: i64(1), Ready: ptr(true), ObservedRevision: 1, LastObserved: mtime(t0)}
 	if diff := cmp.Diff(want, fed.Status.Clusters[1], sameTime); diff != "" {
 		t.Errorf("status.clusters[1] (-want +got):\n%s", diff)
 	}
@@ -190,4 +190,40 @@ func TestCollectorIdentity(t *testing.T) {
 	fed := e.get(t)
 	require.Equal(t, int64(5), fed.Status.Aggregated.Replicas, "c's object is another federation's")
 	require.Nil(t, fed.Status.Clusters[2].Replicas)
+}
+
+// TestCollectorReportsReadinessAndRevision: each entry says whether its member object was
+// ready and which revision annotation it carried, as last observed: what a staged rollout
+// judges a stage by. A new revision that its controller has not caught up with yet is
+// reported at once, not ready.
+func TestCollectorReportsReadinessAndRevision(t *testing.T) {
+	e := newEnv(t, status.Options{})
+	e.federate(t, []string{"a", "b"}, []int64{2, 2})
+	e.reconcile(t)
+	entry := func() federation.MemberStatus { return e.get(t).Status.Clusters[1] }
+	require.Equal(t, ptr(true), entry().Ready)
+	require.Equal(t, int64(1), entry().ObservedRevision)
+
+	// Sync pushes revision 2 to b; the Deployment controller has not seen it yet.
+	m, _ := e.fleet.Member("b")
+	require.NoError(t, m.Drift(depGVR, key.Namespace, key.Name, func(o *unstructured.Unstructured) {
+		o.SetAnnotations(map[string]string{federation.RevisionAnnotation: "2"})
+		_ = unstructured.SetNestedField(o.Object, int64(3), "spec", "replicas")
+	}))
+	e.writes()
+	e.clock.Step(time.Second)
+	e.reconcile(t)
+	require.Equal(t, 1, e.writes())
+	require.Equal(t, ptr(false), entry().Ready)
+	require.Equal(t, int64(2), entry().ObservedRevision)
+
+	// The controller catches up: ready again, one more write.
+	e.step(time.Second)
+	e.reconcile(t)
+	require.Equal(t, 1, e.writes())
+	require.Equal(t, ptr(true), entry().Ready)
+	require.Equal(t, int64(2), entry().ObservedRevision)
+	e.step(time.Second)
+	e.reconcile(t)
+	require.Zero(t, e.writes(), "nothing changed")
 }

@@ -17,11 +17,13 @@
 //
 // A federated object's status is shared by several loops, and each writes only its own
 // fields. The Collector owns the observed fields of the status.clusters[] entries (replicas,
-// readyReplicas, availableReplicas, updatedReplicas, observedGeneration, remoteStatus,
-// lastObserved, stale), status.aggregated and the Ready condition. Sync owns the rest of
-// each entry (propagation, message, revision) and decides which clusters the list holds: it
-// adds an entry for each placed cluster and removes the entries of clusters no longer
-// placed. So the Collector's placed clusters are exactly the ones status.clusters lists; it
+// readyReplicas, availableReplicas, updatedReplicas, observedGeneration, remoteStatus, ready,
+// observedRevision, lastObserved, stale), status.aggregated and the Ready condition. Sync
+// owns the rest of each entry (propagation, message, revision) and decides which clusters
+// the list holds: it adds an entry for each placed cluster and removes the entries of
+// clusters no longer placed. An entry's ready says whether the member object was ready when
+// last observed, and observedRevision which revision it carried (its
+// federation.RevisionAnnotation): with stale, what sync's staged rollouts judge a stage by. So the Collector's placed clusters are exactly the ones status.clusters lists; it
 // fills and refreshes their observed fields, and never adds or removes an entry. A write is
 // the object as read with the Collector's fields replaced, locked on its resourceVersion;
 // after a Conflict the pass starts again from a fresh read.

@@ -37,6 +37,10 @@ type Observation struct {
 	// latest generation) and fully available, as its kind defines it.
 	Ready bool
 
+	// Revision is the member object's federation.RevisionAnnotation (0 when absent): the
+	// revision it runs. The Collector sets it after the Extractor ran; extractors leave it 0.
+	Revision int64
+
 	// Message says why the object is not ready ("2 of 3 replicas available"). It is part of
 	// the federated object's Ready condition, so it must depend on the object's state only
 	// (no timestamps), or every pass would write.

@@ -123,7 +123,8 @@ func (e *env) member(t testing.TB, cluster string, replicas int64) {
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "labels": map[string]any{
 				federation.ManagedByLabel: federation.ManagedByValue, federation.FederatedNameLabel: key.Name,
-				federation.FederatedNamespaceLabel: key.Namespace}},
+				federation.FederatedNamespaceLabel: key.Namespace},
+				"annotations": map[string]any{federation.RevisionAnnotation: "1"}},
 			"spec": map[string]any{"replicas": replicas, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
 				"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
 					"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}},

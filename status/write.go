@@ -52,7 +52,7 @@ func setMembers(status map[string]any, entries []federation.MemberStatus) error 
 	// propagation, message and revision, a field a newer version adds) is left as it is.
 	owned := [...]string{
 		"replicas", "readyReplicas", "availableReplicas", "updatedReplicas",
-		"observedGeneration", "remoteStatus", "lastObserved", "stale",
+		"observedGeneration", "remoteStatus", "ready", "observedRevision", "lastObserved", "stale",
 	}
 	for i := range entries {
 		item, ok := list[i].(map[string]any)

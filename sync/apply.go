@@ -252,13 +252,13 @@ func isTerminating(err error) bool {
 
 // replan decides one cluster again from a fresh read (after a Conflict).
 func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
-	next := Change{Cluster: ch.Cluster, Placed: ch.Placed, Live: ms.Object}
+	next := Change{Cluster: ch.Cluster, Placed: ch.Placed, Live: ms.Object, Revision: ch.Revision}
 	r := rendered{}
 	if ch.Placed && in.Object.DeletionTimestamp == nil {
 		r = renderOne(in, ch.Cluster, ms.Object)
 	}
 	orphan := in.Object.GetAnnotations()[federation.OrphanAnnotation] == "true"
-	return decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan))
+	return withRevision(in, decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan)))
 }
 
 // retryable joins the errors of the results a retry may fix, as ClusterErrors.

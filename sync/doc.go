@@ -75,7 +75,40 @@
 // labelled with its uid ([OwnerUIDLabel]). [Rollback] writes an old snapshot back into the
 // spec; sync then propagates it as a new revision, as a Deployment rollback does. A revision
 // number alone never rewrites a member: a new revision that renders the same object (a
-// placement change, for the clusters that stay) leaves it as it is.
+// placement change, for the clusters that stay) leaves it as it is (during a staged
+// rollout, below, it updates the revision annotation).
+//
+// # Staged rollouts and automatic rollback
+//
+// With spec.rollout a new revision (a change of template, overrides or retainReplicas) goes
+// through the placed clusters stage by stage instead of everywhere at once: a canary, then
+// a region, then a percentage, as the stages say ([RolloutStages] lays them over the placed
+// clusters; those no stage selects come last). The clusters of the stages that have not
+// started keep the stable revision, the last one that completed: sync renders them from its
+// snapshot in the history ([PlanInput].Previous), with the current placement, schedule,
+// overrides' retention and labels, so where an object goes and with how many replicas is
+// never held back. A stage's gate opens when every one of its clusters reports the new
+// revision ready, with fresh data, for the stage's minReadySeconds: sync reads that from the
+// status collector's fields of status.clusters[] (ready, observedRevision, stale), so the
+// two loops meet in the status as they do for replicas. During a rollout a member that
+// renders as before still gets the new revision annotation (one update), since that is what
+// the collector reports as its observedRevision. federation.RolloutPausedAnnotation holds
+// the next stage (the first included) until it is removed.
+//
+// A revision fails when a stage is not ready within its progressDeadlineSeconds, or when a
+// cluster that had reported it ready stays not ready that long. Data that is stale (the
+// member could not be read, its Cluster is not Ready) never advances nor fails a stage, and
+// time spent waiting for it does not count against the deadline; with fresh data from no
+// more than half of the placed clusters nothing moves (the quorum rule of status). With
+// spec.rollout.autoRollback the stable revision is restored through [Rollback]'s path (the
+// spec is written back, so it becomes a new revision, which goes everywhere at once: it
+// changes nothing but the clusters that ran the failed one), with a RolledBack event and
+// condition naming the revision, the clusters and the reason; without it the rollout stops
+// where it is and status.rollout says so. A failed revision is never retried: only a new
+// spec starts a new rollout. [DecideRollout] is the whole decision as a pure function, and
+// status.rollout records where the rollout stands (stage, start and ready times, which
+// clusters run which revision, why it waits). Without spec.rollout none of this happens:
+// every revision goes to every placed cluster at once.
 //
 // # Deletion
 //
@@ -103,8 +136,8 @@
 //
 // Sync writes its own fields only, and only when they changed: status.clusters[] entries'
 // propagation ("" when in sync, else one of the Reason constants), message and revision;
-// which clusters the list holds; status.syncedRevision; status.observedGeneration; and the
-// Propagated condition. The scheduler's schedule and the collector's observed fields survive
+// which clusters the list holds; status.syncedRevision; status.observedGeneration;
+// status.rollout; and the Propagated and RolledBack conditions. The scheduler's schedule and the collector's observed fields survive
 // every sync write.
 //
 // # Failure

@@ -103,6 +103,10 @@ type Change struct {
 	Drift []string
 	// Placed reports whether the object is placed in the cluster.
 	Placed bool
+	// Revision is the revision the cluster's object is rendered from, for placed clusters:
+	// PlanInput.Revision, or during a staged rollout the older one it keeps
+	// (PlanInput.Previous).
+	Revision int64
 }
 
 // MemberState is what sync knows about the member object in one cluster.
@@ -151,6 +155,10 @@ type PlanInput struct {
 	// ClusterRemoval says what happens to the member objects in a cluster whose Cluster is
 	// being deleted: orphaned ("" or RemovalOrphan) or deleted (RemovalDelete).
 	ClusterRemoval ClusterRemovalPolicy
+	// Previous is set during a staged rollout (spec.rollout, see [DecideRollout]): the older
+	// revision that the clusters it lists keep. Their objects are rendered from it; every
+	// other placed cluster's from Object at Revision. nil: every cluster runs Revision.
+	Previous *PreviousRevision
 }
 
 // Targets is where a federated object goes: the clusters and their replicas.
@@ -338,7 +346,7 @@ func planFor(in PlanInput, t Targets) []Change {
 			out = append(out, ch)
 		}
 	}
-	return out
+	return withRevisions(in, out)
 }
 
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
@@ -398,7 +406,7 @@ func inputKey(in PlanInput, t Targets, cluster string, labels map[string]string)
 	b.WriteByte('/')
 	b.WriteString(strconv.FormatInt(in.Object.Generation, 10))
 	b.WriteByte('/')
-	b.WriteString(strconv.FormatInt(in.Revision, 10))
+	b.WriteString(strconv.FormatInt(in.revisionFor(cluster), 10))
 	b.WriteByte('/')
 	b.WriteString(identityOr(in.Identity))
 	b.WriteByte('/')
@@ -433,8 +441,15 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		}
 		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
 	}
+	members, held := heldBack(in, members)
 	for i, res := range renderer(in).RenderMembers(renderInput(in), members) {
 		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+	}
+	if len(held) > 0 {
+		prev := in.forCluster(held[0].Name)
+		for i, res := range renderer(in).RenderMembers(renderInput(prev), held) {
+			out[held[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+		}
 	}
 	return out
 }
@@ -442,6 +457,7 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 // renderOne renders the object for one cluster again, after a Conflict: the same input as the
 // first render of the pass, with the member object read afresh.
 func renderOne(in PlanInput, cluster string, existing *unstructured.Unstructured) rendered {
+	in = in.forCluster(cluster)
 	t, err := TargetsFor(in.Object, in.Type, in.Clusters)
 	if err != nil {
 		return rendered{err: err}

@@ -127,12 +127,23 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
 		ClusterRemoval: s.opts.ClusterRemoval,
 	}
+	ro, err := s.rollout(ctx, r, fed, rev, targets, clusters)
+	if err != nil {
+		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	if ro != nil && ro.decision.Rollback {
+		return s.rollBack(ctx, u, ro)
+	}
+	in.Previous = ro.previousRevision()
 	in.Members = s.readMembers(ctx, fed, clusters, targets, inputKeys(in, targets))
 	changes := planFor(in, targets)
 	results := s.execute(ctx, in, targets, changes)
-	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results)
+	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
 		return federation.Result{}, "error", err
+	}
+	if wrote {
+		s.rolloutEvents(u, ro)
 	}
 	if err := retryable(results); err != nil {
 		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
@@ -141,7 +152,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if wrote || anyWrite(results) {
 		outcome = "synced"
 	}
-	return federation.Result{RequeueAfter: s.opts.ResyncPeriod}, outcome, nil
+	return federation.Result{RequeueAfter: ro.requeue(s.opts.ResyncPeriod)}, outcome, nil
 }
 
 // adopt reports whether fed may take over member objects no federation manages.

@@ -240,7 +240,8 @@ func (s *Syncer) renumber(ctx context.Context, obj *unstructured.Unstructured, r
 }
 
 // prune deletes the oldest revisions beyond spec.revisionHistoryLimit; the current one always
-// stays.
+// stays, and so does, for an object with spec.rollout, the revision a staged rollout may
+// keep clusters on (see keptForRollout).
 func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, hist []historyEntry, current int64) error {
 	limit := int(federation.DefaultRevisionHistoryLimit)
 	if l := fed.Spec.RevisionHistoryLimit; l != nil {
@@ -251,7 +252,7 @@ func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, his
 	var errs []error
 	for i := 0; len(hist)-i > limit; i++ {
 		h := hist[i]
-		if h.revision == current {
+		if h.revision == current || keptForRollout(fed, h) {
 			continue
 		}
 		uid := h.obj.GetUID()
@@ -261,6 +262,19 @@ func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, his
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keptForRollout reports whether h is the stable revision of fed's staged rollout
+// (status.rollout), or status.syncedRevision when no rollout was recorded yet: the snapshot
+// that clusters outside the started stages are rendered from, which pruning must not take.
+func keptForRollout(fed *federation.FederatedObject, h historyEntry) bool {
+	if fed.Spec.Rollout == nil {
+		return false
+	}
+	if st := fed.Status.Rollout; st != nil {
+		return h.obj.GetName() == st.StableRevisionName
+	}
+	return h.revision == fed.Status.SyncedRevision
 }
 
 // annotationRevision reads federation.RevisionAnnotation (0 when absent or malformed).

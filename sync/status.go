@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,8 @@ import (
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
-// holds, status.syncedRevision, status.observedGeneration and the Propagated condition. Every
+// holds, status.syncedRevision, status.observedGeneration, status.rollout and the Propagated
+// and RolledBack conditions. Every
 // other field (the scheduler's schedule, the collector's observed fields and aggregate) is
 // carried over untouched: a status write is the object as read with sync's fields replaced,
 // locked on its resourceVersion, and re-done on a fresh read after a Conflict.
@@ -36,7 +38,7 @@ type memberEntry struct {
 
 // writeStatus computes sync's fields from the pass's results and writes them when they
 // changed. It reports whether it wrote.
-func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject, rev int64, t Targets, results []result) (bool, error) {
+func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject, rev int64, t Targets, results []result, ro *rolloutPass) (bool, error) {
 	entries := s.entries(fed, rev, results)
 	synced := fed.Status.SyncedRevision
 	var waiting []string
@@ -51,7 +53,7 @@ func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			waiting = append(waiting, fmt.Sprintf("%s: %s", r.Cluster, e.propagation))
 		}
 	}
-	if reachableInSync(results, entries) {
+	if reachableInSync(results, entries) && ro.complete() {
 		synced = rev
 	}
 	cond := condition(federation.ConditionPropagated, metav1.ConditionTrue, ReasonPropagated,
@@ -61,6 +63,9 @@ func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotPropagated
 		cond.Message = fedcond.Truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
 			rev, placed-len(waiting), placed, summarize(waiting)), maxMessage)
+	}
+	if note := ro.note(); note != "" {
+		cond.Message = fedcond.Truncate(cond.Message+note, maxMessage)
 	}
 	if t.Unsatisfiable != "" {
 		cond.Message = fedcond.Truncate(cond.Message+"; "+t.Unsatisfiable, maxMessage)
@@ -74,6 +79,9 @@ func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			status["syncedRevision"] = synced
 		}
 		setMemberEntries(status, entries)
+		if err := s.setRollout(status, fed.Generation, ro); err != nil {
+			return err
+		}
 		return s.setCondition(status, cond)
 	})
 }
@@ -98,7 +106,7 @@ func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []r
 			out[r.Cluster] = e
 		case r.Placed:
 			// Placed clusters are always read (or known unchanged): no reason is in sync.
-			out[r.Cluster] = memberEntry{revision: rev}
+			out[r.Cluster] = memberEntry{revision: cmp.Or(r.Revision, rev)}
 		}
 	}
 	return out

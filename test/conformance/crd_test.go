@@ -172,6 +172,8 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		{"FederatedDeployment with an unknown override op", fed + "spec: {template: {}, overrides: [{clusterName: a, clusterOverrides: [{op: frobnicate, path: /spec/replicas, value: 1}]}]}", "op"},
 		{"FederatedDeployment override without a path", fed + "spec: {template: {}, overrides: [{clusterName: a, clusterOverrides: [{op: replace, value: 1}]}]}", "path"},
 		{"FederatedDeployment with placement.clusters as a string", fed + "spec: {template: {}, placement: {clusters: a}}", "spec.placement.clusters"},
+		{"FederatedDeployment with a rollout stage of 101 percent", fed + "spec: {template: {}, rollout: {stages: [{percentage: 101}]}}", "spec.rollout.stages[0].percentage"},
+		{"FederatedDeployment with a rollout stage naming clusters in a string", fed + "spec: {template: {}, rollout: {stages: [{clusters: a}]}}", "spec.rollout.stages[0].clusters"},
 		{"RSP without totalReplicas", rsp + "spec: {targetKind: FederatedDeployment}", "spec.totalReplicas: Required value"},
 		{"RSP with totalReplicas as a word", rsp + "spec: {targetKind: FederatedDeployment, totalReplicas: nine}", "spec.totalReplicas"},
 		{"RSP with a weight as a word", rsp + "spec: {targetKind: FederatedDeployment, totalReplicas: 9, clusters: {a: {weight: heavy}}}", "weight"},

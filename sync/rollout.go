@@ -1,0 +1,497 @@
+package sync
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Reasons of status.rollout.reason.
+const (
+	// RolloutReasonComplete: every placed cluster runs the revision.
+	RolloutReasonComplete = "Complete"
+	// RolloutReasonWaitingForReady: the current stage's clusters do not all report the
+	// revision ready yet.
+	RolloutReasonWaitingForReady = "WaitingForReady"
+	// RolloutReasonMinReady: the current stage is ready and waits out its minReadySeconds.
+	RolloutReasonMinReady = "MinReadySeconds"
+	// RolloutReasonStaleData: some clusters of the current stage have no fresh data; the
+	// stage neither advances nor fails until they do, and its deadline starts again then.
+	RolloutReasonStaleData = "StaleData"
+	// RolloutReasonNoQuorum: fewer than half of the placed clusters have fresh data; nothing
+	// advances or fails.
+	RolloutReasonNoQuorum = "NoQuorum"
+	// RolloutReasonPaused: federation.RolloutPausedAnnotation holds the next stage.
+	RolloutReasonPaused = "Paused"
+	// RolloutReasonProgressDeadlineExceeded: the current stage was not ready within its
+	// progressDeadlineSeconds (a failure).
+	RolloutReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// RolloutReasonNotReadyAgain: a cluster that had reported the revision ready reports it
+	// not ready, with fresh data; the rollout waits for it (status.rollout.notReadySince).
+	RolloutReasonNotReadyAgain = "NotReadyAgain"
+	// RolloutReasonClusterNotReady: such a cluster stayed not ready for the current stage's
+	// progressDeadlineSeconds (a failure).
+	RolloutReasonClusterNotReady = "ClusterNotReady"
+)
+
+// Revision is one entry of a federated object's revision history, as sync keeps it in a
+// ControllerRevision.
+type Revision struct {
+	// Number is the revision number. It changes when the snapshot comes back (a rollback
+	// renumbers its ControllerRevision to the next number).
+	Number int64
+	// Name is the ControllerRevision's name, a hash of the snapshot: fixed for a snapshot.
+	Name string
+	// Spec holds the snapshot: template, overrides, placement and retainReplicas.
+	Spec federation.FederatedSpec
+}
+
+// RolloutInput is everything [DecideRollout] decides from: plain data, no clients.
+type RolloutInput struct {
+	// Object is the federated object, defaulted: its spec (rollout, and the snapshot fields
+	// that make its revision), federation.RolloutPausedAnnotation, and its status:
+	// status.rollout (where the rollout stood), status.clusters[] (sync's revision and
+	// propagation, the Collector's ready, observedRevision and stale) and syncedRevision.
+	Object *federation.FederatedObject
+	// Revision is the number of the object's current spec.
+	Revision int64
+	// History is the revision history, in any order. Only the stable revision is looked up
+	// in it; nil is fine when status.rollout says the rollout of Revision is complete.
+	History []Revision
+	// Placed are the clusters the object is placed in, ready or not.
+	Placed []string
+	// Clusters are the Cluster objects: their labels (stage selectors) and Ready condition
+	// (a cluster that is not Ready has no fresh data, whatever its entry says).
+	Clusters []federation.Cluster
+	// Now is the time of the decision.
+	Now time.Time
+}
+
+// RolloutDecision is what [DecideRollout] decided: plain data that the Syncer carries out.
+type RolloutDecision struct {
+	// Status is the new status.rollout; nil when the object has no spec.rollout.
+	Status *federation.RolloutStatus
+	// Stages are the rollout's stages over the placed clusters ([RolloutStages]).
+	Stages []RolloutStage
+	// Assign maps every placed cluster to the revision it is to run: Revision, or the
+	// stable revision's number.
+	Assign map[string]int64
+	// Stable is the revision the clusters outside the started stages keep; nil when every
+	// placed cluster runs Revision.
+	Stable *Revision
+	// Failed reports that the rollout failed in this decision, in FailedClusters, for
+	// Status.Reason and Status.Message. Rollback asks for the stable revision to be restored
+	// (spec.rollout.autoRollback).
+	Failed         bool
+	Rollback       bool
+	FailedClusters []string
+	// RequeueAfter is when time alone can change the decision (a stage's minReadySeconds
+	// end, its deadline); 0 when only new data can.
+	RequeueAfter time.Duration
+}
+
+// DecideRollout decides, for a federated object with spec.rollout, which revision each
+// placed cluster runs, which stage the rollout is in and whether its gate opens, and
+// whether it failed. It is pure: the same input gives the same decision, and a decision
+// taken on status it wrote itself takes no further step until time or data move.
+//
+// The rules:
+//
+//  1. The stable revision is the last one whose rollout completed (status.rollout, or for
+//     a first rollout status.syncedRevision), found in the history by its ControllerRevision
+//     name. Without one (a new object), or when the new revision changes nothing but the
+//     placement, or when the stable snapshot is gone from the history, every cluster runs
+//     the new revision at once and the rollout is complete.
+//  2. A new revision starts at the first stage; a revision that replaces one still rolling
+//     out starts over, and the clusters outside its started stages return to the stable
+//     revision. A cluster that runs the new revision keeps it (stages shift when placement
+//     changes; a cluster never moves back and forth).
+//  3. A stage is ready when every one of its clusters has fresh data (status.clusters[]:
+//     not stale, its Cluster Ready) saying it runs the new revision (revision and
+//     observedRevision) and is ready. After minReadySeconds ready, the next stage starts,
+//     unless the object carries federation.RolloutPausedAnnotation "true" (which holds the
+//     first stage too). After the last stage the rollout is complete: the revision is the
+//     new stable one.
+//  4. Stale data never advances nor fails a stage: a stage with clusters whose data is stale
+//     waits, and its deadline counts again from when the data is fresh; with fresh data from
+//     no more than half of the placed clusters (the quorum rule of status aggregation)
+//     nothing moves at all.
+//  5. The rollout fails when the current stage is not ready within its deadline (naming its
+//     clusters that are not), or when a cluster of a stage that was ready reports not ready
+//     with fresh data for as long (status.rollout.notReadySince; meanwhile no stage starts:
+//     a member that scales or loses a node is not ready for a moment, and that must not
+//     revert a good revision). Then with autoRollback the decision asks for the stable
+//     revision to be restored; without, the rollout stops where it is. A failed revision is
+//     never retried: only a change of the spec (a new revision) starts a new rollout.
+func DecideRollout(in RolloutInput) (RolloutDecision, error) {
+	obj := in.Object
+	d := RolloutDecision{Assign: make(map[string]int64, len(in.Placed))}
+	if obj.Spec.Rollout == nil {
+		for _, c := range in.Placed {
+			d.Assign[c] = in.Revision
+		}
+		return d, nil
+	}
+	stages, err := RolloutStages(obj.Spec.Rollout, in.Placed, in.Clusters)
+	if err != nil {
+		return RolloutDecision{}, err
+	}
+	d.Stages = stages
+	r := newRolloutRun(in, &d)
+	r.decide()
+	return d, nil
+}
+
+// rolloutRun is one DecideRollout call's working state.
+type rolloutRun struct {
+	in      RolloutInput
+	d       *RolloutDecision
+	st      *federation.RolloutStatus
+	prev    *federation.RolloutStatus
+	entries map[string]*federation.MemberStatus
+	ready   map[string]bool // the Clusters' Ready condition
+	now     metav1.Time
+}
+
+func newRolloutRun(in RolloutInput, d *RolloutDecision) *rolloutRun {
+	r := &rolloutRun{in: in, d: d, prev: in.Object.Status.Rollout,
+		entries: make(map[string]*federation.MemberStatus, len(in.Object.Status.Clusters)),
+		ready:   readyClusters(in.Clusters),
+		now:     metav1.NewTime(in.Now.Truncate(time.Second)),
+	}
+	for i := range in.Object.Status.Clusters {
+		e := &in.Object.Status.Clusters[i]
+		r.entries[e.Name] = e
+	}
+	r.st = &federation.RolloutStatus{Revision: in.Revision, Stages: int32(len(d.Stages))}
+	d.Status = r.st
+	return r
+}
+
+func (r *rolloutRun) decide() {
+	stable, note := r.stable()
+	if r.prev != nil {
+		r.st.FailedRevision = r.prev.FailedRevision
+	}
+	if stable == nil || sameRendering(stable.Spec, r.in.Object.Spec) {
+		r.complete(note)
+		return
+	}
+	r.d.Stable = stable
+	r.st.StableRevision, r.st.StableRevisionName = stable.Number, stable.Name
+	same := r.prev != nil && r.prev.Revision == r.in.Revision
+	if same {
+		r.st.Stage, r.st.StageName = r.prev.Stage, r.prev.StageName
+		r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.prev.StageStartTime, r.prev.ReadySince, r.prev.NotReadySince
+		if r.prev.Phase == federation.RolloutFailed || r.prev.Phase == federation.RolloutRolledBack {
+			// Stopped: nothing moves until the spec changes (a rollback's restore does).
+			r.st.Phase, r.st.Reason, r.st.Message = r.prev.Phase, r.prev.Reason, r.prev.Message
+			r.assign()
+			return
+		}
+	}
+	r.st.Phase = federation.RolloutProgressing
+	r.step()
+	r.assign()
+}
+
+// stable finds the stable revision (rule 1); note says why there is none when one was
+// expected.
+func (r *rolloutRun) stable() (*Revision, string) {
+	var name string
+	var number int64
+	switch p := r.prev; {
+	case len(r.in.Placed) == 0:
+		return nil, "" // nothing to roll out
+	case p != nil && p.Revision == r.in.Revision && p.Phase == federation.RolloutComplete:
+		return nil, ""
+	case p != nil && (p.Revision == r.in.Revision || p.Phase != federation.RolloutComplete):
+		name, number = p.StableRevisionName, p.StableRevision
+	case p != nil: // the previous revision's rollout completed: it is the stable one
+		name, number = p.StableRevisionName, p.Revision
+	default:
+		number = r.in.Object.Status.SyncedRevision
+	}
+	if name == "" && (number == 0 || number == r.in.Revision) {
+		return nil, ""
+	}
+	for i := range r.in.History {
+		h := &r.in.History[i]
+		if (name != "" && h.Name == name) || (name == "" && h.Number == number) {
+			return h, ""
+		}
+	}
+	return nil, fmt.Sprintf("; the stable revision %d is no longer in the history, so nothing held the other clusters back", number)
+}
+
+// sameRendering reports whether two specs render the same member objects wherever they are
+// placed: the same template, overrides and retainReplicas.
+func sameRendering(a, b federation.FederatedSpec) bool {
+	enc := func(s federation.FederatedSpec) []byte {
+		data, _ := json.Marshal(snapshot{Template: s.Template.Object, Overrides: s.Overrides, RetainReplicas: s.RetainReplicas})
+		return data
+	}
+	return sameJSON(enc(a), enc(b))
+}
+
+// complete ends the rollout: every placed cluster runs the revision, the stable one now.
+func (r *rolloutRun) complete(note string) {
+	name := ""
+	if data, err := snapshotOf(r.in.Object); err == nil {
+		name = revisionName(r.in.Object.Name, data)
+	}
+	r.d.Stable = nil
+	*r.st = federation.RolloutStatus{
+		Revision: r.in.Revision, StableRevision: r.in.Revision, StableRevisionName: name,
+		Phase: federation.RolloutComplete, Stage: r.st.Stages, Stages: r.st.Stages,
+		Reason: RolloutReasonComplete, FailedRevision: r.st.FailedRevision,
+		Message: fmt.Sprintf("revision %d runs in every placed cluster%s", r.in.Revision, note),
+	}
+	if p := r.prev; p != nil && p.Revision == r.in.Revision && p.Phase == federation.RolloutComplete && p.Message != "" {
+		r.st.Message = p.Message // as it was said when it completed
+	}
+	r.assign()
+}
+
+// start opens stage k (1-based).
+func (r *rolloutRun) start(k int) {
+	r.st.Stage, r.st.StageName = int32(k), r.d.Stages[k-1].Name
+	r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.now.DeepCopy(), nil, nil
+}
+
+// step takes the rollout as far as the data allows in this decision (rules 2 to 5).
+func (r *rolloutRun) step() {
+	paused := r.in.Object.GetAnnotations()[federation.RolloutPausedAnnotation] == "true"
+	fresh := 0
+	for _, c := range r.in.Placed {
+		if r.fresh(c) {
+			fresh++
+		}
+	}
+	quorum := 2*fresh > len(r.in.Placed)
+	for {
+		k := int(r.st.Stage)
+		if k == 0 {
+			if paused {
+				r.wait(federation.RolloutPaused, RolloutReasonPaused, fmt.Sprintf(
+					"revision %d waits before its first stage: the object carries %s", r.in.Revision, federation.RolloutPausedAnnotation))
+				return
+			}
+			r.start(1)
+			continue
+		}
+		if k > len(r.d.Stages) { // spec.rollout lost stages on the way
+			k = len(r.d.Stages)
+			r.st.Stage = int32(k)
+		}
+		stage := r.d.Stages[k-1]
+		r.st.StageName = stage.Name
+		if r.st.StageStartTime == nil {
+			r.st.StageStartTime = r.now.DeepCopy()
+		}
+		if !quorum {
+			r.st.ReadySince = nil
+			r.wait(federation.RolloutProgressing, RolloutReasonNoQuorum, fmt.Sprintf(
+				"%s: fresh data from %d of %d placed clusters, not a majority: nothing advances or fails", r.stageLabel(), fresh, len(r.in.Placed)))
+			return
+		}
+		// Rule 5, second half: a cluster of a stage that was ready turns not ready.
+		var turned []string
+		for i := range k {
+			if i == k-1 && r.st.ReadySince == nil {
+				break
+			}
+			for _, c := range r.d.Stages[i].Clusters {
+				if r.fresh(c) && r.onTarget(c) && !r.isReady(c) {
+					turned = append(turned, c)
+				}
+			}
+		}
+		if len(turned) > 0 {
+			if r.st.NotReadySince == nil {
+				r.st.NotReadySince = r.now.DeepCopy()
+			}
+			end := r.st.NotReadySince.Add(stage.Deadline)
+			if !r.in.Now.Before(end) {
+				r.fail(RolloutReasonClusterNotReady, turned, fmt.Sprintf(
+					"%s reported revision %d ready, then not ready for %s", clusterList(turned), r.in.Revision, stage.Deadline))
+				return
+			}
+			r.d.RequeueAfter = end.Sub(r.in.Now)
+			r.wait(federation.RolloutProgressing, RolloutReasonNotReadyAgain, fmt.Sprintf(
+				"%s: %s reported revision %d ready, then not ready: waiting for it (the rollout fails when that lasts %s)",
+				r.stageLabel(), clusterList(turned), r.in.Revision, stage.Deadline))
+			return
+		}
+		if r.st.NotReadySince != nil {
+			// Ready again: minReadySeconds count again from now.
+			r.st.NotReadySince = nil
+			if r.st.ReadySince != nil {
+				r.st.ReadySince = r.now.DeepCopy()
+			}
+		}
+		var stale, notReady []string
+		for _, c := range stage.Clusters {
+			switch {
+			case !r.fresh(c):
+				stale = append(stale, c)
+			case !r.onTarget(c) || !r.isReady(c):
+				notReady = append(notReady, c)
+			}
+		}
+		if len(stale) > 0 {
+			r.st.ReadySince = nil
+			r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
+				"%s: waiting for fresh data from %s", r.stageLabel(), clusterList(stale)))
+			return
+		}
+		if p := r.prev; p != nil && p.Revision == r.in.Revision && (p.Reason == RolloutReasonStaleData || p.Reason == RolloutReasonNoQuorum) {
+			r.st.StageStartTime = r.now.DeepCopy() // the deadline counts again from fresh data
+		}
+		if len(notReady) > 0 {
+			deadline := r.st.StageStartTime.Add(stage.Deadline)
+			if !r.in.Now.Before(deadline) {
+				r.fail(RolloutReasonProgressDeadlineExceeded, notReady, fmt.Sprintf(
+					"%s: %s did not report revision %d ready within %s", r.stageLabel(), clusterList(notReady), r.in.Revision, stage.Deadline))
+				return
+			}
+			r.d.RequeueAfter = deadline.Sub(r.in.Now)
+			r.wait(federation.RolloutProgressing, RolloutReasonWaitingForReady, fmt.Sprintf(
+				"%s: waiting for %s to report revision %d ready", r.stageLabel(), r.describe(notReady), r.in.Revision))
+			return
+		}
+		if len(stage.Clusters) > 0 {
+			if r.st.ReadySince == nil {
+				r.st.ReadySince = r.now.DeepCopy()
+			}
+			if end := r.st.ReadySince.Add(stage.MinReady); r.in.Now.Before(end) {
+				r.d.RequeueAfter = end.Sub(r.in.Now)
+				r.wait(federation.RolloutProgressing, RolloutReasonMinReady, fmt.Sprintf(
+					"%s: ready; the next stage starts after %s ready", r.stageLabel(), stage.MinReady))
+				return
+			}
+		}
+		if k == len(r.d.Stages) {
+			r.complete("")
+			return
+		}
+		if paused {
+			r.wait(federation.RolloutPaused, RolloutReasonPaused, fmt.Sprintf(
+				"%s: ready; the next stage waits: the object carries %s", r.stageLabel(), federation.RolloutPausedAnnotation))
+			return
+		}
+		r.start(k + 1)
+	}
+}
+
+func (r *rolloutRun) wait(phase, reason, msg string) {
+	r.st.Phase, r.st.Reason, r.st.Message = phase, reason, msg
+}
+
+func (r *rolloutRun) fail(reason string, clusters []string, msg string) {
+	r.d.Failed, r.d.FailedClusters = true, clusters
+	r.d.Rollback = r.in.Object.Spec.Rollout.AutoRollback
+	r.st.FailedRevision = r.in.Revision
+	r.st.ReadySince = nil
+	if r.d.Rollback {
+		r.wait(federation.RolloutRolledBack, reason, fmt.Sprintf("%s; rolled back to revision %d", msg, r.st.StableRevision))
+		return
+	}
+	r.wait(federation.RolloutFailed, reason, fmt.Sprintf(
+		"%s; the rollout stopped (spec.rollout.autoRollback is off): change the spec or roll back", msg))
+}
+
+// assign fills Decision.Assign and Status.Clusters: the started stages' clusters, and those
+// already running it, run the revision; the others the stable one.
+func (r *rolloutRun) assign() {
+	stageOf := stageOf(r.d.Stages)
+	byRev := map[int64][]string{}
+	for _, c := range r.in.Placed {
+		rev := r.in.Revision
+		if r.d.Stable != nil && stageOf[c] > int(r.st.Stage) && r.entry(c).Revision != r.in.Revision {
+			rev = r.d.Stable.Number
+		}
+		r.d.Assign[c] = rev
+		byRev[rev] = append(byRev[rev], c)
+	}
+	revs := make([]int64, 0, len(byRev))
+	for rev := range byRev {
+		revs = append(revs, rev)
+	}
+	slices.Sort(revs)
+	slices.Reverse(revs)
+	r.st.Clusters = nil
+	for _, rev := range revs {
+		cs := byRev[rev]
+		slices.Sort(cs)
+		r.st.Clusters = append(r.st.Clusters, federation.RolloutRevisionClusters{Revision: rev, Clusters: cs})
+	}
+}
+
+// fresh reports whether cluster c has fresh data: an entry the Collector observed, not
+// stale, and a Ready Cluster.
+func (r *rolloutRun) fresh(c string) bool {
+	e, ok := r.entries[c]
+	return ok && r.ready[c] && !e.Stale && e.LastObserved != nil && e.Ready != nil
+}
+
+// entry is cluster c's status.clusters[] entry, a zero one when it has none. Read-only.
+func (r *rolloutRun) entry(c string) *federation.MemberStatus {
+	if e, ok := r.entries[c]; ok {
+		return e
+	}
+	return &federation.MemberStatus{Name: c}
+}
+
+// onTarget reports whether c runs the new revision: sync rendered it (revision, in sync) and
+// the Collector saw it (observedRevision).
+func (r *rolloutRun) onTarget(c string) bool {
+	e := r.entry(c)
+	return e.Revision == r.in.Revision && e.Propagation == "" && e.ObservedRevision == r.in.Revision
+}
+
+func (r *rolloutRun) isReady(c string) bool {
+	e := r.entry(c)
+	return e.Ready != nil && *e.Ready
+}
+
+// describe names clusters with what keeps each from counting, for status messages. It says
+// nothing that changes with every observation (no replica counts), so the message changes
+// only when a cluster's state does.
+func (r *rolloutRun) describe(clusters []string) string {
+	parts := make([]string, 0, len(clusters))
+	for _, c := range clusters {
+		e := r.entry(c)
+		switch {
+		case e.Revision != r.in.Revision || e.Propagation != "":
+			why := "not updated yet"
+			if e.Propagation != "" {
+				why = e.Propagation
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", c, why))
+		case e.ObservedRevision != r.in.Revision:
+			parts = append(parts, fmt.Sprintf("%s (reports revision %d)", c, e.ObservedRevision))
+		default:
+			parts = append(parts, c+" (not ready)")
+		}
+	}
+	return summarize(parts)
+}
+
+func (r *rolloutRun) stageLabel() string {
+	return fmt.Sprintf("stage %d of %d (%s)", r.st.Stage, r.st.Stages, r.st.StageName)
+}
+
+// clusterList names clusters for a message: "cluster a", "clusters a, b".
+func clusterList(cs []string) string {
+	if len(cs) == 1 {
+		return "cluster " + cs[0]
+	}
+	return "clusters " + strings.Join(cs, ", ")
+}

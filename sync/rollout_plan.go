@@ -1,0 +1,96 @@
+package sync
+
+import (
+	"slices"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+)
+
+// PreviousRevision is the older revision some placed clusters keep during a staged rollout
+// ([PlanInput].Previous).
+type PreviousRevision struct {
+	// Revision is its number, written to the members' revision annotation.
+	Revision int64
+	// Object is the federated object with that revision's template, overrides and
+	// retainReplicas; its placement, schedule and metadata are the current object's, since
+	// where an object goes and with how many replicas is never held back.
+	Object *federation.FederatedObject
+	// Clusters are the placed clusters rendered from it.
+	Clusters []string
+}
+
+// PreviousObject returns obj with the template, overrides and retainReplicas of rev: what
+// the clusters a rollout holds back are rendered from. The result shares obj's metadata and
+// status, and rev's spec fields; treat it as read-only.
+func PreviousObject(obj *federation.FederatedObject, rev Revision) *federation.FederatedObject {
+	out := *obj
+	out.Spec.Template = rev.Spec.Template
+	out.Spec.Overrides = rev.Spec.Overrides
+	out.Spec.RetainReplicas = rev.Spec.RetainReplicas
+	return &out
+}
+
+// holds reports whether the cluster is rendered from in.Previous.
+func (in PlanInput) holds(cluster string) bool {
+	return in.Previous != nil && slices.Contains(in.Previous.Clusters, cluster)
+}
+
+// revisionFor is the revision the cluster's object is rendered from.
+func (in PlanInput) revisionFor(cluster string) int64 {
+	if in.holds(cluster) {
+		return in.Previous.Revision
+	}
+	return in.Revision
+}
+
+// forCluster is in as the cluster's render sees it: Object and Revision are the previous
+// revision's for a cluster the rollout holds back.
+func (in PlanInput) forCluster(cluster string) PlanInput {
+	if in.holds(cluster) {
+		in.Object, in.Revision = in.Previous.Object, in.Previous.Revision
+	}
+	return in
+}
+
+// heldBack splits the members to render into those rendered from in.Revision and those a
+// staged rollout holds back at in.Previous (none without one).
+func heldBack(in PlanInput, members []override.Member) (current, held []override.Member) {
+	if in.Previous == nil || len(in.Previous.Clusters) == 0 {
+		return members, nil
+	}
+	for _, m := range members {
+		if in.holds(m.Name) {
+			held = append(held, m)
+		} else {
+			current = append(current, m)
+		}
+	}
+	return current, held
+}
+
+// withRevision records in ch the revision its cluster's object is rendered from. During a
+// staged rollout (in.Previous set) a managed member that is to run the new revision and
+// whose revision annotation says another one is updated even when the rest of the render is
+// the same: the Collector reports the annotation as observedRevision, and a stage is judged
+// by it. The clusters held back are not judged and keep theirs; without a rollout a
+// revision number alone never rewrites a member.
+func withRevision(in PlanInput, ch Change) Change {
+	if !ch.Placed {
+		return ch
+	}
+	ch.Revision = in.revisionFor(ch.Cluster)
+	if in.Previous != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
+		managedBy(ch.Live, identityOr(in.Identity)) && annotationRevision(ch.Live) != ch.Revision {
+		ch.Action = ActionUpdate
+	}
+	return ch
+}
+
+// withRevisions applies withRevision to every change.
+func withRevisions(in PlanInput, changes []Change) []Change {
+	for i := range changes {
+		changes[i] = withRevision(in, changes[i])
+	}
+	return changes
+}
