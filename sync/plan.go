@@ -167,8 +167,9 @@ type Targets struct {
 	Replicas map[string]*int64
 	// Order is the placed clusters in placement order.
 	Order []string
-	// NotReady are clusters the object would be placed in but whose Ready condition is not
-	// True: sync neither writes nor deletes there.
+	// NotReady are clusters the object would be placed in, or that status.clusters lists
+	// (sync propagated there before), whose Ready condition is not True: sync neither writes
+	// nor deletes there, and reports them ClusterNotReady.
 	NotReady []string
 	// Scheduled reports whether the targets come from the scheduler's status.schedule.
 	Scheduled bool
@@ -181,8 +182,12 @@ type Targets struct {
 // schedule for the object's current generation (its Scheduled condition observed it), the
 // schedule's clusters and replica counts are used; otherwise spec.placement is evaluated over
 // the clusters and the template's replica count is kept. Clusters that placement leaves out
-// only because they are not ready are listed in NotReady. An invalid placement is an error
-// wrapping placement.ErrInvalidPlacement.
+// only because they are not ready are listed in NotReady, and so are the clusters of
+// status.clusters that are not ready and no longer placed: the object sync put there may
+// still run, and nothing can be removed until the cluster is back (a preference that sets the
+// placement aside, then a partition that makes the scheduler drop the cluster, would
+// otherwise make it vanish from the status while its object runs on). An invalid placement is
+// an error wrapping placement.ErrInvalidPlacement.
 func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) (Targets, error) {
 	t := Targets{Replicas: map[string]*int64{}}
 	// A Cluster being deleted is leaving the federation: nothing is placed there any more.
@@ -207,9 +212,9 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 			t.NotReady = append(t.NotReady, x.Cluster)
 		}
 	}
+	ready := readyClusters(clusters)
 	if s := currentSchedule(obj); s != nil {
 		t.Scheduled = true
-		ready := readyClusters(clusters)
 		for _, c := range s.Clusters {
 			if leaving[c.Name] {
 				continue
@@ -228,13 +233,29 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 				t.Replicas[c.Name] = nil
 			}
 		}
+		t.NotReady = append(t.NotReady, unreachablePrevious(obj, t, ready, leaving)...)
 		return t, nil
 	}
 	for _, c := range d.Selected {
 		t.Order = append(t.Order, c.Name)
 		t.Replicas[c.Name] = nil
 	}
+	t.NotReady = append(t.NotReady, unreachablePrevious(obj, t, ready, leaving)...)
 	return t, nil
+}
+
+// unreachablePrevious returns the clusters of status.clusters that are known, not ready, not
+// leaving, and in neither t.Order nor t.NotReady.
+func unreachablePrevious(obj *federation.FederatedObject, t Targets, ready, leaving map[string]bool) []string {
+	var out []string
+	for _, c := range obj.Status.Clusters {
+		isReady, known := ready[c.Name]
+		if !known || isReady || leaving[c.Name] || slices.Contains(t.Order, c.Name) || slices.Contains(t.NotReady, c.Name) || slices.Contains(out, c.Name) {
+			continue
+		}
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // currentSchedule returns status.schedule when the Scheduled condition observed the object's

@@ -89,8 +89,8 @@ func inStage(k int32, start time.Duration, readySince *metav1.Time) federation.R
 		Stage: k, Stages: 3, StageName: name, StageStartTime: at(start), ReadySince: readySince, Reason: fedsync.RolloutReasonWaitingForReady}
 }
 
-// outcome is what the table pins down of a decision.
-type outcome struct {
+// rolloutOutcome is what the table pins down of a decision.
+type rolloutOutcome struct {
 	Phase, Reason    string
 	Stage            int32
 	Assign           map[string]int64
@@ -103,8 +103,8 @@ type outcome struct {
 	RequeueAfter     time.Duration
 }
 
-func outcomeOf(d fedsync.RolloutDecision) outcome {
-	o := outcome{Phase: d.Status.Phase, Reason: d.Status.Reason, Stage: d.Status.Stage, Assign: d.Assign,
+func outcomeOf(d fedsync.RolloutDecision) rolloutOutcome {
+	o := rolloutOutcome{Phase: d.Status.Phase, Reason: d.Status.Reason, Stage: d.Status.Stage, Assign: d.Assign,
 		Failed: d.Failed, Rollback: d.Rollback, FailedClusters: d.FailedClusters, Stable: d.Status.StableRevision, RequeueAfter: d.RequeueAfter}
 	if t := d.Status.StageStartTime; t != nil {
 		o.StageStart = t.Sub(now)
@@ -123,66 +123,66 @@ func TestDecideRollout(t *testing.T) {
 	tests := []struct {
 		name string
 		in   *rolloutCase
-		want outcome
+		want rolloutOutcome
 	}{
 		{name: "a new revision starts the first stage", in: newRolloutCase(),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "the stage waits for its clusters", in: newRolloutCase().rollout(inStage(1, -time.Minute, nil)).set(entry("a", 5, 4, true)),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, RequeueAfter: 540 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, RequeueAfter: 540 * time.Second}},
 		{name: "ready, it waits out minReadySeconds", in: newRolloutCase().rollout(inStage(1, -time.Minute, nil)).set(entry("a", 5, 5, true)),
-			want: outcome{Phase: "Progressing", Reason: "MinReadySeconds", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, RequeueAfter: time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "MinReadySeconds", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, RequeueAfter: time.Minute}},
 		{name: "after minReadySeconds the next stage starts", in: newRolloutCase().rollout(inStage(1, -2*time.Minute, at(-time.Minute))).set(entry("a", 5, 5, true)),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, RequeueAfter: 600 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "paused, the gate holds", in: paused(newRolloutCase().rollout(inStage(1, -2*time.Minute, at(-time.Minute))).set(entry("a", 5, 5, true))),
-			want: outcome{Phase: "Paused", Reason: "Paused", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute, ReadySince: -time.Minute}},
+			want: rolloutOutcome{Phase: "Paused", Reason: "Paused", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute, ReadySince: -time.Minute}},
 		{name: "paused before the first stage", in: paused(newRolloutCase()),
-			want: outcome{Phase: "Paused", Reason: "Paused", Assign: map[string]int64{"a": 4, "b": 4, "c": 4}, Stable: 4}},
+			want: rolloutOutcome{Phase: "Paused", Reason: "Paused", Assign: map[string]int64{"a": 4, "b": 4, "c": 4}, Stable: 4}},
 		{name: "the last stage ready: complete", in: newRolloutCase().rollout(inStage(3, -time.Minute, nil)).
 			set(entry("a", 5, 5, true)).set(entry("b", 5, 5, true)).set(entry("c", 5, 5, true)),
-			want: outcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
 		{name: "past the deadline: failed, rolled back", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false))),
-			want: outcome{Phase: "RolledBack", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute,
+			want: rolloutOutcome{Phase: "RolledBack", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute,
 				Failed: true, Rollback: true, FailedClusters: []string{"a"}}},
 		{name: "past the deadline without autoRollback: stopped", in: newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false)),
-			want: outcome{Phase: "Failed", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute,
+			want: rolloutOutcome{Phase: "Failed", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute,
 				Failed: true, FailedClusters: []string{"a"}}},
 		{name: "a failed revision stays stopped, even ready", in: newRolloutCase().rollout(failed(inStage(1, -20*time.Minute, nil))).set(entry("a", 5, 5, true)),
-			want: outcome{Phase: "Failed", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -20 * time.Minute}},
+			want: rolloutOutcome{Phase: "Failed", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: held, Stable: 4, StageStart: -20 * time.Minute}},
 		{name: "stale data past the deadline: no failure", in: newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(stale(entry("a", 5, 5, false))),
-			want: outcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
 		{name: "a cluster that is not Ready has no fresh data", in: notReadyCluster(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false)), "a"),
-			want: outcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
 		{name: "fresh again: the deadline starts over", in: newRolloutCase().rollout(reason(inStage(1, -11*time.Minute, nil), "StaleData")).set(entry("a", 5, 5, false)),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "stale data during minReadySeconds resets it", in: newRolloutCase().rollout(inStage(1, -2*time.Minute, at(-30*time.Second))).set(stale(entry("a", 5, 5, true))),
-			want: outcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute}},
 		{name: "no quorum: nothing moves", in: newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false)).set(stale(entry("b", 4, 4, true))).set(stale(entry("c", 4, 4, true))),
-			want: outcome{Phase: "Progressing", Reason: "NoQuorum", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NoQuorum", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
 		{name: "a ready stage's cluster turns not ready: the rollout waits for it", in: rollback(newRolloutCase().rollout(inStage(2, -time.Minute, nil)).set(entry("a", 5, 5, false)).set(entry("b", 5, 5, true))),
-			want: outcome{Phase: "Progressing", Reason: "NotReadyAgain", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Minute,
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotReadyAgain", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Minute,
 				RequeueAfter: 600 * time.Second}},
 		{name: "not ready again for the stage's deadline: failed, rolled back", in: rollback(newRolloutCase().rollout(notReadySince(inStage(2, -time.Hour, nil), -10*time.Minute)).set(entry("a", 5, 5, false)).set(entry("b", 5, 5, true))),
-			want: outcome{Phase: "RolledBack", Reason: "ClusterNotReady", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Hour,
+			want: rolloutOutcome{Phase: "RolledBack", Reason: "ClusterNotReady", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Hour,
 				NotReadySince: -10 * time.Minute, Failed: true, Rollback: true, FailedClusters: []string{"a"}}},
 		{name: "turning not ready during minReadySeconds waits too", in: newRolloutCase().rollout(inStage(1, -time.Minute, at(-30*time.Second))).set(entry("a", 5, 5, false)),
-			want: outcome{Phase: "Progressing", Reason: "NotReadyAgain", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, ReadySince: -30 * time.Second,
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotReadyAgain", Stage: 1, Assign: held, Stable: 4, StageStart: -time.Minute, ReadySince: -30 * time.Second,
 				RequeueAfter: 600 * time.Second}},
 		{name: "ready again: minReadySeconds count again", in: newRolloutCase().rollout(notReadySince(inStage(1, -2*time.Minute, at(-50*time.Second)), -20*time.Second)).set(entry("a", 5, 5, true)),
-			want: outcome{Phase: "Progressing", Reason: "MinReadySeconds", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute, RequeueAfter: time.Minute}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "MinReadySeconds", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute, RequeueAfter: time.Minute}},
 		{name: "a newer revision starts over; the rest return to the stable one", in: superseded(newRolloutCase().rollout(inStage(2, -time.Minute, nil)).set(entry("a", 5, 5, true)).set(entry("b", 5, 5, false))),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 6, "b": 4, "c": 4}, Stable: 4, RequeueAfter: 600 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 6, "b": 4, "c": 4}, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "a cluster that runs the revision keeps it when stages shift", in: newRolloutCase().rollout(inStage(1, -time.Minute, nil)).set(entry("c", 5, 5, true)),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 5}, Stable: 4, StageStart: -time.Minute, RequeueAfter: 540 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 5}, Stable: 4, StageStart: -time.Minute, RequeueAfter: 540 * time.Second}},
 		{name: "the restored revision after a rollback: everywhere at once", in: restored(newRolloutCase().rollout(rolledBack(inStage(1, -20*time.Minute, nil)))),
-			want: outcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 6, "b": 6, "c": 6}, Stable: 6}},
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 6, "b": 6, "c": 6}, Stable: 6}},
 		{name: "only placement changed: everywhere at once", in: placementOnly(newRolloutCase()),
-			want: outcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
 		{name: "a first revision: everywhere at once", in: firstRevision(newRolloutCase()),
-			want: outcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
 		{name: "the first rollout rolls from syncedRevision", in: fromSynced(newRolloutCase()),
-			want: outcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "the stable snapshot is gone: everywhere at once", in: withoutHistory(newRolloutCase()),
-			want: outcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 5, "b": 5, "c": 5}, Stable: 5}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,7 +64,7 @@ func newWorld(ctx context.Context) (*world, error) {
 	// change) and give LoadBalancer Services an IP.
 	w.fleet = fake.NewFleet()
 	w.fleet.SetClock(w.clock)
-	w.fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second, LoadBalancers: true})
+	w.fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second, LoadBalancers: true, FailingImages: []string{brokenImage}})
 	w.fleet.Add("cluster-aws-us-east", topology("aws", "us-east-1", "us-east-1a"))
 	w.fleet.Add("cluster-gcp-eu-west", topology("gcp", "europe-west1", "europe-west1-b"))
 	w.fleet.Add("cluster-azure-southeastasia", topology("azure", "southeastasia", "southeastasia-1"))
@@ -152,13 +152,21 @@ func (w *world) federated() (*federation.FederatedObject, error) {
 
 // editTemplate changes the FederatedDeployment's template as a user would.
 func (w *world) editTemplate(mutate func(tmpl map[string]any)) error {
+	return w.editSpec(func(spec map[string]any) {
+		tmpl, _ := spec["template"].(map[string]any)
+		mutate(tmpl)
+	})
+}
+
+// editSpec changes the FederatedDeployment's spec as a user would (kubectl edit).
+func (w *world) editSpec(mutate func(spec map[string]any)) error {
 	u, err := w.host.Get(w.ctx, deployment.FederatedGVR(), key.Namespace, key.Name)
 	if err != nil {
 		return err
 	}
-	tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
-	mutate(tmpl)
-	if err := unstructured.SetNestedMap(u.Object, tmpl, "spec", "template"); err != nil {
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	mutate(spec)
+	if err := unstructured.SetNestedMap(u.Object, spec, "spec"); err != nil {
 		return err
 	}
 	_, err = w.host.Update(w.ctx, deployment.FederatedGVR(), u)

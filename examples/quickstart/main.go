@@ -2,7 +2,8 @@
 // member clusters from package fake, the cluster monitor, the scheduler, sync, the status
 // collector and the DNS loop. It federates a Deployment with overrides and a
 // ReplicaSchedulingPreference and a Service with DNS records, then shows drift corrected, an
-// update and its rollback, a cluster failing and recovering, and deletion.
+// update and its rollback, a cluster failing and recovering, a staged rollout, a failed
+// revision rolled back by itself, and deletion.
 //
 //	go run ./examples/quickstart
 package main
@@ -52,7 +53,10 @@ spec:
             image: nginx:1.21
             resources: {requests: {cpu: 250m, memory: 128Mi}}
   placement:
-    clusterSelector: {}
+    # Not Azure, says the placement; but the ReplicaSchedulingPreference below sets the
+    # placement aside (KubeFed's rule) unless it says intersectWithClusterSelector: true.
+    clusterSelector:
+      matchExpressions: [{key: federation.k8s.io/provider, operator: NotIn, values: [azure]}]
   overrides:
   - clusterName: cluster-gcp-eu-west
     clusterOverrides:
@@ -99,7 +103,23 @@ metadata: {name: shop, namespace: fedkit-system}
 domain: shop.example.com
 `
 	systemNamespaceYAML = `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`
+
+	// brokenImage never becomes ready in the simulated members (fake.Workloads.FailingImages).
+	brokenImage = "nginx:1.24-broken"
 )
+
+// rolloutSpec is the FederatedDeployment's spec.rollout: a canary cluster, which must run
+// the new revision ready for 30s, within 90s, or the revision is rolled back; then every
+// other cluster.
+func rolloutSpec() map[string]any {
+	return map[string]any{
+		"autoRollback": true,
+		"stages": []any{
+			map[string]any{"name": "canary", "clusters": []any{"cluster-gcp-eu-west"}, "minReadySeconds": int64(30), "progressDeadlineSeconds": int64(90)},
+			map[string]any{"name": "everywhere", "percentage": int64(100)},
+		},
+	}
+}
 
 func run(ctx context.Context, w io.Writer) error {
 	f, err := newWorld(ctx)
@@ -144,7 +164,9 @@ func run(ctx context.Context, w io.Writer) error {
 	if err := p.schedule(); err != nil {
 		return err
 	}
-	p.line("(cluster-gcp-eu-west's override of /spec/replicas to 4 wins over its scheduled share)")
+	p.line("(cluster-gcp-eu-west's override of /spec/replicas to 4 wins over its scheduled share;")
+	p.line(" the preference placed replicas in Azure although the placement's selector leaves it out,")
+	p.line(" as KubeFed does: set intersectWithClusterSelector: true in the preference to keep the selector)")
 	p.members()
 	if err := p.federatedStatus(); err != nil {
 		return err
@@ -251,7 +273,46 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
-	p.section("10. Deleting the FederatedDeployment deletes its member objects, then the object")
+	p.section("10. A staged rollout: nginx:1.23 goes to a canary cluster first, then everywhere")
+	if err := f.editSpec(func(spec map[string]any) { spec["rollout"] = rolloutSpec() }); err != nil {
+		return err
+	}
+	if err := f.editTemplate(func(tmpl map[string]any) { setImage(tmpl, "nginx:1.23") }); err != nil {
+		return err
+	}
+	for _, step := range []time.Duration{10 * time.Second, 60 * time.Second, 10 * time.Second, 70 * time.Second} {
+		if err := f.wait(step); err != nil {
+			return err
+		}
+		p.line("after %s more:", step)
+		p.members()
+		if err := p.rollout(); err != nil {
+			return err
+		}
+	}
+
+	p.section("11. An image that never starts fails in the canary and is rolled back by itself")
+	if err := f.editTemplate(func(tmpl map[string]any) { setImage(tmpl, brokenImage) }); err != nil {
+		return err
+	}
+	if err := f.wait(30 * time.Second); err != nil {
+		return err
+	}
+	p.line("after 30s, only the canary runs it:")
+	p.members()
+	if err := p.rollout(); err != nil {
+		return err
+	}
+	if err := f.wait(2 * time.Minute); err != nil {
+		return err
+	}
+	p.line("after the stage's 90s progress deadline:")
+	p.members()
+	if err := p.rollout(); err != nil {
+		return err
+	}
+
+	p.section("12. Deleting the FederatedDeployment deletes its member objects, then the object")
 	if err := f.host.Delete(ctx, deployment.FederatedGVR(), key.Namespace, key.Name, deleteOptions()); err != nil {
 		return err
 	}

@@ -126,6 +126,32 @@ func (p printer) federatedStatus() error {
 	return nil
 }
 
+// rollout prints status.rollout and the RolledBack condition.
+func (p printer) rollout() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	if r := fed.Status.Rollout; r != nil {
+		var runs []string
+		for _, c := range r.Clusters {
+			runs = append(runs, fmt.Sprintf("revision %d in %s", c.Revision, strings.Join(c.Clusters, ",")))
+		}
+		if r.Phase == federation.RolloutComplete {
+			p.line("status.rollout: %s: %s", r.Phase, strings.Join(runs, "; "))
+		} else {
+			p.line("status.rollout: %s, stage %d/%d %q: %s", r.Phase, r.Stage, r.Stages, r.StageName, strings.Join(runs, "; "))
+		}
+		if r.Message != "" {
+			p.line("  %s", r.Message)
+		}
+	}
+	if c := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionRolledBack); c != nil {
+		p.line("RolledBack=%s (%s): %s", c.Status, c.Reason, c.Message)
+	}
+	return nil
+}
+
 // dns prints the DNSEndpoint the DNS loop wrote for the Service.
 func (p printer) dns() error {
 	u, err := p.f.host.Peek(dnsrecord.DNSEndpointGVR, key.Namespace, "service-"+key.Name)

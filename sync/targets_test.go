@@ -1,0 +1,98 @@
+package sync_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+func readyCluster(name string, ready bool, labels map[string]string) federation.Cluster {
+	status := metav1.ConditionTrue
+	if !ready {
+		status = metav1.ConditionFalse
+	}
+	return federation.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Status:     federation.ClusterStatus{Conditions: []metav1.Condition{{Type: federation.ConditionReady, Status: status}}},
+	}
+}
+
+// TestTargetsFor: where an object goes, and which clusters sync reports ClusterNotReady.
+func TestTargetsFor(t *testing.T) {
+	notAzure := federation.Placement{ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: federation.ProviderLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"azure"}},
+	}}}
+	scheduled := func(fed *federation.FederatedObject, replicas map[string]int64) {
+		fed.Generation = 1
+		fed.Status.Conditions = []metav1.Condition{{Type: federation.ConditionScheduled, Status: metav1.ConditionTrue, ObservedGeneration: 1}}
+		fed.Status.Schedule = &federation.Schedule{}
+		for _, name := range []string{"aws", "azure", "gcp"} {
+			if n, ok := replicas[name]; ok {
+				fed.Status.Schedule.Clusters = append(fed.Status.Schedule.Clusters, federation.ScheduledCluster{Name: name, Replicas: n})
+			}
+		}
+	}
+	tests := []struct {
+		name         string
+		placement    federation.Placement
+		schedule     map[string]int64
+		previous     []string // status.clusters
+		azureReady   bool
+		wantOrder    []string
+		wantNotReady []string
+	}{
+		{name: "every cluster ready", azureReady: true, wantOrder: []string{"aws", "azure", "gcp"}},
+		{name: "a placed cluster not ready", wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"}},
+		{name: "a scheduled cluster not ready", schedule: map[string]int64{"aws": 2, "azure": 1}, wantOrder: []string{"aws"}, wantNotReady: []string{"azure"}},
+		{
+			// A preference set the placement aside and placed replicas in azure; azure was
+			// then cut off and the scheduler dropped it. Its object still runs there: sync
+			// reports it instead of forgetting it.
+			name: "previously propagated, no longer placed, not ready", placement: notAzure,
+			schedule: map[string]int64{"aws": 5, "gcp": 4}, previous: []string{"aws", "azure", "gcp"},
+			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"},
+		},
+		{
+			name: "previously propagated, no longer placed, ready: not reported (sync deletes there)", placement: notAzure,
+			azureReady: true, previous: []string{"aws", "azure", "gcp"}, wantOrder: []string{"aws", "gcp"},
+		},
+		{
+			name: "a status entry for a cluster that no longer exists is not reported", placement: notAzure,
+			previous: []string{"aws", "gone"}, wantOrder: []string{"aws", "gcp"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clusters := []federation.Cluster{
+				readyCluster("aws", true, map[string]string{federation.ProviderLabel: "aws"}),
+				readyCluster("azure", tt.azureReady, map[string]string{federation.ProviderLabel: "azure"}),
+				readyCluster("gcp", true, map[string]string{federation.ProviderLabel: "gcp"}),
+			}
+			fed := &federation.FederatedObject{Spec: federation.FederatedSpec{Placement: tt.placement}}
+			if fed.Spec.Placement.ClusterSelector == nil && fed.Spec.Placement.Clusters == nil {
+				fed.Spec.Placement.ClusterSelector = &metav1.LabelSelector{}
+			}
+			if tt.schedule != nil {
+				scheduled(fed, tt.schedule)
+			}
+			for _, name := range tt.previous {
+				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
+			}
+			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantOrder, got.Order, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Order (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantNotReady, got.NotReady, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("NotReady (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
