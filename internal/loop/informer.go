@@ -159,7 +159,12 @@ func handler(s Source, run *running, sources []Source, queue workqueue.TypedRate
 			}
 			enqueue(obj)
 		},
-		DeleteFunc: enqueue,
+		DeleteFunc: func(obj any) {
+			if u, ok := objectOf(obj); ok && s.Deleted != nil {
+				s.Deleted(u)
+			}
+			enqueue(obj)
+		},
 	}
 }
 
