@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
@@ -40,11 +39,10 @@ const (
 	RemovalDelete ClusterRemovalPolicy = "Delete"
 )
 
-// EventRecorder records Kubernetes events about federated objects. client-go's
-// record.EventRecorder satisfies it; nil records none.
-type EventRecorder interface {
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
-}
+// EventRecorder records Kubernetes events about federated objects. It is
+// [federation.EventRecorder], which every loop's Options takes; the name is kept so that code
+// written against it still compiles.
+type EventRecorder = federation.EventRecorder
 
 // Options configure a [Syncer]. The zero value is the documented default for every field.
 type Options struct {
