@@ -13,6 +13,8 @@ import "k8s.io/apimachinery/pkg/runtime"
 //
 // The object is the one the event is about, typed or unstructured; its apiVersion and kind
 // must be set (unstructured objects read from an API server have them).
+//
+// +kubebuilder:object:generate=false
 type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
 }
