@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Reasons of the Scheduled condition.
@@ -82,9 +83,10 @@ func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key 
 	if err != nil {
 		log = s.opts.Logger
 	}
-	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
+	log = log.WithValues("loop", fedmetrics.LoopScheduler, "type", s.typ.Federated.Kind, "object", key.String())
+	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
 	res, outcome, err := s.reconcile(ctx, r, key, log)
-	s.metrics.observe(outcome, start, s.opts.Clock.Now())
+	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
 	return res, err
 }
 
@@ -92,13 +94,13 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 	in, err := s.read(ctx, r, key, log)
 	switch {
 	case apierrors.IsNotFound(err):
-		return federation.Result{}, "unchanged", nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	case in.invalid != "":
 		return s.invalid(ctx, in.u, in.invalid, err)
 	case err != nil:
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	case in.u.GetDeletionTimestamp() != nil:
-		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
+		return federation.Result{}, fedmetrics.OutcomeGone, nil // being deleted: sync cleans up, nothing to place
 	}
 
 	d, err := s.decide(in.fed, in.rsp, in.clusters, key, s.opts.Clock.Now())
@@ -106,14 +108,16 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 	if errors.As(err, &bad) {
 		return s.invalid(ctx, in.u, bad.reason, bad.err)
 	}
-	changed, err := s.write(ctx, in.u, &d.schedule, d.condition(in.fed.Generation, err))
+	cond := d.condition(in.fed.Generation, err)
+	changed, err := s.write(ctx, in.u, &d.schedule, cond)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	outcome := "unchanged"
+	outcome := fedmetrics.OutcomeUnchanged
 	if changed {
-		outcome = "scheduled"
+		outcome = fedmetrics.OutcomeWritten
 		log.V(1).Info("Scheduled", "message", d.message)
+		s.report(ctx, in.u, &d.schedule, cond)
 	}
 	return federation.Result{RequeueAfter: d.requeue}, outcome, nil
 }
@@ -167,10 +171,14 @@ func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, r
 		Message:            fedcond.Truncate(cause.Error(), fedcond.MaxMessage),
 		ObservedGeneration: u.GetGeneration(),
 	}
-	if _, err := s.write(ctx, u, nil, cond); err != nil {
-		return federation.Result{}, "error", errors.Join(cause, err)
+	changed, err := s.write(ctx, u, nil, cond)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
 	}
-	return federation.Result{}, "invalid", federation.Terminal(cause)
+	if changed {
+		s.report(ctx, u, nil, cond)
+	}
+	return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(cause)
 }
 
 // preference returns the object's ReplicaSchedulingPreference, defaulted and validated, or nil

@@ -41,6 +41,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		Clock:            s.opts.Clock,
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+		Registerer:       s.opts.Registerer,
 	})
 	if err == nil {
 		cached := l.Reader()
