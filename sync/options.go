@@ -53,7 +53,10 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the syncer's metrics (fedkit_sync_*). nil: no metrics.
+	// Registerer receives the syncer's metrics: fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="sync", fedkit_member_requests_total (its
+	// writes to members and live reads), fedkit_propagation_lag_seconds, and Run's work
+	// queues (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Events records events on federated objects (created, updated, deleted in a cluster,

@@ -44,6 +44,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Clock:            s.opts.Clock,
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+		Registerer:       s.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -56,6 +57,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Clock:            s.opts.Clock,
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+		Registerer:       s.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)

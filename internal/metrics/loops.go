@@ -106,7 +106,7 @@ type Members struct {
 func NewMembers(reg prometheus.Registerer, loop string) (*Members, error) {
 	m := &Members{loop: loop, total: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fedkit_member_requests_total",
-		Help: "Requests of a loop to a member cluster's API server, by loop, cluster, verb (get, list, create, update, delete, probe) and result (ok, not_found, already_exists, conflict, unreachable, error).",
+		Help: "Requests of a loop to a member cluster's API server, by loop, cluster, verb (get, list, create, update, patch, delete, watch, probe) and result (ok, not_found, already_exists, conflict, unreachable, error).",
 	}, []string{LabelLoop, LabelCluster, LabelVerb, LabelResult})}
 	var err error
 	if m.total, err = Register(reg, m.total); err != nil {

@@ -27,8 +27,8 @@ const (
 	// LabelCluster is a member cluster's name. Series with it are deleted when the Cluster
 	// leaves the federation, so their number is bounded by the fleet.
 	LabelCluster = "cluster"
-	// LabelVerb is the API verb of a request ("get", "list", "create", "update", "delete"),
-	// or "probe" for a health check.
+	// LabelVerb is the API verb of a request ("get", "list", "create", "update", "patch",
+	// "delete", "watch"; a status update is an update), or "probe" for a health check.
 	LabelVerb = "verb"
 	// LabelResult is how a request ended: one of the Result* values.
 	LabelResult = "result"

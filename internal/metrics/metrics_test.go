@@ -93,7 +93,7 @@ func TestMembersForgetCluster(t *testing.T) {
 	require.Equal(t, 3, testutil.CollectAndCount(reg, "fedkit_member_requests_total"))
 	syncs.ForgetCluster("eu")
 	want := `
-# HELP fedkit_member_requests_total Requests of a loop to a member cluster's API server, by loop, cluster, verb (get, list, create, update, delete, probe) and result (ok, not_found, already_exists, conflict, unreachable, error).
+# HELP fedkit_member_requests_total Requests of a loop to a member cluster's API server, by loop, cluster, verb (get, list, create, update, patch, delete, watch, probe) and result (ok, not_found, already_exists, conflict, unreachable, error).
 # TYPE fedkit_member_requests_total counter
 fedkit_member_requests_total{cluster="us",loop="status",result="unreachable",verb="get"} 1
 `
