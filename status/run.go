@@ -38,13 +38,15 @@ import (
 func (c *Collector) Run(ctx context.Context) error {
 	l, err := loop.New(c.host, []loop.Source{
 		{GVR: c.typ.FederatedGVR(), Namespace: c.opts.Namespace, Changed: placementChanged},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged,
+			Deleted: func(u *unstructured.Unstructured) { c.metrics.forgetCluster(u.GetName()) }},
 	}, loop.Options{
 		Name:             "status/" + c.typ.Federated.Kind,
 		Workers:          c.opts.Workers,
 		Clock:            c.opts.Clock,
 		Logger:           c.opts.Logger,
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
+		Registerer:       c.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -85,6 +87,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		Clock:            m.opts.Clock,
 		Logger:           m.opts.Logger,
 		CacheSyncTimeout: m.opts.CacheSyncTimeout,
+		Registerer:       m.opts.Registerer,
 	})
 	if err == nil {
 		cached := l.Reader()

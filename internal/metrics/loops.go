@@ -120,6 +120,12 @@ func (m *Members) Observe(cluster, verb string, err error) {
 	m.total.WithLabelValues(m.loop, cluster, verb, Result(err)).Inc()
 }
 
+// ObserveResult records one request of verb to cluster whose result the caller classified
+// (a health probe knows "unreachable" from "answered not ready" better than its error does).
+func (m *Members) ObserveResult(cluster, verb, result string) {
+	m.total.WithLabelValues(m.loop, cluster, verb, result).Inc()
+}
+
 // ForgetCluster deletes every series of cluster, of every loop sharing the family: the
 // cluster left the federation.
 func (m *Members) ForgetCluster(cluster string) {
