@@ -225,7 +225,6 @@ func (l *logLines) requireAll(t *testing.T, want ...string) {
 	}
 }
 
-
 func logrContext(emit func(args string)) context.Context {
 	return logr.NewContext(ctx, funcr.New(func(_, args string) { emit(args) }, funcr.Options{Verbosity: 1}))
 }
