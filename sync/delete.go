@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -99,7 +100,7 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 		slices.Sort(names)
 		s.event(u, eventWarning, "MembersLeftBehind",
 			"deletion timed out after %s: member objects may remain in %s", s.opts.DeletionTimeout, summarize(names))
-		s.opts.Logger.Error(nil, "Deletion timed out; member objects may remain", "kind", s.typ.Federated.Kind, "key", key.String(), "clusters", names)
+		logr.FromContextOrDiscard(ctx).Error(nil, "Deletion timed out; member objects may remain", "clusters", names)
 	}
 	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == federation.SyncFinalizer })
 	if _, err := s.patchMeta(ctx, u, map[string]any{"finalizers": fins}); err != nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
@@ -120,4 +122,26 @@ func memberCounts(t *testing.T, e *env) map[string]float64 {
 		}
 	}
 	return got
+}
+
+// TestReconcileLogsWithContext: nested calls of a pass log through the context's logger,
+// with the loop, the type, the object and the revision.
+func TestReconcileLogsWithContext(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	var lines []string
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	_, err := e.s.Reconcile(logr.NewContext(ctx, log), key)
+	require.NoError(t, err)
+	created := 0
+	for _, l := range lines {
+		if !strings.Contains(l, "Created a member namespace") {
+			continue
+		}
+		created++
+		for _, want := range []string{`"loop"="sync"`, `"type"="FederatedDeployment"`, `"object"="production/app-frontend"`, `"revision"=1`, `"cluster"=`} {
+			require.Contains(t, l, want)
+		}
+	}
+	require.Equal(t, 3, created, "one member namespace per cluster: %v", lines)
 }

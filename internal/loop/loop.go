@@ -344,15 +344,15 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 				queue.AddAfter(key, res.RequeueAfter)
 			}
 		case federation.IsTerminal(err):
-			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "loop", l.opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "queue", l.opts.queueName(), "object", key.String())
 			queue.Forget(key)
 		case apierrors.IsConflict(err):
 			// Another writer was first, or the cache had not caught up with a write yet: an
 			// ordinary retry, not worth an error in the log.
-			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "loop", l.opts.Name, "key", key.String(), "error", err.Error())
+			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "queue", l.opts.queueName(), "object", key.String(), "error", err.Error())
 			queue.AddRateLimited(key)
 		default:
-			l.opts.Logger.Error(err, "Reconcile failed; will retry", "loop", l.opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; will retry", "queue", l.opts.queueName(), "object", key.String())
 			queue.AddRateLimited(key)
 		}
 		queue.Done(key)
