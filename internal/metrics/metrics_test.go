@@ -100,3 +100,15 @@ fedkit_member_requests_total{cluster="us",loop="status",result="unreachable",ver
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "fedkit_member_requests_total"),
 		"a cluster that left loses its series in every loop")
 }
+
+// TestObserveDoesNotAllocate: a pass records its outcome without allocating (every loop
+// calls it once per pass, resyncs included).
+func TestObserveDoesNotAllocate(t *testing.T) {
+	r, err := metrics.NewReconciles(prometheus.NewRegistry(), metrics.LoopSync, "FederatedDeployment")
+	require.NoError(t, err)
+	now, outcome := time.Now(), metrics.OutcomeUnchanged
+	r.Observe(outcome, nil, now, now)
+	if n := testing.AllocsPerRun(100, func() { r.Observe(outcome, nil, now, now) }); n != 0 {
+		t.Errorf("Observe allocates %v times per call; want 0", n)
+	}
+}
