@@ -102,6 +102,23 @@
 //     and retry the rest; honour Result.RequeueAfter only when the error is nil.
 //  6. Cancel the context to stop; Run returns after all its goroutines have exited.
 //
+// # Observing the loops
+//
+// Every loop's Options has the same three fields for it, each nil (or zero) for "none":
+//
+//   - Registerer, a prometheus.Registerer: passes by loop, type and outcome, requests to
+//     member clusters by cluster, verb and result, the work queues of Run, and what each loop
+//     adds (schedule changes, cluster readiness, stale members, propagation lag). METRICS.md
+//     lists every metric; fedkit never uses the global registry.
+//   - Events, a [federation.EventRecorder] (client-go's record.EventRecorder is one): Events
+//     on the federated objects, Clusters and DNS records when something a user cares about
+//     changes (a schedule, a Ready condition, a member write, a DNS endpoint), never on a pass
+//     that changed nothing.
+//   - Logger, a logr.Logger, used when the context carries none. Each pass puts a logger with
+//     the loop, the type and the object (the cluster, for the cluster monitor) into its
+//     context, so everything it calls logs with them; sync adds the revision. No log line,
+//     event or error carries credentials.
+//
 // # Testing with fake
 //
 // fake.NewFleet gives a ClusterSet of in-memory clusters that behave like API servers where a

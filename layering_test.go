@@ -31,9 +31,10 @@ var allowedImports = map[string][]string{
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
 	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
-	"internal/loop":   {"federation"},
-	// internal/metrics: registering a loop's Prometheus collectors (shared between loops).
-	"internal/metrics": nil,
+	"internal/loop":   {"federation", "internal/metrics"},
+	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
+	// the families every loop reports into, the work queue metrics provider.
+	"internal/metrics": {"federation"},
 	// internal/condition: setting a condition and bounding its message, for every loop.
 	"internal/condition": nil,
 	"internal/tools":     nil,
@@ -59,7 +60,7 @@ var allowedImports = map[string][]string{
 // imported by nothing but those.
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override", "sync"},

@@ -53,15 +53,18 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 		p.err = joinErrors(p.err, memberErr)
 	}
 	wrote, err := c.applyEndpoints(ctx, r, o, &p)
+	c.endpointsEvent(ctx, u, o, &p, wrote, err)
 	if err != nil {
 		return true, outcomeError, err
 	}
-	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, p.condition(rec.Generation), c.opts.Clock.Now())
+	cond := p.condition(rec.Generation)
+	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, cond, c.opts.Clock.Now())
 	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
 		if err := c.updateStatus(ctx, IngressDNSRecordGVR, u, &next.Status); err != nil {
 			return true, outcomeError, err
 		}
 		wrote = true
+		c.conditionEvent(ctx, u, rec.Status.Conditions, cond)
 	}
 	return true, p.outcome(wrote, log), p.err
 }

@@ -121,7 +121,7 @@ func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schem
 		if err != nil {
 			return nil, err
 		}
-		reader = client
+		reader = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
 	u, err := reader.Get(ctx, gvr, namespace, name)
 	switch {
@@ -159,7 +159,7 @@ func (c *Controller) readyEndpoints(ctx context.Context, cluster, namespace, nam
 	if err != nil {
 		return false, err
 	}
-	list, err := client.List(ctx, endpointSlicesGVR, namespace, metav1.ListOptions{LabelSelector: serviceNameLabel + "=" + name})
+	list, err := c.metrics.members.Client(cluster, client).List(ctx, endpointSlicesGVR, namespace, metav1.ListOptions{LabelSelector: serviceNameLabel + "=" + name})
 	if err != nil {
 		return false, err
 	}

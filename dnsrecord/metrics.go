@@ -12,51 +12,44 @@ import (
 // leaves them unregistered (they still count, cheaply). A second Controller on the same
 // registerer shares the first one's collectors.
 type metrics struct {
-	reconciles *prometheus.CounterVec
+	// reconciles has the passes over each record kind, by kind.
+	reconciles map[string]*fedmetrics.Reconciles
+	members    *fedmetrics.Members
 	writes     *prometheus.CounterVec
-	duration   prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fedkit_dns_reconciles_total",
-			Help: "DNS record passes by record kind and outcome (written, unchanged, invalid, deleted, error).",
-		}, []string{"kind", "outcome"}),
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fedkit_dns_endpoint_writes_total",
-			Help: "DNSEndpoint writes by record kind and operation (create, update, delete).",
-		}, []string{"kind", "op"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "fedkit_dns_reconcile_seconds",
-			Help:    "Time of one DNS pass over a key (both record kinds), reads and writes included.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 8),
-		}),
-	}
-	if reg == nil {
-		return m, nil
+	m := &metrics{reconciles: map[string]*fedmetrics.Reconciles{}}
+	for _, kind := range []string{kindService, kindIngress} {
+		r, err := fedmetrics.NewReconciles(reg, fedmetrics.LoopDNS, kind)
+		if err != nil {
+			return nil, err
+		}
+		m.reconciles[kind] = r
 	}
 	var err error
-	if m.reconciles, err = fedmetrics.Register(reg, m.reconciles); err != nil {
+	if m.members, err = fedmetrics.NewMembers(reg, fedmetrics.LoopDNS); err != nil {
 		return nil, err
 	}
-	if m.writes, err = fedmetrics.Register(reg, m.writes); err != nil {
-		return nil, err
-	}
-	if m.duration, err = fedmetrics.Register(reg, m.duration); err != nil {
+	m.writes, err = fedmetrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fedkit_dns_endpoint_writes_total",
+		Help: "Writes of DNSEndpoints on the host by record type and verb (create, update, delete).",
+	}, []string{fedmetrics.LabelType, fedmetrics.LabelVerb}))
+	if err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (m *metrics) observe(start, end time.Time) {
-	m.duration.Observe(end.Sub(start).Seconds())
+// observe records one pass over a record of kind. A pass over a key that has no record of
+// that kind, and had nothing to clean up, is no pass over a record: it is not counted.
+func (m *metrics) observe(kind string, exists bool, outcome string, err error, start, end time.Time) {
+	if !exists && outcome == fedmetrics.OutcomeGone {
+		return
+	}
+	m.reconciles[kind].Observe(outcome, err, start, end)
 }
 
-func (m *metrics) outcome(kind, outcome string) {
-	m.reconciles.WithLabelValues(kind, outcome).Inc()
-}
-
-func (m *metrics) write(kind, op string) {
-	m.writes.WithLabelValues(kind, op).Inc()
+func (m *metrics) write(kind, verb string) {
+	m.writes.WithLabelValues(kind, verb).Inc()
 }

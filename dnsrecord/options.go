@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -32,8 +33,18 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the controller's metrics (fedkit_dns_*). nil: no metrics.
+	// Registerer receives the controller's metrics: fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="dns" and the record kind as type,
+	// fedkit_member_requests_total (its live member reads), fedkit_dns_endpoint_writes_total,
+	// and Run's work queue (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Events records events on the records: EndpointsWritten when a DNSEndpoint is created,
+	// changed or deleted; a Warning with the Ready condition's reason when it turns False or
+	// changes reason while False (DomainNotFound, ResolveFailed, DNSEndpointConflict, ...);
+	// DNSEndpointWriteFailed when the API refuses a write, once until a write succeeds.
+	// Never on a pass that changed nothing. nil: none.
+	Events federation.EventRecorder
 
 	// Resolver turns load-balancer hostnames into addresses. Default: a *net.Resolver with
 	// the system's configuration.
@@ -106,6 +117,11 @@ type Controller struct {
 	clusters federation.ClusterSet
 	opts     Options
 	metrics  *metrics
+
+	// failures remembers, per record, the last DNSEndpoint write failure recorded as an
+	// event, so a failing write is reported once, not on every retry.
+	mu       sync.Mutex
+	failures map[string]string
 }
 
 // New returns a Controller that reads records, Domains, federated Services and Ingresses and

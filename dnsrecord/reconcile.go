@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Reasons of the Ready condition of ServiceDNSRecords and IngressDNSRecords.
@@ -36,13 +37,13 @@ const (
 	ReasonDNSEndpointConflict = "DNSEndpointConflict"
 )
 
-// Outcomes counted by fedkit_dns_reconciles_total.
+// Outcomes counted by fedkit_reconciles_total.
 const (
-	outcomeWritten   = "written"
-	outcomeUnchanged = "unchanged"
-	outcomeInvalid   = "invalid"
-	outcomeDeleted   = "deleted"
-	outcomeError     = "error"
+	outcomeWritten   = fedmetrics.OutcomeWritten
+	outcomeUnchanged = fedmetrics.OutcomeUnchanged
+	outcomeInvalid   = fedmetrics.OutcomeInvalid
+	outcomeGone      = fedmetrics.OutcomeGone
+	outcomeError     = fedmetrics.OutcomeError
 )
 
 // Reconcile makes one pass over the ServiceDNSRecord and the IngressDNSRecord of key (either,
@@ -68,17 +69,19 @@ func (c *Controller) Reconcile(ctx context.Context, key federation.Key) (federat
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
 // Writes always go to the host, guarded by the resourceVersion read.
 func (c *Controller) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
-	start := c.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)
 	if err != nil {
 		log = c.opts.Logger
 	}
-	log = log.WithValues("key", key.String())
-	svcExists, svcOutcome, svcErr := c.reconcileService(ctx, r, key, log.WithValues("kind", kindService))
-	ingExists, ingOutcome, ingErr := c.reconcileIngress(ctx, r, key, log.WithValues("kind", kindIngress))
-	c.metrics.outcome(kindService, svcOutcome)
-	c.metrics.outcome(kindIngress, ingOutcome)
-	c.metrics.observe(start, c.opts.Clock.Now())
+	log = log.WithValues("loop", fedmetrics.LoopDNS, "object", key.String())
+	svcLog := log.WithValues("type", kindService)
+	start := c.opts.Clock.Now()
+	svcExists, svcOutcome, svcErr := c.reconcileService(logr.NewContext(ctx, svcLog), r, key, svcLog)
+	c.metrics.observe(kindService, svcExists, svcOutcome, svcErr, start, c.opts.Clock.Now())
+	ingLog := log.WithValues("type", kindIngress)
+	start = c.opts.Clock.Now()
+	ingExists, ingOutcome, ingErr := c.reconcileIngress(logr.NewContext(ctx, ingLog), r, key, ingLog)
+	c.metrics.observe(kindIngress, ingExists, ingOutcome, ingErr, start, c.opts.Clock.Now())
 	if err := joinErrors(svcErr, ingErr); err != nil {
 		return federation.Result{}, err
 	}

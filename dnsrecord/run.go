@@ -52,7 +52,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
 		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
 		// reader serves Cluster reads from the first.
-		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every}},
+		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
+			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
 		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 	}, loop.Options{
 		Name:             "dnsrecord",
@@ -61,6 +62,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		Logger:           c.opts.Logger,
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 		Shard:            c.opts.Shard,
+		Registerer:       c.opts.Registerer,
 	})
 	if err == nil {
 		if mc, ok := c.clusters.(federation.MemberCache); ok {

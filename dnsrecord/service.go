@@ -56,15 +56,18 @@ func (c *Controller) reconcileService(ctx context.Context, r federation.Reader, 
 		p.err = joinErrors(p.err, memberErr)
 	}
 	wrote, err := c.applyEndpoints(ctx, r, o, &p)
+	c.endpointsEvent(ctx, u, o, &p, wrote, err)
 	if err != nil {
 		return true, outcomeError, err
 	}
-	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, p.condition(rec.Generation), c.opts.Clock.Now())
+	cond := p.condition(rec.Generation)
+	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, cond, c.opts.Clock.Now())
 	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
 		if err := c.updateStatus(ctx, ServiceDNSRecordGVR, u, &next.Status); err != nil {
 			return true, outcomeError, err
 		}
 		wrote = true
+		c.conditionEvent(ctx, u, rec.Status.Conditions, cond)
 	}
 	return true, p.outcome(wrote, log), p.err
 }
@@ -152,7 +155,7 @@ func (c *Controller) cleanup(ctx context.Context, r federation.Reader, o owner, 
 		return outcomeError, err
 	case deleted:
 		log.V(1).Info("Deleted the DNSEndpoint of a deleted record", "dnsEndpoint", DNSEndpointName(o.kind, o.name))
-		return outcomeDeleted, nil
+		return outcomeWritten, nil
 	}
-	return outcomeUnchanged, nil
+	return outcomeGone, nil
 }

@@ -9,39 +9,29 @@ import (
 )
 
 // metrics are per Scheduler, registered into the embedder's registerer; a nil registerer
-// leaves them unregistered (they still count, cheaply).
+// leaves them unregistered (they still count, cheaply). A second Scheduler on the same
+// registerer shares the first one's collectors.
 type metrics struct {
-	reconciles *prometheus.CounterVec
-	duration   prometheus.Observer
+	reconciles *fedmetrics.Reconciles
+	// changes counts writes of a new status.schedule, for the scheduler's type.
+	changes prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, kind string) (*metrics, error) {
-	labels := prometheus.Labels{"kind": kind}
-	m := &metrics{
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name:        "fedkit_scheduler_reconciles_total",
-			Help:        "Scheduler passes by outcome (scheduled, unchanged, invalid, error).",
-			ConstLabels: labels,
-		}, []string{"outcome"}),
-	}
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:        "fedkit_scheduler_reconcile_seconds",
-		Help:        "Time of one scheduler pass, reads and writes included.",
-		ConstLabels: labels,
-		Buckets:     prometheus.ExponentialBuckets(0.0005, 4, 8),
-	})
-	// A second Scheduler for the same kind shares the first one's collectors.
-	var err error
-	if m.reconciles, err = fedmetrics.Register(reg, m.reconciles); err != nil {
+	r, err := fedmetrics.NewReconciles(reg, fedmetrics.LoopScheduler, kind)
+	if err != nil {
 		return nil, err
 	}
-	if m.duration, err = fedmetrics.Register(reg, prometheus.Histogram(h)); err != nil {
+	changes, err := fedmetrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "fedkit_scheduler_schedule_changes_total",
+		Help: "Writes of a changed status.schedule (clusters or replicas), by federated type.",
+	}, []string{fedmetrics.LabelType}))
+	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return &metrics{reconciles: r, changes: changes.WithLabelValues(kind)}, nil
 }
 
-func (m *metrics) observe(outcome string, start, end time.Time) {
-	m.reconciles.WithLabelValues(outcome).Inc()
-	m.duration.Observe(end.Sub(start).Seconds())
+func (m *metrics) observe(outcome string, err error, start, end time.Time) {
+	m.reconciles.Observe(outcome, err, start, end)
 }

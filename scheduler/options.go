@@ -22,8 +22,15 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the scheduler's metrics (fedkit_scheduler_*). nil: no metrics.
+	// Registerer receives the scheduler's metrics (fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="scheduler", fedkit_scheduler_*, and Run's
+	// work queue, fedkit_workqueue_*; see METRICS.md). nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Events records events on the federated objects when their schedule changes
+	// (ScheduleChanged) and when they turn unschedulable or invalid (a Warning with the
+	// Scheduled condition's reason), never on a pass that changed nothing. nil: none.
+	Events federation.EventRecorder
 
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Reasons of the Scheduled condition.
@@ -84,9 +85,10 @@ func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key 
 	if err != nil {
 		log = s.opts.Logger
 	}
-	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
+	log = log.WithValues("loop", fedmetrics.LoopScheduler, "type", s.typ.Federated.Kind, "object", key.String())
+	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
 	res, outcome, err := s.reconcile(ctx, r, key, log)
-	s.metrics.observe(outcome, start, s.opts.Clock.Now())
+	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
 	return res, err
 }
 
@@ -94,13 +96,13 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 	in, err := s.read(ctx, r, key, log)
 	switch {
 	case apierrors.IsNotFound(err):
-		return federation.Result{}, "unchanged", nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	case in.invalid != "":
 		return s.invalid(ctx, in.u, in.invalid, err)
 	case err != nil:
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	case in.u.GetDeletionTimestamp() != nil:
-		return federation.Result{}, "unchanged", nil // being deleted: sync cleans up, nothing to place
+		return federation.Result{}, fedmetrics.OutcomeGone, nil // being deleted: sync cleans up, nothing to place
 	}
 
 	d, err := Decide(s.input(in))
@@ -109,12 +111,13 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 	}
 	changed, err := s.write(ctx, in.u, d.Schedule, d.Condition)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	outcome := "unchanged"
+	outcome := fedmetrics.OutcomeUnchanged
 	if changed {
-		outcome = "scheduled"
+		outcome = fedmetrics.OutcomeWritten
 		log.V(1).Info("Scheduled", "message", d.Message)
+		s.report(ctx, in.u, d.Schedule, d.Condition)
 	}
 	return federation.Result{RequeueAfter: d.RequeueAfter}, outcome, nil
 }
@@ -166,10 +169,15 @@ func (s *Scheduler) read(ctx context.Context, r federation.Reader, key federatio
 // invalid records a terminal problem in the Scheduled condition, keeps the schedule, and
 // returns the error marked terminal.
 func (s *Scheduler) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
-	if _, err := s.write(ctx, u, nil, invalidCondition(reason, cause, u.GetGeneration())); err != nil {
-		return federation.Result{}, "error", errors.Join(cause, err)
+	cond := invalidCondition(reason, cause, u.GetGeneration())
+	changed, err := s.write(ctx, u, nil, cond)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
 	}
-	return federation.Result{}, "invalid", federation.Terminal(cause)
+	if changed {
+		s.report(ctx, u, nil, cond)
+	}
+	return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(cause)
 }
 
 // preference returns the object's ReplicaSchedulingPreference as stored, or nil when there is

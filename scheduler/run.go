@@ -42,6 +42,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
+		Registerer:       s.opts.Registerer,
 	})
 	if err == nil {
 		cached := l.Reader()

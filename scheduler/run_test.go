@@ -88,9 +88,11 @@ func (f *runFixture) reconciles(tb testing.TB) int {
 	require.NoError(tb, err)
 	total := 0.0
 	for _, fam := range families {
-		if fam.GetName() == "fedkit_scheduler_reconciles_total" {
+		if fam.GetName() == "fedkit_reconciles_total" {
 			for _, m := range fam.GetMetric() {
-				total += m.GetCounter().GetValue()
+				if isScheduler(m.GetLabel()) {
+					total += m.GetCounter().GetValue()
+				}
 			}
 		}
 	}

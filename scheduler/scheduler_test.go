@@ -336,22 +336,37 @@ func TestRun(t *testing.T) {
 	require.Positive(t, reconciles(t, reg))
 }
 
-// reconciles sums fedkit_scheduler_reconciles_total over its outcomes.
+// reconciles sums fedkit_reconciles_total{loop="scheduler"} over its outcomes.
 func reconciles(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
-		if f.GetName() == "fedkit_scheduler_reconciles_total" {
+		if f.GetName() == "fedkit_reconciles_total" {
 			var total float64
 			for _, m := range f.GetMetric() {
-				total += m.GetCounter().GetValue()
+				if isScheduler(m.GetLabel()) {
+					total += m.GetCounter().GetValue()
+				}
 			}
 			return total
 		}
 	}
-	t.Fatal("fedkit_scheduler_reconciles_total not registered")
+	t.Fatal("fedkit_reconciles_total not registered")
 	return 0
+}
+
+// isScheduler reports whether a series has the label loop="scheduler".
+func isScheduler[L interface {
+	GetName() string
+	GetValue() string
+}](labels []L) bool {
+	for _, l := range labels {
+		if l.GetName() == "loop" {
+			return l.GetValue() == "scheduler"
+		}
+	}
+	return false
 }
 
 func TestNew(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Reconcile collects one federated object's status, in three steps:
@@ -48,9 +49,10 @@ func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, cach
 	if err != nil {
 		log = c.opts.Logger
 	}
-	log = log.WithValues("kind", c.typ.Federated.Kind, "key", key.String())
+	log = log.WithValues("loop", fedmetrics.LoopStatus, "type", c.typ.Federated.Kind, "object", key.String())
+	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
 	res, outcome, err := c.reconcile(ctx, r, cached, key, log)
-	c.metrics.observe(outcome, start, c.opts.Clock.Now())
+	c.metrics.observe(outcome, err, start, c.opts.Clock.Now())
 	return res, err
 }
 
@@ -62,22 +64,24 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		u, err := objects.Get(ctx, c.typ.FederatedGVR(), key.Namespace, key.Name)
 		if apierrors.IsNotFound(err) {
 			c.freshness.forget(key)
-			return federation.Result{}, "gone", nil
+			c.metrics.setStale(key, nil)
+			return federation.Result{}, fedmetrics.OutcomeGone, nil
 		}
 		if err != nil {
-			return federation.Result{}, "error", fmt.Errorf("status: get %s %s: %w", c.typ.Federated.Kind, key, err)
+			return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("status: get %s %s: %w", c.typ.Federated.Kind, key, err)
 		}
 		if u.GetDeletionTimestamp() != nil {
 			c.freshness.forget(key)
-			return federation.Result{}, "gone", nil // sync is deleting the members
+			c.metrics.setStale(key, nil)
+			return federation.Result{}, fedmetrics.OutcomeGone, nil // sync is deleting the members
 		}
 		st, err := decodeStatus(u)
 		if err != nil {
-			return federation.Result{}, "invalid", federation.Terminal(fmt.Errorf("%w: %s %s: %w", ErrInvalidStatus, c.typ.Federated.Kind, key, err))
+			return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(fmt.Errorf("%w: %s %s: %w", ErrInvalidStatus, c.typ.Federated.Kind, key, err))
 		}
 		if ready == nil {
 			if ready, err = c.clusterReadiness(ctx, r, cached, st.Clusters); err != nil {
-				return federation.Result{}, "error", err
+				return federation.Result{}, fedmetrics.OutcomeError, err
 			}
 		}
 		c.freshness.retain(key, st.Clusters)
@@ -91,7 +95,8 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		})
 		if !agg.Changed {
 			c.remember(key, read)
-			return federation.Result{RequeueAfter: c.opts.Period}, "unchanged", nil
+			c.metrics.setStale(key, staleIn(agg.Clusters))
+			return federation.Result{RequeueAfter: c.opts.Period}, fedmetrics.OutcomeUnchanged, nil
 		}
 		err = c.write(ctx, u, &agg)
 		if apierrors.IsConflict(err) && attempt < conflictRetries {
@@ -99,11 +104,13 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 			continue
 		}
 		if err != nil {
-			return federation.Result{}, "error", err
+			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 		c.remember(key, read)
+		c.metrics.setStale(key, staleIn(agg.Clusters))
 		log.V(1).Info("Collected status", "ready", agg.Ready.Status, "reason", agg.Ready.Reason, "fresh", agg.Fresh, "placed", len(agg.Clusters))
-		return federation.Result{RequeueAfter: c.opts.Period}, "written", nil
+		c.report(ctx, u, st, &agg)
+		return federation.Result{RequeueAfter: c.opts.Period}, fedmetrics.OutcomeWritten, nil
 	}
 }
 
@@ -264,7 +271,7 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 			c.readFailed(log, cluster, err)
 			return nil, false
 		}
-		r = client
+		r = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
 	rctx, cancel := withTimeout(ctx, c.opts.Clock, c.opts.ReadTimeout, errReadTimeout)
 	obj, err := r.Get(rctx, gvr, ns, name)
@@ -274,7 +281,6 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 	cancel()
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && !c.managed(obj)):
-		c.metrics.read("missing")
 		return &Observation{Message: "the member object does not exist"}, true
 	case err != nil:
 		c.readFailed(log, cluster, err)
@@ -282,18 +288,15 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 	}
 	o, err := c.extract(obj)
 	if err != nil {
-		c.metrics.read("invalid")
 		log.Info("Member object has an invalid status", "cluster", cluster, "error", err.Error())
 		return &Observation{Message: strings.TrimPrefix(err.Error(), "status: ")}, true
 	}
-	c.metrics.read("ok")
 	o.Remote = capRemote(o.Remote, c.opts.MaxRemoteStatusBytes)
 	o.Revision = revisionOf(obj)
 	return &o, true
 }
 
 func (c *Collector) readFailed(log logr.Logger, cluster string, err error) {
-	c.metrics.read("error")
 	log.V(1).Info("Reading the member object failed; its data ages", "cluster", cluster, "error", err.Error())
 }
 

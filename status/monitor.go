@@ -17,6 +17,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Reconcile probes one cluster (key.Name; key.Namespace is ignored) once and brings its
@@ -46,34 +47,40 @@ func (m *ClusterMonitor) Reconcile(ctx context.Context, key federation.Key) (fed
 }
 
 func (m *ClusterMonitor) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+	start := m.opts.Clock.Now()
 	log, err := logr.FromContext(ctx)
 	if err != nil {
 		log = m.opts.Logger
 	}
-	name := key.Name
-	log = log.WithValues("cluster", name)
+	log = log.WithValues("loop", fedmetrics.LoopMonitor, "cluster", key.Name)
+	ctx = logr.NewContext(ctx, log) // nested calls log with the loop and cluster
+	res, outcome, err := m.reconcile(ctx, r, key.Name, log)
+	m.metrics.reconciles.Observe(outcome, err, start, m.opts.Clock.Now())
+	return res, err
+}
+
+func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, name string, log logr.Logger) (federation.Result, string, error) {
 	u, err := r.Get(ctx, federation.ClusterGVR, "", name)
 	if apierrors.IsNotFound(err) {
 		m.release(name)
-		return federation.Result{}, nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	}
 	if err != nil {
-		return federation.Result{}, fmt.Errorf("status: get Cluster %q: %w", name, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("status: get Cluster %q: %w", name, err)
 	}
 	if u.GetDeletionTimestamp() != nil {
 		m.release(name)
-		return federation.Result{}, nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	}
 	cluster, err := federation.ClusterFromUnstructured(u)
 	if err != nil {
-		return federation.Result{}, federation.Terminal(fmt.Errorf("status: Cluster %q: %w", name, err))
+		return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(fmt.Errorf("status: Cluster %q: %w", name, err))
 	}
 
 	now := m.opts.Clock.Now()
 	res := m.probe(ctx, name)
 	st := m.count(name, res)
 	h := decideHealth(cluster.Status.Conditions, st, res, m.opts.FailureThreshold, m.opts.SuccessThreshold, now)
-	m.metrics.probes.WithLabelValues(name, map[bool]string{true: "success", false: "failure"}[res.kind == probeOK]).Inc()
 	if h.ready.Status == metav1.ConditionTrue {
 		m.metrics.ready.WithLabelValues(name).Set(1)
 	} else {
@@ -96,27 +103,32 @@ func (m *ClusterMonitor) reconcileFrom(ctx context.Context, r federation.Reader,
 
 	if adding {
 		if u, err = m.writeTaints(ctx, u, h, now); err != nil {
-			return federation.Result{}, err
+			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
 	if statusChanged {
 		if u, err = m.writeStatus(ctx, u, status); err != nil {
-			return federation.Result{}, err
+			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 		if h.transition {
 			log.Info("Cluster readiness changed", "ready", h.ready.Status, "reason", h.ready.Reason, "message", h.ready.Message)
+			m.readinessEvent(ctx, u, h.ready)
 		}
 	}
 	if taintsChanged && !adding {
 		if _, err = m.writeTaints(ctx, u, h, now); err != nil {
-			return federation.Result{}, err
+			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
 	next := m.opts.Period
 	if evictIn > 0 && evictIn < next {
 		next = evictIn
 	}
-	return federation.Result{RequeueAfter: next}, nil
+	outcome := fedmetrics.OutcomeUnchanged
+	if adding || statusChanged || taintsChanged {
+		outcome = fedmetrics.OutcomeWritten
+	}
+	return federation.Result{RequeueAfter: next}, outcome, nil
 }
 
 // probe asks the member whether it is ready.
@@ -134,12 +146,16 @@ func (m *ClusterMonitor) probe(ctx context.Context, name string) probeResult {
 	}
 	switch {
 	case err == nil:
+		m.metrics.members.ObserveResult(name, "probe", fedmetrics.ResultOK)
 		return probeResult{kind: probeOK}
 	case context.Cause(pctx) == errProbeTimeout:
+		m.metrics.members.ObserveResult(name, "probe", fedmetrics.ResultUnreachable)
 		return probeResult{kind: probeUnreachable, err: fmt.Sprintf("no answer within %s", m.opts.Timeout)}
 	case unreachable(err):
+		m.metrics.members.ObserveResult(name, "probe", fedmetrics.ResultUnreachable)
 		return probeResult{kind: probeUnreachable, err: err.Error()}
 	}
+	m.metrics.members.ObserveResult(name, "probe", fedmetrics.ResultError)
 	return probeResult{kind: probeNotReady, err: err.Error()}
 }
 

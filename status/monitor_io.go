@@ -26,13 +26,15 @@ const listPageSize = 500
 
 // readInfo reads the member's version, nodes and pods, and summarizes them.
 func (m *ClusterMonitor) readInfo(ctx context.Context, name string) (clusterInfo, error) {
-	client, err := m.clusters.Client(name)
+	raw, err := m.clusters.Client(name)
 	if err != nil {
 		return clusterInfo{}, err
 	}
+	client := m.metrics.members.Client(name, raw) // the lists below are member requests
 	var info clusterInfo
-	if vg, ok := client.(federation.VersionGetter); ok {
+	if vg, ok := raw.(federation.VersionGetter); ok {
 		v, err := vg.ServerVersion(ctx)
+		m.metrics.members.Observe(name, "get", err)
 		if err != nil {
 			return clusterInfo{}, fmt.Errorf("get version: %w", err)
 		}
@@ -147,7 +149,6 @@ func (m *ClusterMonitor) update(ctx context.Context, u *unstructured.Unstructure
 			out, err = m.host.Update(ctx, federation.ClusterGVR, u)
 		}
 		if err == nil {
-			m.metrics.writes.WithLabelValues(part).Inc()
 			return out, nil
 		}
 		if !apierrors.IsConflict(err) || attempt >= conflictRetries {

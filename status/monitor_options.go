@@ -34,8 +34,17 @@ type MonitorOptions struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the monitor's metrics (fedkit_cluster_*). nil: no metrics.
+	// Registerer receives the monitor's metrics: fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="cluster-monitor", its probes and reads in
+	// fedkit_member_requests_total (probes with verb="probe"), fedkit_cluster_ready, and
+	// Run's work queue (fedkit_workqueue_*); see METRICS.md. A deleted Cluster's series go.
+	// nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Events records an event on a Cluster when its Ready condition changes status, with
+	// the condition's reason (ClusterReady as Normal; ClusterNotReady, ClusterUnreachable or
+	// ClientUnavailable as Warning), never on a probe that changes nothing. nil: none.
+	Events federation.EventRecorder
 
 	// Workers is how many clusters Run probes in parallel. Default: 4.
 	Workers int

@@ -37,8 +37,17 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the Collector's metrics (fedkit_status_*). nil: no metrics.
+	// Registerer receives the Collector's metrics: fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="status", fedkit_member_requests_total
+	// (its live member reads), fedkit_status_stale_members, and Run's work queue
+	// (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Events records events on the federated objects when their Ready condition changes
+	// status or reason (with the condition's reason: Normal when it turns True, Warning
+	// otherwise) and when clusters go stale while it does not (ClustersStale); never on a
+	// pass that changed neither. nil: none.
+	Events federation.EventRecorder
 
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string

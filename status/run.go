@@ -38,7 +38,8 @@ import (
 func (c *Collector) Run(ctx context.Context) error {
 	l, err := loop.New(c.host, []loop.Source{
 		{GVR: c.typ.FederatedGVR(), Namespace: c.opts.Namespace, Changed: placementChanged},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged,
+			Deleted: func(u *unstructured.Unstructured) { c.metrics.forgetCluster(u.GetName()) }},
 	}, loop.Options{
 		Name:             "status/" + c.typ.Federated.Kind,
 		Workers:          c.opts.Workers,
@@ -46,6 +47,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		Logger:           c.opts.Logger,
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 		Shard:            c.opts.Shard,
+		Registerer:       c.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -87,6 +89,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		Logger:           m.opts.Logger,
 		CacheSyncTimeout: m.opts.CacheSyncTimeout,
 		Shard:            m.opts.Shard,
+		Registerer:       m.opts.Registerer,
 	})
 	if err == nil {
 		cached := l.Reader()

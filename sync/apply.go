@@ -71,7 +71,7 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 // Options.ConflictRetries times.
 func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string, ch Change) result {
 	key := keyOfFed(in.Object)
-	client, err := s.clusters.Client(ch.Cluster)
+	client, err := s.memberClient(ch.Cluster)
 	if err != nil {
 		return s.failed(in, ch, err)
 	}
@@ -95,7 +95,6 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			s.succeeded(in, keys, ch, stored) // recorded before the write stops being in flight
 		}
 		s.writing(key, ch.Cluster, false)
-		s.metrics.write(ch.Cluster, ch.Action, err)
 		if err == nil {
 			if ch.Action == ActionDelete && s.typ.Namespaced {
 				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())

@@ -59,7 +59,7 @@ func (f *benchFleet) passes() float64 {
 	mfs, _ := f.reg.Gather()
 	n := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() == "fedkit_sync_reconciles_total" {
+		if mf.GetName() == "fedkit_reconciles_total" {
 			for _, m := range mf.GetMetric() {
 				n += m.GetCounter().GetValue()
 			}

@@ -88,6 +88,7 @@ func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r fed
 		delete(s.leaving, key.Name)
 		s.mu.Unlock()
 		s.limits.forget(key.Name)
+		s.metrics.members.ForgetCluster(key.Name) // the cluster left: its series go
 		return federation.Result{}, nil
 	}
 	if err != nil {
@@ -123,7 +124,7 @@ func (s *Syncer) managedIn(ctx context.Context, cluster string) (int, error) {
 		}
 	}
 	if reader == nil {
-		c, err := s.clusters.Client(cluster)
+		c, err := s.memberClient(cluster)
 		if err != nil {
 			return 0, err
 		}

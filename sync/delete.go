@@ -6,9 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // ReasonDeleting is the Propagated condition's reason while a federated object waits for its
@@ -28,11 +30,11 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	key := keyOfFed(fed)
 	if !slices.Contains(u.GetFinalizers(), federation.SyncFinalizer) {
 		s.forget(key)
-		return federation.Result{}, "unchanged", nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	}
 	clusters, err := s.listClusters(ctx, r)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	members := s.readMembers(ctx, fed, clusters, Targets{}, nil)
 	in := PlanInput{
@@ -41,7 +43,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	}
 	changes, _, err := Plan(in)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	results := s.execute(ctx, in, Targets{}, changes)
 
@@ -79,10 +81,10 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 		setMemberEntries(status, entries)
 		return s.setCondition(status, cond)
 	}); err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	if err := retryable(results); err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: delete %s %s: %w", s.typ.Federated.Kind, key, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: delete %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
 	remaining := s.opts.DeletionTimeout - s.opts.Clock.Since(since)
 	return federation.Result{RequeueAfter: min(max(remaining, time.Second), deletionRecheck)}, "deleting", nil
@@ -98,12 +100,12 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 		slices.Sort(names)
 		s.event(u, eventWarning, "MembersLeftBehind",
 			"deletion timed out after %s: member objects may remain in %s", s.opts.DeletionTimeout, summarize(names))
-		s.opts.Logger.Error(nil, "Deletion timed out; member objects may remain", "kind", s.typ.Federated.Kind, "key", key.String(), "clusters", names)
+		logr.FromContextOrDiscard(ctx).Error(nil, "Deletion timed out; member objects may remain", "clusters", names)
 	}
 	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == federation.SyncFinalizer })
 	if _, err := s.patchMeta(ctx, u, map[string]any{"finalizers": fins}); err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: remove finalizer of %s %s: %w", s.typ.Federated.Kind, key, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: remove finalizer of %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
 	s.forget(key)
-	return federation.Result{}, "deleted", nil
+	return federation.Result{}, fedmetrics.OutcomeWritten, nil
 }

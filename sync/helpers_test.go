@@ -81,7 +81,7 @@ func (e *env) passes(t *testing.T) float64 {
 	require.NoError(t, err)
 	n := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_sync_reconciles_total" {
+		if mf.GetName() != "fedkit_reconciles_total" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -111,7 +111,7 @@ func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key 
 
 // liveGet reads a member object from the member's API server: nil, nil when it is absent.
 func (s *Syncer) liveGet(ctx context.Context, cluster, ns, name string) (*unstructured.Unstructured, error) {
-	c, err := s.clusters.Client(cluster)
+	c, err := s.memberClient(cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,7 +52,7 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 	_, err = c.Create(ctx, namespaceGVR, obj)
 	switch {
 	case err == nil:
-		s.opts.Logger.V(1).Info("Created a member namespace", "cluster", cluster, "namespace", ns)
+		logr.FromContextOrDiscard(ctx).V(1).Info("Created a member namespace", "cluster", cluster, "namespace", ns)
 		return "", "", nil
 	case apierrors.IsAlreadyExists(err):
 		return "", "", nil // created meanwhile, by anyone
@@ -141,6 +142,6 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	err = c.Delete(ctx, namespaceGVR, "", ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	if err == nil {
-		s.opts.Logger.V(1).Info("Deleted a member namespace sync had created", "cluster", cluster, "namespace", ns)
+		logr.FromContextOrDiscard(ctx).V(1).Info("Deleted a member namespace sync had created", "cluster", cluster, "namespace", ns)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
@@ -40,11 +39,10 @@ const (
 	RemovalDelete ClusterRemovalPolicy = "Delete"
 )
 
-// EventRecorder records Kubernetes events about federated objects. client-go's
-// record.EventRecorder satisfies it; nil records none.
-type EventRecorder interface {
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
-}
+// EventRecorder records Kubernetes events about federated objects. It is
+// [federation.EventRecorder], which every loop's Options takes; the name is kept so that code
+// written against it still compiles.
+type EventRecorder = federation.EventRecorder
 
 // Options configure a [Syncer]. The zero value is the documented default for every field.
 type Options struct {
@@ -55,7 +53,10 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 
-	// Registerer receives the syncer's metrics (fedkit_sync_*). nil: no metrics.
+	// Registerer receives the syncer's metrics: fedkit_reconciles_total and
+	// fedkit_reconcile_duration_seconds with loop="sync", fedkit_member_requests_total (its
+	// writes to members and live reads), fedkit_propagation_lag_seconds, and Run's work
+	// queues (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Events records events on federated objects (created, updated, deleted in a cluster,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -71,10 +72,10 @@ func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federa
 	if err != nil {
 		log = s.opts.Logger
 	}
-	log = log.WithValues("kind", s.typ.Federated.Kind, "key", key.String())
-	ctx = logr.NewContext(ctx, log)
+	log = log.WithValues("loop", fedmetrics.LoopSync, "type", s.typ.Federated.Kind, "object", key.String())
+	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
 	res, outcome, err := s.reconcile(ctx, key, r)
-	s.metrics.observe(outcome, start, s.opts.Clock.Now())
+	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
 	return res, err
 }
 
@@ -82,36 +83,39 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	u, err := r.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if apierrors.IsNotFound(err) {
 		s.forget(key)
-		return federation.Result{}, "unchanged", nil
+		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	}
 	if err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
 	fed, err := s.decode(key, u)
 	if err != nil {
 		return s.invalid(ctx, u, ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
 	if fed.DeletionTimestamp != nil {
+		s.metrics.forget(key) // no propagation to wait for any more
 		return s.deleteObject(ctx, r, u, fed)
 	}
 	if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
 		return s.invalid(ctx, u, ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
 	}
+	s.metrics.changed(key, fed, s.opts.Clock.Now()) // a new generation starts its propagation lag
 	if scheduleOutdated(fed) {
 		// The scheduler's write for this generation brings the object back.
-		return federation.Result{RequeueAfter: waitForScheduleDelay}, "unchanged", nil
+		return federation.Result{RequeueAfter: waitForScheduleDelay}, fedmetrics.OutcomeUnchanged, nil
 	}
 	clusters, err := s.listClusters(ctx, r)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	rev, err := s.ensureRevision(ctx, r, u, fed)
 	if err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
+	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("revision", rev))
 	// The finalizer (before any member object exists) and the revision, in one write.
 	if u, err = s.ensureMeta(ctx, u, rev); err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	fed.ResourceVersion = u.GetResourceVersion()
 
@@ -120,7 +124,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		if errors.Is(err, placement.ErrInvalidPlacement) {
 			return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 		}
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
@@ -140,17 +144,20 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	results := s.execute(ctx, in, targets, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
+	if placed, ok := everywhere(results); ok {
+		s.metrics.propagated(key, placed, s.opts.Clock.Now())
 	}
 	if wrote {
 		s.rolloutEvents(u, ro)
 	}
 	if err := retryable(results); err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
-	outcome := "unchanged"
+	outcome := fedmetrics.OutcomeUnchanged
 	if wrote || anyWrite(results) {
-		outcome = "synced"
+		outcome = fedmetrics.OutcomeWritten
 	}
 	return federation.Result{RequeueAfter: ro.requeue(s.opts.ResyncPeriod)}, outcome, nil
 }
@@ -166,9 +173,9 @@ func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reas
 	s.event(u, eventWarning, reason, "%s", fedcond.Truncate(cause.Error(), maxMessage))
 	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, reason, cause.Error(), u.GetGeneration())
 	if _, err := s.writeCondition(ctx, u, cond); err != nil {
-		return federation.Result{}, "error", errors.Join(cause, err)
+		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
 	}
-	return federation.Result{}, "invalid", federation.Terminal(cause)
+	return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(cause)
 }
 
 // ensureMeta makes sure the federated object carries federation.SyncFinalizer and
@@ -298,6 +305,7 @@ func (s *Syncer) forget(key federation.Key) {
 	delete(s.conflicts, key)
 	delete(s.revisions, key)
 	delete(s.decodedObjects, key)
+	s.metrics.forget(key)
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

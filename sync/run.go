@@ -45,6 +45,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
+		Registerer:       s.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -58,6 +59,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Logger:           s.opts.Logger,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
+		Registerer:       s.opts.Registerer,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)

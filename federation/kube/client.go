@@ -81,6 +81,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
+	redactCredentials(cfg) // a member quoting our credentials back must not get them into errors
 
 	// One HTTP client, and so one connection pool, serves both the dynamic client and
 	// discovery. Discovery gets a shallow copy with a timeout because client-go's discovery

@@ -79,7 +79,12 @@
 // A Cluster whose client cannot be built stays known but not ready: Client returns an error
 // wrapping [federation.ErrClusterNotReady] and the reason (often [ErrInvalidCredentials]).
 // Credentials never appear in errors, logs or status: errors name the Secret and the key,
-// never the value, and Run's Secret informer drops Secret data as it receives it.
+// never the value, and Run's Secret informer drops Secret data as it receives it. A member
+// (or a proxy in front of it) that quotes the request's Authorization header back in an error
+// answer does not get it through either: a Client's transport replaces its own token,
+// password and basic-auth header with "[redacted]" in every error answer before client-go
+// turns it into an error. (client-go itself logs request and response bodies at V(8) through
+// the context's logger: keep a production logger below that verbosity.)
 //
 // Run is fedkit's common loop engine (the one every loop's Run uses): it reads Clusters from
 // its informer cache rather than the API server (Secrets always from the API server, since no

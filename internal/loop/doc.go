@@ -64,6 +64,18 @@
 //     concurrency says "read again";
 //   - any other error is logged and the key retried with exponential backoff.
 //
+// # Metrics and logs
+//
+// With Options.Registerer set, the queue reports client-go's work queue metrics
+// (fedkit_workqueue_depth, _adds_total, _queue_duration_seconds, _work_duration_seconds,
+// _unfinished_work_seconds, _longest_running_processor_seconds, _retries_total), labelled
+// name=Options.Name, through a workqueue.MetricsProvider given to this queue only: client-go's
+// SetProvider is process-wide, and a library must not take it from its embedder. The gauges
+// are deleted when Run returns, so a loop that stops (a lost leader election) shows no stale
+// depth. The engine's own log lines name the queue and the object. Source.Deleted lets a loop
+// forget what it keeps about a deleted object outside its passes, such as the metrics series
+// of a Cluster that left.
+//
 // # Starting and stopping
 //
 // Run lists every source before it starts workers. A list or watch failure reaches

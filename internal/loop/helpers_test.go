@@ -182,3 +182,5 @@ func (l *logLines) String() string {
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
 }
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

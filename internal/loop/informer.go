@@ -73,7 +73,7 @@ func newSourceInformer(host federation.ClusterClient, s Source, opts Options) (*
 			return nil, err
 		}
 	}
-	log := opts.Logger.WithValues("loop", opts.Name, "resource", s.GVR.GroupResource().String())
+	log := opts.Logger.WithValues("queue", opts.queueName(), "resource", s.GVR.GroupResource().String())
 	err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		inf.mu.Lock()
 		inf.lastErr = err
@@ -159,7 +159,12 @@ func handler(s Source, run *running, sources []Source, queue workqueue.TypedRate
 			}
 			enqueue(obj)
 		},
-		DeleteFunc: enqueue,
+		DeleteFunc: func(obj any) {
+			if u, ok := objectOf(obj); ok && s.Deleted != nil {
+				s.Deleted(u)
+			}
+			enqueue(obj)
+		},
 	}
 }
 

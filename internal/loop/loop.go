@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // DefaultCacheSyncTimeout is how long Run waits for its informers' first lists by default, as
@@ -77,6 +79,11 @@ type Source struct {
 	// need is never kept in memory (a Secret's data). A transformed cache is incomplete, so
 	// the loop's Reader never serves this source: reads of its resource go to the host.
 	Transform func(obj *unstructured.Unstructured)
+
+	// Deleted, when set, is called with the last known state of every object of the source
+	// that is deleted, before its keys are queued: a loop forgets what it keeps per object
+	// outside its passes (the metrics series of a Cluster that left the federation).
+	Deleted func(obj *unstructured.Unstructured)
 }
 
 // Referrers maps a changed object to the objects of another source that refer to it. They
@@ -110,6 +117,12 @@ type Options struct {
 	// produced them (events, broadcasts, Enqueue, requeues); the Reconciler is not filtered
 	// when called directly. See shard.go.
 	Shard federation.Shard
+	// Registerer receives the work queue's metrics (fedkit_workqueue_*, labelled name=Name,
+	// through client-go's workqueue metrics provider set on this queue only, never the
+	// process-wide one). nil: the queue keeps no metrics. Two loops of one Name on one
+	// registerer share their series, and the gauges among them are then wrong: give loops
+	// that run at once different names.
+	Registerer prometheus.Registerer
 }
 
 // prefix starts the loop's errors.
@@ -118,6 +131,20 @@ func (o *Options) prefix() string {
 		return "loop"
 	}
 	return "loop " + o.Name
+}
+
+// queueName names the work queue in its metrics and logs. A sharded loop's name carries its
+// shard ("sync/FederatedDeployment/shard-1-of-4"), so the loops of two shards held by one
+// process keep separate series, and one shard stopping forgets only its own gauges.
+func (o *Options) queueName() string {
+	name := o.Name
+	if name == "" {
+		name = "loop"
+	}
+	if o.Shard.Sharded() {
+		name += fmt.Sprintf("/shard-%d-of-%d", o.Shard.Index, o.Shard.Count)
+	}
+	return name
 }
 
 func (o *Options) complete() {
@@ -204,9 +231,19 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 // already running.
 func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	ctx = logr.NewContext(ctx, l.opts.Logger) // client-go's informers log through ctx
+	config := workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock}
+	if l.opts.Registerer != nil {
+		// A queue without a name keeps no metrics (and starts no goroutine for them).
+		provider, err := fedmetrics.NewWorkqueue(l.opts.Registerer)
+		if err != nil {
+			return fmt.Errorf("%s: work queue metrics: %w", l.opts.prefix(), err)
+		}
+		config.Name, config.MetricsProvider = l.opts.queueName(), provider
+		defer provider.ForgetGauges(config.Name) // runs last, after the queue shut down
+	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](l.opts.BaseDelay, l.opts.MaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock},
+		config,
 	)
 	queue = ownedOnly(queue, l.opts.Shard)
 	var wg sync.WaitGroup
@@ -322,15 +359,15 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 				queue.AddAfter(key, res.RequeueAfter)
 			}
 		case federation.IsTerminal(err):
-			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "loop", l.opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "queue", l.opts.queueName(), "object", key.String())
 			queue.Forget(key)
 		case apierrors.IsConflict(err):
 			// Another writer was first, or the cache had not caught up with a write yet: an
 			// ordinary retry, not worth an error in the log.
-			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "loop", l.opts.Name, "key", key.String(), "error", err.Error())
+			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "queue", l.opts.queueName(), "object", key.String(), "error", err.Error())
 			queue.AddRateLimited(key)
 		default:
-			l.opts.Logger.Error(err, "Reconcile failed; will retry", "loop", l.opts.Name, "key", key.String())
+			l.opts.Logger.Error(err, "Reconcile failed; will retry", "queue", l.opts.queueName(), "object", key.String())
 			queue.AddRateLimited(key)
 		}
 		queue.Done(key)

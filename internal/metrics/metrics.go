@@ -1,12 +1,49 @@
 // Package metrics holds what every fedkit loop does the same way with Prometheus: registering
 // its collectors into the embedder's registerer, where a second loop of the same kind (one
-// per federated type, say) shares the collectors the first one registered.
+// per federated type, say) shares the collectors the first one registered; the families every
+// loop reports into (reconciles, member requests, work queues) with one vocabulary of label
+// names and values; and client-go's work queue metrics provider on that registerer.
+//
+// Families shared by several loops are defined here and only here: a registry refuses two
+// collectors of one name whose help or labels differ, so a loop that spelled its own copy
+// would fail to start next to another.
 package metrics
 
 import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Label names. Every fedkit metric that has one of these dimensions uses this name for it.
+const (
+	// LabelLoop is the loop: one of the Loop* values.
+	LabelLoop = "loop"
+	// LabelType is the kind of object a loop's keys name: the federated kind
+	// ("FederatedDeployment"), "Cluster" for the cluster monitor, the record kind for DNS.
+	LabelType = "type"
+	// LabelOutcome is what a pass did: one of the Outcome* values.
+	LabelOutcome = "outcome"
+	// LabelCluster is a member cluster's name. Series with it are deleted when the Cluster
+	// leaves the federation, so their number is bounded by the fleet.
+	LabelCluster = "cluster"
+	// LabelVerb is the API verb of a request ("get", "list", "create", "update", "patch",
+	// "delete", "watch"; a status update is an update), or "probe" for a health check.
+	LabelVerb = "verb"
+	// LabelResult is how a request ended: one of the Result* values.
+	LabelResult = "result"
+	// LabelName is a work queue's name, the loop's name ("scheduler/FederatedDeployment"),
+	// as client-go's and controller-runtime's work queue metrics label it.
+	LabelName = "name"
+)
+
+// Values of LabelLoop.
+const (
+	LoopScheduler = "scheduler"
+	LoopSync      = "sync"
+	LoopStatus    = "status"
+	LoopMonitor   = "cluster-monitor"
+	LoopDNS       = "dns"
 )
 
 // Register registers c into reg and returns it, or returns the collector of the same

@@ -114,21 +114,23 @@ func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc s
 	}
 }
 
-// memberWrites is the Syncer's count of successful member writes.
+// memberWrites is the Syncer's count of successful member writes (requests other than reads).
 func (f *fixture) memberWrites(t *testing.T) float64 {
 	t.Helper()
 	mfs, err := f.reg.Gather()
 	require.NoError(t, err)
 	n := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_sync_member_writes_total" {
+		if mf.GetName() != "fedkit_member_requests_total" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == "ok" {
-					n += m.GetCounter().GetValue()
-				}
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["result"] == "ok" && labels["verb"] != "get" && labels["verb"] != "list" {
+				n += m.GetCounter().GetValue()
 			}
 		}
 	}

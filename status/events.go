@@ -1,0 +1,83 @@
+package status
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// EventClustersStale is the reason of the Collector's Warning when clusters of a federated
+// object go stale while its Ready condition keeps its status and reason (a transition of Ready
+// is an event of its own, with the condition's reason).
+const EventClustersStale = "ClustersStale"
+
+// report records the transitions a status write of u made, comparing the status before (old)
+// with agg: Ready changing status or reason is an event with the condition's reason (Normal
+// when it turned True, Warning otherwise); otherwise, clusters going stale are a Warning
+// naming them. A write that changed neither (new numbers during a rollout) records nothing.
+func (c *Collector) report(ctx context.Context, u runtime.Object, old *federation.FederatedStatus, agg *Aggregation) {
+	prev := meta.FindStatusCondition(old.Conditions, federation.ConditionReady)
+	if prev == nil || prev.Status != agg.Ready.Status || prev.Reason != agg.Ready.Reason {
+		typ := federation.EventTypeWarning
+		if agg.Ready.Status == metav1.ConditionTrue {
+			typ = federation.EventTypeNormal
+		}
+		event(ctx, c.opts.Events, u, typ, agg.Ready.Reason, agg.Ready.Message)
+		return
+	}
+	was := staleIn(old.Clusters)
+	var gone []string
+	for name := range staleIn(agg.Clusters) {
+		if !was[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		event(ctx, c.opts.Events, u, federation.EventTypeWarning, EventClustersStale, "no fresh data from: "+strings.Join(gone, ", "))
+	}
+}
+
+// readinessEvent records a Cluster's Ready transition: Normal when it turned True, Warning
+// otherwise, with the condition's reason and message.
+func (m *ClusterMonitor) readinessEvent(ctx context.Context, u runtime.Object, ready metav1.Condition) {
+	typ := federation.EventTypeWarning
+	if ready.Status == metav1.ConditionTrue {
+		typ = federation.EventTypeNormal
+	}
+	event(ctx, m.opts.Events, u, typ, ready.Reason, ready.Message)
+}
+
+// staleIn returns the names of the entries marked stale.
+func staleIn(entries []federation.MemberStatus) map[string]bool {
+	var out map[string]bool
+	for i := range entries {
+		if entries[i].Stale {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[entries[i].Name] = true
+		}
+	}
+	return out
+}
+
+// event records an event on obj through rec (nil: none) and logs it with the logger of ctx:
+// warnings at V(0), the rest at V(1).
+func event(ctx context.Context, rec federation.EventRecorder, obj runtime.Object, typ, reason, msg string) {
+	log := logr.FromContextOrDiscard(ctx)
+	if typ != federation.EventTypeWarning {
+		log = log.V(1)
+	}
+	log.Info(msg, "reason", reason)
+	if rec != nil {
+		rec.Eventf(obj, typ, reason, "%s", msg)
+	}
+}
