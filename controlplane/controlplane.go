@@ -83,10 +83,14 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 		}
 		cp.scheme = scheme
 	}
-	// Events, like the other common fields, reach every loop that records events and leaves
-	// its own recorder unset (today sync's).
-	if opts.Sync.Events == nil && opts.Events != nil {
-		opts.Sync.Events = opts.Events
+	// Events, like the other common fields, reach every loop that leaves its own recorder
+	// unset.
+	if opts.Events != nil {
+		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events} {
+			if *r == nil {
+				*r = opts.Events
+			}
+		}
 	}
 	if err := cp.build(host, clusters, opts); err != nil {
 		return nil, fmt.Errorf("controlplane: New: %w", err)

@@ -66,7 +66,7 @@ type Options struct {
 	// Events records the loops' events on federated objects. nil: the control plane records
 	// them on the host, through a client-go record.EventBroadcaster it starts in Run and shuts
 	// down before Run returns (Disable.Events turns that off).
-	Events fedsync.EventRecorder
+	Events federation.EventRecorder
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this control
 	// plane manages, for sync (which writes it) and the status collector (which reads only

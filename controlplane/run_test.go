@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
 )
 
 var (
@@ -61,16 +63,32 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 		t.Errorf("Status() (-want +got):\n%s", diff)
 	}
 
-	// Sync's events went to the host through the broadcaster Run started.
-	require.Eventually(t, func() bool {
-		for _, ev := range e.hostEvents(t) {
-			if ev.Reason == "CreatedInCluster" && ev.InvolvedObject.Kind == "FederatedDeployment" &&
-				ev.InvolvedObject.Name == "web" && ev.Source.Component == controlplane.DefaultName {
-				return true
-			}
+	// Every loop's events go to the host through the broadcaster Run started: sync's and the
+	// scheduler's on the object, the monitor's on a Cluster that stops answering.
+	require.NoError(t, e.fleet.Partition("us"))
+	stepUntil(t, e.clock, 10*time.Second, "us not ready", func() bool {
+		u, err := e.host.Peek(federation.ClusterGVR, "", "us")
+		if err != nil {
+			return false
 		}
-		return false
-	}, 30*time.Second, time.Millisecond, "a CreatedInCluster event on the host")
+		c, err := federation.ClusterFromUnstructured(u)
+		return err == nil && meta.IsStatusConditionFalse(c.Status.Conditions, federation.ConditionReady)
+	})
+	for _, want := range []struct{ kind, name, reason string }{
+		{"FederatedDeployment", "web", "CreatedInCluster"},
+		{"FederatedDeployment", "web", scheduler.EventScheduleChanged},
+		{"Cluster", "us", ""}, // the Ready condition's reason
+	} {
+		require.Eventually(t, func() bool {
+			for _, ev := range e.hostEvents(t) {
+				if (want.reason == "" || ev.Reason == want.reason) && ev.InvolvedObject.Kind == want.kind &&
+					ev.InvolvedObject.Name == want.name && ev.Source.Component == controlplane.DefaultName {
+					return true
+				}
+			}
+			return false
+		}, 30*time.Second, time.Millisecond, "a %s event on %s %s on the host", want.reason, want.kind, want.name)
+	}
 
 	require.NoError(t, stop())
 	for _, l := range cp.Status() {
