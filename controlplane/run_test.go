@@ -2,6 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,7 +250,12 @@ func TestEventsOption(t *testing.T) {
 			require.NoError(t, stop())
 			require.Empty(t, e.hostEvents(t))
 			if tt.events != nil {
-				require.Contains(t, <-tt.events.Events, "CreatedInCluster")
+				var got []string
+				for len(tt.events.Events) > 0 {
+					got = append(got, <-tt.events.Events)
+				}
+				require.True(t, slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, "CreatedInCluster") }), "sync's events: %q", got)
+				require.True(t, slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, scheduler.EventScheduleChanged) }), "the scheduler's events: %q", got)
 			}
 		})
 	}
