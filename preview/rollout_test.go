@@ -82,9 +82,9 @@ func TestRunRollout(t *testing.T) {
 			wantNote: "revision 2 goes stage by stage; each cluster keeps revision 1 until its stage starts (federation.k8s.io/rollout-paused holds the next stage)",
 		},
 		{
-			name:     "a completed rollout",
-			metadata: `generation: 2, annotations: {federation.k8s.io/revision: "2"}`,
-			status:   `{observedGeneration: 2, syncedRevision: 2, rollout: {revision: 2, stableRevision: 2, phase: Complete, reason: Complete}}`,
+			name:         "a completed rollout",
+			metadata:     `generation: 2, annotations: {federation.k8s.io/revision: "2"}`,
+			status:       `{observedGeneration: 2, syncedRevision: 2, rollout: {revision: 2, stableRevision: 2, phase: Complete, reason: Complete}}`,
 			wantRevision: 2, wantStatusRev: 2,
 			wantNote: "revision 2 has completed its rollout: every placed cluster runs it; the next revision goes stage by stage",
 		},
