@@ -252,6 +252,7 @@ func TestRolloutPreviewAgreesWithTheLoops(t *testing.T) {
 			before := cp.members(t)
 			did := byStage{Revision: map[string][]string{}, Changed: map[string][]string{}}
 			seen := map[string]bool{}
+			midway := false
 			for i := 0; ; i++ {
 				cp.round(t)
 				f := cp.fed(t)
@@ -272,6 +273,14 @@ func TestRolloutPreviewAgreesWithTheLoops(t *testing.T) {
 				}
 				if st.Revision == 2 && st.Phase == federation.RolloutComplete {
 					break
+				}
+				if st.Stage == 2 && !midway {
+					// Under way: the preview says where the rollout stands, and still stages it.
+					midway = true
+					mid := cp.preview(t).Rollout
+					require.True(t, mid.Staged, mid.Note)
+					require.EqualValues(t, 1, mid.StableRevision)
+					require.Equal(t, st, mid.Status)
 				}
 				require.Less(t, i, 60, "revision 2 did not complete: %s %s", st.Phase, st.Message)
 			}
