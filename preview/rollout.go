@@ -123,16 +123,18 @@ func (r *run) rollout(fed *federation.FederatedObject, revision int64, t fedsync
 	return out
 }
 
-// A stage cluster's lot: what starting the stage does to its member object.
+// lot is what starting a stage does to one of its clusters' member object.
+type lot int
+
 const (
-	changed = iota
+	changed lot = iota
 	unchanged
 	blocked
 )
 
 // stageChange classifies a cluster of a stage by its Change, the decision sync.Plan took for
 // the new revision there.
-func (r *run) stageChange(cluster string, changes map[string]fedsync.Change) int {
+func (r *run) stageChange(cluster string, changes map[string]fedsync.Change) lot {
 	ch, ok := changes[cluster]
 	_, read := r.in.Live[cluster]
 	switch {

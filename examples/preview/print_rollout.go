@@ -22,7 +22,7 @@ func printRollout(w io.Writer, ro *preview.Rollout) error {
 		flags = "autoRollback: on (a failed rollout restores the stable revision)"
 	}
 	if ro.Paused {
-		flags += "; paused: " + federation.RolloutPausedAnnotation + " holds the next stage"
+		flags += "; paused (" + federation.RolloutPausedAnnotation + ")"
 	}
 	fmt.Fprintf(w, "  %s\n\n", flags)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
