@@ -17,6 +17,11 @@
 // line (an object of the same name that the federation does not manage, an override that
 // cannot be rendered, a cluster that is not ready).
 //
+// For an object with spec.rollout, [Object].Rollout says which clusters a new revision
+// changes in which stage, what each stage waits for, whether autoRollback is on and the
+// rollout paused, whether this revision goes stage by stage at all (an object's first
+// revision goes everywhere at once), and status.rollout as the object carries it.
+//
 // # The loops' own decisions
 //
 // A preview that reimplemented the loops would drift from them. Run calls the functions the
@@ -28,10 +33,14 @@
 //   - sync.Plan is the per-cluster decision of the Syncer's Reconcile: the Syncer reads the
 //     member objects, calls it and carries out what it returns; sync.OwnedDiff is the
 //     comparison it detects drift with;
+//   - sync.RolloutStages lays a rollout's stages over the placed clusters, as the Syncer's
+//     DecideRollout does, and sync.StableRevisionOf says, from the object's status, whether
+//     a revision is staged;
 //   - override renders the member objects, and dnsrecord computes the names and records.
 //
 // Both packages test that the function and their loop agree, case by case; this package
-// tests that a preview with live objects predicts what the loops then do on a fake fleet.
+// tests that a preview with live objects predicts what the loops then do on a fake fleet,
+// stage by stage for a staged rollout.
 //
 // # What it cannot know
 //
@@ -42,6 +51,12 @@
 // a hostname are not resolved (no I/O). Clusters are decided on the status they carry, so a
 // Cluster written by hand without a Ready condition counts as not ready unless
 // [Input].AssumeReady.
+//
+// Nor does it read the revision history. It says a revision after a synced one goes stage
+// by stage, which sync does unless the revision renders as the stable one (a change of
+// placement alone goes everywhere at once). And while a rollout is under way, a cluster
+// that sync still holds at the stable revision shows the change the new revision makes
+// there, which sync makes when its stage starts, not now.
 //
 // # Traps it points out
 //

@@ -70,3 +70,51 @@ spec: {apiEndpoint: "https://gcp.example.com", region: europe-west1, zones: [eur
 	//   cluster-gcp-eu-west: scheduled 3, runs 4: cluster-gcp-eu-west: 3 = min 1 + weight 2 (weight 1 from "*")
 	//   Warning: FederatedDeployment production/app-frontend: spec.overrides[0].clusterOverrides[0]: cluster "cluster-gcp-eu-west": the member runs 4 replicas, not the 3 the ReplicaSchedulingPreference scheduled: an override replaces /spec/replicas
 }
+
+// Which clusters a new revision reaches in which stage of spec.rollout, and what each stage
+// waits for. The object is as the host holds it after revision 1 was synced, with its spec
+// changed since (generation 2): sync records revision 2 and takes it through the stages.
+func ExampleRun_rollout() {
+	in, err := preview.Decode([]byte(`
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: shop, generation: 2, annotations: {federation.k8s.io/revision: "1"}}
+spec:
+  template: {spec: {template: {spec: {containers: [{name: web, image: "web:2"}]}}}}
+  placement: {clusterSelector: {}}
+  rollout:
+    stages:
+    - {name: canary, clusters: [us-1], minReadySeconds: 300}
+    - {name: europe, clusterSelector: {matchLabels: {topology.kubernetes.io/region: eu}}}
+    - {percentage: 100}
+status: {observedGeneration: 1, syncedRevision: 1}
+---
+{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: us-1, labels: {topology.kubernetes.io/region: us}}, spec: {apiEndpoint: "https://us-1"}}
+---
+{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: us-2, labels: {topology.kubernetes.io/region: us}}, spec: {apiEndpoint: "https://us-2"}}
+---
+{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: eu-1, labels: {topology.kubernetes.io/region: eu}}, spec: {apiEndpoint: "https://eu-1"}}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in.Now = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	in.AssumeReady = true
+	rep, err := preview.Run(in)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ro := rep.Objects[0].Rollout
+	fmt.Println(ro.Note)
+	for i, s := range ro.Stages {
+		fmt.Printf("%d %s: %v (min ready %ds, deadline %ds)\n", i+1, s.Name, s.Clusters, s.MinReadySeconds, s.ProgressDeadlineSeconds)
+	}
+	// Output:
+	// revision 2 goes stage by stage; each cluster keeps revision 1 until its stage starts
+	// 1 canary: [us-1] (min ready 300s, deadline 600s)
+	// 2 europe: [eu-1] (min ready 0s, deadline 600s)
+	// 3 stage-3: [us-2] (min ready 0s, deadline 600s)
+	// 4 remaining: [] (min ready 0s, deadline 600s)
+}

@@ -78,24 +78,33 @@ func (l *loops) pass(t *testing.T) {
 // input is what the host and the members hold now, as a preview reads it.
 func (l *loops) input(t *testing.T) preview.Input {
 	t.Helper()
-	in := preview.Input{Now: now, Live: map[string][]*unstructured.Unstructured{}}
-	for _, u := range l.host.Objects(federation.DeploymentType.FederatedGVR()) {
+	in := inputFrom(t, l.host, l.fleet)
+	in.Now = now
+	return in
+}
+
+// inputFrom reads what a preview reads: the federated Deployments, preferences and Clusters
+// of the host, and the Deployments of every member as live objects.
+func inputFrom(t *testing.T, host *fake.Cluster, fleet *fake.Fleet) preview.Input {
+	t.Helper()
+	in := preview.Input{Live: map[string][]*unstructured.Unstructured{}}
+	for _, u := range host.Objects(federation.DeploymentType.FederatedGVR()) {
 		o, err := federation.FederatedObjectFromUnstructured(u)
 		require.NoError(t, err)
 		in.Objects = append(in.Objects, *o)
 	}
-	for _, u := range l.host.Objects(federation.ReplicaSchedulingPreferenceGVR) {
+	for _, u := range host.Objects(federation.ReplicaSchedulingPreferenceGVR) {
 		o, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
 		require.NoError(t, err)
 		in.Preferences = append(in.Preferences, *o)
 	}
-	for _, u := range l.host.Objects(federation.ClusterGVR) {
+	for _, u := range host.Objects(federation.ClusterGVR) {
 		o, err := federation.ClusterFromUnstructured(u)
 		require.NoError(t, err)
 		in.Clusters = append(in.Clusters, *o)
 	}
-	for _, name := range l.fleet.Names() {
-		m, _ := l.fleet.Member(name)
+	for _, name := range fleet.Names() {
+		m, _ := fleet.Member(name)
 		in.Live[name] = m.Objects(deployments)
 	}
 	return in

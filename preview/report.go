@@ -46,6 +46,10 @@ type Object struct {
 	Unknown []string `json:"unknown,omitempty"`
 	// DNS are the names (and, with live objects, the records) of the object's DNS records.
 	DNS []DNS `json:"dns,omitempty"`
+	// Rollout is, for an object with spec.rollout, which clusters change in which stage and
+	// what each stage waits for; nil without spec.rollout, or when the object is invalid
+	// (sync refuses it whole).
+	Rollout *Rollout `json:"rollout,omitempty"`
 	// Problems are the object's validation errors (with their field paths, rendering against
 	// every cluster included) and warnings.
 	Problems []Problem `json:"problems,omitempty"`

@@ -165,6 +165,9 @@ func (r *run) object(src *federation.FederatedObject) Object {
 			placed[n] = true
 		}
 		ps.add(renderProblems(v.Failures, what)...)
+		if err == nil {
+			o.Rollout = r.rollout(fed, o.Revision, t, changes, what, &ps)
+		}
 	}
 	for _, name := range r.names {
 		o.Clusters = append(o.Clusters, r.cluster(name, typ, d, placed[name], changes))

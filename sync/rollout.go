@@ -204,21 +204,11 @@ func (r *rolloutRun) decide() {
 // stable finds the stable revision (rule 1); note says why there is none when one was
 // expected.
 func (r *rolloutRun) stable() (*Revision, string) {
-	var name string
-	var number int64
-	switch p := r.prev; {
-	case len(r.in.Placed) == 0:
+	if len(r.in.Placed) == 0 {
 		return nil, "" // nothing to roll out
-	case p != nil && p.Revision == r.in.Revision && p.Phase == federation.RolloutComplete:
-		return nil, ""
-	case p != nil && (p.Revision == r.in.Revision || p.Phase != federation.RolloutComplete):
-		name, number = p.StableRevisionName, p.StableRevision
-	case p != nil: // the previous revision's rollout completed: it is the stable one
-		name, number = p.StableRevisionName, p.Revision
-	default:
-		number = r.in.Object.Status.SyncedRevision
 	}
-	if name == "" && (number == 0 || number == r.in.Revision) {
+	name, number, ok := StableRevisionOf(r.in.Object, r.in.Revision)
+	if !ok {
 		return nil, ""
 	}
 	for i := range r.in.History {

@@ -1,7 +1,9 @@
 // Command preview prints what fedkit's loops would do with federated objects, without
 // touching any cluster: for each object, the clusters it goes to and why the others were
-// left out, the replicas per cluster and how they came about, warnings and validation errors
-// with their field paths, DNS names, then the member manifests as YAML.
+// left out, the replicas per cluster and how they came about, for an object with
+// spec.rollout the stages a new revision goes through and the clusters it changes in each,
+// warnings and validation errors with their field paths, DNS names, then the member
+// manifests as YAML.
 //
 //	go run ./examples/preview -f objects.yaml
 //	go run ./examples/preview -f objects.yaml --kubeconfig ~/.kube/config --contexts aws,gcp

@@ -52,6 +52,22 @@ func TestSpecification(t *testing.T) {
 	}
 }
 
+// TestRollout: the specification's FederatedDeployment with a three-stage rollout (a canary
+// by name, a region by selector, then 100%), as the host holds it after revision 1 rolled
+// out and the image changed: the rollout table says which cluster revision 2 reaches in
+// which stage and what each stage waits for. The last stage has no cluster left: the first
+// two took both.
+func TestRollout(t *testing.T) {
+	file := filepath.Join("testdata", "app-frontend-rollout.yaml")
+	for _, tc := range []struct{ output, file string }{{"text", "app-frontend-rollout.txt"}, {"json", "app-frontend-rollout.json"}} {
+		t.Run(tc.output, func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, run(ctx, []string{"-f", file, "-o", tc.output}, &out, now))
+			golden(t, tc.file, out.Bytes())
+		})
+	}
+}
+
 // TestLive: with member objects read from a cluster set, each cluster's change. On
 // cluster-aws-us-east someone scaled the Deployment by hand; on cluster-gcp-eu-west a
 // Deployment of the same name exists that the federation did not create.

@@ -12,8 +12,8 @@ import (
 	"github.com/fedkit/fedkit/preview"
 )
 
-// printText prints the report for people: a table per object, its warnings and errors,
-// its DNS names, then every member manifest as YAML.
+// printText prints the report for people: a table per object, its staged rollout, its
+// warnings and errors, its DNS names, then every member manifest as YAML.
 func printText(w io.Writer, rep preview.Report) error {
 	for i, o := range rep.Objects {
 		if i > 0 {
@@ -88,6 +88,11 @@ func printObject(w io.Writer, o preview.Object, live bool) error {
 			for _, d := range c.Change.Diff {
 				fmt.Fprintf(w, "    %s\n", d)
 			}
+		}
+	}
+	if o.Rollout != nil {
+		if err := printRollout(w, o.Rollout); err != nil {
+			return err
 		}
 	}
 	if len(o.Unknown) > 0 {

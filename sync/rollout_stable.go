@@ -1,0 +1,33 @@
+package sync
+
+import (
+	"github.com/fedkit/fedkit/federation"
+)
+
+// StableRevisionOf names the revision that the placed clusters outside the started stages
+// keep while revision rolls out: the stable revision of rule 1 of [DecideRollout], as the
+// object's status records it (status.rollout, or before its first staged rollout
+// status.syncedRevision). name is its ControllerRevision's name when status.rollout has
+// one, else ""; number is its number. ok is false when there is none, and every placed
+// cluster then runs revision at once: revision is the object's first (nothing was synced
+// before it), or its rollout has completed.
+//
+// DecideRollout then looks the stable revision up in the history, and stages nothing when
+// it is gone or renders as revision does. A caller without the history, such as a preview,
+// learns from StableRevisionOf alone whether revision can be staged at all.
+func StableRevisionOf(obj *federation.FederatedObject, revision int64) (name string, number int64, ok bool) {
+	switch p := obj.Status.Rollout; {
+	case p != nil && p.Revision == revision && p.Phase == federation.RolloutComplete:
+		return "", 0, false
+	case p != nil && (p.Revision == revision || p.Phase != federation.RolloutComplete):
+		name, number = p.StableRevisionName, p.StableRevision
+	case p != nil: // the previous revision's rollout completed: it is the stable one
+		name, number = p.StableRevisionName, p.Revision
+	default:
+		number = obj.Status.SyncedRevision
+	}
+	if name == "" && (number == 0 || number == revision) {
+		return "", 0, false
+	}
+	return name, number, true
+}
