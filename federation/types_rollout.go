@@ -135,8 +135,9 @@ type RolloutStatus struct {
 	// +optional
 	Phase string `json:"phase,omitempty"`
 
-	// Stage is how many stages have started (1 = the first); Stages how many there are,
-	// the implicit final stage included, empty stages left out.
+	// Stage is how many stages have started (1 = the first); Stages how many there are:
+	// the declared ones, and the implicit final stage when some placed cluster is in no
+	// declared stage.
 	// +optional
 	Stage int32 `json:"stage,omitempty"`
 	// +optional

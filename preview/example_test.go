@@ -116,5 +116,4 @@ status: {observedGeneration: 1, syncedRevision: 1}
 	// 1 canary: [us-1] (min ready 300s, deadline 600s)
 	// 2 europe: [eu-1] (min ready 0s, deadline 600s)
 	// 3 stage-3: [us-2] (min ready 0s, deadline 600s)
-	// 4 remaining: [] (min ready 0s, deadline 600s)
 }

@@ -47,7 +47,8 @@ type RolloutStage struct {
 	// Name is the stage's name (spec.rollout.stages[].name, "stage-<n>" by default), or
 	// sync.FinalStageName for the implicit last stage.
 	Name string `json:"name"`
-	// Implicit marks the last stage, which spec.rollout does not list.
+	// Implicit marks the last stage that spec.rollout does not list: the placed clusters no
+	// declared stage takes (absent when the declared stages take them all).
 	Implicit bool `json:"implicit,omitempty"`
 	// Clusters are the clusters whose member object the new revision changes (created, or
 	// updated in owned fields: the cluster's Change). Without live objects, or for a cluster
@@ -89,7 +90,7 @@ func (r *run) rollout(fed *federation.FederatedObject, revision int64, t fedsync
 		Status:       fed.Status.Rollout.DeepCopy(),
 	}
 	for i, s := range stages {
-		st := RolloutStage{Name: s.Name, Implicit: i == len(stages)-1,
+		st := RolloutStage{Name: s.Name, Implicit: i >= len(spec.Stages),
 			MinReadySeconds: int32(s.MinReady / time.Second), ProgressDeadlineSeconds: int32(s.Deadline / time.Second)}
 		for _, c := range s.Clusters {
 			switch r.stageChange(c, changes) {

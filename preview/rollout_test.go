@@ -44,7 +44,6 @@ func TestRunRollout(t *testing.T) {
 		{Name: "canary", Clusters: []string{"us"}, MinReadySeconds: 60, ProgressDeadlineSeconds: 600},
 		{Name: "dev", Clusters: []string{"sa"}, ProgressDeadlineSeconds: 900},
 		{Name: "stage-3", Blocked: []string{"eu"}, ProgressDeadlineSeconds: 600}, // eu is not ready
-		{Name: "remaining", Implicit: true, ProgressDeadlineSeconds: 600},
 	}
 	for _, tc := range []struct {
 		name           string

@@ -315,9 +315,9 @@ func TestRolloutThreeStages(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{
-		"Normal RolloutStageStarted revision 2: stage 1 of 4 (canary) started in a",
-		"Normal RolloutStageStarted revision 2: stage 2 of 4 (half) started in b",
-		"Normal RolloutStageStarted revision 2: stage 3 of 4 (all) started in c, d",
+		"Normal RolloutStageStarted revision 2: stage 1 of 3 (canary) started in a",
+		"Normal RolloutStageStarted revision 2: stage 2 of 3 (half) started in b",
+		"Normal RolloutStageStarted revision 2: stage 3 of 3 (all) started in c, d",
 		"Normal RolloutComplete revision 2 runs in every placed cluster",
 	}, stages)
 
@@ -350,7 +350,7 @@ func TestRolloutPausedGate(t *testing.T) {
 	require.Equal(t, "a=web:v2 b=web:v1 c=web:v1 d=web:v1", e.images(t))
 	require.Equal(t, federation.RolloutPaused, f.Status.Rollout.Phase, f.Status.Rollout.Message)
 	require.Equal(t, int32(1), f.Status.Rollout.Stage)
-	require.Contains(t, f.Status.Rollout.Message, "stage 1 of 4 (canary): ready; the next stage waits")
+	require.Contains(t, f.Status.Rollout.Message, "stage 1 of 3 (canary): ready; the next stage waits")
 
 	e.editFed(t, setPaused(false))
 	e.round(t)
@@ -380,7 +380,7 @@ func TestRolloutFailingImageRolledBack(t *testing.T) {
 	f := e.fed(t)
 	cond := meta.FindStatusCondition(f.Status.Conditions, federation.ConditionRolledBack)
 	require.Equal(t, fedsync.ReasonRolloutFailed, cond.Reason)
-	require.Contains(t, cond.Message, "revision 2 failed in cluster a (ProgressDeadlineExceeded: stage 1 of 4 (canary): cluster a did not report revision 2 ready within 2m0s); revision 1 restored")
+	require.Contains(t, cond.Message, "revision 2 failed in cluster a (ProgressDeadlineExceeded: stage 1 of 3 (canary): cluster a did not report revision 2 ready within 2m0s); revision 1 restored")
 	require.Equal(t, "web:v1", image(t, &unstructured.Unstructured{Object: map[string]any{"spec": f.Spec.Template.Object["spec"]}}))
 	st := f.Status.Rollout
 	require.Equal(t, int64(3), st.Revision, "the restored spec is a new revision")

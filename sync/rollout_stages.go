@@ -36,7 +36,9 @@ type RolloutStage struct {
 // a new revision in which stage. It is pure, and what a preview shows of a rollout.
 //
 // Every stage of r gives one RolloutStage, in order, and one more comes last, named
-// FinalStageName, with every placed cluster no stage selected (it may be empty). A stage
+// FinalStageName, with every placed cluster no stage selected; it is left out when the
+// declared stages take every placed cluster (a last stage of 100% does), so "stage 2 of 2"
+// means what the user wrote. A stage
 // adds the placed clusters that no earlier stage has and that it names (Clusters), that
 // match its selector (ClusterSelector, against the Cluster's labels), or, for a percentage,
 // the first ones in name order until ceil(percentage × placed / 100) clusters are in this
@@ -101,6 +103,9 @@ func RolloutStages(r *federation.Rollout, placed []string, clusters []federation
 		if !taken[n] {
 			final.Clusters = append(final.Clusters, n)
 		}
+	}
+	if len(final.Clusters) == 0 && len(out) > 0 {
+		return out, nil // the declared stages cover every placed cluster
 	}
 	return append(out, final), nil
 }

@@ -319,7 +319,7 @@ func TestRolloutStages(t *testing.T) {
 		}, want: []stage{{"canary", []string{"d"}}, {"eu", []string{"b", "c"}}, {"most", []string{"a", "e"}}, {"remaining", []string{"f"}}}},
 		{name: "percentages count earlier stages", stages: []federation.RolloutStage{
 			{Name: "p1", Percentage: pct(10)}, {Name: "p2", Percentage: pct(50)}, {Name: "p3", Percentage: pct(100)},
-		}, want: []stage{{"p1", []string{"a"}}, {"p2", []string{"b", "c"}}, {"p3", []string{"d", "e", "f"}}, {"remaining", nil}}},
+		}, want: []stage{{"p1", []string{"a"}}, {"p2", []string{"b", "c"}}, {"p3", []string{"d", "e", "f"}}}},
 		{name: "a stage left empty", stages: []federation.RolloutStage{
 			{Name: "x", Clusters: []string{"a"}}, {Name: "y", Clusters: []string{"gone"}},
 		}, placed: []string{"a", "b"}, want: []stage{{"x", []string{"a"}}, {"y", nil}, {"remaining", []string{"b"}}}},
