@@ -36,9 +36,16 @@ const checkTimeout = 30 * time.Second
 //     running. Every Options.RetryPeriod a failed loop is checked again and restarted, so a
 //     CRD installed later is picked up without a restart of the process.
 //
-// Status reports each loop's state and error meanwhile. When every loop has failed at once
-// (a host without fedkit's CRDs, a host that cannot be reached at all), nothing is left to
-// run: Run stops and returns an error wrapping ErrAllFailed that joins each loop's error, so
+// With Options.LeaderElection, steps 2 to 4 happen while this replica leads, and stop (every
+// loop returned) when it loses the Lease; Run keeps campaigning until ctx is done. With
+// Options.Sharding they happen once per shard held, for the loops of that shard. The event
+// broadcaster and the ClusterSet's Run run all along either way (see the package
+// documentation, "Running several replicas").
+//
+// Status reports each loop's state and error meanwhile. When every loop of a set (the
+// ClusterSet's Run aside, which only serves them) has failed at once (a host without fedkit's
+// CRDs, a host that cannot be reached at all), nothing is left to run: Run stops and returns
+// an error wrapping ErrAllFailed that joins each loop's error, so
 // the process exits and its supervisor (a Deployment) restarts it, as with a
 // controller-runtime manager.
 //
