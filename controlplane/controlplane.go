@@ -58,6 +58,7 @@ type spec struct {
 // part is one loop of the control plane, with what the host must serve for it to start.
 type part struct {
 	name  string
+	shard federation.Shard
 	needs []resource
 	run   func(ctx context.Context) error
 
@@ -143,7 +144,7 @@ func (cp *ControlPlane) newUnit(shard federation.Shard) (*unit, error) {
 }
 
 func newPart(name string, needs []resource, run func(context.Context) error, shard federation.Shard) *part {
-	return &part{name: name, needs: needs, run: run, status: LoopStatus{Name: name, Shard: shard, State: StateStopped}}
+	return &part{name: name, shard: shard, needs: needs, run: run, status: LoopStatus{Name: name, Shard: shard, State: StateStopped}}
 }
 
 // specs are the recipes of the per-shard loops, in the order Status lists them. Each build

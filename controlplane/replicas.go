@@ -20,8 +20,8 @@ import (
 // tools/leaderelection, with its defaults; every field's zero value is the documented
 // default.
 type Lease struct {
-	// Namespace holds the Leases. The replicas must be allowed to get, create and update
-	// Leases there (and, for sharding, list and delete them). Default: kube.DefaultNamespace
+	// Namespace holds the Leases; it must exist. The replicas must be allowed to get, create
+	// and update Leases there (and, for sharding, list and delete them). Default: kube.DefaultNamespace
 	// ("fedkit-system"), where the clusters' credentials are kept too.
 	Namespace string
 

@@ -320,3 +320,38 @@ func TestLeaseNames(t *testing.T) {
 		})
 	}
 }
+
+// A host without fedkit's CRDs runs nothing, with replicas as without: the leader (or the
+// replica holding a shard) finds every loop failed, stops, and Run returns the reasons.
+func TestRunFailsWhenNothingCanRunWithReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		with func(*controlplane.Options)
+		has  string
+	}{
+		{name: "leader election", with: func(o *controlplane.Options) {
+			l := fastLease()
+			o.LeaderElection = &l
+		}},
+		{name: "sharding", with: func(o *controlplane.Options) {
+			o.Sharding = &controlplane.Sharding{Count: 2, Lease: fastLease()}
+		}, has: "shard "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			noLeaks(t)
+			host := fake.NewCluster("not-a-host") // serves Leases, not fedkit's resources
+			opts := controlplane.Options{Types: []federation.TypeConfig{federation.DeploymentType}, Disable: controlplane.Parts{ClusterSet: true, DNS: true}}
+			tt.with(&opts)
+			cp, err := controlplane.New(host, fake.NewFleet(), opts)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err = cp.Run(ctx)
+			require.ErrorIs(t, err, controlplane.ErrAllFailed)
+			require.ErrorIs(t, err, controlplane.ErrNotServed)
+			require.ErrorContains(t, err, "sync/FederatedDeployment: ")
+			require.ErrorContains(t, err, tt.has)
+			require.NoError(t, ctx.Err(), "Run returned by itself")
+		})
+	}
+}

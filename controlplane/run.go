@@ -117,7 +117,7 @@ func (cp *ControlPlane) stopped() {
 	defer cp.mu.Unlock()
 	now := cp.opts.Clock.Now()
 	for _, p := range cp.partsLocked() {
-		p.status = LoopStatus{Name: p.name, Shard: p.status.Shard, State: StateStopped, Since: now, Failures: p.status.Failures}
+		p.status = LoopStatus{Name: p.name, Shard: p.shard, State: StateStopped, Since: now, Failures: p.status.Failures}
 	}
 	cp.running = false
 }
@@ -127,8 +127,8 @@ func (cp *ControlPlane) stopped() {
 // returns an error only when p's failure left every loop of u failed.
 func (cp *ControlPlane) supervise(ctx context.Context, u *unit, p *part, notServed error) error {
 	log := cp.opts.Logger.WithValues("loop", p.name)
-	if p.status.Shard.Sharded() {
-		log = log.WithValues("shard", p.status.Shard.String())
+	if p.shard.Sharded() {
+		log = log.WithValues("shard", p.shard.String())
 	}
 	err := notServed
 	var last string
