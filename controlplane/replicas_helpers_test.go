@@ -25,9 +25,10 @@ var (
 )
 
 // fastLease is a Lease with durations short enough for tests on the real clock (elections
-// cannot run on a fake one): a crashed holder's Lease is taken over about a second later.
+// cannot run on a fake one): a crashed holder's Lease is taken over about 2s later. Shorter
+// ones (1s) make holders miss their RenewDeadline under -race on a loaded machine.
 func fastLease() controlplane.Lease {
-	return controlplane.Lease{Namespace: "default", LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond}
+	return controlplane.Lease{Namespace: "default", LeaseDuration: 2 * time.Second, RenewDeadline: time.Second, RetryPeriod: 250 * time.Millisecond}
 }
 
 // replica is one control plane of several on the env's host and fleet, as a process would
@@ -46,6 +47,7 @@ type journal struct {
 	creates  map[string][]string // "cluster ns/name" -> the replicas that created it
 	writes   map[string]int      // replica -> writes
 	wrongful []string
+	all      []string // every write recorded, for failure messages
 }
 
 func newJournal() *journal {
@@ -125,6 +127,7 @@ func (j *journal) record(r *replica, cluster, verb string, gvr schema.GroupVersi
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.writes[r.name]++
+	j.all = append(j.all, fmt.Sprintf("%s %s %s %s in %s: owned %t, error %v", r.name, verb, gvr.Resource, key, cluster, owns, err))
 	if !owns {
 		j.wrongful = append(j.wrongful, fmt.Sprintf("%s %s %s %s in %s", r.name, verb, gvr.Resource, key, cluster))
 	}
@@ -141,6 +144,25 @@ func (j *journal) check(t *testing.T) {
 	defer j.mu.Unlock()
 	require.Empty(t, j.wrongful, "writes by a replica that did not own the key then")
 	t.Logf("writes per replica: %v", j.writes)
+}
+
+// about returns the writes recorded whose description contains s.
+func (j *journal) about(s string) []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, w := range j.all {
+		if strings.Contains(w, s) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// recorded reports whether the creates of default/name in both members are recorded: a
+// create lands in the fake before the recorder's call returns and records it.
+func (j *journal) recorded(name string) bool {
+	return len(j.creators("eu", name)) > 0 && len(j.creators("us", name)) > 0
 }
 
 // creators returns the replicas that created the member object default/name in cluster.

@@ -295,6 +295,22 @@ func waitPropagated(t *testing.T, members map[string]*kube.Client, ns, want stri
 	})
 }
 
+// waitRecorded waits until the journal holds the creates of the member ConfigMaps ns/name: a
+// create lands on the member before the recorder's call returns and records it.
+func waitRecorded(t *testing.T, j *journal, ns string, names ...string) {
+	t.Helper()
+	eventually(t, "the creates recorded", func() bool {
+		for _, m := range memberNames {
+			for _, name := range names {
+				if len(j.creators(m, ns, name)) == 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
 // names returns prefix-from to prefix-(from+n-1).
 func names(prefix string, from, n int) []string {
 	var out []string
