@@ -193,12 +193,11 @@ func (cp *ControlPlane) work(ctx context.Context) error {
 		return lease.Shards(ctx, cp.host, o.Sharding.Lease.options(o.Sharding.Count, o), cp.runShard)
 	case o.LeaderElection != nil:
 		u := cp.units[0]
-		err := lease.Elect(ctx, cp.host, o.LeaderElection.options(0, o), func(ctx context.Context) error {
+		return lease.Elect(ctx, cp.host, o.LeaderElection.options(0, o), func(ctx context.Context) error {
 			cp.opts.Logger.Info("Leading: starting the loops", "lease", o.LeaderElection.Namespace+"/"+o.LeaderElection.Name)
 			defer cp.setUnitState(u, StateStandby)
 			return cp.runUnit(ctx, u)
 		})
-		return err
 	default:
 		return cp.runUnit(ctx, cp.units[0])
 	}
