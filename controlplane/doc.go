@@ -73,7 +73,7 @@
 //     loops are [StateStandby] in Status). When the leader stops renewing its Lease (it
 //     crashed, or lost the host), a standby takes over LeaseDuration after it last saw the
 //     Lease renewed, plus up to a RetryPeriod: 15 to 17s with client-go's defaults (15s,
-//     10s, 2s), 2.1s in this module's tests with a 2s Lease. This buys availability, not
+//     10s, 2s), 2 to 2.5s in this module's tests with a 2s Lease. This buys availability, not
 //     capacity: the leader does all the work. A leader that cannot renew stops its loops
 //     RenewDeadline after its last renewal, and they return before the Lease can expire,
 //     so two replicas never write at once. Set Lease.ReleaseOnCancel when Run is stopped
@@ -83,7 +83,7 @@
 //     split into Count shards, with one Lease each. The replicas split the shards evenly and
 //     each runs one set of loops per shard it holds, every loop with Options.Shard set to
 //     it; the shards of a replica that dies move to the others once their Leases expire
-//     (2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two replicas
+//     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two replicas
 //     at once. Status lists the loops of the shards held, each with its Shard.
 //   - [Options].Shard: a static shard, for embedders who assign them (a StatefulSet's
 //     ordinal and replicas): no Lease, and it is up to the embedder that one process runs
