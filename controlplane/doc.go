@@ -83,8 +83,8 @@
 //     split into Count shards, with one Lease each. The replicas split the shards evenly and
 //     each runs one set of loops per shard it holds, every loop with Options.Shard set to
 //     it; the shards of a replica that dies move to the others once their Leases expire
-//     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two replicas
-//     at once. Status lists the loops of the shards held, each with its Shard.
+//     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two
+//     replicas at once. Status lists the loops of the shards held, each with its Shard.
 //   - [Options].Shard: a static shard, for embedders who assign them (a StatefulSet's
 //     ordinal and replicas): no Lease, and it is up to the embedder that one process runs
 //     each shard. Combined with LeaderElection, the replicas of each shard elect their own
