@@ -28,17 +28,37 @@ import (
 type ControlPlane struct {
 	host   federation.ClusterClient
 	opts   Options
-	loops  []*part
+	specs  []spec
+	shared []*part    // the loops every replica runs once: the ClusterSet's Run
 	events *forwarder // nil when the embedder gave Options.Events or disabled events
 	scheme *runtime.Scheme
 
 	mu      sync.Mutex
 	running bool
+	// units are the sets of loops: the one set New builds, or (Options.Sharding) one per
+	// shard held while Run runs, in shard order.
+	units []*unit
+}
+
+// unit is one set of the per-shard loops (monitor, scheduler, sync, collector, DNS): the
+// whole control plane's, or one shard's.
+type unit struct {
+	shard federation.Shard
+	loops []*part
+}
+
+// spec is the recipe of one loop, validated by New: Run builds a loop from it for each shard
+// it claims.
+type spec struct {
+	name  string
+	needs []resource
+	build func(shard federation.Shard) (run func(context.Context) error, err error)
 }
 
 // part is one loop of the control plane, with what the host must serve for it to start.
 type part struct {
 	name  string
+	shard federation.Shard
 	needs []resource
 	run   func(ctx context.Context) error
 
@@ -63,6 +83,10 @@ type runner interface {
 // starts nothing and contacts nothing: call [ControlPlane.Run]. It returns an error when host
 // or clusters is nil, opts is invalid (wrapping [ErrInvalidOptions]), or a loop's constructor
 // fails (the error names the loop).
+//
+// With Options.Sharding the loops of each shard are built when Run claims the shard; New
+// builds them once for shard 0 and discards them, so that every option is checked here and
+// not when a shard is claimed.
 func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) (*ControlPlane, error) {
 	switch {
 	case host == nil:
@@ -92,67 +116,115 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 			}
 		}
 	}
-	if err := cp.build(host, clusters, opts); err != nil {
+	if r, ok := clusters.(runner); ok && !opts.Disable.ClusterSet {
+		cp.shared = append(cp.shared, newPart(ClusterSetLoop, nil, r.Run, federation.Shard{}))
+	}
+	cp.specs = specs(host, clusters, opts)
+	shard := opts.Shard
+	if opts.Sharding != nil {
+		shard = federation.Shard{Index: 0, Count: opts.Sharding.Count}
+	}
+	u, err := cp.newUnit(shard)
+	if err != nil {
 		return nil, fmt.Errorf("controlplane: New: %w", err)
+	}
+	if opts.Sharding == nil {
+		cp.units = []*unit{u}
 	}
 	return cp, nil
 }
 
-// build constructs the loops, in the order Status lists them.
-func (cp *ControlPlane) build(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) error {
-	add := func(name string, run func(context.Context) error, needs ...resource) {
-		cp.loops = append(cp.loops, &part{name: name, run: run, needs: needs, status: LoopStatus{Name: name, State: StateStopped}})
+// newUnit builds the loops of shard from the specs.
+func (cp *ControlPlane) newUnit(shard federation.Shard) (*unit, error) {
+	u := &unit{shard: shard}
+	for _, s := range cp.specs {
+		run, err := s.build(shard)
+		if err != nil {
+			return nil, err
+		}
+		u.loops = append(u.loops, newPart(s.name, s.needs, run, shard))
+	}
+	return u, nil
+}
+
+func newPart(name string, needs []resource, run func(context.Context) error, shard federation.Shard) *part {
+	return &part{name: name, shard: shard, needs: needs, run: run, status: LoopStatus{Name: name, Shard: shard, State: StateStopped}}
+}
+
+// specs are the recipes of the per-shard loops, in the order Status lists them. Each build
+// gives the loop its shard; the loops' own Shard options are left unset (complete checks).
+func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) []spec {
+	var out []spec
+	add := func(name string, build func(federation.Shard) (func(context.Context) error, error), needs ...resource) {
+		out = append(out, spec{name: name, build: build, needs: needs})
 	}
 	clusterGVR := resource{gvr: federation.ClusterGVR}
-	if r, ok := clusters.(runner); ok && !opts.Disable.ClusterSet {
-		add(ClusterSetLoop, r.Run)
-	}
 	if !opts.Disable.Monitor {
-		m, err := status.NewClusterMonitor(host, clusters, opts.Monitor)
-		if err != nil {
-			return err
-		}
-		add(MonitorLoop, m.Run, clusterGVR)
+		add(MonitorLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.Monitor
+			o.Shard = shard
+			m, err := status.NewClusterMonitor(host, clusters, o)
+			if err != nil {
+				return nil, err
+			}
+			return m.Run, nil
+		}, clusterGVR)
 	}
 	for _, t := range opts.Types {
 		kind := t.Federated.Kind
 		if !opts.Disable.Scheduler {
-			s, err := scheduler.New(host, t, opts.Scheduler)
-			if err != nil {
-				return fmt.Errorf("scheduler for %s: %w", kind, err)
-			}
-			add("scheduler/"+kind, s.Run, federatedOf(t, opts.Scheduler.Namespace),
+			add("scheduler/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+				o := opts.Scheduler
+				o.Shard = shard
+				s, err := scheduler.New(host, t, o)
+				if err != nil {
+					return nil, fmt.Errorf("scheduler for %s: %w", kind, err)
+				}
+				return s.Run, nil
+			}, federatedOf(t, opts.Scheduler.Namespace),
 				resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: opts.Scheduler.Namespace}, clusterGVR)
 		}
 		if !opts.Disable.Sync {
-			s, err := fedsync.New(host, clusters, t, opts.Sync)
-			if err != nil {
-				return fmt.Errorf("sync for %s: %w", kind, err)
-			}
-			add("sync/"+kind, s.Run, federatedOf(t, opts.Sync.Namespace), clusterGVR)
+			add("sync/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+				o := opts.Sync
+				o.Shard = shard
+				s, err := fedsync.New(host, clusters, t, o)
+				if err != nil {
+					return nil, fmt.Errorf("sync for %s: %w", kind, err)
+				}
+				return s.Run, nil
+			}, federatedOf(t, opts.Sync.Namespace), clusterGVR)
 		}
 		if !opts.Disable.Status {
-			c, err := status.New(host, clusters, t, opts.Status)
-			if err != nil {
-				return fmt.Errorf("status collector for %s: %w", kind, err)
-			}
-			add("status/"+kind, c.Run, federatedOf(t, opts.Status.Namespace), clusterGVR)
+			add("status/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+				o := opts.Status
+				o.Shard = shard
+				c, err := status.New(host, clusters, t, o)
+				if err != nil {
+					return nil, fmt.Errorf("status collector for %s: %w", kind, err)
+				}
+				return c.Run, nil
+			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
 		}
 	}
 	if !opts.Disable.DNS {
-		d, err := dnsrecord.New(host, clusters, opts.DNS)
-		if err != nil {
-			return err
-		}
 		ns := opts.DNS.Namespace
-		add(DNSLoop, d.Run,
+		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.DNS
+			o.Shard = shard
+			d, err := dnsrecord.New(host, clusters, o)
+			if err != nil {
+				return nil, err
+			}
+			return d.Run, nil
+		},
 			resource{gvr: dnsrecord.ServiceDNSRecordGVR, namespace: ns},
 			resource{gvr: dnsrecord.IngressDNSRecordGVR, namespace: ns},
 			resource{gvr: dnsrecord.DNSEndpointGVR, namespace: ns},
 			resource{gvr: dnsrecord.DomainGVR, namespace: opts.DNS.DomainNamespace},
 			federatedOf(federation.ServiceType, ns), federatedOf(federation.IngressType, ns), clusterGVR)
 	}
-	return nil
+	return out
 }
 
 // federatedOf is t's federated resource, as a loop restricted to namespace lists it.

@@ -41,7 +41,7 @@
 // The check cannot catch everything (a CRD deleted while the loops start, RBAC that forbids
 // the list): a loop that cannot list what it watches fails after its CacheSyncTimeout with an
 // error wrapping [ErrCacheNotSynced], and is reported and retried the same way. Only when every
-// loop has failed at once (a host with none of fedkit's CRDs, a wrong kubeconfig context) does
+// loop (the ClusterSet's Run aside) has failed at once (a host with none of fedkit's CRDs, a wrong kubeconfig context) does
 // Run give up and return an error wrapping [ErrAllFailed] with each loop's reason, so the
 // process exits and is restarted, as with a controller-runtime manager whose cache cannot
 // sync.
@@ -63,8 +63,58 @@
 // broadcaster alone stamps events with the wall clock. Errors are prefixed "controlplane: "
 // and name the loop; sentinels are matched with errors.Is.
 //
-// Leader election and sharding, for running several replicas of the control plane, will be
-// options of this package; until then run one replica.
+// # Running several replicas
+//
+// Without further options a control plane assumes it is the only one: two replicas would
+// both write every object. Three options let several replicas share the work, each through
+// coordination.k8s.io/v1 Leases on the host (client-go's tools/leaderelection underneath):
+//
+//   - [Options].LeaderElection: one replica runs every loop, the others stand by (their
+//     loops are [StateStandby] in Status). When the leader stops renewing its Lease (it
+//     crashed, or lost the host), a standby takes over LeaseDuration after it last saw the
+//     Lease renewed, plus up to a RetryPeriod: 15 to 17s with client-go's defaults (15s,
+//     10s, 2s), 2 to 2.5s in this module's tests with a 2s Lease. This buys availability, not
+//     capacity: the leader does all the work. A leader that cannot renew stops its loops
+//     RenewDeadline after its last renewal, and they return before the Lease can expire,
+//     so two replicas never write at once. Set Lease.ReleaseOnCancel when Run is stopped
+//     only on graceful shutdowns, so a standby takes over at once.
+//   - [Options].Sharding: the federated objects (by a stable hash of namespace/name,
+//     federation.ShardOf), the Clusters of the monitor (by name) and the DNS records are
+//     split into Count shards, with one Lease each. The replicas split the shards evenly and
+//     each runs one set of loops per shard it holds, every loop with Options.Shard set to
+//     it; the shards of a replica that dies move to the others once their Leases expire
+//     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two
+//     replicas at once. Status lists the loops of the shards held, each with its Shard.
+//   - [Options].Shard: a static shard, for embedders who assign them (a StatefulSet's
+//     ordinal and replicas): no Lease, and it is up to the embedder that one process runs
+//     each shard. Combined with LeaderElection, the replicas of each shard elect their own
+//     leader (the Lease's Name ends in "-<Index>").
+//
+// LeaderElection and Sharding together are an error: the shard Leases already keep two
+// replicas from running the same keys, and a replica that holds no shard is a standby.
+//
+// What each costs. A set of loops is a cluster monitor and, per type, a scheduler, a Syncer
+// and a Collector, plus the DNS loop, each with its informers on the host. Sharding divides
+// the reconciles, not the caches: every informer still lists and watches all objects of its
+// resource (a reconcile reads Clusters and preferences of any shard, and shards move at run
+// time). So a replica holding k shards runs k sets of loops, with k copies of the host
+// caches and k watches per resource; the member caches are the ClusterSet's and are shared
+// by its shards. Choose Count as a small multiple of the replicas (2 to 4 per replica):
+// enough for shards to spread evenly and move one at a time, few enough to keep k small.
+// Leader election costs a standby nothing but the ClusterSet's watches, and costs the new
+// leader a cache sync (its loops list what they watch) when it takes over.
+//
+// What runs on every replica. The ClusterSet's own Run and the event broadcaster run on
+// every replica, leading or not, holding shards or not: the ClusterSet only reads (Clusters
+// and Secrets, to keep member clients ready for a takeover) and the broadcaster writes only
+// the events the loops record, and a standby's loops record none. A few writes belong to no
+// one shard: the Syncer of every shard adds its finalizer to a Cluster and creates a
+// missing member Namespace before its first object there; both are idempotent.
+//
+// When every loop of a set has failed (the host has none of the CRDs), Run returns an error
+// wrapping [ErrAllFailed] as a single replica does; a leader releases its Lease first, and
+// with Sharding every shard of the replica stops. Elections run on the real clock (client-go's
+// elector takes no clock); Options.Clock drives the loops only.
 //
 // # Testing with package fake
 //

@@ -24,8 +24,9 @@ var (
 	// wraps in that case, so errors.Is works on those too.
 	ErrCacheNotSynced = loop.ErrCacheNotSynced
 
-	// ErrAllFailed is wrapped by the error Run returns when every loop has failed: nothing is
-	// left running. The error joins each loop's own.
+	// ErrAllFailed is wrapped by the error Run returns when every loop of a set has failed
+	// (the ClusterSet's Run aside): nothing is left running. With Options.Sharding, one shard's
+	// set failing stops the replica. The error joins each loop's own.
 	ErrAllFailed = errors.New("controlplane: every loop failed")
 
 	// ErrRunning is returned by Run when the control plane is already running.

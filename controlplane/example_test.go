@@ -134,3 +134,67 @@ func waitFor(cond func() bool) bool {
 	}
 	return false
 }
+
+// Two replicas of a control plane with leader election on the host: one runs the loops, the
+// other stands by, and takes over when the leader crashes (its Run stops without releasing
+// the Lease), LeaseDuration after the leader's last renewal.
+func Example_leaderElection() {
+	host := fake.NewHost("host")
+	fleet := fake.NewFleet()
+	fleet.Add("eu", nil)
+	if err := fleet.Register(context.Background(), host); err != nil {
+		fmt.Println(err)
+		return
+	}
+	replica := func(name string) (*controlplane.ControlPlane, error) {
+		return controlplane.New(host, fleet, controlplane.Options{
+			Types:   []federation.TypeConfig{federation.DeploymentType},
+			Disable: controlplane.Parts{DNS: true},
+			LeaderElection: &controlplane.Lease{
+				Namespace: "default", // default: fedkit-system
+				Identity:  name,      // default: the host name (the pod's) and a random suffix
+				// Short, for the example; the defaults are client-go's: 15s, 10s and 2s.
+				LeaseDuration: time.Second, RenewDeadline: 500 * time.Millisecond, RetryPeriod: 100 * time.Millisecond,
+			},
+		})
+	}
+	a, err := replica("a")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, err := replica("b")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sync := func(cp *controlplane.ControlPlane) controlplane.State {
+		for _, l := range cp.Status() {
+			if l.Name == "sync/FederatedDeployment" {
+				return l.State
+			}
+		}
+		return ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	crashA, crash := context.WithCancel(ctx)
+	doneA, doneB := make(chan error, 1), make(chan error, 1)
+	go func() { doneA <- a.Run(crashA) }()
+	waitFor(func() bool { return sync(a) == controlplane.StateRunning })
+	go func() { doneB <- b.Run(ctx) }()
+	waitFor(func() bool { return sync(b) == controlplane.StateStandby })
+	fmt.Println("a:", sync(a), "b:", sync(b))
+
+	crash()
+	fmt.Println("a's Run returned", <-doneA)
+	waitFor(func() bool { return sync(b) == controlplane.StateRunning })
+	fmt.Println("a:", sync(a), "b:", sync(b))
+	cancel()
+	fmt.Println("b's Run returned", <-doneB)
+	// Output:
+	// a: Running b: Standby
+	// a's Run returned <nil>
+	// a: Stopped b: Running
+	// b's Run returned <nil>
+}

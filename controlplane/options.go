@@ -32,8 +32,9 @@ const (
 // recorded on the host.
 //
 // The common fields (Clock, Logger, Registerer, Events, Identity) apply to every loop whose own
-// options leave the field at its zero value; a loop's own setting wins. Leader election and
-// sharding will be configured here too, next to the loops they gate.
+// options leave the field at its zero value; a loop's own setting wins. LeaderElection,
+// Sharding and Shard configure how several replicas of the control plane share the work (see
+// the package documentation, "Running several replicas"); at most one of them is set.
 type Options struct {
 	// Types are the federated types to run the scheduler, sync and the status collector for,
 	// one of each per type. Nil means every built-in type (federation.BuiltinTypes); an empty,
@@ -81,6 +82,27 @@ type Options struct {
 	// again and restarts it. Default: DefaultRetryPeriod. Negative: a failed loop stays
 	// failed.
 	RetryPeriod time.Duration
+
+	// LeaderElection, when set, runs the loops in one replica at a time: the replica that
+	// holds the Lease it names on the host. The others stand by (their loops are
+	// StateStandby) and take over when the leader stops renewing, LeaseDuration after its
+	// last renewal; a leader that cannot renew stops every loop before a peer could take the
+	// Lease. Nil: no election, the loops run as soon as Run starts. Setting it together with
+	// Sharding is an error.
+	LeaderElection *Lease
+
+	// Sharding, when set, splits the federated objects (and Clusters, DNS records) between
+	// replicas: each claims shards through one Lease per shard and runs one set of loops per
+	// shard it holds, each loop with its Options.Shard set to that shard. The shards of a
+	// replica that dies move to the others once their Leases expire. Nil: no sharding.
+	Sharding *Sharding
+
+	// Shard is this replica's static shard, for embedders that assign shards themselves (a
+	// StatefulSet's ordinal as Index, its replicas as Count): every loop runs with it as its
+	// Options.Shard, and no Lease is involved. The zero Shard owns every key. With
+	// LeaderElection, the replicas given the same Shard elect one leader among them. Setting
+	// it together with Sharding is an error.
+	Shard federation.Shard
 }
 
 // Parts names the parts of a control plane that [Options].Disable can switch off.
@@ -146,7 +168,7 @@ func (o *Options) complete() error {
 		return fmt.Errorf("%w: Sync.Identity %q and Status.Identity %q differ: the collector would not see the objects sync writes",
 			ErrInvalidOptions, o.Sync.Identity, o.Status.Identity)
 	}
-	return nil
+	return o.completeReplicas()
 }
 
 // common sets a loop's clock, logger and registerer from o where the loop leaves them unset.

@@ -36,9 +36,16 @@ const checkTimeout = 30 * time.Second
 //     running. Every Options.RetryPeriod a failed loop is checked again and restarted, so a
 //     CRD installed later is picked up without a restart of the process.
 //
-// Status reports each loop's state and error meanwhile. When every loop has failed at once
-// (a host without fedkit's CRDs, a host that cannot be reached at all), nothing is left to
-// run: Run stops and returns an error wrapping ErrAllFailed that joins each loop's error, so
+// With Options.LeaderElection, steps 2 to 4 happen while this replica leads, and stop (every
+// loop returned) when it loses the Lease; Run keeps campaigning until ctx is done. With
+// Options.Sharding they happen once per shard held, for the loops of that shard. The event
+// broadcaster and the ClusterSet's Run run all along either way (see the package
+// documentation, "Running several replicas").
+//
+// Status reports each loop's state and error meanwhile. When every loop of a set (the
+// ClusterSet's Run aside, which only serves them) has failed at once (a host without fedkit's
+// CRDs, a host that cannot be reached at all), nothing is left to run: Run stops and returns
+// an error wrapping ErrAllFailed that joins each loop's error, so
 // the process exits and its supervisor (a Deployment) restarts it, as with a
 // controller-runtime manager.
 //
@@ -61,16 +68,47 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		stop := cp.startEvents(ctx)
 		defer stop()
 	}
-	log.Info("Starting the control plane", "loops", len(cp.loops), "types", len(cp.opts.Types))
-
-	checked := cp.check(ctx, cp.loops)
-	g, ctx := errgroup.WithContext(ctx)
-	for _, p := range cp.loops {
-		g.Go(func() error { return cp.supervise(ctx, p, checked[p]) })
+	log.Info("Starting the control plane", "loops", len(cp.specs), "types", len(cp.opts.Types), "replicas", cp.mode())
+	if cp.opts.LeaderElection != nil {
+		cp.setUnitState(cp.units[0], StateStandby)
 	}
+
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range cp.shared {
+		g.Go(func() error { return cp.supervise(ctx, nil, p, nil) })
+	}
+	g.Go(func() error { return cp.work(ctx) })
 	err := g.Wait()
 	log.Info("The control plane stopped")
 	return err
+}
+
+// mode says, for the log, how this replica shares the work.
+func (cp *ControlPlane) mode() string {
+	switch o := cp.opts; {
+	case o.Sharding != nil:
+		return fmt.Sprintf("sharded through Leases (%d shards)", o.Sharding.Count)
+	case o.LeaderElection != nil && o.Shard.Sharded():
+		return "shard " + o.Shard.String() + ", with leader election"
+	case o.LeaderElection != nil:
+		return "leader election"
+	case o.Shard.Sharded():
+		return "shard " + o.Shard.String()
+	default:
+		return "single"
+	}
+}
+
+// runUnit runs the loops of u until ctx is done: it checks what they need from the host once
+// for them all, then supervises each. It returns nil when ctx is done, and an error wrapping
+// ErrAllFailed when every loop of u has failed.
+func (cp *ControlPlane) runUnit(ctx context.Context, u *unit) error {
+	checked := cp.check(ctx, u.loops)
+	g, ctx := errgroup.WithContext(ctx)
+	for _, p := range u.loops {
+		g.Go(func() error { return cp.supervise(ctx, u, p, checked[p]) })
+	}
+	return g.Wait()
 }
 
 // stopped marks every loop stopped once Run returns.
@@ -78,22 +116,25 @@ func (cp *ControlPlane) stopped() {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	now := cp.opts.Clock.Now()
-	for _, p := range cp.loops {
-		p.status = LoopStatus{Name: p.name, State: StateStopped, Since: now, Failures: p.status.Failures}
+	for _, p := range cp.partsLocked() {
+		p.status = LoopStatus{Name: p.name, Shard: p.shard, State: StateStopped, Since: now, Failures: p.status.Failures}
 	}
 	cp.running = false
 }
 
-// supervise runs p until ctx is done: it starts it unless its check failed (notServed), and
-// retries it every RetryPeriod after a failure. It returns an error only when p's failure left
-// every loop failed.
-func (cp *ControlPlane) supervise(ctx context.Context, p *part, notServed error) error {
+// supervise runs p, a loop of u (nil for the shared parts), until ctx is done: it starts it
+// unless its check failed (notServed), and retries it every RetryPeriod after a failure. It
+// returns an error only when p's failure left every loop of u failed.
+func (cp *ControlPlane) supervise(ctx context.Context, u *unit, p *part, notServed error) error {
 	log := cp.opts.Logger.WithValues("loop", p.name)
+	if p.shard.Sharded() {
+		log = log.WithValues("shard", p.shard.String())
+	}
 	err := notServed
 	var last string
 	for {
 		if err == nil {
-			cp.setState(p, StateRunning, nil)
+			cp.setState(u, p, StateRunning, nil)
 			if last != "" {
 				log.Info("Loop restarted")
 			}
@@ -106,9 +147,9 @@ func (cp *ControlPlane) supervise(ctx context.Context, p *part, notServed error)
 			}
 		}
 		err = fmt.Errorf("%s: %w", p.name, err)
-		if cp.setState(p, StateFailed, err) {
+		if cp.setState(u, p, StateFailed, err) {
 			log.Error(err, "Every loop has failed; stopping the control plane")
-			return cp.allFailed()
+			return cp.allFailed(u)
 		}
 		if msg := err.Error(); msg != last {
 			// Once per distinct failure: a loop whose CRD stays missing is not logged every
@@ -125,12 +166,15 @@ func (cp *ControlPlane) supervise(ctx context.Context, p *part, notServed error)
 	}
 }
 
-// allFailed joins every loop's error under ErrAllFailed.
-func (cp *ControlPlane) allFailed() error {
+// allFailed joins the error of every loop of u under ErrAllFailed.
+func (cp *ControlPlane) allFailed(u *unit) error {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	errs := []error{ErrAllFailed}
-	for _, p := range cp.loops {
+	if u.shard.Sharded() {
+		errs = append(errs, fmt.Errorf("shard %s", u.shard))
+	}
+	for _, p := range u.loops {
 		errs = append(errs, p.status.Err)
 	}
 	return errors.Join(errs...)

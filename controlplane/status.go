@@ -1,7 +1,10 @@
 package controlplane
 
 import (
+	"slices"
 	"time"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // State is where a loop of the control plane stands.
@@ -17,6 +20,10 @@ const (
 	// LoopStatus.Err says which; the loop is checked and started again after
 	// Options.RetryPeriod.
 	StateFailed State = "Failed"
+	// StateStandby: Run is running but this replica does not lead (Options.LeaderElection):
+	// the loop starts when the replica acquires the Lease, and is back in standby when it
+	// loses it.
+	StateStandby State = "Standby"
 )
 
 // LoopStatus is what [ControlPlane.Status] reports about one loop.
@@ -25,6 +32,9 @@ type LoopStatus struct {
 	// "scheduler/<FederatedKind>", "sync/<FederatedKind>", "status/<FederatedKind>". It is the
 	// name the loop logs under.
 	Name string
+	// Shard is the shard the loop runs for: Options.Shard, or with Options.Sharding the shard
+	// this replica holds; the zero Shard (every key) otherwise, and for the cluster set.
+	Shard federation.Shard
 	// State is the loop's state.
 	State State
 	// Err is why the loop failed: it wraps ErrNotServed when the host does not serve a
@@ -37,10 +47,13 @@ type LoopStatus struct {
 	Failures int
 }
 
-// Status returns the state of every loop, in a fixed order: the cluster set, the cluster
-// monitor, then the scheduler, sync and collector of each type in Options.Types order, then
-// DNS. Disabled loops are not listed. It is how an embedder learns, without reading the log,
-// that a type is not running because its CRD is missing (a health endpoint, a status page):
+// Status returns the state of every loop, in a fixed order: the cluster set, then for each
+// set of loops (one, or one per shard held, by shard index) the cluster monitor, the
+// scheduler, sync and collector of each type in Options.Types order, then DNS. Disabled loops
+// are not listed, nor (with Options.Sharding) the loops of shards this replica does not hold:
+// a replica holding no shard lists the cluster set only. It is how an embedder learns,
+// without reading the log, that a type is not running because its CRD is missing (a health
+// endpoint, a status page), or which shards this replica runs:
 //
 //	for _, l := range cp.Status() {
 //		if errors.Is(l.Err, controlplane.ErrNotServed) { ... }
@@ -48,16 +61,26 @@ type LoopStatus struct {
 func (cp *ControlPlane) Status() []LoopStatus {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	out := make([]LoopStatus, len(cp.loops))
-	for i, p := range cp.loops {
+	parts := cp.partsLocked()
+	out := make([]LoopStatus, len(parts))
+	for i, p := range parts {
 		out[i] = p.status
 	}
 	return out
 }
 
+// partsLocked returns every loop Status lists, in its order. cp.mu must be held.
+func (cp *ControlPlane) partsLocked() []*part {
+	out := slices.Clone(cp.shared)
+	for _, u := range cp.units {
+		out = append(out, u.loops...)
+	}
+	return out
+}
+
 // setState records p's new state; err is nil unless state is StateFailed. It returns whether
-// every loop has failed now.
-func (cp *ControlPlane) setState(p *part, state State, err error) (allFailed bool) {
+// every loop of u (a set of per-shard loops; nil for the shared ones) has failed now.
+func (cp *ControlPlane) setState(u *unit, p *part, state State, err error) (allFailed bool) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	if p.status.State != state {
@@ -68,10 +91,41 @@ func (cp *ControlPlane) setState(p *part, state State, err error) (allFailed boo
 		return false
 	}
 	p.status.Failures++
-	for _, q := range cp.loops {
+	if u == nil {
+		return false
+	}
+	for _, q := range u.loops {
 		if q.status.State != StateFailed {
 			return false
 		}
 	}
 	return true
+}
+
+// setUnitState puts every loop of u in state, with no error (StateStandby when leadership
+// starts or ends).
+func (cp *ControlPlane) setUnitState(u *unit, state State) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	now := cp.opts.Clock.Now()
+	for _, p := range u.loops {
+		if p.status.State != state {
+			p.status.Since = now
+		}
+		p.status.State, p.status.Err = state, nil
+	}
+}
+
+// addUnit lists the loops of a shard claimed; removeUnit removes them once they returned.
+func (cp *ControlPlane) addUnit(u *unit) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(cp.units, u.shard.Index, func(v *unit, index int) int { return v.shard.Index - index })
+	cp.units = slices.Insert(cp.units, i, u)
+}
+
+func (cp *ControlPlane) removeUnit(u *unit) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.units = slices.DeleteFunc(cp.units, func(v *unit) bool { return v == u })
 }

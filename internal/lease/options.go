@@ -110,16 +110,32 @@ func (o *Options) complete(shards bool) error {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if o.Identity == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "fedkit"
-		}
-		var b [4]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it aborts the program instead)
-		o.Identity = host + "_" + hex.EncodeToString(b[:])
+		o.Identity = DefaultIdentity()
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
 	return nil
+}
+
+// Validate returns the error Elect (shards false) or Shards (shards true) would return for o
+// before touching the host, wrapping ErrInvalidOptions, or nil; it changes nothing. It lets a
+// caller that runs Elect or Shards later (package controlplane's Run) refuse bad Options when
+// it is built.
+func (o Options) Validate(shards bool) error {
+	return o.complete(shards)
+}
+
+// DefaultIdentity returns the default Options.Identity: the host name (a pod's name in
+// Kubernetes) and 8 random hex digits, "host_1a2b3c4d", as controller-runtime names its
+// leader-election candidates (host name and a UUID), so that a process restarted under the
+// same name is a new candidate and not the holder of its predecessor's Leases.
+func DefaultIdentity() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "fedkit"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it aborts the program instead)
+	return host + "_" + hex.EncodeToString(b[:])
 }

@@ -66,30 +66,10 @@ spec:
 // writes their status as the Deployment controller would), and sync's events reach the host.
 // The types whose CRDs the host lacks are reported, and everything else runs.
 func TestControlPlaneOnRealServers(t *testing.T) {
-	env := testenv.Shared(t)
+	env, members := setup(t, "shop")
 	ctx := context.Background()
-
 	host, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
 	require.NoError(t, err)
-	withoutJobs := slices.DeleteFunc(federation.BuiltinTypes(), func(t federation.TypeConfig) bool { return t.Federated.Kind == "FederatedJob" })
-	crds, err := federation.CRDs(withoutJobs...)
-	require.NoError(t, err)
-	ictx, icancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer icancel()
-	require.NoError(t, conformance.InstallCRDs(ictx, host, crds...))
-
-	create(t, host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
-	create(t, host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
-	members := map[string]*kube.Client{}
-	for _, name := range memberNames {
-		cfg := env.Config(name)
-		members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
-			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
-	}
 
 	opts := controlplane.Options{Registerer: prometheus.NewRegistry()}
 	cp, err := controlplane.New(host, set, opts)
@@ -143,6 +123,38 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 			require.Equal(t, controlplane.StateRunning, l.State, "%s: %v", l.Name, l.Err)
 		}
 	}
+}
+
+// setup returns the shared servers with fedkit's CRDs installed on the host (all but
+// FederatedJob's, and none of the DNS ones), the members registered as Clusters with their
+// Secrets, and the namespaces ns, and clients of the members. Every test calls it, in any
+// order, on the same servers: creating what exists already is not an error.
+func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
+	t.Helper()
+	env := testenv.Shared(t)
+	host, err := kube.New(env.Config(hostName), kube.Options{})
+	require.NoError(t, err)
+	withoutJobs := slices.DeleteFunc(federation.BuiltinTypes(), func(t federation.TypeConfig) bool { return t.Federated.Kind == "FederatedJob" })
+	crds, err := federation.CRDs(withoutJobs...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, conformance.InstallCRDs(ctx, host, crds...))
+
+	for _, name := range append([]string{"fedkit-system"}, ns...) {
+		create(t, host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
+	}
+	members := map[string]*kube.Client{}
+	for _, name := range memberNames {
+		cfg := env.Config(name)
+		members[name], err = kube.New(cfg, kube.Options{})
+		require.NoError(t, err)
+		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
+			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
+spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+	}
+	return env, members
 }
 
 // reportReady writes the member Deployment's status as the Deployment controller would once
