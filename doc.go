@@ -70,7 +70,9 @@
 // Package sync (imported as fedsync) is the push loop: [sync.Plan] decides, purely, what to
 // create, update or delete in each cluster, and the [sync.Syncer] does it with optimistic
 // locking, corrects drift in the fields the federation owns without fighting member
-// controllers, records revisions for [sync.Rollback], and cleans up on deletion.
+// controllers, records revisions for [sync.Rollback], takes a new revision through the
+// stages of spec.rollout and rolls it back by itself when it fails, and cleans up on
+// deletion.
 //
 // Package status is the pull loop: the [status.Collector] reads each placed member's object,
 // publishes per-cluster observations, sums and the Ready condition, and never publishes
@@ -80,8 +82,15 @@
 // Package dnsrecord computes global, regional and zonal DNS names for federated Services and
 // Ingresses ([dnsrecord.ServiceEndpoints]) and writes them as external-dns DNSEndpoints.
 //
-// The optional controlplane package (every loop together, with leader election) has its place
-// in ARCHITECTURE.md at the repository's root and is not built yet.
+// Package controlplane is optional: every loop for every federated type in one New and one
+// Run, a type whose CRD is missing reported and retried while the rest runs, events recorded
+// on the host, and several replicas through leader election or through sharding (one Lease
+// per shard, a dead replica's shards taken over).
+//
+// Package preview dry-runs the whole pipeline without touching a cluster: where each object
+// goes and why not elsewhere, the replicas, the rendered manifests, DNS names, a rollout's
+// stages, every validation error with its field path, and, given the live member objects,
+// what sync would change. It calls the loops' own decision functions.
 //
 // Package fake is an in-memory API server and fleet with real API semantics and fault
 // injection, for unit tests of placement strategies and of whole control planes.
