@@ -13,14 +13,22 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
 )
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // installCRDs creates or updates fedkit's CRDs on the host, those of config/crd (what
 // `kubectl apply -f config/crd` installs): Cluster, ReplicaSchedulingPreference, the federated
-// built-in types and DNS. It returns once the API server serves them all.
+// built-in types and DNS; and the namespace fedkit-system, where the members' credentials and
+// the replicas' Leases live. It returns once the API server serves them all.
 func installCRDs(ctx context.Context, host federation.ClusterClient) error {
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": kube.DefaultNamespace},
+	}}
+	if _, err := host.Create(ctx, federation.NamespaceType.TargetGVR(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", kube.DefaultNamespace, err)
+	}
 	crds, err := federation.CRDs(federation.BuiltinTypes()...)
 	if err != nil {
 		return err

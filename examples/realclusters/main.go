@@ -6,8 +6,12 @@
 // With -contexts, the members are those contexts (their credentials stay in the kubeconfig;
 // exec plugins work) and a Cluster object is written on the host for each. Without it, the
 // members are the Clusters already registered on the host, each with its Secret, as in
-// KubeFed. -install-crds installs fedkit's CRDs on the host first; -demo federates a ConfigMap
-// to every member and prints its status as it changes. Stop it with Ctrl-C.
+// KubeFed. -install-crds installs fedkit's CRDs and the namespace fedkit-system on the host
+// first; -demo federates a ConfigMap to every member and prints its status as it changes.
+// Several replicas of the program can run at once: with -leader-elect one of them runs the
+// loops (Lease fedkit-system/fedkit-controlplane); with -shards N they split the objects
+// (Leases fedkit-system/fedkit-shard-0 ... N-1), and a replica's shards move to the others when
+// it dies. Stop it with Ctrl-C.
 //
 // hack/dev-clusters.sh starts a host and two members on this machine and prints a kubeconfig
 // for them.
@@ -48,8 +52,10 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	hostContext := fs.String("host-context", "", "context of the host cluster (default: the current context)")
 	contexts := fs.String("contexts", "", "comma-separated contexts of the member clusters (default: the Clusters registered on the host)")
-	install := fs.Bool("install-crds", false, "install fedkit's CRDs on the host first")
+	install := fs.Bool("install-crds", false, "install fedkit's CRDs and its namespace (fedkit-system) on the host first")
 	demo := fs.Bool("demo", false, "federate the ConfigMap fedkit-demo/hello to every member and print its status")
+	leaderElect := fs.Bool("leader-elect", false, "run the loops only while holding the Lease fedkit-system/fedkit-controlplane on the host (run several replicas, one active)")
+	shards := fs.Int("shards", 0, "split the objects into this many shards claimed through Leases on the host (run several replicas, each with its share)")
 	verbosity := fs.Int("v", 0, "log verbosity")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +85,14 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 
 	// 3. Every loop, in one call.
-	cp, err := controlplane.New(host, clusters, controlplane.Options{Logger: log.WithName("controlplane")})
+	opts := controlplane.Options{Logger: log.WithName("controlplane")}
+	if *leaderElect {
+		opts.LeaderElection = &controlplane.Lease{}
+	}
+	if *shards > 0 {
+		opts.Sharding = &controlplane.Sharding{Count: *shards}
+	}
+	cp, err := controlplane.New(host, clusters, opts)
 	if err != nil {
 		return err
 	}

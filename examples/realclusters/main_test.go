@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -103,4 +106,46 @@ func kubeconfigFile(t *testing.T, names ...string) string {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\nclusters:\n"+clusters+"users: [{name: u, user: {token: x}}]\ncontexts:\n"+contexts), 0o600))
 	return path
+}
+
+// TestRealClustersReplicas: -leader-elect and -shards run the control plane as one of several
+// replicas: it takes the election Lease, or the shard Leases, on the host.
+func TestRealClustersReplicas(t *testing.T) {
+	env := testenv.Shared(t)
+	kc, err := env.Kubeconfig()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, kc, 0o600))
+	host, err := kube.New(env.Config("host"), kube.Options{})
+	require.NoError(t, err)
+	leases := schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	for _, tt := range []struct {
+		name   string
+		flags  []string
+		leases []string
+	}{
+		{"leader election", []string{"-leader-elect"}, []string{"fedkit-controlplane"}},
+		{"sharding", []string{"-shards", "2"}, []string{"fedkit-shard-0", "fedkit-shard-1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var logs syncBuffer
+			done := make(chan error, 1)
+			args := append([]string{"-kubeconfig", path, "-host-context", "host", "-contexts", "a,b", "-install-crds"}, tt.flags...)
+			go func() { done <- run(ctx, args, io.Discard, &logs) }()
+			for _, name := range tt.leases {
+				require.Eventually(t, func() bool {
+					u, err := host.Get(ctx, leases, kube.DefaultNamespace, name)
+					if err != nil {
+						return false
+					}
+					holder, _, _ := unstructured.NestedString(u.Object, "spec", "holderIdentity")
+					return holder != ""
+				}, time.Minute, 50*time.Millisecond, "Lease %s/%s held\nlogs:\n%s", kube.DefaultNamespace, name, &logs)
+			}
+			cancel()
+			require.NoError(t, <-done, logs.String())
+		})
+	}
 }
