@@ -22,9 +22,10 @@ import (
 )
 
 var (
-	sizesFlag  = flag.String("scale.sizes", "", "in-memory sizes to run, NxC comma-separated (e.g. 1000x100,10000x10); empty: only the bounded test")
-	shardsFlag = flag.Int("scale.shards", 4, "static shards (control planes in one process) of the sharded in-memory runs; 0 or 1: no sharded run")
-	realFlag   = flag.Int("scale.real", 0, "federated objects to propagate on real API servers; 0: only the bounded test")
+	sizesFlag   = flag.String("scale.sizes", "", "in-memory sizes to run, NxC comma-separated (e.g. 1000x100,10000x10); empty: only the bounded test")
+	shardsFlag  = flag.Int("scale.shards", 4, "static shards (control planes in one process) of the sharded in-memory runs; 0 or 1: no sharded run")
+	hostQPSFlag = flag.Int("scale.hostqps", 0, "QPS of the control plane's host client on real servers (burst twice that); 0: kube's default; negative: no limit")
+	realFlag    = flag.Int("scale.real", 0, "federated objects to propagate on real API servers; 0: only the bounded test")
 )
 
 const hostName = "host"
