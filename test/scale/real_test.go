@@ -67,6 +67,9 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	require.NoError(t, err)
 	opts.Types = []federation.TypeConfig{federation.ConfigMapType}
 	opts.Disable.DNS = true
+	if *workersFlag > 0 {
+		opts.Sync.Workers, opts.Status.Workers, opts.Scheduler.Workers = *workersFlag, *workersFlag, *workersFlag
+	}
 	f.reg = prometheus.NewRegistry()
 	opts.Registerer = f.reg
 	cp, err := controlplane.New(host, set, opts)
@@ -344,4 +347,5 @@ func TestRealScale(t *testing.T) {
 	f := startReal(t, controlplane.Options{})
 	r := runReal(t, f, *realFlag)
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
+	t.Log("\n" + summarize(t, f.reg))
 }
