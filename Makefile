@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet unit generate verify-generate bench fuzz quickstart
+.PHONY: test testbins vet unit generate verify-generate bench fuzz quickstart scale
 
 ## test: vet, then every test with -race, the real kube-apiserver/etcd suites included, then
 ## the examples that are modules of their own (examples/controllerruntime: the library never
@@ -40,6 +40,19 @@ bench:
 FUZZTIME ?= 60s
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./hack/fuzz.sh
+
+## scale: the measured runs of SCALE.md (test/scale): the whole control plane in memory at
+## SCALE_SIZES (objects x fake clusters, each on one control plane and on SCALE_SHARDS static
+## shards), then SCALE_REAL FederatedConfigMaps propagated to three real members next to the
+## servers' raw create rate. Tens of minutes on 2 cores and a few GB of heap; `make test` runs
+## bounded versions (200 x 10 in memory, 100 objects on real servers).
+SCALE_SIZES  ?= 1000x100,10000x10
+SCALE_SHARDS ?= 4
+SCALE_REAL   ?= 1000
+scale: testbins
+	FEDKIT_TESTBIN_DIR="$$(./hack/install-testbins.sh | tail -n 1)" $(GO) test -count=1 -timeout 180m -v \
+		-run 'TestMemoryScale|TestRealScale' ./test/scale \
+		-args -scale.sizes=$(SCALE_SIZES) -scale.shards=$(SCALE_SHARDS) -scale.real=$(SCALE_REAL)
 
 quickstart:
 	$(GO) run ./examples/quickstart
