@@ -42,6 +42,28 @@ var (
 	_ federation.VersionGetter = (*Client)(nil)
 )
 
+// clientConfig is a copy of cfg with opts applied: the rate limit (none unless one of them
+// sets it: see Options.QPS) and the user agent.
+func clientConfig(cfg *rest.Config, opts Options) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if opts.QPS != 0 {
+		cfg.QPS = opts.QPS
+	}
+	if opts.Burst != 0 {
+		cfg.Burst = opts.Burst
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS = -1 // client-go would apply its kubectl default of 5 QPS
+	}
+	if opts.UserAgent != "" {
+		cfg.UserAgent = opts.UserAgent
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	return cfg
+}
+
 // New returns a Client for the API server that cfg describes. cfg is copied, never modified.
 // New validates the configuration (TLS material, proxy) but does not contact the server.
 //
@@ -65,22 +87,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	case cfg == nil:
 		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
 	}
-	cfg = rest.CopyConfig(cfg)
-	if opts.QPS != 0 {
-		cfg.QPS = opts.QPS
-	}
-	if opts.Burst != 0 {
-		cfg.Burst = opts.Burst
-	}
-	if cfg.QPS == 0 && cfg.Burst == 0 {
-		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
-	}
-	if opts.UserAgent != "" {
-		cfg.UserAgent = opts.UserAgent
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = DefaultUserAgent
-	}
+	cfg = clientConfig(cfg, opts)
 	redactCredentials(cfg) // a member quoting our credentials back must not get them into errors
 
 	// One HTTP client, and so one connection pool, serves both the dynamic client and

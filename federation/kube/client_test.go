@@ -108,7 +108,7 @@ func TestNewValidates(t *testing.T) {
 		opts kube.Options
 	}{
 		{"nil config", nil, kube.Options{}},
-		{"negative QPS", &rest.Config{Host: "https://x"}, kube.Options{QPS: -1}},
+		{"negative Burst", &rest.Config{Host: "https://x"}, kube.Options{Burst: -1}},
 		{"negative timeout", &rest.Config{Host: "https://x"}, kube.Options{DiscoveryTimeout: -1}},
 		{"bad CA", &rest.Config{Host: "https://x", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("not pem")}}, kube.Options{}},
 	}

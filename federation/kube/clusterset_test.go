@@ -253,7 +253,7 @@ func TestNewClusterSetValidates(t *testing.T) {
 	require.ErrorIs(t, err, kube.ErrInvalidConfig)
 	_, err = kube.NewClusterSet(fakeHost(), kube.ClusterSetOptions{Workers: -1})
 	require.ErrorIs(t, err, kube.ErrInvalidConfig)
-	_, err = kube.NewClusterSet(fakeHost(), kube.ClusterSetOptions{Client: kube.Options{QPS: -1}})
+	_, err = kube.NewClusterSet(fakeHost(), kube.ClusterSetOptions{Client: kube.Options{Burst: -1}})
 	require.ErrorIs(t, err, kube.ErrInvalidConfig)
 }
 
