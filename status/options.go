@@ -66,7 +66,9 @@ type Options struct {
 	// Default: federation.ManagedByValue.
 	Identity string
 
-	// Workers is how many objects Run collects in parallel. Default: 2.
+	// Workers is how many objects Run collects in parallel. Default: 8: a pass mostly
+	// waits on its status write, and with 2 a burst of 1,000 new objects waited 7.5s on
+	// average in the queue on real servers (SCALE.md).
 	Workers int
 
 	// Period is how often each object's members are pulled. Default:
@@ -130,7 +132,7 @@ func (o *Options) complete() error {
 		o.Logger = logr.Discard()
 	}
 	if o.Workers == 0 {
-		o.Workers = 2
+		o.Workers = 8
 	}
 	if o.Period == 0 {
 		o.Period = federation.DefaultStatusPollInterval
