@@ -206,7 +206,8 @@ func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key fed
 }
 
 // clusters lists the Clusters on the host. A Cluster that does not decode cannot be placed on;
-// it is logged and left out (placement never sees it).
+// it is logged and left out (placement never sees it). A Cluster being deleted is left out
+// too: it is leaving the federation, and sync.TargetsFor drops it from every schedule.
 func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
 	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
@@ -214,6 +215,9 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 	}
 	out := make([]federation.Cluster, 0, len(list.Items))
 	for i := range list.Items {
+		if list.Items[i].GetDeletionTimestamp() != nil {
+			continue // leaving the federation: sync places nothing there any more either
+		}
 		c, err := federation.ClusterFromUnstructured(&list.Items[i])
 		if err != nil {
 			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
