@@ -57,7 +57,7 @@ const (
 	DefaultObjects   = 500
 	DefaultSteps     = 40
 	DefaultErrorRate = 0.2
-	DefaultMaxRounds = 60
+	DefaultMaxRounds = 120
 	DefaultRoundStep = 10 * time.Second
 )
 

@@ -45,9 +45,13 @@ func (r Result) Summary() string {
 		r.MemberWrites, r.HostWrites, r.Simulated.Round(time.Second), r.Elapsed.Round(time.Millisecond), len(r.Violations))
 }
 
-// Quiet is how many rounds in a row without a write make the control plane quiescent: a
+// quietRounds is how many rounds in a row without a write make the control plane quiescent: a
 // minute at the default round step, longer than the members take to report a rollout.
 const quietRounds = 6
+
+// longQuietRounds of two minutes each follow: deferred work (a preference's rebalance
+// period, 5 minutes by default) must happen within them.
+const longQuietRounds = 3
 
 // Run soaks the control plane that factory builds over the World of cfg: it seeds the fleet
 // and the host, applies the script with faults on, turns faults off, lets the control plane
@@ -156,8 +160,8 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 
 	// A further hour: nothing but the monitor's heartbeats.
 	w.takeWrites()
-	for range 60 {
-		if err := d.advance(ctx, time.Minute); err != nil {
+	for range 12 {
+		if err := d.advance(ctx, 5*time.Minute); err != nil {
 			return res, err
 		}
 		res.Rounds++
@@ -167,8 +171,8 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	if hour.host+hour.members > 0 {
 		w.violate("the hour after quiescence: %d host and %d member writes, want none", hour.host, hour.members)
 	}
-	if limit := 61 * len(w.Fleet.Names()); hour.clusters > limit {
-		w.violate("the hour after quiescence: %d Cluster writes, more than one heartbeat a minute per cluster (%d)", hour.clusters, limit)
+	if limit := 12 * len(w.Fleet.Names()); hour.clusters > limit {
+		w.violate("the hour after quiescence: %d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)
 	}
 	w.check("an hour later", nil)
 
@@ -178,21 +182,27 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	return res, nil
 }
 
-// settle runs rounds until quietRounds in a row write nothing (but the monitor's heartbeats),
-// at most Config.MaxRounds; not settling is a violation.
+// settle runs rounds until the control plane writes nothing (but the monitor's heartbeats)
+// and deletes nothing for quietRounds rounds, then for longQuietRounds longer ones: deferred work
+// (a preference's rebalance period, 5 minutes by default) happens within that window. It
+// takes at most Config.MaxRounds rounds; not settling is a violation.
 func settle(ctx context.Context, w *World, d driver, phase string) (int, error) {
 	quiet := 0
 	for i := 1; i <= w.Config.MaxRounds; i++ {
-		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
+		step := w.Config.RoundStep
+		if quiet >= quietRounds {
+			step = 2 * time.Minute
+		}
+		if err := d.advance(ctx, step); err != nil {
 			return i, err
 		}
 		wc := w.takeWrites()
-		w.Config.Logf("%s: round %d: %d member writes, %d host writes, %d Cluster writes", phase, i, wc.members, wc.host, wc.clusters)
+		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
 		if wc.members+wc.host > 0 || w.deleting() {
 			quiet = 0
 			continue
 		}
-		if quiet++; quiet == quietRounds {
+		if quiet++; quiet == quietRounds+longQuietRounds {
 			return i, nil
 		}
 	}
