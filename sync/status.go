@@ -280,8 +280,9 @@ func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured,
 		if !apierrors.IsConflict(err) || attempt >= statusRetries {
 			return false, fmt.Errorf("sync: write status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
 		}
-		if u, err = s.host.Get(ctx, gvr, u.GetNamespace(), u.GetName()); err != nil {
-			return false, fmt.Errorf("sync: write status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+		key := keyOf(u)
+		if u, err = s.host.Get(ctx, gvr, key.Namespace, key.Name); err != nil {
+			return false, fmt.Errorf("sync: write status of %s %s: %w", s.typ.Federated.Kind, key, err)
 		}
 	}
 }
