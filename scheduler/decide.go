@@ -141,6 +141,13 @@ func (s *Scheduler) decide(fed *federation.FederatedObject, rsp *federation.Repl
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(fed.Status.Schedule, d.schedule.Clusters, now)
+	// Sync must not read the absence of these clusters as "no longer placed" once they are
+	// Ready again and this schedule is not yet redone (federation.Schedule.NotReady).
+	for _, x := range pd.Excluded {
+		if x.Rule == placement.NotReady {
+			d.schedule.NotReady = append(d.schedule.NotReady, x.Cluster)
+		}
+	}
 	d.message = message(plan, pd, s.typ.Divisible())
 	return d, placeErr
 }

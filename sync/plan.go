@@ -247,6 +247,23 @@ func scheduleOutdated(obj *federation.FederatedObject) bool {
 	return c != nil && obj.Status.Schedule != nil && c.ObservedGeneration < obj.Generation
 }
 
+// scheduledBeforeReady reports whether the current schedule left out, as not ready, a cluster
+// that is Ready now: the scheduler has yet to place it again, and until it has, the schedule's
+// silence about that cluster does not mean "delete what runs there" (sync then waits).
+func scheduledBeforeReady(obj *federation.FederatedObject, clusters []federation.Cluster) bool {
+	s := currentSchedule(obj)
+	if s == nil || len(s.NotReady) == 0 {
+		return false
+	}
+	ready := readyClusters(clusters)
+	for _, name := range s.NotReady {
+		if ready[name] {
+			return true
+		}
+	}
+	return false
+}
+
 func readyClusters(clusters []federation.Cluster) map[string]bool {
 	out := make(map[string]bool, len(clusters))
 	for i := range clusters {
