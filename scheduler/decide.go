@@ -188,7 +188,8 @@ func withPreference(clusters []federation.Cluster, prefs map[string]federation.C
 }
 
 // currentReplicas returns the replicas the object runs per cluster: the status loop's fresh
-// observation (the member's status.replicas), else the previous schedule. capacity.go says
+// observation (the member's status.replicas) when it was made after the schedule's last
+// refill, else the previous schedule. capacity.go says
 // why this is the number that consumes a cluster's headroom. A negative count (no API server
 // writes one) is ignored: a member's bad number is never reported as the preference's.
 func currentReplicas(fed *federation.FederatedObject) map[string]int64 {
@@ -200,10 +201,20 @@ func currentReplicas(fed *federation.FederatedObject) map[string]int64 {
 			}
 		}
 	}
+	var refilled *metav1.Time
+	if fed.Status.Schedule != nil {
+		refilled = fed.Status.Schedule.LastRebalanceTime
+	}
 	for _, c := range fed.Status.Clusters {
-		if c.Replicas != nil && *c.Replicas >= 0 && !c.Stale {
-			out[c.Name] = *c.Replicas
+		if c.Replicas == nil || *c.Replicas < 0 || c.Stale {
+			continue
 		}
+		if refilled != nil && (c.LastObserved == nil || !c.LastObserved.After(refilled.Time)) {
+			// Read before the last refill moved replicas: the members may not run the refill
+			// yet, and reading this as where replicas run would undo it on the next pass.
+			continue
+		}
+		out[c.Name] = *c.Replicas
 	}
 	return out
 }
