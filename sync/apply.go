@@ -202,6 +202,10 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 		reason, verb = "DeletedFromCluster", "deleted"
 	case ActionOrphan:
 		reason, verb = "OrphanedInCluster", "orphaned"
+		if ch.Reason == ReasonSystemNamespace {
+			s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
+			return
+		}
 	}
 	s.event(in.Object, eventNormal, reason, "%s %s in cluster %q", verb, s.typ.Target.Kind, ch.Cluster)
 }

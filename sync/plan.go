@@ -81,7 +81,26 @@ const (
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
+	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
+	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
+	// and would have been deleted. A FederatedNamespace may adopt one
+	// (federation.AdoptAnnotation), but sync never deletes one: it orphans it instead
+	// (ActionOrphan) and warns.
+	ReasonSystemNamespace = "SystemNamespace"
 )
+
+// systemNamespace reports whether obj is a core Namespace that sync never deletes (see
+// ReasonSystemNamespace).
+func systemNamespace(obj *unstructured.Unstructured) bool {
+	if obj.GetKind() != "Namespace" || obj.GetAPIVersion() != "v1" {
+		return false
+	}
+	switch obj.GetName() {
+	case "default", "kube-node-lease", "kube-public", "kube-system":
+		return true
+	}
+	return false
+}
 
 // Change is the decision for one cluster: plain data, computed by [Plan] without I/O.
 type Change struct {
@@ -286,7 +305,8 @@ func readyClusters(clusters []federation.Cluster) map[string]bool {
 //     differs or, if the object changed since sync last wrote or verified it, when an owned
 //     field differs (see [Change].Drift); nothing otherwise;
 //   - not placed, or the federated object is being deleted: delete (orphan with
-//     federation.OrphanAnnotation) what the federation manages there.
+//     federation.OrphanAnnotation) what the federation manages there; a system namespace
+//     is orphaned, never deleted (ReasonSystemNamespace).
 //
 // An invalid placement is returned as an error and no change is planned.
 func Plan(in PlanInput) ([]Change, Targets, error) {
@@ -534,8 +554,12 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 			return ch
 		}
 		ch.Action = ActionDelete
-		if orphan {
+		switch {
+		case orphan:
 			ch.Action = ActionOrphan
+		case systemNamespace(live):
+			ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
+			ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
 		}
 		return ch
 	}
