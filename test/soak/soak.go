@@ -104,6 +104,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.setFaults(true)
 	for i, step := range script.Steps {
 		for _, e := range step {
+			logf("step %d: %s", i, e)
 			skipped, err := w.Apply(ctx, e)
 			if err != nil {
 				return res, fmt.Errorf("step %d: %w", i, err)
