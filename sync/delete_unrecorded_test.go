@@ -46,3 +46,36 @@ func TestDeletionWaitsForNotReadyClustersStatusDoesNotList(t *testing.T) {
 	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
 }
+
+// A cluster that is not ready keeps its status.clusters entry while it may still hold the
+// object, even when placement has left it meanwhile: sync deletes the object there once the
+// cluster is back, and a deletion of the federated object waits for that (found by the chaos
+// soak, test/soak: placement moved away from a partitioned cluster, the object was deleted,
+// and its copy in that cluster stayed behind, managed, with no event).
+func TestNotReadyClusterStaysListedAfterPlacementLeavesIt(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	u, err := e.host.Get(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters"))
+	_, err = e.host.Update(ctx, e.typ.FederatedGVR(), u)
+	require.NoError(t, err)
+	e.reconcile(t)
+	require.Equal(t, fedsync.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
+
+	require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+	_, _ = e.s.Reconcile(ctx, key)
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err, "the finalizer was removed while azure may still hold the object")
+
+	require.NoError(t, e.fleet.Heal("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, e.member(t, "azure"), "deleted once azure is back")
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
+}

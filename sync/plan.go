@@ -347,7 +347,9 @@ func planFor(in PlanInput, t Targets) []Change {
 		ch := Change{Cluster: name, Placed: placed[name], Live: ms.Object}
 		switch {
 		case !ready[name]:
-			if placed[name] || slices.Contains(t.NotReady, name) || managedBy(ms.Object, identity) {
+			// Listed before: sync may have put the object there, and cannot tell until the
+			// cluster is back, so the entry stays (a deletion waits for it too).
+			if placed[name] || slices.Contains(t.NotReady, name) || managedBy(ms.Object, identity) || listed(obj, name) {
 				ch.Reason = ReasonClusterNotReady
 				ch.Message = fmt.Sprintf("cluster %q is not ready; nothing is written there until it is", name)
 				ch.Placed = ch.Placed || slices.Contains(t.NotReady, name)
@@ -376,6 +378,16 @@ func planFor(in PlanInput, t Targets) []Change {
 		}
 	}
 	return out
+}
+
+// listed reports whether status.clusters has an entry for cluster.
+func listed(obj *federation.FederatedObject, cluster string) bool {
+	for i := range obj.Status.Clusters {
+		if obj.Status.Clusters[i].Name == cluster {
+			return true
+		}
+	}
+	return false
 }
 
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
