@@ -54,7 +54,7 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 	key := keyOfFed(in.Object)
 	switch {
 	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
-		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster]})
+		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster], dropped: s.verifiedAt(key, ch.Cluster).dropped})
 	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
@@ -123,7 +123,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return s.failed(in, ch, gerr)
 		}
 		v := s.verifiedAt(key, ch.Cluster)
-		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input})
+		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped})
 	}
 }
 
@@ -184,7 +184,9 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
 		if stored != nil {
-			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster]})
+			// What the server did not keep of the render, it never will: not drift.
+			dropped := ownedDiff(ch.Desired.Object, stored.Object)
+			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster], dropped: dropped})
 		}
 	default:
 		s.setVerified(key, ch.Cluster, verification{})

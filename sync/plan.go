@@ -143,6 +143,11 @@ type MemberState struct {
 	// resourceVersion Verified, and VerifiedInput is the cluster's current input key. Object
 	// is nil then, and the cluster is in sync.
 	Unchanged bool
+	// Dropped are the owned paths (JSON pointers) the member's API server did not keep when
+	// sync last wrote the object: fields its types do not have, which a real server prunes.
+	// A difference there is not drift, so another writer's change to the object does not
+	// make sync write it again in vain. Empty when unknown.
+	Dropped []string
 }
 
 // PlanInput is everything [Plan] needs to decide what sync does for one federated object.
@@ -600,7 +605,8 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 	case ms.Verified != "" && ms.Verified == live.GetResourceVersion():
 		// Nobody changed the object since sync wrote or checked it.
 	default:
-		if ch.Drift = ownedDiff(r.obj.Object, live.Object); len(ch.Drift) > 0 {
+		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object), func(p string) bool { return slices.Contains(ms.Dropped, p) })
+		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}
 	}
