@@ -96,4 +96,3 @@ func closedPort(t *testing.T) string {
 	require.NoError(t, l.Close())
 	return addr
 }
-
