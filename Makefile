@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet unit generate verify-generate bench fuzz quickstart
+.PHONY: test testbins vet unit generate verify-generate bench fuzz soak quickstart
 
 ## test: vet, then every test with -race, the real kube-apiserver/etcd suites included.
 test: testbins vet
@@ -36,6 +36,21 @@ bench:
 FUZZTIME ?= 60s
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./hack/fuzz.sh
+
+## soak: the chaos soak (test/soak) over more seeds and a bigger fleet than `make test` runs:
+## make soak SEEDS=20 FIRST=1 CLUSTERS=20 OBJECTS=500 STEPS=40 [RUNMODE=1] [RACE=-race].
+## A failing seed prints itself and the command that replays it.
+SEEDS    ?= 10
+FIRST    ?= 1
+CLUSTERS ?= 20
+OBJECTS  ?= 500
+STEPS    ?= 40
+RACE     ?=
+RUNMODE  ?=
+soak:
+	$(GO) test $(RACE) ./test/soak -run '^TestSoak$$' -count=1 -timeout 48h -v \
+		-first=$(FIRST) -seeds=$(SEEDS) -clusters=$(CLUSTERS) -objects=$(OBJECTS) -steps=$(STEPS) \
+		$(if $(RUNMODE),-run-mode,)
 
 quickstart:
 	$(GO) run ./examples/quickstart

@@ -112,12 +112,14 @@ func (c *checker) checkOrphans() {
 		if m == nil {
 			m = c.w.removedCluster(o.cluster)
 		}
+		if c.leftBehind(o.fed, o.cluster) {
+			// The deletion timed out before the object could be orphaned there: it stayed
+			// managed, and a later federated object of the same name may have taken it.
+			continue
+		}
 		obj, err := m.Peek(o.gvr, o.ns, o.name)
 		if err != nil || string(obj.GetUID()) != o.uid {
 			c.violate("%s was deleted with orphan: its object in %s is gone", o.fed, o.cluster)
-			continue
-		}
-		if c.leftBehind(o.fed, o.cluster) {
 			continue
 		}
 		for _, k := range fedkitMarks {

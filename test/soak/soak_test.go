@@ -27,13 +27,9 @@ var (
 	traceFlag    = flag.Bool("soak.trace", false, "log every write that reaches a cluster (with -soak.v)")
 )
 
+// TestMain checks, after every test, that no goroutine is left: every loop's Run, every
+// watch and member cache ended with the soak.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if v := os.Getenv("SOAK_SEEDS"); v != "" { // make soak SEEDS=n
-		if n, err := strconv.Atoi(v); err == nil {
-			*seedsFlag = n
-		}
-	}
 	goleak.VerifyTestMain(m)
 }
 
