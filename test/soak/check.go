@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
@@ -55,7 +57,7 @@ func (w *World) check(phase string, cut map[string]bool) {
 			c.left[k] = append(c.left[k], e.Message)
 		}
 	}
-	for _, typ := range Types {
+	for _, typ := range kinds() {
 		c.checkType(typ)
 	}
 	c.checkMemberObjects()
@@ -109,9 +111,9 @@ func (c *checker) checkType(typ federation.TypeConfig) {
 			continue
 		}
 		federation.DefaultFederatedObject(fed)
-		if dumpHook != nil {
-			if d := dumpHook(objectRef(fed.Namespace, fed.Name), u.Object); d != "" {
-				c.violate("%s:\n%s", name, d)
+		if c.w.Config.Dump != "" && c.w.Config.Dump == objectRef(fed.Namespace, fed.Name) {
+			if data, err := yaml.Marshal(u.Object); err == nil {
+				c.violate("%s (Config.Dump):\n%s", name, data)
 			}
 		}
 		c.checkObject(typ, name, fed)
@@ -292,6 +294,3 @@ func toAny(m map[string]string) map[string]any {
 	}
 	return out
 }
-
-// dumpHook, set by a debugging test, dumps an object into the violations.
-var dumpHook func(key string, obj any) string

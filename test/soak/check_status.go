@@ -63,7 +63,7 @@ func (c *checker) checkAggregate(typ federation.TypeConfig, name string, fed *fe
 // none that fedkit manages for a federated object that no longer exists, unless a
 // MembersLeftBehind event announced it.
 func (c *checker) checkMemberObjects() {
-	for _, typ := range Types {
+	for _, typ := range kinds() {
 		fedKeys := map[string]bool{}
 		for _, u := range c.w.Host.Objects(typ.FederatedGVR()) {
 			fedKeys[objectRef(u.GetNamespace(), u.GetName())] = true
@@ -86,7 +86,7 @@ func (c *checker) checkMemberObjects() {
 	}
 	for _, name := range c.w.removedNames() {
 		m := c.w.removedCluster(name)
-		for _, typ := range Types {
+		for _, typ := range kinds() {
 			for _, obj := range m.Objects(typ.TargetGVR()) {
 				if managed(obj) && obj.GetLabels()[federation.FederatedNameLabel] != "" && !c.leftBehind("", name) {
 					c.violate("%s %s in %s, which left the federation: still managed, not orphaned", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), name)

@@ -47,8 +47,13 @@ type Config struct {
 	// Logf, when set, receives progress lines (steps, rounds, writes).
 	Logf func(format string, args ...any)
 
-	// TraceWrites sends every write that reaches a cluster to Logf.
+	// TraceWrites sends every write that reaches a cluster to Logf (with the diff of status
+	// writes to the host).
 	TraceWrites bool
+
+	// Dump names a federated object ("namespace/name"), of any kind, whose YAML every check
+	// adds to the violations: to see what a failing seed left behind.
+	Dump string
 }
 
 // Defaults of Config.

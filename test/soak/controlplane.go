@@ -48,7 +48,7 @@ type loops struct {
 }
 
 // Loops is the [Factory] of fedkit's own loops: the cluster monitor; a scheduler, a syncer
-// and a collector for each of [Types]; the DNS loop. In deterministic mode each loop touches
+// and a collector for each of [Kinds]; the DNS loop. In deterministic mode each loop touches
 // one cluster at a time and sync's per-cluster rate limit is off (a wait on the fake clock
 // would block a round that nobody steps).
 func Loops(w *World) (ControlPlane, error) {
@@ -58,7 +58,7 @@ func Loops(w *World) (ControlPlane, error) {
 	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock}); err != nil {
 		return nil, err
 	}
-	for _, typ := range Types {
+	for _, typ := range kinds() {
 		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock})
 		if err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func (l *loops) Round(ctx context.Context) error {
 	for _, k := range clusters {
 		l.call(ctx, "monitor", l.monitor, k)
 	}
-	for i, typ := range Types {
+	for i, typ := range kinds() {
 		keys := keysOf(w, typ.FederatedGVR())
 		for _, k := range keys {
 			l.call(ctx, "scheduler/"+typ.Federated.Kind, l.schedulers[i], k)
@@ -110,7 +110,7 @@ func (l *loops) Round(ctx context.Context) error {
 			l.call(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusterPass{l.syncers[i]}, k)
 		}
 	}
-	for i, typ := range Types {
+	for i, typ := range kinds() {
 		for _, k := range keysOf(w, typ.FederatedGVR()) {
 			l.call(ctx, "status/"+typ.Federated.Kind, l.collectors[i], k)
 		}
@@ -155,7 +155,7 @@ func (l *loops) Run(ctx context.Context) error {
 		})
 	}
 	run("monitor", l.monitor.Run)
-	for i, typ := range Types {
+	for i, typ := range kinds() {
 		run("scheduler/"+typ.Federated.Kind, l.schedulers[i].Run)
 		run("sync/"+typ.Federated.Kind, l.syncers[i].Run)
 		run("status/"+typ.Federated.Kind, l.collectors[i].Run)

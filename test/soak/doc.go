@@ -16,7 +16,10 @@
 //
 // The test of this package runs a bounded size and a few seeds under `make test`, and `make
 // soak SEEDS=... CLUSTERS=... OBJECTS=...` runs more. A failing seed prints itself and the
-// command that replays it: go test ./test/soak -run TestSoak -seed=N.
+// command that replays it: go test ./test/soak -run 'TestSoak$' -seed=N (with its sizes). To
+// see why, add -soak.v (every step and round), -soak.trace (every write that reaches a cluster,
+// with the diff of status writes), -soak.out=FILE (every violation) and -soak.dump=ns/name (an
+// object's YAML at each check).
 //
 // # The control plane under test
 //

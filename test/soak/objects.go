@@ -165,7 +165,7 @@ func namespaceObject(name string) *unstructured.Unstructured {
 
 // typeOf returns the TypeConfig of a federated kind.
 func typeOf(kind string) federation.TypeConfig {
-	for _, t := range Types {
+	for _, t := range kinds() {
 		if t.Federated.Kind == kind {
 			return t
 		}

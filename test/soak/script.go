@@ -199,16 +199,16 @@ func (g *generator) create() Event {
 
 // object picks a live object (ok false when there is none).
 func (g *generator) object() (string, federation.Key, bool) {
-	kinds := []string{}
-	for _, t := range Types {
+	var present []string
+	for _, t := range kinds() {
 		if len(g.live[t.Federated.Kind]) > 0 {
-			kinds = append(kinds, t.Federated.Kind)
+			present = append(present, t.Federated.Kind)
 		}
 	}
-	if len(kinds) == 0 {
+	if len(present) == 0 {
 		return "", federation.Key{}, false
 	}
-	k := kinds[g.r.IntN(len(kinds))]
+	k := present[g.r.IntN(len(present))]
 	keys := g.live[k]
 	return k, keys[g.r.IntN(len(keys))], true
 }

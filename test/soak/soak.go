@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.check("an hour later", nil)
 
 	res.Violations = w.Violations()
-	res.Simulated = w.Clock.Since(start)
+	res.Simulated = w.Clock.Since(startTime())
 	res.Elapsed = time.Since(began)
 	return res, nil
 }
@@ -217,7 +217,7 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 	n := 0
 	for _, name := range w.Fleet.Names() {
 		m, _ := w.Fleet.Member(name)
-		for _, typ := range Types {
+		for _, typ := range kinds() {
 			if typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
 				// A Deployment's generation follows its annotations (the real strategy's
 				// rule): its rollout status changes, and the collector rightly says so.
@@ -253,7 +253,7 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 // control plane is not quiescent before its deletions complete.
 func (w *World) deleting() bool {
 	gvrs := []schema.GroupVersionResource{federation.ClusterGVR}
-	for _, typ := range Types {
+	for _, typ := range kinds() {
 		gvrs = append(gvrs, typ.FederatedGVR())
 	}
 	for _, gvr := range gvrs {

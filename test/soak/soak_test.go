@@ -25,6 +25,7 @@ var (
 	verboseFlag  = flag.Bool("soak.v", false, "log every step and round")
 	outFlag      = flag.String("soak.out", "", "write every violation to this file")
 	traceFlag    = flag.Bool("soak.trace", false, "log every write that reaches a cluster (with -soak.v)")
+	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
 )
 
 // TestMain checks, after every test, that no goroutine is left: every loop's Run, every
@@ -45,7 +46,7 @@ func seeds() []uint64 {
 }
 
 func config(t *testing.T, seed uint64, run bool) soak.Config {
-	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run}
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, Dump: *dumpFlag}
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag

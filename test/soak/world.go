@@ -23,12 +23,17 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// start is the fake clock's first instant in every soak.
-var start = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+// startTime is the fake clock's first instant in every soak.
+func startTime() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 
-// Types are the federated kinds a soak runs, in the order the loops handle them.
-var Types = []federation.TypeConfig{
-	federation.NamespaceType, federation.ConfigMapType, federation.ServiceType, federation.DeploymentType,
+// Kinds returns the federated kinds a soak runs, in the order the loops handle them:
+// FederatedNamespace, FederatedConfigMap, FederatedService, FederatedDeployment.
+func Kinds() []federation.TypeConfig { return kinds() }
+
+func kinds() []federation.TypeConfig {
+	return []federation.TypeConfig{
+		federation.NamespaceType, federation.ConfigMapType, federation.ServiceType, federation.DeploymentType,
+	}
 }
 
 // World is the fleet a soak runs over: a fake host, fake members and a fake clock, and what
@@ -111,7 +116,7 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 	}
 	w := &World{
 		Config:    cfg,
-		Clock:     clocktesting.NewFakeClock(start),
+		Clock:     clocktesting.NewFakeClock(startTime()),
 		Host:      fake.NewHost("host"),
 		Fleet:     fake.NewFleet(),
 		latency:   map[string]time.Duration{},
@@ -166,7 +171,7 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 	c := w.Fleet.Add(name, clusterLabels(index))
 	w.installHooks(c)
 	w.applyFaults(c)
-	for _, typ := range Types {
+	for _, typ := range kinds() {
 		if _, err := w.Fleet.CachedReader(name, typ.TargetGVR()); err != nil {
 			return err
 		}
