@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet unit generate verify-generate bench fuzz quickstart scale
+.PHONY: test testbins vet unit generate verify-generate bench fuzz soak scale quickstart
 
 ## test: vet, then every test with -race, the real kube-apiserver/etcd suites included, then
 ## the examples that are modules of their own (examples/controllerruntime: the library never
@@ -53,6 +53,21 @@ scale: testbins
 	FEDKIT_TESTBIN_DIR="$$(./hack/install-testbins.sh | tail -n 1)" $(GO) test -count=1 -timeout 180m -v \
 		-run 'TestMemoryScale|TestRealScale' ./test/scale \
 		-args -scale.sizes=$(SCALE_SIZES) -scale.shards=$(SCALE_SHARDS) -scale.real=$(SCALE_REAL)
+
+## soak: the chaos soak (test/soak) over more seeds and a bigger fleet than `make test` runs:
+## make soak SEEDS=20 FIRST=1 CLUSTERS=20 OBJECTS=500 STEPS=40 [RUNMODE=1] [RACE=-race].
+## A failing seed prints itself and the command that replays it.
+SEEDS    ?= 10
+FIRST    ?= 1
+CLUSTERS ?= 20
+OBJECTS  ?= 500
+STEPS    ?= 40
+RACE     ?=
+RUNMODE  ?=
+soak:
+	$(GO) test $(RACE) ./test/soak -run '^TestSoak$$' -count=1 -timeout 48h -v \
+		-first=$(FIRST) -seeds=$(SEEDS) -clusters=$(CLUSTERS) -objects=$(OBJECTS) -steps=$(STEPS) \
+		$(if $(RUNMODE),-run-mode,)
 
 quickstart:
 	$(GO) run ./examples/quickstart

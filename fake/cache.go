@@ -24,8 +24,9 @@ var _ federation.MemberCache = (*Fleet)(nil)
 // latency or hook applies, because a cache read is not an API call. While the member is
 // partitioned the cache keeps serving the state it had when the partition began, as an
 // informer keeps its last state, and it follows the member again at Heal. A cache started
-// while the member is partitioned has not synced: its reads wait until Heal or until their
-// ctx is done (then they return ctx.Err()). Objects without the label are NotFound to Get and
+// while the member is partitioned has not synced: its reads fail at once with the partition's
+// error (federation.ErrUnreachable), as federation/kube's do once the informer's list failed,
+// until Heal. Objects without the label are NotFound to Get and
 // absent from List; a resource the member does not serve is the member's 404. An unknown
 // cluster is an error satisfying errors.Is(err, federation.ErrClusterNotFound).
 func (f *Fleet) CachedReader(cluster string, gvr schema.GroupVersionResource) (federation.Reader, error) {
@@ -136,9 +137,20 @@ func (r cachedReader) wait(ctx context.Context, gvr schema.GroupVersionResource)
 	}
 	r.c.lock()
 	mc := r.c.caches[r.gvr]
+	partitioned := r.c.partitioned
 	r.c.mu.Unlock()
 	if mc == nil { // the member left the fleet: the cache stays as it is
 		return nil
+	}
+	select {
+	case <-mc.synced:
+		return nil
+	default:
+	}
+	if partitioned {
+		// As a real informer's reader: its list failed, and waiting will not soon change
+		// that; fail at once, as a live read would.
+		return fmt.Errorf("fake: cached reader of %s in cluster %q: cache not synced: %w", gvr.Resource, r.c.name, unreachable(r.c.name, Action{Verb: VerbList, Resource: gvr}))
 	}
 	select {
 	case <-mc.synced:

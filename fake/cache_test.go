@@ -205,7 +205,7 @@ func TestMemberCachePartition(t *testing.T) {
 }
 
 // TestMemberCacheStartedWhilePartitioned: a cache that never saw the member has not synced:
-// its reads wait for Heal or their ctx.
+// its reads fail at once as unreachable (a caller without a deadline is not held), until Heal.
 func TestMemberCacheStartedWhilePartitioned(t *testing.T) {
 	f := fake.NewFleet()
 	eu := withNamespaces(t, f.Add("eu", nil))
@@ -213,18 +213,15 @@ func TestMemberCacheStartedWhilePartitioned(t *testing.T) {
 	require.NoError(t, f.Partition("eu"))
 	r, err := f.CachedReader("eu", configMapGVR)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = r.List(ctx, configMapGVR, "", metav1.ListOptions{})
-	require.ErrorIs(t, err, context.Canceled, "not synced: the read waits for its ctx")
+	_, err = r.List(context.Background(), configMapGVR, "", metav1.ListOptions{})
+	require.ErrorIs(t, err, federation.ErrUnreachable, "not synced: the read fails at once")
+	_, err = r.Get(context.Background(), configMapGVR, "prod", "a")
+	require.ErrorIs(t, err, federation.ErrUnreachable)
 
-	done := make(chan *unstructured.Unstructured, 1)
-	go func() {
-		u, _ := r.Get(testCtx(t), configMapGVR, "prod", "a")
-		done <- u
-	}()
 	require.NoError(t, f.Heal("eu"))
-	require.Equal(t, "a", (<-done).GetName(), "the read returns once the cache synced")
+	u, err := r.Get(testCtx(t), configMapGVR, "prod", "a")
+	require.NoError(t, err)
+	require.Equal(t, "a", u.GetName(), "the read answers once the cache synced")
 }
 
 // TestOnMemberChangeRemove: once remove returns, fn is not called again; remove waits for a

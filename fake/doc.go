@@ -201,7 +201,7 @@
 // applies, so a test counting API calls sees none for them. While the member is partitioned
 // the cache serves the state it had when the partition began, as an informer keeps its last
 // state, and follows the member again at Heal; a cache started during a partition has not
-// synced and its reads wait for Heal or their ctx. OnMemberChange handlers are called after
+// synced and its reads fail at once as unreachable until Heal. OnMemberChange handlers are called after
 // each write commits, on the writer's goroutine, outside every lock, in the member's commit
 // order, with the member's name and their own copy of the object (deleted objects, and
 // objects that lost the label, in their last managed state): for the client's writes, Seed,

@@ -53,6 +53,13 @@ type Schedule struct {
 	// allows once per period). Absent: never.
 	// +optional
 	LastRebalanceTime *metav1.Time `json:"lastRebalanceTime,omitempty"`
+
+	// NotReady lists, sorted, the clusters placement would have selected but left out only
+	// because they were not ready (their not-ready or unreachable taint) when the schedule
+	// was made. Sync does not act on the schedule while one of them is Ready again: the
+	// scheduler has yet to place it, and its member objects are not to be deleted meanwhile.
+	// +optional
+	NotReady []string `json:"notReady,omitempty"`
 }
 
 // ScheduledCluster is one cluster's share.

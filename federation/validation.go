@@ -44,6 +44,7 @@ func (e *InvalidError) Is(target error) bool { return target == ErrInvalidObject
 func ValidateFederatedObject(obj *FederatedObject) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs := validateTemplate(obj.Spec.Template, spec.Child("template"))
+	errs = append(errs, validateTemplateIdentity(obj, spec.Child("template", "metadata"))...)
 	errs = append(errs, ValidatePlacement(obj.Spec.Placement, spec.Child("placement"))...)
 	errs = append(errs, ValidateOverrides(obj.Spec.Overrides, spec.Child("overrides"))...)
 	if l := obj.Spec.RevisionHistoryLimit; l != nil && *l < 0 {
@@ -71,6 +72,35 @@ func validateTemplate(t RawObject, path *field.Path) field.ErrorList {
 			default:
 				errs = append(errs, field.Invalid(path.Child("spec", "replicas"), r, "must be an integer"))
 			}
+		}
+	}
+	return errs
+}
+
+// validateTemplateIdentity refuses a template that names another object: the member object
+// takes the federated object's name and namespace, and a template saying otherwise (another
+// namespace, say) is a mistake to report, not to rewrite silently.
+func validateTemplateIdentity(obj *FederatedObject, path *field.Path) field.ErrorList {
+	raw, ok := obj.Spec.Template.Object["metadata"]
+	if !ok || raw == nil {
+		return nil
+	}
+	meta, ok := raw.(map[string]interface{})
+	if !ok {
+		return field.ErrorList{field.Invalid(path, raw, "must be an object")}
+	}
+	var errs field.ErrorList
+	for _, f := range []struct{ key, want, what string }{
+		{"name", obj.Name, "name"},
+		{"namespace", obj.Namespace, "namespace"},
+	} {
+		v, ok := meta[f.key]
+		if !ok || v == nil {
+			continue
+		}
+		if s, ok := v.(string); !ok || (s != "" && s != f.want) {
+			errs = append(errs, field.Invalid(path.Child(f.key), v,
+				fmt.Sprintf("the member object takes the federated object's %s %q: leave it out of the template", f.what, f.want)))
 		}
 	}
 	return errs

@@ -144,6 +144,13 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
+	// Sync must not read the absence of these clusters as "no longer placed" once they are
+	// Ready again and this schedule is not yet redone (federation.Schedule.NotReady).
+	for _, x := range pd.Excluded {
+		if x.Rule == placement.NotReady {
+			d.schedule.NotReady = append(d.schedule.NotReady, x.Cluster)
+		}
+	}
 	d.warnings = warnings(kind, fed, rsp, all, pd)
 	d.message = message(plan, pd, typ.Divisible()) + notes(d.warnings)
 	return d, placeErr
@@ -185,10 +192,10 @@ func withPreference(clusters []federation.Cluster, prefs map[string]federation.C
 }
 
 // currentReplicas returns the replicas the object runs per cluster: the status loop's fresh
-// observation (the member's status.replicas), else the previous schedule prev (nil: none).
-// capacity.go says why this is the number that consumes a cluster's headroom. A negative
-// count (no API server writes one) is ignored: a member's bad number is never reported as the
-// preference's.
+// observation (the member's status.replicas) when it was made after prev's last refill, else
+// the previous schedule prev (nil: none). capacity.go says why this is the number that
+// consumes a cluster's headroom. A negative count (no API server writes one) is ignored: a
+// member's bad number is never reported as the preference's.
 func currentReplicas(fed *federation.FederatedObject, prev *federation.Schedule) map[string]int64 {
 	out := map[string]int64{}
 	if prev != nil {
@@ -198,10 +205,20 @@ func currentReplicas(fed *federation.FederatedObject, prev *federation.Schedule)
 			}
 		}
 	}
+	var refilled *metav1.Time
+	if prev != nil {
+		refilled = prev.LastRebalanceTime
+	}
 	for _, c := range fed.Status.Clusters {
-		if c.Replicas != nil && *c.Replicas >= 0 && !c.Stale {
-			out[c.Name] = *c.Replicas
+		if c.Replicas == nil || *c.Replicas < 0 || c.Stale {
+			continue
 		}
+		if refilled != nil && (c.LastObserved == nil || !c.LastObserved.After(refilled.Time)) {
+			// Read before the last refill moved replicas: the members may not run the refill
+			// yet, and reading this as where replicas run would undo it on the next pass.
+			continue
+		}
+		out[c.Name] = *c.Replicas
 	}
 	return out
 }

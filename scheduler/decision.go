@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,11 +147,14 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 	if err != nil {
 		return decision{}, &inputError{ReasonInvalidPreference, err}
 	}
+	// A Cluster being deleted is leaving the federation: sync (TargetsFor) places nothing
+	// there any more, so the schedule gives it nothing either.
+	clusters := slices.DeleteFunc(slices.Clone(in.Clusters), func(c federation.Cluster) bool { return c.DeletionTimestamp != nil })
 	prev, current := in.Previous, currentReplicas(in.Object, in.Previous)
 	if in.Fresh {
 		prev, current = nil, currentReplicas(in.Object, nil)
 	}
-	return decide(in.Type, in.Object, rsp, in.Clusters, placed{prev: prev, running: current, sticky: !in.Fresh}, key, in.Now)
+	return decide(in.Type, in.Object, rsp, clusters, placed{prev: prev, running: current, sticky: !in.Fresh}, key, in.Now)
 }
 
 // preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for

@@ -198,7 +198,8 @@ func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key fed
 }
 
 // clusters lists the Clusters on the host. A Cluster that does not decode cannot be placed on;
-// it is logged and left out (placement never sees it).
+// it is logged and left out (placement never sees it). Decide leaves out the Clusters being
+// deleted.
 func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
 	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {

@@ -54,7 +54,7 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 	key := keyOfFed(in.Object)
 	switch {
 	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
-		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster]})
+		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster], dropped: s.verifiedAt(key, ch.Cluster).dropped})
 	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
@@ -122,7 +122,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return s.failed(in, ch, gerr)
 		}
 		v := s.verifiedAt(key, ch.Cluster)
-		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input})
+		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped})
 	}
 }
 
@@ -183,7 +183,9 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
 		if stored != nil {
-			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster]})
+			// What the server did not keep of the render, it never will: not drift.
+			dropped := ownedDiff(ch.Desired.Object, stored.Object)
+			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster], dropped: dropped})
 		}
 	default:
 		s.setVerified(key, ch.Cluster, verification{})
@@ -201,6 +203,10 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 		reason, verb = "DeletedFromCluster", "deleted"
 	case ActionOrphan:
 		reason, verb = "OrphanedInCluster", "orphaned"
+		if ch.Reason == ReasonSystemNamespace {
+			s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
+			return
+		}
 	}
 	s.event(in.Object, eventNormal, reason, "%s %s in cluster %q", verb, s.typ.Target.Kind, ch.Cluster)
 }

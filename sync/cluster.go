@@ -115,7 +115,8 @@ func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r fed
 	return federation.Result{RequeueAfter: clusterRecheck}, nil
 }
 
-// managedIn counts the objects of the Syncer's type that it manages in cluster.
+// managedIn counts the objects of the Syncer's type that it manages in cluster (member
+// namespaces sync created for other objects left out).
 func (s *Syncer) managedIn(ctx context.Context, cluster string) (int, error) {
 	var reader federation.Reader
 	if mc, ok := s.clusters.(federation.MemberCache); ok {
@@ -134,7 +135,15 @@ func (s *Syncer) managedIn(ctx context.Context, cluster string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(list.Items), nil
+	n := 0
+	for i := range list.Items {
+		// A namespace sync created for the objects of other types is not this Syncer's (a
+		// FederatedNamespace Syncer's) to clean up: those objects' own passes see to it.
+		if list.Items[i].GetAnnotations()[CreatedNamespaceAnnotation] != "true" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // releaseCluster removes the finalizer; a non-empty leftBehind is reported as an event.

@@ -48,7 +48,8 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	results := s.execute(ctx, in, Targets{}, changes)
 
 	// What still holds the finalizer: failures, objects still being removed, and clusters
-	// that are not ready but had the object (status.clusters says where sync put it).
+	// that are not ready but may have the object (status.clusters says where sync put it;
+	// placement, where it may have).
 	blocked := map[string]string{}
 	for _, r := range results {
 		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable {
@@ -59,6 +60,14 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	for _, c := range fed.Status.Clusters {
 		if known, ok := ready[c.Name]; ok && !known {
 			blocked[c.Name] = ReasonClusterNotReady
+		}
+	}
+	// status.clusters may not list every cluster sync put the object in yet (the status write
+	// after a create failed): a cluster that is not ready and that the object is placed in,
+	// but for its readiness, may hold it too.
+	if t, err := TargetsFor(fed, s.typ, clusters); err == nil {
+		for _, n := range t.NotReady {
+			blocked[n] = ReasonClusterNotReady
 		}
 	}
 	if len(blocked) == 0 {

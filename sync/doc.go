@@ -19,7 +19,9 @@
 //  1. Where and how many: [TargetsFor] takes the scheduler's status.schedule when it was
 //     written for the object's current generation, else evaluates spec.placement and keeps
 //     the template's replica count. While the scheduler has not caught up with a new
-//     generation, sync waits rather than push the template's count for a moment.
+//     generation, sync waits rather than push the template's count for a moment; and while
+//     a cluster the schedule left out as not ready is Ready again, sync waits for the
+//     scheduler to place it rather than delete what runs there.
 //  2. What: override.RenderMembers renders the member object per cluster: template, the
 //     fields the member owns (retained from what exists), the scheduled replicas, the
 //     cluster's overrides, fedkit's labels and annotations.

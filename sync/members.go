@@ -84,7 +84,7 @@ func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key 
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
 	v := s.verifiedAt(key, cluster)
-	ms := MemberState{Verified: v.rv, VerifiedInput: v.input}
+	ms := MemberState{Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped}
 	if mc != nil && !s.conflicted(key, cluster) {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
 			if vr, ok := r.(federation.VersionReader); ok && placed && v.rv != "" && v.input == k {

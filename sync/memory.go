@@ -9,8 +9,11 @@ import "github.com/fedkit/fedkit/federation"
 // verification is what sync knows about a member object it wrote or checked: its
 // resourceVersion then, and the key of the render input it was checked against (see
 // inputKey). While both still hold, the cluster needs neither a render nor a comparison.
+// dropped are the owned paths the member's server did not keep when sync last wrote the
+// object (fields its types do not have): see MemberState.Dropped.
 type verification struct {
 	rv, input string
+	dropped   []string
 }
 
 // verifiedAt returns what sync last wrote or verified for key in cluster.

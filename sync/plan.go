@@ -81,7 +81,26 @@ const (
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
+	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
+	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
+	// and would have been deleted. A FederatedNamespace may adopt one
+	// (federation.AdoptAnnotation), but sync never deletes one: it orphans it instead
+	// (ActionOrphan) and warns.
+	ReasonSystemNamespace = "SystemNamespace"
 )
+
+// systemNamespace reports whether obj is a core Namespace that sync never deletes (see
+// ReasonSystemNamespace).
+func systemNamespace(obj *unstructured.Unstructured) bool {
+	if obj.GetKind() != "Namespace" || obj.GetAPIVersion() != "v1" {
+		return false
+	}
+	switch obj.GetName() {
+	case "default", "kube-node-lease", "kube-public", "kube-system":
+		return true
+	}
+	return false
+}
 
 // Change is the decision for one cluster: plain data, computed by [Plan] without I/O.
 type Change struct {
@@ -128,6 +147,11 @@ type MemberState struct {
 	// resourceVersion Verified, and VerifiedInput is the cluster's current input key. Object
 	// is nil then, and the cluster is in sync.
 	Unchanged bool
+	// Dropped are the owned paths (JSON pointers) the member's API server did not keep when
+	// sync last wrote the object: fields its types do not have, which a real server prunes.
+	// A difference there is not drift, so another writer's change to the object does not
+	// make sync write it again in vain. Empty when unknown.
+	Dropped []string
 }
 
 // PlanInput is everything [Plan] needs to decide what sync does for one federated object.
@@ -276,6 +300,23 @@ func scheduleOutdated(obj *federation.FederatedObject) bool {
 	return c != nil && obj.Status.Schedule != nil && c.ObservedGeneration < obj.Generation
 }
 
+// scheduledBeforeReady reports whether the current schedule left out, as not ready, a cluster
+// that is Ready now: the scheduler has yet to place it again, and until it has, the schedule's
+// silence about that cluster does not mean "delete what runs there" (sync then waits).
+func scheduledBeforeReady(obj *federation.FederatedObject, clusters []federation.Cluster) bool {
+	s := currentSchedule(obj)
+	if s == nil || len(s.NotReady) == 0 {
+		return false
+	}
+	ready := readyClusters(clusters)
+	for _, name := range s.NotReady {
+		if ready[name] {
+			return true
+		}
+	}
+	return false
+}
+
 func readyClusters(clusters []federation.Cluster) map[string]bool {
 	out := make(map[string]bool, len(clusters))
 	for i := range clusters {
@@ -298,7 +339,8 @@ func readyClusters(clusters []federation.Cluster) map[string]bool {
 //     differs or, if the object changed since sync last wrote or verified it, when an owned
 //     field differs (see [Change].Drift); nothing otherwise;
 //   - not placed, or the federated object is being deleted: delete (orphan with
-//     federation.OrphanAnnotation) what the federation manages there.
+//     federation.OrphanAnnotation) what the federation manages there; a system namespace
+//     is orphaned, never deleted (ReasonSystemNamespace).
 //
 // An invalid placement is returned as an error and no change is planned.
 func Plan(in PlanInput) ([]Change, Targets, error) {
@@ -339,7 +381,9 @@ func planFor(in PlanInput, t Targets) []Change {
 		ch := Change{Cluster: name, Placed: placed[name], Live: ms.Object}
 		switch {
 		case !ready[name]:
-			if placed[name] || slices.Contains(t.NotReady, name) || managedBy(ms.Object, identity) {
+			// Listed before: sync may have put the object there, and cannot tell until the
+			// cluster is back, so the entry stays (a deletion waits for it too).
+			if placed[name] || slices.Contains(t.NotReady, name) || managedBy(ms.Object, identity) || listed(obj, name) {
 				ch.Reason = ReasonClusterNotReady
 				ch.Message = fmt.Sprintf("cluster %q is not ready; nothing is written there until it is", name)
 				ch.Placed = ch.Placed || slices.Contains(t.NotReady, name)
@@ -368,6 +412,16 @@ func planFor(in PlanInput, t Targets) []Change {
 		}
 	}
 	return withRevisions(in, out)
+}
+
+// listed reports whether status.clusters has an entry for cluster.
+func listed(obj *federation.FederatedObject, cluster string) bool {
+	for i := range obj.Status.Clusters {
+		if obj.Status.Clusters[i].Name == cluster {
+			return true
+		}
+	}
+	return false
 }
 
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
@@ -554,8 +608,12 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 			return ch
 		}
 		ch.Action = ActionDelete
-		if orphan {
+		switch {
+		case orphan:
 			ch.Action = ActionOrphan
+		case systemNamespace(live):
+			ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
+			ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
 		}
 		return ch
 	}
@@ -584,7 +642,8 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 	case ms.Verified != "" && ms.Verified == live.GetResourceVersion():
 		// Nobody changed the object since sync wrote or checked it.
 	default:
-		if ch.Drift = ownedDiff(r.obj.Object, live.Object); len(ch.Drift) > 0 {
+		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object), func(p string) bool { return slices.Contains(ms.Dropped, p) })
+		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}
 	}

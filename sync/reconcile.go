@@ -108,6 +108,10 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
+	if scheduledBeforeReady(fed, clusters) {
+		// The scheduler's write, after the Cluster's change, brings the object back.
+		return federation.Result{RequeueAfter: waitForScheduleDelay}, "unchanged", nil
+	}
 	rev, err := s.ensureRevision(ctx, r, u, fed)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)

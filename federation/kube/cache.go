@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sync"
@@ -34,8 +35,10 @@ const ManagedSelector = federation.ManagedByLabel
 // The informer starts with the first read (or right away, if Run is running) and lives within
 // Run: it stops when Run returns, when the cluster's client is rebuilt (a new one starts on the
 // next read) and when the Cluster is deleted. Reads block until the cache has synced or ctx is
-// done; in the latter case they return the informer's last list or watch error, if any (which
-// wraps federation.ErrUnreachable when the member cannot be reached), else ctx's error.
+// done, or until the informer's list has failed in a way waiting will not soon change (the
+// member does not serve the resource, refuses it, or cannot be reached); then they return the
+// informer's last list or watch error, if any (which wraps federation.ErrUnreachable when the
+// member cannot be reached), else ctx's error.
 // Returned objects are copies: callers may modify them.
 //
 // CachedReader itself returns an error wrapping ErrNotRunning when Run is not running,
@@ -93,11 +96,14 @@ func (ic *informerCache) waitForSync(ctx context.Context, op string) error {
 		return nil
 	}
 	// Wait for the first list, unless the member has answered in a way that waiting will not
-	// change soon: it does not serve the resource (its CRD is not installed), or refuses it.
-	// The reader then fails at once with that answer, as a live read would, instead of
-	// holding the caller until its deadline; the informer keeps retrying meanwhile.
+	// change soon: it does not serve the resource (its CRD is not installed), refuses it, or
+	// cannot be reached (refused connections, untrusted certificates: what a live read fails
+	// with at once too). The reader then fails at once with that answer, as a live read
+	// would, instead of holding the caller until its deadline (a loop's pass may have none);
+	// the informer keeps retrying meanwhile.
 	_ = wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
-		return ic.inf.HasSynced() || definitive(ic.err()), nil
+		err := ic.err()
+		return ic.inf.HasSynced() || definitive(err) || errors.Is(err, federation.ErrUnreachable), nil
 	})
 	if ic.inf.HasSynced() {
 		return nil

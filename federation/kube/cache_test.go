@@ -155,8 +155,37 @@ func TestCachedReader(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotRunning)
 }
 
+// TestCachedReaderUnreachableFailsAtOnce: once the informer's list has failed because the
+// member cannot be reached, a read fails at once with that error, as a live read would,
+// instead of holding a caller without a deadline until the member is back (found by the
+// credentials test, test/credentials: every sync and DNS pass hung on one member that was
+// unreachable, or whose certificate was not trusted, before its cache had ever synced).
+func TestCachedReaderUnreachableFailsAtOnce(t *testing.T) {
+	c, err := New(restConfigFor("http://127.0.0.1:1"), Options{})
+	require.NoError(t, err)
+	set := staticSet(t, map[string]*Client{"down": c})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	var r federation.Reader
+	require.Eventually(t, func() bool { r, err = set.CachedReader("down", cmGVR); return err == nil }, 5*time.Second, 10*time.Millisecond)
+
+	got := make(chan error, 1)
+	go func() { _, err := r.Get(ctx, cmGVR, "a", "web"); got <- err }() // no deadline
+	select {
+	case err = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a read of an unreachable member's cache waits for its caller's deadline")
+	}
+	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
+	require.Contains(t, err.Error(), "cache not synced")
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
 // TestCachedReaderUnreachable checks that a reader of a cluster that cannot be reached returns
-// the informer's error, marked unreachable, once the caller's deadline passes.
+// the informer's error, marked unreachable.
 func TestCachedReaderUnreachable(t *testing.T) {
 	c, err := New(restConfigFor("http://127.0.0.1:1"), Options{})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,13 +27,24 @@ import (
 //
 // Every error it returns starts with "kube: " and the operation, and keeps the API server's
 // error in its chain, so apierrors.IsNotFound, IsConflict and IsAlreadyExists work on it.
-// Failures of the network rather than the API also wrap federation.ErrUnreachable.
+// Failures of the network rather than the API also wrap federation.ErrUnreachable. Its messages
+// never contain the Client's bearer token or password, even when a server quotes them: they
+// are cut out ("[redacted]"); the errors in the chain are the server's, as it answered.
 type Client struct {
 	dyn dynamic.Interface
 
 	// disc and mapper are nil for a Client built on Options.Dynamic.
 	disc   discovery.DiscoveryInterface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
+
+	// secrets are the credentials the Client sends (bearer token, basic-auth password): cut
+	// out of every error it returns.
+	secrets []string
+}
+
+// wrapErr is the package's wrapErr, with the Client's credentials cut out of the message.
+func (c *Client) wrapErr(op string, err error) error {
+	return redact(wrapErr(op, err), c.secrets)
 }
 
 // Compile-time checks of the interfaces Client implements.
@@ -107,7 +119,13 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	cached := memory.NewMemCacheClient(disc)
-	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
+	var secrets []string
+	for _, s := range []string{cfg.BearerToken, cfg.Password} {
+		if strings.TrimSpace(s) != "" {
+			secrets = append(secrets, s)
+		}
+	}
+	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), secrets: secrets}, nil
 }
 
 // Dynamic returns the dynamic client underneath, for requests the ClusterClient interface does
@@ -146,7 +164,7 @@ func checkObject(verb string, gvr schema.GroupVersionResource, obj *unstructured
 func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	u, err := c.resource(gvr, namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, wrapErr(describe("get", gvr, namespace, name), err)
+		return nil, c.wrapErr(describe("get", gvr, namespace, name), err)
 	}
 	return u, nil
 }
@@ -156,7 +174,7 @@ func (c *Client) Get(ctx context.Context, gvr schema.GroupVersionResource, names
 func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	l, err := c.resource(gvr, namespace).List(ctx, opts)
 	if err != nil {
-		return nil, wrapErr(describe("list", gvr, namespace, ""), err)
+		return nil, c.wrapErr(describe("list", gvr, namespace, ""), err)
 	}
 	return l, nil
 }
@@ -169,7 +187,7 @@ func (c *Client) Create(ctx context.Context, gvr schema.GroupVersionResource, ob
 	}
 	u, err := c.resource(gvr, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
-		return nil, wrapErr(describe("create", gvr, obj.GetNamespace(), obj.GetName()), err)
+		return nil, c.wrapErr(describe("create", gvr, obj.GetNamespace(), obj.GetName()), err)
 	}
 	return u, nil
 }
@@ -182,7 +200,7 @@ func (c *Client) Update(ctx context.Context, gvr schema.GroupVersionResource, ob
 	}
 	u, err := c.resource(gvr, obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{})
 	if err != nil {
-		return nil, wrapErr(describe("update", gvr, obj.GetNamespace(), obj.GetName()), err)
+		return nil, c.wrapErr(describe("update", gvr, obj.GetNamespace(), obj.GetName()), err)
 	}
 	return u, nil
 }
@@ -194,7 +212,7 @@ func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 	}
 	u, err := c.resource(gvr, obj.GetNamespace()).UpdateStatus(ctx, obj, metav1.UpdateOptions{})
 	if err != nil {
-		return nil, wrapErr(describe("update status of", gvr, obj.GetNamespace(), obj.GetName()), err)
+		return nil, c.wrapErr(describe("update status of", gvr, obj.GetNamespace(), obj.GetName()), err)
 	}
 	return u, nil
 }
@@ -203,14 +221,14 @@ func (c *Client) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResour
 func (c *Client) Patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
 	u, err := c.resource(gvr, namespace).Patch(ctx, name, pt, data, metav1.PatchOptions{})
 	if err != nil {
-		return nil, wrapErr(describe("patch", gvr, namespace, name), err)
+		return nil, c.wrapErr(describe("patch", gvr, namespace, name), err)
 	}
 	return u, nil
 }
 
 // Delete deletes the object, honouring opts (preconditions, propagation policy).
 func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
-	return wrapErr(describe("delete", gvr, namespace, name), c.resource(gvr, namespace).Delete(ctx, name, opts))
+	return c.wrapErr(describe("delete", gvr, namespace, name), c.resource(gvr, namespace).Delete(ctx, name, opts))
 }
 
 // Watch streams changes of the objects in namespace that match opts. The watch ends when ctx
@@ -218,7 +236,7 @@ func (c *Client) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 func (c *Client) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := c.resource(gvr, namespace).Watch(ctx, opts)
 	if err != nil {
-		return nil, wrapErr(describe("watch", gvr, namespace, ""), err)
+		return nil, c.wrapErr(describe("watch", gvr, namespace, ""), err)
 	}
 	return w, nil
 }

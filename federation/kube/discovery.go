@@ -21,7 +21,7 @@ func (c *Client) Healthy(ctx context.Context) error {
 	if c.disc == nil {
 		return fmt.Errorf("kube: check health: %w", ErrNoDiscovery)
 	}
-	return wrapErr("check health", c.disc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error())
+	return c.wrapErr("check health", c.disc.RESTClient().Get().AbsPath("/readyz").Do(ctx).Error())
 }
 
 // ServerVersion returns the API server's version (GET /version). Errors follow the rules of
@@ -33,7 +33,7 @@ func (c *Client) ServerVersion(ctx context.Context) (*version.Info, error) {
 	}
 	body, err := c.disc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
-		return nil, wrapErr("get server version", err)
+		return nil, c.wrapErr("get server version", err)
 	}
 	info := &version.Info{}
 	if err := json.Unmarshal(body, info); err != nil {
@@ -57,7 +57,7 @@ func (c *Client) RESTMapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, er
 		m, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return nil, wrapErr(op, err)
+		return nil, c.wrapErr(op, err)
 	}
 	return m, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,6 +54,34 @@ func wrapErr(op string, err error) error {
 		return fmt.Errorf("kube: %s: %w: %w", op, federation.ErrUnreachable, err)
 	}
 	return fmt.Errorf("kube: %s: %w", op, err)
+}
+
+// redactedError is an error whose message had credentials cut out. It unwraps to the
+// original, so errors.Is and the apierrors predicates keep working; only its text changes.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redact returns err with every occurrence of the secrets cut out of its message. An API
+// server never quotes a request's credentials, but a misconfigured proxy or a hostile
+// endpoint may, and errors travel to logs and to status on the host, which far more people
+// read than the Secret that holds the credentials.
+func redact(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, s, "[redacted]")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }
 
 // isUnreachable reports whether err means "the API server could not be reached or did not

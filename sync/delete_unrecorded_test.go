@@ -1,0 +1,81 @@
+package sync_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// The member objects sync created before its status write failed are not in status.clusters.
+// When such a cluster is not ready as the federated object is deleted, it must still hold
+// the finalizer (until the deletion timeout): it may hold the object, since placement puts it
+// there. Otherwise the object stays behind in that cluster, managed, with nobody to remove it
+// and no event saying so (found by the chaos soak, test/soak).
+func TestDeletionWaitsForNotReadyClustersStatusDoesNotList(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.host.SetHooks(fake.Hooks{UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return nil, apierrors.NewServiceUnavailable("host busy")
+	}})
+	_, err := e.s.Reconcile(ctx, key)
+	require.Error(t, err, "the status write failed")
+	e.host.SetHooks(fake.Hooks{})
+	require.NotNil(t, e.member(t, "azure"))
+	require.Empty(t, e.fed(t).Status.Clusters, "status does not know yet")
+
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host)) // azure is not Ready
+	require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+	_, _ = e.s.Reconcile(ctx, key)
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err, "the finalizer was removed while azure may still hold the object")
+
+	require.NoError(t, e.fleet.Heal("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, e.member(t, "azure"), "deleted once azure is back")
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
+}
+
+// A cluster that is not ready keeps its status.clusters entry while it may still hold the
+// object, even when placement has left it meanwhile: sync deletes the object there once the
+// cluster is back, and a deletion of the federated object waits for that (found by the chaos
+// soak, test/soak: placement moved away from a partitioned cluster, the object was deleted,
+// and its copy in that cluster stayed behind, managed, with no event).
+func TestNotReadyClusterStaysListedAfterPlacementLeavesIt(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	u, err := e.host.Get(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters"))
+	_, err = e.host.Update(ctx, e.typ.FederatedGVR(), u)
+	require.NoError(t, err)
+	e.reconcile(t)
+	require.Equal(t, fedsync.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
+
+	require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+	_, _ = e.s.Reconcile(ctx, key)
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err, "the finalizer was removed while azure may still hold the object")
+
+	require.NoError(t, e.fleet.Heal("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, e.member(t, "azure"), "deleted once azure is back")
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
+}

@@ -1,0 +1,271 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Apply carries out one event of the script. It returns an error only when the harness
+// itself cannot go on (the user's write failing for a reason that does not pass); an event
+// with nothing to act on (a drift of a member object that does not exist) is skipped and
+// reported as skipped.
+func (w *World) Apply(ctx context.Context, e Event) (skipped bool, err error) {
+	err = w.apply(ctx, e)
+	if errors.Is(err, errGone) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("soak: %s: %w", e, err)
+	}
+	return false, nil
+}
+
+func (w *World) apply(ctx context.Context, e Event) error {
+	typ := typeOf(e.Kind)
+	switch e.Op {
+	case OpAddCluster:
+		return w.addMember(ctx, e.Cluster, int(e.Value))
+	case OpRemoveCluster:
+		w.mu.Lock()
+		w.leaving[e.Cluster] = true
+		w.mu.Unlock()
+		return w.userDelete(ctx, federation.ClusterGVR, "", e.Cluster)
+	case OpPartition, OpHeal:
+		return w.setPartition(e.Cluster, e.Op == OpPartition)
+	case OpCreate:
+		return w.create(ctx, typ, e)
+	case OpEditTemplate:
+		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
+			_ = unstructured.SetNestedMap(u.Object, template(e.Kind, e.Key.Name, e.Value), "spec", "template")
+			return true
+		})
+	case OpEditOverride:
+		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
+			setOverride(u, e.Kind, e.Cluster, e.Value)
+			return true
+		})
+	case OpEditPlacement:
+		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
+			_ = unstructured.SetNestedMap(u.Object, e.Placement.render(), "spec", "placement")
+			return true
+		})
+	case OpEditPreference:
+		return w.editPreference(ctx, e)
+	case OpDelete:
+		return w.delete(ctx, typ, e)
+	case OpDrift, OpDriftDelete, OpForeignWrite:
+		return w.memberWrite(typ, e)
+	case OpConflicts:
+		c := w.Host
+		if e.Cluster != "" {
+			m, ok := w.Fleet.Member(e.Cluster)
+			if !ok {
+				return errGone
+			}
+			c = m
+		}
+		conflict := apierrors.NewConflict(schema.GroupResource{}, "", errors.New("soak: injected conflict"))
+		c.FailOn(fake.VerbUpdate, conflict, int(e.Value))
+		if c == w.Host {
+			c.FailOn(fake.VerbUpdateStatus, conflict, int(e.Value))
+			c.FailOn(fake.VerbPatch, conflict, int(e.Value))
+		}
+		return nil
+	case OpLatency:
+		m, ok := w.Fleet.Member(e.Cluster)
+		if !ok {
+			return errGone
+		}
+		if w.Config.Run {
+			m.SetLatency(fake.VerbAll, e.Duration)
+			return nil
+		}
+		w.mu.Lock()
+		w.latency[e.Cluster] = e.Duration
+		w.mu.Unlock()
+		return nil
+	case OpClockJump:
+		w.Clock.Step(e.Duration)
+		w.mu.Lock()
+		w.jumped += e.Duration
+		w.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("unknown op %q", e.Op)
+}
+
+// setPartition cuts member name off, or heals it.
+func (w *World) setPartition(name string, on bool) error {
+	m, ok := w.Fleet.Member(name)
+	if !ok {
+		return errGone
+	}
+	w.mu.Lock()
+	w.partition[name] = on
+	w.mu.Unlock()
+	if on {
+		m.Partition()
+	} else {
+		m.Heal()
+	}
+	return nil
+}
+
+// create creates a federated object (and its RSP), or brings a deleted name back. A name
+// whose previous object is still being deleted cannot come back yet: skipped.
+func (w *World) create(ctx context.Context, typ federation.TypeConfig, e Event) error {
+	if typ.Federated.Kind == federation.NamespaceType.Federated.Kind {
+		if _, err := w.userCreate(ctx, federation.NamespaceType.TargetGVR(), namespaceObject(e.Key.Namespace)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	if e.Total > 0 {
+		if err := w.putPreference(ctx, e.Key, e.Total, ""); err != nil {
+			return err
+		}
+	}
+	_, err := w.userCreate(ctx, typ.FederatedGVR(), federatedObject(typ, e.Key, e.Value, e.Placement))
+	if apierrors.IsAlreadyExists(err) {
+		return errGone
+	}
+	return err
+}
+
+// editPreference changes a FederatedDeployment's RSP: total replicas and the heavy cluster;
+// a total of 0 deletes it.
+func (w *World) editPreference(ctx context.Context, e Event) error {
+	if e.Total == 0 {
+		return w.userDelete(ctx, federation.ReplicaSchedulingPreferenceGVR, e.Key.Namespace, e.Key.Name)
+	}
+	return w.putPreference(ctx, e.Key, e.Total, e.Cluster)
+}
+
+func (w *World) putPreference(ctx context.Context, key federation.Key, total int64, heavy string) error {
+	want := preference(key, total, heavy)
+	err := w.userEdit(ctx, federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name, func(u *unstructured.Unstructured) bool {
+		u.Object["spec"] = want.Object["spec"]
+		return true
+	})
+	if errors.Is(err, errGone) {
+		_, err = w.userCreate(ctx, federation.ReplicaSchedulingPreferenceGVR, want)
+		if apierrors.IsAlreadyExists(err) {
+			return nil // a deleted RSP still going: the next edit puts it back
+		}
+	}
+	return err
+}
+
+// delete deletes a federated object (and its RSP), first annotating it to orphan its member
+// objects when asked; the managed member objects it has then are remembered, to check they
+// remain.
+func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) error {
+	if e.Orphan {
+		err := w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[federation.OrphanAnnotation] = "true"
+			u.SetAnnotations(ann)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		ns, name := memberName(typ, e.Key)
+		for cname, c := range w.members() {
+			obj, err := c.Peek(typ.TargetGVR(), ns, name)
+			if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" {
+				continue
+			}
+			w.mu.Lock()
+			w.orphans = append(w.orphans, orphanRecord{cluster: cname, gvr: typ.TargetGVR(), ns: ns, name: name, uid: string(obj.GetUID()), fed: typ.Federated.Kind + " " + e.Key.String()})
+			w.mu.Unlock()
+		}
+	}
+	if typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
+		if err := w.userDelete(ctx, federation.ReplicaSchedulingPreferenceGVR, e.Key.Namespace, e.Key.Name); err != nil {
+			return err
+		}
+	}
+	return w.userDelete(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name)
+}
+
+// memberName is the namespace and name of a federated object's member objects.
+func memberName(typ federation.TypeConfig, key federation.Key) (string, string) {
+	if !typ.Namespaced {
+		return "", key.Name
+	}
+	return key.Namespace, key.Name
+}
+
+// memberWrite is someone else's write in a member: drift of an owned field, a deletion, or
+// another controller's annotation (which must cause no federation write).
+func (w *World) memberWrite(typ federation.TypeConfig, e Event) error {
+	m, ok := w.Fleet.Member(e.Cluster)
+	if !ok {
+		return errGone
+	}
+	ns, name := memberName(typ, e.Key)
+	gvr := typ.TargetGVR()
+	obj, err := m.Peek(gvr, ns, name)
+	if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" || obj.GetDeletionTimestamp() != nil {
+		return errGone // nothing of ours there to touch
+	}
+	switch e.Op {
+	case OpDriftDelete:
+		if typ.Federated.Kind == federation.NamespaceType.Federated.Kind {
+			return errGone // deleting a whole member namespace is not drift
+		}
+		return m.DriftDelete(gvr, ns, name)
+	case OpForeignWrite:
+		val := fmt.Sprint(e.Value)
+		err := m.Drift(gvr, ns, name, func(u *unstructured.Unstructured) {
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[foreignAnnotation] = val
+			u.SetAnnotations(ann)
+		})
+		if err == nil {
+			w.mu.Lock()
+			w.foreign = append(w.foreign, foreignMark{cluster: e.Cluster, gvr: gvr, ns: ns, name: name, uid: string(obj.GetUID()), key: foreignAnnotation, val: val})
+			w.mu.Unlock()
+		}
+		return err
+	}
+	return m.Drift(gvr, ns, name, func(u *unstructured.Unstructured) { drift(typ.Federated.Kind, u, e.Value) })
+}
+
+// drift changes a field the federation owns, as a person with kubectl would.
+func drift(kind string, u *unstructured.Unstructured, v int64) {
+	switch kind {
+	case federation.DeploymentType.Federated.Kind:
+		if v%2 == 0 {
+			_ = unstructured.SetNestedField(u.Object, 10+v%7, "spec", "replicas")
+			return
+		}
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		if len(containers) > 0 {
+			containers[0].(map[string]any)["image"] = fmt.Sprintf("evil:%d", v)
+			_ = unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")
+		}
+	case federation.ServiceType.Federated.Kind:
+		_ = unstructured.SetNestedField(u.Object, map[string]any{"app": fmt.Sprintf("drift-%d", v)}, "spec", "selector")
+	case federation.ConfigMapType.Federated.Kind:
+		_ = unstructured.SetNestedField(u.Object, fmt.Sprintf("drift-%d", v), "data", "value")
+	default:
+		labels := u.GetLabels()
+		labels["soak"] = fmt.Sprintf("drift-%d", v)
+		u.SetLabels(labels)
+	}
+}

@@ -1,0 +1,296 @@
+package soak
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// checker checks the World at quiescence. Every expectation is computed from the fakes' state
+// (read without API calls) with fedkit's pure functions.
+type checker struct {
+	w     *World
+	phase string
+	// cut are members partitioned on purpose during the check (their Cluster is not Ready):
+	// their entries must be stale and left out of the sums.
+	cut      map[string]bool
+	clusters []federation.Cluster
+	members  map[string]*fake.Cluster
+	left     map[string][]string // "Kind ns/name" -> MembersLeftBehind messages
+}
+
+func (c *checker) violate(format string, args ...any) {
+	c.w.violate("%s: %s", c.phase, fmt.Sprintf(format, args...))
+}
+
+// check runs every check of a quiescent World.
+func (w *World) check(phase string, cut map[string]bool) {
+	c := &checker{w: w, phase: phase, cut: cut, members: w.members(), left: map[string][]string{}}
+	for _, u := range w.Host.Objects(federation.ClusterGVR) {
+		cl, err := federation.ClusterFromUnstructured(u)
+		if err != nil {
+			c.violate("Cluster %s does not decode: %v", u.GetName(), err)
+			continue
+		}
+		if cl.DeletionTimestamp != nil {
+			c.violate("Cluster %s is still being deleted (finalizers %v)", cl.Name, cl.Finalizers)
+		}
+		c.clusters = append(c.clusters, *cl)
+	}
+	for _, e := range w.Events() {
+		if e.Reason == "MembersLeftBehind" {
+			k := e.Kind + " " + objectRef(e.Namespace, e.Name)
+			c.left[k] = append(c.left[k], e.Message)
+		}
+	}
+	for _, typ := range kinds() {
+		c.checkType(typ)
+	}
+	c.checkMemberObjects()
+	c.checkOrphans()
+	c.checkForeign()
+	c.checkUntouched()
+}
+
+// leftBehind reports whether a MembersLeftBehind event of the federated object (or of the
+// Cluster) announced what remains in cluster.
+func (c *checker) leftBehind(fedKey, cluster string) bool {
+	for _, k := range []string{fedKey, "Cluster " + cluster} {
+		for _, msg := range c.left[k] {
+			if strings.Contains(msg, cluster+" (") || strings.Contains(msg, fmt.Sprintf("%q", cluster)) || strings.Contains(msg, " more") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *checker) ready(name string) bool {
+	for i := range c.clusters {
+		if c.clusters[i].Name == name {
+			return meta.IsStatusConditionTrue(c.clusters[i].Status.Conditions, federation.ConditionReady)
+		}
+	}
+	return false
+}
+
+func revisionOf(u *unstructured.Unstructured) int64 {
+	n, _ := strconv.ParseInt(u.GetAnnotations()[federation.RevisionAnnotation], 10, 64)
+	return n
+}
+
+func managed(u *unstructured.Unstructured) bool {
+	return u != nil && u.GetLabels()[federation.ManagedByLabel] != ""
+}
+
+// checkType checks every federated object of typ against its members.
+func (c *checker) checkType(typ federation.TypeConfig) {
+	for _, u := range c.w.Host.Objects(typ.FederatedGVR()) {
+		name := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
+		if u.GetDeletionTimestamp() != nil {
+			c.violate("%s: deletion did not complete (finalizers %v)", name, u.GetFinalizers())
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			c.violate("%s: does not decode: %v", name, err)
+			continue
+		}
+		federation.DefaultFederatedObject(fed)
+		if c.w.Config.Dump != "" && c.w.Config.Dump == objectRef(fed.Namespace, fed.Name) {
+			if data, err := yaml.Marshal(u.Object); err == nil {
+				c.violate("%s (Config.Dump):\n%s", name, data)
+			}
+		}
+		c.checkObject(typ, name, fed)
+	}
+}
+
+func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *federation.FederatedObject) {
+	rev := revisionOf(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"annotations": toAny(fed.Annotations)}}})
+	if fed.Status.ObservedGeneration != fed.Generation {
+		c.violate("%s: status.observedGeneration %d, generation %d", name, fed.Status.ObservedGeneration, fed.Generation)
+	}
+	targets, err := fedsync.TargetsFor(fed, typ, c.clusters)
+	if err != nil {
+		c.violate("%s: TargetsFor: %v", name, err)
+		return
+	}
+	c.checkSchedule(typ, name, fed, targets)
+
+	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
+	placed := map[string]bool{}
+	for _, n := range targets.Order {
+		placed[n] = true
+	}
+	entries := map[string]federation.MemberStatus{}
+	for _, e := range fed.Status.Clusters {
+		entries[e.Name] = e
+	}
+	collisions, cutListed := 0, 0
+	for _, cname := range sortedKeys(c.members) {
+		obj, _ := c.members[cname].Peek(typ.TargetGVR(), ns, mname)
+		e, listed := entries[cname]
+		switch {
+		case c.cut[cname]:
+			if listed {
+				cutListed++
+			}
+		case !placed[cname]:
+			if managed(obj) && !c.leftBehind(name, cname) {
+				c.violate("%s: a managed object runs in %s, where it is not placed", name, cname)
+			}
+			if listed {
+				c.violate("%s: status.clusters lists %s, where it is not placed", name, cname)
+			}
+		case obj == nil:
+			c.violate("%s: placed in %s, absent there (entry %+v)", name, cname, e)
+		case !managed(obj):
+			collisions++
+			if e.Propagation != fedsync.ReasonAlreadyExists {
+				c.violate("%s: %s holds an object no federation manages, propagation %q", name, cname, e.Propagation)
+			}
+		default:
+			c.checkMember(typ, name, fed, rev, targets, cname, obj, e, listed)
+		}
+	}
+	prop := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionPropagated)
+	switch {
+	case prop == nil:
+		c.violate("%s: no Propagated condition", name)
+	case cutListed > 0:
+		// A cluster that is not Ready still holds the object: sync waits for it.
+	case collisions == 0 && (prop.Status != "True" || fed.Status.SyncedRevision != rev):
+		c.violate("%s: Propagated %s (%s: %s), syncedRevision %d, revision %d", name, prop.Status, prop.Reason, prop.Message, fed.Status.SyncedRevision, rev)
+	case collisions > 0 && prop.Status != "False":
+		c.violate("%s: %d cluster(s) hold objects no federation manages, yet Propagated is %s", name, collisions, prop.Status)
+	}
+	c.checkAggregate(typ, name, fed, ns, mname)
+}
+
+// checkMember checks one placed cluster's managed object against the render.
+func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+	if !listed {
+		c.violate("%s: placed in %s, missing from status.clusters", name, cluster)
+	} else if e.Propagation != "" || e.Revision != rev {
+		c.violate("%s: %s: propagation %q (%s), revision %d, want \"\" and %d", name, cluster, e.Propagation, e.Message, e.Revision, rev)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		c.violate("%s: %s: the member object is being deleted", name, cluster)
+	}
+	in := override.InputFor(fed, typ)
+	in.Revision, in.ClusterName, in.Existing = rev, cluster, obj
+	in.Replicas = t.Replicas[cluster]
+	for i := range c.clusters {
+		if c.clusters[i].Name == cluster {
+			in.ClusterLabels = c.clusters[i].Labels
+		}
+	}
+	want, err := (&override.Renderer{}).Render(in)
+	if err != nil {
+		c.violate("%s: %s: render: %v", name, cluster, err)
+		return
+	}
+	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], want.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
+		c.violate("%s: %s: desired hash %q, the render's %q", name, cluster, got, w)
+	}
+	if r := revisionOf(obj); r > rev || r <= 0 {
+		c.violate("%s: %s: member revision %d, federated revision %d", name, cluster, r, rev)
+	}
+	changes, _, err := fedsync.Plan(fedsync.PlanInput{
+		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
+		Members: map[string]fedsync.MemberState{cluster: {Object: obj}},
+	})
+	if err != nil {
+		c.violate("%s: Plan: %v", name, err)
+		return
+	}
+	for _, ch := range changes {
+		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
+			c.violate("%s: %s: sync's Plan would still %s (%s %s; drift %v)", name, cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
+		}
+	}
+}
+
+// checkSchedule checks the schedule against placement: only clusters placement selects; for a
+// preference, its total.
+func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *federation.FederatedObject, t fedsync.Targets) {
+	rsp, rspErr := c.w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, fed.Namespace, fed.Name)
+	p := fed.Spec.Placement
+	if rspErr == nil && typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
+		if i, _, _ := unstructured.NestedBool(rsp.Object, "spec", "intersectWithClusterSelector"); !i {
+			// KubeFed's rule: the preference, not the object's placement, says which clusters.
+			p = federation.Placement{ClusterSelector: &metav1.LabelSelector{}}
+		}
+	} else {
+		rsp = nil
+	}
+	// Clusters leaving the federation (their Cluster being deleted) take nothing new.
+	var staying []federation.Cluster
+	for _, cl := range c.clusters {
+		if cl.DeletionTimestamp == nil {
+			staying = append(staying, cl)
+		}
+	}
+	sel, err := placement.Select(p, staying)
+	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
+		c.violate("%s: placement: %v", name, err)
+		return
+	}
+	s := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
+	switch {
+	case s == nil || s.ObservedGeneration != fed.Generation:
+		c.violate("%s: Scheduled condition %+v, generation %d", name, s, fed.Generation)
+	case s.Status != "True" && !(len(sel) == 0 && s.Reason == "Unschedulable"):
+		c.violate("%s: Scheduled condition %s %s: %s; placement selects %v", name, s.Status, s.Reason, s.Message, sel)
+	}
+	if !t.Scheduled {
+		c.violate("%s: no current schedule", name)
+	}
+	for _, n := range t.Order {
+		if !slices.Contains(sel, n) {
+			c.violate("%s: scheduled in %s, which placement does not select (%v)", name, n, sel)
+		}
+	}
+	if typ.Federated.Kind != federation.DeploymentType.Federated.Kind {
+		if len(t.Order) != len(sel) {
+			c.violate("%s: scheduled in %v, placement selects %v", name, t.Order, sel)
+		}
+		return
+	}
+	if rsp == nil {
+		return
+	}
+	total, _, _ := unstructured.NestedInt64(rsp.Object, "spec", "totalReplicas")
+	var sum int64
+	for _, n := range t.Order {
+		if r := t.Replicas[n]; r != nil {
+			sum += *r
+		}
+	}
+	if len(sel) > 0 && sum != total {
+		c.violate("%s: the schedule places %d replicas in %v; the preference asks for %d", name, sum, t.Order, total)
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,179 @@
+package soak
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// checkAggregate recomputes status.aggregated from the member objects: the sums over the
+// fresh entries (every entry, once faults are off, but those of the clusters cut off on
+// purpose, which must be stale).
+func (c *checker) checkAggregate(typ federation.TypeConfig, name string, fed *federation.FederatedObject, ns, mname string) {
+	var want federation.AggregatedStatus
+	for _, e := range fed.Status.Clusters {
+		if c.cut[e.Name] || !c.ready(e.Name) {
+			if !e.Stale {
+				c.violate("%s: %s is not Ready, its entry is not stale", name, e.Name)
+			}
+			want.StaleClusters++
+			continue
+		}
+		if e.Stale {
+			c.violate("%s: %s is Ready and was read, its entry is stale", name, e.Name)
+		}
+		want.Clusters++
+		m := c.members[e.Name]
+		if m == nil || typ.Federated.Kind != federation.DeploymentType.Federated.Kind {
+			continue
+		}
+		obj, err := m.Peek(typ.TargetGVR(), ns, mname)
+		if err != nil || !managed(obj) {
+			continue
+		}
+		get := func(fields ...string) int64 {
+			n, _, _ := unstructured.NestedInt64(obj.Object, fields...)
+			return n
+		}
+		replicas, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+		if !found {
+			replicas = 1
+		}
+		want.Replicas += replicas
+		want.ReadyReplicas += get("status", "readyReplicas")
+		want.AvailableReplicas += get("status", "availableReplicas")
+		want.UpdatedReplicas += get("status", "updatedReplicas")
+	}
+	got := fed.Status.Aggregated
+	switch {
+	case 2*int(want.Clusters) <= len(fed.Status.Clusters) && len(fed.Status.Clusters) > 0:
+		return // no quorum: the last good values stay, by design
+	case got == nil:
+		c.violate("%s: no status.aggregated; want %+v", name, want)
+	case typ.Federated.Kind != federation.DeploymentType.Federated.Kind:
+		if got.Clusters != want.Clusters || got.StaleClusters != want.StaleClusters {
+			c.violate("%s: status.aggregated %+v, want clusters %d, staleClusters %d", name, *got, want.Clusters, want.StaleClusters)
+		}
+	case *got != want:
+		c.violate("%s: status.aggregated %+v, the members say %+v", name, *got, want)
+	}
+}
+
+// checkMemberObjects looks at every member object of the soak's kinds: none half-deleted;
+// none that fedkit manages for a federated object that no longer exists, unless a
+// MembersLeftBehind event announced it.
+func (c *checker) checkMemberObjects() {
+	for _, typ := range kinds() {
+		fedKeys := map[string]bool{}
+		for _, u := range c.w.Host.Objects(typ.FederatedGVR()) {
+			fedKeys[objectRef(u.GetNamespace(), u.GetName())] = true
+		}
+		for _, cname := range sortedKeys(c.members) {
+			for _, obj := range c.members[cname].Objects(typ.TargetGVR()) {
+				if obj.GetDeletionTimestamp() != nil && typ.Federated.Kind != federation.NamespaceType.Federated.Kind {
+					c.violate("%s %s in %s is still being deleted (finalizers %v)", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), cname, obj.GetFinalizers())
+				}
+				fname := obj.GetLabels()[federation.FederatedNameLabel]
+				if !managed(obj) || fname == "" {
+					continue
+				}
+				fkey := objectRef(obj.GetLabels()[federation.FederatedNamespaceLabel], fname)
+				if !fedKeys[fkey] && !c.leftBehind(typ.Federated.Kind+" "+fkey, cname) {
+					c.violate("%s %s in %s: managed, and its %s is gone", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), cname, typ.Federated.Kind)
+				}
+			}
+		}
+	}
+	for _, name := range c.w.removedNames() {
+		m := c.w.removedCluster(name)
+		for _, typ := range kinds() {
+			for _, obj := range m.Objects(typ.TargetGVR()) {
+				if managed(obj) && obj.GetLabels()[federation.FederatedNameLabel] != "" && !c.leftBehind("", name) {
+					c.violate("%s %s in %s, which left the federation: still managed, not orphaned", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), name)
+				}
+			}
+		}
+	}
+}
+
+// fedkitMarks are the labels and annotations an orphaned object must have lost.
+var fedkitMarks = []string{
+	federation.ManagedByLabel, federation.FederatedNameLabel, federation.FederatedNamespaceLabel,
+	federation.DesiredHashAnnotation, federation.RevisionAnnotation,
+}
+
+// checkOrphans: objects orphaned by a deletion remain, without fedkit's marks.
+func (c *checker) checkOrphans() {
+	c.w.mu.Lock()
+	orphans := append([]orphanRecord(nil), c.w.orphans...)
+	c.w.mu.Unlock()
+	for _, o := range orphans {
+		m := c.members[o.cluster]
+		if m == nil {
+			m = c.w.removedCluster(o.cluster)
+		}
+		if c.leftBehind(o.fed, o.cluster) {
+			// The deletion timed out before the object could be orphaned there: it stayed
+			// managed, and a later federated object of the same name may have taken it.
+			continue
+		}
+		obj, err := m.Peek(o.gvr, o.ns, o.name)
+		if err != nil || string(obj.GetUID()) != o.uid {
+			c.violate("%s was deleted with orphan: its object in %s is gone", o.fed, o.cluster)
+			continue
+		}
+		for _, k := range fedkitMarks {
+			_, l := obj.GetLabels()[k]
+			_, a := obj.GetAnnotations()[k]
+			if l || a {
+				c.violate("%s was deleted with orphan: its object in %s still carries %s", o.fed, o.cluster, k)
+			}
+		}
+	}
+}
+
+// checkForeign: other controllers' annotations survive on the objects they annotated.
+func (c *checker) checkForeign() {
+	c.w.mu.Lock()
+	marks := append([]foreignMark(nil), c.w.foreign...)
+	c.w.mu.Unlock()
+	last := map[foreignMark]foreignMark{} // per object, the last value written
+	for _, f := range marks {
+		k := f
+		k.val = ""
+		last[k] = f
+	}
+	for _, f := range last {
+		m := c.members[f.cluster]
+		if m == nil {
+			continue
+		}
+		obj, err := m.Peek(f.gvr, f.ns, f.name)
+		if err != nil || string(obj.GetUID()) != f.uid {
+			continue // deleted since (placement, drift, deletion): the mark went with it
+		}
+		if got := obj.GetAnnotations()[f.key]; got != f.val {
+			c.violate("%s %s in %s: another controller's annotation %s=%q became %q", f.gvr.Resource, objectRef(f.ns, f.name), f.cluster, f.key, f.val, got)
+		}
+	}
+}
+
+// checkUntouched: objects no federation manages end as they started.
+func (c *checker) checkUntouched() {
+	c.w.mu.Lock()
+	objs := append([]untouchedObject(nil), c.w.untouched...)
+	c.w.mu.Unlock()
+	for _, o := range objs {
+		m := c.members[o.cluster]
+		if m == nil {
+			m = c.w.removedCluster(o.cluster)
+		}
+		obj, err := m.Peek(o.gvr, o.ns, o.name)
+		switch {
+		case err != nil:
+			c.violate("%s %s in %s, which no federation manages, is gone: %v", o.gvr.Resource, objectRef(o.ns, o.name), o.cluster, err)
+		case obj.GetResourceVersion() != o.rv:
+			c.violate("%s %s in %s, which no federation manages, was changed (resourceVersion %s, was %s)", o.gvr.Resource, objectRef(o.ns, o.name), o.cluster, obj.GetResourceVersion(), o.rv)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+	"github.com/fedkit/fedkit/status"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// ControlPlane is the control plane under test, as the soak drives it.
+type ControlPlane interface {
+	// Round reconciles every key of every loop once, one Reconcile at a time, in a fixed
+	// order, and returns when all are done (deterministic mode). Errors a loop would retry
+	// are not errors of the round; the round returns an error only when it cannot go on.
+	Round(ctx context.Context) error
+	// Run runs every loop's Run until ctx is done and returns after all their goroutines
+	// have exited (Run mode).
+	Run(ctx context.Context) error
+}
+
+// Factory builds the control plane under test over a World. [Loops] is fedkit's; an embedder
+// passes its own to soak its own loops.
+type Factory func(w *World) (ControlPlane, error)
+
+// reconciler is the one method every loop has.
+type reconciler interface {
+	Reconcile(ctx context.Context, key federation.Key) (federation.Result, error)
+}
+
+// loops is the default control plane: every fedkit loop, built with New(deps, Options) on the
+// World's host, fleet and clock, as an embedder builds them.
+type loops struct {
+	w          *World
+	monitor    *status.ClusterMonitor
+	schedulers []*scheduler.Scheduler
+	syncers    []*fedsync.Syncer
+	collectors []*status.Collector
+	dns        *dnsrecord.Controller
+}
+
+// Loops is the [Factory] of fedkit's own loops: the cluster monitor; a scheduler, a syncer
+// and a collector for each of [Kinds]; the DNS loop. In deterministic mode each loop touches
+// one cluster at a time and sync's per-cluster rate limit is off (a wait on the fake clock
+// would block a round that nobody steps).
+func Loops(w *World) (ControlPlane, error) {
+	det := !w.Config.Run
+	l := &loops{w: w}
+	var err error
+	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock}); err != nil {
+		return nil, err
+	}
+	for _, typ := range kinds() {
+		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock})
+		if err != nil {
+			return nil, err
+		}
+		so := fedsync.Options{Clock: w.Clock, Events: w}
+		co := status.Options{Clock: w.Clock}
+		if det {
+			so.ClusterConcurrency, so.ClusterQPS, co.ClusterConcurrency = 1, -1, 1
+		}
+		y, err := fedsync.New(w.Host, w.Fleet, typ, so)
+		if err != nil {
+			return nil, err
+		}
+		c, err := status.New(w.Host, w.Fleet, typ, co)
+		if err != nil {
+			return nil, err
+		}
+		l.schedulers, l.syncers, l.collectors = append(l.schedulers, s), append(l.syncers, y), append(l.collectors, c)
+	}
+	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock}); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// reconcileTimeout bounds one Reconcile in real time. Nothing in a deterministic round waits
+// for anything but the code under test, so a pass that takes this long is stuck (waiting on
+// the fake clock, which nobody steps during a round).
+const reconcileTimeout = 2 * time.Minute
+
+// Round runs, in the order data flows: the monitor over every Cluster; for each kind the
+// scheduler, then sync (and its Cluster pass, which releases leaving Clusters), then the
+// collector over every federated object; the DNS loop over every record.
+func (l *loops) Round(ctx context.Context) error {
+	w := l.w
+	clusters := keysOf(w, federation.ClusterGVR)
+	for _, k := range clusters {
+		l.call(ctx, "monitor", l.monitor, k)
+	}
+	for i, typ := range kinds() {
+		keys := keysOf(w, typ.FederatedGVR())
+		for _, k := range keys {
+			l.call(ctx, "scheduler/"+typ.Federated.Kind, l.schedulers[i], k)
+		}
+		for _, k := range keys {
+			l.call(ctx, "sync/"+typ.Federated.Kind, l.syncers[i], k)
+		}
+		for _, k := range clusters {
+			l.call(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusterPass{l.syncers[i]}, k)
+		}
+	}
+	for i, typ := range kinds() {
+		for _, k := range keysOf(w, typ.FederatedGVR()) {
+			l.call(ctx, "status/"+typ.Federated.Kind, l.collectors[i], k)
+		}
+	}
+	for _, k := range keysOf(w, dnsrecord.ServiceDNSRecordGVR) {
+		l.call(ctx, "dns", l.dns, k)
+	}
+	return ctx.Err()
+}
+
+// clusterPass is a Syncer's Cluster pass as a reconciler.
+type clusterPass struct{ s *fedsync.Syncer }
+
+func (c clusterPass) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
+	return c.s.ReconcileCluster(ctx, key)
+}
+
+// call runs one Reconcile. A terminal error on the soak's input (which is always valid) and a
+// pass that does not return are violations; other errors are retried by the next round.
+func (l *loops) call(ctx context.Context, loop string, r reconciler, key federation.Key) {
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
+	_, err := r.Reconcile(ctx, key)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		l.w.violate("%s: Reconcile(%s) did not return within %s (stuck on the fake clock?)", loop, key, reconcileTimeout)
+	case federation.IsTerminal(err):
+		l.w.violate("%s: Reconcile(%s): terminal error on valid input: %v", loop, key, err)
+	}
+}
+
+// Run runs every loop's Run until ctx is done.
+func (l *loops) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	run := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+			}
+		})
+	}
+	run("monitor", l.monitor.Run)
+	for i, typ := range kinds() {
+		run("scheduler/"+typ.Federated.Kind, l.schedulers[i].Run)
+		run("sync/"+typ.Federated.Kind, l.syncers[i].Run)
+		run("status/"+typ.Federated.Kind, l.collectors[i].Run)
+	}
+	run("dns", l.dns.Run)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// keysOf lists the keys of gvr's objects on the host as the harness sees them (no API call,
+// no fault): the queue of a deterministic round.
+func keysOf(w *World, gvr schema.GroupVersionResource) []federation.Key {
+	objs := w.Host.Objects(gvr)
+	out := make([]federation.Key, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, federation.Key{Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+	return out
+}

@@ -1,0 +1,299 @@
+package soak
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// Op is what an Event does.
+type Op string
+
+// The script's operations.
+const (
+	OpAddCluster     Op = "add-cluster"     // Cluster (a new member), Value: its label index
+	OpRemoveCluster  Op = "remove-cluster"  // Cluster: its Cluster object is deleted
+	OpPartition      Op = "partition"       // Cluster
+	OpHeal           Op = "heal"            // Cluster
+	OpCreate         Op = "create"          // Kind, Key, Value, Placement, Total (>0: with an RSP)
+	OpEditTemplate   Op = "edit-template"   // Kind, Key, Value
+	OpEditOverride   Op = "edit-override"   // Kind, Key, Cluster, Value (0 removes it)
+	OpEditPlacement  Op = "edit-placement"  // Kind, Key, Placement
+	OpEditPreference Op = "edit-preference" // Key, Total (0 deletes the RSP), Cluster (the heavy one)
+	OpDelete         Op = "delete"          // Kind, Key, Orphan
+	OpDrift          Op = "drift"           // Kind, Key, Cluster, Value: someone edits an owned field
+	OpDriftDelete    Op = "drift-delete"    // Kind, Key, Cluster: someone deletes the member object
+	OpForeignWrite   Op = "foreign-write"   // Kind, Key, Cluster, Value: another controller annotates
+	OpConflicts      Op = "conflicts"       // Cluster ("" = the host), Value: the next updates conflict
+	OpLatency        Op = "latency"         // Cluster, Duration (0 ends it)
+	OpClockJump      Op = "clock-jump"      // Duration
+)
+
+// Event is one step of the script. Which fields matter depends on Op (see the constants).
+type Event struct {
+	Op        Op
+	Kind      string // federated kind
+	Key       federation.Key
+	Cluster   string
+	Value     int64
+	Total     int64
+	Orphan    bool
+	Placement Placement
+	Duration  time.Duration
+}
+
+func (e Event) String() string {
+	var b strings.Builder
+	b.WriteString(string(e.Op))
+	if e.Kind != "" {
+		fmt.Fprintf(&b, " %s %s", e.Kind, e.Key)
+	}
+	if e.Cluster != "" {
+		fmt.Fprintf(&b, " cluster=%s", e.Cluster)
+	}
+	switch e.Op {
+	case OpCreate:
+		fmt.Fprintf(&b, " value=%d %s", e.Value, e.Placement)
+		if e.Total > 0 {
+			fmt.Fprintf(&b, " rsp=%d", e.Total)
+		}
+	case OpEditPlacement:
+		fmt.Fprintf(&b, " %s", e.Placement)
+	case OpEditPreference:
+		fmt.Fprintf(&b, " %s total=%d", e.Key, e.Total)
+	case OpDelete:
+		fmt.Fprintf(&b, " orphan=%t", e.Orphan)
+	case OpLatency, OpClockJump:
+		fmt.Fprintf(&b, " %s", e.Duration)
+	case OpRemoveCluster, OpPartition, OpHeal, OpDriftDelete:
+	default:
+		fmt.Fprintf(&b, " value=%d", e.Value)
+	}
+	return b.String()
+}
+
+// Script is a soak's events: the initial fleet and objects, then the steps.
+type Script struct {
+	Initial []Event
+	Steps   [][]Event
+}
+
+// NewScript generates the script of cfg. It depends on cfg only (seed and sizes), never on
+// what the control plane does, so a seed always gives the same script.
+func NewScript(cfg Config) (Script, error) {
+	if err := cfg.complete(); err != nil {
+		return Script{}, err
+	}
+	g := &generator{r: rand.New(rand.NewPCG(cfg.Seed, 0x50a4)), cfg: cfg, live: map[string][]federation.Key{}, partitioned: map[string]bool{}}
+	var s Script
+	for range cfg.Clusters {
+		s.Initial = append(s.Initial, g.addCluster())
+	}
+	s.Initial = append(s.Initial, Event{Op: OpCreate, Kind: federation.NamespaceType.Federated.Kind,
+		Key: federation.Key{Namespace: governedNamespace, Name: governedNamespace}, Value: 1, Placement: Placement{Selector: map[string]string{}}})
+	for range cfg.Objects {
+		s.Initial = append(s.Initial, g.create())
+	}
+	for range cfg.Steps {
+		step := make([]Event, 0, cfg.EventsPerStep)
+		for range cfg.EventsPerStep {
+			if e, ok := g.next(); ok {
+				step = append(step, e)
+			}
+		}
+		s.Steps = append(s.Steps, step)
+	}
+	return s, nil
+}
+
+// generator is the script's own model of what the user did: which clusters and objects exist
+// as far as the user knows.
+type generator struct {
+	r           *rand.Rand
+	cfg         Config
+	clusters    []string // live, in order of joining
+	added       int
+	partitioned map[string]bool
+	live        map[string][]federation.Key // per kind
+	gone        []Event                     // deleted objects, whose names may come back
+	seq         int
+}
+
+func (g *generator) addCluster() Event {
+	name := fmt.Sprintf("c-%02d", g.added)
+	e := Event{Op: OpAddCluster, Cluster: name, Value: int64(g.added)}
+	g.added++
+	g.clusters = append(g.clusters, name)
+	return e
+}
+
+// kindMix spreads objects over the kinds: 40% Deployments, 25% Services, 25% ConfigMaps, 10%
+// Namespaces.
+func (g *generator) kind() string {
+	switch n := g.r.IntN(20); {
+	case n < 8:
+		return federation.DeploymentType.Federated.Kind
+	case n < 13:
+		return federation.ServiceType.Federated.Kind
+	case n < 18:
+		return federation.ConfigMapType.Federated.Kind
+	}
+	return federation.NamespaceType.Federated.Kind
+}
+
+func (g *generator) placement() Placement {
+	switch g.r.IntN(5) {
+	case 0:
+		return Placement{Selector: map[string]string{}}
+	case 1:
+		return Placement{Selector: map[string]string{tierLabel: []string{"gold", "silver"}[g.r.IntN(2)]}}
+	case 2:
+		return Placement{Selector: map[string]string{federation.RegionLabel: clusterLabels(g.r.IntN(3))[federation.RegionLabel]}}
+	}
+	n := 1 + g.r.IntN(min(5, len(g.clusters)))
+	picked := slices.Clone(g.clusters)
+	g.r.Shuffle(len(picked), func(i, j int) { picked[i], picked[j] = picked[j], picked[i] })
+	picked = picked[:n]
+	slices.Sort(picked)
+	return Placement{Clusters: picked}
+}
+
+func (g *generator) cluster() string { return g.clusters[g.r.IntN(len(g.clusters))] }
+
+// create makes a new object, or brings a deleted name back (one time in four).
+func (g *generator) create() Event {
+	var e Event
+	if len(g.gone) > 0 && g.r.IntN(4) == 0 {
+		i := g.r.IntN(len(g.gone))
+		e = Event{Op: OpCreate, Kind: g.gone[i].Kind, Key: g.gone[i].Key}
+		g.gone = slices.Delete(g.gone, i, i+1)
+	} else {
+		e = Event{Op: OpCreate, Kind: g.kind()}
+		g.seq++
+		switch e.Kind {
+		case federation.NamespaceType.Federated.Kind:
+			name := fmt.Sprintf("leaf-%04d", g.seq)
+			e.Key = federation.Key{Namespace: name, Name: name}
+		default:
+			ns := plainNamespaces(g.cfg.Objects)
+			namespace := ns[g.seq%len(ns)]
+			if g.seq%7 == 0 {
+				namespace = governedNamespace
+			}
+			prefix := map[string]string{"FederatedDeployment": "dep", "FederatedService": "svc", "FederatedConfigMap": "cm"}[e.Kind]
+			e.Key = federation.Key{Namespace: namespace, Name: fmt.Sprintf("%s-%04d", prefix, g.seq)}
+		}
+	}
+	e.Value = int64(g.r.IntN(1000))
+	e.Placement = g.placement()
+	if e.Kind == federation.DeploymentType.Federated.Kind && g.r.IntN(2) == 0 {
+		e.Total = 2 + int64(g.r.IntN(11))
+	}
+	g.live[e.Kind] = append(g.live[e.Kind], e.Key)
+	return e
+}
+
+// object picks a live object (ok false when there is none).
+func (g *generator) object() (string, federation.Key, bool) {
+	var present []string
+	for _, t := range kinds() {
+		if len(g.live[t.Federated.Kind]) > 0 {
+			present = append(present, t.Federated.Kind)
+		}
+	}
+	if len(present) == 0 {
+		return "", federation.Key{}, false
+	}
+	k := present[g.r.IntN(len(present))]
+	keys := g.live[k]
+	return k, keys[g.r.IntN(len(keys))], true
+}
+
+// next generates one event of a step.
+func (g *generator) next() (Event, bool) {
+	roll := g.r.IntN(100)
+	switch {
+	case roll < 4 && len(g.partitioned) < len(g.clusters)/4:
+		c := g.cluster()
+		if g.partitioned[c] {
+			return Event{}, false
+		}
+		g.partitioned[c] = true
+		return Event{Op: OpPartition, Cluster: c}, true
+	case roll < 9 && len(g.partitioned) > 0:
+		names := sortedKeys(g.partitioned)
+		c := names[g.r.IntN(len(names))]
+		delete(g.partitioned, c)
+		return Event{Op: OpHeal, Cluster: c}, true
+	case roll < 10 && g.added < g.cfg.Clusters+g.cfg.Clusters/2:
+		return g.addCluster(), true
+	case roll < 11 && len(g.clusters) > max(3, g.cfg.Clusters*2/3):
+		i := g.r.IntN(len(g.clusters))
+		c := g.clusters[i]
+		g.clusters = slices.Delete(g.clusters, i, i+1)
+		delete(g.partitioned, c) // the harness heals it at the end; nothing targets it any more
+		return Event{Op: OpRemoveCluster, Cluster: c}, true
+	case roll < 13:
+		c := ""
+		if g.r.IntN(3) > 0 {
+			c = g.cluster()
+		}
+		return Event{Op: OpConflicts, Cluster: c, Value: 1 + int64(g.r.IntN(5))}, true
+	case roll < 15:
+		d := time.Duration(0)
+		if g.r.IntN(2) == 0 {
+			d = time.Duration(1+g.r.IntN(20)) * 50 * time.Millisecond
+		}
+		return Event{Op: OpLatency, Cluster: g.cluster(), Duration: d}, true
+	case roll < 17:
+		return Event{Op: OpClockJump, Duration: time.Duration(1+g.r.IntN(15)) * time.Minute}, true
+	case roll < 25:
+		return g.create(), true
+	}
+	kind, key, ok := g.object()
+	if !ok {
+		return Event{}, false
+	}
+	e := Event{Kind: kind, Key: key, Value: 1 + int64(g.r.IntN(1000))}
+	switch roll := g.r.IntN(100); {
+	case roll < 22:
+		e.Op = OpEditTemplate
+	case roll < 34:
+		e.Op, e.Cluster = OpEditOverride, g.cluster()
+		if g.r.IntN(3) == 0 {
+			e.Value = 0
+		}
+	case roll < 46:
+		e.Op, e.Placement = OpEditPlacement, g.placement()
+	case roll < 54 && kind == federation.DeploymentType.Federated.Kind:
+		e.Op, e.Kind, e.Cluster = OpEditPreference, "", g.cluster()
+		if g.r.IntN(4) > 0 {
+			e.Total = 1 + int64(g.r.IntN(14))
+		}
+	case roll < 64:
+		e.Op, e.Orphan = OpDelete, g.r.IntN(3) == 0
+		g.live[kind] = slices.DeleteFunc(g.live[kind], func(k federation.Key) bool { return k == key })
+		g.gone = append(g.gone, Event{Kind: kind, Key: key})
+		e.Value = 0
+	case roll < 78:
+		e.Op, e.Cluster = OpDrift, g.cluster()
+	case roll < 84:
+		e.Op, e.Cluster, e.Value = OpDriftDelete, g.cluster(), 0
+	default:
+		e.Op, e.Cluster = OpForeignWrite, g.cluster()
+	}
+	return e, true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

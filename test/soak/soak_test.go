@@ -1,0 +1,96 @@
+package soak_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/fedkit/fedkit/test/soak"
+)
+
+// The bounded soak `make test` runs, and the flags `make soak` (or a replay) sets.
+var (
+	seedFlag     = flag.Int64("seed", -1, "run this one seed (replay); -1: the seeds from -first and -seeds")
+	firstFlag    = flag.Uint64("first", 1, "first seed")
+	seedsFlag    = flag.Int("seeds", 3, "how many seeds")
+	clustersFlag = flag.Int("clusters", 6, "member clusters (the full soak: 20)")
+	objectsFlag  = flag.Int("objects", 48, "federated objects (the full soak: 500)")
+	stepsFlag    = flag.Int("steps", 24, "steps of the script")
+	runModeFlag  = flag.Bool("run-mode", false, "TestSoak in Run mode")
+	verboseFlag  = flag.Bool("soak.v", false, "log every step and round")
+	outFlag      = flag.String("soak.out", "", "write every violation to this file")
+	traceFlag    = flag.Bool("soak.trace", false, "log every write that reaches a cluster (with -soak.v)")
+	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
+)
+
+// TestMain checks, after every test, that no goroutine is left: every loop's Run, every
+// watch and member cache ended with the soak.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func seeds() []uint64 {
+	if *seedFlag >= 0 {
+		return []uint64{uint64(*seedFlag)}
+	}
+	out := make([]uint64, *seedsFlag)
+	for i := range out {
+		out[i] = *firstFlag + uint64(i)
+	}
+	return out
+}
+
+func config(t *testing.T, seed uint64, run bool) soak.Config {
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, Dump: *dumpFlag}
+	if *verboseFlag {
+		cfg.Logf = t.Logf
+		cfg.TraceWrites = *traceFlag
+	}
+	return cfg
+}
+
+// soakSeed runs one seed and fails with every violation, the figures and the replay command.
+func soakSeed(t *testing.T, cfg soak.Config) {
+	res, err := soak.Run(context.Background(), cfg, soak.Loops)
+	if err != nil {
+		t.Fatalf("soak %s: %v\nreplay: %s", res.Summary(), err, cfg.Replay())
+	}
+	t.Log(res.Summary())
+	if *outFlag != "" {
+		if err := os.WriteFile(*outFlag, []byte(strings.Join(res.Violations, "\n")+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if len(res.Violations) > 0 {
+		const show = 40
+		v := res.Violations
+		more := ""
+		if len(v) > show {
+			v, more = v[:show], "\n... and "+strconv.Itoa(len(res.Violations)-show)+" more"
+		}
+		t.Errorf("seed %d: %d violation(s):\n%s%s\nreplay: %s", cfg.Seed, len(res.Violations), strings.Join(v, "\n"), more, res.Replay())
+	}
+}
+
+// TestSoak runs the deterministic soak for each seed: a seed replays exactly.
+func TestSoak(t *testing.T) {
+	for _, seed := range seeds() {
+		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			soakSeed(t, config(t, seed, *runModeFlag))
+		})
+	}
+}
+
+// TestSoakRunMode runs the first seed with every loop's Run goroutine: the same script and
+// checks, an interleaving that does not replay.
+func TestSoakRunMode(t *testing.T) {
+	if *runModeFlag {
+		t.Skip("TestSoak runs in Run mode already")
+	}
+	soakSeed(t, config(t, seeds()[0], true))
+}

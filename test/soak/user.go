@@ -1,0 +1,105 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The user's hands on the host: a person with kubectl, whose writes go through the API (so
+// they meet the injected errors and Conflicts like everyone's) and who tries again, as
+// `kubectl edit` and a CI pipeline do, when a write fails for a reason that passes.
+
+// userAttempts bounds the user's retries: at a 20% error rate, 40 failures in a row do not
+// happen.
+const userAttempts = 40
+
+// errGone is returned by userEdit when the object does not exist (or is being deleted): the
+// event has nothing to act on.
+var errGone = errors.New("soak: the object is gone")
+
+// retryable reports whether the user tries a failed write again.
+func retryable(err error) bool {
+	return apierrors.IsServiceUnavailable(err) || apierrors.IsConflict(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)
+}
+
+// userCreate creates obj on the host.
+func (w *World) userCreate(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var err error
+	for range userAttempts {
+		var out *unstructured.Unstructured
+		if out, err = w.Host.Create(ctx, gvr, obj.DeepCopy()); err == nil || !retryable(err) {
+			return out, err
+		}
+	}
+	return nil, fmt.Errorf("soak: create %s %s: %w", gvr.Resource, objectRef(obj.GetNamespace(), obj.GetName()), err)
+}
+
+// userEdit reads an object, lets mutate change it and updates it, again on a Conflict or an
+// injected error. mutate returning false skips the write. A missing object (or one being
+// deleted) is errGone.
+func (w *World) userEdit(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, mutate func(u *unstructured.Unstructured) bool) error {
+	var err error
+	for range userAttempts {
+		var u *unstructured.Unstructured
+		u, err = w.Host.Get(ctx, gvr, ns, name)
+		switch {
+		case apierrors.IsNotFound(err):
+			return errGone
+		case err != nil && retryable(err):
+			continue
+		case err != nil:
+			return err
+		case u.GetDeletionTimestamp() != nil:
+			return errGone
+		}
+		if !mutate(u) {
+			return nil
+		}
+		if _, err = w.Host.Update(ctx, gvr, u); err == nil || !retryable(err) {
+			if apierrors.IsNotFound(err) {
+				return errGone
+			}
+			return err
+		}
+	}
+	return fmt.Errorf("soak: edit %s %s: %w", gvr.Resource, objectRef(ns, name), err)
+}
+
+// userUpdateStatus writes status st on a freshly created object (registering a Cluster).
+func (w *World) userUpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, st any) error {
+	var err error
+	for range userAttempts {
+		u.Object["status"] = st
+		if _, err = w.Host.UpdateStatus(ctx, gvr, u); err == nil || !retryable(err) {
+			return err
+		}
+		if apierrors.IsConflict(err) {
+			if u, err = w.Host.Peek(gvr, u.GetNamespace(), u.GetName()); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// userDelete deletes an object; a missing one is fine.
+func (w *World) userDelete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
+	var err error
+	for range userAttempts {
+		err = w.Host.Delete(ctx, gvr, ns, name, metav1.DeleteOptions{})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			return nil
+		case !retryable(err):
+			return err
+		}
+	}
+	return fmt.Errorf("soak: delete %s %s: %w", gvr.Resource, objectRef(ns, name), err)
+}

@@ -1,0 +1,389 @@
+package soak
+
+import (
+	"context"
+
+	"fmt"
+	"github.com/google/go-cmp/cmp"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+)
+
+// startTime is the fake clock's first instant in every soak.
+func startTime() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+
+// Kinds returns the federated kinds a soak runs, in the order the loops handle them:
+// FederatedNamespace, FederatedConfigMap, FederatedService, FederatedDeployment.
+func Kinds() []federation.TypeConfig { return kinds() }
+
+func kinds() []federation.TypeConfig {
+	return []federation.TypeConfig{
+		federation.NamespaceType, federation.ConfigMapType, federation.ServiceType, federation.DeploymentType,
+	}
+}
+
+// World is the fleet a soak runs over: a fake host, fake members and a fake clock, and what
+// the harness remembers to check at the end. A control plane under test builds its loops on
+// Host, Fleet and Clock (and may record its sync events through World, an EventRecorder).
+//
+// Every member's write path carries a guard (fake Hooks): an update, patch or delete that
+// reaches a member object without federation.ManagedByLabel is a violation, whoever sent it.
+// The hooks also count the writes that got through, per cluster, which is how quiescence is
+// told.
+type World struct {
+	Config Config
+	Clock  *clocktesting.FakeClock
+	Host   *fake.Cluster
+	Fleet  *fake.Fleet
+
+	mu         sync.Mutex
+	violations []string
+	events     []RecordedEvent
+	writes     writeCounts
+	calls      int // every call that got through, for Run mode's idle detection
+	trace      func(format string, args ...any)
+	latency    map[string]time.Duration // per member, deterministic mode: the clock moves in the call
+	faults     bool
+	leaving    map[string]bool          // Cluster objects deleted, members still in the fleet
+	removed    map[string]*fake.Cluster // members taken out of the fleet, once their Cluster was gone
+	partition  map[string]bool
+	foreign    []foreignMark
+	orphans    []orphanRecord
+	untouched  []untouchedObject
+	jumped     time.Duration
+}
+
+// RecordedEvent is one Kubernetes event a loop recorded through the World.
+type RecordedEvent struct {
+	Kind, Namespace, Name string
+	Type, Reason, Message string
+}
+
+// writeCounts counts the writes that got through to storage (after partitions and faults).
+type writeCounts struct {
+	host     int // federated objects, RSPs, revisions, DNS records...
+	clusters int // Cluster objects (the monitor's heartbeats and conditions)
+	members  int
+}
+
+// foreignMark is an annotation another controller wrote on a member object.
+type foreignMark struct {
+	cluster  string
+	gvr      schema.GroupVersionResource
+	ns, name string
+	uid      string
+	key, val string
+}
+
+// orphanRecord is a managed member object whose federated object was deleted with
+// federation.OrphanAnnotation.
+type orphanRecord struct {
+	cluster  string
+	gvr      schema.GroupVersionResource
+	ns, name string
+	uid      string
+	fed      string // Kind namespace/name of the federated object
+}
+
+// untouchedObject is an object no federation manages, seeded in a member: it must end as it
+// started.
+type untouchedObject struct {
+	cluster  string
+	gvr      schema.GroupVersionResource
+	ns, name string
+	rv       string
+}
+
+// NewWorld builds the host, the fleet and the clock of cfg, with the Clusters registered on the
+// host. It seeds no federated object: [Run] does that from the script.
+func NewWorld(ctx context.Context, cfg Config) (*World, error) {
+	if err := cfg.complete(); err != nil {
+		return nil, err
+	}
+	w := &World{
+		Config:    cfg,
+		Clock:     clocktesting.NewFakeClock(startTime()),
+		Host:      fake.NewHost("host"),
+		Fleet:     fake.NewFleet(),
+		latency:   map[string]time.Duration{},
+		leaving:   map[string]bool{},
+		removed:   map[string]*fake.Cluster{},
+		partition: map[string]bool{},
+	}
+	if cfg.TraceWrites {
+		w.trace = cfg.Logf
+	}
+	w.Host.SetClock(w.Clock)
+	w.Host.SetRecording(false)
+	w.Host.ClearActions()
+	crds, err := dnsrecord.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, crd := range crds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Host.Create(ctx, schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, &unstructured.Unstructured{Object: m}); err != nil {
+			return nil, fmt.Errorf("soak: install %s: %w", crd.Name, err)
+		}
+	}
+	w.Fleet.SetClock(w.Clock)
+	w.Fleet.SetRecording(false)
+	w.Fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 20 * time.Second, LoadBalancers: true})
+	w.installHooks(w.Host)
+	return w, nil
+}
+
+// clusterLabels are a member's labels: topology from its index, and a tier for selectors.
+func clusterLabels(i int) map[string]string {
+	regions := []string{"us-east-1", "europe-west1", "southeastasia"}
+	providers := []string{"aws", "gcp", "azure"}
+	tiers := []string{"gold", "silver"}
+	region := regions[i%len(regions)]
+	return map[string]string{
+		federation.RegionLabel:   region,
+		federation.ZoneLabel:     fmt.Sprintf("%s-%c", region, 'a'+rune(i/len(regions)%3)),
+		federation.ProviderLabel: providers[i%len(providers)],
+		"soak.fedkit.io/tier":    tiers[i%len(tiers)],
+	}
+}
+
+// addMember adds member name to the fleet and registers its Cluster on the host, Ready, as an
+// operator joining a cluster does. Its member caches start at once (as a control plane's
+// informers would), so a partition that follows finds them synced.
+func (w *World) addMember(ctx context.Context, name string, index int) error {
+	c := w.Fleet.Add(name, clusterLabels(index))
+	w.installHooks(c)
+	w.applyFaults(c)
+	for _, typ := range kinds() {
+		if _, err := w.Fleet.CachedReader(name, typ.TargetGVR()); err != nil {
+			return err
+		}
+	}
+	for _, desc := range w.Fleet.Clusters() {
+		if desc.Name != name {
+			continue
+		}
+		desc.CreationTimestamp = metav1.Time{}
+		u, err := federation.ToUnstructured(&desc)
+		if err != nil {
+			return err
+		}
+		st := u.Object["status"]
+		stored, err := w.userCreate(ctx, federation.ClusterGVR, u)
+		if err != nil {
+			return fmt.Errorf("soak: register cluster %q: %w", name, err)
+		}
+		return w.userUpdateStatus(ctx, federation.ClusterGVR, stored, st)
+	}
+	return fmt.Errorf("soak: cluster %q missing from the fleet", name)
+}
+
+// members returns the fleet's members, sorted by name.
+func (w *World) members() map[string]*fake.Cluster {
+	out := map[string]*fake.Cluster{}
+	for _, n := range w.Fleet.Names() {
+		if c, ok := w.Fleet.Member(n); ok {
+			out[n] = c
+		}
+	}
+	return out
+}
+
+// installHooks puts the guard, the write counter and (deterministic mode) the latency on c.
+func (w *World) installHooks(c *fake.Cluster) {
+	name, host := c.Name(), c == w.Host
+	before := func(ctx context.Context, next federation.ClusterClient, verb string, gvr schema.GroupVersionResource, ns, objName string) {
+		w.slow(name)
+		w.mu.Lock()
+		switch {
+		case !host:
+			w.writes.members++
+		case gvr == federation.ClusterGVR:
+			w.writes.clusters++
+		default:
+			w.writes.host++
+		}
+		trace := w.trace
+		w.mu.Unlock()
+		if trace != nil {
+			trace("write: %s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName))
+		}
+		if host || verb == "create" {
+			return
+		}
+		cur, err := next.Get(ctx, gvr, ns, objName)
+		if err != nil {
+			return
+		}
+		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok {
+			w.violate("cluster %q: %s of %s %s, which no federation manages", name, verb, gvr.Resource, objectRef(ns, objName))
+		}
+	}
+	c.SetHooks(fake.Hooks{
+		Get: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string) (*unstructured.Unstructured, error) {
+			w.slow(name)
+			return next.Get(ctx, gvr, ns, n)
+		},
+		List: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+			w.slow(name)
+			return next.List(ctx, gvr, ns, opts)
+		},
+		Create: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			before(ctx, next, "create", gvr, obj.GetNamespace(), obj.GetName())
+			return next.Create(ctx, gvr, obj)
+		},
+		Update: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			before(ctx, next, "update", gvr, obj.GetNamespace(), obj.GetName())
+			return next.Update(ctx, gvr, obj)
+		},
+		UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			before(ctx, next, "update-status", gvr, obj.GetNamespace(), obj.GetName())
+			w.traceDiff(ctx, next, gvr, obj)
+			return next.UpdateStatus(ctx, gvr, obj)
+		},
+		Patch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+			before(ctx, next, "patch", gvr, ns, n)
+			return next.Patch(ctx, gvr, ns, n, pt, data)
+		},
+		Delete: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, opts metav1.DeleteOptions) error {
+			before(ctx, next, "delete", gvr, ns, n)
+			return next.Delete(ctx, gvr, ns, n, opts)
+		},
+	})
+}
+
+// slow lets a call to cluster take its latency on the fake clock (deterministic mode: the
+// clock moves inside the call, as if the call took that long).
+func (w *World) slow(cluster string) {
+	w.mu.Lock()
+	w.calls++
+	d := w.latency[cluster]
+	w.mu.Unlock()
+	if d > 0 {
+		w.Clock.Step(d)
+	}
+}
+
+// applyFaults turns c's injected errors on or off as the World's faults are.
+func (w *World) applyFaults(c *fake.Cluster) {
+	w.mu.Lock()
+	on, rate := w.faults, w.Config.ErrorRate
+	w.mu.Unlock()
+	if !on || rate == 0 {
+		c.SetErrorRate(fake.VerbAll, 0, 0)
+		return
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(c.Name()))
+	c.SetErrorRate(fake.VerbAll, rate, w.Config.Seed^h.Sum64())
+}
+
+// setFaults turns injected errors on or off everywhere; off also ends latency and injected
+// Conflicts (ResetFaults, then the hooks again).
+func (w *World) setFaults(on bool) {
+	w.mu.Lock()
+	w.faults = on
+	if !on {
+		clear(w.latency)
+	}
+	w.mu.Unlock()
+	for _, c := range append([]*fake.Cluster{w.Host}, slices.Collect(maps.Values(w.members()))...) {
+		if !on {
+			c.ResetFaults()
+			w.installHooks(c)
+		}
+		w.applyFaults(c)
+	}
+}
+
+// violate records a violation.
+func (w *World) violate(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.violations = append(w.violations, fmt.Sprintf(format, args...))
+}
+
+// Violations returns what the guard and the checks found so far.
+func (w *World) Violations() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.violations)
+}
+
+// Eventf records an event: the World is a fedsync.EventRecorder (and any loop's).
+func (w *World) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	e := RecordedEvent{Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)}
+	if o, ok := object.(metav1.Object); ok {
+		e.Namespace, e.Name = o.GetNamespace(), o.GetName()
+	}
+	if o, ok := object.(interface {
+		GetObjectKind() schema.ObjectKind
+	}); ok {
+		e.Kind = o.GetObjectKind().GroupVersionKind().Kind
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.events = append(w.events, e)
+}
+
+// Events returns the events recorded so far.
+func (w *World) Events() []RecordedEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.events)
+}
+
+// takeWrites returns the writes counted since the last call and resets the counts.
+func (w *World) takeWrites() writeCounts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.writes
+	w.writes = writeCounts{}
+	return out
+}
+
+func objectRef(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// callCount returns how many calls got through to any cluster so far.
+func (w *World) callCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls
+}
+
+// traceDiff logs what a status write changes, when writes are traced (not the Clusters').
+func (w *World) traceDiff(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	w.mu.Lock()
+	trace := w.trace
+	w.mu.Unlock()
+	if trace == nil || gvr == federation.ClusterGVR {
+		return
+	}
+	cur, err := next.Get(ctx, gvr, obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		return
+	}
+	trace("  status diff (-stored +written):\n%s", cmp.Diff(cur.Object["status"], obj.Object["status"]))
+}
