@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,19 +31,17 @@ type result struct {
 func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
 	out := make([]result, len(changes))
 	keys := inputKeys(in, t)
-	var g errgroup.Group
-	g.SetLimit(s.opts.ClusterConcurrency)
+	var writes []int
 	for i := range changes {
 		if changes[i].Action == ActionNone {
 			out[i] = s.settle(in, keys, changes[i])
 			continue
 		}
-		g.Go(func() error {
-			out[i] = s.apply(ctx, in, keys, changes[i])
-			return nil
-		})
+		writes = append(writes, i)
 	}
-	_ = g.Wait() // apply never returns an error: each result carries its own
+	forEach(ctx, s.opts.ClusterConcurrency, writes, func(i int) {
+		out[i] = s.apply(ctx, in, keys, changes[i])
+	})
 	return out
 }
 

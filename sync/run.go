@@ -92,9 +92,11 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}))
 		cancel() // one loop failing to start stops the other
 	})
+	w := startWriters(s.opts.Workers * s.opts.ClusterConcurrency)
+	defer w.stop() // after l.Run: no pass is left to hand it a write
 	cached := l.Reader()
 	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-		res, err := s.reconcileWith(ctx, key, cached)
+		res, err := s.reconcileWith(withWriters(ctx, w), key, cached)
 		if s.missedChange(key) && err == nil {
 			// Someone else's change arrived while the pass wrote: pass again.
 			res.RequeueAfter = time.Nanosecond
