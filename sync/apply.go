@@ -29,8 +29,12 @@ type result struct {
 // execute carries out the changes, Options.ClusterConcurrency clusters at a time. It never
 // stops on a failure: every cluster gets its result.
 func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
+	return s.executeWith(ctx, in, inputKeys(in, t), changes)
+}
+
+// executeWith is execute with the clusters' render input keys already computed.
+func (s *Syncer) executeWith(ctx context.Context, in PlanInput, keys map[string]string, changes []Change) []result {
 	out := make([]result, len(changes))
-	keys := inputKeys(in, t)
 	var writes []int
 	for i := range changes {
 		if changes[i].Action == ActionNone {

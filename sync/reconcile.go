@@ -127,9 +127,10 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
 		ClusterRemoval: s.opts.ClusterRemoval,
 	}
-	in.Members = s.readMembers(ctx, fed, clusters, targets, inputKeys(in, targets))
+	keys := inputKeys(in, targets)
+	in.Members = s.readMembers(ctx, fed, clusters, targets, keys)
 	changes := planFor(in, targets)
-	results := s.execute(ctx, in, targets, changes)
+	results := s.executeWith(ctx, in, keys, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results)
 	if err != nil {
 		return federation.Result{}, "error", err

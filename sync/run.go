@@ -118,7 +118,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 // manages it. A member object has the federated object's name, and its namespace for a
 // namespaced type; a member Namespace belongs to the FederatedNamespace in itself.
 func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, bool) {
-	if obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity {
+	if managerOf(obj) != s.opts.Identity { // called for every member write: no label copy
 		return federation.Key{}, false
 	}
 	key := federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
