@@ -3,6 +3,8 @@ package fake
 import (
 	"math"
 	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Every object a client sends goes through JSON before the fake keeps it, as it would on its
@@ -94,4 +96,67 @@ func canonicalValue(v any, depth int) (any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// isCanonical reports whether v is already what decoding its JSON encoding gives (see
+// canonicalValue): a copy of it would be equal to it, Go types included, so it may be shared
+// as it is. It allocates nothing.
+func isCanonical(v any, depth int) bool {
+	if depth > maxCanonicalDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, int64:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0) && x != math.Trunc(x)
+	case map[string]any:
+		if x == nil {
+			return false // decoded as null, not as a nil map
+		}
+		for k, e := range x {
+			if !utf8.ValidString(k) || !isCanonical(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil {
+			return false
+		}
+		for _, e := range x {
+			if !isCanonical(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// normalizeStatusWrite is normalize for an UpdateStatus, of which the store keeps the status
+// only: the other fields are checked as ever (a value JSON cannot hold is a BadRequest) but
+// shared with obj rather than copied when they are already what JSON would give back. The
+// result's top level, metadata and status are its own; the rest must only be read.
+func normalizeStatusWrite(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj == nil || obj.Object == nil {
+		return normalize(obj)
+	}
+	out := make(map[string]any, len(obj.Object))
+	for k, v := range obj.Object {
+		if !utf8.ValidString(k) {
+			return normalize(obj)
+		}
+		if k == "metadata" || k == "status" || !isCanonical(v, 1) {
+			c, ok := canonicalValue(v, 1)
+			if !ok {
+				return normalize(obj)
+			}
+			v = c
+		}
+		out[k] = v
+	}
+	return &unstructured.Unstructured{Object: out}, nil
 }

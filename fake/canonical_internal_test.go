@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // roundTrip is what canonicalObject stands for: m encoded as JSON and decoded again.
@@ -67,6 +68,9 @@ func TestCanonicalObjectIsTheJSONRoundTrip(t *testing.T) {
 			m := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": tt.value}
 			got, ok := canonicalObject(m)
 			require.Equal(t, tt.walked, ok)
+			if ok {
+				require.Equal(t, cmp.Equal(m, got), isCanonical(m, 0), "isCanonical: a copy would be equal")
+			}
 			if !ok {
 				return
 			}
@@ -103,6 +107,8 @@ func TestCanonicalObjectRandom(t *testing.T) {
 		walked++
 		require.True(t, okJSON, "object %d: the walk answered for a value JSON refuses", i)
 		require.Empty(t, cmp.Diff(want, got), "object %d (-round trip +walk)", i)
+		require.Equal(t, cmp.Equal(m, got), isCanonical(m, 0), "object %d: isCanonical", i)
+		require.True(t, isCanonical(got, 0), "object %d: a walked copy is canonical", i)
 	}
 	require.Greater(t, walked, 1000, "most random objects are walked")
 }
@@ -162,4 +168,29 @@ func randomValue(r *rand.Rand, depth int) any {
 		return []any(nil)
 	}
 	return s
+}
+
+// TestNormalizeStatusWrite: what an UpdateStatus keeps of the object is what normalize gives,
+// its metadata and status are copies, and what it shares with the object is canonical.
+func TestNormalizeStatusWrite(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 500 {
+		m := map[string]any{
+			"metadata": map[string]any{"name": "x", "labels": map[string]any{"a": randomValue(r, 4)}},
+			"spec":     randomValue(r, 1),
+			"status":   map[string]any{"v": randomValue(r, 2)},
+		}
+		u := &unstructured.Unstructured{Object: m}
+		want, werr := normalize(u)
+		got, err := normalizeStatusWrite(u)
+		if werr != nil {
+			require.Error(t, err, "case %d", i)
+			continue
+		}
+		require.NoError(t, err, "case %d", i)
+		require.Empty(t, cmp.Diff(want.Object, got.Object), "case %d (-normalize +status write)", i)
+		for _, k := range []string{"metadata", "status"} {
+			require.False(t, sameMap(got.Object[k].(map[string]any), m[k]), "case %d: %s is a copy", i, k)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -60,18 +61,35 @@ func TestMergePatchObjectIsTheLibrary(t *testing.T) {
 		{"scalar patch", `3`, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := mergePatchObject(doc, []byte(tt.patch))
-			require.Equal(t, tt.merged, ok)
-			if !ok {
-				return
-			}
-			want, ok := libraryMerge(t, doc, []byte(tt.patch))
-			require.True(t, ok)
-			require.Empty(t, cmp.Diff(want, got), "(-library +maps)")
-		})
+		for _, share := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/share=%v", tt.name, share), func(t *testing.T) {
+				got, ok := mergePatchObject(doc, []byte(tt.patch), share)
+				require.Equal(t, tt.merged, ok)
+				if !ok {
+					return
+				}
+				want, ok := libraryMerge(t, doc, []byte(tt.patch))
+				require.True(t, ok)
+				require.Empty(t, cmp.Diff(want, got), "(-library +maps)")
+				if m, ok := got["metadata"].(map[string]any); ok {
+					require.False(t, sameMap(m, doc["metadata"]), "the result's metadata is its own")
+				}
+			})
+		}
 	}
 	require.Equal(t, map[string]any{"a": "1"}, doc["metadata"].(map[string]any)["labels"], "the doc is not changed")
+}
+
+// TestMergePatchObjectShares: with share, what the patch leaves alone is the doc's own value
+// when it is canonical, and a canonical copy when it is not.
+func TestMergePatchObjectShares(t *testing.T) {
+	spec := map[string]any{"replicas": int64(2)}
+	doc := map[string]any{"metadata": map[string]any{"name": "web"}, "spec": spec, "status": map[string]any{"n": 3}}
+	got, ok := mergePatchObject(doc, []byte(`{"metadata":{"labels":{"a":"1"}}}`), true)
+	require.True(t, ok)
+	require.True(t, sameMap(spec, got["spec"]), "an untouched canonical value is shared")
+	require.Equal(t, map[string]any{"n": int64(3)}, got["status"], "an int is made an int64, as JSON does")
+	require.Equal(t, map[string]any{"n": 3}, doc["status"], "the doc is not changed")
 }
 
 // TestMergePatchObjectRandom compares the merge on maps with the library on random documents
@@ -95,7 +113,7 @@ func TestMergePatchObjectRandom(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		got, ok := mergePatchObject(doc, patch)
+		got, ok := mergePatchObject(doc, patch, i%2 == 0)
 		if !ok {
 			continue
 		}

@@ -39,7 +39,10 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 	if pt != types.ApplyYAMLPatchType && pt != types.ApplyCBORPatchType && !json.Valid(data) {
 		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}
-	next, err := applyPatch(gr, old, name, pt, data)
+	// The result may share with old what the patch leaves alone, except for the kinds whose
+	// strategy changes more than metadata in place (see prepareKind).
+	share := gvr != namespacesGVR() && gvr != crdGVR()
+	next, err := applyPatch(gr, old, name, pt, data, share)
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +63,12 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 }
 
 // applyPatch returns old with the patch applied, as a new object. A merge patch that is a
-// JSON object is applied to the stored object's map (see mergePatchObject); the other patches
-// go through JSON, as the real server's patch handler does.
-func applyPatch(gr schema.GroupResource, old *unstructured.Unstructured, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+// JSON object is applied to the stored object's map, sharing what it leaves alone when share
+// is set (see mergePatchObject); the other patches go through JSON, as the real server's patch
+// handler does.
+func applyPatch(gr schema.GroupResource, old *unstructured.Unstructured, name string, pt types.PatchType, data []byte, share bool) (*unstructured.Unstructured, error) {
 	if pt == types.MergePatchType {
-		if m, ok := mergePatchObject(old.Object, data); ok {
+		if m, ok := mergePatchObject(old.Object, data, share); ok {
 			return &unstructured.Unstructured{Object: m}, nil
 		}
 	}

@@ -33,7 +33,11 @@ func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructure
 	if err != nil {
 		return nil, err
 	}
-	in, err := normalize(obj)
+	normal := normalize
+	if mode == writeStatus {
+		normal = normalizeStatusWrite
+	}
+	in, err := normal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +128,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 		// selector sees the labels it had), and the caller gets the object it sent, as
 		// prepared, with the resourceVersion it had.
 		c.commitLocked(gvr, watch.Deleted, old.DeepCopy(), old)
-		return next, nil
+		return next.DeepCopy(), nil // next may share values with old (see mergePatchObject)
 	}
 	return c.commitLocked(gvr, watch.Modified, next, old), nil
 }
