@@ -192,30 +192,9 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 // cache had not seen it yet), the stored one is used if it holds the same snapshot.
 func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedObject, name string, data []byte, revision int64) (*unstructured.Unstructured, error) {
 	ns := s.historyNamespace(fed)
-	// Built as the map the API machinery would make of an appsv1.ControllerRevision, without
-	// its reflection: one is created for every new spec.
-	var content any
-	if err := utiljson.Unmarshal(data, &content); err != nil {
-		return nil, fmt.Errorf("encode ControllerRevision %s: %w", name, err)
-	}
-	m := map[string]any{
-		"apiVersion": "apps/v1",
-		"kind":       "ControllerRevision",
-		"metadata": map[string]any{
-			"name":      name,
-			"namespace": ns,
-			"labels":    map[string]any{OwnerUIDLabel: string(fed.UID)},
-			"ownerReferences": []any{map[string]any{
-				"apiVersion":         s.typ.Federated.GroupVersion().String(),
-				"kind":               s.typ.Federated.Kind,
-				"name":               fed.Name,
-				"uid":                string(fed.UID),
-				"controller":         true,
-				"blockOwnerDeletion": true,
-			}},
-		},
-		"data":     content,
-		"revision": revision,
+	m, err := s.revisionObject(fed, ns, name, data, revision)
+	if err != nil {
+		return nil, err
 	}
 	stored, err := s.hostWrite(keyOfFed(fed), func() (*unstructured.Unstructured, error) {
 		return s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
@@ -233,6 +212,35 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 		return nil, fmt.Errorf("record revision %d: %w", revision, err)
 	}
 	return stored, nil
+}
+
+// revisionObject is the ControllerRevision of fed's snapshot data, as the map the API machinery
+// makes of an appsv1.ControllerRevision, built without its reflection: one is created for
+// every new spec.
+func (s *Syncer) revisionObject(fed *federation.FederatedObject, ns, name string, data []byte, revision int64) (map[string]any, error) {
+	var content any
+	if err := utiljson.Unmarshal(data, &content); err != nil {
+		return nil, fmt.Errorf("encode ControllerRevision %s: %w", name, err)
+	}
+	return map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "ControllerRevision",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": ns,
+			"labels":    map[string]any{OwnerUIDLabel: string(fed.UID)},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion":         s.typ.Federated.GroupVersion().String(),
+				"kind":               s.typ.Federated.Kind,
+				"name":               fed.Name,
+				"uid":                string(fed.UID),
+				"controller":         true,
+				"blockOwnerDeletion": true,
+			}},
+		},
+		"data":     content,
+		"revision": revision,
+	}, nil
 }
 
 // renumber gives an existing ControllerRevision a new revision number (data is immutable,
