@@ -247,13 +247,22 @@ func TestEventsOption(t *testing.T) {
 			stop := run(cp)
 			create(t, e.host, deployments, federatedDeployment("web"))
 			stepUntil(t, e.clock, time.Second, "propagated", func() bool { return e.memberReplicas("us", "web") == 4 })
+			var got []string
+			if tt.events != nil {
+				// Sync does not wait for the scheduler: its event may come after the members.
+				seen := func(reason string) bool {
+					return slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, reason) })
+				}
+				stepUntil(t, e.clock, time.Second, "sync's and the scheduler's events", func() bool {
+					for len(tt.events.Events) > 0 {
+						got = append(got, <-tt.events.Events)
+					}
+					return seen("CreatedInCluster") && seen(scheduler.EventScheduleChanged)
+				})
+			}
 			require.NoError(t, stop())
 			require.Empty(t, e.hostEvents(t))
 			if tt.events != nil {
-				var got []string
-				for len(tt.events.Events) > 0 {
-					got = append(got, <-tt.events.Events)
-				}
 				require.True(t, slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, "CreatedInCluster") }), "sync's events: %q", got)
 				require.True(t, slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, scheduler.EventScheduleChanged) }), "the scheduler's events: %q", got)
 			}

@@ -130,43 +130,44 @@ type cachedReader struct {
 	gvr schema.GroupVersionResource
 }
 
-// wait returns once the cache has synced, or ctx.Err().
-func (r cachedReader) wait(ctx context.Context, gvr schema.GroupVersionResource) error {
+// lockSynced returns once the cache has synced, with the cluster's lock held, or ctx.Err()
+// without it. A synced cache (the usual case) costs one lock.
+func (r cachedReader) lockSynced(ctx context.Context, gvr schema.GroupVersionResource) error {
 	if gvr != r.gvr {
 		return apierrors.NewBadRequest(fmt.Sprintf("fake: the cached reader of %s in cluster %q cannot read %s", r.gvr, r.c.name, gvr))
 	}
-	r.c.lock()
-	mc := r.c.caches[r.gvr]
-	partitioned := r.c.partitioned
-	r.c.mu.Unlock()
-	if mc == nil { // the member left the fleet: the cache stays as it is
-		return nil
-	}
-	select {
-	case <-mc.synced:
-		return nil
-	default:
-	}
-	if partitioned {
-		// As a real informer's reader: its list failed, and waiting will not soon change
-		// that; fail at once, as a live read would.
-		return fmt.Errorf("fake: cached reader of %s in cluster %q: cache not synced: %w", gvr.Resource, r.c.name, unreachable(r.c.name, Action{Verb: VerbList, Resource: gvr}))
-	}
-	select {
-	case <-mc.synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		r.c.lock()
+		mc := r.c.caches[r.gvr]
+		if mc == nil { // the member left the fleet: the cache stays as it is
+			return nil
+		}
+		select {
+		case <-mc.synced:
+			return nil
+		default:
+		}
+		partitioned := r.c.partitioned
+		r.c.mu.Unlock()
+		if partitioned {
+			// As a real informer's reader: its list failed, and waiting will not soon change
+			// that; fail at once, as a live read would.
+			return fmt.Errorf("fake: cached reader of %s in cluster %q: cache not synced: %w", gvr.Resource, r.c.name, unreachable(r.c.name, Action{Verb: VerbList, Resource: gvr}))
+		}
+		select {
+		case <-mc.synced:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
 // ResourceVersion implements federation.VersionReader: Get without the copy.
 func (r cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
-	if err := r.wait(ctx, gvr); err != nil {
+	if err := r.lockSynced(ctx, gvr); err != nil {
 		return "", err
 	}
 	c := r.c
-	c.lock()
 	defer c.mu.Unlock()
 	ri, err := c.servedLocked(gvr, "get")
 	if err != nil {
@@ -189,11 +190,10 @@ func (r cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersi
 
 // Get implements federation.Reader.
 func (r cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	if err := r.wait(ctx, gvr); err != nil {
+	if err := r.lockSynced(ctx, gvr); err != nil {
 		return nil, err
 	}
 	c := r.c
-	c.lock()
 	defer c.mu.Unlock()
 	if mc := c.caches[gvr]; mc != nil && mc.frozen != nil {
 		ri, _ := c.servedLocked(gvr, "")
@@ -218,11 +218,10 @@ func (r cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, 
 // List implements federation.Reader: the managed objects matching namespace and opts, sorted
 // by namespace and name, with the resourceVersion the cache is at.
 func (r cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	if err := r.wait(ctx, gvr); err != nil {
+	if err := r.lockSynced(ctx, gvr); err != nil {
 		return nil, err
 	}
 	c := r.c
-	c.lock()
 	defer c.mu.Unlock()
 	mc := c.caches[gvr]
 	if mc == nil || mc.frozen == nil {

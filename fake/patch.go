@@ -39,6 +39,39 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 	if pt != types.ApplyYAMLPatchType && pt != types.ApplyCBORPatchType && !json.Valid(data) {
 		return nil, apierrors.NewBadRequest("invalid JSON patch")
 	}
+	// The result may share with old what the patch leaves alone, except for the kinds whose
+	// strategy changes more than metadata in place (see prepareKind).
+	share := gvr != namespacesGVR() && gvr != crdGVR()
+	next, err := applyPatch(gr, old, name, pt, data, share)
+	if err != nil {
+		return nil, err
+	}
+	// As the real patch handler: a namespace the patch removes is the request's again, one
+	// set on a cluster-scoped object is dropped, and any other change of namespace or name is
+	// a BadRequest (they are immutable).
+	switch got := next.GetNamespace(); {
+	case got == ns:
+	case got == "" || ns == "":
+		next.SetNamespace(ns)
+	default:
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if next.GetName() != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", next.GetName(), name))
+	}
+	return c.replaceLocked(gvr, ri, next, writeMain)
+}
+
+// applyPatch returns old with the patch applied, as a new object. A merge patch that is a
+// JSON object is applied to the stored object's map, sharing what it leaves alone when share
+// is set (see mergePatchObject); the other patches go through JSON, as the real server's patch
+// handler does.
+func applyPatch(gr schema.GroupResource, old *unstructured.Unstructured, name string, pt types.PatchType, data []byte, share bool) (*unstructured.Unstructured, error) {
+	if pt == types.MergePatchType {
+		if m, ok := mergePatchObject(old.Object, data, share); ok {
+			return &unstructured.Unstructured{Object: m}, nil
+		}
+	}
 	original, err := json.Marshal(old.Object)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -74,24 +107,7 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 		return nil, unsupportedPatch(gr, name, pt, "unknown patch type")
 	}
 
-	next, err := decodeObject(patched)
-	if err != nil {
-		return nil, err
-	}
-	// As the real patch handler: a namespace the patch removes is the request's again, one
-	// set on a cluster-scoped object is dropped, and any other change of namespace or name is
-	// a BadRequest (they are immutable).
-	switch got := next.GetNamespace(); {
-	case got == ns:
-	case got == "" || ns == "":
-		next.SetNamespace(ns)
-	default:
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	if next.GetName() != name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", next.GetName(), name))
-	}
-	return c.replaceLocked(gvr, ri, next, writeMain)
+	return decodeObject(patched)
 }
 
 // unsupportedPatch is the 415 the real server answers for a content type it does not accept.

@@ -348,10 +348,14 @@ func (c *Cluster) newUIDLocked() types.UID {
 
 // normalize returns a deep copy of obj that went through JSON, as every object sent to a real
 // server does: numbers become int64 or float64, and values JSON cannot hold are a BadRequest
-// instead of a panic in DeepCopy.
+// instead of a panic in DeepCopy. The copy is walked rather than encoded and decoded where
+// that gives the same result (see canonicalObject).
 func normalize(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if obj == nil || obj.Object == nil {
 		return nil, apierrors.NewBadRequest("fake: object is nil")
+	}
+	if m, ok := canonicalObject(obj.Object); ok {
+		return &unstructured.Unstructured{Object: m}, nil
 	}
 	data, err := json.Marshal(obj.Object)
 	if err != nil {

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +33,11 @@ func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructure
 	if err != nil {
 		return nil, err
 	}
-	in, err := normalize(obj)
+	normal := normalize
+	if mode == writeStatus {
+		normal = normalizeStatusWrite
+	}
+	in, err := normal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +85,14 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 	var next *unstructured.Unstructured
 	switch mode {
 	case writeStatus:
-		next = old.DeepCopy()
-		copyField(next, in, "status")
+		// Only the metadata of next changes from here on: the rest is shared with old,
+		// which the store never mutates, and status is taken from in, a private copy.
+		next = withOwnMetadata(old)
+		if v, ok := in.Object["status"]; ok {
+			next.Object["status"] = v
+		} else {
+			delete(next.Object, "status")
+		}
 	case writeMain:
 		next = in
 		if hasStatus {
@@ -117,9 +128,18 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 		// selector sees the labels it had), and the caller gets the object it sent, as
 		// prepared, with the resourceVersion it had.
 		c.commitLocked(gvr, watch.Deleted, old.DeepCopy(), old)
-		return next, nil
+		return next.DeepCopy(), nil // next may share values with old (see mergePatchObject)
 	}
 	return c.commitLocked(gvr, watch.Modified, next, old), nil
+}
+
+// withOwnMetadata returns a copy of obj that shares everything but its metadata with it.
+func withOwnMetadata(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if m, ok := obj.Object["metadata"]; ok {
+		out.Object["metadata"] = runtime.DeepCopyJSONValue(m)
+	}
+	return out
 }
 
 // copyField sets dst[key] to a copy of src[key], or removes it when src has none.

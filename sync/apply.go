@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,21 +29,23 @@ type result struct {
 // execute carries out the changes, Options.ClusterConcurrency clusters at a time. It never
 // stops on a failure: every cluster gets its result.
 func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
+	return s.executeWith(ctx, in, inputKeys(in, t), changes)
+}
+
+// executeWith is execute with the clusters' render input keys already computed.
+func (s *Syncer) executeWith(ctx context.Context, in PlanInput, keys map[string]string, changes []Change) []result {
 	out := make([]result, len(changes))
-	keys := inputKeys(in, t)
-	var g errgroup.Group
-	g.SetLimit(s.opts.ClusterConcurrency)
+	var writes []int
 	for i := range changes {
 		if changes[i].Action == ActionNone {
 			out[i] = s.settle(in, keys, changes[i])
 			continue
 		}
-		g.Go(func() error {
-			out[i] = s.apply(ctx, in, keys, changes[i])
-			return nil
-		})
+		writes = append(writes, i)
 	}
-	_ = g.Wait() // apply never returns an error: each result carries its own
+	forEach(ctx, s.opts.ClusterConcurrency, writes, func(i int) {
+		out[i] = s.apply(ctx, in, keys, changes[i])
+	})
 	return out
 }
 

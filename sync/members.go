@@ -32,12 +32,15 @@ func (s *Syncer) memberName(fed *federation.FederatedObject) (string, string) {
 func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, t Targets, keys map[string]string) map[string]MemberState {
 	key := federation.Key{Namespace: fed.Namespace, Name: fed.Name}
 	mc, cached := s.clusters.(federation.MemberCache)
-	wanted := map[string]bool{}
-	for _, n := range t.Order {
-		wanted[n] = true
-	}
-	for _, c := range fed.Status.Clusters {
-		wanted[c.Name] = true
+	var wanted map[string]bool // live reads only: a cache is read for every ready cluster
+	if !cached {
+		wanted = make(map[string]bool, len(t.Order)+len(fed.Status.Clusters))
+		for _, n := range t.Order {
+			wanted[n] = true
+		}
+		for _, c := range fed.Status.Clusters {
+			wanted[c.Name] = true
+		}
 	}
 	var names []string
 	for i := range clusters {

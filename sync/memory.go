@@ -1,6 +1,10 @@
 package sync
 
-import "github.com/fedkit/fedkit/federation"
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
 
 // What the Syncer remembers between passes is an optimisation and a courtesy, never a source
 // of truth: after a restart every member object is rendered and compared once, and every
@@ -74,7 +78,17 @@ func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, re
 func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	put(s.inFlight, key, cluster, true, on)
+	if on {
+		s.inFlight[memberKey{key, cluster}] = true
+	} else {
+		delete(s.inFlight, memberKey{key, cluster})
+	}
+}
+
+// memberKey names one federated object's member object in one cluster.
+type memberKey struct {
+	key     federation.Key
+	cluster string
 }
 
 // ownWrite reports whether a member object notified by the member cache is sync's own doing:
@@ -82,11 +96,88 @@ func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
 func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inFlight[key][cluster] {
+	if s.inFlight[memberKey{key, cluster}] {
 		return true
 	}
 	v := s.verified[key][cluster]
 	return v.rv != "" && v.rv == rv
+}
+
+// hostWrites is what sync knows of its own writes to one federated object and its history.
+type hostWrites struct {
+	// rvs are the resourceVersions sync's last three writes left (a pass writes at most a
+	// ControllerRevision, the object's metadata and its status).
+	rvs [3]string
+	// writing is set while a write is under way: the version it leaves is not known yet, so
+	// the changes seen meanwhile wait in pending until it is.
+	writing bool
+	pending []string
+	// missed is set when one of them was not sync's own: the pass under way may not have
+	// seen it, and Run passes over the object again.
+	missed bool
+}
+
+// hostWrite runs write, one of sync's own writes for the federated object key (to it, or to
+// its history), and remembers the version it leaves (see changedByOthers).
+func (s *Syncer) hostWrite(key federation.Key, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	w := s.hostWrites[key]
+	w.writing = true
+	s.hostWrites[key] = w
+	s.mu.Unlock()
+	out, err := write()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w = s.hostWrites[key]
+	if err == nil && out != nil {
+		w.rvs = [3]string{w.rvs[1], w.rvs[2], out.GetResourceVersion()}
+	}
+	for _, rv := range w.pending {
+		w.missed = w.missed || !w.own(rv)
+	}
+	w.writing, w.pending = false, nil
+	s.hostWrites[key] = w
+	return out, err
+}
+
+func (w hostWrites) own(rv string) bool {
+	return rv != "" && (rv == w.rvs[0] || rv == w.rvs[1] || rv == w.rvs[2])
+}
+
+// changedByOthers reports whether a change to the federated object key, or to its history,
+// that left resourceVersion rv may be someone else's. Sync's writes are locked on the version
+// its pass read (a ControllerRevision is new), so a version one of them left holds no one
+// else's change: it brings nothing a pass has not seen, and Run does not pass over the object
+// for it. A change seen while a write is under way is judged once that write is done.
+func (s *Syncer) changedByOthers(key federation.Key, rv string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.hostWrites[key]
+	switch {
+	case !ok:
+		return true
+	case w.own(rv):
+		return false
+	case w.writing:
+		w.pending = append(w.pending, rv)
+		s.hostWrites[key] = w
+		return false
+	}
+	return true
+}
+
+// missedChange reports, once, whether a change that was not sync's own arrived for key while
+// one of its writes was under way (see changedByOthers).
+func (s *Syncer) missedChange(key federation.Key) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.hostWrites[key]
+	if !ok || !w.missed {
+		return false
+	}
+	w.missed = false
+	s.hostWrites[key] = w
+	return true
 }
 
 // put sets m[key][cluster] to v when keep, and deletes it otherwise, creating and dropping the

@@ -230,8 +230,12 @@ type Syncer struct {
 	// name is someone else's, so later passes read it instead of trying a create that must
 	// fail.
 	conflicts map[federation.Key]map[string]bool
-	// inFlight marks writes of sync's own in progress (see writing).
-	inFlight map[federation.Key]map[string]bool
+	// hostWrites remembers, per federated object, sync's own last writes to it and its
+	// history (see hostWrite): Run does not pass over an object again for them.
+	hostWrites map[federation.Key]hostWrites
+	// inFlight marks writes of sync's own in progress (see writing), one flat entry per write:
+	// set and cleared around every member write, it is never allowed to allocate a map.
+	inFlight map[memberKey]bool
 
 	// revisions remembers each object's revision for its uid and generation, so a pass over
 	// an unchanged spec reads no history.
@@ -279,7 +283,8 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
 		verified:       map[federation.Key]map[string]verification{},
 		conflicts:      map[federation.Key]map[string]bool{},
-		inFlight:       map[federation.Key]map[string]bool{},
+		inFlight:       map[memberKey]bool{},
+		hostWrites:     map[federation.Key]hostWrites{},
 		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},

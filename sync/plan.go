@@ -510,7 +510,7 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		if !ok || ms.Err != nil {
 			continue
 		}
-		if ms.Unchanged || unchanged(ms, inputKey(in, t, name, labels[name])) {
+		if ms.Unchanged || (ms.Object != nil && ms.Verified != "" && unchanged(ms, inputKey(in, t, name, labels[name]))) {
 			out[name] = rendered{unchanged: true}
 			continue
 		}

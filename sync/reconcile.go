@@ -143,9 +143,10 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		return s.rollBack(ctx, u, ro)
 	}
 	in.Previous = ro.previousRevision()
-	in.Members = s.readMembers(ctx, fed, clusters, targets, inputKeys(in, targets))
+	keys := inputKeys(in, targets)
+	in.Members = s.readMembers(ctx, fed, clusters, targets, keys)
 	changes := planFor(in, targets)
-	results := s.execute(ctx, in, targets, changes)
+	results := s.executeWith(ctx, in, keys, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
@@ -207,7 +208,9 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 // patchMeta merge-patches the federated object's metadata with fields, locked on u's
 // resourceVersion (a stale one is a Conflict, retried by the caller's queue).
 func (s *Syncer) patchMeta(ctx context.Context, u *unstructured.Unstructured, fields map[string]any) (*unstructured.Unstructured, error) {
-	return patchLocked(ctx, s.host, s.typ.FederatedGVR(), u, fields)
+	return s.hostWrite(keyOf(u), func() (*unstructured.Unstructured, error) {
+		return patchLocked(ctx, s.host, s.typ.FederatedGVR(), u, fields)
+	})
 }
 
 // patchLocked merge-patches u's metadata with fields through c, carrying u's resourceVersion so
@@ -226,7 +229,9 @@ func patchLocked(ctx context.Context, c federation.ClusterClient, gvr schema.Gro
 
 // listClusters reads the Cluster objects. One that does not decode cannot be synced to: it is
 // logged and left out. Decoded Clusters are kept by name and resourceVersion, so a pass over
-// an unchanged fleet decodes nothing.
+// an unchanged fleet decodes nothing. The slice returned for an unchanged fleet is shared by
+// every pass (copying it for each pass of each object was a good part of a pass's garbage):
+// callers read it and never write to it.
 func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
 	// Run's reader says when its cache of Clusters has not changed since the last List.
 	rv, versioned := "", false
@@ -237,7 +242,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 	}
 	s.clusterMu.Lock()
 	if versioned && rv != "" && rv == s.clustersRV && s.clusterList != nil {
-		out := slices.Clone(s.clusterList)
+		out := slices.Clip(s.clusterList) // an append copies
 		s.clusterMu.Unlock()
 		return out, nil
 	}
@@ -270,7 +275,8 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 			delete(s.decoded, name)
 		}
 	}
-	s.clusterList, s.clustersRV = slices.Clone(out), ""
+	out = slices.Clip(out) // an append copies
+	s.clusterList, s.clustersRV = out, ""
 	if versioned {
 		s.clustersRV = rv // the version taken before the List (see loop's CacheVersion)
 	}
@@ -310,6 +316,7 @@ func (s *Syncer) forget(key federation.Key) {
 	delete(s.revisions, key)
 	delete(s.decodedObjects, key)
 	s.metrics.forget(key)
+	delete(s.hostWrites, key)
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

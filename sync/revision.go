@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -191,29 +192,13 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 // cache had not seen it yet), the stored one is used if it holds the same snapshot.
 func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedObject, name string, data []byte, revision int64) (*unstructured.Unstructured, error) {
 	ns := s.historyNamespace(fed)
-	cr := &appsv1.ControllerRevision{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: ns,
-			Labels:    map[string]string{OwnerUIDLabel: string(fed.UID)},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         s.typ.Federated.GroupVersion().String(),
-				Kind:               s.typ.Federated.Kind,
-				Name:               fed.Name,
-				UID:                fed.UID,
-				Controller:         ptrTo(true),
-				BlockOwnerDeletion: ptrTo(true),
-			}},
-		},
-		Data:     runtime.RawExtension{Raw: data},
-		Revision: revision,
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cr)
+	m, err := s.revisionObject(fed, ns, name, data, revision)
 	if err != nil {
-		return nil, fmt.Errorf("encode ControllerRevision %s: %w", name, err)
+		return nil, err
 	}
-	stored, err := s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
+	stored, err := s.hostWrite(keyOfFed(fed), func() (*unstructured.Unstructured, error) {
+		return s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
+	})
 	if apierrors.IsAlreadyExists(err) {
 		stored, err = s.host.Get(ctx, controllerRevisionGVR, ns, name)
 		if err == nil {
@@ -227,6 +212,35 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 		return nil, fmt.Errorf("record revision %d: %w", revision, err)
 	}
 	return stored, nil
+}
+
+// revisionObject is the ControllerRevision of fed's snapshot data, as the map the API machinery
+// makes of an appsv1.ControllerRevision, built without its reflection: one is created for
+// every new spec.
+func (s *Syncer) revisionObject(fed *federation.FederatedObject, ns, name string, data []byte, revision int64) (map[string]any, error) {
+	var content any
+	if err := utiljson.Unmarshal(data, &content); err != nil {
+		return nil, fmt.Errorf("encode ControllerRevision %s: %w", name, err)
+	}
+	return map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "ControllerRevision",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": ns,
+			"labels":    map[string]any{OwnerUIDLabel: string(fed.UID)},
+			"ownerReferences": []any{map[string]any{
+				"apiVersion":         s.typ.Federated.GroupVersion().String(),
+				"kind":               s.typ.Federated.Kind,
+				"name":               fed.Name,
+				"uid":                string(fed.UID),
+				"controller":         true,
+				"blockOwnerDeletion": true,
+			}},
+		},
+		"data":     content,
+		"revision": revision,
+	}, nil
 }
 
 // renumber gives an existing ControllerRevision a new revision number (data is immutable,
@@ -290,8 +304,6 @@ func revisionOf(u *unstructured.Unstructured) int64 {
 	n, _, _ := unstructured.NestedInt64(u.Object, "revision")
 	return n
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // sameJSON compares two JSON documents by value: a ControllerRevision's data comes back from
 // the API server re-encoded, not byte for byte as written.

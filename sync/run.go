@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	gosync "sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,8 +16,9 @@ import (
 // Clusters (a change that matters, such as a cluster turning Ready, requeues every object) and
 // the revision history; and, when the cluster set offers member caches
 // ([federation.MemberCache]), the managed member objects of every cluster sync reads, so a
-// change made in a member (drift, a deletion) requeues the federated object at once. Every
-// object is also checked again every Options.ResyncPeriod.
+// change made in a member (drift, a deletion) requeues the federated object at once. Sync's
+// own writes (to members, and to the federated object's metadata and status) requeue nothing.
+// Every object is also checked again every Options.ResyncPeriod.
 //
 // Run's passes read the host and the members from those caches, not from the API servers, so
 // a pass over an object that is in sync costs no API call at all; writes go to the API
@@ -35,7 +37,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 		historyNS = s.opts.HistoryNamespace
 	}
 	l, err := loop.New(s.host, []loop.Source{
-		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace},
+		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
+			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
+		}},
 		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
 		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision},
 	}, loop.Options{
@@ -92,9 +96,16 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}))
 		cancel() // one loop failing to start stops the other
 	})
+	w := startWriters(s.opts.Workers * s.opts.ClusterConcurrency)
+	defer w.stop() // after l.Run: no pass is left to hand it a write
 	cached := l.Reader()
 	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-		return s.reconcileWith(ctx, key, cached)
+		res, err := s.reconcileWith(withWriters(ctx, w), key, cached)
+		if s.missedChange(key) && err == nil {
+			// Someone else's change arrived while the pass wrote: pass again.
+			res.RequeueAfter = time.Nanosecond
+		}
+		return res, err
 	}))
 	cancel()
 	wg.Wait()
@@ -111,7 +122,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 // manages it. A member object has the federated object's name, and its namespace for a
 // namespaced type; a member Namespace belongs to the FederatedNamespace in itself.
 func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, bool) {
-	if obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity {
+	if managerOf(obj) != s.opts.Identity { // called for every member write: no label copy
 		return federation.Key{}, false
 	}
 	key := federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -128,7 +139,8 @@ func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, 
 }
 
 // ownerOfRevision returns the federated object whose history a ControllerRevision is (a
-// change to the history, such as one deleted by hand, brings the object back).
+// change to the history, such as one deleted by hand, brings the object back), unless the
+// change is sync's own (see changedByOthers).
 func (s *Syncer) ownerOfRevision(obj *unstructured.Unstructured) []federation.Key {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.Kind != s.typ.Federated.Kind || ref.APIVersion != s.typ.Federated.GroupVersion().String() {
@@ -138,7 +150,11 @@ func (s *Syncer) ownerOfRevision(obj *unstructured.Unstructured) []federation.Ke
 		if !s.typ.FederatedNamespaced() {
 			ns = ""
 		}
-		return []federation.Key{{Namespace: ns, Name: ref.Name}}
+		key := federation.Key{Namespace: ns, Name: ref.Name}
+		if !s.changedByOthers(key, obj.GetResourceVersion()) {
+			return nil
+		}
+		return []federation.Key{key}
 	}
 	return nil
 }

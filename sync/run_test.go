@@ -121,3 +121,35 @@ func TestRunReleasesALeavingCluster(t *testing.T) {
 	eventually(t, func() bool { return e.member(t, "azure") == nil }, "deleted from the leaving cluster")
 	eventually(t, func() bool { return e.clusterGone(t, "azure") }, "the Cluster released")
 }
+
+// TestRunPassesOnceForEachChange: sync's own writes (the revision it records, the finalizer
+// and revision annotation, the status) do not bring the federated object back; one change is
+// one pass.
+func TestRunPassesOnceForEachChange(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{})
+	stop := e.running(t)
+	defer func() { require.NoError(t, stop()) }()
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	eventually(t, func() bool { return propagated(e.fed(t)).Status == "True" }, "propagated")
+	// The first passes race with the caches' first lists (each Cluster listed brings every
+	// object back): count from when they are over.
+	settled := -1.0
+	require.Eventually(t, func() bool {
+		before := settled
+		settled = e.passes(t)
+		return settled == before
+	}, 10*time.Second, 100*time.Millisecond, "passes settle")
+
+	for i, img := range []string{"frontend:2", "frontend:3"} {
+		e.edit(t, setImage(img))
+		eventually(t, func() bool {
+			fed := e.fed(t)
+			return fed.Status.ObservedGeneration == fed.Generation && fed.Status.SyncedRevision == int64(i+2)
+		}, "the new revision propagated")
+		want := settled + float64(i+1)
+		eventually(t, func() bool { return e.passes(t) >= want }, "the pass")
+		require.Never(t, func() bool { return e.passes(t) > want }, 300*time.Millisecond, 5*time.Millisecond,
+			"a pass for sync's own writes")
+	}
+}

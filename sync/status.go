@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -270,18 +269,18 @@ func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured,
 		if err := mutate(status); err != nil {
 			return false, fmt.Errorf("sync: status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
 		}
-		// Most passes change nothing: compare as is first, and only when that differs compare
-		// again through JSON, which makes numbers of different Go types alike.
-		if apiequality.Semantic.DeepEqual(old, status) {
+		// Most passes change nothing. Numbers compare by value: what was read was decoded
+		// from JSON, what mutate set comes from Go.
+		if jsonEqual(old, status) {
 			return false, nil
 		}
-		status = normalizeJSON(status)
-		if apiequality.Semantic.DeepEqual(normalizeJSON(old), status) {
-			return false, nil
-		}
-		out := u.DeepCopy()
+		// The object as read with the new status: the client encodes it and keeps nothing,
+		// so the rest is shared with u rather than copied.
+		out := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
 		out.Object["status"] = status
-		_, err := s.host.UpdateStatus(ctx, gvr, out)
+		_, err := s.hostWrite(keyOf(u), func() (*unstructured.Unstructured, error) {
+			return s.host.UpdateStatus(ctx, gvr, out)
+		})
 		if err == nil {
 			return true, nil
 		}

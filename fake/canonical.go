@@ -1,0 +1,162 @@
+package fake
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Every object a client sends goes through JSON before the fake keeps it, as it would on its
+// way to a real server: numbers become int64 or float64, and values JSON cannot hold are a
+// BadRequest. Encoding and decoding each object costs more than the rest of a write, so the
+// fake walks the object instead and builds what the decoder would have built, for the values
+// an unstructured object normally holds; anything else (a typed value, a json.Number, an
+// invalid UTF-8 string, a float32, an integral float64 JSON would print inexactly, an object
+// nested deeper than any real one) makes the walk give up, and the object takes the real
+// round trip. Either way the result is the same, as canonical_test.go checks.
+
+// maxCanonicalDepth bounds the walk; deeper objects (or cyclic ones, which JSON refuses) take
+// the round trip, which reports them as it always did.
+const maxCanonicalDepth = 200
+
+// maxExactFloat bounds the integral float64s whose JSON text is their exact value: beyond
+// 2^53 encoding/json prints the shortest text that reads back as the same float64, whose
+// digits past the 16th are zeros, and the decoder then makes of it a different int64.
+const maxExactFloat = 1 << 53
+
+// canonicalObject returns a deep copy of m as decoding its JSON encoding gives it, or false
+// when m holds something only the round trip handles exactly.
+func canonicalObject(m map[string]any) (map[string]any, bool) {
+	v, ok := canonicalValue(m, 0)
+	if !ok {
+		return nil, false
+	}
+	out, _ := v.(map[string]any) // nil for a nil m, which the round trip decodes as null too
+	return out, true
+}
+
+// canonicalValue returns v as decoding its JSON encoding gives it: maps and slices copied
+// (nil ones become null), integers int64, integral float64s int64, strings shared.
+func canonicalValue(v any, depth int) (any, bool) {
+	if depth > maxCanonicalDepth {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return x, utf8.ValidString(x) // JSON replaces invalid bytes
+	case bool:
+		return x, true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case float64:
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return nil, false // JSON refuses it: the round trip reports the error
+		case x != math.Trunc(x):
+			return x, true // printed as the shortest text that reads back as x
+		case math.Abs(x) < maxExactFloat:
+			return int64(x), true // printed without a fraction: decoded as an integer
+		}
+		return nil, false
+	case map[string]any:
+		if x == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			c, ok := canonicalValue(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		if x == nil {
+			return nil, true
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := canonicalValue(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// isCanonical reports whether v is already what decoding its JSON encoding gives (see
+// canonicalValue): a copy of it would be equal to it, Go types included, so it may be shared
+// as it is. It allocates nothing.
+func isCanonical(v any, depth int) bool {
+	if depth > maxCanonicalDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, int64:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0) && x != math.Trunc(x)
+	case map[string]any:
+		if x == nil {
+			return false // decoded as null, not as a nil map
+		}
+		for k, e := range x {
+			if !utf8.ValidString(k) || !isCanonical(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if x == nil {
+			return false
+		}
+		for _, e := range x {
+			if !isCanonical(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// normalizeStatusWrite is normalize for an UpdateStatus, of which the store keeps the status
+// only: the other fields are checked as ever (a value JSON cannot hold is a BadRequest) but
+// shared with obj rather than copied when they are already what JSON would give back. The
+// result's top level, metadata and status are its own; the rest must only be read.
+func normalizeStatusWrite(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if obj == nil || obj.Object == nil {
+		return normalize(obj)
+	}
+	out := make(map[string]any, len(obj.Object))
+	for k, v := range obj.Object {
+		if !utf8.ValidString(k) {
+			return normalize(obj)
+		}
+		if k == "metadata" || k == "status" || !isCanonical(v, 1) {
+			c, ok := canonicalValue(v, 1)
+			if !ok {
+				return normalize(obj)
+			}
+			v = c
+		}
+		out[k] = v
+	}
+	return &unstructured.Unstructured{Object: out}, nil
+}

@@ -1,0 +1,62 @@
+package sync
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// TestJSONEqual checks jsonEqual against what it stands for: comparing both values after a
+// round trip through JSON.
+func TestJSONEqual(t *testing.T) {
+	shared := map[string]any{"name": "a", "revision": int64(1)}
+	tests := []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"same scalars", map[string]any{"a": "x", "b": true, "c": nil}, map[string]any{"a": "x", "b": true, "c": nil}, true},
+		{"int64 and int", map[string]any{"g": int64(3)}, map[string]any{"g": 3}, true},
+		{"int64 and integral float64", map[string]any{"g": int64(3)}, map[string]any{"g": float64(3)}, true},
+		{"int64 and fractional float64", map[string]any{"g": int64(3)}, map[string]any{"g": 3.5}, false},
+		{"fractional floats", []any{2.5}, []any{2.5}, true},
+		{"different ints", map[string]any{"g": int64(3)}, map[string]any{"g": int64(4)}, false},
+		{"int64 beyond float64 precision", []any{int64(1<<53 + 1)}, []any{float64(1 << 53)}, false},
+		{"number and string", []any{int64(1)}, []any{"1"}, false},
+		{"missing key", map[string]any{"a": "x"}, map[string]any{"b": "x"}, false},
+		{"extra key", map[string]any{"a": "x"}, map[string]any{"a": "x", "b": "y"}, false},
+		{"nil map and null", map[string]any{"a": map[string]any(nil)}, map[string]any{"a": nil}, true},
+		{"nil map and empty map", map[string]any{"a": map[string]any(nil)}, map[string]any{"a": map[string]any{}}, false},
+		{"nil slice and empty slice", map[string]any{"a": []any(nil)}, map[string]any{"a": []any{}}, false},
+		{"typed slice and its JSON", map[string]any{"a": []string{"x", "y"}}, map[string]any{"a": []any{"x", "y"}}, true},
+		{"typed map and its JSON", map[string]any{"a": map[string]int64{"x": 1}}, map[string]any{"a": map[string]any{"x": int64(1)}}, true},
+		{"list order", []any{"x", "y"}, []any{"y", "x"}, false},
+		{"list length", []any{"x"}, []any{"x", "x"}, false},
+		{"the same map", map[string]any{"c": []any{shared}}, map[string]any{"c": []any{shared}}, true},
+		{"nested difference", map[string]any{"c": []any{map[string]any{"n": "a", "r": int64(1)}}}, map[string]any{"c": []any{map[string]any{"n": "a", "r": int64(2)}}}, false},
+		{"negative zero", []any{math.Copysign(0, -1)}, []any{int64(0)}, true},
+		{"NaN", []any{math.NaN()}, []any{math.NaN()}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, jsonEqual(tt.a, tt.b))
+			require.Equal(t, tt.want, jsonEqual(tt.b, tt.a), "symmetric")
+			if ra, rb := roundTrip(tt.a), roundTrip(tt.b); ra != nil && rb != nil {
+				require.Equal(t, tt.want, equality.Semantic.DeepEqual(ra, rb), "what a round trip through JSON says")
+			}
+		})
+	}
+}
+
+// roundTrip is v through JSON, numbers as the API machinery decodes them; nil when v does not
+// encode.
+func roundTrip(v any) map[string]any {
+	m := map[string]any{"v": v}
+	if _, err := json.Marshal(m); err != nil {
+		return nil
+	}
+	return normalizeJSON(m)
+}
