@@ -117,6 +117,12 @@ func TestMissingCRDAtStart(t *testing.T) {
 
 	create(t, e.host, deployments, federatedDeployment("web"))
 	stepUntil(t, e.clock, time.Second, "the Deployment propagated", func() bool { return e.memberReplicas("eu", "web") == 4 })
+	// The check runs beside the other types' loops, which may propagate first.
+	stepUntil(t, e.clock, time.Second, "the Job loops failed", func() bool {
+		s := states(cp)
+		return s["scheduler/FederatedJob"] == controlplane.StateFailed && s["sync/FederatedJob"] == controlplane.StateFailed &&
+			s["status/FederatedJob"] == controlplane.StateFailed
+	})
 	for _, name := range []string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob"} {
 		l := loopStatus(t, cp, name)
 		require.Equal(t, controlplane.StateFailed, l.State, name)
