@@ -90,12 +90,16 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 				return s.failed(in, ch, err)
 			}
 		}
-		s.writing(key, ch.Cluster, true)
+		s.startWrite(key, ch.Cluster)
 		stored, err := s.write(ctx, client, ch)
+		written := ""
 		if err == nil {
 			s.succeeded(in, keys, ch, stored) // recorded before the write stops being in flight
+			if stored != nil && ch.Action != ActionDelete {
+				written = stored.GetResourceVersion()
+			}
 		}
-		s.writing(key, ch.Cluster, false)
+		s.endWrite(key, ch.Cluster, written)
 		if err == nil {
 			if ch.Action == ActionDelete && s.typ.Namespaced {
 				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())

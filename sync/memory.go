@@ -72,17 +72,51 @@ func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, re
 	s.revisions[key] = revisionMemo{uid: uid, generation: generation, revision: revision}
 }
 
-// writing marks a write of sync's own in progress for key in cluster: the member cache's
-// notification of it (which the fake sends before the write returns) is not a change to react
-// to.
-func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
+// startWrite marks a write of sync's own in progress for key in cluster: the member cache's
+// notifications meanwhile (the fake sends the write's own before the write returns) are
+// judged when it ends (endWrite), once the version it leaves is known.
+func (s *Syncer) startWrite(key federation.Key, cluster string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if on {
-		s.inFlight[memberKey{key, cluster}] = true
-	} else {
-		delete(s.inFlight, memberKey{key, cluster})
+	s.inFlight[memberKey{key, cluster}] = inFlightWrite{}
+}
+
+// endWrite ends the write startWrite marked, which left the member at resourceVersion
+// written ("" when it failed or deleted the object), and passes over key again when a
+// notification seen meanwhile was of another version: someone else changed the object
+// while sync wrote (a hand edit right after a create), and nothing else would bring sync
+// back to it before the resync.
+func (s *Syncer) endWrite(key federation.Key, cluster, written string) {
+	s.mu.Lock()
+	mk := memberKey{key, cluster}
+	w := s.inFlight[mk]
+	delete(s.inFlight, mk)
+	enqueue := s.enqueue
+	s.mu.Unlock()
+	if written == "" || enqueue == nil || !w.other(written) {
+		return
 	}
+	enqueue(key)
+}
+
+// inFlightWrite is what the member cache notified while one write was under way: up to two
+// versions (a write's own notification and one more), and how many there were.
+type inFlightWrite struct {
+	seen [2]string
+	n    int
+}
+
+// other reports whether a notified version was not written, or too many came to tell.
+func (w inFlightWrite) other(written string) bool {
+	if w.n > len(w.seen) {
+		return true
+	}
+	for _, rv := range w.seen[:w.n] {
+		if rv != written {
+			return true
+		}
+	}
+	return false
 }
 
 // memberKey names one federated object's member object in one cluster.
@@ -92,12 +126,19 @@ type memberKey struct {
 }
 
 // ownWrite reports whether a member object notified by the member cache is sync's own doing:
-// a write in progress, or the version sync last wrote or verified.
+// the version sync last wrote or verified, or, while a write is in progress, possibly (the
+// write's end judges it: endWrite).
 func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.inFlight[memberKey{key, cluster}] {
-		return true
+	mk := memberKey{key, cluster}
+	if w, ok := s.inFlight[mk]; ok {
+		if w.n < len(w.seen) {
+			w.seen[w.n] = rv
+		}
+		w.n++
+		s.inFlight[mk] = w
+		return true // judged when the write ends
 	}
 	v := s.verified[key][cluster]
 	return v.rv != "" && v.rv == rv

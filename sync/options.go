@@ -235,7 +235,10 @@ type Syncer struct {
 	hostWrites map[federation.Key]hostWrites
 	// inFlight marks writes of sync's own in progress (see writing), one flat entry per write:
 	// set and cleared around every member write, it is never allowed to allocate a map.
-	inFlight map[memberKey]bool
+	inFlight map[memberKey]inFlightWrite
+	// enqueue asks Run's loop for another pass over a key (nil outside Run): a member change
+	// seen while sync's own write to it was under way, and not that write, must not be lost.
+	enqueue func(...federation.Key)
 
 	// revisions remembers each object's revision for its uid and generation, so a pass over
 	// an unchanged spec reads no history.
@@ -283,7 +286,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
 		verified:       map[federation.Key]map[string]verification{},
 		conflicts:      map[federation.Key]map[string]bool{},
-		inFlight:       map[memberKey]bool{},
+		inFlight:       map[memberKey]inFlightWrite{},
 		hostWrites:     map[federation.Key]hostWrites{},
 		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},

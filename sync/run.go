@@ -68,6 +68,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
+	s.mu.Lock()
+	s.enqueue = l.Enqueue
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.enqueue = nil
+		s.mu.Unlock()
+	}()
 	if mc, ok := s.clusters.(federation.MemberCache); ok {
 		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
 			if s.isLeaving(cluster) {
