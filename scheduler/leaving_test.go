@@ -91,3 +91,24 @@ spec:
 	require.NoError(t, err)
 	require.Equal(t, want, schedule(e.federated(t, federation.DeploymentType)), "observations from before the refill do not undo it")
 }
+
+// A schedule names the clusters it left out only for not being ready (status.schedule.notReady),
+// so that sync can tell "not placed" from "not looked at since it is ready again".
+func TestScheduleRecordsNotReadyClusters(t *testing.T) {
+	e := newEnv(t, federation.DeploymentType)
+	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "gcp")
+	require.NoError(t, err)
+	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "ClusterUnreachable", "message": "no heartbeat",
+		"lastTransitionTime": "2026-11-29T00:00:00Z",
+	}}}
+	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
+
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	obj := e.federated(t, federation.DeploymentType)
+	require.Equal(t, map[string]int64{"aws": 6, "azure": 6}, schedule(obj))
+	require.Equal(t, []string{"gcp"}, obj.Status.Schedule.NotReady)
+}

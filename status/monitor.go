@@ -39,7 +39,8 @@ import (
 //     the status, then taints being removed. status.lastHeartbeatTime moves on a transition,
 //     or when HeartbeatInterval has passed: a probe that changes nothing writes nothing.
 //
-// A Cluster that is gone (or being deleted) has its counters released. The Result asks for
+// A Cluster that is gone has its counters released; one being deleted is probed as long as
+// finalizers hold it (sync cleans up only in Ready clusters). The Result asks for
 // the next probe after Period (sooner when a taint's eviction delay ends first). Writes that
 // fail return an error, and the Result is then ignored.
 func (m *ClusterMonitor) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
@@ -68,10 +69,8 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("status: get Cluster %q: %w", name, err)
 	}
-	if u.GetDeletionTimestamp() != nil {
-		m.release(name)
-		return federation.Result{}, fedmetrics.OutcomeGone, nil
-	}
+	// A Cluster being deleted is still probed while finalizers hold it: sync cleans up only in
+	// clusters that are Ready, so a member that recovers must be seen to.
 	cluster, err := federation.ClusterFromUnstructured(u)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(fmt.Errorf("status: Cluster %q: %w", name, err))

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -60,5 +59,3 @@ func schedule(t *testing.T, e *env) []string {
 	}
 	return out
 }
-
-var _ = federation.Key{}

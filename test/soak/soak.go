@@ -199,7 +199,10 @@ func settle(ctx context.Context, w *World, d driver, phase string) (int, error) 
 		}
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
-		if wc.members+wc.host > 0 || w.deleting() {
+		if left := w.deleting(); wc.members+wc.host > 0 || len(left) > 0 {
+			if len(left) > 0 {
+				w.Config.Logf("%s: round %d: still being deleted: %v", phase, i, left)
+			}
 			quiet = 0
 			continue
 		}
@@ -249,9 +252,10 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 	return nil
 }
 
-// deleting reports whether a Cluster or a federated object is still being deleted: a
-// control plane is not quiescent before its deletions complete.
-func (w *World) deleting() bool {
+// deleting lists the Clusters and federated objects still being deleted: a control plane is
+// not quiescent before its deletions complete.
+func (w *World) deleting() []string {
+	var out []string
 	gvrs := []schema.GroupVersionResource{federation.ClusterGVR}
 	for _, typ := range kinds() {
 		gvrs = append(gvrs, typ.FederatedGVR())
@@ -259,9 +263,9 @@ func (w *World) deleting() bool {
 	for _, gvr := range gvrs {
 		for _, u := range w.Host.Objects(gvr) {
 			if u.GetDeletionTimestamp() != nil {
-				return true
+				out = append(out, u.GetKind()+" "+objectRef(u.GetNamespace(), u.GetName()))
 			}
 		}
 	}
-	return false
+	return out
 }
