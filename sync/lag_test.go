@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,8 +130,15 @@ func memberCounts(t *testing.T, e *env) map[string]float64 {
 func TestReconcileLogsWithContext(t *testing.T) {
 	e := newEnv(t, fedsync.Options{})
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	var lines []string
-	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	log := funcr.New(func(_, args string) {
+		mu.Lock() // a pass writes to its clusters in parallel
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{Verbosity: 1})
 	_, err := e.s.Reconcile(logr.NewContext(ctx, log), key)
 	require.NoError(t, err)
 	created := 0

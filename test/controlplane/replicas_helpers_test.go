@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -128,6 +130,7 @@ type write struct {
 	key                federation.Key
 	start, end         time.Time
 	err                error
+	landed             bool // a create that returned an error but made the object (see Create)
 }
 
 // journal records every write the replicas make, and those made by a replica that ran no
@@ -163,7 +166,7 @@ func (j *journal) creators(cluster, ns, name string) []string {
 	defer j.mu.Unlock()
 	var out []string
 	for _, w := range j.writes {
-		if w.verb == "create" && w.err == nil && w.cluster == cluster && w.resource == "configmaps" && w.key == (federation.Key{Namespace: ns, Name: name}) {
+		if w.verb == "create" && (w.err == nil || w.landed) && w.cluster == cluster && w.resource == "configmaps" && w.key == (federation.Key{Namespace: ns, Name: name}) {
 			out = append(out, w.who)
 		}
 	}
@@ -195,6 +198,11 @@ func keyOf(gvr schema.GroupVersionResource, ns, name string) federation.Key {
 // checked against the owner: the elections' own, events (which the broadcaster sends after
 // the fact), sync's finalizer on a Cluster and the member Namespace sync creates for its
 // objects (the Syncer of every shard does both before its first object there).
+//
+// A create that fails with an error other than AlreadyExists or NotFound (a missing
+// namespace) may still have made the object: a replica that loses its shard cancels the pass
+// while its create is on the wire. When the object exists afterwards the create is recorded
+// as landed.
 func (c *recorder) do(verb string, gvr schema.GroupVersionResource, ns, name string, fn func() error) error {
 	if gvr == leases {
 		if c.cut.Load() {
@@ -209,7 +217,12 @@ func (c *recorder) do(verb string, gvr schema.GroupVersionResource, ns, name str
 	owns := c.r.owns(key)
 	start := time.Now()
 	err := fn()
-	c.j.record(write{who: c.r.name, cluster: c.cluster, verb: verb, resource: gvr.Resource, key: key, start: start, end: time.Now(), err: err}, owns)
+	w := write{who: c.r.name, cluster: c.cluster, verb: verb, resource: gvr.Resource, key: key, start: start, end: time.Now(), err: err}
+	if verb == "create" && err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsNotFound(err) {
+		_, gerr := c.ClusterClient.Get(context.Background(), gvr, ns, name)
+		w.landed = gerr == nil
+	}
+	c.j.record(w, owns)
 	return err
 }
 
@@ -299,16 +312,34 @@ func waitPropagated(t *testing.T, members map[string]*kube.Client, ns, want stri
 // create lands on the member before the recorder's call returns and records it.
 func waitRecorded(t *testing.T, j *journal, ns string, names ...string) {
 	t.Helper()
-	eventually(t, "the creates recorded", func() bool {
+	missing := func() []string {
+		var out []string
 		for _, m := range memberNames {
 			for _, name := range names {
 				if len(j.creators(m, ns, name)) == 0 {
-					return false
+					out = append(out, m+"/"+name)
 				}
 			}
 		}
-		return true
-	})
+		return out
+	}
+	if assert.Eventually(t, func() bool { return len(missing()) == 0 }, 90*time.Second, 50*time.Millisecond) {
+		return
+	}
+	t.Fatalf("no create recorded for %v; the creates of them that failed: %v", missing(), j.failedCreates(ns))
+}
+
+// failedCreates lists the creates in ns that returned an error, with the error.
+func (j *journal) failedCreates(ns string) []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, w := range j.writes {
+		if w.verb == "create" && w.err != nil && w.key.Namespace == ns {
+			out = append(out, fmt.Sprintf("%s %s %s in %s: %v", w.who, w.resource, w.key.Name, w.cluster, w.err))
+		}
+	}
+	return out
 }
 
 // names returns prefix-from to prefix-(from+n-1).
