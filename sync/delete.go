@@ -70,6 +70,11 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 			blocked[n] = ReasonClusterNotReady
 		}
 	}
+	// Nor may placement say so any more (it moved away meanwhile): the member caches keep what
+	// a cluster that is not ready last held.
+	for n := range s.heldWhileNotReady(ctx, fed, clusters, ready, blocked) {
+		blocked[n] = ReasonClusterNotReady
+	}
 	if len(blocked) == 0 {
 		return s.release(ctx, u, key, nil)
 	}
@@ -117,4 +122,35 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 	}
 	s.forget(key)
 	return federation.Result{}, fedmetrics.OutcomeWritten, nil
+}
+
+// heldWhileNotReady returns the clusters that are not ready, not blocked yet, and whose member
+// cache (which keeps a cluster's last state) holds fed's object, managed by this Syncer, or
+// cannot tell. Without member caches it returns none: status.clusters and placement are all
+// sync knows then.
+func (s *Syncer) heldWhileNotReady(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, ready map[string]bool, blocked map[string]string) map[string]bool {
+	mc, ok := s.clusters.(federation.MemberCache)
+	if !ok {
+		return nil
+	}
+	ns, name := s.memberName(fed)
+	out := map[string]bool{}
+	for i := range clusters {
+		n := clusters[i].Name
+		if ready[n] || blocked[n] != "" {
+			continue
+		}
+		r, err := mc.CachedReader(n, s.typ.TargetGVR())
+		if err != nil {
+			continue // no cache (no client): sync could not have written there either
+		}
+		obj, err := r.Get(ctx, s.typ.TargetGVR(), ns, name)
+		switch {
+		case err == nil && managedBy(obj, s.opts.Identity):
+			out[n] = true
+		case err != nil && !objectNotFound(err, name):
+			out[n] = true // cannot tell: wait, at most the deletion timeout
+		}
+	}
+	return out
 }

@@ -79,3 +79,44 @@ func TestNotReadyClusterStaysListedAfterPlacementLeavesIt(t *testing.T) {
 	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
 }
+
+// The member caches keep what a cluster that is not ready last held: a deletion waits for such
+// a cluster when its cache shows the object, even when neither status.clusters (its write
+// failed) nor placement (it moved away) says the object is there (found by the chaos soak,
+// test/soak, at full size: the copy stayed behind, managed, with no event).
+func TestDeletionWaitsForNotReadyClustersTheCacheShowsTheObjectIn(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.host.SetHooks(fake.Hooks{UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if gvr == e.typ.FederatedGVR() {
+			return nil, apierrors.NewServiceUnavailable("host busy")
+		}
+		return next.UpdateStatus(ctx, gvr, obj)
+	}})
+	_, err := e.s.Reconcile(ctx, key)
+	require.Error(t, err, "the status write failed")
+	require.NotNil(t, e.member(t, "azure"))
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host)) // azure is not Ready
+	u, err := e.host.Get(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters"))
+	_, err = e.host.Update(ctx, e.typ.FederatedGVR(), u)
+	require.NoError(t, err)
+	_, _ = e.s.Reconcile(ctx, key) // the status write fails again
+	e.host.SetHooks(fake.Hooks{})
+	require.Empty(t, e.fed(t).Status.Clusters, "status does not know")
+
+	require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+	_, _ = e.s.Reconcile(ctx, key)
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err, "the finalizer was removed while azure holds the object")
+
+	require.NoError(t, e.fleet.Heal("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Nil(t, e.member(t, "azure"), "deleted once azure is back")
+	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
+}

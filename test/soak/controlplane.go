@@ -134,6 +134,9 @@ func (l *loops) call(ctx context.Context, loop string, r reconciler, key federat
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
 	_, err := r.Reconcile(ctx, key)
+	if err != nil {
+		l.w.traceLine("error: %s %s: %v", loop, key, err)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:

@@ -387,3 +387,13 @@ func (w *World) traceDiff(ctx context.Context, next federation.ClusterClient, gv
 	}
 	trace("  status diff (-stored +written):\n%s", cmp.Diff(cur.Object["status"], obj.Object["status"]))
 }
+
+// traceLine logs a line when writes are traced.
+func (w *World) traceLine(format string, args ...any) {
+	w.mu.Lock()
+	trace := w.trace
+	w.mu.Unlock()
+	if trace != nil {
+		trace(format, args...)
+	}
+}
