@@ -93,9 +93,10 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		s.writing(key, ch.Cluster, true)
 		stored, err := s.write(ctx, client, ch)
 		if err == nil {
-			s.succeeded(in, keys, ch, stored) // recorded before the write stops being in flight
+			s.succeeded(in, keys, ch, stored) // recorded as the write stops being in flight
+		} else {
+			s.writing(key, ch.Cluster, false)
 		}
-		s.writing(key, ch.Cluster, false)
 		s.metrics.write(ch.Cluster, ch.Action, err)
 		if err == nil {
 			if ch.Action == ActionDelete && s.typ.Namespaced {
@@ -178,17 +179,19 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
-// succeeded records a successful write in the Syncer's memory and as an event.
+// succeeded records a successful write in the Syncer's memory, ending its in-flight mark, and
+// as an event.
 func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stored *unstructured.Unstructured) {
 	key := keyOfFed(in.Object)
-	s.setConflicted(key, ch.Cluster, false)
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
+		v, ok := verification{}, false
 		if stored != nil {
-			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster]})
+			v, ok = verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster]}, true
 		}
+		s.wrote(key, ch.Cluster, v, ok)
 	default:
-		s.setVerified(key, ch.Cluster, verification{})
+		s.wrote(key, ch.Cluster, verification{}, true)
 	}
 	reason, verb := "", ""
 	switch ch.Action {

@@ -153,13 +153,6 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 	return nil
 }
 
-// isLeaving reports whether cluster is being deleted and waits for sync's cleanup.
-func (s *Syncer) isLeaving(cluster string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.leaving[cluster]
-}
-
 // patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.
 func (s *Syncer) patchFinalizers(ctx context.Context, u *unstructured.Unstructured, fins []string) (*unstructured.Unstructured, error) {
 	return patchLocked(ctx, s.host, federation.ClusterGVR, u, map[string]any{"finalizers": fins})

@@ -31,13 +31,6 @@ func (s *Syncer) setVerified(key federation.Key, cluster string, v verification)
 	put(s.verified, key, cluster, v, v.rv != "")
 }
 
-// conflicted reports whether key's name was found taken by someone else in cluster.
-func (s *Syncer) conflicted(key federation.Key, cluster string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.conflicts[key][cluster]
-}
-
 // setConflicted records (or clears) that key's name is someone else's in cluster.
 func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
@@ -82,22 +75,47 @@ func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
 	}
 }
 
+// wrote records a successful write for key in cluster, in one locked step, as the write stops
+// being in flight: the name is sync's (no conflict), and, when set, v is what sync verified
+// (a zero v forgets it).
+func (s *Syncer) wrote(key federation.Key, cluster string, v verification, set bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	put(s.conflicts, key, cluster, true, false)
+	if set {
+		put(s.verified, key, cluster, v, v.rv != "")
+	}
+	delete(s.inFlight, memberKey{key, cluster})
+}
+
+// recall returns what verifiedAt and conflicted return, in one locked step.
+func (s *Syncer) recall(key federation.Key, cluster string) (verification, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.verified[key][cluster], s.conflicts[key][cluster]
+}
+
+// memberChange tells Run's member notification handler, in one locked step, whether cluster
+// is leaving the federation and, when owned, whether the member object's version rv is sync's
+// own doing: a write in progress, or the version sync last wrote or verified.
+func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv string) (leaving, own bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	leaving = s.leaving[cluster]
+	if !owned {
+		return leaving, false
+	}
+	if s.inFlight[memberKey{key, cluster}] {
+		return leaving, true
+	}
+	v := s.verified[key][cluster]
+	return leaving, v.rv != "" && v.rv == rv
+}
+
 // memberKey names one federated object's member object in one cluster.
 type memberKey struct {
 	key     federation.Key
 	cluster string
-}
-
-// ownWrite reports whether a member object notified by the member cache is sync's own doing:
-// a write in progress, or the version sync last wrote or verified.
-func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.inFlight[memberKey{key, cluster}] {
-		return true
-	}
-	v := s.verified[key][cluster]
-	return v.rv != "" && v.rv == rv
 }
 
 // hostWrites is what sync knows of its own writes to one federated object and its history.
