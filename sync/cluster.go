@@ -38,9 +38,9 @@ var errClusterLeaving = errors.New("the cluster is leaving the federation")
 // adopts) its first object there, so the cluster cannot leave without sync cleaning up. A
 // Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving.
 func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
-	s.mu.Lock()
+	s.mu.RLock()
 	held := s.held[cluster]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if held {
 		return nil
 	}

@@ -19,8 +19,8 @@ type verification struct {
 
 // verifiedAt returns what sync last wrote or verified for key in cluster.
 func (s *Syncer) verifiedAt(key federation.Key, cluster string) verification {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.verified[key][cluster]
 }
 
@@ -47,8 +47,8 @@ type revisionMemo struct {
 
 // knownRevision returns the revision recorded for key's uid and generation, if any.
 func (s *Syncer) knownRevision(key federation.Key, uid string, generation int64) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	m, ok := s.revisions[key]
 	if !ok || m.uid != uid || m.generation != generation {
 		return 0, false
@@ -66,12 +66,10 @@ func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, re
 // notification of it (which the fake sends before the write returns) is not a change to react
 // to.
 func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if on {
-		s.inFlight[memberKey{key, cluster}] = true
+		s.inFlight.Store(memberKey{key, cluster}, struct{}{})
 	} else {
-		delete(s.inFlight, memberKey{key, cluster})
+		s.inFlight.Delete(memberKey{key, cluster})
 	}
 }
 
@@ -80,36 +78,37 @@ func (s *Syncer) writing(key federation.Key, cluster string, on bool) {
 // (a zero v forgets it).
 func (s *Syncer) wrote(key federation.Key, cluster string, v verification, set bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	put(s.conflicts, key, cluster, true, false)
 	if set {
 		put(s.verified, key, cluster, v, v.rv != "")
 	}
-	delete(s.inFlight, memberKey{key, cluster})
+	s.mu.Unlock()
+	s.writing(key, cluster, false) // after the version is known: a notification sees one or the other
 }
 
-// recall returns what verifiedAt and conflicted return, in one locked step.
+// recall returns what sync verified for key in cluster and whether the name is someone
+// else's there, with one read lock.
 func (s *Syncer) recall(key federation.Key, cluster string) (verification, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.verified[key][cluster], s.conflicts[key][cluster]
 }
 
-// memberChange tells Run's member notification handler, in one locked step, whether cluster
+// memberChange tells Run's member notification handler, with one read lock, whether cluster
 // is leaving the federation and, when owned, whether the member object's version rv is sync's
 // own doing: a write in progress, or the version sync last wrote or verified.
 func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv string) (leaving, own bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if owned {
+		_, own = s.inFlight.Load(memberKey{key, cluster})
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	leaving = s.leaving[cluster]
-	if !owned {
-		return leaving, false
+	if owned && !own {
+		v := s.verified[key][cluster]
+		own = v.rv != "" && v.rv == rv
 	}
-	if s.inFlight[memberKey{key, cluster}] {
-		return leaving, true
-	}
-	v := s.verified[key][cluster]
-	return leaving, v.rv != "" && v.rv == rv
+	return leaving, own
 }
 
 // memberKey names one federated object's member object in one cluster.

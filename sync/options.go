@@ -208,7 +208,7 @@ type Syncer struct {
 	// verified remembers, per federated object and cluster, the member object's
 	// resourceVersion when sync last wrote it or found it in line with the render, so an
 	// unchanged object is not compared field by field.
-	mu       gosync.Mutex
+	mu       gosync.RWMutex // read-locked by the lookups of every member read and write
 	verified map[federation.Key]map[string]verification
 	// conflicts remembers, per federated object, the clusters where an object of the same
 	// name is someone else's, so later passes read it instead of trying a create that must
@@ -217,9 +217,10 @@ type Syncer struct {
 	// hostWrites remembers, per federated object, sync's own last writes to it and its
 	// history (see hostWrite): Run does not pass over an object again for them.
 	hostWrites map[federation.Key]hostWrites
-	// inFlight marks writes of sync's own in progress (see writing), one flat entry per write:
-	// set and cleared around every member write, it is never allowed to allocate a map.
-	inFlight map[memberKey]bool
+	// inFlight marks writes of sync's own in progress (see writing): a memberKey per write,
+	// set and cleared around every member write by many goroutines at once, in a map of its
+	// own (a sync.Map, whose disjoint keys do not contend) rather than under mu.
+	inFlight gosync.Map
 
 	// revisions remembers each object's revision for its uid and generation, so a pass over
 	// an unchanged spec reads no history.
@@ -267,7 +268,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
 		verified:       map[federation.Key]map[string]verification{},
 		conflicts:      map[federation.Key]map[string]bool{},
-		inFlight:       map[memberKey]bool{},
 		hostWrites:     map[federation.Key]hostWrites{},
 		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},
