@@ -161,28 +161,48 @@ func (s storage) List(_ context.Context, gvr schema.GroupVersionResource, namesp
 	return s.c.listLocked(gvr, namespace, opts)
 }
 
+// The writes do what depends on the object alone (normalising it, and for a create decoding it
+// into its Go type) before they take the cluster's lock, and copy what they return after they
+// release it, so writers of one cluster wait for each other only for the storage itself.
+
 func (s storage) Create(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.lock()
-	defer s.c.unlock()
-	return s.c.createLocked(gvr, obj, false)
+	in, err := normalize(obj)
+	if err != nil {
+		return nil, err
+	}
+	cc := checkCreate(gvr, in)
+	return ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
+		return s.c.insertCheckedLocked(gvr, in, false, cc)
+	}))
 }
 
 func (s storage) Update(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.lock()
-	defer s.c.unlock()
-	return s.c.updateLocked(gvr, obj, writeMain)
+	return s.update(gvr, obj, writeMain)
 }
 
 func (s storage) UpdateStatus(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	s.c.lock()
-	defer s.c.unlock()
-	return s.c.updateLocked(gvr, obj, writeStatus)
+	return s.update(gvr, obj, writeStatus)
+}
+
+func (s storage) update(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+	in, nerr := normalizeFor(mode, obj)
+	return ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
+		return s.c.updateNormalizedLocked(gvr, in, nerr, mode)
+	}))
 }
 
 func (s storage) Patch(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+	return ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
+		return s.c.patchLocked(gvr, namespace, name, pt, data)
+	}))
+}
+
+// locked runs write with the cluster's lock held, and releases it with unlock (which delivers
+// the member-cache notifications the write queued), even when write panics.
+func (s storage) locked(write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	s.c.lock()
 	defer s.c.unlock()
-	return s.c.patchLocked(gvr, namespace, name, pt, data)
+	return write()
 }
 
 func (s storage) Delete(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {

@@ -25,7 +25,7 @@ var _ federation.ClusterSet = (*Fleet)(nil)
 // A zero Fleet is valid and empty; [NewFleet] returns one. Every method is safe for concurrent
 // use.
 type Fleet struct {
-	mu        sync.Mutex
+	mu        sync.RWMutex       // read-locked by the lookups every call of every loop makes
 	members   map[string]*member // guarded by mu, as are the members' fields
 	added     int                // members ever added: each gets the next index for its default IP pool
 	clock     clock.WithTicker
@@ -127,8 +127,8 @@ func (f *Fleet) Client(name string) (federation.ClusterClient, error) {
 
 // Member returns the member cluster named name.
 func (f *Fleet) Member(name string) (*Cluster, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	m, ok := f.members[name]
 	if !ok {
 		return nil, false
@@ -138,8 +138,8 @@ func (f *Fleet) Member(name string) (*Cluster, bool) {
 
 // Names returns the members' names, sorted.
 func (f *Fleet) Names() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.mu.RLock()
+	defer f.mu.RUnlock()
 	return slices.Sorted(maps.Keys(f.members))
 }
 

@@ -93,16 +93,36 @@ func (c *Cluster) createLocked(gvr schema.GroupVersionResource, obj *unstructure
 
 // insertLocked is createLocked for an object that is already a private, normalised copy.
 func (c *Cluster) insertLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, seed bool) (*unstructured.Unstructured, error) {
+	return c.insertCheckedLocked(gvr, in, seed, checkCreate(gvr, in))
+}
+
+// createChecks are the checks of a create that depend on the object alone. storage.Create
+// makes them before it takes the cluster's lock (decoding into the Go type is the dearest
+// part of a create, and writers of a cluster wait for each other's lock);
+// insertCheckedLocked reports their errors where the real server's order puts them.
+type createChecks struct{ typeMeta, decodes error }
+
+// checkCreate makes the createChecks of in, whose apiVersion it fills in when empty.
+func checkCreate(gvr schema.GroupVersionResource, in *unstructured.Unstructured) createChecks {
+	var cc createChecks
+	if cc.typeMeta = checkTypeMeta(gvr, in, ""); cc.typeMeta == nil {
+		cc.decodes = checkDecodes(in)
+	}
+	return cc
+}
+
+// insertCheckedLocked is insertLocked with the checks cc already made.
+func (c *Cluster) insertCheckedLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, seed bool, cc createChecks) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
 	ri, err := c.servedLocked(gvr, "create")
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTypeMeta(gvr, in, ""); err != nil {
-		return nil, err
+	if cc.typeMeta != nil {
+		return nil, cc.typeMeta
 	}
-	if err := checkDecodes(in); err != nil {
-		return nil, err
+	if cc.decodes != nil {
+		return nil, cc.decodes
 	}
 	if !seed && in.GetResourceVersion() != "" {
 		// The real server fails this in storage, which surfaces as a 500.
@@ -258,7 +278,8 @@ func (c *Cluster) deleteObjectLocked(gvr schema.GroupVersionResource, old *unstr
 }
 
 // commitLocked stores obj (a fresh object nobody else holds) at the next resourceVersion, or
-// removes it for Deleted, and publishes the event. It returns a copy for the caller.
+// removes it for Deleted, and publishes the event. It returns obj, now shared with the store:
+// what reaches a client is a copy made outside the lock (see ownCopy).
 func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventType, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
 	c.rv++
 	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
@@ -275,9 +296,18 @@ func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventT
 	}
 	e := event{rv: c.rv, gvr: gvr, typ: typ, obj: obj, old: old}
 	c.publishLocked(e)
-	out := obj.DeepCopy()
 	c.afterCommitLocked(e)
-	return out
+	return obj
+}
+
+// ownCopy is what a write returns to its client: its own copy of the object the storage
+// returned, which may be shared with the store (stored objects are never mutated, so the copy
+// can be made after the lock is released).
+func ownCopy(obj *unstructured.Unstructured, err error) (*unstructured.Unstructured, error) {
+	if err != nil || obj == nil {
+		return obj, err
+	}
+	return obj.DeepCopy(), nil
 }
 
 // afterCommitLocked is what follows a write: member-cache notifications, and the controllers

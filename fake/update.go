@@ -28,23 +28,37 @@ const (
 // updateLocked replaces the stored object named by obj following mode. A resourceVersion or
 // uid in obj that does not match the stored one is a Conflict; an empty resourceVersion makes
 // the update unconditional where the resource allows it (see unconditionalUpdate).
+// The object it returns may be shared with the store.
 func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+	in, err := normalizeFor(mode, obj)
+	return c.updateNormalizedLocked(gvr, in, err, mode)
+}
+
+// normalizeFor is what an update of mode takes from obj (see normalize and
+// normalizeStatusWrite). It depends on obj alone: storage.Update and UpdateStatus call it
+// before they take the cluster's lock.
+func normalizeFor(mode writeMode, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if mode == writeStatus {
+		return normalizeStatusWrite(obj)
+	}
+	return normalize(obj)
+}
+
+// updateNormalizedLocked is updateLocked with obj normalised already into in, or failed to
+// with nerr, which is reported where the real server's order puts it.
+func (c *Cluster) updateNormalizedLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, nerr error, mode writeMode) (*unstructured.Unstructured, error) {
 	ri, err := c.servedLocked(gvr, "update")
 	if err != nil {
 		return nil, err
 	}
-	normal := normalize
-	if mode == writeStatus {
-		normal = normalizeStatusWrite
-	}
-	in, err := normal(obj)
-	if err != nil {
-		return nil, err
+	if nerr != nil {
+		return nil, nerr
 	}
 	return c.replaceLocked(gvr, ri, in, mode)
 }
 
-// replaceLocked is updateLocked for an object that is already a private, normalised copy. It
+// replaceLocked is updateLocked for an object that is already a private, normalised copy. Its
+// result may be shared with the store. It
 // follows the real server's order: the uid precondition, the resourceVersion lock, then what
 // the resource's strategy prepares and validates (rest.BeforeUpdate), then the write, which
 // stores nothing when nothing changed.
@@ -120,7 +134,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 	if equality.Semantic.DeepEqual(old.Object, next.Object) {
 		// A no-op write: the real server stores nothing, keeps the resourceVersion and sends
 		// no watch event.
-		return old.DeepCopy(), nil
+		return old, nil
 	}
 	if old.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 && (gvr != namespacesGVR() || namespaceDeletable(next)) {
 		// The last finalizer is gone: the real server does not write the update but deletes
@@ -128,7 +142,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 		// selector sees the labels it had), and the caller gets the object it sent, as
 		// prepared, with the resourceVersion it had.
 		c.commitLocked(gvr, watch.Deleted, old.DeepCopy(), old)
-		return next.DeepCopy(), nil // next may share values with old (see mergePatchObject)
+		return next, nil
 	}
 	return c.commitLocked(gvr, watch.Modified, next, old), nil
 }

@@ -184,16 +184,17 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 // succeeded records a successful write in the Syncer's memory and as an event.
 func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stored *unstructured.Unstructured) {
 	key := keyOfFed(in.Object)
-	s.setConflicted(key, ch.Cluster, false)
 	switch ch.Action {
 	case ActionCreate, ActionUpdate:
+		v, ok := verification{}, false
 		if stored != nil {
 			// What the server did not keep of the render, it never will: not drift.
 			dropped := ownedDiff(ch.Desired.Object, stored.Object)
-			s.setVerified(key, ch.Cluster, verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster], dropped: dropped})
+			v, ok = verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster], dropped: dropped}, true
 		}
+		s.wrote(key, ch.Cluster, v, ok)
 	default:
-		s.setVerified(key, ch.Cluster, verification{})
+		s.wrote(key, ch.Cluster, verification{}, true)
 	}
 	reason, verb := "", ""
 	switch ch.Action {

@@ -38,9 +38,9 @@ var errClusterLeaving = errors.New("the cluster is leaving the federation")
 // adopts) its first object there, so the cluster cannot leave without sync cleaning up. A
 // Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving.
 func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
-	s.mu.Lock()
+	s.mu.RLock()
 	held := s.held[cluster]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if held {
 		return nil
 	}
@@ -161,13 +161,6 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 	delete(s.leaving, u.GetName())
 	s.mu.Unlock()
 	return nil
-}
-
-// isLeaving reports whether cluster is being deleted and waits for sync's cleanup.
-func (s *Syncer) isLeaving(cluster string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.leaving[cluster]
 }
 
 // patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.

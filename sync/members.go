@@ -86,9 +86,9 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key federation.Key, fed *federation.FederatedObject, cluster string, placed bool, k string) MemberState {
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
-	v := s.verifiedAt(key, cluster)
+	v, conflicted := s.recall(key, cluster)
 	ms := MemberState{Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped}
-	if mc != nil && !s.conflicted(key, cluster) {
+	if mc != nil && !conflicted {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
 			if vr, ok := r.(federation.VersionReader); ok && placed && v.rv != "" && v.input == k {
 				if rv, err := vr.ResourceVersion(ctx, gvr, ns, name); err == nil && rv == v.rv {

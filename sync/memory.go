@@ -22,8 +22,8 @@ type verification struct {
 
 // verifiedAt returns what sync last wrote or verified for key in cluster.
 func (s *Syncer) verifiedAt(key federation.Key, cluster string) verification {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.verified[key][cluster]
 }
 
@@ -34,18 +34,31 @@ func (s *Syncer) setVerified(key federation.Key, cluster string, v verification)
 	put(s.verified, key, cluster, v, v.rv != "")
 }
 
-// conflicted reports whether key's name was found taken by someone else in cluster.
-func (s *Syncer) conflicted(key federation.Key, cluster string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.conflicts[key][cluster]
-}
-
 // setConflicted records (or clears) that key's name is someone else's in cluster.
 func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	put(s.conflicts, key, cluster, true, on)
+}
+
+// wrote records a successful write for key in cluster in one locked step: the name is sync's
+// (no conflict), and, when set, v is what sync verified (a zero v forgets it). The write's
+// in-flight mark ends after (endWrite), once the version is known.
+func (s *Syncer) wrote(key federation.Key, cluster string, v verification, set bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	put(s.conflicts, key, cluster, true, false)
+	if set {
+		put(s.verified, key, cluster, v, v.rv != "")
+	}
+}
+
+// recall returns what sync verified for key in cluster and whether the name is someone
+// else's there, with one read lock.
+func (s *Syncer) recall(key federation.Key, cluster string) (verification, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.verified[key][cluster], s.conflicts[key][cluster]
 }
 
 // revisionMemo is the revision sync found for one generation of a federated object.
@@ -57,8 +70,8 @@ type revisionMemo struct {
 
 // knownRevision returns the revision recorded for key's uid and generation, if any.
 func (s *Syncer) knownRevision(key federation.Key, uid string, generation int64) (int64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	m, ok := s.revisions[key]
 	if !ok || m.uid != uid || m.generation != generation {
 		return 0, false
@@ -125,23 +138,36 @@ type memberKey struct {
 	cluster string
 }
 
-// ownWrite reports whether a member object notified by the member cache is sync's own doing:
+// memberChange tells Run's member notification handler whether cluster is leaving the
+// federation and, when owned, whether the member object's version rv is sync's own doing:
 // the version sync last wrote or verified, or, while a write is in progress, possibly (the
-// write's end judges it: endWrite).
-func (s *Syncer) ownWrite(key federation.Key, cluster, rv string) bool {
+// write's end judges it: endWrite). It read-locks the Syncer, and write-locks it only to note
+// a version seen during a write.
+func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv string) (leaving, own bool) {
+	mk := memberKey{key, cluster}
+	s.mu.RLock()
+	leaving = s.leaving[cluster]
+	_, writing := s.inFlight[mk]
+	if owned && !writing {
+		v := s.verified[key][cluster]
+		own = v.rv != "" && v.rv == rv
+	}
+	s.mu.RUnlock()
+	if !owned || !writing {
+		return leaving, own
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mk := memberKey{key, cluster}
 	if w, ok := s.inFlight[mk]; ok {
 		if w.n < len(w.seen) {
 			w.seen[w.n] = rv
 		}
 		w.n++
 		s.inFlight[mk] = w
-		return true // judged when the write ends
+		return leaving, true // judged when the write ends
 	}
-	v := s.verified[key][cluster]
-	return v.rv != "" && v.rv == rv
+	v := s.verified[key][cluster] // the write ended meanwhile
+	return leaving, v.rv != "" && v.rv == rv
 }
 
 // hostWrites is what sync knows of its own writes to one federated object and its history.

@@ -224,7 +224,7 @@ type Syncer struct {
 	// verified remembers, per federated object and cluster, the member object's
 	// resourceVersion when sync last wrote it or found it in line with the render, so an
 	// unchanged object is not compared field by field.
-	mu       gosync.Mutex
+	mu       gosync.RWMutex // read-locked by the lookups of every member read and write
 	verified map[federation.Key]map[string]verification
 	// conflicts remembers, per federated object, the clusters where an object of the same
 	// name is someone else's, so later passes read it instead of trying a create that must
@@ -233,8 +233,8 @@ type Syncer struct {
 	// hostWrites remembers, per federated object, sync's own last writes to it and its
 	// history (see hostWrite): Run does not pass over an object again for them.
 	hostWrites map[federation.Key]hostWrites
-	// inFlight marks writes of sync's own in progress (see writing), one flat entry per write:
-	// set and cleared around every member write, it is never allowed to allocate a map.
+	// inFlight marks writes of sync's own in progress (see startWrite), one flat entry per
+	// write, with the member versions notified meanwhile.
 	inFlight map[memberKey]inFlightWrite
 	// enqueue asks Run's loop for another pass over a key (nil outside Run): a member change
 	// seen while sync's own write to it was under way, and not that write, must not be lost.

@@ -375,7 +375,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	slices.Sort(names)
 	identity := identityOr(in.Identity)
 	orphan := obj.GetAnnotations()[federation.OrphanAnnotation] == "true"
-	var out []Change
+	out := make([]Change, 0, len(names)) // at most one per cluster: no growing and copying
 	for _, name := range names {
 		ms, read := in.Members[name]
 		ch := Change{Cluster: name, Placed: placed[name], Live: ms.Object}
@@ -410,6 +410,9 @@ func planFor(in PlanInput, t Targets) []Change {
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
 			out = append(out, ch)
 		}
+	}
+	if len(out) == 0 {
+		return nil // nothing for any cluster: nil, as ever
 	}
 	return withRevisions(in, out)
 }

@@ -288,9 +288,9 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 // copy of the struct, whose maps and slices they must not change (nothing in a pass does).
 func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*federation.FederatedObject, error) {
 	rv := u.GetResourceVersion()
-	s.mu.Lock()
+	s.mu.RLock()
 	d, ok := s.decodedObjects[key]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
 		cp := *d
 		return &cp, nil

@@ -78,15 +78,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}()
 	if mc, ok := s.clusters.(federation.MemberCache); ok {
 		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
-			if s.isLeaving(cluster) {
+			key, ok := s.ownerOfMember(obj)
+			leaving, own := s.memberChange(cluster, key, ok, obj.GetResourceVersion())
+			if leaving {
 				cl.Enqueue(federation.Key{Name: cluster}) // perhaps the last object there went
 			}
-			key, ok := s.ownerOfMember(obj)
-			if !ok {
-				return
-			}
-			if s.ownWrite(key, cluster, obj.GetResourceVersion()) {
-				return // sync's own write: nothing to react to
+			if !ok || own {
+				return // not sync's, or sync's own write: nothing to react to
 			}
 			l.Enqueue(key)
 		})
