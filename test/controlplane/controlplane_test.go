@@ -45,10 +45,12 @@ var (
 	fedDeployments = federation.DeploymentType.FederatedGVR()
 )
 
+// web is the FederatedDeployment ns/web; each run of the test has its own namespace, so
+// -count=N starts from nothing on the shared servers.
 const web = `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
-metadata: {name: web, namespace: shop}
+metadata: {name: web, namespace: %s}
 spec:
   template:
     spec:
@@ -66,7 +68,8 @@ spec:
 // writes their status as the Deployment controller would), and sync's events reach the host.
 // The types whose CRDs the host lacks are reported, and everything else runs.
 func TestControlPlaneOnRealServers(t *testing.T) {
-	env, members := setup(t, "shop")
+	ns := fmt.Sprintf("shop-%d", runs.Add(1))
+	env, members := setup(t, ns)
 	ctx := context.Background()
 	host, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
 	require.NoError(t, err)
@@ -85,24 +88,24 @@ func TestControlPlaneOnRealServers(t *testing.T) {
 	eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
 		return clusterReady(t, host, "m1") && clusterReady(t, host, "m2")
 	})
-	create(t, host, fedDeployments, web)
+	create(t, host, fedDeployments, fmt.Sprintf(web, ns))
 	for _, m := range memberNames {
 		eventually(t, m+": the Deployment created", func() bool {
-			_, err := members[m].Get(ctx, deployments, "shop", "web")
+			_, err := members[m].Get(ctx, deployments, ns, "web")
 			return err == nil
 		})
 	}
-	eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, "Ready") == "False" })
+	eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, ns, "Ready") == "False" })
 
 	for _, m := range memberNames {
-		reportReady(t, members[m])
+		reportReady(t, members[m], ns)
 	}
 	eventually(t, "Scheduled, Propagated and Ready", func() bool {
-		return condition(t, host, "Scheduled") == "True" && condition(t, host, "Propagated") == "True" && condition(t, host, "Ready") == "True"
+		return condition(t, host, ns, "Scheduled") == "True" && condition(t, host, ns, "Propagated") == "True" && condition(t, host, ns, "Ready") == "True"
 	})
 
 	eventually(t, "a CreatedInCluster event on the host", func() bool {
-		l, err := host.List(ctx, events, "shop", metav1.ListOptions{})
+		l, err := host.List(ctx, events, ns, metav1.ListOptions{})
 		require.NoError(t, err)
 		for _, u := range l.Items {
 			var ev corev1.Event
@@ -157,12 +160,12 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	return env, members
 }
 
-// reportReady writes the member Deployment's status as the Deployment controller would once
-// its replicas run.
-func reportReady(t *testing.T, member *kube.Client) {
+// reportReady writes the status of the member Deployment ns/web as the Deployment controller
+// would once its replicas run.
+func reportReady(t *testing.T, member *kube.Client, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	u, err := member.Get(ctx, deployments, "shop", "web")
+	u, err := member.Get(ctx, deployments, ns, "web")
 	require.NoError(t, err)
 	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	u.Object["status"] = map[string]any{
@@ -187,10 +190,10 @@ func clusterReady(t *testing.T, host *kube.Client, name string) bool {
 	return false
 }
 
-// condition returns the status of the condition typ of shop/web, "" when it has none.
-func condition(t *testing.T, host *kube.Client, typ string) string {
+// condition returns the status of the condition typ of ns/web, "" when it has none.
+func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 	t.Helper()
-	u, err := host.Get(context.Background(), fedDeployments, "shop", "web")
+	u, err := host.Get(context.Background(), fedDeployments, ns, "web")
 	require.NoError(t, err)
 	obj, err := federation.FederatedObjectFromUnstructured(u)
 	require.NoError(t, err)
