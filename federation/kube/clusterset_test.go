@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -266,7 +267,8 @@ func TestRun(t *testing.T) {
 	logs := &logSink{}
 	host := fakeHost(clusterObject("eu", "https://eu.example.com", "eu-creds"),
 		secretObject("fedkit-system", "eu-creds", map[string]string{"token": token}))
-	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger()})
+	reg := prometheus.NewRegistry()
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger(), Registerer: reg})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- set.Run(ctx) }()
@@ -284,6 +286,8 @@ func TestRun(t *testing.T) {
 	touchNothing := func() {}
 	eventually("the existing Cluster gets a client", touchNothing, func() bool { _, err := set.Client("eu"); return err == nil })
 	first := clientOf(t, set, "eu")
+	require.Positive(t, queueAdds(t, reg, "kube/clusterset"), "Run's queue reports its metrics")
+	require.Positive(t, queueAdds(t, reg, "kube/clusterset"), "Run's queue reports its metrics")
 	require.ErrorContains(t, set.Run(ctx), "already running")
 
 	n := 0
@@ -371,4 +375,24 @@ func TestRunCacheSyncTimeout(t *testing.T) {
 	// then depends on scheduling, so the test does not say.)
 	require.ErrorContains(t, runErr, "secrets in fedkit-system")
 	require.ErrorContains(t, runErr, "RBAC: list not allowed")
+}
+
+// queueAdds returns fedkit_workqueue_adds_total of the queue named name in reg.
+func queueAdds(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "fedkit_workqueue_adds_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == name {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

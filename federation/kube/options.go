@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 )
@@ -103,6 +104,10 @@ type ClusterSetOptions struct {
 	// (on Clock) before it returns an error naming what it could not list. Zero means
 	// DefaultCacheSyncTimeout.
 	CacheSyncTimeout time.Duration
+
+	// Registerer receives the metrics of Run's work queue (fedkit_workqueue_*, queue name
+	// "kube/clusterset"; see METRICS.md), as every loop's. Nil means no metrics.
+	Registerer prometheus.Registerer
 }
 
 func (o *ClusterSetOptions) complete() error {

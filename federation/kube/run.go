@@ -80,6 +80,7 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 		BaseDelay:        retryBaseDelay,
 		MaxDelay:         retryMaxDelay,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
+		Registerer:       s.opts.Registerer,
 	})
 	if err == nil {
 		cached := l.Reader()
