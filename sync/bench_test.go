@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -193,7 +194,9 @@ func (f *benchFleet) memberWrites() int {
 // clusters by Run (from start, caches included, to the last member object written) against
 // the raw creates of the same member objects in the same fleet, alternated in every iteration
 // so that both see the same machine. It reports each one's member objects per second, wall
-// and CPU time per member object, and sync's throughput as a percentage of raw's.
+// and CPU time per member object, and sync's throughput as a percentage of raw's. In a CPU
+// profile the two sides carry the label phase=sync or phase=raw (pprof -tagfocus phase=sync);
+// the garbage collector's own workers carry none.
 func BenchmarkInitialPropagation(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
@@ -203,15 +206,18 @@ func BenchmarkInitialPropagation(b *testing.B) {
 				b.StopTimer()
 				f := newBenchFleet(b, size.n, size.c)
 				syncT.start(b)
-				stop := f.run(b)
-				f.waitWrites(b, size.n*size.c)
+				var stop func()
+				pprof.Do(ctx, pprof.Labels("phase", "sync"), func(context.Context) {
+					stop = f.run(b) // Run's goroutines carry the label
+					f.waitWrites(b, size.n*size.c)
+				})
 				syncT.stop(b)
 				stop()
 				passes += f.passes() / float64(size.n)
 				f = newBenchFleet(b, size.n, size.c)
 				objs := renderAll(b, f)
 				rawT.start(b)
-				rawCreate(b, f, objs)
+				pprof.Do(ctx, pprof.Labels("phase", "raw"), func(context.Context) { rawCreate(b, f, objs) })
 				rawT.stop(b)
 				b.StartTimer() // b.Loop wants it running
 			}
