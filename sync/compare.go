@@ -45,7 +45,7 @@ func ownedDiff(desired, live map[string]any) []string {
 
 // ownedDiffN is ownedDiff collecting at most limit paths.
 func ownedDiffN(desired, live map[string]any, limit int) []string {
-	d := differ{limit: limit, stack: make([]string, 0, 16)} // deep enough for most objects
+	d := differ{limit: limit}
 	for k, dv := range desired {
 		switch k {
 		case "status":
@@ -73,15 +73,31 @@ const maxDiffPaths = 16
 
 // differ walks a desired value and a live one side by side. The path to where it is stands as
 // a stack of unescaped tokens, joined into a JSON pointer only for a difference: a walk that
-// finds everything in place (what most checks find) builds no string.
+// finds everything in place (what most checks find) allocates nothing. The first tokens are
+// held in the differ itself, the rest (a path deeper than most objects go) in deep.
 type differ struct {
 	paths []string
 	limit int
-	stack []string
+	depth int
+	toks  [16]string
+	deep  []string
 }
 
-func (d *differ) push(tok string) { d.stack = append(d.stack, tok) }
-func (d *differ) pop()            { d.stack = d.stack[:len(d.stack)-1] }
+func (d *differ) push(tok string) {
+	if d.depth < len(d.toks) {
+		d.toks[d.depth] = tok
+	} else {
+		d.deep = append(d.deep, tok)
+	}
+	d.depth++
+}
+
+func (d *differ) pop() {
+	d.depth--
+	if d.depth >= len(d.toks) {
+		d.deep = d.deep[:len(d.deep)-1]
+	}
+}
 
 // add records the current path as a difference.
 func (d *differ) add() {
@@ -89,7 +105,13 @@ func (d *differ) add() {
 		return
 	}
 	var b strings.Builder
-	for _, tok := range d.stack {
+	for i := range d.depth {
+		tok := ""
+		if i < len(d.toks) {
+			tok = d.toks[i]
+		} else {
+			tok = d.deep[i-len(d.toks)]
+		}
 		b.WriteByte('/')
 		b.WriteString(escape(tok))
 	}
