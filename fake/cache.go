@@ -14,7 +14,10 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-var _ federation.MemberCache = (*Fleet)(nil)
+var (
+	_ federation.MemberCache           = (*Fleet)(nil)
+	_ federation.ReadOnlyMemberChanges = (*Fleet)(nil)
+)
 
 // CachedReader implements [federation.MemberCache]: a Reader of the managed objects (those
 // carrying federation.ManagedByLabel, whatever its value) of gvr in member cluster, as an
@@ -60,7 +63,20 @@ func (f *Fleet) CachedReader(cluster string, gvr schema.GroupVersionResource) (f
 // remove stops the calls: once it returns, fn is not called again. It waits for calls of fn
 // running on other goroutines, so fn must not call it.
 func (f *Fleet) OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func()) {
-	h := &changeHandler{gvr: gvr, fn: fn}
+	return f.onMemberChange(gvr, fn, false)
+}
+
+// OnMemberChangeReadOnly implements [federation.ReadOnlyMemberChanges]: OnMemberChange, with
+// the object as the member's store holds it instead of a copy for each call. The object is
+// shared with the store and with every other handler: fn must not modify it, nor keep it
+// beyond the call. The store never changes a stored object in place (a write stores a new
+// one), so what fn reads stays as it was notified.
+func (f *Fleet) OnMemberChangeReadOnly(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func()) {
+	return f.onMemberChange(gvr, fn, true)
+}
+
+func (f *Fleet) onMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured), readOnly bool) (remove func()) {
+	h := &changeHandler{gvr: gvr, fn: fn, readOnly: readOnly}
 	h.idle = sync.NewCond(&h.mu)
 	f.hmu.Lock()
 	f.handlers = append(f.handlers, h)
@@ -82,6 +98,8 @@ func (f *Fleet) OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster 
 type changeHandler struct {
 	gvr schema.GroupVersionResource
 	fn  func(cluster string, obj *unstructured.Unstructured)
+	// readOnly handlers get the stored object itself (OnMemberChangeReadOnly).
+	readOnly bool
 
 	mu      sync.Mutex
 	idle    *sync.Cond // signalled when running drops to 0
@@ -115,7 +133,11 @@ func (f *Fleet) dispatch(cluster string, batch []change) {
 	f.hmu.Unlock()
 	for _, ch := range batch {
 		for _, h := range handlers {
-			if h.gvr == ch.gvr {
+			switch {
+			case h.gvr != ch.gvr:
+			case h.readOnly:
+				h.call(cluster, ch.obj)
+			default:
 				h.call(cluster, ch.obj.DeepCopy())
 			}
 		}

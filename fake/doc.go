@@ -207,6 +207,8 @@
 // objects that lost the label, in their last managed state): for the client's writes, Seed,
 // Drift, DriftDelete and the simulated controllers, and at Heal for what changed during the
 // partition. Only members whose cache of the resource was started are notified.
+// [Fleet.OnMemberChangeReadOnly] handlers ([federation.ReadOnlyMemberChanges]) are called the
+// same way with the stored object itself, not a copy: they must not modify it.
 //
 // # Simulated controllers
 //

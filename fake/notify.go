@@ -29,7 +29,8 @@ type memberCache struct {
 }
 
 // change is one notification for the handlers of [Fleet.OnMemberChange]. obj is shared with
-// the store and never mutated; each handler gets its own copy.
+// the store and never mutated; each handler gets its own copy, but for the read-only ones
+// ([Fleet.OnMemberChangeReadOnly]).
 type change struct {
 	gvr schema.GroupVersionResource
 	obj *unstructured.Unstructured

@@ -142,6 +142,21 @@ type MemberCache interface {
 	OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
 }
 
+// ReadOnlyMemberChanges is an optional capability of a [MemberCache], offered by
+// kube.ClusterSet and fake.Fleet: OnMemberChange without the copy. A loop that only looks at
+// a changed object (its labels, name and resourceVersion, to requeue its owner) gets the
+// cache's own object instead of a deep copy made for each notification, which at scale is
+// most of what a notification costs.
+//
+// +kubebuilder:object:generate=false
+type ReadOnlyMemberChanges interface {
+	// OnMemberChangeReadOnly is OnMemberChange, except that fn gets the object the cache
+	// holds, shared with the cache and with the other handlers: fn must not modify it, nor
+	// keep it beyond the call (copy what it keeps). Everything else (which changes are
+	// notified, on which goroutine, removal) is as OnMemberChange's.
+	OnMemberChangeReadOnly(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
+}
+
 // VersionReader is an optional capability of a Reader, offered by the member caches of
 // kube.ClusterSet and fake.Fleet: an object's resourceVersion, without copying the object. A
 // loop that remembers the version it last wrote or checked learns from it, at almost no cost,

@@ -76,7 +76,8 @@
 // [ClusterSet] hands out a member's client by Cluster name. More capabilities are optional
 // interfaces, detected by type assertion so the core interfaces need not grow:
 // [HealthChecker] (/readyz), [VersionGetter] and [MemberCache] (shared informer caches of the
-// member objects the federation manages, with change notifications). Package
+// member objects the federation manages, with change notifications; [ReadOnlyMemberChanges]
+// notifies without copying the object). Package
 // federation/kube implements them all on client-go; package fake implements them in memory.
 //
 // # Loop vocabulary

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -193,7 +195,11 @@ func (f *benchFleet) memberWrites() int {
 // clusters by Run (from start, caches included, to the last member object written) against
 // the raw creates of the same member objects in the same fleet, alternated in every iteration
 // so that both see the same machine. It reports each one's member objects per second, wall
-// and CPU time per member object, and sync's throughput as a percentage of raw's.
+// and CPU time per member object, the bytes each allocates per member object (what the
+// garbage collector's share of the CPU follows), and sync's throughput as a percentage of
+// raw's. In a CPU
+// profile the two sides carry the label phase=sync or phase=raw (pprof -tagfocus phase=sync);
+// the garbage collector's own workers carry none.
 func BenchmarkInitialPropagation(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("N=%d/C=%d", size.n, size.c), func(b *testing.B) {
@@ -203,15 +209,18 @@ func BenchmarkInitialPropagation(b *testing.B) {
 				b.StopTimer()
 				f := newBenchFleet(b, size.n, size.c)
 				syncT.start(b)
-				stop := f.run(b)
-				f.waitWrites(b, size.n*size.c)
+				var stop func()
+				pprof.Do(ctx, pprof.Labels("phase", "sync"), func(context.Context) {
+					stop = f.run(b) // Run's goroutines carry the label
+					f.waitWrites(b, size.n*size.c)
+				})
 				syncT.stop(b)
 				stop()
 				passes += f.passes() / float64(size.n)
 				f = newBenchFleet(b, size.n, size.c)
 				objs := renderAll(b, f)
 				rawT.start(b)
-				rawCreate(b, f, objs)
+				pprof.Do(ctx, pprof.Labels("phase", "raw"), func(context.Context) { rawCreate(b, f, objs) })
 				rawT.stop(b)
 				b.StartTimer() // b.Loop wants it running
 			}
@@ -221,6 +230,8 @@ func BenchmarkInitialPropagation(b *testing.B) {
 			b.ReportMetric(100*rawT.wall.Seconds()/syncT.wall.Seconds(), "sync/raw-%")
 			b.ReportMetric(float64(syncT.cpu.Microseconds())/members, "sync-cpu-us/member")
 			b.ReportMetric(float64(rawT.cpu.Microseconds())/members, "raw-cpu-us/member")
+			b.ReportMetric(float64(syncT.alloc)/members, "sync-B/member")
+			b.ReportMetric(float64(rawT.alloc)/members, "raw-B/member")
 			b.ReportMetric(passes/float64(b.N), "passes/object")
 		})
 	}
@@ -231,12 +242,15 @@ func BenchmarkInitialPropagation(b *testing.B) {
 // benchmark timer on.
 type phase struct {
 	wall, cpu  time.Duration
+	alloc      uint64 // bytes allocated (the garbage collector's work follows it)
 	began      time.Time
 	cpuAtBegin time.Duration
+	allocAt    uint64
 }
 
 func (p *phase) start(b *testing.B) {
 	runtime.GC()
+	p.allocAt = totalAlloc()
 	p.began, p.cpuAtBegin = time.Now(), cpuTime()
 	b.StartTimer()
 }
@@ -245,6 +259,14 @@ func (p *phase) stop(b *testing.B) {
 	b.StopTimer()
 	p.wall += time.Since(p.began)
 	p.cpu += cpuTime() - p.cpuAtBegin
+	p.alloc += totalAlloc() - p.allocAt
+}
+
+// totalAlloc is the bytes allocated so far (runtime/metrics: no stop of the world).
+func totalAlloc() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // renderAll renders every member object once, as the raw baseline writes them: what sync

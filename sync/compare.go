@@ -51,15 +51,18 @@ func ownedDiffN(desired, live map[string]any, limit int) []string {
 		case "status":
 			continue
 		case "metadata":
+			d.push(k)
 			d.meta(dv, live[k])
+			d.pop()
 			continue
 		}
-		lv, ok := live[k]
-		if !ok {
-			d.add("/" + escape(k))
-			continue
+		d.push(k)
+		if lv, ok := live[k]; ok {
+			d.value(dv, lv)
+		} else {
+			d.add()
 		}
-		d.value("/"+escape(k), dv, lv)
+		d.pop()
 	}
 	return d.paths
 }
@@ -68,15 +71,58 @@ func ownedDiffN(desired, live map[string]any, limit int) []string {
 // that differs everywhere.
 const maxDiffPaths = 16
 
+// differ walks a desired value and a live one side by side. The path to where it is stands as
+// a stack of unescaped tokens, joined into a JSON pointer only for a difference: a walk that
+// finds everything in place (what most checks find) allocates nothing. The first tokens are
+// held in the differ itself, the rest (a path deeper than most objects go) in deep.
 type differ struct {
 	paths []string
 	limit int
+	depth int
+	toks  [16]string
+	deep  []string
 }
 
-func (d *differ) add(p string) {
-	if len(d.paths) < d.limit {
-		d.paths = append(d.paths, p)
+func (d *differ) push(tok string) {
+	if d.depth < len(d.toks) {
+		d.toks[d.depth] = tok
+	} else {
+		d.deep = append(d.deep, tok)
 	}
+	d.depth++
+}
+
+func (d *differ) pop() {
+	d.depth--
+	if d.depth >= len(d.toks) {
+		d.deep = d.deep[:len(d.deep)-1]
+	}
+}
+
+// add records the current path as a difference.
+func (d *differ) add() {
+	if len(d.paths) >= d.limit {
+		return
+	}
+	var b strings.Builder
+	for i := range d.depth {
+		tok := ""
+		if i < len(d.toks) {
+			tok = d.toks[i]
+		} else {
+			tok = d.deep[i-len(d.toks)]
+		}
+		b.WriteByte('/')
+		b.WriteString(escape(tok))
+	}
+	d.paths = append(d.paths, b.String())
+}
+
+// addChild records the current path's child tok as a difference.
+func (d *differ) addChild(tok string) {
+	d.push(tok)
+	d.add()
+	d.pop()
 }
 
 func (d *differ) full() bool { return len(d.paths) >= d.limit }
@@ -91,7 +137,7 @@ func (d *differ) meta(dv, lv any) {
 		if ignoredMeta(k) {
 			continue
 		}
-		p := "/metadata/" + escape(k)
+		d.push(k)
 		switch k {
 		case "labels", "annotations":
 			want, _ := v.(map[string]any)
@@ -101,22 +147,22 @@ func (d *differ) meta(dv, lv any) {
 					continue
 				}
 				if hv, ok := have[key]; !ok || !equalScalar(val, hv) {
-					d.add(p + "/" + escape(key))
+					d.addChild(key)
 				}
 			}
 		default:
-			hv, ok := lm[k]
-			if !ok {
-				d.add(p)
-				continue
+			if hv, ok := lm[k]; ok {
+				d.value(v, hv)
+			} else {
+				d.add()
 			}
-			d.value(p, v, hv)
 		}
+		d.pop()
 	}
 }
 
-// value compares one desired value with the live one at path p.
-func (d *differ) value(p string, dv, lv any) {
+// value compares one desired value with the live one at the current path.
+func (d *differ) value(dv, lv any) {
 	if d.full() {
 		return
 	}
@@ -124,7 +170,7 @@ func (d *differ) value(p string, dv, lv any) {
 	case map[string]any:
 		have, ok := lv.(map[string]any)
 		if !ok {
-			d.add(p)
+			d.add()
 			return
 		}
 		for k, v := range want {
@@ -133,23 +179,27 @@ func (d *differ) value(p string, dv, lv any) {
 				if v == nil {
 					continue // an explicit null is the same as absent to the API server
 				}
-				d.add(p + "/" + escape(k))
+				d.addChild(k)
 				continue
 			}
-			d.value(p+"/"+escape(k), v, hv)
+			d.push(k)
+			d.value(v, hv)
+			d.pop()
 		}
 	case []any:
 		have, ok := lv.([]any)
 		if !ok || len(have) != len(want) {
-			d.add(p)
+			d.add()
 			return
 		}
 		for i := range want {
-			d.value(p+"/"+strconv.Itoa(i), want[i], have[i])
+			d.push(strconv.Itoa(i))
+			d.value(want[i], have[i])
+			d.pop()
 		}
 	default:
 		if !equalScalar(dv, lv) {
-			d.add(p)
+			d.add()
 		}
 	}
 }

@@ -20,20 +20,21 @@ const (
 // through Options.Events, and logs it at V(1) (warnings at V(0)), with the loop, the type and
 // the object (or cluster) it is about. A nil obj is only logged.
 func (s *Syncer) event(obj runtime.Object, typ, reason, format string, args ...any) {
-	log := s.opts.Logger.WithValues("loop", fedmetrics.LoopSync, "type", s.typ.Federated.Kind)
+	log := s.opts.Logger
+	if typ != eventWarning {
+		log = log.V(1)
+	}
+	record := s.opts.Events != nil && obj != nil
+	if !record && !log.Enabled() {
+		return // nobody listens: neither format the message nor name the object (one per write)
+	}
+	log = log.WithValues("loop", fedmetrics.LoopSync, "type", s.typ.Federated.Kind)
 	if m, err := meta.Accessor(obj); obj != nil && err == nil {
 		if obj.GetObjectKind().GroupVersionKind().Kind == "Cluster" {
 			log = log.WithValues("cluster", m.GetName())
 		} else {
 			log = log.WithValues("object", federation.Key{Namespace: m.GetNamespace(), Name: m.GetName()}.String())
 		}
-	}
-	if typ != eventWarning {
-		log = log.V(1)
-	}
-	record := s.opts.Events != nil && obj != nil
-	if !record && !log.Enabled() {
-		return // nobody listens: do not even format the message
 	}
 	msg := fmt.Sprintf(format, args...)
 	log.Info(msg, "reason", reason)

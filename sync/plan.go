@@ -113,7 +113,10 @@ type Change struct {
 	Reason string
 	// Message explains Reason, naming the cluster and the cause.
 	Message string
-	// Desired is the rendered object for ActionCreate and ActionUpdate.
+	// Desired is the rendered object for ActionCreate and ActionUpdate. It shares memory
+	// with the federated object's template, and clusters whose render is the same (no
+	// overrides, no member object yet, the same replica count) share one Desired: treat it as
+	// read-only, and DeepCopy it before changing it.
 	Desired *unstructured.Unstructured
 	// Live is the member object as read, nil when absent.
 	Live *unstructured.Unstructured
@@ -520,13 +523,71 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
 	}
 	members, held := heldBack(in, members)
-	for i, res := range renderer(in).RenderMembers(renderInput(in), members) {
+	for i, res := range renderMembers(renderer(in), renderInput(in), members) {
 		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
 	}
 	if len(held) > 0 {
 		prev := in.forCluster(held[0].Name)
-		for i, res := range renderer(in).RenderMembers(renderInput(prev), held) {
+		for i, res := range renderMembers(renderer(in), renderInput(prev), held) {
 			out[held[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
+		}
+	}
+	return out
+}
+
+// renderMembers is r.RenderMembers rendering once for the members whose render is bound to be
+// the same, who then share the object: without overrides, the members without a member
+// object and with the same replica count (a render then depends on nothing else about the
+// cluster). That is most of a first propagation, whose every member is new. A failed shared
+// render is done again for each member, so each error names its own cluster.
+func renderMembers(r *override.Renderer, in override.Input, members []override.Member) []override.Rendered {
+	if len(in.Overrides) > 0 || len(members) < 2 {
+		return r.RenderMembers(in, members)
+	}
+	type sameAs struct{ member, first int }
+	var (
+		todo    = make([]override.Member, 0, len(members))
+		at      = make([]int, len(members)) // members[i]'s render is todo's at[i]
+		aliases []sameAs
+		firsts  = map[int64]int{} // by replica count (-1: none), the first new member's
+	)
+	for i, m := range members {
+		if m.Existing == nil {
+			rep := int64(-1)
+			if m.Replicas != nil {
+				rep = *m.Replicas
+			}
+			if j, ok := firsts[rep]; ok {
+				aliases = append(aliases, sameAs{i, j})
+				continue
+			}
+			firsts[rep] = i
+		}
+		at[i] = len(todo)
+		todo = append(todo, m)
+	}
+	if len(aliases) == 0 {
+		return r.RenderMembers(in, members)
+	}
+	done := r.RenderMembers(in, todo)
+	out := make([]override.Rendered, len(members))
+	var again []int
+	for i := range members {
+		out[i] = done[at[i]]
+	}
+	for _, a := range aliases {
+		out[a.member] = out[a.first]
+		if out[a.first].Err != nil {
+			again = append(again, a.member)
+		}
+	}
+	if len(again) > 0 {
+		retry := make([]override.Member, len(again))
+		for k, i := range again {
+			retry[k] = members[i]
+		}
+		for k, res := range r.RenderMembers(in, retry) {
+			out[again[k]] = res
 		}
 	}
 	return out

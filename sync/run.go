@@ -77,7 +77,13 @@ func (s *Syncer) Run(ctx context.Context) error {
 		s.mu.Unlock()
 	}()
 	if mc, ok := s.clusters.(federation.MemberCache); ok {
-		remove := mc.OnMemberChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
+		// The handler only reads the object's labels, name and resourceVersion: without a
+		// copy of it for every change when the set can do that.
+		onChange := mc.OnMemberChange
+		if ro, ok := s.clusters.(federation.ReadOnlyMemberChanges); ok {
+			onChange = ro.OnMemberChangeReadOnly
+		}
+		remove := onChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
 			key, ok := s.ownerOfMember(obj)
 			leaving, own := s.memberChange(cluster, key, ok, obj.GetResourceVersion())
 			if leaving {

@@ -135,6 +135,10 @@
 //	})
 //	defer remove()
 //
+// Each call gets its own copy of the object. A handler that only reads it (labels, name,
+// resourceVersion) registers with [ClusterSet.OnMemberChangeReadOnly] instead and gets the
+// informer's object itself, which it must not modify nor keep: no copy per change.
+//
 // # Goroutines and time
 //
 // Only Run starts goroutines (workers, informers) and it joins them all before it returns.

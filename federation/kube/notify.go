@@ -11,7 +11,10 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-var _ federation.MemberCache = (*ClusterSet)(nil)
+var (
+	_ federation.MemberCache           = (*ClusterSet)(nil)
+	_ federation.ReadOnlyMemberChanges = (*ClusterSet)(nil)
+)
 
 // OnMemberChange calls fn with the cluster's name and a copy of the object each time a
 // managed object (one labelled federation.ManagedByLabel, see ManagedSelector) of gvr is
@@ -28,7 +31,15 @@ var _ federation.MemberCache = (*ClusterSet)(nil)
 //
 // OnMemberChange implements federation.MemberCache, with CachedReader.
 func (s *ClusterSet) OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func()) {
-	return s.handlers.add(gvr, fn)
+	return s.handlers.add(gvr, fn, false)
+}
+
+// OnMemberChangeReadOnly is OnMemberChange with the informer's own object instead of a copy
+// for each call: fn must not modify it (the informer's cache holds it, and every other
+// handler gets it too), nor keep it beyond the call. It implements
+// federation.ReadOnlyMemberChanges.
+func (s *ClusterSet) OnMemberChangeReadOnly(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func()) {
+	return s.handlers.add(gvr, fn, true)
 }
 
 // memberHandlers are the functions registered by OnMemberChange, per resource. The slices are
@@ -45,10 +56,12 @@ type memberHandler struct {
 	mu      sync.RWMutex
 	removed bool
 	fn      func(cluster string, obj *unstructured.Unstructured)
+	// readOnly handlers get the informer's object itself (OnMemberChangeReadOnly).
+	readOnly bool
 }
 
-func (h *memberHandlers) add(gvr schema.GroupVersionResource, fn func(string, *unstructured.Unstructured)) func() {
-	mh := &memberHandler{fn: fn}
+func (h *memberHandlers) add(gvr schema.GroupVersionResource, fn func(string, *unstructured.Unstructured), readOnly bool) func() {
+	mh := &memberHandler{fn: fn, readOnly: readOnly}
 	h.mu.Lock()
 	if h.byGVR == nil {
 		h.byGVR = map[schema.GroupVersionResource][]*memberHandler{}
@@ -96,7 +109,11 @@ func (h *memberHandlers) dispatch(cluster string, gvr schema.GroupVersionResourc
 func (mh *memberHandler) call(cluster string, u *unstructured.Unstructured) {
 	mh.mu.RLock()
 	defer mh.mu.RUnlock()
-	if !mh.removed {
+	switch {
+	case mh.removed:
+	case mh.readOnly:
+		mh.fn(cluster, u)
+	default:
 		mh.fn(cluster, u.DeepCopy())
 	}
 }

@@ -1,0 +1,77 @@
+package sync_test
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// countingFleet is the fake fleet counting the notification registrations.
+type countingFleet struct {
+	*fake.Fleet
+	copying, readOnly atomic.Int32
+}
+
+func (f *countingFleet) OnMemberChange(gvr schema.GroupVersionResource, fn func(string, *unstructured.Unstructured)) func() {
+	f.copying.Add(1)
+	return f.Fleet.OnMemberChange(gvr, fn)
+}
+
+func (f *countingFleet) OnMemberChangeReadOnly(gvr schema.GroupVersionResource, fn func(string, *unstructured.Unstructured)) func() {
+	f.readOnly.Add(1)
+	return f.Fleet.OnMemberChangeReadOnly(gvr, fn)
+}
+
+// copyingOnly is a cluster set with member caches but no read-only notifications.
+type copyingOnly struct {
+	federation.ClusterSet
+	federation.MemberCache
+}
+
+// TestRunMemberNotifications: Run takes the read-only notifications when the cluster set
+// offers them (no copy of the object per change), the copying ones otherwise, and reverts a
+// member's drift at once either way.
+func TestRunMemberNotifications(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		hideReadOnly        bool
+		wantCopying, wantRO int32
+	}{
+		{name: "read-only offered", wantRO: 1},
+		{name: "copying only", hideReadOnly: true, wantCopying: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			e := newEnv(t, fedsync.Options{})
+			counting := &countingFleet{Fleet: e.fleet}
+			var set federation.ClusterSet = counting
+			if tc.hideReadOnly {
+				set = copyingOnly{ClusterSet: counting, MemberCache: counting}
+				_, ok := set.(federation.ReadOnlyMemberChanges)
+				require.False(t, ok)
+			}
+			s, err := fedsync.New(e.host, set, e.typ, fedsync.Options{Clock: e.clock, Events: e.events})
+			require.NoError(t, err)
+			e.s = s
+			stop := e.running(t)
+			e.apply(t, e.typ.FederatedGVR(), frontend)
+			inSync := func() bool { m := e.member(t, "aws"); return m != nil && image(t, m) == frontendImage }
+			eventually(t, inSync, "propagated")
+			require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
+				setMemberImage(u, "evil:1")
+			}))
+			eventually(t, inSync, "drift reverted at once")
+			require.NoError(t, stop())
+			require.Equal(t, tc.wantCopying, counting.copying.Load(), "copying registrations")
+			require.Equal(t, tc.wantRO, counting.readOnly.Load(), "read-only registrations")
+		})
+	}
+}
