@@ -32,6 +32,7 @@ type realFleet struct {
 	env     *testenv.Env
 	host    *kube.Client // the test's own client of the host, unthrottled
 	reg     *prometheus.Registry
+	counted *countingHost // the control plane's host client, counting its requests
 	members map[string]*kube.Client // the test's own clients of the members, unthrottled
 }
 
@@ -72,7 +73,8 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	}
 	f.reg = prometheus.NewRegistry()
 	opts.Registerer = f.reg
-	cp, err := controlplane.New(host, set, opts)
+	f.counted = newCountingHost(host)
+	cp, err := controlplane.New(f.counted, set, opts)
 	require.NoError(t, err)
 	rctx, rcancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -337,6 +339,7 @@ func TestRealBounded(t *testing.T) {
 	t.Log(realHeader)
 	t.Log(r)
 	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + f.counted.table(100))
 }
 
 // TestRealScale propagates -scale.real objects.
@@ -348,4 +351,5 @@ func TestRealScale(t *testing.T) {
 	r := runReal(t, f, *realFlag)
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
 	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + f.counted.table(*realFlag))
 }
