@@ -32,7 +32,7 @@ type realFleet struct {
 	env     *testenv.Env
 	host    *kube.Client // the test's own client of the host, unthrottled
 	reg     *prometheus.Registry
-	counted *countingHost // the control plane's host client, counting its requests
+	counted *countingHost           // the control plane's host client, counting its requests
 	members map[string]*kube.Client // the test's own clients of the members, unthrottled
 }
 
