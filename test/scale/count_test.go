@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 
+	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -158,5 +161,41 @@ func (c *countingHost) table(objects int) string {
 		lines = append(lines, fmt.Sprintf("host writes by %s: %.2f per object", loop, float64(n)/float64(objects)))
 	}
 	lines = append(lines, fmt.Sprintf("host writes in all: %d, %.2f per object", total, float64(total)/float64(objects)))
+	return strings.Join(lines, "\n")
+}
+
+// events waits for the control plane's events about the objects of namespace ns to stop
+// arriving on the host (the broadcaster writes them one at a time, behind the loops) and
+// counts them by reason, so a run says what events cost per object.
+func (f *realFleet) events(t *testing.T, ns string, objects int) string {
+	t.Helper()
+	eventsGVR := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	var list *unstructured.UnstructuredList
+	last, stable := -1, 0
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && stable < 3; {
+		var err error
+		list, err = f.host.List(context.Background(), eventsGVR, ns, metav1.ListOptions{})
+		require.NoError(t, err)
+		if len(list.Items) == last {
+			stable++
+		} else {
+			last, stable = len(list.Items), 0
+		}
+		time.Sleep(time.Second) // the broadcaster runs on the wall clock
+	}
+	byReason := map[string]int{}
+	for _, e := range list.Items {
+		reason, _, _ := unstructured.NestedString(e.Object, "reason")
+		count, _, _ := unstructured.NestedInt64(e.Object, "count")
+		byReason[reason] += int(max(count, 1))
+	}
+	var lines []string
+	total := 0
+	for r, n := range byReason {
+		lines = append(lines, fmt.Sprintf("events %s: %d (%.2f per object)", r, n, float64(n)/float64(objects)))
+		total += n
+	}
+	slices.Sort(lines)
+	lines = append(lines, fmt.Sprintf("events in all: %d (%.2f per object), %d Event objects", total, float64(total)/float64(objects), len(list.Items)))
 	return strings.Join(lines, "\n")
 }

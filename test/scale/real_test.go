@@ -241,6 +241,7 @@ func parallel(n, workers int, do func(i int) error) error {
 // realResult is what one run on real servers measured.
 type realResult struct {
 	n                int
+	ns               string        // the namespace of the federated objects
 	raw, fed         time.Duration // raw: every member object created directly; fed: propagated
 	p50, p99, maxLat time.Duration
 }
@@ -294,6 +295,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	}
 
 	fedNS := "scale-fed-" + stamp
+	res.ns = fedNS
 	f.createNamespace(t, f.host, fedNS)
 	w := f.watchMembers(t, fedNS)
 	created := make([]time.Time, n)
@@ -352,4 +354,5 @@ func TestRealScale(t *testing.T) {
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
 	t.Log("\n" + summarize(t, f.reg))
 	t.Log("\n" + f.counted.table(*realFlag))
+	t.Log("\n" + f.events(t, r.ns, *realFlag))
 }
