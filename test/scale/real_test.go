@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -240,14 +242,30 @@ func parallel(n, workers int, do func(i int) error) error {
 
 // realResult is what one run on real servers measured.
 type realResult struct {
-	n                int
-	ns               string        // the namespace of the federated objects
-	raw, fed         time.Duration // raw: every member object created directly; fed: propagated
+	n        int
+	ns       string        // the namespace of the federated objects
+	raw, fed time.Duration // raw: every member object created directly; fed: propagated
+	// rawCPU, fedCPU: CPU milliseconds per object of each process in each phase.
+	rawCPU, fedCPU   map[string]float64
 	p50, p99, maxLat time.Duration
 }
 
 func (r realResult) rawRate() float64 { return float64(r.n) / r.raw.Seconds() }
 func (r realResult) fedRate() float64 { return float64(r.n) / r.fed.Seconds() }
+
+// cpu is the CPU per object of each process in both phases.
+func (r realResult) cpu() string {
+	names := slices.Sorted(maps.Keys(r.fedCPU))
+	lines := []string{"CPU ms per object | raw | federated"}
+	var raw, fed float64
+	for _, k := range names {
+		lines = append(lines, fmt.Sprintf("%s | %.2f | %.2f", k, r.rawCPU[k], r.fedCPU[k]))
+		raw += r.rawCPU[k]
+		fed += r.fedCPU[k]
+	}
+	lines = append(lines, fmt.Sprintf("all | %.2f | %.2f", raw, fed))
+	return strings.Join(lines, "\n")
+}
 
 func (r realResult) String() string {
 	return fmt.Sprintf("| %d x %d | %.0f | %.0f | %.0f%% | %s | %s | %s |", r.n, len(memberNames), r.rawRate(), r.fedRate(),
@@ -275,6 +293,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	for _, m := range memberNames {
 		f.createNamespace(t, f.members[m], rawNS)
 	}
+	cpu0 := sampleCPU()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, len(memberNames))
@@ -290,6 +309,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	}
 	wg.Wait()
 	res.raw = time.Since(begin)
+	res.rawCPU = cpuPerObject(cpu0, sampleCPU(), n)
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
@@ -299,6 +319,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	f.createNamespace(t, f.host, fedNS)
 	w := f.watchMembers(t, fedNS)
 	created := make([]time.Time, n)
+	cpu0 = sampleCPU()
 	begin = time.Now()
 	require.NoError(t, parallel(n, createWorkers, func(i int) error {
 		created[i] = time.Now()
@@ -307,6 +328,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	}))
 	require.Eventually(t, func() bool { return w.complete() == n }, 10*time.Minute, 20*time.Millisecond,
 		"every FederatedConfigMap in every member")
+	res.fedCPU = cpuPerObject(cpu0, sampleCPU(), n)
 	lat := make([]time.Duration, n)
 	var end time.Time
 	for i := range n {
@@ -353,6 +375,7 @@ func TestRealScale(t *testing.T) {
 	r := runReal(t, f, *realFlag)
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
 	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + r.cpu())
 	t.Log("\n" + f.counted.table(*realFlag))
 	t.Log("\n" + f.events(t, r.ns, *realFlag))
 }
