@@ -70,6 +70,7 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	require.NoError(t, err)
 	opts.Types = []federation.TypeConfig{federation.ConfigMapType}
 	opts.Disable.DNS = true
+	opts.Disable.Scheduler = *noSchedFlag
 	if *workersFlag > 0 {
 		opts.Sync.Workers, opts.Status.Workers, opts.Scheduler.Workers = *workersFlag, *workersFlag, *workersFlag
 	}
