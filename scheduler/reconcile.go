@@ -250,13 +250,30 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
 	}
 	out := make([]federation.Cluster, 0, len(list.Items))
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	seen := make(map[string]bool, len(list.Items))
 	for i := range list.Items {
-		c, err := federation.ClusterFromUnstructured(&list.Items[i])
-		if err != nil {
-			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
+		item := &list.Items[i]
+		seen[item.GetName()] = true
+		// A Cluster decoded before at this resourceVersion is the same: its copy shares
+		// maps and slices with the others', which no pass writes to.
+		if c, ok := s.decoded[item.GetName()]; ok && item.GetResourceVersion() != "" && c.ResourceVersion == item.GetResourceVersion() {
+			out = append(out, *c)
 			continue
 		}
+		c, err := federation.ClusterFromUnstructured(item)
+		if err != nil {
+			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
+			continue
+		}
+		s.decoded[item.GetName()] = c
 		out = append(out, *c)
+	}
+	for name := range s.decoded {
+		if !seen[name] {
+			delete(s.decoded, name)
+		}
 	}
 	return out, nil
 }
