@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -90,6 +91,12 @@ type Scheduler struct {
 	typ     federation.TypeConfig
 	opts    Options
 	metrics *metrics
+
+	// decoded are the Clusters decoded so far by name, each for the resourceVersion it
+	// carries: a pass over an unchanged fleet decodes none (a pass runs for every write any
+	// loop makes to the object, and decoding the Clusters was most of a pass's CPU).
+	clusterMu sync.Mutex
+	decoded   map[string]*federation.Cluster
 }
 
 // New returns a Scheduler for the federated type of typ, reading and writing through host.
@@ -110,5 +117,5 @@ func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: New: %w", err)
 	}
-	return &Scheduler{host: host, typ: typ, opts: opts, metrics: m}, nil
+	return &Scheduler{host: host, typ: typ, opts: opts, metrics: m, decoded: map[string]*federation.Cluster{}}, nil
 }

@@ -73,7 +73,9 @@ const (
 // Reconcile reads the object, its preference and the Clusters from the host's API server;
 // within [Scheduler.Run] the same pass reads them from Run's informer caches instead. Its one
 // write, the status, always goes to the API server with the resourceVersion it read, so a
-// decision made on stale data fails with a Conflict and is retried.
+// decision made on a stale object fails with a Conflict; the pass then reads the object from
+// the API server and decides again (at most three times) before it returns the Conflict for a
+// retry with backoff.
 func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
 	return s.reconcileFrom(ctx, s.host, key)
 }
@@ -105,13 +107,35 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		return federation.Result{}, fedmetrics.OutcomeGone, nil // being deleted: sync cleans up, nothing to place
 	}
 
-	d, err := Decide(s.input(in))
-	if d.Schedule == nil {
-		return s.invalid(ctx, in.u, d.Condition.Reason, err)
-	}
-	changed, err := s.write(ctx, in.u, d.Schedule, d.Condition)
-	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
+	var d Decision
+	changed := false
+	for attempt := 0; ; attempt++ {
+		d, err = Decide(s.input(in))
+		if d.Schedule == nil {
+			return s.invalid(ctx, in.u, d.Condition.Reason, err)
+		}
+		changed, err = s.write(ctx, in.u, d.Schedule, d.Condition)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt >= conflictRetries {
+			return federation.Result{}, fedmetrics.OutcomeError, err
+		}
+		// Another loop wrote the object since it was read (sync's finalizer, the collector's
+		// status): decide again on the object as it is now, in this pass, rather than throw
+		// the pass away and wait for the queue's backoff.
+		fresh, ferr := s.reread(ctx, key)
+		switch {
+		case apierrors.IsNotFound(ferr):
+			return federation.Result{}, fedmetrics.OutcomeGone, nil
+		case fresh.invalid != "":
+			return s.invalid(ctx, fresh.u, fresh.invalid, ferr)
+		case ferr != nil:
+			return federation.Result{}, fedmetrics.OutcomeError, errors.Join(err, ferr)
+		case fresh.u.GetDeletionTimestamp() != nil:
+			return federation.Result{}, fedmetrics.OutcomeGone, nil
+		}
+		in.u, in.fed = fresh.u, fresh.fed
 	}
 	outcome := fedmetrics.OutcomeUnchanged
 	if changed {
@@ -120,6 +144,26 @@ func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key fede
 		s.report(ctx, in.u, d.Schedule, d.Condition)
 	}
 	return federation.Result{RequeueAfter: d.RequeueAfter}, outcome, nil
+}
+
+// conflictRetries bounds how often a pass decides again on a fresh read after its status
+// write met a Conflict.
+const conflictRetries = 3
+
+// reread gets the object itself from the host (not a cache, which may not have the version
+// that won the Conflict yet) and decodes it; invalid is set when it does not decode.
+func (s *Scheduler) reread(ctx context.Context, key federation.Key) (inputs, error) {
+	var in inputs
+	var err error
+	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	if err != nil {
+		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	if in.fed, err = federation.FederatedObjectFromUnstructured(in.u); err != nil {
+		in.invalid = ReasonInvalidObject
+		return in, err
+	}
+	return in, nil
 }
 
 // input is what Decide needs from one pass's reads, at the Scheduler's clock's now.
@@ -206,13 +250,30 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
 	}
 	out := make([]federation.Cluster, 0, len(list.Items))
+	s.clusterMu.Lock()
+	defer s.clusterMu.Unlock()
+	seen := make(map[string]bool, len(list.Items))
 	for i := range list.Items {
-		c, err := federation.ClusterFromUnstructured(&list.Items[i])
-		if err != nil {
-			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
+		item := &list.Items[i]
+		seen[item.GetName()] = true
+		// A Cluster decoded before at this resourceVersion is the same: its copy shares
+		// maps and slices with the others', which no pass writes to.
+		if c, ok := s.decoded[item.GetName()]; ok && item.GetResourceVersion() != "" && c.ResourceVersion == item.GetResourceVersion() {
+			out = append(out, *c)
 			continue
 		}
+		c, err := federation.ClusterFromUnstructured(item)
+		if err != nil {
+			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
+			continue
+		}
+		s.decoded[item.GetName()] = c
 		out = append(out, *c)
+	}
+	for name := range s.decoded {
+		if !seen[name] {
+			delete(s.decoded, name)
+		}
 	}
 	return out, nil
 }

@@ -187,12 +187,17 @@ func TestRunReadsFromCaches(t *testing.T) {
 	f.stop(t)
 	calls := f.calls()
 	// A pass may read an informer's copy that is a write behind (another informer's event
-	// arrived first): its status write then fails with a Conflict and is retried, so the
-	// writes are at least one per object. The reads are exact.
+	// arrived first): its status write then fails with a Conflict and is redone on a Get of
+	// the object, so the writes are at least one per object, and there is one Get per
+	// Conflict. The other reads are exact.
 	if calls[fake.VerbUpdateStatus] < objects {
 		t.Errorf("UpdateStatus calls = %d; want at least %d", calls[fake.VerbUpdateStatus], objects)
 	}
+	if calls[fake.VerbGet] > calls[fake.VerbUpdateStatus]-objects {
+		t.Errorf("Get calls = %d; want at most one per conflicting write (%d)", calls[fake.VerbGet], calls[fake.VerbUpdateStatus]-objects)
+	}
 	delete(calls, fake.VerbUpdateStatus)
+	delete(calls, fake.VerbGet)
 	want := map[fake.Verb]int{
 		fake.VerbList:  3, // one per informer: objects, preferences, Clusters
 		fake.VerbWatch: 3,

@@ -302,7 +302,8 @@ func TestReconcileMissingObjectAndErrors(t *testing.T) {
 	require.Zero(t, res)
 
 	e.apply(t, federation.DeploymentType.FederatedGVR(), frontend)
-	e.host.FailOn(fake.VerbUpdateStatus, apierrors.NewConflict(schema.GroupResource{}, "app-frontend", nil), 1)
+	// A pass decides again on a fresh read after a Conflict, three times; a fourth is returned.
+	e.host.FailOn(fake.VerbUpdateStatus, apierrors.NewConflict(schema.GroupResource{}, "app-frontend", nil), 4)
 	_, err = e.s.Reconcile(ctx, key)
 	require.True(t, apierrors.IsConflict(err), "a conflict is returned for a retry: %v", err)
 	require.False(t, federation.IsTerminal(err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,7 +29,8 @@ import (
 //     keeps its last data, which goes stale after Options.StaleAfter.
 //  2. Decide: [Aggregate], a pure function, computes the observed fields, status.aggregated
 //     and the Ready condition, and whether any of them changed.
-//  3. Write, only when something changed: one UpdateStatus of the object as read, with the
+//  3. Write, only when something changed and sync has passed over the object (a new
+//     object without status.clusters nor a Propagated condition has nothing to report yet): one UpdateStatus of the object as read, with the
 //     Collector's fields replaced and every other loop's left as they are, locked on its
 //     resourceVersion. After a Conflict the pass starts again from a live read of the
 //     object, at most three times, without reading the Clusters or the members again.
@@ -93,7 +95,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 			Now:        c.opts.Clock.Now(),
 			StaleAfter: c.opts.StaleAfter,
 		})
-		if !agg.Changed {
+		if !agg.Changed || waitingForSync(st) {
 			c.remember(key, read)
 			c.metrics.setStale(key, staleIn(agg.Clusters))
 			return federation.Result{RequeueAfter: c.opts.Period}, fedmetrics.OutcomeUnchanged, nil
@@ -112,6 +114,15 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		c.report(ctx, u, st, &agg)
 		return federation.Result{RequeueAfter: c.opts.Period}, fedmetrics.OutcomeWritten, nil
 	}
+}
+
+// waitingForSync reports whether sync has yet to pass over the object: status.clusters is empty
+// and there is no Propagated condition. The Collector then writes nothing: its Ready condition
+// would say NoClusters for the moment before sync lists the placed clusters, and that write
+// is one more host write per new object, conflicting with sync's and the scheduler's. Sync's
+// status write brings the object back to the Collector.
+func waitingForSync(st *federation.FederatedStatus) bool {
+	return len(st.Clusters) == 0 && meta.FindStatusCondition(st.Conditions, federation.ConditionPropagated) == nil
 }
 
 // decodeStatus decodes the federated object's status only (the template can be large and is

@@ -60,7 +60,9 @@
 // The Ready condition is True when every placed cluster has fresh data and reports its
 // object up to date and fully available; False with reason NotReady (naming the clusters
 // that are not, and why) or StaleClusters (naming the clusters without fresh data); Unknown
-// with NoQuorum; False with NoClusters when nothing is placed.
+// with NoQuorum; False with NoClusters when nothing is placed. Before sync first passes over
+// a new object (no status.clusters, no Propagated condition) the Collector writes nothing:
+// there is nothing to observe yet, and sync's status write brings the object back to it.
 //
 // # No churn
 //

@@ -40,8 +40,9 @@ const (
 	// ReasonNoQuorum: fewer than a majority of the placed clusters have fresh data, so the
 	// Ready condition is Unknown and status.aggregated keeps its last good values.
 	ReasonNoQuorum = "NoQuorum"
-	// ReasonNoClusters: status.clusters lists no cluster (nothing is placed, or sync has not
-	// listed the placed clusters yet).
+	// ReasonNoClusters: status.clusters lists no cluster and sync has passed over the object
+	// (nothing is placed, or nothing is any more). Before sync's first pass the Collector
+	// writes no Ready condition.
 	ReasonNoClusters = "NoClusters"
 )
 

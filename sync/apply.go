@@ -46,6 +46,7 @@ func (s *Syncer) executeWith(ctx context.Context, in PlanInput, keys map[string]
 	forEach(ctx, s.opts.ClusterConcurrency, writes, func(i int) {
 		out[i] = s.apply(ctx, in, keys, changes[i])
 	})
+	s.passEvents(in.Object, out)
 	return out
 }
 
@@ -181,7 +182,7 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return out
 }
 
-// succeeded records a successful write in the Syncer's memory and as an event.
+// succeeded records a successful write in the Syncer's memory.
 func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stored *unstructured.Unstructured) {
 	key := keyOfFed(in.Object)
 	switch ch.Action {
@@ -196,25 +197,10 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 	default:
 		s.wrote(key, ch.Cluster, verification{}, true)
 	}
-	reason, verb := "", ""
-	switch ch.Action {
-	case ActionCreate:
-		reason, verb = "CreatedInCluster", "created"
-	case ActionUpdate:
-		reason, verb = "UpdatedInCluster", "updated"
-		if len(ch.Drift) > 0 {
-			reason, verb = "DriftCorrected", "corrected drift in "+strings.Join(ch.Drift, ", ")+" of"
-		}
-	case ActionDelete:
-		reason, verb = "DeletedFromCluster", "deleted"
-	case ActionOrphan:
-		reason, verb = "OrphanedInCluster", "orphaned"
-		if ch.Reason == ReasonSystemNamespace {
-			s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
-			return
-		}
+	if ch.Action == ActionOrphan && ch.Reason == ReasonSystemNamespace {
+		s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
 	}
-	s.event(in.Object, eventNormal, reason, "%s %s in cluster %q", verb, s.typ.Target.Kind, ch.Cluster)
+	// The other writes are reported once per pass, by passEvents.
 }
 
 // failed turns a failed change into its result: the propagation reason and message, and

@@ -150,4 +150,12 @@
 // backoff; a member that refuses the object (invalid, forbidden) reports why and waits for a
 // change. Bad input (an object that does not decode or validate, an invalid placement) is
 // recorded in the Propagated condition and returned wrapped with federation.Terminal.
+//
+// # Events
+//
+// Each event is a write to the host, so a pass reports its member writes in one Normal event
+// per reason ([EventCreatedInCluster], [EventUpdatedInCluster], [EventDriftCorrected],
+// [EventDeletedFromCluster], [EventOrphanedInCluster]) naming every cluster it wrote, not one
+// per cluster. A failure is one Warning per cluster, with the propagation reason and the
+// member's error.
 package sync

@@ -1,7 +1,6 @@
 package sync_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -80,8 +79,16 @@ func (e *env) observed(t *testing.T, before map[string]*unstructured.Unstructure
 		}
 		drift := ""
 		for _, ev := range e.events.list()[eventsBefore:] {
-			if p, ok := strings.CutPrefix(ev, "Normal DriftCorrected corrected drift in "); ok && strings.HasSuffix(ev, fmt.Sprintf("in cluster %q", name)) {
-				drift = strings.ReplaceAll(strings.TrimSuffix(p, fmt.Sprintf(" of Deployment in cluster %q", name)), ", ", ",")
+			// "Normal DriftCorrected corrected drift of Deployment in 2 clusters: aws (/a, /b), gcp (/c)"
+			p, ok := strings.CutPrefix(ev, "Normal DriftCorrected corrected drift of Deployment in ")
+			if !ok {
+				continue
+			}
+			_, list, _ := strings.Cut(p, ": ")
+			for item := range strings.SplitSeq(list, "), ") {
+				if paths, ok := strings.CutPrefix(item, name+" ("); ok {
+					drift = strings.ReplaceAll(strings.TrimSuffix(paths, ")"), ", ", ",")
+				}
 			}
 		}
 		if _, listed := reasons[name]; listed || act != fedsync.ActionNone {

@@ -186,8 +186,42 @@ func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reas
 // ensureMeta makes sure the federated object carries federation.SyncFinalizer and
 // federation.RevisionAnnotation with rev, in one merge patch that carries the resourceVersion
 // (optimistic locking: a concurrent change to the finalizers is never lost, it is a Conflict
-// and a retry).
+// and a retry). After a Conflict it patches the object as it is now, in the same pass, when
+// only its metadata or status moved (at most statusRetries times).
 func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, rev int64) (*unstructured.Unstructured, error) {
+	fields := metaFields(u, rev)
+	if len(fields) == 0 {
+		return u, nil
+	}
+	out, err := s.patchMeta(ctx, u, fields)
+	for attempt := 0; apierrors.IsConflict(err) && attempt < statusRetries; attempt++ {
+		// Most often another loop wrote the status since the read (the scheduler and the
+		// collector write as soon as the object appears): read it again and, unless its spec
+		// or identity changed, patch that version in this pass rather than requeue the
+		// object. The patch stays locked: a finalizer added meanwhile is kept.
+		fresh, gerr := s.host.Get(ctx, s.typ.FederatedGVR(), u.GetNamespace(), u.GetName())
+		if gerr != nil {
+			err = gerr
+			break
+		}
+		if fresh.GetUID() != u.GetUID() || fresh.GetGeneration() != u.GetGeneration() || fresh.GetDeletionTimestamp() != nil {
+			break // a new spec or a deletion: the queue's retry starts a pass on it
+		}
+		u = fresh
+		if fields = metaFields(u, rev); len(fields) == 0 {
+			return u, nil
+		}
+		out, err = s.patchMeta(ctx, u, fields)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sync: record the finalizer and revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
+	}
+	return out, nil
+}
+
+// metaFields are the metadata fields ensureMeta must patch on u: the finalizer list with
+// federation.SyncFinalizer when it lacks it, the revision annotation when it differs.
+func metaFields(u *unstructured.Unstructured, rev int64) map[string]any {
 	fields := map[string]any{}
 	if fins := u.GetFinalizers(); !slices.Contains(fins, federation.SyncFinalizer) {
 		fields["finalizers"] = append(slices.Clone(fins), federation.SyncFinalizer)
@@ -195,14 +229,7 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 	if want := fmt.Sprint(rev); u.GetAnnotations()[federation.RevisionAnnotation] != want {
 		fields["annotations"] = map[string]any{federation.RevisionAnnotation: want}
 	}
-	if len(fields) == 0 {
-		return u, nil
-	}
-	out, err := s.patchMeta(ctx, u, fields)
-	if err != nil {
-		return nil, fmt.Errorf("sync: record the finalizer and revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
-	}
-	return out, nil
+	return fields
 }
 
 // patchMeta merge-patches the federated object's metadata with fields, locked on u's

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +34,7 @@ type realFleet struct {
 	env     *testenv.Env
 	host    *kube.Client // the test's own client of the host, unthrottled
 	reg     *prometheus.Registry
+	counted *countingHost           // the control plane's host client, counting its requests
 	members map[string]*kube.Client // the test's own clients of the members, unthrottled
 }
 
@@ -67,12 +70,14 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	require.NoError(t, err)
 	opts.Types = []federation.TypeConfig{federation.ConfigMapType}
 	opts.Disable.DNS = true
+	opts.Disable.Scheduler = *noSchedFlag
 	if *workersFlag > 0 {
 		opts.Sync.Workers, opts.Status.Workers, opts.Scheduler.Workers = *workersFlag, *workersFlag, *workersFlag
 	}
 	f.reg = prometheus.NewRegistry()
 	opts.Registerer = f.reg
-	cp, err := controlplane.New(host, set, opts)
+	f.counted = newCountingHost(host)
+	cp, err := controlplane.New(f.counted, set, opts)
 	require.NoError(t, err)
 	rctx, rcancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -238,13 +243,30 @@ func parallel(n, workers int, do func(i int) error) error {
 
 // realResult is what one run on real servers measured.
 type realResult struct {
-	n                int
-	raw, fed         time.Duration // raw: every member object created directly; fed: propagated
+	n        int
+	ns       string        // the namespace of the federated objects
+	raw, fed time.Duration // raw: every member object created directly; fed: propagated
+	// rawCPU, fedCPU: CPU milliseconds per object of each process in each phase.
+	rawCPU, fedCPU   map[string]float64
 	p50, p99, maxLat time.Duration
 }
 
 func (r realResult) rawRate() float64 { return float64(r.n) / r.raw.Seconds() }
 func (r realResult) fedRate() float64 { return float64(r.n) / r.fed.Seconds() }
+
+// cpu is the CPU per object of each process in both phases.
+func (r realResult) cpu() string {
+	names := slices.Sorted(maps.Keys(r.fedCPU))
+	lines := []string{"CPU ms per object | raw | federated"}
+	var raw, fed float64
+	for _, k := range names {
+		lines = append(lines, fmt.Sprintf("%s | %.2f | %.2f", k, r.rawCPU[k], r.fedCPU[k]))
+		raw += r.rawCPU[k]
+		fed += r.fedCPU[k]
+	}
+	lines = append(lines, fmt.Sprintf("all | %.2f | %.2f", raw, fed))
+	return strings.Join(lines, "\n")
+}
 
 func (r realResult) String() string {
 	return fmt.Sprintf("| %d x %d | %.0f | %.0f | %.0f%% | %s | %s | %s |", r.n, len(memberNames), r.rawRate(), r.fedRate(),
@@ -272,6 +294,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	for _, m := range memberNames {
 		f.createNamespace(t, f.members[m], rawNS)
 	}
+	cpu0 := sampleCPU()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	errs := make([]error, len(memberNames))
@@ -287,14 +310,17 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	}
 	wg.Wait()
 	res.raw = time.Since(begin)
+	res.rawCPU = cpuPerObject(cpu0, sampleCPU(), n)
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
 
 	fedNS := "scale-fed-" + stamp
+	res.ns = fedNS
 	f.createNamespace(t, f.host, fedNS)
 	w := f.watchMembers(t, fedNS)
 	created := make([]time.Time, n)
+	cpu0 = sampleCPU()
 	begin = time.Now()
 	require.NoError(t, parallel(n, createWorkers, func(i int) error {
 		created[i] = time.Now()
@@ -303,6 +329,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	}))
 	require.Eventually(t, func() bool { return w.complete() == n }, 10*time.Minute, 20*time.Millisecond,
 		"every FederatedConfigMap in every member")
+	res.fedCPU = cpuPerObject(cpu0, sampleCPU(), n)
 	lat := make([]time.Duration, n)
 	var end time.Time
 	for i := range n {
@@ -337,6 +364,7 @@ func TestRealBounded(t *testing.T) {
 	t.Log(realHeader)
 	t.Log(r)
 	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + f.counted.table(100))
 }
 
 // TestRealScale propagates -scale.real objects.
@@ -348,4 +376,7 @@ func TestRealScale(t *testing.T) {
 	r := runReal(t, f, *realFlag)
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
 	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + r.cpu())
+	t.Log("\n" + f.counted.table(*realFlag))
+	t.Log("\n" + f.events(t, r.ns, *realFlag))
 }

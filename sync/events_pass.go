@@ -1,0 +1,100 @@
+package sync
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
+)
+
+// Member writes are reported once per pass, not once per write: each event is a write to the
+// host (an Event object), and on a fleet of C clusters a per-write event made sync's events
+// alone C host writes per federated object, more than the rest of its host writes together.
+// A pass records one Normal event per reason that names every cluster written for it, e.g.
+// `CreatedInCluster: created ConfigMap in 3 clusters: aws, azure, gcp`; the reasons users
+// filter on (CreatedInCluster, UpdatedInCluster, DriftCorrected, DeletedFromCluster,
+// OrphanedInCluster) are kept. Failures stay one Warning per cluster: each has its own cause.
+//
+// KubeFed records one event per cluster write (CreateInCluster, UpdateInCluster); Karmada one
+// per binding pass on the resource template (SyncWorkSucceed) and the per-cluster detail on its
+// Work objects, which fedkit does not have.
+
+// Reasons of the events of member writes that succeeded.
+const (
+	// EventCreatedInCluster: the pass created the member object in the clusters it names.
+	EventCreatedInCluster = "CreatedInCluster"
+	// EventUpdatedInCluster: the pass updated the member object in the clusters it names.
+	EventUpdatedInCluster = "UpdatedInCluster"
+	// EventDriftCorrected: the pass put back what someone else had changed in the member
+	// object, in the clusters it names, each with the changed paths.
+	EventDriftCorrected = "DriftCorrected"
+	// EventDeletedFromCluster: the pass deleted the member object from the clusters it names.
+	EventDeletedFromCluster = "DeletedFromCluster"
+	// EventOrphanedInCluster: the pass left the member object in the clusters it names, without
+	// the federation's labels.
+	EventOrphanedInCluster = "OrphanedInCluster"
+)
+
+// writeReason is the event reason of a member write that succeeded, "" for none (an orphan in
+// a system namespace is warned about on its own).
+func writeReason(ch Change) string {
+	switch ch.Action {
+	case ActionCreate:
+		return EventCreatedInCluster
+	case ActionUpdate:
+		if len(ch.Drift) > 0 {
+			return EventDriftCorrected
+		}
+		return EventUpdatedInCluster
+	case ActionDelete:
+		return EventDeletedFromCluster
+	case ActionOrphan:
+		if ch.Reason == ReasonSystemNamespace {
+			return ""
+		}
+		return EventOrphanedInCluster
+	}
+	return ""
+}
+
+// passEvents records the pass's successful member writes on obj: one Normal event per reason,
+// naming the clusters in name order (a drift correction with the paths put back in each).
+func (s *Syncer) passEvents(obj *federation.FederatedObject, results []result) {
+	byReason := map[string][]string{}
+	for _, r := range results {
+		if !r.wrote {
+			continue
+		}
+		reason := writeReason(r.Change)
+		if reason == "" {
+			continue
+		}
+		item := r.Cluster
+		if reason == EventDriftCorrected {
+			item += " (" + strings.Join(r.Drift, ", ") + ")"
+		}
+		byReason[reason] = append(byReason[reason], item)
+	}
+	order := [...]struct{ reason, verb string }{
+		{EventCreatedInCluster, "created"},
+		{EventUpdatedInCluster, "updated"},
+		{EventDriftCorrected, "corrected drift of"},
+		{EventDeletedFromCluster, "deleted"},
+		{EventOrphanedInCluster, "orphaned"},
+	}
+	for _, e := range order {
+		items := byReason[e.reason]
+		if len(items) == 0 {
+			continue
+		}
+		slices.Sort(items)
+		noun := "clusters"
+		if len(items) == 1 {
+			noun = "cluster"
+		}
+		msg := fmt.Sprintf("%s %s in %d %s: %s", e.verb, s.typ.Target.Kind, len(items), noun, strings.Join(items, ", "))
+		s.event(obj, eventNormal, e.reason, "%s", fedcond.Truncate(msg, maxMessage))
+	}
+}
