@@ -53,11 +53,15 @@ func newEnv(t testing.TB) *env {
 // cache sync timeouts so a loop that cannot list fails after a few steps.
 func (e *env) options(types ...federation.TypeConfig) controlplane.Options {
 	o := controlplane.Options{Types: types, Clock: e.clock, RetryPeriod: 30 * time.Second}
-	o.Scheduler.CacheSyncTimeout = 5 * time.Second
-	o.Sync.CacheSyncTimeout = 5 * time.Second
-	o.Status.CacheSyncTimeout = 5 * time.Second
-	o.Monitor.CacheSyncTimeout = 5 * time.Second
-	o.DNS.CacheSyncTimeout = 5 * time.Second
+	// The timeout runs on the fake clock, which the tests step while the informers list in
+	// real time: it must outlast the steps a test makes before a loaded machine has listed
+	// (with 5s, a few 1s steps failed every loop on a busy CI machine).
+	const syncTimeout = 2 * time.Minute
+	o.Scheduler.CacheSyncTimeout = syncTimeout
+	o.Sync.CacheSyncTimeout = syncTimeout
+	o.Status.CacheSyncTimeout = syncTimeout
+	o.Monitor.CacheSyncTimeout = syncTimeout
+	o.DNS.CacheSyncTimeout = syncTimeout
 	return o
 }
 

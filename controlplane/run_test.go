@@ -191,7 +191,7 @@ func TestMissingCRDAtRuntime(t *testing.T) {
 	stop := run(cp)
 	defer func() { require.NoError(t, stop()) }()
 
-	stepUntil(t, e.clock, time.Second, "the Job loops failed", func() bool {
+	stepUntil(t, e.clock, 5*time.Second, "the Job loops failed (after the 2m CacheSyncTimeout)", func() bool {
 		s := states(cp)
 		return s["scheduler/FederatedJob"] == controlplane.StateFailed && s["sync/FederatedJob"] == controlplane.StateFailed &&
 			s["status/FederatedJob"] == controlplane.StateFailed

@@ -196,14 +196,26 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.hostWrite(keyOfFed(fed), func() (*unstructured.Unstructured, error) {
-		return s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
-	})
+	create := func() (*unstructured.Unstructured, error) {
+		return s.hostWrite(keyOfFed(fed), func() (*unstructured.Unstructured, error) {
+			return s.host.Create(ctx, controllerRevisionGVR, &unstructured.Unstructured{Object: m})
+		})
+	}
+	stored, err := create()
 	if apierrors.IsAlreadyExists(err) {
 		stored, err = s.host.Get(ctx, controllerRevisionGVR, ns, name)
 		if err == nil {
 			var got appsv1.ControllerRevision
-			if cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &got); cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID) {
+			cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &got)
+			switch {
+			case cerr == nil && s.leftBehind(&got, fed):
+				// The history of an earlier object of this name, which the garbage collector
+				// has not removed (yet, or ever: that object was deleted orphaning its
+				// dependents): it is replaced.
+				if err = s.deleteRevision(ctx, fed, &got); err == nil {
+					stored, err = create()
+				}
+			case cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID):
 				return nil, fmt.Errorf("revision history: ControllerRevision %s/%s exists and is not this snapshot of %s", ns, name, fed.Name)
 			}
 		}
@@ -212,6 +224,28 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 		return nil, fmt.Errorf("record revision %d: %w", revision, err)
 	}
 	return stored, nil
+}
+
+// leftBehind reports whether rev is the history of an earlier federated object of fed's kind
+// and name (one with another uid): that object is gone, since fed holds its name now.
+func (s *Syncer) leftBehind(rev *appsv1.ControllerRevision, fed *federation.FederatedObject) bool {
+	owner := metav1.GetControllerOfNoCopy(rev)
+	return owner != nil && owner.UID != fed.UID && owner.Name == fed.Name &&
+		owner.Kind == s.typ.Federated.Kind && owner.APIVersion == s.typ.Federated.GroupVersion().String() &&
+		rev.Labels[OwnerUIDLabel] == string(owner.UID)
+}
+
+// deleteRevision deletes a ControllerRevision that leftBehind found, on the condition that it
+// is still the one read.
+func (s *Syncer) deleteRevision(ctx context.Context, fed *federation.FederatedObject, rev *appsv1.ControllerRevision) error {
+	uid, rv := rev.UID, rev.ResourceVersion
+	err := s.host.Delete(ctx, controllerRevisionGVR, rev.Namespace, rev.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ControllerRevision %s/%s left by an earlier %s %s: %w", rev.Namespace, rev.Name, s.typ.Federated.Kind, fed.Name, err)
+	}
+	return nil
 }
 
 // revisionObject is the ControllerRevision of fed's snapshot data, as the map the API machinery
