@@ -327,6 +327,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	f.settle(t)
 	m, _ := f.writes()
 	require.Equal(t, n*c, m, "member writes to converge from empty: want one create per object and cluster")
+	writeHeapProfile(t, res, "converged")
 
 	// 2. A resync with nothing to do: every loop's periodic pass over every object, zero writes.
 	m0, h0 := f.writes()
@@ -378,6 +379,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	res.changeWrites = m2 - m1
 	require.Equal(t, n*c, m2-m1, "member writes of one template change: want exactly one per object and cluster")
 	f.checkMembers(t, "2")
+	writeHeapProfile(t, res, "changed")
 
 	res.peakHeap = heap.Stop()
 	runtime.GC()
