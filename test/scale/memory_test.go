@@ -230,12 +230,14 @@ func conditionTrue(u *unstructured.Unstructured, typ string) bool {
 	return false
 }
 
-// waitFor polls cond until it holds. When nothing was written for a while the loops are idle
-// on the fake clock (a requeue after, a probe period): the clock then steps a second.
+// waitFor polls cond until it holds. When nothing was written and no loop finished a pass for
+// a while the loops are idle on the fake clock (a requeue after, a probe period): the clock
+// then steps a second. Passes count too: a resync writes nothing for minutes at 10,000 x 100,
+// and stepping the clock under it would fire probes and heartbeats that are not the resync's.
 func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	lastM, lastH := f.writes()
+	last := f.progress(t)
 	idle, logged := time.Now(), time.Now()
 	for !cond() {
 		if time.Since(logged) > 30*time.Second {
@@ -251,9 +253,8 @@ func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, con
 			t.Fatalf("%s: not after %s (%d member and %d host writes, %d of %d objects Ready)", what, timeout, m, h, f.readyCount(), f.n)
 		}
 		time.Sleep(50 * time.Millisecond)
-		m, h := f.writes()
-		if m != lastM || h != lastH {
-			lastM, lastH, idle = m, h, time.Now()
+		if p := f.progress(t); p != last {
+			last, idle = p, time.Now()
 			continue
 		}
 		if time.Since(idle) > 300*time.Millisecond {
@@ -264,15 +265,19 @@ func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, con
 	}
 }
 
+// progress is the member and host writes and the passes of every loop so far: while it
+// changes, the loops are busy.
+func (f *memFleet) progress(t testing.TB) string {
+	m, h := f.writes()
+	return fmt.Sprint(m, h, f.reconciles(t, "sync"), f.reconciles(t, "status"), f.reconciles(t, "scheduler"))
+}
+
 // settle waits until no write and no reconcile of any loop happened for a quiet period.
 func (f *memFleet) settle(t testing.TB) {
 	t.Helper()
 	const quiet = 500 * time.Millisecond
 	deadline := time.Now().Add(10 * time.Minute)
-	state := func() string {
-		m, h := f.writes()
-		return fmt.Sprint(m, h, f.reconciles(t, "sync"), f.reconciles(t, "status"), f.reconciles(t, "scheduler"))
-	}
+	state := func() string { return f.progress(t) }
 	last, since := state(), time.Now()
 	for time.Since(since) < quiet {
 		require.True(t, time.Now().Before(deadline), "the loops did not settle in 10 minutes")
