@@ -44,17 +44,29 @@ type interner struct {
 }
 
 // intern replaces the flat maps of obj, a fresh object about to be stored, by the equal maps
-// the interner holds, and registers those it does not hold yet. No map is changed in place:
-// obj gets a new top level, and every map and slice on the way to a replaced map is copied,
-// because the rest of obj may be shared with objects stored already.
+// the interner holds, and registers those it does not hold yet. obj's top level and metadata
+// maps are its own in every write (a normalised copy, a deep copy, or withOwnMetadata's and
+// the merge patch's fresh top level and metadata), and are changed in place; deeper maps and
+// slices may be shared with objects stored already, so every one on the way to a replaced
+// map is copied, never changed.
 func (in *interner) intern(obj *unstructured.Unstructured) {
 	if in == nil || obj == nil || obj.Object == nil {
 		return
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if m, changed := in.fields(obj.Object, 0); changed {
-		obj.Object = m
+	for k, e := range obj.Object {
+		if meta, ok := e.(map[string]any); ok && k == "metadata" {
+			for mk, me := range meta {
+				if n, changed := in.value(me, 2); changed {
+					meta[mk] = n
+				}
+			}
+			continue
+		}
+		if n, changed := in.value(e, 1); changed {
+			obj.Object[k] = n
+		}
 	}
 }
 
@@ -91,19 +103,11 @@ func (in *interner) value(v any, depth int) (any, bool) {
 }
 
 // fields returns m with the flat maps among its values interned, and whether that is a new
-// map. m itself is not interned: fields is how the top level and metadata, which are every
-// object's own (a uid, a resourceVersion), are walked.
+// map (m itself is never changed).
 func (in *interner) fields(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any
 	for k, e := range m {
-		var n any
-		var changed bool
-		if em, ok := e.(map[string]any); ok && depth == 0 && k == "metadata" && em != nil {
-			n, changed = in.fields(em, depth+1)
-		} else {
-			n, changed = in.value(e, depth+1)
-		}
-		if changed {
+		if n, changed := in.value(e, depth+1); changed {
 			if out == nil {
 				out = maps.Clone(m)
 			}
