@@ -37,7 +37,8 @@ type memFleet struct {
 	steps        int // fake clock steps taken while waiting for progress
 
 	readyMu sync.Mutex
-	readyN  int // objects Ready as the harness's watch saw them last
+	readyN  int               // objects Ready as the harness's watch saw them last
+	waiting map[string]string // the objects not Ready: their conditions, for the progress log
 }
 
 var (
@@ -192,6 +193,9 @@ func (f *memFleet) watchReady(t testing.TB) {
 	require.NoError(t, err)
 	done := make(chan struct{})
 	ready := map[string]bool{}
+	f.readyMu.Lock()
+	f.waiting = map[string]string{}
+	f.readyMu.Unlock()
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
@@ -209,6 +213,11 @@ func (f *memFleet) watchReady(t testing.TB) {
 				}
 			}
 			ready[u.GetName()] = now
+			if now {
+				delete(f.waiting, u.GetName())
+			} else {
+				f.waiting[u.GetName()] = conditionsOf(u)
+			}
 			f.readyMu.Unlock()
 		}
 	}()
@@ -217,6 +226,33 @@ func (f *memFleet) watchReady(t testing.TB) {
 		cancel()
 		<-done
 	})
+}
+
+// notReady describes up to three objects not Ready, for the progress log.
+func (f *memFleet) notReady() string {
+	f.readyMu.Lock()
+	defer f.readyMu.Unlock()
+	var out []string
+	for name, conds := range f.waiting {
+		if len(out) == 3 {
+			break
+		}
+		out = append(out, name+": "+conds)
+	}
+	return strings.Join(out, "; ")
+}
+
+// conditionsOf summarises u's generation and conditions.
+func conditionsOf(u *unstructured.Unstructured) string {
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	s := fmt.Sprintf("generation %d observed %d", u.GetGeneration(), observed)
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			s += fmt.Sprintf(", %v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"])
+		}
+	}
+	return s
 }
 
 func conditionTrue(u *unstructured.Unstructured, typ string) bool {
@@ -245,7 +281,7 @@ func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, con
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			m, h := f.writes()
-			t.Logf("%s: waiting: %d member and %d host writes, %d of %d objects Ready, HeapInuse %s", what, m, h, f.readyCount(), f.n, mib(ms.HeapInuse))
+			t.Logf("%s: waiting: %d member and %d host writes, %d of %d objects Ready, HeapInuse %s, %d clock steps; not Ready: %s", what, m, h, f.readyCount(), f.n, mib(ms.HeapInuse), f.steps, f.notReady())
 			logged = time.Now()
 		}
 		if time.Now().After(deadline) {
@@ -376,6 +412,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	})
 	f.waitFor(t, "Ready", timeout, func() bool { return f.readyCount() == n })
 	res.converge = time.Since(begin)
+	t.Logf("converged in %s", res.converge)
 	res.steps[0] = f.steps
 	f.settle(t)
 	m, _ := f.writes()
@@ -391,6 +428,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	f.waitFor(t, "resync", timeout, func() bool { return f.reconciles(t, "sync") >= syncs+float64(n) })
 	res.resync = time.Since(begin)
 	res.steps[1] = f.steps - res.steps[0]
+	t.Logf("resync in %s", res.resync)
 	f.settle(t)
 	res.resyncReconciles = f.reconciles(t, "sync") - syncs
 	m1, h1 := f.writes()
