@@ -50,6 +50,9 @@ type Cluster struct {
 	served  map[schema.GroupVersionResource]resourceInfo // built-ins and CRDs' resources
 	hist    history
 	watch   map[*watcher]struct{}
+	// intern shares equal parts of stored objects, with the other members of the fleet for
+	// a member (see intern.go).
+	intern *interner
 
 	// Recording and injection.
 	actions     []Action
@@ -107,6 +110,7 @@ func (c *Cluster) initLocked() {
 	c.watch = map[*watcher]struct{}{}
 	c.faults = map[Verb]*fault{}
 	c.hist.limit = defaultWatchHistory
+	c.intern = &interner{}
 	c.readySince = c.clock.Now()
 	c.seedNamespacesLocked()
 }

@@ -37,6 +37,10 @@ type Fleet struct {
 	// while no other lock is held, and f.mu may be held while a member's lock is taken.
 	hmu      sync.Mutex
 	handlers []*changeHandler
+
+	// intern is the members' interner: one object stored in many members is then mostly one
+	// value in memory (see intern.go).
+	intern interner
 }
 
 // member is one cluster of the fleet. Its fields are guarded by the fleet's mu.
@@ -77,6 +81,7 @@ func (f *Fleet) Add(name string, labels map[string]string) *Cluster {
 	c.lock()
 	c.sim.index = f.added
 	c.fleet = f
+	c.intern = &f.intern
 	created := c.clock.Now()
 	c.mu.Unlock()
 	if node := topologyNode(name, labels); node != nil {

@@ -11,8 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/controlplane"
@@ -33,6 +35,10 @@ type memFleet struct {
 	cps          []*controlplane.ControlPlane
 	stops        []func() error
 	steps        int // fake clock steps taken while waiting for progress
+
+	readyMu sync.Mutex
+	readyN  int               // objects Ready as the harness's watch saw them last
+	waiting map[string]string // the objects not Ready: their conditions, for the progress log
 }
 
 var (
@@ -69,6 +75,7 @@ func newMemFleet(t testing.TB, n, c, shards int) *memFleet {
 		_, err := f.host.Create(ctx, fedConfigMaps, federatedConfigMap(memNamespace, objectName(i), "1"))
 		require.NoError(t, err)
 	}
+	f.watchReady(t)
 	return f
 }
 
@@ -168,15 +175,84 @@ func (f *memFleet) reconciles(t testing.TB, loop string) float64 {
 }
 
 // readyCount is how many federated objects have Propagated and Ready True, with their latest
-// generation observed.
+// generation observed, as the harness's watch of the host last saw them (see watchReady).
 func (f *memFleet) readyCount() int {
-	n := 0
-	for _, u := range f.host.Objects(fedConfigMaps) {
-		if conditionTrue(u, "Ready") && conditionTrue(u, "Propagated") {
-			n++
+	f.readyMu.Lock()
+	defer f.readyMu.Unlock()
+	return f.readyN
+}
+
+// watchReady follows the federated objects' readiness through a watch of the host, as a
+// client would. Polling a copy of every object instead (Cluster.Objects) costs a copy of
+// N objects with N x C status entries per poll, holding the host's lock: at 10,000 x 100 that
+// is gigabytes a second of garbage and a host stalled behind the harness.
+func (f *memFleet) watchReady(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := f.host.Watch(ctx, fedConfigMaps, memNamespace, metav1.ListOptions{})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	ready := map[string]bool{}
+	f.readyMu.Lock()
+	f.waiting = map[string]string{}
+	f.readyMu.Unlock()
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			now := ev.Type != watch.Deleted && conditionTrue(u, "Ready") && conditionTrue(u, "Propagated")
+			f.readyMu.Lock()
+			if now != ready[u.GetName()] {
+				if now {
+					f.readyN++
+				} else {
+					f.readyN--
+				}
+			}
+			ready[u.GetName()] = now
+			if now {
+				delete(f.waiting, u.GetName())
+			} else {
+				f.waiting[u.GetName()] = conditionsOf(u)
+			}
+			f.readyMu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		w.Stop()
+		cancel()
+		<-done
+	})
+}
+
+// notReady describes up to three objects not Ready, for the progress log.
+func (f *memFleet) notReady() string {
+	f.readyMu.Lock()
+	defer f.readyMu.Unlock()
+	var out []string
+	for name, conds := range f.waiting {
+		if len(out) == 3 {
+			break
+		}
+		out = append(out, name+": "+conds)
+	}
+	return strings.Join(out, "; ")
+}
+
+// conditionsOf summarises u's generation and conditions.
+func conditionsOf(u *unstructured.Unstructured) string {
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	s := fmt.Sprintf("generation %d observed %d", u.GetGeneration(), observed)
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			s += fmt.Sprintf(", %v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"])
 		}
 	}
-	return n
+	return s
 }
 
 func conditionTrue(u *unstructured.Unstructured, typ string) bool {
@@ -190,22 +266,31 @@ func conditionTrue(u *unstructured.Unstructured, typ string) bool {
 	return false
 }
 
-// waitFor polls cond until it holds. When nothing was written for a while the loops are idle
-// on the fake clock (a requeue after, a probe period): the clock then steps a second.
+// waitFor polls cond until it holds. When nothing was written and no loop finished a pass for
+// a while the loops are idle on the fake clock (a requeue after, a probe period): the clock
+// then steps a second. Passes count too: a resync writes nothing for minutes at 10,000 x 100,
+// and stepping the clock under it would fire probes and heartbeats that are not the resync's.
 func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	lastM, lastH := f.writes()
-	idle := time.Now()
+	last := f.progress(t)
+	idle, logged := time.Now(), time.Now()
 	for !cond() {
+		if time.Since(logged) > 30*time.Second {
+			// A big run takes minutes: say where it is.
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			m, h := f.writes()
+			t.Logf("%s: waiting: %d member and %d host writes, %d of %d objects Ready, HeapInuse %s, %d clock steps; not Ready: %s", what, m, h, f.readyCount(), f.n, mib(ms.HeapInuse), f.steps, f.notReady())
+			logged = time.Now()
+		}
 		if time.Now().After(deadline) {
 			m, h := f.writes()
 			t.Fatalf("%s: not after %s (%d member and %d host writes, %d of %d objects Ready)", what, timeout, m, h, f.readyCount(), f.n)
 		}
 		time.Sleep(50 * time.Millisecond)
-		m, h := f.writes()
-		if m != lastM || h != lastH {
-			lastM, lastH, idle = m, h, time.Now()
+		if p := f.progress(t); p != last {
+			last, idle = p, time.Now()
 			continue
 		}
 		if time.Since(idle) > 300*time.Millisecond {
@@ -216,15 +301,19 @@ func (f *memFleet) waitFor(t testing.TB, what string, timeout time.Duration, con
 	}
 }
 
+// progress is the member and host writes and the passes of every loop so far: while it
+// changes, the loops are busy.
+func (f *memFleet) progress(t testing.TB) string {
+	m, h := f.writes()
+	return fmt.Sprint(m, h, f.reconciles(t, "sync"), f.reconciles(t, "status"), f.reconciles(t, "scheduler"))
+}
+
 // settle waits until no write and no reconcile of any loop happened for a quiet period.
 func (f *memFleet) settle(t testing.TB) {
 	t.Helper()
 	const quiet = 500 * time.Millisecond
 	deadline := time.Now().Add(10 * time.Minute)
-	state := func() string {
-		m, h := f.writes()
-		return fmt.Sprint(m, h, f.reconciles(t, "sync"), f.reconciles(t, "status"), f.reconciles(t, "scheduler"))
-	}
+	state := func() string { return f.progress(t) }
 	last, since := state(), time.Now()
 	for time.Since(since) < quiet {
 		require.True(t, time.Now().Before(deadline), "the loops did not settle in 10 minutes")
@@ -323,10 +412,12 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	})
 	f.waitFor(t, "Ready", timeout, func() bool { return f.readyCount() == n })
 	res.converge = time.Since(begin)
+	t.Logf("converged in %s", res.converge)
 	res.steps[0] = f.steps
 	f.settle(t)
 	m, _ := f.writes()
 	require.Equal(t, n*c, m, "member writes to converge from empty: want one create per object and cluster")
+	writeHeapProfile(t, res, "converged")
 
 	// 2. A resync with nothing to do: every loop's periodic pass over every object, zero writes.
 	m0, h0 := f.writes()
@@ -337,6 +428,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	f.waitFor(t, "resync", timeout, func() bool { return f.reconciles(t, "sync") >= syncs+float64(n) })
 	res.resync = time.Since(begin)
 	res.steps[1] = f.steps - res.steps[0]
+	t.Logf("resync in %s", res.resync)
 	f.settle(t)
 	res.resyncReconciles = f.reconciles(t, "sync") - syncs
 	m1, h1 := f.writes()
@@ -378,6 +470,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	res.changeWrites = m2 - m1
 	require.Equal(t, n*c, m2-m1, "member writes of one template change: want exactly one per object and cluster")
 	f.checkMembers(t, "2")
+	writeHeapProfile(t, res, "changed")
 
 	res.peakHeap = heap.Stop()
 	runtime.GC()

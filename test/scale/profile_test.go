@@ -1,0 +1,36 @@
+package scale_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var heapProfileFlag = flag.String("scale.heapprofile", "", "directory the in-memory runs write heap profiles to (after convergence and after the template change); empty: none")
+
+// writeHeapProfile writes a heap profile of the live heap, after a GC, to
+// <-scale.heapprofile>/heap-<n>x<c>-shards<k>-<phase>.pprof, when the flag is set. The profile
+// is how SCALE.md's per-member-object breakdown is measured:
+// `go tool pprof -sample_index=inuse_space -top <file>`.
+func writeHeapProfile(t testing.TB, r memResult, phase string) {
+	t.Helper()
+	if *heapProfileFlag == "" {
+		return
+	}
+	require.NoError(t, os.MkdirAll(*heapProfileFlag, 0o755))
+	path := filepath.Join(*heapProfileFlag, fmt.Sprintf("heap-%dx%d-shards%d-%s.pprof", r.n, r.c, r.shards, phase))
+	runtime.GC()
+	out, err := os.Create(path)
+	require.NoError(t, err)
+	defer out.Close()
+	require.NoError(t, pprof.Lookup("heap").WriteTo(out, 0))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("heap profile %s: HeapInuse %s after GC", path, mib(ms.HeapInuse))
+}
