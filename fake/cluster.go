@@ -51,8 +51,9 @@ type Cluster struct {
 	hist    history
 	watch   map[*watcher]struct{}
 	// intern shares equal parts of stored objects, with the other members of the fleet for
-	// a member (see intern.go).
-	intern *interner
+	// a member (see intern.go), while interning is on (SetInterning).
+	intern    *interner
+	interning bool
 
 	// Recording and injection.
 	actions     []Action

@@ -169,7 +169,9 @@
 // Every client call is recorded as an [Action] (see [Cluster.Actions]) and counted by verb
 // ([Cluster.ActionCounts]) before anything else happens; [Cluster.SetRecording] (or
 // [Fleet.SetRecording]) turns the recording off, not the counting, for long benchmarks and
-// soaks. Then, in order: a done ctx returns ctx.Err(); a partitioned cluster fails the call
+// soaks; [Fleet.SetInterning] (or [Cluster.SetInterning]) halves what a fleet holding the
+// same objects in many members keeps in memory, for runs of hundreds of thousands of
+// objects. Then, in order: a done ctx returns ctx.Err(); a partitioned cluster fails the call
 // as unreachable; latency ([Cluster.SetLatency]) waits on the cluster's clock; FailOn and
 // SetErrorRate faults fail the call; then the [Hooks] func for the verb, if set, handles it,
 // with the plain storage as next.

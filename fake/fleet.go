@@ -39,8 +39,9 @@ type Fleet struct {
 	handlers []*changeHandler
 
 	// intern is the members' interner: one object stored in many members is then mostly one
-	// value in memory (see intern.go).
-	intern interner
+	// value in memory (see intern.go), while interning is on (SetInterning).
+	intern    interner
+	interning bool
 }
 
 // member is one cluster of the fleet. Its fields are guarded by the fleet's mu.
@@ -82,6 +83,7 @@ func (f *Fleet) Add(name string, labels map[string]string) *Cluster {
 	c.sim.index = f.added
 	c.fleet = f
 	c.intern = &f.intern
+	c.interning = f.interning
 	created := c.clock.Now()
 	c.mu.Unlock()
 	if node := topologyNode(name, labels); node != nil {
@@ -255,6 +257,18 @@ func (f *Fleet) SetClock(clk clock.WithTicker) {
 	f.clock = clk
 	for _, m := range f.members {
 		m.cluster.SetClock(clk)
+	}
+}
+
+// SetInterning turns interning on or off for every member, present and future (see
+// [Cluster.SetInterning]); the members share one table, so an object stored in many members
+// is mostly one value in memory.
+func (f *Fleet) SetInterning(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.interning = on
+	for _, m := range f.members {
+		m.cluster.SetInterning(on)
 	}
 }
 

@@ -12,10 +12,18 @@ import (
 // BenchmarkFleetCreate creates one ConfigMap, as sync renders it, in each of 10 members of a
 // fleet per iteration, and reports the heap the stores hold per member object
 // (retained-B/object), which interning equal maps across members (intern.go) cuts.
+// Interning is off by default (cheaper writes) and on for scale runs: both are measured.
 func BenchmarkFleetCreate(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("interning=%t", on), func(b *testing.B) { benchmarkFleetCreate(b, on) })
+	}
+}
+
+func benchmarkFleetCreate(b *testing.B, interning bool) {
 	ctx := context.Background()
 	f := NewFleet()
 	f.SetRecording(false)
+	f.SetInterning(interning)
 	members := make([]*Cluster, 10)
 	for i := range members {
 		members[i] = f.Add(fmt.Sprintf("member-%d", i), nil)

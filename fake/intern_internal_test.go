@@ -43,6 +43,7 @@ func storedField(t *testing.T, c *Cluster, name string, fields ...string) any {
 func TestInternSharesAcrossMembers(t *testing.T) {
 	ctx := context.Background()
 	f := NewFleet()
+	f.SetInterning(true)
 	a, b := f.Add("a", nil), f.Add("b", nil)
 	for _, c := range []*Cluster{a, b} {
 		_, err := c.Create(ctx, internConfigMaps, internConfigMap("web", "1"))

@@ -284,7 +284,7 @@ func (c *Cluster) deleteObjectLocked(gvr schema.GroupVersionResource, old *unstr
 func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventType, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
 	c.rv++
 	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
-	if typ != watch.Deleted {
+	if typ != watch.Deleted && c.interning {
 		c.intern.intern(obj)
 	}
 	stored := c.objects[gvr]

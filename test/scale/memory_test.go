@@ -58,6 +58,8 @@ func newMemFleet(t testing.TB, n, c, shards int) *memFleet {
 	// Recording every action would keep a copy of every object written: counting stays on.
 	f.host.SetRecording(false)
 	f.fleet.SetRecording(false)
+	f.host.SetInterning(true) // the memory figures are the point here: see SCALE.md
+	f.fleet.SetInterning(true)
 	f.host.SetClock(f.clock)
 	f.fleet.SetClock(f.clock)
 	for i := range c {
