@@ -54,6 +54,19 @@ func TestMetaPatchConflictIsRetriedInThePass(t *testing.T) {
 			},
 		},
 		{
+			// The pass read no schedule; going on with the template's replicas would write
+			// every member twice. The queue's retry passes over the fresh object instead.
+			name: "the scheduler wrote a schedule",
+			meanwhile: func(u *unstructured.Unstructured) bool {
+				require.NoError(t, unstructured.SetNestedField(u.Object, map[string]any{
+					"clusters": []any{map[string]any{"name": "aws", "replicas": int64(1)}},
+				}, "status", "schedule"))
+				return true
+			},
+			wantErr:     true,
+			wantPatches: 1,
+		},
+		{
 			name: "the spec changed",
 			meanwhile: func(u *unstructured.Unstructured) bool {
 				require.NoError(t, unstructured.SetNestedField(u.Object, int64(5), "spec", "template", "spec", "replicas"))

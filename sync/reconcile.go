@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -204,8 +205,11 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 			err = gerr
 			break
 		}
-		if fresh.GetUID() != u.GetUID() || fresh.GetGeneration() != u.GetGeneration() || fresh.GetDeletionTimestamp() != nil {
-			break // a new spec or a deletion: the queue's retry starts a pass on it
+		if fresh.GetUID() != u.GetUID() || fresh.GetGeneration() != u.GetGeneration() || fresh.GetDeletionTimestamp() != nil ||
+			!sameSchedule(u, fresh) {
+			// A new spec, a deletion, or a new schedule this pass did not read (it would write
+			// the members by the old one, then again): the queue's retry starts a pass on it.
+			break
 		}
 		u = fresh
 		if fields = metaFields(u, rev); len(fields) == 0 {
@@ -217,6 +221,13 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 		return nil, fmt.Errorf("sync: record the finalizer and revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
 	}
 	return out, nil
+}
+
+// sameSchedule reports whether a and b carry the same status.schedule.
+func sameSchedule(a, b *unstructured.Unstructured) bool {
+	sa, _, _ := unstructured.NestedFieldNoCopy(a.Object, "status", "schedule")
+	sb, _, _ := unstructured.NestedFieldNoCopy(b.Object, "status", "schedule")
+	return equality.Semantic.DeepEqual(sa, sb)
 }
 
 // metaFields are the metadata fields ensureMeta must patch on u: the finalizer list with
