@@ -65,15 +65,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		Registerer:       c.opts.Registerer,
 	})
 	if err == nil {
-		if mc, ok := c.clusters.(federation.MemberCache); ok {
-			for _, gvr := range []schema.GroupVersionResource{federation.ServiceType.TargetGVR(), federation.IngressType.TargetGVR()} {
-				remove := mc.OnMemberChange(gvr, func(_ string, obj *unstructured.Unstructured) {
-					if ns == "" || obj.GetNamespace() == ns {
-						l.Enqueue(federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()})
-					}
-				})
-				defer remove()
-			}
+		for _, gvr := range []schema.GroupVersionResource{federation.ServiceType.TargetGVR(), federation.IngressType.TargetGVR()} {
+			remove, _ := federation.WatchMemberChanges(c.clusters, gvr, func(_ string, obj *unstructured.Unstructured) {
+				if ns == "" || obj.GetNamespace() == ns {
+					l.Enqueue(federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+				}
+			})
+			defer remove()
 		}
 		cached := l.Reader()
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {

@@ -52,14 +52,12 @@ func (c *Collector) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if mc, ok := c.clusters.(federation.MemberCache); ok {
-		remove := mc.OnMemberChange(c.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
-			if key, ok := ownerKey(obj); ok && (c.opts.Namespace == "" || key.Namespace == c.opts.Namespace) {
-				l.Enqueue(key)
-			}
-		})
-		defer remove()
-	}
+	remove, _ := federation.WatchMemberChanges(c.clusters, c.typ.TargetGVR(), func(_ string, obj *unstructured.Unstructured) {
+		if key, ok := ownerKey(obj); ok && (c.opts.Namespace == "" || key.Namespace == c.opts.Namespace) {
+			l.Enqueue(key)
+		}
+	})
+	defer remove()
 	cached := l.Reader()
 	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		return c.reconcileFrom(ctx, cached, true, key)

@@ -76,26 +76,19 @@ func (s *Syncer) Run(ctx context.Context) error {
 		s.enqueue = nil
 		s.mu.Unlock()
 	}()
-	if mc, ok := s.clusters.(federation.MemberCache); ok {
-		// The handler only reads the object's labels, name and resourceVersion: without a
-		// copy of it for every change when the set can do that.
-		onChange := mc.OnMemberChange
-		if ro, ok := s.clusters.(federation.ReadOnlyMemberChanges); ok {
-			onChange = ro.OnMemberChangeReadOnly
+	// The handler only reads the object's labels, name and resourceVersion.
+	remove, _ := federation.WatchMemberChanges(s.clusters, s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
+		key, ok := s.ownerOfMember(obj)
+		leaving, own := s.memberChange(cluster, key, ok, obj.GetResourceVersion())
+		if leaving {
+			cl.Enqueue(federation.Key{Name: cluster}) // perhaps the last object there went
 		}
-		remove := onChange(s.typ.TargetGVR(), func(cluster string, obj *unstructured.Unstructured) {
-			key, ok := s.ownerOfMember(obj)
-			leaving, own := s.memberChange(cluster, key, ok, obj.GetResourceVersion())
-			if leaving {
-				cl.Enqueue(federation.Key{Name: cluster}) // perhaps the last object there went
-			}
-			if !ok || own {
-				return // not sync's, or sync's own write: nothing to react to
-			}
-			l.Enqueue(key)
-		})
-		defer remove()
-	}
+		if !ok || own {
+			return // not sync's, or sync's own write: nothing to react to
+		}
+		l.Enqueue(key)
+	})
+	defer remove()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg gosync.WaitGroup
