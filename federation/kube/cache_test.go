@@ -161,14 +161,8 @@ func TestCachedReader(t *testing.T) {
 // credentials test, test/credentials: every sync and DNS pass hung on one member that was
 // unreachable, or whose certificate was not trusted, before its cache had ever synced).
 func TestCachedReaderUnreachableFailsAtOnce(t *testing.T) {
-	c, err := New(restConfigFor("http://127.0.0.1:1"), Options{})
-	require.NoError(t, err)
-	set := staticSet(t, map[string]*Client{"down": c})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- set.Run(ctx) }()
-	var r federation.Reader
-	require.Eventually(t, func() bool { r, err = set.CachedReader("down", cmGVR); return err == nil }, 5*time.Second, 10*time.Millisecond)
+	ctx, r, stop := unreachableReader(t)
+	var err error
 
 	got := make(chan error, 1)
 	go func() { _, err := r.Get(ctx, cmGVR, "a", "web"); got <- err }() // no deadline
@@ -179,14 +173,28 @@ func TestCachedReaderUnreachableFailsAtOnce(t *testing.T) {
 	}
 	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
 	require.Contains(t, err.Error(), "cache not synced")
-
-	cancel()
-	require.NoError(t, <-done)
+	stop()
 }
 
 // TestCachedReaderUnreachable checks that a reader of a cluster that cannot be reached returns
 // the informer's error, marked unreachable.
 func TestCachedReaderUnreachable(t *testing.T) {
+	ctx, r, stop := unreachableReader(t)
+	var err error
+
+	getCtx, getCancel := context.WithTimeout(ctx, 2*time.Second)
+	defer getCancel()
+	_, err = r.Get(getCtx, cmGVR, "a", "web")
+	require.Error(t, err)
+	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
+	require.Contains(t, err.Error(), "cache not synced")
+	stop()
+}
+
+// unreachableReader runs a set whose one member, "down", refuses connections, and returns its
+// cached reader of ConfigMaps, Run's context and a func that stops Run and checks its error.
+func unreachableReader(t *testing.T) (context.Context, federation.Reader, func()) {
+	t.Helper()
 	c, err := New(restConfigFor("http://127.0.0.1:1"), Options{})
 	require.NoError(t, err)
 	set := staticSet(t, map[string]*Client{"down": c})
@@ -195,16 +203,10 @@ func TestCachedReaderUnreachable(t *testing.T) {
 	go func() { done <- set.Run(ctx) }()
 	var r federation.Reader
 	require.Eventually(t, func() bool { r, err = set.CachedReader("down", cmGVR); return err == nil }, 5*time.Second, 10*time.Millisecond)
-
-	getCtx, getCancel := context.WithTimeout(ctx, 2*time.Second)
-	defer getCancel()
-	_, err = r.Get(getCtx, cmGVR, "a", "web")
-	require.Error(t, err)
-	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
-	require.Contains(t, err.Error(), "cache not synced")
-
-	cancel()
-	require.NoError(t, <-done)
+	return ctx, r, func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
 }
 
 func restConfigFor(host string) *rest.Config { return &rest.Config{Host: host} }
