@@ -47,8 +47,8 @@ type Request struct {
 	// [Scheduler.Reconcile]), so replicas move at most that often.
 	Refill bool
 
-	// Algorithm divides the replicas; "" means federation.AlgorithmWebster.
-	Algorithm federation.Algorithm
+	// Algorithm divides the replicas; "" means [Webster].
+	Algorithm Algorithm
 
 	// Strategy chooses what the weights are; "" means federation.StrategyWeighted.
 	Strategy federation.Strategy
