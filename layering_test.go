@@ -2,6 +2,7 @@ package fedkit_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -135,6 +136,57 @@ func TestLayeringRejects(t *testing.T) {
 	for internal := range internalImporters {
 		if _, ok := allowedImports[internal]; !ok {
 			t.Errorf("%s has importers but no row of its own in allowedImports", internal)
+		}
+	}
+}
+
+// TestArchitectureTable keeps ARCHITECTURE.md's import table and allowedImports one table:
+// every package has a row of its own there (an internal package shares no row), every row
+// names one package that allowedImports knows, and a row names each package it may import
+// ("nothing" when it may import none; the control plane's row says "everything but fake").
+func TestArchitectureTable(t *testing.T) {
+	data, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "\n## Import table\n")
+	if !ok {
+		t.Fatal("ARCHITECTURE.md has no \"## Import table\" section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 4 || cells[0] != "" || strings.HasPrefix(cells[1], "---") || strings.TrimSpace(cells[1]) == "package" {
+			continue
+		}
+		pkg, imports := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		if _, known := allowedImports[pkg]; !known {
+			t.Errorf("ARCHITECTURE.md's import table has a row %q; want one package per row, each a key of allowedImports", pkg)
+			continue
+		}
+		rows[pkg] = imports
+	}
+	for pkg, allowed := range allowedImports {
+		imports, ok := rows[pkg]
+		switch {
+		case pkg == "":
+			continue // the root package is documentation only
+		case !ok:
+			t.Errorf("%s has no row of its own in ARCHITECTURE.md's import table", pkg)
+		case len(allowed) == 0 && !strings.HasPrefix(imports, "nothing"):
+			t.Errorf("ARCHITECTURE.md's row for %s says %q; want it to start with \"nothing\"", pkg, imports)
+		case strings.HasPrefix(imports, "everything but fake"):
+			if slices.Contains(allowed, "fake") {
+				t.Errorf("ARCHITECTURE.md's row for %s says everything but fake; allowedImports has fake", pkg)
+			}
+		default:
+			words := strings.FieldsFunc(imports, func(r rune) bool { return r != '/' && r != '_' && (r < 'a' || r > 'z') })
+			for _, dep := range allowed {
+				if !slices.Contains(words, dep) {
+					t.Errorf("ARCHITECTURE.md's row for %s does not name %s, which allowedImports lets it import", pkg, dep)
+				}
+			}
 		}
 	}
 }

@@ -65,3 +65,18 @@ func (o *op) overrideOp() (federation.OverrideOp, error) {
 	}
 	return x, nil
 }
+
+// RenderMembersWithoutEncodingCache is RenderMembers without the template's encodings: every
+// member's hash walks its whole object. BenchmarkRenderMembersEncodingCache compares the two,
+// which is what keeps the identity cache in the package.
+func RenderMembersWithoutEncodingCache(r *Renderer, in Input, members []Member) []Rendered {
+	out := make([]Rendered, len(members))
+	sh := newShared(in, len(members))
+	sh.encodings = nil
+	for i, m := range members {
+		in.ClusterName, in.ClusterLabels, in.Replicas, in.Existing = m.Name, m.Labels, m.Replicas, m.Existing
+		obj, err := r.renderWith(&in, sh)
+		out[i] = Rendered{Object: obj, Err: err}
+	}
+	return out
+}

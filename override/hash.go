@@ -236,7 +236,8 @@ func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, erro
 // the walk of a member's object drops from about 92,000 to 5,000 instructions, and the
 // whole RenderMembers call from 4.1 to 3.0 million (valgrind, where SHA-256 runs without
 // its hardware instructions and costs the same either way); on the 10,000 x 10 fleet it
-// saved about a fifth of the CPU time per render.
+// saved about a fifth of the CPU time per render. BenchmarkRenderMembersEncodingCache keeps
+// measuring it against no cache: 24 against 32 µs of CPU per member render (-cpu 1).
 type encodingCache struct {
 	enc []byte // the template's encoding
 	// The containers' encodings, by identity: a map by its address, a slice by the address

@@ -207,6 +207,32 @@ func TestRunReadsFromCaches(t *testing.T) {
 	}
 }
 
+// TestRunClusterChangeReadsNothing: a Cluster change brings back every object (a heartbeat
+// used to cost one live List of every Cluster, plus a Get of the object and of its
+// preference, per object). Now the passes it causes read only the informers: the API sees
+// the test's own Get and Update of the Cluster and nothing else, no read and, as nothing
+// changed for any object, no write.
+func TestRunClusterChangeReadsNothing(t *testing.T) {
+	const objects = 50
+	f := newRunFixture(t, 3, objects, true)
+	f.start(t)
+	f.waitReconciles(t, 2*objects)
+	before := f.reconciles(t)
+	f.host.ClearActions()
+	ctx := context.Background()
+	u, err := f.host.Get(ctx, federation.ClusterGVR, "", "c000")
+	require.NoError(t, err)
+	u.SetLabels(map[string]string{federation.RegionLabel: "r0", "heartbeat": "1"})
+	_, err = f.host.Update(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	f.waitReconciles(t, before+objects)
+	f.stop(t)
+	want := map[fake.Verb]int{fake.VerbGet: 1, fake.VerbUpdate: 1} // the test's own
+	if diff := cmp.Diff(want, f.calls()); diff != "" {
+		t.Errorf("API calls after a Cluster change (-want +got):\n%s", diff)
+	}
+}
+
 // unservedRSPs is a host that does not serve ReplicaSchedulingPreferences, as one without
 // the CRD.
 type unservedRSPs struct {

@@ -31,6 +31,11 @@ const ReasonUnknownCluster = "UnknownCluster"
 //     Cluster has (a typo, a cluster not joined yet) is skipped. The message warns, naming
 //     the field (WarningUnknownCluster); Options.RejectUnknownClusters makes it an error
 //     (unknownClusters).
+//   - A spread constraint's maxSkew bounds how replicas are divided; without a
+//     ReplicaSchedulingPreference nothing is divided (every selected cluster gets the
+//     template's replicas), so the message says the maxSkew bounds nothing
+//     (WarningSpreadIgnored). With a preference whose algorithm or strategy cannot honour
+//     it, the preference is invalid instead (spreadConflict).
 
 // Reasons of a [Warning].
 const (
@@ -44,23 +49,28 @@ const (
 	// clusterSelector aside (KubeFed's rule), and the schedule holds clusters that rule would
 	// have left out.
 	WarningPlacementIgnored = "PlacementIgnored"
+	// WarningSpreadIgnored: a spread constraint sets maxSkew, but no ReplicaSchedulingPreference
+	// divides the object's replicas (every selected cluster gets the template's), so maxSkew
+	// bounds nothing. Its minGroups and maxGroups still choose the clusters.
+	WarningSpreadIgnored = "SpreadIgnored"
 )
 
 // Warning is something a decision went ahead with although it probably does not do what
 // its author meant: the schedule is written, and the Scheduled message says it (a "warning:"
 // or, for WarningPlacementIgnored, a "note:"). It is plain data.
 type Warning struct {
-	// Reason is WarningUnknownCluster or WarningPlacementIgnored.
+	// Reason is WarningUnknownCluster, WarningPlacementIgnored or WarningSpreadIgnored.
 	Reason string
 	// Kind is the kind of the object whose field it is about: the federated kind, or
 	// ReplicaSchedulingPreference (same namespace and name).
 	Kind string
 	// Field is the field path in that object: spec.placement.clusters,
-	// spec.placement.clusterSelector, or the preference's spec.clusters.
+	// spec.placement.clusterSelector, spec.placement.spreadConstraints[i].maxSkew, or the
+	// preference's spec.clusters.
 	Field string
 	// Clusters are the clusters concerned: the names no Cluster has (in the field's order;
 	// the preference's sorted), or the scheduled clusters the set-aside rule would have left
-	// out (in the schedule's order).
+	// out (in the schedule's order); none for WarningSpreadIgnored.
 	Clusters []string
 	// Message says what the field does and what follows, without the field:
 	// names no Cluster "gpc" (a typo, or a cluster not joined yet?): nothing is placed there.
@@ -99,6 +109,10 @@ func warnings(kind string, fed *federation.FederatedObject, rsp *federation.Repl
 		out = append(out, Warning{Reason: WarningPlacementIgnored, Kind: kind, Field: "spec.placement." + f, Clusters: left,
 			Message: fmt.Sprintf("was ignored (it would leave out %s): a ReplicaSchedulingPreference chooses among every cluster unless its spec.intersectWithClusterSelector is true (KubeFed's rule)",
 				strings.Join(left, ", "))})
+	}
+	if rs := pd.ReplicaSpread; rs != nil && rsp == nil {
+		out = append(out, Warning{Reason: WarningSpreadIgnored, Kind: kind, Field: fmt.Sprintf("spec.placement.spreadConstraints[%d].maxSkew", rs.Constraint),
+			Message: "bounds nothing: without a ReplicaSchedulingPreference no replicas are divided (every selected cluster gets the template's)"})
 	}
 	return out
 }

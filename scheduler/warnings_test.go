@@ -91,6 +91,16 @@ func TestScheduledMessageSaysWhatWasIgnored(t *testing.T) {
 			neverSays: []string{"note:", "warning:"},
 		},
 		{
+			// Every cluster gets the template's replicas: nothing is divided, so maxSkew
+			// bounds nothing, which the message must say rather than drop in silence.
+			name:      "maxSkew without a preference",
+			manifests: shopObject(`{clusterSelector: {}, spreadConstraints: [{topologyKey: region, minGroups: 2, maxSkew: 1}]}`),
+			want:      map[string]int64{"aws": 3, "azure": 3, "gcp": 3},
+			warnings: []scheduler.Warning{{Reason: scheduler.WarningSpreadIgnored, Kind: "FederatedDeployment", Field: "spec.placement.spreadConstraints[0].maxSkew",
+				Message: "bounds nothing: without a ReplicaSchedulingPreference no replicas are divided (every selected cluster gets the template's)"}},
+			says: []string{"warning: spec.placement.spreadConstraints[0].maxSkew bounds nothing: without a ReplicaSchedulingPreference no replicas are divided (every selected cluster gets the template's)"},
+		},
+		{
 			name:      "no membership rule: the preference alone chooses",
 			manifests: shopObject(`{}`) + "---" + shopPreference(`clusters: {"*": {weight: 1}}`),
 			want:      map[string]int64{"aws": 2, "azure": 2, "gcp": 2},
