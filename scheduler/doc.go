@@ -61,8 +61,9 @@
 // # Algorithms and strategies
 //
 // They are named once, in package federation, as the ReplicaSchedulingPreference's fields
-// take them: [Request].Algorithm is a federation.Algorithm (AlgorithmWebster, the default, or
-// AlgorithmKubeFed) and [Request].Strategy a federation.Strategy. StrategyWeighted uses the
+// take them: [Request].Algorithm is an [Algorithm], an alias of federation.Algorithm, so
+// [Webster] (the default) is federation.AlgorithmWebster and [KubeFed] is
+// federation.AlgorithmKubeFed; [Request].Strategy is a federation.Strategy. StrategyWeighted uses the
 // preferences' weights. StrategyCapacityWeighted weighs each cluster by its Capacity, like
 // Karmada's dynamic weights. StrategyCostOptimized fills the cheapest clusters first.
 // StrategyDuplicated gives every candidate the whole total. A Request's [Spread] divides over
