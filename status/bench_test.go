@@ -114,9 +114,10 @@ func BenchmarkCollectorReconcile(b *testing.B) {
 func BenchmarkProbeRound(b *testing.B) {
 	const clusters = 1000
 	for _, bc := range []struct {
-		name string
-		step time.Duration
-	}{{"steady", 10 * time.Second}, {"heartbeat", time.Minute}} {
+		name   string
+		step   time.Duration
+		writes int // Cluster writes per round
+	}{{"steady", 10 * time.Second, 0}, {"heartbeat", time.Minute, clusters}} {
 		b.Run(bc.name, func(b *testing.B) {
 			host := newHost(b)
 			fleet := fake.NewFleet()
@@ -154,6 +155,7 @@ func BenchmarkProbeRound(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/clusters, "ns/cluster")
 			b.ReportMetric(float64(writes)/float64(rounds), "writes/round")
+			require.Equal(b, bc.writes*rounds, writes, "Cluster writes in %d rounds", rounds)
 		})
 	}
 }
