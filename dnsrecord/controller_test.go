@@ -2,12 +2,14 @@ package dnsrecord_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
@@ -191,6 +193,48 @@ func TestControllerConditions(t *testing.T) {
 				require.Empty(t, st.DNS)
 				require.Empty(t, st.Domain)
 			}
+		})
+	}
+}
+
+// TestControllerWithdrawsRecords: records published before their Domain or their
+// FederatedService went away are withdrawn (the DNSEndpoint stays, empty, so external-dns
+// deletes the names), with the condition saying why; they come back with what was missing.
+func TestControllerWithdrawsRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason      string
+		gvr               schema.GroupVersionResource
+		namespace, object string // the object that goes away
+	}{
+		{"the Domain is deleted", dnsrecord.ReasonDomainNotFound, dnsrecord.DomainGVR, "fedkit-system", "fed"},
+		{"the Service is no longer federated", dnsrecord.ReasonServiceNotFederated, federation.ServiceType.FederatedGVR(), "default", "web"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.federateService("web", "eu")
+			w.fleet.Tick()
+			w.serviceRecord("web", "{domainRef: fed}")
+			c := w.controller(dnsrecord.Options{})
+			_, err := c.Reconcile(w.ctx, webKey)
+			require.NoError(t, err)
+			published := w.endpoints("service-web")
+			require.Contains(t, published, wGlobal+" A 198.18.3.1")
+
+			gone, err := w.host.Peek(tc.gvr, tc.namespace, tc.object)
+			require.NoError(t, err)
+			require.NoError(t, w.host.Delete(w.ctx, tc.gvr, tc.namespace, tc.object, metav1.DeleteOptions{}))
+			_, err = c.Reconcile(w.ctx, webKey)
+			require.NoError(t, err)
+			require.Empty(t, w.endpoints("service-web"), "records of a name nobody serves any more")
+			require.True(t, strings.HasPrefix(ready(w.serviceStatus("web").Conditions), "False "+tc.reason+": "),
+				ready(w.serviceStatus("web").Conditions))
+
+			gone.SetResourceVersion("")
+			gone.SetUID("")
+			w.create(w.host, tc.gvr, gone)
+			_, err = c.Reconcile(w.ctx, webKey)
+			require.NoError(t, err)
+			require.Equal(t, published, w.endpoints("service-web"))
 		})
 	}
 }

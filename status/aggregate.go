@@ -191,8 +191,12 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 	if o.Remote != nil {
 		e.RemoteStatus = &federation.RawObject{Object: o.Remote}
 	}
-	ready := o.Ready
-	e.Ready, e.ObservedRevision = &ready, o.Revision
+	if old.Ready == nil || *old.Ready != o.Ready {
+		// Shared with old otherwise: the usual pass, nothing changed, allocates nothing here.
+		ready := o.Ready
+		e.Ready = &ready
+	}
+	e.ObservedRevision = o.Revision
 	e.Stale = false
 	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) {
 		e.LastObserved = timePtr(m.LastRead)

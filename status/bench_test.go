@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/fake"
@@ -13,33 +14,29 @@ import (
 	"github.com/fedkit/fedkit/status"
 )
 
-// aggregateFixture is objects federated objects of clusters clusters each, as the Collector
-// wrote them at t0, and the members' state for a pass at t0+30s. Inputs are built for 100
-// distinct objects and cycled (Aggregate never modifies them), so the fixture stays small.
+// aggregateFixture is objects federated objects of clusters clusters each, with the status
+// the Collector wrote from them at t0 (by Aggregate itself, so that every observed field is as
+// a real pass leaves it), and the members' state for a pass at t0+30s. Inputs are built for
+// 100 distinct objects and cycled (Aggregate never modifies them), so the fixture stays small.
 func aggregateFixture(clusters int, change func(obj, cluster int) (status.Member, bool)) []status.Input {
 	const distinct = 100
 	now := t0.Add(30 * time.Second)
 	inputs := make([]status.Input, distinct)
 	for o := range distinct {
-		st := &federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}
+		listed := &federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}
+		before := make([]status.Member, clusters)
 		members := make([]status.Member, clusters)
-		var sum federation.AggregatedStatus
 		for c := range clusters {
 			n := int64(1 + (o+c)%5)
-			st.Clusters[c] = entry(fmt.Sprintf("cluster-%03d", c), n, t0, false)
+			listed.Clusters[c] = federation.MemberStatus{Name: fmt.Sprintf("cluster-%03d", c), Revision: 3}
+			before[c] = fresh(deploy(n), t0)
 			members[c] = fresh(deploy(n), now)
 			if m, ok := change(o, c); ok {
 				members[c] = m
 			}
-			sum.Replicas += n
-			sum.ReadyReplicas += n
-			sum.AvailableReplicas += n
-			sum.UpdatedReplicas += n
-			sum.Clusters++
 		}
-		st.Aggregated = &sum
-		ready := status.Aggregate(status.Input{Generation: 1, Status: st, Members: members, Now: t0, StaleAfter: staleAfter}).Ready
-		st.Conditions = append(st.Conditions, ready)
+		first := status.Aggregate(status.Input{Generation: 1, Status: listed, Members: before, Now: t0, StaleAfter: staleAfter})
+		st := &federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}
 		inputs[o] = status.Input{Generation: 1, Status: st, Members: members, Now: now, StaleAfter: staleAfter}
 	}
 	return inputs
@@ -54,12 +51,13 @@ func BenchmarkAggregate(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		change func(o, c int) (status.Member, bool)
+		writes int // objects whose status a pass changes
 	}{
-		{"steady", func(int, int) (status.Member, bool) { return status.Member{}, false }},
+		{"steady", func(int, int) (status.Member, bool) { return status.Member{}, false }, 0},
 		{"one-changed", func(o, c int) (status.Member, bool) {
 			return fresh(deploy(7), t0.Add(30*time.Second)), c == o%clusters
-		}},
-		{"stale", func(_, c int) (status.Member, bool) { return status.Member{ClusterReady: false}, c%3 == 0 }},
+		}, objects},
+		{"stale", func(_, c int) (status.Member, bool) { return status.Member{ClusterReady: false}, c%3 == 0 }, objects},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			inputs := aggregateFixture(clusters, bc.change)
@@ -75,6 +73,7 @@ func BenchmarkAggregate(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/objects, "ns/object")
 			b.ReportMetric(float64(changed), "writes/pass")
+			require.Equal(b, bc.writes, changed, "objects whose status changed in one pass")
 		})
 	}
 }
@@ -115,9 +114,10 @@ func BenchmarkCollectorReconcile(b *testing.B) {
 func BenchmarkProbeRound(b *testing.B) {
 	const clusters = 1000
 	for _, bc := range []struct {
-		name string
-		step time.Duration
-	}{{"steady", 10 * time.Second}, {"heartbeat", time.Minute}} {
+		name   string
+		step   time.Duration
+		writes int // Cluster writes per round
+	}{{"steady", 10 * time.Second, 0}, {"heartbeat", time.Minute, clusters}} {
 		b.Run(bc.name, func(b *testing.B) {
 			host := newHost(b)
 			fleet := fake.NewFleet()
@@ -155,6 +155,7 @@ func BenchmarkProbeRound(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/clusters, "ns/cluster")
 			b.ReportMetric(float64(writes)/float64(rounds), "writes/round")
+			require.Equal(b, bc.writes*rounds, writes, "Cluster writes in %d rounds", rounds)
 		})
 	}
 }

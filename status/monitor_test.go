@@ -359,10 +359,18 @@ func TestMonitorTaintConflict(t *testing.T) {
 		monitorTaints(e.cluster(t, "eu")))
 }
 
-// TestMonitorDeletedCluster: a deleted Cluster's state is released and not probed again.
+// TestMonitorDeletedCluster: a deleted Cluster's state is released and not probed again; a
+// Cluster created again under its name starts counting from zero.
 func TestMonitorDeletedCluster(t *testing.T) {
 	e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
 	e.probe(t, "eu")
+	require.NoError(t, e.fleet.Partition("eu"))
+	for range 2 { // one failure short of the threshold
+		e.clock.Step(10 * time.Second)
+		e.probe(t, "eu")
+	}
+	old, err := e.host.Peek(federation.ClusterGVR, "", "eu")
+	require.NoError(t, err)
 	require.NoError(t, e.host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
 	res, writes := e.probe(t, "eu")
 	require.Zero(t, res.RequeueAfter)
@@ -371,6 +379,15 @@ func TestMonitorDeletedCluster(t *testing.T) {
 	m.ClearActions()
 	e.probe(t, "eu")
 	require.Empty(t, m.Actions(), "a gone Cluster is not probed")
+
+	again := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": old.GetAPIVersion(), "kind": old.GetKind(), "metadata": map[string]any{"name": "eu"}, "spec": old.Object["spec"]}}
+	_, err = e.host.Create(ctx, federation.ClusterGVR, again)
+	require.NoError(t, err)
+	e.clock.Step(10 * time.Second)
+	e.probe(t, "eu")
+	require.Equal(t, status.ReasonProbing, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Reason,
+		"the new Cluster's first failure is its first: the old one's two were released")
 }
 
 // TestMonitorResources: capacity sums the allocatable of Ready, schedulable nodes; available

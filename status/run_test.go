@@ -2,9 +2,12 @@ package status_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,7 +151,8 @@ func TestCollectorRunPeriodicPull(t *testing.T) {
 // turns it not Ready after three periods; a deleted Cluster is no longer probed.
 func TestClusterMonitorRun(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e := newMonitorEnv(t, status.MonitorOptions{}, "eu", "us")
+	reg := prometheus.NewPedanticRegistry()
+	e := newMonitorEnv(t, status.MonitorOptions{Registerer: reg}, "eu", "us")
 	stop := run(t, e.m.Run)
 	defer stop()
 	member, _ := e.fleet.Member("us")
@@ -172,4 +176,53 @@ func TestClusterMonitorRun(t *testing.T) {
 	})
 	require.GreaterOrEqual(t, probes(), 4, "three failures in a row")
 	require.Equal(t, status.ReasonClusterUnreachable, conditionOf(e.cluster(t, "us"), federation.ConditionReady).Reason)
+
+	// A Cluster registered while Run runs is probed at once, without waiting for a period.
+	ap := e.fleet.Add("ap", nil)
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	eventually(t, "the new Cluster's first probe", func() bool {
+		for _, a := range ap.Actions() {
+			if a.Verb == fake.VerbHealth {
+				return true
+			}
+		}
+		return false
+	})
+
+	// A deleted Cluster is probed no more, while the others are, period after period.
+	require.NoError(t, e.host.Delete(ctx, federation.ClusterGVR, "", "us", metav1.DeleteOptions{}))
+	eu, _ := e.fleet.Member("eu")
+	euProbes := func() int {
+		n := 0
+		for _, a := range eu.Actions() {
+			if a.Verb == fake.VerbHealth {
+				n++
+			}
+		}
+		return n
+	}
+	nextPeriod := func() {
+		t.Helper()
+		want := euProbes() + 1
+		stepUntil(t, e.clock.Step, status.DefaultProbePeriod, "eu probed again", func() bool { return euProbes() >= want })
+	}
+	eventually(t, "a pass finding us gone", func() bool {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				if mf.GetName() == "fedkit_reconciles_total" && slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+					return l.GetName() == "outcome" && l.GetValue() == "gone"
+				}) {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	before := probes()
+	for range 3 {
+		nextPeriod()
+	}
+	require.Equal(t, before, probes(), "the deleted Cluster was probed again")
 }
