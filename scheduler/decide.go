@@ -252,9 +252,12 @@ func templateReplicas(fed *federation.FederatedObject, typ federation.TypeConfig
 func message(plan Plan, pd placement.Decision, divisible bool) string {
 	pd.Unknown = nil
 	var b strings.Builder
-	if divisible {
+	switch {
+	case divisible:
 		b.WriteString(plan.Summary())
-	} else {
+	case len(pd.Selected) == 0:
+		b.WriteString("placed in no cluster")
+	default:
 		fmt.Fprintf(&b, "placed in %d cluster(s): %s", len(pd.Selected), strings.Join(pd.Names(), ", "))
 	}
 	if len(pd.Excluded) > 0 {

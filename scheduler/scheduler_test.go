@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -293,6 +294,24 @@ spec:
 	obj := e.federated(t, federation.ConfigMapType)
 	require.Equal(t, map[string]int64{"gcp": 0}, schedule(obj))
 	require.Contains(t, scheduled(obj).Message, "placed in 1 cluster(s): gcp")
+}
+
+// TestReconcileNotDivisibleNowhere: a type without replicas placed in no cluster says so,
+// with no empty list before the reasons.
+func TestReconcileNotDivisibleNowhere(t *testing.T) {
+	e := newEnv(t, federation.ConfigMapType)
+	e.apply(t, federation.ConfigMapType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedConfigMap
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template: {data: {a: b}}
+  placement: {clusterSelector: {matchLabels: {topology.kubernetes.io/region: mars}}}
+`)
+	_, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	msg := scheduled(e.federated(t, federation.ConfigMapType)).Message
+	require.True(t, strings.HasPrefix(msg, "placed in no cluster; 0 of 3 clusters selected; left out: "), msg)
 }
 
 func TestReconcileMissingObjectAndErrors(t *testing.T) {

@@ -164,6 +164,9 @@ func run(ctx context.Context, w io.Writer) error {
 	if err := p.schedule(); err != nil {
 		return err
 	}
+	if err := p.explain(); err != nil {
+		return err
+	}
 	p.line("(cluster-gcp-eu-west's override of /spec/replicas to 4 wins over its scheduled share;")
 	p.line(" the preference placed replicas in Azure although the placement's selector leaves it out,")
 	p.line(" as KubeFed does: set intersectWithClusterSelector: true in the preference to keep the selector)")

@@ -70,6 +70,20 @@ func (p printer) schedule() error {
 	return nil
 }
 
+// explain prints how the scheduler divides the replicas and why (Scheduler.ExplainFresh:
+// its decision as if nothing had been scheduled before, written nowhere; Explain would
+// answer "kept" for replicas already placed).
+func (p printer) explain() error {
+	x, err := p.f.scheduler.ExplainFresh(p.f.ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, c := range x.Schedule.Clusters {
+		p.line("why: %s", x.Plan.Explain(c.Name))
+	}
+	return nil
+}
+
 // members prints each member's Deployment: replicas, image, revision, readiness.
 func (p printer) members() {
 	for _, name := range p.f.fleet.Names() {
