@@ -1,20 +1,3 @@
-// Package labelselector gives a metav1.LabelSelector the one meaning it has everywhere in
-// fedkit: the meaning metav1.LabelSelectorAsSelector gives it, which is also what a
-// Kubernetes API server gives the selectors of its own objects. Placement's cluster
-// selector, the override entries' cluster selectors and the validation of both go through
-// this package, so a selector that validation rejects can never match, or fail to match, a
-// cluster somewhere else.
-//
-//   - nil selects nothing; an empty selector ({}) selects every label set;
-//   - matchLabels keys and matchExpressions keys are qualified names
-//     (validation.IsQualifiedName), values are label values (validation.IsValidLabelValue);
-//   - In and NotIn need values, Exists and DoesNotExist take none, and no other operator
-//     exists.
-//
-// A selector with any invalid part is an error, whatever the labels it would be matched
-// against: a typo is reported at once, not the day a cluster gets the label.
-//
-// It imports nothing from fedkit, so that package federation may import it.
 package labelselector
 
 import (
