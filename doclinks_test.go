@@ -255,7 +255,7 @@ func linkedText(d *comment.Doc) []comment.Text {
 // [Type.Name], [*Name], not preceded or followed by a letter, digit or underscore, nor quoted.
 // Bracketed lower-case words ("[redacted]") are left alone: they are text as often as links
 // to unexported names, which documentation does not show anyway.
-var linkLike = regexp.MustCompile(`(^|[^\w\]"'`+"`"+`])(\[\*?[A-Z]\w*(\.[A-Za-z_]\w*)?\])($|[^\w\[(:"'`+"`"+`])`)
+var linkLike = regexp.MustCompile(`(^|[^\w\]"'` + "`" + `])(\[\*?[A-Z]\w*(\.[A-Za-z_]\w*)?\])($|[^\w\[(:"'` + "`" + `])`)
 
 // unresolved returns the bracketed names in plain text that the comment parser left as text.
 func unresolved(s string) []string {
