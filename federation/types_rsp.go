@@ -76,7 +76,8 @@ type ReplicaSchedulingPreferenceSpec struct {
 
 // ClusterPreferences bound and weight one cluster's share.
 type ClusterPreferences struct {
-	// MinReplicas is given before weights are applied (default 1).
+	// MinReplicas is given before weights are applied (default 1, or MaxReplicas when that
+	// is lower, so {maxReplicas: 0} drains the cluster).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinReplicas *int64 `json:"minReplicas,omitempty"`

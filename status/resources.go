@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -93,45 +94,15 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// podRequests is what a pod holds on its node, by the kube-scheduler's rule: its containers'
-// requests plus its restartable (sidecar) init containers', or the largest need during
-// initialisation where that is larger, plus the pod overhead; pod-level requests, where set,
-// replace the containers' for their resources.
+// podRequests is what a pod holds on its node, as the kube-scheduler counts it
+// (k8s.io/component-helpers/resource.PodRequests, the scheduler's own package, also used for a
+// replica's requests by package scheduler): its containers' requests plus its restartable
+// (sidecar) init containers', or the largest need during initialisation where that is larger,
+// pod-level requests where set, plus the pod overhead. The pod's status is not read (the
+// monitor decodes only its spec and phase), so a pod being resized in place counts by its
+// spec.
 func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	reqs := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		add(reqs, c.Resources.Requests)
-	}
-	sidecars := corev1.ResourceList{}
-	initMax := corev1.ResourceList{}
-	for _, c := range spec.InitContainers {
-		need := corev1.ResourceList{}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			add(sidecars, c.Resources.Requests)
-			add(need, sidecars)
-		} else {
-			add(need, c.Resources.Requests)
-			add(need, sidecars)
-		}
-		for name, q := range need {
-			if v, ok := initMax[name]; !ok || q.Cmp(v) > 0 {
-				initMax[name] = q.DeepCopy()
-			}
-		}
-	}
-	add(reqs, sidecars)
-	for name, q := range initMax {
-		if v, ok := reqs[name]; !ok || q.Cmp(v) > 0 {
-			reqs[name] = q.DeepCopy()
-		}
-	}
-	if spec.Resources != nil {
-		for name, q := range spec.Resources.Requests {
-			reqs[name] = q.DeepCopy()
-		}
-	}
-	add(reqs, spec.Overhead)
-	return reqs
+	return resourcehelper.PodRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{})
 }
 
 // add adds b to a, resource by resource.
