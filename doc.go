@@ -136,8 +136,10 @@
 // cluster and per verb, or drift objects behind the controller's back. Simulated workload
 // controllers make Deployments report ready replicas and LoadBalancer Services get addresses,
 // so a whole control plane can be tested in memory. When the difference between fake and real
-// matters (admission, defaulting, server-side apply), use internal/testenv's real API servers,
-// as fedkit's own conformance suite does.
+// matters (admission, defaulting, server-side apply), test against a real kube-apiserver
+// (controller-runtime's envtest, or hack/dev-clusters.sh, which starts a host and two members
+// and prints their kubeconfig); fedkit's own conformance suite runs every behaviour the fake
+// models against both.
 //
 // A placement strategy is tested in a dozen lines: the objects as you would kubectl-apply them
 // (Clusters with a Ready status, the FederatedDeployment, its ReplicaSchedulingPreference),
@@ -153,4 +155,20 @@
 //
 // examples/strategytest is such a test, to copy. In a new module, run go mod tidy after
 // go get github.com/fedkit/fedkit: the first go test needs the go.sum entries it adds.
+//
+// [dnsrecord.ServiceEndpoints]: https://pkg.go.dev/github.com/fedkit/fedkit/dnsrecord#ServiceEndpoints
+// [federation.CRDs]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#CRDs
+// [federation.ClusterClient]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#ClusterClient
+// [federation.ClusterSet]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#ClusterSet
+// [federation.EventRecorder]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#EventRecorder
+// [federation.Key]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Key
+// [federation.Result]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Result
+// [federation.Terminal]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Terminal
+// [federation.TypeConfig]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#TypeConfig
+// [scheduler.Divide]: https://pkg.go.dev/github.com/fedkit/fedkit/scheduler#Divide
+// [status.ClusterMonitor]: https://pkg.go.dev/github.com/fedkit/fedkit/status#ClusterMonitor
+// [status.Collector]: https://pkg.go.dev/github.com/fedkit/fedkit/status#Collector
+// [sync.Plan]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Plan
+// [sync.Rollback]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Rollback
+// [sync.Syncer]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Syncer
 package fedkit

@@ -20,8 +20,9 @@ import (
 // TestDocLinks checks the doc links of every package of the module: a [Name] or [Type.Method]
 // that names nothing exported in its package renders as plain bracketed text on pkg.go.dev
 // and in gopls, silently (federation's errors.go linked a [ValidationError] that did not
-// exist), and so does a [pkg.Name] to a package of this module that has no such name. Links
-// to packages outside the module, and to packages a file does not import, are not checked.
+// exist), and so does a [pkg.Name] to a package of this module that has no such name, or a
+// link definition to its pkg.go.dev page. Links to packages outside the module, and to
+// packages a file does not import, are not checked.
 func TestDocLinks(t *testing.T) {
 	pkgs := parseModule(t)
 	syms := map[string]map[string]bool{} // import path -> its names, "Type.Method" included
@@ -39,6 +40,10 @@ func TestDocLinks(t *testing.T) {
 				case comment.Plain:
 					for _, m := range unresolved(string(x)) {
 						broken = append(broken, rel+":"+strconv.Itoa(where.Line)+": "+m+" names nothing in package "+p.doc.Name)
+					}
+				case *comment.Link:
+					if m := checkedURL(x.URL, syms); m != "" {
+						broken = append(broken, rel+":"+strconv.Itoa(where.Line)+": "+m)
 					}
 				case *comment.DocLink:
 					names, ok := syms[x.ImportPath]
@@ -60,6 +65,29 @@ func TestDocLinks(t *testing.T) {
 	if len(broken) > 0 {
 		t.Errorf("broken doc links:\n%s", strings.Join(broken, "\n"))
 	}
+}
+
+// godocPrefix starts the pkg.go.dev address of this module's packages, which a link
+// definition ("[federation.Key]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Key")
+// uses where a doc link cannot resolve: the root package's tutorial imports nothing.
+const godocPrefix = "https://pkg.go.dev/" + module + "/"
+
+// checkedURL returns what is wrong with a link to a name of this module's documentation, or
+// "" when the link is fine or points elsewhere.
+func checkedURL(url string, syms map[string]map[string]bool) string {
+	rest, ok := strings.CutPrefix(url, godocPrefix)
+	if !ok {
+		return ""
+	}
+	pkg, name, _ := strings.Cut(rest, "#")
+	names, ok := syms[module+"/"+pkg]
+	switch {
+	case !ok:
+		return url + " names no package of the module"
+	case name != "" && !names[name]:
+		return url + " names nothing in " + module + "/" + pkg
+	}
+	return ""
 }
 
 // modulePackage is one package of the module, parsed without its tests.
@@ -226,6 +254,7 @@ func linkedText(d *comment.Doc) []comment.Text {
 			case comment.Italic:
 				out = append(out, comment.Plain(t))
 			case *comment.Link:
+				out = append(out, t)
 				walk(t.Text)
 			default:
 				out = append(out, t)
