@@ -257,11 +257,11 @@
 //
 // # When to use a real API server instead
 //
-// Use a real kube-apiserver (fedkit's internal/testenv starts real kube-apiserver and etcd
-// processes on 127.0.0.1, and test/ holds the integration tests built on it) when a test depends on anything listed as
-// not modelled: CRD schemas, validation and defaulting, admission webhooks, server-side
-// apply, garbage collection, conversion, or client-go's real transport, informers and their
-// timing. Use the
-// fake for the logic: placement, scheduling, sync decisions, status aggregation, retries and
-// fault handling, where its determinism and injection make tests fast and exact.
+// Use a real kube-apiserver (controller-runtime's envtest, or fedkit's hack/dev-clusters.sh,
+// which starts a host and two members on 127.0.0.1 and prints their kubeconfig) when a test
+// depends on anything listed as not modelled: CRD schemas, validation and defaulting,
+// admission webhooks, server-side apply, garbage collection, conversion, or client-go's real
+// transport, informers and their timing. fedkit's own integration tests under test/ do so.
+// Use the fake for the logic: placement, scheduling, sync decisions, status aggregation,
+// retries and fault handling, where its determinism and injection make tests fast and exact.
 package fake
