@@ -150,7 +150,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
-		ClusterRemoval: s.opts.ClusterRemoval,
+		ClusterRemoval: s.opts.ClusterRemoval, WaitForScheduler: s.opts.WaitForScheduler,
 	}
 	ro, err := s.rollout(ctx, r, fed, rev, targets, clusters)
 	if err != nil {

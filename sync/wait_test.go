@@ -251,3 +251,65 @@ func TestWaitForSchedulerDeletion(t *testing.T) {
 		require.Error(t, err, "the finalizer was not removed")
 	})
 }
+
+// Plan, as a preview calls it, decides as the Syncer does: with WaitForScheduler, no change
+// without a schedule for the current generation, and why.
+func TestPlanWaitsForTheScheduler(t *testing.T) {
+	scheduled := func(status metav1.ConditionStatus, reason string, generation int64) metav1.Condition {
+		return metav1.Condition{Type: federation.ConditionScheduled, Status: status, Reason: reason, ObservedGeneration: generation}
+	}
+	three := &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "aws", Replicas: 3}, {Name: "azure", Replicas: 3}, {Name: "gcp", Replicas: 3}}}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		schedule   *federation.Schedule
+		deleting   bool
+		waiting    string
+		want       map[string]outcome
+	}{
+		{name: "not looked at yet", waiting: fedsync.ReasonWaitingForSchedule},
+		{name: "an older generation scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 1)}, schedule: three,
+			waiting: fedsync.ReasonWaitingForSchedule},
+		{name: "refused", conditions: []metav1.Condition{scheduled("False", scheduler.ReasonInvalidPreference, 2)},
+			waiting: fedsync.ReasonNotScheduled},
+		{name: "scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 2)}, schedule: three,
+			want: map[string]outcome{"aws": {Act: "Update/"}, "azure": {Act: "Update/"}, "gcp": {Act: "Update/"}}},
+		{name: "being deleted", deleting: true,
+			want: map[string]outcome{"aws": {Act: "Delete/"}, "azure": {Act: "Delete/"}, "gcp": {Act: "Delete/"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fedsync.Options{})
+			e.apply(t, e.typ.FederatedGVR(), six)
+			e.converge(t, 5) // 6 everywhere, by the placement
+			fed := e.fed(t)
+			federation.DefaultFederatedObject(fed)
+			fed.Generation = 2
+			fed.Status.Conditions, fed.Status.Schedule = tc.conditions, tc.schedule
+			if tc.deleting {
+				fed.DeletionTimestamp = &metav1.Time{Time: now}
+			}
+			members := map[string]fedsync.MemberState{}
+			for _, name := range clusterNames {
+				members[name] = fedsync.MemberState{Object: e.member(t, name)}
+			}
+			var clusters []federation.Cluster
+			for _, u := range e.host.Objects(federation.ClusterGVR) {
+				c, err := federation.ClusterFromUnstructured(u)
+				require.NoError(t, err)
+				clusters = append(clusters, *c)
+			}
+			changes, targets, err := fedsync.Plan(fedsync.PlanInput{
+				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
+			})
+			require.NoError(t, err)
+			require.Equal(t, tc.waiting, targets.Waiting)
+			got := planned(changes)
+			if len(got) == 0 {
+				got = nil
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
