@@ -188,6 +188,10 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			add("sync/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
 				o := opts.Sync
 				o.Shard = shard
+				// The scheduler runs for the type, over every object sync handles: sync
+				// waits for its schedule rather than push the template's replica count
+				// before it (see fedsync.Options.WaitForScheduler).
+				o.WaitForScheduler = o.WaitForScheduler || schedules(t, opts)
 				s, err := fedsync.New(host, clusters, t, o)
 				if err != nil {
 					return nil, fmt.Errorf("sync for %s: %w", kind, err)
@@ -225,6 +229,16 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			federatedOf(federation.ServiceType, ns), federatedOf(federation.IngressType, ns), clusterGVR)
 	}
 	return out
+}
+
+// schedules reports whether the control plane runs the scheduler for t over every object its
+// sync handles: not when the scheduler is off, nor when the scheduler is restricted to a
+// namespace sync is not (sync would wait forever for the objects of the others).
+func schedules(t federation.TypeConfig, opts Options) bool {
+	if opts.Disable.Scheduler {
+		return false
+	}
+	return !t.FederatedNamespaced() || opts.Scheduler.Namespace == "" || opts.Scheduler.Namespace == opts.Sync.Namespace
 }
 
 // federatedOf is t's federated resource, as a loop restricted to namespace lists it.

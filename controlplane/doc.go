@@ -28,6 +28,15 @@
 // fake.Fleet's Run drives its simulated workload controllers. Options' common fields (Clock,
 // Logger, Registerer, Events, Identity) reach every loop whose own options leave them unset.
 //
+// Sync waits for the scheduler: the control plane sets fedsync.Options.WaitForScheduler for
+// every type whose scheduler it runs (not with Disable.Scheduler, nor when Scheduler.Namespace
+// restricts the scheduler to a namespace sync is not restricted to). A new object then
+// reaches the members only once the scheduler has written its schedule, with the scheduled
+// replica counts (never the template's count in every cluster for a moment, as KubeAdmiral's
+// pending controllers ensure), and an object the scheduler refuses (an invalid
+// ReplicaSchedulingPreference) is propagated nowhere, its member objects left as they are,
+// its Propagated condition False with reason NotScheduled and the scheduler's reason.
+//
 // # A type whose CRD is missing
 //
 // A host need not serve every federated type: a platform team installs the CRDs of the types

@@ -42,7 +42,9 @@ type Options struct {
 	Types []federation.TypeConfig
 
 	// Per-loop options, applied to the loop of every type (Scheduler, Sync, Status) or to the
-	// one loop (Monitor, DNS). See each package for the fields and their defaults.
+	// one loop (Monitor, DNS). See each package for the fields and their defaults. New sets
+	// Sync.WaitForScheduler for the types whose scheduler runs (see the package
+	// documentation).
 	Scheduler scheduler.Options
 	Sync      fedsync.Options
 	Status    status.Options

@@ -255,7 +255,8 @@ func TestEventsOption(t *testing.T) {
 			stepUntil(t, e.clock, time.Second, "propagated", func() bool { return e.memberReplicas("us", "web") == 4 })
 			var got []string
 			if tt.events != nil {
-				// Sync does not wait for the scheduler: its event may come after the members.
+				// The scheduler records its event after the status write sync waits for: the
+				// event may come after the members.
 				seen := func(reason string) bool {
 					return slices.ContainsFunc(got, func(ev string) bool { return strings.Contains(ev, reason) })
 				}

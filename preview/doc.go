@@ -38,6 +38,11 @@
 //     a revision is staged;
 //   - override renders the member objects, and dnsrecord computes the names and records.
 //
+// It previews a control plane that runs the scheduler, so sync waits for its schedule
+// (sync.PlanInput.WaitForScheduler, as package controlplane sets it): an object the scheduler
+// refuses (an invalid ReplicaSchedulingPreference, say) is written nowhere, and with live
+// objects every cluster shows no change with reason NotScheduled.
+//
 // Both packages test that the function and their loop agree, case by case; this package
 // tests that a preview with live objects predicts what the loops then do on a fake fleet,
 // stage by stage for a staged rollout.

@@ -26,7 +26,8 @@ var (
 	webKey      = federation.Key{Namespace: "shop", Name: "web"}
 )
 
-// loops is a fake host and fleet with the real Scheduler and Syncer.
+// loops is a fake host and fleet with the real Scheduler and Syncer (waiting for the
+// scheduler, as in a control plane).
 type loops struct {
 	host  *fake.Cluster
 	fleet *fake.Fleet
@@ -53,7 +54,8 @@ func newLoops(t *testing.T, docs ...string) *loops {
 	var err error
 	l.sched, err = scheduler.New(l.host, federation.DeploymentType, scheduler.Options{Clock: clock})
 	require.NoError(t, err)
-	l.sync, err = fedsync.New(l.host, l.fleet, federation.DeploymentType, fedsync.Options{Clock: clock})
+	// As package controlplane runs sync next to the scheduler.
+	l.sync, err = fedsync.New(l.host, l.fleet, federation.DeploymentType, fedsync.Options{Clock: clock, WaitForScheduler: true})
 	require.NoError(t, err)
 	return l
 }
@@ -209,4 +211,32 @@ func TestRunLiveAgreesWithTheLoops(t *testing.T) {
 	}
 	require.Equal(t, o.Scheduled, dry.Objects[0].Scheduled)
 	require.Equal(t, metav1.ConditionTrue, o.Scheduled.Status)
+}
+
+// TestRunLiveAgreesWhileTheSchedulerRefuses: a new object whose preference is invalid. The
+// preview says sync does nothing anywhere (and why); the loops then create nothing, rather
+// than the template's count by the placement.
+func TestRunLiveAgreesWhileTheSchedulerRefuses(t *testing.T) {
+	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}]}`, ""),
+		webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {minReplicas: 3, maxReplicas: 1}}}`))
+	rep, err := preview.Run(l.input(t))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, c := range rep.Objects[0].Clusters {
+		require.NotNil(t, c.Change, c.Name)
+		require.Nil(t, c.Manifest, c.Name)
+		got[c.Name] = c.Change.Action + "/" + c.Change.Reason
+	}
+	want := map[string]string{"a": "None/NotScheduled", "b": "None/NotScheduled", "c": "None/NotScheduled"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("preview (-want +got):\n%s", diff)
+	}
+
+	_, err = l.sched.Reconcile(ctx, webKey)
+	require.True(t, federation.IsTerminal(err), "%v", err)
+	_, err = l.sync.Reconcile(ctx, webKey)
+	require.NoError(t, err)
+	for _, n := range []string{"a", "b", "c"} {
+		require.Nil(t, l.member(t, n), n)
+	}
 }

@@ -91,7 +91,9 @@ type Change struct {
 	// Action is Create, Update, Delete, Orphan or None.
 	Action string `json:"action"`
 	// Reason and Message say why the cluster cannot be brought in line (AlreadyExists,
-	// ManagedByOther, RenderFailed, ClusterNotReady, WaitingForRemoval); "" when it can.
+	// ManagedByOther, RenderFailed, ClusterNotReady, WaitingForRemoval, or NotScheduled in
+	// every cluster when the scheduler refuses the object: sync then waits for a schedule
+	// and leaves the member objects as they are); "" when it can.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 	// Diff lists, for an update, the owned fields whose live value differs from the render

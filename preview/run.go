@@ -149,11 +149,16 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	meta.SetStatusCondition(&fed.Status.Conditions, d.Condition)
 	var changes map[string]fedsync.Change
 	placed := map[string]bool{}
+	waiting := "" // why sync decides nothing (fedsync.Targets.Waiting)
 	if len(v.Invalid) == 0 {
 		in := fedsync.PlanInput{
 			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
 			Revision: o.Revision, Identity: r.in.Identity,
 			Adopt: r.in.Adopt || fed.GetAnnotations()[federation.AdoptAnnotation] == "true",
+			// The pipeline runs the scheduler, so sync waits for its schedule, as
+			// package controlplane sets it: an object the scheduler refuses is placed
+			// nowhere and its members are left as they are.
+			WaitForScheduler: true,
 		}
 		list, t, err := fedsync.Plan(in)
 		ps.addError(what, err)
@@ -164,13 +169,18 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		for _, n := range t.Order {
 			placed[n] = true
 		}
+		waiting = t.Waiting
 		ps.add(renderProblems(v.Failures, what)...)
 		if err == nil {
 			o.Rollout = r.rollout(fed, o.Revision, t, changes, what, &ps)
 		}
 	}
 	for _, name := range r.names {
-		o.Clusters = append(o.Clusters, r.cluster(name, typ, d, placed[name], changes))
+		c := r.cluster(name, typ, d, placed[name], changes)
+		if _, read := r.in.Live[name]; waiting != "" && read {
+			c.Change = &Change{Action: fedsync.ActionNone.String(), Reason: waiting}
+		}
+		o.Clusters = append(o.Clusters, c)
 	}
 	ps.add(r.overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
 	dns, dnsProblems := r.dns(typ, fed)

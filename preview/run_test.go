@@ -294,9 +294,9 @@ func TestRunValidation(t *testing.T) {
 			name: "an invalid preference",
 			docs: []string{fleet, web(`{clusters: [{name: us}]}`, ""), webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {us: {minReplicas: 3, maxReplicas: 1}}}`)},
 			want: []string{`Error: ReplicaSchedulingPreference shop/web: spec.clusters[us].maxReplicas: Invalid value: 1: must not be less than minReplicas (3)`},
-			// Sync does not wait for a schedule that never came: it places the template's
-			// count by spec.placement, as it would on the host.
-			manifests: true,
+			// Sync waits for a schedule (the control plane runs it with WaitForScheduler):
+			// nothing is written while the scheduler refuses the object.
+			manifests: false,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,13 +21,38 @@
 //     the template's replica count. While the scheduler has not caught up with a new
 //     generation, sync waits rather than push the template's count for a moment; and while
 //     a cluster the schedule left out as not ready is Ready again, sync waits for the
-//     scheduler to place it rather than delete what runs there.
+//     scheduler to place it rather than delete what runs there. With Options.WaitForScheduler
+//     (see "Waiting for the scheduler"), sync also waits on a new object.
 //  2. What: override.RenderMembers renders the member object per cluster: template, the
 //     fields the member owns (retained from what exists), the scheduled replicas, the
 //     cluster's overrides, fedkit's labels and annotations.
 //  3. Per cluster: placed and absent, create; placed and present, update when the
 //     desired-state hash differs or an owned field drifted; not placed (or the federated
 //     object is being deleted), delete what the federation manages there.
+//
+// # Waiting for the scheduler
+//
+// A scheduler.Scheduler writes status.schedule and the Scheduled condition with the
+// generation it observed; sync and the scheduler watch the same objects, and on a new one
+// either may pass first. Without a schedule, sync has only spec.placement and the template's
+// replica count: a FederatedDeployment of 6 replicas that a ReplicaSchedulingPreference
+// divides 3/3/3 would run 6 in each cluster, 18 in all, until the schedule comes, and the
+// template's count would stay everywhere while the preference is invalid. When a scheduler
+// runs for the type, set Options.WaitForScheduler (package controlplane does): a pass then
+// propagates nothing, writes nothing to the members and deletes nothing there, as long as
+//
+//   - the Scheduled condition has not observed the object's current generation (the
+//     Propagated condition of an object not propagated yet says ReasonWaitingForSchedule;
+//     the scheduler's write brings the object back), or
+//   - it has, but there is no status.schedule: the scheduler refused the object, its
+//     placement or its preference, and had no earlier schedule to keep. Propagated says
+//     ReasonNotScheduled with the scheduler's reason and message (and a NotScheduled
+//     warning event); member objects that run already stay as they are.
+//
+// [Plan] decides the same with [PlanInput].WaitForScheduler ([Targets].Waiting says why).
+// Deletion never waits. Without the option a new object goes out by spec.placement with the
+// template's count, for embedders who run sync without a scheduler; but even then, once a
+// scheduler has scheduled an older generation, sync waits for it to catch up with a new one.
 //
 // # Owned fields, drift and no thrash
 //

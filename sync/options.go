@@ -131,6 +131,20 @@ type Options struct {
 
 	// Renderer renders member objects (a custom retention table). nil: the default.
 	Renderer *override.Renderer
+
+	// WaitForScheduler makes sync wait for the scheduler: a federated object whose Scheduled
+	// condition has not observed its current generation, or has but came with no
+	// status.schedule (the scheduler refused the object or its preference), is not
+	// propagated. Nothing is written to the members, none is deleted, and the Propagated
+	// condition says why (ReasonWaitingForSchedule, ReasonNotScheduled). Set it when a
+	// scheduler.Scheduler runs for the type, as package controlplane does: without it, a new
+	// object reaches the members with the template's replica count, by spec.placement, in
+	// the moment before the scheduler's first write (a FederatedDeployment of 6 replicas
+	// divided 3/3/3 briefly runs 6/6/6), and everywhere for as long as its
+	// ReplicaSchedulingPreference is invalid. Deletion never waits. Default: false, for
+	// embedders who run sync without a scheduler (the template's count by spec.placement);
+	// even then sync waits for a scheduler that has scheduled an older generation.
+	WaitForScheduler bool
 }
 
 // Defaults of Options.

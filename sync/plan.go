@@ -186,6 +186,10 @@ type PlanInput struct {
 	// revision that the clusters it lists keep. Their objects are rendered from it; every
 	// other placed cluster's from Object at Revision. nil: every cluster runs Revision.
 	Previous *PreviousRevision
+	// WaitForScheduler is the Syncer's Options.WaitForScheduler: a scheduler runs for the
+	// type, and without a schedule for the object's current generation nothing is decided
+	// (see [Targets].Waiting).
+	WaitForScheduler bool
 }
 
 // Targets is where a federated object goes: the clusters and their replicas.
@@ -203,6 +207,11 @@ type Targets struct {
 	// Unsatisfiable is placement's ErrUnsatisfiable message, when the selection is a best
 	// effort.
 	Unsatisfiable string
+	// Waiting is set by [Plan] with PlanInput.WaitForScheduler when the object has no
+	// schedule for its current generation: ReasonWaitingForSchedule (the scheduler has not
+	// looked at it yet) or ReasonNotScheduled (it refused it). Nothing is placed then and no
+	// change planned: nothing is created, updated or deleted anywhere.
+	Waiting string
 }
 
 // TargetsFor decides where a federated object goes. When the scheduler has written a
@@ -345,10 +354,17 @@ func readyClusters(clusters []federation.Cluster) map[string]bool {
 //     federation.OrphanAnnotation) what the federation manages there; a system namespace
 //     is orphaned, never deleted (ReasonSystemNamespace).
 //
-// An invalid placement is returned as an error and no change is planned.
+// An invalid placement is returned as an error and no change is planned. With
+// PlanInput.WaitForScheduler, an object without a schedule for its current generation gets no
+// change either, and Targets.Waiting says why (a deletion never waits).
 func Plan(in PlanInput) ([]Change, Targets, error) {
 	var t Targets
 	if in.Object.DeletionTimestamp == nil {
+		if in.WaitForScheduler {
+			if reason, _ := scheduleWait(in.Object); reason != "" {
+				return nil, Targets{Waiting: reason}, nil
+			}
+		}
 		var err error
 		if t, err = TargetsFor(in.Object, in.Type, in.Clusters); err != nil {
 			return nil, Targets{}, err

@@ -33,9 +33,17 @@ const (
 	ReasonInvalidObject = "InvalidObject"
 	// ReasonInvalidPlacement: spec.placement is invalid.
 	ReasonInvalidPlacement = "InvalidPlacement"
-	// ReasonWaitingForSchedule: the scheduler has not yet scheduled the object's current
-	// generation; sync waits rather than push the template's replica count for a moment.
+	// ReasonWaitingForSchedule: with Options.WaitForScheduler, the scheduler has not yet
+	// scheduled the object's current generation; sync waits rather than push the template's
+	// replica count for a moment. Only an object sync has not propagated yet says so: one
+	// that runs keeps its condition while the scheduler catches up with a new generation.
 	ReasonWaitingForSchedule = "WaitingForSchedule"
+	// ReasonNotScheduled: with Options.WaitForScheduler, the scheduler looked at the object's
+	// current generation and wrote no schedule (Scheduled=False: an invalid preference,
+	// placement or template, and no earlier schedule to keep). Nothing is propagated and the
+	// member objects are left as they are until a schedule comes; the message names the
+	// scheduler's reason and message.
+	ReasonNotScheduled = "NotScheduled"
 )
 
 // waitForScheduleDelay is how soon a pass waiting for the scheduler comes back when no watch
@@ -47,7 +55,10 @@ const waitForScheduleDelay = 5 * time.Second
 //  1. Read the object. Being deleted: delete (or orphan) its member objects, then remove
 //     federation.SyncFinalizer (see the package documentation on deletion). Otherwise make
 //     sure it carries the finalizer (a patch).
-//  2. Record its revision (see the package documentation on revisions).
+//  2. With Options.WaitForScheduler, stop here while the scheduler has not scheduled the
+//     object's current generation (the Propagated condition says so; see the package
+//     documentation on the scheduler). Record its revision (see the package documentation
+//     on revisions).
 //  3. Decide where it goes and with how many replicas ([TargetsFor]) and what to do in each
 //     cluster ([Plan]), from the member objects read through the cluster set's caches where
 //     it offers them ([federation.MemberCache]).
@@ -105,6 +116,11 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		// The scheduler's write for this generation brings the object back.
 		return federation.Result{RequeueAfter: waitForScheduleDelay}, fedmetrics.OutcomeUnchanged, nil
 	}
+	if s.opts.WaitForScheduler {
+		if reason, message := scheduleWait(fed); reason != "" {
+			return s.waitForScheduler(ctx, u, fed, reason, message)
+		}
+	}
 	clusters, err := s.listClusters(ctx, r)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
@@ -134,7 +150,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
-		ClusterRemoval: s.opts.ClusterRemoval,
+		ClusterRemoval: s.opts.ClusterRemoval, WaitForScheduler: s.opts.WaitForScheduler,
 	}
 	ro, err := s.rollout(ctx, r, fed, rev, targets, clusters)
 	if err != nil {

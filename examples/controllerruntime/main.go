@@ -126,7 +126,8 @@ func newManager(cfg *rest.Config, c config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer, err := fedsync.New(host, clusters, typ, fedsync.Options{Logger: c.Logger.WithName("sync"), Registerer: c.Registerer})
+	// The scheduler runs for the type: sync waits for its schedule.
+	syncer, err := fedsync.New(host, clusters, typ, fedsync.Options{Logger: c.Logger.WithName("sync"), Registerer: c.Registerer, WaitForScheduler: true})
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,9 @@ func newWorld(ctx context.Context) (*world, error) {
 		return nil, err
 	}
 	for _, typ := range []federation.TypeConfig{deployment, service} {
-		s, err := fedsync.New(w.host, w.fleet, typ, fedsync.Options{Clock: w.clock})
+		// Deployments have a scheduler: sync waits for its schedule rather than push the
+		// template's replica count first. Services have none.
+		s, err := fedsync.New(w.host, w.fleet, typ, fedsync.Options{Clock: w.clock, WaitForScheduler: typ.Federated.Kind == deployment.Federated.Kind})
 		if err != nil {
 			return nil, err
 		}

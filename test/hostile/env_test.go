@@ -61,7 +61,7 @@ func newEnv(t *testing.T) *env {
 	for _, typ := range kinds {
 		s, err := scheduler.New(e.host, typ, scheduler.Options{Clock: e.clock})
 		require.NoError(t, err)
-		y, err := fedsync.New(e.host, e.fleet, typ, fedsync.Options{Clock: e.clock, Events: e.events})
+		y, err := fedsync.New(e.host, e.fleet, typ, fedsync.Options{Clock: e.clock, Events: e.events, WaitForScheduler: true})
 		require.NoError(t, err)
 		c, err := status.New(e.host, e.fleet, typ, status.Options{Clock: e.clock})
 		require.NoError(t, err)

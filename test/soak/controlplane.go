@@ -63,7 +63,7 @@ func Loops(w *World) (ControlPlane, error) {
 		if err != nil {
 			return nil, err
 		}
-		so := fedsync.Options{Clock: w.Clock, Events: w}
+		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true} // as package controlplane runs it
 		co := status.Options{Clock: w.Clock}
 		if det {
 			so.ClusterConcurrency, so.ClusterQPS, co.ClusterConcurrency = 1, -1, 1

@@ -1,0 +1,315 @@
+package sync_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// six is a FederatedDeployment of 6 replicas placed in the three clusters; spread is a
+// preference dividing 9 among them (3 each), broken one that is invalid.
+const (
+	six = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template:
+    metadata: {labels: {app: frontend}}
+    spec:
+      replicas: 6
+      selector: {matchLabels: {app: frontend}}
+      template:
+        metadata: {labels: {app: frontend}}
+        spec: {containers: [{name: nginx, image: "nginx:1.21"}]}
+  placement:
+    clusters: [{name: aws}, {name: gcp}, {name: azure}]
+`
+	spread = `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 9, clusters: {"*": {weight: 1}}}
+`
+	broken = `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 9, clusters: {"*": {minReplicas: 5, maxReplicas: 2}}}
+`
+)
+
+// replicasWritten lists, per member cluster, the spec.replicas of the Deployments sync created
+// or updated there, in order, a count repeated by the next write once (a create refused for
+// want of the namespace is tried again): what ran, not only what runs now.
+func replicasWritten(t *testing.T, e *env) map[string][]int64 {
+	t.Helper()
+	out := map[string][]int64{}
+	for _, name := range clusterNames {
+		for _, a := range e.cluster(t, name).Actions() {
+			if a.Resource != deployments {
+				continue // the namespace sync creates first
+			}
+			switch a.Verb {
+			case fake.VerbCreate, fake.VerbUpdate:
+				n := replicas(a.Object)
+				if l := len(out[name]); l == 0 || out[name][l-1] != n {
+					out[name] = append(out[name], n)
+				}
+			case fake.VerbPatch:
+				t.Fatalf("%s: a patch of the member object, which this test does not read: %s", name, a.Patch)
+			}
+		}
+	}
+	return out
+}
+
+func (e *env) scheduler(t *testing.T) *scheduler.Scheduler {
+	t.Helper()
+	s, err := scheduler.New(e.host, e.typ, scheduler.Options{Clock: e.clock})
+	require.NoError(t, err)
+	return s
+}
+
+// A new object's first sync pass comes before the scheduler's first write (the two loops
+// race on the same watch event). Without WaitForScheduler, sync pushes the template's 6
+// replicas to every cluster, 18 in all for a preference of 9, until the schedule comes;
+// with it, sync waits, and every member is created with its scheduled 3.
+func TestWaitForSchedulerOnANewObject(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wait bool
+		want map[string][]int64
+	}{
+		{name: "waits", wait: true, want: map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}},
+		{name: "without the option, as before", want: map[string][]int64{"aws": {6, 3}, "gcp": {6, 3}, "azure": {6, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fedsync.Options{WaitForScheduler: tc.wait})
+			sched := e.scheduler(t)
+			e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
+			e.apply(t, e.typ.FederatedGVR(), six)
+
+			res := e.reconcile(t) // sync first
+			if tc.wait {
+				require.Positive(t, res.RequeueAfter, "back soon, should no watch bring it back")
+				c := propagated(e.fed(t))
+				require.Equal(t, fedsync.ReasonWaitingForSchedule, c.Reason)
+				require.Equal(t, metav1.ConditionFalse, c.Status)
+				require.EqualValues(t, 1, c.ObservedGeneration)
+				require.Empty(t, e.fed(t).Finalizers, "nothing propagated: nothing to clean up")
+				// Passes while waiting write nothing more.
+				before := e.writes()
+				e.reconcile(t)
+				require.Equal(t, before, e.writes(), "a waiting pass rewrote the status")
+			}
+			_, err := sched.Reconcile(ctx, key)
+			require.NoError(t, err)
+			e.converge(t, 5)
+
+			if diff := cmp.Diff(tc.want, replicasWritten(t, e)); diff != "" {
+				t.Errorf("replicas written to the members (-want +got):\n%s", diff)
+			}
+			c := propagated(e.fed(t))
+			require.Equal(t, fedsync.ReasonPropagated, c.Reason, c.Message)
+		})
+	}
+}
+
+// With both loops running, and sync's first pass before the scheduler's (the scheduler starts
+// once sync has passed over the new object), no member ever runs the template's count: the
+// scheduler's write brings the object back to sync through its watch (the fake clock never
+// reaches the waiting pass's requeue).
+func TestWaitForSchedulerRunning(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{WaitForScheduler: true})
+	stop := e.running(t)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
+	e.apply(t, e.typ.FederatedGVR(), six)
+	eventually(t, func() bool { return e.passes(t) > 0 }, "sync's first pass")
+
+	sched := e.scheduler(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sched.Run(ctx) }()
+	eventually(t, func() bool {
+		return propagated(e.fed(t)).Reason == fedsync.ReasonPropagated
+	}, "propagated")
+	require.NoError(t, stop())
+	cancel()
+	require.NoError(t, <-done)
+	if diff := cmp.Diff(map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}, replicasWritten(t, e)); diff != "" {
+		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
+	}
+}
+
+// An invalid preference on a new object: the scheduler writes Scheduled=False and no
+// schedule. Sync creates nothing (without the option it would create the template's count
+// everywhere), says why, and propagates once the preference is fixed.
+func TestWaitForSchedulerInvalidPreference(t *testing.T) {
+	e := newEnv(t, fedsync.Options{WaitForScheduler: true})
+	sched := e.scheduler(t)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, broken)
+	e.apply(t, e.typ.FederatedGVR(), six)
+	_, err := sched.Reconcile(ctx, key)
+	require.True(t, federation.IsTerminal(err), "%v", err)
+
+	e.clearActions()
+	res := e.reconcile(t)
+	require.Positive(t, res.RequeueAfter)
+	require.Empty(t, replicasWritten(t, e), "a member object was written")
+	c := propagated(e.fed(t))
+	require.Equal(t, metav1.ConditionFalse, c.Status)
+	require.Equal(t, fedsync.ReasonNotScheduled, c.Reason)
+	require.Contains(t, c.Message, "the scheduler did not schedule generation 1 (Scheduled=False, InvalidPreference: ReplicaSchedulingPreference production/app-frontend is invalid: spec.clusters[*].maxReplicas")
+	require.Equal(t, []string{"Warning NotScheduled " + c.Message}, e.events.list())
+
+	// No churn: the same state writes nothing again.
+	before := e.writes()
+	e.reconcile(t)
+	require.Equal(t, before, e.writes())
+	require.Len(t, e.events.list(), 1)
+
+	// Fixed: the scheduler's write brings sync back, and it propagates the schedule.
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
+	_, err = sched.Reconcile(ctx, key)
+	require.NoError(t, err)
+	e.converge(t, 5)
+	if diff := cmp.Diff(map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}, replicasWritten(t, e)); diff != "" {
+		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
+	}
+}
+
+// Member objects that run already (sync ran without a scheduler before) are left as they
+// are while the scheduler refuses the object: never deleted, never rescaled.
+func TestWaitForSchedulerLeavesMembersAlone(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), six)
+	e.converge(t, 5)
+	for _, name := range clusterNames {
+		require.EqualValues(t, 6, replicas(e.member(t, name)), name)
+	}
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, broken)
+	_, err := e.scheduler(t).Reconcile(ctx, key)
+	require.True(t, federation.IsTerminal(err), "%v", err)
+
+	waiting, err := fedsync.New(e.host, e.fleet, e.typ, fedsync.Options{Clock: e.clock, WaitForScheduler: true})
+	require.NoError(t, err)
+	e.clearActions()
+	_, err = waiting.Reconcile(ctx, key)
+	require.NoError(t, err)
+	for _, name := range clusterNames {
+		require.Empty(t, e.memberWrites(t, name), name)
+		require.EqualValues(t, 6, replicas(e.member(t, name)), name)
+	}
+	require.Equal(t, fedsync.ReasonNotScheduled, propagated(e.fed(t)).Reason)
+}
+
+// Deletion never waits for the scheduler.
+func TestWaitForSchedulerDeletion(t *testing.T) {
+	t.Run("a new object", func(t *testing.T) {
+		e := newEnv(t, fedsync.Options{WaitForScheduler: true})
+		e.apply(t, e.typ.FederatedGVR(), six)
+		e.reconcile(t)
+		require.Equal(t, fedsync.ReasonWaitingForSchedule, propagated(e.fed(t)).Reason)
+		require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+		_, err := e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+		require.Error(t, err, "gone at once: nothing was propagated, so no finalizer held it")
+		e.reconcile(t)
+		for _, name := range clusterNames {
+			require.Empty(t, e.memberWrites(t, name), name)
+		}
+	})
+	t.Run("a new generation not scheduled yet", func(t *testing.T) {
+		e := newEnv(t, fedsync.Options{WaitForScheduler: true})
+		sched := e.scheduler(t)
+		e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
+		e.apply(t, e.typ.FederatedGVR(), six)
+		_, err := sched.Reconcile(ctx, key)
+		require.NoError(t, err)
+		e.converge(t, 5)
+		require.NotNil(t, e.member(t, "aws"))
+		e.edit(t, setImage("nginx:1.22"))
+		e.reconcile(t) // waits for the scheduler
+		require.Equal(t, frontendImage, image(t, e.member(t, "aws")))
+
+		require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+		e.reconcile(t)
+		for _, name := range clusterNames {
+			require.Nil(t, e.member(t, name), name)
+		}
+		_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+		require.Error(t, err, "the finalizer was not removed")
+	})
+}
+
+// Plan, as a preview calls it, decides as the Syncer does: with WaitForScheduler, no change
+// without a schedule for the current generation, and why.
+func TestPlanWaitsForTheScheduler(t *testing.T) {
+	scheduled := func(status metav1.ConditionStatus, reason string, generation int64) metav1.Condition {
+		return metav1.Condition{Type: federation.ConditionScheduled, Status: status, Reason: reason, ObservedGeneration: generation}
+	}
+	three := &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "aws", Replicas: 3}, {Name: "azure", Replicas: 3}, {Name: "gcp", Replicas: 3}}}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		schedule   *federation.Schedule
+		deleting   bool
+		waiting    string
+		want       map[string]outcome
+	}{
+		{name: "not looked at yet", waiting: fedsync.ReasonWaitingForSchedule},
+		{name: "an older generation scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 1)}, schedule: three,
+			waiting: fedsync.ReasonWaitingForSchedule},
+		{name: "refused", conditions: []metav1.Condition{scheduled("False", scheduler.ReasonInvalidPreference, 2)},
+			waiting: fedsync.ReasonNotScheduled},
+		{name: "scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 2)}, schedule: three,
+			want: map[string]outcome{"aws": {Act: "Update/"}, "azure": {Act: "Update/"}, "gcp": {Act: "Update/"}}},
+		{name: "being deleted", deleting: true,
+			want: map[string]outcome{"aws": {Act: "Delete/"}, "azure": {Act: "Delete/"}, "gcp": {Act: "Delete/"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fedsync.Options{})
+			e.apply(t, e.typ.FederatedGVR(), six)
+			e.converge(t, 5) // 6 everywhere, by the placement
+			fed := e.fed(t)
+			federation.DefaultFederatedObject(fed)
+			fed.Generation = 2
+			fed.Status.Conditions, fed.Status.Schedule = tc.conditions, tc.schedule
+			if tc.deleting {
+				fed.DeletionTimestamp = &metav1.Time{Time: now}
+			}
+			members := map[string]fedsync.MemberState{}
+			for _, name := range clusterNames {
+				members[name] = fedsync.MemberState{Object: e.member(t, name)}
+			}
+			var clusters []federation.Cluster
+			for _, u := range e.host.Objects(federation.ClusterGVR) {
+				c, err := federation.ClusterFromUnstructured(u)
+				require.NoError(t, err)
+				clusters = append(clusters, *c)
+			}
+			changes, targets, err := fedsync.Plan(fedsync.PlanInput{
+				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
+			})
+			require.NoError(t, err)
+			require.Equal(t, tc.waiting, targets.Waiting)
+			got := planned(changes)
+			if len(got) == 0 {
+				got = nil
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
