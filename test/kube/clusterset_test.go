@@ -246,16 +246,23 @@ current-context: c
 			_, err := r.Get(ctx, configMapsGVR, "default", "theirs")
 			return apierrors.IsNotFound(err)
 		}, 10*time.Second, 10*time.Millisecond)
-		require.False(t, saw("by-token:not-managed"), "an unmanaged object is not reported")
-		mu.Lock()
-		n := 0
-		for _, s := range seen {
-			if strings.HasPrefix(s, "by-token:theirs:") {
-				n++
+		// The informer updates its store before it hands the deletion to the handlers, so the
+		// cached NotFound can come before the notification: wait for it.
+		theirsSeen := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			var out []string
+			for _, s := range seen {
+				if strings.HasPrefix(s, "by-token:theirs:") {
+					out = append(out, s)
+				}
 			}
+			return out
 		}
-		mu.Unlock()
-		require.Equal(t, 2, n, "added, then deleted in its last state: %v", seen)
+		require.Eventually(t, func() bool { return len(theirsSeen()) >= 2 }, 10*time.Second, 10*time.Millisecond,
+			"added, then deleted in its last state")
+		require.Len(t, theirsSeen(), 2, "added, then deleted in its last state")
+		require.False(t, saw("by-token:not-managed"), "an unmanaged object is not reported")
 	})
 
 	t.Run("rotated credentials rebuild the client", func(t *testing.T) {
