@@ -221,6 +221,8 @@ func TestSyncOnRealServers(t *testing.T) {
 		_, err := f.members["m1"].Update(ctx, deployments, u)
 		require.NoError(t, err)
 		eventually(t, func() bool { return image(f.member(t, "m1", "web")) == "nginx:1.21" }, "reverted")
+		// The server shows the revert before the Syncer's call returns and counts it.
+		eventually(t, func() bool { return f.memberWrites(t) >= before+1 }, "the revert counted")
 		require.Equal(t, before+1, f.memberWrites(t), "one write, the revert: a member writer touching only its own annotations, and the server's defaults, cause none")
 		require.Equal(t, "9", f.member(t, "m1", "web").GetAnnotations()["team.example.com/touched"], "the member's annotation survives the revert")
 	})

@@ -42,6 +42,15 @@ spec:
 	}
 	_, found, _ := unstructuredField(f.memberIn(t, "m1", "typos", "typo").Object, "spec", "replicaz")
 	require.False(t, found, "the real server drops unknown fields")
+	// Sync records the revision after its member writes have returned and been counted.
+	eventually(t, func() bool {
+		u, err := f.host.Get(context.Background(), federation.DeploymentType.FederatedGVR(), "typos", "typo")
+		if err != nil {
+			return false
+		}
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		return err == nil && obj.Status.SyncedRevision == 1
+	}, "synced revision 1")
 	before := f.memberWrites(t)
 
 	// Another writer (here an annotation; in a real cluster, the deployment controller's
@@ -60,6 +69,8 @@ spec:
 	_, err = f.members["m1"].Update(context.Background(), deployments, u)
 	require.NoError(t, err)
 	eventually(t, func() bool { return image(f.memberIn(t, "m1", "typos", "typo")) == "nginx:1.21" }, "drift reverted")
+	// The server shows the revert before the Syncer's call returns and counts it.
+	eventually(t, func() bool { return f.memberWrites(t) >= before+1 }, "the revert counted")
 	require.Equal(t, before+1, f.memberWrites(t), "one write, the revert: sync does not fight the server's pruning")
 }
 
