@@ -130,3 +130,33 @@ func managedService(ip string) *unstructured.Unstructured {
 		"status":   map[string]any{"loadBalancer": map[string]any{"ingress": []any{map[string]any{"ip": ip}}}},
 	}}
 }
+
+// TestRunDNSMemberDoesNotDecode: a live member Service whose status.loadBalancer does not
+// decode is a warning naming the cluster; its cluster keeps the load balancer the record's
+// status has, as the DNS loop keeps it while it retries. A cluster missing from Live was not
+// read and keeps its load balancer too.
+func TestRunDNSMemberDoesNotDecode(t *testing.T) {
+	in, err := preview.Decode([]byte(fleet + "\n---\n" + webService))
+	require.NoError(t, err)
+	in.ServiceDNSRecords[0].Status.DNS = []dnsrecord.ClusterDNS{
+		{Cluster: "sa", Region: "southamerica-east1", LoadBalancer: lb("203.0.113.8")},
+		{Cluster: "us", Region: "us-east-1", Zones: []string{"us-east-1a"}, LoadBalancer: lb("203.0.113.7")},
+	}
+	bad := managedService("203.0.113.1")
+	bad.Object["status"] = map[string]any{"loadBalancer": map[string]any{"ingress": "203.0.113.1"}}
+	in.Live = map[string][]*unstructured.Unstructured{"us": {bad}, "ap": {}}
+	rep, err := preview.Run(in)
+	require.NoError(t, err)
+	o := rep.Objects[0]
+	require.Len(t, o.Problems, 1)
+	require.Equal(t, preview.Warning, o.Problems[0].Severity)
+	require.Contains(t, o.Problems[0].String(), `ServiceDNSRecord shop/web: status.dns: cluster "us": Service shop/web: status.loadBalancer: `)
+	require.Equal(t, []string{
+		"web.shop.fed.svc.asia-east1.example.com CNAME web.shop.fed.svc.example.com",
+		"web.shop.fed.svc.example.com A 203.0.113.7,203.0.113.8",
+		"web.shop.fed.svc.southamerica-east1.example.com A 203.0.113.8",
+		"web.shop.fed.svc.us-east-1.example.com A 203.0.113.7",
+		"web.shop.fed.svc.us-east-1a.us-east-1.example.com A 203.0.113.7",
+		"www.example.com CNAME web.shop.fed.svc.example.com",
+	}, endpointLines(o.DNS[0].Endpoints))
+}
