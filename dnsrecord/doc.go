@@ -40,7 +40,9 @@
 //     A cluster that stops being Ready keeps its entry without a load balancer, so its names
 //     fall back instead of pointing at a dead cluster; a member that cannot be read keeps
 //     its last load balancer (a failed read is not a failover: the cluster monitor decides
-//     readiness) and the pass is retried;
+//     readiness) and the pass is retried; a member object that sync does not manage does
+//     not count. These rules are the pure [ServiceStatusDNS], [IngressStatusDNS] and
+//     [MemberLoadBalancer], which a dry run calls too;
 //  4. computes the records with ServiceEndpoints or IngressEndpoints and writes them to
 //     the DNSEndpoint service-<name> or ingress-<name> in the record's namespace, owned by
 //     the record, only when they changed.

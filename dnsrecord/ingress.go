@@ -47,7 +47,9 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 			return true, outcomeError, err
 		}
 		var memberErr error
-		next.Status.DNS, memberErr = c.ingressDNS(ctx, rec, clusters)
+		next.Status.DNS, memberErr = IngressStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
+			return c.ingressLoadBalancer(ctx, cluster, rec)
+		})
 		eps, err := IngressEndpoints(ctx, next, c.opts.Resolver)
 		p = computed(eps, err, countIngressLoadBalancers(next.Status.DNS), len(next.Status.DNS))
 		p.err = joinErrors(p.err, memberErr)
@@ -69,31 +71,13 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 	return true, p.outcome(wrote, log), p.err
 }
 
-// ingressDNS is status.dns from the Clusters and their member Ingresses, by the rules of
-// observe (an Ingress has no EndpointSlices to check).
-func (c *Controller) ingressDNS(ctx context.Context, rec *IngressDNSRecord, clusters []cluster) ([]ClusterIngressDNS, error) {
-	prev := map[string]corev1.LoadBalancerStatus{}
-	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e.LoadBalancer
-	}
-	obs, err := observe(clusters, prev, "IngressDNSRecord "+rec.Namespace+"/"+rec.Name, "read Ingress",
-		func(cluster string) (corev1.LoadBalancerStatus, error) {
-			return c.ingressLoadBalancer(ctx, cluster, rec)
-		})
-	out := make([]ClusterIngressDNS, 0, len(obs))
-	for _, o := range obs {
-		out = append(out, ClusterIngressDNS{Cluster: o.cluster.name, LoadBalancer: o.lb})
-	}
-	return out, err
-}
-
 // ingressLoadBalancer is the load balancer of the record's managed member Ingress in cluster.
 func (c *Controller) ingressLoadBalancer(ctx context.Context, cluster string, rec *IngressDNSRecord) (corev1.LoadBalancerStatus, error) {
 	ing, err := c.memberObject(ctx, cluster, ingressesGVR, rec.Namespace, rec.Name)
-	if err != nil || ing == nil {
+	if err != nil {
 		return corev1.LoadBalancerStatus{}, err
 	}
-	return loadBalancer(ing)
+	return MemberLoadBalancer(ing)
 }
 
 func countIngressLoadBalancers(dns []ClusterIngressDNS) int {

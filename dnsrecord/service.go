@@ -50,7 +50,9 @@ func (c *Controller) reconcileService(ctx context.Context, r federation.Reader, 
 			return true, outcomeError, err
 		}
 		var memberErr error
-		next.Status.DNS, memberErr = c.serviceDNS(ctx, rec, clusters)
+		next.Status.DNS, memberErr = ServiceStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
+			return c.serviceLoadBalancer(ctx, cluster, rec)
+		})
 		eps, err := ServiceEndpoints(ctx, next, c.opts.Resolver)
 		p = computed(eps, err, countLoadBalancers(next.Status.DNS), len(next.Status.DNS))
 		p.err = joinErrors(p.err, memberErr)
@@ -94,33 +96,15 @@ func (c *Controller) serviceInputs(ctx context.Context, r federation.Reader, key
 	return pass{}, nil
 }
 
-// serviceDNS is status.dns from the Clusters and their member Services, by the rules of
-// observe.
-func (c *Controller) serviceDNS(ctx context.Context, rec *ServiceDNSRecord, clusters []cluster) ([]ClusterDNS, error) {
-	prev := map[string]corev1.LoadBalancerStatus{}
-	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e.LoadBalancer
-	}
-	obs, err := observe(clusters, prev, "ServiceDNSRecord "+rec.Namespace+"/"+rec.Name, "read Service",
-		func(cluster string) (corev1.LoadBalancerStatus, error) {
-			return c.serviceLoadBalancer(ctx, cluster, rec)
-		})
-	out := make([]ClusterDNS, 0, len(obs))
-	for _, o := range obs {
-		out = append(out, ClusterDNS{Cluster: o.cluster.name, Region: o.cluster.region, Zones: o.cluster.zones, LoadBalancer: o.lb})
-	}
-	return out, err
-}
-
 // serviceLoadBalancer is the load balancer of the record's member Service in cluster, empty
-// when it does not count: no managed Service, no load balancer yet, or (unless the record
-// allows it) no ready endpoint behind it.
+// when it does not count: no managed Service, no load balancer yet (MemberLoadBalancer), or
+// (unless the record allows it) no ready endpoint behind it.
 func (c *Controller) serviceLoadBalancer(ctx context.Context, cluster string, rec *ServiceDNSRecord) (corev1.LoadBalancerStatus, error) {
 	svc, err := c.memberObject(ctx, cluster, servicesGVR, rec.Namespace, rec.Name)
-	if err != nil || svc == nil {
+	if err != nil {
 		return corev1.LoadBalancerStatus{}, err
 	}
-	lb, err := loadBalancer(svc)
+	lb, err := MemberLoadBalancer(svc)
 	if err != nil || len(lb.Ingress) == 0 {
 		return corev1.LoadBalancerStatus{}, err
 	}

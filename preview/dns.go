@@ -2,23 +2,24 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 )
 
 // dns previews the DNS records of a FederatedService or FederatedIngress: the status the DNS
-// controller would fill in (the Domain, and an entry per Ready cluster with its region,
-// zones and, from the live member object, its load balancer) and what dnsrecord computes
-// from it. The load balancers are taken as the live objects have them: the controller's
-// check that ready endpoints stand behind a Service is not made.
+// loop would write (the Domain, and status.dns by dnsrecord.ServiceStatusDNS or
+// IngressStatusDNS, the loop's own rules, from the record's current status and the live
+// member objects through dnsrecord.MemberLoadBalancer) and what dnsrecord computes from
+// it. A cluster missing from a non-nil Input.Live was not read, which the rules treat as a
+// failed read: the cluster keeps the load balancer the record's status has for it. The
+// loop's check that ready endpoints stand behind a Service is not made: a preview has no
+// EndpointSlices.
 func (r *run) dns(typ federation.TypeConfig, fed *federation.FederatedObject) ([]DNS, []Problem) {
 	var out []DNS
 	var ps []Problem
@@ -37,11 +38,10 @@ func (r *run) dns(typ federation.TypeConfig, fed *federation.FederatedObject) ([
 				continue
 			}
 			rec := src.DeepCopy()
-			rec.Status.Domain, rec.Status.DNS = domain, nil
-			for _, c := range r.readyClusters() {
-				rec.Status.DNS = append(rec.Status.DNS, dnsrecord.ClusterDNS{Cluster: c.Name, Region: c.Region(), Zones: c.Zones(),
-					LoadBalancer: r.loadBalancer(c.Name, typ, fed)})
-			}
+			rec.Status.Domain = domain
+			// Read failures are the clusters not read, or reported by the reader: the rules
+			// keep their previous load balancers.
+			rec.Status.DNS, _ = dnsrecord.ServiceStatusDNS(src, r.clusters, r.loadBalancers(what, typ, fed, &ps))
 			d := DNS{Kind: "ServiceDNSRecord", Name: rec.Name}
 			names, err := dnsrecord.ServiceNames(rec)
 			if err == nil && r.in.Live != nil {
@@ -59,13 +59,9 @@ func (r *run) dns(typ federation.TypeConfig, fed *federation.FederatedObject) ([
 			if src.Namespace != fed.Namespace || src.Name != fed.Name {
 				continue
 			}
+			what := "IngressDNSRecord " + keyOf(src).String()
 			rec := src.DeepCopy()
-			rec.Status.DNS = nil
-			for _, c := range r.readyClusters() {
-				if lb := r.loadBalancer(c.Name, typ, fed); len(lb.Ingress) > 0 {
-					rec.Status.DNS = append(rec.Status.DNS, dnsrecord.ClusterIngressDNS{Cluster: c.Name, LoadBalancer: lb})
-				}
-			}
+			rec.Status.DNS, _ = dnsrecord.IngressStatusDNS(src, r.clusters, r.loadBalancers(what, typ, fed, &ps))
 			d := DNS{Kind: "IngressDNSRecord", Name: rec.Name}
 			for _, h := range rec.Spec.Hosts {
 				d.Names = append(d.Names, strings.TrimSuffix(h, "."))
@@ -73,13 +69,36 @@ func (r *run) dns(typ federation.TypeConfig, fed *federation.FederatedObject) ([
 			if r.in.Live != nil {
 				var err error
 				if d.Endpoints, err = dnsrecord.IngressEndpoints(context.Background(), rec, nil); err != nil {
-					ps = append(ps, Problem{Severity: Error, Object: "IngressDNSRecord " + keyOf(src).String(), Message: err.Error()})
+					ps = append(ps, Problem{Severity: Error, Object: what, Message: err.Error()})
 				}
 			}
 			out = append(out, d)
 		}
 	}
 	return out, ps
+}
+
+// errNotRead is the read of a cluster missing from Input.Live.
+var errNotRead = errors.New("not read")
+
+// loadBalancers returns the reader of the record's load balancers that the dnsrecord rules
+// call: each cluster's from its live member object, through dnsrecord.MemberLoadBalancer.
+// A member whose status.loadBalancer does not decode is a warning added to ps (the loop
+// keeps the cluster's previous load balancer and retries).
+func (r *run) loadBalancers(what string, typ federation.TypeConfig, fed *federation.FederatedObject, ps *[]Problem) func(string) (corev1.LoadBalancerStatus, error) {
+	return func(cluster string) (corev1.LoadBalancerStatus, error) {
+		objs, read := r.in.Live[cluster]
+		if !read {
+			return corev1.LoadBalancerStatus{}, errNotRead
+		}
+		u := find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, fed.Namespace, fed.Name)
+		lb, err := dnsrecord.MemberLoadBalancer(u)
+		if err != nil {
+			*ps = append(*ps, Problem{Severity: Warning, Object: what, Field: "status.dns",
+				Message: fmt.Sprintf("cluster %q: %v: the DNS loop keeps the cluster's previous load balancer and retries", cluster, err)})
+		}
+		return lb, err
+	}
 }
 
 // domain returns the DNS name of the Domain called name.
@@ -90,30 +109,4 @@ func (r *run) domain(name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func (r *run) readyClusters() []federation.Cluster {
-	var out []federation.Cluster
-	for _, c := range r.clusters {
-		if meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// loadBalancer is status.loadBalancer of the object's live member in cluster, if any.
-func (r *run) loadBalancer(cluster string, typ federation.TypeConfig, fed *federation.FederatedObject) corev1.LoadBalancerStatus {
-	var lb corev1.LoadBalancerStatus
-	u := find(r.in.Live[cluster], typ.Target.GroupVersion().String(), typ.Target.Kind, fed.Namespace, fed.Name)
-	if u == nil {
-		return lb
-	}
-	raw, ok, _ := unstructured.NestedMap(u.Object, "status", "loadBalancer")
-	if ok {
-		// An Ingress's networking/v1 load balancer has the Service's ip, hostname and
-		// ports fields, as the DNS controller reads them; one that does not decode is empty.
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &lb)
-	}
-	return lb
 }

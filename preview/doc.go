@@ -51,11 +51,11 @@
 //
 // A preview sees what it is given. The revision sync records is inferred from the object
 // (its revision annotation, plus one when its generation moved past status.observedGeneration);
-// the DNS load balancers are taken from the live member objects without the DNS
-// controller's check that ready endpoints stand behind them; load balancers known only by
-// a hostname are not resolved (no I/O). Clusters are decided on the status they carry, so a
-// Cluster written by hand without a Ready condition counts as not ready unless
-// [Input].AssumeReady.
+// the DNS load balancers are taken from the live member objects, by the DNS loop's own
+// rules but without its check that ready endpoints stand behind a Service (a preview has no
+// EndpointSlices); load balancers known only by a hostname are not resolved (no I/O).
+// Clusters are decided on the status they carry, so a Cluster written by hand without a
+// Ready condition counts as not ready unless [Input].AssumeReady.
 //
 // Nor does it read the revision history. It says a revision after a synced one goes stage
 // by stage, which sync does unless the revision renders as the stable one (a change of

@@ -38,8 +38,11 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //     against every Cluster, placed or not (and every cluster an override names), so that
 //     an override that cannot apply (a path that does not exist) is found before it is
 //     placed there, with the field at fault;
-//  5. DNS: the names of the object's ServiceDNSRecord or IngressDNSRecord, and with live
-//     objects the records (dnsrecord.ServiceNames, ServiceEndpoints, IngressEndpoints).
+//  5. DNS: the status.dns the DNS loop would write (dnsrecord.ServiceStatusDNS or
+//     IngressStatusDNS, from the record's status and, with Input.Live, the member objects'
+//     load balancers), then the names of the object's ServiceDNSRecord or IngressDNSRecord,
+//     and with live objects the records (dnsrecord.ServiceNames, ServiceEndpoints,
+//     IngressEndpoints).
 //
 // Run is pure: no I/O, no clock (Input.Now is the time), no randomness; the same input
 // gives the same report. It returns an error wrapping [ErrInvalidInput] only for input that
