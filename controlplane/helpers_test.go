@@ -80,6 +80,13 @@ func run(cp *controlplane.ControlPlane) (stop func() error) {
 // 100ms of real time after each step to act on it.
 func stepUntil(t testing.TB, clk *clocktesting.FakeClock, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	stepUntilf(t, clk, d, func() string { return what }, cond)
+}
+
+// stepUntilf is stepUntil with the failure's description built when it fails (to say what
+// was seen last).
+func stepUntilf(t testing.TB, clk *clocktesting.FakeClock, d time.Duration, what func() string, cond func() bool) {
+	t.Helper()
 	for range 200 {
 		if cond() {
 			return
@@ -94,7 +101,7 @@ func stepUntil(t testing.TB, clk *clocktesting.FakeClock, d time.Duration, what 
 		}
 		tick.Stop()
 	}
-	t.Fatalf("%s: not after 200 steps of %s", what, d)
+	t.Fatalf("%s: not after 200 steps of %s", what(), d)
 }
 
 // states returns each loop's state by name.

@@ -1,6 +1,7 @@
 package controlplane_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,9 +36,11 @@ func TestSyncWaitsForTheScheduler(t *testing.T) {
 			tc.options(&opts)
 			cp, err := controlplane.New(e.host, e.fleet, opts)
 			require.NoError(t, err)
-			stop := run(cp)
-			defer func() { require.NoError(t, stop()) }()
 
+			// Both objects exist before the loops start, so the scheduler's caches hold the
+			// preference when it first looks at the object. Created after, the scheduler could
+			// see the object before its preference (separate informers), schedule it
+			// Duplicated, and then keep that schedule when the preference turns out invalid.
 			create(t, e.host, federation.ReplicaSchedulingPreferenceGVR, `
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ReplicaSchedulingPreference
@@ -45,14 +48,20 @@ metadata: {name: web, namespace: default}
 spec: {targetKind: FederatedDeployment, totalReplicas: 2, clusters: {"*": {minReplicas: 3, maxReplicas: 1}}}
 `)
 			create(t, e.host, deployments, federatedDeployment("web"))
+			stop := run(cp)
+			defer func() { require.NoError(t, stop()) }()
 			if !tc.waits {
 				stepUntil(t, e.clock, time.Second, "the template's count in both members", func() bool {
 					return e.memberReplicas("eu", "web") == 4 && e.memberReplicas("us", "web") == 4
 				})
 				return
 			}
-			stepUntil(t, e.clock, time.Second, "Propagated=False, NotScheduled", func() bool {
-				return e.propagatedReason("web") == fedsync.ReasonNotScheduled
+			var last string
+			stepUntilf(t, e.clock, time.Second, func() string {
+				return fmt.Sprintf("Propagated=False, NotScheduled (last reason seen: %q)", last)
+			}, func() bool {
+				last = e.propagatedReason("web")
+				return last == fedsync.ReasonNotScheduled
 			})
 			require.Equal(t, "False", e.condition(deployments, "web", "Scheduled"))
 			for _, name := range []string{"eu", "us"} {
