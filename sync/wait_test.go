@@ -2,12 +2,16 @@ package sync_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -312,4 +316,50 @@ func TestPlanWaitsForTheScheduler(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The waiting pass's status write meets a Conflict because the scheduler wrote meanwhile: the
+// re-read carries the schedule, so the pass writes nothing over it (no WaitingForSchedule on
+// a scheduled object), and the next pass propagates.
+func TestWaitForSchedulerConflictMeetsTheSchedule(t *testing.T) {
+	e := newEnv(t, fedsync.Options{WaitForScheduler: true})
+	sched := e.scheduler(t)
+	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
+	e.apply(t, e.typ.FederatedGVR(), six)
+
+	var interposed, syncWrites atomic.Int32
+	var inScheduler atomic.Bool
+	e.host.SetHooks(fake.Hooks{UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if inScheduler.Load() {
+			return next.UpdateStatus(ctx, gvr, obj)
+		}
+		syncWrites.Add(1)
+		if interposed.CompareAndSwap(0, 1) {
+			// sync's waiting write: the scheduler's own write goes first, so sync's copy is
+			// stale.
+			inScheduler.Store(true)
+			_, err := sched.Reconcile(ctx, key)
+			inScheduler.Store(false)
+			if err != nil {
+				return nil, err
+			}
+		}
+		return next.UpdateStatus(ctx, gvr, obj)
+	}})
+	res := e.reconcile(t)
+	e.host.SetHooks(fake.Hooks{})
+	require.Positive(t, res.RequeueAfter)
+	require.EqualValues(t, 1, interposed.Load(), "the scheduler wrote during sync's waiting write")
+	require.EqualValues(t, 1, syncWrites.Load(), "sync's stale write reached the host once (and met a Conflict)")
+
+	f := e.fed(t)
+	require.NotNil(t, f.Status.Schedule, "the scheduler's schedule survives")
+	require.Nil(t, meta.FindStatusCondition(f.Status.Conditions, federation.ConditionPropagated), "no WaitingForSchedule over a schedule")
+	require.Empty(t, replicasWritten(t, e), "the waiting pass wrote no member")
+
+	e.converge(t, 5)
+	if diff := cmp.Diff(map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}, replicasWritten(t, e)); diff != "" {
+		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
+	}
+	require.Equal(t, fedsync.ReasonPropagated, propagated(e.fed(t)).Reason)
 }
