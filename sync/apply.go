@@ -61,11 +61,25 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
 		s.setConflicted(key, ch.Cluster, false)
-	case ch.Reason == ReasonClusterUnreachable:
+	case ch.Reason == ReasonClusterUnreachable, setHasNoClient(in, ch):
 		// The member could not be read: retry the object with backoff.
-		return result{Change: ch, err: errors.New(ch.Message), transient: true}
+		err := in.Members[ch.Cluster].Err
+		if err == nil {
+			err = errors.New(ch.Message)
+		}
+		return result{Change: ch, err: err, transient: true}
 	}
 	return result{Change: ch}
+}
+
+// setHasNoClient reports whether ch is a member read that failed because the cluster set has
+// no client for a cluster whose Cluster object says Ready (ErrClusterNotFound or
+// ErrClusterNotReady from the set): a set builds its clients on its own watch of the Clusters
+// and Secrets, so a pass can come before the client, or while it is rebuilt after a
+// credentials change, and no Cluster change follows to bring the object back. The pass is
+// retried with backoff, as for an unreachable member, rather than wait for the resync.
+func setHasNoClient(in PlanInput, ch Change) bool {
+	return (ch.Reason == ReasonClusterNotFound || ch.Reason == ReasonClusterNotReady) && in.Members[ch.Cluster].Err != nil
 }
 
 // apply carries out one cluster's change. A Conflict (or an AlreadyExists on create) re-reads
@@ -214,9 +228,9 @@ func (s *Syncer) failed(in PlanInput, ch Change, err error) result {
 	case errors.Is(err, federation.ErrUnreachable):
 		res.Reason = ReasonClusterUnreachable
 	case errors.Is(err, federation.ErrClusterNotFound):
-		res.Reason, res.transient = ReasonClusterNotFound, false
+		res.Reason = ReasonClusterNotFound // see setHasNoClient: retried with backoff
 	case errors.Is(err, federation.ErrClusterNotReady):
-		res.Reason, res.transient = ReasonClusterNotReady, false
+		res.Reason = ReasonClusterNotReady
 	case typeNotServed(err), ch.Action == ActionCreate && apierrors.IsNotFound(err):
 		res.Reason, res.transient = ReasonTypeNotServed, false
 	case isTerminating(err):
@@ -263,7 +277,11 @@ func retryable(results []result) error {
 	var errs []error
 	for _, r := range results {
 		if r.err != nil && r.transient {
-			errs = append(errs, &federation.ClusterError{Cluster: r.Cluster, Op: strings.ToLower(string(r.Action)), Err: r.err})
+			op := strings.ToLower(string(r.Action))
+			if r.Action == ActionNone {
+				op = "get" // the member could not be read
+			}
+			errs = append(errs, &federation.ClusterError{Cluster: r.Cluster, Op: op, Err: r.err})
 		}
 	}
 	return errors.Join(errs...)

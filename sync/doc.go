@@ -172,7 +172,8 @@
 // A failure in one cluster never stops the others. Clusters that are not ready get no writes
 // (and no deletes) and report [ReasonClusterNotReady]; an unreachable member reports
 // [ReasonClusterUnreachable] and the pass returns an error so the object is retried with
-// backoff; a member that refuses the object (invalid, forbidden) reports why and waits for a
+// backoff, as for a Ready cluster the cluster set has no client for yet
+// ([ReasonClusterNotFound], or ReasonClusterNotReady from the set); a member that refuses the object (invalid, forbidden) reports why and waits for a
 // change. Bad input (an object that does not decode or validate, an invalid placement) is
 // recorded in the Propagated condition and returned wrapped with federation.Terminal.
 //

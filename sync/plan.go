@@ -49,11 +49,14 @@ const (
 // Propagation reasons, written to status.clusters[].propagation ("" means in sync).
 const (
 	// ReasonClusterNotReady: the Cluster's Ready condition is not True; sync writes nothing
-	// there (and deletes nothing) until it is.
+	// there (and deletes nothing) until it is. Also when the Cluster says Ready but the
+	// cluster set says its client is not (it could not build it yet): the object is then
+	// retried with backoff.
 	ReasonClusterNotReady = "ClusterNotReady"
 	// ReasonClusterUnreachable: the member's API server could not be reached.
 	ReasonClusterUnreachable = "ClusterUnreachable"
-	// ReasonClusterNotFound: the cluster set has no client for the cluster.
+	// ReasonClusterNotFound: the cluster set has no client for the cluster (a set builds its
+	// clients on its own watch, so a pass can come first); the object is retried with backoff.
 	ReasonClusterNotFound = "ClusterNotFound"
 	// ReasonCreationFailed, ReasonUpdateFailed, ReasonDeletionFailed: the member's API
 	// server refused the write; the message has its answer.

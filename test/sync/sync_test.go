@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -76,9 +77,11 @@ func start(t *testing.T) *fixture {
 spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
 		markReady(t, f.host, name)
 	}
-	f.set, err = kube.NewClusterSet(f.host, kube.ClusterSetOptions{Namespace: "fedkit-system"})
+	// The loops log through the test: a failure shows what they met.
+	log := testr.New(t)
+	f.set, err = kube.NewClusterSet(f.host, kube.ClusterSetOptions{Namespace: "fedkit-system", Logger: log})
 	require.NoError(t, err)
-	f.syncer, err = fedsync.New(f.host, f.set, federation.DeploymentType, fedsync.Options{Registerer: f.reg})
+	f.syncer, err = fedsync.New(f.host, f.set, federation.DeploymentType, fedsync.Options{Registerer: f.reg, Logger: log})
 	require.NoError(t, err)
 	setDone, syncDone := make(chan error, 1), make(chan error, 1)
 	go func() { setDone <- f.set.Run(ctx) }()
