@@ -256,7 +256,14 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	if err != nil {
 		return err
 	}
-	defer l.stop()
+	defer func() {
+		// A pass still running when ctx is done reads from the caches to its end: Reader
+		// turns to the host only once every worker has returned.
+		queue.ShutDown()
+		cancel()
+		wg.Wait()
+		l.stop()
+	}()
 	for _, inf := range run.informers {
 		wg.Go(func() { inf.RunWithContext(ctx) })
 	}

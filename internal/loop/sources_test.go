@@ -251,3 +251,29 @@ func TestClusterChanged(t *testing.T) {
 		})
 	}
 }
+
+// A pass still running when Run's context is cancelled reads from the caches to its end,
+// not from the host (Run used to drop its caches before its workers had returned; the
+// scheduler's TestRunClusterChangeReadsNothing saw the stray List).
+func TestReaderDuringShutdown(t *testing.T) {
+	host := fake.NewCluster("host")
+	create(t, host, configMaps, configMap("default", "a"))
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{})
+	inPass, read := make(chan struct{}), make(chan error, 1)
+	r := loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+		close(inPass)
+		<-ctx.Done()                      // Run is stopping
+		time.Sleep(10 * time.Millisecond) // room for a Run that drops its caches at once to do so
+		_, err := l.Reader().List(context.Background(), configMaps, "", metav1.ListOptions{})
+		read <- err
+		return federation.Result{}, nil
+	})
+	stop := start(t, l, r)
+	<-inPass
+	host.ClearActions()
+	stop()
+	require.NoError(t, <-read)
+	for _, a := range host.Actions() {
+		require.NotEqual(t, fake.VerbList, a.Verb, "the pass listed through the host: %s", a)
+	}
+}
