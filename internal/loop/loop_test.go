@@ -168,6 +168,21 @@ func TestRunCacheSyncTimeout(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return regexpMatch(logs.String(), `Listing or watching failed.*could not find the requested resource.*"resource"="replicaschedulingpreferences.core.federation.k8s.io"`)
 	}, 5*time.Second, time.Millisecond, "the list error is logged with the resource: %s", logs)
+	// The ConfigMaps' cache has synced when Reader serves them without asking the host.
+	lists := func() int {
+		n := 0
+		for _, a := range host.Actions() {
+			if a.Verb == fake.VerbList && a.Resource == configMaps {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool {
+		before := lists()
+		_, err := l.Reader().List(context.Background(), configMaps, "", metav1.ListOptions{})
+		return err == nil && lists() == before
+	}, 10*time.Second, time.Millisecond, "the ConfigMaps' cache synced")
 	clk.waitTimer(t, time.Minute)
 	clk.Step(time.Minute)
 	var err error
