@@ -108,8 +108,8 @@
 // The history heals itself:
 //
 //   - Run watches it. A current ControllerRevision deleted by hand is recorded again by the
-//     next pass, under its name and number. Without Run, a new spec or a restart records it
-//     again, under the next number.
+//     next pass, under its name and number. A Syncer that is not Run records it again
+//     after a restart, under the next number.
 //   - A ControllerRevision with the current snapshot's name that belongs to an earlier object
 //     of the same name (another uid in OwnerUIDLabel) is replaced. That includes one whose
 //     ownerReferences the garbage collector removed after an orphaning deletion.
