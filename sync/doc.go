@@ -105,6 +105,23 @@
 // placement change, for the clusters that stay) leaves it as it is (during a staged
 // rollout, below, it updates the revision annotation).
 //
+// The history heals itself:
+//
+//   - Run watches it. A current ControllerRevision deleted by hand is recorded again by the
+//     next pass, under its name and number. A Syncer that is not Run records it again
+//     after a restart, under the next number.
+//   - A ControllerRevision with the current snapshot's name that belongs to an earlier object
+//     of the same name (another uid in OwnerUIDLabel) is replaced. That includes one whose
+//     ownerReferences the garbage collector removed after an orphaning deletion.
+//   - A name hashes the federated group and kind with the snapshot, so two kinds never share
+//     a ControllerRevision. History that earlier versions named by the snapshot alone is
+//     still found; the current entry is recorded again under its new name, number unchanged.
+//
+// When the host refuses a history write (RBAC, a quota, an admission webhook), nothing is
+// propagated. Propagated=False says [ReasonHistoryWriteFailed], naming the write (create,
+// update or delete ControllerRevision namespace/name) and the host's error; a Warning event
+// says the same, and the pass is retried with backoff.
+//
 // # Staged rollouts and automatic rollback
 //
 // With spec.rollout a new revision (a change of template, overrides or retainReplicas) goes

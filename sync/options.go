@@ -257,6 +257,10 @@ type Syncer struct {
 	// revisions remembers each object's revision for its uid and generation, so a pass over
 	// an unchanged spec reads no history.
 	revisions map[federation.Key]revisionMemo
+	// historyStale marks the objects whose history must be read again: Run saw one of their
+	// ControllerRevisions deleted (historyDeleted). historyEpoch counts those deletions.
+	historyStale map[federation.Key]bool
+	historyEpoch uint64
 	// decodedObjects keeps each federated object decoded and defaulted, for its
 	// resourceVersion.
 	decodedObjects map[federation.Key]*federation.FederatedObject
@@ -304,6 +308,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		hostWrites:     map[federation.Key]hostWrites{},
 		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},
+		historyStale:   map[federation.Key]bool{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
 		held:           map[string]bool{},
 		leaving:        map[string]bool{},

@@ -44,6 +44,10 @@ const (
 	// member objects are left as they are until a schedule comes; the message names the
 	// scheduler's reason and message.
 	ReasonNotScheduled = "NotScheduled"
+	// ReasonHistoryWriteFailed: the host refused a write of the revision history (RBAC, a
+	// quota, an admission webhook). Nothing is propagated until the write goes through; the
+	// message names the write and the host's error, and the pass is retried with backoff.
+	ReasonHistoryWriteFailed = "HistoryWriteFailed"
 )
 
 // waitForScheduleDelay is how soon a pass waiting for the scheduler comes back when no watch
@@ -131,7 +135,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	}
 	rev, err := s.ensureRevision(ctx, r, u, fed)
 	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+		return s.historyRefused(ctx, u, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
 	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("revision", rev))
 	// The finalizer (before any member object exists) and the revision, in one write.
@@ -368,6 +372,7 @@ func (s *Syncer) forget(key federation.Key) {
 	delete(s.verified, key)
 	delete(s.conflicts, key)
 	delete(s.revisions, key)
+	delete(s.historyStale, key)
 	delete(s.decodedObjects, key)
 	s.metrics.forget(key)
 	delete(s.hostWrites, key)

@@ -20,6 +20,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/fedkit/fedkit/federation"
+	fedcond "github.com/fedkit/fedkit/internal/condition"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Revisions. Every change of a federated object's template, overrides or placement gets the
@@ -55,15 +57,35 @@ func snapshotOf(fed *federation.FederatedObject) ([]byte, error) {
 }
 
 // revisionName is the ControllerRevision's name: the object's name (cut to leave room) and a
-// hash of the snapshot, as the apps controllers name theirs.
-func revisionName(name string, data []byte) string {
+// hash of the federated kind's group and kind with the snapshot, as the apps controllers name
+// theirs. The kind is in the hash because two kinds can have an object of the same name with
+// the same snapshot in one namespace (a FederatedDeployment and a FederatedStatefulSet made
+// from one manifest), and each needs its own history.
+func revisionName(gk schema.GroupKind, name string, data []byte) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(gk.Group + "/" + gk.Kind + "\n"))
+	_, _ = h.Write(data)
+	return nameWithSuffix(name, strconv.FormatUint(h.Sum64(), 36))
+}
+
+// legacyRevisionName is the name earlier versions gave a snapshot's ControllerRevision: a hash
+// of the snapshot alone. History recorded under it is still found (see recordRevision).
+func legacyRevisionName(name string, data []byte) string {
 	h := fnv.New64a()
 	_, _ = h.Write(data)
-	suffix := strconv.FormatUint(h.Sum64(), 36)
+	return nameWithSuffix(name, strconv.FormatUint(h.Sum64(), 36))
+}
+
+func nameWithSuffix(name, suffix string) string {
 	if max := 253 - 1 - len(suffix); len(name) > max {
 		name = name[:max]
 	}
 	return name + "-" + suffix
+}
+
+// revisionNameOf is the name of fed's ControllerRevision for the snapshot data.
+func (s *Syncer) revisionNameOf(fed *federation.FederatedObject, data []byte) string {
+	return revisionName(s.typ.Federated.GroupKind(), fed.Name, data)
 }
 
 // historyEntry is one ControllerRevision of an object's history.
@@ -133,19 +155,62 @@ func (s *Syncer) historyNamespace(fed *federation.FederatedObject) string {
 func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (int64, error) {
 	key := keyOfFed(fed)
 	// The spec of a custom resource changes only with its generation: a generation whose
-	// revision sync recorded, still on the object, needs no look at the history.
-	if rev, ok := s.knownRevision(key, string(fed.UID), fed.Generation); ok && annotationRevision(u) == rev {
-		return rev, nil
+	// revision sync recorded, still on the object, needs no look at the history, unless Run
+	// saw a ControllerRevision of the object deleted since (see historyDeleted).
+	known, ok := s.knownRevision(key, string(fed.UID), fed.Generation)
+	check, epoch := s.historyCheck(key)
+	if ok && annotationRevision(u) == known && !check {
+		return known, nil
 	}
-	rev, err := s.recordRevision(ctx, r, u, fed)
+	if !ok {
+		known = 0
+	}
+	rev, err := s.recordRevision(ctx, r, u, fed, known)
 	if err == nil {
 		s.setKnownRevision(key, string(fed.UID), fed.Generation, rev)
+		s.historyChecked(key, epoch)
 	}
 	return rev, err
 }
 
-// recordRevision finds or records the revision of fed's spec in the history.
-func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (int64, error) {
+// historyDeleted is Run's handler of a deleted ControllerRevision of the type: the next pass
+// over its owner reads the history again, so a current revision deleted by hand is recorded
+// again at once rather than after a restart or a new spec.
+func (s *Syncer) historyDeleted(obj *unstructured.Unstructured) {
+	key, ok := s.revisionOwner(obj)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.historyEpoch++
+	s.historyStale[key] = true
+}
+
+// historyCheck reports whether key's history must be read again (historyDeleted), with the
+// count of deletions seen so far.
+func (s *Syncer) historyCheck(key federation.Key) (bool, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.historyStale[key], s.historyEpoch
+}
+
+// historyChecked clears key's mark once a pass has read its history, unless another
+// ControllerRevision was deleted after the pass began: the cache it read may not have
+// shown that deletion yet.
+func (s *Syncer) historyChecked(key federation.Key, epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.historyEpoch == epoch {
+		delete(s.historyStale, key)
+	}
+}
+
+// recordRevision finds or records the revision of fed's spec in the history. known is the
+// revision sync recorded for fed's generation earlier (0 when it does not know): when that
+// ControllerRevision is gone (deleted by hand) and no later one exists, the spec is recorded
+// again under that number, since it did not change.
+func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject, known int64) (int64, error) {
 	data, err := snapshotOf(fed)
 	if err != nil {
 		return 0, fmt.Errorf("encode revision snapshot: %w", err)
@@ -158,13 +223,35 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 	for _, h := range hist {
 		latest = max(latest, h.revision)
 	}
-	name := revisionName(fed.Name, data)
+	name := s.revisionNameOf(fed, data)
+	i := slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == name })
+	if i < 0 {
+		// History an earlier version recorded, named by the snapshot alone.
+		legacy := legacyRevisionName(fed.Name, data)
+		i = slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == legacy })
+	}
 	current := int64(0)
-	if i := slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == name }); i >= 0 {
-		h := hist[i]
-		if !sameJSON(h.data, data) {
-			return 0, fmt.Errorf("revision history: ControllerRevision %s holds another snapshot with the same hash", name)
+	switch {
+	case i >= 0 && !sameJSON(hist[i].data, data):
+		return 0, fmt.Errorf("revision history: ControllerRevision %s holds another snapshot with the same hash", hist[i].obj.GetName())
+	case i >= 0 && hist[i].obj.GetName() != name:
+		// The current spec lives under its name, which status.rollout records: the entry of
+		// the old name is recorded again under the new one (renumbered, when it came back)
+		// and deleted.
+		current = hist[i].revision
+		if current < latest {
+			current = latest + 1
 		}
+		stored, err := s.createRevision(ctx, fed, name, data, current)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.deleteEntry(ctx, hist[i], "replaced by "+name); err != nil {
+			return 0, err
+		}
+		hist[i] = historyEntry{obj: stored, revision: current, data: data}
+	case i >= 0:
+		h := hist[i]
 		current = h.revision
 		if h.revision < latest {
 			// An old snapshot came back: it becomes the newest revision.
@@ -174,8 +261,12 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 			}
 			hist[i].revision = current
 		}
-	} else {
-		stored, err := s.createRevision(ctx, fed, name, data, latest+1)
+	default:
+		next := latest + 1
+		if known > 0 && known == latest && !slices.ContainsFunc(hist, func(h historyEntry) bool { return h.revision == known }) {
+			next = known // this generation's ControllerRevision was deleted: recorded again
+		}
+		stored, err := s.createRevision(ctx, fed, name, data, next)
 		if err != nil {
 			return 0, err
 		}
@@ -186,6 +277,43 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 		return 0, err
 	}
 	return current, nil
+}
+
+// historyWriteError is a write of the revision history that failed: write names it (the
+// verb, ControllerRevision and its namespace/name, and what it was for), err is the host's
+// error. A host that refuses it (see refusedWrite) stops the pass with Propagated=False.
+type historyWriteError struct {
+	write string
+	err   error
+}
+
+func (e *historyWriteError) Error() string { return e.write + ": " + e.err.Error() }
+func (e *historyWriteError) Unwrap() error { return e.err }
+
+// refusedWrite reports whether err is the host refusing a write rather than failing it: RBAC,
+// a quota or an admission webhook said no, and only a change on the host can help.
+func refusedWrite(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsInvalid(err) ||
+		apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsUnsupportedMediaType(err)
+}
+
+// historyRefused records a history write the host refused in the Propagated condition (and a
+// Warning event) and returns cause, for the pass to be retried with backoff: the refusal is
+// lifted on the host (a Role, a quota, a webhook's policy), not by a change of the object.
+// Other failures are only returned.
+func (s *Syncer) historyRefused(ctx context.Context, u *unstructured.Unstructured, cause error) (federation.Result, string, error) {
+	var hw *historyWriteError
+	if !errors.As(cause, &hw) || !refusedWrite(hw.err) {
+		return federation.Result{}, fedmetrics.OutcomeError, cause
+	}
+	msg := fmt.Sprintf("revision history: %s; nothing is propagated until the host accepts it", hw.Error())
+	s.event(u, eventWarning, ReasonHistoryWriteFailed, "%s", fedcond.Truncate(msg, maxMessage))
+	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, ReasonHistoryWriteFailed, msg, u.GetGeneration())
+	if _, err := s.writeCondition(ctx, u, cond); err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
+	}
+	return federation.Result{}, fedmetrics.OutcomeError, cause
 }
 
 // createRevision stores a new ControllerRevision. When one of that name exists already (the
@@ -204,21 +332,26 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 	stored, err := create()
 	if apierrors.IsAlreadyExists(err) {
 		stored, err = s.host.Get(ctx, controllerRevisionGVR, ns, name)
-		if err == nil {
-			var got appsv1.ControllerRevision
-			cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &got)
-			switch {
-			case cerr == nil && s.leftBehind(&got, fed):
-				// The history of an earlier object of this name, which the garbage collector
-				// has not removed (yet, or ever: that object was deleted orphaning its
-				// dependents): it is replaced.
-				if err = s.deleteRevision(ctx, fed, &got); err == nil {
-					stored, err = create()
-				}
-			case cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID):
-				return nil, fmt.Errorf("revision history: ControllerRevision %s/%s exists and is not this snapshot of %s", ns, name, fed.Name)
-			}
+		if err != nil {
+			return nil, fmt.Errorf("record revision %d: get ControllerRevision %s/%s: %w", revision, ns, name, err)
 		}
+		var got appsv1.ControllerRevision
+		cerr := runtime.DefaultUnstructuredConverter.FromUnstructured(stored.Object, &got)
+		switch {
+		case cerr == nil && s.leftBehind(&got, fed):
+			// The history of an earlier object of this name, which the garbage collector
+			// has not removed (yet, or ever: that object was deleted orphaning its
+			// dependents, and the collector only took the ownerReferences): it is replaced.
+			if err = s.deleteRevision(ctx, fed, &got); err == nil {
+				stored, err = create()
+			}
+		case cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID):
+			return nil, fmt.Errorf("revision history: ControllerRevision %s/%s exists and is not this snapshot of %s", ns, name, fed.Name)
+		}
+	}
+	var hw *historyWriteError
+	if err != nil && !errors.As(err, &hw) {
+		err = &historyWriteError{write: fmt.Sprintf("create ControllerRevision %s/%s (revision %d)", ns, name, revision), err: err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record revision %d: %w", revision, err)
@@ -227,12 +360,21 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 }
 
 // leftBehind reports whether rev is the history of an earlier federated object of fed's kind
-// and name (one with another uid): that object is gone, since fed holds its name now.
+// and name (one with another uid): that object is gone, since fed holds its name now. It is
+// recognised by its owner, or, when the garbage collector took the ownerReferences of an
+// owner deleted orphaning its dependents, by its OwnerUIDLabel alone (rev has fed's name for
+// fed's snapshot, and its name hashes the kind).
 func (s *Syncer) leftBehind(rev *appsv1.ControllerRevision, fed *federation.FederatedObject) bool {
+	uid := rev.Labels[OwnerUIDLabel]
+	if uid == "" || uid == string(fed.UID) {
+		return false
+	}
+	if len(rev.OwnerReferences) == 0 {
+		return true // orphaned
+	}
 	owner := metav1.GetControllerOfNoCopy(rev)
-	return owner != nil && owner.UID != fed.UID && owner.Name == fed.Name &&
-		owner.Kind == s.typ.Federated.Kind && owner.APIVersion == s.typ.Federated.GroupVersion().String() &&
-		rev.Labels[OwnerUIDLabel] == string(owner.UID)
+	return owner != nil && string(owner.UID) == uid && owner.Name == fed.Name &&
+		owner.Kind == s.typ.Federated.Kind && owner.APIVersion == s.typ.Federated.GroupVersion().String()
 }
 
 // deleteRevision deletes a ControllerRevision that leftBehind found, on the condition that it
@@ -243,7 +385,18 @@ func (s *Syncer) deleteRevision(ctx context.Context, fed *federation.FederatedOb
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete ControllerRevision %s/%s left by an earlier %s %s: %w", rev.Namespace, rev.Name, s.typ.Federated.Kind, fed.Name, err)
+		return &historyWriteError{write: fmt.Sprintf("delete ControllerRevision %s/%s (left by an earlier %s %s)", rev.Namespace, rev.Name, s.typ.Federated.Kind, fed.Name), err: err}
+	}
+	return nil
+}
+
+// deleteEntry deletes a ControllerRevision of the object's own history, on the condition that
+// it is still the one read; why says what for.
+func (s *Syncer) deleteEntry(ctx context.Context, h historyEntry, why string) error {
+	uid := h.obj.GetUID()
+	err := s.host.Delete(ctx, controllerRevisionGVR, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return &historyWriteError{write: fmt.Sprintf("delete ControllerRevision %s/%s (revision %d, %s)", h.obj.GetNamespace(), h.obj.GetName(), h.revision, why), err: err}
 	}
 	return nil
 }
@@ -282,7 +435,7 @@ func (s *Syncer) revisionObject(fed *federation.FederatedObject, ns, name string
 func (s *Syncer) renumber(ctx context.Context, obj *unstructured.Unstructured, revision int64) error {
 	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"revision":%d}`, obj.GetResourceVersion(), revision)
 	if _, err := s.host.Patch(ctx, controllerRevisionGVR, obj.GetNamespace(), obj.GetName(), types.MergePatchType, []byte(patch)); err != nil {
-		return fmt.Errorf("renumber ControllerRevision %s to revision %d: %w", obj.GetName(), revision, err)
+		return &historyWriteError{write: fmt.Sprintf("update ControllerRevision %s/%s (renumber revision %d to %d)", obj.GetNamespace(), obj.GetName(), revisionOf(obj), revision), err: err}
 	}
 	return nil
 }
@@ -303,10 +456,8 @@ func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, his
 		if h.revision == current || keptForRollout(fed, h) {
 			continue
 		}
-		uid := h.obj.GetUID()
-		err := s.host.Delete(ctx, controllerRevisionGVR, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("prune revision %d: %w", h.revision, err))
+		if err := s.deleteEntry(ctx, h, "pruned beyond spec.revisionHistoryLimit"); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

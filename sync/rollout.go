@@ -57,7 +57,8 @@ type RolloutInput struct {
 	// Object is the federated object, defaulted: its spec (rollout, and the snapshot fields
 	// that make its revision), federation.RolloutPausedAnnotation, and its status:
 	// status.rollout (where the rollout stood), status.clusters[] (sync's revision and
-	// propagation, the Collector's ready, observedRevision and stale) and syncedRevision.
+	// propagation, the Collector's ready, observedRevision and stale) and syncedRevision. Its
+	// apiVersion and kind, as read from the host, are part of its ControllerRevisions' names.
 	Object *federation.FederatedObject
 	// Revision is the number of the object's current spec.
 	Revision int64
@@ -234,7 +235,7 @@ func sameRendering(a, b federation.FederatedSpec) bool {
 func (r *rolloutRun) complete(note string) {
 	name := ""
 	if data, err := snapshotOf(r.in.Object); err == nil {
-		name = revisionName(r.in.Object.Name, data)
+		name = revisionName(r.in.Object.GroupVersionKind().GroupKind(), r.in.Object.Name, data)
 	}
 	r.d.Stable = nil
 	*r.st = federation.RolloutStatus{

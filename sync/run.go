@@ -14,7 +14,8 @@ import (
 
 // Run syncs until ctx is done. It watches, on the host, the federated objects of its type, the
 // Clusters (a change that matters, such as a cluster turning Ready, requeues every object) and
-// the revision history; and, when the cluster set offers member caches
+// the revision history (a ControllerRevision deleted by hand is recorded again by the next
+// pass over its object); and, when the cluster set offers member caches
 // ([federation.MemberCache]), the managed member objects of every cluster sync reads, so a
 // change made in a member (drift, a deletion) requeues the federated object at once. Sync's
 // own writes (to members, and to the federated object's metadata and status) requeue nothing.
@@ -41,7 +42,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
 		}},
 		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
-		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision},
+		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision, Deleted: s.historyDeleted},
 	}, loop.Options{
 		Name:             "sync/" + s.typ.Federated.Kind,
 		Workers:          s.opts.Workers,
@@ -147,6 +148,16 @@ func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, 
 // change to the history, such as one deleted by hand, brings the object back), unless the
 // change is sync's own (see changedByOthers).
 func (s *Syncer) ownerOfRevision(obj *unstructured.Unstructured) []federation.Key {
+	key, ok := s.revisionOwner(obj)
+	if !ok || !s.changedByOthers(key, obj.GetResourceVersion()) {
+		return nil
+	}
+	return []federation.Key{key}
+}
+
+// revisionOwner returns the federated object of the Syncer's type that owns a
+// ControllerRevision.
+func (s *Syncer) revisionOwner(obj *unstructured.Unstructured) (federation.Key, bool) {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.Kind != s.typ.Federated.Kind || ref.APIVersion != s.typ.Federated.GroupVersion().String() {
 			continue
@@ -155,11 +166,7 @@ func (s *Syncer) ownerOfRevision(obj *unstructured.Unstructured) []federation.Ke
 		if !s.typ.FederatedNamespaced() {
 			ns = ""
 		}
-		key := federation.Key{Namespace: ns, Name: ref.Name}
-		if !s.changedByOthers(key, obj.GetResourceVersion()) {
-			return nil
-		}
-		return []federation.Key{key}
+		return federation.Key{Namespace: ns, Name: ref.Name}, true
 	}
-	return nil
+	return federation.Key{}, false
 }
