@@ -146,10 +146,17 @@ type RolloutStatus struct {
 	// +optional
 	StageName string `json:"stageName,omitempty"`
 
-	// StageStartTime is when the current stage started, or when its data last became fresh
-	// again after a wait for stale data: its progress deadline counts from it.
+	// StageStartTime is when the current stage started, moved later by the time its clocks
+	// stood still (DeadlinePausedSince): its progress deadline counts from it.
 	// +optional
 	StageStartTime *metav1.Time `json:"stageStartTime,omitempty"`
+
+	// DeadlinePausedSince is set while the stage's clocks stand still: its data is stale,
+	// fewer than half of the placed clusters have fresh data, or sync cannot propagate to
+	// one of its clusters. When they run again, StageStartTime and NotReadySince move later
+	// by that time: a wait pauses the deadline and never resets it.
+	// +optional
+	DeadlinePausedSince *metav1.Time `json:"deadlinePausedSince,omitempty"`
 
 	// ReadySince is when every cluster of the current stage was first seen ready with the
 	// new revision: its minReadySeconds count from it.

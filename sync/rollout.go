@@ -24,6 +24,11 @@ const (
 	// RolloutReasonStaleData: some clusters of the current stage have no fresh data; the
 	// stage neither advances nor fails until they do, and its deadline starts again then.
 	RolloutReasonStaleData = "StaleData"
+	// RolloutReasonNotPropagated: sync cannot bring some clusters of the current stage to
+	// the revision (their status.clusters[].propagation says why: AlreadyExists, a refused
+	// write, a missing namespace ...). That is not the revision's health: the stage holds,
+	// its deadline paused, and never fails for it.
+	RolloutReasonNotPropagated = "NotPropagated"
 	// RolloutReasonNoQuorum: fewer than half of the placed clusters have fresh data; nothing
 	// advances or fails.
 	RolloutReasonNoQuorum = "NoQuorum"
@@ -71,6 +76,9 @@ type RolloutInput struct {
 	Clusters []federation.Cluster
 	// Now is the time of the decision.
 	Now time.Time
+	// Type is the object's type: its ReplicasPath is a replica count, not what runs, so a
+	// change of it alone is not staged. Its zero value compares the whole template.
+	Type federation.TypeConfig
 }
 
 // RolloutDecision is what [DecideRollout] decided: plain data that the Syncer carries out.
