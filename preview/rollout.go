@@ -78,7 +78,7 @@ func (r *run) rollout(fed *federation.FederatedObject, revision int64, t fedsync
 		return nil
 	}
 	// Sync lays the stages over the clusters placement selects, ready or not.
-	placed := append(append(make([]string, 0, len(t.Order)+len(t.NotReady)), t.Order...), t.NotReady...)
+	placed := t.RolloutClusters()
 	stages, err := fedsync.RolloutStages(spec, placed, r.clusters)
 	if err != nil {
 		ps.addError(what, err)

@@ -94,14 +94,16 @@ func TestRolloutTemplateReplicasEverywhere(t *testing.T) {
 
 // TestRolloutRollbackKeepsPlacement: cluster d is taken out of the placement while a
 // failing revision waits at its canary. The automatic rollback restores web:v1 and leaves
-// the placement as the user set it: d gets nothing back.
+// the placement as the user set it: d gets nothing back. (Without a scheduler: sync places
+// by spec.placement itself.)
 func TestRolloutRollbackKeepsPlacement(t *testing.T) {
-	e := newFleetEnv(t, "autoRollback: true\n"+strings.TrimSpace(threeStages))
+	e := newFleetEnvWith(t, "autoRollback: true\n"+strings.TrimSpace(threeStages), false)
 	e.setImage(t, "web:broken")
 	e.until(t, "the canary runs web:broken", 5, func(*federation.FederatedObject) bool {
 		return strings.HasPrefix(e.images(t), "a=web:broken")
 	})
 	e.editFed(t, placeOn("a", "b", "c"))
+	e.round(t)
 	e.until(t, "rolled back", 40, func(f *federation.FederatedObject) bool {
 		return meta.IsStatusConditionTrue(f.Status.Conditions, federation.ConditionRolledBack)
 	})
