@@ -120,12 +120,18 @@ type RolloutDecision struct {
 //  1. The stable revision is the last one whose rollout completed (status.rollout, or for
 //     a first rollout status.syncedRevision), found in the history by its ControllerRevision
 //     name. Without one (a new object), or when the new revision changes nothing but the
-//     placement, or when the stable snapshot is gone from the history, every cluster runs
-//     the new revision at once and the rollout is complete.
+//     placement or replica counts (in.Type's replicas path of the template), or when the
+//     stable snapshot is gone from the history, every cluster runs the new revision at once
+//     and the rollout is complete. The clusters held back run the stable revision's template
+//     with the current replica count.
 //  2. A new revision starts at the first stage; a revision that replaces one still rolling
 //     out starts over, and the clusters outside its started stages return to the stable
-//     revision. A cluster that runs the new revision keeps it (stages shift when placement
-//     changes; a cluster never moves back and forth).
+//     revision. But a revision that differs from the one rolling out only in placement or
+//     replica counts is not a new rollout: it goes on at its stage, with its clocks, and a
+//     cluster on either counts as on it (Decision.Continues). A cluster that runs the new
+//     revision keeps it (stages shift when placement changes; a cluster never moves back and
+//     forth). The stages are laid over the placed clusters only: one that left the placement
+//     left the rollout.
 //  3. A stage is ready when every one of its clusters has fresh data (status.clusters[]:
 //     not stale, its Cluster Ready) saying it runs the new revision (revision and
 //     observedRevision) and is ready. After minReadySeconds ready, the next stage starts,
@@ -133,16 +139,22 @@ type RolloutDecision struct {
 //     first stage too). After the last stage the rollout is complete: the revision is the
 //     new stable one.
 //  4. Stale data never advances nor fails a stage: a stage with clusters whose data is stale
-//     waits, and its deadline counts again from when the data is fresh; with fresh data from
-//     no more than half of the placed clusters (the quorum rule of status aggregation)
-//     nothing moves at all.
+//     waits with its clocks paused (status.rollout.deadlinePausedSince); when the data is
+//     fresh they resume where they stood, never from zero. With fresh data from no more than
+//     half of the placed clusters (the quorum rule of status aggregation) nothing moves at
+//     all, clocks included.
 //  5. The rollout fails when the current stage is not ready within its deadline (naming its
 //     clusters that are not), or when a cluster of a stage that was ready reports not ready
 //     with fresh data for as long (status.rollout.notReadySince; meanwhile no stage starts:
 //     a member that scales or loses a node is not ready for a moment, and that must not
-//     revert a good revision). Then with autoRollback the decision asks for the stable
-//     revision to be restored; without, the rollout stops where it is. A failed revision is
-//     never retried: only a change of the spec (a new revision) starts a new rollout.
+//     revert a good revision). That cluster, once its data is stale, still counts as not
+//     ready since then, its clock paused. Then with autoRollback the decision asks for the
+//     stable revision to be restored; without, the rollout stops where it is. A failed
+//     revision is never retried: only a change of what runs starts a new rollout.
+//  6. A cluster of the current stage that sync cannot bring to the revision (its
+//     status.clusters[].propagation is set: AlreadyExists, a refused write, a missing
+//     namespace ...) holds the stage as stale data does, with reason NotPropagated naming
+//     it and the propagation reason. It is not the revision's health: it never fails it.
 func DecideRollout(in RolloutInput) (RolloutDecision, error) {
 	obj := in.Object
 	d := RolloutDecision{Assign: make(map[string]int64, len(in.Placed))}
