@@ -47,7 +47,7 @@ func TestDecideRolloutClocks(t *testing.T) {
 		in   *rolloutCase
 		want rolloutOutcome
 		// paused is DeadlinePausedSince, relative to now; 0 for none.
-		paused time.Duration
+		paused  time.Duration
 		noPause bool
 	}{
 		{name: "replicas and placement only: the rollout goes on at its stage", in: replicasOnly(newRolloutCase().rollout(inStage(2, -time.Minute, nil)).set(entry("a", 5, 5, true)).set(entry("b", 5, 5, false))),
@@ -57,8 +57,16 @@ func TestDecideRolloutClocks(t *testing.T) {
 			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 6, "b": 6, "c": 6}, Stable: 6}, noPause: true},
 		{name: "a cluster sync cannot propagate to holds the stage, never fails it", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, true), fedsync.ReasonAlreadyExists))),
 			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "a refused write holds the stage too", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, false), fedsync.ReasonUpdateFailed))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "so does a missing namespace", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, true), fedsync.ReasonWaitingForNamespace))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "propagated again: the deadline resumes", in: rollback(newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -10*time.Minute)).set(entry("a", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -time.Minute, RequeueAfter: 9 * time.Minute}, noPause: true},
 		{name: "stale data pauses the deadline", in: newRolloutCase().rollout(inStage(1, -5*time.Minute, nil)).set(stale(entry("a", 5, 5, false))),
 			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -5 * time.Minute}},
+		{name: "still stale: the pause that began before goes on", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -8*time.Minute)).set(stale(entry("a", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}, paused: -8 * time.Minute},
 		{name: "fresh again: the deadline resumes where it stood", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -8*time.Minute)).set(entry("a", 5, 5, false)),
 			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -3 * time.Minute, RequeueAfter: 7 * time.Minute}, noPause: true},
 		{name: "fresh again, not ready for longer than the deadline in total: failed", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -30*time.Second)).set(entry("a", 5, 5, false)),

@@ -186,3 +186,39 @@ spec:
 	require.Equal(t, "a=web:v2 b=web:v2 c=web:v2 d=web:v2", e.images(t))
 	require.Zero(t, e.fed(t).Status.Rollout.FailedRevision)
 }
+
+// TestRolloutFlappingClusterFails: the canary runs an image that never becomes ready, and
+// its data goes stale for 20s out of every 40s. Stale data pauses the stage's deadline and
+// never resets it, so once its fresh data has said "not ready" for the deadline (2m) in
+// total, the revision fails and is rolled back.
+func TestRolloutFlappingClusterFails(t *testing.T) {
+	e := newFleetEnv(t, "autoRollback: true\n"+strings.TrimSpace(threeStages))
+	e.setImage(t, "web:broken")
+	e.until(t, "the canary runs web:broken", 5, func(*federation.FederatedObject) bool {
+		return strings.HasPrefix(e.images(t), "a=web:broken")
+	})
+	rolledBack := func() bool {
+		return meta.IsStatusConditionTrue(e.fed(t).Status.Conditions, federation.ConditionRolledBack)
+	}
+	var stale int
+	for i := 0; i < 120 && !rolledBack(); i++ { // at most ten minutes
+		switch i % 8 {
+		case 0:
+			require.NoError(t, e.fleet.Partition("a"))
+		case 4:
+			require.NoError(t, e.fleet.Heal("a"))
+		}
+		e.round(t)
+		if e.fed(t).Status.Rollout.Reason == fedsync.RolloutReasonStaleData {
+			stale++
+		}
+	}
+	require.NoError(t, e.fleet.Heal("a"))
+	require.True(t, rolledBack(), "the flapping canary never failed: %s", e.fed(t).Status.Rollout.Message)
+	require.NotZero(t, stale, "the canary's data was never stale")
+	cond := meta.FindStatusCondition(e.fed(t).Status.Conditions, federation.ConditionRolledBack)
+	require.Contains(t, cond.Message, "cluster a did not report revision 2 ready within 2m0s")
+	e.until(t, "web:v1 everywhere again", 10, func(*federation.FederatedObject) bool {
+		return e.images(t) == "a=web:v1 b=web:v1 c=web:v1 d=web:v1"
+	})
+}
