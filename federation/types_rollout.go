@@ -21,6 +21,16 @@ import (
 //	    - percentage: 100
 //
 // Sync carries it out and reports it in status.rollout (package sync documents the rules).
+// The rules in short:
+//
+//   - A rollout gates what runs: the template, overrides and retainReplicas. A change of
+//     placement or of replica counts alone is never staged and never restarts a rollout.
+//   - A rollback, automatic or not, restores what ran and keeps the placement. Restoring
+//     the old placement too is an explicit option of sync's RollbackWith.
+//   - A cluster that leaves the placement leaves the rollout.
+//   - A cluster sync cannot propagate to holds its stage, named in status.rollout; it never
+//     fails the revision.
+//   - Stale data pauses a stage's deadline and never resets it.
 
 // RolloutPausedAnnotation, set to "true" on a federated object with spec.rollout, is a manual
 // gate: no further stage of a rollout opens while it is there (the first one included, so a
@@ -43,7 +53,8 @@ const (
 )
 
 // Rollout stages the propagation of a new revision (a change of template, overrides or
-// retainReplicas). Without it sync sends every revision to every placed cluster at once.
+// retainReplicas; not of placement or replica counts). Without it sync sends every revision
+// to every placed cluster at once.
 type Rollout struct {
 	// Stages in order. Each adds clusters to the ones running the new revision; a stage
 	// starts once the one before it is ready for its minReadySeconds. Placed clusters that
@@ -52,9 +63,10 @@ type Rollout struct {
 	// +listType=atomic
 	Stages []RolloutStage `json:"stages,omitempty"`
 
-	// AutoRollback restores the last good revision when a rollout fails, through the same
-	// path as a manual rollback (a new revision equal to it). Without it a failed rollout
-	// stops where it is and says so in status.rollout.
+	// AutoRollback restores the last good revision's template, overrides and
+	// retainReplicas when a rollout fails, through the same path as a manual rollback (a new
+	// revision); the placement and replica counts stay as they are. Without it a failed
+	// rollout stops where it is and says so in status.rollout.
 	// +optional
 	AutoRollback bool `json:"autoRollback,omitempty"`
 }
@@ -92,7 +104,8 @@ type RolloutStage struct {
 
 	// ProgressDeadlineSeconds is how long the stage may take, from its start, until every
 	// one of its clusters reports the new revision ready; past it the rollout fails. Time
-	// spent waiting for stale data does not count. Default 600.
+	// spent waiting for stale data, or for a cluster sync cannot propagate to, does not
+	// count: it pauses the deadline. Default 600.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
@@ -146,10 +159,17 @@ type RolloutStatus struct {
 	// +optional
 	StageName string `json:"stageName,omitempty"`
 
-	// StageStartTime is when the current stage started, or when its data last became fresh
-	// again after a wait for stale data: its progress deadline counts from it.
+	// StageStartTime is when the current stage started, moved later by the time its clocks
+	// stood still (DeadlinePausedSince): its progress deadline counts from it.
 	// +optional
 	StageStartTime *metav1.Time `json:"stageStartTime,omitempty"`
+
+	// DeadlinePausedSince is set while the stage's clocks stand still: its data is stale,
+	// fewer than half of the placed clusters have fresh data, or sync cannot propagate to
+	// one of its clusters. When they run again, StageStartTime and NotReadySince move later
+	// by that time: a wait pauses the deadline and never resets it.
+	// +optional
+	DeadlinePausedSince *metav1.Time `json:"deadlinePausedSince,omitempty"`
 
 	// ReadySince is when every cluster of the current stage was first seen ready with the
 	// new revision: its minReadySeconds count from it.
@@ -159,7 +179,9 @@ type RolloutStatus struct {
 	// NotReadySince is when a cluster that had reported the revision ready was first seen
 	// not ready again (with fresh data). No stage starts meanwhile, and the rollout fails
 	// when that lasts the current stage's progressDeadlineSeconds: a member scaling or
-	// losing a node is not ready for a moment, which must not revert a good revision.
+	// losing a node is not ready for a moment, which must not revert a good revision. It
+	// stays set while that cluster's data is stale: it counts as not ready still, its clock
+	// paused (DeadlinePausedSince).
 	// +optional
 	NotReadySince *metav1.Time `json:"notReadySince,omitempty"`
 

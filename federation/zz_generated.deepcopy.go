@@ -841,6 +841,10 @@ func (in *RolloutStatus) DeepCopyInto(out *RolloutStatus) {
 		in, out := &in.StageStartTime, &out.StageStartTime
 		*out = (*in).DeepCopy()
 	}
+	if in.DeadlinePausedSince != nil {
+		in, out := &in.DeadlinePausedSince, &out.DeadlinePausedSince
+		*out = (*in).DeepCopy()
+	}
 	if in.ReadySince != nil {
 		in, out := &in.ReadySince, &out.ReadySince
 		*out = (*in).DeepCopy()

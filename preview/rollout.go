@@ -60,8 +60,8 @@ type RolloutStage struct {
 	Unchanged []string `json:"unchanged,omitempty"`
 	// Blocked are the stage's clusters sync cannot bring to the new revision (their Change
 	// has a Reason: ClusterNotReady, AlreadyExists, RenderFailed ...). The stage cannot
-	// become ready while they are: it waits for a cluster that is not ready, and fails at its
-	// deadline for the others.
+	// become ready while they are: it waits, its deadline paused, and never fails for them
+	// (sync's status.rollout names them with the reason).
 	Blocked []string `json:"blocked,omitempty"`
 	// MinReadySeconds is how long every cluster of the stage must report the revision ready
 	// before the next stage starts; ProgressDeadlineSeconds how long the stage may take to
@@ -78,7 +78,7 @@ func (r *run) rollout(fed *federation.FederatedObject, revision int64, t fedsync
 		return nil
 	}
 	// Sync lays the stages over the clusters placement selects, ready or not.
-	placed := append(append(make([]string, 0, len(t.Order)+len(t.NotReady)), t.Order...), t.NotReady...)
+	placed := t.RolloutClusters()
 	stages, err := fedsync.RolloutStages(spec, placed, r.clusters)
 	if err != nil {
 		ps.addError(what, err)

@@ -99,8 +99,11 @@
 // renders, status.clusters[].revision per cluster, and status.syncedRevision once every
 // placed, reachable cluster runs it. The last spec.revisionHistoryLimit snapshots (default
 // 10) are kept on the host as apps/v1 ControllerRevisions owned by the federated object,
-// labelled with its uid ([OwnerUIDLabel]). [Rollback] writes an old snapshot back into the
-// spec; sync then propagates it as a new revision, as a Deployment rollback does. A revision
+// labelled with its uid ([OwnerUIDLabel]). [Rollback] writes what ran in an old snapshot
+// (template, overrides, retainReplicas) back into the spec; the placement and the template's
+// replica count stay as they are, unless [RollbackWith] is asked to restore the placement
+// too (RollbackOptions.RestorePlacement). Sync then propagates it as a new revision, as a
+// Deployment rollback does. A revision
 // number alone never rewrites a member: a new revision that renders the same object (a
 // placement change, for the clusters that stay) leaves it as it is (during a staged
 // rollout, below, it updates the revision annotation).
@@ -139,17 +142,30 @@
 // the collector reports as its observedRevision. federation.RolloutPausedAnnotation holds
 // the next stage (the first included) until it is removed.
 //
+// A rollout gates what runs, nothing else. A new revision that changes only the placement
+// or replica counts (the template's, or the schedule) is not staged: the rollout goes on at
+// its stage, clusters on the new revision keep it, a cluster that joins gets what its stage
+// runs, and replica counts apply everywhere at once. A cluster that leaves the placement
+// leaves the rollout: it never holds a stage.
+//
 // A revision fails when a stage is not ready within its progressDeadlineSeconds, or when a
-// cluster that had reported it ready stays not ready that long. Data that is stale (the
-// member could not be read, its Cluster is not Ready) never advances nor fails a stage, and
-// time spent waiting for it does not count against the deadline; with fresh data from no
-// more than half of the placed clusters nothing moves (the quorum rule of status). With
+// cluster that had reported it ready stays not ready that long, with fresh data. Data that
+// is stale (the member could not be read, its Cluster is not Ready) never advances nor fails
+// a stage: it pauses the stage's clocks, which resume, never restart, when the data is fresh
+// (status.rollout.deadlinePausedSince). So a flapping cluster fails once its fresh data said
+// not ready for the deadline in total, and a cluster that was not ready before its data went
+// stale still counts as not ready since then. With fresh data from no more than half of the
+// placed clusters nothing moves (the quorum rule of status). A cluster sync cannot propagate
+// to (AlreadyExists, a refused write, a missing namespace) holds its stage the same way, and
+// status.rollout names it with the reason (RolloutReasonNotPropagated): that is not the
+// revision's health, so it never fails it nor rolls it back. With
 // spec.rollout.autoRollback the stable revision is restored through [Rollback]'s path (the
 // spec is written back, so it becomes a new revision, which goes everywhere at once: it
-// changes nothing but the clusters that ran the failed one), with a RolledBack event and
+// changes nothing but the clusters that ran the failed one; the placement stays the
+// user's), with a RolledBack event and
 // condition naming the revision, the clusters and the reason; without it the rollout stops
 // where it is and status.rollout says so. A failed revision is never retried: only a new
-// spec starts a new rollout. [DecideRollout] is the whole decision as a pure function, and
+// spec of what runs starts a new rollout. [DecideRollout] is the whole decision as a pure function, and
 // status.rollout records where the rollout stands (stage, start and ready times, which
 // clusters run which revision, why it waits). Without spec.rollout none of this happens:
 // every revision goes to every placed cluster at once.

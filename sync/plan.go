@@ -205,6 +205,9 @@ type Targets struct {
 	// (sync propagated there before), whose Ready condition is not True: sync neither writes
 	// nor deletes there, and reports them ClusterNotReady.
 	NotReady []string
+	// Unplaced are the clusters of NotReady that are there only because status.clusters
+	// lists them: no longer placed, but what sync put there may still run.
+	Unplaced []string
 	// Scheduled reports whether the targets come from the scheduler's status.schedule.
 	Scheduled bool
 	// Unsatisfiable is placement's ErrUnsatisfiable message, when the selection is a best
@@ -272,15 +275,31 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 				t.Replicas[c.Name] = nil
 			}
 		}
-		t.NotReady = append(t.NotReady, unreachablePrevious(obj, t, ready, leaving)...)
+		t.Unplaced = unreachablePrevious(obj, t, ready, leaving)
+		t.NotReady = append(t.NotReady, t.Unplaced...)
 		return t, nil
 	}
 	for _, c := range d.Selected {
 		t.Order = append(t.Order, c.Name)
 		t.Replicas[c.Name] = nil
 	}
-	t.NotReady = append(t.NotReady, unreachablePrevious(obj, t, ready, leaving)...)
+	t.Unplaced = unreachablePrevious(obj, t, ready, leaving)
+	t.NotReady = append(t.NotReady, t.Unplaced...)
 	return t, nil
+}
+
+// RolloutClusters are the clusters a staged rollout lays its stages over: the placed ones,
+// ready or not (Order and NotReady), but not those that left the placement (Unplaced): a
+// cluster that leaves the placement leaves the rollout.
+func (t Targets) RolloutClusters() []string {
+	out := make([]string, 0, len(t.Order)+len(t.NotReady))
+	out = append(out, t.Order...)
+	for _, c := range t.NotReady {
+		if !slices.Contains(t.Unplaced, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // unreachablePrevious returns the clusters of status.clusters that are known, not ready, not

@@ -20,23 +20,48 @@ var ErrRevisionNotFound = errors.New("sync: revision not found")
 // rollbackRetries bounds Rollback's re-reads after a Conflict.
 const rollbackRetries = 3
 
-// Rollback restores the template, overrides, placement and retainReplicas of the federated
-// object key from its revision history, revision 0 meaning the revision before the current
-// one. The object is updated on the host like any edit, so it becomes a new revision (the
-// old snapshot's ControllerRevision is renumbered) and sync propagates it as usual: Rollback
-// itself touches no member cluster. The history is the object's ControllerRevisions in its
-// namespace, or in namespace "default" for a cluster-scoped federated object (Options
-// HistoryNamespace of the Syncer; use [RollbackIn] when it is another one).
+// Rollback restores what ran in a revision of the federated object key, from its revision
+// history: the template, overrides and retainReplicas; revision 0 means the revision before
+// the current one. Where the object goes and how many replicas run stay as they are: the
+// placement, and the replica count in the template. To restore the revision's placement
+// too, use [RollbackWith] with RollbackOptions.RestorePlacement.
+//
+// The object is updated on the host like any edit, so it becomes a new revision (the old
+// snapshot's ControllerRevision is renumbered when the result is that snapshot) and sync
+// propagates it as usual: Rollback itself touches no member cluster. The history is the
+// object's ControllerRevisions in its namespace, or in namespace "default" for a
+// cluster-scoped federated object (Options HistoryNamespace of the Syncer; see
+// RollbackOptions.HistoryNamespace).
 //
 // A missing revision is an error wrapping [ErrRevisionNotFound] that lists the revisions
 // there are.
 func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64) error {
-	return RollbackIn(ctx, host, typ, key, revision, DefaultHistoryNamespace)
+	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{})
 }
 
 // RollbackIn is [Rollback] for a Syncer whose Options.HistoryNamespace is historyNamespace
 // (it only matters for cluster-scoped federated objects).
 func RollbackIn(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, historyNamespace string) error {
+	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{HistoryNamespace: historyNamespace})
+}
+
+// RollbackOptions are [RollbackWith]'s choices; the zero value is [Rollback].
+type RollbackOptions struct {
+	// HistoryNamespace is the Syncer's Options.HistoryNamespace: where the history of a
+	// cluster-scoped federated object is. Default DefaultHistoryNamespace.
+	HistoryNamespace string
+	// RestorePlacement restores the revision's spec.placement too: an explicit choice to
+	// put the object back where it was, taking it out of clusters added since and back into
+	// clusters excluded since.
+	RestorePlacement bool
+}
+
+// RollbackWith is [Rollback] with options.
+func RollbackWith(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts RollbackOptions) error {
+	historyNamespace := opts.HistoryNamespace
+	if historyNamespace == "" {
+		historyNamespace = DefaultHistoryNamespace
+	}
 	if revision < 0 {
 		return fmt.Errorf("sync: rollback %s %s: revision %d: %w", typ.Federated.Kind, key, revision, ErrRevisionNotFound)
 	}
@@ -62,7 +87,7 @@ func RollbackIn(ctx context.Context, host federation.ClusterClient, typ federati
 		if err := json.Unmarshal(target.data, &snap); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: revision %d does not decode: %w", typ.Federated.Kind, key, target.revision, err)
 		}
-		if err := restore(u, snap); err != nil {
+		if err := restore(u, snap, opts.RestorePlacement, typ.ReplicasFields()); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
 		}
 		_, err = host.Update(ctx, gvr, u)
@@ -108,22 +133,32 @@ func pick(hist []historyEntry, current, revision int64) (historyEntry, error) {
 	return historyEntry{}, fmt.Errorf("%w: %s; the history has %s", ErrRevisionNotFound, want, strings.Join(have, ", "))
 }
 
-// restore writes a snapshot's fields into the federated object's spec.
-func restore(u *unstructured.Unstructured, snap snapshot) error {
+// restore writes a snapshot's fields into the federated object's spec: what runs (template,
+// overrides, retainReplicas), and with placement the snapshot's placement too. The
+// template's replica count (at replicas) stays the spec's.
+func restore(u *unstructured.Unstructured, snap snapshot, placement bool, replicas []string) error {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	if spec == nil {
 		spec = map[string]any{}
+	}
+	current, _ := spec["template"].(map[string]any)
+	snap.Template = withReplicasOf(snap.Template, current, replicas)
+	fields := []string{"template", "overrides", "retainReplicas"}
+	if placement {
+		fields = append(fields, "placement")
+	} else {
+		snap.Placement = federation.Placement{}
 	}
 	data, err := json.Marshal(snap)
 	if err != nil {
 		return err
 	}
-	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
+	var values map[string]any
+	if err := json.Unmarshal(data, &values); err != nil {
 		return err
 	}
-	for _, k := range []string{"template", "overrides", "placement", "retainReplicas"} {
-		if v, ok := fields[k]; ok {
+	for _, k := range fields {
+		if v, ok := values[k]; ok {
 			spec[k] = v
 		} else {
 			delete(spec, k)

@@ -21,11 +21,17 @@ const (
 	RolloutReasonWaitingForReady = "WaitingForReady"
 	// RolloutReasonMinReady: the current stage is ready and waits out its minReadySeconds.
 	RolloutReasonMinReady = "MinReadySeconds"
-	// RolloutReasonStaleData: some clusters of the current stage have no fresh data; the
-	// stage neither advances nor fails until they do, and its deadline starts again then.
+	// RolloutReasonStaleData: some clusters of the current stage have no fresh data (or a
+	// cluster that had turned not ready has none); the stage neither advances nor fails
+	// until they do, and its deadline is paused meanwhile.
 	RolloutReasonStaleData = "StaleData"
+	// RolloutReasonNotPropagated: sync cannot bring some clusters of the current stage to
+	// the revision (their status.clusters[].propagation says why: AlreadyExists, a refused
+	// write, a missing namespace ...). That is not the revision's health: the stage holds,
+	// its deadline paused, and never fails for it.
+	RolloutReasonNotPropagated = "NotPropagated"
 	// RolloutReasonNoQuorum: fewer than half of the placed clusters have fresh data; nothing
-	// advances or fails.
+	// advances or fails, and the deadline is paused.
 	RolloutReasonNoQuorum = "NoQuorum"
 	// RolloutReasonPaused: federation.RolloutPausedAnnotation holds the next stage.
 	RolloutReasonPaused = "Paused"
@@ -72,6 +78,9 @@ type RolloutInput struct {
 	Clusters []federation.Cluster
 	// Now is the time of the decision.
 	Now time.Time
+	// Type is the object's type: its ReplicasPath is a replica count, not what runs, so a
+	// change of it alone is not staged. Its zero value compares the whole template.
+	Type federation.TypeConfig
 }
 
 // RolloutDecision is what [DecideRollout] decided: plain data that the Syncer carries out.
@@ -84,8 +93,13 @@ type RolloutDecision struct {
 	// stable revision's number.
 	Assign map[string]int64
 	// Stable is the revision the clusters outside the started stages keep; nil when every
-	// placed cluster runs Revision.
+	// placed cluster runs Revision. Its template carries the current template's replica
+	// count: how many replicas run is never held back, nor rolled back.
 	Stable *Revision
+	// Continues reports that Revision goes on with the rollout status.rollout records for an
+	// older revision number: the two differ only in placement or replica counts, which are
+	// not staged, so the stage and its clocks carry over.
+	Continues bool
 	// Failed reports that the rollout failed in this decision, in FailedClusters, for
 	// Status.Reason and Status.Message. Rollback asks for the stable revision to be restored
 	// (spec.rollout.autoRollback).
@@ -107,12 +121,18 @@ type RolloutDecision struct {
 //  1. The stable revision is the last one whose rollout completed (status.rollout, or for
 //     a first rollout status.syncedRevision), found in the history by its ControllerRevision
 //     name. Without one (a new object), or when the new revision changes nothing but the
-//     placement, or when the stable snapshot is gone from the history, every cluster runs
-//     the new revision at once and the rollout is complete.
+//     placement or replica counts (in.Type's replicas path of the template), or when the
+//     stable snapshot is gone from the history, every cluster runs the new revision at once
+//     and the rollout is complete. The clusters held back run the stable revision's template
+//     with the current replica count.
 //  2. A new revision starts at the first stage; a revision that replaces one still rolling
 //     out starts over, and the clusters outside its started stages return to the stable
-//     revision. A cluster that runs the new revision keeps it (stages shift when placement
-//     changes; a cluster never moves back and forth).
+//     revision. But a revision that differs from the one rolling out only in placement or
+//     replica counts is not a new rollout: it goes on at its stage, with its clocks, and a
+//     cluster on either counts as on it (Decision.Continues). A cluster that runs the new
+//     revision keeps it (stages shift when placement changes; a cluster never moves back and
+//     forth). The stages are laid over the placed clusters only: one that left the placement
+//     left the rollout.
 //  3. A stage is ready when every one of its clusters has fresh data (status.clusters[]:
 //     not stale, its Cluster Ready) saying it runs the new revision (revision and
 //     observedRevision) and is ready. After minReadySeconds ready, the next stage starts,
@@ -120,16 +140,22 @@ type RolloutDecision struct {
 //     first stage too). After the last stage the rollout is complete: the revision is the
 //     new stable one.
 //  4. Stale data never advances nor fails a stage: a stage with clusters whose data is stale
-//     waits, and its deadline counts again from when the data is fresh; with fresh data from
-//     no more than half of the placed clusters (the quorum rule of status aggregation)
-//     nothing moves at all.
+//     waits with its clocks paused (status.rollout.deadlinePausedSince); when the data is
+//     fresh they resume where they stood, never from zero. With fresh data from no more than
+//     half of the placed clusters (the quorum rule of status aggregation) nothing moves at
+//     all, clocks included.
 //  5. The rollout fails when the current stage is not ready within its deadline (naming its
 //     clusters that are not), or when a cluster of a stage that was ready reports not ready
 //     with fresh data for as long (status.rollout.notReadySince; meanwhile no stage starts:
 //     a member that scales or loses a node is not ready for a moment, and that must not
-//     revert a good revision). Then with autoRollback the decision asks for the stable
-//     revision to be restored; without, the rollout stops where it is. A failed revision is
-//     never retried: only a change of the spec (a new revision) starts a new rollout.
+//     revert a good revision). That cluster, once its data is stale, still counts as not
+//     ready since then, its clock paused. Then with autoRollback the decision asks for the
+//     stable revision to be restored; without, the rollout stops where it is. A failed
+//     revision is never retried: only a change of what runs starts a new rollout.
+//  6. A cluster of the current stage that sync cannot bring to the revision (its
+//     status.clusters[].propagation is set: AlreadyExists, a refused write, a missing
+//     namespace ...) holds the stage as stale data does, with reason NotPropagated naming
+//     it and the propagation reason. It is not the revision's health: it never fails it.
 func DecideRollout(in RolloutInput) (RolloutDecision, error) {
 	obj := in.Object
 	d := RolloutDecision{Assign: make(map[string]int64, len(in.Placed))}
@@ -157,6 +183,7 @@ type rolloutRun struct {
 	prev    *federation.RolloutStatus
 	entries map[string]*federation.MemberStatus
 	ready   map[string]bool // the Clusters' Ready condition
+	equiv   map[int64]bool  // revisions that run what Revision runs (rule 2)
 	now     metav1.Time
 }
 
@@ -172,6 +199,12 @@ func newRolloutRun(in RolloutInput, d *RolloutDecision) *rolloutRun {
 	}
 	r.st = &federation.RolloutStatus{Revision: in.Revision, Stages: int32(len(d.Stages))}
 	d.Status = r.st
+	r.equiv = map[int64]bool{in.Revision: true}
+	for i := range in.History {
+		if h := &in.History[i]; h.Number != in.Revision && r.sameRendering(h.Spec, in.Object.Spec) {
+			r.equiv[h.Number] = true
+		}
+	}
 	return r
 }
 
@@ -180,16 +213,20 @@ func (r *rolloutRun) decide() {
 	if r.prev != nil {
 		r.st.FailedRevision = r.prev.FailedRevision
 	}
-	if stable == nil || sameRendering(stable.Spec, r.in.Object.Spec) {
+	if stable == nil || r.sameRendering(stable.Spec, r.in.Object.Spec) {
 		r.complete(note)
 		return
 	}
-	r.d.Stable = stable
+	held := *stable
+	held.Spec.Template.Object = withReplicasOf(stable.Spec.Template.Object, r.in.Object.Spec.Template.Object, r.in.Type.ReplicasFields())
+	r.d.Stable = &held
 	r.st.StableRevision, r.st.StableRevisionName = stable.Number, stable.Name
-	same := r.prev != nil && r.prev.Revision == r.in.Revision
+	same := r.prev != nil && r.equiv[r.prev.Revision]
 	if same {
+		r.d.Continues = r.prev.Revision != r.in.Revision
 		r.st.Stage, r.st.StageName = r.prev.Stage, r.prev.StageName
 		r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.prev.StageStartTime, r.prev.ReadySince, r.prev.NotReadySince
+		r.st.DeadlinePausedSince = r.prev.DeadlinePausedSince
 		if r.prev.Phase == federation.RolloutFailed || r.prev.Phase == federation.RolloutRolledBack {
 			// Stopped: nothing moves until the spec changes (a rollback's restore does).
 			r.st.Phase, r.st.Reason, r.st.Message = r.prev.Phase, r.prev.Reason, r.prev.Message
@@ -221,14 +258,67 @@ func (r *rolloutRun) stable() (*Revision, string) {
 	return nil, fmt.Sprintf("; the stable revision %d is no longer in the history, so nothing held the other clusters back", number)
 }
 
-// sameRendering reports whether two specs render the same member objects wherever they are
-// placed: the same template, overrides and retainReplicas.
-func sameRendering(a, b federation.FederatedSpec) bool {
+// sameRendering reports whether two specs run the same wherever they are placed: the same
+// template (but for its replica count), overrides and retainReplicas.
+func (r *rolloutRun) sameRendering(a, b federation.FederatedSpec) bool {
+	fields := r.in.Type.ReplicasFields()
 	enc := func(s federation.FederatedSpec) []byte {
-		data, _ := json.Marshal(snapshot{Template: s.Template.Object, Overrides: s.Overrides, RetainReplicas: s.RetainReplicas})
+		tmpl := withReplicasOf(s.Template.Object, nil, fields)
+		data, _ := json.Marshal(snapshot{Template: tmpl, Overrides: s.Overrides, RetainReplicas: s.RetainReplicas})
 		return data
 	}
 	return sameJSON(enc(a), enc(b))
+}
+
+// withReplicasOf returns tmpl with the replica count (at fields) of from, or without one
+// when from has none. It copies only the maps on the way; tmpl and from are not modified.
+func withReplicasOf(tmpl, from map[string]any, fields []string) map[string]any {
+	if len(fields) == 0 || tmpl == nil {
+		return tmpl
+	}
+	v, found := nestedValue(from, fields)
+	return withNested(tmpl, fields, v, found)
+}
+
+func nestedValue(obj map[string]any, fields []string) (any, bool) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[f]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// withNested is obj with fields set to v (or removed, when !set), copying the maps on the
+// path.
+func withNested(obj map[string]any, fields []string, v any, set bool) map[string]any {
+	out := make(map[string]any, len(obj)+1)
+	for k, x := range obj {
+		out[k] = x
+	}
+	f := fields[0]
+	if len(fields) == 1 {
+		if set {
+			out[f] = v
+		} else {
+			delete(out, f)
+		}
+		return out
+	}
+	next, ok := obj[f].(map[string]any)
+	if !ok {
+		if !set {
+			return obj
+		}
+		next = map[string]any{}
+	}
+	out[f] = withNested(next, fields[1:], v, set)
+	return out
 }
 
 // complete ends the rollout: every placed cluster runs the revision, the stable one now.
@@ -254,6 +344,35 @@ func (r *rolloutRun) complete(note string) {
 func (r *rolloutRun) start(k int) {
 	r.st.Stage, r.st.StageName = int32(k), r.d.Stages[k-1].Name
 	r.st.StageStartTime, r.st.ReadySince, r.st.NotReadySince = r.now.DeepCopy(), nil, nil
+	r.st.DeadlinePausedSince = nil
+}
+
+// pause stops the stage's clocks (rule 4): from now until resume, no time counts against
+// its deadline nor against a cluster that turned not ready.
+func (r *rolloutRun) pause() {
+	if r.st.DeadlinePausedSince == nil {
+		r.st.DeadlinePausedSince = r.now.DeepCopy()
+	}
+}
+
+// resume runs the clocks again: StageStartTime and NotReadySince move later by the time
+// they stood still.
+func (r *rolloutRun) resume() {
+	p := r.st.DeadlinePausedSince
+	if p == nil {
+		return
+	}
+	r.st.DeadlinePausedSince = nil
+	span := r.now.Sub(p.Time)
+	if span <= 0 {
+		return
+	}
+	for _, t := range []**metav1.Time{&r.st.StageStartTime, &r.st.NotReadySince} {
+		if *t != nil {
+			moved := metav1.NewTime((*t).Add(span))
+			*t = &moved
+		}
+	}
 }
 
 // step takes the rollout as far as the data allows in this decision (rules 2 to 5).
@@ -288,23 +407,29 @@ func (r *rolloutRun) step() {
 		}
 		if !quorum {
 			r.st.ReadySince = nil
+			r.pause()
 			r.wait(federation.RolloutProgressing, RolloutReasonNoQuorum, fmt.Sprintf(
 				"%s: fresh data from %d of %d placed clusters, not a majority: nothing advances or fails", r.stageLabel(), fresh, len(r.in.Placed)))
 			return
 		}
-		// Rule 5, second half: a cluster of a stage that was ready turns not ready.
-		var turned []string
+		// Rule 5, second half: a cluster of a stage that was ready turns not ready; one
+		// whose data went stale meanwhile is taken as not ready still.
+		var turned, unheard []string
 		for i := range k {
 			if i == k-1 && r.st.ReadySince == nil {
 				break
 			}
 			for _, c := range r.d.Stages[i].Clusters {
-				if r.fresh(c) && r.onTarget(c) && !r.isReady(c) {
+				switch {
+				case !r.fresh(c):
+					unheard = append(unheard, c)
+				case r.onTarget(c) && !r.isReady(c):
 					turned = append(turned, c)
 				}
 			}
 		}
 		if len(turned) > 0 {
+			r.resume()
 			if r.st.NotReadySince == nil {
 				r.st.NotReadySince = r.now.DeepCopy()
 			}
@@ -320,6 +445,13 @@ func (r *rolloutRun) step() {
 				r.stageLabel(), clusterList(turned), r.in.Revision, stage.Deadline))
 			return
 		}
+		if r.st.NotReadySince != nil && len(unheard) > 0 {
+			r.pause()
+			r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
+				"%s: a cluster reported revision %d not ready again; waiting for fresh data from %s (until then it counts as not ready, its clock paused)",
+				r.stageLabel(), r.in.Revision, clusterList(unheard)))
+			return
+		}
 		if r.st.NotReadySince != nil {
 			// Ready again: minReadySeconds count again from now.
 			r.st.NotReadySince = nil
@@ -327,24 +459,37 @@ func (r *rolloutRun) step() {
 				r.st.ReadySince = r.now.DeepCopy()
 			}
 		}
-		var stale, notReady []string
+		var stale, blocked, notReady []string
 		for _, c := range stage.Clusters {
 			switch {
 			case !r.fresh(c):
 				stale = append(stale, c)
+			case r.entry(c).Propagation != "":
+				blocked = append(blocked, c)
 			case !r.onTarget(c) || !r.isReady(c):
 				notReady = append(notReady, c)
 			}
 		}
+		if len(blocked) > 0 {
+			// Rule 6: not the revision's health; the stage holds and never fails for it.
+			r.st.ReadySince = nil
+			r.pause()
+			msg := fmt.Sprintf("%s: sync cannot bring %s to revision %d: the stage holds, its deadline paused, until it can",
+				r.stageLabel(), r.describe(blocked), r.in.Revision)
+			if len(stale) > 0 {
+				msg += "; waiting for fresh data from " + clusterList(stale)
+			}
+			r.wait(federation.RolloutProgressing, RolloutReasonNotPropagated, msg)
+			return
+		}
 		if len(stale) > 0 {
 			r.st.ReadySince = nil
+			r.pause()
 			r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
 				"%s: waiting for fresh data from %s", r.stageLabel(), clusterList(stale)))
 			return
 		}
-		if p := r.prev; p != nil && p.Revision == r.in.Revision && (p.Reason == RolloutReasonStaleData || p.Reason == RolloutReasonNoQuorum) {
-			r.st.StageStartTime = r.now.DeepCopy() // the deadline counts again from fresh data
-		}
+		r.resume()
 		if len(notReady) > 0 {
 			deadline := r.st.StageStartTime.Add(stage.Deadline)
 			if !r.in.Now.Before(deadline) {
@@ -405,7 +550,7 @@ func (r *rolloutRun) assign() {
 	byRev := map[int64][]string{}
 	for _, c := range r.in.Placed {
 		rev := r.in.Revision
-		if r.d.Stable != nil && stageOf[c] > int(r.st.Stage) && r.entry(c).Revision != r.in.Revision {
+		if r.d.Stable != nil && stageOf[c] > int(r.st.Stage) && !r.equiv[r.entry(c).Revision] {
 			rev = r.d.Stable.Number
 		}
 		r.d.Assign[c] = rev
@@ -441,10 +586,11 @@ func (r *rolloutRun) entry(c string) *federation.MemberStatus {
 }
 
 // onTarget reports whether c runs the new revision: sync rendered it (revision, in sync) and
-// the Collector saw it (observedRevision).
+// the Collector saw it (observedRevision). A revision that differs from it only in
+// placement or replica counts counts as it.
 func (r *rolloutRun) onTarget(c string) bool {
 	e := r.entry(c)
-	return e.Revision == r.in.Revision && e.Propagation == "" && e.ObservedRevision == r.in.Revision
+	return r.equiv[e.Revision] && e.Propagation == "" && r.equiv[e.ObservedRevision]
 }
 
 func (r *rolloutRun) isReady(c string) bool {
@@ -460,13 +606,13 @@ func (r *rolloutRun) describe(clusters []string) string {
 	for _, c := range clusters {
 		e := r.entry(c)
 		switch {
-		case e.Revision != r.in.Revision || e.Propagation != "":
+		case !r.equiv[e.Revision] || e.Propagation != "":
 			why := "not updated yet"
 			if e.Propagation != "" {
 				why = e.Propagation
 			}
 			parts = append(parts, fmt.Sprintf("%s (%s)", c, why))
-		case e.ObservedRevision != r.in.Revision:
+		case !r.equiv[e.ObservedRevision]:
 			parts = append(parts, fmt.Sprintf("%s (reports revision %d)", c, e.ObservedRevision))
 		default:
 			parts = append(parts, c+" (not ready)")

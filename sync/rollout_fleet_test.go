@@ -49,6 +49,13 @@ type fleetEnv struct {
 // lets revision 1 settle everywhere.
 func newFleetEnv(t *testing.T, rollout string) *fleetEnv {
 	t.Helper()
+	return newFleetEnvWith(t, rollout, true)
+}
+
+// newFleetEnvWith is newFleetEnv, and without a scheduler when scheduled is false: no
+// preference, the template runs 2 replicas in every cluster.
+func newFleetEnvWith(t *testing.T, rollout string, scheduled bool) *fleetEnv {
+	t.Helper()
 	e := &fleetEnv{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(now), events: &recorder{},
 		names: []string{"a", "b", "c", "d"}}
 	e.host.SetClock(e.clock)
@@ -61,8 +68,10 @@ func newFleetEnv(t *testing.T, rollout string) *fleetEnv {
 	var err error
 	e.monitor, err = status.NewClusterMonitor(e.host, e.fleet, status.MonitorOptions{Clock: e.clock})
 	require.NoError(t, err)
-	e.sched, err = scheduler.New(e.host, federation.DeploymentType, scheduler.Options{Clock: e.clock})
-	require.NoError(t, err)
+	if scheduled {
+		e.sched, err = scheduler.New(e.host, federation.DeploymentType, scheduler.Options{Clock: e.clock})
+		require.NoError(t, err)
+	}
 	e.push, err = fedsync.New(e.host, e.fleet, federation.DeploymentType, fedsync.Options{Clock: e.clock, Events: e.events})
 	require.NoError(t, err)
 	e.collect, err = status.New(e.host, liveMembers{e.fleet}, federation.DeploymentType, status.Options{Clock: e.clock})
@@ -76,6 +85,7 @@ metadata: {name: web, namespace: default}
 spec:
   template:
     spec:
+      replicas: 2
       selector: {matchLabels: {app: web}}
       template:
         metadata: {labels: {app: web}}
@@ -85,14 +95,9 @@ spec:
 `+indent(rollout, "    "), fed))
 	_, err = e.host.Create(ctx, federation.DeploymentType.FederatedGVR(), fed)
 	require.NoError(t, err)
-	rsp := &unstructured.Unstructured{}
-	require.NoError(t, yamlInto(`
-apiVersion: core.federation.k8s.io/v1alpha1
-kind: ReplicaSchedulingPreference
-metadata: {name: web, namespace: default}
-spec: {targetKind: FederatedDeployment, totalReplicas: 8}`, rsp))
-	_, err = e.host.Create(ctx, federation.ReplicaSchedulingPreferenceGVR, rsp)
-	require.NoError(t, err)
+	if scheduled {
+		e.createRSP(t)
+	}
 
 	e.until(t, "revision 1 everywhere", 20, func(f *federation.FederatedObject) bool {
 		return e.images(t) == "a=web:v1 b=web:v1 c=web:v1 d=web:v1" && f.Status.SyncedRevision == 1 && ready(f)
@@ -101,6 +106,19 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 8}`, rsp))
 	require.Equal(t, federation.RolloutComplete, st.Phase, "a first revision is not staged: %s", st.Message)
 	e.clearActions()
 	return e
+}
+
+// createRSP divides 8 replicas over the clusters.
+func (e *fleetEnv) createRSP(t *testing.T) {
+	t.Helper()
+	rsp := &unstructured.Unstructured{}
+	require.NoError(t, yamlInto(`
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: web, namespace: default}
+spec: {targetKind: FederatedDeployment, totalReplicas: 8}`, rsp))
+	_, err := e.host.Create(ctx, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	require.NoError(t, err)
 }
 
 func indent(s, prefix string) string {
@@ -120,12 +138,14 @@ func (e *fleetEnv) round(t *testing.T) {
 		_, err := e.monitor.Reconcile(ctx, federation.Key{Name: n})
 		require.NoError(t, err)
 	}
-	_, err := e.sched.Reconcile(ctx, webKey)
-	require.NoError(t, err)
+	if e.sched != nil {
+		_, err := e.sched.Reconcile(ctx, webKey)
+		require.NoError(t, err)
+	}
 	if _, err := e.push.Reconcile(ctx, webKey); err != nil && !e.partitioned() {
 		require.NoError(t, err)
 	}
-	_, err = e.collect.Reconcile(ctx, webKey)
+	_, err := e.collect.Reconcile(ctx, webKey)
 	require.NoError(t, err)
 	e.clock.Step(5 * time.Second)
 	e.fleet.Tick()

@@ -39,8 +39,8 @@ func (s *Syncer) rollout(ctx context.Context, r federation.Reader, fed *federati
 	if fed.Spec.Rollout == nil {
 		return nil, nil
 	}
-	in := RolloutInput{Object: fed, Revision: rev, Clusters: clusters, Now: s.opts.Clock.Now()}
-	in.Placed = append(append(make([]string, 0, len(t.Order)+len(t.NotReady)), t.Order...), t.NotReady...)
+	in := RolloutInput{Object: fed, Revision: rev, Clusters: clusters, Now: s.opts.Clock.Now(), Type: s.typ}
+	in.Placed = t.RolloutClusters()
 	st, synced := fed.Status.Rollout, fed.Status.SyncedRevision
 	settled := st != nil && st.Revision == rev && st.Phase == federation.RolloutComplete
 	first := st == nil && (synced == 0 || synced == rev)
@@ -119,9 +119,10 @@ func (p *rolloutPass) note() string {
 		len(p.previous.Clusters), p.previous.Revision, summarize(p.previous.Clusters))
 }
 
-// newRollout reports whether this pass started the rollout of a new revision.
+// newRollout reports whether this pass started the rollout of a new revision (not one that
+// goes on under a new number: a change of placement or replica counts).
 func (p *rolloutPass) newRollout() bool {
-	return p.prev == nil || p.prev.Revision != p.revision
+	return p.prev == nil || (p.prev.Revision != p.revision && !p.decision.Continues)
 }
 
 // setRollout writes status.rollout (removing it when the object has no spec.rollout) and,
@@ -181,7 +182,8 @@ func (s *Syncer) rolloutEvents(u *unstructured.Unstructured, p *rolloutPass) {
 }
 
 // rollBack restores the stable revision after a failed rollout (spec.rollout.autoRollback):
-// the same restore as [Rollback], one update of the object as read, locked on its
+// the same restore as [Rollback] (what ran: template, overrides, retainReplicas; never the
+// placement nor the replica count, see Decision.Stable), one update of the object as read, locked on its
 // resourceVersion, so an edit made meanwhile wins (a Conflict, and the next pass decides on
 // it). Sync then propagates the restored spec as a new revision. The status says what
 // happened: status.rollout and the RolledBack condition, with an event.
@@ -190,8 +192,8 @@ func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *
 	key := keyOf(u)
 	obj := u.DeepCopy()
 	snap := snapshot{Template: d.Stable.Spec.Template.Object, Overrides: d.Stable.Spec.Overrides,
-		Placement: d.Stable.Spec.Placement, RetainReplicas: d.Stable.Spec.RetainReplicas}
-	if err := restore(obj, snap); err != nil {
+		RetainReplicas: d.Stable.Spec.RetainReplicas}
+	if err := restore(obj, snap, false, s.typ.ReplicasFields()); err != nil {
 		return federation.Result{}, "error", fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
 	}
 	updated, err := s.host.Update(ctx, s.typ.FederatedGVR(), obj)

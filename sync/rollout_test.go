@@ -152,8 +152,6 @@ func TestDecideRollout(t *testing.T) {
 			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
 		{name: "a cluster that is not Ready has no fresh data", in: notReadyCluster(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false)), "a"),
 			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -11 * time.Minute}},
-		{name: "fresh again: the deadline starts over", in: newRolloutCase().rollout(reason(inStage(1, -11*time.Minute, nil), "StaleData")).set(entry("a", 5, 5, false)),
-			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: held, Stable: 4, RequeueAfter: 600 * time.Second}},
 		{name: "stale data during minReadySeconds resets it", in: newRolloutCase().rollout(inStage(1, -2*time.Minute, at(-30*time.Second))).set(stale(entry("a", 5, 5, true))),
 			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: held, Stable: 4, StageStart: -2 * time.Minute}},
 		{name: "no quorum: nothing moves", in: newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(entry("a", 5, 5, false)).set(stale(entry("b", 4, 4, true))).set(stale(entry("c", 4, 4, true))),

@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,9 +46,11 @@ func TestTargetsFor(t *testing.T) {
 		azureReady   bool
 		wantOrder    []string
 		wantNotReady []string
+		// wantRollout is RolloutClusters: Order and NotReady unless set.
+		wantRollout []string
 	}{
 		{name: "every cluster ready", azureReady: true, wantOrder: []string{"aws", "azure", "gcp"}},
-		{name: "a placed cluster not ready", wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"}},
+		{name: "a placed cluster not ready", wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"}, wantRollout: []string{"aws", "gcp", "azure"}},
 		{name: "a scheduled cluster not ready", schedule: map[string]int64{"aws": 2, "azure": 1}, wantOrder: []string{"aws"}, wantNotReady: []string{"azure"}},
 		{
 			// A preference set the placement aside and placed replicas in azure; azure was
@@ -56,6 +59,7 @@ func TestTargetsFor(t *testing.T) {
 			name: "previously propagated, no longer placed, not ready", placement: notAzure,
 			schedule: map[string]int64{"aws": 5, "gcp": 4}, previous: []string{"aws", "azure", "gcp"},
 			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"},
+			wantRollout: []string{"aws", "gcp"}, // it left the placement: it left the rollout
 		},
 		{
 			name: "previously propagated, no longer placed, ready: not reported (sync deletes there)", placement: notAzure,
@@ -92,6 +96,13 @@ func TestTargetsFor(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantNotReady, got.NotReady, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("NotReady (-want +got):\n%s", diff)
+			}
+			wantRollout := tt.wantRollout
+			if wantRollout == nil {
+				wantRollout = append(slices.Clone(tt.wantOrder), tt.wantNotReady...)
+			}
+			if diff := cmp.Diff(wantRollout, got.RolloutClusters(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("RolloutClusters (-want +got):\n%s", diff)
 			}
 		})
 	}
