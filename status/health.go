@@ -136,9 +136,9 @@ type health struct {
 // a row, and True again after successThreshold successes in a row; in between it keeps its
 // status. The success threshold is for returning from False: a new cluster without a verdict
 // yet (no Ready condition, or Unknown with reason Probing) turns Ready on its first success
-// (and Probing on its first failure), and a success keeps a Ready cluster Ready. A failure's message is kept from the first failure of the same reason, so
-// a cluster that stays down is not rewritten with every slightly different error. It is
-// pure.
+// (and Probing on its first failure), and a success keeps a Ready cluster Ready. A failure's
+// message is kept from the first failure of the same reason, so a cluster that stays down is
+// not rewritten with every slightly different error. It is pure.
 func decideHealth(prev []metav1.Condition, s probeState, r probeResult, failureThreshold, successThreshold int, now time.Time) health {
 	old := meta.FindStatusCondition(prev, federation.ConditionReady)
 	if old == nil || old.Status != metav1.ConditionFalse {
