@@ -86,25 +86,37 @@
 //
 // Every Period (10s) the monitor probes each member's API server (GET /readyz through
 // federation.HealthChecker, bounded by Timeout, 3s). One failed probe never flips a cluster:
-// Ready turns False after FailureThreshold (3) failures in a row and True again after
-// SuccessThreshold (1) successes; Offline is True while the cluster cannot be reached at
-// all. The counters live in memory; the Cluster's conditions are the state that survives a
-// restart.
+// Ready turns False after FailureThreshold (3) failures in a row, and True again only after
+// SuccessThreshold (3) successes in a row. That is hysteresis: a cluster that loses Ready
+// again before it has held True for ReadinessWindow (15m) needs twice as many successes the
+// next time, up to eight times, so a member that answers one probe in four flips a few
+// times, not at every lucky probe. A new cluster turns Ready on its first success. Offline
+// is True while the cluster cannot be reached at all. The counters live in memory; the
+// Cluster's conditions are the state that survives a restart.
 //
 // Alongside, at most every HeartbeatInterval (1m) and on every transition, it reads the
-// member's version, nodes and pods, and records status.kubernetesVersion; status.region and
-// status.zones (spec.region and spec.zones when set, else the nodes' topology labels);
-// status.capacity, the allocatable resources summed over Ready, schedulable nodes: the most
-// the cluster can run; and status.available, capacity minus the requests of pods that are
-// not finished: the headroom, how much more fits. The scheduler's capacity strategy reads
-// available (scheduler.ReplicaCapacity divides it by a replica's requests).
+// member's version, nodes and pods, each request bounded by Timeout as well: a member that
+// accepts a request and never answers holds one worker for Timeout, never the loop. It
+// records status.kubernetesVersion; status.region and status.zones (spec.region and
+// spec.zones when set, else the nodes' topology labels); status.capacity, the allocatable
+// resources summed over the nodes a workload can be scheduled to: Ready, not cordoned
+// (spec.unschedulable), and without a NoSchedule or NoExecute taint (control-plane nodes,
+// nodes the node controller marked not ready or unreachable; PreferNoSchedule counts): the
+// most the cluster can run; and status.available, capacity minus the requests of pods
+// that are not finished on those nodes or not bound yet: the headroom, how much more fits.
+// The scheduler's capacity strategy reads available (scheduler.ReplicaCapacity divides it
+// by a replica's requests).
 //
 // While Ready is not True the monitor taints the Cluster with federation.TaintClusterNotReady
 // (and federation.TaintClusterUnreachable when it cannot be reached): NoSchedule at first,
-// NoExecute once EvictionDelay (5m) has passed since Ready stopped being True. Placement
-// honours both. Other taints in spec.taints are the user's and are never touched. Taints are
-// added before the status says not ready and removed after it says ready, so placement never
-// sees a not-ready cluster without the monitor's taints (it would imply a NoExecute one).
+// NoExecute once the cluster has been not Ready for EvictionDelay (5m) in all within
+// ReadinessWindow. The count goes on across flips instead of starting again at each, and it
+// is this monitor's own observation on its own clock, never a lastTransitionTime another
+// replica wrote. A NoExecute taint stays until Ready is True, so a restart brings no evicted
+// work back. Placement honours both. Other taints in spec.taints are the user's and are never
+// touched. Taints are added before the status says not ready and removed after it says
+// ready, so placement never sees a not-ready cluster without the monitor's taints (it would
+// imply a NoExecute one).
 //
 // A probe that changes nothing writes nothing; status.lastHeartbeatTime moves at most every
 // HeartbeatInterval, so a healthy fleet of N clusters costs N status writes a minute.

@@ -28,12 +28,15 @@ import (
 //     timed out) is "unreachable"; an answer other than ready is "not ready"; no client from
 //     the ClusterSet is "client unavailable".
 //  2. Count: Ready turns False after FailureThreshold failures in a row and True after
-//     SuccessThreshold successes in a row; a single failure never flips it. Offline is True
-//     while Ready is False because the cluster is unreachable.
+//     SuccessThreshold successes in a row (more for a cluster that flaps; see
+//     MonitorOptions.SuccessThreshold); a single failure never flips it. Offline is True
+//     while Ready is False because the cluster is unreachable. The time not Ready within
+//     ReadinessWindow, as this monitor observed it, decides the taints' effect.
 //  3. Read, after a successful probe when HeartbeatInterval has passed since the last time
-//     (or Ready turns True): the version, the nodes and the pods, for status.kubernetesVersion,
-//     region, zones, capacity and available (see the package documentation for their
-//     meaning). A failure there is logged and the old values stay.
+//     (or Ready turns True): the version, the nodes and the pods, each request bounded by
+//     Timeout, for status.kubernetesVersion, region, zones, capacity and available (see the
+//     package documentation for their meaning). A failure there is logged and the old values
+//     stay.
 //  4. Write only what changed: the monitor's taints in spec.taints first when some are added
 //     (so there is never a moment where placement sees Ready not True without them), then
 //     the status, then taints being removed. status.lastHeartbeatTime moves on a transition,
@@ -79,7 +82,12 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 	now := m.opts.Clock.Now()
 	res := m.probe(ctx, name)
 	st := m.count(name, res)
-	h := decideHealth(cluster.Status.Conditions, st, res, m.opts.FailureThreshold, m.opts.SuccessThreshold, now)
+	need := st.seen.successesNeeded(m.opts.SuccessThreshold, now, m.opts.ReadinessWindow)
+	h := decideHealth(cluster.Status.Conditions, st, res, m.opts.FailureThreshold, need, now)
+	wasReady := meta.IsStatusConditionTrue(cluster.Status.Conditions, federation.ConditionReady)
+	isReady := h.ready.Status == metav1.ConditionTrue
+	seen := st.seen.observe(isReady, wasReady && !isReady, now, m.opts.ReadinessWindow)
+	notReadyFor := seen.notReadyFor()
 	if h.ready.Status == metav1.ConditionTrue {
 		m.metrics.ready.WithLabelValues(name).Set(1)
 	} else {
@@ -97,11 +105,11 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	status, statusChanged := nextStatus(cluster, h, info, res.kind == probeOK, now, m.opts.HeartbeatInterval)
-	_, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, now, m.opts.EvictionDelay)
-	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, now, m.opts.EvictionDelay)
+	_, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
+	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, notReadyFor, now, m.opts.EvictionDelay)
 
 	if adding {
-		if u, err = m.writeTaints(ctx, u, h, now); err != nil {
+		if u, err = m.writeTaints(ctx, u, h, notReadyFor, now); err != nil {
 			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
@@ -115,10 +123,11 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	if taintsChanged && !adding {
-		if _, err = m.writeTaints(ctx, u, h, now); err != nil {
+		if _, err = m.writeTaints(ctx, u, h, notReadyFor, now); err != nil {
 			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
+	m.setSeen(name, seen) // only once written: a pass that failed is observed again
 	next := m.opts.Period
 	if evictIn > 0 && evictIn < next {
 		next = evictIn
@@ -214,8 +223,8 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 
 // addsTaint reports whether the monitor's taints for h add a taint (a key, or an effect of
 // it) that taints has not.
-func addsTaint(taints []corev1.Taint, h health, now time.Time, evictionDelay time.Duration) bool {
-	next, _, _ := desiredTaints(taints, h.ready, h.unreachable, now, evictionDelay)
+func addsTaint(taints []corev1.Taint, h health, notReadyFor time.Duration, now time.Time, evictionDelay time.Duration) bool {
+	next, _, _ := desiredTaints(taints, h.ready, h.unreachable, notReadyFor, now, evictionDelay)
 	for _, t := range next {
 		if !monitorTaint(t.Key) {
 			continue
@@ -246,6 +255,15 @@ func (m *ClusterMonitor) setInfoAt(name string, at time.Time) {
 	defer m.mu.Unlock()
 	if s := m.state[name]; s != nil {
 		s.infoAt = at
+	}
+}
+
+// setSeen records the cluster's readiness as this pass observed it.
+func (m *ClusterMonitor) setSeen(name string, seen readiness) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.state[name]; s != nil {
+		s.seen = seen
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -33,7 +34,7 @@ func (m *ClusterMonitor) readInfo(ctx context.Context, name string) (clusterInfo
 	client := m.metrics.members.Client(name, raw) // the lists below are member requests
 	var info clusterInfo
 	if vg, ok := raw.(federation.VersionGetter); ok {
-		v, err := vg.ServerVersion(ctx)
+		v, err := bounded(ctx, m.opts, func(ctx context.Context) (*version.Info, error) { return vg.ServerVersion(ctx) })
 		m.metrics.members.Observe(name, "get", err)
 		if err != nil {
 			return clusterInfo{}, fmt.Errorf("get version: %w", err)
@@ -41,7 +42,7 @@ func (m *ClusterMonitor) readInfo(ctx context.Context, name string) (clusterInfo
 		info.version = v.GitVersion
 	}
 	var nodes []corev1.Node
-	if err := listAll(ctx, client, coreGVR("nodes"), func(u *unstructured.Unstructured) error {
+	if err := m.listAll(ctx, client, coreGVR("nodes"), func(u *unstructured.Unstructured) error {
 		var n corev1.Node
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &n); err != nil {
 			return fmt.Errorf("node %q: %w", u.GetName(), err)
@@ -52,7 +53,7 @@ func (m *ClusterMonitor) readInfo(ctx context.Context, name string) (clusterInfo
 		return clusterInfo{}, err
 	}
 	var pods []corev1.Pod
-	if err := listAll(ctx, client, coreGVR("pods"), func(u *unstructured.Unstructured) error {
+	if err := m.listAll(ctx, client, coreGVR("pods"), func(u *unstructured.Unstructured) error {
 		// Only what the requests and the phase need: a pod's status and metadata are large.
 		var p corev1.Pod
 		spec, _ := u.Object["spec"].(map[string]any)
@@ -70,11 +71,14 @@ func (m *ClusterMonitor) readInfo(ctx context.Context, name string) (clusterInfo
 	return info, nil
 }
 
-// listAll lists gvr in every namespace, page by page, and calls fn for each item.
-func listAll(ctx context.Context, c federation.Reader, gvr schema.GroupVersionResource, fn func(*unstructured.Unstructured) error) error {
+// listAll lists gvr in every namespace, page by page, and calls fn for each item. Each page
+// is bounded by the monitor's Timeout.
+func (m *ClusterMonitor) listAll(ctx context.Context, c federation.Reader, gvr schema.GroupVersionResource, fn func(*unstructured.Unstructured) error) error {
 	opts := metav1.ListOptions{Limit: listPageSize}
 	for {
-		list, err := c.List(ctx, gvr, "", opts)
+		list, err := bounded(ctx, m.opts, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+			return c.List(ctx, gvr, "", opts)
+		})
 		if err != nil {
 			return fmt.Errorf("list %s: %w", gvr.Resource, err)
 		}
@@ -87,6 +91,19 @@ func listAll(ctx context.Context, c federation.Reader, gvr schema.GroupVersionRe
 			return nil
 		}
 	}
+}
+
+// bounded runs one member request with a context that ends after opts.Timeout on
+// opts.Clock: a member that accepts the connection and never answers holds a worker no
+// longer than a probe would. A request cut off that way fails with errReadTimeout.
+func bounded[T any](ctx context.Context, opts MonitorOptions, call func(context.Context) (T, error)) (T, error) {
+	rctx, cancel := withTimeout(ctx, opts.Clock, opts.Timeout, errReadTimeout)
+	defer cancel()
+	v, err := call(rctx)
+	if err != nil && context.Cause(rctx) == errReadTimeout {
+		err = fmt.Errorf("%w: no answer within %s: %w", errReadTimeout, opts.Timeout, err)
+	}
+	return v, err
 }
 
 // writeStatus writes the Cluster's status (the monitor owns all of it), re-reading after a
@@ -105,7 +122,7 @@ func (m *ClusterMonitor) writeStatus(ctx context.Context, u *unstructured.Unstru
 // writeTaints brings the monitor's taints of spec.taints in line with h, re-reading after a
 // Conflict (and keeping the user's taints of the object as it then is). It returns the object
 // as stored.
-func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstructured, h health, now time.Time) (*unstructured.Unstructured, error) {
+func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstructured, h health, notReadyFor time.Duration, now time.Time) (*unstructured.Unstructured, error) {
 	return m.update(ctx, u, "taints", func(u *unstructured.Unstructured) error {
 		var spec struct {
 			Taints []corev1.Taint `json:"taints,omitempty"`
@@ -115,7 +132,7 @@ func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstru
 				return fmt.Errorf("spec.taints: %w", err)
 			}
 		}
-		taints, _, _ := desiredTaints(spec.Taints, h.ready, h.unreachable, now, m.opts.EvictionDelay)
+		taints, _, _ := desiredTaints(spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
 		list := make([]any, 0, len(taints))
 		for i := range taints {
 			t, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&taints[i])

@@ -31,7 +31,11 @@ func TestMonitorKeepsProbingALeavingCluster(t *testing.T) {
 
 	require.NoError(t, e.host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
 	require.NoError(t, e.fleet.Heal("eu"))
-	res, _ := e.probe(t, "eu")
+	var res federation.Result
+	for range status.DefaultSuccessThreshold {
+		e.clock.Step(10 * time.Second)
+		res, _ = e.probe(t, "eu")
+	}
 	require.Equal(t, metav1.ConditionTrue, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status, "the leaving cluster is back")
 	require.Positive(t, res.RequeueAfter, "and still probed")
 }

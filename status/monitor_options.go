@@ -19,7 +19,7 @@ const (
 	DefaultProbePeriod       = 10 * time.Second
 	DefaultProbeTimeout      = 3 * time.Second
 	DefaultFailureThreshold  = 3
-	DefaultSuccessThreshold  = 1
+	DefaultSuccessThreshold  = 3
 	DefaultHeartbeatInterval = time.Minute
 	DefaultEvictionDelay     = 5 * time.Minute
 )
@@ -61,6 +61,9 @@ type MonitorOptions struct {
 	Period time.Duration
 
 	// Timeout bounds one probe, on Clock; a probe that takes longer counts as unreachable.
+	// It bounds each of the reads that follow a probe as well (the version, every page of
+	// the nodes and of the pods): a member that accepts a request and never answers holds a
+	// worker for Timeout, and the other clusters are probed all the same.
 	// Default: DefaultProbeTimeout (3s).
 	Timeout time.Duration
 
@@ -68,8 +71,12 @@ type MonitorOptions struct {
 	// probe never flips a cluster. Default: DefaultFailureThreshold (3).
 	FailureThreshold int
 
-	// SuccessThreshold is how many consecutive successful probes turn Ready True again.
-	// Default: DefaultSuccessThreshold (1).
+	// SuccessThreshold is how many consecutive successful probes turn Ready True again
+	// (hysteresis: a cluster is trusted again only after a run of good probes). A cluster
+	// that loses Ready again before it has held True for ReadinessWindow needs twice as
+	// many the next time, up to eight times SuccessThreshold, so a member that answers now
+	// and then flips a few times, not at every lucky probe. Default: DefaultSuccessThreshold
+	// (3).
 	SuccessThreshold int
 
 	// HeartbeatInterval is the longest a ready cluster goes without a status write:
@@ -77,10 +84,19 @@ type MonitorOptions struct {
 	// most this often, and on every Ready transition. Default: DefaultHeartbeatInterval (1m).
 	HeartbeatInterval time.Duration
 
-	// EvictionDelay is how long after Ready stops being True the not-ready and unreachable
-	// taints change from NoSchedule (no new work) to NoExecute (placement takes the cluster's
-	// work away unless tolerated). Default: DefaultEvictionDelay (5m).
+	// EvictionDelay is how long a cluster must have been not Ready, in all within
+	// ReadinessWindow, before the not-ready and unreachable taints change from NoSchedule
+	// (no new work) to NoExecute (placement takes the cluster's work away unless tolerated).
+	// A cluster that flips does not start the count again at every flip. The time is what
+	// this monitor observed on Clock, never a lastTransitionTime another replica wrote.
+	// Default: DefaultEvictionDelay (5m).
 	EvictionDelay time.Duration
+
+	// ReadinessWindow is how far back the monitor remembers each cluster's readiness: the
+	// not-ready time EvictionDelay counts, and how long Ready must hold before a flapping
+	// cluster's SuccessThreshold is back to normal. It must not be shorter than
+	// EvictionDelay. Default: three times EvictionDelay (15m).
+	ReadinessWindow time.Duration
 
 	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
 	// it returns an error. It runs on Clock. Default: loop.DefaultCacheSyncTimeout.
@@ -93,7 +109,7 @@ func (o *MonitorOptions) complete() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Period", o.Period}, {"Timeout", o.Timeout}, {"HeartbeatInterval", o.HeartbeatInterval}, {"EvictionDelay", o.EvictionDelay}} {
+	}{{"Period", o.Period}, {"Timeout", o.Timeout}, {"HeartbeatInterval", o.HeartbeatInterval}, {"EvictionDelay", o.EvictionDelay}, {"ReadinessWindow", o.ReadinessWindow}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s must not be negative, got %s", ErrInvalidOptions, d.name, d.v))
 		}
@@ -134,6 +150,13 @@ func (o *MonitorOptions) complete() error {
 	if o.EvictionDelay == 0 {
 		o.EvictionDelay = DefaultEvictionDelay
 	}
+	if o.ReadinessWindow == 0 {
+		o.ReadinessWindow = 3 * o.EvictionDelay
+	}
+	if o.ReadinessWindow < o.EvictionDelay {
+		return fmt.Errorf("%w: ReadinessWindow (%s) must not be shorter than EvictionDelay (%s): the not-ready time within it could never reach the delay",
+			ErrInvalidOptions, o.ReadinessWindow, o.EvictionDelay)
+	}
 	if o.CacheSyncTimeout <= 0 {
 		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	}
@@ -142,12 +165,13 @@ func (o *MonitorOptions) complete() error {
 
 // ClusterMonitor keeps every Cluster's status true: it probes each member's API server,
 // turns Ready False only after FailureThreshold failures in a row (and True after
-// SuccessThreshold successes), records the version, region, zones, capacity and available
+// SuccessThreshold successes, more for a cluster that flaps), records the version, region, zones, capacity and available
 // resources, and sets the not-ready and unreachable taints that placement honours.
 //
 // Reconcile probes one cluster once; Run watches the Clusters and probes each every Period.
-// The consecutive-probe counters live in memory: after a restart the Cluster's conditions
-// are the state, and one more probe moves them on. A ClusterMonitor is safe for concurrent
+// The consecutive-probe counters and the readiness history (the not-ready time toward
+// EvictionDelay, the flaps) live in memory, on this monitor's clock: after a restart the
+// Cluster's conditions and taints are the state, and one more probe moves them on. A ClusterMonitor is safe for concurrent
 // use.
 type ClusterMonitor struct {
 	host     federation.ClusterClient

@@ -117,8 +117,8 @@ func TestMonitorHealthyClusterWritesOnlyHeartbeats(t *testing.T) {
 }
 
 // TestMonitorThresholds: a partitioned cluster turns not Ready only on the third failed probe
-// in a row; the taints land before the status says so; healing turns it Ready on the first
-// success and removes the taints after the status.
+// in a row; the taints land before the status says so; healing turns it Ready on the third
+// success in a row (SuccessThreshold) and removes the taints after the status.
 func TestMonitorThresholds(t *testing.T) {
 	e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
 	e.probe(t, "eu")
@@ -151,6 +151,12 @@ func TestMonitorThresholds(t *testing.T) {
 	}
 
 	require.NoError(t, e.fleet.Heal("eu"))
+	for i := 1; i <= 2; i++ {
+		e.clock.Step(10 * time.Second)
+		_, writes = e.probe(t, "eu")
+		require.NotContains(t, writes, "taints", "success %d", i) // status: the heartbeat of a cluster that answers again
+		require.Equal(t, metav1.ConditionFalse, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status, "success %d", i)
+	}
 	e.clock.Step(10 * time.Second)
 	_, writes = e.probe(t, "eu")
 	require.Equal(t, []string{"status", "taints"}, writes)
@@ -234,8 +240,10 @@ func TestMonitorEvictionDelay(t *testing.T) {
 	requireAt(t, e.clock.Now(), c.Spec.Taints[1].TimeAdded)
 
 	require.NoError(t, e.fleet.Heal("eu"))
-	e.clock.Step(time.Minute)
-	e.probe(t, "eu")
+	for range status.DefaultSuccessThreshold {
+		e.clock.Step(time.Minute)
+		e.probe(t, "eu")
+	}
 	require.Equal(t, []string{"gpu:NoSchedule"}, monitorTaints(e.cluster(t, "eu")))
 }
 
@@ -333,8 +341,10 @@ func TestMonitorRestart(t *testing.T) {
 	_, writes := e.probe(t, "eu")
 	require.Empty(t, writes, "still unreachable: nothing new")
 	require.NoError(t, e.fleet.Heal("eu"))
-	e.clock.Step(10 * time.Second)
-	e.probe(t, "eu")
+	for range status.DefaultSuccessThreshold {
+		e.clock.Step(10 * time.Second)
+		e.probe(t, "eu")
+	}
 	require.Equal(t, metav1.ConditionTrue, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status)
 }
 

@@ -79,7 +79,7 @@ func TestDesiredTaints(t *testing.T) {
 		in          []corev1.Taint
 		ready       metav1.Condition
 		unreachable bool
-		after       time.Duration
+		notReadyFor time.Duration
 		want        []string
 		changed     bool
 		next        time.Duration
@@ -92,11 +92,13 @@ func TestDesiredTaints(t *testing.T) {
 		{"kept while the same", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoSchedule)}, notReady, false, time.Minute, []string{federation.TaintClusterNotReady + ":NoSchedule"}, false, 4 * time.Minute},
 		{"evicting", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoSchedule)}, notReady, false, 5 * time.Minute, []string{federation.TaintClusterNotReady + ":NoExecute"}, true, 0},
 		{"reachable again: unreachable removed", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoSchedule), own(federation.TaintClusterUnreachable, corev1.TaintEffectNoSchedule)}, notReady, false, 0, []string{federation.TaintClusterNotReady + ":NoSchedule"}, true, 5 * time.Minute},
+		{"NoExecute stays, however short this monitor has counted", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoExecute)}, notReady, true, 0, []string{federation.TaintClusterNotReady + ":NoExecute", federation.TaintClusterUnreachable + ":NoExecute"}, true, 0},
+		{"NoExecute goes once Ready", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoExecute)}, isReady, false, time.Hour, nil, true, 0},
 		{"duplicates cleaned", []corev1.Taint{own(federation.TaintClusterNotReady, corev1.TaintEffectNoSchedule), own(federation.TaintClusterNotReady, corev1.TaintEffectNoSchedule)}, notReady, false, 0, []string{federation.TaintClusterNotReady + ":NoSchedule"}, true, 5 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, changed, next := desiredTaints(tt.in, tt.ready, tt.unreachable, t0.Add(tt.after), 5*time.Minute)
+			got, changed, next := desiredTaints(tt.in, tt.ready, tt.unreachable, tt.notReadyFor, t0, 5*time.Minute)
 			var keys []string
 			for _, t := range got {
 				keys = append(keys, t.Key+":"+string(t.Effect))
@@ -156,5 +158,50 @@ func TestCapRemote(t *testing.T) {
 				t.Errorf("capRemote (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestReadiness: the not-ready time within the window, on the monitor's own clock, and the
+// successes a cluster needs to come back, doubled after each relapse up to eight times,
+// back to normal once it has held Ready for a whole window.
+func TestReadiness(t *testing.T) {
+	const window = 15 * time.Minute
+	steps := []struct {
+		at          time.Duration
+		ready, fell bool
+		notReadyFor time.Duration
+		needed      int
+	}{
+		{0, true, false, 0, 3},
+		{time.Minute, false, true, 0, 3}, // first fall: SuccessThreshold
+		{2 * time.Minute, false, false, time.Minute, 3},
+		{3 * time.Minute, true, false, 2 * time.Minute, 3},
+		{4 * time.Minute, false, true, 2 * time.Minute, 6}, // a relapse: twice
+		{5 * time.Minute, true, false, 3 * time.Minute, 6},
+		{6 * time.Minute, false, true, 3 * time.Minute, 12},
+		{7 * time.Minute, true, false, 4 * time.Minute, 12},
+		{8 * time.Minute, false, true, 4 * time.Minute, 24},
+		{9 * time.Minute, true, false, 5 * time.Minute, 24},
+		{10 * time.Minute, false, true, 5 * time.Minute, 24}, // at most eight times
+		{11 * time.Minute, true, false, 6 * time.Minute, 24},
+		{20 * time.Minute, true, false, 3 * time.Minute, 24}, // the spans before 5m have left the window
+		{26 * time.Minute, true, false, 0, 3},                // Ready for a whole window: normal again
+		{27 * time.Minute, false, true, 0, 3},                // and a fall is a first fall
+		{28 * time.Minute, false, false, time.Minute, 3},
+	}
+	var r readiness
+	for _, s := range steps {
+		r = r.observe(s.ready, s.fell, t0.Add(s.at), window)
+		got := struct {
+			NotReadyFor time.Duration
+			Needed      int
+		}{r.notReadyFor(), r.successesNeeded(3, t0.Add(s.at), window)}
+		want := struct {
+			NotReadyFor time.Duration
+			Needed      int
+		}{s.notReadyFor, s.needed}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("at %s (-want +got):\n%s", s.at, diff)
+		}
 	}
 }

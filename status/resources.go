@@ -22,8 +22,8 @@ type clusterInfo struct {
 // summarize computes a member's topology and resources from its nodes and pods. It is pure.
 //
 //   - capacity is the total of status.allocatable (cpu, memory, pods and any other resource)
-//     over the nodes that are Ready and schedulable (not spec.unschedulable): what the
-//     cluster can run at most.
+//     over the nodes that can take a workload (see schedulable): what the cluster can run
+//     at most.
 //   - available is capacity minus the requests of the pods that are not finished (phase
 //     neither Succeeded nor Failed) and are bound to one of those nodes or not bound yet
 //     (they are about to take room), each pod counting one "pods"; never below zero. It is
@@ -43,7 +43,7 @@ func summarize(nodes []corev1.Node, pods []corev1.Pod) (region string, zones []s
 		if z := n.Labels[federation.ZoneLabel]; z != "" && !slices.Contains(zones, z) {
 			zones = append(zones, z)
 		}
-		if n.Spec.Unschedulable || !nodeReady(n) {
+		if !schedulable(n) {
 			continue
 		}
 		counted[n.Name] = true
@@ -83,6 +83,24 @@ func summarize(nodes []corev1.Node, pods []corev1.Pod) (region string, zones []s
 		available[name] = left
 	}
 	return region, zones, capacity, available
+}
+
+// schedulable reports whether a workload can be scheduled to n: it is Ready, not cordoned
+// (spec.unschedulable), and has no NoSchedule or NoExecute taint. Control-plane nodes
+// (node-role.kubernetes.io/control-plane:NoSchedule) and nodes the node controller marked
+// not ready or unreachable are left out; a workload that tolerates such a taint is rare
+// enough that counting the node would overstate what fits. PreferNoSchedule is a preference
+// and does not leave a node out.
+func schedulable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable || !nodeReady(n) {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+			return false
+		}
+	}
+	return true
 }
 
 func nodeReady(n *corev1.Node) bool {

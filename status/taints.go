@@ -1,6 +1,7 @@
 package status
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,24 +21,31 @@ func monitorTaint(key string) bool {
 // none is).
 //
 // While Ready is not True the cluster carries federation.TaintClusterNotReady, and also
-// federation.TaintClusterUnreachable when it cannot be reached: with effect NoSchedule for
-// evictionDelay after Ready stopped being True (placement puts no new work there), NoExecute
-// afterwards (placement takes the work away unless it is tolerated). When Ready is True both
-// are removed. The not-ready taint is set even when unreachable: placement implies a
-// NoExecute not-ready taint on a cluster whose Ready is not True unless the monitor set its
-// own, and the monitor's own is what makes the delay hold.
+// federation.TaintClusterUnreachable when it cannot be reached: with effect NoSchedule
+// (placement puts no new work there) until the cluster has been not ready for evictionDelay
+// in all (notReadyFor, measured by the caller within a window on its own clock), NoExecute
+// from then on (placement takes the work away unless it is tolerated). A NoExecute taint
+// already there stays NoExecute while Ready is not True: a monitor that restarts, or a
+// replica that takes over, never brings evicted work back only because it has not counted
+// long enough itself. When Ready is True both are removed. The not-ready taint is set even
+// when unreachable: placement implies a NoExecute not-ready taint on a cluster whose Ready
+// is not True unless the monitor set its own, and the monitor's own is what makes the delay
+// hold.
 //
 // A taint keeps its timeAdded while its effect stays. User taints keep their place and
 // order; the monitor's come after them. It is pure.
-func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bool, now time.Time, evictionDelay time.Duration) ([]corev1.Taint, bool, time.Duration) {
+func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bool, notReadyFor time.Duration, now time.Time, evictionDelay time.Duration) ([]corev1.Taint, bool, time.Duration) {
 	want := map[string]corev1.TaintEffect{}
 	var next time.Duration
 	if ready.Status != metav1.ConditionTrue {
+		evicting := notReadyFor >= evictionDelay || slices.ContainsFunc(taints, func(t corev1.Taint) bool {
+			return monitorTaint(t.Key) && t.Effect == corev1.TaintEffectNoExecute
+		})
 		effect := corev1.TaintEffectNoSchedule
-		if since := now.Sub(ready.LastTransitionTime.Time); since >= evictionDelay {
+		if evicting {
 			effect = corev1.TaintEffectNoExecute
 		} else {
-			next = evictionDelay - since
+			next = evictionDelay - notReadyFor
 		}
 		want[federation.TaintClusterNotReady] = effect
 		if unreachable {

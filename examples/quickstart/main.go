@@ -261,7 +261,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err := f.fleet.Heal("cluster-azure-southeastasia"); err != nil {
 		return err
 	}
-	if err := f.wait(40 * time.Second); err != nil {
+	if err := f.wait(60 * time.Second); err != nil {
 		return err
 	}
 	p.clusters()
