@@ -62,6 +62,13 @@ const (
 
 	// TaintClusterUnreachable is the taint the cluster monitor puts on a Cluster it cannot reach.
 	TaintClusterUnreachable = "federation.k8s.io/unreachable"
+
+	// SecretClusterLabel on a Secret names the one Cluster that may use its credentials. A
+	// Cluster whose spec.secretRef names a Secret without this label, or labelled for another
+	// Cluster, gets no client: whoever may write Clusters cannot point one at another
+	// cluster's Secret and an apiEndpoint of their own to receive its token. Whoever writes
+	// the Secret (the one trusted with the credentials) decides which Cluster uses them.
+	SecretClusterLabel = "federation.k8s.io/cluster"
 )
 
 // Condition types.

@@ -58,7 +58,7 @@ metadata: {name: shop}
 ---
 apiVersion: v1
 kind: Secret
-metadata: {name: member, namespace: fedkit-system}
+metadata: {name: member, namespace: fedkit-system, labels: {federation.k8s.io/cluster: member}}
 data: {token: %s}
 ---
 apiVersion: core.federation.k8s.io/v1alpha1

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
@@ -54,8 +55,12 @@ type member struct {
 	caches   *memberCaches     // informers of CachedReader; nil until the first is asked for
 
 	// clusterVersion and secretVersion are the resourceVersions of the Cluster and Secret the
-	// member was built from, for logs.
+	// member was built from, for logs; secretVersion, secretName and endpointFP (the
+	// fingerprint of the Cluster's connection fields alone) also tell Run that neither changed,
+	// so it need not read the Secret again.
 	clusterVersion, secretVersion string
+	secretName                    string
+	endpointFP                    [sha256.Size]byte
 
 	// endpoint is the API server's URL of a member of a static set, for Register.
 	endpoint string
@@ -130,12 +135,18 @@ func (s *ClusterSet) Names() []string {
 // each reading the Cluster and its Secret afresh, so the last one installs what it read last.
 // Reconcile reads both from the API server; within Run, the Cluster comes from Run's cache.
 func (s *ClusterSet) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
-	return s.reconcile(ctx, s.host, key)
+	return s.reconcile(ctx, s.host, nil, key)
 }
 
-// reconcile is Reconcile reading the Cluster through r: the host, or Run's cache. The Secret
-// is always read from the host, as no cache keeps credentials.
-func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+// trimmedSecrets reads a Secret from Run's informer, which keeps it without its data
+// (dropSecretData); ok is false when the informer cannot serve it.
+type trimmedSecrets func(namespace, name string) (u *unstructured.Unstructured, ok bool, err error)
+
+// reconcile is Reconcile reading the Cluster through r (the host, or Run's cache) and the
+// Secret through secrets (Run's informer; nil: the host). A cached Secret has no data: when
+// its resourceVersion is not the one the member was built from, it is read again from the
+// host, credentials and all.
+func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, secrets trimmedSecrets, key federation.Key) (federation.Result, error) {
 	if s.host == nil {
 		return federation.Result{}, nil
 	}
@@ -166,12 +177,42 @@ func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, key fed
 			notReady: fmt.Errorf("%w: spec.secretRef is not set", ErrInvalidCredentials),
 		})
 	}
-	secret, err := s.secret(ctx, ref.Name)
+	endpointFP := fingerprint(cluster, nil)
+	var su *unstructured.Unstructured
+	cached := false
+	if secrets != nil {
+		su, cached, err = secrets(s.opts.Namespace, ref.Name)
+	}
+	if !cached {
+		su, err = s.host.Get(ctx, federation.SecretGVR, s.opts.Namespace, ref.Name)
+	}
+	if err == nil {
+		err = bound(su, s.opts.Namespace, name)
+	}
+	if err == nil {
+		if same, err := s.unchanged(name, endpointFP, su); same {
+			return federation.Result{}, err
+		}
+		if cached {
+			su, err = s.host.Get(ctx, federation.SecretGVR, s.opts.Namespace, ref.Name)
+			if err == nil {
+				err = bound(su, s.opts.Namespace, name) // the label may have changed meanwhile
+			}
+		}
+	}
+	var secret *corev1.Secret
+	if err == nil {
+		secret, err = s.decodeSecret(su)
+	}
 	if apierrors.IsNotFound(err) {
 		err = fmt.Errorf("%w: Secret %s/%s does not exist", ErrInvalidCredentials, s.opts.Namespace, ref.Name)
 	}
 	if errors.Is(err, ErrInvalidCredentials) {
-		return federation.Result{}, s.notReady(name, &member{fp: fingerprint(cluster, nil), notReady: err})
+		m := &member{fp: endpointFP, notReady: err, endpointFP: endpointFP}
+		if su != nil {
+			m.secretName, m.secretVersion = su.GetName(), su.GetResourceVersion()
+		}
+		return federation.Result{}, s.notReady(name, m)
 	}
 	if err != nil {
 		return federation.Result{}, fmt.Errorf("kube: reconcile cluster %q: %w", name, err)
@@ -180,11 +221,15 @@ func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, key fed
 	fp := fingerprint(cluster, secret)
 	s.mu.Lock()
 	old := s.members[name]
-	s.mu.Unlock()
 	if old != nil && old.client != nil && old.fp == fp {
+		// Same credentials under a new resourceVersion (a label or annotation changed).
+		old.secretName, old.secretVersion = secret.Name, secret.ResourceVersion
+		s.mu.Unlock()
 		return federation.Result{}, nil
 	}
-	m := &member{fp: fp, clusterVersion: cluster.ResourceVersion, secretVersion: secret.ResourceVersion}
+	s.mu.Unlock()
+	m := &member{fp: fp, clusterVersion: cluster.ResourceVersion, secretVersion: secret.ResourceVersion,
+		secretName: secret.Name, endpointFP: endpointFP}
 	cfg, err := RESTConfig(cluster, secret)
 	if err == nil {
 		m.client, err = New(cfg, s.opts.Client)
@@ -207,17 +252,47 @@ func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, key fed
 	return federation.Result{}, nil
 }
 
-func (s *ClusterSet) secret(ctx context.Context, name string) (*corev1.Secret, error) {
-	u, err := s.host.Get(ctx, federation.SecretGVR, s.opts.Namespace, name)
-	if err != nil {
-		return nil, err
-	}
+// decodeSecret decodes a Secret read from the host.
+func (s *ClusterSet) decodeSecret(u *unstructured.Unstructured) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, secret); err != nil {
 		// The converter's message could quote data; name the Secret only.
-		return nil, fmt.Errorf("%w: Secret %s/%s does not decode", ErrInvalidCredentials, s.opts.Namespace, name)
+		return nil, fmt.Errorf("%w: Secret %s/%s does not decode", ErrInvalidCredentials, s.opts.Namespace, u.GetName())
 	}
 	return secret, nil
+}
+
+// bound checks that the Secret u is bound to the Cluster called cluster by
+// federation.SecretClusterLabel, so that whoever may write a Cluster cannot have another
+// cluster's credentials sent to an apiEndpoint of their choosing.
+func bound(u *unstructured.Unstructured, namespace, cluster string) error {
+	got, ok := u.GetLabels()[federation.SecretClusterLabel]
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: Secret %s/%s has no label %s=%s: label the Secret with the one Cluster that may use it",
+			ErrInvalidCredentials, namespace, u.GetName(), federation.SecretClusterLabel, cluster)
+	case got != cluster:
+		return fmt.Errorf("%w: Secret %s/%s is for Cluster %q, not %q (its label %s)",
+			ErrInvalidCredentials, namespace, u.GetName(), got, cluster, federation.SecretClusterLabel)
+	}
+	return nil
+}
+
+// unchanged reports whether the member called name was built, or found not ready, from the
+// same connection fields (endpointFP) and the same Secret resourceVersion as su, and if so
+// what Reconcile returns: nil, or the same terminal reason.
+func (s *ClusterSet) unchanged(name string, endpointFP [sha256.Size]byte, su *unstructured.Unstructured) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.members[name]
+	if old == nil || old.endpointFP != endpointFP || old.secretName != su.GetName() ||
+		old.secretVersion == "" || old.secretVersion != su.GetResourceVersion() {
+		return false, nil
+	}
+	if old.client != nil {
+		return true, nil
+	}
+	return true, federation.Terminal(fmt.Errorf("kube: cluster %q is not ready: %w", name, old.notReady))
 }
 
 // notReady records m (without a client) for name and returns the reason, marked terminal. It

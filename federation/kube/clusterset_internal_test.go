@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,7 +29,8 @@ func TestReconcileConcurrentInstallsTheNewest(t *testing.T) {
 		"spec": map[string]any{"apiEndpoint": "https://eu.example.com", "secretRef": map[string]any{"name": "creds"}},
 	}}
 	secret := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": DefaultNamespace},
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": DefaultNamespace,
+			"labels": map[string]any{federation.SecretClusterLabel: "eu"}},
 		"data": map[string]any{"token": base64.StdEncoding.EncodeToString([]byte("old"))},
 	}}
 	require.NoError(t, host.Seed(ns, cluster, secret))
@@ -97,4 +99,36 @@ func TestKeyedMutexHonoursContext(t *testing.T) {
 	require.NoError(t, err)
 	again()
 	require.Empty(t, k.locks, "unused locks are dropped")
+}
+
+// The Secret informer keeps no credentials: not the data, not a copy of it in
+// kubectl's last-applied-configuration annotation, not managedFields; it keeps what Run needs
+// to notice a change and check the binding (name, resourceVersion, labels).
+func TestDropSecretData(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": "eu-creds", "namespace": "fedkit-system", "resourceVersion": "7",
+			"labels": map[string]any{federation.SecretClusterLabel: "eu"},
+			"annotations": map[string]any{
+				"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"token":"c2VjcmV0"}}`,
+			},
+			"managedFields": []any{map[string]any{"manager": "kubectl", "fieldsV1": map[string]any{"f:data": map[string]any{"f:token": map[string]any{}}}}},
+		},
+		"data":       map[string]any{"token": "c2VjcmV0"},
+		"stringData": map[string]any{"token": "secret"},
+		"type":       "Opaque",
+	}}
+	dropSecretData(u)
+	want := map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": "eu-creds", "namespace": "fedkit-system", "resourceVersion": "7",
+			"labels": map[string]any{federation.SecretClusterLabel: "eu"},
+		},
+		"type": "Opaque",
+	}
+	if diff := cmp.Diff(want, u.Object); diff != "" {
+		t.Errorf("cached Secret (-want +got):\n%s", diff)
+	}
 }

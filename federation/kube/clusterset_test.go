@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 )
@@ -60,15 +62,21 @@ func clusterObject(name, endpoint, secret string) *unstructured.Unstructured {
 	}}
 }
 
-func secretObject(namespace, name string, data map[string]string) *unstructured.Unstructured {
+// secretObject is a Secret holding data; cluster, when set, is the Cluster it is bound to (its
+// federation.SecretClusterLabel).
+func secretObject(namespace, name, cluster string, data map[string]string) *unstructured.Unstructured {
 	d := map[string]any{}
 	for k, v := range data {
 		d[k] = base64.StdEncoding.EncodeToString([]byte(v))
 	}
+	meta := map[string]any{"name": name, "namespace": namespace}
+	if cluster != "" {
+		meta["labels"] = map[string]any{federation.SecretClusterLabel: cluster}
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
-		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"metadata":   meta,
 		"data":       d,
 	}}
 }
@@ -126,7 +134,7 @@ func TestReconcile(t *testing.T) {
 	require.Equal(t, []string{"eu"}, set.Names())
 
 	// Ready.
-	secret, err := host.Create(ctx, federation.SecretGVR, secretObject("fedkit-system", "eu-creds", map[string]string{"token": token}))
+	secret, err := host.Create(ctx, federation.SecretGVR, secretObject("fedkit-system", "eu-creds", "eu", map[string]string{"token": token}))
 	require.NoError(t, err)
 	require.NoError(t, reconcile())
 	first := clientOf(t, set, "eu")
@@ -211,20 +219,33 @@ func TestReconcileNotReadyReasons(t *testing.T) {
 	}, {
 		name: "Secret in another namespace does not count",
 		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"),
-			secretObject("default", "creds", map[string]string{"token": token})},
+			secretObject("default", "creds", "eu", map[string]string{"token": token})},
 		wantErr: kube.ErrInvalidCredentials, errHas: "fedkit-system/creds does not exist",
 	}, {
 		name: "Secret that does not decode",
 		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"), &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": "fedkit-system"},
+			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "creds", "namespace": "fedkit-system",
+				"labels": map[string]any{federation.SecretClusterLabel: "eu"}},
 			"data": map[string]any{"token": "%%" + token},
 		}}},
 		wantErr: kube.ErrInvalidCredentials, errHas: "does not decode",
 	}, {
 		name: "http endpoint",
 		objs: []runtime.Object{clusterObject("eu", "http://eu.example.com", "creds"),
-			secretObject("fedkit-system", "creds", map[string]string{"token": token})},
+			secretObject("fedkit-system", "creds", "eu", map[string]string{"token": token})},
 		wantErr: kube.ErrInvalidConfig, errHas: "https",
+	}, {
+		// Whoever may write a Cluster must not get another cluster's token sent to a server
+		// of their choosing by pointing secretRef at that cluster's Secret.
+		name: "Secret bound to another Cluster",
+		objs: []runtime.Object{clusterObject("eu", "https://attacker.example.com", "creds"),
+			secretObject("fedkit-system", "creds", "us", map[string]string{"token": token})},
+		wantErr: kube.ErrInvalidCredentials, errHas: `Secret fedkit-system/creds is for Cluster "us", not "eu"`,
+	}, {
+		name: "Secret bound to no Cluster",
+		objs: []runtime.Object{clusterObject("eu", "https://eu.example.com", "creds"),
+			secretObject("fedkit-system", "creds", "", map[string]string{"token": token})},
+		wantErr: kube.ErrInvalidCredentials, errHas: `Secret fedkit-system/creds has no label federation.k8s.io/cluster=eu`,
 	}, {
 		name: "malformed Cluster",
 		objs: []runtime.Object{&unstructured.Unstructured{Object: map[string]any{
@@ -266,7 +287,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	logs := &logSink{}
 	host := fakeHost(clusterObject("eu", "https://eu.example.com", "eu-creds"),
-		secretObject("fedkit-system", "eu-creds", map[string]string{"token": token}))
+		secretObject("fedkit-system", "eu-creds", "eu", map[string]string{"token": token}))
 	reg := prometheus.NewRegistry()
 	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger(), Registerer: reg})
 	require.NoError(t, err)
@@ -293,7 +314,7 @@ func TestRun(t *testing.T) {
 	n := 0
 	eventually("a Secret change rebuilds the client", func() {
 		n++
-		s := secretObject("fedkit-system", "eu-creds", map[string]string{"token": fmt.Sprintf("%s-%d", token, n)})
+		s := secretObject("fedkit-system", "eu-creds", "eu", map[string]string{"token": fmt.Sprintf("%s-%d", token, n)})
 		_, err := host.Update(ctx, federation.SecretGVR, s)
 		require.NoError(t, err)
 	}, func() bool { c, err := set.Client("eu"); return err == nil && c != federation.ClusterClient(first) })
@@ -310,8 +331,8 @@ func TestRun(t *testing.T) {
 
 	created := false
 	eventually("the Secret's creation makes it ready", func() {
-		s := secretObject("fedkit-system", "us-creds", map[string]string{"token": token})
-		s.SetLabels(map[string]string{"touch": fmt.Sprint(time.Now().UnixNano())})
+		s := secretObject("fedkit-system", "us-creds", "us", map[string]string{"token": token})
+		s.SetLabels(map[string]string{federation.SecretClusterLabel: "us", "touch": fmt.Sprint(time.Now().UnixNano())})
 		if !created {
 			_, err := host.Create(ctx, federation.SecretGVR, s)
 			require.NoError(t, err)
@@ -395,4 +416,86 @@ func queueAdds(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// secretReads counts the Secrets read through the host, live.
+type secretReads struct {
+	federation.ClusterClient
+	n atomic.Int64
+}
+
+func (h *secretReads) Get(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	if gvr == federation.SecretGVR {
+		h.n.Add(1)
+	}
+	return h.ClusterClient.Get(ctx, gvr, ns, name)
+}
+
+// queueDone is how many items Run's queue has finished.
+func queueDone(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "fedkit_workqueue_work_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == name {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// The cluster monitor writes every Cluster's status at each heartbeat. Within Run, such a
+// write used to read the Cluster's Secret live from the host, credentials and all, every
+// time; now Run reads a Secret only when the informer shows it changed (a new
+// resourceVersion) or the Cluster's connection settings did.
+func TestRunReadsSecretsOnlyWhenTheyChange(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(t.Context())
+	// fedkit's fake host: client-go's dynamic fake keeps no resourceVersions.
+	fh := fake.NewHost("host")
+	require.NoError(t, fh.Seed(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "fedkit-system"}}},
+		clusterObject("eu", "https://eu.example.com", "eu-creds"), secretObject("fedkit-system", "eu-creds", "eu", map[string]string{"token": token})))
+	host := &secretReads{ClusterClient: fh}
+	reg := prometheus.NewRegistry()
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Registerer: reg})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	const name = "kube/clusterset"
+	settled := func() bool {
+		return queueAdds(t, reg, name) > 0 && float64(queueDone(t, reg, name)) >= queueAdds(t, reg, name)
+	}
+	require.Eventually(t, func() bool { _, err := set.Client("eu"); return err == nil && settled() }, 10*time.Second, 10*time.Millisecond)
+	first := clientOf(t, set, "eu")
+	reads := host.n.Load()
+
+	for i := range 10 {
+		u, err := host.Get(ctx, federation.ClusterGVR, "", "eu")
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(u.Object, fmt.Sprintf("2026-12-01T00:00:%02dZ", i), "status", "lastHeartbeatTime"))
+		added := queueAdds(t, reg, name)
+		_, err = host.UpdateStatus(ctx, federation.ClusterGVR, u) // as the monitor's heartbeat
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return queueAdds(t, reg, name) > added && settled() }, 10*time.Second, 10*time.Millisecond,
+			"the status write reaches Run")
+	}
+	require.Equal(t, reads, host.n.Load(), "no Secret read for a Cluster status write")
+	require.Same(t, first, clientOf(t, set, "eu"))
+
+	// A new token is read, once it shows in the informer.
+	_, err = host.Update(ctx, federation.SecretGVR, secretObject("fedkit-system", "eu-creds", "eu", map[string]string{"token": token + "-2"}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { c, err := set.Client("eu"); return err == nil && c != federation.ClusterClient(first) }, 10*time.Second, 10*time.Millisecond)
+	require.Greater(t, host.n.Load(), reads)
 }

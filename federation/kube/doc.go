@@ -53,9 +53,28 @@
 //	---
 //	apiVersion: v1
 //	kind: Secret
-//	metadata: {name: eu-credentials, namespace: fedkit-system}
+//	metadata:
+//	  name: eu-credentials
+//	  namespace: fedkit-system
+//	  labels: {federation.k8s.io/cluster: eu}   # the one Cluster that may use it
 //	stringData:
 //	  token: <bearer token>            # or "kubeconfig: <kubeconfig with inline credentials>"
+//
+// # Who may use a Secret
+//
+// A Secret is bound to one Cluster by its [federation.SecretClusterLabel] label. A Cluster
+// whose secretRef names a Secret without that label, or labelled for another Cluster, gets
+// no client. So whoever may create Clusters cannot point one at another cluster's Secret
+// and at a server of their own, to receive that cluster's token. The Secret's writer decides.
+// Whoever may update a Cluster's spec can still move its apiEndpoint: grant that right only
+// to those trusted with its credentials.
+//
+// # Credentials stay out of memory and logs
+//
+// Run's informer keeps Secrets without data, annotations (kubectl's last-applied copy) or
+// managedFields. A Secret is read from the API server only when its resourceVersion moved,
+// never on a Cluster status write. Error bodies and Warning headers of every answer have the
+// client's token and password cut out, and warnings are logged through the request's logger.
 //
 // [RESTConfig] documents exactly what is read from each, and what is refused: a kubeconfig in
 // a Secret that would run exec plugins or read files, and a spec that fails

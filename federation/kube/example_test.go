@@ -74,8 +74,10 @@ func ExampleNewClusterSet() {
 	secret := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
-		"metadata":   map[string]any{"name": "eu-credentials", "namespace": "fedkit-system"},
-		"data":       map[string]any{"token": "c2VjcmV0LXRva2Vu"}, // base64("secret-token")
+		"metadata": map[string]any{"name": "eu-credentials", "namespace": "fedkit-system",
+			// The one Cluster that may use these credentials.
+			"labels": map[string]any{federation.SecretClusterLabel: "eu"}},
+		"data": map[string]any{"token": "c2VjcmV0LXRva2Vu"}, // base64("secret-token")
 	}}
 	host, err := kube.New(nil, kube.Options{Dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{federation.ClusterGVR: "ClusterList", federation.SecretGVR: "SecretList"},

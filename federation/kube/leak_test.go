@@ -74,7 +74,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 			if secret == nil {
 				secret = map[string]string{"token": canary}
 			}
-			host := fakeHost(cluster, secretObject("fedkit-system", "eu-creds", secret))
+			host := fakeHost(cluster, secretObject("fedkit-system", "eu-creds", "eu", secret))
 			set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Logger: logs.logger(), Client: kube.Options{DiscoveryTimeout: 5 * time.Second}})
 			require.NoError(t, err)
 			_, err = set.Reconcile(t.Context(), federation.Key{Name: "eu"})

@@ -2,11 +2,14 @@ package kube
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"io"
 	"net/http"
+	"strings"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // minSecretLen is the shortest credential the transport redacts: shorter ones (a two-letter
@@ -23,8 +26,11 @@ var redacted = []byte("[redacted]")
 const maxErrorBody = 1 << 20
 
 // redactCredentials wraps the transport of cfg so that the body of every error answer
-// (status 400 and above) has the credentials cfg sends (its bearer token, its basic-auth
-// password and header) replaced by "[redacted]" before client-go reads it.
+// (status 400 and above) and the Warning headers of every answer have the credentials cfg
+// sends (its bearer token, its basic-auth password and header) replaced by "[redacted]"
+// before client-go reads them. It also sets cfg's warning handler to one that logs through
+// the request's context logger, as client-go's default does, after cutting the same
+// credentials out: a Warning header reaches the log on answers that succeed too.
 //
 // Why: client-go puts the text of an error answer into the error it returns (a Status's
 // message, or "an error on the server (\"...\")"), and the loops copy errors into status
@@ -45,12 +51,32 @@ func redactCredentials(cfg *rest.Config) {
 	if cfg.Password != "" {
 		add(base64.StdEncoding.EncodeToString([]byte(cfg.Username + ":" + cfg.Password)))
 	}
+	cfg.WarningHandler = nil
+	cfg.WarningHandlerWithContext = redactingWarnings{secrets: secrets}
 	if len(secrets) == 0 {
 		return
 	}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &redactingTransport{next: rt, secrets: secrets}
 	})
+}
+
+// redactingWarnings logs the Warning headers of answers (code 299, as client-go's
+// WarningLogger does) through the context's logger, with the credentials cut out. It is set
+// on every rest.Config fedkit builds, so no Warning reaches client-go's process-wide default
+// handler.
+type redactingWarnings struct {
+	secrets [][]byte
+}
+
+func (w redactingWarnings) HandleWarningHeaderWithContext(ctx context.Context, code int, _ string, message string) {
+	if code != 299 || message == "" {
+		return
+	}
+	for _, s := range w.secrets {
+		message = strings.ReplaceAll(message, string(s), string(redacted))
+	}
+	klog.FromContext(ctx).Info("Warning: " + message)
 }
 
 // redactingTransport removes secrets from the bodies of error answers.
@@ -61,8 +87,12 @@ type redactingTransport struct {
 
 func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || resp.StatusCode < http.StatusBadRequest || resp.Body == nil {
+	if err != nil {
 		return resp, err
+	}
+	t.redactWarnings(resp.Header)
+	if resp.StatusCode < http.StatusBadRequest || resp.Body == nil {
+		return resp, nil
 	}
 	// A body cut short is returned as far as it was read: client-go reports the status.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -74,6 +104,24 @@ func (t *redactingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp.ContentLength = int64(len(body))
 	resp.Header.Del("Content-Length")
 	return resp, nil
+}
+
+// redactWarnings cuts the secrets out of the Warning headers of h, which client-go hands to
+// the warning handler of every answer, successful or not.
+func (t *redactingTransport) redactWarnings(h http.Header) {
+	values := h.Values("Warning")
+	if len(values) == 0 {
+		return
+	}
+	out := make([]string, len(values))
+	for i, v := range values {
+		b := []byte(v)
+		for _, s := range t.secrets {
+			b = bytes.ReplaceAll(b, s, redacted)
+		}
+		out[i] = string(b)
+	}
+	h["Warning"] = out
 }
 
 // WrappedRoundTripper returns the transport underneath, as client-go's wrappers do.

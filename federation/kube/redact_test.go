@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	gosync "sync"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/fedkit/fedkit/federation/kube"
 )
@@ -73,4 +77,41 @@ func TestErrorsNeverCarryTheClientsCredentials(t *testing.T) {
 			require.True(t, tc.is(getErr), "%v", getErr)
 		})
 	}
+}
+
+// A Warning header quoting the request's credentials, on an answer that succeeds, reaches
+// the log through the request's context logger with the credentials cut out, never through
+// client-go's process-wide default handler (klog) as it was sent.
+func TestWarningsNeverCarryTheClientsCredentials(t *testing.T) {
+	const token = "canary-token-4b9e"
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", fmt.Sprintf(`299 - "seen %s"`, r.Header.Get("Authorization")))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`)
+	}))
+	t.Cleanup(s.Close)
+	var lines []string
+	var mu gosync.Mutex
+	log := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{})
+	klog.SetLogger(funcr.New(func(_, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, "klog: "+args)
+	}, funcr.Options{}))
+	t.Cleanup(klog.ClearLogger)
+
+	c, err := kube.New(&rest.Config{Host: s.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, kube.Options{})
+	require.NoError(t, err)
+	_, err = c.Get(logr.NewContext(context.Background(), log), schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", "x")
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, lines, 1, "the warning is logged once: %q", lines)
+	require.NotContains(t, lines[0], token)
+	require.Contains(t, lines[0], "Warning: seen Bearer [redacted]")
+	require.NotContains(t, lines[0], "klog: ", "logged through the request's logger")
 }

@@ -34,8 +34,9 @@ type runState struct {
 // the informers of CachedReader.
 //
 // Run is fedkit's one loop engine (the same as every loop's Run), so it behaves like them:
-// its reconciles read Clusters from its informer cache (Secrets always from the API server:
-// the cache drops their data, see below); list and watch failures reach Options.Logger; and
+// its reconciles read Clusters and Secrets from its informer cache, and a Secret from the API
+// server only when the cache shows it changed (the cache drops its data, see dropSecretData),
+// so the monitor's heartbeats (a Cluster status write each) read no credentials; list and watch failures reach Options.Logger; and
 // when the host cannot list Clusters or Secrets within Options.CacheSyncTimeout (on
 // Options.Clock) Run stops and returns an error naming the resource. A Result's RequeueAfter
 // is honoured.
@@ -67,8 +68,8 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 		{GVR: federation.ClusterGVR},
 		{
 			GVR: federation.SecretGVR, Namespace: s.opts.Namespace,
-			// Reconcile reads Secrets afresh; the informer only notices changes, so it keeps
-			// no credentials in memory.
+			// The informer only notices changes and keeps no credentials in memory:
+			// Reconcile reads a Secret afresh when its resourceVersion moved.
 			Transform: dropSecretData,
 			Referrers: &loop.Referrers{GVR: federation.ClusterGVR, RefersTo: usesSecret},
 		},
@@ -84,8 +85,11 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 	})
 	if err == nil {
 		cached := l.Reader()
+		secrets := func(namespace, name string) (*unstructured.Unstructured, bool, error) {
+			return l.GetTrimmed(federation.SecretGVR, namespace, name)
+		}
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-			res, err := s.reconcile(ctx, cached, key)
+			res, err := s.reconcile(ctx, cached, secrets, key)
 			if federation.IsTerminal(err) {
 				// Reconcile logged the reason when it was new; a change to the Cluster or its
 				// Secret brings the key back.
@@ -118,8 +122,13 @@ func usesSecret(cluster, secret *unstructured.Unstructured) bool {
 	return ref == secret.GetName()
 }
 
-// dropSecretData removes data and stringData from a Secret as the informer stores it.
+// dropSecretData removes from a Secret, as the informer stores it, everything that holds or
+// may hold its credentials: data and stringData, the annotations (kubectl's
+// last-applied-configuration carries a copy of the data) and managedFields. What stays is
+// what Run needs: the name, resourceVersion (a change) and labels (SecretClusterLabel).
 func dropSecretData(u *unstructured.Unstructured) {
 	delete(u.Object, "data")
 	delete(u.Object, "stringData")
+	u.SetAnnotations(nil)
+	u.SetManagedFields(nil)
 }

@@ -60,6 +60,29 @@ func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string, want 
 	return nil
 }
 
+// GetTrimmed returns a copy of namespace/name as the synced informer of gvr in namespace
+// stores it, Transform applied: for a loop that keeps a trimmed copy on purpose (Secrets
+// without their data) and knows what its Transform dropped. Reader never serves such
+// objects. ok is false when no synced informer holds gvr in namespace (Run has not synced, or
+// has returned); a missing object is an error satisfying apierrors.IsNotFound.
+func (l *Loop) GetTrimmed(gvr schema.GroupVersionResource, namespace, name string) (u *unstructured.Unstructured, ok bool, err error) {
+	l.mu.Lock()
+	run := l.run
+	l.mu.Unlock()
+	if run == nil {
+		return nil, false, nil
+	}
+	for _, inf := range run.informers {
+		s := inf.source
+		if s.GVR != gvr || s.LabelSelector != "" || (s.Namespace != "" && s.Namespace != namespace) || !inf.HasSynced() {
+			continue
+		}
+		u, err := GetFromCache(inf, gvr, namespace, name)
+		return u, true, err
+	}
+	return nil, false, nil
+}
+
 func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	inf := r.l.cacheFor(gvr, namespace, nil)
 	if inf == nil {

@@ -122,7 +122,8 @@ func TestTokensNeverLeak(t *testing.T) {
 			}
 		}
 		require.NoError(t, host.Seed(&unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": f.name, "namespace": "fedkit-system"}, "data": data,
+			"apiVersion": "v1", "kind": "Secret", "data": data, "metadata": map[string]any{"name": f.name, "namespace": "fedkit-system",
+				"labels": map[string]any{federation.SecretClusterLabel: f.name}},
 		}}))
 		c := federation.Cluster{
 			ObjectMeta: metav1.ObjectMeta{Name: f.name},

@@ -49,6 +49,17 @@ func failures(t *testing.T, token string) []failure {
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"reason":"Forbidden","code":403}`, "token "+r.Header.Get("Authorization")+" is not allowed")
 	}))
+	// A member that quotes the request's credentials in a Warning header (RFC 7234), on
+	// answers that succeed as well as on errors: client-go hands every Warning header to the
+	// config's WarningHandler, whose default logs it through klog.
+	warn, warnCA := tlsServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", fmt.Sprintf(`299 - "credentials %s seen"`, r.Header.Get("Authorization")))
+		if r.URL.Path == "/readyz" || r.URL.Path == "/livez" {
+			_, _ = w.Write([]byte("ok"))
+			return
+		}
+		status(http.StatusForbidden, "Forbidden", "not here")(w, r)
+	}))
 	badCA, _ := tlsServer(status(http.StatusOK, "", ""))
 	_, otherCA := tlsServer(status(http.StatusOK, "", ""))
 	plain := httptest.NewServer(status(http.StatusOK, "", ""))
@@ -80,6 +91,7 @@ current-context: c
 		{name: "forbidden", endpoint: forbidden.URL, caBundle: forbiddenCA},
 		{name: "echo", endpoint: echo.URL, caBundle: echoCA},
 		{name: "echo-status", endpoint: echoJSON.URL, caBundle: echoJSONCA},
+		{name: "warning-echo", endpoint: warn.URL, caBundle: warnCA},
 		{name: "kubeconfig", endpoint: unauthorized.URL, caBundle: unauthorizedCA, secret: map[string]string{"kubeconfig": kubeconfig}},
 		{name: "kubeconfig-garbled", endpoint: unauthorized.URL, caBundle: unauthorizedCA, secret: map[string]string{"kubeconfig": "users: [{name: u, user: {token: " + token + "}"}},
 		{name: "kubeconfig-exec", endpoint: unauthorized.URL, caBundle: unauthorizedCA, secret: map[string]string{"kubeconfig": execKubeconfig}},

@@ -95,8 +95,8 @@ func setup(t *testing.T, prefix string) *fixture {
 	f.create(t, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
 	f.create(t, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns))
 	cfg := env.Config(memberName)
-	f.create(t, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s}, data: {token: %s}}`,
-		memberName, system, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+	f.create(t, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
+		memberName, system, memberName, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
 	f.create(t, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
 spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, memberName, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), memberName))
 	u, err := f.host.Get(ctx, federation.ClusterGVR, "", memberName)

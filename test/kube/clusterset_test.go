@@ -103,8 +103,10 @@ func TestClusterSetAgainstRealServers(t *testing.T) {
 	_, err = memberClient.Create(ctx, configMapsGVR, object("v1", "ConfigMap", "default", "i-am-the-member"))
 	require.NoError(t, err)
 
-	secret := func(name string, data map[string]string) {
+	// secret writes the Secret name, bound to the Cluster cluster.
+	secret := func(name, cluster string, data map[string]string) {
 		s := object("v1", "Secret", ns, name)
+		s.SetLabels(map[string]string{federation.SecretClusterLabel: cluster})
 		d := map[string]any{}
 		for k, v := range data {
 			d[k] = base64.StdEncoding.EncodeToString([]byte(v))
@@ -134,14 +136,17 @@ contexts: [{name: c, context: {cluster: m, user: u}}]
 current-context: c
 `, base64.StdEncoding.EncodeToString(ca), token)
 
-	secret("token", map[string]string{"token": token})
-	secret("kubeconfig", map[string]string{"kubeconfig": kubeconfig})
+	// Each Cluster has its Secret, bound to it (federation.SecretClusterLabel).
+	for _, name := range []string{"by-token", "via-proxy", "untrusted", "insecure"} {
+		secret(name, name, map[string]string{"token": token})
+	}
+	secret("kubeconfig", "by-kubeconfig", map[string]string{"kubeconfig": kubeconfig})
 	cb := base64.StdEncoding.EncodeToString(ca)
-	cluster("by-token", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "token"}})
+	cluster("by-token", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "by-token"}})
 	cluster("by-kubeconfig", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "kubeconfig"}})
-	cluster("via-proxy", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "token"}, "proxyURL": proxy.url})
-	cluster("untrusted", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "token"}})
-	cluster("insecure", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "token"}, "insecureSkipTLSVerify": true})
+	cluster("via-proxy", map[string]any{"apiEndpoint": member.Host, "caBundle": cb, "secretRef": map[string]any{"name": "via-proxy"}, "proxyURL": proxy.url})
+	cluster("untrusted", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "untrusted"}})
+	cluster("insecure", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "insecure"}, "insecureSkipTLSVerify": true})
 	cluster("no-secret", map[string]any{"apiEndpoint": member.Host, "secretRef": map[string]any{"name": "absent"}})
 
 	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{Namespace: ns, Logger: logger})
@@ -177,12 +182,23 @@ current-context: c
 		require.Contains(t, err.Error(), "certificate")
 	})
 
+	t.Run("another cluster's Secret is refused", func(t *testing.T) {
+		// Whoever may write Clusters points one at by-token's Secret and at a server of
+		// their own: no client is built, so the token is never sent there.
+		cluster("deputy", map[string]any{"apiEndpoint": "https://127.0.0.1:1", "secretRef": map[string]any{"name": "by-token"}})
+		require.Eventually(t, func() bool {
+			_, err := set.Client("deputy")
+			return errors.Is(err, federation.ErrClusterNotReady) && errors.Is(err, kube.ErrInvalidCredentials) &&
+				strings.Contains(err.Error(), `is for Cluster "by-token", not "deputy"`)
+		}, 10*time.Second, 50*time.Millisecond)
+	})
+
 	t.Run("a missing Secret is not ready", func(t *testing.T) {
 		require.Eventually(t, func() bool {
 			_, err := set.Client("no-secret")
 			return errors.Is(err, federation.ErrClusterNotReady) && errors.Is(err, kube.ErrInvalidCredentials)
 		}, 10*time.Second, 50*time.Millisecond)
-		secret("absent", map[string]string{"token": token})
+		secret("absent", "no-secret", map[string]string{"token": token})
 		require.Eventually(t, func() bool { return ready("no-secret") }, 10*time.Second, 50*time.Millisecond, "creating the Secret makes it ready")
 	})
 
@@ -268,7 +284,7 @@ current-context: c
 	t.Run("rotated credentials rebuild the client", func(t *testing.T) {
 		before, err := set.Client("by-token")
 		require.NoError(t, err)
-		secret("token", map[string]string{"token": "revoked-" + token})
+		secret("by-token", "by-token", map[string]string{"token": "revoked-" + token})
 		var after federation.ClusterClient
 		require.Eventually(t, func() bool {
 			after, err = set.Client("by-token")
@@ -277,7 +293,7 @@ current-context: c
 		_, err = after.Get(ctx, configMapsGVR, "default", "i-am-the-member")
 		require.True(t, apierrors.IsUnauthorized(err), "the new, wrong token is used: %v", err)
 		require.NotContains(t, err.Error(), token)
-		secret("token", map[string]string{"token": token})
+		secret("by-token", "by-token", map[string]string{"token": token})
 		require.Eventually(t, func() bool {
 			c, err := set.Client("by-token")
 			if err != nil {

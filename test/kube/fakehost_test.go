@@ -28,10 +28,14 @@ func TestClusterSetOnFakeHost(t *testing.T) {
 		return map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(s))}
 	}
 	secret := object("v1", "Secret", "fedkit-system", "creds")
+	secret.SetLabels(map[string]string{federation.SecretClusterLabel: "eu"})
 	secret.Object["data"] = tokenData("t1")
+	usSecret := object("v1", "Secret", "fedkit-system", "us-creds")
+	usSecret.SetLabels(map[string]string{federation.SecretClusterLabel: "us"})
+	usSecret.Object["data"] = tokenData("t1")
 	eu := object(federation.CoreGroupVersion.String(), "Cluster", "", "eu")
 	eu.Object["spec"] = map[string]any{"apiEndpoint": "https://eu.example.com", "secretRef": map[string]any{"name": "creds"}}
-	require.NoError(t, host.Seed(secret, eu))
+	require.NoError(t, host.Seed(secret, usSecret, eu))
 
 	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{})
 	require.NoError(t, err)
@@ -49,9 +53,9 @@ func TestClusterSetOnFakeHost(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { c, err := set.Client("eu"); return err == nil && c != first }, 10*time.Second, 10*time.Millisecond)
 
-	// A second Cluster sharing the Secret, then a relabel (no rebuild), then deletion.
+	// A second Cluster, then a relabel (no rebuild), then deletion.
 	us := object(federation.CoreGroupVersion.String(), "Cluster", "", "us")
-	us.Object["spec"] = map[string]any{"apiEndpoint": "https://us.example.com", "secretRef": map[string]any{"name": "creds"}}
+	us.Object["spec"] = map[string]any{"apiEndpoint": "https://us.example.com", "secretRef": map[string]any{"name": "us-creds"}}
 	_, err = host.Create(ctx, federation.ClusterGVR, us)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := set.Client("us"); return err == nil }, 10*time.Second, 10*time.Millisecond)

@@ -53,8 +53,8 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 	for _, name := range memberNames {
 		cfg := env.Config(name)
 		f.members[name] = unthrottled(t, env, name)
-		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
-			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
+			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
 		create(t, f.host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
 spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
 	}
