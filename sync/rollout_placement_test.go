@@ -3,6 +3,7 @@ package sync_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -190,9 +192,15 @@ spec:
 // TestRolloutFlappingClusterFails: the canary runs an image that never becomes ready, and
 // its data goes stale for 20s out of every 40s. Stale data pauses the stage's deadline and
 // never resets it, so once its fresh data has said "not ready" for the deadline (2m) in
-// total, the revision fails and is rolled back.
+// total, the revision fails and is rolled back. The monitor here forgets flaps quickly
+// (SuccessThreshold 1, a ReadinessWindow of 10s): by default it damps a cluster this
+// flappy, keeping it not Ready, and its data stale, for longer at every flap.
 func TestRolloutFlappingClusterFails(t *testing.T) {
 	e := newFleetEnv(t, "autoRollback: true\n"+strings.TrimSpace(threeStages))
+	var err error
+	e.monitor, err = status.NewClusterMonitor(e.host, e.fleet, status.MonitorOptions{Clock: e.clock,
+		SuccessThreshold: 1, EvictionDelay: 10 * time.Second, ReadinessWindow: 10 * time.Second})
+	require.NoError(t, err)
 	e.setImage(t, "web:broken")
 	e.until(t, "the canary runs web:broken", 5, func(*federation.FederatedObject) bool {
 		return strings.HasPrefix(e.images(t), "a=web:broken")
