@@ -26,6 +26,11 @@
 // clock and no cluster, and equal inputs give equal, sorted outputs; test a naming scheme
 // against them, or call them from a dry run.
 //
+// # Rules every record obeys
+//
+//   - Names are lower-cased before records merge: DNS names ignore case (RFC 4343).
+//   - A recordTTL above 2147483647 ([MaxTTL]) is refused as InvalidRecord (RFC 2181).
+//
 // # The controller
 //
 // [Controller] is the loop around them. One [Controller.Reconcile] pass over a record:
