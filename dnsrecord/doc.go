@@ -30,6 +30,7 @@
 //
 //   - Names are lower-cased before records merge: DNS names ignore case (RFC 4343).
 //   - A recordTTL above 2147483647 ([MaxTTL]) is refused as InvalidRecord (RFC 2181).
+//   - Only member objects labelled with Options.Identity count: another federation's are not ours.
 //
 // # The controller
 //
@@ -45,8 +46,8 @@
 //     A cluster that stops being Ready keeps its entry without a load balancer, so its names
 //     fall back instead of pointing at a dead cluster; a member that cannot be read keeps
 //     its last load balancer (a failed read is not a failover: the cluster monitor decides
-//     readiness) and the pass is retried; a member object that sync does not manage does
-//     not count. These rules are the pure [ServiceStatusDNS], [IngressStatusDNS] and
+//     readiness) and the pass is retried; a member object that this federation does not
+//     manage (its federation.ManagedByLabel is not Options.Identity) does not count. These rules are the pure [ServiceStatusDNS], [IngressStatusDNS] and
 //     [MemberLoadBalancer], which a dry run calls too;
 //  4. computes the records with ServiceEndpoints or IngressEndpoints and writes them to
 //     the DNSEndpoint service-<name> or ingress-<name> in the record's namespace, owned by

@@ -43,11 +43,11 @@ func (c *Controller) listClusters(ctx context.Context, r federation.Reader, log 
 }
 
 // memberObject returns the object of gvr, namespace and name in cluster, or nil when there
-// is none. It reads the ClusterSet's shared cache when the set offers one
-// (federation.MemberCache), else the member's API server; MemberLoadBalancer then ignores an
-// object without federation.ManagedByLabel, so that the answer does not depend on which path
-// was taken (the cache holds managed objects only): only what the federation propagated is
-// published.
+// is none or it is not this federation's: its federation.ManagedByLabel is not
+// Options.Identity (another federation's object, or one nobody manages). It reads the
+// ClusterSet's shared cache when the set offers one (federation.MemberCache), else the
+// member's API server, and the answer does not depend on which path was taken: only what
+// this federation propagated is published.
 func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	var reader federation.Reader
 	if mc, ok := c.clusters.(federation.MemberCache); ok {
@@ -68,6 +68,8 @@ func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schem
 		return nil, nil
 	case err != nil:
 		return nil, err
+	case u.GetLabels()[federation.ManagedByLabel] != c.opts.Identity:
+		return nil, nil
 	}
 	return u, nil
 }

@@ -50,6 +50,12 @@ type Options struct {
 	// the system's configuration.
 	Resolver Resolver
 
+	// Identity is the value of federation.ManagedByLabel on the member Services and Ingresses
+	// this federation manages, as the Syncer's and the Collector's Options.Identity: a member
+	// object of the record's name that carries another value (or none) belongs to someone
+	// else and is not published. Default: federation.ManagedByValue.
+	Identity string
+
 	// DomainNamespace holds the Domain objects that records name in spec.domainRef.
 	// Default: [DefaultDomainNamespace].
 	DomainNamespace string
@@ -88,6 +94,9 @@ func (o *Options) complete() {
 	}
 	if o.Resolver == nil {
 		o.Resolver = &net.Resolver{}
+	}
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
 	}
 	if o.DomainNamespace == "" {
 		o.DomainNamespace = DefaultDomainNamespace
