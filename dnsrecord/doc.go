@@ -31,6 +31,8 @@
 //   - Names are lower-cased before records merge: DNS names ignore case (RFC 4343).
 //   - A recordTTL above 2147483647 ([MaxTTL]) is refused as InvalidRecord (RFC 2181).
 //   - Only member objects labelled with Options.Identity count: another federation's are not ours.
+//   - Run reconciles every record only on Cluster changes it reads (readiness, region, zones,
+//     API endpoint), never on heartbeats that change only available or capacity.
 //
 // # The controller
 //

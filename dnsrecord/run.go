@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -20,8 +22,9 @@ import (
 //   - the FederatedServices and FederatedIngresses (federating or unfederating an object
 //     publishes or withdraws its record);
 //   - the Domains in Options.DomainNamespace (a change reconciles the records that name it);
-//   - the Clusters (a change that can move a record, a Ready condition flipping or a region
-//     or zone changing, reconciles every record; the cluster monitor's heartbeats do not),
+//   - the Clusters (a change of what a pass reads, a Ready condition flipping, a region or
+//     zone or the API endpoint changing, reconciles every record; the cluster monitor's
+//     heartbeats, which rewrite available, capacity and the conditions' times, do not),
 //
 // and calls Reconcile for the keys with Options.Workers workers. Failures are retried with
 // exponential backoff; terminal ones wait for a change. With a ClusterSet that offers member
@@ -52,9 +55,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
 		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
 		// reader serves Cluster reads from the first.
-		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
+		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
 			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
-		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
+		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 	}, loop.Options{
 		Name:             "dnsrecord",
 		Workers:          c.opts.Workers,
@@ -100,4 +103,41 @@ func endpointKeys(obj *unstructured.Unstructured) []federation.Key {
 func namesDomain(record, domain *unstructured.Unstructured) bool {
 	ref, _, _ := unstructured.NestedString(record.Object, "spec", "domainRef")
 	return ref == domain.GetName()
+}
+
+// clusterChanged is the Changed predicate of Run's Cluster sources: whether an update changes
+// what a pass reads of a Cluster, its Ready condition's status, region, zones, deletion and
+// the spec fields that say where and how its API server is reached (a new endpoint is
+// another member to read). The cluster monitor's heartbeats (lastHeartbeatTime, available,
+// capacity, the version, conditions' times and messages) and taints change none of these, so
+// they reconcile no record. A Cluster that does not decode counts as changed.
+func clusterChanged(old, new *unstructured.Unstructured) bool {
+	a, errA := federation.ClusterFromUnstructured(old)
+	b, errB := federation.ClusterFromUnstructured(new)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return !apiequality.Semantic.DeepEqual(dnsView(a), dnsView(b))
+}
+
+// clusterView is what a pass reads of a Cluster.
+type clusterView struct {
+	Ready, Deleting       bool
+	Region                string
+	Zones                 []string
+	APIEndpoint, ProxyURL string
+	CABundle              []byte
+	SecretRef             *federation.LocalSecretReference
+	Insecure              bool
+}
+
+func dnsView(c *federation.Cluster) clusterView {
+	return clusterView{
+		Ready:       meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady),
+		Deleting:    c.DeletionTimestamp != nil,
+		Region:      c.Region(),
+		Zones:       c.Zones(),
+		APIEndpoint: c.Spec.APIEndpoint, ProxyURL: c.Spec.ProxyURL, CABundle: c.Spec.CABundle,
+		SecretRef: c.Spec.SecretRef, Insecure: c.Spec.InsecureSkipTLSVerify,
+	}
 }
