@@ -33,6 +33,8 @@
 //   - Only member objects labelled with Options.Identity count: another federation's are not ours.
 //   - Run reconciles every record only on Cluster changes it reads (readiness, region, zones,
 //     API endpoint), never on heartbeats that change only available or capacity.
+//   - Each member read, and each wait for a member cache, ends after Options.ReadTimeout:
+//     a hung member keeps its last load balancer; the other clusters are published.
 //
 // # The controller
 //

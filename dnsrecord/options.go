@@ -24,6 +24,9 @@ const DefaultDomainNamespace = "fedkit-system"
 // without an event on the host, so this bounds how stale a record can get.
 const DefaultResyncPeriod = 30 * time.Second
 
+// DefaultReadTimeout bounds one member read, as the Collector's.
+const DefaultReadTimeout = 10 * time.Second
+
 // Options configure a [Controller]. The zero value is the documented default for every field.
 type Options struct {
 	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
@@ -64,6 +67,12 @@ type Options struct {
 	// Default: [DefaultResyncPeriod].
 	ResyncPeriod time.Duration
 
+	// ReadTimeout bounds each member read of a pass, on Clock: the Service or Ingress (with
+	// the wait for a member cache to sync) and the EndpointSlices. A member that does not
+	// answer in time keeps its last load balancer, and the pass goes on with the other
+	// clusters and is retried. Default: [DefaultReadTimeout].
+	ReadTimeout time.Duration
+
 	// Namespace restricts Run to records in one namespace. Default: all.
 	Namespace string
 
@@ -103,6 +112,9 @@ func (o *Options) complete() {
 	}
 	if o.ResyncPeriod <= 0 {
 		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
