@@ -19,7 +19,8 @@
 // own zone's name therefore gets the closest answer there is, and one query still works when
 // its zone is down. spec.dnsPrefix adds a short alias (www.example.com, a CNAME to the global
 // name); spec.externalName replaces "web" in the names. An [IngressDNSRecord] publishes the
-// hosts it lists as A records of every Ready cluster's Ingress load balancers.
+// hosts it lists, those under a [Domain], as A records of every Ready cluster's Ingress load
+// balancers.
 //
 // [ServiceEndpoints] and [IngressEndpoints] compute these records from a record's status
 // alone (plus a [Resolver] for load balancers that have a hostname, as AWS's do). They read no
@@ -35,6 +36,8 @@
 //     API endpoint), never on heartbeats that change only available or capacity.
 //   - Each member read, and each wait for a member cache, ends after Options.ReadTimeout:
 //     a hung member keeps its last load balancer; the other clusters are published.
+//   - An IngressDNSRecord publishes only hosts under a Domain of Options.DomainNamespace;
+//     the others are refused with the condition HostNotInDomain naming them.
 //
 // # The controller
 //

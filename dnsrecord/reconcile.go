@@ -32,6 +32,9 @@ const (
 	// ReasonResolveFailed: a load balancer's hostname did not resolve; the DNSEndpoint keeps
 	// its last records and the pass is retried.
 	ReasonResolveFailed = "ResolveFailed"
+	// ReasonHostNotInDomain: some of an IngressDNSRecord's spec.hosts are not under a
+	// Domain of the controller's domain namespace; they are not published, the others are.
+	ReasonHostNotInDomain = "HostNotInDomain"
 	// ReasonDNSEndpointConflict: a DNSEndpoint of the record's name exists and belongs to
 	// something else; it is left alone.
 	ReasonDNSEndpointConflict = "DNSEndpointConflict"

@@ -21,7 +21,8 @@ import (
 //     written again, and one left by a deleted record is deleted);
 //   - the FederatedServices and FederatedIngresses (federating or unfederating an object
 //     publishes or withdraws its record);
-//   - the Domains in Options.DomainNamespace (a change reconciles the records that name it);
+//   - the Domains in Options.DomainNamespace (a change reconciles the ServiceDNSRecords that
+//     name it and every IngressDNSRecord, whose hosts must be under a Domain);
 //   - the Clusters (a change of what a pass reads, a Ready condition flipping, a region or
 //     zone or the API endpoint changing, reconciles every record; the cluster monitor's
 //     heartbeats, which rewrite available, capacity and the conditions' times, do not),
@@ -53,6 +54,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
 		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
 		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
+		// Any Domain can allow or refuse any IngressDNSRecord's hosts.
+		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
 		// reader serves Cluster reads from the first.
 		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},

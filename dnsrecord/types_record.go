@@ -152,7 +152,8 @@ type IngressDNSRecordList struct {
 // +kubebuilder:object:generate=true
 type IngressDNSRecordSpec struct {
 	// Hosts are the fully qualified names to publish, usually the Ingress's rules' hosts. A
-	// leading "*" label (a wildcard record) is allowed.
+	// leading "*" label (a wildcard record) is allowed. Only hosts under a Domain of the
+	// controller's domain namespace are published.
 	// +optional
 	Hosts []string `json:"hosts,omitempty"`
 
