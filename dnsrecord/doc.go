@@ -38,6 +38,13 @@
 //     a hung member keeps its last load balancer; the other clusters are published.
 //   - An IngressDNSRecord publishes only hosts under a Domain of Options.DomainNamespace;
 //     the others are refused with the condition HostNotInDomain naming them.
+//   - A name two records of different namespaces would publish stays with the older one
+//     (ties: namespace, then name). The other publishes the rest, with the condition
+//     NameConflict naming the names and their owner; CNAMEs to a lost name go too.
+//     So neither a dnsPrefix nor an Ingress host can take a name another namespace owns.
+//     A record claims its names once a pass has written its status; Run decides again
+//     at once when an owner lets a name go. With Options.Namespace, only records of
+//     that namespace are seen.
 //
 // # The controller
 //

@@ -58,6 +58,9 @@ func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, 
 		})
 		p = c.ingressPass(ctx, next, domains)
 		p.err = joinErrors(p.err, memberErr)
+		if err := c.withoutConflicts(ctx, r, claimant{kind: kindIngress, namespace: rec.Namespace, name: rec.Name, uid: rec.UID, created: rec.CreationTimestamp.Time}, &p); err != nil {
+			return true, outcomeError, err
+		}
 	}
 	wrote, err := c.applyEndpoints(ctx, r, o, &p)
 	c.endpointsEvent(ctx, u, o, &p, wrote, err)
@@ -116,8 +119,7 @@ func (c *Controller) ingressPass(ctx context.Context, next *IngressDNSRecord, do
 	eps, err := IngressEndpoints(ctx, pub, c.opts.Resolver)
 	p := computed(eps, err, countIngressLoadBalancers(next.Status.DNS), len(next.Status.DNS))
 	if p.ok && len(refused) > 0 {
-		p.ok, p.reason = false, ReasonHostNotInDomain
-		p.message = fmt.Sprintf("%s: not under a Domain in %s, so not published; %s", strings.Join(refused, ", "), c.opts.DomainNamespace, p.message)
+		p.refuse(ReasonHostNotInDomain, fmt.Sprintf("%s: not under a Domain in %s, so not published", strings.Join(refused, ", "), c.opts.DomainNamespace))
 	}
 	return p
 }

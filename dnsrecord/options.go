@@ -143,6 +143,7 @@ type Controller struct {
 	// event, so a failing write is reported once, not on every retry.
 	mu       sync.Mutex
 	failures map[string]string
+	index    *claimIndex // Run's, while it runs: which records claim which names
 }
 
 // New returns a Controller that reads records, Domains, federated Services and Ingresses and

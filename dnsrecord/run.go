@@ -47,9 +47,12 @@ import (
 func (c *Controller) Run(ctx context.Context) error {
 	ns := c.opts.Namespace
 	every := func(_, _ *unstructured.Unstructured) bool { return true }
+	claims := newClaimIndex()
+	c.setIndex(claims)
+	defer c.setIndex(nil)
 	l, err := loop.New(c.host, []loop.Source{
-		{GVR: ServiceDNSRecordGVR, Namespace: ns},
-		{GVR: IngressDNSRecordGVR, Namespace: ns},
+		{GVR: ServiceDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindService), Deleted: claims.recordDeleted(kindService)},
+		{GVR: IngressDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindIngress), Deleted: claims.recordDeleted(kindIngress)},
 		{GVR: DNSEndpointGVR, Namespace: ns, Keys: endpointKeys},
 		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
 		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
