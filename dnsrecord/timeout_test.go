@@ -131,3 +131,45 @@ func TestMemberReadTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHungMember: under Run, a member whose cache never syncs holds up no record: every
+// pass reads it for ReadTimeout at most, on the injected clock, and every record is published
+// from the clusters that answer.
+func TestRunHungMember(t *testing.T) {
+	const timeout = 5 * time.Second
+	w := newWorld(t)
+	w.federateService("web", "east-a", "east-b", "eu")
+	w.federateService("api", "east-a", "east-b", "eu")
+	w.fleet.Tick()
+	w.serviceRecord("web", "{domainRef: fed}")
+	w.serviceRecord("api", "{domainRef: fed}")
+	c, err := dnsrecord.New(w.host, hungCacheSet{Fleet: w.fleet, hung: "east-a"}, dnsrecord.Options{Clock: w.clock, Resolver: w.resolver, ReadTimeout: timeout})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	published := func(name string) bool {
+		u, err := w.host.Peek(dnsrecord.DNSEndpointGVR, "default", "service-"+name)
+		if err != nil {
+			return false
+		}
+		var de dnsrecord.DNSEndpoint
+		require.NoError(t, federation.FromUnstructured(u, &de))
+		for _, l := range lines(de.Spec.Endpoints) {
+			if l == name+".default.fed.svc.us-east-1a.us-east-1.example.com CNAME "+name+".default.fed.svc.us-east-1.example.com" {
+				return true // east-a, never read, has no load balancer: its zone falls back
+			}
+		}
+		return false
+	}
+	eventually(t, "both records are published from the clusters that answer", func() bool {
+		if w.clock.HasWaiters() {
+			w.clock.Step(timeout)
+		}
+		return published("web") && published("api")
+	})
+}
