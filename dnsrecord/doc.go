@@ -27,7 +27,7 @@
 // clock and no cluster, and equal inputs give equal, sorted outputs; test a naming scheme
 // against them, or call them from a dry run.
 //
-// # Rules every record obeys
+// # Rules
 //
 //   - Names are lower-cased before records merge: DNS names ignore case (RFC 4343).
 //   - A recordTTL above 2147483647 ([MaxTTL]) is refused as InvalidRecord (RFC 2181).
@@ -43,8 +43,8 @@
 //     NameConflict naming the names and their owner; CNAMEs to a lost name go too.
 //     So neither a dnsPrefix nor an Ingress host can take a name another namespace owns.
 //     A record claims its names once a pass has written its status; Run decides again
-//     at once when an owner lets a name go. With Options.Namespace, only records of
-//     that namespace are seen.
+//     at once when an owner lets a name go; a direct Reconcile lists the records to
+//     decide. With Options.Namespace, only records of that namespace are seen.
 //
 // # The controller
 //
@@ -71,7 +71,8 @@
 // changed. The record's Ready condition says what happened: EndpointsWritten, or why not
 // (ServiceNotFederated, IngressNotFederated, DomainNotFound: no records are published;
 // InvalidRecord, ResolveFailed: the last records stay; DNSEndpointConflict: a DNSEndpoint of
-// that name belongs to someone else and is left alone). Bad input never stops the loop.
+// that name belongs to someone else and is left alone; HostNotInDomain, NameConflict: some
+// names are left out, the others are published). Bad input never stops the loop.
 //
 // A record that is deleted takes its DNSEndpoint with it: the owner reference lets a real
 // cluster's garbage collector do it, and the controller deletes the DNSEndpoint itself on the

@@ -16,7 +16,9 @@ import (
 
 // Run keeps the records current until ctx is done. It watches, on the host:
 //
-//   - the ServiceDNSRecords and IngressDNSRecords (a change reconciles the record);
+//   - the ServiceDNSRecords and IngressDNSRecords (a change reconciles the record, and the
+//     records of other namespaces that claim one of its names, so a name an older record
+//     lets go is taken at once);
 //   - the DNSEndpoints (a DNSEndpoint changed or deleted behind the controller's back is
 //     written again, and one left by a deleted record is deleted);
 //   - the FederatedServices and FederatedIngresses (federating or unfederating an object
