@@ -72,9 +72,10 @@ type Options struct {
 	Events federation.EventRecorder
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this control
-	// plane manages, for sync (which writes it) and the status collector (which reads only
-	// objects carrying it). Default: federation.ManagedByValue. New refuses Sync.Identity and
-	// Status.Identity that differ: the collector would never see what sync writes.
+	// plane manages, for sync (which writes it), the status collector and the DNS loop
+	// (which read only objects carrying it). Default: federation.ManagedByValue. New refuses
+	// Sync.Identity and Status.Identity that differ: the collector would never see what sync
+	// writes.
 	Identity string
 
 	// Name is the component of the events' source. Default: DefaultName.
@@ -165,6 +166,9 @@ func (o *Options) complete() error {
 	}
 	if o.Status.Identity == "" {
 		o.Status.Identity = o.Identity
+	}
+	if o.DNS.Identity == "" {
+		o.DNS.Identity = o.Identity
 	}
 	if o.Sync.Identity != o.Status.Identity {
 		return fmt.Errorf("%w: Sync.Identity %q and Status.Identity %q differ: the collector would not see the objects sync writes",

@@ -19,12 +19,32 @@
 // own zone's name therefore gets the closest answer there is, and one query still works when
 // its zone is down. spec.dnsPrefix adds a short alias (www.example.com, a CNAME to the global
 // name); spec.externalName replaces "web" in the names. An [IngressDNSRecord] publishes the
-// hosts it lists as A records of every Ready cluster's Ingress load balancers.
+// hosts it lists, those under a [Domain], as A records of every Ready cluster's Ingress load
+// balancers.
 //
 // [ServiceEndpoints] and [IngressEndpoints] compute these records from a record's status
 // alone (plus a [Resolver] for load balancers that have a hostname, as AWS's do). They read no
 // clock and no cluster, and equal inputs give equal, sorted outputs; test a naming scheme
 // against them, or call them from a dry run.
+//
+// # Rules
+//
+//   - Names are lower-cased before records merge: DNS names ignore case (RFC 4343).
+//   - A recordTTL above 2147483647 ([MaxTTL]) is refused as InvalidRecord (RFC 2181).
+//   - Only member objects labelled with Options.Identity count: another federation's are not ours.
+//   - Run reconciles every record only on Cluster changes it reads (readiness, region, zones,
+//     API endpoint), never on heartbeats that change only available or capacity.
+//   - Each member read, and each wait for a member cache, ends after Options.ReadTimeout:
+//     a hung member keeps its last load balancer; the other clusters are published.
+//   - An IngressDNSRecord publishes only hosts under a Domain of Options.DomainNamespace;
+//     the others are refused with the condition HostNotInDomain naming them.
+//   - A name two records of different namespaces would publish stays with the older one
+//     (ties: namespace, then name). The other publishes the rest, with the condition
+//     NameConflict naming the names and their owner; CNAMEs to a lost name go too.
+//     So neither a dnsPrefix nor an Ingress host can take a name another namespace owns.
+//     A record claims its names once a pass has written its status; Run decides again
+//     at once when an owner lets a name go; a direct Reconcile lists the records to
+//     decide. With Options.Namespace, only records of that namespace are seen.
 //
 // # The controller
 //
@@ -40,8 +60,8 @@
 //     A cluster that stops being Ready keeps its entry without a load balancer, so its names
 //     fall back instead of pointing at a dead cluster; a member that cannot be read keeps
 //     its last load balancer (a failed read is not a failover: the cluster monitor decides
-//     readiness) and the pass is retried; a member object that sync does not manage does
-//     not count. These rules are the pure [ServiceStatusDNS], [IngressStatusDNS] and
+//     readiness) and the pass is retried; a member object that this federation does not
+//     manage (its federation.ManagedByLabel is not Options.Identity) does not count. These rules are the pure [ServiceStatusDNS], [IngressStatusDNS] and
 //     [MemberLoadBalancer], which a dry run calls too;
 //  4. computes the records with ServiceEndpoints or IngressEndpoints and writes them to
 //     the DNSEndpoint service-<name> or ingress-<name> in the record's namespace, owned by
@@ -51,7 +71,8 @@
 // changed. The record's Ready condition says what happened: EndpointsWritten, or why not
 // (ServiceNotFederated, IngressNotFederated, DomainNotFound: no records are published;
 // InvalidRecord, ResolveFailed: the last records stay; DNSEndpointConflict: a DNSEndpoint of
-// that name belongs to someone else and is left alone). Bad input never stops the loop.
+// that name belongs to someone else and is left alone; HostNotInDomain, NameConflict: some
+// names are left out, the others are published). Bad input never stops the loop.
 //
 // A record that is deleted takes its DNSEndpoint with it: the owner reference lets a real
 // cluster's garbage collector do it, and the controller deletes the DNSEndpoint itself on the

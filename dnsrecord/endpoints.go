@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -50,13 +51,15 @@ type Resolver interface {
 // of the world. A global name without targets is dropped; the CNAMEs that point at it then
 // answer NXDOMAIN, as no record would. dnsPrefix's name is a CNAME to the global name.
 //
-// Records of one name from several clusters merge: address records win over a CNAME (some
-// cluster of the zone can answer) and their targets unite. Every record has the TTL
-// spec.recordTTL, or [DefaultTTL] when it is 0. The result is sorted by name, then record
+// Names are lower-cased (DNS names compare without regard to case, RFC 4343), so names
+// that differ only in case are one name. Records of one name from several clusters merge:
+// address records win over a CNAME (some cluster of the zone can answer) and their targets
+// unite. Every record has the TTL spec.recordTTL, or [DefaultTTL] when it is 0; a TTL above
+// [MaxTTL] is refused (RFC 2181). The result is sorted by name, then record
 // type (A, AAAA, CNAME), with sorted targets, so equal inputs give equal outputs.
 //
 // Errors wrap [ErrInvalidRecord] (a part that is not a DNS label, a name over 253
-// characters, an IP that does not parse, a negative TTL) or [ErrResolve] (naming the
+// characters, an IP that does not parse, a negative TTL or one above MaxTTL) or [ErrResolve] (naming the
 // hostname and the cluster); either names the record and the field.
 func ServiceEndpoints(ctx context.Context, rec *ServiceDNSRecord, r Resolver) ([]Endpoint, error) {
 	b, what, ttl, labels, err := serviceNames(ctx, rec, r)
@@ -196,10 +199,16 @@ func IngressEndpoints(ctx context.Context, rec *IngressDNSRecord, r Resolver) ([
 	return b.endpoints(what, ttl, nil)
 }
 
+// MaxTTL is the largest TTL, in seconds: a TTL is 32 bits whose top bit must be zero
+// (RFC 2181, section 8). A larger recordTTL is refused.
+const MaxTTL = math.MaxInt32
+
 func recordTTL(what string, ttl int64) (int64, error) {
 	switch {
 	case ttl < 0:
 		return 0, fmt.Errorf("%w: %s: spec.recordTTL %d is negative", ErrInvalidRecord, what, ttl)
+	case ttl > MaxTTL:
+		return 0, fmt.Errorf("%w: %s: spec.recordTTL %d is above %d (RFC 2181)", ErrInvalidRecord, what, ttl, MaxTTL)
 	case ttl == 0:
 		return DefaultTTL, nil
 	}

@@ -9,8 +9,8 @@ var (
 	// controller, when a record cannot be turned into DNS names: a part of a name that is not
 	// a DNS label (spec.externalName, spec.dnsPrefix, spec.domainRef, a cluster's region or
 	// zone, the domain), a name longer than 253 characters, a load-balancer IP that does not
-	// parse, a negative recordTTL. The controller reports it in the Ready condition and waits
-	// for the record (or the Cluster) to change.
+	// parse, a negative recordTTL or one above MaxTTL. The controller reports it in the Ready
+	// condition and waits for the record (or the Cluster) to change.
 	ErrInvalidRecord = errors.New("dnsrecord: invalid record")
 
 	// ErrResolve is returned by ServiceEndpoints and IngressEndpoints when a load balancer's

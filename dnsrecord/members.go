@@ -43,11 +43,12 @@ func (c *Controller) listClusters(ctx context.Context, r federation.Reader, log 
 }
 
 // memberObject returns the object of gvr, namespace and name in cluster, or nil when there
-// is none. It reads the ClusterSet's shared cache when the set offers one
-// (federation.MemberCache), else the member's API server; MemberLoadBalancer then ignores an
-// object without federation.ManagedByLabel, so that the answer does not depend on which path
-// was taken (the cache holds managed objects only): only what the federation propagated is
-// published.
+// is none or it is not this federation's: its federation.ManagedByLabel is not
+// Options.Identity (another federation's object, or one nobody manages). It reads the
+// ClusterSet's shared cache when the set offers one (federation.MemberCache), else the
+// member's API server, and the answer does not depend on which path was taken: only what
+// this federation propagated is published. The read, with its wait for the cache to sync, is
+// bounded by Options.ReadTimeout.
 func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	var reader federation.Reader
 	if mc, ok := c.clusters.(federation.MemberCache); ok {
@@ -62,12 +63,16 @@ func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schem
 		}
 		reader = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
-	u, err := reader.Get(ctx, gvr, namespace, name)
+	u, err := bounded(ctx, c, func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return reader.Get(ctx, gvr, namespace, name)
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
 		return nil, err
+	case u.GetLabels()[federation.ManagedByLabel] != c.opts.Identity:
+		return nil, nil
 	}
 	return u, nil
 }
@@ -75,13 +80,16 @@ func (c *Controller) memberObject(ctx context.Context, cluster string, gvr schem
 // readyEndpoints reports whether the Service namespace/name in cluster has a ready endpoint in
 // one of its EndpointSlices (an endpoint whose conditions.ready is true or unset, which the
 // API defines as ready). EndpointSlices are written by the member's own controller and carry
-// no federation label, so they are listed from the member's API server.
+// no federation label, so they are listed from the member's API server, within
+// Options.ReadTimeout.
 func (c *Controller) readyEndpoints(ctx context.Context, cluster, namespace, name string) (bool, error) {
 	client, err := c.clusters.Client(cluster)
 	if err != nil {
 		return false, err
 	}
-	list, err := c.metrics.members.Client(cluster, client).List(ctx, endpointSlicesGVR, namespace, metav1.ListOptions{LabelSelector: serviceNameLabel + "=" + name})
+	list, err := bounded(ctx, c, func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+		return c.metrics.members.Client(cluster, client).List(ctx, endpointSlicesGVR, namespace, metav1.ListOptions{LabelSelector: serviceNameLabel + "=" + name})
+	})
 	if err != nil {
 		return false, err
 	}

@@ -116,8 +116,11 @@ type pending struct {
 	up      string // the CNAME target when there are no targets; "" = drop
 }
 
-// add gives name the targets, and up as the CNAME target should it end with none.
+// add gives name the targets, and up as the CNAME target should it end with none. DNS names
+// compare without regard to case (RFC 4343): both are lower-cased, so names that differ only
+// in case merge into one record.
 func (b *builder) add(name string, targets []addr, up string) {
+	name, up = strings.ToLower(name), strings.ToLower(up)
 	if b.names == nil {
 		b.names = map[string]*pending{}
 	}

@@ -24,6 +24,9 @@ const DefaultDomainNamespace = "fedkit-system"
 // without an event on the host, so this bounds how stale a record can get.
 const DefaultResyncPeriod = 30 * time.Second
 
+// DefaultReadTimeout bounds one member read, as the Collector's.
+const DefaultReadTimeout = 10 * time.Second
+
 // Options configure a [Controller]. The zero value is the documented default for every field.
 type Options struct {
 	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
@@ -50,6 +53,12 @@ type Options struct {
 	// the system's configuration.
 	Resolver Resolver
 
+	// Identity is the value of federation.ManagedByLabel on the member Services and Ingresses
+	// this federation manages, as the Syncer's and the Collector's Options.Identity: a member
+	// object of the record's name that carries another value (or none) belongs to someone
+	// else and is not published. Default: federation.ManagedByValue.
+	Identity string
+
 	// DomainNamespace holds the Domain objects that records name in spec.domainRef.
 	// Default: [DefaultDomainNamespace].
 	DomainNamespace string
@@ -57,6 +66,12 @@ type Options struct {
 	// ResyncPeriod is the Result.RequeueAfter of every pass over an existing record.
 	// Default: [DefaultResyncPeriod].
 	ResyncPeriod time.Duration
+
+	// ReadTimeout bounds each member read of a pass, on Clock: the Service or Ingress (with
+	// the wait for a member cache to sync) and the EndpointSlices. A member that does not
+	// answer in time keeps its last load balancer, and the pass goes on with the other
+	// clusters and is retried. Default: [DefaultReadTimeout].
+	ReadTimeout time.Duration
 
 	// Namespace restricts Run to records in one namespace. Default: all.
 	Namespace string
@@ -89,11 +104,17 @@ func (o *Options) complete() {
 	if o.Resolver == nil {
 		o.Resolver = &net.Resolver{}
 	}
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
+	}
 	if o.DomainNamespace == "" {
 		o.DomainNamespace = DefaultDomainNamespace
 	}
 	if o.ResyncPeriod <= 0 {
 		o.ResyncPeriod = DefaultResyncPeriod
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
@@ -122,6 +143,7 @@ type Controller struct {
 	// event, so a failing write is reported once, not on every retry.
 	mu       sync.Mutex
 	failures map[string]string
+	index    *claimIndex // Run's, while it runs: which records claim which names
 }
 
 // New returns a Controller that reads records, Domains, federated Services and Ingresses and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,24 @@ type pass struct {
 	write           bool   // write eps to the DNSEndpoint; false keeps its last records
 	eps             []Endpoint
 	err             error // returned after the writes
+
+	clusters, loadBalancers int      // counted in the message of a computed pass
+	notes                   []string // the rules that kept names out (refuse)
+}
+
+// summary is the end of a computed pass's message.
+func (p *pass) summary() string {
+	return fmt.Sprintf("%d endpoint(s) from %d cluster(s), %d with a load balancer", len(p.eps), p.clusters, p.loadBalancers)
+}
+
+// refuse notes that a rule kept names out of a computed pass: the condition turns False with
+// the first such rule's reason, and its message lists every note before the summary.
+func (p *pass) refuse(reason, note string) {
+	if p.ok {
+		p.ok, p.reason = false, reason
+	}
+	p.notes = append(p.notes, note)
+	p.message = strings.Join(p.notes, "; ") + "; " + p.summary()
 }
 
 // absent is a pass for a record whose federated object or Domain is missing: no endpoints.
@@ -41,10 +60,9 @@ func computed(eps []Endpoint, err error, loadBalancers, clusters int) pass {
 	case err != nil:
 		return pass{reason: ReasonResolveFailed, message: err.Error() + "; the DNSEndpoint keeps its last records", err: err}
 	}
-	return pass{
-		ok: true, reason: ReasonEndpointsWritten, write: true, eps: eps,
-		message: fmt.Sprintf("%d endpoint(s) from %d cluster(s), %d with a load balancer", len(eps), clusters, loadBalancers),
-	}
+	p := pass{ok: true, reason: ReasonEndpointsWritten, write: true, eps: eps, clusters: clusters, loadBalancers: loadBalancers}
+	p.message = p.summary()
+	return p
 }
 
 func (p pass) condition(generation int64) metav1.Condition {

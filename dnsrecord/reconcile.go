@@ -32,6 +32,9 @@ const (
 	// ReasonResolveFailed: a load balancer's hostname did not resolve; the DNSEndpoint keeps
 	// its last records and the pass is retried.
 	ReasonResolveFailed = "ResolveFailed"
+	// ReasonHostNotInDomain: some of an IngressDNSRecord's spec.hosts are not under a
+	// Domain of the controller's domain namespace; they are not published, the others are.
+	ReasonHostNotInDomain = "HostNotInDomain"
 	// ReasonDNSEndpointConflict: a DNSEndpoint of the record's name exists and belongs to
 	// something else; it is left alone.
 	ReasonDNSEndpointConflict = "DNSEndpointConflict"
@@ -55,8 +58,9 @@ const (
 // is owned by it): the owner reference lets a real cluster's garbage collector do the same,
 // but the DNS controller does not count on one running.
 //
-// A missing Domain or federated object, an invalid record and a DNSEndpoint that belongs to
-// something else are reported in the record's Ready condition. Invalid records return an
+// A missing Domain or federated object, an invalid record, a DNSEndpoint that belongs to
+// something else, hosts under no Domain and names an older record of another namespace
+// owns are reported in the record's Ready condition. Invalid records return an
 // error wrapped by [federation.Terminal]; a member that cannot be read, a hostname that does
 // not resolve or a failed write return an error to be retried, after what could be written
 // was. A member's read failure keeps that cluster's last known load balancer: only its

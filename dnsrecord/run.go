@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -14,14 +16,18 @@ import (
 
 // Run keeps the records current until ctx is done. It watches, on the host:
 //
-//   - the ServiceDNSRecords and IngressDNSRecords (a change reconciles the record);
+//   - the ServiceDNSRecords and IngressDNSRecords (a change reconciles the record, and the
+//     records of other namespaces that claim one of its names, so a name an older record
+//     lets go is taken at once);
 //   - the DNSEndpoints (a DNSEndpoint changed or deleted behind the controller's back is
 //     written again, and one left by a deleted record is deleted);
 //   - the FederatedServices and FederatedIngresses (federating or unfederating an object
 //     publishes or withdraws its record);
-//   - the Domains in Options.DomainNamespace (a change reconciles the records that name it);
-//   - the Clusters (a change that can move a record, a Ready condition flipping or a region
-//     or zone changing, reconciles every record; the cluster monitor's heartbeats do not),
+//   - the Domains in Options.DomainNamespace (a change reconciles the ServiceDNSRecords that
+//     name it and every IngressDNSRecord, whose hosts must be under a Domain);
+//   - the Clusters (a change of what a pass reads, a Ready condition flipping, a region or
+//     zone or the API endpoint changing, reconciles every record; the cluster monitor's
+//     heartbeats, which rewrite available, capacity and the conditions' times, do not),
 //
 // and calls Reconcile for the keys with Options.Workers workers. Failures are retried with
 // exponential backoff; terminal ones wait for a change. With a ClusterSet that offers member
@@ -43,18 +49,23 @@ import (
 func (c *Controller) Run(ctx context.Context) error {
 	ns := c.opts.Namespace
 	every := func(_, _ *unstructured.Unstructured) bool { return true }
+	claims := newClaimIndex()
+	c.setIndex(claims)
+	defer c.setIndex(nil)
 	l, err := loop.New(c.host, []loop.Source{
-		{GVR: ServiceDNSRecordGVR, Namespace: ns},
-		{GVR: IngressDNSRecordGVR, Namespace: ns},
+		{GVR: ServiceDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindService), Deleted: claims.recordDeleted(kindService)},
+		{GVR: IngressDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindIngress), Deleted: claims.recordDeleted(kindIngress)},
 		{GVR: DNSEndpointGVR, Namespace: ns, Keys: endpointKeys},
 		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
 		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
 		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
+		// Any Domain can allow or refuse any IngressDNSRecord's hosts.
+		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
 		// reader serves Cluster reads from the first.
-		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
+		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
 			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
-		{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
+		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 	}, loop.Options{
 		Name:             "dnsrecord",
 		Workers:          c.opts.Workers,
@@ -100,4 +111,41 @@ func endpointKeys(obj *unstructured.Unstructured) []federation.Key {
 func namesDomain(record, domain *unstructured.Unstructured) bool {
 	ref, _, _ := unstructured.NestedString(record.Object, "spec", "domainRef")
 	return ref == domain.GetName()
+}
+
+// clusterChanged is the Changed predicate of Run's Cluster sources: whether an update changes
+// what a pass reads of a Cluster, its Ready condition's status, region, zones, deletion and
+// the spec fields that say where and how its API server is reached (a new endpoint is
+// another member to read). The cluster monitor's heartbeats (lastHeartbeatTime, available,
+// capacity, the version, conditions' times and messages) and taints change none of these, so
+// they reconcile no record. A Cluster that does not decode counts as changed.
+func clusterChanged(old, new *unstructured.Unstructured) bool {
+	a, errA := federation.ClusterFromUnstructured(old)
+	b, errB := federation.ClusterFromUnstructured(new)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return !apiequality.Semantic.DeepEqual(dnsView(a), dnsView(b))
+}
+
+// clusterView is what a pass reads of a Cluster.
+type clusterView struct {
+	Ready, Deleting       bool
+	Region                string
+	Zones                 []string
+	APIEndpoint, ProxyURL string
+	CABundle              []byte
+	SecretRef             *federation.LocalSecretReference
+	Insecure              bool
+}
+
+func dnsView(c *federation.Cluster) clusterView {
+	return clusterView{
+		Ready:       meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady),
+		Deleting:    c.DeletionTimestamp != nil,
+		Region:      c.Region(),
+		Zones:       c.Zones(),
+		APIEndpoint: c.Spec.APIEndpoint, ProxyURL: c.Spec.ProxyURL, CABundle: c.Spec.CABundle,
+		SecretRef: c.Spec.SecretRef, Insecure: c.Spec.InsecureSkipTLSVerify,
+	}
 }

@@ -56,6 +56,9 @@ func (c *Controller) reconcileService(ctx context.Context, r federation.Reader, 
 		eps, err := ServiceEndpoints(ctx, next, c.opts.Resolver)
 		p = computed(eps, err, countLoadBalancers(next.Status.DNS), len(next.Status.DNS))
 		p.err = joinErrors(p.err, memberErr)
+		if err := c.withoutConflicts(ctx, r, claimant{kind: kindService, namespace: rec.Namespace, name: rec.Name, uid: rec.UID, created: rec.CreationTimestamp.Time}, &p); err != nil {
+			return true, outcomeError, err
+		}
 	}
 	wrote, err := c.applyEndpoints(ctx, r, o, &p)
 	c.endpointsEvent(ctx, u, o, &p, wrote, err)

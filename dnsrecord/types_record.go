@@ -48,8 +48,10 @@ type ServiceDNSRecordSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	DomainRef string `json:"domainRef"`
 
-	// RecordTTL is the TTL of every record, in seconds. 0 means 180.
+	// RecordTTL is the TTL of every record, in seconds. 0 means 180; at most 2147483647
+	// (RFC 2181).
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	RecordTTL int64 `json:"recordTTL,omitempty"`
 
@@ -150,12 +152,15 @@ type IngressDNSRecordList struct {
 // +kubebuilder:object:generate=true
 type IngressDNSRecordSpec struct {
 	// Hosts are the fully qualified names to publish, usually the Ingress's rules' hosts. A
-	// leading "*" label (a wildcard record) is allowed.
+	// leading "*" label (a wildcard record) is allowed. Only hosts under a Domain of the
+	// controller's domain namespace are published.
 	// +optional
 	Hosts []string `json:"hosts,omitempty"`
 
-	// RecordTTL is the TTL of every record, in seconds. 0 means 180.
+	// RecordTTL is the TTL of every record, in seconds. 0 means 180; at most 2147483647
+	// (RFC 2181).
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	RecordTTL int64 `json:"recordTTL,omitempty"`
 }
