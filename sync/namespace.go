@@ -2,7 +2,10 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -76,28 +80,58 @@ func (s *Syncer) governedNamespace(ctx context.Context, ns string) (bool, error)
 	return false, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
 }
 
-// contentGVRs are the resources looked at before a namespace sync created is deleted. The
-// ClusterClient has no discovery, so "nothing else lives in it" means none of these, besides
-// what the API server and its controllers put in every namespace.
-var contentResources = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "pods"},
-	{Version: "v1", Resource: "services"},
-	{Version: "v1", Resource: "configmaps"},
-	{Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "serviceaccounts"},
-	{Version: "v1", Resource: "persistentvolumeclaims"},
-	{Group: "apps", Version: "v1", Resource: "deployments"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"},
-	{Group: "apps", Version: "v1", Resource: "daemonsets"},
-	{Group: "apps", Version: "v1", Resource: "replicasets"},
-	{Group: "batch", Version: "v1", Resource: "jobs"},
-	{Group: "batch", Version: "v1", Resource: "cronjobs"},
-	{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+// markHostNamespaces sets [MemberState].Host in in.Members for the member Namespaces that
+// changes would delete and that are the host's own: the host is also a member, and the member
+// Namespace has the uid of the host's Namespace of that name (KubeFed's IsPrimaryCluster).
+// When the host cannot be read the cluster's read fails instead (nothing is deleted there,
+// the pass is retried). It reports whether it changed in.Members: then the caller plans again.
+// It reads the host only when a FederatedNamespace's deletion is planned.
+func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes []Change) bool {
+	if !isNamespaceType(s.typ) {
+		return false
+	}
+	marked := false
+	for _, ch := range changes {
+		if ch.Action != ActionDelete || ch.Live == nil {
+			continue
+		}
+		ms := in.Members[ch.Cluster]
+		own, err := s.hostOwns(ctx, ch.Live)
+		switch {
+		case err != nil:
+			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", ch.Live.GetName(), err)
+		case own:
+			ms.Host = true
+		default:
+			continue
+		}
+		in.Members[ch.Cluster] = ms
+		marked = true
+	}
+	return marked
 }
 
-// everyNamespace holds what the API server and its controllers create in each namespace.
+// hostOwns reports whether the member Namespace ns is the host's own Namespace of that name
+// (the same uid: the host is the member).
+func (s *Syncer) hostOwns(ctx context.Context, ns *unstructured.Unstructured) (bool, error) {
+	h, err := s.host.Get(ctx, namespaceGVR, "", ns.GetName())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read the host's namespace %s: %w", ns.GetName(), err)
+	}
+	return h.GetUID() != "" && h.GetUID() == ns.GetUID(), nil
+}
+
+// everyNamespace holds what the API server and its controllers create in each namespace, and
+// Events, which record what happened there rather than live there.
 func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
 	switch {
+	case gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io"):
+		return true
+	case gvr.Group != "":
+		return false
 	case gvr.Resource == "configmaps" && obj.GetName() == "kube-root-ca.crt":
 		return true
 	case gvr.Resource == "serviceaccounts" && obj.GetName() == "default":
@@ -109,39 +143,134 @@ func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructu
 	return false
 }
 
-// releaseNamespace deletes namespace ns in a member when sync created it and nothing else
-// lives in it any more. Failures are logged, not returned: the namespace is a courtesy, the
-// object's deletion is done.
-func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string) {
-	if ns == "" {
+// releaseNamespace deletes namespace ns in a member when sync created it, no FederatedNamespace
+// governs it, it is not the host's own, and nothing lives in it but what the federation is
+// removing (see occupant), unless Options.KeepCreatedNamespaces. deleted is the member object
+// sync just deleted there. When it cannot tell, it keeps the namespace and logs why: the
+// namespace is a courtesy, the object's deletion is done.
+func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string, deleted *unstructured.Unstructured) {
+	if ns == "" || s.opts.KeepCreatedNamespaces {
 		return
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("cluster", cluster, "namespace", ns)
+	keep := func(why string, err error) {
+		log.Info("Kept a member namespace sync had created: "+why, "reason", err.Error())
 	}
 	obj, err := c.Get(ctx, namespaceGVR, "", ns)
-	if err != nil || obj.GetAnnotations()[CreatedNamespaceAnnotation] != "true" ||
-		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		return
+	case err != nil:
+		keep("it could not be read", err)
+		return
+	case obj.GetAnnotations()[CreatedNamespaceAnnotation] != "true" ||
+		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil:
+		return // not sync's to delete, or going already
+	}
+	if governed, err := s.governedNamespace(ctx, ns); err != nil {
+		keep("cannot tell whether a FederatedNamespace governs it", err)
+		return
+	} else if governed {
 		return
 	}
-	if governed, err := s.governedNamespace(ctx, ns); err != nil || governed {
+	if own, err := s.hostOwns(ctx, obj); err != nil {
+		keep("cannot tell whether it is the host's own", err)
+		return
+	} else if own {
+		log.V(1).Info("Kept a member namespace sync had created: it is the host's own (the host is also a member)")
 		return
 	}
-	extra := []schema.GroupVersionResource{s.typ.TargetGVR()}
-	for _, gvr := range append(extra, contentResources...) {
-		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return // cannot tell: keep it
-		}
-		if list == nil {
-			continue
-		}
-		for i := range list.Items {
-			if !everyNamespace(gvr, &list.Items[i]) {
-				return
-			}
-		}
+	who, err := s.occupant(ctx, cluster, c, ns, deleted)
+	if err != nil {
+		keep("cannot tell whether anything else lives in it", err)
+		return
+	}
+	if who != "" {
+		log.V(1).Info("Kept a member namespace sync had created: something else lives in it", "object", who)
+		return
 	}
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	err = c.Delete(ctx, namespaceGVR, "", ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
-	if err == nil {
-		logr.FromContextOrDiscard(ctx).V(1).Info("Deleted a member namespace sync had created", "cluster", cluster, "namespace", ns)
+	switch {
+	case err == nil:
+		log.V(1).Info("Deleted a member namespace sync had created")
+	case !apierrors.IsNotFound(err):
+		keep("the delete failed", err)
 	}
+}
+
+// occupant returns an object that lives in member namespace ns ("" when none) and is not the
+// federation's to remove, looking at every namespaced, listable resource the member serves
+// (federation.ResourceDiscoverer). The federation's to remove are deleted (the object sync
+// just deleted), the objects it manages that are being deleted, and what those own, through
+// ownerReferences (a Deployment's ReplicaSets and their Pods, which the garbage collector
+// deletes with it); besides them, what every namespace holds (everyNamespace). Everything else
+// keeps the namespace: another team's objects of any kind, and the federation's objects of
+// other federated types still placed there. It fails when it cannot look everywhere: no
+// discovery, discovery failed, or a List failed.
+func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.ClusterClient, ns string, deleted *unstructured.Unstructured) (string, error) {
+	raw, err := s.clusters.Client(cluster) // c counts requests in the metrics, and hides the capability
+	if err != nil {
+		return "", err
+	}
+	d, ok := raw.(federation.ResourceDiscoverer)
+	if !ok {
+		return "", errors.New("the member's client offers no discovery (federation.ResourceDiscoverer) to list what the namespace holds")
+	}
+	resources, err := d.ServedResources(ctx)
+	if err != nil {
+		return "", fmt.Errorf("discovery of the resources the member serves: %w", err)
+	}
+	type found struct {
+		gvr schema.GroupVersionResource
+		obj *unstructured.Unstructured
+	}
+	var others []found
+	removing := map[types.UID]bool{}
+	if deleted != nil && deleted.GetUID() != "" {
+		removing[deleted.GetUID()] = true
+	}
+	seen := map[schema.GroupResource]bool{}
+	for _, r := range resources {
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
+		if !r.Namespaced || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") || seen[gvr.GroupResource()] {
+			continue
+		}
+		seen[gvr.GroupResource()] = true // one version of a resource holds all its objects
+		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // no longer served (a CRD deleted meanwhile)
+		case err != nil:
+			return "", fmt.Errorf("list %s in namespace %s: %w", gvr.GroupResource(), ns, err)
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			switch {
+			case everyNamespace(gvr, obj):
+			case managedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
+				removing[obj.GetUID()] = true
+			default:
+				others = append(others, found{gvr, obj})
+			}
+		}
+	}
+	// What the federation removes owns: dependents whose every owner goes, transitively.
+	for changed := true; changed; {
+		changed = false
+		others = slices.DeleteFunc(others, func(f found) bool {
+			refs := f.obj.GetOwnerReferences()
+			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return !removing[r.UID] }) {
+				return false
+			}
+			removing[f.obj.GetUID()] = true
+			changed = true
+			return true
+		})
+	}
+	if len(others) == 0 {
+		return "", nil
+	}
+	f := others[0]
+	return fmt.Sprintf("%s %s/%s", f.gvr.GroupResource(), ns, f.obj.GetName()), nil
 }

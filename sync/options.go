@@ -129,6 +129,13 @@ type Options struct {
 	// kept (ControllerRevisions are namespaced). Default: "default".
 	HistoryNamespace string
 
+	// KeepCreatedNamespaces keeps the member namespaces sync creates for its objects
+	// (CreatedNamespaceAnnotation) when their last object goes. Default: false, a namespace sync
+	// created is deleted once nothing lives in it but what the federation is removing, as
+	// checked over every namespaced, listable resource the member serves (see the package
+	// documentation on namespaces).
+	KeepCreatedNamespaces bool
+
 	// Renderer renders member objects (a custom retention table). nil: the default.
 	Renderer *override.Renderer
 

@@ -163,6 +163,9 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	keys := inputKeys(in, targets)
 	in.Members = s.readMembers(ctx, fed, clusters, targets, keys)
 	changes := planFor(in, targets)
+	if s.markHostNamespaces(ctx, &in, changes) {
+		changes = planFor(in, targets) // the host's own namespaces are orphaned, not deleted
+	}
 	results := s.executeWith(ctx, in, keys, changes)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
