@@ -122,7 +122,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return result{Change: ch, wrote: true}
 		}
 		if ch.Action == ActionCreate && namespaceMissing(err, ch.Desired.GetNamespace()) && attempt < s.opts.ConflictRetries {
-			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace()); nerr != nil || reason != "" {
+			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace(), in.Clusters); nerr != nil || reason != "" {
 				if nerr != nil {
 					return s.failed(in, ch, nerr)
 				}

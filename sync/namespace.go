@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -31,15 +32,21 @@ const CreatedNamespaceAnnotation = "federation.k8s.io/created-by-sync"
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
+// namespaceRecheck is how soon an object waiting for its member namespace is passed over
+// again, when no member cache brings it back first (see Run).
+const namespaceRecheck = 30 * time.Second
+
 // ensureNamespace creates namespace ns in a member. It returns a propagation reason (and
-// message) instead when the namespace is governed by a FederatedNamespace or terminating.
-func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string) (string, string, error) {
-	governed, err := s.governedNamespace(ctx, ns)
+// message) instead when a FederatedNamespace governs the namespace: ReasonWaitingForNamespace
+// where that places it in the cluster, ReasonNamespaceNotPlaced where it does not (clusters
+// are the federation's, for its placement).
+func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+	governing, err := s.governingNamespace(ctx, ns)
 	if err != nil {
 		return "", "", err
 	}
-	if governed {
-		return ReasonWaitingForNamespace, fmt.Sprintf("cluster %q: namespace %q does not exist yet; its FederatedNamespace creates it", cluster, ns), nil
+	if governing != nil {
+		return governedReason(governing, cluster, ns, clusters)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
@@ -64,20 +71,102 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 	return "", "", fmt.Errorf("create namespace %q: %w", ns, err)
 }
 
+// governedReason is the propagation reason of a cluster whose namespace ns is missing and
+// governed by the FederatedNamespace u: waiting, where its placement puts it in cluster (or
+// would, but for the cluster's readiness); not placed otherwise, saying why.
+func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+	name := ns + "/" + ns
+	notPlaced := func(why string) (string, string, error) {
+		return ReasonNamespaceNotPlaced, fmt.Sprintf("cluster %q: namespace %q does not exist, and FederatedNamespace %s, which governs it, %s: sync does not create it", cluster, ns, name, why), nil
+	}
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return notPlaced(fmt.Sprintf("does not decode (%v)", err))
+	}
+	if fed.DeletionTimestamp != nil {
+		return notPlaced("is being deleted")
+	}
+	federation.DefaultFederatedObject(fed)
+	t, err := TargetsFor(fed, federation.NamespaceType, clusters)
+	if err != nil {
+		return notPlaced(fmt.Sprintf("has an invalid placement (%v)", err))
+	}
+	if _, placed := t.Replicas[cluster]; !placed && !slices.Contains(t.NotReady, cluster) {
+		return notPlaced("does not place it in this cluster; add the cluster to its placement")
+	}
+	return ReasonWaitingForNamespace, fmt.Sprintf("cluster %q: namespace %q does not exist yet; its FederatedNamespace %s creates it", cluster, ns, name), nil
+}
+
 // governedNamespace reports whether a FederatedNamespace for ns exists on the host (a host
 // that does not serve FederatedNamespaces governs nothing).
 func (s *Syncer) governedNamespace(ctx context.Context, ns string) (bool, error) {
-	if s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace" {
-		return false, nil
+	u, err := s.governingNamespace(ctx, ns)
+	return u != nil, err
+}
+
+// governingNamespace returns the FederatedNamespace for ns, nil when there is none (or the
+// host does not serve FederatedNamespaces, or the Syncer is one of FederatedNamespaces).
+func (s *Syncer) governingNamespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
+	if isNamespaceType(s.typ) {
+		return nil, nil
 	}
-	_, err := s.host.Get(ctx, federation.NamespaceType.FederatedGVR(), ns, ns)
+	u, err := s.host.Get(ctx, federation.NamespaceType.FederatedGVR(), ns, ns)
 	switch {
 	case err == nil:
-		return true, nil
+		return u, nil
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return nil, nil
 	}
-	return false, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
+	return nil, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
+}
+
+// memberNamespace is a namespace in one member cluster.
+type memberNamespace struct{ cluster, namespace string }
+
+// noteNamespaceWaits records which clusters of key's pass wait for their namespace, so that
+// Run passes over key again as soon as the namespace appears there (a member cache of
+// Namespaces, started here, notifies it), and reports whether any does.
+func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
+	if !s.typ.Namespaced {
+		return false
+	}
+	mc, cached := s.clusters.(federation.MemberCache)
+	waiting := false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range results {
+		m := memberNamespace{r.Cluster, key.Namespace}
+		if r.Reason != ReasonWaitingForNamespace && r.Reason != ReasonNamespaceNotPlaced {
+			if set := s.nsWaits[m]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(s.nsWaits, m)
+				}
+			}
+			continue
+		}
+		waiting = true
+		if s.nsWaits[m] == nil {
+			s.nsWaits[m] = map[federation.Key]bool{}
+			if cached {
+				_, _ = mc.CachedReader(r.Cluster, namespaceGVR) // starts the cache that notifies; the requeue covers a failure
+			}
+		}
+		s.nsWaits[m][key] = true
+	}
+	return waiting
+}
+
+// namespaceWaiters returns the objects waiting for namespace ns in cluster.
+func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	set := s.nsWaits[memberNamespace{cluster, ns}]
+	out := make([]federation.Key, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	return out
 }
 
 // markHostNamespaces sets [MemberState].Host in in.Members for the member Namespaces that

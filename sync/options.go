@@ -271,6 +271,10 @@ type Syncer struct {
 	// held remembers the clusters found to carry this Syncer's ClusterFinalizer; leaving,
 	// those being deleted that wait for sync's cleanup.
 	held, leaving map[string]bool
+	// nsWaits holds, per member namespace, the objects whose last pass waited for it
+	// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced): Run passes over them again when
+	// the namespace appears.
+	nsWaits map[memberNamespace]map[federation.Key]bool
 
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
@@ -314,5 +318,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
 		held:           map[string]bool{},
 		leaving:        map[string]bool{},
+		nsWaits:        map[memberNamespace]map[federation.Key]bool{},
 	}, nil
 }

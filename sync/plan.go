@@ -84,6 +84,10 @@ const (
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
+	// ReasonNamespaceNotPlaced: the member namespace does not exist and a FederatedNamespace
+	// governs it, but does not place it in this cluster (or is being deleted, or its placement
+	// is invalid): the namespace will not come until its placement changes.
+	ReasonNamespaceNotPlaced = "NamespaceNotPlaced"
 	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
 	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
 	// and would have been deleted. A FederatedNamespace may adopt one
