@@ -23,8 +23,10 @@ import (
 // a federated object's namespace need not exist in every member. Sync creates it, labelled
 // as the federation's and annotated as created by sync, unless a FederatedNamespace governs
 // it (then the FederatedNamespace's own sync creates it, with its template and overrides,
-// and this object waits). A namespace sync created is deleted again when the last object sync
-// put there is removed and nothing else lives in it.
+// and this object waits, or says the namespace will not come where that does not place it).
+// A namespace sync created is deleted again when the last object sync put there is removed
+// and nothing lives in it but what the federation is removing, as discovery and a List of
+// every namespaced resource tell (see occupant); when they cannot tell, it is kept.
 
 // CreatedNamespaceAnnotation marks a member Namespace that sync created for the objects it
 // propagates (and may delete again).
@@ -130,13 +132,21 @@ func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
 	if !s.typ.Namespaced {
 		return false
 	}
-	mc, cached := s.clusters.(federation.MemberCache)
-	waiting := false
+	waits := func(r result) bool {
+		return r.Reason == ReasonWaitingForNamespace || r.Reason == ReasonNamespaceNotPlaced
+	}
+	waiting := slices.ContainsFunc(results, waits)
+	s.mu.RLock()
+	none := len(s.nsWaits) == 0
+	s.mu.RUnlock()
+	if !waiting && none {
+		return false // what almost every pass finds: no lock taken for writing
+	}
+	var start []string
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, r := range results {
 		m := memberNamespace{r.Cluster, key.Namespace}
-		if r.Reason != ReasonWaitingForNamespace && r.Reason != ReasonNamespaceNotPlaced {
+		if !waits(r) {
 			if set := s.nsWaits[m]; set != nil {
 				delete(set, key)
 				if len(set) == 0 {
@@ -145,14 +155,18 @@ func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
 			}
 			continue
 		}
-		waiting = true
 		if s.nsWaits[m] == nil {
 			s.nsWaits[m] = map[federation.Key]bool{}
-			if cached {
-				_, _ = mc.CachedReader(r.Cluster, namespaceGVR) // starts the cache that notifies; the requeue covers a failure
-			}
+			start = append(start, r.Cluster)
 		}
 		s.nsWaits[m][key] = true
+	}
+	s.mu.Unlock()
+	if mc, ok := s.clusters.(federation.MemberCache); ok {
+		for _, cluster := range start {
+			// Starts the cache whose notifications Run watches; the requeue covers a failure.
+			_, _ = mc.CachedReader(cluster, namespaceGVR)
+		}
 	}
 	return waiting
 }
@@ -180,12 +194,22 @@ func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes 
 		return false
 	}
 	marked := false
+	type answer struct {
+		uid types.UID
+		err error
+	}
+	host := map[string]answer{} // one read per namespace, whatever the number of clusters
 	for _, ch := range changes {
 		if ch.Action != ActionDelete || ch.Live == nil {
 			continue
 		}
 		ms := in.Members[ch.Cluster]
-		own, err := s.hostOwns(ctx, ch.Live)
+		a, ok := host[ch.Live.GetName()]
+		if !ok {
+			a.uid, a.err = s.hostUID(ctx, ch.Live.GetName())
+			host[ch.Live.GetName()] = a
+		}
+		own, err := a.uid != "" && a.uid == ch.Live.GetUID(), a.err
 		switch {
 		case err != nil:
 			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", ch.Live.GetName(), err)
@@ -203,14 +227,20 @@ func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes 
 // hostOwns reports whether the member Namespace ns is the host's own Namespace of that name
 // (the same uid: the host is the member).
 func (s *Syncer) hostOwns(ctx context.Context, ns *unstructured.Unstructured) (bool, error) {
-	h, err := s.host.Get(ctx, namespaceGVR, "", ns.GetName())
+	uid, err := s.hostUID(ctx, ns.GetName())
+	return uid != "" && uid == ns.GetUID(), err
+}
+
+// hostUID returns the uid of the host's Namespace name, "" when there is none.
+func (s *Syncer) hostUID(ctx context.Context, name string) (types.UID, error) {
+	h, err := s.host.Get(ctx, namespaceGVR, "", name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return "", nil
 	case err != nil:
-		return false, fmt.Errorf("read the host's namespace %s: %w", ns.GetName(), err)
+		return "", fmt.Errorf("read the host's namespace %s: %w", name, err)
 	}
-	return h.GetUID() != "" && h.GetUID() == ns.GetUID(), nil
+	return h.GetUID(), nil
 }
 
 // everyNamespace holds what the API server and its controllers create in each namespace, and
