@@ -17,9 +17,10 @@ import (
 
 // Compile-time checks that a Cluster is a complete client, with the optional capabilities.
 var (
-	_ federation.ClusterClient = (*Cluster)(nil)
-	_ federation.HealthChecker = (*Cluster)(nil)
-	_ federation.VersionGetter = (*Cluster)(nil)
+	_ federation.ClusterClient      = (*Cluster)(nil)
+	_ federation.HealthChecker      = (*Cluster)(nil)
+	_ federation.VersionGetter      = (*Cluster)(nil)
+	_ federation.ResourceDiscoverer = (*Cluster)(nil)
 )
 
 // defaultWatchHistory is how many events a cluster keeps for watches that resume from an old
@@ -28,8 +29,9 @@ var (
 const defaultWatchHistory = 1024
 
 // Cluster is one in-memory Kubernetes API: a member cluster or the federation host. It
-// implements [federation.ClusterClient], [federation.HealthChecker] and
-// [federation.VersionGetter]. Create one with [NewCluster], [NewHost] or [Fleet.Add].
+// implements [federation.ClusterClient], [federation.HealthChecker],
+// [federation.VersionGetter] and [federation.ResourceDiscoverer]. Create one with
+// [NewCluster], [NewHost] or [Fleet.Add].
 //
 // A zero Cluster is a valid cluster named "", as from NewCluster(""). Every method is
 // safe for concurrent use. Configuration setters (SetClock, SetHooks, FailOn,

@@ -3,8 +3,9 @@
 // faults. It lets placement strategies, fedkit's loops and whole control planes run in unit
 // tests, without processes or a network.
 //
-// A [Cluster] implements [federation.ClusterClient] (with [federation.HealthChecker] and
-// [federation.VersionGetter]). [NewHost] returns one that serves fedkit's CRDs, to use as the
+// A [Cluster] implements [federation.ClusterClient] (with [federation.HealthChecker],
+// [federation.VersionGetter] and [federation.ResourceDiscoverer]: [Cluster.ServedResources]
+// lists what it serves, built-ins and CRDs, and fails with [VerbDiscovery] faults). [NewHost] returns one that serves fedkit's CRDs, to use as the
 // host; [NewCluster] one that serves the built-in resources only, as a member. A [Fleet] of
 // named clusters implements [federation.ClusterSet] and [federation.MemberCache], and
 // describes its members as [federation.Cluster] objects, which [Fleet.Register] writes to a

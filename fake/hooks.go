@@ -35,8 +35,9 @@ const (
 	VerbUpdateStatus Verb = "update-status"
 	VerbPatch        Verb = "patch"
 	VerbDelete       Verb = "delete"
-	VerbHealth       Verb = "health"  // Healthy
-	VerbVersion      Verb = "version" // ServerVersion
+	VerbHealth       Verb = "health"    // Healthy
+	VerbVersion      Verb = "version"   // ServerVersion
+	VerbDiscovery    Verb = "discovery" // ServedResources
 
 	// VerbAll makes FailOn, SetErrorRate and SetLatency apply to every verb. A fault set for
 	// a specific verb is consulted first.

@@ -86,6 +86,8 @@ func (a Action) path() string {
 		return "/readyz"
 	case VerbVersion:
 		return "/version"
+	case VerbDiscovery:
+		return "/apis"
 	}
 	var b strings.Builder
 	if a.Resource.Group == "" {

@@ -1,6 +1,8 @@
 package fake
 
 import (
+	"cmp"
+	"context"
 	_ "embed" // the table of built-in resources
 	"net/http"
 	"slices"
@@ -98,6 +100,33 @@ func (c *Cluster) servedLocked(gvr schema.GroupVersionResource, verb string) (re
 		return resourceInfo{}, apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, verb, gr, "", "the server does not allow this method on the requested resource", 0, false)
 	}
 	return ri, nil
+}
+
+// ServedResources implements [federation.ResourceDiscoverer]: every resource the cluster
+// serves (the built-ins and the resources of its CustomResourceDefinitions, every served
+// version), with the overrides of SetNamespaced, in group, version and name order. It fails
+// like Healthy when the cluster is partitioned or a fault is injected for [VerbDiscovery].
+func (c *Cluster) ServedResources(ctx context.Context) ([]metav1.APIResource, error) {
+	if _, err := c.begin(ctx, Action{Verb: VerbDiscovery}); err != nil {
+		return nil, err
+	}
+	c.lock()
+	defer c.mu.Unlock()
+	out := make([]metav1.APIResource, 0, len(c.served))
+	for gvr := range c.served {
+		ri, err := c.servedLocked(gvr, "")
+		if err != nil {
+			continue
+		}
+		out = append(out, metav1.APIResource{
+			Name: gvr.Resource, Group: gvr.Group, Version: gvr.Version,
+			Namespaced: ri.namespaced, Kind: ri.kind, Verbs: slices.Clone(ri.verbs),
+		})
+	}
+	slices.SortFunc(out, func(a, b metav1.APIResource) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Version, b.Version), strings.Compare(a.Name, b.Name))
+	})
+	return out, nil
 }
 
 // notServed is the real server's answer for a path no resource serves: a 404 with no details,

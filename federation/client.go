@@ -75,7 +75,7 @@ type Watcher interface {
 //
 // fedkit ships two implementations: federation/kube (client-go) and fake (in memory). More
 // capabilities are optional interfaces detected by type assertion ([HealthChecker],
-// [VersionGetter]), so this interface does not have to grow.
+// [VersionGetter], [ResourceDiscoverer]), so this interface does not have to grow.
 //
 // +kubebuilder:object:generate=false
 type ClusterClient interface {
@@ -100,6 +100,18 @@ type HealthChecker interface {
 // +kubebuilder:object:generate=false
 type VersionGetter interface {
 	ServerVersion(ctx context.Context) (*version.Info, error)
+}
+
+// ResourceDiscoverer is implemented by clients that can list the resources their API server
+// serves (its discovery): built-in resources, those of CRDs and of aggregated API servers.
+// Sync uses it to tell whether anything lives in a member namespace before it deletes one.
+//
+// +kubebuilder:object:generate=false
+type ResourceDiscoverer interface {
+	// ServedResources returns every served resource, with Group and Version set, in the
+	// group's preferred version at least, subresources left out. An error means the answer
+	// may be incomplete (a group's discovery failed); network failures wrap ErrUnreachable.
+	ServedResources(ctx context.Context) ([]metav1.APIResource, error)
 }
 
 // ClusterSet hands out the client of a member cluster by its Cluster name. It returns an error

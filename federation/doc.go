@@ -75,7 +75,8 @@
 // k8s.io/apimachinery/pkg/api/errors values, so apierrors.IsConflict and friends work.
 // [ClusterSet] hands out a member's client by Cluster name. More capabilities are optional
 // interfaces, detected by type assertion so the core interfaces need not grow:
-// [HealthChecker] (/readyz), [VersionGetter] and [MemberCache] (shared informer caches of the
+// [HealthChecker] (/readyz), [VersionGetter], [ResourceDiscoverer] (what the API server
+// serves) and [MemberCache] (shared informer caches of the
 // member objects the federation manages, with change notifications; [ReadOnlyMemberChanges]
 // notifies without copying the object; [WatchMemberChanges] takes the cheapest a set offers).
 // Package

@@ -40,10 +40,13 @@ func (e *InvalidError) Error() string {
 // Is matches ErrInvalidObject.
 func (e *InvalidError) Is(target error) bool { return target == ErrInvalidObject }
 
-// ValidateFederatedObject checks a federated object's spec. Paths are rooted at "spec".
+// ValidateFederatedObject checks a federated object's spec, and the name of a
+// FederatedNamespace, which must be its own namespace (the one it governs). Paths are rooted
+// at "spec" (at "metadata" for the name).
 func ValidateFederatedObject(obj *FederatedObject) field.ErrorList {
 	spec := field.NewPath("spec")
-	errs := validateTemplate(obj.Spec.Template, spec.Child("template"))
+	errs := validateNamespaceName(obj)
+	errs = append(errs, validateTemplate(obj.Spec.Template, spec.Child("template"))...)
 	errs = append(errs, validateTemplateIdentity(obj, spec.Child("template", "metadata"))...)
 	errs = append(errs, ValidatePlacement(obj.Spec.Placement, spec.Child("placement"))...)
 	errs = append(errs, ValidateOverrides(obj.Spec.Overrides, spec.Child("overrides"))...)
@@ -52,6 +55,18 @@ func ValidateFederatedObject(obj *FederatedObject) field.ErrorList {
 	}
 	errs = append(errs, ValidateRollout(obj.Spec.Rollout, spec.Child("rollout"))...)
 	return errs
+}
+
+// validateNamespaceName refuses a FederatedNamespace whose name is not its namespace: the
+// member Namespace takes the federated object's name, so one in namespace "team" named
+// "other-team" would govern, and when deleted delete, another team's namespace.
+func validateNamespaceName(obj *FederatedObject) field.ErrorList {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != TypesGroupVersion.Group || gvk.Kind != NamespaceType.Federated.Kind || obj.Name == obj.Namespace {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), obj.Name,
+		fmt.Sprintf("a FederatedNamespace governs the namespace it is in: its name must be %q", obj.Namespace))}
 }
 
 func validateTemplate(t RawObject, path *field.Path) field.ErrorList {

@@ -306,3 +306,30 @@ spec:
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A FederatedNamespace governs the namespace it lives in, so its name must be that namespace:
+// one named otherwise would manage (and, deleted, delete) another team's namespace.
+func TestValidateFederatedNamespaceName(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, objName, namespace string
+		want                           []string
+	}{
+		{name: "name is the namespace", kind: "FederatedNamespace", objName: "team", namespace: "team"},
+		{name: "name is another namespace", kind: "FederatedNamespace", objName: "other-team", namespace: "team",
+			want: []string{"FieldValueInvalid metadata.name"}},
+		{name: "other kinds may be named freely", kind: "FederatedDeployment", objName: "web", namespace: "team"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := decodeFederated(t, "  placement: {clusters: [{name: a}]}")
+			obj.APIVersion, obj.Kind = federation.TypesGroupVersion.String(), tc.kind
+			obj.Name, obj.Namespace = tc.objName, tc.namespace
+			errs := federation.ValidateFederatedObject(obj)
+			if diff := cmp.Diff(tc.want, errorPaths(errs)); diff != "" {
+				t.Errorf("ValidateFederatedObject() paths (-want +got):\n%s", diff)
+			}
+			for _, e := range errs {
+				require.Contains(t, e.Error(), `"team"`, "the message names the namespace it must be")
+			}
+		})
+	}
+}

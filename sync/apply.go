@@ -117,12 +117,12 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		s.endWrite(key, ch.Cluster, written)
 		if err == nil {
 			if ch.Action == ActionDelete && s.typ.Namespaced {
-				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace())
+				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace(), ch.Live)
 			}
 			return result{Change: ch, wrote: true}
 		}
 		if ch.Action == ActionCreate && namespaceMissing(err, ch.Desired.GetNamespace()) && attempt < s.opts.ConflictRetries {
-			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace()); nerr != nil || reason != "" {
+			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace(), in.Clusters); nerr != nil || reason != "" {
 				if nerr != nil {
 					return s.failed(in, ch, nerr)
 				}
@@ -142,7 +142,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return s.failed(in, ch, gerr)
 		}
 		v := s.verifiedAt(key, ch.Cluster)
-		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped})
+		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped, Host: in.Members[ch.Cluster].Host})
 	}
 }
 
@@ -211,7 +211,7 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 	default:
 		s.wrote(key, ch.Cluster, verification{}, true)
 	}
-	if ch.Action == ActionOrphan && ch.Reason == ReasonSystemNamespace {
+	if ch.Action == ActionOrphan && protectedNamespace(ch.Reason) {
 		s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
 	}
 	// The other writes are reported once per pass, by passEvents.

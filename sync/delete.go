@@ -45,6 +45,9 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
+	if s.markHostNamespaces(ctx, &in, changes) {
+		changes, _, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
+	}
 	results := s.execute(ctx, in, Targets{}, changes)
 
 	// What still holds the finalizer: failures, objects still being removed, and clusters

@@ -89,8 +89,22 @@
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing
 // member namespace, labelled as the federation's and annotated with
-// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it, and deletes such a
-// namespace again when the last object it put there goes and nothing else lives in it.
+// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. Then the object waits
+// ([ReasonWaitingForNamespace]), or, in a cluster the FederatedNamespace does not place the
+// namespace in, says it will not come ([ReasonNamespaceNotPlaced]). Run passes over a waiting
+// object again as soon as its namespace appears.
+//
+// When the last object sync put there goes, sync deletes a namespace it created only if
+// nothing else lives in it. It lists every namespaced, listable resource the member serves
+// (federation.ResourceDiscoverer) and may find only what the federation is removing: the
+// deleted object, managed objects being deleted, and what they own. What every namespace
+// holds, and Events, do not count. When it cannot look everywhere (no discovery, a failed
+// List), it keeps the namespace and logs why. Options.KeepCreatedNamespaces keeps them all.
+//
+// A FederatedNamespace must be named as its namespace. It never deletes a namespace sync
+// created for other objects, a system namespace, or the host's own namespace when the host is
+// also a member (the same uid): the first is left alone, the others orphaned with a warning
+// ([ReasonSystemNamespace], [ReasonHostNamespace]).
 //
 // # Revisions and rollback
 //

@@ -51,7 +51,7 @@ func writeReason(ch Change) string {
 	case ActionDelete:
 		return EventDeletedFromCluster
 	case ActionOrphan:
-		if ch.Reason == ReasonSystemNamespace {
+		if protectedNamespace(ch.Reason) {
 			return ""
 		}
 		return EventOrphanedInCluster

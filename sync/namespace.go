@@ -2,7 +2,11 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -18,8 +23,10 @@ import (
 // a federated object's namespace need not exist in every member. Sync creates it, labelled
 // as the federation's and annotated as created by sync, unless a FederatedNamespace governs
 // it (then the FederatedNamespace's own sync creates it, with its template and overrides,
-// and this object waits). A namespace sync created is deleted again when the last object sync
-// put there is removed and nothing else lives in it.
+// and this object waits, or says the namespace will not come where that does not place it).
+// A namespace sync created is deleted again when the last object sync put there is removed
+// and nothing lives in it but what the federation is removing, as discovery and a List of
+// every namespaced resource tell (see occupant); when they cannot tell, it is kept.
 
 // CreatedNamespaceAnnotation marks a member Namespace that sync created for the objects it
 // propagates (and may delete again).
@@ -27,15 +34,21 @@ const CreatedNamespaceAnnotation = "federation.k8s.io/created-by-sync"
 
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
+// namespaceRecheck is how soon an object waiting for its member namespace is passed over
+// again, when no member cache brings it back first (see Run).
+const namespaceRecheck = 30 * time.Second
+
 // ensureNamespace creates namespace ns in a member. It returns a propagation reason (and
-// message) instead when the namespace is governed by a FederatedNamespace or terminating.
-func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string) (string, string, error) {
-	governed, err := s.governedNamespace(ctx, ns)
+// message) instead when a FederatedNamespace governs the namespace: ReasonWaitingForNamespace
+// where that places it in the cluster, ReasonNamespaceNotPlaced where it does not (clusters
+// are the federation's, for its placement).
+func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+	governing, err := s.governingNamespace(ctx, ns)
 	if err != nil {
 		return "", "", err
 	}
-	if governed {
-		return ReasonWaitingForNamespace, fmt.Sprintf("cluster %q: namespace %q does not exist yet; its FederatedNamespace creates it", cluster, ns), nil
+	if governing != nil {
+		return governedReason(governing, cluster, ns, clusters)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
@@ -60,44 +73,184 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 	return "", "", fmt.Errorf("create namespace %q: %w", ns, err)
 }
 
+// governedReason is the propagation reason of a cluster whose namespace ns is missing and
+// governed by the FederatedNamespace u: waiting, where its placement puts it in cluster (or
+// would, but for the cluster's readiness); not placed otherwise, saying why.
+func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+	name := ns + "/" + ns
+	notPlaced := func(why string) (string, string, error) {
+		return ReasonNamespaceNotPlaced, fmt.Sprintf("cluster %q: namespace %q does not exist, and FederatedNamespace %s, which governs it, %s: sync does not create it", cluster, ns, name, why), nil
+	}
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return notPlaced(fmt.Sprintf("does not decode (%v)", err))
+	}
+	if fed.DeletionTimestamp != nil {
+		return notPlaced("is being deleted")
+	}
+	federation.DefaultFederatedObject(fed)
+	t, err := TargetsFor(fed, federation.NamespaceType, clusters)
+	if err != nil {
+		return notPlaced(fmt.Sprintf("has an invalid placement (%v)", err))
+	}
+	if _, placed := t.Replicas[cluster]; !placed && !slices.Contains(t.NotReady, cluster) {
+		return notPlaced("does not place it in this cluster; add the cluster to its placement")
+	}
+	return ReasonWaitingForNamespace, fmt.Sprintf("cluster %q: namespace %q does not exist yet; its FederatedNamespace %s creates it", cluster, ns, name), nil
+}
+
 // governedNamespace reports whether a FederatedNamespace for ns exists on the host (a host
 // that does not serve FederatedNamespaces governs nothing).
 func (s *Syncer) governedNamespace(ctx context.Context, ns string) (bool, error) {
-	if s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace" {
-		return false, nil
+	u, err := s.governingNamespace(ctx, ns)
+	return u != nil, err
+}
+
+// governingNamespace returns the FederatedNamespace for ns, nil when there is none (or the
+// host does not serve FederatedNamespaces, or the Syncer is one of FederatedNamespaces).
+func (s *Syncer) governingNamespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
+	if isNamespaceType(s.typ) {
+		return nil, nil
 	}
-	_, err := s.host.Get(ctx, federation.NamespaceType.FederatedGVR(), ns, ns)
+	u, err := s.host.Get(ctx, federation.NamespaceType.FederatedGVR(), ns, ns)
 	switch {
 	case err == nil:
-		return true, nil
+		return u, nil
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return nil, nil
 	}
-	return false, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
+	return nil, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
 }
 
-// contentGVRs are the resources looked at before a namespace sync created is deleted. The
-// ClusterClient has no discovery, so "nothing else lives in it" means none of these, besides
-// what the API server and its controllers put in every namespace.
-var contentResources = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "pods"},
-	{Version: "v1", Resource: "services"},
-	{Version: "v1", Resource: "configmaps"},
-	{Version: "v1", Resource: "secrets"},
-	{Version: "v1", Resource: "serviceaccounts"},
-	{Version: "v1", Resource: "persistentvolumeclaims"},
-	{Group: "apps", Version: "v1", Resource: "deployments"},
-	{Group: "apps", Version: "v1", Resource: "statefulsets"},
-	{Group: "apps", Version: "v1", Resource: "daemonsets"},
-	{Group: "apps", Version: "v1", Resource: "replicasets"},
-	{Group: "batch", Version: "v1", Resource: "jobs"},
-	{Group: "batch", Version: "v1", Resource: "cronjobs"},
-	{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+// memberNamespace is a namespace in one member cluster.
+type memberNamespace struct{ cluster, namespace string }
+
+// noteNamespaceWaits records which clusters of key's pass wait for their namespace, so that
+// Run passes over key again as soon as the namespace appears there (a member cache of
+// Namespaces, started here, notifies it), and reports whether any does.
+func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
+	if !s.typ.Namespaced {
+		return false
+	}
+	waits := func(r result) bool {
+		return r.Reason == ReasonWaitingForNamespace || r.Reason == ReasonNamespaceNotPlaced
+	}
+	waiting := slices.ContainsFunc(results, waits)
+	s.mu.RLock()
+	none := len(s.nsWaits) == 0
+	s.mu.RUnlock()
+	if !waiting && none {
+		return false // what almost every pass finds: no lock taken for writing
+	}
+	var start []string
+	s.mu.Lock()
+	for _, r := range results {
+		m := memberNamespace{r.Cluster, key.Namespace}
+		if !waits(r) {
+			if set := s.nsWaits[m]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(s.nsWaits, m)
+				}
+			}
+			continue
+		}
+		if s.nsWaits[m] == nil {
+			s.nsWaits[m] = map[federation.Key]bool{}
+			start = append(start, r.Cluster)
+		}
+		s.nsWaits[m][key] = true
+	}
+	s.mu.Unlock()
+	if mc, ok := s.clusters.(federation.MemberCache); ok {
+		for _, cluster := range start {
+			// Starts the cache whose notifications Run watches; the requeue covers a failure.
+			_, _ = mc.CachedReader(cluster, namespaceGVR)
+		}
+	}
+	return waiting
 }
 
-// everyNamespace holds what the API server and its controllers create in each namespace.
+// namespaceWaiters returns the objects waiting for namespace ns in cluster.
+func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	set := s.nsWaits[memberNamespace{cluster, ns}]
+	out := make([]federation.Key, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	return out
+}
+
+// markHostNamespaces sets [MemberState].Host in in.Members for the member Namespaces that
+// changes would delete and that are the host's own: the host is also a member, and the member
+// Namespace has the uid of the host's Namespace of that name (KubeFed's IsPrimaryCluster).
+// When the host cannot be read the cluster's read fails instead (nothing is deleted there,
+// the pass is retried). It reports whether it changed in.Members: then the caller plans again.
+// It reads the host only when a FederatedNamespace's deletion is planned.
+func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes []Change) bool {
+	if !isNamespaceType(s.typ) {
+		return false
+	}
+	marked := false
+	type answer struct {
+		uid types.UID
+		err error
+	}
+	host := map[string]answer{} // one read per namespace, whatever the number of clusters
+	for _, ch := range changes {
+		if ch.Action != ActionDelete || ch.Live == nil {
+			continue
+		}
+		ms := in.Members[ch.Cluster]
+		a, ok := host[ch.Live.GetName()]
+		if !ok {
+			a.uid, a.err = s.hostUID(ctx, ch.Live.GetName())
+			host[ch.Live.GetName()] = a
+		}
+		own, err := a.uid != "" && a.uid == ch.Live.GetUID(), a.err
+		switch {
+		case err != nil:
+			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", ch.Live.GetName(), err)
+		case own:
+			ms.Host = true
+		default:
+			continue
+		}
+		in.Members[ch.Cluster] = ms
+		marked = true
+	}
+	return marked
+}
+
+// hostOwns reports whether the member Namespace ns is the host's own Namespace of that name
+// (the same uid: the host is the member).
+func (s *Syncer) hostOwns(ctx context.Context, ns *unstructured.Unstructured) (bool, error) {
+	uid, err := s.hostUID(ctx, ns.GetName())
+	return uid != "" && uid == ns.GetUID(), err
+}
+
+// hostUID returns the uid of the host's Namespace name, "" when there is none.
+func (s *Syncer) hostUID(ctx context.Context, name string) (types.UID, error) {
+	h, err := s.host.Get(ctx, namespaceGVR, "", name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read the host's namespace %s: %w", name, err)
+	}
+	return h.GetUID(), nil
+}
+
+// everyNamespace holds what the API server and its controllers create in each namespace, and
+// Events, which record what happened there rather than live there.
 func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
 	switch {
+	case gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io"):
+		return true
+	case gvr.Group != "":
+		return false
 	case gvr.Resource == "configmaps" && obj.GetName() == "kube-root-ca.crt":
 		return true
 	case gvr.Resource == "serviceaccounts" && obj.GetName() == "default":
@@ -109,39 +262,134 @@ func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructu
 	return false
 }
 
-// releaseNamespace deletes namespace ns in a member when sync created it and nothing else
-// lives in it any more. Failures are logged, not returned: the namespace is a courtesy, the
-// object's deletion is done.
-func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string) {
-	if ns == "" {
+// releaseNamespace deletes namespace ns in a member when sync created it, no FederatedNamespace
+// governs it, it is not the host's own, and nothing lives in it but what the federation is
+// removing (see occupant), unless Options.KeepCreatedNamespaces. deleted is the member object
+// sync just deleted there. When it cannot tell, it keeps the namespace and logs why: the
+// namespace is a courtesy, the object's deletion is done.
+func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string, deleted *unstructured.Unstructured) {
+	if ns == "" || s.opts.KeepCreatedNamespaces {
 		return
+	}
+	log := logr.FromContextOrDiscard(ctx).WithValues("cluster", cluster, "namespace", ns)
+	keep := func(why string, err error) {
+		log.Info("Kept a member namespace sync had created: "+why, "reason", err.Error())
 	}
 	obj, err := c.Get(ctx, namespaceGVR, "", ns)
-	if err != nil || obj.GetAnnotations()[CreatedNamespaceAnnotation] != "true" ||
-		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		return
+	case err != nil:
+		keep("it could not be read", err)
+		return
+	case obj.GetAnnotations()[CreatedNamespaceAnnotation] != "true" ||
+		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil:
+		return // not sync's to delete, or going already
+	}
+	if governed, err := s.governedNamespace(ctx, ns); err != nil {
+		keep("cannot tell whether a FederatedNamespace governs it", err)
+		return
+	} else if governed {
 		return
 	}
-	if governed, err := s.governedNamespace(ctx, ns); err != nil || governed {
+	if own, err := s.hostOwns(ctx, obj); err != nil {
+		keep("cannot tell whether it is the host's own", err)
+		return
+	} else if own {
+		log.V(1).Info("Kept a member namespace sync had created: it is the host's own (the host is also a member)")
 		return
 	}
-	extra := []schema.GroupVersionResource{s.typ.TargetGVR()}
-	for _, gvr := range append(extra, contentResources...) {
-		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return // cannot tell: keep it
-		}
-		if list == nil {
-			continue
-		}
-		for i := range list.Items {
-			if !everyNamespace(gvr, &list.Items[i]) {
-				return
-			}
-		}
+	who, err := s.occupant(ctx, cluster, c, ns, deleted)
+	if err != nil {
+		keep("cannot tell whether anything else lives in it", err)
+		return
+	}
+	if who != "" {
+		log.V(1).Info("Kept a member namespace sync had created: something else lives in it", "object", who)
+		return
 	}
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	err = c.Delete(ctx, namespaceGVR, "", ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
-	if err == nil {
-		logr.FromContextOrDiscard(ctx).V(1).Info("Deleted a member namespace sync had created", "cluster", cluster, "namespace", ns)
+	switch {
+	case err == nil:
+		log.V(1).Info("Deleted a member namespace sync had created")
+	case !apierrors.IsNotFound(err):
+		keep("the delete failed", err)
 	}
+}
+
+// occupant returns an object that lives in member namespace ns ("" when none) and is not the
+// federation's to remove, looking at every namespaced, listable resource the member serves
+// (federation.ResourceDiscoverer). The federation's to remove are deleted (the object sync
+// just deleted), the objects it manages that are being deleted, and what those own, through
+// ownerReferences (a Deployment's ReplicaSets and their Pods, which the garbage collector
+// deletes with it); besides them, what every namespace holds (everyNamespace). Everything else
+// keeps the namespace: another team's objects of any kind, and the federation's objects of
+// other federated types still placed there. It fails when it cannot look everywhere: no
+// discovery, discovery failed, or a List failed.
+func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.ClusterClient, ns string, deleted *unstructured.Unstructured) (string, error) {
+	raw, err := s.clusters.Client(cluster) // c counts requests in the metrics, and hides the capability
+	if err != nil {
+		return "", err
+	}
+	d, ok := raw.(federation.ResourceDiscoverer)
+	if !ok {
+		return "", errors.New("the member's client offers no discovery (federation.ResourceDiscoverer) to list what the namespace holds")
+	}
+	resources, err := d.ServedResources(ctx)
+	if err != nil {
+		return "", fmt.Errorf("discovery of the resources the member serves: %w", err)
+	}
+	type found struct {
+		gvr schema.GroupVersionResource
+		obj *unstructured.Unstructured
+	}
+	var others []found
+	removing := map[types.UID]bool{}
+	if deleted != nil && deleted.GetUID() != "" {
+		removing[deleted.GetUID()] = true
+	}
+	seen := map[schema.GroupResource]bool{}
+	for _, r := range resources {
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
+		if !r.Namespaced || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") || seen[gvr.GroupResource()] {
+			continue
+		}
+		seen[gvr.GroupResource()] = true // one version of a resource holds all its objects
+		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // no longer served (a CRD deleted meanwhile)
+		case err != nil:
+			return "", fmt.Errorf("list %s in namespace %s: %w", gvr.GroupResource(), ns, err)
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			switch {
+			case everyNamespace(gvr, obj):
+			case managedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
+				removing[obj.GetUID()] = true
+			default:
+				others = append(others, found{gvr, obj})
+			}
+		}
+	}
+	// What the federation removes owns: dependents whose every owner goes, transitively.
+	for changed := true; changed; {
+		changed = false
+		others = slices.DeleteFunc(others, func(f found) bool {
+			refs := f.obj.GetOwnerReferences()
+			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return !removing[r.UID] }) {
+				return false
+			}
+			removing[f.obj.GetUID()] = true
+			changed = true
+			return true
+		})
+	}
+	if len(others) == 0 {
+		return "", nil
+	}
+	f := others[0]
+	return fmt.Sprintf("%s %s/%s", f.gvr.GroupResource(), ns, f.obj.GetName()), nil
 }

@@ -129,6 +129,13 @@ type Options struct {
 	// kept (ControllerRevisions are namespaced). Default: "default".
 	HistoryNamespace string
 
+	// KeepCreatedNamespaces keeps the member namespaces sync creates for its objects
+	// (CreatedNamespaceAnnotation) when their last object goes. Default: false, a namespace sync
+	// created is deleted once nothing lives in it but what the federation is removing, as
+	// checked over every namespaced, listable resource the member serves (see the package
+	// documentation on namespaces).
+	KeepCreatedNamespaces bool
+
 	// Renderer renders member objects (a custom retention table). nil: the default.
 	Renderer *override.Renderer
 
@@ -268,6 +275,10 @@ type Syncer struct {
 	// held remembers the clusters found to carry this Syncer's ClusterFinalizer; leaving,
 	// those being deleted that wait for sync's cleanup.
 	held, leaving map[string]bool
+	// nsWaits holds, per member namespace, the objects whose last pass waited for it
+	// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced): Run passes over them again when
+	// the namespace appears.
+	nsWaits map[memberNamespace]map[federation.Key]bool
 
 	// decoded caches the Cluster objects by name, with their resourceVersion.
 	clusterMu gosync.Mutex
@@ -312,5 +323,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
 		held:           map[string]bool{},
 		leaving:        map[string]bool{},
+		nsWaits:        map[memberNamespace]map[federation.Key]bool{},
 	}, nil
 }

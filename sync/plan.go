@@ -84,13 +84,41 @@ const (
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
+	// ReasonNamespaceNotPlaced: the member namespace does not exist and a FederatedNamespace
+	// governs it, but does not place it in this cluster (or is being deleted, or its placement
+	// is invalid): the namespace will not come until its placement changes.
+	ReasonNamespaceNotPlaced = "NamespaceNotPlaced"
 	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
 	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
 	// and would have been deleted. A FederatedNamespace may adopt one
 	// (federation.AdoptAnnotation), but sync never deletes one: it orphans it instead
 	// (ActionOrphan) and warns.
 	ReasonSystemNamespace = "SystemNamespace"
+	// ReasonHostNamespace: the member object is a namespace of the host itself, the host
+	// being also a member (the member Namespace has the uid of the host's: see
+	// [MemberState].Host), and would have been deleted, with the federation's own objects in
+	// it. Sync orphans it instead (ActionOrphan) and warns, as for ReasonSystemNamespace.
+	ReasonHostNamespace = "HostNamespace"
 )
+
+// protectedNamespace reports whether reason is one of a namespace sync orphans rather than
+// deletes (a warning event each time).
+func protectedNamespace(reason string) bool {
+	return reason == ReasonSystemNamespace || reason == ReasonHostNamespace
+}
+
+// isNamespaceType reports whether typ federates core Namespaces (FederatedNamespace).
+func isNamespaceType(typ federation.TypeConfig) bool {
+	return typ.Target.Group == "" && typ.Target.Kind == "Namespace"
+}
+
+// createdBySync reports whether obj is a core Namespace that sync created for the objects it
+// propagates (CreatedNamespaceAnnotation): such a namespace is released by those objects'
+// passes when nothing else lives in it, never deleted by a FederatedNamespace.
+func createdBySync(obj *unstructured.Unstructured) bool {
+	return obj != nil && obj.GetKind() == "Namespace" && obj.GetAPIVersion() == "v1" &&
+		obj.GetAnnotations()[CreatedNamespaceAnnotation] == "true"
+}
 
 // systemNamespace reports whether obj is a core Namespace that sync never deletes (see
 // ReasonSystemNamespace).
@@ -158,6 +186,10 @@ type MemberState struct {
 	// A difference there is not drift, so another writer's change to the object does not
 	// make sync write it again in vain. Empty when unknown.
 	Dropped []string
+	// Host reports that Object is the host's own (the host is also a member: a Namespace
+	// with the uid of the host's Namespace of that name). Sync never deletes it: it is
+	// orphaned (ReasonHostNamespace).
+	Host bool
 }
 
 // PlanInput is everything [Plan] needs to decide what sync does for one federated object.
@@ -399,6 +431,11 @@ func Plan(in PlanInput) ([]Change, Targets, error) {
 // deleted).
 func planFor(in PlanInput, t Targets) []Change {
 	obj := in.Object
+	if isNamespaceType(in.Type) && obj.Name != obj.Namespace {
+		// A FederatedNamespace governs its own namespace only (see ValidateFederatedObject): one
+		// named otherwise never created anything, and deletes nothing when deleted.
+		return nil
+	}
 	deleting := obj.DeletionTimestamp != nil
 	ready := readyClusters(in.Clusters)
 	placed := make(map[string]bool, len(t.Order))
@@ -685,6 +722,9 @@ func withIdentity(r rendered, identity string) rendered {
 // decideMember applies the per-cluster rules of Plan to one read, ready cluster.
 func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt, deleting, orphan bool) Change {
 	live := ms.Object
+	if (!ch.Placed || deleting) && createdBySync(live) {
+		return ch // another Syncer's namespace for its objects: not a FederatedNamespace's to remove
+	}
 	if live != nil && !managedBy(live, identity) {
 		if !ch.Placed || deleting {
 			return ch // never ours: leave it alone, report nothing
@@ -716,6 +756,9 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 		case systemNamespace(live):
 			ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
 			ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
+		case ms.Host:
+			ch.Action, ch.Reason = ActionOrphan, ReasonHostNamespace
+			ch.Message = fmt.Sprintf("cluster %q: %s is the host's own namespace (the host is also a member): it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
 		}
 		return ch
 	}

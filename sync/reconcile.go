@@ -167,7 +167,11 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	keys := inputKeys(in, targets)
 	in.Members = s.readMembers(ctx, fed, clusters, targets, keys)
 	changes := planFor(in, targets)
+	if s.markHostNamespaces(ctx, &in, changes) {
+		changes = planFor(in, targets) // the host's own namespaces are orphaned, not deleted
+	}
 	results := s.executeWith(ctx, in, keys, changes)
+	waitingForNamespace := s.noteNamespaceWaits(key, results)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
@@ -185,7 +189,13 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if wrote || anyWrite(results) {
 		outcome = fedmetrics.OutcomeWritten
 	}
-	return federation.Result{RequeueAfter: ro.requeue(s.opts.ResyncPeriod)}, outcome, nil
+	res := federation.Result{RequeueAfter: ro.requeue(s.opts.ResyncPeriod)}
+	if waitingForNamespace {
+		// Run's member cache of Namespaces brings the object back when its namespace appears;
+		// this bounds the wait where no cache does.
+		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
+	}
+	return res, outcome, nil
 }
 
 // adopt reports whether fed may take over member objects no federation manages.
@@ -376,6 +386,11 @@ func (s *Syncer) forget(key federation.Key) {
 	delete(s.decodedObjects, key)
 	s.metrics.forget(key)
 	delete(s.hostWrites, key)
+	for m, set := range s.nsWaits {
+		if delete(set, key); len(set) == 0 {
+			delete(s.nsWaits, m)
+		}
+	}
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

@@ -90,6 +90,16 @@ func (s *Syncer) Run(ctx context.Context) error {
 		l.Enqueue(key)
 	})
 	defer remove()
+	if s.typ.Namespaced {
+		// An object waiting for its member namespace (a FederatedNamespace creates it) is
+		// passed over again as soon as the namespace appears there.
+		removeNS, _ := federation.WatchMemberChanges(s.clusters, namespaceGVR, func(cluster string, obj *unstructured.Unstructured) {
+			if obj.GetDeletionTimestamp() == nil {
+				l.Enqueue(s.namespaceWaiters(cluster, obj.GetName())...)
+			}
+		})
+		defer removeNS()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg gosync.WaitGroup

@@ -37,16 +37,18 @@ type copyingOnly struct {
 }
 
 // TestRunMemberNotifications: Run takes the read-only notifications when the cluster set
-// offers them (no copy of the object per change), the copying ones otherwise, and reverts a
-// member's drift at once either way.
+// offers them (no copy of the object per change), the copying ones otherwise, for its type and
+// for member Namespaces, and reverts a member's drift at once either way.
 func TestRunMemberNotifications(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
 		hideReadOnly        bool
 		wantCopying, wantRO int32
 	}{
-		{name: "read-only offered", wantRO: 1},
-		{name: "copying only", hideReadOnly: true, wantCopying: 1},
+		// Two registrations: the target type's objects, and member Namespaces (objects
+		// waiting for theirs), of one kind.
+		{name: "read-only offered", wantRO: 2},
+		{name: "copying only", hideReadOnly: true, wantCopying: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)

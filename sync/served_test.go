@@ -84,8 +84,9 @@ spec:
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	e.reconcile(t)
 	got := propagation(e.fed(t))
-	for _, c := range clusterNames {
-		require.Equal(t, fedsync.ReasonWaitingForNamespace+"@0", got[c], c)
+	require.Equal(t, fedsync.ReasonWaitingForNamespace+"@0", got["aws"])
+	for _, c := range []string{"gcp", "azure"} { // the FederatedNamespace does not place them
+		require.Equal(t, fedsync.ReasonNamespaceNotPlaced+"@0", got[c], c)
 	}
 	_, err := e.cluster(t, "aws").Peek(namespaces, "", key.Namespace)
 	require.Error(t, err, "sync left the namespace to its FederatedNamespace")

@@ -52,6 +52,8 @@ var (
 	_ federation.ClusterClient = (*Client)(nil)
 	_ federation.HealthChecker = (*Client)(nil)
 	_ federation.VersionGetter = (*Client)(nil)
+
+	_ federation.ResourceDiscoverer = (*Client)(nil)
 )
 
 // clientConfig is a copy of cfg with opts applied: the rate limit (none unless one of them

@@ -2,8 +2,9 @@
 // real implementations of the two interfaces every fedkit loop is written against:
 //
 //   - [Client] is a [federation.ClusterClient] on client-go's dynamic client, plus
-//     [federation.HealthChecker] (GET /readyz), [federation.VersionGetter] (GET /version) and
-//     a discovery-backed [Client.RESTMapping] from kinds to resources.
+//     [federation.HealthChecker] (GET /readyz), [federation.VersionGetter] (GET /version),
+//     [federation.ResourceDiscoverer] ([Client.ServedResources], GET /apis...) and a
+//     discovery-backed [Client.RESTMapping] from kinds to resources.
 //   - [ClusterSet] is a [federation.ClusterSet] that keeps one Client per Cluster object on the
 //     host, built from the Cluster's spec and its Secret. It is also a
 //     [federation.MemberCache]: shared informer caches of the member objects the federation

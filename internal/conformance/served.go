@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // notServedMessage is what a real server answers for a path no resource serves.
@@ -31,6 +33,40 @@ func servedBehaviours() []behaviour {
 					require.True(t, strings.HasSuffix(err.Error(), notServedMessage), "%s %s: %v", verb, gvr, err)
 				}
 			}
+		}},
+		{"served/discovery-lists-resources-with-scope-and-verbs", func(t *testing.T, e *env) {
+			// What sync reads before it deletes a member namespace: every namespaced, listable
+			// resource, the resources of CRDs included, without subresources.
+			d, ok := e.c.(federation.ResourceDiscoverer)
+			require.True(t, ok, "the client implements federation.ResourceDiscoverer")
+			gvr := e.installCRD(t, "trinkets", true)
+			var got map[schema.GroupVersionResource]metav1.APIResource
+			e.eventually(t, "discovery lists the CRD's resource", func() bool {
+				list, err := d.ServedResources(e.ctx)
+				require.NoError(t, err)
+				got = map[schema.GroupVersionResource]metav1.APIResource{}
+				for _, r := range list {
+					require.NotContains(t, r.Name, "/", "a subresource: %v", r)
+					require.NotEmpty(t, r.Version, "%s without its version", r.Name)
+					got[schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}] = r
+				}
+				_, ok := got[gvr]
+				return ok
+			})
+			for want, namespaced := range map[schema.GroupVersionResource]bool{
+				ConfigMapGVR: true, DeploymentGVR: true, LeaseGVR: true, EndpointSliceGVR: true, gvr: true,
+				NamespaceGVR: false, PriorityClassGVR: false, ClusterGVR: false,
+			} {
+				r, ok := got[want]
+				require.True(t, ok, "%s is not listed", want)
+				require.Equal(t, namespaced, r.Namespaced, "%s namespaced", want)
+				require.Contains(t, r.Verbs, "list", want.String())
+			}
+			rbac := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+			require.True(t, got[rbac].Namespaced, "rolebindings are listed, namespaced")
+			review := schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "localsubjectaccessreviews"}
+			require.NotContains(t, got[review].Verbs, "list", "a review cannot be listed")
+			require.NoError(t, e.c.Delete(e.ctx, CRDGVR, "", gvr.Resource+"."+gvr.Group, metav1.DeleteOptions{}))
 		}},
 		{"crd/resource-is-served-with-scope-and-status", func(t *testing.T, e *env) {
 			gvr := e.installCRD(t, "gadgets", true)

@@ -1,0 +1,142 @@
+package sync_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// newNamespaceSyncer returns a Syncer of FederatedNamespaces on e's host and fleet.
+func newNamespaceSyncer(t *testing.T, e *env) *fedsync.Syncer {
+	t.Helper()
+	s, err := fedsync.New(e.host, e.fleet, federation.NamespaceType, fedsync.Options{Clock: e.clock, Events: e.events})
+	require.NoError(t, err)
+	return s
+}
+
+// hostNamespace creates namespace name on the host.
+func (e *env) hostNamespace(t *testing.T, name string) {
+	t.Helper()
+	e.mustCreate(t, e.host, namespaces, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}})
+}
+
+// peekNamespace returns the member namespace, nil when it is gone.
+func (e *env) peekNamespace(t *testing.T, cluster, name string) *unstructured.Unstructured {
+	t.Helper()
+	ns, err := e.cluster(t, cluster).Peek(namespaces, "", name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return ns
+}
+
+// A FederatedNamespace named otherwise than its namespace is invalid (it would govern another
+// team's namespace): sync says so and creates nothing.
+func TestFederatedNamespaceNameMustBeItsNamespace(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	s := newNamespaceSyncer(t, e)
+	e.hostNamespace(t, "team")
+	e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: other-team, namespace: team}
+spec:
+  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
+`)
+	_, err := s.Reconcile(ctx, federation.Key{Namespace: "team", Name: "other-team"})
+	require.ErrorIs(t, err, federation.ErrInvalidObject)
+	for _, c := range clusterNames {
+		require.Nil(t, e.peekNamespace(t, c, "other-team"), "%s: created a namespace the object does not live in", c)
+	}
+	u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), "team", "other-team")
+	require.NoError(t, err)
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	cond := propagated(fed)
+	require.Equal(t, fedsync.ReasonInvalidObject, cond.Reason)
+	require.Contains(t, cond.Message, "metadata.name")
+}
+
+// A FederatedNamespace named otherwise than its namespace that is deleted (one written before
+// the rule, with sync's finalizer) deletes nothing: the namespace of that name is not its own.
+func TestDeletedMisnamedFederatedNamespaceDeletesNothing(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	s := newNamespaceSyncer(t, e)
+	e.hostNamespace(t, "team")
+	e.hostNamespace(t, "other-team")
+	e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: other-team, namespace: other-team}
+spec:
+  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
+`)
+	_, err := s.Reconcile(ctx, federation.Key{Namespace: "other-team", Name: "other-team"})
+	require.NoError(t, err)
+	require.NotNil(t, e.peekNamespace(t, "aws", "other-team"))
+
+	e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: other-team, namespace: team, finalizers: [federation.k8s.io/sync]}
+spec:
+  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
+`)
+	require.NoError(t, e.host.Delete(ctx, federation.NamespaceType.FederatedGVR(), "team", "other-team", deleteOpts()))
+	_, err = s.Reconcile(ctx, federation.Key{Namespace: "team", Name: "other-team"})
+	require.NoError(t, err)
+	for _, c := range clusterNames {
+		ns := e.peekNamespace(t, c, "other-team")
+		require.NotNil(t, ns, "%s: deleted the namespace of another FederatedNamespace", c)
+		require.Nil(t, ns.GetDeletionTimestamp(), c)
+	}
+	_, err = e.host.Peek(federation.NamespaceType.FederatedGVR(), "team", "other-team")
+	require.True(t, apierrors.IsNotFound(err), "its finalizer is removed: %v", err)
+}
+
+// A FederatedNamespace never deletes a namespace another Syncer of the same federation created
+// for its objects (CreatedNamespaceAnnotation), neither where it is not placed nor when it is
+// deleted: the Deployment sync put there stays, with its namespace.
+func TestFederatedNamespaceNeverDeletesNamespacesSyncCreated(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend) // creates "production" in every member
+	e.reconcile(t)
+	for _, c := range clusterNames {
+		require.Equal(t, "true", e.peekNamespace(t, c, "production").GetAnnotations()[fedsync.CreatedNamespaceAnnotation], c)
+	}
+	s := newNamespaceSyncer(t, e)
+	nsKey := federation.Key{Namespace: "production", Name: "production"}
+	e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: production, namespace: production}
+spec:
+  template: {metadata: {labels: {team: shop}}}
+  placement: {clusters: [{name: aws}]}
+`)
+	_, err := s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	require.Equal(t, "shop", e.peekNamespace(t, "aws", "production").GetLabels()["team"], "placed: governed")
+	for _, c := range []string{"gcp", "azure"} {
+		ns := e.peekNamespace(t, c, "production")
+		require.NotNil(t, ns, "%s: a FederatedNamespace not placed there deleted the namespace sync created", c)
+		require.Nil(t, ns.GetDeletionTimestamp(), c)
+	}
+
+	require.NoError(t, e.host.Delete(ctx, federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name, deleteOpts()))
+	_, err = s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	for _, c := range clusterNames {
+		ns := e.peekNamespace(t, c, "production")
+		require.NotNil(t, ns, "%s: the deleted FederatedNamespace deleted the namespace sync created", c)
+		require.Nil(t, ns.GetDeletionTimestamp(), c)
+		require.NotNil(t, e.member(t, c), "%s: the Deployment is still there", c)
+	}
+}
