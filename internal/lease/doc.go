@@ -37,9 +37,20 @@
 // processes sorted by identity, the process of rank r may hold Count/n shards, one more when
 // r < Count mod n, so the shares add up to Count exactly. A process below its share takes
 // free or expired shard Leases (its candidates keep watching every shard it does not hold,
-// so a dead peer's shards are taken as soon as they expire); one above it hands the excess
-// over (stops their work, then releases them). Acquisitions pass a per-process admission
-// check, so a process never holds more than its share, even for a moment, by its own view.
+// so a dead peer's shards are taken as soon as they expire). Acquisitions pass a per-process
+// admission check, so a process holds no more than its share by its own view, with one
+// exception below.
+//
+// # Hand-over
+//
+// A process above its share hands the excess over (stops their work, then releases them)
+// only to a peer that is live and ready to take it, so a shard keeps running where it is
+// until then. Live: this process saw the peer's presence Lease renewed, not only a Lease
+// left behind. Ready: the presence Lease says how many shards the peer would take by its own
+// view (WantsAnnotation; absent while it has not listed the Leases, or another Count runs).
+// A process hands over at most what the live peers want beyond the shards already free. A
+// shard that stayed free for LeaseDuration while no live peer wants it (the views disagree)
+// is taken by any process, beyond its share, and handed over again once a peer wants it.
 //
 // Views differ for a moment when a process joins or dies; the Leases, not the shares,
 // guarantee that a shard never runs in two processes at once. Every process must use the
