@@ -152,8 +152,8 @@ func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
 		cfg := env.Config(name)
 		members[name], err = kube.New(cfg, kube.Options{})
 		require.NoError(t, err)
-		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system}, data: {token: %s}}`,
-			name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
+			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
 		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
 spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
 	}
