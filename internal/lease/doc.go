@@ -63,5 +63,7 @@
 // client-go's LeaderElector has no clock to inject: it reads the real clock, and so do Elect
 // and Shards. Code run under them can keep its own fake clock, but the elections themselves
 // are tested on real time with short durations (LeaseDuration 1-2s, RenewDeadline half of
-// it, RetryPeriod 100-250ms), by waiting for outcomes instead of stepping a clock.
+// it, RetryPeriod 100-250ms), by waiting for outcomes instead of stepping a clock. The
+// decisions of Shards' balance rounds (shares, hand-overs, admission) take a clock, and their
+// tests step a fake one, round by round.
 package lease
