@@ -300,3 +300,26 @@ func TestBalanceHandsOverOnlyToALiveReadyPeer(t *testing.T) {
 		require.True(t, b.admits(5), "shard 5 runs nowhere and nobody would take it")
 	})
 }
+
+// A shard handed over whose release failed is still held by this process on the host: the
+// next term of its candidate must pass the admission check like any acquisition, or it takes
+// back at once the shard it just handed over (and does again every round). A renewal within
+// a term is not an acquisition.
+func TestLockAdmitsATermThatFindsItsOwnLease(t *testing.T) {
+	w := newWorld(t)
+	w.writeShard(0, "a") // left by a release that failed
+	admitted := 0
+	lock := NewLock(w.host, "default", "fed-0", "a")
+	lock.admit = func() bool { admitted++; return false }
+	ctx := context.Background()
+	record, _, err := lock.Get(ctx)
+	require.NoError(t, err)
+	record.RenewTime = metav1.NewTime(w.clk.Now())
+	require.ErrorIs(t, lock.Update(ctx, *record), errNotAdmitted, "a new term takes its own Lease back without asking")
+	require.Equal(t, 1, admitted)
+
+	lock.admit = func() bool { admitted++; return true }
+	require.NoError(t, lock.Update(ctx, *record))
+	require.NoError(t, lock.Update(ctx, *record), "renewing")
+	require.Equal(t, 2, admitted, "a renewal within the term is not an acquisition")
+}

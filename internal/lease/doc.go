@@ -51,6 +51,8 @@
 // A process hands over at most what the live peers want beyond the shards already free. A
 // shard that stayed free for LeaseDuration while no live peer wants it (the views disagree)
 // is taken by any process, beyond its share, and handed over again once a peer wants it.
+// A candidate whose new term finds the Lease still held by its own process (a release that
+// failed) passes the admission check too, so a shard handed over is not taken back at once.
 //
 // Views differ for a moment when a process joins or dies; the Leases, not the shares,
 // guarantee that a shard never runs in two processes at once. Every process must use the
