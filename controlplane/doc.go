@@ -94,6 +94,11 @@
 //     it; the shards of a replica that dies move to the others once their Leases expire
 //     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two
 //     replicas at once. Status lists the loops of the shards held, each with its Shard.
+//     When a replica joins, the others hand it shards only once it is live: they saw it
+//     renew its presence Lease, and it says there that it wants shards (it has listed the
+//     Leases). Until then every shard keeps running where it is. A shard is released only
+//     for a live peer that wants it; one left free for a LeaseDuration (the replicas'
+//     views disagree) is taken by any replica, beyond its share.
 //   - [Options].Shard: a static shard, for embedders who assign them (a StatefulSet's
 //     ordinal and replicas): no Lease, and it is up to the embedder that one process runs
 //     each shard. Combined with LeaderElection, the replicas of each shard elect their own

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,9 @@ type replica struct {
 	name string
 	cp   *controlplane.ControlPlane
 	stop func() error
+	// blindLeases makes its Lists of Leases fail: a replica still starting, whose first look
+	// at the Leases has not come back.
+	blindLeases atomic.Bool
 }
 
 // journal is what the recorders saw: member objects created, by whom, and the writes made by
@@ -190,6 +194,13 @@ type recorder struct {
 	j       *journal
 	r       *replica
 	cluster string
+}
+
+func (c recorder) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if gvr == leasesGVR && c.r.blindLeases.Load() {
+		return nil, fmt.Errorf("%w: list timed out (test)", federation.ErrUnreachable)
+	}
+	return c.ClusterClient.List(ctx, gvr, ns, opts)
 }
 
 func (c recorder) Create(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {

@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -11,11 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/lease"
 )
 
 // Two replicas with leader election: one runs every loop, the other stands by and writes
@@ -154,6 +157,97 @@ func TestShardingSplitsTheKeys(t *testing.T) {
 	stepUntil(t, e.clock, time.Second, names[ofA]+" edited and late created in the members", func() bool {
 		return e.memberReplicas("eu", names[ofA]) == 6 && e.memberReplicas("us", names[ofA]) == 6 && e.memberReplicas("eu", "late") == 4
 	})
+	j.check(t)
+}
+
+// Two replicas hold 3 shards each; a third joins but cannot list the Leases yet (it is
+// still starting). It renews its presence, yet the two keep every shard until it is ready to
+// take some: an edit of every object propagates meanwhile. Once it sees the Leases, the
+// shards spread 2/2/2 and every object is still reconciled by the replica holding its shard.
+func TestShardingHandsOverOnlyToAReadyReplica(t *testing.T) {
+	noLeaks(t)
+	const count = 6
+	e := newEnv(t)
+	j := newJournal()
+	replicas := map[string]*replica{}
+	for _, name := range []string{"a", "b", "c"} {
+		replicas[name] = e.replica(t, j, name, func(o *controlplane.Options) {
+			l := fastLease()
+			l.Identity = name
+			o.Sharding = &controlplane.Sharding{Count: count, Lease: l}
+		})
+	}
+	spread := func(want map[string]int) func() bool {
+		return func() bool {
+			got, n := map[string]int{}, 0
+			for name, r := range replicas {
+				if held := len(r.shards()); held > 0 {
+					got[name] = held
+					n += held
+				}
+			}
+			return n == count && maps.Equal(got, want)
+		}
+	}
+	replicas["a"].start(t)
+	replicas["b"].start(t)
+	realEventually(t, "shards spread 3/3", spread(map[string]int{"a": 3, "b": 3}))
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("app-%d", i))
+		create(t, e.host, deployments, federatedDeployment(names[i]))
+	}
+	propagated := func(replicas int64) func() bool {
+		return func() bool {
+			for _, n := range names {
+				if e.memberReplicas("eu", n) != replicas || e.memberReplicas("us", n) != replicas {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	stepUntil(t, e.clock, time.Second, "every object propagated", propagated(4))
+
+	// c joins, blind to the Leases: its presence Lease is renewed many times over, every
+	// round of a and b sees it, and they keep their shards.
+	replicas["c"].blindLeases.Store(true)
+	replicas["c"].start(t)
+	renewals := 0
+	var rv string
+	realEventually(t, "c's presence renewed 8 times", func() bool {
+		list, err := e.host.List(context.Background(), leasesGVR, "default", metav1.ListOptions{LabelSelector: lease.RoleLabel + "=member"})
+		require.NoError(t, err)
+		for _, u := range list.Items {
+			if h, _, _ := unstructured.NestedString(u.Object, "spec", "holderIdentity"); h == "c" && u.GetResourceVersion() != rv {
+				rv = u.GetResourceVersion()
+				renewals++
+			}
+		}
+		return renewals >= 8
+	})
+	edit := func(replicas int64) {
+		for _, n := range names {
+			u, err := e.host.Get(context.Background(), deployments, "default", n)
+			require.NoError(t, err)
+			require.NoError(t, unstructured.SetNestedField(u.Object, replicas, "spec", "template", "spec", "replicas"))
+			_, err = e.host.Update(context.Background(), deployments, u)
+			require.NoError(t, err)
+		}
+	}
+	edit(6)
+	stepUntilf(t, e.clock, time.Second, func() string {
+		return fmt.Sprintf("every edit propagated while c cannot list the Leases; shards held: a %v, b %v, c %v",
+			replicas["a"].shards(), replicas["b"].shards(), replicas["c"].shards())
+	}, propagated(6))
+	require.True(t, spread(map[string]int{"a": 3, "b": 3})(), "a and b hand no shard to c before it is ready: a %v, b %v, c %v",
+		replicas["a"].shards(), replicas["b"].shards(), replicas["c"].shards())
+
+	// c sees the Leases: it says it wants 2 shards, and gets one from each.
+	replicas["c"].blindLeases.Store(false)
+	realEventually(t, "shards spread 2/2/2", spread(map[string]int{"a": 2, "b": 2, "c": 2}))
+	edit(8)
+	stepUntil(t, e.clock, time.Second, "every edit propagated after the spread", propagated(8))
 	j.check(t)
 }
 

@@ -37,9 +37,22 @@
 // processes sorted by identity, the process of rank r may hold Count/n shards, one more when
 // r < Count mod n, so the shares add up to Count exactly. A process below its share takes
 // free or expired shard Leases (its candidates keep watching every shard it does not hold,
-// so a dead peer's shards are taken as soon as they expire); one above it hands the excess
-// over (stops their work, then releases them). Acquisitions pass a per-process admission
-// check, so a process never holds more than its share, even for a moment, by its own view.
+// so a dead peer's shards are taken as soon as they expire). Acquisitions pass a per-process
+// admission check, so a process holds no more than its share by its own view, with one
+// exception below.
+//
+// # Hand-over
+//
+// A process above its share hands the excess over (stops their work, then releases them)
+// only to a peer that is live and ready to take it, so a shard keeps running where it is
+// until then. Live: this process saw the peer's presence Lease renewed, not only a Lease
+// left behind. Ready: the presence Lease says how many shards the peer would take by its own
+// view (WantsAnnotation; absent while it has not listed the Leases, or another Count runs).
+// A process hands over at most what the live peers want beyond the shards already free. A
+// shard that stayed free for LeaseDuration while no live peer wants it (the views disagree)
+// is taken by any process, beyond its share, and handed over again once a peer wants it.
+// A candidate whose new term finds the Lease still held by its own process (a release that
+// failed) passes the admission check too, so a shard handed over is not taken back at once.
 //
 // Views differ for a moment when a process joins or dies; the Leases, not the shares,
 // guarantee that a shard never runs in two processes at once. Every process must use the
@@ -52,5 +65,7 @@
 // client-go's LeaderElector has no clock to inject: it reads the real clock, and so do Elect
 // and Shards. Code run under them can keep its own fake clock, but the elections themselves
 // are tested on real time with short durations (LeaseDuration 1-2s, RenewDeadline half of
-// it, RetryPeriod 100-250ms), by waiting for outcomes instead of stepping a clock.
+// it, RetryPeriod 100-250ms), by waiting for outcomes instead of stepping a clock. The
+// decisions of Shards' balance rounds (shares, hand-overs, admission) take a clock, and their
+// tests step a fake one, round by round.
 package lease

@@ -48,7 +48,8 @@ type Lock struct {
 	// labels and annotations are set on the Lease by every write of this Lock.
 	labels, annotations map[string]string
 	// admit, when set, is asked before a write that would take the Lease from someone else
-	// (or create it); false refuses the write with errNotAdmitted. dropped undoes an admit
+	// (or create it), and before the first write of a term that finds the Lease still held
+	// by this identity; false refuses the write with errNotAdmitted. dropped undoes an admit
 	// whose write failed.
 	admit   func() bool
 	dropped func()
@@ -124,7 +125,13 @@ func (l *Lock) Update(ctx context.Context, ler rl.LeaderElectionRecord) error {
 
 // write creates or updates u with the record ler.
 func (l *Lock) write(ctx context.Context, ler rl.LeaderElectionRecord, u *unstructured.Unstructured, create bool) error {
-	acquiring := ler.HolderIdentity == l.identity && (create || holderOf(u) != l.identity)
+	// Taking the Lease, or the first write of a term that finds it held by this identity
+	// still (a release that failed, a renewal that landed late): both must be admitted, or
+	// a process takes back at once a shard it handed over.
+	l.mu.Lock()
+	newTerm := l.held.IsZero()
+	l.mu.Unlock()
+	acquiring := ler.HolderIdentity == l.identity && (create || holderOf(u) != l.identity || newTerm)
 	if acquiring && l.admit != nil {
 		if !l.admit() {
 			return errNotAdmitted

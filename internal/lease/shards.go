@@ -25,8 +25,13 @@ const (
 	GroupLabel = "federation.k8s.io/lease-group"
 	// RoleLabel says what a Lease of the group is: "shard" or "member" (a process's presence).
 	RoleLabel = "federation.k8s.io/lease-role"
-	// CountAnnotation on a shard Lease is its holder's Options.Count.
+	// CountAnnotation on a shard Lease is its holder's Options.Count; on a presence Lease,
+	// the process's.
 	CountAnnotation = "federation.k8s.io/shard-count"
+	// WantsAnnotation on a presence Lease is how many more shards the process would take
+	// now, by its own view: a process hands a shard over only to a live peer that says so.
+	// Absent: the process takes none (it has not seen the Leases yet, or another Count runs).
+	WantsAnnotation = "federation.k8s.io/shard-wants"
 )
 
 // Shards claims shards of the keys for this process and runs run once per shard it holds,
@@ -38,9 +43,10 @@ const (
 // package documentation for the order of things when a shard is lost or handed over). The
 // shards are spread evenly: with n live processes each holds Count/n of them, give or take
 // one, by a rule every process computes alike from the Leases it sees; a process that joins
-// gets its share as the others hand the excess over, and the shards of a process that dies
-// are taken over once their Leases expire, LeaseDuration after they were last seen renewed
-// (plus up to two RetryPeriods).
+// gets its share as the others hand the excess over, once they saw it renew its presence
+// and say it wants shards (see "Hand-over" in the package documentation), and the shards of
+// a process that dies are taken over once their Leases expire, LeaseDuration after they were
+// last seen renewed (plus up to two RetryPeriods).
 //
 // run must return promptly once its context is done, as with Elect. Shards returns nil when
 // ctx is done, after every run has returned; with Options.ReleaseOnCancel it releases the
@@ -57,17 +63,22 @@ func Shards(ctx context.Context, host federation.ClusterClient, opts Options, ru
 	if err := opts.complete(true); err != nil {
 		return err
 	}
+	return newSharder(host, opts, clock.RealClock{}).run(ctx, run)
+}
+
+// newSharder returns the sharder of Shards for completed opts, timing the Leases it sees on
+// clk (the real clock in Shards, a fake one in tests of the balance).
+func newSharder(host federation.ClusterClient, opts Options, clk clock.WithTicker) *sharder {
 	sum := sha256.Sum256([]byte(opts.Identity))
-	s := &sharder{
+	return &sharder{
 		host:   host,
 		opts:   opts,
-		clock:  clock.RealClock{},
+		clock:  clk,
 		log:    opts.Logger.WithValues("identity", opts.Identity),
 		member: opts.Name + "-member-" + hex.EncodeToString(sum[:5]),
 		seen:   map[string]observation{},
 		terms:  map[int]*shardTerm{},
 	}
-	return s.run(ctx, run)
 }
 
 // sharder is one process's side of Shards.
@@ -82,19 +93,28 @@ type sharder struct {
 	// Lease is live while it changed within LeaseDuration, timed on this process's clock as
 	// client-go's elector times it, so clocks need not agree.
 	seen map[string]observation
+	// firstLook is when this process first listed the Leases.
+	firstLook time.Time
 
 	mu sync.Mutex
 	// share is how many shards this process may hold (0 until the first look at the
 	// Leases); blocked says a live peer runs another Count.
 	share   int
 	blocked bool
-	terms   map[int]*shardTerm
+	// idle are the shards free for LeaseDuration that no live peer wants: up to spare of
+	// them may be taken beyond the share.
+	idle  map[int]bool
+	spare int
+	terms map[int]*shardTerm
 }
 
 // observation is when a Lease was seen to change.
 type observation struct {
 	rv string
 	at time.Time
+	// renewed says the Lease changed since this process first saw it: its holder renews it,
+	// it is not only a Lease left behind.
+	renewed bool
 }
 
 // shardTerm is the state of one shard's current term in this process.
@@ -200,7 +220,8 @@ func (s *sharder) campaign(ctx context.Context, i int, run func(context.Context,
 var errWorkReturned = fmt.Errorf("lease: the work of a shard returned")
 
 // admit is the Lock's admission check for shard i: it reserves a place for the shard if
-// the process holds fewer shards than its share.
+// the process holds fewer shards than its share, or if the shard has been free for
+// LeaseDuration and no live peer wants it (the last balance's spare).
 func (s *sharder) admit(i int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,7 +232,16 @@ func (s *sharder) admit(i int) bool {
 	if t.reserved {
 		return true
 	}
-	if s.blocked || s.heldLocked() >= s.share {
+	switch {
+	case s.blocked:
+		return false
+	case s.heldLocked() < s.share:
+	case s.idle[i] && s.spare > 0:
+		s.spare--
+		delete(s.idle, i)
+		s.log.Info("Taking a shard beyond the share: it has been free for LeaseDuration and no live peer wants it",
+			"shard", strconv.Itoa(i)+"/"+strconv.Itoa(s.opts.Count), "share", s.share)
+	default:
 		return false
 	}
 	t.reserved = true

@@ -3,10 +3,13 @@ package controlplane_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -122,45 +125,121 @@ func TestLeaderElectionOnRealServers(t *testing.T) {
 		first, stamp(span[first][0]), stamp(span[first][1]), second, stamp(span[second][0]), stamp(span[second][1]), third, stamp(span[third][0]))
 }
 
-// Three replicas claim 6 shards through Leases on the real host and run one set of loops per
-// shard they hold: the shards spread 2/2/2 and 30 FederatedConfigMaps are each propagated by
-// exactly one replica, the one running the shard that owns it. One replica crashes: its
-// shards move to the two others, which keep reconciling its objects (an edit propagates).
+// shardLease is the sharding test's Lease timing: a 6s Lease renewed every 250ms, whose
+// holder stops its loops 4s after the start of its last successful renewal. With 2s/1s, and
+// still with 4s/2s, a loaded 2-core machine (load 20 and more, -race) delays renewals past
+// the deadline dozens of times a minute: each stops a shard's loops, which start again from
+// an empty cache once the replica holds the Lease again, and the edits wait for them.
+func shardLease(ns string) controlplane.Lease {
+	l := shortLease(ns, "cp")
+	l.LeaseDuration, l.RenewDeadline = 6*time.Second, 4*time.Second
+	return l
+}
+
+// holders returns, per shard, the replicas that run loops for it now.
+func holders(rs map[string]*replica) map[int][]string {
+	out := map[int][]string{}
+	for name, r := range rs {
+		for _, i := range r.shards() {
+			out[i] = append(out[i], name)
+		}
+	}
+	for _, who := range out {
+		slices.Sort(who)
+	}
+	return out
+}
+
+// unclaimed samples which shards no replica runs, every 10ms until stop is called, and
+// returns per shard the longest stretch it ran nowhere.
+func unclaimed(rs func() map[string]*replica, count int) (stop func() map[int]time.Duration) {
+	done := make(chan struct{})
+	result := make(chan map[int]time.Duration, 1)
+	go func() {
+		longest := map[int]time.Duration{}
+		since := map[int]time.Time{}
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			now := time.Now()
+			held := holders(rs())
+			for i := range count {
+				switch _, ok := since[i]; {
+				case len(held[i]) == 0 && !ok:
+					since[i] = now
+				case len(held[i]) > 0 && ok:
+					longest[i] = max(longest[i], now.Sub(since[i]))
+					delete(since, i)
+				}
+			}
+			select {
+			case <-done:
+				for i, t := range since {
+					longest[i] = max(longest[i], now.Sub(t))
+				}
+				result <- longest
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[int]time.Duration { close(done); return <-result }
+}
+
+// Two replicas claim 6 shards through Leases on the real host (3/3) and run one set of loops
+// per shard they hold; 30 FederatedConfigMaps are each propagated by exactly one replica, the
+// one running the shard that owns it. A third replica joins while every object is edited:
+// the shards spread 2/2/2, every shard keeps running somewhere but for the moment of a
+// hand-over (the longest stretch a shard ran nowhere is logged), and every edit is
+// propagated within scaleBound of the join. One replica crashes: its shards move to the two
+// others, which keep reconciling its objects (an edit propagates).
 func TestShardingOnRealServers(t *testing.T) {
-	const count = 6
+	const (
+		count      = 6
+		scaleBound = 60 * time.Second // on the real clock; a loaded 2-core machine needs a few seconds
+	)
 	ns := fmt.Sprintf("cp-shards-%d", runs.Add(1))
 	env, members := setup(t, ns)
 	host, err := kube.New(env.Config(hostName), kube.Options{})
 	require.NoError(t, err)
 	j := &journal{}
 	rs := map[string]*replica{}
-	for _, who := range []string{"a", "b", "c"} {
-		rs[who] = startReplica(t, env, j, who, ns, func(o *controlplane.Options) {
-			o.Sharding = &controlplane.Sharding{Count: count, Lease: shortLease(ns, "cp")}
+	var rsMu sync.Mutex
+	snapshot := func() map[string]*replica {
+		rsMu.Lock()
+		defer rsMu.Unlock()
+		return maps.Clone(rs)
+	}
+	start := func(who string) {
+		r := startReplica(t, env, j, who, ns, func(o *controlplane.Options) {
+			o.Sharding = &controlplane.Sharding{Count: count, Lease: shardLease(ns)}
+			o.Logger = testr.New(t).WithName(who)
 		})
+		rsMu.Lock()
+		rs[who] = r
+		rsMu.Unlock()
 	}
 	spread := func(want map[string]int) func() bool {
 		return func() bool {
-			seen := map[int]string{}
-			for name, r := range rs {
-				held := r.shards()
-				for _, i := range held {
-					require.NotContains(t, seen, i, "shard %d runs in %s and %s at once", i, seen[i], name)
-					seen[i] = name
-				}
-				if len(held) != want[name] {
-					return false
-				}
+			held := holders(snapshot())
+			for i, who := range held {
+				require.Len(t, who, 1, "shard %d runs in %v at once", i, who)
 			}
-			return len(seen) == count
+			got := map[string]int{}
+			for _, who := range held {
+				got[who[0]]++
+			}
+			return len(held) == count && maps.Equal(got, want)
 		}
 	}
-	took := waitReal(t, "6 shards spread 2/2/2", spread(map[string]int{"a": 2, "b": 2, "c": 2}))
-	t.Logf("6 shards spread over 3 replicas %s after they started", took)
+	for _, who := range []string{"a", "b"} {
+		start(who)
+	}
+	took := waitReal(t, "6 shards spread 3/3", spread(map[string]int{"a": 3, "b": 3}))
+	t.Logf("6 shards spread over 2 replicas %s after they started", took)
 	objects := names("cfg", 0, 30)
 	federateConfigMaps(t, host, ns, objects...)
 	waitPropagated(t, members, ns, "v1", objects...)
-
 	waitRecorded(t, j, ns, objects...)
 
 	// Each member ConfigMap was created once, by a replica that ran its shard then (the
@@ -175,6 +254,46 @@ func TestShardingOnRealServers(t *testing.T) {
 	}
 	t.Logf("member ConfigMaps created per replica: %v", perReplica)
 
+	// 2 -> 3: c joins while every object is edited. a and b hand c a shard each once they
+	// saw it live; the edits of the shards that move are propagated by c.
+	watch := unclaimed(snapshot, count)
+	joined := time.Now()
+	start("c")
+	for _, name := range objects {
+		u, err := host.Get(context.Background(), fedConfigMaps, ns, name)
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(u.Object, "v2", "spec", "template", "data", "value"))
+		_, err = host.Update(context.Background(), fedConfigMaps, u)
+		require.NoError(t, err)
+	}
+	took = waitReal(t, "6 shards spread 2/2/2", spread(map[string]int{"a": 2, "b": 2, "c": 2}))
+	t.Logf("c joined; the shards spread 2/2/2 %s later", took)
+	var missing []string
+	propagated := func() bool {
+		missing = missing[:0]
+		for _, name := range objects {
+			for _, m := range memberNames {
+				u, err := members[m].Get(context.Background(), configMaps, ns, name)
+				if err == nil {
+					if v, _, _ := unstructured.NestedString(u.Object, "data", "value"); v == "v2" {
+						continue
+					}
+				}
+				missing = append(missing, fmt.Sprintf("%s in %s (shard %d)", name, m, federation.ShardOf(federation.Key{Namespace: ns, Name: name}, count)))
+			}
+		}
+		return len(missing) == 0
+	}
+	for !propagated() && time.Since(joined) < scaleBound {
+		time.Sleep(50 * time.Millisecond)
+	}
+	gaps := watch()
+	require.Empty(t, missing, "not propagated with v2 %s after c joined; shards held: %v; longest stretch each shard ran nowhere: %v", scaleBound, holders(snapshot()), gaps)
+	t.Logf("every edit propagated %s after c joined; longest stretch each shard ran nowhere during the scale: %v", time.Since(joined), gaps)
+	for i := range count {
+		require.Less(t, gaps[i], scaleBound, "shard %d ran nowhere", i)
+	}
+
 	// a crashes: its Leases expire, and b and c take one of its shards each.
 	held := rs["a"].shards()
 	ofA := slices.DeleteFunc(slices.Clone(objects), func(n string) bool {
@@ -183,17 +302,19 @@ func TestShardingOnRealServers(t *testing.T) {
 	require.NotEmpty(t, ofA, "none of the objects in a's shards %v", held)
 	killed := time.Now()
 	rs["a"].kill(t)
+	rsMu.Lock()
 	delete(rs, "a")
+	rsMu.Unlock()
 	waitReal(t, "a's shards moved to b and c", spread(map[string]int{"b": 3, "c": 3}))
-	t.Logf("a crashed; its shards moved to b and c %s later (LeaseDuration 2s, RetryPeriod 250ms)", time.Since(killed))
+	t.Logf("a crashed; its shards moved to b and c %s later (LeaseDuration 6s, RetryPeriod 250ms)", time.Since(killed))
 
 	edited := ofA[0]
 	u, err := host.Get(context.Background(), fedConfigMaps, ns, edited)
 	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedField(u.Object, "v2", "spec", "template", "data", "value"))
+	require.NoError(t, unstructured.SetNestedField(u.Object, "v3", "spec", "template", "data", "value"))
 	_, err = host.Update(context.Background(), fedConfigMaps, u)
 	require.NoError(t, err)
-	waitPropagated(t, members, ns, "v2", edited)
+	waitPropagated(t, members, ns, "v3", edited)
 	t.Logf("%s (shard %d, a's) edited after the crash: propagated", edited, federation.ShardOf(federation.Key{Namespace: ns, Name: edited}, count))
 	t.Logf("%d writes checked against the shards their replica ran", len(j.check(t)))
 }
