@@ -143,8 +143,8 @@ type MemberCache interface {
 	OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
 }
 
-// MemberCacheHealth is an optional capability of a [MemberCache], offered by fake.Fleet:
-// whether a member cache is still in contact with its cluster. A cache keeps
+// MemberCacheHealth is an optional capability of a [MemberCache], offered by kube.ClusterSet
+// and fake.Fleet: whether a member cache is still in contact with its cluster. A cache keeps
 // serving its last state when the cluster is cut off, so a loop judging how fresh a cached
 // read is (the status collector) asks this instead of trusting that the read succeeded.
 //

@@ -63,7 +63,7 @@ func (in *Input) propagation(st *federation.FederatedStatus) propagation {
 	}
 	if r := st.Rollout; r != nil && r.Revision > 0 {
 		target = r.Revision
-		if r.Phase != "Complete" || st.SyncedRevision != r.Revision {
+		if r.Phase != federation.RolloutComplete {
 			where := ""
 			if r.Stages > 0 {
 				where = fmt.Sprintf(" at stage %d of %d", r.Stage, r.Stages)
