@@ -84,8 +84,8 @@ type Aggregation struct {
 //     partitioned minority are never published.
 //  3. Ready is True when sync has propagated Generation (status.observedGeneration and the
 //     Propagated condition's observedGeneration are Generation, Propagated is True, no
-//     rollout holds the revision, every entry's revision is the one sync synced and every
-//     fresh ready member carries it) and every placed cluster is fresh and reports its
+//     rollout holds the revision, every entry is at the current revision without a
+//     propagation reason) and every placed cluster is fresh and reports its
 //     member object up to date and fully available. Otherwise it is Unknown with reason
 //     WaitingForPropagation while sync has not passed over Generation; False with reason
 //     NotPropagated naming the clusters that do not run its revision (and why), NotReady

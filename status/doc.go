@@ -62,8 +62,8 @@
 // The Ready condition is True, with observedGeneration N, only when the members run
 // generation N's revision and are ready: sync has propagated N (status.observedGeneration,
 // a True Propagated condition for N, no rollout holding the revision, every entry at
-// status.syncedRevision) and every placed cluster has fresh data, carries that revision and
-// reports its object up to date and fully available. So `kubectl wait --for=condition=Ready`
+// the current revision) and every placed cluster has fresh data and reports its object up
+// to date and fully available. So `kubectl wait --for=condition=Ready`
 // waits for a new generation. Otherwise Ready is Unknown with WaitingForPropagation (sync has
 // not passed over N yet) or NoQuorum; False with NotPropagated (naming the clusters that do
 // not run N's revision, and why: a member refused it, a rollout holds it), NotReady (naming

@@ -31,10 +31,9 @@ type propagation struct {
 }
 
 // propagation reads sync's fields (status.observedGeneration, the Propagated condition,
-// status.syncedRevision, status.rollout and each entry's propagation and revision) and the
-// members' revisions (members[i].Observation.Revision, the member object's
-// federation.RevisionAnnotation) to judge whether generation runs in every placed cluster. It
-// is pure; st is in.Status or its empty stand-in.
+// status.syncedRevision, status.rollout and each entry's propagation and revision) to judge
+// whether generation runs in every placed cluster. It is pure; st is in.Status or its empty
+// stand-in.
 func (in *Input) propagation(st *federation.FederatedStatus) propagation {
 	generation := in.Generation
 	cond := meta.FindStatusCondition(st.Conditions, federation.ConditionPropagated)
@@ -78,15 +77,12 @@ func (in *Input) propagation(st *federation.FederatedStatus) propagation {
 		return p
 	}
 	for i := range st.Clusters {
-		e := &st.Clusters[i]
-		switch m := in.member(i); {
-		case e.Propagation != "":
-			// Named above.
-		case e.Revision != 0 && e.Revision != target:
+		// Sync writes an entry without a reason only once the member holds what it rendered,
+		// so the entry's revision is what the member runs. The member's own revision
+		// annotation is not compared: after a rollback sync leaves the members whose content
+		// the restored revision keeps as they are, with the older number.
+		if e := &st.Clusters[i]; e.Propagation == "" && e.Revision != 0 && e.Revision != target {
 			p.problems = append(p.problems, fmt.Sprintf("%s: sync rendered revision %d, not %d", e.Name, e.Revision, target))
-		case in.fresh(m) && m.Observation.Ready && m.Observation.Revision != target:
-			// A member that is not ready is named as such; a ready one must run the target.
-			p.problems = append(p.problems, fmt.Sprintf("%s: runs revision %d, not %d", e.Name, m.Observation.Revision, target))
 		}
 	}
 	return p
