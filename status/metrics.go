@@ -118,9 +118,9 @@ func (m *collectorMetrics) forgetAll() {
 // staleMembers is the fedkit_status_stale_members family: per federated type and cluster,
 // the sum of what every Collector registered into one registerer counts (one per shard, say),
 // so that no Collector's count overwrites another's. A series exists while its sum is above
-// zero.
+// zero. The first Collector's is registered; the others find it there.
 type staleMembers struct {
-	desc *prometheus.Desc
+	*prometheus.GaugeVec
 
 	mu     sync.Mutex
 	counts map[[2]string]int // type, cluster
@@ -128,9 +128,10 @@ type staleMembers struct {
 
 func newStaleMembers() *staleMembers {
 	return &staleMembers{
-		desc: prometheus.NewDesc("fedkit_status_stale_members",
-			"Federated objects whose entry for a cluster is stale (no fresh data within the Collector's StaleAfter), by federated type and cluster. A cluster's series goes when no entry of it is stale.",
-			[]string{fedmetrics.LabelType, fedmetrics.LabelCluster}, nil),
+		GaugeVec: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "fedkit_status_stale_members",
+			Help: "Federated objects whose entry for a cluster is stale (no fresh data within the Collector's StaleAfter), by federated type and cluster. A cluster's series goes when no entry of it is stale.",
+		}, []string{fedmetrics.LabelType, fedmetrics.LabelCluster}),
 		counts: map[[2]string]int{},
 	}
 }
@@ -143,27 +144,14 @@ func (s *staleMembers) add(kind, cluster string, d int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := [2]string{kind, cluster}
-	if n := s.counts[k] + d; n > 0 {
-		s.counts[k] = n
-	} else {
+	n := s.counts[k] + d
+	if n <= 0 {
 		delete(s.counts, k)
+		s.DeleteLabelValues(kind, cluster)
+		return
 	}
-}
-
-// Describe implements prometheus.Collector.
-func (s *staleMembers) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
-
-// Collect implements prometheus.Collector.
-func (s *staleMembers) Collect(ch chan<- prometheus.Metric) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, n := range s.counts {
-		m, err := prometheus.NewConstMetric(s.desc, prometheus.GaugeValue, float64(n), k[0], k[1])
-		if err != nil {
-			m = prometheus.NewInvalidMetric(s.desc, err)
-		}
-		ch <- m
-	}
+	s.counts[k] = n
+	s.WithLabelValues(kind, cluster).Set(float64(n))
 }
 
 // monitorMetrics are the ClusterMonitor's: the shared reconcile and member request families
