@@ -236,8 +236,23 @@ spec:
 	}
 	require.True(t, seen, "the Collector wrote Ready=False NotPropagated for generation 2")
 
-	// The member lets the update in: sync retries it, and Ready turns True for generation 2.
+	// The member lets the update in. Sync waits for a change after a refusal: a member
+	// writer touching its copy is one (the policy takes effect asynchronously, so it is
+	// touched again each second until the update goes through). Ready turns True for
+	// generation 2.
 	require.NoError(t, refusing.Delete(ctx, bindingGVR, "", "refuse-nginx-2", metav1.DeleteOptions{}))
-	eventually(t, "Ready for generation 2", readyFor(2))
+	touched := time.Time{}
+	eventually(t, "Ready for generation 2", func() bool {
+		if time.Since(touched) > time.Second {
+			touched = time.Now()
+			if u, err := refusing.Get(ctx, depGVR, ns, "web"); err == nil {
+				a := u.GetAnnotations()
+				a["test.example.com/touched"] = touched.Format(time.RFC3339Nano)
+				u.SetAnnotations(a)
+				_, _ = refusing.Update(ctx, depGVR, u) // a Conflict is retried a second later
+			}
+		}
+		return readyFor(2)()
+	})
 	require.NoError(t, refusing.Delete(ctx, policyGVR, "", "refuse-nginx-2", metav1.DeleteOptions{}))
 }
