@@ -152,6 +152,10 @@ func describe(t *testing.T, reg *recordingRegisterer) []metric {
 				v.WithLabelValues(values...)
 			case *prometheus.HistogramVec:
 				v.WithLabelValues(values...)
+			case interface { // a family that wraps a GaugeVec (status' summed stale members)
+				WithLabelValues(...string) prometheus.Gauge
+			}:
+				v.WithLabelValues(values...)
 			}
 		}
 	}

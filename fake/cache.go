@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,26 @@ import (
 var (
 	_ federation.MemberCache           = (*Fleet)(nil)
 	_ federation.ReadOnlyMemberChanges = (*Fleet)(nil)
+	_ federation.MemberCacheHealth     = (*Fleet)(nil)
 )
+
+// CacheHealth implements [federation.MemberCacheHealth]. A member's caches are in contact
+// with it (nil, and the fleet's clock's now) unless it is partitioned: then they are frozen,
+// and CacheHealth returns the partition's error (wrapping federation.ErrUnreachable) and the
+// moment the partition began. An unknown cluster is an error satisfying
+// errors.Is(err, federation.ErrClusterNotFound), with a zero time.
+func (f *Fleet) CacheHealth(cluster string, gvr schema.GroupVersionResource) (time.Time, error) {
+	c, ok := f.Member(cluster)
+	if !ok {
+		return time.Time{}, fmt.Errorf("fake: fleet: cache health of %q: %w", cluster, federation.ErrClusterNotFound)
+	}
+	c.lock()
+	defer c.mu.Unlock()
+	if !c.partitioned {
+		return c.clock.Now(), nil
+	}
+	return c.readySince, fmt.Errorf("fake: the cache of %s in %q is cut off: %w", gvr.Resource, cluster, unreachable(c.name, Action{Verb: VerbWatch, Resource: gvr}))
+}
 
 // CachedReader implements [federation.MemberCache]: a Reader of the managed objects (those
 // carrying federation.ManagedByLabel, whatever its value) of gvr in member cluster, as an

@@ -203,7 +203,8 @@
 // member's store and are not API calls: no Action is recorded and no fault, latency or hook
 // applies, so a test counting API calls sees none for them. While the member is partitioned
 // the cache serves the state it had when the partition began, as an informer keeps its last
-// state, and follows the member again at Heal; a cache started during a partition has not
+// state, [Fleet.CacheHealth] says it is cut off since then, and it follows the member again
+// at Heal; a cache started during a partition has not
 // synced and its reads fail at once as unreachable until Heal. OnMemberChange handlers are called after
 // each write commits, on the writer's goroutine, outside every lock, in the member's commit
 // order, with the member's name and their own copy of the object (deleted objects, and

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -152,6 +153,20 @@ type MemberCache interface {
 	// goroutine, or on the writer's in fake.Fleet: it must be quick and must not block (add
 	// to a queue). The returned func removes fn; after it returns fn is not called again.
 	OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) (remove func())
+}
+
+// MemberCacheHealth is an optional capability of a [MemberCache], offered by kube.ClusterSet
+// and fake.Fleet: whether a member cache is still in contact with its cluster. A cache keeps
+// serving its last state when the cluster is cut off, so a loop judging how fresh a cached
+// read is (the status collector) asks this instead of trusting that the read succeeded.
+//
+// +kubebuilder:object:generate=false
+type MemberCacheHealth interface {
+	// CacheHealth returns nil and the current time when the cache of gvr in cluster is in
+	// contact with the member's API server; otherwise why not (its lists or watches fail; an
+	// error wrapping ErrUnreachable when the member cannot be reached) and the last time it
+	// is known to have been in contact: its data is at least as old as that.
+	CacheHealth(cluster string, gvr schema.GroupVersionResource) (since time.Time, err error)
 }
 
 // ReadOnlyMemberChanges is an optional capability of a [MemberCache], offered by

@@ -78,7 +78,8 @@
 // [HealthChecker] (/readyz), [VersionGetter], [ResourceDiscoverer] (what the API server
 // serves) and [MemberCache] (shared informer caches of the
 // member objects the federation manages, with change notifications; [ReadOnlyMemberChanges]
-// notifies without copying the object; [WatchMemberChanges] takes the cheapest a set offers).
+// notifies without copying the object; [WatchMemberChanges] takes the cheapest a set offers;
+// [MemberCacheHealth] says whether a cache is still in contact with its cluster).
 // Package
 // federation/kube implements them all on client-go; package fake implements them in memory.
 //

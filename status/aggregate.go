@@ -54,8 +54,8 @@ type Aggregation struct {
 	// (replicas, readyReplicas, availableReplicas, updatedReplicas, observedGeneration,
 	// remoteStatus, ready, observedRevision, lastObserved, stale) brought up to date and every other field as it was.
 	Clusters []federation.MemberStatus
-	// Aggregated is the new status.aggregated: the fresh clusters' sums with quorum, the
-	// previous value (possibly nil) without.
+	// Aggregated is the new status.aggregated: the fresh clusters' sums with quorum; without,
+	// the previous sums (zero when there were none) with the current staleClusters.
 	Aggregated *federation.AggregatedStatus
 	// Ready is the Ready condition.
 	Ready metav1.Condition
@@ -79,12 +79,18 @@ type Aggregation struct {
 //     stale: true.
 //  2. Quorum: when more than half of the placed clusters are fresh, status.aggregated is the
 //     sum over the fresh clusters (stale ones never count). Otherwise status.aggregated keeps
-//     its last good values and Ready is Unknown with reason NoQuorum: numbers built from a
+//     its last good sums and clusters (none before the first), its staleClusters counts the
+//     stale clusters now, and Ready is Unknown with reason NoQuorum: numbers built from a
 //     partitioned minority are never published.
-//  3. Ready is True when every placed cluster is fresh and reports its member object up to
-//     date and fully available; False with reason NotReady naming the fresh clusters that
-//     are not (and why), or StaleClusters naming the clusters without fresh data; False
-//     with NoClusters when none is placed.
+//  3. Ready is True when sync has propagated Generation (status.observedGeneration and the
+//     Propagated condition's observedGeneration are Generation, Propagated is True, no
+//     rollout holds the revision, every entry is at the current revision without a
+//     propagation reason) and every placed cluster is fresh and reports its
+//     member object up to date and fully available. Otherwise it is Unknown with reason
+//     WaitingForPropagation while sync has not passed over Generation; False with reason
+//     NotPropagated naming the clusters that do not run its revision (and why), NotReady
+//     naming the fresh clusters that are not ready, or StaleClusters naming the clusters
+//     without fresh data; False with NoClusters when none is placed.
 //  4. No churn: lastObserved changes only in an entry whose observed fields or staleness
 //     change, or, when the object is written anyway, in a fresh entry whose lastObserved is
 //     more than StaleAfter/2 older than its last read. Timestamps alone never make Changed
@@ -131,9 +137,23 @@ func Aggregate(in Input) Aggregation {
 			out.Aggregated = &sum
 			out.Changed = true
 		}
+	} else {
+		// No quorum: the last good sums (and the clusters they came from) stay, and
+		// staleClusters says how many placed clusters are stale now, as the condition does.
+		var kept federation.AggregatedStatus
+		if st.Aggregated != nil {
+			kept = *st.Aggregated
+		}
+		kept.StaleClusters = sum.StaleClusters
+		if st.Aggregated == nil || *st.Aggregated != kept {
+			k := kept
+			out.Aggregated = &k
+			out.Changed = true
+		}
 	}
 
-	out.Ready = readyCondition(placed, out.Fresh, out.Quorum, notReady, stale, in.Generation)
+	prop := in.propagation(st)
+	out.Ready = readyCondition(placed, out.Fresh, out.Quorum, prop, notReady, stale, in.Generation)
 	if prev := meta.FindStatusCondition(st.Conditions, federation.ConditionReady); prev != nil && prev.Status == out.Ready.Status {
 		out.Ready.LastTransitionTime = prev.LastTransitionTime
 		if prev.Reason != out.Ready.Reason || prev.Message != out.Ready.Message || prev.ObservedGeneration != out.Ready.ObservedGeneration {
@@ -206,7 +226,7 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 }
 
 // readyCondition is the federated object's Ready condition for one aggregation.
-func readyCondition(placed, fresh int, quorum bool, notReady, stale []string, generation int64) metav1.Condition {
+func readyCondition(placed, fresh int, quorum bool, prop propagation, notReady, stale []string, generation int64) metav1.Condition {
 	c := metav1.Condition{Type: federation.ConditionReady, ObservedGeneration: generation}
 	staleMsg := ""
 	if len(stale) > 0 {
@@ -219,6 +239,18 @@ func readyCondition(placed, fresh int, quorum bool, notReady, stale []string, ge
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonNoQuorum
 		c.Message = fmt.Sprintf("fresh data from %d of %d placed clusters, not a majority: status.aggregated keeps its last values; %s",
 			fresh, placed, staleMsg)
+	case prop.waiting:
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonWaitingForPropagation
+		c.Message = fmt.Sprintf("sync has not propagated generation %d yet (it last wrote status for generation %d)", generation, prop.observed)
+	case len(prop.problems) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonNotPropagated
+		c.Message = fmt.Sprintf("generation %d does not run everywhere: %s", generation, strings.Join(prop.problems, "; "))
+		if len(notReady) > 0 {
+			c.Message += "; not ready: " + strings.Join(notReady, "; ")
+		}
+		if staleMsg != "" {
+			c.Message += "; " + staleMsg
+		}
 	case len(notReady) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonNotReady
 		c.Message = "not ready: " + strings.Join(notReady, "; ")

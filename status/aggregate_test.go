@@ -25,7 +25,17 @@ func mtime(t time.Time) *metav1.Time { m := metav1.NewTime(t); return &m }
 
 // deploy is a ready Deployment's observation with n replicas.
 func deploy(n int64) *status.Observation {
-	return &status.Observation{Replicas: i64(n), ReadyReplicas: i64(n), AvailableReplicas: i64(n), UpdatedReplicas: i64(n), ObservedGeneration: i64(1), Ready: true}
+	return &status.Observation{Replicas: i64(n), ReadyReplicas: i64(n), AvailableReplicas: i64(n), UpdatedReplicas: i64(n), ObservedGeneration: i64(1), Ready: true, Revision: 3}
+}
+
+// propagatedAt returns st as sync writes it once generation gen runs at revision 3 (entry's
+// and deploy's) in every placed cluster: status.observedGeneration, syncedRevision and a
+// Propagated condition.
+func propagatedAt(st *federation.FederatedStatus, gen int64) *federation.FederatedStatus {
+	st.ObservedGeneration, st.SyncedRevision = gen, 3
+	st.Conditions = append(st.Conditions, metav1.Condition{Type: federation.ConditionPropagated, Status: metav1.ConditionTrue,
+		Reason: "Propagated", ObservedGeneration: gen, LastTransitionTime: metav1.NewTime(t0)})
+	return st
 }
 
 // entry is a status.clusters[] entry as the Collector wrote it from deploy(n) at t.
@@ -77,16 +87,16 @@ func TestAggregateQuorum(t *testing.T) {
 		clusters: placed,
 		members:  []status.Member{fresh(deploy(1), now), {ClusterReady: false}, {ClusterReady: true, LastRead: now.Add(-staleAfter - time.Second), Observation: deploy(3)}},
 		prev:     lastGood,
-		wantAgg:  lastGood,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3, StaleClusters: 2},
 		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
 		message: "fresh data from 1 of 3 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b, c",
 		stale:   []bool{false, true, true},
 	}, {
-		name:     "no quorum before any good value: aggregated stays absent",
+		name:     "no quorum before any good value: no sums, only the stale count",
 		clusters: placed,
 		members:  []status.Member{fresh(deploy(1), now)},
 		prev:     nil,
-		wantAgg:  nil,
+		wantAgg:  &federation.AggregatedStatus{StaleClusters: 2},
 		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
 		message: "fresh data from 1 of 3 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b, c",
 		stale:   []bool{false, true, true},
@@ -95,7 +105,7 @@ func TestAggregateQuorum(t *testing.T) {
 		clusters: placed[:2],
 		members:  []status.Member{fresh(deploy(1), now), {ClusterReady: true}},
 		prev:     lastGood,
-		wantAgg:  lastGood,
+		wantAgg:  &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3, StaleClusters: 1},
 		wantCond: metav1.ConditionUnknown, reason: status.ReasonNoQuorum,
 		message: "fresh data from 1 of 2 placed clusters, not a majority: status.aggregated keeps its last values; no fresh data from: b",
 		stale:   []bool{false, true},
@@ -134,8 +144,8 @@ func TestAggregateQuorum(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := &federation.FederatedStatus{Clusters: tt.clusters, Aggregated: tt.prev,
-				Conditions: []metav1.Condition{readyCond(metav1.ConditionTrue, status.ReasonReady, t0)}}
+			st := propagatedAt(&federation.FederatedStatus{Clusters: tt.clusters, Aggregated: tt.prev,
+				Conditions: []metav1.Condition{readyCond(metav1.ConditionTrue, status.ReasonReady, t0)}}, 2)
 			before := st.DeepCopy()
 			got := status.Aggregate(status.Input{Generation: 2, Status: st, Members: tt.members, Now: now, StaleAfter: staleAfter})
 			require.Empty(t, cmp.Diff(before, st), "Aggregate modified its input")
@@ -147,6 +157,14 @@ func TestAggregateQuorum(t *testing.T) {
 			require.Equal(t, tt.message, got.Ready.Message)
 			require.Equal(t, int64(2), got.Ready.ObservedGeneration)
 			require.Len(t, got.Clusters, len(tt.clusters))
+			stale := 0
+			for _, e := range got.Clusters {
+				if e.Stale {
+					stale++
+				}
+			}
+			require.NotNil(t, got.Aggregated, "status.aggregated")
+			require.EqualValues(t, stale, got.Aggregated.StaleClusters, "status.aggregated.staleClusters counts the stale entries, with quorum or without")
 			for i, e := range got.Clusters {
 				require.Equal(t, tt.stale[i], e.Stale, "stale of %s", e.Name)
 				require.Equal(t, tt.clusters[i].Name, e.Name)
@@ -165,7 +183,7 @@ func TestAggregateQuorum(t *testing.T) {
 // TestAggregateNoChurn: with the same data, a later pass changes nothing, whatever the clock
 // says; lastObserved moves only with a change, and then only when it is old.
 func TestAggregateNoChurn(t *testing.T) {
-	st := &federation.FederatedStatus{}
+	st := propagatedAt(&federation.FederatedStatus{}, 0)
 	members := func(at time.Time) []status.Member {
 		return []status.Member{fresh(deploy(2), at), fresh(deploy(3), at), fresh(deploy(4), at)}
 	}
@@ -175,7 +193,7 @@ func TestAggregateNoChurn(t *testing.T) {
 	for _, e := range first.Clusters {
 		require.Equal(t, mtime(t0), e.LastObserved)
 	}
-	st = &federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}
+	st = propagatedAt(&federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}, 0)
 
 	for _, later := range []time.Duration{time.Second, 30 * time.Second, time.Hour, 24 * time.Hour} {
 		now := t0.Add(later)
@@ -209,14 +227,14 @@ func TestAggregateNoChurn(t *testing.T) {
 // however many clusters the object is placed in.
 func TestAggregateSteadyAllocations(t *testing.T) {
 	allocs := func(clusters int) float64 {
-		st := &federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}
+		st := propagatedAt(&federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}, 0)
 		members := make([]status.Member, clusters)
 		for i := range clusters {
 			st.Clusters[i].Name = fmt.Sprintf("c%02d", i)
 			members[i] = fresh(deploy(int64(1+i%3)), t0)
 		}
 		first := status.Aggregate(status.Input{Status: st, Members: members, Now: t0, StaleAfter: staleAfter})
-		st = &federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}
+		st = propagatedAt(&federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}, 0)
 		in := status.Input{Status: st, Members: members, Now: t0.Add(30 * time.Second), StaleAfter: staleAfter}
 		require.False(t, status.Aggregate(in).Changed)
 		return testing.AllocsPerRun(100, func() { status.Aggregate(in) })
@@ -237,6 +255,7 @@ func TestAggregateRecovery(t *testing.T) {
 		Aggregated: &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3},
 		Conditions: []metav1.Condition{readyCond(metav1.ConditionUnknown, status.ReasonNoQuorum, t0)},
 	}
+	st = propagatedAt(st, 0)
 	got := status.Aggregate(status.Input{Status: st, Now: now, StaleAfter: staleAfter,
 		Members: []status.Member{fresh(deploy(3), now), fresh(deploy(4), now), fresh(deploy(2), now)}})
 	require.Equal(t, &federation.AggregatedStatus{Replicas: 9, ReadyReplicas: 9, AvailableReplicas: 9, UpdatedReplicas: 9, Clusters: 3}, got.Aggregated)

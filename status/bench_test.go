@@ -23,7 +23,7 @@ func aggregateFixture(clusters int, change func(obj, cluster int) (status.Member
 	now := t0.Add(30 * time.Second)
 	inputs := make([]status.Input, distinct)
 	for o := range distinct {
-		listed := &federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}
+		listed := propagatedAt(&federation.FederatedStatus{Clusters: make([]federation.MemberStatus, clusters)}, 1)
 		before := make([]status.Member, clusters)
 		members := make([]status.Member, clusters)
 		for c := range clusters {
@@ -36,7 +36,7 @@ func aggregateFixture(clusters int, change func(obj, cluster int) (status.Member
 			}
 		}
 		first := status.Aggregate(status.Input{Generation: 1, Status: listed, Members: before, Now: t0, StaleAfter: staleAfter})
-		st := &federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}
+		st := propagatedAt(&federation.FederatedStatus{Clusters: first.Clusters, Aggregated: first.Aggregated, Conditions: []metav1.Condition{first.Ready}}, 1)
 		inputs[o] = status.Input{Generation: 1, Status: st, Members: members, Now: now, StaleAfter: staleAfter}
 	}
 	return inputs

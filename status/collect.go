@@ -212,9 +212,10 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 		}
 	}
 	_, cached := c.clusters.(federation.MemberCache)
+	at := make([]time.Time, len(placed))
 	readOne := func(i int) {
-		if o, ok := c.readMember(ctx, key, placed[i].Name, log); ok {
-			got[i] = o
+		if o, t, ok := c.readMember(ctx, key, placed[i].Name, log); ok {
+			got[i], at[i] = o, t
 		}
 	}
 	if cached || len(toRead) <= 1 || c.opts.ClusterConcurrency == 1 {
@@ -233,11 +234,10 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 		}
 		wg.Wait()
 	}
-	now := c.opts.Clock.Now()
 	for i := range placed {
 		name := placed[i].Name
 		if o := got[i]; o != nil {
-			read[name] = reading{at: now, obs: o}
+			read[name] = reading{at: at[i], obs: o}
 		}
 		if r, ok := read[name]; ok {
 			members[i].LastRead, members[i].Observation = r.at, r.obs
@@ -263,9 +263,12 @@ func (c *Collector) observe(ctx context.Context, key federation.Key, placed []fe
 	return members
 }
 
-// readMember reads key's member object in cluster and extracts its status. It reports false
-// when the read failed (the reason is logged and counted): the cluster's data then ages.
-func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster string, log logr.Logger) (*Observation, bool) {
+// readMember reads key's member object in cluster and extracts its status, and returns when
+// what it read was true: now for a live read, and for a cached one the last time the cache
+// was in contact with the member (federation.MemberCacheHealth), as a cache cut off from its
+// cluster keeps serving its last state. It reports false when the read failed (the reason is
+// logged and counted): the cluster's data then ages.
+func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster string, log logr.Logger) (*Observation, time.Time, bool) {
 	ns, name := "", key.Name
 	if c.typ.Namespaced {
 		ns = key.Namespace
@@ -276,11 +279,22 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		// A cache that cannot be had (the set is not running) falls back to a live read.
 		r, _ = mc.CachedReader(cluster, gvr)
 	}
+	at := c.opts.Clock.Now()
+	if r != nil {
+		if h, ok := c.clusters.(federation.MemberCacheHealth); ok {
+			if since, err := h.CacheHealth(cluster, gvr); err != nil {
+				log.V(1).Info("The member cache is out of contact; its data ages", "cluster", cluster, "since", since, "error", err.Error())
+				if since.Before(at) {
+					at = since
+				}
+			}
+		}
+	}
 	if r == nil {
 		client, err := c.clusters.Client(cluster)
 		if err != nil {
 			c.readFailed(log, cluster, err)
-			return nil, false
+			return nil, time.Time{}, false
 		}
 		r = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
@@ -292,19 +306,19 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 	cancel()
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && !c.managed(obj)):
-		return &Observation{Message: "the member object does not exist"}, true
+		return &Observation{Message: "the member object does not exist"}, at, true
 	case err != nil:
 		c.readFailed(log, cluster, err)
-		return nil, false
+		return nil, time.Time{}, false
 	}
 	o, err := c.extract(obj)
 	if err != nil {
 		log.Info("Member object has an invalid status", "cluster", cluster, "error", err.Error())
-		return &Observation{Message: strings.TrimPrefix(err.Error(), "status: ")}, true
+		return &Observation{Message: strings.TrimPrefix(err.Error(), "status: ")}, at, true
 	}
 	o.Remote = capRemote(o.Remote, c.opts.MaxRemoteStatusBytes)
 	o.Revision = revisionOf(obj)
-	return &o, true
+	return &o, at, true
 }
 
 func (c *Collector) readFailed(log logr.Logger, cluster string, err error) {

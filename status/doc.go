@@ -46,21 +46,29 @@
 // are still true. The Collector judges that in memory: it remembers, per object and cluster,
 // when it last read the member successfully. An observation is stale when that is older than
 // Options.StaleAfter (three periods by default) or the Cluster is not Ready (the
-// ClusterMonitor decides that). A stale entry stays visible, with its last known values and
-// stale: true, and is left out of the sums. After a restart the memory is empty, and one
-// successful read makes an entry fresh again.
+// ClusterMonitor decides that). A cached read counts only from the last time its member cache
+// was in contact with the cluster (federation.MemberCacheHealth), so a cut-off cluster goes
+// stale even while its Cluster still says Ready. A stale entry stays visible, with its last
+// known values and stale: true, and is left out of the sums. After a restart the memory is
+// empty, and one successful read makes an entry fresh again.
 //
 // The quorum rule (the specification's "collect the majority's status, ignore the stale data
 // of a partitioned minority"): status.aggregated is the sum over the fresh clusters only
 // when they are more than half of the placed clusters. Otherwise status.aggregated keeps its
-// last good values and Ready is Unknown with reason NoQuorum, so numbers built from a
-// partitioned minority are never published. [Aggregate] is the rule as a pure function, and
+// last good sums, its staleClusters counts the stale clusters now, and Ready is Unknown with
+// reason NoQuorum, so numbers built from a partitioned minority are never published. [Aggregate] is the rule as a pure function, and
 // its example walks through it.
 //
-// The Ready condition is True when every placed cluster has fresh data and reports its
-// object up to date and fully available; False with reason NotReady (naming the clusters
-// that are not, and why) or StaleClusters (naming the clusters without fresh data); Unknown
-// with NoQuorum; False with NoClusters when nothing is placed. Before sync first passes over
+// The Ready condition is True, with observedGeneration N, only when the members run
+// generation N's revision and are ready: sync has propagated N (status.observedGeneration,
+// a True Propagated condition for N, no rollout holding the revision, every entry at
+// the current revision) and every placed cluster has fresh data and reports its object up
+// to date and fully available. So `kubectl wait --for=condition=Ready`
+// waits for a new generation. Otherwise Ready is Unknown with WaitingForPropagation (sync has
+// not passed over N yet) or NoQuorum; False with NotPropagated (naming the clusters that do
+// not run N's revision, and why: a member refused it, a rollout holds it), NotReady (naming
+// the clusters that are not ready, and why) or StaleClusters (naming the clusters without
+// fresh data); False with NoClusters when nothing is placed. Before sync first passes over
 // a new object (no status.clusters, no Propagated condition) the Collector writes nothing:
 // there is nothing to observe yet, and sync's status write brings the object back to it.
 //

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -31,19 +32,26 @@ func ExampleCollector_Reconcile() {
 	}
 	_ = fleet.Register(ctx, host) // Cluster objects with Ready conditions
 
-	// A FederatedDeployment whose status.clusters sync has filled, and its member objects.
+	// A FederatedDeployment whose generation 1 sync has propagated at revision 1 (its
+	// status.clusters, observedGeneration, syncedRevision and Propagated condition), and its
+	// member objects.
 	_ = host.Seed(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "types.federation.k8s.io/v1alpha1", "kind": "FederatedDeployment",
-		"metadata": map[string]any{"name": "web", "namespace": "default"},
+		"metadata": map[string]any{"name": "web", "namespace": "default", "generation": int64(1)},
 		"status": map[string]any{"clusters": []any{
-			map[string]any{"name": "eu"}, map[string]any{"name": "us"}, map[string]any{"name": "ap"}}},
+			map[string]any{"name": "eu", "revision": int64(1)}, map[string]any{"name": "us", "revision": int64(1)},
+			map[string]any{"name": "ap", "revision": int64(1)}},
+			"observedGeneration": int64(1), "syncedRevision": int64(1),
+			"conditions": []any{map[string]any{"type": "Propagated", "status": "True", "reason": "Propagated",
+				"observedGeneration": int64(1), "lastTransitionTime": "2026-11-30T12:00:00Z"}}},
 	}})
 	for i, name := range []string{"eu", "us", "ap"} {
 		m, _ := fleet.Member(name)
 		_ = m.Seed(&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": "web", "namespace": "default", "labels": map[string]any{
-				federation.ManagedByLabel: federation.ManagedByValue}},
+				federation.ManagedByLabel: federation.ManagedByValue},
+				"annotations": map[string]any{federation.RevisionAnnotation: "1"}},
 			"spec": map[string]any{"replicas": int64(i + 1)},
 		}})
 	}
@@ -61,7 +69,7 @@ func ExampleCollector_Reconcile() {
 				stale = append(stale, e.Name)
 			}
 		}
-		ready := fed.Status.Conditions[0]
+		ready := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionReady)
 		fmt.Printf("ready replicas %d from %d clusters, stale %v; Ready=%s %s (next pull in %s, error %v)\n",
 			fed.Status.Aggregated.ReadyReplicas, fed.Status.Aggregated.Clusters, stale, ready.Status, ready.Reason, res.RequeueAfter, err)
 	}

@@ -69,7 +69,7 @@ func newEnv(t testing.TB, opts status.Options, names ...string) *env {
 }
 
 // federate creates the FederatedDeployment default/web with, as sync would have written
-// them, its status.clusters entries and member Deployments with replicas[i] replicas in
+// them, generation 1 propagated at revision 1 and its status.clusters entries and member Deployments with replicas[i] replicas in
 // clusters[i]. The object is seeded whole, so a running Collector sees it with its entries.
 func (e *env) federate(t testing.TB, clusters []string, replicas []int64) {
 	t.Helper()
@@ -85,7 +85,9 @@ func (e *env) federate(t testing.TB, clusters []string, replicas []int64) {
 		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "generation": int64(1)},
 		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"replicas": int64(3)}}},
-		"status":   map[string]any{"clusters": entries},
+		"status": map[string]any{"clusters": entries, "observedGeneration": int64(1), "syncedRevision": int64(1),
+			"conditions": []any{map[string]any{"type": federation.ConditionPropagated, "status": "True", "reason": "Propagated",
+				"message": "revision 1 runs everywhere", "observedGeneration": int64(1), "lastTransitionTime": "2026-11-30T12:00:00Z"}}},
 	}}))
 }
 

@@ -17,9 +17,9 @@ import (
 // every pass asks for the next) with Options.Workers workers. Failures are retried with
 // exponential backoff; terminal ones wait for a change.
 //
-// A federated object is collected at once when it appears, when its generation changes or
-// when sync changes the clusters status.clusters lists; status writes of other kinds (the
-// scheduler's, the Collector's own) do not requeue it. A Cluster whose Ready condition
+// A federated object is collected at once when it appears, when its generation changes, when
+// sync changes the clusters status.clusters lists or what it says it propagated; status
+// writes of other kinds (the scheduler's, the Collector's own) do not requeue it. A Cluster whose Ready condition
 // changes requeues every object, since freshness depends on it; the monitor's heartbeats do
 // not. With a ClusterSet that implements federation.MemberCache, a change of a member object
 // requeues the federated object its federation.FederatedNameLabel and
@@ -32,7 +32,8 @@ import (
 //
 // Run returns an error when its caches do not sync within Options.CacheSyncTimeout (the
 // host does not serve the federated type's CRD, say). Otherwise it blocks until ctx is done
-// and returns nil after every goroutine it started has exited. It has the
+// and returns nil after every goroutine it started has exited. What it counted in
+// fedkit_status_stale_members is taken back when it returns. It has the
 // func(context.Context) error shape, so a controller-runtime manager can run it as
 // manager.RunnableFunc(c.Run).
 func (c *Collector) Run(ctx context.Context) error {
@@ -62,7 +63,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		return c.reconcileFrom(ctx, cached, true, key)
 	}
-	if err := l.Run(ctx, loop.ReconcilerFunc(reconcile)); err != nil {
+	err = l.Run(ctx, loop.ReconcilerFunc(reconcile))
+	c.metrics.forgetAll() // every worker has returned: nothing sets the gauge any more
+	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
 	return nil
@@ -76,7 +79,8 @@ func (c *Collector) Run(ctx context.Context) error {
 //
 // Run reads the Clusters from its informer. It returns an error when its cache does not sync
 // within MonitorOptions.CacheSyncTimeout; otherwise it blocks until ctx is done and returns
-// nil after every goroutine it started has exited.
+// nil after every goroutine it started has exited, and the fedkit_cluster_ready series it
+// set are deleted.
 func (m *ClusterMonitor) Run(ctx context.Context) error {
 	l, err := loop.New(m.host, []loop.Source{
 		{GVR: federation.ClusterGVR, Changed: specChanged},
@@ -94,6 +98,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
 			return m.reconcileFrom(ctx, cached, key)
 		}))
+		m.metrics.ready.forgetAll() // a stopped monitor (a lost election) shows no readiness
 	}
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -102,11 +107,34 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 }
 
 // placementChanged reports whether a federated object changed in a way the Collector must
-// answer at once: its generation, its deletion, or the clusters status.clusters lists.
+// answer at once: its generation, its deletion, the clusters status.clusters lists, or what
+// sync says it propagated (the Ready condition depends on it).
 func placementChanged(old, new *unstructured.Unstructured) bool {
 	return old.GetGeneration() != new.GetGeneration() ||
 		(old.GetDeletionTimestamp() == nil) != (new.GetDeletionTimestamp() == nil) ||
-		!slices.Equal(listedClusters(old), listedClusters(new))
+		!slices.Equal(listedClusters(old), listedClusters(new)) ||
+		!apiequality.Semantic.DeepEqual(syncView(old), syncView(new))
+}
+
+// syncView is what sync wrote about propagation: status.observedGeneration, syncedRevision,
+// rollout, each entry's propagation and revision, and the Propagated condition. The
+// Collector's own writes never change it.
+func syncView(u *unstructured.Unstructured) []any {
+	st, _ := u.Object["status"].(map[string]any)
+	view := []any{st["observedGeneration"], st["syncedRevision"], st["rollout"]}
+	list, _ := st["clusters"].([]any)
+	for _, it := range list {
+		if m, ok := it.(map[string]any); ok {
+			view = append(view, m["propagation"], m["revision"])
+		}
+	}
+	conds, _ := st["conditions"].([]any)
+	for _, it := range conds {
+		if m, ok := it.(map[string]any); ok && m["type"] == federation.ConditionPropagated {
+			view = append(view, m["status"], m["observedGeneration"], m["reason"])
+		}
+	}
+	return view
 }
 
 func listedClusters(u *unstructured.Unstructured) []string {

@@ -12,11 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
 )
+
+var _ federation.MemberCacheHealth = (*ClusterSet)(nil)
 
 // ManagedSelector is the label selector of the objects a cached reader sees: those carrying
 // federation.ManagedByLabel, whatever its value, so federations that share a fleet under
@@ -64,12 +68,66 @@ func (m *member) stopCaches() {
 	}
 }
 
-// informerCache is one informer and the last error its reflector reported.
+// informerCache is one informer, the last error its reflector reported, and its contact
+// with the member: failing is the error of a list or watch that failed since the last
+// success (nil when none), contact when the informer last heard from the member (a list or
+// watch that succeeded, an event).
 type informerCache struct {
 	inf cache.SharedIndexInformer
 
 	mu      sync.Mutex
 	lastErr error
+	failing error
+	contact time.Time
+}
+
+// contacted records that the member answered the informer.
+func (ic *informerCache) contacted(now time.Time) {
+	ic.mu.Lock()
+	ic.failing = nil
+	ic.contact = now
+	ic.mu.Unlock()
+}
+
+// health returns nil and now while the informer is in contact with the member, else the
+// failure and its last contact.
+func (ic *informerCache) health(now time.Time) (time.Time, error) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.failing == nil {
+		return now, nil
+	}
+	return ic.contact, ic.failing
+}
+
+// contactClient is the member client an informer lists and watches through: it records each
+// answer of the member in the informer's contact.
+type contactClient struct {
+	federation.ClusterClient
+	ic    *informerCache
+	clock clock.PassiveClock
+}
+
+func (c contactClient) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l, err := c.ClusterClient.List(ctx, gvr, namespace, opts)
+	if err == nil {
+		c.ic.contacted(c.clock.Now())
+	}
+	return l, err
+}
+
+func (c contactClient) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := c.ClusterClient.Watch(ctx, gvr, namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.ic.contacted(c.clock.Now())
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if e.Type != watch.Error {
+			c.ic.contacted(c.clock.Now())
+		}
+		return e, true
+	}), nil
 }
 
 func (ic *informerCache) err() error {
@@ -87,7 +145,25 @@ func definitive(err error) bool {
 func (ic *informerCache) setErr(err error) {
 	ic.mu.Lock()
 	ic.lastErr = err
+	ic.failing = err
 	ic.mu.Unlock()
+}
+
+// CacheHealth implements [federation.MemberCacheHealth]: nil and the current time while the
+// informer of gvr in cluster is in contact with the member (its last list or watch
+// succeeded), else the error of the list or watch that failed since (wrapping
+// federation.ErrUnreachable when the member cannot be reached) and when the informer last
+// heard from the member. An informer that is not running is an error, as CachedReader's.
+func (s *ClusterSet) CacheHealth(cluster string, gvr schema.GroupVersionResource) (time.Time, error) {
+	ic, err := s.informer(cluster, gvr)
+	if err != nil {
+		return time.Time{}, err
+	}
+	since, err := ic.health(s.opts.Clock.Now())
+	if err != nil {
+		return since, wrapErr(fmt.Sprintf("cache of %s in cluster %q", gvr.GroupResource(), cluster), err)
+	}
+	return since, nil
 }
 
 // waitForSync blocks until the informer has synced or ctx is done.
@@ -137,7 +213,8 @@ func (s *ClusterSet) informer(cluster string, gvr schema.GroupVersionResource) (
 	}
 	// loop.NewInformer lists without streaming, so a failing list reaches the handler below
 	// and readers can say why they are not synced.
-	ic := &informerCache{inf: loop.NewInformer(m.client, gvr, metav1.NamespaceAll, ManagedSelector)}
+	ic := &informerCache{}
+	ic.inf = loop.NewInformer(contactClient{ClusterClient: m.client, ic: ic, clock: s.opts.Clock}, gvr, metav1.NamespaceAll, ManagedSelector)
 	// The handler only records the error for readers; the reflector retries with backoff.
 	_ = ic.inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		ic.setErr(err)

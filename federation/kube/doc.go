@@ -159,6 +159,10 @@
 // resourceVersion) registers with [ClusterSet.OnMemberChangeReadOnly] instead and gets the
 // informer's object itself, which it must not modify nor keep: no copy per change.
 //
+// An informer keeps serving its last state when its member is cut off.
+// [ClusterSet.CacheHealth] says whether it is still in contact: nil while its lists and
+// watches succeed, else their error and when it last heard from the member.
+//
 // # Goroutines and time
 //
 // Only Run starts goroutines (workers, informers) and it joins them all before it returns.

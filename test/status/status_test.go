@@ -110,7 +110,8 @@ func deployment(replicas int64) *unstructured.Unstructured {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "labels": map[string]any{
 			federation.ManagedByLabel: federation.ManagedByValue, federation.FederatedNameLabel: key.Name,
-			federation.FederatedNamespaceLabel: key.Namespace}},
+			federation.FederatedNamespaceLabel: key.Namespace},
+			"annotations": map[string]any{federation.RevisionAnnotation: "1"}},
 		"spec": map[string]any{"replicas": replicas, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
 			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
 				"spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}}},
@@ -193,14 +194,18 @@ func TestOnRealServers(t *testing.T) {
 		require.Equal(t, metav1.ConditionTrue, ready(f.cluster(ctx, t, member2).Status.Conditions).Status)
 	})
 
-	// The federated object, its members, and status.clusters as sync would list them.
+	// The federated object, its members, and sync's status: generation 1 propagated at
+	// revision 1 to both members.
 	createWithStatus(ctx, t, m1, depGVR, deployment(2))
 	createWithStatus(ctx, t, f.members[member2], depGVR, deployment(3))
 	createWithStatus(ctx, t, f.host, fedGVR, object(map[string]any{
 		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
 		"spec":     map[string]any{"template": map[string]any{"spec": map[string]any{"replicas": int64(2)}}},
-		"status":   map[string]any{"clusters": []any{map[string]any{"name": member1}, map[string]any{"name": member2}}},
+		"status": map[string]any{"clusters": []any{map[string]any{"name": member1, "revision": int64(1)}, map[string]any{"name": member2, "revision": int64(1)}},
+			"observedGeneration": int64(1), "syncedRevision": int64(1),
+			"conditions": []any{map[string]any{"type": federation.ConditionPropagated, "status": "True", "reason": "Propagated",
+				"message": "revision 1 runs in 2 cluster(s)", "observedGeneration": int64(1), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}},
 	}))
 	collector, err := status.New(f.host, f.members, federation.DeploymentType, status.Options{})
 	require.NoError(t, err)
