@@ -82,6 +82,12 @@ func absentAsStored(v any, f *fieldInfo) bool {
 	return v == nil || f != nil && f.omitEmpty && emptyValue(v)
 }
 
+// nullAsStored reports whether a live null is how the server stores the desired value v of
+// field f: an empty value the type drops.
+func nullAsStored(v, live any, f *fieldInfo) bool {
+	return live == nil && f != nil && f.omitEmpty && emptyValue(v)
+}
+
 // emptyValue reports whether v is what Go's encoding omits for an omitempty field that is not
 // a pointer: "", false, 0, an empty object or list.
 func emptyValue(v any) bool {
@@ -206,6 +212,9 @@ func (d *differ) value(dv, lv any, f *fieldInfo) {
 		return
 	}
 	s := f.valueSchema()
+	if nullAsStored(dv, lv, f) {
+		return
+	}
 	switch want := dv.(type) {
 	case map[string]any:
 		have, ok := lv.(map[string]any)

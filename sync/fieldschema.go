@@ -36,8 +36,8 @@ type fieldSchema struct {
 // fieldInfo is one struct field.
 type fieldInfo struct {
 	schema *fieldSchema
-	// omitEmpty is set when the server drops the field's empty value (omitempty, not a
-	// pointer).
+	// omitEmpty is set when the server drops the field's empty value (omitempty and not a
+	// pointer, or a list or map).
 	omitEmpty bool
 	// mergeKey is the key a list field is merged by (patchStrategy merge), "" when the list
 	// is atomic.
@@ -153,6 +153,9 @@ func addFields(s *fieldSchema, t reflect.Type, seen map[reflect.Type]*fieldSchem
 		case reflect.Pointer, reflect.Interface:
 		case reflect.Struct:
 			info.omitEmpty = hasOption(opts, "omitzero")
+		case reflect.Slice, reflect.Map:
+			// Storage (protobuf) keeps no empty list or map, whatever the JSON tag says.
+			info.omitEmpty = true
 		default:
 			info.omitEmpty = hasOption(opts, "omitempty") || hasOption(opts, "omitzero")
 		}
