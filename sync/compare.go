@@ -18,7 +18,8 @@ import (
 // the live object with the same value. Fields only the live object has are ignored.
 //
 // Values are compared as the member's server stores them (see fieldSchema): a quantity by
-// its value (cpu: 1 is "1", 0.5 is "500m"), an empty value the type drops as absent, and a
+// its value (cpu: 1 is "1", 0.5 is "500m"), an empty value the type drops as absent, a field
+// the type does not have as pruned when the live object lacks it, and a
 // list that strategic merge patch merges by a key (containers by name, ports by
 // containerPort, env by name, volumes by name) element by element by key, so an element only
 // the live object has (a webhook's sidecar) is not drift while a changed field of one the
@@ -68,12 +69,19 @@ func ownedDiffN(desired, live map[string]any, fs *fieldSchema, limit int) []stri
 		d.push(k)
 		if lv, ok := live[k]; ok {
 			d.value(dv, lv, f)
-		} else if !absentAsStored(dv, f) {
+		} else if !absentAsStored(dv, f) && !pruned(fs, k) {
 			d.add()
 		}
 		d.pop()
 	}
 	return d.paths
+}
+
+// pruned reports whether a child k that the live object lacks is one a real server prunes:
+// the type has a schema, and no field k (a typo, a field of a newer Kubernetes). A member
+// that has such a field keeps its value, which is compared.
+func pruned(s *fieldSchema, k string) bool {
+	return s != nil && s.fields != nil && s.fields[k] == nil
 }
 
 // absentAsStored reports whether a desired value v of field f is one the server does not
@@ -226,7 +234,7 @@ func (d *differ) value(dv, lv any, f *fieldInfo) {
 			cf := s.field(k)
 			hv, ok := have[k]
 			if !ok {
-				if !absentAsStored(v, cf) {
+				if !absentAsStored(v, cf) && !pruned(s, k) {
 					d.addChild(k)
 				}
 				continue

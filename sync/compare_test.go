@@ -63,6 +63,10 @@ func TestOwnedDiffAsStored(t *testing.T) {
 		{"elements without their key are compared by position",
 			`spec: {template: {spec: {containers: [{image: a}]}}}`,
 			`spec: {template: {spec: {containers: [{image: a}, {name: b}]}}}`, []string{"/spec/template/spec/containers"}},
+		{"a field the type does not have is pruned", `spec: {replicaz: 3, template: {spec: {containers: [{name: app, imagePullPolizy: Always}]}}}`,
+			`spec: {template: {spec: {containers: [{name: app}]}}}`, nil},
+		{"a field the type does not have, kept by a newer server, is compared", `spec: {replicaz: 3}`,
+			`spec: {replicaz: 4}`, []string{"/spec/replicaz"}},
 		{"metadata as stored", `metadata: {name: a, labels: {}}`, `metadata: {name: a}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,8 +72,9 @@
 // type drops as absent, and a list that strategic merge patch merges by a key (containers
 // by name, ports by containerPort, env and volumes by name) element by element by key. So a
 // sidecar a webhook adds is left alone, a hand-edited image or cpu request is put back, and
-// a new Syncer over members that run the desired objects writes nothing. Fields the member's
-// server prunes (unknown to its version) are remembered after a write, until a restart.
+// a new Syncer over members that run the desired objects writes nothing. A field the type
+// does not have (a typo), which a real server prunes, is not drift while the member lacks it;
+// other fields a member's server did not keep are remembered after each write.
 //
 // # Optimistic locking
 //

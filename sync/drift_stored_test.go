@@ -203,3 +203,50 @@ func TestNewSyncerOverRunningMembersWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A template field the member's types do not have (a typo, a field of a newer Kubernetes) is
+// pruned by a real server; a new Syncer does not write it again for that (it knew only from
+// its memory of the last write, which a restart loses).
+func TestNewSyncerOverPrunedFieldsWritesNothing(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	for _, name := range clusterNames {
+		e.cluster(t, name).SetHooks(fake.Hooks{
+			Create: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return pruning(next.Create)(ctx, next, gvr, obj)
+			},
+			Update: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return pruning(next.Update)(ctx, next, gvr, obj)
+			},
+		})
+	}
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.edit(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedField(u.Object, int64(3), "spec", "template", "spec", "replicaz"))
+	})
+	e.converge(t, 5)
+	_, found, _ := unstructured.NestedFieldNoCopy(e.member(t, "aws").Object, "spec", "replicaz")
+	require.False(t, found, "the member dropped it")
+
+	restarted, err := fedsync.New(e.host, e.fleet, e.typ, fedsync.Options{Clock: e.clock, Events: e.events})
+	require.NoError(t, err)
+	e.clearActions()
+	_, err = restarted.Reconcile(ctx, key)
+	require.NoError(t, err)
+	noMemberWrites(t, e, "a new Syncer")
+}
+
+// OwnedDiff names a changed field of a container by the container's place in the render and
+// shows the live value of the container of the same name, wherever a webhook put its sidecar
+// (it reported the whole containers list, of another length).
+func TestOwnedDiffMatchesContainersByName(t *testing.T) {
+	desired := &unstructured.Unstructured{}
+	require.NoError(t, yamlInto(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: a},
+spec: {template: {spec: {containers: [{name: app, image: "app:1", resources: {requests: {cpu: 1}}}]}}}}`, desired))
+	live := &unstructured.Unstructured{}
+	require.NoError(t, yamlInto(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: a},
+spec: {template: {spec: {containers: [{name: istio-proxy, image: "proxy:1"}, {name: app, image: "evil:1", resources: {requests: {cpu: "1"}}}]}}}}`, live))
+	want := []fedsync.FieldChange{{Path: "/spec/template/spec/containers/0/image", Live: "evil:1", InLive: true, Desired: "app:1"}}
+	if diff := cmp.Diff(want, fedsync.OwnedDiff(desired, live)); diff != "" {
+		t.Errorf("OwnedDiff (-want +got):\n%s", diff)
+	}
+}
