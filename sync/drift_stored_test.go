@@ -40,8 +40,8 @@ spec:
             env: [{name: MODE, value: prod}]
             ports: [{containerPort: 8080}]
             resources:
-              requests: {cpu: 1, memory: 512Mi}
-              limits: {cpu: 0.5, memory: 1024Mi}
+              requests: {cpu: 0.5, memory: 512Mi}
+              limits: {cpu: 1, memory: 1024Mi}
   placement:
     clusters: [{name: aws}, {name: gcp}, {name: azure}]
 `
@@ -130,8 +130,8 @@ func TestDriftCorrectedThroughServerNormalisation(t *testing.T) {
 	aws := e.member(t, "aws")
 	require.NotNil(t, containerNamed(t, aws, "istio-proxy"), "the webhook's sidecar")
 	if diff := cmp.Diff(map[string]any{
-		"requests": map[string]any{"cpu": "1", "memory": "512Mi"},
-		"limits":   map[string]any{"cpu": "500m", "memory": "1Gi"},
+		"requests": map[string]any{"cpu": "500m", "memory": "512Mi"},
+		"limits":   map[string]any{"cpu": "1", "memory": "1Gi"},
 	}, containerNamed(t, aws, "nginx")["resources"]); diff != "" {
 		t.Fatalf("the member stores quantities canonical (-want +got):\n%s", diff)
 	}
@@ -149,7 +149,7 @@ func TestDriftCorrectedThroughServerNormalisation(t *testing.T) {
 	// Hand edits of owned fields are put back.
 	editContainer(t, e, "aws", "nginx", func(c map[string]any) { c["image"] = "evil:1" })
 	editContainer(t, e, "gcp", "nginx", func(c map[string]any) {
-		c["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "2"
+		c["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "700m"
 	})
 	editContainer(t, e, "azure", "nginx", func(c map[string]any) { c["env"] = []any{map[string]any{"name": "MODE", "value": "debug"}} })
 	e.reconcile(t)
@@ -161,7 +161,7 @@ func TestDriftCorrectedThroughServerNormalisation(t *testing.T) {
 		"azure": func(c map[string]any) any { return c["env"] },
 	} {
 		u := e.member(t, cluster)
-		want := map[string]any{"aws": "nginx:1.21", "gcp": "1", "azure": []any{map[string]any{"name": "MODE", "value": "prod"}}}[cluster]
+		want := map[string]any{"aws": "nginx:1.21", "gcp": "500m", "azure": []any{map[string]any{"name": "MODE", "value": "prod"}}}[cluster]
 		if diff := cmp.Diff(want, check(containerNamed(t, u, "nginx"))); diff != "" {
 			t.Errorf("%s: the hand edit is put back (-want +got):\n%s", cluster, diff)
 		}

@@ -17,13 +17,13 @@ func storedBehaviours() []behaviour {
 		{"stored/quantities-are-canonical", func(t *testing.T, e *env) {
 			d := deployment(e.ns, "quantities", 1)
 			setContainer(t, d, "resources", map[string]any{
-				"requests": map[string]any{"cpu": int64(1), "memory": "512Mi", "ephemeral-storage": "1000M"},
-				"limits":   map[string]any{"cpu": 0.5, "memory": "1Gi", "ephemeral-storage": "2000m"},
+				"requests": map[string]any{"cpu": 0.5, "memory": "512Mi", "ephemeral-storage": "2000m"},
+				"limits":   map[string]any{"cpu": int64(1), "memory": "1Gi", "ephemeral-storage": "1000M"},
 			})
 			created := e.create(t, DeploymentGVR, d)
 			want := map[string]any{
-				"requests": map[string]any{"cpu": "1", "memory": "512Mi", "ephemeral-storage": "1G"},
-				"limits":   map[string]any{"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "2"},
+				"requests": map[string]any{"cpu": "500m", "memory": "512Mi", "ephemeral-storage": "2"},
+				"limits":   map[string]any{"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1G"},
 			}
 			for what, u := range map[string]*unstructured.Unstructured{"create": created, "get": e.get(t, DeploymentGVR, e.ns, "quantities")} {
 				if diff := cmp.Diff(want, container(t, u)["resources"]); diff != "" {

@@ -38,7 +38,7 @@ spec:
           - name: nginx
             image: "nginx:1.21"
             args: []
-            resources: {requests: {cpu: 1, memory: 512Mi}, limits: {cpu: 0.5}}
+            resources: {requests: {cpu: 1, memory: 512Mi}, limits: {cpu: 2.0}}
   placement:
     clusters: [{name: m1}, {name: m2}]
 `)
@@ -65,7 +65,7 @@ spec:
 	// A hand edit of the cpu request is drift, put back.
 	u := f.memberIn(t, "m1", key.Namespace, key.Name)
 	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	cs[0].(map[string]any)["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "2"
+	cs[0].(map[string]any)["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "1500m"
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers"))
 	_, err = f.members["m1"].Update(context.Background(), deployments, u)
 	require.NoError(t, err)
