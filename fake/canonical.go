@@ -160,3 +160,119 @@ func normalizeStatusWrite(obj *unstructured.Unstructured) (*unstructured.Unstruc
 	}
 	return &unstructured.Unstructured{Object: out}, nil
 }
+
+// storedForm makes obj, a built-in object that decoded into its Go type, what a real server
+// stores, given encoded, that Go value encoded again: resource quantities in their canonical
+// form (cpu: 1 is "1", 0.5 is "500m", 1000m is "1"), and fields the type omits when empty
+// ("", false, 0, {}, []) gone. Fields the encoding adds (an empty struct, a null time) are not
+// added, nor are fields the type does not have removed: the fake keeps what it does not know.
+// obj's top level is changed in place; below it, only copies are changed, since an
+// UpdateStatus shares the rest with the caller's object (see normalizeStatusWrite).
+func storedForm(obj, encoded map[string]any) {
+	for k, v := range obj {
+		e, ok := encoded[k]
+		if !ok {
+			if emptyValue(v) {
+				delete(obj, k)
+			}
+			continue
+		}
+		if s, changed := storedValue(v, e, 1); changed {
+			obj[k] = s
+		}
+	}
+}
+
+// storedValue returns v as stored (see storedForm) and whether that differs from v, whose
+// encoding is e. v itself is never changed.
+func storedValue(v, e any, depth int) (any, bool) {
+	if depth > maxCanonicalDepth {
+		return v, false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		em, ok := e.(map[string]any)
+		if !ok {
+			return v, false
+		}
+		var out map[string]any // a copy, made at the first change
+		for k, c := range x {
+			ec, ok := em[k]
+			var s any
+			drop, changed := false, false
+			if !ok {
+				drop = emptyValue(c)
+			} else {
+				s, changed = storedValue(c, ec, depth+1)
+			}
+			if !drop && !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k2, c2 := range x {
+					out[k2] = c2
+				}
+			}
+			if drop {
+				delete(out, k)
+			} else {
+				out[k] = s
+			}
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case []any:
+		el, ok := e.([]any)
+		if !ok || len(el) != len(x) {
+			return v, false
+		}
+		var out []any
+		for i, c := range x {
+			s, changed := storedValue(c, el[i], depth+1)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), x...)
+			}
+			out[i] = s
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
+	case string, int64, float64, bool:
+		switch e.(type) {
+		case string, int64, float64, bool:
+		default:
+			return v, false
+		}
+		if c, ok := canonicalValue(e, 0); ok && c != v {
+			return c, true // a quantity in its canonical form
+		}
+	}
+	return v, false
+}
+
+// emptyValue reports whether v is a value Go's encoding omits for an omitempty field that is
+// not a pointer: "", false, 0, an empty object or list.
+func emptyValue(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case map[string]any:
+		return x != nil && len(x) == 0
+	case []any:
+		return x != nil && len(x) == 0
+	}
+	return false
+}

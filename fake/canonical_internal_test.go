@@ -194,3 +194,54 @@ func TestNormalizeStatusWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDecodesStoresAsTheServer: a built-in object that decodes is made what a real server
+// stores (quantities canonical, empty omitted fields dropped; internal/conformance checks the
+// same against one), and the values it shares with the caller's object are not changed.
+func TestCheckDecodesStoresAsTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in, want  map[string]any
+		untouched bool // the input must come out as it went in
+	}{
+		{"quantities", map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "q"},
+			"spec": map[string]any{"hard": map[string]any{"cpu": int64(1), "memory": "0.5Gi", "pods": "1000m"}}},
+			map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "q"},
+				"spec": map[string]any{"hard": map[string]any{"cpu": "1", "memory": "512Mi", "pods": "1"}}}, false},
+		{"empty fields", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "labels": map[string]any{}},
+			"data": map[string]any{}, "immutable": false},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "immutable": false}, false},
+		{"a pointer's zero value stays", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
+			"spec": map[string]any{"replicas": int64(0)}},
+			map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
+				"spec": map[string]any{"replicas": int64(0)}}, true},
+		{"custom resources are stored as sent", map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+			"spec": map[string]any{"cpu": int64(1), "empty": ""}},
+			map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+				"spec": map[string]any{"cpu": int64(1), "empty": ""}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := normalize(&unstructured.Unstructured{Object: tc.in})
+			require.NoError(t, err)
+			before := in.DeepCopy()
+			// The top level is the store's own; below it, values may be shared with the caller.
+			shared := map[string]any{}
+			for k, v := range in.Object {
+				shared[k] = v
+			}
+			obj := &unstructured.Unstructured{Object: shared}
+			require.NoError(t, checkDecodes(obj))
+			if diff := cmp.Diff(tc.want, obj.Object); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before.Object, in.Object); diff != "" {
+				t.Errorf("the shared values were changed (-before +after):\n%s", diff)
+			}
+			if tc.untouched {
+				if diff := cmp.Diff(before.Object, obj.Object); diff != "" {
+					t.Errorf("changed (-before +after):\n%s", diff)
+				}
+			}
+		})
+	}
+}

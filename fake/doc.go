@@ -91,7 +91,9 @@
 // (an empty apiVersion is filled in).
 // On every write, an object of a built-in kind (one client-go's scheme knows) must decode into
 // its Go type, or the write is a BadRequest, as the real server's decoding makes it: a string
-// in spec.replicas does not get stored.
+// in spec.replicas does not get stored. What decodes is stored as the real server encodes it:
+// resource quantities canonical (cpu: 1 as "1", 0.5 as "500m"), and empty values of fields
+// the type omits when empty ("", false, 0, {}, []) dropped.
 //
 // Metadata validation: every Create, Update, UpdateStatus and Patch (and Drift) runs the
 // real server's metadata rules, with k8s.io/apimachinery's own validation functions, and
@@ -229,7 +231,8 @@
 //   - Admission other than NamespaceLifecycle (no quota, LimitRanger, ServiceAccount or
 //     webhooks), defaulting, and the validation of the objects' own fields: objects are
 //     stored as sent, apart from the metadata rules, the Namespace and CRD strategies, the
-//     DaemonSet template generation and the decoding check above. Type-specific name rules
+//     DaemonSet template generation and the decoding above (fields a built-in type does
+//     not have are kept, where a real server drops them). Type-specific name rules
 //     beyond the ones above (a CronJob's 52 characters) are not checked; immutable spec
 //     fields (a Deployment's selector, a Job's template) can change; nothing is defaulted (a
 //     Deployment without replicas is treated as 1 only by the simulation).

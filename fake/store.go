@@ -409,7 +409,8 @@ func decodeObject(data []byte) (*unstructured.Unstructured, error) {
 
 // checkDecodes fails, like the real server, when an object of a built-in kind does not decode
 // into its Go type (a string where a number belongs, a list where an object belongs). Custom
-// resources are not checked: the fake has no schema for them.
+// resources are not checked: the fake has no schema for them. An object that decodes is then
+// made what the real server stores, which encodes the Go value again (see storedForm).
 func checkDecodes(obj *unstructured.Unstructured) error {
 	typed, err := scheme.Scheme.New(obj.GroupVersionKind())
 	if err != nil {
@@ -419,6 +420,11 @@ func checkDecodes(obj *unstructured.Unstructured) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
 	}
+	encoded, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil // stored as sent
+	}
+	storedForm(obj.Object, encoded)
 	return nil
 }
 

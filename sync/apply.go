@@ -204,7 +204,7 @@ func (s *Syncer) succeeded(in PlanInput, keys map[string]string, ch Change, stor
 		v, ok := verification{}, false
 		if stored != nil {
 			// What the server did not keep of the render, it never will: not drift.
-			dropped := ownedDiff(ch.Desired.Object, stored.Object)
+			dropped := ownedDiff(ch.Desired.Object, stored.Object, in.memberSchema())
 			v, ok = verification{rv: stored.GetResourceVersion(), input: keys[ch.Cluster], dropped: dropped}, true
 		}
 		s.wrote(key, ch.Cluster, v, ok)
@@ -269,7 +269,7 @@ func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
 		r = renderOne(in, ch.Cluster, ms.Object)
 	}
 	orphan := in.Object.GetAnnotations()[federation.OrphanAnnotation] == "true"
-	return withRevision(in, decideMember(next, ms, r, identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan)))
+	return withRevision(in, decideMember(next, ms, r, in.memberSchema(), identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan)))
 }
 
 // retryable joins the errors of the results a retry may fix, as ClusterErrors.

@@ -12,12 +12,20 @@ import (
 
 // The federation owns the fields its render sets, and nothing else: API servers default
 // fields the template leaves out (a Deployment's strategy, a container's
-// terminationMessagePath), member controllers add annotations and labels, and status belongs
-// to the member. So "does the member object still look as the federation wrote it" is a
-// subset test: every field of the rendered object must be in the live object with the same
-// value. Fields only the live object has are ignored. Lists are compared element by element
-// and must have the same length, because an element added or removed (a container, a port,
-// an env var) is a change to what the federation said.
+// terminationMessagePath), member controllers add annotations and labels, admission webhooks
+// add containers, and status belongs to the member. So "does the member object still look as
+// the federation wrote it" is a subset test: every field of the rendered object must be in
+// the live object with the same value. Fields only the live object has are ignored.
+//
+// Values are compared as the member's server stores them (see fieldSchema): a quantity by
+// its value (cpu: 1 is "1", 0.5 is "500m"), an empty value the type drops as absent, a field
+// the type does not have as pruned when the live object lacks it, and a
+// list that strategic merge patch merges by a key (containers by name, ports by
+// containerPort, env by name, volumes by name) element by element by key, so an element only
+// the live object has (a webhook's sidecar) is not drift while a changed field of one the
+// federation renders is. Other lists are compared element by element and must have the same
+// length, because an element added or removed (an arg, a toleration) is a change to what the
+// federation said. Kinds without a schema (custom resources) are compared as they are.
 //
 // Removing a field from the template is not drift but a new desired state: the desired-state
 // hash changes and the object is rewritten whole, so the subset test does not need to see it.
@@ -37,34 +45,77 @@ func ignoredMeta(key string) bool {
 
 // ownedDiff returns the JSON pointer paths where live differs from desired in the fields
 // desired sets, sorted by the walk order (map keys are not sorted: callers use the list as a
-// set or for messages, capped at maxDiffPaths). A nil result means live holds everything
-// desired says.
-func ownedDiff(desired, live map[string]any) []string {
-	return ownedDiffN(desired, live, maxDiffPaths)
+// set or for messages, capped at maxDiffPaths). fs is the member type's schema, nil when
+// unknown. A list element is named by its index in desired. A nil result means live holds
+// everything desired says.
+func ownedDiff(desired, live map[string]any, fs *fieldSchema) []string {
+	return ownedDiffN(desired, live, fs, maxDiffPaths)
 }
 
 // ownedDiffN is ownedDiff collecting at most limit paths.
-func ownedDiffN(desired, live map[string]any, limit int) []string {
+func ownedDiffN(desired, live map[string]any, fs *fieldSchema, limit int) []string {
 	d := differ{limit: limit}
 	for k, dv := range desired {
+		f := fs.field(k)
 		switch k {
 		case "status":
 			continue
 		case "metadata":
 			d.push(k)
-			d.meta(dv, live[k])
+			d.meta(dv, live[k], f.valueSchema())
 			d.pop()
 			continue
 		}
 		d.push(k)
 		if lv, ok := live[k]; ok {
-			d.value(dv, lv)
-		} else {
+			d.value(dv, lv, f)
+		} else if !absentAsStored(dv, f) && !pruned(fs, k) {
 			d.add()
 		}
 		d.pop()
 	}
 	return d.paths
+}
+
+// pruned reports whether a child k that the live object lacks is one a real server prunes:
+// the type has a schema, and no field k (a typo, a field of a newer Kubernetes). A member
+// that has such a field keeps its value, which is compared.
+func pruned(s *fieldSchema, k string) bool {
+	return s != nil && s.fields != nil && s.fields[k] == nil
+}
+
+// absentAsStored reports whether a desired value v of field f is one the server does not
+// store: null, or an empty value the type drops.
+func absentAsStored(v any, f *fieldInfo) bool {
+	return v == nil || f != nil && f.omitEmpty && emptyValue(v)
+}
+
+// nullAsStored reports whether a live null is how the server stores the desired value v of
+// field f: an empty value the type drops.
+func nullAsStored(v, live any, f *fieldInfo) bool {
+	return live == nil && f != nil && f.omitEmpty && emptyValue(v)
+}
+
+// emptyValue reports whether v is what Go's encoding omits for an omitempty field that is not
+// a pointer: "", false, 0, an empty object or list.
+func emptyValue(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case int64:
+		return x == 0
+	case int:
+		return x == 0
+	case float64:
+		return x == 0
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // maxDiffPaths bounds how many paths a diff collects: enough to explain, cheap on a big object
@@ -129,8 +180,8 @@ func (d *differ) full() bool { return len(d.paths) >= d.limit }
 
 // meta compares metadata: labels and annotations as subsets (the revision annotation left
 // out), the other fields the render sets (name, namespace) by value, the server's fields not
-// at all.
-func (d *differ) meta(dv, lv any) {
+// at all. fs is ObjectMeta's schema, nil when unknown.
+func (d *differ) meta(dv, lv any, fs *fieldSchema) {
 	dm, _ := dv.(map[string]any)
 	lm, _ := lv.(map[string]any)
 	for k, v := range dm {
@@ -151,9 +202,10 @@ func (d *differ) meta(dv, lv any) {
 				}
 			}
 		default:
+			f := fs.field(k)
 			if hv, ok := lm[k]; ok {
-				d.value(v, hv)
-			} else {
+				d.value(v, hv, f)
+			} else if !absentAsStored(v, f) {
 				d.add()
 			}
 		}
@@ -161,9 +213,14 @@ func (d *differ) meta(dv, lv any) {
 	}
 }
 
-// value compares one desired value with the live one at the current path.
-func (d *differ) value(dv, lv any) {
+// value compares one desired value of field f (nil when unknown) with the live one at the
+// current path.
+func (d *differ) value(dv, lv any, f *fieldInfo) {
 	if d.full() {
+		return
+	}
+	s := f.valueSchema()
+	if nullAsStored(dv, lv, f) {
 		return
 	}
 	switch want := dv.(type) {
@@ -174,34 +231,92 @@ func (d *differ) value(dv, lv any) {
 			return
 		}
 		for k, v := range want {
+			cf := s.field(k)
 			hv, ok := have[k]
 			if !ok {
-				if v == nil {
-					continue // an explicit null is the same as absent to the API server
+				if !absentAsStored(v, cf) && !pruned(s, k) {
+					d.addChild(k)
 				}
-				d.addChild(k)
 				continue
 			}
 			d.push(k)
-			d.value(v, hv)
+			d.value(v, hv, cf)
 			d.pop()
 		}
 	case []any:
 		have, ok := lv.([]any)
-		if !ok || len(have) != len(want) {
+		if !ok {
 			d.add()
 			return
 		}
+		if f != nil && f.mergeKey != "" && d.byKey(want, have, f.mergeKey, s.item()) {
+			return
+		}
+		if len(have) != len(want) {
+			d.add()
+			return
+		}
+		item := s.item()
 		for i := range want {
 			d.push(strconv.Itoa(i))
-			d.value(want[i], have[i])
+			d.value(want[i], have[i], item)
 			d.pop()
 		}
 	default:
+		if s != nil && s.quantity {
+			if !equalQuantityValue(dv, lv) {
+				d.add()
+			}
+			return
+		}
 		if !equalScalar(dv, lv) {
 			d.add()
 		}
 	}
+}
+
+// byKey compares a list merged by key (see fieldSchema) element by element by key: each
+// desired element must be in have, where the element with the same key holds what it says;
+// elements only have has are not drift. It reports false, comparing nothing, when a desired
+// element has no scalar key: the list is then compared by position.
+func (d *differ) byKey(want, have []any, key string, item *fieldInfo) bool {
+	for _, w := range want {
+		wm, ok := w.(map[string]any)
+		if !ok || !isScalar(wm[key]) {
+			return false
+		}
+	}
+	for i, w := range want {
+		j := indexByKey(have, key, w.(map[string]any)[key])
+		if j < 0 {
+			d.addChild(strconv.Itoa(i))
+			continue
+		}
+		d.push(strconv.Itoa(i))
+		d.value(w, have[j], item)
+		d.pop()
+	}
+	return true
+}
+
+// indexByKey returns the index of the first element of list whose key is v, -1 when none is.
+func indexByKey(list []any, key string, v any) int {
+	for j, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			if hv, ok := m[key]; ok && equalScalar(v, hv) {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, int64, int, float64, bool:
+		return true
+	}
+	return false
 }
 
 // equalScalar compares JSON scalars the way the API server stores them: numbers by value
@@ -261,6 +376,36 @@ func equalQuantity(a, b string) bool {
 		return false
 	}
 	return qa.Cmp(qb) == 0
+}
+
+// equalQuantityValue compares the values of a quantity field: a number in the template (cpu:
+// 1, 0.5) is the quantity the server stores as a string ("1", "500m").
+func equalQuantityValue(a, b any) bool {
+	if equalScalar(a, b) {
+		return true
+	}
+	x, ok := quantityText(a)
+	if !ok {
+		return false
+	}
+	y, ok := quantityText(b)
+	return ok && equalQuantity(x, y)
+}
+
+// quantityText returns a quantity's value as text: a string as it is, a number as JSON
+// writes it.
+func quantityText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	}
+	return "", false
 }
 
 func numeric(s string) bool {

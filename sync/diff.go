@@ -38,7 +38,10 @@ func (c FieldChange) String() string {
 // hold with the same value, sorted by path: the comparison [Plan] makes to detect drift (the
 // same code), with every difference and its values, for previews and messages. Fields only
 // the live object has (defaulted by the API server, added by member controllers, status) are
-// not differences; a list is one field when its length differs. The revision annotation and
+// not differences, nor are elements only the live object has in a list merged by key
+// (containers by name: a webhook's sidecar); another list is one field when its length
+// differs. Values compare as the member's server stores them (a quantity by value, an empty
+// value the type drops as absent). The revision annotation and
 // server-managed metadata are ignored, as Plan ignores them.
 //
 // An update that Plan decides because the desired-state hash changed may show no field
@@ -52,16 +55,66 @@ func OwnedDiff(desired, live *unstructured.Unstructured) []FieldChange {
 	if live != nil {
 		liveObj = live.Object
 	}
-	paths := ownedDiffN(desired.Object, liveObj, maxInt)
+	fields := schemaFor(desired.GroupVersionKind())
+	paths := ownedDiffN(desired.Object, liveObj, fields, maxInt)
 	slices.Sort(paths)
 	out := make([]FieldChange, 0, len(paths))
 	for _, p := range paths {
 		c := FieldChange{Path: p}
-		c.Desired, _ = lookup(desired.Object, p)
-		c.Live, c.InLive = lookup(liveObj, p)
+		c.Desired, c.Live, c.InLive = lookupBoth(desired.Object, liveObj, fields, p)
 		out = append(out, c)
 	}
 	return out
+}
+
+// lookupBoth resolves a path of ownedDiff in desired and in live. A list merged by key is
+// indexed by desired's position: live's element is the one with the same key.
+func lookupBoth(desired, live map[string]any, fs *fieldSchema, pointer string) (d, l any, inLive bool) {
+	d, _ = lookup(desired, pointer)
+	if live == nil {
+		return d, nil, false
+	}
+	var dc, lc any = desired, live
+	var f *fieldInfo
+	s := fs
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch v := dc.(type) {
+		case map[string]any:
+			f = s.field(tok)
+			dc = v[tok]
+			lm, ok := lc.(map[string]any)
+			if !ok {
+				return d, nil, false
+			}
+			if lc, ok = lm[tok]; !ok {
+				return d, nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return d, nil, false
+			}
+			dc = v[i]
+			ll, ok := lc.([]any)
+			if !ok {
+				return d, nil, false
+			}
+			j := i
+			if w, ok := dc.(map[string]any); ok && f != nil && f.mergeKey != "" && isScalar(w[f.mergeKey]) {
+				j = indexByKey(ll, f.mergeKey, w[f.mergeKey])
+			}
+			if j < 0 || j >= len(ll) {
+				return d, nil, false
+			}
+			lc = ll[j]
+			f = s.item()
+		default:
+			return d, nil, false
+		}
+		s = f.valueSchema()
+	}
+	return d, lc, true
 }
 
 const maxInt = int(^uint(0) >> 1)

@@ -67,6 +67,15 @@
 // member controller that only adds its own annotations causes no write. [OwnedDiff] is that
 // comparison with every differing field and both values, for previews and reviews.
 //
+// Fields are compared as the member's server stores a built-in object, which the Go type
+// tells: a quantity by value (cpu: 1 is stored as "1", 0.5 as "500m"), an empty value the
+// type drops as absent, and a list that strategic merge patch merges by a key (containers
+// by name, ports by containerPort, env and volumes by name) element by element by key. So a
+// sidecar a webhook adds is left alone, a hand-edited image or cpu request is put back, and
+// a new Syncer over members that run the desired objects writes nothing. A field the type
+// does not have (a typo), which a real server prunes, is not drift while the member lacks it;
+// other fields a member's server did not keep are remembered after each write.
+//
 // # Optimistic locking
 //
 // Every update carries the resourceVersion it read, and every delete carries the uid and

@@ -241,6 +241,8 @@ type Syncer struct {
 	opts     Options
 	metrics  *metrics
 	limits   *limiters
+	// fields is the member type's schema, for the drift comparison (see fieldSchema).
+	fields *fieldSchema
 
 	// verified remembers, per federated object and cluster, the member object's
 	// resourceVersion when sync last wrote it or found it in line with the render, so an
@@ -311,7 +313,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		return nil, fmt.Errorf("sync: New: %w", err)
 	}
 	return &Syncer{
-		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m,
+		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m, fields: schemaFor(typ.Target),
 		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
 		verified:       map[federation.Key]map[string]verification{},
 		conflicts:      map[federation.Key]map[string]bool{},

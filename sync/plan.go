@@ -225,6 +225,18 @@ type PlanInput struct {
 	// type, and without a schedule for the object's current generation nothing is decided
 	// (see [Targets].Waiting).
 	WaitForScheduler bool
+
+	// fields is the member type's schema (see fieldSchema), which the Syncer builds once;
+	// nil: Plan builds it.
+	fields *fieldSchema
+}
+
+// memberSchema returns the member type's schema: in.fields, else built from in.Type.
+func (in PlanInput) memberSchema() *fieldSchema {
+	if in.fields != nil {
+		return in.fields
+	}
+	return schemaFor(in.Type.Target)
 }
 
 // Targets is where a federated object goes: the clusters and their replicas.
@@ -453,6 +465,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	slices.Sort(names)
 	identity := identityOr(in.Identity)
 	orphan := obj.GetAnnotations()[federation.OrphanAnnotation] == "true"
+	fields := in.memberSchema()
 	out := make([]Change, 0, len(names)) // at most one per cluster: no growing and copying
 	for _, name := range names {
 		ms, read := in.Members[name]
@@ -484,7 +497,7 @@ func planFor(in PlanInput, t Targets) []Change {
 		if !placed[name] {
 			r = rendered{}
 		}
-		ch = decideMember(ch, ms, r, identity, in.Adopt, deleting, orphanIn(in, name, orphan))
+		ch = decideMember(ch, ms, r, fields, identity, in.Adopt, deleting, orphanIn(in, name, orphan))
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
 			out = append(out, ch)
 		}
@@ -719,8 +732,9 @@ func withIdentity(r rendered, identity string) rendered {
 	return r
 }
 
-// decideMember applies the per-cluster rules of Plan to one read, ready cluster.
-func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt, deleting, orphan bool) Change {
+// decideMember applies the per-cluster rules of Plan to one read, ready cluster. fields is the
+// member type's schema (nil when unknown).
+func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, identity string, adopt, deleting, orphan bool) Change {
 	live := ms.Object
 	if (!ch.Placed || deleting) && createdBySync(live) {
 		return ch // another Syncer's namespace for its objects: not a FederatedNamespace's to remove
@@ -787,7 +801,7 @@ func decideMember(ch Change, ms MemberState, r rendered, identity string, adopt,
 	case ms.Verified != "" && ms.Verified == live.GetResourceVersion():
 		// Nobody changed the object since sync wrote or checked it.
 	default:
-		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object), func(p string) bool { return slices.Contains(ms.Dropped, p) })
+		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, fields), func(p string) bool { return slices.Contains(ms.Dropped, p) })
 		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}

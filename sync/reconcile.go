@@ -155,6 +155,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
 		ClusterRemoval: s.opts.ClusterRemoval, WaitForScheduler: s.opts.WaitForScheduler,
+		fields: s.fields,
 	}
 	ro, err := s.rollout(ctx, r, fed, rev, targets, clusters)
 	if err != nil {

@@ -13,8 +13,9 @@
 // (status subresource, generation with a per-kind rule) and fedkit's Cluster CRD
 // (cluster-scoped, status subresource, the custom-resource rules); the per-kind rules of a
 // few other built-ins (DaemonSets, EndpointSlices, Leases, PriorityClasses) have behaviours of
-// their own. Others create CRDs of their own, and namespaces, to check what is served and the
-// namespace lifecycle. Namespaced objects go in a fresh namespace per run and cluster-scoped
+// their own, and the stored ones check what a server makes of a built-in object (quantities
+// canonical, empty fields dropped). Others create CRDs of their own, and namespaces, to check
+// what is served and the namespace lifecycle. Namespaced objects go in a fresh namespace per run and cluster-scoped
 // ones (CRDs included) carry the run's suffix, so a shared API server can run the suite more
 // than once. Where a real server's controllers act a moment later (establishing or deleting
 // a CRD), a behaviour polls for the outcome.

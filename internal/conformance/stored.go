@@ -1,0 +1,106 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// storedBehaviours: what a real server makes of a built-in object as it stores it. It decodes
+// the object into its Go type and encodes that, so resource quantities come back in their
+// canonical form (cpu: 1 as "1", 0.5 as "500m", 1000m as "1") and fields left empty
+// that the type omits when empty are gone. A loop that compares what it wrote with what it
+// reads must expect both, or it writes forever.
+func storedBehaviours() []behaviour {
+	return []behaviour{
+		{"stored/quantities-are-canonical", func(t *testing.T, e *env) {
+			d := deployment(e.ns, "quantities", 1)
+			setContainer(t, d, "resources", map[string]any{
+				"requests": map[string]any{"cpu": 0.5, "memory": "512Mi", "ephemeral-storage": "2000m"},
+				"limits":   map[string]any{"cpu": int64(1), "memory": "1Gi", "ephemeral-storage": "1000M"},
+			})
+			created := e.create(t, DeploymentGVR, d)
+			want := map[string]any{
+				"requests": map[string]any{"cpu": "500m", "memory": "512Mi", "ephemeral-storage": "2"},
+				"limits":   map[string]any{"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1G"},
+			}
+			for what, u := range map[string]*unstructured.Unstructured{"create": created, "get": e.get(t, DeploymentGVR, e.ns, "quantities")} {
+				if diff := cmp.Diff(want, container(t, u)["resources"]); diff != "" {
+					t.Errorf("%s: resources (-want +got):\n%s", what, diff)
+				}
+			}
+
+			setContainer(t, created, "resources", map[string]any{"requests": map[string]any{"cpu": 2.0, "memory": "0.5Gi"}})
+			updated := e.update(t, DeploymentGVR, created)
+			if diff := cmp.Diff(map[string]any{"requests": map[string]any{"cpu": "2", "memory": "512Mi"}}, container(t, updated)["resources"]); diff != "" {
+				t.Errorf("update: resources (-want +got):\n%s", diff)
+			}
+		}},
+		{"stored/empty-fields-are-dropped", func(t *testing.T, e *env) {
+			d := deployment(e.ns, "empties", 0)
+			set(t, d, false, "spec", "paused")
+			set(t, d, map[string]any{}, "spec", "template", "spec", "nodeSelector")
+			set(t, d, "", "spec", "template", "spec", "serviceAccountName")
+			set(t, d, false, "spec", "template", "spec", "hostNetwork")
+			setContainer(t, d, "args", []any{})
+			setContainer(t, d, "env", []any{})
+			setContainer(t, d, "workingDir", "")
+			created := e.create(t, DeploymentGVR, d)
+			for what, u := range map[string]*unstructured.Unstructured{"create": created, "get": e.get(t, DeploymentGVR, e.ns, "empties")} {
+				for _, path := range [][]string{
+					{"spec", "paused"},
+					{"spec", "template", "spec", "nodeSelector"},
+					{"spec", "template", "spec", "serviceAccountName"},
+					{"spec", "template", "spec", "hostNetwork"},
+				} {
+					if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, path...); found {
+						t.Errorf("%s: %v is stored as %#v; want it dropped", what, path, v)
+					}
+				}
+				c := container(t, u)
+				for _, f := range []string{"args", "env", "workingDir"} {
+					if v, found := c[f]; found {
+						t.Errorf("%s: container %s is stored as %#v; want it dropped", what, f, v)
+					}
+				}
+				// A pointer field keeps its zero value: replicas 0 is not "unset".
+				if v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); !found || v != int64(0) {
+					t.Errorf("%s: spec.replicas = %#v (found %v); want 0", what, v, found)
+				}
+			}
+
+			cm := configMap(e.ns, "empty-data", nil, nil)
+			set(t, cm, map[string]any{}, "data")
+			set(t, cm, map[string]any{}, "metadata", "labels")
+			stored := e.create(t, ConfigMapGVR, cm)
+			for _, path := range [][]string{{"data"}, {"metadata", "labels"}} {
+				if v, found, _ := unstructured.NestedFieldNoCopy(stored.Object, path...); found {
+					t.Errorf("ConfigMap: %v is stored as %#v; want it dropped", path, v)
+				}
+			}
+		}},
+	}
+}
+
+// container returns the first container of a Deployment.
+func container(t *testing.T, u *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(cs) == 0 {
+		t.Fatalf("%s has no containers", u.GetName())
+	}
+	c, _ := cs[0].(map[string]any)
+	return c
+}
+
+// setContainer sets field of a Deployment's first container.
+func setContainer(t *testing.T, u *unstructured.Unstructured, field string, value any) {
+	t.Helper()
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(cs) == 0 {
+		t.Fatalf("%s has no containers", u.GetName())
+	}
+	cs[0].(map[string]any)[field] = value
+	set(t, u, cs, "spec", "template", "spec", "containers")
+}

@@ -1,0 +1,176 @@
+package sync
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// A member API server does not store a built-in object as it was sent: it decodes it into its
+// Go type and encodes that. Quantities come back canonical (cpu: 1 as "1", 0.5 as "500m"),
+// fields the type omits when empty ("", false, 0, {}, []) are gone, and admission webhooks
+// may add list elements (a sidecar in containers). fieldSchema is what the drift comparison
+// needs to know of the Go type to see through that: which fields are quantities, which are
+// dropped when empty, and which lists strategic merge patch merges by a key (containers by
+// name, ports by containerPort, env by name...), so they are compared element by element by
+// key and an element only the member has is not drift. Types client-go does not know (custom
+// resources) have no schema: their values are compared as they are.
+
+// fieldSchema describes one JSON value of a Go type.
+type fieldSchema struct {
+	// fields are a struct's fields by JSON name; nil for other values.
+	fields map[string]*fieldInfo
+	// elem is a list's element or a map's value; nil for other values.
+	elem *fieldSchema
+	// value is elem as a field (neither dropped when empty nor merged): what a map's values
+	// and a list's elements are compared as.
+	value *fieldInfo
+	// quantity is set for a resource.Quantity.
+	quantity bool
+}
+
+// fieldInfo is one struct field.
+type fieldInfo struct {
+	schema *fieldSchema
+	// omitEmpty is set when the server drops the field's empty value (omitempty and not a
+	// pointer, or a list or map).
+	omitEmpty bool
+	// mergeKey is the key a list field is merged by (patchStrategy merge), "" when the list
+	// is atomic.
+	mergeKey string
+}
+
+// field returns the schema of child k of a value of schema s: a struct's field, or a map's
+// value; nil when unknown.
+func (s *fieldSchema) field(k string) *fieldInfo {
+	if s == nil {
+		return nil
+	}
+	if s.fields != nil {
+		return s.fields[k]
+	}
+	return s.value
+}
+
+// item returns the schema of a list's elements; nil when unknown.
+func (s *fieldSchema) item() *fieldInfo {
+	if s == nil || s.fields != nil {
+		return nil
+	}
+	return s.value
+}
+
+// valueSchema returns the schema of a field's value; nil when unknown.
+func (f *fieldInfo) valueSchema() *fieldSchema {
+	if f == nil {
+		return nil
+	}
+	return f.schema
+}
+
+// schemaFor returns the schema of the built-in kind gvk, nil for a kind client-go does not
+// know.
+func schemaFor(gvk schema.GroupVersionKind) *fieldSchema {
+	if gvk.Kind == "" {
+		return nil
+	}
+	obj, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	return schemaOf(reflect.TypeOf(obj), map[reflect.Type]*fieldSchema{})
+}
+
+var (
+	quantityType  = reflect.TypeFor[resource.Quantity]()
+	marshalerType = reflect.TypeFor[json.Marshaler]()
+)
+
+// schemaOf builds the schema of t; seen holds the schemas built so far (types may recur).
+func schemaOf(t reflect.Type, seen map[reflect.Type]*fieldSchema) *fieldSchema {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s, ok := seen[t]; ok {
+		return s
+	}
+	s := &fieldSchema{}
+	seen[t] = s
+	switch {
+	case t == quantityType:
+		s.quantity = true
+		return s
+	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
+		return s // a value of its own encoding (a time, an int-or-string): a scalar
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		s.fields = map[string]*fieldInfo{}
+		addFields(s, t, seen)
+	case reflect.Slice:
+		if t.Elem().Kind() != reflect.Uint8 { // []byte is a base64 string
+			s.elem = schemaOf(t.Elem(), seen)
+			s.value = &fieldInfo{schema: s.elem}
+		}
+	case reflect.Map:
+		s.elem = schemaOf(t.Elem(), seen)
+		s.value = &fieldInfo{schema: s.elem}
+	}
+	return s
+}
+
+// addFields adds the fields of struct t to s, those of inlined structs included.
+func addFields(s *fieldSchema, t reflect.Type, seen map[reflect.Type]*fieldSchema) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && (f.Anonymous || strings.Contains(opts, "inline")) {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				addFields(s, ft, seen)
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		info := &fieldInfo{schema: schemaOf(f.Type, seen)}
+		switch f.Type.Kind() {
+		case reflect.Pointer, reflect.Interface:
+		case reflect.Struct:
+			info.omitEmpty = hasOption(opts, "omitzero")
+		case reflect.Slice, reflect.Map:
+			// Storage (protobuf) keeps no empty list or map, whatever the JSON tag says.
+			info.omitEmpty = true
+		default:
+			info.omitEmpty = hasOption(opts, "omitempty") || hasOption(opts, "omitzero")
+		}
+		if f.Type.Kind() == reflect.Slice && hasOption(f.Tag.Get("patchStrategy"), "merge") {
+			info.mergeKey = f.Tag.Get("patchMergeKey")
+		}
+		s.fields[name] = info
+	}
+}
+
+func hasOption(opts, opt string) bool {
+	for o := range strings.SplitSeq(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
+}
