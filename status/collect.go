@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
@@ -298,7 +299,7 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		}
 		r = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
-	rctx, cancel := withTimeout(ctx, c.opts.Clock, c.opts.ReadTimeout, errReadTimeout)
+	rctx, cancel := loop.WithTimeout(ctx, c.opts.Clock, c.opts.ReadTimeout, errReadTimeout)
 	obj, err := r.Get(rctx, gvr, ns, name)
 	if err != nil && context.Cause(rctx) == errReadTimeout {
 		err = fmt.Errorf("%w after %s: %w", errReadTimeout, c.opts.ReadTimeout, err)

@@ -17,6 +17,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
@@ -145,7 +146,7 @@ func (m *ClusterMonitor) probe(ctx context.Context, name string) probeResult {
 	if err != nil {
 		return probeResult{kind: probeNoClient, err: err.Error()}
 	}
-	pctx, cancel := withTimeout(ctx, m.opts.Clock, m.opts.Timeout, errProbeTimeout)
+	pctx, cancel := loop.WithTimeout(ctx, m.opts.Clock, m.opts.Timeout, errProbeTimeout)
 	defer cancel()
 	if hc, ok := client.(federation.HealthChecker); ok {
 		err = hc.Healthy(pctx)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // coreGVR is a core/v1 resource.
@@ -97,7 +98,7 @@ func (m *ClusterMonitor) listAll(ctx context.Context, c federation.Reader, gvr s
 // opts.Clock: a member that accepts the connection and never answers holds a worker no
 // longer than a probe would. A request cut off that way fails with errReadTimeout.
 func bounded[T any](ctx context.Context, opts MonitorOptions, call func(context.Context) (T, error)) (T, error) {
-	rctx, cancel := withTimeout(ctx, opts.Clock, opts.Timeout, errReadTimeout)
+	rctx, cancel := loop.WithTimeout(ctx, opts.Clock, opts.Timeout, errReadTimeout)
 	defer cancel()
 	v, err := call(rctx)
 	if err != nil && context.Cause(rctx) == errReadTimeout {
