@@ -133,7 +133,7 @@ spec: {domainRef: fed, allowServiceWithoutEndpoints: true}
 // 100ms of real time after each step to act on it.
 func (e *env) stepUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for range 300 {
+	for range 600 {
 		if cond() {
 			return
 		}
@@ -147,7 +147,7 @@ func (e *env) stepUntil(t *testing.T, what string, cond func() bool) {
 		}
 		tick.Stop()
 	}
-	t.Fatalf("%s: not after 300 steps of 1s", what)
+	t.Fatalf("%s: not after 600 steps of 1s", what)
 }
 
 func condition(host *fake.Cluster, typ string) bool {
