@@ -261,6 +261,26 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"dns":              {Verb: "create", Group: dnsrecord.DNSEndpointGVR.Group, Resource: dnsrecord.DNSEndpointGVR.Resource},
 		"cluster-set":      {Verb: "watch", Resource: "secrets"},
 	}
+	// In the members, every loop uses the credentials of the member's Secret: all of them
+	// together need only the member role.
+	member := memberRole(t)
+	for _, name := range e.fleet.Names() {
+		c, _ := e.fleet.Member(name)
+		var creates bool
+		seen := map[request]bool{}
+		for _, a := range c.Actions() {
+			req := memberRequest(a)
+			creates = creates || req.Verb == "create"
+			if seen[req] {
+				continue
+			}
+			seen[req] = true
+			if !rulesAllow(member.Rules, req) {
+				t.Errorf("the loops need %s in member %s, which ClusterRole %s does not grant", req, name, member.Name)
+			}
+		}
+		require.True(t, creates, "nothing created in member %s", name)
+	}
 	for name, rec := range recs {
 		w := writes[name]
 		require.True(t, rec.saw(w.Verb, schema.GroupVersionResource{Group: w.Group, Resource: w.Resource}, w.Subresource), "%s never made %s", name, w)

@@ -22,9 +22,11 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 )
 
@@ -126,9 +128,15 @@ func stripComments(doc []byte) []byte {
 // namespace ("" for cluster-scoped resources and requests across all namespaces).
 type request struct {
 	Verb, Group, Resource, Subresource, Namespace string
+	// URL is the path of a non-resource request (/readyz); the fields above but Verb are
+	// then empty.
+	URL string
 }
 
 func (r request) String() string {
+	if r.URL != "" {
+		return r.Verb + " " + r.URL
+	}
 	res := r.Resource
 	if r.Subresource != "" {
 		res += "/" + r.Subresource
@@ -203,6 +211,12 @@ func rulesAllow(rules []rbacv1.PolicyRule, req request) bool {
 		resource += "/" + req.Subresource
 	}
 	for _, rule := range rules {
+		if req.URL != "" {
+			if matches(rule.Verbs, req.Verb) && slices.Contains(rule.NonResourceURLs, req.URL) {
+				return true
+			}
+			continue
+		}
 		if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
 			continue // no loop's request is limited to names here
 		}
@@ -286,4 +300,34 @@ func TestClusterPolicyCoversEverySpecField(t *testing.T) {
 		}
 		require.True(t, checked[name], "the policy does not check spec.%s", name)
 	}
+}
+
+// memberRole is the ClusterRole of config/rbac/member, what the control plane needs in a
+// member cluster.
+func memberRole(t testing.TB) rbacv1.ClusterRole {
+	t.Helper()
+	for _, doc := range documents(t, filepath.Join(manifestDir, "member", "member.yaml")) {
+		var meta metav1.TypeMeta
+		require.NoError(t, yaml.Unmarshal(doc, &meta))
+		if meta.Kind == "ClusterRole" {
+			var r rbacv1.ClusterRole
+			require.NoError(t, yaml.UnmarshalStrict(doc, &r))
+			return r
+		}
+	}
+	t.Fatal("no ClusterRole in config/rbac/member/member.yaml")
+	return rbacv1.ClusterRole{}
+}
+
+// memberRequest is the request RBAC sees for a call the fake recorded.
+func memberRequest(a fake.Action) request {
+	switch a.Verb {
+	case fake.VerbHealth:
+		return request{Verb: "get", URL: "/readyz"}
+	case fake.VerbVersion:
+		return request{Verb: "get", URL: "/version"}
+	case fake.VerbUpdateStatus:
+		return request{Verb: "update", Group: a.Resource.Group, Resource: a.Resource.Resource, Subresource: "status", Namespace: a.Namespace}
+	}
+	return request{Verb: string(a.Verb), Group: a.Resource.Group, Resource: a.Resource.Resource, Subresource: a.Subresource, Namespace: a.Namespace}
 }
