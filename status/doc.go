@@ -125,6 +125,8 @@
 // touched. Taints are added before the status says not ready and removed after it says
 // ready, so placement never sees a not-ready cluster without the monitor's taints (it would
 // imply a NoExecute one).
+// The monitor writes taints by updating the Cluster: RBAC cannot limit that to spec.taints, so
+// config/rbac adds an admission policy that refuses the control plane any other spec change.
 //
 // A probe that changes nothing writes nothing; status.lastHeartbeatTime moves at most every
 // HeartbeatInterval, so a healthy fleet of N clusters costs N status writes a minute.

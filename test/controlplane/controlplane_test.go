@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/controlplane"
@@ -70,12 +71,21 @@ spec:
 func TestControlPlaneOnRealServers(t *testing.T) {
 	ns := fmt.Sprintf("shop-%d", runs.Add(1))
 	env, members := setup(t, ns)
+	controlPlaneScenario(t, env, members, ns, env.Config(hostName))
+}
+
+// controlPlaneScenario is TestControlPlaneOnRealServers in namespace ns, with the control
+// plane reaching the host through cpConfig (the test itself reads and writes as the admin).
+func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*kube.Client, ns string, cpConfig *rest.Config) {
+	t.Helper()
 	ctx := context.Background()
-	host, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
+	host, err := kube.New(env.Config(hostName), kube.Options{})
+	require.NoError(t, err)
+	cpHost, set, err := kube.Connect(cpConfig, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 
 	opts := controlplane.Options{Registerer: prometheus.NewRegistry()}
-	cp, err := controlplane.New(host, set, opts)
+	cp, err := controlplane.New(cpHost, set, opts)
 	require.NoError(t, err)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
