@@ -42,6 +42,14 @@ type Client struct {
 	secrets []string
 }
 
+// String and GoString describe a Client without its fields, so a Client printed by a panic, a
+// debugging log or a test failure shows no credential (it keeps them to cut them out of
+// errors).
+func (c *Client) String() string { return "kube.Client" }
+
+// GoString is String, for %#v.
+func (c *Client) GoString() string { return c.String() }
+
 // wrapErr is the package's wrapErr, with the Client's credentials cut out of the message.
 func (c *Client) wrapErr(op string, err error) error {
 	return redact(wrapErr(op, err), c.secrets)

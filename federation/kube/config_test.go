@@ -3,6 +3,7 @@ package kube_test
 import (
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -213,3 +214,29 @@ func TestRESTConfigNil(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// A rest.Config that a panic or a debugging log prints (%v, %+v, %#v: what a panic's value
+// or a logged struct shows) carries no credential: client-go's Config redacts its bearer
+// token, password and key data when formatted, and the Client fedkit builds from it keeps
+// them out of its own fields' formatting too.
+func TestFormattedConfigCarriesNoCredentials(t *testing.T) {
+	const password = "p4ssw0rd-value"
+	for name, secret := range map[string]*corev1.Secret{
+		"token":      testSecret(map[string]string{"token": token}),
+		"basic auth": testSecret(map[string]string{"kubeconfig": kubeconfig(`username: admin, password: `+password, "")}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := kube.RESTConfig(testCluster(nil), secret)
+			require.NoError(t, err)
+			c, err := kube.New(cfg, kube.Options{})
+			require.NoError(t, err)
+			for _, v := range []any{cfg, c} {
+				for _, format := range []string{"%v", "%+v", "%#v", "%s"} {
+					out := fmt.Sprintf(format, v)
+					require.NotContains(t, out, token, format)
+					require.NotContains(t, out, password, format)
+				}
+			}
+		})
+	}
+}
