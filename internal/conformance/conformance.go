@@ -66,6 +66,7 @@ func behaviours() []behaviour {
 	all = append(all, patchBehaviours()...)
 	all = append(all, servedBehaviours()...)
 	all = append(all, namespaceBehaviours()...)
+	all = append(all, deletionBehaviours()...)
 	return all
 }
 
