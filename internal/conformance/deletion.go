@@ -10,8 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// JobGVR is batch/v1 Jobs, whose deletion orphans their Pods by default.
-var JobGVR = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+// JobGVR and ReplicationControllerGVR are the resources whose deletion orphans their Pods by
+// default.
+var (
+	JobGVR                   = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	ReplicationControllerGVR = schema.GroupVersionResource{Version: "v1", Resource: "replicationcontrollers"}
+)
 
 // deletionBehaviours: the garbage collector's finalizers that a delete's propagationPolicy
 // (or the kind's default) puts on the object. No garbage collector runs against a bare
@@ -26,6 +30,14 @@ func deletionBehaviours() []behaviour {
 			require.NotNil(t, got.GetDeletionTimestamp())
 			require.Equal(t, []string{metav1.FinalizerOrphanDependents}, got.GetFinalizers())
 			release(t, e, JobGVR, got)
+		}},
+		{"deletion/replicationcontroller-default-orphans", func(t *testing.T, e *env) {
+			// So do v1 ReplicationControllers.
+			e.create(t, ReplicationControllerGVR, replicationController(e.ns, "default"))
+			require.NoError(t, e.c.Delete(e.ctx, ReplicationControllerGVR, e.ns, "default", metav1.DeleteOptions{}))
+			got := e.get(t, ReplicationControllerGVR, e.ns, "default")
+			require.Equal(t, []string{metav1.FinalizerOrphanDependents}, got.GetFinalizers())
+			release(t, e, ReplicationControllerGVR, got)
 		}},
 		{"deletion/background-deletes-at-once", func(t *testing.T, e *env) {
 			e.create(t, JobGVR, job(e.ns, "background"))
@@ -105,5 +117,21 @@ func job(namespace, name string) *unstructured.Unstructured {
 			"restartPolicy": "Never",
 			"containers":    []any{map[string]any{"name": "main", "image": "busybox:1.36"}},
 		}}},
+	}}
+}
+
+// replicationController is a v1 ReplicationController of no replicas.
+func replicationController(namespace, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ReplicationController",
+		"metadata": map[string]any{"namespace": namespace, "name": name},
+		"spec": map[string]any{
+			"replicas": int64(0),
+			"selector": map[string]any{"app": name},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": name}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": "busybox:1.36"}}},
+			},
+		},
 	}}
 }
