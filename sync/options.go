@@ -66,7 +66,8 @@ type Options struct {
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this Syncer
 	// manages. Two federations over one fleet with different identities never touch each
-	// other's objects. Default: federation.ManagedByValue ("fedkit").
+	// other's objects, and each holds the Clusters with its own ClusterFinalizer.
+	// Default: federation.ManagedByValue ("fedkit").
 	Identity string
 
 	// Conflict is the policy for member objects that exist and that no federation manages.
