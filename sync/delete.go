@@ -147,16 +147,23 @@ func (s *Syncer) checkRemoved(ctx context.Context, fed *federation.FederatedObje
 
 // deletionStart returns when the wait for fed's member objects began: the time that
 // federation.DeletionStartedAnnotation records, or now, which it then records (u is returned
-// as written). A value that does not parse is replaced.
+// as written). A value that does not parse, or is older than the deletionTimestamp (copied
+// from another object: it was not written for this deletion), is replaced. The time recorded
+// is never before the deletionTimestamp, so a clock behind the host's cannot make it look
+// copied.
 func (s *Syncer) deletionStart(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject) (*unstructured.Unstructured, time.Time, error) {
+	deleted := fed.DeletionTimestamp.Time
 	if v, ok := u.GetAnnotations()[federation.DeletionStartedAnnotation]; ok {
 		t, err := time.Parse(time.RFC3339, v)
-		if err == nil {
+		if err == nil && !t.Before(deleted) {
 			return u, t, nil
 		}
-		logr.FromContextOrDiscard(ctx).Info("Replacing an invalid deletion start", "annotation", federation.DeletionStartedAnnotation, "value", v)
+		logr.FromContextOrDiscard(ctx).Info("Replacing a deletion start that is not this deletion's", "annotation", federation.DeletionStartedAnnotation, "value", v)
 	}
 	now := s.opts.Clock.Now().UTC().Truncate(time.Second) // what RFC 3339 keeps
+	if now.Before(deleted) {
+		now = deleted.UTC()
+	}
 	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.DeletionStartedAnnotation: now.Format(time.RFC3339)}})
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("sync: record the start of the deletion of %s %s: %w", s.typ.Federated.Kind, keyOfFed(fed), err)

@@ -173,3 +173,30 @@ func TestDeletionTimeoutCountsFromSyncsFirstAttempt(t *testing.T) {
 	require.True(t, e.gone(t), "10 minutes after the first attempt, across the restart")
 	require.Contains(t, e.events.list()[len(e.events.list())-1], "MembersLeftBehind")
 }
+
+// A deletion start copied from another object (older than the deletionTimestamp) is not this
+// deletion's: the wait starts now.
+func TestDeletionStartOlderThanTheDeletionIsReplaced(t *testing.T) {
+	e := newEnv(t, fedsync.Options{DeletionTimeout: 10 * time.Minute})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.edit(t, func(u *unstructured.Unstructured) {
+		a := u.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[federation.DeletionStartedAnnotation] = now.Add(-time.Hour).Format(time.RFC3339)
+		u.SetAnnotations(a)
+	})
+	e.reconcile(t)
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	e.deleteFederated(t)
+	e.reconcile(t)
+	require.False(t, e.gone(t), "the wait has just begun")
+	u, err := e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	require.Equal(t, now.Format(time.RFC3339), u.GetAnnotations()[federation.DeletionStartedAnnotation])
+	e.clock.Step(10 * time.Minute)
+	e.reconcile(t)
+	require.True(t, e.gone(t))
+}
