@@ -34,7 +34,9 @@ const clusterRecheck = 5 * time.Second
 // up never releases a Cluster another still has objects in. The default identity ("" or
 // federation.ManagedByValue) keeps the name without one, federation.k8s.io/sync-<resource>;
 // another is federation.k8s.io/sync-<resource>.<identity>, with a hash of the identity
-// instead when that would be longer than a finalizer name may be.
+// instead when that would be longer than a finalizer name may be. (Before each identity had
+// its own, every Syncer used the default's name: such a finalizer left on a Cluster by a
+// Syncer of another identity is released by the default identity's Syncer, or by hand.)
 func ClusterFinalizer(typ federation.TypeConfig, identity string) string {
 	const prefix = "federation.k8s.io/"
 	name := "sync-" + typ.FederatedResource
