@@ -19,7 +19,7 @@ var jobs = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: 
 const migrate = `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedJob
-metadata: {name: migrate, namespace: shop}
+metadata: {name: migrate, namespace: batch}
 spec:
   template:
     spec:
@@ -40,19 +40,22 @@ const hold = "example.com/hold"
 func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
+	// A namespace of its own: sync deletes the member namespace it created once the Jobs are
+	// gone, and without a namespace controller it stays terminating.
+	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: batch}}`)
 	s, err := fedsync.New(f.host, f.set, federation.JobType, fedsync.Options{})
 	require.NoError(t, err)
-	key := federation.Key{Namespace: "shop", Name: "migrate"}
+	key := federation.Key{Namespace: "batch", Name: "migrate"}
 	reconcile := func() { _, _ = s.Reconcile(ctx, key) } // a member client may not be built yet: retried
 	job := func(cluster string) (*metav1.ObjectMeta, error) {
-		u, err := f.members[cluster].Get(ctx, jobs, "shop", "migrate")
+		u, err := f.members[cluster].Get(ctx, jobs, "batch", "migrate")
 		if err != nil {
 			return nil, err
 		}
 		return &metav1.ObjectMeta{Finalizers: u.GetFinalizers(), DeletionTimestamp: u.GetDeletionTimestamp(), UID: u.GetUID()}, nil
 	}
 	fedGone := func() bool {
-		_, err := f.host.Get(ctx, federation.JobType.FederatedGVR(), "shop", "migrate")
+		_, err := f.host.Get(ctx, federation.JobType.FederatedGVR(), "batch", "migrate")
 		return apierrors.IsNotFound(err)
 	}
 
@@ -63,13 +66,13 @@ func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
 		_, e2 := job("m2")
 		return e1 == nil && e2 == nil
 	}, "the Jobs are created")
-	u, err := f.members["m1"].Get(ctx, jobs, "shop", "migrate")
+	u, err := f.members["m1"].Get(ctx, jobs, "batch", "migrate")
 	require.NoError(t, err)
 	u.SetFinalizers(append(u.GetFinalizers(), hold))
 	_, err = f.members["m1"].Update(ctx, jobs, u)
 	require.NoError(t, err)
 
-	require.NoError(t, f.host.Delete(ctx, federation.JobType.FederatedGVR(), "shop", "migrate", metav1.DeleteOptions{}))
+	require.NoError(t, f.host.Delete(ctx, federation.JobType.FederatedGVR(), "batch", "migrate", metav1.DeleteOptions{}))
 	eventually(t, func() bool {
 		reconcile()
 		m1, err := job("m1")
@@ -82,7 +85,7 @@ func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
 	reconcile()
 	require.False(t, fedGone(), "m1's Job is still there: the federated object waits for it")
 
-	u, err = f.members["m1"].Get(ctx, jobs, "shop", "migrate")
+	u, err = f.members["m1"].Get(ctx, jobs, "batch", "migrate")
 	require.NoError(t, err)
 	u.SetFinalizers(slices.DeleteFunc(u.GetFinalizers(), func(f string) bool { return f == hold }))
 	_, err = f.members["m1"].Update(ctx, jobs, u)
