@@ -142,7 +142,11 @@
 // watches get Deleted with its last stored state at a new resourceVersion (a label selector
 // sees the labels it had), and the update returns the object it sent, at the resourceVersion
 // it had, as from the real server. Delete honours opts.Preconditions (uid, resourceVersion;
-// Conflict when they fail) and opts.DryRun.
+// Conflict when they fail) and opts.DryRun, and puts on the garbage collector's finalizers as
+// the real server does: orphan for propagationPolicy Orphan (the default of batch/v1 Jobs
+// and v1 ReplicationControllers), foregroundDeletion for Foreground, neither for Background;
+// a second Delete with another policy swaps them. No garbage collector runs: such an object
+// stays, deleting, until its finalizers are removed.
 //
 // List: label selectors and the field selectors metadata.name and metadata.namespace (others
 // are a BadRequest), items sorted by namespace and name, and the list's resourceVersion.

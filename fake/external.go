@@ -103,10 +103,12 @@ func (c *Cluster) Drift(gvr schema.GroupVersionResource, namespace, name string,
 	}
 }
 
-// DriftDelete deletes an object as another actor would, finalizers honoured. A missing object
-// is an error satisfying apierrors.IsNotFound.
+// DriftDelete deletes an object as another actor would (as kubectl delete does, with
+// propagationPolicy Background), finalizers honoured. A missing object is an error satisfying
+// apierrors.IsNotFound.
 func (c *Cluster) DriftDelete(gvr schema.GroupVersionResource, namespace, name string) error {
 	c.lock()
 	defer c.unlock()
-	return c.deleteLocked(gvr, namespace, name, metav1.DeleteOptions{})
+	background := metav1.DeletePropagationBackground
+	return c.deleteLocked(gvr, namespace, name, metav1.DeleteOptions{PropagationPolicy: &background})
 }

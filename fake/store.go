@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -244,8 +245,84 @@ func (c *Cluster) deleteLocked(gvr schema.GroupVersionResource, namespace, name 
 	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
 		return nil
 	}
+	if gvr == namespacesGVR() || gvr == crdGVR() {
+		c.deleteObjectLocked(gvr, old)
+		return nil
+	}
+	if fins, changed := gcFinalizers(gr, opts, old.GetFinalizers()); changed {
+		// As the real server's updateForGracefulDeletionAndFinalizers: the garbage collector's
+		// finalizer goes on (or comes off) in the write that marks the object deleting, also
+		// when it is deleting already. No garbage collector runs here: the object stays until
+		// its finalizers are removed.
+		next := old.DeepCopy()
+		next.SetFinalizers(fins)
+		if len(fins) == 0 {
+			c.commitLocked(gvr, watch.Deleted, next, old)
+			return nil
+		}
+		if old.GetDeletionTimestamp() == nil {
+			markDeleting(next, c.nowLocked())
+		}
+		c.commitLocked(gvr, watch.Modified, next, old)
+		return nil
+	}
 	c.deleteObjectLocked(gvr, old)
 	return nil
+}
+
+// orphansByDefault are the resources whose deletion orphans their dependents unless the delete
+// says otherwise: the versions that kept the old default for compatibility.
+var orphansByDefault = map[schema.GroupResource]bool{
+	{Group: "batch", Resource: "jobs"}:              true, // batch/v1
+	{Group: "", Resource: "replicationcontrollers"}: true, // v1
+}
+
+// gcFinalizers returns the finalizers a delete with opts leaves on an object of gr that has
+// fins, as the real server's deletionFinalizersForGarbageCollection does: the orphan finalizer
+// for propagationPolicy Orphan (or orphanDependents, or the kind's default), foregroundDeletion
+// for Foreground, neither for Background; an explicit option replaces the one a previous
+// delete put on. changed reports whether they differ from fins.
+func gcFinalizers(gr schema.GroupResource, opts metav1.DeleteOptions, fins []string) (out []string, changed bool) {
+	orphan, foreground := orphansByDefault[gr], false
+	for _, f := range fins {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			orphan, foreground = true, false
+		case metav1.FinalizerDeleteDependents:
+			orphan, foreground = false, true
+		}
+	}
+	switch {
+	case opts.OrphanDependents != nil:
+		orphan, foreground = *opts.OrphanDependents, false
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	}
+	out = make([]string, 0, len(fins)+1)
+	for _, f := range fins {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
+		}
+	}
+	if orphan {
+		out = append(out, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out, !slices.Equal(slices.Sorted(slices.Values(fins)), slices.Sorted(slices.Values(out)))
+}
+
+// markDeleting sets what the real server's markAsDeleting sets on obj.
+func markDeleting(obj *unstructured.Unstructured, now time.Time) {
+	t := metav1.NewTime(now)
+	obj.SetDeletionTimestamp(&t)
+	zero := int64(0)
+	obj.SetDeletionGracePeriodSeconds(&zero)
+	if g := obj.GetGeneration(); g > 0 {
+		obj.SetGeneration(g + 1)
+	}
 }
 
 // deleteObjectLocked deletes the stored object old: at once without finalizers, else by
@@ -267,13 +344,7 @@ func (c *Cluster) deleteObjectLocked(gvr schema.GroupVersionResource, old *unstr
 	if old.GetDeletionTimestamp() != nil {
 		return // already deleting: nothing changes until the finalizers are gone
 	}
-	now := metav1.NewTime(c.nowLocked())
-	next.SetDeletionTimestamp(&now)
-	zero := int64(0)
-	next.SetDeletionGracePeriodSeconds(&zero)
-	if g := old.GetGeneration(); g > 0 {
-		next.SetGeneration(g + 1) // as the real server's markAsDeleting
-	}
+	markDeleting(next, c.nowLocked())
 	c.commitLocked(gvr, watch.Modified, next, old)
 }
 

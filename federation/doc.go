@@ -108,7 +108,8 @@
 // deletes a member object without it. [FederatedNameLabel] and [FederatedNamespaceLabel]
 // point back to the federated object, [RevisionAnnotation] records the revision that rendered
 // it and [DesiredHashAnnotation] the hash of what was rendered. On a federated object,
-// [OrphanAnnotation] keeps members on deletion, [AdoptAnnotation] lets sync take over
+// [OrphanAnnotation] keeps members on deletion (only then), [DeletionStartedAnnotation]
+// records when sync began waiting for them to go, [AdoptAnnotation] lets sync take over
 // existing objects and [RolloutPausedAnnotation] holds a staged rollout ([Rollout]) at its
 // next gate. [SyncFinalizer] holds a federated object until its members are cleaned
 // up.

@@ -30,9 +30,23 @@ const (
 	ManagedLabelsAnnotation      = "federation.k8s.io/managed-labels"
 	ManagedAnnotationsAnnotation = "federation.k8s.io/managed-annotations"
 
-	// OrphanAnnotation, set to "true" on a federated object, makes deletion leave the member
-	// objects in place (they lose ManagedByLabel) instead of deleting them.
+	// ManagedFinalizersAnnotation on a member object lists, comma separated and sorted, the
+	// finalizers the template set when the federation last rendered the object (absent when
+	// it set none). Rendering keeps the member's own finalizers, and drops those listed here
+	// that the template no longer sets.
+	ManagedFinalizersAnnotation = "federation.k8s.io/managed-finalizers"
+
+	// OrphanAnnotation, set to "true" on a federated object, makes its deletion leave the
+	// member objects in place, without the federation's labels and annotations, instead of
+	// deleting them, as KubeFed's orphan annotation did. It applies to the deletion only: a
+	// cluster that leaves the object's placement still has its member object deleted.
 	OrphanAnnotation = "federation.k8s.io/orphan"
+
+	// DeletionStartedAnnotation on a federated object being deleted records, in RFC 3339, when
+	// sync first found it had to wait for member objects to go. sync's DeletionTimeout counts
+	// from it, so a restart of the control plane does not start the wait again, and an outage
+	// longer than the timeout does not cut it short.
+	DeletionStartedAnnotation = "federation.k8s.io/deletion-started"
 
 	// AdoptAnnotation, set to "true" on a federated object, lets sync take over member objects
 	// of the same name that the federation did not create.

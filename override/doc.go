@@ -25,7 +25,7 @@
 //  4. Apply the cluster's overrides (see "Choosing overrides" below).
 //  5. Add fedkit's labels and annotations: federation.ManagedByLabel, the federated name and
 //     namespace labels, federation.RevisionAnnotation, the lists of label and annotation
-//     keys the federation manages, and federation.DesiredHashAnnotation.
+//     keys and of finalizers the federation manages, and federation.DesiredHashAnnotation.
 //
 // Why this order. Identity (1) comes first and can never be overridden: an override cannot
 // redirect a write to another object. Retention (2) comes before the schedule and the

@@ -3,6 +3,7 @@ package override
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -308,7 +309,8 @@ func finish(out, d map[string]interface{}, enc encoder) error {
 	dmeta, _ := d["metadata"].(map[string]interface{})
 	dlabels, _ := dmeta["labels"].(map[string]interface{})
 	dannotations, _ := dmeta["annotations"].(map[string]interface{})
-	ml, ma := managedList(dlabels), managedList(dannotations)
+	dfinalizers, _ := dmeta["finalizers"].([]interface{})
+	ml, ma, mf := managedList(dlabels), managedList(dannotations), managedFinalizers(dfinalizers)
 	// Step 5 made both maps (owned by this render); checked anyway, never a panic.
 	meta, _ := out["metadata"].(map[string]interface{})
 	annotations, _ := meta["annotations"].(map[string]interface{})
@@ -321,6 +323,7 @@ func finish(out, d map[string]interface{}, enc encoder) error {
 		}
 		setOrDelete(m, federation.ManagedLabelsAnnotation, ml)
 		setOrDelete(m, federation.ManagedAnnotationsAnnotation, ma)
+		setOrDelete(m, federation.ManagedFinalizersAnnotation, mf)
 	}
 	h, err := enc.desiredHash(d)
 	if err != nil {
@@ -349,6 +352,22 @@ func managedList(m map[string]interface{}) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
+}
+
+// managedFinalizers is the sorted, comma-separated list of the finalizers in fins (the
+// template's), for federation.ManagedFinalizersAnnotation; "" when there are none.
+func managedFinalizers(fins []interface{}) string {
+	if len(fins) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(fins))
+	for _, f := range fins {
+		if s, ok := f.(string); ok && s != "" && !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }
 
 // ownChild returns the map at fields under root, writable by e, creating maps as needed. A

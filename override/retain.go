@@ -95,7 +95,7 @@ func bookkeeping(key string) bool {
 	switch key {
 	case federation.ManagedByLabel, federation.FederatedNameLabel, federation.FederatedNamespaceLabel,
 		federation.RevisionAnnotation, federation.DesiredHashAnnotation,
-		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation:
+		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation, federation.ManagedFinalizersAnnotation:
 		return true
 	}
 	return false
@@ -105,7 +105,10 @@ func bookkeeping(key string) bool {
 //
 //   - resourceVersion, so that the update is an optimistic-locking update of the object
 //     that was read;
-//   - finalizers: the member's, then any the template adds;
+//   - finalizers: the member's, then any the template adds. One the federation set on the
+//     previous render (listed in federation.ManagedFinalizersAnnotation) that the template
+//     no longer sets is dropped, so removing a finalizer from the template removes it from
+//     the members;
 //   - labels and annotations that member controllers added. A key the template sets keeps
 //     the template's value. A key the federation set on the previous render (listed in
 //     federation.ManagedLabelsAnnotation / ManagedAnnotationsAnnotation) and that is no
@@ -123,18 +126,28 @@ func RetainMetadata(desired *Target, existing *unstructured.Unstructured) error 
 	if rv, ok := meta["resourceVersion"].(string); ok && rv != "" {
 		dmeta["resourceVersion"] = rv
 	}
+	annotations, _ := meta["annotations"].(map[string]interface{})
 	if fins, _ := meta["finalizers"].([]interface{}); len(fins) > 0 {
-		out := make([]interface{}, 0, len(fins))
-		out = append(out, fins...)
+		managed, _ := annotations[federation.ManagedFinalizersAnnotation].(string)
 		tmpl, _ := dmeta["finalizers"].([]interface{})
+		out := make([]interface{}, 0, len(fins)+len(tmpl))
+		for _, f := range fins {
+			if s, ok := f.(string); ok && listed(managed, s) && !containsValue(tmpl, f) {
+				continue // the federation's, and no longer desired
+			}
+			out = append(out, f)
+		}
 		for _, f := range tmpl {
 			if !containsValue(out, f) {
 				out = append(out, f)
 			}
 		}
-		dmeta["finalizers"] = out
+		if len(out) > 0 {
+			dmeta["finalizers"] = out
+		} else {
+			delete(dmeta, "finalizers")
+		}
 	}
-	annotations, _ := meta["annotations"].(map[string]interface{})
 	managedLabels, _ := annotations[federation.ManagedLabelsAnnotation].(string)
 	managedAnnotations, _ := annotations[federation.ManagedAnnotationsAnnotation].(string)
 	if err := retainKeys(desired, meta, "labels", managedLabels); err != nil {

@@ -165,8 +165,12 @@ func (s *Syncer) write(ctx context.Context, c federation.ClusterClient, ch Chang
 		uid, rv := ch.Live.GetUID(), ch.Live.GetResourceVersion()
 		// Preconditions: never delete an object that was replaced, or changed (perhaps
 		// unlabelled by its owner) since it was read.
+		// The propagation policy is always set: a kind's own default may orphan (batch/v1
+		// Jobs orphan their Pods).
+		policy := s.opts.DeletionPropagation
 		err := c.Delete(ctx, gvr, ch.Live.GetNamespace(), ch.Live.GetName(), metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+			PropagationPolicy: &policy,
 		})
 		if apierrors.IsNotFound(err) {
 			return nil, nil // gone already
@@ -189,7 +193,7 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out.SetLabels(labels)
 	ann := out.GetAnnotations()
 	for _, k := range []string{federation.RevisionAnnotation, federation.DesiredHashAnnotation,
-		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation} {
+		federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation, federation.ManagedFinalizersAnnotation} {
 		delete(ann, k)
 	}
 	out.SetAnnotations(ann)
@@ -268,8 +272,7 @@ func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
 	if ch.Placed && in.Object.DeletionTimestamp == nil {
 		r = renderOne(in, ch.Cluster, ms.Object)
 	}
-	orphan := in.Object.GetAnnotations()[federation.OrphanAnnotation] == "true"
-	return withRevision(in, decideMember(next, ms, r, in.memberSchema(), identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphan)))
+	return withRevision(in, decideMember(next, ms, r, in.memberSchema(), identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphanOnDeletion(in.Object))))
 }
 
 // retryable joins the errors of the results a retry may fix, as ClusterErrors.

@@ -2,9 +2,12 @@ package sync
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,8 +17,8 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// Clusters leaving the federation. A Syncer puts its ClusterFinalizer on a Cluster the first
-// time it creates (or adopts) an object there. When the Cluster is deleted, every federated
+// Clusters leaving the federation. A Syncer puts its ClusterFinalizer (one per type and
+// federation identity) on a Cluster the first time it creates (or adopts) an object there. When the Cluster is deleted, every federated
 // object's pass treats the cluster as no longer placed and orphans or deletes its object
 // there (Options.ClusterRemoval); ReconcileCluster releases the Cluster once none of the
 // Syncer's objects is left in it, or after Options.DeletionTimeout if the cluster cannot be
@@ -26,10 +29,36 @@ import (
 // clusterRecheck is how soon a Cluster waiting for its cleanup is looked at again.
 const clusterRecheck = 5 * time.Second
 
-// ClusterFinalizer is the finalizer a Syncer of typ puts on the Clusters it has objects in.
-func ClusterFinalizer(typ federation.TypeConfig) string {
-	return "federation.k8s.io/sync-" + typ.FederatedResource
+// ClusterFinalizer is the finalizer a Syncer of typ with Options.Identity identity puts on the
+// Clusters it has objects in. Each federation (identity) has its own, so one that has cleaned
+// up never releases a Cluster another still has objects in. The default identity ("" or
+// federation.ManagedByValue) keeps the name without one, federation.k8s.io/sync-<resource>;
+// another is federation.k8s.io/sync-<resource>.<identity>, with a hash of the identity
+// instead when that would be longer than a finalizer name may be. (Before each identity had
+// its own, every Syncer used the default's name: such a finalizer left on a Cluster by a
+// Syncer of another identity is released by the default identity's Syncer, or by hand.)
+func ClusterFinalizer(typ federation.TypeConfig, identity string) string {
+	const prefix = "federation.k8s.io/"
+	name := "sync-" + typ.FederatedResource
+	if identity = identityOr(identity); identity == federation.ManagedByValue {
+		return prefix + name
+	}
+	if n := name + "." + identity; len(n) <= maxFinalizerName {
+		return prefix + n
+	}
+	sum := sha256.Sum256([]byte(identity))
+	suffix := "." + hex.EncodeToString(sum[:])[:12]
+	if len(name)+len(suffix) > maxFinalizerName {
+		name = strings.TrimRight(name[:maxFinalizerName-len(suffix)], "-._")
+	}
+	return prefix + name + suffix
 }
+
+// maxFinalizerName is the longest name part of a qualified name, as a finalizer is.
+const maxFinalizerName = 63
+
+// clusterFinalizer is this Syncer's ClusterFinalizer.
+func (s *Syncer) clusterFinalizer() string { return ClusterFinalizer(s.typ, s.opts.Identity) }
 
 // errClusterLeaving is returned by holdCluster for a Cluster that is being deleted or gone.
 var errClusterLeaving = errors.New("the cluster is leaving the federation")
@@ -54,8 +83,8 @@ func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
 		case u.GetDeletionTimestamp() != nil:
 			return fmt.Errorf("hold Cluster %s: %w", cluster, errClusterLeaving)
 		}
-		if !slices.Contains(u.GetFinalizers(), ClusterFinalizer(s.typ)) {
-			_, err = s.patchFinalizers(ctx, u, append(slices.Clone(u.GetFinalizers()), ClusterFinalizer(s.typ)))
+		if !slices.Contains(u.GetFinalizers(), s.clusterFinalizer()) {
+			_, err = s.patchFinalizers(ctx, u, append(slices.Clone(u.GetFinalizers()), s.clusterFinalizer()))
 			if apierrors.IsConflict(err) && attempt < s.opts.ConflictRetries {
 				continue
 			}
@@ -94,7 +123,7 @@ func (s *Syncer) reconcileCluster(ctx context.Context, key federation.Key, r fed
 	if err != nil {
 		return federation.Result{}, fmt.Errorf("sync: get Cluster %s: %w", key.Name, err)
 	}
-	fin := ClusterFinalizer(s.typ)
+	fin := s.clusterFinalizer()
 	if u.GetDeletionTimestamp() == nil || !slices.Contains(u.GetFinalizers(), fin) {
 		return federation.Result{}, nil
 	}
@@ -152,7 +181,7 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 		s.event(u, eventWarning, "MembersLeftBehind", "cluster %q left the federation after %s with its %s not cleaned up: %s",
 			u.GetName(), s.opts.DeletionTimeout, s.typ.Target.Kind, leftBehind)
 	}
-	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == ClusterFinalizer(s.typ) })
+	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == s.clusterFinalizer() })
 	if _, err := s.patchFinalizers(ctx, u, fins); err != nil {
 		return fmt.Errorf("sync: release Cluster %s: %w", u.GetName(), err)
 	}

@@ -30,7 +30,7 @@ func TestClusterLeavingOrphansByDefault(t *testing.T) {
 	e.reconcile(t)
 	c, err := e.host.Peek(federation.ClusterGVR, "", "azure")
 	require.NoError(t, err)
-	require.Contains(t, c.GetFinalizers(), fedsync.ClusterFinalizer(e.typ), "sync holds a cluster it has objects in")
+	require.Contains(t, c.GetFinalizers(), fedsync.ClusterFinalizer(e.typ, ""), "sync holds a cluster it has objects in")
 
 	e.leave(t, "azure")
 	require.False(t, e.clusterGone(t, "azure"), "held until sync has cleaned up")

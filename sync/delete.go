@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,10 +23,14 @@ const ReasonDeleting = "Deleting"
 const deletionRecheck = 30 * time.Second
 
 // deleteObject removes a federated object's member objects (or orphans them), then its
-// finalizer. Clusters that are not ready, unreachable, or still removing their object hold
-// the finalizer back, at most Options.DeletionTimeout after the deletion began; after that
-// it is removed anyway and what was left behind is reported (an event and the log), so a dead
-// cluster cannot keep a federated object forever.
+// finalizer. The finalizer goes only once every member object is gone (NotFound), not when its
+// delete was sent: one that its own finalizers hold (a foreground deletion, a member
+// controller's cleanup) holds it too, and so do clusters that are not ready or unreachable.
+// The wait is bounded by Options.DeletionTimeout, counted from the first pass that had to wait
+// (federation.DeletionStartedAnnotation, recorded on the object so that a restart does not
+// reset it and an outage does not use it up); after that the finalizer is removed anyway and
+// what was left behind is reported (an event and the log), so a dead cluster cannot keep a
+// federated object forever.
 func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (federation.Result, string, error) {
 	key := keyOfFed(fed)
 	if !slices.Contains(u.GetFinalizers(), federation.SyncFinalizer) {
@@ -49,14 +54,17 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 		changes, _, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
 	}
 	results := s.execute(ctx, in, Targets{}, changes)
+	s.checkRemoved(ctx, fed, results)
 
 	// What still holds the finalizer: failures, objects still being removed, and clusters
 	// that are not ready but may have the object (status.clusters says where sync put it;
 	// placement, where it may have).
 	blocked := map[string]string{}
+	messages := map[string]string{}
 	for _, r := range results {
 		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable {
 			blocked[r.Cluster] = r.Reason
+			messages[r.Cluster] = r.Message
 		}
 	}
 	ready := readyClusters(clusters)
@@ -81,14 +89,21 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	if len(blocked) == 0 {
 		return s.release(ctx, u, key, nil)
 	}
-	since := fed.DeletionTimestamp.Time
+	u, since, err := s.deletionStart(ctx, u, fed)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
 	if waited := s.opts.Clock.Since(since); waited >= s.opts.DeletionTimeout {
 		return s.release(ctx, u, key, blocked)
 	}
 	entries := map[string]memberEntry{}
 	names := make([]string, 0, len(blocked))
 	for n, reason := range blocked {
-		entries[n] = memberEntry{propagation: reason, message: fmt.Sprintf("cluster %q: the member object is not removed yet (%s)", n, reason)}
+		msg := messages[n]
+		if msg == "" || reason != ReasonWaitingForRemoval {
+			msg = fmt.Sprintf("cluster %q: the member object is not removed yet (%s)", n, reason)
+		}
+		entries[n] = memberEntry{propagation: reason, message: msg}
 		names = append(names, n+": "+reason)
 	}
 	slices.Sort(names)
@@ -105,6 +120,58 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	}
 	remaining := s.opts.DeletionTimeout - s.opts.Clock.Since(since)
 	return federation.Result{RequeueAfter: min(max(remaining, time.Second), deletionRecheck)}, "deleting", nil
+}
+
+// checkRemoved reads again, live, each member object whose delete was just sent: one that is
+// still there (held by its finalizers: the garbage collector's foregroundDeletion, a member
+// controller's) is not removed yet, and its result says ReasonWaitingForRemoval with the
+// finalizers that hold it. One that cannot be read is not known to be gone either.
+func (s *Syncer) checkRemoved(ctx context.Context, fed *federation.FederatedObject, results []result) {
+	ns, name := s.memberName(fed)
+	var sent []int
+	for i := range results {
+		if results[i].Action == ActionDelete && results[i].wrote {
+			sent = append(sent, i)
+		}
+	}
+	forEach(ctx, s.opts.ClusterConcurrency, sent, func(i int) {
+		r := &results[i]
+		obj, err := s.liveGet(ctx, r.Cluster, ns, name)
+		switch {
+		case err != nil:
+			r.Reason, r.Message = readFailure(r.Cluster, err)
+			r.err, r.transient = err, true
+		case obj != nil && obj.GetUID() == r.Live.GetUID():
+			r.Reason = ReasonWaitingForRemoval
+			r.Message = fmt.Sprintf("cluster %q: %s is being deleted; its finalizers hold it: %s", r.Cluster, describe(obj), strings.Join(obj.GetFinalizers(), ", "))
+		}
+	})
+}
+
+// deletionStart returns when the wait for fed's member objects began: the time that
+// federation.DeletionStartedAnnotation records, or now, which it then records (u is returned
+// as written). A value that does not parse, or is older than the deletionTimestamp (copied
+// from another object: it was not written for this deletion), is replaced. The time recorded
+// is never before the deletionTimestamp, so a clock behind the host's cannot make it look
+// copied.
+func (s *Syncer) deletionStart(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject) (*unstructured.Unstructured, time.Time, error) {
+	deleted := fed.DeletionTimestamp.Time
+	if v, ok := u.GetAnnotations()[federation.DeletionStartedAnnotation]; ok {
+		t, err := time.Parse(time.RFC3339, v)
+		if err == nil && !t.Before(deleted) {
+			return u, t, nil
+		}
+		logr.FromContextOrDiscard(ctx).Info("Replacing a deletion start that is not this deletion's", "annotation", federation.DeletionStartedAnnotation, "value", v)
+	}
+	now := s.opts.Clock.Now().UTC().Truncate(time.Second) // what RFC 3339 keeps
+	if now.Before(deleted) {
+		now = deleted.UTC()
+	}
+	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.DeletionStartedAnnotation: now.Format(time.RFC3339)}})
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("sync: record the start of the deletion of %s %s: %w", s.typ.Federated.Kind, keyOfFed(fed), err)
+	}
+	return out, now, nil
 }
 
 // release removes sync's finalizer; left names the clusters whose objects were left behind.

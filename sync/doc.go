@@ -25,7 +25,9 @@
 //     (see "Waiting for the scheduler"), sync also waits on a new object.
 //  2. What: override.RenderMembers renders the member object per cluster: template, the
 //     fields the member owns (retained from what exists), the scheduled replicas, the
-//     cluster's overrides, fedkit's labels and annotations.
+//     cluster's overrides, fedkit's labels and annotations. Labels, annotations and
+//     finalizers the template set and no longer sets are removed from the member; those
+//     member controllers added stay.
 //  3. Per cluster: placed and absent, create; placed and present, update when the
 //     desired-state hash differs or an owned field drifted; not placed (or the federated
 //     object is being deleted), delete what the federation manages there.
@@ -196,17 +198,26 @@
 // # Deletion
 //
 // The Syncer puts federation.SyncFinalizer on every federated object. When one is deleted,
-// its member objects are deleted from every cluster (or, with federation.OrphanAnnotation:
-// "true", left in place without the federation's labels and annotations), then the finalizer
-// is removed. A cluster that is not ready or cannot be reached holds the finalizer at most
-// Options.DeletionTimeout (default 10 minutes) from the deletion; after that the finalizer is
-// removed anyway and what may have been left behind is reported in a MembersLeftBehind
-// event and the log.
+// its member objects are deleted from every cluster with propagationPolicy Background
+// (Options.DeletionPropagation: Foreground), never a kind's own default: a deleted Job never
+// orphans its Pods. With federation.OrphanAnnotation: "true" they are left in place instead,
+// without the federation's labels and annotations. The annotation applies to the deletion
+// only: a cluster that leaves the placement has its member object deleted, as in KubeFed.
+//
+// The finalizer goes once every member object is gone (NotFound), not when its delete was
+// sent: one that its own finalizers hold (foregroundDeletion, a member controller's) holds it
+// too ([ReasonWaitingForRemoval]), and so does a cluster that is not ready or cannot be
+// reached. The wait is bounded by Options.DeletionTimeout (default 10 minutes), counted from
+// sync's first pass that had to wait, which federation.DeletionStartedAnnotation records: a
+// restart does not start it again, and an outage longer than the timeout still leaves the
+// clusters the whole of it. After that the finalizer is removed anyway and what may have been
+// left behind is reported in a MembersLeftBehind event and the log.
 //
 // # Clusters leaving the federation
 //
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
-// on the Cluster. When the Cluster is deleted, every federated object's pass treats the
+// on the Cluster, one per type and federation (Options.Identity): one federation that has
+// cleaned up never releases a Cluster another still has objects in. When the Cluster is deleted, every federated object's pass treats the
 // cluster as no longer placed and orphans its object there (the default, [RemovalOrphan]:
 // removing a cluster from the federation never stops its workloads) or deletes it
 // ([RemovalDelete], Options.ClusterRemoval); [Syncer.ReconcileCluster], which Run calls for

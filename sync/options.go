@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
@@ -65,7 +66,8 @@ type Options struct {
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this Syncer
 	// manages. Two federations over one fleet with different identities never touch each
-	// other's objects. Default: federation.ManagedByValue ("fedkit").
+	// other's objects, and each holds the Clusters with its own ClusterFinalizer.
+	// Default: federation.ManagedByValue ("fedkit").
 	Identity string
 
 	// Conflict is the policy for member objects that exist and that no federation manages.
@@ -112,9 +114,21 @@ type Options struct {
 	// Default: 3.
 	ConflictRetries int
 
-	// DeletionTimeout is how long a federated object being deleted waits for clusters that
-	// are not ready or unreachable before its finalizer is removed anyway; what was left
-	// behind is reported in an event and the log. Default: 10m.
+	// DeletionPropagation is the propagationPolicy of sync's deletes of member objects:
+	// metav1.DeletePropagationBackground (the default: the member's garbage collector deletes
+	// the dependents, so a deleted Job never orphans its Pods, whatever the kind's own
+	// default) or metav1.DeletePropagationForeground (the member object goes only after its
+	// dependents, and holds the federated object's finalizer until then). Orphaning is
+	// federation.OrphanAnnotation's, and keeps the member object itself.
+	DeletionPropagation metav1.DeletionPropagation
+
+	// DeletionTimeout is how long a federated object being deleted waits for its member
+	// objects to be gone (clusters that are not ready or unreachable, objects their own
+	// finalizers hold) before its finalizer is removed anyway; what was left behind is
+	// reported in an event and the log. It counts from sync's first pass over the deletion,
+	// recorded on the object (federation.DeletionStartedAnnotation), not from its
+	// deletionTimestamp: a control plane that was down longer still gives the clusters the
+	// whole time. Default: 10m.
 	DeletionTimeout time.Duration
 
 	// ResyncPeriod is how often Run checks every object against its members even when
@@ -186,6 +200,14 @@ func (o *Options) complete() error {
 	case ConflictAbort, ConflictAdopt:
 	default:
 		return fmt.Errorf("unknown conflict policy %q (want %s or %s)", o.Conflict, ConflictAbort, ConflictAdopt)
+	}
+	switch o.DeletionPropagation {
+	case "":
+		o.DeletionPropagation = metav1.DeletePropagationBackground
+	case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+	default:
+		return fmt.Errorf("unknown deletion propagation %q (want %s or %s; orphaning is federation.OrphanAnnotation's)",
+			o.DeletionPropagation, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground)
 	}
 	switch o.ClusterRemoval {
 	case "":

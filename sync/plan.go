@@ -41,7 +41,8 @@ const (
 	// ActionDelete: the object is no longer placed in the cluster (or the federated object is
 	// being deleted) and the federation manages it there.
 	ActionDelete Action = "Delete"
-	// ActionOrphan: like ActionDelete, but the federated object asks to orphan its members:
+	// ActionOrphan: like ActionDelete, but the federated object is deleted with
+	// federation.OrphanAnnotation (or the cluster leaves the federation under RemovalOrphan):
 	// the federation's labels and annotations are removed and the object stays.
 	ActionOrphan Action = "Orphan"
 )
@@ -416,9 +417,11 @@ func readyClusters(clusters []federation.Cluster) map[string]bool {
 //   - placed and absent: create; placed and present: update when the desired-state hash
 //     differs or, if the object changed since sync last wrote or verified it, when an owned
 //     field differs (see [Change].Drift); nothing otherwise;
-//   - not placed, or the federated object is being deleted: delete (orphan with
-//     federation.OrphanAnnotation) what the federation manages there; a system namespace
-//     is orphaned, never deleted (ReasonSystemNamespace).
+//   - not placed, or the federated object is being deleted: delete what the federation
+//     manages there. The deletion of an object with federation.OrphanAnnotation orphans
+//     instead (a placement change still deletes), and so does a cluster leaving the
+//     federation under RemovalOrphan; a system namespace is orphaned, never deleted
+//     (ReasonSystemNamespace).
 //
 // An invalid placement is returned as an error and no change is planned. With
 // PlanInput.WaitForScheduler, an object without a schedule for its current generation gets no
@@ -464,7 +467,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	}
 	slices.Sort(names)
 	identity := identityOr(in.Identity)
-	orphan := obj.GetAnnotations()[federation.OrphanAnnotation] == "true"
+	orphan := orphanOnDeletion(obj)
 	fields := in.memberSchema()
 	out := make([]Change, 0, len(names)) // at most one per cluster: no growing and copying
 	for _, name := range names {
@@ -518,9 +521,17 @@ func listed(obj *federation.FederatedObject, cluster string) bool {
 	return false
 }
 
+// orphanOnDeletion reports whether obj is being deleted with federation.OrphanAnnotation: its
+// member objects are then orphaned. The annotation means nothing else: a cluster that leaves
+// the placement of an object that carries it has its member object deleted, as in KubeFed.
+func orphanOnDeletion(obj *federation.FederatedObject) bool {
+	return obj.DeletionTimestamp != nil && obj.GetAnnotations()[federation.OrphanAnnotation] == "true"
+}
+
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
-// it goes: the federated object asks for it (orphan), or the cluster is leaving the federation
-// and the policy keeps what runs there.
+// it goes: the federated object is being deleted and asks for it (orphan, see
+// orphanOnDeletion), or the cluster is leaving the federation and the policy keeps what runs
+// there.
 func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 	if orphan {
 		return true

@@ -67,6 +67,7 @@ func behaviours() []behaviour {
 	all = append(all, servedBehaviours()...)
 	all = append(all, namespaceBehaviours()...)
 	all = append(all, storedBehaviours()...)
+	all = append(all, deletionBehaviours()...)
 	return all
 }
 
