@@ -100,6 +100,7 @@ func (c *checker) checkMemberObjects() {
 var fedkitMarks = []string{
 	federation.ManagedByLabel, federation.FederatedNameLabel, federation.FederatedNamespaceLabel,
 	federation.DesiredHashAnnotation, federation.RevisionAnnotation,
+	federation.ManagedLabelsAnnotation, federation.ManagedAnnotationsAnnotation, federation.ManagedFinalizersAnnotation,
 }
 
 // checkOrphans: objects orphaned by a deletion remain, without fedkit's marks.
