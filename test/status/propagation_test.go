@@ -65,8 +65,8 @@ func TestReadyWaitsForAMemberThatRefusesTheUpdate(t *testing.T) {
 		cfg := env.Config(m)
 		members[name], err = kube.New(cfg, kube.Options{})
 		require.NoError(t, err)
-		apply(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s}, data: {token: %s}}`,
-			name, system, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
+		apply(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
+			name, system, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
 		apply(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
 spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
 		u, err := host.Get(ctx, federation.ClusterGVR, "", name)
