@@ -195,6 +195,9 @@ func (c *Cluster) insertCheckedLocked(gvr schema.GroupVersionResource, in *unstr
 		delete(in.Object, "status")
 	}
 	if !seed {
+		if gvr == nodesGVR() {
+			taintNewNode(in)
+		}
 		if err := prepareKind(gvr, in, nil); err != nil {
 			return nil, err
 		}

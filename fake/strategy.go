@@ -216,3 +216,24 @@ func prepareDaemonSetUpdate(old, next *unstructured.Unstructured) error {
 	setTemplateGeneration(next, n)
 	return nil
 }
+
+// nodesGVR is the core Node resource.
+func nodesGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+}
+
+// taintNewNode does what kube-apiserver's TaintNodesByCondition admission does to a Node
+// created through the API: it adds node.kubernetes.io/not-ready:NoSchedule, unless the Node
+// has it already. The node lifecycle controller takes it off once the kubelet reports Ready;
+// the fake runs no such controller, so a test that creates a Node takes it off itself (or
+// seeds the Node, as a running cluster's). Updates are left alone.
+func taintNewNode(obj *unstructured.Unstructured) {
+	taints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taints")
+	for _, t := range taints {
+		if m, ok := t.(map[string]any); ok && m["key"] == "node.kubernetes.io/not-ready" && m["effect"] == "NoSchedule" {
+			return
+		}
+	}
+	taints = append(taints, map[string]any{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+	_ = unstructured.SetNestedSlice(obj.Object, taints, "spec", "taints")
+}

@@ -68,6 +68,7 @@ func behaviours() []behaviour {
 	all = append(all, namespaceBehaviours()...)
 	all = append(all, storedBehaviours()...)
 	all = append(all, deletionBehaviours()...)
+	all = append(all, nodeBehaviours()...)
 	return all
 }
 
