@@ -30,12 +30,12 @@
 //   - scheduler.Decide is the whole decision of the Scheduler's Reconcile (placement with a
 //     ReplicaSchedulingPreference, its defaulting, the capacity estimate, the Scheduled
 //     condition); Reconcile reads its inputs, calls it and writes the result;
-//   - sync.Plan is the per-cluster decision of the Syncer's Reconcile: the Syncer reads the
-//     member objects, calls it and carries out what it returns; sync.OwnedDiff is the
-//     comparison it detects drift with;
-//   - sync.RolloutStages lays a rollout's stages over the placed clusters, as the Syncer's
-//     DecideRollout does, and sync.StableRevisionOf says, from the object's status, whether
-//     a revision is staged;
+//   - sync.Plan is the whole decision of the Syncer's Reconcile: the Syncer reads the
+//     object, its history and the member objects, calls it and carries out its Decision:
+//     where the object goes, the rollout's stages over the placed clusters, the change per
+//     cluster; sync.OwnedDiff is the comparison it detects drift with;
+//   - sync.StableRevisionOf says, from the object's status, whether a revision is staged
+//     (a preview has no history, so Plan holds no cluster back);
 //   - override renders the member objects, and dnsrecord computes the names and records.
 //
 // It previews a control plane that runs the scheduler, so sync waits for its schedule
@@ -43,9 +43,8 @@
 // refuses (an invalid ReplicaSchedulingPreference, say) is written nowhere, and with live
 // objects every cluster shows no change with reason NotScheduled.
 //
-// Both packages test that the function and their loop agree, case by case; this package
-// tests that a preview with live objects predicts what the loops then do on a fake fleet,
-// stage by stage for a staged rollout.
+// Since the loops call the same functions, no test needs to keep two copies of a rule in
+// step.
 //
 // # What it cannot know
 //

@@ -70,19 +70,25 @@ type RolloutStage struct {
 	ProgressDeadlineSeconds int32 `json:"progressDeadlineSeconds"`
 }
 
-// rollout previews spec.rollout for a valid object that sync.Plan placed in t. It adds to ps
-// the stages' names that place nothing, which sync ignores without a word.
-func (r *run) rollout(fed *federation.FederatedObject, revision int64, t fedsync.Targets, changes map[string]fedsync.Change, what string, ps *problems) *Rollout {
+// rollout previews spec.rollout for a valid object from sync.Plan's decision d: its stages
+// are the rollout's (d.Rollout.Stages, over the clusters sync places the object in, ready or
+// not). It adds to ps the stages' names that place nothing, which sync ignores without a word.
+func (r *run) rollout(fed *federation.FederatedObject, revision int64, d fedsync.Decision, changes map[string]fedsync.Change, what string, ps *problems) *Rollout {
 	spec := fed.Spec.Rollout
 	if spec == nil {
 		return nil
 	}
-	// Sync lays the stages over the clusters placement selects, ready or not.
-	placed := t.RolloutClusters()
-	stages, err := fedsync.RolloutStages(spec, placed, r.clusters)
-	if err != nil {
-		ps.addError(what, err)
-		return nil
+	placed := d.Targets.RolloutClusters()
+	var stages []fedsync.RolloutStage
+	if d.Rollout != nil {
+		stages = d.Rollout.Stages
+	} else {
+		// Waiting for the scheduler, sync decides nothing: the stages place no cluster yet.
+		var err error
+		if stages, err = fedsync.RolloutStages(spec, placed, r.clusters); err != nil {
+			ps.addError(what, err)
+			return nil
+		}
 	}
 	out := &Rollout{
 		AutoRollback: spec.AutoRollback,

@@ -162,20 +162,23 @@ func (r *run) object(src *federation.FederatedObject) Object {
 			// package controlplane sets it: an object the scheduler refuses is placed
 			// nowhere and its members are left as they are.
 			WaitForScheduler: true,
+			// Without the history, no cluster is held back at an older revision: the
+			// preview shows the revision as it renders everywhere, and its stages.
+			Now: r.in.Now,
 		}
-		list, t, err := fedsync.Plan(in)
+		d, err := fedsync.Plan(in)
 		ps.addError(what, err)
-		changes = make(map[string]fedsync.Change, len(list))
-		for _, ch := range list {
+		changes = make(map[string]fedsync.Change, len(d.Changes))
+		for _, ch := range d.Changes {
 			changes[ch.Cluster] = ch
 		}
-		for _, n := range t.Order {
+		for _, n := range d.Targets.Order {
 			placed[n] = true
 		}
-		waiting = t.Waiting
+		waiting = d.Targets.Waiting
 		ps.add(renderProblems(v.Failures, what)...)
 		if err == nil {
-			o.Rollout = r.rollout(fed, o.Revision, t, changes, what, &ps)
+			o.Rollout = r.rollout(fed, o.Revision, d, changes, what, &ps)
 		}
 	}
 	for _, name := range r.names {

@@ -26,13 +26,9 @@ type result struct {
 	transient bool
 }
 
-// execute carries out the changes, Options.ClusterConcurrency clusters at a time. It never
-// stops on a failure: every cluster gets its result.
-func (s *Syncer) execute(ctx context.Context, in PlanInput, t Targets, changes []Change) []result {
-	return s.executeWith(ctx, in, inputKeys(in, t), changes)
-}
-
-// executeWith is execute with the clusters' render input keys already computed.
+// executeWith carries out Plan's changes, Options.ClusterConcurrency clusters at a time, with
+// the clusters' render input keys (Decision.inputs). It never stops on a failure: every
+// cluster gets its result.
 func (s *Syncer) executeWith(ctx context.Context, in PlanInput, keys map[string]string, changes []Change) []result {
 	out := make([]result, len(changes))
 	var writes []int
@@ -142,7 +138,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return s.failed(in, ch, gerr)
 		}
 		v := s.verifiedAt(key, ch.Cluster)
-		ch = s.replan(in, ch, MemberState{Object: live, Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped, Host: in.Members[ch.Cluster].Host})
+		ch = s.replan(in, ch, MemberState{Object: live, memo: v, Host: in.Members[ch.Cluster].Host})
 	}
 }
 
@@ -265,14 +261,18 @@ func isTerminating(err error) bool {
 	return strings.Contains(err.Error(), "is being terminated") || apierrors.HasStatusCause(err, "NamespaceTerminating")
 }
 
-// replan decides one cluster again from a fresh read (after a Conflict).
+// replan decides one cluster again from a fresh read (after a Conflict): Plan, with the pass's
+// decision of where the object goes (in.decided) and ms as the cluster's only member read.
 func (s *Syncer) replan(in PlanInput, ch Change, ms MemberState) Change {
-	next := Change{Cluster: ch.Cluster, Placed: ch.Placed, Live: ms.Object, Revision: ch.Revision}
-	r := rendered{}
-	if ch.Placed && in.Object.DeletionTimestamp == nil {
-		r = renderOne(in, ch.Cluster, ms.Object)
+	in.Members = map[string]MemberState{ch.Cluster: ms}
+	if d, err := Plan(in); err == nil {
+		for _, next := range d.Changes {
+			if next.Cluster == ch.Cluster {
+				return next
+			}
+		}
 	}
-	return withRevision(in, decideMember(next, ms, r, in.memberSchema(), identityOr(in.Identity), in.Adopt, in.Object.DeletionTimestamp != nil, orphanIn(in, ch.Cluster, orphanOnDeletion(in.Object))))
+	return Change{Cluster: ch.Cluster, Placed: ch.Placed, Live: ms.Object, Revision: ch.Revision}
 }
 
 // retryable joins the errors of the results a retry may fix, as ClusterErrors.

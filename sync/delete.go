@@ -46,14 +46,14 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 		Type: s.typ, Object: fed, Clusters: clusters, Members: members,
 		Identity: s.opts.Identity, Renderer: s.opts.Renderer,
 	}
-	changes, _, err := Plan(in)
+	d, err := Plan(in)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	if s.markHostNamespaces(ctx, &in, changes) {
-		changes, _, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
+	if s.markHostNamespaces(ctx, &in, d.Changes) {
+		d, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
 	}
-	results := s.execute(ctx, in, Targets{}, changes)
+	results := s.executeWith(ctx, in, d.inputs, d.Changes)
 	s.checkRemoved(ctx, fed, results)
 
 	// What still holds the finalizer: failures, objects still being removed, and clusters

@@ -10,11 +10,27 @@
 //	res, err := s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "web"})
 //	// or: err = s.Run(ctx) // watches the host and the members and reconciles on its own
 //
+// # Two halves
+//
+// The package is a pure decision and a pass that acts on it. [Plan] is the decision's one
+// entry point: given the federated object, the Clusters, the member objects and the
+// history, it returns a [Decision], plain data. The Syncer's pass reads those inputs, calls
+// Plan, and carries out the Decision; package preview calls the same Plan. What the Syncer
+// remembers between passes (the versions it verified, the fields a server dropped) is its
+// own unexported state, never part of Plan's input.
+//
+// The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
+// member.go (one cluster's decision), compare.go, diff.go, fieldschema.go and jsonequal.go
+// (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
+// reads.go, apply.go, memory.go, revision.go (history), rollback.go, rollout_pass.go,
+// status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
+// layout_test.go keeps the decision's files free of I/O.
+//
 // # One pass
 //
 // [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.
-// The decision is a pure function, [Plan], that embedders and previews can call with the
-// same inputs to see exactly what sync would do:
+// The decision is [Plan], which embedders and previews can call with the same inputs to see
+// exactly what sync would do:
 //
 //  1. Where and how many: [TargetsFor] takes the scheduler's status.schedule when it was
 //     written for the object's current generation, else evaluates spec.placement and keeps
@@ -157,7 +173,7 @@
 // a region, then a percentage, as the stages say ([RolloutStages] lays them over the placed
 // clusters; those no stage selects come last). The clusters of the stages that have not
 // started keep the stable revision, the last one that completed: sync renders them from its
-// snapshot in the history ([PlanInput].Previous), with the current placement, schedule,
+// snapshot in the history ([Decision].Previous), with the current placement, schedule,
 // overrides' retention and labels, so where an object goes and with how many replicas is
 // never held back. A stage's gate opens when every one of its clusters reports the new
 // revision ready, with fresh data, for the stage's minReadySeconds: sync reads that from the

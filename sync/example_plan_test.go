@@ -33,7 +33,7 @@ spec:
 			"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": labels}}}
 	}
 
-	changes, _, err := fedsync.Plan(fedsync.PlanInput{
+	d, err := fedsync.Plan(fedsync.PlanInput{
 		Type:     federation.DeploymentType,
 		Object:   &obj,
 		Clusters: fleet.Clusters(),
@@ -48,7 +48,7 @@ spec:
 		fmt.Println(err)
 		return
 	}
-	for _, c := range changes {
+	for _, c := range d.Changes {
 		fmt.Printf("%s: %s", c.Cluster, c.Action)
 		if c.Reason != "" {
 			fmt.Printf(" (%s)", c.Reason)

@@ -14,7 +14,8 @@ import (
 // resourceVersion then, and the key of the render input it was checked against (see
 // inputKey). While both still hold, the cluster needs neither a render nor a comparison.
 // dropped are the owned paths the member's server did not keep when sync last wrote the
-// object (fields its types do not have): see MemberState.Dropped.
+// object (fields its types do not have): a difference there is not drift, so another
+// writer's change to the object does not make sync write it again in vain.
 type verification struct {
 	rv, input string
 	dropped   []string

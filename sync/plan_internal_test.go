@@ -58,7 +58,7 @@ func TestDecideMember(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := decideMember(Change{Cluster: "c1", Placed: tc.placed, Live: tc.live},
-				MemberState{Object: tc.live, Verified: tc.verified}, tc.render, schemaFor(deploymentGVK), "fedkit", tc.adopt, tc.deleting, tc.orphan)
+				MemberState{Object: tc.live, memo: verification{rv: tc.verified}}, tc.render, schemaFor(deploymentGVK), "fedkit", tc.adopt, tc.deleting, tc.orphan)
 			got := []any{ch.Action.String(), ch.Reason, ch.Drift}
 			want := []any{tc.wantAction.String(), tc.wantReason, tc.wantDrift}
 			if diff := cmp.Diff(want, got); diff != "" {

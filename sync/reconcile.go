@@ -22,34 +22,6 @@ import (
 	"github.com/fedkit/fedkit/placement"
 )
 
-// Reasons of the Propagated condition.
-const (
-	// ReasonPropagated: every placed cluster runs the current revision.
-	ReasonPropagated = "Propagated"
-	// ReasonNotPropagated: some placed clusters do not run the current revision; the message
-	// names them and status.clusters[] has each one's reason.
-	ReasonNotPropagated = "NotPropagated"
-	// ReasonInvalidObject: the federated object cannot be decoded or fails validation.
-	ReasonInvalidObject = "InvalidObject"
-	// ReasonInvalidPlacement: spec.placement is invalid.
-	ReasonInvalidPlacement = "InvalidPlacement"
-	// ReasonWaitingForSchedule: with Options.WaitForScheduler, the scheduler has not yet
-	// scheduled the object's current generation; sync waits rather than push the template's
-	// replica count for a moment. Only an object sync has not propagated yet says so: one
-	// that runs keeps its condition while the scheduler catches up with a new generation.
-	ReasonWaitingForSchedule = "WaitingForSchedule"
-	// ReasonNotScheduled: with Options.WaitForScheduler, the scheduler looked at the object's
-	// current generation and wrote no schedule (Scheduled=False: an invalid preference,
-	// placement or template, and no earlier schedule to keep). Nothing is propagated and the
-	// member objects are left as they are until a schedule comes; the message names the
-	// scheduler's reason and message.
-	ReasonNotScheduled = "NotScheduled"
-	// ReasonHistoryWriteFailed: the host refused a write of the revision history (RBAC, a
-	// quota, an admission webhook). Nothing is propagated until the write goes through; the
-	// message names the write and the host's error, and the pass is retried with backoff.
-	ReasonHistoryWriteFailed = "HistoryWriteFailed"
-)
-
 // waitForScheduleDelay is how soon a pass waiting for the scheduler comes back when no watch
 // brings it back first.
 const waitForScheduleDelay = 5 * time.Second
@@ -63,9 +35,10 @@ const waitForScheduleDelay = 5 * time.Second
 //     object's current generation (the Propagated condition says so; see the package
 //     documentation on the scheduler). Record its revision (see the package documentation
 //     on revisions).
-//  3. Decide where it goes and with how many replicas ([TargetsFor]) and what to do in each
-//     cluster ([Plan]), from the member objects read through the cluster set's caches where
-//     it offers them ([federation.MemberCache]).
+//  3. Decide with [Plan]: where it goes and with how many replicas, during a staged rollout
+//     which revision each cluster runs, and what to do in each cluster, from the member
+//     objects read through the cluster set's caches where it offers them
+//     ([federation.MemberCache]). The pass decides nothing itself: it acts on the Decision.
 //  4. Carry out the changes, several clusters at once (Options.ClusterConcurrency), each
 //     cluster rate-limited; a Conflict re-reads, re-renders and retries
 //     (Options.ConflictRetries) before the pass fails.
@@ -144,34 +117,39 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	}
 	fed.ResourceVersion = u.GetResourceVersion()
 
-	targets, err := TargetsFor(fed, s.typ, clusters)
-	if err != nil {
-		if errors.Is(err, placement.ErrInvalidPlacement) {
-			return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
-		}
-		return federation.Result{}, fedmetrics.OutcomeError, err
-	}
 	in := PlanInput{
 		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
 		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
 		ClusterRemoval: s.opts.ClusterRemoval, WaitForScheduler: s.opts.WaitForScheduler,
-		fields: s.fields,
+		Now: s.opts.Clock.Now(), fields: s.fields,
 	}
-	ro, err := s.rollout(ctx, r, fed, rev, targets, clusters)
+	if in.History, err = s.rolloutHistory(ctx, r, fed, rev); err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	}
+	// Where the object goes (and a staged rollout's step) tells which members to read; Plan
+	// then decides on what they hold.
+	where, err := decideTargets(in)
 	if err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+		if errors.Is(err, placement.ErrInvalidPlacement) {
+			return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+		}
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
+	ro := rolloutOf(fed, rev, where)
 	if ro != nil && ro.decision.Rollback {
 		return s.rollBack(ctx, u, ro)
 	}
-	in.Previous = ro.previousRevision()
-	keys := inputKeys(in, targets)
-	in.Members = s.readMembers(ctx, fed, clusters, targets, keys)
-	changes := planFor(in, targets)
-	if s.markHostNamespaces(ctx, &in, changes) {
-		changes = planFor(in, targets) // the host's own namespaces are orphaned, not deleted
+	in.decided = &where
+	in.Members = s.readMembers(ctx, fed, clusters, where.Targets, where.inputs)
+	d, err := Plan(in)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
-	results := s.executeWith(ctx, in, keys, changes)
+	if s.markHostNamespaces(ctx, &in, d.Changes) {
+		d, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
+	}
+	targets := d.Targets
+	results := s.executeWith(ctx, in, d.inputs, d.Changes)
 	waitingForNamespace := s.noteNamespaceWaits(key, results)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {

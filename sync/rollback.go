@@ -39,13 +39,7 @@ func Rollback(ctx context.Context, host federation.ClusterClient, typ federation
 	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{})
 }
 
-// RollbackIn is [Rollback] for a Syncer whose Options.HistoryNamespace is historyNamespace
-// (it only matters for cluster-scoped federated objects).
-func RollbackIn(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, historyNamespace string) error {
-	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{HistoryNamespace: historyNamespace})
-}
-
-// RollbackOptions are [RollbackWith]'s choices; the zero value is [Rollback].
+// RollbackOptions are [RollbackWith]'s choices; the zero value is [Rollback]'s.
 type RollbackOptions struct {
 	// HistoryNamespace is the Syncer's Options.HistoryNamespace: where the history of a
 	// cluster-scoped federated object is. Default DefaultHistoryNamespace.

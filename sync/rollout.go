@@ -12,40 +12,6 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// Reasons of status.rollout.reason.
-const (
-	// RolloutReasonComplete: every placed cluster runs the revision.
-	RolloutReasonComplete = "Complete"
-	// RolloutReasonWaitingForReady: the current stage's clusters do not all report the
-	// revision ready yet.
-	RolloutReasonWaitingForReady = "WaitingForReady"
-	// RolloutReasonMinReady: the current stage is ready and waits out its minReadySeconds.
-	RolloutReasonMinReady = "MinReadySeconds"
-	// RolloutReasonStaleData: some clusters of the current stage have no fresh data (or a
-	// cluster that had turned not ready has none); the stage neither advances nor fails
-	// until they do, and its deadline is paused meanwhile.
-	RolloutReasonStaleData = "StaleData"
-	// RolloutReasonNotPropagated: sync cannot bring some clusters of the current stage to
-	// the revision (their status.clusters[].propagation says why: AlreadyExists, a refused
-	// write, a missing namespace ...). That is not the revision's health: the stage holds,
-	// its deadline paused, and never fails for it.
-	RolloutReasonNotPropagated = "NotPropagated"
-	// RolloutReasonNoQuorum: fewer than half of the placed clusters have fresh data; nothing
-	// advances or fails, and the deadline is paused.
-	RolloutReasonNoQuorum = "NoQuorum"
-	// RolloutReasonPaused: federation.RolloutPausedAnnotation holds the next stage.
-	RolloutReasonPaused = "Paused"
-	// RolloutReasonProgressDeadlineExceeded: the current stage was not ready within its
-	// progressDeadlineSeconds (a failure).
-	RolloutReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	// RolloutReasonNotReadyAgain: a cluster that had reported the revision ready reports it
-	// not ready, with fresh data; the rollout waits for it (status.rollout.notReadySince).
-	RolloutReasonNotReadyAgain = "NotReadyAgain"
-	// RolloutReasonClusterNotReady: such a cluster stayed not ready for the current stage's
-	// progressDeadlineSeconds (a failure).
-	RolloutReasonClusterNotReady = "ClusterNotReady"
-)
-
 // Revision is one entry of a federated object's revision history, as sync keeps it in a
 // ControllerRevision.
 type Revision struct {

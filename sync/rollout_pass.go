@@ -14,15 +14,6 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// Reasons of the RolledBack condition.
-const (
-	// ReasonRolloutFailed: the condition is True; its message says which revision failed,
-	// where and why, and which one was restored.
-	ReasonRolloutFailed = "RolloutFailed"
-	// ReasonRolloutStarted: the condition is False again; a newer revision rolls out.
-	ReasonRolloutStarted = "RolloutStarted"
-)
-
 // rolloutPass is a staged rollout's part of one Reconcile pass: the decision, and what the
 // status write and the events need to know about where the rollout stood before.
 type rolloutPass struct {
@@ -32,40 +23,27 @@ type rolloutPass struct {
 	previous *PreviousRevision
 }
 
-// rollout decides fed's staged rollout for this pass ([DecideRollout]); nil without
-// spec.rollout. The history is read only while a rollout is under way: a completed one
+// rolloutHistory reads the revision history a staged rollout of fed at rev decides from
+// (PlanInput.History): only while a rollout is under way (see needsHistory); a completed one
 // needs nothing but status.rollout.
-func (s *Syncer) rollout(ctx context.Context, r federation.Reader, fed *federation.FederatedObject, rev int64, t Targets, clusters []federation.Cluster) (*rolloutPass, error) {
-	if fed.Spec.Rollout == nil {
+func (s *Syncer) rolloutHistory(ctx context.Context, r federation.Reader, fed *federation.FederatedObject, rev int64) ([]Revision, error) {
+	if !needsHistory(fed, rev) {
 		return nil, nil
 	}
-	in := RolloutInput{Object: fed, Revision: rev, Clusters: clusters, Now: s.opts.Clock.Now(), Type: s.typ}
-	in.Placed = t.RolloutClusters()
-	st, synced := fed.Status.Rollout, fed.Status.SyncedRevision
-	settled := st != nil && st.Revision == rev && st.Phase == federation.RolloutComplete
-	first := st == nil && (synced == 0 || synced == rev)
-	if !settled && !first {
-		hist, err := s.history(ctx, r, fed)
-		if err != nil {
-			return nil, err
-		}
-		in.History = revisionsOf(hist)
-	}
-	d, err := DecideRollout(in)
+	hist, err := s.history(ctx, r, fed)
 	if err != nil {
-		return nil, fmt.Errorf("rollout: %w", err)
+		return nil, err
 	}
-	p := &rolloutPass{decision: d, prev: st, revision: rev}
-	if d.Stable != nil {
-		prev := &PreviousRevision{Revision: d.Stable.Number, Object: PreviousObject(fed, *d.Stable)}
-		for _, c := range in.Placed {
-			if d.Assign[c] == d.Stable.Number {
-				prev.Clusters = append(prev.Clusters, c)
-			}
-		}
-		p.previous = prev
+	return revisionsOf(hist), nil
+}
+
+// rolloutOf is the pass's view of Plan's rollout decision d for fed at rev; nil without
+// spec.rollout.
+func rolloutOf(fed *federation.FederatedObject, rev int64, d Decision) *rolloutPass {
+	if d.Rollout == nil {
+		return nil
 	}
-	return p, nil
+	return &rolloutPass{decision: *d.Rollout, prev: fed.Status.Rollout, revision: rev, previous: d.Previous}
 }
 
 // revisionsOf decodes the history's snapshots; one that does not decode cannot be rolled

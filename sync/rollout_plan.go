@@ -8,7 +8,7 @@ import (
 )
 
 // PreviousRevision is the older revision some placed clusters keep during a staged rollout
-// ([PlanInput].Previous).
+// ([Decision].Previous).
 type PreviousRevision struct {
 	// Revision is its number, written to the members' revision annotation.
 	Revision int64
@@ -20,10 +20,10 @@ type PreviousRevision struct {
 	Clusters []string
 }
 
-// PreviousObject returns obj with the template, overrides and retainReplicas of rev: what
+// previousObject returns obj with the template, overrides and retainReplicas of rev: what
 // the clusters a rollout holds back are rendered from. The result shares obj's metadata and
 // status, and rev's spec fields; treat it as read-only.
-func PreviousObject(obj *federation.FederatedObject, rev Revision) *federation.FederatedObject {
+func previousObject(obj *federation.FederatedObject, rev Revision) *federation.FederatedObject {
 	out := *obj
 	out.Spec.Template = rev.Spec.Template
 	out.Spec.Overrides = rev.Spec.Overrides
@@ -31,15 +31,30 @@ func PreviousObject(obj *federation.FederatedObject, rev Revision) *federation.F
 	return &out
 }
 
-// holds reports whether the cluster is rendered from in.Previous.
+// previousOf is the revision the clusters d holds back keep (d.Stable), with those of placed
+// it assigns to it; nil when every placed cluster runs the current revision.
+func previousOf(obj *federation.FederatedObject, d RolloutDecision, placed []string) *PreviousRevision {
+	if d.Stable == nil {
+		return nil
+	}
+	prev := &PreviousRevision{Revision: d.Stable.Number, Object: previousObject(obj, *d.Stable)}
+	for _, c := range placed {
+		if d.Assign[c] == d.Stable.Number {
+			prev.Clusters = append(prev.Clusters, c)
+		}
+	}
+	return prev
+}
+
+// holds reports whether the cluster is rendered from in.previous.
 func (in PlanInput) holds(cluster string) bool {
-	return in.Previous != nil && slices.Contains(in.Previous.Clusters, cluster)
+	return in.previous != nil && slices.Contains(in.previous.Clusters, cluster)
 }
 
 // revisionFor is the revision the cluster's object is rendered from.
 func (in PlanInput) revisionFor(cluster string) int64 {
 	if in.holds(cluster) {
-		return in.Previous.Revision
+		return in.previous.Revision
 	}
 	return in.Revision
 }
@@ -48,15 +63,15 @@ func (in PlanInput) revisionFor(cluster string) int64 {
 // revision's for a cluster the rollout holds back.
 func (in PlanInput) forCluster(cluster string) PlanInput {
 	if in.holds(cluster) {
-		in.Object, in.Revision = in.Previous.Object, in.Previous.Revision
+		in.Object, in.Revision = in.previous.Object, in.previous.Revision
 	}
 	return in
 }
 
 // heldBack splits the members to render into those rendered from in.Revision and those a
-// staged rollout holds back at in.Previous (none without one).
+// staged rollout holds back at in.previous (none without one).
 func heldBack(in PlanInput, members []override.Member) (current, held []override.Member) {
-	if in.Previous == nil || len(in.Previous.Clusters) == 0 {
+	if in.previous == nil || len(in.previous.Clusters) == 0 {
 		return members, nil
 	}
 	for _, m := range members {
@@ -70,7 +85,7 @@ func heldBack(in PlanInput, members []override.Member) (current, held []override
 }
 
 // withRevision records in ch the revision its cluster's object is rendered from. During a
-// staged rollout (in.Previous set) a managed member that is to run the new revision and
+// staged rollout (in.previous set) a managed member that is to run the new revision and
 // whose revision annotation says another one is updated even when the rest of the render is
 // the same: the Collector reports the annotation as observedRevision, and a stage is judged
 // by it. The clusters held back are not judged and keep theirs; without a rollout a
@@ -80,7 +95,7 @@ func withRevision(in PlanInput, ch Change) Change {
 		return ch
 	}
 	ch.Revision = in.revisionFor(ch.Cluster)
-	if in.Previous != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
+	if in.previous != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
 		managedBy(ch.Live, identityOr(in.Identity)) && annotationRevision(ch.Live) != ch.Revision {
 		ch.Action = ActionUpdate
 	}

@@ -31,3 +31,16 @@ func StableRevisionOf(obj *federation.FederatedObject, revision int64) (name str
 	}
 	return name, number, true
 }
+
+// needsHistory reports whether a staged rollout of obj at revision decides from the revision
+// history: not when status.rollout says that revision's rollout completed, nor for a first
+// rollout (no status.rollout, and nothing or the same revision synced before).
+func needsHistory(obj *federation.FederatedObject, revision int64) bool {
+	if obj.Spec.Rollout == nil {
+		return false
+	}
+	st, synced := obj.Status.Rollout, obj.Status.SyncedRevision
+	settled := st != nil && st.Revision == revision && st.Phase == federation.RolloutComplete
+	first := st == nil && (synced == 0 || synced == revision)
+	return !settled && !first
+}

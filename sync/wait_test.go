@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -302,12 +303,12 @@ func TestPlanWaitsForTheScheduler(t *testing.T) {
 				require.NoError(t, err)
 				clusters = append(clusters, *c)
 			}
-			changes, targets, err := fedsync.Plan(fedsync.PlanInput{
+			d, err := fedsync.Plan(fedsync.PlanInput{
 				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
 			})
 			require.NoError(t, err)
-			require.Equal(t, tc.waiting, targets.Waiting)
-			got := planned(changes)
+			require.Equal(t, tc.waiting, d.Targets.Waiting)
+			got := planned(d.Changes)
 			if len(got) == 0 {
 				got = nil
 			}
@@ -362,4 +363,18 @@ func TestWaitForSchedulerConflictMeetsTheSchedule(t *testing.T) {
 		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 	}
 	require.Equal(t, fedsync.ReasonPropagated, propagated(e.fed(t)).Reason)
+}
+
+// outcome is one cluster's decision as "Action/Reason", and the drift paths of an update.
+type outcome struct {
+	Act   string
+	Drift string
+}
+
+func planned(changes []fedsync.Change) map[string]outcome {
+	out := map[string]outcome{}
+	for _, ch := range changes {
+		out[ch.Cluster] = outcome{Act: ch.Action.String() + "/" + ch.Reason, Drift: strings.Join(ch.Drift, ",")}
+	}
+	return out
 }

@@ -211,7 +211,7 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 	if r := revisionOf(obj); r > rev || r <= 0 {
 		c.violate("%s: %s: member revision %d, federated revision %d", name, cluster, r, rev)
 	}
-	changes, _, err := fedsync.Plan(fedsync.PlanInput{
+	d, err := fedsync.Plan(fedsync.PlanInput{
 		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
 		Members: map[string]fedsync.MemberState{cluster: {Object: obj}},
 	})
@@ -219,7 +219,7 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 		c.violate("%s: Plan: %v", name, err)
 		return
 	}
-	for _, ch := range changes {
+	for _, ch := range d.Changes {
 		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
 			c.violate("%s: %s: sync's Plan would still %s (%s %s; drift %v)", name, cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
 		}

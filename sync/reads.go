@@ -26,7 +26,7 @@ func (s *Syncer) memberName(fed *federation.FederatedObject) (string, string) {
 // cluster set that offers member caches ([federation.MemberCache]) that is every ready
 // cluster, at no API cost, one after the other (they answer from memory); without, a live Get,
 // several at once, in the placed clusters and the clusters status.clusters lists (where sync
-// put the object before). keys are the clusters' render input keys (see [InputKey]): a placed
+// put the object before). keys are the clusters' render input keys (Decision.inputs): a placed
 // cluster whose object is still at the version sync verified for the same key is not even
 // read when the cache can tell its version ([federation.VersionReader]).
 func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, t Targets, keys map[string]string) map[string]MemberState {
@@ -82,17 +82,17 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 // readMember reads fed's object in one cluster: from the member cache mc when there is one,
 // live otherwise, and live when the name is known to be taken by an object the cache cannot
 // see (it has no managed-by label). A placed cluster whose object the cache reports still at
-// the version sync verified for input key k is not read at all (MemberState.Unchanged).
+// the version sync verified for input key k is not read at all (MemberState.unchanged).
 func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key federation.Key, fed *federation.FederatedObject, cluster string, placed bool, k string) MemberState {
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
 	v, conflicted := s.recall(key, cluster)
-	ms := MemberState{Verified: v.rv, VerifiedInput: v.input, Dropped: v.dropped}
+	ms := MemberState{memo: v}
 	if mc != nil && !conflicted {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
 			if vr, ok := r.(federation.VersionReader); ok && placed && v.rv != "" && v.input == k {
 				if rv, err := vr.ResourceVersion(ctx, gvr, ns, name); err == nil && rv == v.rv {
-					ms.Unchanged = true
+					ms.unchanged = true
 					return ms
 				}
 			}
