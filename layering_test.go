@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
+	"migrate":         {"federation"},
 	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
 	"internal/loop":   {"federation", "internal/metrics"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
