@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
@@ -265,11 +266,18 @@ spec:
 	}
 	eventually(t, "revision 1 in the member", memberColor("blue"))
 
-	cur, err := e.host.Get(ctx, gvr, ns, "settings")
-	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedField(cur.Object, "red", "spec", "template", "data", "color"))
-	_, err = e.host.Update(ctx, gvr, cur)
-	require.NoError(t, err)
+	// The user's edit; sync writes the object's metadata too, so it may meet a Conflict.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := e.host.Get(ctx, gvr, ns, "settings")
+		if err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedField(cur.Object, "red", "spec", "template", "data", "color"); err != nil {
+			return err
+		}
+		_, err = e.host.Update(ctx, gvr, cur)
+		return err
+	}))
 	eventually(t, "revision 2 in the member", memberColor("red"))
 	eventually(t, "status.clusters[rb] at revision 2", func() (bool, error) {
 		fed, err := getFederated(ctx, e.host, federation.ConfigMapType, federation.Key{Namespace: ns, Name: "settings"})
