@@ -31,8 +31,14 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
-	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
-	"internal/loop":   {"federation", "internal/metrics"},
+	"migrate":         {"federation"},
+	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
+	"cmd/kubectl-fed":     {"internal/kubectlfed"},
+	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member"},
+	// config/rbac/member embeds member.yaml for `kubectl fed join`.
+	"config/rbac/member": nil,
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
+	"internal/loop":      {"federation", "internal/metrics"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
 	// the families every loop reports into, the work queue metrics provider.
 	"internal/metrics": {"federation"},
@@ -64,6 +70,7 @@ var internalImporters = map[string][]string{
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
+	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

@@ -267,4 +267,11 @@
 // [EventDeletedFromCluster], [EventOrphanedInCluster]) naming every cluster it wrote, not one
 // per cluster. A failure is one Warning per cluster, with the propagation reason and the
 // member's error.
+//
+// # Your own queue
+//
+// An embedder that calls Reconcile from its own queue gets Run's triggers from two helpers.
+// [Syncer.WatchMembers] queues the key of an object whose member object changed or went away.
+// [ClusterChanged] says which Cluster updates should requeue every object.
+// examples/controllerruntime shows both in a controller-runtime controller.
 package sync

@@ -47,6 +47,12 @@ type config struct {
 	Registerer prometheus.Registerer
 	// Logger is the manager's logger; the loops get named children of it.
 	Logger logr.Logger
+	// OwnQueue drives sync's Reconcile from a controller of the manager (ownqueue.go)
+	// instead of running Syncer.Run.
+	OwnQueue bool
+	// NoCollector leaves the status collector out. Its status writes requeue the federated
+	// object as well; without it, sync's own triggers are all that acts on member drift.
+	NoCollector bool
 }
 
 func main() {
@@ -55,6 +61,7 @@ func main() {
 	flag.BoolVar(&c.LeaderElection, "leader-elect", true, "run the loops only on the replica holding the Lease")
 	flag.StringVar(&c.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint ("0": none)`)
 	flag.StringVar(&c.ProbeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz ("0": none)`)
+	flag.BoolVar(&c.OwnQueue, "own-queue", false, "drive sync's Reconcile from a controller-runtime controller instead of its Run")
 	flag.Parse() // controller-runtime registers --kubeconfig
 	c.Logger = logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, nil))
 	ctrl.SetLogger(c.Logger)
@@ -135,7 +142,17 @@ func newManager(cfg *rest.Config, c config) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, loop := range []func(context.Context) error{monitor.Run, sched.Run, syncer.Run, collector.Run} {
+	loops := []func(context.Context) error{monitor.Run, sched.Run, syncer.Run, collector.Run}
+	if c.OwnQueue {
+		if err := addOwnQueueSync(mgr, syncer, typ); err != nil {
+			return nil, err
+		}
+		loops = []func(context.Context) error{monitor.Run, sched.Run, collector.Run}
+	}
+	if c.NoCollector {
+		loops = loops[:len(loops)-1] // the collector is last
+	}
+	for _, loop := range loops {
 		if err := mgr.Add(manager.RunnableFunc(loop)); err != nil {
 			return nil, err
 		}

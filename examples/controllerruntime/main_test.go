@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/yaml"
 
@@ -47,38 +48,7 @@ func TestManagerRunsTheLoops(t *testing.T) {
 
 	installCRDs(ctx, t, host)
 	m := cfgs["member"]
-	apply(ctx, t, host, fmt.Sprintf(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: fedkit-system}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: member, namespace: fedkit-system, labels: {federation.k8s.io/cluster: member}}
-data: {token: %s}
----
-apiVersion: core.federation.k8s.io/v1alpha1
-kind: Cluster
-metadata: {name: member}
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: member}}
----
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedDeployment
-metadata: {name: web, namespace: shop}
-spec:
-  template:
-    spec:
-      replicas: 3
-      selector: {matchLabels: {app: web}}
-      template:
-        metadata: {labels: {app: web}}
-        spec: {containers: [{name: web, image: "nginx:1.27"}]}
-  placement: {clusters: [{name: member}]}
-`, base64.StdEncoding.EncodeToString([]byte(m.BearerToken)), m.Host, base64.StdEncoding.EncodeToString(m.CAData)))
+	apply(ctx, t, host, fleetManifests(m))
 
 	logs := &lockedBuffer{}
 	log := logr.FromSlogHandler(slog.NewTextHandler(logs, nil))
@@ -137,6 +107,43 @@ spec:
 	if holder, _, _ := unstructured.NestedString(lease.Object, "spec", "holderIdentity"); holder == "" {
 		t.Errorf("the Lease has no holder: %v", lease.Object["spec"])
 	}
+}
+
+// fleetManifests are the host objects of the tests: the member's Cluster and Secret, and a
+// FederatedDeployment placed on it.
+func fleetManifests(m *rest.Config) string {
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: fedkit-system}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: member, namespace: fedkit-system, labels: {federation.k8s.io/cluster: member}}
+data: {token: %s}
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: Cluster
+metadata: {name: member}
+spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: member}}
+---
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      replicas: 3
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "nginx:1.27"}]}
+  placement: {clusters: [{name: member}]}
+`, base64.StdEncoding.EncodeToString([]byte(m.BearerToken)), m.Host, base64.StdEncoding.EncodeToString(m.CAData))
 }
 
 // installCRDs creates fedkit's CRDs on the host and waits until each is Established.

@@ -1,0 +1,12 @@
+// Package kubectlfed is the kubectl plugin `kubectl fed`: join, unjoin, status, rollback,
+// preview and migrate. cmd/kubectl-fed only calls [Main].
+//
+// Clients come from a kubeconfig, loaded as kubectl loads it (clientcmd: --kubeconfig,
+// KUBECONFIG, ~/.kube/config); --context (or --host-context) picks the host.
+//
+// join applies config/rbac/member's role in the member, waits for its token Secret, then
+// writes the Cluster and its labelled Secret on the host. Every step is idempotent.
+//
+// status, rollback, preview and migrate call the library: the object's status, fedsync's
+// rollback, package preview and package migrate. The command decides nothing of its own.
+package kubectlfed

@@ -1,0 +1,136 @@
+package kubectlfed
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/preview"
+)
+
+type previewOptions struct {
+	file   string
+	strict bool
+	output string
+}
+
+func previewCommand(g *globals) *cobra.Command {
+	o := &previewOptions{}
+	cmd := &cobra.Command{
+		Use:   "preview -f FILE",
+		Short: "Show what the loops would do with federated objects, touching no cluster",
+		Long: `preview runs package preview on FILE (federated objects, their ReplicaSchedulingPreferences,
+the Clusters, DNS records): for each object, the clusters it goes to and why the others were
+left out, the replicas per cluster, and every problem with its field path. It reads no
+cluster. It exits 1 when the input has errors, and with --strict when it has warnings too.
+-f - reads standard input.`,
+		Example: "  kubectl fed preview -f app.yaml\n  kubectl fed preview -f app.yaml --strict -o yaml",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := readInput(cmd.InOrStdin(), o.file)
+			if err != nil {
+				return err
+			}
+			in, err := preview.Decode(data)
+			if err != nil {
+				return err
+			}
+			in.Now = g.opts.Clock.Now()
+			rep, err := preview.Run(in)
+			if err != nil {
+				return err
+			}
+			if err := printPreview(cmd.OutOrStdout(), rep, o.output); err != nil {
+				return err
+			}
+			return previewProblems(rep, o.strict)
+		},
+	}
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the file to preview (- for standard input)")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail on warnings as well as errors")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: text (default), yaml or json (the whole preview.Report)")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+func readInput(stdin io.Reader, file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}
+
+// previewProblems is the command's verdict: an error wrapping ErrProblems when the report has
+// errors, or with strict any problem at all.
+func previewProblems(rep preview.Report, strict bool) error {
+	var all []preview.Problem
+	for _, o := range rep.Objects {
+		all = append(all, o.Problems...)
+	}
+	all = append(all, rep.Problems...)
+	errs := len(rep.Errors())
+	switch {
+	case errs > 0:
+		return fmt.Errorf("%w: %d error(s) in the input", ErrProblems, errs)
+	case strict && len(all) > 0:
+		return fmt.Errorf("%w: %d warning(s) in the input (--strict)", ErrProblems, len(all))
+	}
+	return nil
+}
+
+func printPreview(out io.Writer, rep preview.Report, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "yaml":
+		b, err := yaml.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
+	case "", "text":
+	default:
+		return fmt.Errorf("-o %q: want text, yaml or json", format)
+	}
+	for _, o := range rep.Objects {
+		name := o.Name
+		if o.Namespace != "" {
+			name = o.Namespace + "/" + o.Name
+		}
+		fmt.Fprintf(out, "%s %s (revision %d): scheduled %s %s\n", o.Kind, name, o.Revision, o.Scheduled.Status, oneLine(o.Scheduled.Message))
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "  CLUSTER\tSELECTED\tREPLICAS\tWHY")
+		for _, c := range o.Clusters {
+			reps := "-"
+			if c.Replicas != nil {
+				reps = fmt.Sprint(*c.Replicas)
+			}
+			why := c.Explanation
+			if !c.Selected && c.Rule != "" {
+				why = c.Rule + ": " + c.Why
+			} else if !c.Selected {
+				why = c.Why
+			}
+			if why == "" {
+				why = "-"
+			}
+			fmt.Fprintf(w, "  %s\t%v\t%s\t%s\n", c.Name, c.Selected, reps, oneLine(why))
+		}
+		w.Flush()
+		for _, p := range o.Problems {
+			fmt.Fprintf(out, "  %s\n", p)
+		}
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintln(out, p)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package kubectlfed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+)
+
+// ErrProblems is wrapped by the error of a command whose output was printed but found
+// problems: preview errors (or warnings with --strict). Main exits 1 for it, 2 otherwise.
+var ErrProblems = errors.New("problems found")
+
+// Options are what Main's commands need besides their arguments. The zero value is the
+// default: the real clock, standard streams supplied by the caller.
+type Options struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Clock is the time preview evaluates at and rollback's Event carries.
+	Clock clock.PassiveClock
+	// PollInterval is how often join looks for the member's token (default 500ms).
+	PollInterval time.Duration
+}
+
+// Main runs `kubectl fed` with args (without the program name) and returns the exit status:
+// 0, 1 when the command found problems (ErrProblems), 2 for any other error.
+func Main(ctx context.Context, args []string, opts Options) int {
+	cmd := NewCommand(opts)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrProblems):
+		fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+		return 1
+	default:
+		fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+		return 2
+	}
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	opts        Options
+	kubeconfig  string
+	context     string
+	hostContext string
+	namespace   string
+}
+
+// NewCommand returns the root command with every subcommand.
+func NewCommand(opts Options) *cobra.Command {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	g := &globals{opts: opts}
+	root := &cobra.Command{
+		Use:   "kubectl-fed",
+		Short: "Manage a fedkit federation: join clusters, inspect and roll back federated objects",
+		Long: `kubectl fed manages a fedkit federation from the host cluster's kubeconfig context.
+
+  kubectl fed join CLUSTER --cluster-context CTX   add a member cluster
+  kubectl fed unjoin CLUSTER --cluster-context CTX remove it
+  kubectl fed status KIND/NAME                     why each cluster has what it has
+  kubectl fed rollback KIND/NAME --to-revision N   restore a revision of the template
+  kubectl fed preview -f FILE                      what the loops would do, touching nothing
+  kubectl fed migrate -f kubefed.yaml              convert KubeFed v0.10 objects`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	if opts.Stdin != nil {
+		root.SetIn(opts.Stdin)
+	}
+	if opts.Stdout != nil {
+		root.SetOut(opts.Stdout)
+	}
+	if opts.Stderr != nil {
+		root.SetErr(opts.Stderr)
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&g.context, "context", "", "the host cluster's kubeconfig context (default: the current context)")
+	f.StringVar(&g.hostContext, "host-context", "", "the same as --context, as kubefedctl spells it")
+	f.StringVarP(&g.namespace, "namespace", "n", "", "the namespace of the federated object (default: the context's namespace)")
+	root.AddCommand(joinCommand(g), unjoinCommand(g), statusCommand(g), rollbackCommand(g), previewCommand(g), migrateCommand(g))
+	return root
+}
+
+// loader is the kubeconfig as kubectl loads it, with context as the current context.
+func (g *globals) loader(context string) clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.kubeconfig
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+}
+
+func (g *globals) hostContextName() (string, error) {
+	if g.context != "" && g.hostContext != "" && g.context != g.hostContext {
+		return "", fmt.Errorf("--context %q and --host-context %q disagree: give one", g.context, g.hostContext)
+	}
+	if g.hostContext != "" {
+		return g.hostContext, nil
+	}
+	return g.context, nil
+}
+
+// restConfig is the rest.Config of a kubeconfig context ("" = the current one).
+func (g *globals) restConfig(context string) (*rest.Config, error) {
+	cfg, err := g.loader(context).ClientConfig()
+	if err != nil {
+		if context == "" {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+		return nil, fmt.Errorf("kubeconfig context %q: %w", context, err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "kubectl-fed"
+	return cfg, nil
+}
+
+// host is the host cluster's config and client.
+func (g *globals) host() (*rest.Config, *kube.Client, error) {
+	name, err := g.hostContextName()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := g.restConfig(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := kube.New(cfg, kube.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, c, nil
+}
+
+// objectNamespace is -n, else the host context's namespace, else "default".
+func (g *globals) objectNamespace() (string, error) {
+	if g.namespace != "" {
+		return g.namespace, nil
+	}
+	name, err := g.hostContextName()
+	if err != nil {
+		return "", err
+	}
+	ns, _, err := g.loader(name).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+// typeAndKey parses KIND/NAME (KIND: a federated or target kind, any case, e.g.
+// FederatedDeployment, deployment) or NAME with --kind.
+func (g *globals) typeAndKey(arg, kind string) (federation.TypeConfig, federation.Key, error) {
+	name := arg
+	if k, n, ok := strings.Cut(arg, "/"); ok {
+		kind, name = k, n
+	}
+	if name == "" {
+		return federation.TypeConfig{}, federation.Key{}, fmt.Errorf("%q: want KIND/NAME or NAME with --kind", arg)
+	}
+	typ, ok := typeFor(kind)
+	if !ok {
+		var kinds []string
+		for _, t := range federation.BuiltinTypes() {
+			kinds = append(kinds, t.Federated.Kind)
+		}
+		return federation.TypeConfig{}, federation.Key{}, fmt.Errorf("kind %q is not a built-in federated type (%s)", kind, strings.Join(kinds, ", "))
+	}
+	key := federation.Key{Name: name}
+	if typ.FederatedNamespaced() {
+		ns, err := g.objectNamespace()
+		if err != nil {
+			return federation.TypeConfig{}, federation.Key{}, err
+		}
+		key.Namespace = ns
+	}
+	return typ, key, nil
+}
+
+func typeFor(kind string) (federation.TypeConfig, bool) {
+	for _, t := range federation.BuiltinTypes() {
+		for _, k := range []string{t.Federated.Kind, t.Target.Kind, t.FederatedResource, t.TargetResource} {
+			if strings.EqualFold(k, kind) || strings.EqualFold(k+"s", kind) {
+				return t, true
+			}
+		}
+	}
+	return federation.TypeConfig{}, false
+}

@@ -1,0 +1,13 @@
+// Package migrate converts KubeFed v0.10 objects into fedkit's.
+//
+// It reads KubeFedCluster, FederatedTypeConfig, ReplicaSchedulingPreference and
+// Federated<Kind> objects as unstructured input and returns fedkit objects.
+//
+// Every function is pure: no client, no clock. What does not carry over is a Warning.
+//
+// A converted preference uses the KubeFed algorithm, so fedkit keeps KubeFed's schedule.
+//
+// Minimums are always written out: fedkit's default of 1 never changes a KubeFed plan.
+//
+// README.md lists what carries over and what does not.
+package migrate
