@@ -250,6 +250,11 @@
 // status.rollout; and the Propagated and RolledBack conditions. The scheduler's schedule and the collector's observed fields survive
 // every sync write.
 //
+// # Goroutines
+//
+// Run writes to members on a pool that grows with the work, up to Workers × ClusterConcurrency
+// writers. A writer idle for 30 seconds on Options.Clock exits: an idle Syncer holds none.
+//
 // # Failure
 //
 // A failure in one cluster never stops the others. Clusters that are not ready get no writes

@@ -112,7 +112,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}))
 		cancel() // one loop failing to start stops the other
 	})
-	w := startWriters(s.opts.Workers * s.opts.ClusterConcurrency)
+	w := startWriters(s.opts.Workers*s.opts.ClusterConcurrency, s.opts.Clock)
 	defer w.stop() // after l.Run: no pass is left to hand it a write
 	cached := l.Reader()
 	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
