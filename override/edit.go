@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unsafe"
+
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // editor applies compiled operations directly to a decoded object (maps and slices), the fast
@@ -266,7 +268,7 @@ func testValue(c interface{}, tok string, want interface{}) error {
 		}
 		got = x[i]
 	}
-	if !jsonEqual(got, want) {
+	if !jsonvalue.Equal(got, want) {
 		return fmt.Errorf("%w: found %s", ErrTestFailed, describe(got))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // RetainFunc copies into desired the fields that the member cluster owns, from existing, the
@@ -196,7 +197,7 @@ func listed(list, key string) bool {
 
 func containsValue(list []interface{}, v interface{}) bool {
 	for _, x := range list {
-		if jsonEqual(x, v) {
+		if jsonvalue.Equal(x, v) {
 			return true
 		}
 	}

@@ -2,6 +2,8 @@ package override
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // The built-in retention of kinds whose member objects carry fields the member cluster
@@ -91,7 +93,7 @@ func samePort(a, b map[string]interface{}) bool {
 		}
 		return "TCP"
 	}
-	return a["name"] == b["name"] && proto(a) == proto(b) && jsonEqual(a["port"], b["port"])
+	return a["name"] == b["name"] && proto(a) == proto(b) && jsonvalue.Equal(a["port"], b["port"])
 }
 
 // RetainServiceAccountSecrets keeps a ServiceAccount's secrets (the token secrets the
