@@ -9,7 +9,7 @@ import (
 )
 
 // Values inside unstructured objects are the JSON types as the API machinery decodes them:
-// map[string]interface{}, []interface{}, string, int64, float64, bool and nil (json.Number and
+// map[string]any, []any, string, int64, float64, bool and nil (json.Number and
 // other integer and float kinds are tolerated). These helpers never panic on anything else:
 // unknown kinds are copied by value and compared by their JSON encoding (jsonvalue.Equal).
 
@@ -17,15 +17,15 @@ import (
 // as they are (they are immutable). Unlike runtime.DeepCopyJSONValue it does not panic on a
 // Go type JSON has no form for: such a value is copied by assignment, and the operation
 // that meets it (a hash, an encoding) reports it as an error instead.
-func deepCopyValue(v interface{}) interface{} {
+func deepCopyValue(v any) any {
 	switch x := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		return deepCopyMap(x)
-	case []interface{}:
+	case []any:
 		if x == nil {
 			return x
 		}
-		out := make([]interface{}, len(x))
+		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = deepCopyValue(e)
 		}
@@ -36,11 +36,11 @@ func deepCopyValue(v interface{}) interface{} {
 }
 
 // deepCopyMap is deepCopyValue for a map; a nil map stays nil.
-func deepCopyMap(m map[string]interface{}) map[string]interface{} {
+func deepCopyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]interface{}, len(m))
+	out := make(map[string]any, len(m))
 	for k, e := range m {
 		out[k] = deepCopyValue(e)
 	}
@@ -49,7 +49,7 @@ func deepCopyMap(m map[string]interface{}) map[string]interface{} {
 
 // appendNumber appends the JSON encoding of a number as encoding/json writes it; ok is false
 // when v is not a number.
-func appendNumber(dst []byte, v interface{}) (out []byte, ok bool) {
+func appendNumber(dst []byte, v any) (out []byte, ok bool) {
 	switch n := v.(type) {
 	case int64:
 		return strconv.AppendInt(dst, n, 10), true
@@ -97,7 +97,7 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 // bool or null; those are decoded directly, which is several times cheaper than a
 // json.Decoder. Everything else (objects, arrays, strings with escapes, numbers that are
 // not plain integers) goes through federation.RawValue.Decode.
-func decodeValue(raw []byte) (interface{}, error) {
+func decodeValue(raw []byte) (any, error) {
 	b := bytes.TrimSpace(raw)
 	switch {
 	case len(b) == 0:
