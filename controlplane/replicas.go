@@ -91,7 +91,7 @@ func (o *Options) completeReplicas() error {
 		errs = append(errs, fmt.Errorf("Options.Shard %s and Options.Sharding are both set: a replica owns either a static shard or the shards it claims; set one", o.Shard))
 	}
 	if err := o.Shard.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Shard: %w", err))
+		errs = append(errs, fmt.Errorf("Options.Shard: %w", err))
 	}
 	for loop, s := range map[string]federation.Shard{
 		"Scheduler.Shard": o.Scheduler.Shard, "Sync.Shard": o.Sync.Shard, "Status.Shard": o.Status.Shard,
