@@ -251,4 +251,9 @@
 // [EventDeletedFromCluster], [EventOrphanedInCluster]) naming every cluster it wrote, not one
 // per cluster. A failure is one Warning per cluster, with the propagation reason and the
 // member's error.
+//
+// # Options
+//
+// Every default of [Options] is a Default* constant. New refuses invalid Options with an
+// error wrapping [ErrInvalidOptions] that names the field.
 package sync
