@@ -5,13 +5,13 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet unit generate verify-generate bench fuzz soak scale quickstart
+.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart
 
-## test: vet, then every test with -race, the real kube-apiserver/etcd suites included, then
+## test: vet and lint, then every test with -race, the real kube-apiserver/etcd suites included, then
 ## the examples that are modules of their own (examples/controllerruntime: the library never
 ## depends on controller-runtime, so its example has its own go.mod), then internal/kubefedref
 ## (KubeFed's own planner against migrated preferences; its own go.mod keeps KubeFed out).
-test: testbins vet
+test: testbins vet lint
 	FEDKIT_TESTBIN_DIR="$$(./hack/install-testbins.sh | tail -n 1)" $(GO) test -race -count=1 -timeout 45m $(PKGS)
 	cd examples/controllerruntime && $(GO) vet ./... && \
 		FEDKIT_TESTBIN_DIR="$$(../../hack/install-testbins.sh | tail -n 1)" $(GO) test -race -count=1 -timeout 10m ./...
@@ -24,6 +24,12 @@ testbins:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## lint: staticcheck, pinned by the tool line in go.mod (go tool staticcheck), over the module
+## and over examples/controllerruntime (its own module, linted by the same binary).
+lint:
+	$(GO) tool staticcheck $(PKGS)
+	cd examples/controllerruntime && "$$(cd ../.. && $(GO) tool -n staticcheck)" ./...
 
 ## unit: the in-memory tests only (no real API servers; they skip).
 unit:

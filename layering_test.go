@@ -23,10 +23,10 @@ var allowedImports = map[string][]string{
 	// federation imports only internal packages that import nothing from the module.
 	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":       {"federation", "internal/labelselector"},
-	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
 	"dnsrecord":       {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
+	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
@@ -57,6 +57,8 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
+	// internal/jsonvalue: one equality of JSON values; imported by override and sync.
+	"internal/jsonvalue": nil,
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
 	"internal/lease": {"federation"},
@@ -74,6 +76,7 @@ var internalImporters = map[string][]string{
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
+	"internal/jsonvalue":     {"override", "sync"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

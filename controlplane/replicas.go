@@ -88,10 +88,10 @@ func (o *Options) completeReplicas() error {
 		errs = append(errs, errors.New("LeaderElection and Sharding are both set: shards claimed through Leases already keep two replicas from running the same keys; set one"))
 	}
 	if o.Sharding != nil && o.Shard.Sharded() {
-		errs = append(errs, fmt.Errorf("Shard %s and Sharding are both set: a replica owns either a static shard or the shards it claims; set one", o.Shard))
+		errs = append(errs, fmt.Errorf("Options.Shard %s and Options.Sharding are both set: a replica owns either a static shard or the shards it claims; set one", o.Shard))
 	}
 	if err := o.Shard.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Shard: %w", err))
+		errs = append(errs, fmt.Errorf("Options.Shard: %w", err))
 	}
 	for loop, s := range map[string]federation.Shard{
 		"Scheduler.Shard": o.Scheduler.Shard, "Sync.Shard": o.Sync.Shard, "Status.Shard": o.Status.Shard,
@@ -152,7 +152,7 @@ func (l *Lease) complete(identity, suffix string, shards bool, count int) error 
 	}
 	var errs []error
 	if msgs := validation.IsDNS1123Label(l.Namespace); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("Namespace %q: %v", l.Namespace, msgs))
+		errs = append(errs, fmt.Errorf("the Namespace %q: %v", l.Namespace, msgs))
 	}
 	// The longest name a Lease of the group gets: a shard's, or a replica's presence.
 	longest := l.Name
@@ -160,7 +160,7 @@ func (l *Lease) complete(identity, suffix string, shards bool, count int) error 
 		longest += "-member-0123456789"
 	}
 	if msgs := validation.IsDNS1123Subdomain(longest); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("Name %q does not make valid Lease names (set Name, or an Options.Identity that is a DNS name): %v", l.Name, msgs))
+		errs = append(errs, fmt.Errorf("the Name %q does not make valid Lease names (set Name, or an Options.Identity that is a DNS name): %v", l.Name, msgs))
 	}
 	if err := l.options(count, Options{}).Validate(shards); err != nil {
 		errs = append(errs, err)

@@ -323,7 +323,7 @@ func TestNewReplicaOptions(t *testing.T) {
 		{name: "election and sharding", opts: controlplane.Options{LeaderElection: &controlplane.Lease{}, Sharding: &controlplane.Sharding{Count: 2}},
 			has: "LeaderElection and Sharding are both set"},
 		{name: "static and claimed shards", opts: controlplane.Options{Shard: federation.Shard{Index: 1, Count: 2}, Sharding: &controlplane.Sharding{Count: 2}},
-			has: "Shard 1/2 and Sharding are both set"},
+			has: "Options.Shard 1/2 and Options.Sharding are both set"},
 		{name: "a shard out of range", opts: controlplane.Options{Shard: federation.Shard{Index: 2, Count: 2}},
 			want: []error{federation.ErrInvalidShard}, has: "Shard: "},
 		{name: "a loop's own shard", opts: func() controlplane.Options {

@@ -106,6 +106,11 @@
 // not weigh or geo-route records (the DNS provider's routing policies can, on top), and
 // publishes nothing for a Service that is not of type LoadBalancer or has no address yet.
 //
+// # Options
+//
+// Every default of [Options] is a Default* constant. New refuses invalid Options with an
+// error wrapping [ErrInvalidOptions] that names the field.
+//
 // +groupName=multiclusterdns.federation.k8s.io
 // +versionName=v1alpha1
 package dnsrecord

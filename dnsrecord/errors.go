@@ -17,4 +17,8 @@ var (
 	// hostname cannot be resolved to IP addresses. The error names the hostname and the
 	// cluster and wraps the Resolver's error. The controller retries it with backoff.
 	ErrResolve = errors.New("dnsrecord: cannot resolve load-balancer hostname")
+
+	// ErrInvalidOptions is wrapped by [New]'s error when an option is invalid (an
+	// Options.Shard out of range); the message names the field.
+	ErrInvalidOptions = errors.New("dnsrecord: invalid options")
 )

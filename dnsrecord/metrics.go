@@ -1,8 +1,6 @@
 package dnsrecord
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
@@ -43,13 +41,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // observe records one pass over a record of kind. A pass over a key that has no record of
 // that kind, and had nothing to clean up, is no pass over a record: it is not counted.
-func (m *metrics) observe(kind string, exists bool, outcome string, err error, start, end time.Time) {
-	if !exists && outcome == fedmetrics.OutcomeGone {
-		return
-	}
-	m.reconciles[kind].Observe(outcome, err, start, end)
-}
-
 func (m *metrics) write(kind, verb string) {
 	m.writes.WithLabelValues(kind, verb).Inc()
 }

@@ -27,6 +27,12 @@ const DefaultResyncPeriod = 30 * time.Second
 // DefaultReadTimeout bounds one member read, as the Collector's.
 const DefaultReadTimeout = 10 * time.Second
 
+// DefaultWorkers is how many records Run reconciles in parallel.
+const DefaultWorkers = 2
+
+// DefaultCacheSyncTimeout bounds Run's wait for its first lists.
+const DefaultCacheSyncTimeout = loop.DefaultCacheSyncTimeout
+
 // Options configure a [Controller]. The zero value is the documented default for every field.
 type Options struct {
 	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
@@ -84,12 +90,12 @@ type Options struct {
 	// can use Shard.Owns for that. Default: the zero Shard, which owns every key.
 	Shard federation.Shard
 
-	// Workers is how many records Run reconciles in parallel. Default: 2.
+	// Workers is how many records Run reconciles in parallel. Default: [DefaultWorkers] (2).
 	Workers int
 
 	// CacheSyncTimeout bounds how long Run waits for the first list of every resource it
 	// watches before it returns an error naming the one that could not be listed (a CRD
-	// missing on the host, say). It runs on Clock. Default: 2 minutes.
+	// missing on the host, say). It runs on Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
 }
 
@@ -117,10 +123,10 @@ func (o *Options) complete() {
 		o.ReadTimeout = DefaultReadTimeout
 	}
 	if o.Workers <= 0 {
-		o.Workers = 2
+		o.Workers = DefaultWorkers
 	}
 	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
 }
 
@@ -149,8 +155,8 @@ type Controller struct {
 // New returns a Controller that reads records, Domains, federated Services and Ingresses and
 // Clusters through host, member objects through clusters, and writes record status and
 // DNSEndpoints through host. It starts nothing: call [Controller.Reconcile] or
-// [Controller.Run]. It returns an error when host or clusters is nil or the metrics cannot be
-// registered.
+// [Controller.Run]. It returns an error when host or clusters is nil, an option is invalid
+// (wrapping [ErrInvalidOptions]), or the metrics cannot be registered.
 func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) (*Controller, error) {
 	if host == nil {
 		return nil, errors.New("dnsrecord: New: host client is nil")
@@ -158,8 +164,8 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	if clusters == nil {
 		return nil, errors.New("dnsrecord: New: cluster set is nil")
 	}
-	if err := opts.Shard.Validate(); err != nil {
-		return nil, fmt.Errorf("dnsrecord: New: Options.Shard: %w", err)
+	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
+		return nil, fmt.Errorf("dnsrecord: New: %w", err)
 	}
 	opts.complete()
 	m, err := newMetrics(opts.Registerer)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
@@ -73,19 +74,22 @@ func (c *Controller) Reconcile(ctx context.Context, key federation.Key) (federat
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
 // Writes always go to the host, guarded by the resourceVersion read.
 func (c *Controller) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
-	log, err := logr.FromContext(ctx)
-	if err != nil {
-		log = c.opts.Logger
+	// One pass per record kind, each with its own log values and metrics; a kind of which
+	// neither a record nor a DNSEndpoint exists records no pass.
+	pass := func(kind string, run func(context.Context, federation.Reader, federation.Key, logr.Logger) (bool, string, error)) (exists bool, err error) {
+		p := loop.Pass{Loop: fedmetrics.LoopDNS, Type: kind, Clock: c.opts.Clock, Logger: c.opts.Logger, Observe: c.metrics.reconciles[kind].Observe}
+		_, err = p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) {
+			var outcome string
+			exists, outcome, err = run(ctx, r, key, logr.FromContextOrDiscard(ctx))
+			if !exists && outcome == fedmetrics.OutcomeGone {
+				outcome = ""
+			}
+			return federation.Result{}, outcome, err
+		})
+		return exists, err
 	}
-	log = log.WithValues("loop", fedmetrics.LoopDNS, "object", key.String())
-	svcLog := log.WithValues("type", kindService)
-	start := c.opts.Clock.Now()
-	svcExists, svcOutcome, svcErr := c.reconcileService(logr.NewContext(ctx, svcLog), r, key, svcLog)
-	c.metrics.observe(kindService, svcExists, svcOutcome, svcErr, start, c.opts.Clock.Now())
-	ingLog := log.WithValues("type", kindIngress)
-	start = c.opts.Clock.Now()
-	ingExists, ingOutcome, ingErr := c.reconcileIngress(logr.NewContext(ctx, ingLog), r, key, ingLog)
-	c.metrics.observe(kindIngress, ingExists, ingOutcome, ingErr, start, c.opts.Clock.Now())
+	svcExists, svcErr := pass(kindService, c.reconcileService)
+	ingExists, ingErr := pass(kindIngress, c.reconcileIngress)
 	if err := joinErrors(svcErr, ingErr); err != nil {
 		return federation.Result{}, err
 	}

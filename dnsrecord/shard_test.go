@@ -12,6 +12,7 @@ import (
 
 func TestNewRejectsAnInvalidShard(t *testing.T) {
 	_, err := dnsrecord.New(fake.NewHost("host"), fake.NewFleet(), dnsrecord.Options{Shard: federation.Shard{Index: 5, Count: 4}})
+	require.ErrorIs(t, err, dnsrecord.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
-	require.ErrorContains(t, err, "dnsrecord: New: Options.Shard")
+	require.ErrorContains(t, err, "dnsrecord: New: dnsrecord: invalid options: Options.Shard")
 }

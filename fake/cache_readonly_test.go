@@ -39,7 +39,7 @@ func TestOnMemberChangeReadOnly(t *testing.T) {
 		t.Error("a read-only handler of another resource was called")
 	})()
 
-	a := mustCreate(t, eu, configMapGVR, managedCM("prod", "a"))
+	mustCreate(t, eu, configMapGVR, managedCM("prod", "a"))
 	mustCreate(t, eu, configMapGVR, configMap("prod", "foreign", nil)) // not managed: no call
 	require.NoError(t, eu.Drift(configMapGVR, "prod", "a", func(u *unstructured.Unstructured) {
 		u.Object["data"] = map[string]any{"k": "v"}
@@ -47,7 +47,7 @@ func TestOnMemberChangeReadOnly(t *testing.T) {
 	require.NoError(t, f.Partition("eu"))
 	require.NoError(t, eu.Seed(managedCM("prod", "b")))
 	require.NoError(t, f.Heal("eu"))
-	a, err = eu.Get(testCtx(t), configMapGVR, "prod", "a")
+	a, err := eu.Get(testCtx(t), configMapGVR, "prod", "a")
 	require.NoError(t, err)
 	a.SetLabels(nil)
 	_, err = eu.Update(testCtx(t), configMapGVR, a) // no longer managed: its last managed state

@@ -36,7 +36,7 @@ func readyOf(t *testing.T, c *fake.Cluster, gvr schema.GroupVersionResource, nam
 func TestDeploymentBecomesReadyAfterDelay(t *testing.T) {
 	c, clk := newSimCluster(t, fake.Workloads{Apps: true, ReadyAfter: 10 * time.Second})
 	ctx := testCtx(t)
-	d := mustCreate(t, c, deployGVR, deployment("prod", "web", 3))
+	mustCreate(t, c, deployGVR, deployment("prod", "web", 3))
 
 	c.Tick() // sees generation 1
 	obs, ready := readyOf(t, c, deployGVR, "web")
@@ -66,7 +66,7 @@ func TestDeploymentBecomesReadyAfterDelay(t *testing.T) {
 	require.Equal(t, rv, c.ResourceVersion())
 
 	// Scaling is a new generation: reported ReadyAfter later.
-	d, err = c.Get(ctx, deployGVR, "prod", "web")
+	d, err := c.Get(ctx, deployGVR, "prod", "web")
 	require.NoError(t, err)
 	_ = unstructured.SetNestedField(d.Object, int64(5), "spec", "replicas")
 	_, err = c.Update(ctx, deployGVR, d)

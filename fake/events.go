@@ -42,7 +42,7 @@ func (e Event) String() string {
 }
 
 // Eventf records an event about object.
-func (r *Recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+func (r *Recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
 	e := Event{Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)}
 	if object != nil {
 		e.Kind = object.GetObjectKind().GroupVersionKind().Kind

@@ -295,9 +295,11 @@ func gcFinalizers(gr schema.GroupResource, opts metav1.DeleteOptions, fins []str
 			orphan, foreground = false, true
 		}
 	}
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated field, so the fake does
+	orphanDependents := opts.OrphanDependents
 	switch {
-	case opts.OrphanDependents != nil:
-		orphan, foreground = *opts.OrphanDependents, false
+	case orphanDependents != nil:
+		orphan, foreground = *orphanDependents, false
 	case opts.PropagationPolicy != nil:
 		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
 		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground

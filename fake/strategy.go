@@ -7,8 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -40,10 +40,10 @@ func nameRule(gr schema.GroupResource) apivalidation.ValidateNameFunc {
 		schema.GroupResource{Group: "certificates.k8s.io", Resource: "clustertrustbundles"},
 		schema.GroupResource{Group: "networking.k8s.io", Resource: "ipaddresses"},
 		schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}:
-		return path.ValidatePathSegmentName
+		return validatePathSegmentName
 	}
 	if gr.Group == "rbac.authorization.k8s.io" {
-		return path.ValidatePathSegmentName
+		return validatePathSegmentName
 	}
 	return apivalidation.NameIsDNSSubdomain
 }
@@ -236,4 +236,14 @@ func taintNewNode(obj *unstructured.Unstructured) {
 	}
 	taints = append(taints, map[string]any{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
 	_ = unstructured.SetNestedSlice(obj.Object, taints, "spec", "taints")
+}
+
+// validatePathSegmentName is the name rule of the resources whose names are path segments
+// (no "." or "..", no "/" or "%"), as kube-apiserver's path.ValidatePathSegmentName, which
+// apimachinery deprecated in favour of a local function.
+func validatePathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }

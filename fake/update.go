@@ -82,6 +82,7 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 		return nil, apierrors.NewNotFound(gr, name)
 	}
 	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+		//lint:ignore ST1005 kube-apiserver's message, word for word
 		return nil, apierrors.NewConflict(gr, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, old.GetUID()))
 	}
 	if err := c.checkResourceVersion(gr, ri.crd != "", name, in, old); err != nil {

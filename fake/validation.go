@@ -5,7 +5,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -81,7 +80,7 @@ func prepareUpdate(gvr schema.GroupVersionResource, namespaced bool, next, old *
 
 	// The real server runs the create-time rules (with the path-segment name rule; the name
 	// cannot change) and then the update rules.
-	errs := apivalidation.ValidateObjectMetaAccessor(next, namespaced, path.ValidatePathSegmentName, field.NewPath("metadata"))
+	errs := apivalidation.ValidateObjectMetaAccessor(next, namespaced, validatePathSegmentName, field.NewPath("metadata"))
 	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(next, old, field.NewPath("metadata"))...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: gvr.Group, Kind: old.GetKind()}, old.GetName(), dedup(errs))

@@ -125,7 +125,7 @@ func TestDesignYAML(t *testing.T) {
 	fed := &federation.FederatedObject{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[0]), fed))
 	require.Empty(t, federation.ValidateFederatedObject(fed))
-	require.Equal(t, int64(6), fed.Spec.Template.Object["spec"].(map[string]interface{})["replicas"])
+	require.Equal(t, int64(6), fed.Spec.Template.Object["spec"].(map[string]any)["replicas"])
 	v, err := fed.Spec.Overrides[0].ClusterOverrides[0].Value.Decode()
 	require.NoError(t, err)
 	require.Equal(t, int64(4), v)

@@ -16,7 +16,7 @@ import "k8s.io/apimachinery/pkg/runtime"
 //
 // +kubebuilder:object:generate=false
 type EventRecorder interface {
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
 }
 
 // Event types, as core/v1 names them.

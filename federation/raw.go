@@ -16,7 +16,7 @@ import (
 // +kubebuilder:validation:Type=object
 // +kubebuilder:pruning:PreserveUnknownFields
 type RawObject struct {
-	Object map[string]interface{} `json:"-"`
+	Object map[string]any `json:"-"`
 }
 
 // IsZero reports whether the object is absent (used by omitzero).
@@ -40,7 +40,7 @@ func (r *RawObject) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	m, ok := v.(map[string]interface{})
+	m, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("%w: expected a JSON object, got %T", ErrInvalidObject, v)
 	}
@@ -74,7 +74,7 @@ type RawValue struct {
 }
 
 // NewRawValue encodes v as a RawValue.
-func NewRawValue(v interface{}) (*RawValue, error) {
+func NewRawValue(v any) (*RawValue, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode value: %v", ErrInvalidObject, err)
@@ -100,7 +100,7 @@ func (r *RawValue) UnmarshalJSON(data []byte) error {
 }
 
 // Decode returns the value decoded with int64 numbers.
-func (r *RawValue) Decode() (interface{}, error) {
+func (r *RawValue) Decode() (any, error) {
 	if r == nil || len(r.Raw) == 0 {
 		return nil, nil
 	}
@@ -128,8 +128,8 @@ func (r *RawValue) DeepCopy() *RawValue {
 
 // decodeJSON decodes like unstructured.Unstructured does: integers as int64, other numbers as
 // float64.
-func decodeJSON(data []byte) (interface{}, error) {
-	var v interface{}
+func decodeJSON(data []byte) (any, error) {
+	var v any
 	if err := utiljson.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidObject, err)
 	}

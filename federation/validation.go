@@ -74,7 +74,7 @@ func validateTemplate(t RawObject, path *field.Path) field.ErrorList {
 	if t.Object == nil {
 		return nil
 	}
-	if spec, ok := t.Object["spec"].(map[string]interface{}); ok {
+	if spec, ok := t.Object["spec"].(map[string]any); ok {
 		if r, ok := spec["replicas"]; ok {
 			switch n := r.(type) {
 			case int64:
@@ -100,7 +100,7 @@ func validateTemplateIdentity(obj *FederatedObject, path *field.Path) field.Erro
 	if !ok || raw == nil {
 		return nil
 	}
-	meta, ok := raw.(map[string]interface{})
+	meta, ok := raw.(map[string]any)
 	if !ok {
 		return field.ErrorList{field.Invalid(path, raw, "must be an object")}
 	}

@@ -19,7 +19,7 @@ func obj(t testing.TB, y string) *unstructured.Unstructured {
 	t.Helper()
 	j, err := yaml.YAMLToJSON([]byte(y))
 	require.NoError(t, err)
-	var m map[string]interface{}
+	var m map[string]any
 	require.NoError(t, utiljson.Unmarshal(j, &m))
 	return &unstructured.Unstructured{Object: m}
 }
@@ -154,14 +154,14 @@ func TestApply(t *testing.T) {
 
 // mergeForTest overlays patch on base: maps merge, arrays of objects merge element-wise by
 // index (extra elements of either are kept), arrays of scalars and scalars replace. It keeps the expected values in the table short.
-func mergeForTest(base, patch interface{}) map[string]interface{} {
-	return merge(base, patch).(map[string]interface{})
+func mergeForTest(base, patch any) map[string]any {
+	return merge(base, patch).(map[string]any)
 }
 
-func merge(base, patch interface{}) interface{} {
+func merge(base, patch any) any {
 	switch p := patch.(type) {
-	case map[string]interface{}:
-		b, ok := base.(map[string]interface{})
+	case map[string]any:
+		b, ok := base.(map[string]any)
 		if !ok {
 			return p
 		}
@@ -169,15 +169,15 @@ func merge(base, patch interface{}) interface{} {
 			b[k] = merge(b[k], v)
 		}
 		return b
-	case []interface{}:
-		b, ok := base.([]interface{})
+	case []any:
+		b, ok := base.([]any)
 		if !ok || len(p) == 0 {
 			return p
 		}
-		if _, objects := p[0].(map[string]interface{}); !objects {
+		if _, objects := p[0].(map[string]any); !objects {
 			return p // arrays of scalars are replaced whole
 		}
-		out := make([]interface{}, max(len(p), len(b)))
+		out := make([]any, max(len(p), len(b)))
 		for i := range out {
 			switch {
 			case i >= len(p):
@@ -210,11 +210,11 @@ func TestApplyDoesNotShareMemoryWithTheValue(t *testing.T) {
 	p, err := override.Compile(ops(t, `[{op: add, path: /spec/extra, value: {list: [1]}}]`))
 	require.NoError(t, err)
 	require.NoError(t, p.Apply(u))
-	extra := u.Object["spec"].(map[string]interface{})["extra"].(map[string]interface{})
-	extra["list"].([]interface{})[0] = int64(99)
+	extra := u.Object["spec"].(map[string]any)["extra"].(map[string]any)
+	extra["list"].([]any)[0] = int64(99)
 	again := obj(t, deployment)
 	require.NoError(t, p.Apply(again))
-	require.Equal(t, int64(1), again.Object["spec"].(map[string]interface{})["extra"].(map[string]interface{})["list"].([]interface{})[0])
+	require.Equal(t, int64(1), again.Object["spec"].(map[string]any)["extra"].(map[string]any)["list"].([]any)[0])
 }
 
 func TestPointer(t *testing.T) {

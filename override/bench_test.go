@@ -87,7 +87,7 @@ func benchInput(tb testing.TB, base *unstructured.Unstructured, name string, wit
 		a := existing.GetAnnotations()
 		a["deployment.kubernetes.io/revision"] = "4"
 		existing.SetAnnotations(a)
-		existing.Object["status"] = map[string]interface{}{"replicas": int64(4), "readyReplicas": int64(4), "observedGeneration": int64(9)}
+		existing.Object["status"] = map[string]any{"replicas": int64(4), "readyReplicas": int64(4), "observedGeneration": int64(9)}
 		in.Existing = existing.DeepCopy() // as read from the member: shares nothing with the template
 	}
 	return in

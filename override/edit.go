@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"unsafe"
+
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // editor applies compiled operations directly to a decoded object (maps and slices), the fast
@@ -31,15 +33,15 @@ type editor struct {
 const spineDepth = 16
 
 // ownRoot returns a root the editor may write into.
-func (e *editor) ownRoot(root map[string]interface{}) map[string]interface{} {
+func (e *editor) ownRoot(root map[string]any) map[string]any {
 	m, _ := e.ownMap(root)
 	return m
 }
 
 // ownMap returns m itself when the editor may write into it, or a registered copy.
-func (e *editor) ownMap(m map[string]interface{}) (map[string]interface{}, bool) {
+func (e *editor) ownMap(m map[string]any) (map[string]any, bool) {
 	if m == nil {
-		return e.register(make(map[string]interface{}, 1)), true
+		return e.register(make(map[string]any, 1)), true
 	}
 	if !e.shared {
 		return m, false
@@ -51,20 +53,20 @@ func (e *editor) ownMap(m map[string]interface{}) (map[string]interface{}, bool)
 }
 
 // ownSlice returns s itself when the editor may write into its elements, or a registered copy.
-func (e *editor) ownSlice(s []interface{}) ([]interface{}, bool) {
+func (e *editor) ownSlice(s []any) ([]any, bool) {
 	if !e.shared || len(s) == 0 {
 		return s, false
 	}
 	if _, ok := e.owned[unsafe.Pointer(unsafe.SliceData(s))]; ok {
 		return s, false
 	}
-	c := make([]interface{}, len(s))
+	c := make([]any, len(s))
 	copy(c, s)
 	e.registerSlice(c)
 	return c, true
 }
 
-func (e *editor) register(m map[string]interface{}) map[string]interface{} {
+func (e *editor) register(m map[string]any) map[string]any {
 	if e.shared {
 		if e.owned == nil {
 			e.owned = make(map[unsafe.Pointer]struct{}, 8)
@@ -74,7 +76,7 @@ func (e *editor) register(m map[string]interface{}) map[string]interface{} {
 	return m
 }
 
-func (e *editor) registerSlice(s []interface{}) {
+func (e *editor) registerSlice(s []any) {
 	if e.shared && len(s) > 0 {
 		if e.owned == nil {
 			e.owned = make(map[unsafe.Pointer]struct{}, 8)
@@ -85,7 +87,7 @@ func (e *editor) registerSlice(s []interface{}) {
 
 // apply runs one operation on root, which the editor owns. On error the caller discards
 // root (shared mode) or the whole object (private mode).
-func (e *editor) apply(root map[string]interface{}, o *op) error {
+func (e *editor) apply(root map[string]any, o *op) error {
 	err := e.applyOp(root, o)
 	if err != nil {
 		return &PathError{Path: o.path, Op: o.kind.String(), Err: err}
@@ -93,28 +95,28 @@ func (e *editor) apply(root map[string]interface{}, o *op) error {
 	return nil
 }
 
-func (e *editor) applyOp(root map[string]interface{}, o *op) error {
+func (e *editor) applyOp(root map[string]any, o *op) error {
 	// Walk to the container holding the target: spine[i+1] is the child of spine[i] at
 	// tokens[i]; idx[i] is that child's index when spine[i] is an array. The walk only
 	// reads, so a path that does not exist fails before anything is copied. Both buffers
 	// live on the stack for paths up to spineDepth deep.
-	var spineBuf [spineDepth]interface{}
+	var spineBuf [spineDepth]any
 	var idxBuf [spineDepth]int
-	spine := append(spineBuf[:0], interface{}(root))
+	spine := append(spineBuf[:0], any(root))
 	idx := idxBuf[:0]
 	n := len(o.tokens)
 	for i := 0; i < n-1; i++ {
 		tok := o.tokens[i]
-		var next interface{}
+		var next any
 		switch c := spine[i].(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			v, ok := c[tok]
 			if !ok {
 				return fmt.Errorf("%w: %s does not exist", ErrPathNotFound, prefix(o.path, i+1))
 			}
 			next = v
 			idx = append(idx, -1)
-		case []interface{}:
+		case []any:
 			j, err := arrayIndex(tok, len(c), false)
 			if err != nil {
 				return fmt.Errorf("at %s: %w", prefix(o.path, i+1), err)
@@ -123,7 +125,7 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 			idx = append(idx, j)
 		}
 		switch next.(type) {
-		case map[string]interface{}, []interface{}:
+		case map[string]any, []any:
 		default:
 			return fmt.Errorf("%w: %s is %s, not an object or array", ErrPathNotFound, prefix(o.path, i+1), describe(next))
 		}
@@ -138,19 +140,19 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 	// Make the spine writable from the top; an array whose length changes is replaced
 	// whole, so it need not be copied first.
 	resized := false
-	if _, isArray := spine[n-1].([]interface{}); isArray && (o.kind == opAdd || o.kind == opRemove) {
+	if _, isArray := spine[n-1].([]any); isArray && (o.kind == opAdd || o.kind == opRemove) {
 		resized = true
 	}
 	for i := 1; i < n; i++ {
 		if i == n-1 && resized {
 			break
 		}
-		var c interface{}
+		var c any
 		changed := false
 		switch x := spine[i].(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			c, changed = e.ownMap(x)
-		case []interface{}:
+		case []any:
 			c, changed = e.ownSlice(x)
 		}
 		if changed {
@@ -160,9 +162,9 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 	}
 
 	switch c := spine[n-1].(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		return editMap(c, last, o)
-	case []interface{}:
+	case []any:
 		s, err := e.editSlice(c, last, o)
 		if err != nil {
 			return err
@@ -177,11 +179,11 @@ func (e *editor) applyOp(root map[string]interface{}, o *op) error {
 
 // link stores child in parent (a map at key, or an array at index i). The parent is owned
 // by the editor: the spine is made writable from the root down.
-func link(parent interface{}, key string, i int, child interface{}) {
+func link(parent any, key string, i int, child any) {
 	switch p := parent.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		p[key] = child
-	case []interface{}:
+	case []any:
 		p[i] = child
 	}
 }
@@ -190,7 +192,7 @@ func link(parent interface{}, key string, i int, child interface{}) {
 // add creates the member or replaces its value (4.1); replace and remove need the member
 // to exist (4.3, 4.2). Values are copied in, so the object never shares memory with the
 // Patch, which may be applied to many objects.
-func editMap(m map[string]interface{}, key string, o *op) error {
+func editMap(m map[string]any, key string, o *op) error {
 	_, exists := m[key]
 	switch o.kind {
 	case opAdd:
@@ -214,14 +216,14 @@ func editMap(m map[string]interface{}, key string, o *op) error {
 // index. Replace writes into s (owned by then); add and remove return a new array,
 // registered as owned, because shifting elements in place would write into an array the
 // input may share.
-func (e *editor) editSlice(s []interface{}, tok string, o *op) ([]interface{}, error) {
+func (e *editor) editSlice(s []any, tok string, o *op) ([]any, error) {
 	switch o.kind {
 	case opAdd:
 		i, err := arrayIndex(tok, len(s), true)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]interface{}, len(s)+1)
+		out := make([]any, len(s)+1)
 		copy(out, s[:i])
 		out[i] = deepCopyValue(o.value)
 		copy(out[i+1:], s[i:])
@@ -239,7 +241,7 @@ func (e *editor) editSlice(s []interface{}, tok string, o *op) ([]interface{}, e
 		if err != nil {
 			return nil, err
 		}
-		out := make([]interface{}, len(s)-1)
+		out := make([]any, len(s)-1)
 		copy(out, s[:i])
 		copy(out[i:], s[i+1:])
 		e.registerSlice(out)
@@ -250,23 +252,23 @@ func (e *editor) editSlice(s []interface{}, tok string, o *op) ([]interface{}, e
 // testValue compares the value at tok in container c with want (RFC 6902 4.6). An absent
 // member fails the test even when want is null: there is no value at the location to be
 // equal to it (json-patch v5 lets that pass; see errTestAbsent).
-func testValue(c interface{}, tok string, want interface{}) error {
-	var got interface{}
+func testValue(c any, tok string, want any) error {
+	var got any
 	switch x := c.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		v, ok := x[tok]
 		if !ok {
 			return errTestAbsent
 		}
 		got = v
-	case []interface{}:
+	case []any:
 		i, err := arrayIndex(tok, len(x), false)
 		if err != nil {
 			return err
 		}
 		got = x[i]
 	}
-	if !jsonEqual(got, want) {
+	if !jsonvalue.Equal(got, want) {
 		return fmt.Errorf("%w: found %s", ErrTestFailed, describe(got))
 	}
 	return nil
@@ -287,13 +289,13 @@ func prefix(p string, k int) string {
 }
 
 // describe names a value's JSON type for error messages; short scalars are shown.
-func describe(v interface{}) string {
+func describe(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
-	case map[string]interface{}:
+	case map[string]any:
 		return "an object"
-	case []interface{}:
+	case []any:
 		return fmt.Sprintf("an array of %d", len(x))
 	case string:
 		if len(x) > 40 {

@@ -21,7 +21,7 @@ import (
 // that need escaping and keys that look like array indexes.
 var testKeys = []string{"a", "b", "c", "spec", "0", "1", "01", "-", "x/y", "t~n"}
 
-func randValue(r *rand.Rand, depth int) interface{} {
+func randValue(r *rand.Rand, depth int) any {
 	n := r.IntN(10)
 	if depth <= 0 && n >= 7 {
 		n = r.IntN(7)
@@ -40,13 +40,13 @@ func randValue(r *rand.Rand, depth int) interface{} {
 	case 6:
 		return float64(r.IntN(3)) // integral floats: 1.0 must equal 1
 	case 7, 8:
-		m := map[string]interface{}{}
+		m := map[string]any{}
 		for i, k := 0, r.IntN(4); i < k; i++ {
 			m[testKeys[r.IntN(len(testKeys))]] = randValue(r, depth-1)
 		}
 		return m
 	default:
-		s := make([]interface{}, r.IntN(4))
+		s := make([]any, r.IntN(4))
 		for i := range s {
 			s[i] = randValue(r, depth-1)
 		}
@@ -55,7 +55,7 @@ func randValue(r *rand.Rand, depth int) interface{} {
 }
 
 // randPath returns a pointer that usually follows the object's real structure.
-func randPath(r *rand.Rand, root interface{}) string {
+func randPath(r *rand.Rand, root any) string {
 	var toks []string
 	cur := root
 	for {
@@ -63,7 +63,7 @@ func randPath(r *rand.Rand, root interface{}) string {
 			break
 		}
 		switch c := cur.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			if len(c) == 0 || r.IntN(5) == 0 {
 				toks = append(toks, testKeys[r.IntN(len(testKeys))])
 				cur = nil
@@ -79,7 +79,7 @@ func randPath(r *rand.Rand, root interface{}) string {
 				i++
 			}
 			continue
-		case []interface{}:
+		case []any:
 			switch j := r.IntN(len(c) + 3); {
 			case j < len(c):
 				toks = append(toks, strconv.Itoa(j))
@@ -102,7 +102,7 @@ func randPath(r *rand.Rand, root interface{}) string {
 	return Pointer(toks...)
 }
 
-func randOps(t testing.TB, r *rand.Rand, obj map[string]interface{}) []federation.OverrideOp {
+func randOps(t testing.TB, r *rand.Rand, obj map[string]any) []federation.OverrideOp {
 	ops := make([]federation.OverrideOp, 1+r.IntN(4))
 	for i := range ops {
 		x := federation.OverrideOp{
@@ -126,7 +126,7 @@ func randOps(t testing.TB, r *rand.Rand, obj map[string]interface{}) []federatio
 }
 
 // valueAt returns the value at p, or nil.
-func valueAt(root interface{}, p string) interface{} {
+func valueAt(root any, p string) any {
 	toks, err := parsePointer(p)
 	if err != nil {
 		return nil
@@ -134,9 +134,9 @@ func valueAt(root interface{}, p string) interface{} {
 	cur := root
 	for _, tok := range toks {
 		switch c := cur.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			cur = c[tok]
-		case []interface{}:
+		case []any:
 			i, err := arrayIndex(tok, len(c), false)
 			if err != nil {
 				return nil
@@ -150,12 +150,12 @@ func valueAt(root interface{}, p string) interface{} {
 }
 
 // normalize round-trips v through JSON so that both paths' results compare by JSON value.
-func normalize(t testing.TB, v map[string]interface{}) map[string]interface{} {
+func normalize(t testing.TB, v map[string]any) map[string]any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
 	}
-	var out map[string]interface{}
+	var out map[string]any
 	if err := utiljson.Unmarshal(b, &out); err != nil {
 		t.Fatalf("unmarshal: %v", err)
 	}
@@ -169,7 +169,7 @@ func knownDivergence(err error) bool {
 
 // checkEquivalent applies ops both ways to obj and fails t on any difference. It returns
 // false when the case hit a documented divergence.
-func checkEquivalent(t testing.TB, obj map[string]interface{}, ops []federation.OverrideOp) bool {
+func checkEquivalent(t testing.TB, obj map[string]any, ops []federation.OverrideOp) bool {
 	t.Helper()
 	before := deepCopyMap(obj)
 	fast := &unstructured.Unstructured{Object: obj}
@@ -214,9 +214,9 @@ func TestApplyMatchesJSONPatch(t *testing.T) {
 	}
 	var ok, failed, diverged int
 	for i := 0; i < n; i++ {
-		obj, _ := randValue(r, 4).(map[string]interface{})
+		obj, _ := randValue(r, 4).(map[string]any)
 		if obj == nil {
-			obj = map[string]interface{}{"spec": randValue(r, 3)}
+			obj = map[string]any{"spec": randValue(r, 3)}
 		}
 		ops := randOps(t, r, obj)
 		if !checkEquivalent(t, obj, ops) {
@@ -241,7 +241,7 @@ func FuzzApplyMatchesJSONPatch(f *testing.F) {
 	f.Add([]byte(`{"a":[{"b":null}]}`), []byte(`[{"op":"test","path":"/a/0/b","value":null},{"op":"remove","path":"/a/0"}]`))
 	f.Add([]byte(`{"metadata":{"labels":{"x/y":"1"}}}`), []byte(`[{"op":"add","path":"/metadata/labels/x~1y","value":1.0},{"path":"/metadata/labels/-","value":"z"}]`))
 	f.Fuzz(func(t *testing.T, objJSON, opsJSON []byte) {
-		var obj map[string]interface{}
+		var obj map[string]any
 		if utiljson.Unmarshal(objJSON, &obj) != nil || obj == nil {
 			return
 		}

@@ -12,13 +12,13 @@ import (
 
 // Apply changes an object with RFC 6902 operations; when one fails, nothing is applied.
 func ExampleApply() {
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1",
 		"kind":       "Deployment",
-		"metadata":   map[string]interface{}{"name": "web", "labels": map[string]interface{}{"app": "web"}},
-		"spec":       map[string]interface{}{"replicas": int64(3)},
+		"metadata":   map[string]any{"name": "web", "labels": map[string]any{"app": "web"}},
+		"spec":       map[string]any{"replicas": int64(3)},
 	}}
-	value := func(v interface{}) *federation.RawValue { r, _ := federation.NewRawValue(v); return r }
+	value := func(v any) *federation.RawValue { r, _ := federation.NewRawValue(v); return r }
 
 	err := override.Apply(obj, []federation.OverrideOp{
 		{Path: "/spec/replicas", Value: value(5)}, // op "" means replace
@@ -31,7 +31,7 @@ func ExampleApply() {
 		{Op: "remove", Path: "/spec/paused"},
 	})
 	fmt.Println(err)
-	fmt.Println("replicas still", obj.Object["spec"].(map[string]interface{})["replicas"])
+	fmt.Println("replicas still", obj.Object["spec"].(map[string]any)["replicas"])
 
 	err = override.Apply(obj, []federation.OverrideOp{{Path: "/metadata/name", Value: value("other")}})
 	fmt.Println(err)
@@ -67,8 +67,8 @@ spec:
 	in.ClusterName, in.ClusterLabels = "eu-1", map[string]string{"region": "eu"}
 	replicas := int64(2)
 	in.Replicas = &replicas
-	in.Existing = &unstructured.Unstructured{Object: map[string]interface{}{
-		"metadata": map[string]interface{}{"resourceVersion": "4711", "labels": map[string]interface{}{"added-by-member": "yes"}},
+	in.Existing = &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"resourceVersion": "4711", "labels": map[string]any{"added-by-member": "yes"}},
 	}}
 
 	out, err := override.Render(in)
@@ -146,8 +146,8 @@ spec:
 		pod, _, _ := unstructured.NestedMap(res.Object.Object, "spec", "template", "spec")
 		fmt.Println(members[i].Name, replicas)
 		for _, list := range []string{"initContainers", "containers"} {
-			for _, c := range pod[list].([]interface{}) {
-				fmt.Println("  ", c.(map[string]interface{})["image"])
+			for _, c := range pod[list].([]any) {
+				fmt.Println("  ", c.(map[string]any)["image"])
 			}
 		}
 	}

@@ -75,9 +75,9 @@ func TestRenderGolden(t *testing.T) {
 				input := override.InputFor(&in.Federated, typ)
 				input.ClusterName, input.ClusterLabels = c.Name, c.Labels
 				input.Replicas, input.Revision = c.Replicas, in.Revision
-				var existingBefore map[string]interface{}
+				var existingBefore map[string]any
 				if len(c.Existing) > 0 {
-					var m map[string]interface{}
+					var m map[string]any
 					require.NoError(t, utiljson.Unmarshal(c.Existing, &m))
 					input.Existing = &unstructured.Unstructured{Object: m}
 					existingBefore = input.Existing.DeepCopy().Object

@@ -58,7 +58,7 @@ const hashScheme = "v2"
 // member is one member of an object, to sort by key.
 type member struct {
 	k string
-	v interface{}
+	v any
 }
 
 // encoder writes canonical encodings. The zero encoder just encodes; with a cache it also
@@ -69,7 +69,7 @@ type encoder struct {
 }
 
 // desiredHash returns the hash annotation value for root, the object D described above.
-func (e encoder) desiredHash(root map[string]interface{}) (string, error) {
+func (e encoder) desiredHash(root map[string]any) (string, error) {
 	var buf []byte
 	if e.cache != nil {
 		buf = e.cache.scratch[:0]
@@ -91,7 +91,7 @@ func (e encoder) desiredHash(root map[string]interface{}) (string, error) {
 }
 
 // desiredHash is the hash annotation value for root, without a cache.
-func desiredHash(root map[string]interface{}) (string, error) {
+func desiredHash(root map[string]any) (string, error) {
 	return encoder{}.desiredHash(root)
 }
 
@@ -110,7 +110,7 @@ func skipped(level int, k string) bool {
 }
 
 // appendObject appends the canonical encoding of m.
-func (e encoder) appendObject(buf []byte, m map[string]interface{}, level int) ([]byte, error) {
+func (e encoder) appendObject(buf []byte, m map[string]any, level int) ([]byte, error) {
 	var key uintptr // the map's address, when cached
 	if e.cache != nil && level == levelOther && len(m) > 0 {
 		key = reflect.ValueOf(m).Pointer()
@@ -172,12 +172,12 @@ func sortMembers(members []member) {
 }
 
 // appendValue appends the canonical encoding of v.
-func (e encoder) appendValue(buf []byte, v interface{}, level int) ([]byte, error) {
+func (e encoder) appendValue(buf []byte, v any, level int) ([]byte, error) {
 	switch x := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		return e.appendObject(buf, x, level)
-	case []interface{}:
-		var first *interface{} // the slice's first element, when cached
+	case []any:
+		var first *any // the slice's first element, when cached
 		if e.cache != nil && len(x) > 0 {
 			first = &x[0]
 			if !e.fill {
@@ -245,7 +245,7 @@ type encodingCache struct {
 	// reachable for as long as the cache is used, so no other container can take one of
 	// these addresses in the meantime.
 	maps    map[uintptr]segment
-	slices  map[*interface{}]sliceSegment
+	slices  map[*any]sliceSegment
 	scratch []byte // the buffer of the last member's encoding, for the next one
 }
 
@@ -259,8 +259,8 @@ type sliceSegment struct {
 }
 
 // newEncodingCache encodes template, recording where each container's encoding is.
-func newEncodingCache(template map[string]interface{}) (*encodingCache, error) {
-	c := &encodingCache{maps: make(map[uintptr]segment, 64), slices: make(map[*interface{}]sliceSegment, 32)}
+func newEncodingCache(template map[string]any) (*encodingCache, error) {
+	c := &encodingCache{maps: make(map[uintptr]segment, 64), slices: make(map[*any]sliceSegment, 32)}
 	enc, err := encoder{cache: c, fill: true}.appendObject(make([]byte, 0, 4096), template, levelRoot)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 )
 
 func TestHashDistinguishes(t *testing.T) {
-	values := []map[string]interface{}{
+	values := []map[string]any{
 		{},
 		{"a": nil},
 		{"a": false},
@@ -22,21 +22,21 @@ func TestHashDistinguishes(t *testing.T) {
 		{"a": 1.5},
 		{"a": int64(-1)},
 		{"a": int64(1 << 60)},
-		{"a": []interface{}{}},
-		{"a": map[string]interface{}{}},
-		{"a": []interface{}{"x", "y"}},
-		{"a": []interface{}{"y", "x"}},
-		{"a": []interface{}{[]interface{}{"x"}, "y"}},
-		{"a": map[string]interface{}{"b": int64(1)}},
-		{"a": map[string]interface{}{"c": int64(1)}},
-		{"b": map[string]interface{}{"a": int64(1)}},
+		{"a": []any{}},
+		{"a": map[string]any{}},
+		{"a": []any{"x", "y"}},
+		{"a": []any{"y", "x"}},
+		{"a": []any{[]any{"x"}, "y"}},
+		{"a": map[string]any{"b": int64(1)}},
+		{"a": map[string]any{"c": int64(1)}},
+		{"b": map[string]any{"a": int64(1)}},
 		{"a": int64(1), "b": int64(2)},
 		{"a": int64(2), "b": int64(1)},
 		{"ab": ""},
 		{"a": "b"},
 		{"a": "12345678"},
 		{"a": "123456789"},
-		{"metadata": map[string]interface{}{"annotations": map[string]interface{}{"x": "1"}}},
+		{"metadata": map[string]any{"annotations": map[string]any{"x": "1"}}},
 	}
 	seen := map[string]int{}
 	for i, v := range values {
@@ -50,11 +50,11 @@ func TestHashDistinguishes(t *testing.T) {
 }
 
 func TestHashEquivalences(t *testing.T) {
-	same := [][2]map[string]interface{}{
+	same := [][2]map[string]any{
 		{{"a": int64(3)}, {"a": float64(3)}},
 		{{"a": int64(1e15)}, {"a": float64(1e15)}}, // both encode as 1000000000000000
-		{{"metadata": map[string]interface{}{"annotations": map[string]interface{}{"federation.k8s.io/revision": "1", "federation.k8s.io/desired-hash": "x"}}},
-			{"metadata": map[string]interface{}{"annotations": map[string]interface{}{}}}},
+		{{"metadata": map[string]any{"annotations": map[string]any{"federation.k8s.io/revision": "1", "federation.k8s.io/desired-hash": "x"}}},
+			{"metadata": map[string]any{"annotations": map[string]any{}}}},
 	}
 	for _, pair := range same {
 		a, err := desiredHash(pair[0])
@@ -64,10 +64,10 @@ func TestHashEquivalences(t *testing.T) {
 		require.Equal(t, a, b, "%v vs %v", pair[0], pair[1])
 	}
 	// Only the root's metadata.annotations are special.
-	a, _ := desiredHash(map[string]interface{}{"spec": map[string]interface{}{"annotations": map[string]interface{}{"federation.k8s.io/revision": "1"}}})
-	b, _ := desiredHash(map[string]interface{}{"spec": map[string]interface{}{"annotations": map[string]interface{}{}}})
+	a, _ := desiredHash(map[string]any{"spec": map[string]any{"annotations": map[string]any{"federation.k8s.io/revision": "1"}}})
+	b, _ := desiredHash(map[string]any{"spec": map[string]any{"annotations": map[string]any{}}})
 	require.NotEqual(t, a, b)
-	_, err := desiredHash(map[string]interface{}{"a": struct{}{}})
+	_, err := desiredHash(map[string]any{"a": struct{}{}})
 	require.ErrorIs(t, err, ErrInvalidValue)
 }
 
@@ -76,7 +76,7 @@ func TestHashEquivalences(t *testing.T) {
 func BenchmarkDesiredHash(b *testing.B) {
 	data, err := os.ReadFile("testdata/bench-deployment.yaml")
 	require.NoError(b, err)
-	var d map[string]interface{}
+	var d map[string]any
 	require.NoError(b, yaml.Unmarshal(data, &d))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -90,11 +90,11 @@ func BenchmarkDesiredHash(b *testing.B) {
 // hash.go documents, written out here by hand. If this test fails, the hash of an unchanged
 // object changed: bump hashScheme (and its history) before changing the expected value.
 func TestHashKnownAnswer(t *testing.T) {
-	obj := map[string]interface{}{
+	obj := map[string]any{
 		"kind": "ConfigMap",
-		"data": map[string]interface{}{"b": "x", "a": nil},
-		"n":    []interface{}{int64(3), 1.5, true, false},
-		"metadata": map[string]interface{}{"annotations": map[string]interface{}{
+		"data": map[string]any{"b": "x", "a": nil},
+		"n":    []any{int64(3), 1.5, true, false},
+		"metadata": map[string]any{"annotations": map[string]any{
 			"federation.k8s.io/revision": "7", "federation.k8s.io/desired-hash": "old", "k": "v"}},
 	}
 	// Members in key order: data, kind, metadata, n.
@@ -113,9 +113,9 @@ func TestHashKnownAnswer(t *testing.T) {
 
 // TestHashIgnoresMapOrder: Go randomizes map iteration; the hash must not see it.
 func TestHashIgnoresMapOrder(t *testing.T) {
-	m := map[string]interface{}{}
+	m := map[string]any{}
 	for i := 0; i < 40; i++ { // more members than the sort's stack array holds
-		m[strconv.Itoa(i)] = map[string]interface{}{"x": int64(i), "y": strconv.Itoa(i * i)}
+		m[strconv.Itoa(i)] = map[string]any{"x": int64(i), "y": strconv.Itoa(i * i)}
 	}
 	first, err := desiredHash(m)
 	require.NoError(t, err)
@@ -129,25 +129,25 @@ func TestHashIgnoresMapOrder(t *testing.T) {
 // TestEncodingCache: the encodings RenderMembers reuses by identity give the same bytes as
 // encoding afresh, for objects sharing some containers with the template and not others.
 func TestEncodingCache(t *testing.T) {
-	template := map[string]interface{}{
-		"metadata": map[string]interface{}{"labels": map[string]interface{}{"a": "b"}, "annotations": map[string]interface{}{"federation.k8s.io/revision": "1"}},
-		"spec": map[string]interface{}{
-			"list":  []interface{}{"x", map[string]interface{}{"k": int64(1)}},
-			"inner": map[string]interface{}{"deep": []interface{}{int64(1), int64(2)}},
+	template := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"a": "b"}, "annotations": map[string]any{"federation.k8s.io/revision": "1"}},
+		"spec": map[string]any{
+			"list":  []any{"x", map[string]any{"k": int64(1)}},
+			"inner": map[string]any{"deep": []any{int64(1), int64(2)}},
 		},
 	}
 	c, err := newEncodingCache(template)
 	require.NoError(t, err)
-	spec := template["spec"].(map[string]interface{})
-	list := spec["list"].([]interface{})
-	derived := []map[string]interface{}{
+	spec := template["spec"].(map[string]any)
+	list := spec["list"].([]any)
+	derived := []map[string]any{
 		template,
 		// A copied root and spec, sharing list and inner.
-		{"metadata": template["metadata"], "spec": map[string]interface{}{"list": list, "inner": spec["inner"], "new": true}},
+		{"metadata": template["metadata"], "spec": map[string]any{"list": list, "inner": spec["inner"], "new": true}},
 		// A shorter slice over the same array is another container.
-		{"spec": map[string]interface{}{"list": list[:1]}},
+		{"spec": map[string]any{"list": list[:1]}},
 		// A container moved under another key keeps its encoding.
-		{"moved": spec["inner"], "metadata": map[string]interface{}{"annotations": template["metadata"].(map[string]interface{})["labels"]}},
+		{"moved": spec["inner"], "metadata": map[string]any{"annotations": template["metadata"].(map[string]any)["labels"]}},
 	}
 	for i, d := range derived {
 		want, err := encoder{}.appendObject(nil, d, levelRoot)

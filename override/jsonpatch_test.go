@@ -44,14 +44,14 @@ var errJSONPatchPanic = errors.New("override: github.com/evanphx/json-patch/v5 p
 
 // applyJSONPatch runs the compiled patch through json-patch, one operation at a time when an
 // operation fails (to name it), otherwise all at once.
-func (p *Patch) applyJSONPatch(root map[string]interface{}) (result map[string]interface{}, err error) {
+func (p *Patch) applyJSONPatch(root map[string]any) (result map[string]any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			result, err = nil, &PathError{Op: "apply", Err: fmt.Errorf("%w: %v", errJSONPatchPanic, r)}
 		}
 	}()
 	if root == nil {
-		root = map[string]interface{}{}
+		root = map[string]any{}
 	}
 	doc, err := json.Marshal(root)
 	if err != nil {

@@ -37,7 +37,7 @@ type entryApplier struct {
 // run applies entry o (whose raw operations are compiled in raw) to root, in the documented
 // order: replicas, images, containers, labels, annotations, then the raw operations. Each
 // typed overrider reads the object as the previous ones left it, so they compose.
-func (a *entryApplier) run(root map[string]interface{}, o *federation.ClusterOverride, raw *Patch) error {
+func (a *entryApplier) run(root map[string]any, o *federation.ClusterOverride, raw *Patch) error {
 	if o.Replicas != nil {
 		// "add" rather than "replace": a template may leave the count out (the API server
 		// defaults it), and the override must still set it.
@@ -85,7 +85,7 @@ func (p *Patch) opsOrNil() []op {
 
 // emit builds an operation from a value already decoded and applies it; typed overriders
 // never encode their values to JSON.
-func (a *entryApplier) emit(root map[string]interface{}, kind opKind, path string, value interface{}) error {
+func (a *entryApplier) emit(root map[string]any, kind opKind, path string, value any) error {
 	o, err := newOp(kind, path, value)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (a *entryApplier) emit(root map[string]interface{}, kind opKind, path strin
 }
 
 // apply applies one compiled operation, recording it when asked to.
-func (a *entryApplier) apply(root map[string]interface{}, o *op) error {
+func (a *entryApplier) apply(root map[string]any, o *op) error {
 	if err := a.e.apply(root, o); err != nil {
 		return err
 	}
@@ -109,16 +109,16 @@ func (a *entryApplier) apply(root map[string]interface{}, o *op) error {
 // because skipping would leave that container pulling from the registry the override was
 // meant to replace (a mirror the cluster can reach). An image that the override leaves
 // unchanged renders no operation.
-func (a *entryApplier) image(root map[string]interface{}, o *federation.ImageOverride) error {
+func (a *entryApplier) image(root map[string]any, o *federation.ImageOverride) error {
 	base, spec := podSpec(root)
 	if spec == nil {
 		return &PathError{Path: "/spec", Op: "images", Err: fmt.Errorf("%w: the object has no pod template", ErrContainerNotFound)}
 	}
 	matched := false
 	for _, list := range [...]string{"initContainers", "containers"} {
-		containers, _ := spec[list].([]interface{})
+		containers, _ := spec[list].([]any)
 		for i, c := range containers {
-			cm, _ := c.(map[string]interface{})
+			cm, _ := c.(map[string]any)
 			name, _ := cm["name"].(string)
 			if o.ContainerName != "" && name != o.ContainerName {
 				continue
@@ -155,7 +155,7 @@ func (a *entryApplier) image(root map[string]interface{}, o *federation.ImageOve
 // argument list positionally is fragile across template changes, so an override states the
 // list it wants. Env variables are merged by name instead, because the template's other
 // variables must stay.
-func (a *entryApplier) container(root map[string]interface{}, o *federation.ContainerOverride) error {
+func (a *entryApplier) container(root map[string]any, o *federation.ContainerOverride) error {
 	base, c := findContainer(root, o.Name)
 	if c == nil {
 		return &PathError{Path: base, Op: "containers", Err: fmt.Errorf("%w: no container named %q", ErrContainerNotFound, o.Name)}
@@ -178,10 +178,10 @@ func (a *entryApplier) container(root map[string]interface{}, o *federation.Cont
 	if len(o.RemoveEnv) > 0 {
 		// Find the container again: setEnv may have replaced it (copy-on-write) and its env.
 		_, c = findContainer(root, o.Name)
-		env, _ := c["env"].([]interface{})
+		env, _ := c["env"].([]any)
 		var drop []int
 		for i, e := range env {
-			em, _ := e.(map[string]interface{})
+			em, _ := e.(map[string]any)
 			name, _ := em["name"].(string)
 			for _, r := range o.RemoveEnv {
 				if r == name {
@@ -202,9 +202,9 @@ func (a *entryApplier) container(root map[string]interface{}, o *federation.Cont
 // setEnv replaces variables of the same name in place (keeping their position, which
 // matters for $(VAR) references to earlier variables) and appends the others in order. The
 // typed corev1.EnvVar is converted to its unstructured form, so valueFrom works as written.
-func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *federation.ContainerOverride) error {
+func (a *entryApplier) setEnv(root map[string]any, base string, o *federation.ContainerOverride) error {
 	_, c := findContainer(root, o.Name)
-	env, hasEnv := c["env"].([]interface{})
+	env, hasEnv := c["env"].([]any)
 	for i := range o.Env {
 		v, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o.Env[i])
 		if err != nil {
@@ -212,7 +212,7 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 		}
 		at := -1
 		for j, e := range env {
-			if em, _ := e.(map[string]interface{}); em != nil && em["name"] == o.Env[i].Name {
+			if em, _ := e.(map[string]any); em != nil && em["name"] == o.Env[i].Name {
 				at = j
 				break
 			}
@@ -221,7 +221,7 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 		case at >= 0:
 			err = a.emit(root, opReplace, base+"/env/"+strconv.Itoa(at), v)
 		case !hasEnv:
-			err = a.emit(root, opAdd, base+"/env", []interface{}{v})
+			err = a.emit(root, opAdd, base+"/env", []any{v})
 			hasEnv = true
 		default:
 			err = a.emit(root, opAdd, base+"/env/-", v)
@@ -232,7 +232,7 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 		// The next variable must see this one (a name may not be set twice, but the
 		// index of an append depends on what was appended before).
 		_, c = findContainer(root, o.Name)
-		env, _ = c["env"].([]interface{})
+		env, _ = c["env"].([]any)
 	}
 	return nil
 }
@@ -241,20 +241,20 @@ func (a *entryApplier) setEnv(root map[string]interface{}, base string, o *feder
 // the whole map when the object has none), then present keys removed. Sorting makes the
 // rendered operations deterministic (Go map order is not); removing an absent key is not
 // an error, since the override states the end result, not a change.
-func (a *entryApplier) stringMap(root map[string]interface{}, field string, o *federation.MapOverride) error {
+func (a *entryApplier) stringMap(root map[string]any, field string, o *federation.MapOverride) error {
 	if o == nil {
 		return nil
 	}
-	meta, _ := root["metadata"].(map[string]interface{})
-	current, has := meta[field].(map[string]interface{})
+	meta, _ := root["metadata"].(map[string]any)
+	current, has := meta[field].(map[string]any)
 	if len(o.Set) > 0 {
 		if !has {
-			m := make(map[string]interface{}, len(o.Set))
+			m := make(map[string]any, len(o.Set))
 			for k, v := range o.Set {
 				m[k] = v
 			}
 			if meta == nil {
-				if err := a.emit(root, opAdd, "/metadata", map[string]interface{}{field: m}); err != nil {
+				if err := a.emit(root, opAdd, "/metadata", map[string]any{field: m}); err != nil {
 					return err
 				}
 			} else if err := a.emit(root, opAdd, "/metadata/"+field, m); err != nil {
@@ -285,7 +285,7 @@ func (a *entryApplier) stringMap(root map[string]interface{}, field string, o *f
 
 // podSpec finds the pod spec of root: the first of podSpecPaths that holds containers or
 // init containers. It returns its JSON pointer and the spec, or nil.
-func podSpec(root map[string]interface{}) (string, map[string]interface{}) {
+func podSpec(root map[string]any) (string, map[string]any) {
 	// Where pod specs live: workloads, CronJobs, Pods.
 	podSpecPaths := [...][]string{
 		{"spec", "template", "spec"},
@@ -295,7 +295,7 @@ func podSpec(root map[string]interface{}) (string, map[string]interface{}) {
 	for _, path := range podSpecPaths {
 		m := root
 		for _, f := range path {
-			m, _ = m[f].(map[string]interface{})
+			m, _ = m[f].(map[string]any)
 		}
 		if m == nil {
 			continue
@@ -312,12 +312,12 @@ func podSpec(root map[string]interface{}) (string, map[string]interface{}) {
 
 // findContainer returns the JSON pointer and contents of the container or init container
 // named name, or nil.
-func findContainer(root map[string]interface{}, name string) (string, map[string]interface{}) {
+func findContainer(root map[string]any, name string) (string, map[string]any) {
 	base, spec := podSpec(root)
 	for _, list := range [...]string{"initContainers", "containers"} {
-		containers, _ := spec[list].([]interface{})
+		containers, _ := spec[list].([]any)
 		for i, c := range containers {
-			if cm, _ := c.(map[string]interface{}); cm != nil && cm["name"] == name {
+			if cm, _ := c.(map[string]any); cm != nil && cm["name"] == name {
 				return base + "/" + list + "/" + strconv.Itoa(i), cm
 			}
 		}
@@ -326,8 +326,8 @@ func findContainer(root map[string]interface{}, name string) (string, map[string
 }
 
 // stringList converts to the unstructured form of a list of strings.
-func stringList(s []string) []interface{} {
-	out := make([]interface{}, len(s))
+func stringList(s []string) []any {
+	out := make([]any, len(s))
 	for i, v := range s {
 		out[i] = v
 	}

@@ -134,5 +134,5 @@ func TestTypedOverriderErrors(t *testing.T) {
 func TestCronJobAndPodSpecs(t *testing.T) {
 	cron := obj(t, `{apiVersion: batch/v1, kind: CronJob, metadata: {name: c}, spec: {jobTemplate: {spec: {template: {spec: {containers: [{name: a, image: busybox}]}}}}}}`)
 	require.NoError(t, override.ApplyOverride(cron, entry(t, `{clusterName: x, images: [{registry: m.io}]}`), federation.JobType))
-	require.Equal(t, "m.io/library/busybox", cron.Object["spec"].(map[string]interface{})["jobTemplate"].(map[string]interface{})["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})["image"])
+	require.Equal(t, "m.io/library/busybox", cron.Object["spec"].(map[string]any)["jobTemplate"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"])
 }

@@ -39,7 +39,7 @@ type op struct {
 	kind   opKind
 	path   string
 	tokens []string
-	value  interface{}
+	value  any
 }
 
 // Patch is a compiled list of override operations: validated, with pointers split and values
@@ -96,7 +96,7 @@ func (p *Patch) Apply(obj *unstructured.Unstructured) error {
 // everything under it are treated as read-only (they may belong to the caller or be shared
 // with a template) and every container on an edited path is copied first; without it, root is
 // private to the caller and is edited in place (not atomic).
-func (p *Patch) applyTo(root map[string]interface{}, shared bool) (map[string]interface{}, error) {
+func (p *Patch) applyTo(root map[string]any, shared bool) (map[string]any, error) {
 	e := editor{shared: shared}
 	root = e.ownRoot(root)
 	for i := range p.ops {
@@ -169,7 +169,7 @@ func compileOp(x federation.OverrideOp) (op, error) {
 
 // newOp builds a compiled operation from a value already decoded (typed overrides use it, so
 // their values are never encoded and decoded). path must be valid; it is checked anyway.
-func newOp(kind opKind, path string, value interface{}) (op, error) {
+func newOp(kind opKind, path string, value any) (op, error) {
 	tokens, err := parsePointer(path)
 	if err != nil {
 		return op{}, &PathError{Path: path, Op: kind.String(), Err: err}

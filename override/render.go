@@ -23,7 +23,7 @@ type Input struct {
 	Key federation.Key
 	// Template is the federated object's spec.template: the member object without
 	// apiVersion, kind, name and namespace. nil renders an object with metadata only.
-	Template map[string]interface{}
+	Template map[string]any
 	// Overrides are the federated object's spec.overrides, for every cluster; Render picks
 	// the entries for ClusterName (see ForCluster).
 	Overrides []federation.ClusterOverride
@@ -130,7 +130,7 @@ type plan struct {
 	raw   *Patch
 }
 
-func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error) {
+func (r *Renderer) render(in *Input, sh *shared) (map[string]any, error) {
 	if err := in.Type.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
@@ -197,7 +197,7 @@ func (r *Renderer) render(in *Input, sh *shared) (map[string]interface{}, error)
 // pass runs steps 1 to 5 (without the hash), copy-on-write over the template: the new object
 // shares every container no step changes with in.Template. Retention runs only when existing
 // is set.
-func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstructured) (map[string]interface{}, error) {
+func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstructured) (map[string]any, error) {
 	e := editor{shared: true}
 	root := e.ownRoot(in.Template)
 
@@ -302,22 +302,22 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 // retention (nil when out is that object). The lists come from d, not out: out also holds
 // the labels retained from the member, which the federation does not manage, and listing
 // them would make the next render drop them.
-func finish(out, d map[string]interface{}, enc encoder) error {
+func finish(out, d map[string]any, enc encoder) error {
 	if d == nil {
 		d = out
 	}
-	dmeta, _ := d["metadata"].(map[string]interface{})
-	dlabels, _ := dmeta["labels"].(map[string]interface{})
-	dannotations, _ := dmeta["annotations"].(map[string]interface{})
-	dfinalizers, _ := dmeta["finalizers"].([]interface{})
+	dmeta, _ := d["metadata"].(map[string]any)
+	dlabels, _ := dmeta["labels"].(map[string]any)
+	dannotations, _ := dmeta["annotations"].(map[string]any)
+	dfinalizers, _ := dmeta["finalizers"].([]any)
 	ml, ma, mf := managedList(dlabels), managedList(dannotations), managedFinalizers(dfinalizers)
 	// Step 5 made both maps (owned by this render); checked anyway, never a panic.
-	meta, _ := out["metadata"].(map[string]interface{})
-	annotations, _ := meta["annotations"].(map[string]interface{})
+	meta, _ := out["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
 	if annotations == nil {
 		return fmt.Errorf("%w: the rendered object has no metadata.annotations map", ErrInvalidInput)
 	}
-	for _, m := range [...]map[string]interface{}{annotations, dannotations} {
+	for _, m := range [...]map[string]any{annotations, dannotations} {
 		if m == nil {
 			continue
 		}
@@ -334,7 +334,7 @@ func finish(out, d map[string]interface{}, enc encoder) error {
 }
 
 // setOrDelete sets m[key], or deletes it when value is empty (an empty list is no list).
-func setOrDelete(m map[string]interface{}, key, value string) {
+func setOrDelete(m map[string]any, key, value string) {
 	if value == "" {
 		delete(m, key)
 	} else {
@@ -343,7 +343,7 @@ func setOrDelete(m map[string]interface{}, key, value string) {
 }
 
 // managedList is the sorted, comma-separated list of m's keys, fedkit's own left out.
-func managedList(m map[string]interface{}) string {
+func managedList(m map[string]any) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		if !bookkeeping(k) {
@@ -356,7 +356,7 @@ func managedList(m map[string]interface{}) string {
 
 // managedFinalizers is the sorted, comma-separated list of the finalizers in fins (the
 // template's), for federation.ManagedFinalizersAnnotation; "" when there are none.
-func managedFinalizers(fins []interface{}) string {
+func managedFinalizers(fins []any) string {
 	if len(fins) == 0 {
 		return ""
 	}
@@ -373,16 +373,16 @@ func managedFinalizers(fins []interface{}) string {
 // ownChild returns the map at fields under root, writable by e, creating maps as needed. A
 // field on the way that holds something other than an object (metadata: "x") is an error
 // rather than overwritten: the template is wrong, and guessing would hide it.
-func (e *editor) ownChild(root map[string]interface{}, fields ...string) (map[string]interface{}, error) {
+func (e *editor) ownChild(root map[string]any, fields ...string) (map[string]any, error) {
 	cur := root
 	for i, f := range fields {
 		v := cur[f]
-		var m map[string]interface{}
+		var m map[string]any
 		switch x := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			m, _ = e.ownMap(x)
 		case nil:
-			m = e.register(make(map[string]interface{}, 4))
+			m = e.register(make(map[string]any, 4))
 		default:
 			return nil, &PathError{Path: Pointer(fields[:i+1]...), Op: "render", Err: fmt.Errorf("%w: %s is %s, not an object", ErrPathNotFound, Pointer(fields[:i+1]...), describe(v))}
 		}

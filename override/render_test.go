@@ -73,7 +73,7 @@ func TestDesiredHash(t *testing.T) {
 	out, err := override.Render(withMember)
 	require.NoError(t, err)
 	require.Equal(t, h, out.GetAnnotations()[federation.DesiredHashAnnotation], "member-owned fields changed the hash")
-	require.Equal(t, int64(17), out.Object["spec"].(map[string]interface{})["replicas"])
+	require.Equal(t, int64(17), out.Object["spec"].(map[string]any)["replicas"])
 	require.Equal(t, "x", out.GetLabels()["added-by-member"])
 
 	// Neither does the revision.
@@ -84,7 +84,7 @@ func TestDesiredHash(t *testing.T) {
 	// What the federation wants does.
 	changes := map[string]func(in *override.Input){
 		"schedule": func(in *override.Input) { r := int64(5); in.Replicas = &r },
-		"template": func(in *override.Input) { in.Template["spec"].(map[string]interface{})["minReadySeconds"] = int64(5) },
+		"template": func(in *override.Input) { in.Template["spec"].(map[string]any)["minReadySeconds"] = int64(5) },
 		"cluster":  func(in *override.Input) { in.ClusterLabels = nil },
 		"name":     func(in *override.Input) { in.Key.Name = "web2" },
 		"type":     func(in *override.Input) { in.Type = federation.StatefulSetType },
@@ -106,7 +106,7 @@ func TestDesiredHash(t *testing.T) {
 // result does share unchanged subtrees with Template (copy-on-write, documented), so
 // scribbling over it reaches the template, and a DeepCopy of it does not.
 func TestRenderDoesNotMutateInputs(t *testing.T) {
-	snap := func(v interface{}) string {
+	snap := func(v any) string {
 		b, err := json.Marshal(v)
 		require.NoError(t, err)
 		return string(b)
@@ -120,33 +120,33 @@ func TestRenderDoesNotMutateInputs(t *testing.T) {
 			in.Existing = existing.DeepCopy()
 			in.RetainReplicas = true
 		}
-		var existing interface{}
+		var existing any
 		if in.Existing != nil {
 			existing = in.Existing.Object
 		}
-		tmpl, others := snap(in.Template), snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas})
+		tmpl, others := snap(in.Template), snap([]any{in.Overrides, in.ClusterLabels, existing, *in.Replicas})
 		out, err := override.Render(in)
 		require.NoError(t, err)
 		require.Equal(t, tmpl, snap(in.Template), "Render changed the template")
-		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "Render changed an input")
+		require.Equal(t, others, snap([]any{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "Render changed an input")
 
 		scribble(out.DeepCopy().Object)
 		require.Equal(t, tmpl, snap(in.Template), "a DeepCopy of the result shares memory with the template")
 		scribble(out.Object)
-		require.Equal(t, others, snap([]interface{}{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "the result shares memory with Existing, Overrides or ClusterLabels")
+		require.Equal(t, others, snap([]any{in.Overrides, in.ClusterLabels, existing, *in.Replicas}), "the result shares memory with Existing, Overrides or ClusterLabels")
 	}
 }
 
 // scribble changes every value of v in place.
-func scribble(v interface{}) {
+func scribble(v any) {
 	switch x := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		for k, e := range x {
 			scribble(e)
 			x[k] = "scribbled"
 		}
 		x["scribbled"] = true
-	case []interface{}:
+	case []any:
 		for i, e := range x {
 			scribble(e)
 			x[i] = "scribbled"
@@ -190,7 +190,7 @@ func TestRenderErrors(t *testing.T) {
 		{name: "incomplete type", change: func(in *override.Input) { in.Type = federation.TypeConfig{} }, wantErr: override.ErrInvalidInput},
 		{
 			name:    "metadata of the wrong shape",
-			change:  func(in *override.Input) { in.Template = map[string]interface{}{"metadata": "x"} },
+			change:  func(in *override.Input) { in.Template = map[string]any{"metadata": "x"} },
 			wantErr: override.ErrPathNotFound,
 		},
 	}
@@ -230,7 +230,7 @@ func TestRendererRetainers(t *testing.T) {
 	in.Existing = obj(t, `{metadata: {resourceVersion: "8"}, spec: {paused: "yes"}}`)
 	out, err := r.Render(in)
 	require.NoError(t, err)
-	require.Equal(t, "yes", out.Object["spec"].(map[string]interface{})["paused"])
+	require.Equal(t, "yes", out.Object["spec"].(map[string]any)["paused"])
 	require.Equal(t, "8", out.GetResourceVersion())
 
 	// An empty table retains nothing, not even the resourceVersion.
@@ -248,7 +248,7 @@ func FuzzRender(f *testing.F) {
 		[]byte(`[{"op":"add","path":"/spec/x","value":1}]`), "mirror.io", true)
 	f.Add([]byte(`{"metadata":{"labels":"bad"}}`), []byte(`null`), []byte(`[{"path":"/metadata/labels/a","value":"b"}]`), "", false)
 	f.Fuzz(func(t *testing.T, tmplJSON, existingJSON, opsJSON []byte, registry string, retain bool) {
-		var tmpl, existing map[string]interface{}
+		var tmpl, existing map[string]any
 		if utiljson.Unmarshal(tmplJSON, &tmpl) != nil {
 			return
 		}
@@ -271,9 +271,9 @@ func FuzzRender(f *testing.F) {
 		if existing != nil {
 			in.Existing = &unstructured.Unstructured{Object: existing}
 		}
-		before, _ := json.Marshal([]interface{}{tmpl, existing})
+		before, _ := json.Marshal([]any{tmpl, existing})
 		_, err := override.Render(in)
-		after, _ := json.Marshal([]interface{}{tmpl, existing})
+		after, _ := json.Marshal([]any{tmpl, existing})
 		if string(before) != string(after) {
 			t.Fatalf("Render changed its inputs")
 		}
@@ -301,5 +301,5 @@ func TestInputFor(t *testing.T) {
 	}
 	require.True(t, in.RetainReplicas)
 	require.Len(t, in.Overrides, 1)
-	require.Equal(t, int64(1), in.Template["spec"].(map[string]interface{})["x"])
+	require.Equal(t, int64(1), in.Template["spec"].(map[string]any)["x"])
 }

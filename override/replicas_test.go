@@ -70,7 +70,7 @@ func TestReplicasOnlyForDivisibleTypes(t *testing.T) {
 		Replicas: &replicas,
 	})
 	require.NoError(t, err)
-	require.Equal(t, int64(3), out.Object["spec"].(map[string]interface{})["replicas"])
+	require.Equal(t, int64(3), out.Object["spec"].(map[string]any)["replicas"])
 }
 
 // TestReplicasOverrideNeedsADivisibleType: a typed replicas override on a type without a

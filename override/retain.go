@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // RetainFunc copies into desired the fields that the member cluster owns, from existing, the
@@ -115,7 +116,7 @@ func bookkeeping(key string) bool {
 //     longer desired is dropped, not retained, so removing a key from the template removes
 //     it from the members.
 func RetainMetadata(desired *Target, existing *unstructured.Unstructured) error {
-	meta, _ := existing.Object["metadata"].(map[string]interface{})
+	meta, _ := existing.Object["metadata"].(map[string]any)
 	if meta == nil {
 		return nil
 	}
@@ -126,11 +127,11 @@ func RetainMetadata(desired *Target, existing *unstructured.Unstructured) error 
 	if rv, ok := meta["resourceVersion"].(string); ok && rv != "" {
 		dmeta["resourceVersion"] = rv
 	}
-	annotations, _ := meta["annotations"].(map[string]interface{})
-	if fins, _ := meta["finalizers"].([]interface{}); len(fins) > 0 {
+	annotations, _ := meta["annotations"].(map[string]any)
+	if fins, _ := meta["finalizers"].([]any); len(fins) > 0 {
 		managed, _ := annotations[federation.ManagedFinalizersAnnotation].(string)
-		tmpl, _ := dmeta["finalizers"].([]interface{})
-		out := make([]interface{}, 0, len(fins)+len(tmpl))
+		tmpl, _ := dmeta["finalizers"].([]any)
+		out := make([]any, 0, len(fins)+len(tmpl))
 		for _, f := range fins {
 			if s, ok := f.(string); ok && listed(managed, s) && !containsValue(tmpl, f) {
 				continue // the federation's, and no longer desired
@@ -158,14 +159,14 @@ func RetainMetadata(desired *Target, existing *unstructured.Unstructured) error 
 
 // retainKeys copies member-added keys of the string map meta[field] into the desired
 // object's metadata[field].
-func retainKeys(desired *Target, meta map[string]interface{}, field, managed string) error {
-	member, _ := meta[field].(map[string]interface{})
+func retainKeys(desired *Target, meta map[string]any, field, managed string) error {
+	member, _ := meta[field].(map[string]any)
 	if len(member) == 0 {
 		return nil
 	}
 	current, _ := desired.Get("metadata", field)
-	cur, _ := current.(map[string]interface{})
-	var out map[string]interface{} // writable, once a key is retained
+	cur, _ := current.(map[string]any)
+	var out map[string]any // writable, once a key is retained
 	for k, v := range member {
 		if _, set := cur[k]; set || bookkeeping(k) || listed(managed, k) {
 			continue
@@ -194,9 +195,9 @@ func listed(list, key string) bool {
 	return false
 }
 
-func containsValue(list []interface{}, v interface{}) bool {
+func containsValue(list []any, v any) bool {
 	for _, x := range list {
-		if jsonEqual(x, v) {
+		if jsonvalue.Equal(x, v) {
 			return true
 		}
 	}
@@ -210,18 +211,18 @@ func containsValue(list []interface{}, v interface{}) bool {
 // value it read in place.
 type Target struct {
 	e    *editor
-	root map[string]interface{}
+	root map[string]any
 }
 
 // Object returns the object's content for reading. Do not change it in place.
-func (t *Target) Object() map[string]interface{} { return t.root }
+func (t *Target) Object() map[string]any { return t.root }
 
 // Get returns the value at the nested field path, and whether it exists. Do not change the
 // value in place; Set a new one.
-func (t *Target) Get(fields ...string) (interface{}, bool) {
-	var cur interface{} = t.root
+func (t *Target) Get(fields ...string) (any, bool) {
+	var cur any = t.root
 	for _, f := range fields {
-		m, ok := cur.(map[string]interface{})
+		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
 		}
@@ -236,7 +237,7 @@ func (t *Target) Get(fields ...string) (interface{}, bool) {
 // part of the object: it must not be shared with anything the caller changes later (copy
 // what comes from the existing object unless it is a string, number or bool). It fails when
 // a field on the way holds something other than an object.
-func (t *Target) Set(value interface{}, fields ...string) error {
+func (t *Target) Set(value any, fields ...string) error {
 	if len(fields) == 0 {
 		return fmt.Errorf("%w: Target.Set needs a field path", ErrInvalidInput)
 	}
@@ -251,7 +252,7 @@ func (t *Target) Set(value interface{}, fields ...string) error {
 // Map returns the object at the nested field path, writable (a copy when it was shared),
 // creating it and the objects on the way when absent. It fails when a field on the way
 // holds something other than an object.
-func (t *Target) Map(fields ...string) (map[string]interface{}, error) {
+func (t *Target) Map(fields ...string) (map[string]any, error) {
 	return t.e.ownChild(t.root, fields...)
 }
 

@@ -2,6 +2,8 @@ package override
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // The built-in retention of kinds whose member objects carry fields the member cluster
@@ -17,9 +19,9 @@ import (
 // It decides on the template's type and policy; when an override then changes them, Render
 // drops the retained values the final spec cannot carry (see pruneService).
 func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) error {
-	spec, _ := existing.Object["spec"].(map[string]interface{})
+	spec, _ := existing.Object["spec"].(map[string]any)
 	d, _ := desired.Get("spec")
-	dspec, _ := d.(map[string]interface{})
+	dspec, _ := d.(map[string]any)
 	if spec == nil || dspec == nil {
 		return nil
 	}
@@ -33,7 +35,7 @@ func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) e
 				return err
 			}
 		}
-		if ips, _ := spec["clusterIPs"].([]interface{}); len(ips) > 0 && isUnset(dspec, "clusterIPs") {
+		if ips, _ := spec["clusterIPs"].([]any); len(ips) > 0 && isUnset(dspec, "clusterIPs") {
 			if err := desired.Set(deepCopyValue(ips), "spec", "clusterIPs"); err != nil {
 				return err
 			}
@@ -48,24 +50,24 @@ func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) e
 			return err
 		}
 	}
-	ports, _ := spec["ports"].([]interface{})
-	dports, _ := dspec["ports"].([]interface{})
-	var out []interface{} // a copy of dports, once a node port is retained
+	ports, _ := spec["ports"].([]any)
+	dports, _ := dspec["ports"].([]any)
+	var out []any // a copy of dports, once a node port is retained
 	for i, dp := range dports {
-		d, _ := dp.(map[string]interface{})
+		d, _ := dp.(map[string]any)
 		if d == nil || !isUnset(d, "nodePort") {
 			continue
 		}
 		for _, p := range ports {
-			m, _ := p.(map[string]interface{})
+			m, _ := p.(map[string]any)
 			if m == nil || !samePort(d, m) {
 				continue
 			}
 			if np, ok := m["nodePort"].(int64); ok && np > 0 {
 				if out == nil {
-					out = append([]interface{}(nil), dports...)
+					out = append([]any(nil), dports...)
 				}
-				port := make(map[string]interface{}, len(d)+1)
+				port := make(map[string]any, len(d)+1)
 				for k, v := range d {
 					port[k] = v
 				}
@@ -84,20 +86,20 @@ func RetainServiceFields(desired *Target, existing *unstructured.Unstructured) e
 // samePort matches service ports by name, protocol (default TCP) and port. All three must
 // agree: a port whose number changed is a different port, and keeping its old node port
 // would pin an allocation the member may need to give back.
-func samePort(a, b map[string]interface{}) bool {
-	proto := func(m map[string]interface{}) interface{} {
+func samePort(a, b map[string]any) bool {
+	proto := func(m map[string]any) any {
 		if p, ok := m["protocol"].(string); ok && p != "" {
 			return p
 		}
 		return "TCP"
 	}
-	return a["name"] == b["name"] && proto(a) == proto(b) && jsonEqual(a["port"], b["port"])
+	return a["name"] == b["name"] && proto(a) == proto(b) && jsonvalue.Equal(a["port"], b["port"])
 }
 
 // RetainServiceAccountSecrets keeps a ServiceAccount's secrets (the token secrets the
 // member's controllers created) when the template lists none.
 func RetainServiceAccountSecrets(desired *Target, existing *unstructured.Unstructured) error {
-	secrets, _ := existing.Object["secrets"].([]interface{})
+	secrets, _ := existing.Object["secrets"].([]any)
 	if len(secrets) == 0 {
 		return nil
 	}
@@ -110,9 +112,9 @@ func RetainServiceAccountSecrets(desired *Target, existing *unstructured.Unstruc
 // RetainVolumeName keeps a PersistentVolumeClaim's spec.volumeName, the volume the member
 // bound it to, when the template names none.
 func RetainVolumeName(desired *Target, existing *unstructured.Unstructured) error {
-	spec, _ := existing.Object["spec"].(map[string]interface{})
+	spec, _ := existing.Object["spec"].(map[string]any)
 	d, _ := desired.Get("spec")
-	dspec, _ := d.(map[string]interface{})
+	dspec, _ := d.(map[string]any)
 	if v, _ := spec["volumeName"].(string); v != "" && dspec != nil && isUnset(dspec, "volumeName") {
 		return desired.Set(v, "spec", "volumeName")
 	}
@@ -124,13 +126,13 @@ func RetainVolumeName(desired *Target, existing *unstructured.Unstructured) erro
 // batch.kubernetes.io/controller-uid, controller-uid, batch.kubernetes.io/job-name and
 // job-name labels of the pod template.
 func RetainJobSelector(desired *Target, existing *unstructured.Unstructured) error {
-	spec, _ := existing.Object["spec"].(map[string]interface{})
+	spec, _ := existing.Object["spec"].(map[string]any)
 	d, _ := desired.Get("spec")
-	dspec, _ := d.(map[string]interface{})
+	dspec, _ := d.(map[string]any)
 	if spec == nil || dspec == nil {
 		return nil
 	}
-	if sel, ok := spec["selector"].(map[string]interface{}); ok && isUnset(dspec, "selector") {
+	if sel, ok := spec["selector"].(map[string]any); ok && isUnset(dspec, "selector") {
 		if err := desired.Set(deepCopyMap(sel), "spec", "selector"); err != nil {
 			return err
 		}
@@ -153,7 +155,7 @@ func RetainJobSelector(desired *Target, existing *unstructured.Unstructured) err
 
 // isUnset reports whether m[key] is absent, null, "", 0 or an empty list: the forms in
 // which a template leaves a field to the API server (which allocates or defaults it).
-func isUnset(m map[string]interface{}, key string) bool {
+func isUnset(m map[string]any, key string) bool {
 	switch v := m[key].(type) {
 	case nil:
 		return true
@@ -163,9 +165,9 @@ func isUnset(m map[string]interface{}, key string) bool {
 		return v == 0
 	case float64:
 		return v == 0
-	case []interface{}:
+	case []any:
 		return len(v) == 0
-	case map[string]interface{}:
+	case map[string]any:
 		return len(v) == 0
 	}
 	return false
@@ -179,10 +181,10 @@ func isUnset(m map[string]interface{}, key string) bool {
 // NodePort or LoadBalancer, the health check node port unless LoadBalancer with policy
 // Local, cluster IPs for ExternalName. A value the template or an override sets is left
 // for the API server to judge.
-func pruneService(out *Target, desired map[string]interface{}) error {
+func pruneService(out *Target, desired map[string]any) error {
 	sp, _ := out.Get("spec")
-	spec, _ := sp.(map[string]interface{})
-	dspec, _ := desired["spec"].(map[string]interface{})
+	spec, _ := sp.(map[string]any)
+	dspec, _ := desired["spec"].(map[string]any)
 	if spec == nil {
 		return nil
 	}
@@ -212,17 +214,17 @@ func pruneService(out *Target, desired map[string]interface{}) error {
 	if typ == "NodePort" || typ == "LoadBalancer" {
 		return nil
 	}
-	ports, _ := spec["ports"].([]interface{})
-	dports, _ := dspec["ports"].([]interface{})
-	var kept []interface{} // a copy of ports, once a node port is dropped
+	ports, _ := spec["ports"].([]any)
+	dports, _ := dspec["ports"].([]any)
+	var kept []any // a copy of ports, once a node port is dropped
 	for i, p := range ports {
-		m, _ := p.(map[string]interface{})
+		m, _ := p.(map[string]any)
 		if m == nil || isUnset(m, "nodePort") {
 			continue
 		}
 		asked := false
 		for _, dp := range dports {
-			if d, _ := dp.(map[string]interface{}); d != nil && samePort(d, m) && !isUnset(d, "nodePort") {
+			if d, _ := dp.(map[string]any); d != nil && samePort(d, m) && !isUnset(d, "nodePort") {
 				asked = true
 			}
 		}
@@ -230,9 +232,9 @@ func pruneService(out *Target, desired map[string]interface{}) error {
 			continue
 		}
 		if kept == nil {
-			kept = append([]interface{}(nil), ports...)
+			kept = append([]any(nil), ports...)
 		}
-		port := make(map[string]interface{}, len(m))
+		port := make(map[string]any, len(m))
 		for k, v := range m {
 			if k != "nodePort" {
 				port[k] = v
@@ -247,7 +249,7 @@ func pruneService(out *Target, desired map[string]interface{}) error {
 }
 
 // isEmptyList reports whether v is absent or an empty list.
-func isEmptyList(v interface{}) bool {
-	l, ok := v.([]interface{})
+func isEmptyList(v any) bool {
+	l, ok := v.([]any)
 	return v == nil || ok && len(l) == 0
 }

@@ -9,23 +9,23 @@ import (
 )
 
 // Values inside unstructured objects are the JSON types as the API machinery decodes them:
-// map[string]interface{}, []interface{}, string, int64, float64, bool and nil (json.Number and
+// map[string]any, []any, string, int64, float64, bool and nil (json.Number and
 // other integer and float kinds are tolerated). These helpers never panic on anything else:
-// unknown kinds are copied by value and compared with ==, where comparable.
+// unknown kinds are copied by value and compared by their JSON encoding (jsonvalue.Equal).
 
 // deepCopyValue returns a copy of v that shares no map or slice with it. Scalars are returned
 // as they are (they are immutable). Unlike runtime.DeepCopyJSONValue it does not panic on a
 // Go type JSON has no form for: such a value is copied by assignment, and the operation
 // that meets it (a hash, an encoding) reports it as an error instead.
-func deepCopyValue(v interface{}) interface{} {
+func deepCopyValue(v any) any {
 	switch x := v.(type) {
-	case map[string]interface{}:
+	case map[string]any:
 		return deepCopyMap(x)
-	case []interface{}:
+	case []any:
 		if x == nil {
 			return x
 		}
-		out := make([]interface{}, len(x))
+		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = deepCopyValue(e)
 		}
@@ -36,75 +36,20 @@ func deepCopyValue(v interface{}) interface{} {
 }
 
 // deepCopyMap is deepCopyValue for a map; a nil map stays nil.
-func deepCopyMap(m map[string]interface{}) map[string]interface{} {
+func deepCopyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]interface{}, len(m))
+	out := make(map[string]any, len(m))
 	for k, e := range m {
 		out[k] = deepCopyValue(e)
 	}
 	return out
 }
 
-// jsonEqual reports whether a and b are the same JSON value, the way json-patch's test
-// operation decides it: objects with the same members, arrays with the same elements in
-// order, equal strings, and numbers whose JSON encodings are equal (1 and 1.0 are equal,
-// because both encode as 1; int64 and float64 mix freely).
-func jsonEqual(a, b interface{}) bool {
-	switch x := a.(type) {
-	case map[string]interface{}:
-		y, ok := b.(map[string]interface{})
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []interface{}:
-		y, ok := b.([]interface{})
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case nil:
-		return b == nil
-	case int64:
-		if y, ok := b.(int64); ok {
-			return x == y
-		}
-	}
-	// Numbers of mixed kinds (and anything else): compare the JSON encodings.
-	var ab, bb [32]byte
-	ae, aok := appendNumber(ab[:0], a)
-	be, bok := appendNumber(bb[:0], b)
-	if aok && bok {
-		return bytes.Equal(ae, be)
-	}
-	if aok || bok {
-		return false
-	}
-	return isComparable(a) && isComparable(b) && a == b
-}
-
 // appendNumber appends the JSON encoding of a number as encoding/json writes it; ok is false
 // when v is not a number.
-func appendNumber(dst []byte, v interface{}) (out []byte, ok bool) {
+func appendNumber(dst []byte, v any) (out []byte, ok bool) {
 	switch n := v.(type) {
 	case int64:
 		return strconv.AppendInt(dst, n, 10), true
@@ -147,23 +92,12 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	return dst
 }
 
-// isComparable reports whether == on v cannot panic (v holds no map, slice or func). Objects
-// may hold Go values the JSON decoder never produces; comparing two maps with == would
-// panic, so only known scalar kinds are compared that way.
-func isComparable(v interface{}) bool {
-	switch v.(type) {
-	case string, bool, nil, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, json.Number:
-		return true
-	}
-	return false
-}
-
 // decodeValue decodes an operation's JSON value as the API machinery does (integers as
 // int64, other numbers as float64). Most override values are a number, a plain string, a
 // bool or null; those are decoded directly, which is several times cheaper than a
 // json.Decoder. Everything else (objects, arrays, strings with escapes, numbers that are
 // not plain integers) goes through federation.RawValue.Decode.
-func decodeValue(raw []byte) (interface{}, error) {
+func decodeValue(raw []byte) (any, error) {
 	b := bytes.TrimSpace(raw)
 	switch {
 	case len(b) == 0:

@@ -50,14 +50,14 @@ import (
 // requests where the pod sets them, and the pod overhead; plus one "pods". template is a
 // federated object's spec.template; the pod spec is read from spec.template.spec. A template
 // without a pod spec asks for one pod only. The error names the field that does not decode.
-func podRequests(template map[string]interface{}) (corev1.ResourceList, *field.Error) {
+func podRequests(template map[string]any) (corev1.ResourceList, *field.Error) {
 	out := corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI)}
 	raw, ok, _ := unstructured.NestedFieldNoCopy(template, "spec", "template", "spec")
 	if !ok {
 		return out, nil
 	}
 	path := specPath.Child("template", "spec", "template", "spec")
-	podSpec, ok := raw.(map[string]interface{})
+	podSpec, ok := raw.(map[string]any)
 	if !ok {
 		return nil, field.Invalid(path, raw, "must be a pod spec (an object)")
 	}

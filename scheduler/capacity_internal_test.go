@@ -53,7 +53,7 @@ func TestPodRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tmpl := map[string]interface{}{}
+			tmpl := map[string]any{}
 			if tc.pod != "" {
 				require.NoError(t, yaml.Unmarshal([]byte("spec:\n  template:\n    spec:\n"+tc.pod), &tmpl))
 			}
@@ -63,7 +63,7 @@ func TestPodRequests(t *testing.T) {
 		})
 	}
 
-	_, ferr := podRequests(map[string]interface{}{"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{"containers": "nope"}}}})
+	_, ferr := podRequests(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": "nope"}}}})
 	require.NotNil(t, ferr)
 	require.Equal(t, "spec.template.spec.template.spec", ferr.Field)
 }

@@ -168,4 +168,9 @@
 // condition, and [Plan.Schedule] is the status.schedule to write. A plan keeps these reasons
 // in a compact form and builds the Allocations only when asked, so a caller that reads only
 // Plan.Replicas does not pay for them.
+//
+// # Options
+//
+// Every default of [Options] is a Default* constant. New refuses invalid Options with an
+// error wrapping [ErrInvalidOptions] that names the field.
 package scheduler

@@ -18,6 +18,10 @@ import (
 // clusters[2].name for the request's cluster list), and the error is never worth retrying.
 var ErrInvalidRequest = errors.New("scheduler: invalid request")
 
+// ErrInvalidOptions is wrapped by [New]'s error when an option is invalid (an Options.Shard
+// out of range); the message names the field.
+var ErrInvalidOptions = errors.New("scheduler: invalid options")
+
 // validate returns every problem of req at once, as field errors. Without detailed, it
 // first runs the allocation-free looksValid, which leaves duplicate names and preferences to
 // [Divide] (it finds them for free while it builds the candidates and the plan's map, and

@@ -42,10 +42,10 @@ func (e *env) setMembers(t *testing.T, replicas map[string]int64) {
 	t.Helper()
 	u, err := e.host.Get(ctx, federation.DeploymentType.FederatedGVR(), web.Namespace, web.Name)
 	require.NoError(t, err)
-	var list []interface{}
+	var list []any
 	for _, name := range []string{"aws", "azure", "gcp"} {
 		if n, ok := replicas[name]; ok {
-			list = append(list, map[string]interface{}{"name": name, "replicas": n})
+			list = append(list, map[string]any{"name": name, "replicas": n})
 		}
 	}
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, list, "status", "clusters"))

@@ -16,7 +16,7 @@ func (e *env) setReady(t *testing.T, cluster, status string) {
 	t.Helper()
 	u, err := e.host.Get(ctx, federation.ClusterGVR, "", cluster)
 	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{
 		"type": "Ready", "status": status, "reason": "Test", "lastTransitionTime": "2026-11-29T00:00:00Z",
 	}}, "status", "conditions"))
 	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, u)

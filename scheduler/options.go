@@ -14,6 +14,16 @@ import (
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
+// Defaults of [Options].
+const (
+	// DefaultWorkers is how many objects Run schedules in parallel: a pass mostly waits on
+	// its status write, and with 2 a burst of 1,000 new objects waited 7.5s on average in
+	// the queue on real servers (SCALE.md).
+	DefaultWorkers = 8
+	// DefaultCacheSyncTimeout bounds Run's wait for its first lists.
+	DefaultCacheSyncTimeout = loop.DefaultCacheSyncTimeout
+)
+
 // Options configure a [Scheduler]. The zero value is the documented default for every field.
 type Options struct {
 	// Clock stamps condition transitions and drives Run's requeues and backoff. Default: the
@@ -44,14 +54,13 @@ type Options struct {
 	// Default: the zero Shard, which owns every key.
 	Shard federation.Shard
 
-	// Workers is how many objects Run schedules in parallel. Default: 8: a pass mostly
-	// waits on its status write, and with 2 a burst of 1,000 new objects waited 7.5s on
-	// average in the queue on real servers (SCALE.md).
+	// Workers is how many objects Run schedules in parallel. Default: [DefaultWorkers] (8).
 	Workers int
 
 	// CacheSyncTimeout bounds how long Run waits for the first list of the federated objects,
 	// preferences and Clusters before it returns an error naming the resource that could not
-	// be listed (a CRD missing on the host, say). It runs on Clock. Default: 2 minutes.
+	// be listed (a CRD missing on the host, say). It runs on Clock. Default:
+	// [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
 
 	// RejectUnknownClusters makes a cluster name that no Cluster has, in the object's
@@ -73,10 +82,10 @@ func (o *Options) complete() {
 		o.Logger = logr.Discard()
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
 	}
 	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
 }
 
@@ -101,7 +110,8 @@ type Scheduler struct {
 
 // New returns a Scheduler for the federated type of typ, reading and writing through host.
 // It starts nothing: call [Scheduler.Reconcile] or [Scheduler.Run]. It returns an error when
-// host is nil, typ is incomplete, or the metrics cannot be registered.
+// host is nil, typ is incomplete, an option is invalid (wrapping [ErrInvalidOptions]), or the
+// metrics cannot be registered.
 func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options) (*Scheduler, error) {
 	if host == nil {
 		return nil, errors.New("scheduler: New: host client is nil")
@@ -109,8 +119,8 @@ func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options)
 	if err := typ.Validate(); err != nil {
 		return nil, fmt.Errorf("scheduler: New: %w", err)
 	}
-	if err := opts.Shard.Validate(); err != nil {
-		return nil, fmt.Errorf("scheduler: New: Options.Shard: %w", err)
+	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
+		return nil, fmt.Errorf("scheduler: New: %w", err)
 	}
 	opts.complete()
 	m, err := newMetrics(opts.Registerer, typ.Federated.Kind)

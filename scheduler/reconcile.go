@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
@@ -82,19 +83,12 @@ func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federati
 
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
 func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
-	start := s.opts.Clock.Now()
-	log, err := logr.FromContext(ctx)
-	if err != nil {
-		log = s.opts.Logger
-	}
-	log = log.WithValues("loop", fedmetrics.LoopScheduler, "type", s.typ.Federated.Kind, "object", key.String())
-	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
-	res, outcome, err := s.reconcile(ctx, r, key, log)
-	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
-	return res, err
+	p := loop.Pass{Loop: fedmetrics.LoopScheduler, Type: s.typ.Federated.Kind, Clock: s.opts.Clock, Logger: s.opts.Logger, Observe: s.metrics.observe}
+	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return s.reconcile(ctx, r, key) })
 }
 
-func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+func (s *Scheduler) reconcile(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, string, error) {
+	log := logr.FromContextOrDiscard(ctx)
 	in, err := s.read(ctx, r, key, log)
 	switch {
 	case apierrors.IsNotFound(err):

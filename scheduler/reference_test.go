@@ -14,16 +14,14 @@ import (
 // planner transcribed in its original map-based shape.
 
 type refCand struct {
-	name        string
-	w, lo, hi   int64
-	cur         *int64
-	cost        int64
-	hasCost     bool
-	m, s        int64
-	maxR, capR  *int64
-	pre         int64
-	hash        uint32
-	active, ful bool
+	name       string
+	w, lo, hi  int64
+	cur        *int64
+	cost       int64
+	hasCost    bool
+	m, s       int64
+	maxR, capR *int64
+	hash       uint32
 }
 
 func refPrefs(req scheduler.Request) map[string]federation.ClusterPreferences {

@@ -238,7 +238,7 @@ func TestReconcileLeavesOutUnreadyClustersAndExplains(t *testing.T) {
 	e := newEnv(t, federation.DeploymentType)
 	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "gcp")
 	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{
 		"type": "Ready", "status": "False", "reason": "ClusterUnreachable", "message": "no heartbeat",
 		"lastTransitionTime": "2026-11-29T00:00:00Z",
 	}}, "status", "conditions"))

@@ -80,5 +80,7 @@ func TestRunShardsSplitObjects(t *testing.T) {
 
 func TestNewRejectsAnInvalidShard(t *testing.T) {
 	_, err := scheduler.New(fake.NewHost("host"), federation.DeploymentType, scheduler.Options{Shard: federation.Shard{Index: -1, Count: 2}})
+	require.ErrorIs(t, err, scheduler.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
+	require.ErrorContains(t, err, "scheduler: New: scheduler: invalid options: Options.Shard")
 }

@@ -43,7 +43,7 @@ func (s *Scheduler) write(ctx context.Context, u *unstructured.Unstructured, sch
 			return false, fmt.Errorf("scheduler: set status.schedule: %w", err)
 		}
 	}
-	list := make([]interface{}, 0, len(conditions))
+	list := make([]any, 0, len(conditions))
 	for i := range conditions {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conditions[i])
 		if err != nil {

@@ -47,19 +47,12 @@ func (c *Collector) Reconcile(ctx context.Context, key federation.Key) (federati
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's informer
 // caches (cached).
 func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, cached bool, key federation.Key) (federation.Result, error) {
-	start := c.opts.Clock.Now()
-	log, err := logr.FromContext(ctx)
-	if err != nil {
-		log = c.opts.Logger
-	}
-	log = log.WithValues("loop", fedmetrics.LoopStatus, "type", c.typ.Federated.Kind, "object", key.String())
-	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
-	res, outcome, err := c.reconcile(ctx, r, cached, key, log)
-	c.metrics.observe(outcome, err, start, c.opts.Clock.Now())
-	return res, err
+	p := loop.Pass{Loop: fedmetrics.LoopStatus, Type: c.typ.Federated.Kind, Clock: c.opts.Clock, Logger: c.opts.Logger, Observe: c.metrics.observe}
+	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return c.reconcile(ctx, r, cached, key) })
 }
 
-func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached bool, key federation.Key, log logr.Logger) (federation.Result, string, error) {
+func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached bool, key federation.Key) (federation.Result, string, error) {
+	log := logr.FromContextOrDiscard(ctx)
 	read := map[string]reading{} // this pass's reads, kept across attempts
 	var ready map[string]bool    // the Clusters' readiness, read once per pass
 	objects := r

@@ -130,4 +130,9 @@
 //
 // A probe that changes nothing writes nothing; status.lastHeartbeatTime moves at most every
 // HeartbeatInterval, so a healthy fleet of N clusters costs N status writes a minute.
+//
+// # Options
+//
+// Every default of [Options] and [MonitorOptions] is a Default* constant. New and
+// NewClusterMonitor refuse invalid options with an error wrapping [ErrInvalidOptions].
 package status

@@ -87,10 +87,3 @@ func (f *freshness) forget(key federation.Key) {
 	defer f.mu.Unlock()
 	delete(f.byKey, key)
 }
-
-// size returns how many objects the memory holds, for tests and metrics.
-func (f *freshness) size() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.byKey)
-}

@@ -52,19 +52,12 @@ func (m *ClusterMonitor) Reconcile(ctx context.Context, key federation.Key) (fed
 }
 
 func (m *ClusterMonitor) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
-	start := m.opts.Clock.Now()
-	log, err := logr.FromContext(ctx)
-	if err != nil {
-		log = m.opts.Logger
-	}
-	log = log.WithValues("loop", fedmetrics.LoopMonitor, "cluster", key.Name)
-	ctx = logr.NewContext(ctx, log) // nested calls log with the loop and cluster
-	res, outcome, err := m.reconcile(ctx, r, key.Name, log)
-	m.metrics.reconciles.Observe(outcome, err, start, m.opts.Clock.Now())
-	return res, err
+	p := loop.Pass{Loop: fedmetrics.LoopMonitor, KeyName: "cluster", Clock: m.opts.Clock, Logger: m.opts.Logger, Observe: m.metrics.reconciles.Observe}
+	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return m.reconcile(ctx, r, key.Name) })
 }
 
-func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, name string, log logr.Logger) (federation.Result, string, error) {
+func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, name string) (federation.Result, string, error) {
+	log := logr.FromContextOrDiscard(ctx)
 	u, err := r.Get(ctx, federation.ClusterGVR, "", name)
 	if apierrors.IsNotFound(err) {
 		m.release(name)

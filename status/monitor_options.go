@@ -22,6 +22,10 @@ const (
 	DefaultSuccessThreshold  = 3
 	DefaultHeartbeatInterval = time.Minute
 	DefaultEvictionDelay     = 5 * time.Minute
+	// DefaultMonitorWorkers is how many clusters Run probes in parallel.
+	DefaultMonitorWorkers = 4
+	// DefaultReadinessWindowDelays is ReadinessWindow in eviction delays.
+	DefaultReadinessWindowDelays = 3
 )
 
 // MonitorOptions configure a [ClusterMonitor]. The zero value is the documented default for
@@ -46,7 +50,7 @@ type MonitorOptions struct {
 	// ClientUnavailable as Warning), never on a probe that changes nothing. nil: none.
 	Events federation.EventRecorder
 
-	// Workers is how many clusters Run probes in parallel. Default: 4.
+	// Workers is how many clusters Run probes in parallel. Default: [DefaultMonitorWorkers] (4).
 	Workers int
 
 	// Shard restricts Run to the Clusters this shard owns by name ([federation.Shard.Owns] of
@@ -57,31 +61,31 @@ type MonitorOptions struct {
 	// Shard.Owns for that. Default: the zero Shard, which owns every key.
 	Shard federation.Shard
 
-	// Period is how often each cluster is probed. Default: DefaultProbePeriod (10s).
+	// Period is how often each cluster is probed. Default: [DefaultProbePeriod] (10s).
 	Period time.Duration
 
 	// Timeout bounds one probe, on Clock; a probe that takes longer counts as unreachable.
 	// It bounds each of the reads that follow a probe as well (the version, every page of
 	// the nodes and of the pods): a member that accepts a request and never answers holds a
 	// worker for Timeout, and the other clusters are probed all the same.
-	// Default: DefaultProbeTimeout (3s).
+	// Default: [DefaultProbeTimeout] (3s).
 	Timeout time.Duration
 
 	// FailureThreshold is how many consecutive failed probes turn Ready False: one lost
-	// probe never flips a cluster. Default: DefaultFailureThreshold (3).
+	// probe never flips a cluster. Default: [DefaultFailureThreshold] (3).
 	FailureThreshold int
 
 	// SuccessThreshold is how many consecutive successful probes turn Ready True again
 	// (hysteresis: a cluster is trusted again only after a run of good probes). A cluster
 	// that loses Ready again before it has held True for ReadinessWindow needs twice as
 	// many the next time, up to eight times SuccessThreshold, so a member that answers now
-	// and then flips a few times, not at every lucky probe. Default: DefaultSuccessThreshold
+	// and then flips a few times, not at every lucky probe. Default: [DefaultSuccessThreshold]
 	// (3).
 	SuccessThreshold int
 
 	// HeartbeatInterval is the longest a ready cluster goes without a status write:
 	// status.lastHeartbeatTime is refreshed (and the version, nodes and pods read again) at
-	// most this often, and on every Ready transition. Default: DefaultHeartbeatInterval (1m).
+	// most this often, and on every Ready transition. Default: [DefaultHeartbeatInterval] (1m).
 	HeartbeatInterval time.Duration
 
 	// EvictionDelay is how long a cluster must have been not Ready, in all within
@@ -89,17 +93,17 @@ type MonitorOptions struct {
 	// (no new work) to NoExecute (placement takes the cluster's work away unless tolerated).
 	// A cluster that flips does not start the count again at every flip. The time is what
 	// this monitor observed on Clock, never a lastTransitionTime another replica wrote.
-	// Default: DefaultEvictionDelay (5m).
+	// Default: [DefaultEvictionDelay] (5m).
 	EvictionDelay time.Duration
 
 	// ReadinessWindow is how far back the monitor remembers each cluster's readiness: the
 	// not-ready time EvictionDelay counts, and how long Ready must hold before a flapping
 	// cluster's SuccessThreshold is back to normal. It must not be shorter than
-	// EvictionDelay. Default: three times EvictionDelay (15m).
+	// EvictionDelay. Default: [DefaultReadinessWindowDelays] times EvictionDelay (15m).
 	ReadinessWindow time.Duration
 
 	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
-	// it returns an error. It runs on Clock. Default: loop.DefaultCacheSyncTimeout.
+	// it returns an error. It runs on Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
 }
 
@@ -117,8 +121,8 @@ func (o *MonitorOptions) complete() error {
 	if o.Workers < 0 || o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
 		errs = append(errs, fmt.Errorf("%w: Workers, FailureThreshold and SuccessThreshold must not be negative", ErrInvalidOptions))
 	}
-	if err := o.Shard.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: Shard: %w", ErrInvalidOptions, err))
+	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -130,7 +134,7 @@ func (o *MonitorOptions) complete() error {
 		o.Logger = logr.Discard()
 	}
 	if o.Workers == 0 {
-		o.Workers = 4
+		o.Workers = DefaultMonitorWorkers
 	}
 	if o.Period == 0 {
 		o.Period = DefaultProbePeriod
@@ -151,14 +155,14 @@ func (o *MonitorOptions) complete() error {
 		o.EvictionDelay = DefaultEvictionDelay
 	}
 	if o.ReadinessWindow == 0 {
-		o.ReadinessWindow = 3 * o.EvictionDelay
+		o.ReadinessWindow = DefaultReadinessWindowDelays * o.EvictionDelay
 	}
 	if o.ReadinessWindow < o.EvictionDelay {
 		return fmt.Errorf("%w: ReadinessWindow (%s) must not be shorter than EvictionDelay (%s): the not-ready time within it could never reach the delay",
 			ErrInvalidOptions, o.ReadinessWindow, o.EvictionDelay)
 	}
 	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
 	return nil
 }

@@ -24,6 +24,15 @@ const (
 	DefaultMaxRemoteStatusBytes = 4096
 	// DefaultClusterConcurrency bounds the live member reads of one pass.
 	DefaultClusterConcurrency = 16
+	// DefaultWorkers is how many objects Run collects in parallel: a pass mostly waits on its
+	// status write, and with 2 a burst of 1,000 new objects waited 7.5s on average in the
+	// queue on real servers (SCALE.md).
+	DefaultWorkers = 8
+	// DefaultPeriod is how often each object's members are pulled.
+	DefaultPeriod = federation.DefaultStatusPollInterval
+	// DefaultCacheSyncTimeout bounds Run's wait for its first lists (the Collector's and the
+	// ClusterMonitor's).
+	DefaultCacheSyncTimeout = loop.DefaultCacheSyncTimeout
 	// conflictRetries bounds how often one pass re-reads and re-applies after a Conflict.
 	conflictRetries = 3
 )
@@ -66,20 +75,18 @@ type Options struct {
 	// Default: federation.ManagedByValue.
 	Identity string
 
-	// Workers is how many objects Run collects in parallel. Default: 8: a pass mostly
-	// waits on its status write, and with 2 a burst of 1,000 new objects waited 7.5s on
-	// average in the queue on real servers (SCALE.md).
+	// Workers is how many objects Run collects in parallel. Default: [DefaultWorkers] (8).
 	Workers int
 
-	// Period is how often each object's members are pulled. Default:
-	// federation.DefaultStatusPollInterval (30s).
+	// Period is how often each object's members are pulled. Default: [DefaultPeriod]
+	// (federation.DefaultStatusPollInterval, 30s).
 	Period time.Duration
 
 	// StaleAfter is how long a successful read of a member counts as fresh. Default:
-	// DefaultStaleAfterPeriods periods (90s with the default Period).
+	// [DefaultStaleAfterPeriods] periods (90s with the default Period).
 	StaleAfter time.Duration
 
-	// ReadTimeout bounds one member read, on Clock. Default: DefaultReadTimeout.
+	// ReadTimeout bounds one member read, on Clock. Default: [DefaultReadTimeout].
 	ReadTimeout time.Duration
 
 	// Extractors adds to and overrides [DefaultExtractors] for the target kind; a nil entry
@@ -87,18 +94,18 @@ type Options struct {
 	Extractors Extractors
 
 	// MaxRemoteStatusBytes caps the JSON size of each status.clusters[].remoteStatus; a
-	// larger one keeps only its conditions. Default: DefaultMaxRemoteStatusBytes; negative:
+	// larger one keeps only its conditions. Default: [DefaultMaxRemoteStatusBytes]; negative:
 	// no cap.
 	MaxRemoteStatusBytes int
 
 	// CacheSyncTimeout bounds how long Run waits for the first list of the federated objects
 	// and Clusters before it returns an error naming what could not be listed. It runs on
-	// Clock. Default: loop.DefaultCacheSyncTimeout (2 minutes).
+	// Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
 
 	// ClusterConcurrency bounds how many members one pass reads at once when it reads them
 	// live (member caches are read one after the other: they answer from memory).
-	// Default: DefaultClusterConcurrency.
+	// Default: [DefaultClusterConcurrency].
 	ClusterConcurrency int
 }
 
@@ -116,8 +123,8 @@ func (o *Options) complete() error {
 	if o.Workers < 0 || o.ClusterConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("%w: Workers and ClusterConcurrency must not be negative", ErrInvalidOptions))
 	}
-	if err := o.Shard.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: Shard: %w", ErrInvalidOptions, err))
+	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
+		errs = append(errs, err)
 	}
 	if o.Identity == "" {
 		o.Identity = federation.ManagedByValue
@@ -132,10 +139,10 @@ func (o *Options) complete() error {
 		o.Logger = logr.Discard()
 	}
 	if o.Workers == 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
 	}
 	if o.Period == 0 {
-		o.Period = federation.DefaultStatusPollInterval
+		o.Period = DefaultPeriod
 	}
 	if o.StaleAfter == 0 {
 		o.StaleAfter = DefaultStaleAfterPeriods * o.Period
@@ -150,7 +157,7 @@ func (o *Options) complete() error {
 		o.ClusterConcurrency = DefaultClusterConcurrency
 	}
 	if o.CacheSyncTimeout <= 0 {
-		o.CacheSyncTimeout = loop.DefaultCacheSyncTimeout
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
 	return nil
 }

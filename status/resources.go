@@ -1,7 +1,6 @@
 package status
 
 import (
-	"cmp"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,6 +148,3 @@ func sameResources(a, b corev1.ResourceList) bool {
 	}
 	return true
 }
-
-// regionOr returns spec's value when set, else discovered.
-func regionOr(spec, discovered string) string { return cmp.Or(spec, discovered) }

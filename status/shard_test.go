@@ -114,7 +114,9 @@ func TestOptionsRejectAnInvalidShard(t *testing.T) {
 	_, err := status.New(newHost(t), fake.NewFleet(), federation.DeploymentType, status.Options{Shard: bad})
 	require.ErrorIs(t, err, status.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
+	require.ErrorContains(t, err, "status: New: status: invalid options: Options.Shard")
 	_, err = status.NewClusterMonitor(newHost(t), fake.NewFleet(), status.MonitorOptions{Shard: bad})
 	require.ErrorIs(t, err, status.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
+	require.ErrorContains(t, err, "status: NewClusterMonitor: status: invalid options: Options.Shard")
 }

@@ -125,30 +125,6 @@ func newBenchFleetClock(b *testing.B, n, c int, clk *clocktesting.FakeClock) *be
 	return f
 }
 
-// syncAll reconciles every key once, on two workers (this machine's cores), as an embedder
-// driving Reconcile from its own queue would.
-func (f *benchFleet) syncAll(b *testing.B) {
-	b.Helper()
-	const workers = 2
-	errs := make(chan error, workers)
-	for w := range workers {
-		go func() {
-			for i := w; i < len(f.keys); i += workers {
-				if _, err := f.s.Reconcile(ctx, f.keys[i]); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range workers {
-		if err := <-errs; err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // run starts the Syncer's Run (two workers, the production path: host and member caches)
 // and returns a func that stops it.
 func (f *benchFleet) run(b *testing.B) func() {

@@ -279,4 +279,9 @@
 // [Syncer.WatchMembers] queues the key of an object whose member object changed or went away.
 // [ClusterChanged] says which Cluster updates should requeue every object.
 // examples/controllerruntime shows both in a controller-runtime controller.
+//
+// # Options
+//
+// Every default of [Options] is a Default* constant. New refuses invalid Options with an
+// error wrapping [ErrInvalidOptions] that names the field.
 package sync

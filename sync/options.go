@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 	"github.com/fedkit/fedkit/override"
 )
 
@@ -44,6 +45,10 @@ const (
 // [federation.EventRecorder], which every loop's Options takes; the name is kept so that code
 // written against it still compiles.
 type EventRecorder = federation.EventRecorder
+
+// ErrInvalidOptions is wrapped by [New]'s error when an option is invalid (an unknown policy,
+// an Options.Shard out of range); the message names the field.
+var ErrInvalidOptions = errors.New("sync: invalid options")
 
 // Options configure a [Syncer]. The zero value is the documented default for every field.
 type Options struct {
@@ -93,25 +98,25 @@ type Options struct {
 	// Default: the zero Shard, which owns every key.
 	Shard federation.Shard
 
-	// Workers is how many federated objects Run syncs in parallel. Default: 16. A pass
+	// Workers is how many federated objects Run syncs in parallel. Default: [DefaultWorkers] (16). A pass
 	// spends most of its time waiting on member and host API calls, so workers are cheap;
 	// on real API servers 16 workers propagated about twice as many objects a second as 4
 	// (SCALE.md).
 	Workers int
 
 	// ClusterConcurrency bounds how many clusters one Reconcile writes to at once.
-	// Default: 16.
+	// Default: [DefaultClusterConcurrency] (16).
 	ClusterConcurrency int
 
 	// ClusterQPS and ClusterBurst rate-limit the writes of this Syncer to each member
-	// cluster (a token bucket per cluster, on Clock). Default: 50 and 100. A negative
+	// cluster (a token bucket per cluster, on Clock). Default: [DefaultClusterQPS] and [DefaultClusterBurst] (50 and 100). A negative
 	// ClusterQPS disables the limit (the member clients may still limit).
 	ClusterQPS   float64
 	ClusterBurst int
 
 	// ConflictRetries is how many times one cluster's write is retried at once after a
 	// Conflict (re-read, re-render, write again) before the object is requeued with backoff.
-	// Default: 3.
+	// Default: [DefaultConflictRetries] (3).
 	ConflictRetries int
 
 	// DeletionPropagation is the propagationPolicy of sync's deletes of member objects:
@@ -128,19 +133,19 @@ type Options struct {
 	// reported in an event and the log. It counts from sync's first pass over the deletion,
 	// recorded on the object (federation.DeletionStartedAnnotation), not from its
 	// deletionTimestamp: a control plane that was down longer still gives the clusters the
-	// whole time. Default: 10m.
+	// whole time. Default: [DefaultDeletionTimeout] (10m).
 	DeletionTimeout time.Duration
 
 	// ResyncPeriod is how often Run checks every object against its members even when
-	// nothing changed (drift is normally seen at once through member caches). Default: 10m.
+	// nothing changed (drift is normally seen at once through member caches). Default: [DefaultResyncPeriod] (10m).
 	ResyncPeriod time.Duration
 
 	// CacheSyncTimeout bounds how long Run waits for its caches to fill before it gives up
-	// with an error naming the resource. Default: 2m.
+	// with an error naming the resource. Default: [DefaultCacheSyncTimeout] (2m).
 	CacheSyncTimeout time.Duration
 
 	// HistoryNamespace is where the revision history of cluster-scoped federated objects is
-	// kept (ControllerRevisions are namespaced). Default: "default".
+	// kept (ControllerRevisions are namespaced). Default: [DefaultHistoryNamespace] ("default").
 	HistoryNamespace string
 
 	// KeepCreatedNamespaces keeps the member namespaces sync creates for its objects
@@ -177,13 +182,13 @@ const (
 	DefaultConflictRetries    = 3
 	DefaultDeletionTimeout    = 10 * time.Minute
 	DefaultResyncPeriod       = 10 * time.Minute
-	DefaultCacheSyncTimeout   = 2 * time.Minute
+	DefaultCacheSyncTimeout   = loop.DefaultCacheSyncTimeout
 	DefaultHistoryNamespace   = "default"
 )
 
 func (o *Options) complete() error {
-	if err := o.Shard.Validate(); err != nil {
-		return fmt.Errorf("Options.Shard: %w", err)
+	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
+		return err
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -199,22 +204,22 @@ func (o *Options) complete() error {
 		o.Conflict = ConflictAbort
 	case ConflictAbort, ConflictAdopt:
 	default:
-		return fmt.Errorf("unknown conflict policy %q (want %s or %s)", o.Conflict, ConflictAbort, ConflictAdopt)
+		return fmt.Errorf("%w: Options.Conflict: unknown conflict policy %q (want %s or %s)", ErrInvalidOptions, o.Conflict, ConflictAbort, ConflictAdopt)
 	}
 	switch o.DeletionPropagation {
 	case "":
 		o.DeletionPropagation = metav1.DeletePropagationBackground
 	case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
 	default:
-		return fmt.Errorf("unknown deletion propagation %q (want %s or %s; orphaning is federation.OrphanAnnotation's)",
-			o.DeletionPropagation, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground)
+		return fmt.Errorf("%w: Options.DeletionPropagation: unknown deletion propagation %q (want %s or %s; orphaning is federation.OrphanAnnotation's)",
+			ErrInvalidOptions, o.DeletionPropagation, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground)
 	}
 	switch o.ClusterRemoval {
 	case "":
 		o.ClusterRemoval = RemovalOrphan
 	case RemovalOrphan, RemovalDelete:
 	default:
-		return fmt.Errorf("unknown cluster removal policy %q (want %s or %s)", o.ClusterRemoval, RemovalOrphan, RemovalDelete)
+		return fmt.Errorf("%w: Options.ClusterRemoval: unknown cluster removal policy %q (want %s or %s)", ErrInvalidOptions, o.ClusterRemoval, RemovalOrphan, RemovalDelete)
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
@@ -316,7 +321,7 @@ type Syncer struct {
 // New returns a Syncer for the federated type of typ, reading and writing the host through
 // host and the members through clusters. It starts nothing: call [Syncer.Reconcile] or
 // [Syncer.Run]. It fails when a dependency is nil, typ is incomplete, an option is invalid
-// or the metrics cannot be registered.
+// (wrapping [ErrInvalidOptions], naming the field) or the metrics cannot be registered.
 func New(host federation.ClusterClient, clusters federation.ClusterSet, typ federation.TypeConfig, opts Options) (*Syncer, error) {
 	switch {
 	case host == nil:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 	"github.com/fedkit/fedkit/placement"
 )
@@ -56,16 +57,8 @@ func (s *Syncer) Reconcile(ctx context.Context, key federation.Key) (federation.
 
 // reconcileWith is Reconcile reading the host through r: the host itself, or Run's caches.
 func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, error) {
-	start := s.opts.Clock.Now()
-	log, err := logr.FromContext(ctx)
-	if err != nil {
-		log = s.opts.Logger
-	}
-	log = log.WithValues("loop", fedmetrics.LoopSync, "type", s.typ.Federated.Kind, "object", key.String())
-	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
-	res, outcome, err := s.reconcile(ctx, key, r)
-	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
-	return res, err
+	p := loop.Pass{Loop: fedmetrics.LoopSync, Type: s.typ.Federated.Kind, Clock: s.opts.Clock, Logger: s.opts.Logger, Observe: s.metrics.observe}
+	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return s.reconcile(ctx, key, r) })
 }
 
 func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, string, error) {
@@ -104,7 +97,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	}
 	if scheduledBeforeReady(fed, clusters) {
 		// The scheduler's write, after the Cluster's change, brings the object back.
-		return federation.Result{RequeueAfter: waitForScheduleDelay}, "unchanged", nil
+		return federation.Result{RequeueAfter: waitForScheduleDelay}, fedmetrics.OutcomeUnchanged, nil
 	}
 	rev, err := s.ensureRevision(ctx, r, u, fed)
 	if err != nil {

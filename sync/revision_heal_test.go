@@ -98,11 +98,10 @@ func TestOrphanedHistoryIsReplaced(t *testing.T) {
 	}))
 
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	fed := e.fed(t)
 	_, err := e.s.Reconcile(ctx, key)
 	require.NoError(t, err)
 	e.converge(t, 3)
-	fed = e.fed(t)
+	fed := e.fed(t)
 	require.EqualValues(t, 1, fed.Status.SyncedRevision)
 	require.Equal(t, "True", string(propagated(fed).Status))
 	want := []historyView{{Name: old[0].Name, Revision: 1, Owners: e.typ.Federated.Kind + "/" + key.Name + "/" + string(fed.UID), OwnerUID: string(fed.UID)}}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // rolloutPass is a staged rollout's part of one Reconcile pass: the decision, and what the
@@ -172,11 +173,11 @@ func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *
 	snap := snapshot{Template: d.Stable.Spec.Template.Object, Overrides: d.Stable.Spec.Overrides,
 		RetainReplicas: d.Stable.Spec.RetainReplicas}
 	if err := restore(obj, snap, false, s.typ.ReplicasFields()); err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
 	}
 	updated, err := s.host.Update(ctx, s.typ.FederatedGVR(), obj)
 	if err != nil {
-		return federation.Result{}, "error", fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
 	}
 	msg := fmt.Sprintf("revision %d failed in %s (%s: %s); revision %d restored",
 		p.revision, clusterList(d.FailedClusters), d.Status.Reason,
@@ -189,7 +190,7 @@ func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *
 		}
 		return s.setCondition(status, cond)
 	}); err != nil {
-		return federation.Result{}, "error", err
+		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	return federation.Result{RequeueAfter: s.opts.ResyncPeriod}, "synced", nil
 }

@@ -236,11 +236,6 @@ func notReadySince(st federation.RolloutStatus, d time.Duration) federation.Roll
 	return st
 }
 
-func reason(st federation.RolloutStatus, r string) federation.RolloutStatus {
-	st.Reason = r
-	return st
-}
-
 func notReadyCluster(c *rolloutCase, name string) *rolloutCase {
 	for i := range c.in.Clusters {
 		if c.in.Clusters[i].Name == name {

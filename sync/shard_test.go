@@ -20,8 +20,28 @@ import (
 // four shards; here only the option's validation.
 func TestNewRejectsAnInvalidShard(t *testing.T) {
 	_, err := fedsync.New(fake.NewHost("host"), fake.NewFleet(), federation.DeploymentType, fedsync.Options{Shard: federation.Shard{Index: 1}})
+	require.ErrorIs(t, err, fedsync.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
-	require.ErrorContains(t, err, "sync: New: Options.Shard")
+	require.ErrorContains(t, err, "sync: New: sync: invalid options: Options.Shard")
+}
+
+// TestNewRejectsInvalidOptions: every invalid option is an error wrapping ErrInvalidOptions
+// that names the field.
+func TestNewRejectsInvalidOptions(t *testing.T) {
+	for _, tt := range []struct {
+		opts fedsync.Options
+		has  string
+	}{
+		{fedsync.Options{Conflict: "Steal"}, `Options.Conflict: unknown conflict policy "Steal"`},
+		{fedsync.Options{DeletionPropagation: "Orphan"}, `Options.DeletionPropagation: unknown deletion propagation "Orphan"`},
+		{fedsync.Options{ClusterRemoval: "Keep"}, `Options.ClusterRemoval: unknown cluster removal policy "Keep"`},
+	} {
+		t.Run(tt.has, func(t *testing.T) {
+			_, err := fedsync.New(fake.NewHost("host"), fake.NewFleet(), federation.DeploymentType, tt.opts)
+			require.ErrorIs(t, err, fedsync.ErrInvalidOptions)
+			require.ErrorContains(t, err, tt.has)
+		})
+	}
 }
 
 // TestStatusRetryWhoseReadFails: when the status write conflicts and the re-read fails too

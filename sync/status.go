@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
@@ -271,7 +272,7 @@ func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured,
 		}
 		// Most passes change nothing. Numbers compare by value: what was read was decoded
 		// from JSON, what mutate set comes from Go.
-		if jsonEqual(old, status) {
+		if jsonvalue.Equal(old, status) {
 			return false, nil
 		}
 		// The object as read with the new status: the client encodes it and keeps nothing,

@@ -27,7 +27,6 @@ import (
 
 var (
 	crds        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	leases      = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )

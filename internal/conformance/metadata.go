@@ -39,7 +39,7 @@ func metadataBehaviours() []behaviour {
 			set(t, d, int64(3), "status", "replicas")
 			set(t, d, int64(2), "status", "readyReplicas")
 			set(t, d, int64(9), "spec", "replicas")
-			d, err := e.c.UpdateStatus(e.ctx, DeploymentGVR, d)
+			_, err := e.c.UpdateStatus(e.ctx, DeploymentGVR, d)
 			require.NoError(t, err)
 			got := e.get(t, DeploymentGVR, e.ns, "status")
 			require.EqualValues(t, 2, num(got, "status", "readyReplicas"))

@@ -68,7 +68,7 @@ func Unescape(t string) string {
 // Escape encodes a field name or map key as one reference token: "~" becomes "~0" and "/"
 // becomes "~1". Label and annotation keys such as "app.kubernetes.io/name" need it.
 func Escape(s string) string {
-	if strings.IndexAny(s, "~/") < 0 {
+	if !strings.ContainsAny(s, "~/") {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")

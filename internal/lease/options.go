@@ -78,16 +78,16 @@ type Options struct {
 func (o *Options) complete(shards bool) error {
 	var errs []error
 	if o.Namespace == "" {
-		errs = append(errs, errors.New("Namespace is required"))
+		errs = append(errs, errors.New("Options.Namespace is required"))
 	}
 	if o.Name == "" {
-		errs = append(errs, errors.New("Name is required"))
+		errs = append(errs, errors.New("Options.Name is required"))
 	}
 	if shards && len(o.Name) > validation.LabelValueMaxLength {
-		errs = append(errs, fmt.Errorf("Name %q is longer than %d characters (it is a label value on the Leases)", o.Name, validation.LabelValueMaxLength))
+		errs = append(errs, fmt.Errorf("Options.Name %q is longer than %d characters (it is a label value on the Leases)", o.Name, validation.LabelValueMaxLength))
 	}
 	if shards && o.Count < 1 {
-		errs = append(errs, fmt.Errorf("Count must be at least 1, got %d", o.Count))
+		errs = append(errs, fmt.Errorf("Options.Count must be at least 1, got %d", o.Count))
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = DefaultLeaseDuration

@@ -72,7 +72,10 @@
 // name=Options.Name, through a workqueue.MetricsProvider given to this queue only: client-go's
 // SetProvider is process-wide, and a library must not take it from its embedder. The gauges
 // are deleted when Run returns, so a loop that stops (a lost leader election) shows no stale
-// depth. The engine's own log lines name the queue and the object. Source.Deleted lets a loop
+// depth. The engine's own log lines name the queue and the object, and each pass gets a ctx
+// whose logger names the queue. Pass.Run is every loop's one reconcile wrapper: it adds the
+// loop, type and key to the ctx logger (the only way a pass gets one), times the pass and
+// records its outcome label. Source.Deleted lets a loop
 // forget what it keeps about a deleted object outside its passes, such as the metrics series
 // of a Cluster that left.
 //

@@ -346,6 +346,8 @@ func (l *Loop) waitForSync(ctx context.Context, infs []*informer) error {
 
 // work reconciles keys until the queue shuts down or ctx is done.
 func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
+	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
+	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
 	for {
 		key, quit := queue.Get()
 		if quit {

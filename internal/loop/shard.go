@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -55,4 +56,14 @@ func (q ownedQueue) AddRateLimited(key federation.Key) {
 	if q.shard.Owns(key) {
 		q.TypedRateLimitingInterface.AddRateLimited(key)
 	}
+}
+
+// ValidateShard checks a loop's Options.Shard, the one way every loop's New does: nil, or an
+// error wrapping invalid (the loop package's ErrInvalidOptions) and federation.ErrInvalidShard
+// that names the field.
+func ValidateShard(invalid error, s federation.Shard) error {
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("%w: Options.Shard: %w", invalid, err)
+	}
+	return nil
 }

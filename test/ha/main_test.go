@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,15 +171,4 @@ func lastStart(spans []interval) time.Time {
 		}
 	}
 	return at
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	})
 }

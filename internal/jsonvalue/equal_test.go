@@ -1,17 +1,20 @@
-package sync
+package jsonvalue
 
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/equality"
 )
 
-// TestJSONEqual checks jsonEqual against what it stands for: comparing both values after a
-// round trip through JSON.
-func TestJSONEqual(t *testing.T) {
+// TestEqual checks Equal against what it stands for: comparing both values after a round trip
+// through JSON. Sync's status writes and override's test operation and retained fields both
+// call Equal, so these rows are what both say (before they shared it, override called a nil
+// map equal to {} and sync did not).
+func TestEqual(t *testing.T) {
 	shared := map[string]any{"name": "a", "revision": int64(1)}
 	tests := []struct {
 		name string
@@ -39,11 +42,21 @@ func TestJSONEqual(t *testing.T) {
 		{"nested difference", map[string]any{"c": []any{map[string]any{"n": "a", "r": int64(1)}}}, map[string]any{"c": []any{map[string]any{"n": "a", "r": int64(2)}}}, false},
 		{"negative zero", []any{math.Copysign(0, -1)}, []any{int64(0)}, true},
 		{"NaN", []any{math.NaN()}, []any{math.NaN()}, false},
+		{"top-level nil map and empty map", map[string]any(nil), map[string]any{}, false},
+		{"top-level nil slice and empty slice", []any(nil), []any{}, false},
+		{"top-level nil map and null", map[string]any(nil), nil, true},
+		{"empty maps", map[string]any{}, map[string]any{}, true},
+		{"json.Number and int64", []any{json.Number("7")}, []any{int64(7)}, true},
+		{"json.Number and float64", []any{json.Number("0.5")}, []any{0.5}, true},
+		{"uint64 and int64", []any{uint64(9)}, []any{int64(9)}, true},
+		{"float32 and float64", []any{float32(0.5)}, []any{0.5}, true},
+		{"bool and string", []any{true}, []any{"true"}, false},
+		{"func never equal", []any{func() {}}, []any{func() {}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, jsonEqual(tt.a, tt.b))
-			require.Equal(t, tt.want, jsonEqual(tt.b, tt.a), "symmetric")
+			require.Equal(t, tt.want, Equal(tt.a, tt.b))
+			require.Equal(t, tt.want, Equal(tt.b, tt.a), "symmetric")
 			if ra, rb := roundTrip(tt.a), roundTrip(tt.b); ra != nil && rb != nil {
 				require.Equal(t, tt.want, equality.Semantic.DeepEqual(ra, rb), "what a round trip through JSON says")
 			}
@@ -58,5 +71,33 @@ func roundTrip(v any) map[string]any {
 	if _, err := json.Marshal(m); err != nil {
 		return nil
 	}
-	return normalizeJSON(m)
+	data, _ := json.Marshal(m)
+	var out map[string]any
+	d := json.NewDecoder(strings.NewReader(string(data)))
+	d.UseNumber()
+	if err := d.Decode(&out); err != nil {
+		return nil
+	}
+	return numbers(out).(map[string]any)
+}
+
+// numbers turns json.Numbers into int64 (or float64), as the API machinery decodes them.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package sync
+package jsonvalue
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"reflect"
 )
 
-// jsonEqual reports whether a and b are the same JSON value: what comparing them after a round
+// Equal reports whether a and b are the same JSON value: what comparing them after a round
 // trip through JSON reports, without the round trip. Numbers compare by value whatever their Go
 // type (int64 after a decode, int or float64 from code), as the API server stores them; a nil
 // map or slice is null, not {} or []. Values of Go types other than the ones JSON decodes to
 // compare by their encoding.
 //
-// A status write compares what sync computed with what it read, for every object, every pass:
-// this walk costs a fraction of two JSON round trips and allocates nothing.
-func jsonEqual(a, b any) bool {
+// Sync's status write compares what it computed with what it read, for every object, every
+// pass: this walk costs a fraction of two JSON round trips and allocates nothing. Override's
+// test operation and retained fields use it too, so both agree on every value.
+func Equal(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -30,7 +31,7 @@ func jsonEqual(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
+			if !ok || !Equal(v, w) {
 				return false
 			}
 		}
@@ -44,7 +45,7 @@ func jsonEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
+			if !Equal(x[i], y[i]) {
 				return false
 			}
 		}

@@ -1,0 +1,4 @@
+// Package jsonvalue compares the values inside unstructured objects as JSON values: the one
+// equality that sync's status writes and override's test operation and retained fields share.
+// It imports nothing from the module.
+package jsonvalue
