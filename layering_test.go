@@ -31,8 +31,10 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "internal/loop"},
 	"fake":            {"federation"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
-	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
-	"internal/loop":   {"federation", "internal/metrics"},
+	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease", "internal/statuswrite"},
+	// internal/statuswrite: the shared status writer the control plane gives its loops.
+	"internal/statuswrite": {"federation"},
+	"internal/loop":        {"federation", "internal/metrics"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
 	// the families every loop reports into, the work queue metrics provider.
 	"internal/metrics": {"federation"},
@@ -64,6 +66,7 @@ var internalImporters = map[string][]string{
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
+	"internal/statuswrite":   {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

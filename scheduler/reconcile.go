@@ -89,6 +89,7 @@ func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key 
 	}
 	log = log.WithValues("loop", fedmetrics.LoopScheduler, "type", s.typ.Federated.Kind, "object", key.String())
 	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
+	r = federation.PendingReader(r, s.opts.StatusWriter, s.typ.FederatedGVR())
 	res, outcome, err := s.reconcile(ctx, r, key, log)
 	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
 	return res, err
@@ -155,7 +156,7 @@ const conflictRetries = 3
 func (s *Scheduler) reread(ctx context.Context, key federation.Key) (inputs, error) {
 	var in inputs
 	var err error
-	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	in.u, err = federation.PendingReader(s.host, s.opts.StatusWriter, s.typ.FederatedGVR()).Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if err != nil {
 		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -90,6 +91,7 @@ func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federa
 	}
 	log = log.WithValues("loop", fedmetrics.LoopSync, "type", s.typ.Federated.Kind, "object", key.String())
 	ctx = logr.NewContext(ctx, log) // nested calls log with the loop, type and object
+	r = federation.PendingReader(r, s.opts.StatusWriter, s.typ.FederatedGVR())
 	res, outcome, err := s.reconcile(ctx, key, r)
 	s.metrics.observe(outcome, err, start, s.opts.Clock.Now())
 	return res, err
@@ -362,6 +364,16 @@ func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*fede
 	s.mu.RUnlock()
 	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
 		cp := *d
+		if s.opts.StatusWriter != nil {
+			// The status may hold changes not written yet (the scheduler's schedule), which
+			// the resourceVersion does not tell: it is decoded again.
+			cp.Status = federation.FederatedStatus{}
+			if st, ok := u.Object["status"].(map[string]any); ok {
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &cp.Status); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return &cp, nil
 	}
 	fed, err := federation.FederatedObjectFromUnstructured(u)
