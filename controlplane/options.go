@@ -88,7 +88,8 @@ type Options struct {
 	// StatusWindow is how long the control plane's shared status writer holds a loop's status
 	// change of a federated object for the other loops' changes to it: the scheduler's, sync's
 	// and the collector's changes within the window are one status write, each loop's fields
-	// its own. 0: statuswrite's default, one second. Negative: no shared writer, each loop
+	// its own. 0: statuswrite's default, two seconds (changes that keep arriving hold the
+	// write up to five windows). Negative: no shared writer, each loop
 	// writes its status at once; so it is with LeaderElection or Sharding, where a pending
 	// write could land after the object's shard moved. A loop given its own StatusWriter
 	// keeps it.

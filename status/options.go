@@ -45,8 +45,8 @@ type Options struct {
 
 	// Events records events on the federated objects when their Ready condition changes
 	// status or reason (with the condition's reason: Normal when it turns True, Warning
-	// otherwise) and when clusters go stale while it does not (ClustersStale); never on a
-	// pass that changed neither. nil: none.
+	// otherwise; not a new object's first NotReady) and when clusters go stale while it does
+	// not (ClustersStale); never on a pass that changed neither. nil: none.
 	Events federation.EventRecorder
 
 	// StatusWriter, when set, takes the loop's status writes and merges them with the other

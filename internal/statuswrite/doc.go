@@ -1,7 +1,8 @@
 // Package statuswrite is the shared status writer of one control plane process. Its Writer
 // implements federation.StatusWriter: the scheduler, sync and the status collector hand it
 // their changes of a federated object's status, and it writes what arrived for the same
-// object within Options.Window (on Options.Clock) as one status update.
+// object as one status update: each change waits Options.Window (on Options.Clock) for the
+// next, at most five windows after the first.
 //
 // Each loop's change is a mutation of its own fields only (ARCHITECTURE.md's ownership
 // table), so merging keeps every loop's fields: the write is the newest copy of the object

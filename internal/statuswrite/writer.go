@@ -19,7 +19,11 @@ import (
 )
 
 // DefaultWindow is how long a change waits for the other loops' changes to the same object.
-const DefaultWindow = time.Second
+const DefaultWindow = 2 * time.Second
+
+// maxHolds bounds how long changes that keep arriving hold an object's write: maxHolds
+// windows after the first.
+const maxHolds = 5
 
 // conflictRetries bounds how often one flush reads the object again after a Conflict.
 const conflictRetries = 3
@@ -70,6 +74,7 @@ type entry struct {
 	base     *unstructured.Unstructured
 	muts     []mutation
 	view     *unstructured.Unstructured
+	first    time.Time // when the first change arrived
 	due      time.Time
 	failures int
 }
@@ -162,7 +167,8 @@ func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *
 	switch {
 	case e == nil:
 		base = w.freshest(k, obj)
-		e = &entry{due: w.opts.Clock.Now().Add(w.opts.Window)}
+		now := w.opts.Clock.Now()
+		e = &entry{first: now, due: now.Add(w.opts.Window)}
 		fresh = true
 	case newer(obj, e.base):
 		base = obj
@@ -182,6 +188,9 @@ func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *
 		return nil // nothing to write
 	}
 	e.muts, e.view = muts, view
+	// Each change waits a window for the next (a collector that saw the member objects late,
+	// say), up to maxHolds windows after the first.
+	e.due = minTime(w.opts.Clock.Now().Add(w.opts.Window), e.first.Add(maxHolds*w.opts.Window))
 	w.pending[k] = e
 	var notify []func(string, federation.Key)
 	for s := range w.subs[gvr] {
@@ -335,8 +344,16 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 		later.failures = e.failures
 		return
 	}
-	e.due = w.opts.Clock.Now().Add(w.opts.Window << min(e.failures, 5))
+	e.first = w.opts.Clock.Now()
+	e.due = e.first.Add(w.opts.Window << min(e.failures, 5))
 	w.pending[k] = e
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // normalize makes numbers of decoded JSON and of Go code compare alike.
