@@ -367,7 +367,7 @@ func TestRealBounded(t *testing.T) {
 	t.Log("\n" + summarize(t, f.reg))
 	t.Log("\n" + f.events(t, r.ns, 100))
 	t.Log("\n" + f.counted.table(100))
-	f.checkWrites(t, 100)
+	f.checkWrites(t, 100, boundedWritesPerObject)
 }
 
 // TestRealScale propagates -scale.real objects.
@@ -382,5 +382,5 @@ func TestRealScale(t *testing.T) {
 	t.Log("\n" + r.cpu())
 	t.Log("\n" + f.events(t, r.ns, *realFlag))
 	t.Log("\n" + f.counted.table(*realFlag))
-	f.checkWrites(t, *realFlag)
+	f.checkWrites(t, *realFlag, maxWritesPerObject)
 }
