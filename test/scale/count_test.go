@@ -212,6 +212,32 @@ const (
 	boundedWritesPerObject = 4
 )
 
+// converged waits until every federated object of namespace ns is Propagated and Ready on the
+// host, so that the status writes are all counted: the members have the objects before the
+// loops have written the status.
+func (f *realFleet) converged(t *testing.T, ns string, objects int) {
+	t.Helper()
+	done := func() bool {
+		list, err := f.host.List(context.Background(), fedConfigMaps, ns, metav1.ListOptions{})
+		require.NoError(t, err)
+		n := 0
+		for _, u := range list.Items {
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			ok := 0
+			for _, c := range conds {
+				if m, _ := c.(map[string]any); m["status"] == "True" && (m["type"] == "Propagated" || m["type"] == "Ready") {
+					ok++
+				}
+			}
+			if ok == 2 {
+				n++
+			}
+		}
+		return n == objects
+	}
+	require.Eventually(t, done, 10*time.Minute, time.Second, "every FederatedConfigMap Propagated and Ready")
+}
+
 // events waits for the control plane's events about the objects of namespace ns to stop
 // arriving on the host (the broadcaster writes them one at a time, behind the loops) and
 // counts them by reason, so a run says what events cost per object.
