@@ -37,8 +37,10 @@ var allowedImports = map[string][]string{
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
-	"internal/loop":      {"federation", "internal/metrics"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease", "internal/statuswrite"},
+	// internal/statuswrite: the shared status writer the control plane gives its loops.
+	"internal/statuswrite": {"federation"},
+	"internal/loop":        {"federation", "internal/metrics"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
 	// the families every loop reports into, the work queue metrics provider.
 	"internal/metrics": {"federation"},
@@ -73,6 +75,7 @@ var internalImporters = map[string][]string{
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
+	"internal/statuswrite":   {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

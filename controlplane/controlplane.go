@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/statuswrite"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -29,8 +30,9 @@ type ControlPlane struct {
 	host   federation.ClusterClient
 	opts   Options
 	specs  []spec
-	shared []*part    // the loops every replica runs once: the ClusterSet's Run
-	events *forwarder // nil when the embedder gave Options.Events or disabled events
+	shared []*part             // the loops every replica runs once: the ClusterSet's Run
+	events *forwarder          // nil when the embedder gave Options.Events or disabled events
+	status *statuswrite.Writer // the shared status writer; nil with a negative StatusWindow
 	scheme *runtime.Scheme
 
 	mu      sync.Mutex
@@ -99,7 +101,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	}
 	cp := &ControlPlane{host: host, opts: opts}
 	if opts.Events == nil && !opts.Disable.Events {
-		cp.events = &forwarder{}
+		cp.events = &forwarder{window: opts.EventWindow}
 		opts.Events = cp.events
 		scheme, err := eventScheme()
 		if err != nil {
@@ -113,6 +115,16 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events} {
 			if *r == nil {
 				*r = opts.Events
+			}
+		}
+	}
+	// Pending writes would outlive a shard's or a leader's hand-over: with Leases, each loop
+	// writes its own status at once.
+	if opts.StatusWindow >= 0 && opts.Sharding == nil && opts.LeaderElection == nil {
+		cp.status = statuswrite.New(host, statuswrite.Options{Window: opts.StatusWindow, Clock: opts.Clock, Logger: opts.Logger})
+		for _, w := range []*federation.StatusWriter{&opts.Scheduler.StatusWriter, &opts.Sync.StatusWriter, &opts.Status.StatusWriter} {
+			if *w == nil {
+				*w = cp.status
 			}
 		}
 	}

@@ -78,6 +78,23 @@ type Options struct {
 	// writes.
 	Identity string
 
+	// EventWindow is how long the control plane's event recorder (when Options.Events is
+	// nil) gathers Normal events of one reason in one namespace: at the window's end one
+	// object's events are written as recorded, several objects' as one digest Event naming
+	// each object and what happened to it. Warnings are written at once. 0:
+	// DefaultEventWindow. Negative: every event at once.
+	EventWindow time.Duration
+
+	// StatusWindow is how long the control plane's shared status writer holds a loop's status
+	// change of a federated object for the other loops' changes to it: the scheduler's, sync's
+	// and the collector's changes within the window are one status write, each loop's fields
+	// its own. 0: statuswrite's default, two seconds (changes that keep arriving hold the
+	// write up to five windows). Negative: no shared writer, each loop
+	// writes its status at once; so it is with LeaderElection or Sharding, where a pending
+	// write could land after the object's shard moved. A loop given its own StatusWriter
+	// keeps it.
+	StatusWindow time.Duration
+
 	// Name is the component of the events' source. Default: DefaultName.
 	Name string
 
@@ -151,6 +168,9 @@ func (o *Options) complete() error {
 	}
 	if o.Name == "" {
 		o.Name = DefaultName
+	}
+	if o.EventWindow == 0 {
+		o.EventWindow = DefaultEventWindow
 	}
 	if o.RetryPeriod == 0 {
 		o.RetryPeriod = DefaultRetryPeriod

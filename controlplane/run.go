@@ -68,6 +68,20 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		stop := cp.startEvents(ctx)
 		defer stop()
 	}
+	if cp.status != nil {
+		// The shared status writer runs all along, and writes what the loops left pending
+		// once they have returned.
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = cp.status.Run(wctx)
+		}()
+		defer func() {
+			cancel()
+			<-done
+		}()
+	}
 	log.Info("Starting the control plane", "loops", len(cp.specs), "types", len(cp.opts.Types), "replicas", cp.mode())
 	if cp.opts.LeaderElection != nil {
 		cp.setUnitState(cp.units[0], StateStandby)

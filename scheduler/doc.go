@@ -123,6 +123,9 @@
 // it place this now?", ignoring the previous schedule ([Scheduler.ExplainFresh] does that on
 // the host's objects).
 //
+// With [Options].StatusWriter the write goes to that shared writer, merged with sync's and
+// the collector's writes to the object: a type without replicas costs no write of its own.
+//
 // # Which clusters a preference chooses from (KubeFed's rule)
 //
 // The Scheduler loop keeps KubeFed's rule: a ReplicaSchedulingPreference chooses among every

@@ -43,6 +43,12 @@ type Options struct {
 	// Scheduled condition's reason), never on a pass that changed nothing. nil: none.
 	Events federation.EventRecorder
 
+	// StatusWriter, when set, takes the loop's status writes and merges them with the other
+	// loops' writes to the same object (package controlplane sets one for the loops it runs);
+	// the loop reads objects with the changes still pending. nil: the loop writes its status
+	// itself, at once.
+	StatusWriter federation.StatusWriter
+
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string
 

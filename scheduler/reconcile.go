@@ -83,6 +83,7 @@ func (s *Scheduler) Reconcile(ctx context.Context, key federation.Key) (federati
 
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's caches.
 func (s *Scheduler) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
+	r = federation.PendingReader(r, s.opts.StatusWriter, s.typ.FederatedGVR())
 	p := loop.Pass{Loop: fedmetrics.LoopScheduler, Type: s.typ.Federated.Kind, Clock: s.opts.Clock, Logger: s.opts.Logger, Observe: s.metrics.observe}
 	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return s.reconcile(ctx, r, key) })
 }
@@ -149,7 +150,7 @@ const conflictRetries = 3
 func (s *Scheduler) reread(ctx context.Context, key federation.Key) (inputs, error) {
 	var in inputs
 	var err error
-	in.u, err = s.host.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
+	in.u, err = federation.PendingReader(s.host, s.opts.StatusWriter, s.typ.FederatedGVR()).Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if err != nil {
 		return in, fmt.Errorf("scheduler: get %s %s: %w", s.typ.Federated.Kind, key, err)
 	}

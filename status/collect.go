@@ -47,6 +47,7 @@ func (c *Collector) Reconcile(ctx context.Context, key federation.Key) (federati
 // reconcileFrom is Reconcile reading the host through r: the host itself, or Run's informer
 // caches (cached).
 func (c *Collector) reconcileFrom(ctx context.Context, r federation.Reader, cached bool, key federation.Key) (federation.Result, error) {
+	r = federation.PendingReader(r, c.opts.StatusWriter, c.typ.FederatedGVR())
 	p := loop.Pass{Loop: fedmetrics.LoopStatus, Type: c.typ.Federated.Kind, Clock: c.opts.Clock, Logger: c.opts.Logger, Observe: c.metrics.observe}
 	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return c.reconcile(ctx, r, cached, key) })
 }
@@ -96,7 +97,8 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		}
 		err = c.write(ctx, u, &agg)
 		if apierrors.IsConflict(err) && attempt < conflictRetries {
-			objects = c.host // the cache lags or another loop wrote: read the object as it is now
+			// the cache lags or another loop wrote: read the object as it is now
+			objects = federation.PendingReader(c.host, c.opts.StatusWriter, c.typ.FederatedGVR())
 			continue
 		}
 		if err != nil {
@@ -111,13 +113,22 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 }
 
 // waitingForSync reports whether sync has yet to pass over the object: status.clusters is empty
-// and there is no Propagated condition. The Collector then writes nothing: its Ready condition
-// would say NoClusters for the moment before sync lists the placed clusters, and that write
-// is one more host write per new object, conflicting with sync's and the scheduler's. Sync's
-// status write brings the object back to the Collector.
+// and there is no Propagated condition, or only sync's WaitingForSchedule (a new object
+// before its schedule). The Collector then writes nothing: its Ready condition would say
+// NoClusters for the moment before sync lists the placed clusters, and that write (and its
+// Warning) is one more host write per new object. Sync's status write brings the object back
+// to the Collector.
 func waitingForSync(st *federation.FederatedStatus) bool {
-	return len(st.Clusters) == 0 && meta.FindStatusCondition(st.Conditions, federation.ConditionPropagated) == nil
+	if len(st.Clusters) > 0 {
+		return false
+	}
+	c := meta.FindStatusCondition(st.Conditions, federation.ConditionPropagated)
+	return c == nil || c.Reason == reasonWaitingForSchedule
 }
+
+// reasonWaitingForSchedule is sync's Propagated reason while it waits for a new object's
+// schedule (fedsync.ReasonWaitingForSchedule; the packages do not import each other).
+const reasonWaitingForSchedule = "WaitingForSchedule"
 
 // decodeStatus decodes the federated object's status only (the template can be large and is
 // not needed).

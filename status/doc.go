@@ -26,7 +26,9 @@
 // federation.RevisionAnnotation): with stale, what sync's staged rollouts judge a stage by. So the Collector's placed clusters are exactly the ones status.clusters lists; it
 // fills and refreshes their observed fields, and never adds or removes an entry. A write is
 // the object as read with the Collector's fields replaced, locked on its resourceVersion;
-// after a Conflict the pass starts again from a fresh read.
+// after a Conflict the pass starts again from a fresh read. With Options.StatusWriter the
+// Collector hands its fields to that shared writer, matched to entries by name, and is told
+// of sync's pending changes, so a new object's first status is one write.
 //
 // # Extraction
 //
@@ -69,7 +71,8 @@
 // not run N's revision, and why: a member refused it, a rollout holds it), NotReady (naming
 // the clusters that are not ready, and why) or StaleClusters (naming the clusters without
 // fresh data); False with NoClusters when nothing is placed. Before sync first passes over
-// a new object (no status.clusters, no Propagated condition) the Collector writes nothing:
+// a new object (no status.clusters, no Propagated condition or sync's WaitingForSchedule) the
+// Collector writes nothing:
 // there is nothing to observe yet, and sync's status write brings the object back to it.
 //
 // # No churn

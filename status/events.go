@@ -21,9 +21,16 @@ const EventClustersStale = "ClustersStale"
 // report records the transitions a status write of u made, comparing the status before (old)
 // with agg: Ready changing status or reason is an event with the condition's reason (Normal
 // when it turned True, Warning otherwise); otherwise, clusters going stale are a Warning
-// naming them. A write that changed neither (new numbers during a rollout) records nothing.
+// naming them. A write that changed neither (new numbers during a rollout) records nothing,
+// nor does a new object's first Ready=False NotReady.
 func (c *Collector) report(ctx context.Context, u runtime.Object, old *federation.FederatedStatus, agg *Aggregation) {
 	prev := meta.FindStatusCondition(old.Conditions, federation.ConditionReady)
+	if prev == nil && agg.Ready.Reason == ReasonNotReady {
+		// A new object's members not ready yet (or not observed yet) is where every object
+		// starts, not a transition to warn about: one Warning per new object would be one
+		// more host write each. Ready turning True is recorded.
+		return
+	}
 	if prev == nil || prev.Status != agg.Ready.Status || prev.Reason != agg.Ready.Reason {
 		typ := federation.EventTypeWarning
 		if agg.Ready.Status == metav1.ConditionTrue {

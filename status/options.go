@@ -54,9 +54,15 @@ type Options struct {
 
 	// Events records events on the federated objects when their Ready condition changes
 	// status or reason (with the condition's reason: Normal when it turns True, Warning
-	// otherwise) and when clusters go stale while it does not (ClustersStale); never on a
-	// pass that changed neither. nil: none.
+	// otherwise; not a new object's first NotReady) and when clusters go stale while it does
+	// not (ClustersStale); never on a pass that changed neither. nil: none.
 	Events federation.EventRecorder
+
+	// StatusWriter, when set, takes the loop's status writes and merges them with the other
+	// loops' writes to the same object (package controlplane sets one for the loops it runs);
+	// the loop reads objects with the changes still pending. nil: the loop writes its status
+	// itself, at once.
+	StatusWriter federation.StatusWriter
 
 	// Namespace restricts Run to federated objects in one namespace. Default: all.
 	Namespace string

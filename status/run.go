@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Run collects until ctx is done. It watches the federated objects of its type and the
@@ -59,6 +60,14 @@ func (c *Collector) Run(ctx context.Context) error {
 		}
 	})
 	defer remove()
+	if w := c.opts.StatusWriter; w != nil {
+		// Sync's change, not written yet, lists the clusters to collect from.
+		w.Notify(ctx, fedmetrics.LoopStatus, c.typ.FederatedGVR(), func(from string, key federation.Key) {
+			if from == fedmetrics.LoopSync {
+				l.Enqueue(key)
+			}
+		})
+	}
 	cached := l.Reader()
 	reconcile := func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		return c.reconcileFrom(ctx, cached, true, key)

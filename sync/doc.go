@@ -101,7 +101,9 @@
 // renders again with it (so a concurrent writer's fields that the federation does not own are
 // kept) and retries, Options.ConflictRetries times, before the pass fails and the key is
 // retried with backoff. The federated object's own status is written the same way: sync's
-// fields replace only sync's fields of the object as read.
+// fields replace only sync's fields of the object as read. With Options.StatusWriter (the
+// control plane's shared writer) sync hands its fields to it instead, and reads objects with
+// the changes still pending, so one write holds the scheduler's, sync's and the collector's.
 //
 // # Ownership
 //

@@ -69,6 +69,12 @@ type Options struct {
 	// failures, adoption refused). nil: none.
 	Events EventRecorder
 
+	// StatusWriter, when set, takes the loop's status writes and merges them with the other
+	// loops' writes to the same object (package controlplane sets one for the loops it runs);
+	// the loop reads objects with the changes still pending. nil: the loop writes its status
+	// itself, at once.
+	StatusWriter federation.StatusWriter
+
 	// Identity is the value of federation.ManagedByLabel on the member objects this Syncer
 	// manages. Two federations over one fleet with different identities never touch each
 	// other's objects, and each holds the Clusters with its own ClusterFinalizer.

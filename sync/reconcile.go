@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -57,6 +58,7 @@ func (s *Syncer) Reconcile(ctx context.Context, key federation.Key) (federation.
 
 // reconcileWith is Reconcile reading the host through r: the host itself, or Run's caches.
 func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, error) {
+	r = federation.PendingReader(r, s.opts.StatusWriter, s.typ.FederatedGVR())
 	p := loop.Pass{Loop: fedmetrics.LoopSync, Type: s.typ.Federated.Kind, Clock: s.opts.Clock, Logger: s.opts.Logger, Observe: s.metrics.observe}
 	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return s.reconcile(ctx, key, r) })
 }
@@ -333,6 +335,16 @@ func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*fede
 	s.mu.RUnlock()
 	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
 		cp := *d
+		if s.opts.StatusWriter != nil {
+			// The status may hold changes not written yet (the scheduler's schedule), which
+			// the resourceVersion does not tell: it is decoded again.
+			cp.Status = federation.FederatedStatus{}
+			if st, ok := u.Object["status"].(map[string]any); ok {
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &cp.Status); err != nil {
+					return nil, err
+				}
+			}
+		}
 		return &cp, nil
 	}
 	fed, err := federation.FederatedObjectFromUnstructured(u)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Run syncs until ctx is done. It watches, on the host, the federated objects of its type, the
@@ -54,6 +55,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
+	}
+	if w := s.opts.StatusWriter; w != nil {
+		// The scheduler's change, not written yet, lets a pass that waited for it propagate.
+		w.Notify(ctx, fedmetrics.LoopSync, s.typ.FederatedGVR(), func(from string, key federation.Key) {
+			if from == fedmetrics.LoopScheduler {
+				l.Enqueue(key)
+			}
+		})
 	}
 	// A second, small loop over the Clusters releases the ones leaving the federation
 	// (ReconcileCluster) once the objects' passes have cleaned up there.

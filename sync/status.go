@@ -18,6 +18,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/jsonvalue"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
@@ -274,6 +275,13 @@ func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured,
 		// from JSON, what mutate set comes from Go.
 		if jsonvalue.Equal(old, status) {
 			return false, nil
+		}
+		if w := s.opts.StatusWriter; w != nil {
+			// Handed to the shared writer, merged with the other loops' changes.
+			if err := w.WriteStatus(fedmetrics.LoopSync, gvr, u, mutate); err != nil {
+				return false, fmt.Errorf("sync: status of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
+			}
+			return true, nil
 		}
 		// The object as read with the new status: the client encodes it and keeps nothing,
 		// so the rest is shared with u rather than copied.

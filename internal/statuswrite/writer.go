@@ -1,0 +1,394 @@
+package statuswrite
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	gosync "sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// DefaultWindow is how long a change waits for the other loops' changes to the same object.
+const DefaultWindow = 2 * time.Second
+
+// maxHolds bounds how long changes that keep arriving hold an object's write: maxHolds
+// windows after the first.
+const maxHolds = 5
+
+// conflictRetries bounds how often one flush reads the object again after a Conflict.
+const conflictRetries = 3
+
+// finalFlushTimeout bounds the last writes Run makes once its context is done.
+const finalFlushTimeout = 10 * time.Second
+
+// maxFailures bounds how often an object's write fails before its changes are dropped (the
+// loops' next passes hand them again).
+const maxFailures = 5
+
+// Options configure a Writer. The zero value is the default.
+type Options struct {
+	// Window is how long the first change to an object waits before the write; 0 means
+	// DefaultWindow.
+	Window time.Duration
+	// Clock times the window; nil means the real clock.
+	Clock clock.WithTicker
+	// Logger logs failed writes.
+	Logger logr.Logger
+}
+
+// Writer merges the status changes of several loops to one object into one write.
+type Writer struct {
+	host federation.ClusterClient
+	opts Options
+
+	mu      gosync.Mutex
+	pending map[objKey]*entry
+	written map[objKey]*unstructured.Unstructured // the last write's result, until read back
+	subs    map[schema.GroupVersionResource]map[*sub]struct{}
+	wake    chan struct{}
+}
+
+type objKey struct {
+	gvr schema.GroupVersionResource
+	key federation.Key
+}
+
+type mutation struct {
+	loop  string
+	apply func(map[string]any) error
+}
+
+// entry is one object's pending write: the newest copy known, the mutations in arrival order,
+// and what they make of it.
+type entry struct {
+	base     *unstructured.Unstructured
+	muts     []mutation
+	view     *unstructured.Unstructured
+	first    time.Time // when the first change arrived
+	due      time.Time
+	failures int
+}
+
+type sub struct {
+	loop string
+	fn   func(string, federation.Key)
+}
+
+var _ federation.StatusWriter = (*Writer)(nil)
+
+// New returns a Writer writing through host. Run writes.
+func New(host federation.ClusterClient, opts Options) *Writer {
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Writer{
+		host:    host,
+		opts:    opts,
+		pending: map[objKey]*entry{},
+		written: map[objKey]*unstructured.Unstructured{},
+		subs:    map[schema.GroupVersionResource]map[*sub]struct{}{},
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// newer reports whether a's resourceVersion is after b's. resourceVersions are opaque to
+// clients, but both kube-apiserver (etcd revisions) and the fake count up: when either does
+// not parse, a is taken as newer.
+func newer(a, b *unstructured.Unstructured) bool {
+	ra, errA := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	rb, errB := strconv.ParseUint(b.GetResourceVersion(), 10, 64)
+	if errA != nil || errB != nil {
+		return a.GetResourceVersion() != b.GetResourceVersion()
+	}
+	return ra > rb
+}
+
+// freshest returns obj or what the Writer last wrote of it, the newer one; it forgets the
+// written copy once obj has caught up. The caller holds w.mu.
+func (w *Writer) freshest(k objKey, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	last, ok := w.written[k]
+	if !ok {
+		return obj
+	}
+	if newer(last, obj) {
+		return last
+	}
+	delete(w.written, k)
+	return obj
+}
+
+// apply returns a copy of base with muts applied to its status (the rest shared with base),
+// and the mutations that applied. A mutation that fails on this copy (it was made for another
+// one) is left out, unless it is the last one and strict: then its error is returned.
+func apply(base *unstructured.Unstructured, muts []mutation, strict bool) (*unstructured.Unstructured, []mutation, error) {
+	old, _ := base.Object["status"].(map[string]any)
+	status := maps.Clone(old)
+	if status == nil {
+		status = map[string]any{}
+	}
+	kept := muts[:0:0]
+	for i, m := range muts {
+		// A mutation that fails may have changed status before it failed: it runs on a copy.
+		try := maps.Clone(status)
+		if err := m.apply(try); err != nil {
+			if strict && i == len(muts)-1 {
+				return nil, nil, err
+			}
+			continue
+		}
+		status = try
+		kept = append(kept, m)
+	}
+	out := &unstructured.Unstructured{Object: maps.Clone(base.Object)}
+	out.Object["status"] = status
+	return out, kept, nil
+}
+
+// WriteStatus implements federation.StatusWriter.
+func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mutate func(map[string]any) error) error {
+	k := objKey{gvr: gvr, key: federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+	w.mu.Lock()
+	e := w.pending[k]
+	fresh := false
+	var base *unstructured.Unstructured
+	switch {
+	case e == nil:
+		base = w.freshest(k, obj)
+		now := w.opts.Clock.Now()
+		e = &entry{first: now, due: now.Add(w.opts.Window)}
+		fresh = true
+	case newer(obj, e.base):
+		base = obj
+	default:
+		base = e.base
+	}
+	muts := append(e.muts[:len(e.muts):len(e.muts)], mutation{loop: loop, apply: mutate})
+	view, muts, err := apply(base, muts, true)
+	if err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	e.base = base
+	old, _ := base.Object["status"].(map[string]any)
+	if fresh && reflect.DeepEqual(normalize(old), normalize(view.Object["status"].(map[string]any))) {
+		w.mu.Unlock()
+		return nil // nothing to write
+	}
+	e.muts, e.view = muts, view
+	// Each change waits a window for the next (a collector that saw the member objects late,
+	// say), up to maxHolds windows after the first.
+	e.due = minTime(w.opts.Clock.Now().Add(w.opts.Window), e.first.Add(maxHolds*w.opts.Window))
+	w.pending[k] = e
+	var notify []func(string, federation.Key)
+	for s := range w.subs[gvr] {
+		if s.loop != loop {
+			notify = append(notify, s.fn)
+		}
+	}
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	for _, fn := range notify {
+		fn(loop, k.key)
+	}
+	return nil
+}
+
+// Pending implements federation.StatusWriter.
+func (w *Writer) Pending(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	k := objKey{gvr: gvr, key: federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.pending[k]
+	if e == nil {
+		if last := w.freshest(k, obj); last != obj {
+			return last.DeepCopy()
+		}
+		return obj
+	}
+	if newer(obj, e.base) {
+		// A newer copy (someone else's write): the mutations again, on it.
+		e.base = obj
+		e.view, e.muts, _ = apply(obj, e.muts, false)
+	}
+	return e.view.DeepCopy() // the caller's own copy: loops change what they read
+}
+
+// Notify implements federation.StatusWriter.
+func (w *Writer) Notify(ctx context.Context, loop string, gvr schema.GroupVersionResource, fn func(string, federation.Key)) {
+	s := &sub{loop: loop, fn: fn}
+	w.mu.Lock()
+	if w.subs[gvr] == nil {
+		w.subs[gvr] = map[*sub]struct{}{}
+	}
+	w.subs[gvr][s] = struct{}{}
+	w.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		delete(w.subs[gvr], s)
+		w.mu.Unlock()
+	})
+}
+
+// Run writes the pending changes as their windows end, until ctx is done; what is pending
+// then is written before it returns (bounded by the host client's own timeouts).
+func (w *Writer) Run(ctx context.Context) error {
+	for {
+		next, ok := w.flushDue(ctx, false)
+		var (
+			timer <-chan time.Time
+			t     clock.Timer
+		)
+		if ok {
+			t = w.opts.Clock.NewTimer(next.Sub(w.opts.Clock.Now()))
+			timer = t.C()
+		}
+		select {
+		case <-ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalFlushTimeout)
+			defer cancel()
+			w.flushDue(last, true)
+			return nil
+		case <-w.wake:
+		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// flushDue writes every entry whose window has ended (all of them with all) and returns when
+// the next one ends.
+func (w *Writer) flushDue(ctx context.Context, all bool) (time.Time, bool) {
+	now := w.opts.Clock.Now()
+	w.mu.Lock()
+	due := map[objKey]*entry{}
+	for k, e := range w.pending {
+		if all || !e.due.After(now) {
+			due[k] = e
+			delete(w.pending, k)
+		}
+	}
+	w.mu.Unlock()
+	for k, e := range due {
+		w.flush(ctx, k, e)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var next time.Time
+	for _, e := range w.pending {
+		if next.IsZero() || e.due.Before(next) {
+			next = e.due
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// flush writes one entry; after a Conflict it reads the object again and applies the
+// mutations again. A failure other than NotFound keeps the entry for another window.
+func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
+	view := e.view
+	var err error
+	for attempt := 0; ; attempt++ {
+		var out *unstructured.Unstructured
+		out, err = w.host.UpdateStatus(ctx, k.gvr, view)
+		if err == nil {
+			w.mu.Lock()
+			w.written[k] = out
+			w.mu.Unlock()
+			return
+		}
+		if !apierrors.IsConflict(err) || attempt >= conflictRetries {
+			break
+		}
+		fresh, gerr := w.host.Get(ctx, k.gvr, k.key.Namespace, k.key.Name)
+		if gerr != nil {
+			err = gerr
+			break
+		}
+		e.base = fresh
+		view, e.muts, _ = apply(fresh, e.muts, false)
+	}
+	if apierrors.IsNotFound(err) {
+		return // deleted: nothing to write
+	}
+	e.failures++
+	w.opts.Logger.Error(err, "Status write failed", "resource", k.gvr.Resource, "object", k.key.String(), "failures", e.failures)
+	if e.failures >= maxFailures || ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if later := w.pending[k]; later != nil {
+		// Changes arrived meanwhile: they go after these.
+		later.view, later.muts, _ = apply(later.base, append(e.muts, later.muts...), false)
+		later.failures = e.failures
+		return
+	}
+	e.first = w.opts.Clock.Now()
+	e.due = e.first.Add(w.opts.Window << min(e.failures, 5))
+	w.pending[k] = e
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// normalize makes numbers of decoded JSON and of Go code compare alike.
+func normalize(m map[string]any) any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return roundTrip(m)
+}
+
+func roundTrip(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = roundTrip(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = roundTrip(e)
+		}
+		return out
+	case int:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
+
+// String names the Writer in logs.
+func (w *Writer) String() string { return fmt.Sprintf("statuswrite.Writer(window %s)", w.opts.Window) }

@@ -1,0 +1,176 @@
+package statuswrite_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/statuswrite"
+)
+
+var gvr = federation.ConfigMapType.FederatedGVR()
+
+// setField returns a mutation setting status[k] = v, as a loop sets the fields it owns.
+func setField(k string, v any) func(map[string]any) error {
+	return func(status map[string]any) error {
+		status[k] = v
+		return nil
+	}
+}
+
+// harness is a fake host holding default/cfg, a Writer on a fake clock, and Run running.
+type harness struct {
+	host  *fake.Cluster
+	clock *clocktesting.FakeClock
+	w     *statuswrite.Writer
+}
+
+func start(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{host: fake.NewHost("host"), clock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
+	h.host.SetClock(h.clock)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap,
+metadata: {name: cfg, namespace: default}, spec: {template: {data: {a: b}}}}`), &u.Object))
+	_, err := h.host.Create(context.Background(), gvr, u)
+	require.NoError(t, err)
+	h.host.ClearActions()
+	h.w = statuswrite.New(h.host, statuswrite.Options{Window: time.Second, Clock: h.clock})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return h
+}
+
+func (h *harness) get(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	u, err := h.host.Get(context.Background(), gvr, "default", "cfg")
+	require.NoError(t, err)
+	return u
+}
+
+// statusWrites counts the status updates the host has seen.
+func (h *harness) statusWrites() int {
+	n := 0
+	for _, a := range h.host.Actions() {
+		if a.Verb == fake.VerbUpdateStatus {
+			n++
+		}
+	}
+	return n
+}
+
+// stepUntil steps the fake clock by a second until cond holds (bounded).
+func (h *harness) stepUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 100 {
+		if cond() {
+			return
+		}
+		h.clock.Step(time.Second)
+		for range 100 {
+			if cond() {
+				return
+			}
+			time.Sleep(time.Millisecond) // the Writer's goroutine runs in real time
+		}
+	}
+	t.Fatalf("%s: not after 100 steps", what)
+}
+
+func status(u *unstructured.Unstructured) map[string]any {
+	m, _ := u.Object["status"].(map[string]any)
+	return m
+}
+
+// Three loops' changes to one object within the window are one write holding each loop's
+// field; before it, Pending shows them all; the host saw no write until the window ended.
+func TestMergesLoopsIntoOneWrite(t *testing.T) {
+	h := start(t)
+	u := h.get(t)
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, u, setField("schedule", map[string]any{"clusters": []any{}})))
+	require.NoError(t, h.w.WriteStatus("sync", gvr, u, setField("syncedRevision", int64(1))))
+	require.NoError(t, h.w.WriteStatus("status", gvr, u, setField("aggregated", map[string]any{"ready": true})))
+
+	want := map[string]any{"schedule": map[string]any{"clusters": []any{}}, "syncedRevision": int64(1), "aggregated": map[string]any{"ready": true}}
+	if diff := cmp.Diff(want, status(h.w.Pending(gvr, u))); diff != "" {
+		t.Errorf("Pending status (-want +got):\n%s", diff)
+	}
+	require.Equal(t, 0, h.statusWrites(), "no write before the window ends")
+
+	h.stepUntil(t, "the merged write", func() bool { return h.statusWrites() == 1 })
+	if diff := cmp.Diff(want, status(h.get(t))); diff != "" {
+		t.Errorf("written status (-want +got):\n%s", diff)
+	}
+	// Nothing pending: further steps write nothing.
+	h.clock.Step(5 * time.Second)
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, 1, h.statusWrites())
+}
+
+// A change that changes nothing is not written.
+func TestUnchangedIsNotWritten(t *testing.T) {
+	h := start(t)
+	require.NoError(t, h.w.WriteStatus("sync", gvr, h.get(t), setField("syncedRevision", int64(1))))
+	h.stepUntil(t, "the first write", func() bool { return h.statusWrites() == 1 })
+	require.NoError(t, h.w.WriteStatus("sync", gvr, h.get(t), setField("syncedRevision", int64(1))))
+	h.clock.Step(5 * time.Second)
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, 1, h.statusWrites())
+}
+
+// Someone else's write meanwhile (sync's metadata patch) is a Conflict: the Writer reads the
+// object again and applies every loop's change on it, keeping the other write.
+func TestConflictAppliesChangesAgain(t *testing.T) {
+	h := start(t)
+	u := h.get(t)
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, u, setField("schedule", map[string]any{"clusters": []any{}})))
+	_, err := h.host.Patch(context.Background(), gvr, "default", "cfg", types.MergePatchType, []byte(`{"metadata":{"finalizers":["x/y"]}}`))
+	require.NoError(t, err)
+	require.NoError(t, h.w.WriteStatus("sync", gvr, u, setField("syncedRevision", int64(1))))
+	h.stepUntil(t, "written", func() bool { return len(status(h.get(t))) == 2 })
+	got := h.get(t)
+	require.Equal(t, []string{"x/y"}, got.GetFinalizers())
+	if diff := cmp.Diff(map[string]any{"schedule": map[string]any{"clusters": []any{}}, "syncedRevision": int64(1)}, status(got)); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
+
+// A mutation that fails is refused at once, and nothing is kept.
+func TestFailingMutationRefused(t *testing.T) {
+	h := start(t)
+	err := h.w.WriteStatus("status", gvr, h.get(t), func(map[string]any) error { return errBoom })
+	require.ErrorIs(t, err, errBoom)
+	h.clock.Step(5 * time.Second)
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, 0, h.statusWrites())
+}
+
+// Notify tells the other loops of a change, not the loop that made it.
+func TestNotifyOtherLoops(t *testing.T) {
+	h := start(t)
+	var got []string
+	h.w.Notify(context.Background(), "status", gvr, func(from string, key federation.Key) { got = append(got, from+" "+key.String()) })
+	require.NoError(t, h.w.WriteStatus("sync", gvr, h.get(t), setField("syncedRevision", int64(1))))
+	require.NoError(t, h.w.WriteStatus("status", gvr, h.get(t), setField("aggregated", map[string]any{})))
+	require.Equal(t, []string{"sync default/cfg"}, got)
+}
+
+type boom struct{}
+
+func (boom) Error() string { return "boom" }
+
+var errBoom error = boom{}
