@@ -152,16 +152,17 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// StepUntil steps clk by d until cond holds, at most steps times, giving the goroutines that
-// run on clk up to 100ms of real time after each step to act on it. what describes the
-// condition when the test fails (built then, so it can say what was seen last).
-func StepUntil(t testing.TB, clk *clocktesting.FakeClock, d time.Duration, steps int, what func() string, cond func() bool) {
+// StepUntil calls step(d) (a fake clock's Step, or one that also ticks the fleet) until cond
+// holds, at most steps times, giving the goroutines on that clock up to 100ms of real time
+// after each step to act on it. what describes the condition when the test fails (built
+// then, so it can say what was seen last).
+func StepUntil(t testing.TB, step func(time.Duration), d time.Duration, steps int, what func() string, cond func() bool) {
 	t.Helper()
 	for range steps {
 		if cond() {
 			return
 		}
-		clk.Step(d)
+		step(d)
 		tick := time.NewTicker(time.Millisecond)
 		for range 100 {
 			if cond() {

@@ -80,12 +80,12 @@ func TestCreateAndApply(t *testing.T) {
 func TestStepUntil(t *testing.T) {
 	e := fedtest.New(t, fedtest.Options{})
 	until := fedtest.Epoch.Add(5 * time.Second)
-	fedtest.StepUntil(t, e.Clock, time.Second, 10, func() string { return "five seconds" }, func() bool { return !e.Clock.Now().Before(until) })
+	fedtest.StepUntil(t, e.Clock.Step, time.Second, 10, func() string { return "five seconds" }, func() bool { return !e.Clock.Now().Before(until) })
 	if !e.Clock.Now().Equal(until) {
 		t.Errorf("clock at %s; want %s (no step past the condition)", e.Clock.Now(), until)
 	}
 	f := &fatal{TB: t}
-	fedtest.StepUntil(f, e.Clock, time.Second, 3, func() string { return "never" }, func() bool { return false })
+	fedtest.StepUntil(f, e.Clock.Step, time.Second, 3, func() string { return "never" }, func() bool { return false })
 	if want := "never: not after 3 steps of 1s"; f.msg != want {
 		t.Errorf("failure %q; want %q", f.msg, want)
 	}
