@@ -48,6 +48,8 @@ var allowedImports = map[string][]string{
 	"internal/condition": nil,
 	"internal/tools":     nil,
 	"internal/testenv":   {"federation"},
+	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
+	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // otherShop creates, in namespace other, a federated Ingress shop with a load balancer in eu
@@ -65,18 +66,18 @@ func TestRunNameConflicts(t *testing.T) {
 		cancel()
 		require.NoError(t, <-done)
 	}()
-	eventually(t, "the younger record publishes only its own host", func() bool {
+	fedtest.Eventually(t, "the younger record publishes only its own host", func() bool {
 		return slices.Equal(w.shopEndpoints(), []string{"shop.example.com A 203.0.113.66"})
 	})
 	// A pass over shop that wrote nothing (after the one that did, whose status write
 	// queued it): nothing of shop's own is left to reconcile it.
-	eventually(t, "shop is settled", func() bool {
+	fedtest.Eventually(t, "shop is settled", func() bool {
 		return metricValues(t, reg)[`fedkit_reconciles_total{loop="dns",outcome="unchanged",type="IngressDNSRecord"}`] >= 1
 	})
 	require.NoError(t, w.host.Drift(dnsrecord.ServiceDNSRecordGVR, "default", "web", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedField(u.Object, "shop-front", "spec", "dnsPrefix")
 	}))
-	eventually(t, "the alias the older record gave up is published by the younger one", func() bool {
+	fedtest.Eventually(t, "the alias the older record gave up is published by the younger one", func() bool {
 		return slices.Equal(w.shopEndpoints(), []string{"shop.example.com A 203.0.113.66", "www.example.com A 203.0.113.66"})
 	})
 }

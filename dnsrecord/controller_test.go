@@ -366,3 +366,101 @@ func TestJoinedErrorsStayRetryable(t *testing.T) {
 	require.ErrorContains(t, err, "spec.recordTTL -5 is negative", "the terminal failure is still reported")
 	require.False(t, errors.Is(err, federation.ErrTerminal))
 }
+
+// TestControllerIdentity: the DNS loop publishes only the member Services and Ingresses that
+// carry its Options.Identity in federation.ManagedByLabel, as sync and the Collector count
+// only those: another federation's Service of the same name, over the same fleet, is not
+// this federation's to publish.
+func TestControllerIdentity(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		identity string
+		want     []string
+	}{
+		{"default identity: eu's Service belongs to the federation blue and does not count", "", []string{
+			wEUb + " CNAME " + wEU, wEU + " CNAME " + wGlobal, wGlobal + " A 198.18.1.1,198.18.2.1",
+			wEast + " A 198.18.1.1,198.18.2.1", wEast1a + " A 198.18.1.1", wEast1b + " A 198.18.2.1",
+		}},
+		{"identity blue: only eu's Service counts", "blue", []string{
+			wEUb + " A 198.18.3.1", wEU + " A 198.18.3.1", wGlobal + " A 198.18.3.1",
+			wEast + " CNAME " + wGlobal, wEast1a + " CNAME " + wEast, wEast1b + " CNAME " + wEast,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.federateService("web", "east-a", "east-b", "eu")
+			w.fleet.Tick()
+			require.NoError(t, w.member("eu").Drift(servicesGVR, "default", "web", func(u *unstructured.Unstructured) {
+				u.SetLabels(map[string]string{federation.ManagedByLabel: "blue"})
+			}))
+			w.serviceRecord("web", "{domainRef: fed}")
+			w.federateIngress("shop", map[string]string{"east-a": "198.51.100.1", "eu": "198.51.100.3"})
+			require.NoError(t, w.member("eu").Drift(ingressesGVR, "default", "shop", func(u *unstructured.Unstructured) {
+				u.SetLabels(map[string]string{federation.ManagedByLabel: "blue"})
+			}))
+			w.apply(w.host, dnsrecord.IngressDNSRecordGVR, `{apiVersion: multiclusterdns.federation.k8s.io/v1alpha1, kind: IngressDNSRecord,
+			  metadata: {name: shop, namespace: default}, spec: {hosts: [shop.example.com]}}`)
+
+			c := w.controller(dnsrecord.Options{Identity: tt.identity})
+			_, err := c.Reconcile(w.ctx, webKey)
+			require.NoError(t, err)
+			if diff := cmp.Diff(tt.want, w.endpoints("service-web")); diff != "" {
+				t.Errorf("service-web (-want +got):\n%s", diff)
+			}
+			_, err = c.Reconcile(w.ctx, federation.Key{Namespace: "default", Name: "shop"})
+			require.NoError(t, err)
+			wantIngress := []string{"shop.example.com A 198.51.100.1"}
+			if tt.identity == "blue" {
+				wantIngress = []string{"shop.example.com A 198.51.100.3"}
+			}
+			if diff := cmp.Diff(wantIngress, w.endpoints("ingress-shop")); diff != "" {
+				t.Errorf("ingress-shop (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func (w *world) ingressStatus(name string) dnsrecord.IngressDNSRecordStatus {
+	w.t.Helper()
+	var rec dnsrecord.IngressDNSRecord
+	require.NoError(w.t, federation.FromUnstructured(must(w.host.Peek(dnsrecord.IngressDNSRecordGVR, "default", name)), &rec))
+	return rec.Status
+}
+
+// TestControllerIngressDomains: an IngressDNSRecord publishes only hosts under a Domain of
+// Options.DomainNamespace, where only administrators write; a host under no such Domain (one
+// a Domain in a tenant's namespace names does not count) is refused with a condition naming
+// it, and the record's other hosts are published.
+func TestControllerIngressDomains(t *testing.T) {
+	w := newWorld(t)
+	w.apply(w.host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: tenant}}`)
+	w.apply(w.host, dnsrecord.DomainGVR, `{apiVersion: multiclusterdns.federation.k8s.io/v1alpha1, kind: Domain,
+	  metadata: {name: mine, namespace: tenant}, domain: bank.example}`)
+	w.federateIngress("web", map[string]string{"east-a": "198.51.100.1"})
+	w.apply(w.host, dnsrecord.IngressDNSRecordGVR, `{apiVersion: multiclusterdns.federation.k8s.io/v1alpha1, kind: IngressDNSRecord,
+	  metadata: {name: web, namespace: default},
+	  spec: {hosts: [shop.example.com, "*.Example.com", example.com, login.bank.example, example.com.bank.example, notexample.com]}}`)
+	c := w.controller(dnsrecord.Options{})
+
+	_, err := c.Reconcile(w.ctx, webKey)
+	require.NoError(t, err)
+	if diff := cmp.Diff([]string{
+		"*.example.com A 198.51.100.1", "example.com A 198.51.100.1", "shop.example.com A 198.51.100.1",
+	}, w.endpoints("ingress-web")); diff != "" {
+		t.Errorf("only the hosts under example.com are published (-want +got):\n%s", diff)
+	}
+	require.Equal(t, `False HostNotInDomain: spec.hosts[3] "login.bank.example", spec.hosts[4] "example.com.bank.example", spec.hosts[5] "notexample.com": `+
+		`not under a Domain in fedkit-system, so not published; 3 endpoint(s) from 3 cluster(s), 1 with a load balancer`,
+		ready(w.ingressStatus("web").Conditions))
+
+	w.apply(w.host, dnsrecord.DomainGVR, `{apiVersion: multiclusterdns.federation.k8s.io/v1alpha1, kind: Domain,
+	  metadata: {name: bank, namespace: fedkit-system}, domain: bank.example.}`)
+	_, err = c.Reconcile(w.ctx, webKey)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"*.example.com A 198.51.100.1", "example.com A 198.51.100.1", "example.com.bank.example A 198.51.100.1",
+		"login.bank.example A 198.51.100.1", "shop.example.com A 198.51.100.1",
+	}, w.endpoints("ingress-web"), "an administrator's Domain allows the bank.example hosts; notexample.com stays out")
+	require.Equal(t, `False HostNotInDomain: spec.hosts[5] "notexample.com": not under a Domain in fedkit-system, so not published; 5 endpoint(s) from 3 cluster(s), 1 with a load balancer`,
+		ready(w.ingressStatus("web").Conditions))
+}

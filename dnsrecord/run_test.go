@@ -17,25 +17,12 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // TestMain fails the package when a test leaves goroutines behind: Run must join everything
 // it starts.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// eventually polls cond every millisecond until it holds, failing the test after a minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute: %s", what)
-		}
-		<-tick.C
-	}
-}
 
 // TestRun: Run reacts to the records, the Clusters, the DNSEndpoints and the Domains on the
 // host, and reads the host from its caches. Its clock never moves, so every pass is caused by
@@ -72,7 +59,7 @@ func TestRun(t *testing.T) {
 			return false
 		}
 	}
-	eventually(t, "the record is published", has("service-web", wEast1a+" A 198.18.1.1"))
+	fedtest.Eventually(t, "the record is published", has("service-web", wEast1a+" A 198.18.1.1"))
 
 	// A member's load balancer changes: the member cache's notification reconciles the
 	// record at once (the clock never moves, so no periodic pass can).
@@ -83,7 +70,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, eu.Drift(federation.ServiceType.TargetGVR(), "default", "web", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"ip": "198.18.9.9"}}, "status", "loadBalancer", "ingress")
 	}))
-	eventually(t, "a member's new load balancer IP is published at once", func() bool {
+	fedtest.Eventually(t, "a member's new load balancer IP is published at once", func() bool {
 		u, err := w.host.Peek(dnsrecord.DNSEndpointGVR, "default", "service-web")
 		if err != nil {
 			return false
@@ -102,12 +89,12 @@ func TestRun(t *testing.T) {
 	require.NoError(t, eu.Drift(federation.ServiceType.TargetGVR(), "default", "web", func(u *unstructured.Unstructured) {
 		_ = unstructured.SetNestedSlice(u.Object, original, "status", "loadBalancer", "ingress")
 	}))
-	eventually(t, "and the old one again", has("service-web", wEast1a+" A 198.18.1.1"))
+	fedtest.Eventually(t, "and the old one again", has("service-web", wEast1a+" A 198.18.1.1"))
 
 	w.host.ClearActions()
 	require.NoError(t, w.fleet.Partition("east-a"))
 	w.register()
-	eventually(t, "east-a's zone falls back when its Cluster is not Ready", has("service-web", wEast1a+" CNAME "+wEast))
+	fedtest.Eventually(t, "east-a's zone falls back when its Cluster is not Ready", has("service-web", wEast1a+" CNAME "+wEast))
 	for _, a := range w.host.Actions() {
 		// Fleet.Register, the test's cluster monitor, gets the Clusters it updates.
 		testsOwn := a.Verb == fake.VerbGet && a.Resource == federation.ClusterGVR
@@ -115,15 +102,15 @@ func TestRun(t *testing.T) {
 	}
 
 	require.NoError(t, w.host.Delete(w.ctx, dnsrecord.DNSEndpointGVR, "default", "service-web", metav1.DeleteOptions{}))
-	eventually(t, "a DNSEndpoint deleted behind the controller's back is written again", has("service-web", wEast1a+" CNAME "+wEast))
+	fedtest.Eventually(t, "a DNSEndpoint deleted behind the controller's back is written again", has("service-web", wEast1a+" CNAME "+wEast))
 
 	require.NoError(t, w.host.Drift(dnsrecord.DomainGVR, "fedkit-system", "fed", func(u *unstructured.Unstructured) {
 		u.Object["domain"] = "example.org"
 	}))
-	eventually(t, "a Domain change renames the records", has("service-web", "web.default.fed.svc.example.org A 198.18.2.1,198.18.3.1"))
+	fedtest.Eventually(t, "a Domain change renames the records", has("service-web", "web.default.fed.svc.example.org A 198.18.2.1,198.18.3.1"))
 
 	require.NoError(t, w.host.Delete(w.ctx, dnsrecord.ServiceDNSRecordGVR, "default", "web", metav1.DeleteOptions{}))
-	eventually(t, "the DNSEndpoint goes with its record", func() bool {
+	fedtest.Eventually(t, "the DNSEndpoint goes with its record", func() bool {
 		_, err := w.host.Peek(dnsrecord.DNSEndpointGVR, "default", "service-web")
 		return err != nil
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // hang answers nothing until ctx is done, as a member that accepts the connection and never
@@ -115,7 +116,7 @@ func TestMemberReadTimeout(t *testing.T) {
 				_, err := c.Reconcile(ctx, webKey)
 				done <- err
 			}()
-			eventually(t, "the hung read waits on the injected clock", w.clock.HasWaiters)
+			fedtest.Eventually(t, "the hung read waits on the injected clock", w.clock.HasWaiters)
 			w.clock.Step(timeout)
 			err = <-done
 			require.ErrorContains(t, err, `cluster "east-a"`)
@@ -166,7 +167,7 @@ func TestRunHungMember(t *testing.T) {
 		}
 		return false
 	}
-	eventually(t, "both records are published from the clusters that answer", func() bool {
+	fedtest.Eventually(t, "both records are published from the clusters that answer", func() bool {
 		if w.clock.HasWaiters() {
 			w.clock.Step(timeout)
 		}

@@ -37,6 +37,9 @@ func loadCRD(file string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	return crd, nil
 }
 
+// federatedObjectsCRD is the generated CRD every Federated<Kind>'s is made from.
+const federatedObjectsCRD = "core.federation.k8s.io_federatedobjects.yaml"
+
 // ClusterCRD returns the CRD of Cluster (clusters.core.federation.k8s.io).
 func ClusterCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	return loadCRD("core.federation.k8s.io_clusters.yaml")
@@ -51,10 +54,19 @@ func ReplicaSchedulingPreferenceCRD() (*apiextensionsv1.CustomResourceDefinition
 // target type fits), placement, overrides and status have full structural schemas, status is
 // a subresource, and kubectl shows Scheduled/Propagated/Ready columns.
 func CRDFor(t TypeConfig) (*apiextensionsv1.CustomResourceDefinition, error) {
+	return crdFor(t, nil)
+}
+
+// crdFor is CRDFor made from a copy of template, the decoded federated objects' CRD (nil:
+// decode it), so that CRDs decodes that large file once for all its types.
+func crdFor(t TypeConfig, template *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	crd, err := loadCRD("core.federation.k8s.io_federatedobjects.yaml")
+	crd, err := template.DeepCopy(), error(nil)
+	if template == nil {
+		crd, err = loadCRD(federatedObjectsCRD)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +107,14 @@ func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, err
 		return nil, err
 	}
 	out := []*apiextensionsv1.CustomResourceDefinition{c, r}
+	var template *apiextensionsv1.CustomResourceDefinition
+	if len(types) > 0 {
+		if template, err = loadCRD(federatedObjectsCRD); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range types {
-		crd, err := CRDFor(t)
+		crd, err := crdFor(t, template)
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -37,14 +37,12 @@ type env struct {
 
 func newEnv(t *testing.T, typ federation.TypeConfig) *env {
 	t.Helper()
-	e := &env{host: fake.NewHost("host"), clock: clocktesting.NewFakeClock(now)}
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": key.Namespace}}}
-	require.NoError(t, e.host.Seed(ns))
-	fleet := fake.NewFleet()
-	fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1"})
-	fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1"})
-	fleet.Add("azure", map[string]string{federation.RegionLabel: "southeastasia"})
-	require.NoError(t, fleet.Register(ctx, e.host))
+	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{key.Namespace}, Members: []fedtest.Member{
+		{Name: "aws", Labels: map[string]string{federation.RegionLabel: "us-east-1"}},
+		{Name: "gcp", Labels: map[string]string{federation.RegionLabel: "europe-west1"}},
+		{Name: "azure", Labels: map[string]string{federation.RegionLabel: "southeastasia"}},
+	}})
+	e := &env{host: f.Host, clock: f.Clock}
 	s, err := scheduler.New(e.host, typ, scheduler.Options{Clock: e.clock})
 	require.NoError(t, err)
 	e.s = s
@@ -63,20 +61,10 @@ func (e *env) createCluster(t *testing.T, c federation.Cluster) {
 	require.NoError(t, err)
 }
 
+// apply creates or replaces an object on the host from YAML.
 func (e *env) apply(t *testing.T, gvr schema.GroupVersionResource, doc string) {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	old, err := e.host.Get(ctx, gvr, u.GetNamespace(), u.GetName())
-	if apierrors.IsNotFound(err) {
-		_, err = e.host.Create(ctx, gvr, u)
-		require.NoError(t, err)
-		return
-	}
-	require.NoError(t, err)
-	u.SetResourceVersion(old.GetResourceVersion())
-	_, err = e.host.Update(ctx, gvr, u)
-	require.NoError(t, err)
+	fedtest.Apply(t, e.host, gvr, doc)
 }
 
 func (e *env) federated(t *testing.T, typ federation.TypeConfig) *federation.FederatedObject {

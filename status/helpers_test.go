@@ -15,6 +15,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -53,14 +54,13 @@ func newEnv(t testing.TB, opts status.Options, names ...string) *env {
 	if len(names) == 0 {
 		names = []string{"a", "b", "c"}
 	}
-	e := &env{host: newHost(t), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(t0)}
-	e.host.SetClock(e.clock)
-	e.fleet.SetClock(e.clock)
-	e.fleet.SetWorkloads(fake.Workloads{Apps: true})
+	o := fedtest.Options{Now: t0, Workloads: fake.Workloads{Apps: true}}
 	for _, n := range names {
-		e.fleet.Add(n, nil)
+		o.Members = append(o.Members, fedtest.Member{Name: n})
 	}
-	require.NoError(t, e.fleet.Register(ctx, e.host))
+	f := fedtest.New(t, o)
+	f.Host.ClearActions()
+	e := &env{host: f.Host, fleet: f.Fleet, clock: f.Clock}
 	opts.Clock = e.clock
 	c, err := status.New(e.host, liveSet{e.fleet}, federation.DeploymentType, opts)
 	require.NoError(t, err)

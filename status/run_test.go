@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -32,25 +33,10 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// stepUntil steps the fake clock by d until cond holds, giving Run's goroutines up to 100ms of
-// real time after each step to act on it.
+// stepUntil steps by d until cond holds, at most 100 steps.
 func stepUntil(t testing.TB, step func(time.Duration), d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for range 100 {
-		if cond() {
-			return
-		}
-		step(d)
-		tick := time.NewTicker(time.Millisecond)
-		for range 100 {
-			if cond() {
-				break
-			}
-			<-tick.C
-		}
-		tick.Stop()
-	}
-	t.Fatalf("%s: not after 100 steps of %s", what, d)
+	fedtest.StepUntil(t, step, d, 100, func() string { return what }, cond)
 }
 
 // run starts fn in the background and returns a func that stops it and requires nil.

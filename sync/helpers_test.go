@@ -20,6 +20,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -49,22 +50,18 @@ type env struct {
 
 func newEnv(t *testing.T, opts fedsync.Options) *env {
 	t.Helper()
-	e := &env{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(now), events: &recorder{}, typ: federation.DeploymentType}
-	e.host.SetClock(e.clock)
-	e.fleet.SetClock(e.clock)
-	e.fleet.Add("aws", map[string]string{federation.RegionLabel: "us-east-1", "provider": "aws"})
-	e.fleet.Add("gcp", map[string]string{federation.RegionLabel: "europe-west1", "provider": "gcp"})
-	e.fleet.Add("azure", map[string]string{federation.RegionLabel: "southeastasia", "provider": "azure"})
-	require.NoError(t, e.fleet.Register(ctx, e.host))
-	e.mustCreate(t, e.host, namespaces, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "production"}}})
+	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{"production"}, Members: []fedtest.Member{
+		{Name: "aws", Labels: map[string]string{federation.RegionLabel: "us-east-1", "provider": "aws"}},
+		{Name: "gcp", Labels: map[string]string{federation.RegionLabel: "europe-west1", "provider": "gcp"}},
+		{Name: "azure", Labels: map[string]string{federation.RegionLabel: "southeastasia", "provider": "azure"}},
+	}})
+	e := &env{host: f.Host, fleet: f.Fleet, clock: f.Clock, events: &recorder{}, typ: federation.DeploymentType, reg: f.Registry}
 	if opts.Clock == nil {
 		opts.Clock = e.clock
 	}
 	if opts.Events == nil {
 		opts.Events = e.events
 	}
-	e.reg = prometheus.NewRegistry()
 	if opts.Registerer == nil {
 		opts.Registerer = e.reg
 	}
@@ -102,29 +99,7 @@ func (e *env) mustCreate(t *testing.T, c *fake.Cluster, gvr schema.GroupVersionR
 // apply creates or replaces (spec, labels, annotations) an object on the host from YAML.
 func (e *env) apply(t *testing.T, gvr schema.GroupVersionResource, doc string) {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	old, err := e.host.Get(ctx, gvr, u.GetNamespace(), u.GetName())
-	if apierrors.IsNotFound(err) {
-		_, err = e.host.Create(ctx, gvr, u)
-		require.NoError(t, err)
-		return
-	}
-	require.NoError(t, err)
-	old.Object["spec"] = u.Object["spec"]
-	old.SetLabels(u.GetLabels())
-	if a := u.GetAnnotations(); a != nil {
-		merged := old.GetAnnotations()
-		if merged == nil {
-			merged = map[string]string{}
-		}
-		for k, v := range a {
-			merged[k] = v
-		}
-		old.SetAnnotations(merged)
-	}
-	_, err = e.host.Update(ctx, gvr, old)
-	require.NoError(t, err)
+	fedtest.Apply(t, e.host, gvr, doc)
 }
 
 // edit changes the federated object on the host, as a user would, without going through

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -31,10 +32,13 @@ func TestRunRevertsAnEditMadeWhileItsCreateWasInFlight(t *testing.T) {
 	// A first object makes sync hold every Cluster (a finalizer): that Cluster write would
 	// otherwise bring a pass over every object and hide the bug.
 	e.apply(t, e.typ.FederatedGVR(), strings.Replace(frontend, "name: app-frontend", "name: warm-up", 1))
-	eventually(t, func() bool {
-		c, err := e.host.Peek(federation.ClusterGVR, "", "azure")
-		return err == nil && len(c.GetFinalizers()) > 0 && len(e.cluster(t, "azure").Actions()) > 0
-	}, "the Clusters held")
+	fedtest.Eventually(t,
+
+		"the Clusters held", func() bool {
+			c, err := e.host.Peek(federation.ClusterGVR, "", "azure")
+			return err == nil && len(c.GetFinalizers()) > 0 && len(e.cluster(t, "azure").Actions()) > 0
+		})
+
 	aws := e.cluster(t, "aws")
 	var edited atomic.Bool
 	aws.SetHooks(fake.Hooks{Create: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
@@ -47,19 +51,22 @@ func TestRunRevertsAnEditMadeWhileItsCreateWasInFlight(t *testing.T) {
 		return out, err
 	}})
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, edited.Load, "the member created and edited")
+	fedtest.Eventually(t, "the member created and edited", edited.Load)
 	// The pass that reverts it may meet a host cache still behind the create pass's own
 	// writes: a Conflict, retried after the loop's backoff on the fake clock, which the wait
 	// steps, a minute at most (the resync is ten).
 	var stepped time.Duration
-	eventually(t, func() bool {
-		if m := e.member(t, "aws"); m != nil && image(t, m) == frontendImage {
-			return true
-		}
-		if stepped < time.Minute {
-			e.clock.Step(50 * time.Millisecond)
-			stepped += 50 * time.Millisecond
-		}
-		return false
-	}, "the edit reverted without waiting for a resync")
+	fedtest.Eventually(t,
+
+		"the edit reverted without waiting for a resync", func() bool {
+			if m := e.member(t, "aws"); m != nil && image(t, m) == frontendImage {
+				return true
+			}
+			if stepped < time.Minute {
+				e.clock.Step(50 * time.Millisecond)
+				stepped += 50 * time.Millisecond
+			}
+			return false
+		})
+
 }

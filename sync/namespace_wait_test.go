@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -52,12 +53,12 @@ func TestObjectWaitingForANamespaceIsWokenWhenItAppears(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, func() bool { return propagation(e.fed(t))["aws"] == fedsync.ReasonWaitingForNamespace+"@0" }, "waiting for the namespace")
+	fedtest.Eventually(t, "waiting for the namespace", func() bool { return propagation(e.fed(t))["aws"] == fedsync.ReasonWaitingForNamespace+"@0" })
 
 	ns := newNamespaceSyncer(t, e)
 	_, err := ns.Reconcile(ctx, federation.Key{Namespace: "production", Name: "production"})
 	require.NoError(t, err)
 	require.NotNil(t, e.peekNamespace(t, "aws", "production"))
-	eventually(t, func() bool { return e.member(t, "aws") != nil }, "created in aws once its namespace is there")
-	eventually(t, func() bool { return propagation(e.fed(t))["aws"] == "@1" }, "in sync in aws")
+	fedtest.Eventually(t, "created in aws once its namespace is there", func() bool { return e.member(t, "aws") != nil })
+	fedtest.Eventually(t, "in sync in aws", func() bool { return propagation(e.fed(t))["aws"] == "@1" })
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -47,10 +48,13 @@ func TestRunRecreatesAHandDeletedCurrentRevision(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, func() bool {
-		fed := e.fed(t)
-		return propagated(fed).Status == "True" && fed.Status.ObservedGeneration == fed.Generation && len(e.historyOf(t)) == 1
-	}, "propagated")
+	fedtest.Eventually(t,
+
+		"propagated", func() bool {
+			fed := e.fed(t)
+			return propagated(fed).Status == "True" && fed.Status.ObservedGeneration == fed.Generation && len(e.historyOf(t)) == 1
+		})
+
 	want := e.historyOf(t)
 	require.EqualValues(t, 1, want[0].Revision)
 	memberWrites := 0
@@ -59,7 +63,7 @@ func TestRunRecreatesAHandDeletedCurrentRevision(t *testing.T) {
 	}
 
 	require.NoError(t, e.host.DriftDelete(revisionsGVR, key.Namespace, want[0].Name))
-	eventually(t, func() bool { return len(e.historyOf(t)) == 1 }, "the current revision recreated")
+	fedtest.Eventually(t, "the current revision recreated", func() bool { return len(e.historyOf(t)) == 1 })
 	require.Empty(t, cmp.Diff(want, e.historyOf(t)), "(-before +after)")
 	fed := e.fed(t)
 	require.Equal(t, "1", fed.Annotations[federation.RevisionAnnotation])

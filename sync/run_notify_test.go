@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -66,11 +67,11 @@ func TestRunMemberNotifications(t *testing.T) {
 			stop := e.running(t)
 			e.apply(t, e.typ.FederatedGVR(), frontend)
 			inSync := func() bool { m := e.member(t, "aws"); return m != nil && image(t, m) == frontendImage }
-			eventually(t, inSync, "propagated")
+			fedtest.Eventually(t, "propagated", inSync)
 			require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
 				setMemberImage(u, "evil:1")
 			}))
-			eventually(t, inSync, "drift reverted at once")
+			fedtest.Eventually(t, "drift reverted at once", inSync)
 			require.NoError(t, stop())
 			require.Equal(t, tc.wantCopying, counting.copying.Load(), "copying registrations")
 			require.Equal(t, tc.wantRO, counting.readOnly.Load(), "read-only registrations")

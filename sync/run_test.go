@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -27,11 +28,6 @@ func (e *env) running(t *testing.T) func() error {
 	}
 }
 
-func eventually(t *testing.T, cond func() bool, msg string) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, msg)
-}
-
 func TestRunPropagatesCorrectsDriftAndReadsNothing(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	e := newEnv(t, fedsync.Options{})
@@ -41,25 +37,25 @@ func TestRunPropagatesCorrectsDriftAndReadsNothing(t *testing.T) {
 		fed := e.fed(t)
 		return propagated(fed).Status == "True" && fed.Status.ObservedGeneration == fed.Generation
 	}
-	eventually(t, inSync, "propagated")
+	fedtest.Eventually(t, "propagated", inSync)
 
 	// A member-side edit is seen through the member cache and reverted without waiting for
 	// a resync.
 	require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
 		setMemberImage(u, "evil:1")
 	}))
-	eventually(t, func() bool { return image(t, e.member(t, "aws")) == frontendImage }, "drift reverted at once")
+	fedtest.Eventually(t, "drift reverted at once", func() bool { return image(t, e.member(t, "aws")) == frontendImage })
 
 	// A member-side deletion is recreated at once too.
 	require.NoError(t, e.cluster(t, "gcp").DriftDelete(deployments, key.Namespace, key.Name))
-	eventually(t, func() bool { return e.member(t, "gcp") != nil }, "deleted member recreated")
+	fedtest.Eventually(t, "deleted member recreated", func() bool { return e.member(t, "gcp") != nil })
 
 	// Periodic resyncs of an object in sync cost no API call at all.
 	e.clearActions()
 	for range 3 {
 		before := e.passes(t)
 		e.clock.Step(fedsync.DefaultResyncPeriod)
-		eventually(t, func() bool { return e.passes(t) > before }, "a resync pass")
+		fedtest.Eventually(t, "a resync pass", func() bool { return e.passes(t) > before })
 	}
 	require.NoError(t, stop())
 	for _, c := range append([]*fake.Cluster{e.host}, members(e)...) {
@@ -86,13 +82,13 @@ func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, func() bool { return propagation(e.fed(t))["azure"] == fedsync.ReasonClusterNotReady+"@0" }, "azure not ready")
+	fedtest.Eventually(t, "azure not ready", func() bool { return propagation(e.fed(t))["azure"] == fedsync.ReasonClusterNotReady+"@0" })
 	require.Nil(t, e.member(t, "azure"))
 
 	require.NoError(t, e.fleet.Heal("azure"))
 	require.NoError(t, e.fleet.Register(ctx, e.host)) // Ready again: every object is requeued
-	eventually(t, func() bool { return e.member(t, "azure") != nil }, "created once the cluster is ready")
-	eventually(t, func() bool { return propagated(e.fed(t)).Status == "True" }, "propagated")
+	fedtest.Eventually(t, "created once the cluster is ready", func() bool { return e.member(t, "azure") != nil })
+	fedtest.Eventually(t, "propagated", func() bool { return propagated(e.fed(t)).Status == "True" })
 }
 
 func TestRunFailsWithoutTheFederatedCRD(t *testing.T) {
@@ -116,10 +112,10 @@ func TestRunReleasesALeavingCluster(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, func() bool { return e.member(t, "azure") != nil }, "propagated")
+	fedtest.Eventually(t, "propagated", func() bool { return e.member(t, "azure") != nil })
 	e.leave(t, "azure")
-	eventually(t, func() bool { return e.member(t, "azure") == nil }, "deleted from the leaving cluster")
-	eventually(t, func() bool { return e.clusterGone(t, "azure") }, "the Cluster released")
+	fedtest.Eventually(t, "deleted from the leaving cluster", func() bool { return e.member(t, "azure") == nil })
+	fedtest.Eventually(t, "the Cluster released", func() bool { return e.clusterGone(t, "azure") })
 }
 
 // TestRunPassesOnceForEachChange: sync's own writes (the revision it records, the finalizer
@@ -131,7 +127,7 @@ func TestRunPassesOnceForEachChange(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	eventually(t, func() bool { return propagated(e.fed(t)).Status == "True" }, "propagated")
+	fedtest.Eventually(t, "propagated", func() bool { return propagated(e.fed(t)).Status == "True" })
 	// The first passes race with the caches' first lists (each Cluster listed brings every
 	// object back): count from when they are over.
 	settled := -1.0
@@ -143,12 +139,15 @@ func TestRunPassesOnceForEachChange(t *testing.T) {
 
 	for i, img := range []string{"frontend:2", "frontend:3"} {
 		e.edit(t, setImage(img))
-		eventually(t, func() bool {
-			fed := e.fed(t)
-			return fed.Status.ObservedGeneration == fed.Generation && fed.Status.SyncedRevision == int64(i+2)
-		}, "the new revision propagated")
+		fedtest.Eventually(t,
+
+			"the new revision propagated", func() bool {
+				fed := e.fed(t)
+				return fed.Status.ObservedGeneration == fed.Generation && fed.Status.SyncedRevision == int64(i+2)
+			})
+
 		want := settled + float64(i+1)
-		eventually(t, func() bool { return e.passes(t) >= want }, "the pass")
+		fedtest.Eventually(t, "the pass", func() bool { return e.passes(t) >= want })
 		require.Never(t, func() bool { return e.passes(t) > want }, 300*time.Millisecond, 5*time.Millisecond,
 			"a pass for sync's own writes")
 	}

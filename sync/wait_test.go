@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -140,15 +141,18 @@ func TestWaitForSchedulerRunning(t *testing.T) {
 	stop := e.running(t)
 	e.apply(t, federation.ReplicaSchedulingPreferenceGVR, spread)
 	e.apply(t, e.typ.FederatedGVR(), six)
-	eventually(t, func() bool { return e.passes(t) > 0 }, "sync's first pass")
+	fedtest.Eventually(t, "sync's first pass", func() bool { return e.passes(t) > 0 })
 
 	sched := e.scheduler(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sched.Run(ctx) }()
-	eventually(t, func() bool {
-		return propagated(e.fed(t)).Reason == fedsync.ReasonPropagated
-	}, "propagated")
+	fedtest.Eventually(t,
+
+		"propagated", func() bool {
+			return propagated(e.fed(t)).Reason == fedsync.ReasonPropagated
+		})
+
 	require.NoError(t, stop())
 	cancel()
 	require.NoError(t, <-done)

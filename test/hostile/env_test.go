@@ -18,6 +18,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -44,14 +45,10 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)), events: &recorder{}}
-	e.host.SetClock(e.clock)
-	e.fleet.SetClock(e.clock)
-	e.fleet.SetWorkloads(fake.Workloads{Apps: true})
-	for _, n := range []string{"a", "b", "c"} {
-		e.fleet.Add(n, map[string]string{federation.RegionLabel: "region-" + n})
-	}
-	require.NoError(t, e.fleet.Register(ctx, e.host))
+	f := fedtest.New(t, fedtest.Options{Now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Workloads: fake.Workloads{Apps: true},
+		Members: []fedtest.Member{{Name: "a", Labels: map[string]string{federation.RegionLabel: "region-a"}},
+			{Name: "b", Labels: map[string]string{federation.RegionLabel: "region-b"}}, {Name: "c", Labels: map[string]string{federation.RegionLabel: "region-c"}}}})
+	e := &env{host: f.Host, fleet: f.Fleet, clock: f.Clock, events: &recorder{}}
 	for _, ns := range []string{"apps", "other"} {
 		require.NoError(t, e.host.Seed(obj(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns))))
 	}

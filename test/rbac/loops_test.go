@@ -20,6 +20,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -47,14 +48,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{host: fake.NewHost("host"), fleet: fake.NewFleet(), clock: clocktesting.NewFakeClock(t0)}
-	e.host.SetClock(e.clock)
-	e.fleet.SetClock(e.clock)
-	e.fleet.SetWorkloads(fake.Workloads{Apps: true, LoadBalancers: true})
-	e.fleet.Add("eu", map[string]string{federation.RegionLabel: "europe-west1"})
-	e.fleet.Add("us", map[string]string{federation.RegionLabel: "us-east1"})
+	f := fedtest.New(t, fedtest.Options{Now: t0, Workloads: fake.Workloads{Apps: true, LoadBalancers: true}, Members: []fedtest.Member{
+		{Name: "eu", Labels: map[string]string{federation.RegionLabel: "europe-west1"}},
+		{Name: "us", Labels: map[string]string{federation.RegionLabel: "us-east1"}},
+	}})
+	e := &env{host: f.Host, fleet: f.Fleet, clock: f.Clock}
 	ctx := context.Background()
-	require.NoError(t, e.fleet.Register(ctx, e.host))
 	crds, err := dnsrecord.CRDs()
 	require.NoError(t, err)
 	for _, crd := range crds {
@@ -129,25 +128,10 @@ spec: {domainRef: fed, allowServiceWithoutEndpoints: true}
 	})
 }
 
-// stepUntil steps the fake clock a second at a time until cond holds, giving the loops up to
-// 100ms of real time after each step to act on it.
+// stepUntil steps the fake clock a second at a time until cond holds, at most 600 steps.
 func (e *env) stepUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for range 600 {
-		if cond() {
-			return
-		}
-		e.clock.Step(time.Second)
-		tick := time.NewTicker(time.Millisecond)
-		for range 100 {
-			if cond() {
-				break
-			}
-			<-tick.C
-		}
-		tick.Stop()
-	}
-	t.Fatalf("%s: not after 600 steps of 1s", what)
+	fedtest.StepUntil(t, e.clock.Step, time.Second, 600, func() string { return what }, cond)
 }
 
 func condition(host *fake.Cluster, typ string) bool {
