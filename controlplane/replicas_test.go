@@ -240,8 +240,12 @@ func TestShardingHandsOverOnlyToAReadyReplica(t *testing.T) {
 		return fmt.Sprintf("every edit propagated while c cannot list the Leases; shards held: a %v, b %v, c %v",
 			replicas["a"].shards(), replicas["b"].shards(), replicas["c"].shards())
 	}, propagated(6))
-	require.True(t, spread(map[string]int{"a": 3, "b": 3})(), "a and b hand no shard to c before it is ready: a %v, b %v, c %v",
-		replicas["a"].shards(), replicas["b"].shards(), replicas["c"].shards())
+	// c holds nothing: a and b hand it no shard before it is ready. Under heavy load a or b
+	// may miss a renewal of these real-time Leases and drop a shard for a moment; the other
+	// takes it back, never c.
+	require.Empty(t, replicas["c"].shards(), "a and b hand no shard to c before it is ready: a %v, b %v",
+		replicas["a"].shards(), replicas["b"].shards())
+	realEventually(t, "shards spread 3/3 while c is blind", spread(map[string]int{"a": 3, "b": 3}))
 
 	// c sees the Leases: it says it wants 2 shards, and gets one from each.
 	replicas["c"].blindLeases.Store(false)
