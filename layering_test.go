@@ -29,8 +29,8 @@ var allowedImports = map[string][]string{
 	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "internal/loop"},
-	"fake":            {"federation"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
+	"fake":            {"federation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
 	"controlplane":    {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease"},
 	"internal/loop":   {"federation", "internal/metrics"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
@@ -54,6 +54,9 @@ var allowedImports = map[string][]string{
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
 	"internal/lease": {"federation"},
+	// internal/manifest: strict multi-document YAML (duplicate keys, unknown fields, with
+	// document, line and field); imported by fake (Apply) and preview (Decode).
+	"internal/manifest": nil,
 }
 
 // internalImporters says which packages may import each internal package (beyond examples/,
@@ -67,6 +70,7 @@ var internalImporters = map[string][]string{
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
+	"internal/manifest":      {"fake", "preview"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.
