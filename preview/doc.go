@@ -2,12 +2,12 @@
 // whole federation pipeline, as a library call, that touches no cluster.
 //
 //	in, err := preview.Decode(yamlBytes) // federated objects, Clusters, preferences, DNS
-//
-// Decode is strict: an unknown field or a duplicate key is an error naming document, line and
-// field. Plain objects (Namespaces) are kept in Input.Other, so one fixture feeds fake.Apply too.
 //	in.Now = time.Now()
 //	rep, err := preview.Run(in)
 //	for _, o := range rep.Objects { ... o.Clusters, o.Problems ... }
+//
+// Decode is strict: an unknown field or a duplicate key is an error naming document, line and
+// field. Plain objects (Namespaces) are kept in Input.Other, so one fixture feeds fake.Apply too.
 //
 // For each federated object the [Report] says which clusters it goes to and why each other
 // cluster was left out (the placement rule and the value that failed it), how many replicas
