@@ -66,7 +66,9 @@
 // cover the common built-ins ([DeploymentType], [ServiceType], ...; [BuiltinTypes] lists
 // them); [NewTypeConfig] federates any other type. [CRDFor] returns the CustomResourceDefinition
 // of a federated type, [CRDs] the whole set to install on a host, and [AddToScheme] /
-// [AddFederatedKind] register the Go types with a runtime.Scheme.
+// [AddFederatedKind] register the Go types with a runtime.Scheme. `kubectl get` shows each
+// object's conditions, ready/desired replicas, synced revision and the reason of the first
+// condition not True; built-in types have KubeFed's short names (fdeploy, fsvc, fcm, fns...).
 //
 // # Reaching clusters
 //
