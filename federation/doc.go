@@ -57,6 +57,8 @@
 //     shape an admission webhook returns. [NewInvalidError] turns a list into an error that
 //     satisfies errors.Is(err, ErrInvalidObject); loops wrap it with [Terminal], because
 //     retrying bad input cannot help: it waits for the object to change.
+//     [ValidateMember] checks a rendered workload (Deployment, StatefulSet, DaemonSet,
+//     ReplicaSet, Job) by the rules its member API server refuses every create for.
 //
 // # Types of federation
 //

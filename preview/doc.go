@@ -80,5 +80,11 @@
 // the check an admission webhook runs: it renders the object for every Cluster, not only
 // those it is placed in now, and for every cluster an override names.
 //
+// A member object the member's API server would refuse on every create (a Deployment
+// without a selector matching its pod labels, a container without an image, a Job without
+// restartPolicy: federation.ValidateMember) is an error naming the template field and the
+// cluster. An object placed in no cluster is a warning. [Report.Check] turns a report into
+// a CI verdict: an error for errors, and with strict for warnings too.
+//
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
 package preview
