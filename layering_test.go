@@ -29,8 +29,8 @@ var allowedImports = map[string][]string{
 	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "internal/loop"},
-	"fake":            {"federation"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord"},
+	"fake":            {"federation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
 	"migrate":         {"federation"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
@@ -66,6 +66,9 @@ var allowedImports = map[string][]string{
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
 	"internal/lease": {"federation"},
+	// internal/manifest: strict multi-document YAML (duplicate keys, unknown fields, with
+	// document, line and field); imported by fake (Apply) and preview (Decode).
+	"internal/manifest": nil,
 }
 
 // internalImporters says which packages may import each internal package (beyond examples/,
@@ -82,6 +85,7 @@ var internalImporters = map[string][]string{
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync"},
+	"internal/manifest":      {"fake", "preview"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

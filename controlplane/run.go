@@ -251,7 +251,7 @@ func (cp *ControlPlane) served(ctx context.Context, r resource) error {
 	case err == nil:
 		return nil
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%w: %s (is its CustomResourceDefinition installed?)", ErrNotServed, r.gvr.GroupResource())
+		return fmt.Errorf("%w: %s (is its CustomResourceDefinition installed? fedkit's CRDs are in config/crd: kubectl apply -f config/crd/, or install federation.CRDs)", ErrNotServed, r.gvr.GroupResource())
 	default:
 		cp.opts.Logger.V(1).Info("Could not check that the host serves a resource; starting its loops anyway",
 			"resource", r.gvr.GroupResource().String(), "error", err.Error())

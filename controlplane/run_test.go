@@ -128,6 +128,7 @@ func TestMissingCRDAtStart(t *testing.T) {
 		require.Equal(t, controlplane.StateFailed, l.State, name)
 		require.ErrorIs(t, l.Err, controlplane.ErrNotServed, name)
 		require.ErrorContains(t, l.Err, "federatedjobs.types.federation.k8s.io", name)
+		require.ErrorContains(t, l.Err, "kubectl apply -f config/crd/", name) // the next step
 	}
 	require.Equal(t, 1, logs.count("Loop failed", "sync/FederatedJob"), logs)
 

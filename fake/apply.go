@@ -1,18 +1,15 @@
 package fake
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/manifest"
 )
 
 // Apply creates or replaces the objects of a YAML stream (documents separated by "---"; JSON
@@ -38,6 +35,11 @@ import (
 // an error satisfying apierrors.IsNotFound that names the document. An object of a namespaced
 // kind without a namespace goes to "default", as with kubectl. A document with a list of
 // items (kind: List) applies its items.
+//
+// The stream is read strictly, as `kubectl apply` reads it by default: a field the kind does
+// not have (for built-in kinds and fedkit's) and a key twice in one mapping (two documents
+// without "---" between them) are errors naming the document, the line and the field, and
+// nothing of the stream is written.
 //
 // A new object is created with the rules of [Cluster.Create]: admission (its namespace must
 // exist: put the Namespace first), metadata validation, uid, generation. An existing object
@@ -78,43 +80,54 @@ type document struct {
 }
 
 // decodeManifests splits a YAML stream into objects. Empty documents (comments only, a
-// trailing "---") are skipped, as kubectl skips them.
+// trailing "---") are skipped, as kubectl skips them. Like `kubectl apply`, whose field
+// validation is strict by default, it refuses a key twice in one mapping and a field the
+// kind does not have, for the built-in kinds and fedkit's (the fake has no schema for other
+// custom resources), naming the document, the line and the field.
 func decodeManifests(manifests string) ([]document, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(manifests)))
-	var out []document
-	for i := 1; ; {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("fake: apply: reading document %d: %w", i, err)
-		}
-		data, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("fake: apply: document %d is not valid YAML: %w", i, err)
-		}
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 || bytes.Equal(data, []byte("null")) {
-			continue // not counted: users count the documents they see
-		}
-		if data[0] != '{' {
-			return nil, fmt.Errorf("fake: apply: document %d is not an object: %s", i, abbreviate(string(data), 80))
-		}
-		u, err := decodeObject(data)
-		if err != nil {
-			return nil, fmt.Errorf("fake: apply: document %d: %w", i, err)
-		}
-		if !u.IsList() {
-			out = append(out, document{index: i, obj: u})
-		} else if err := u.EachListItem(func(item runtime.Object) error {
-			out = append(out, document{index: i, obj: item.(*unstructured.Unstructured)})
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("fake: apply: document %d: %w", i, err)
-		}
-		i++
+	docs, err := manifest.Split([]byte(manifests))
+	if err != nil {
+		return nil, fmt.Errorf("fake: apply: %w", err)
 	}
+	var out []document
+	for _, d := range docs {
+		items := []manifest.Document{d}
+		if d.Object.IsList() {
+			if items, err = d.Items(); err != nil {
+				return nil, fmt.Errorf("fake: apply: %w", err)
+			}
+		}
+		for _, item := range items {
+			if typed := strictTypeFor(item.Object.GroupVersionKind()); typed != nil {
+				if err := item.Decode(typed); err != nil {
+					return nil, fmt.Errorf("fake: apply: %w", err)
+				}
+			}
+			u, err := decodeObject(item.JSON)
+			if err != nil {
+				return nil, fmt.Errorf("fake: apply: %s: %w", item, err)
+			}
+			out = append(out, document{index: d.Index, obj: u})
+		}
+	}
+	return out, nil
+}
+
+// strictTypeFor returns an empty Go value of the kind, for the strict field check, or nil for
+// a kind the fake knows no Go type of.
+func strictTypeFor(gvk schema.GroupVersionKind) any {
+	switch {
+	case gvk.Group == federation.TypesGroup:
+		return &federation.FederatedObject{}
+	case gvk.GroupKind() == federation.ClusterGVK.GroupKind():
+		return &federation.Cluster{}
+	case gvk.GroupKind() == federation.ReplicaSchedulingPreferenceGVK.GroupKind():
+		return &federation.ReplicaSchedulingPreference{}
+	}
+	if typed, err := scheme.Scheme.New(gvk); err == nil {
+		return typed
+	}
+	return nil
 }
 
 // applyOne creates or replaces obj, then writes its status if it carries one.

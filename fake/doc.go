@@ -192,7 +192,9 @@
 //
 // Test-side writes do not go through the client and are not recorded: [Cluster.Apply] for
 // fixtures written as YAML (created or replaced with the rules of Create and Update, status
-// included, as a user with kubectl and the controllers owning the status would leave them);
+// included, as a user with kubectl and the controllers owning the status would leave them;
+// strict like kubectl: an unknown field or a duplicate key is an error naming document, line
+// and field);
 // [Cluster.Seed] for fixtures in any state (stored under the resource serving their kind,
 // without admission or the metadata validation, as objects admitted under older rules are:
 // their namespace need not exist),

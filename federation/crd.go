@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,7 +53,9 @@ func ReplicaSchedulingPreferenceCRD() (*apiextensionsv1.CustomResourceDefinition
 
 // CRDFor returns the CRD of t's Federated<Kind>: spec.template preserves unknown fields (any
 // target type fits), placement, overrides and status have full structural schemas, status is
-// a subresource, and kubectl shows Scheduled/Propagated/Ready columns.
+// a subresource, and kubectl shows the conditions, ready and desired replicas, the synced
+// revision and the reason of the first condition that is not True. A built-in type's
+// Federated<Kind> has KubeFed's short names: "f" and the target's (fdeploy, fsvc, fcm...).
 func CRDFor(t TypeConfig) (*apiextensionsv1.CustomResourceDefinition, error) {
 	return crdFor(t, nil)
 }
@@ -79,6 +82,7 @@ func crdFor(t TypeConfig, template *apiextensionsv1.CustomResourceDefinition) (*
 		Plural:     t.FederatedResource,
 		Singular:   strings.ToLower(kind),
 		Categories: []string{"federation"},
+		ShortNames: shortNames(t),
 	}
 	crd.Spec.Scope = apiextensionsv1.ClusterScoped
 	if t.FederatedNamespaced() {
@@ -93,6 +97,31 @@ func crdFor(t TypeConfig, template *apiextensionsv1.CustomResourceDefinition) (*
 		}
 	}
 	return crd, nil
+}
+
+// shortNames are KubeFed's for a built-in type under its default federated kind: "f" and
+// the target's short name (fsec and fjob for the kinds without one); none for other types.
+func shortNames(t TypeConfig) []string {
+	if t.Federated.Group != TypesGroup || t.Federated.Kind != "Federated"+t.Target.Kind {
+		return nil
+	}
+	short, ok := map[schema.GroupKind]string{
+		{Group: "apps", Kind: "Deployment"}:           "fdeploy",
+		{Group: "apps", Kind: "StatefulSet"}:          "fsts",
+		{Group: "apps", Kind: "DaemonSet"}:            "fds",
+		{Group: "apps", Kind: "ReplicaSet"}:           "frs",
+		{Group: "batch", Kind: "Job"}:                 "fjob",
+		{Kind: "Service"}:                             "fsvc",
+		{Kind: "ConfigMap"}:                           "fcm",
+		{Kind: "Secret"}:                              "fsec",
+		{Kind: "ServiceAccount"}:                      "fsa",
+		{Kind: "Namespace"}:                           "fns",
+		{Group: "networking.k8s.io", Kind: "Ingress"}: "fing",
+	}[t.Target.GroupKind()]
+	if !ok {
+		return nil
+	}
+	return []string{short}
 }
 
 // CRDs returns every CRD fedkit needs on the host for the given federated types: Cluster,

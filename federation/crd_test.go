@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -97,7 +98,7 @@ func TestCRDFor(t *testing.T) {
 	require.Equal(t, "federateddeployments.types.federation.k8s.io", crd.Name)
 	require.Equal(t, apiextensionsv1.CustomResourceDefinitionNames{
 		Kind: "FederatedDeployment", ListKind: "FederatedDeploymentList", Plural: "federateddeployments",
-		Singular: "federateddeployment", Categories: []string{"federation"},
+		Singular: "federateddeployment", Categories: []string{"federation"}, ShortNames: []string{"fdeploy"},
 	}, crd.Spec.Names)
 	require.Equal(t, apiextensionsv1.NamespaceScoped, crd.Spec.Scope)
 	v := crd.Spec.Versions[0]
@@ -108,10 +109,40 @@ func TestCRDFor(t *testing.T) {
 	for _, c := range v.AdditionalPrinterColumns {
 		cols = append(cols, c.Name)
 	}
-	require.Equal(t, []string{"Scheduled", "Propagated", "Ready", "Clusters", "Age"}, cols)
+	require.Equal(t, []string{"Scheduled", "Propagated", "Ready", "Clusters", "Ready Replicas", "Desired", "Revision", "Reason", "Age"}, cols)
+	// Free-form only where any shape fits: the template, an override's value, a member's
+	// status; placement, overrides and the rest are structural, so the server prunes or
+	// (with strict field validation) refuses unknown fields there.
+	require.Equal(t, []string{
+		".spec.overrides[].clusterOverrides[].value",
+		".spec.template",
+		".status.clusters[].remoteStatus",
+	}, preserved(v.Schema.OpenAPIV3Schema, ""))
 
 	_, err = federation.CRDFor(federation.TypeConfig{})
 	require.ErrorIs(t, err, federation.ErrUnknownType)
+}
+
+// preserved lists, sorted, the paths of a schema that preserve unknown fields.
+func preserved(s *apiextensionsv1.JSONSchemaProps, path string) []string {
+	var out []string
+	if s == nil {
+		return nil
+	}
+	if s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields {
+		out = append(out, path)
+	}
+	for name, p := range s.Properties {
+		out = append(out, preserved(&p, path+"."+name)...)
+	}
+	if s.Items != nil {
+		out = append(out, preserved(s.Items.Schema, path+"[]")...)
+	}
+	if s.AdditionalProperties != nil {
+		out = append(out, preserved(s.AdditionalProperties.Schema, path+".*")...)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestDesignYAML decodes the contract YAML shapes (ARCHITECTURE.md) strictly (an unknown or misspelled

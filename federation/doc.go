@@ -57,6 +57,8 @@
 //     shape an admission webhook returns. [NewInvalidError] turns a list into an error that
 //     satisfies errors.Is(err, ErrInvalidObject); loops wrap it with [Terminal], because
 //     retrying bad input cannot help: it waits for the object to change.
+//     [ValidateMember] checks a rendered workload (Deployment, StatefulSet, DaemonSet,
+//     ReplicaSet, Job) by the rules its member API server refuses every create for.
 //
 // # Types of federation
 //
@@ -66,7 +68,9 @@
 // cover the common built-ins ([DeploymentType], [ServiceType], ...; [BuiltinTypes] lists
 // them); [NewTypeConfig] federates any other type. [CRDFor] returns the CustomResourceDefinition
 // of a federated type, [CRDs] the whole set to install on a host, and [AddToScheme] /
-// [AddFederatedKind] register the Go types with a runtime.Scheme.
+// [AddFederatedKind] register the Go types with a runtime.Scheme. `kubectl get` shows each
+// object's conditions, ready/desired replicas, synced revision and the reason of the first
+// condition not True; built-in types have KubeFed's short names (fdeploy, fsvc, fcm, fns...).
 //
 // # Reaching clusters
 //

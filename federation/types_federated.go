@@ -20,6 +20,10 @@ import (
 // +kubebuilder:printcolumn:name="Propagated",type=string,JSONPath=`.status.conditions[?(@.type=="Propagated")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.aggregated.clusters`
+// +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.aggregated.readyReplicas`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.aggregated.replicas`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.syncedRevision`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.status!="True")].reason`,description="The reason of the first condition that is not True"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type FederatedObject struct {
 	metav1.TypeMeta   `json:",inline"`

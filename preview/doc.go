@@ -6,6 +6,9 @@
 //	rep, err := preview.Run(in)
 //	for _, o := range rep.Objects { ... o.Clusters, o.Problems ... }
 //
+// Decode is strict: an unknown field or a duplicate key is an error naming document, line and
+// field. Plain objects (Namespaces) are kept in Input.Other, so one fixture feeds fake.Apply too.
+//
 // For each federated object the [Report] says which clusters it goes to and why each other
 // cluster was left out (the placement rule and the value that failed it), how many replicas
 // each cluster gets and how the count came about, the member object sync would write to
@@ -75,6 +78,12 @@
 // apply to some cluster (a path that does not exist there) is found by override.Validate,
 // the check an admission webhook runs: it renders the object for every Cluster, not only
 // those it is placed in now, and for every cluster an override names.
+//
+// A member object the member's API server would refuse on every create (a Deployment
+// without a selector matching its pod labels, a container without an image, a Job without
+// restartPolicy: federation.ValidateMember) is an error naming the template field and the
+// cluster. An object placed in no cluster is a warning. [Report.Check] turns a report into
+// a CI verdict: an error for errors, and with strict for warnings too.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
 package preview

@@ -17,7 +17,11 @@ apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: app-frontend, namespace: production}
 spec:
-  template: {spec: {replicas: 6, template: {spec: {containers: [{name: nginx, image: "nginx:1.25"}]}}}}
+  template:
+    spec:
+      replicas: 6
+      selector: {matchLabels: {app: frontend}}
+      template: {metadata: {labels: {app: frontend}}, spec: {containers: [{name: nginx, image: "nginx:1.25"}]}}
   placement: {clusters: [{name: cluster-aws-us-east}, {name: cluster-gcp-eu-west}]}
   overrides:
   - clusterName: cluster-gcp-eu-west

@@ -1,19 +1,16 @@
 package preview
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/manifest"
 )
 
 // Input is everything a preview looks at: the objects as they would be stored on the host,
@@ -34,6 +31,9 @@ type Input struct {
 	ServiceDNSRecords []dnsrecord.ServiceDNSRecord
 	IngressDNSRecords []dnsrecord.IngressDNSRecord
 	Domains           []dnsrecord.Domain
+	// Other holds the plain Kubernetes objects Decode found (Namespaces, say, that the same
+	// manifests need on a cluster); Run does not preview them.
+	Other []*unstructured.Unstructured
 
 	// Live holds the member objects of each cluster, by cluster name; nil for a preview
 	// without live state. With it, Run reports each cluster's change (create, update with the
@@ -68,87 +68,79 @@ type Input struct {
 // Decode reads multi-document YAML (or JSON) into an Input: Federated<Kind> objects,
 // Clusters, ReplicaSchedulingPreferences, ServiceDNSRecords, IngressDNSRecords and Domains,
 // and "kind: List" documents holding them (as `kubectl get -o yaml` writes). Empty documents
-// are skipped. Any other kind is an error naming the document, so a typo is not ignored.
-// Decode sets no option: the caller sets Now, Live and the rest.
+// are skipped. Decoding is strict, as kubectl's strict field validation: a field the kind
+// does not have (spec.palcement) and a key twice in one mapping (often a missing "---"
+// between two documents) are errors naming the document (its index, kind and name), the
+// line and the field; only the template, which any target kind fits, is free-form. Plain
+// Kubernetes objects (a Namespace, say, which a fixture for a fake fleet needs) are kept in
+// Input.Other and not previewed; any other kind of a federation group is an error naming the
+// document, so a typo is not ignored. Decode sets no option: the caller sets Now, Live and
+// the rest.
 func Decode(data []byte) (Input, error) {
 	var in Input
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for doc := 1; ; doc++ {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return in, nil
-		}
-		if err != nil {
-			return Input{}, fmt.Errorf("preview: document %d: %w", doc, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(raw, &u.Object); err != nil {
-			return Input{}, fmt.Errorf("preview: document %d: %w", doc, err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := in.add(u); err != nil {
-			return Input{}, fmt.Errorf("preview: document %d: %w", doc, err)
+	docs, err := manifest.Split(data)
+	if err != nil {
+		return Input{}, fmt.Errorf("preview: %w", err)
+	}
+	for _, d := range docs {
+		if err := in.add(d); err != nil {
+			return Input{}, fmt.Errorf("preview: %w", err)
 		}
 	}
+	return in, nil
 }
 
-// add decodes one object into the Input.
-func (in *Input) add(u *unstructured.Unstructured) error {
+// add decodes one document into the Input.
+func (in *Input) add(d manifest.Document) error {
+	u := d.Object
 	gvk := u.GroupVersionKind()
-	switch {
-	case gvk.Group == "" && gvk.Kind == "List":
-		items, _, _ := unstructured.NestedSlice(u.Object, "items")
-		for i, item := range items {
-			m, ok := item.(map[string]any)
-			if !ok {
-				return fmt.Errorf("items[%d] is not an object", i)
-			}
-			if err := in.add(&unstructured.Unstructured{Object: m}); err != nil {
-				return fmt.Errorf("items[%d]: %w", i, err)
-			}
-		}
-		return nil
-	case gvk.Group == federation.TypesGroup:
-		var o federation.FederatedObject
-		if err := federation.FromUnstructured(u, &o); err != nil {
+	if u.IsList() {
+		items, err := d.Items()
+		if err != nil {
 			return err
 		}
-		in.Objects = append(in.Objects, o)
+		for _, item := range items {
+			if err := in.add(item); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	var err error
-	switch gvk.GroupKind() {
-	case federation.ClusterGVK.GroupKind():
+	var into runtime.Object
+	var keep func()
+	switch gk := gvk.GroupKind(); {
+	case gvk.Group == federation.TypesGroup:
+		var o federation.FederatedObject
+		into, keep = &o, func() { in.Objects = append(in.Objects, o) }
+	case gk == federation.ClusterGVK.GroupKind():
 		var o federation.Cluster
-		if err = federation.FromUnstructured(u, &o); err == nil {
-			in.Clusters = append(in.Clusters, o)
-		}
-	case federation.ReplicaSchedulingPreferenceGVK.GroupKind():
+		into, keep = &o, func() { in.Clusters = append(in.Clusters, o) }
+	case gk == federation.ReplicaSchedulingPreferenceGVK.GroupKind():
 		var o federation.ReplicaSchedulingPreference
-		if err = federation.FromUnstructured(u, &o); err == nil {
-			in.Preferences = append(in.Preferences, o)
-		}
-	case federation.DNSGroupVersion.WithKind("ServiceDNSRecord").GroupKind():
+		into, keep = &o, func() { in.Preferences = append(in.Preferences, o) }
+	case gk == federation.DNSGroupVersion.WithKind("ServiceDNSRecord").GroupKind():
 		var o dnsrecord.ServiceDNSRecord
-		if err = federation.FromUnstructured(u, &o); err == nil {
-			in.ServiceDNSRecords = append(in.ServiceDNSRecords, o)
-		}
-	case federation.DNSGroupVersion.WithKind("IngressDNSRecord").GroupKind():
+		into, keep = &o, func() { in.ServiceDNSRecords = append(in.ServiceDNSRecords, o) }
+	case gk == federation.DNSGroupVersion.WithKind("IngressDNSRecord").GroupKind():
 		var o dnsrecord.IngressDNSRecord
-		if err = federation.FromUnstructured(u, &o); err == nil {
-			in.IngressDNSRecords = append(in.IngressDNSRecords, o)
-		}
-	case federation.DNSGroupVersion.WithKind("Domain").GroupKind():
+		into, keep = &o, func() { in.IngressDNSRecords = append(in.IngressDNSRecords, o) }
+	case gk == federation.DNSGroupVersion.WithKind("Domain").GroupKind():
 		var o dnsrecord.Domain
-		if err = federation.FromUnstructured(u, &o); err == nil {
-			in.Domains = append(in.Domains, o)
-		}
+		into, keep = &o, func() { in.Domains = append(in.Domains, o) }
+	case gvk.Kind != "" && gvk.Version != "" && !strings.HasSuffix(gvk.Group, "federation.k8s.io"):
+		in.Other = append(in.Other, u)
+		return nil
 	default:
-		return fmt.Errorf("%s %q (apiVersion %q) is not a federation object a preview reads", orNone(gvk.Kind), u.GetName(), u.GetAPIVersion())
+		return fmt.Errorf("%s: %s %q (apiVersion %q) is not a federation object a preview reads", d, orNone(gvk.Kind), u.GetName(), u.GetAPIVersion())
 	}
-	return err
+	if err := d.Decode(into); err != nil {
+		return err
+	}
+	if err := federation.FromUnstructured(u, into); err != nil {
+		return fmt.Errorf("%s: %w", d, err)
+	}
+	keep()
+	return nil
 }
 
 func orNone(kind string) string {

@@ -97,3 +97,20 @@ func (r *run) labels(name string) map[string]string {
 	}
 	return nil
 }
+
+// memberProblems are the member objects a member's API server would refuse on every create
+// (federation.ValidateMember): one Problem per cluster and field, the field given as the
+// federated object's (spec.template. and the member's path).
+func memberProblems(rows []Cluster, what string) []Problem {
+	var out []Problem
+	for _, row := range rows {
+		if row.Manifest == nil {
+			continue
+		}
+		for _, e := range federation.ValidateMember(row.Manifest) {
+			out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: row.Name,
+				Message: fmt.Sprintf("the member's API server refuses the %s: %s", row.Manifest.GetKind(), e.Error())})
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -171,4 +172,57 @@ func (r Report) Errors() []Problem {
 		}
 	}
 	return out
+}
+
+// ErrProblems is wrapped by the error [Report.Check] returns.
+var ErrProblems = errors.New("preview: problems found")
+
+// Warnings returns the report's problems of severity Warning, the objects' and the others'.
+func (r Report) Warnings() []Problem {
+	var out []Problem
+	for _, o := range r.Objects {
+		for _, p := range o.Problems {
+			if p.Severity == Warning {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, p := range r.Problems {
+		if p.Severity == Warning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Check is a CI check's verdict: nil when the report has no error (and, when strict, no
+// warning either), else an error wrapping [ErrProblems] that lists them, one per line.
+func (r Report) Check(strict bool) error {
+	failed := r.Errors()
+	var counts []string
+	if n := len(failed); n > 0 {
+		counts = append(counts, plural(n, "error"))
+	}
+	if strict {
+		w := r.Warnings()
+		if n := len(w); n > 0 {
+			counts = append(counts, plural(n, "warning")+" (strict)")
+		}
+		failed = append(failed, w...)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(failed))
+	for _, p := range failed {
+		lines = append(lines, p.String())
+	}
+	return fmt.Errorf("%w: %s\n%s", ErrProblems, strings.Join(counts, ", "), strings.Join(lines, "\n"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

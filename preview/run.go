@@ -188,6 +188,11 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		}
 		o.Clusters = append(o.Clusters, c)
 	}
+	ps.add(memberProblems(o.Clusters, what)...)
+	if len(v.Invalid) == 0 && waiting == "" && len(placed) == 0 && fed.DeletionTimestamp == nil {
+		ps.add(Problem{Severity: Warning, Object: what, Field: "spec.placement",
+			Message: fmt.Sprintf("it is placed in no cluster: the placement selects none of the %d Clusters (see each cluster's reason)", len(r.names))})
+	}
 	ps.add(r.overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
 	dns, dnsProblems := r.dns(typ, fed)
 	o.DNS = dns

@@ -335,8 +335,11 @@ spec: {template: {}}
 	}, problems(rep.Problems))
 	require.Equal(t, []string{`Error: FederatedWidget shop/w: kind: no TypeConfig has the federated kind "FederatedWidget" (add it to Input.Types)`}, problems(rep.Objects[0].Problems))
 
-	_, err := preview.Decode([]byte(fleet + "\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"))
-	require.EqualError(t, err, `preview: document 5: Deployment "web" (apiVersion "apps/v1") is not a federation object a preview reads`)
+	_, err := preview.Decode([]byte(fleet + "\n---\napiVersion: core.federation.k8s.io/v1alpha1\nkind: Clutser\nmetadata: {name: web}\n"))
+	require.EqualError(t, err, `preview: document 5 (Clutser web): Clutser "web" (apiVersion "core.federation.k8s.io/v1alpha1") is not a federation object a preview reads`)
+	plain, err := preview.Decode([]byte(fleet + "\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"))
+	require.NoError(t, err)
+	require.Len(t, plain.Other, 1, "a plain object is kept, not previewed")
 
 	in, err := preview.Decode([]byte(fleet + "\n---\n" + fleet))
 	require.NoError(t, err)

@@ -102,7 +102,8 @@ func Aggregate(in Input) Aggregation {
 	}
 	var out Aggregation
 	sum := federation.AggregatedStatus{}
-	var notReady, stale []string
+	var stale []string
+	var notReady notReadyList
 	// First pass: decide, sum and detect changes without building anything, so that the
 	// usual pass (nothing changed) allocates almost nothing.
 	for i := range st.Clusters {
@@ -124,7 +125,7 @@ func Aggregate(in Input) Aggregation {
 		sum.AvailableReplicas += val(o.AvailableReplicas)
 		sum.UpdatedReplicas += val(o.UpdatedReplicas)
 		if !o.Ready {
-			notReady = append(notReady, e.Name+": "+cmpOr(o.Message, "not ready"))
+			notReady.add(e.Name, cmpOr(o.Message, "not ready"))
 		}
 	}
 	placed := len(st.Clusters)
@@ -153,7 +154,7 @@ func Aggregate(in Input) Aggregation {
 	}
 
 	prop := in.propagation(st)
-	out.Ready = readyCondition(placed, out.Fresh, out.Quorum, prop, notReady, stale, in.Generation)
+	out.Ready = readyCondition(placed, out.Fresh, out.Quorum, prop, notReady.lines(), stale, in.Generation)
 	if prev := meta.FindStatusCondition(st.Conditions, federation.ConditionReady); prev != nil && prev.Status == out.Ready.Status {
 		out.Ready.LastTransitionTime = prev.LastTransitionTime
 		if prev.Reason != out.Ready.Reason || prev.Message != out.Ready.Message || prev.ObservedGeneration != out.Ready.ObservedGeneration {
@@ -302,6 +303,33 @@ func val(p *int64) int64 {
 func timePtr(t time.Time) *metav1.Time {
 	mt := metav1.NewTime(t.Truncate(time.Second))
 	return &mt
+}
+
+// notReadyList collects the clusters that are not ready with their messages; clusters of
+// one message are named together ("a, b: no controller has observed it ..."), so a fleet of
+// API servers without controllers reads as one cause, not the same sentence per cluster.
+type notReadyList struct {
+	msgs  []string
+	names map[string][]string
+}
+
+func (l *notReadyList) add(name, msg string) {
+	if l.names == nil {
+		l.names = map[string][]string{}
+	}
+	if _, ok := l.names[msg]; !ok {
+		l.msgs = append(l.msgs, msg)
+	}
+	l.names[msg] = append(l.names[msg], name)
+}
+
+// lines returns "names: message" per message, in the order the messages first came.
+func (l *notReadyList) lines() []string {
+	out := make([]string, 0, len(l.msgs))
+	for _, m := range l.msgs {
+		out = append(out, strings.Join(l.names[m], ", ")+": "+m)
+	}
+	return out
 }
 
 func cmpOr(s, fallback string) string {

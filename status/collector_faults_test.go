@@ -110,7 +110,7 @@ func TestCollectorMemberProblems(t *testing.T) {
 	ready := readyOf(fed)
 	require.Equal(t, metav1.ConditionFalse, ready.Status)
 	require.Equal(t, status.ReasonNotReady, ready.Reason)
-	require.Equal(t, "not ready: b: the member object does not exist; c: the member object does not exist; "+
+	require.Equal(t, "not ready: b, c: the member object does not exist; "+
 		"d: invalid member status: status.replicas: want an integer, got a string", ready.Message)
 	require.Equal(t, &federation.AggregatedStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1, Clusters: 4}, fed.Status.Aggregated)
 	for _, i := range []int{1, 2, 3} {

@@ -23,14 +23,19 @@ import (
 // period.
 
 // behind returns the "not up to date" message when the controller has not observed the
-// object's latest generation, else "".
+// object's latest generation, else "". An observedGeneration absent (or 0) means no
+// controller has looked at the object at all, which it says: a cluster without controllers
+// (an API server alone) never gets further.
 func behind(obj *unstructured.Unstructured, observed *int64) string {
 	gen := obj.GetGeneration()
 	og := int64(0)
 	if observed != nil {
 		og = *observed
 	}
-	if gen > 0 && og < gen {
+	switch {
+	case gen > 0 && og == 0:
+		return fmt.Sprintf("no controller has observed it: status.observedGeneration is absent at generation %d (does the cluster run its controllers, kube-controller-manager for built-in kinds?)", gen)
+	case gen > 0 && og < gen:
 		return fmt.Sprintf("observedGeneration %d behind generation %d", og, gen)
 	}
 	return ""

@@ -91,6 +91,9 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		if ch.Action == ActionNone {
 			return s.settle(in, keys, ch)
 		}
+		if res, refused := s.refusedMember(in, ch); refused {
+			return res // see member_check.go
+		}
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)
 		}

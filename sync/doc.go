@@ -265,7 +265,10 @@
 // backoff, as for a Ready cluster the cluster set has no client for yet
 // ([ReasonClusterNotFound], or ReasonClusterNotReady from the set); a member that refuses the object (invalid, forbidden) reports why and waits for a
 // change. Bad input (an object that does not decode or validate, an invalid placement) is
-// recorded in the Propagated condition and returned wrapped with federation.Terminal.
+// recorded in the Propagated condition and returned wrapped with federation.Terminal. A
+// workload every member would refuse (federation.ValidateMember: a selector that does not
+// match the pod labels, a container without an image) is not sent: [ReasonInvalidMember]
+// names the member's field, and nothing is retried until the object changes.
 //
 // # Events
 //
