@@ -65,20 +65,11 @@ func readInput(stdin io.Reader, file string) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
-// previewProblems is the command's verdict: an error wrapping ErrProblems when the report has
-// errors, or with strict any problem at all.
+// previewProblems is the command's verdict: preview's own Report.Check, wrapped in
+// ErrProblems so main exits 1.
 func previewProblems(rep preview.Report, strict bool) error {
-	var all []preview.Problem
-	for _, o := range rep.Objects {
-		all = append(all, o.Problems...)
-	}
-	all = append(all, rep.Problems...)
-	errs := len(rep.Errors())
-	switch {
-	case errs > 0:
-		return fmt.Errorf("%w: %d error(s) in the input", ErrProblems, errs)
-	case strict && len(all) > 0:
-		return fmt.Errorf("%w: %d warning(s) in the input (--strict)", ErrProblems, len(all))
+	if err := rep.Check(strict); err != nil {
+		return fmt.Errorf("%w: %w", ErrProblems, err)
 	}
 	return nil
 }
