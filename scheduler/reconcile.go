@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
 
@@ -262,7 +263,7 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 			out = append(out, *c)
 			continue
 		}
-		c, err := federation.ClusterFromUnstructured(item)
+		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
 		if err != nil {
 			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
 			continue

@@ -49,6 +49,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 		Shard:            c.opts.Shard,
 		Registerer:       c.opts.Registerer,
+		Cache:            c.opts.Cache,
 	})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -92,6 +93,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		CacheSyncTimeout: m.opts.CacheSyncTimeout,
 		Shard:            m.opts.Shard,
 		Registerer:       m.opts.Registerer,
+		Cache:            m.opts.Cache,
 	})
 	if err == nil {
 		cached := l.Reader()

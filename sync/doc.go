@@ -10,6 +10,9 @@
 //	res, err := s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "web"})
 //	// or: err = s.Run(ctx) // watches the host and the members and reconciles on its own
 //
+// Options.Cache shares one host informer cache (package hostcache) with other loops of the
+// process; nil gives Run its own.
+//
 // # One pass
 //
 // [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.

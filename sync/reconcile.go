@@ -18,6 +18,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 	"github.com/fedkit/fedkit/placement"
 )
@@ -331,7 +332,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 			out = append(out, *c)
 			continue
 		}
-		c, err := federation.ClusterFromUnstructured(item)
+		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
 		if err != nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
 			continue
