@@ -24,11 +24,11 @@ var allowedImports = map[string][]string{
 	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":       {"federation", "internal/labelselector"},
 	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
-	"dnsrecord":       {"federation", "internal/loop", "internal/metrics", "internal/condition"},
-	"scheduler":       {"federation", "placement", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":            {"federation", "placement", "override", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":          {"federation", "internal/loop", "internal/metrics", "internal/condition"},
-	"federation/kube": {"federation", "internal/loop"},
+	"dnsrecord":       {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"scheduler":       {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"sync":            {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":          {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
 	"migrate":         {"federation"},
@@ -37,10 +37,11 @@ var allowedImports = map[string][]string{
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics"},
+	"hostcache":            {"federation", "internal/loop"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
 	// the families every loop reports into, the work queue metrics provider.
 	"internal/metrics": {"federation"},
@@ -75,7 +76,7 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/statuswrite"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
@@ -33,6 +34,7 @@ type ControlPlane struct {
 	shared []*part             // the loops every replica runs once: the ClusterSet's Run
 	events *forwarder          // nil when the embedder gave Options.Events or disabled events
 	status *statuswrite.Writer // the shared status writer; nil with a negative StatusWindow
+	cache  *hostcache.Cache    // the loops' shared cache when New made it (Run runs it); else nil
 	scheme *runtime.Scheme
 
 	mu      sync.Mutex
@@ -96,10 +98,19 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	case clusters == nil:
 		return nil, errors.New("controlplane: New: cluster set is nil")
 	}
+	var own *hostcache.Cache
+	if opts.Cache == nil {
+		// One informer per host resource for every loop and shard of the process.
+		c, err := hostcache.New(host, hostcache.Options{Logger: opts.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: New: %w", err)
+		}
+		own, opts.Cache = c, c
+	}
 	if err := opts.complete(); err != nil {
 		return nil, fmt.Errorf("controlplane: New: %w", err)
 	}
-	cp := &ControlPlane{host: host, opts: opts}
+	cp := &ControlPlane{host: host, opts: opts, cache: own}
 	if opts.Events == nil && !opts.Disable.Events {
 		cp.events = &forwarder{window: opts.EventWindow}
 		opts.Events = cp.events

@@ -120,12 +120,13 @@
 // replicas from running the same keys, and a replica that holds no shard is a standby.
 //
 // What each costs. A set of loops is a cluster monitor and, per type, a scheduler, a Syncer
-// and a Collector, plus the DNS loop, each with its informers on the host. Sharding divides
+// and a Collector, plus the DNS loop. They share one host informer cache per process (package
+// hostcache; New makes it and Run runs it, or pass your own in Options.Cache): one informer,
+// one watch and one copy per host resource, whatever the loops and shards. Sharding divides
 // the reconciles, not the caches: every informer still lists and watches all objects of its
 // resource (a reconcile reads Clusters and preferences of any shard, and shards move at run
-// time). So a replica holding k shards runs k sets of loops, with k copies of the host
-// caches and k watches per resource; the member caches are the ClusterSet's and are shared
-// by its shards. Choose Count as a small multiple of the replicas (2 to 4 per replica):
+// time). So a replica holding k shards runs k sets of loops over one host cache; the member
+// caches are the ClusterSet's and are shared by its shards. Choose Count as a small multiple of the replicas (2 to 4 per replica):
 // enough for shards to spread evenly and move one at a time, few enough to keep k small.
 // Leader election costs a standby nothing but the ClusterSet's watches, and costs the new
 // leader a cache sync (its loops list what they watch) when it takes over.

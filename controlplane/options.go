@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -65,6 +66,12 @@ type Options struct {
 
 	// Registerer receives every loop's metrics. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache every loop of every shard shares (one informer per
+	// host resource; see package hostcache), for loops whose own Options.Cache is nil. nil:
+	// the control plane makes one and runs it in Run. One given here is run by its owner,
+	// who may share it with a kube.ClusterSet (ClusterSetOptions.Cache) or its own loops.
+	Cache *hostcache.Cache
 
 	// Events records the loops' events on federated objects. nil: the control plane records
 	// them on the host, through a client-go record.EventBroadcaster it starts in Run and shuts
@@ -181,6 +188,11 @@ func (o *Options) complete() error {
 	common(&o.Status.Clock, &o.Status.Logger, &o.Status.Registerer, o)
 	common(&o.Monitor.Clock, &o.Monitor.Logger, &o.Monitor.Registerer, o)
 	common(&o.DNS.Clock, &o.DNS.Logger, &o.DNS.Registerer, o)
+	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache} {
+		if *c == nil {
+			*c = o.Cache
+		}
+	}
 	if o.Sync.Identity == "" {
 		o.Sync.Identity = o.Identity
 	}

@@ -28,7 +28,8 @@ const checkTimeout = 30 * time.Second
 //     A loop whose resource is not served is not started: it is Failed, with an error
 //     wrapping ErrNotServed that names the resource, and logged. Other check errors (RBAC,
 //     the network) do not hold a loop back; the loop reports them itself.
-//  3. It runs every other loop's Run, and the ClusterSet's own Run when it has one
+//  3. It runs the host cache the loops share (one informer per resource, unless the
+//     embedder gave Options.Cache, which it runs itself) and every other loop's Run, and the ClusterSet's own Run when it has one
 //     (kube.ClusterSet: watching Clusters and Secrets and hosting the member caches; the
 //     fake fleet: its simulated controllers).
 //  4. A loop whose Run returns an error (its caches did not sync within its
@@ -88,6 +89,10 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
+	if cp.cache != nil {
+		// The loops' shared informers; they stop with the loops.
+		g.Go(func() error { return cp.cache.Run(ctx) })
+	}
 	for _, p := range cp.shared {
 		g.Go(func() error { return cp.supervise(ctx, nil, p, nil) })
 	}

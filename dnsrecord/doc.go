@@ -79,7 +79,8 @@
 // pass after the deletion, so it needs no garbage collector (the fake fleet has none).
 // [Controller.Run] watches the records, the DNSEndpoints, the federated objects, the Domains
 // and the Clusters on the host and calls Reconcile; Options.ResyncPeriod bounds how long a
-// change in a member (a new load balancer, pods becoming ready) takes to show.
+// change in a member (a new load balancer, pods becoming ready) takes to show. Options.Cache
+// shares one host informer cache (package hostcache) with other loops; nil gives Run its own.
 //
 // # Running external-dns
 //

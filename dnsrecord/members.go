@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Member resources the controller reads.
@@ -32,7 +33,7 @@ func (c *Controller) listClusters(ctx context.Context, r federation.Reader, log 
 	}
 	out := make([]federation.Cluster, 0, len(list.Items))
 	for i := range list.Items {
-		cl, err := federation.ClusterFromUnstructured(&list.Items[i])
+		cl, err := loop.DecodeCluster(r, &list.Items[i]) // once per resourceVersion for every loop
 		if err != nil {
 			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", list.Items[i].GetName())
 			continue

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
@@ -47,6 +48,10 @@ type Options struct {
 	// fedkit_member_requests_total (its live member reads), fedkit_dns_endpoint_writes_total,
 	// and Run's work queue (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 
 	// Events records events on the records: EndpointsWritten when a DNSEndpoint is created,
 	// changed or deleted; a Warning with the Ready condition's reason when it turns False or

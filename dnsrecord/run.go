@@ -74,6 +74,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 		Shard:            c.opts.Shard,
 		Registerer:       c.opts.Registerer,
+		Cache:            c.opts.Cache,
 	})
 	if err == nil {
 		for _, gvr := range []schema.GroupVersionResource{federation.ServiceType.TargetGVR(), federation.IngressType.TargetGVR()} {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
@@ -37,6 +38,10 @@ type Options struct {
 	// fedkit_reconcile_duration_seconds with loop="scheduler", fedkit_scheduler_*, and Run's
 	// work queue, fedkit_workqueue_*; see METRICS.md). nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 
 	// Events records events on the federated objects when their schedule changes
 	// (ScheduleChanged) and when they turn unschedulable or invalid (a Warning with the

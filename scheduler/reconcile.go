@@ -257,7 +257,7 @@ func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.
 			out = append(out, *c)
 			continue
 		}
-		c, err := federation.ClusterFromUnstructured(item)
+		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
 		if err != nil {
 			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
 			continue

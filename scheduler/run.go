@@ -43,6 +43,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
 		Registerer:       s.opts.Registerer,
+		Cache:            s.opts.Cache,
 	})
 	if err == nil {
 		cached := l.Reader()

@@ -12,6 +12,8 @@
 //
 // Both follow the shape of every fedkit loop: read, decide with a pure function, write only
 // what changed. Reconcile is one pass over one key and starts nothing; Run is optional.
+// Options.Cache and MonitorOptions.Cache share one host informer cache (package hostcache)
+// with other loops of the process; nil gives each Run its own.
 //
 // # What the Collector owns
 //

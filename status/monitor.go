@@ -68,10 +68,11 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 	}
 	// A Cluster being deleted is still probed while finalizers hold it: sync cleans up only in
 	// clusters that are Ready, so a member that recovers must be seen to.
-	cluster, err := federation.ClusterFromUnstructured(u)
+	cluster, err := loop.DecodeCluster(r, u) // shared with the other loops: copied below
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(fmt.Errorf("status: Cluster %q: %w", name, err))
 	}
+	cluster = cluster.DeepCopy() // the monitor builds its write from it
 
 	now := m.opts.Clock.Now()
 	res := m.probe(ctx, name)

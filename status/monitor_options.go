@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
@@ -44,6 +45,10 @@ type MonitorOptions struct {
 	// Run's work queue (fedkit_workqueue_*); see METRICS.md. A deleted Cluster's series go.
 	// nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 
 	// Events records an event on a Cluster when its Ready condition changes status, with
 	// the condition's reason (ClusterReady as Normal; ClusterNotReady, ClusterUnreachable or

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// (its live member reads), fedkit_status_stale_members, and Run's work queue
 	// (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 
 	// Events records events on the federated objects when their Ready condition changes
 	// status or reason (with the condition's reason: Normal when it turns True, Warning

@@ -50,6 +50,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		CacheSyncTimeout: c.opts.CacheSyncTimeout,
 		Shard:            c.opts.Shard,
 		Registerer:       c.opts.Registerer,
+		Cache:            c.opts.Cache,
 	})
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -101,6 +102,7 @@ func (m *ClusterMonitor) Run(ctx context.Context) error {
 		CacheSyncTimeout: m.opts.CacheSyncTimeout,
 		Shard:            m.opts.Shard,
 		Registerer:       m.opts.Registerer,
+		Cache:            m.opts.Cache,
 	})
 	if err == nil {
 		cached := l.Reader()

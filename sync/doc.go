@@ -26,6 +26,9 @@
 // status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
 // layout_test.go keeps the decision's files free of I/O.
 //
+// Options.Cache shares one host informer cache (package hostcache) with other loops of the
+// process; nil gives Run its own.
+//
 // # One pass
 //
 // [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	"github.com/fedkit/fedkit/override"
 )
@@ -64,6 +65,10 @@ type Options struct {
 	// writes to members and live reads), fedkit_propagation_lag_seconds, and Run's work
 	// queues (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 
 	// Events records events on federated objects (created, updated, deleted in a cluster,
 	// failures, adoption refused). nil: none.

@@ -304,7 +304,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 			out = append(out, *c)
 			continue
 		}
-		c, err := federation.ClusterFromUnstructured(item)
+		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
 		if err != nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
 			continue

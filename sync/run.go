@@ -38,6 +38,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 	if !s.typ.FederatedNamespaced() {
 		historyNS = s.opts.HistoryNamespace
 	}
+	// The two loops below share one cache: the Syncer's own when Options.Cache is nil.
+	shared, ownCache := s.opts.Cache, false
+	if shared == nil {
+		c, err := loop.NewCache(s.host, loop.CacheOptions{Logger: s.opts.Logger})
+		if err != nil {
+			return fmt.Errorf("sync: %w", err)
+		}
+		shared, ownCache = c, true
+	}
 	l, err := loop.New(s.host, []loop.Source{
 		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
 			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
@@ -52,6 +61,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
 		Registerer:       s.opts.Registerer,
+		Cache:            shared,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -74,6 +84,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Shard:            s.opts.Shard,
 		Registerer:       s.opts.Registerer,
+		Cache:            shared,
 	})
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -113,6 +124,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	defer cancel()
 	var wg gosync.WaitGroup
 	defer wg.Wait()
+	if ownCache {
+		wg.Go(func() { _ = shared.Run(ctx) }) // stops with the loops
+	}
 	clusterErr := make(chan error, 1)
 	wg.Go(func() {
 		cached := cl.Reader()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // ClusterSet is a federation.ClusterSet of real member clusters. It keeps one Client per
@@ -166,7 +167,7 @@ func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, secrets
 	if err != nil {
 		return federation.Result{}, fmt.Errorf("kube: reconcile cluster %q: %w", name, err)
 	}
-	cluster, err := federation.ClusterFromUnstructured(u)
+	cluster, err := loop.DecodeCluster(r, u) // shared with the other loops: read only
 	if err != nil {
 		return federation.Result{}, s.notReady(name, &member{notReady: err})
 	}

@@ -73,7 +73,8 @@
 // # Credentials stay out of memory and logs
 //
 // Run's informer keeps Secrets without data, annotations (kubectl's last-applied copy) or
-// managedFields. A Secret is read from the API server only when its resourceVersion moved,
+// managedFields, also in a shared host cache (ClusterSetOptions.Cache, package hostcache): a
+// trimmed informer is never shared with one of whole Secrets. A Secret is read from the API server only when its resourceVersion moved,
 // never on a Cluster status write. Error bodies and Warning headers of every answer have the
 // client's token and password cut out, and warnings are logged through the request's logger.
 //

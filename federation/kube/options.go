@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/hostcache"
 )
 
 // Defaults used when the corresponding Options field is zero.
@@ -108,6 +110,10 @@ type ClusterSetOptions struct {
 	// Registerer receives the metrics of Run's work queue (fedkit_workqueue_*, queue name
 	// "kube/clusterset"; see METRICS.md), as every loop's. Nil means no metrics.
 	Registerer prometheus.Registerer
+
+	// Cache is the host informer cache Run adds its handlers to, shared with the other loops
+	// given it (see package hostcache); its owner runs it. nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
 }
 
 func (o *ClusterSetOptions) complete() error {

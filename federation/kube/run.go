@@ -70,7 +70,7 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 			GVR: federation.SecretGVR, Namespace: s.opts.Namespace,
 			// The informer only notices changes and keeps no credentials in memory:
 			// Reconcile reads a Secret afresh when its resourceVersion moved.
-			Transform: dropSecretData,
+			Transform: dropSecretData, TransformName: "kube/secret-without-data",
 			Referrers: &loop.Referrers{GVR: federation.ClusterGVR, RefersTo: usesSecret},
 		},
 	}, loop.Options{
@@ -82,6 +82,7 @@ func (s *ClusterSet) Run(ctx context.Context) error {
 		MaxDelay:         retryMaxDelay,
 		CacheSyncTimeout: s.opts.CacheSyncTimeout,
 		Registerer:       s.opts.Registerer,
+		Cache:            s.opts.Cache,
 	})
 	if err == nil {
 		cached := l.Reader()

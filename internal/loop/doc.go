@@ -39,8 +39,22 @@
 // With Options.Shard set, Run reconciles only the keys the shard owns (federation.Shard.Owns):
 // a key it does not own is dropped in front of the work queue, whatever produced it (an
 // event, a Broadcast, Referrers, Enqueue, a requeue), so N loops with the shards 0 to N-1
-// reconcile every key exactly once between them. Each still caches every object, since a
-// pass reads more than its own key. The Reconciler is not filtered when called directly.
+// reconcile every key exactly once between them. Each still reads every object, since a
+// pass reads more than its own key; given one Cache, they share its informers. The
+// Reconciler is not filtered when called directly.
+//
+// # One cache per process
+//
+// A Cache holds the host informers: one per resource, namespace, LabelSelector and
+// TransformName, whichever loops use it. Run adds one event handler per source to the
+// Cache's informers, waits for its handlers (not just the informers) to have seen the first
+// list, and removes them when it returns; the last loop to leave an informer stops it, so a
+// resource whose CRD was missing is listed afresh next time. Options.Cache shares one Cache
+// between loops (package hostcache exports it; controlplane makes one per process); nil
+// gives Run a Cache of its own. A Transform without a TransformName is never shared, so a
+// trimmed Secret informer never serves whole Secrets, nor the reverse. Every informer drops
+// metadata.managedFields, which no loop reads and an update without them keeps. Clusters are
+// decoded once per uid and resourceVersion for all loops of a Cache (DecodeCluster).
 //
 // # Reading from the caches
 //
@@ -81,7 +95,8 @@
 //
 // # Starting and stopping
 //
-// Run lists every source before it starts workers. A list or watch failure reaches
+// Run waits until every source's handler has seen its informer's first list before it
+// starts workers. A list or watch failure reaches
 // Options.Logger with the loop's name and the resource (client-go retries refused
 // connections of a watch without reporting them, as every informer does). If a source has not
 // listed within Options.CacheSyncTimeout (two minutes by default, on Options.Clock), Run stops

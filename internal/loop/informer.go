@@ -2,12 +2,7 @@ package loop
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,73 +47,16 @@ type noWatchList struct{}
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
-// informer is the informer of one source in one Run, with the last error its reflector
-// reported, so a cache that does not sync can say why.
+// informer is the shared informer of one source in one Run, with the registration of the
+// source's handler.
 type informer struct {
-	cache.SharedIndexInformer
+	*sharedInformer
 	source Source
-
-	mu      sync.Mutex
-	lastErr error
+	reg    cache.ResourceEventHandlerRegistration
 }
 
-func newSourceInformer(host federation.ClusterClient, s Source, opts Options) (*informer, error) {
-	inf := &informer{SharedIndexInformer: NewInformer(host, s.GVR, s.Namespace, s.LabelSelector), source: s}
-	if len(s.IndexLabels) > 0 {
-		idx := cache.Indexers{}
-		for _, key := range s.IndexLabels {
-			idx[labelIndex(key)] = labelIndexFunc(key)
-		}
-		if err := inf.AddIndexers(idx); err != nil {
-			return nil, err
-		}
-	}
-	log := opts.Logger.WithValues("queue", opts.queueName(), "resource", s.GVR.GroupResource().String())
-	err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		inf.mu.Lock()
-		inf.lastErr = err
-		inf.mu.Unlock()
-		switch {
-		case errors.Is(err, io.EOF):
-			// The watch ended normally; the reflector resumes it.
-		case errors.Is(err, io.ErrUnexpectedEOF), apierrors.IsResourceExpired(err), apierrors.IsGone(err):
-			log.V(1).Info("Watch ended; resuming", "error", err.Error())
-		default:
-			log.Error(err, "Listing or watching failed; retrying with backoff")
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if s.Transform != nil {
-		err := inf.SetTransform(func(obj any) (any, error) {
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				// The object is freshly decoded and not shared yet: changing it in place is
-				// allowed.
-				s.Transform(u)
-			}
-			return obj, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return inf, nil
-}
-
-// notSynced describes why the informer has not synced.
-func (inf *informer) notSynced() error {
-	inf.mu.Lock()
-	defer inf.mu.Unlock()
-	what := inf.source.GVR.GroupResource().String()
-	if inf.source.Namespace != "" {
-		what += " in " + inf.source.Namespace
-	}
-	if inf.lastErr == nil {
-		return fmt.Errorf("%s: not listed yet", what)
-	}
-	return fmt.Errorf("%s: %w", what, inf.lastErr)
-}
+// synced reports whether the source's handler has seen every object of its first list.
+func (inf *informer) synced() bool { return inf.reg != nil && inf.reg.HasSynced() }
 
 // handler turns the changes of source s into keys on queue.
 func handler(s Source, run *running, sources []Source, queue workqueue.TypedRateLimitingInterface[federation.Key]) cache.ResourceEventHandler {

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
@@ -79,6 +78,12 @@ type Source struct {
 	// need is never kept in memory (a Secret's data). A transformed cache is incomplete, so
 	// the loop's Reader never serves this source: reads of its resource go to the host.
 	Transform func(obj *unstructured.Unstructured)
+	// TransformName names Transform in a Cache: sources of one resource, namespace and
+	// LabelSelector share an informer only when their TransformNames are equal, and those of
+	// one name must transform alike. A Transform without a name gets an informer of its own,
+	// so a trimmed cache is never shared with a source that wants whole objects, nor the
+	// other way round.
+	TransformName string
 
 	// Deleted, when set, is called with the last known state of every object of the source
 	// that is deleted, before its keys are queued: a loop forgets what it keeps per object
@@ -123,6 +128,11 @@ type Options struct {
 	// registerer share their series, and the gauges among them are then wrong: give loops
 	// that run at once different names.
 	Registerer prometheus.Registerer
+	// Cache holds the host informers, shared with the other loops given the same Cache (one
+	// informer per resource, namespace, selector and transform); it must be of the same host,
+	// and its owner runs it (Cache.Run). nil: Run keeps a Cache of its own, run and stopped
+	// with it.
+	Cache *Cache
 }
 
 // prefix starts the loop's errors.
@@ -183,6 +193,8 @@ type Loop struct {
 
 // running is the state of one Run.
 type running struct {
+	cache     *Cache
+	user      *user
 	informers []*informer
 	queue     workqueue.TypedRateLimitingInterface[federation.Key]
 }
@@ -219,7 +231,9 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 
 // Run watches the sources and reconciles the keys they produce with r until ctx is done:
 //
-//  1. it starts one informer per source; their list and watch failures go to Options.Logger;
+//  1. it adds a handler per source to the informers of Options.Cache (or of a Cache of its
+//     own, run with it), which start when no loop used them yet; their list and watch
+//     failures go to Options.Logger;
 //  2. it waits for every informer's first list, at most Options.CacheSyncTimeout (on
 //     Options.Clock), and returns an error wrapping ErrCacheNotSynced, naming the resources
 //     and their last errors, if one did not succeed;
@@ -252,7 +266,16 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	defer cancel()         // stops the informers when Run returns early
 	defer queue.ShutDown() // runs first: workers return
 
-	run, err := l.start(queue)
+	shared := l.opts.Cache
+	if shared == nil {
+		own, err := NewCache(l.host, CacheOptions{Logger: l.opts.Logger})
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.opts.prefix(), err)
+		}
+		shared = own
+		wg.Go(func() { _ = own.Run(ctx) })
+	}
+	run, err := l.start(shared, queue)
 	if err != nil {
 		return err
 	}
@@ -262,12 +285,9 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 		queue.ShutDown()
 		cancel()
 		wg.Wait()
-		l.stop()
+		l.stop(run)
 	}()
-	for _, inf := range run.informers {
-		wg.Go(func() { inf.RunWithContext(ctx) })
-	}
-	if err := l.waitForSync(ctx, run.informers); err != nil {
+	if err := l.waitForSync(ctx, run); err != nil {
 		return err
 	}
 	for range l.opts.Workers {
@@ -277,28 +297,47 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	return nil
 }
 
-// start builds the informers of one Run, with their handlers, and publishes them to Reader.
-func (l *Loop) start(queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
-	run := &running{informers: make([]*informer, len(l.sources)), queue: queue}
-	for i, s := range l.sources {
-		inf, err := newSourceInformer(l.host, s, l.opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
-		}
-		run.informers[i] = inf
-	}
-	for i, s := range l.sources {
-		if _, err := run.informers[i].AddEventHandler(handler(s, run, l.sources, queue)); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
-		}
-	}
+// start takes the informers of one Run from the Cache, adds the sources' handlers, and
+// publishes them to Reader.
+func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
+	run := &running{cache: c, user: &user{}, informers: make([]*informer, len(l.sources)), queue: queue}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.run != nil {
 		return nil, fmt.Errorf("%s: already running", l.opts.prefix())
 	}
+	for i, s := range l.sources {
+		log := l.opts.Logger.WithValues("queue", l.opts.queueName(), "resource", s.GVR.GroupResource().String())
+		si, err := c.acquire(s, run.user, log)
+		if err != nil {
+			run.release()
+			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
+		}
+		run.informers[i] = &informer{sharedInformer: si, source: s}
+	}
+	for i, s := range l.sources {
+		reg, err := run.informers[i].AddEventHandler(handler(s, run, l.sources, queue))
+		if err != nil {
+			run.release()
+			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
+		}
+		run.informers[i].reg = reg
+	}
 	l.run = run
 	return run, nil
+}
+
+// release removes the Run's handlers and gives its informers back to the Cache.
+func (run *running) release() {
+	for _, inf := range run.informers {
+		if inf == nil {
+			continue
+		}
+		if inf.reg != nil {
+			_ = inf.RemoveEventHandler(inf.reg)
+		}
+		run.cache.release(inf.sharedInformer, run.user)
+	}
 }
 
 // Enqueue asks Run to reconcile keys, for changes the Loop does not watch itself (a member
@@ -315,27 +354,28 @@ func (l *Loop) Enqueue(keys ...federation.Key) {
 	}
 }
 
-func (l *Loop) stop() {
+func (l *Loop) stop(run *running) {
 	l.mu.Lock()
 	l.run = nil
 	l.mu.Unlock()
+	run.release()
 }
 
 // waitForSync waits until every informer has synced (nil), ctx is done (nil) or
 // CacheSyncTimeout has passed on the loop's clock (an error naming what did not sync).
-func (l *Loop) waitForSync(ctx context.Context, infs []*informer) error {
+func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 	timer := l.opts.Clock.NewTimer(l.opts.CacheSyncTimeout)
 	defer timer.Stop()
-	for _, inf := range infs {
+	for _, inf := range run.informers {
 		select {
-		case <-inf.HasSyncedChecker().Done():
+		case <-inf.reg.HasSyncedChecker().Done():
 		case <-ctx.Done():
 			return nil
 		case <-timer.C():
 			var errs []error
-			for _, inf := range infs {
-				if !cache.IsDone(inf.HasSyncedChecker()) {
-					errs = append(errs, inf.notSynced())
+			for _, inf := range run.informers {
+				if !inf.synced() {
+					errs = append(errs, run.cache.notSynced(inf.sharedInformer))
 				}
 			}
 			return fmt.Errorf("%s: %w within %s: %w", l.opts.prefix(), ErrCacheNotSynced, l.opts.CacheSyncTimeout, errors.Join(errs...))

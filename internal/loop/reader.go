@@ -50,7 +50,7 @@ func (l *Loop) cacheFor(gvr schema.GroupVersionResource, namespace string, want 
 	}
 	for _, inf := range run.informers {
 		s := inf.source
-		if s.GVR != gvr || s.Transform != nil || (s.Namespace != "" && s.Namespace != namespace) || !inf.HasSynced() {
+		if s.GVR != gvr || s.Transform != nil || (s.Namespace != "" && s.Namespace != namespace) || !inf.synced() {
 			continue
 		}
 		if s.LabelSelector == "" || (want != nil && covers(s.LabelSelector, want)) {
@@ -74,13 +74,26 @@ func (l *Loop) GetTrimmed(gvr schema.GroupVersionResource, namespace, name strin
 	}
 	for _, inf := range run.informers {
 		s := inf.source
-		if s.GVR != gvr || s.LabelSelector != "" || (s.Namespace != "" && s.Namespace != namespace) || !inf.HasSynced() {
+		if s.GVR != gvr || s.LabelSelector != "" || (s.Namespace != "" && s.Namespace != namespace) || !inf.synced() {
 			continue
 		}
 		u, err := GetFromCache(inf, gvr, namespace, name)
 		return u, true, err
 	}
 	return nil, false, nil
+}
+
+// DecodeCluster decodes a Cluster once per uid and resourceVersion for every loop of the
+// Loop's Cache while Run runs (see Cache.DecodeCluster), afresh otherwise. The result may be
+// shared: callers must not change it.
+func (r reader) DecodeCluster(u *unstructured.Unstructured) (*federation.Cluster, error) {
+	r.l.mu.Lock()
+	run := r.l.run
+	r.l.mu.Unlock()
+	if run == nil {
+		return federation.ClusterFromUnstructured(u)
+	}
+	return run.cache.DecodeCluster(u)
 }
 
 func (r reader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {

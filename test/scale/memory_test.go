@@ -35,6 +35,7 @@ type memFleet struct {
 	cps          []*controlplane.ControlPlane
 	stops        []func() error
 	steps        int // fake clock steps taken while waiting for progress
+	watches      *watchCount
 
 	readyMu sync.Mutex
 	readyN  int               // objects Ready as the harness's watch saw them last
@@ -114,7 +115,10 @@ func (f *memFleet) start(t testing.TB) {
 			o.Shard = federation.Shard{Index: i, Count: f.shards}
 		}
 		o.Sync.ClusterQPS = -1
-		cp, err := controlplane.New(f.host, f.fleet, o)
+		if f.watches == nil {
+			f.watches = &watchCount{ClusterClient: f.host, open: map[string]int{}, peak: map[string]int{}}
+		}
+		cp, err := controlplane.New(f.watches, f.fleet, o)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -415,6 +419,7 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	f.waitFor(t, "Ready", timeout, func() bool { return f.readyCount() == n })
 	res.converge = time.Since(begin)
 	t.Logf("converged in %s", res.converge)
+	t.Logf("host watches open at most at once, by resource, over %d control plane(s): %s", res.shards, f.watches)
 	res.steps[0] = f.steps
 	f.settle(t)
 	m, _ := f.writes()
@@ -504,4 +509,47 @@ func (f *memFleet) checkMembers(t testing.TB, v string) {
 	if len(wrong) > 0 {
 		t.Fatalf("%d member objects wrong, the first: %s", len(wrong), strings.Join(wrong[:min(5, len(wrong))], "; "))
 	}
+}
+
+// watchCount is the control planes' host with the most watches open at once counted by
+// resource: with the loops' shared cache, one per resource per control plane.
+type watchCount struct {
+	federation.ClusterClient
+	mu         sync.Mutex
+	open, peak map[string]int
+}
+
+func (w *watchCount) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	wi, err := w.ClusterClient.Watch(ctx, gvr, namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := gvr.Resource
+	w.mu.Lock()
+	w.open[res]++
+	w.peak[res] = max(w.peak[res], w.open[res])
+	w.mu.Unlock()
+	return &countedWatch{Interface: wi, done: func() {
+		w.mu.Lock()
+		w.open[res]--
+		w.mu.Unlock()
+	}}, nil
+}
+
+func (w *watchCount) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprint(w.peak)
+}
+
+// countedWatch calls done once, when it is stopped.
+type countedWatch struct {
+	watch.Interface
+	once sync.Once
+	done func()
+}
+
+func (c *countedWatch) Stop() {
+	c.Interface.Stop()
+	c.once.Do(c.done)
 }
