@@ -74,13 +74,14 @@ func Validate(obj *federation.FederatedObject, typ federation.TypeConfig, cluste
 		if _, err := r.render(&in, sh); err == nil {
 			continue
 		}
-		path, value, detail := r.locate(in)
-		i := slices.IndexFunc(v.Failures, func(f RenderFailure) bool { return f.Field.String() == path.String() && f.Detail == detail })
-		if i < 0 {
-			v.Failures = append(v.Failures, RenderFailure{Field: path, Value: value, Detail: detail})
-			i = len(v.Failures) - 1
+		for _, f := range r.locate(in) {
+			i := slices.IndexFunc(v.Failures, func(g RenderFailure) bool { return g.Field.String() == f.Field.String() && g.Detail == f.Detail })
+			if i < 0 {
+				v.Failures = append(v.Failures, f)
+				i = len(v.Failures) - 1
+			}
+			v.Failures[i].Clusters = append(v.Failures[i].Clusters, c.Name)
 		}
-		v.Failures[i].Clusters = append(v.Failures[i].Clusters, c.Name)
 	}
 	return v
 }
@@ -148,47 +149,89 @@ func validationTargets(overrides []federation.ClusterOverride, clusters []federa
 	return out
 }
 
-// locate finds the override entry whose rendering fails for in's cluster, by rendering the
-// entries that apply to it one more at a time, in the order they apply, and returns the
-// field at fault, its value and the error. The template alone failing is spec.template.
-func (r *Renderer) locate(in Input) (*field.Path, any, string) {
+// locate finds every override at fault for one cluster that does not render: the template
+// alone, or each entry (and each raw operation in it) that fails on top of the entries that
+// render before it. A failing raw operation is left out and its entry tried again, so one
+// entry reports each of its failing operations; any other failure leaves the whole entry out.
+// The failures are in the order of spec.overrides; Clusters is left for the caller.
+func (r *Renderer) locate(in Input) []RenderFailure {
 	idx, err := selectFor(in.Overrides, in.ClusterName, in.ClusterLabels, nil)
 	if err != nil {
-		return field.NewPath("spec", "overrides"), field.OmitValueType{}, err.Error()
+		return []RenderFailure{{Field: field.NewPath("spec", "overrides"), Value: field.OmitValueType{}, Detail: err.Error()}}
 	}
 	all := in.Overrides
-	for m := 0; m <= len(idx); m++ {
-		keep := slices.Clone(idx[:m])
-		slices.Sort(keep) // list order: selectFor orders them again as they apply
-		in.Overrides = make([]federation.ClusterOverride, len(keep))
-		for i, j := range keep {
-			in.Overrides[i] = all[j]
+	type entry struct {
+		at int // the index in spec.overrides
+		o  federation.ClusterOverride
+	}
+	renders := func(entries []entry) error {
+		sorted := slices.Clone(entries)
+		slices.SortFunc(sorted, func(a, b entry) int { return a.at - b.at }) // list order: selectFor orders them again as they apply
+		in.Overrides = make([]federation.ClusterOverride, len(sorted))
+		for i, e := range sorted {
+			in.Overrides[i] = e.o
 		}
 		_, err := r.render(&in, nil)
-		if err == nil {
-			continue
-		}
-		if m == 0 {
-			return field.NewPath("spec", "template"), field.OmitValueType{}, err.Error()
-		}
-		j := idx[m-1]
-		entry := field.NewPath("spec", "overrides").Index(j)
-		var pe *PathError
-		if errors.As(err, &pe) {
-			for k, op := range all[j].ClusterOverrides {
-				if op.Path == pe.Path && opName(op.Op) == pe.Op {
-					return entry.Child("clusterOverrides").Index(k).Child("path"), op.Path, err.Error()
-				}
-			}
-			switch pe.Op {
-			case "replicas", "images", "containers", "labels", "annotations":
-				return entry.Child(pe.Op), field.OmitValueType{}, err.Error() // a typed overrider
-			}
-		}
-		return entry, field.OmitValueType{}, err.Error()
+		return err
 	}
-	// Not reproduced entry by entry (cannot happen: the full list is the last prefix).
-	return field.NewPath("spec", "overrides"), field.OmitValueType{}, "does not render"
+	if err := renders(nil); err != nil {
+		return []RenderFailure{{Field: field.NewPath("spec", "template"), Value: field.OmitValueType{}, Detail: err.Error()}}
+	}
+	type found struct {
+		at int
+		f  RenderFailure
+	}
+	var out []found
+	var good []entry
+	for _, j := range idx {
+		e := entry{at: j, o: all[j]}
+		e.o.ClusterOverrides = slices.Clone(e.o.ClusterOverrides)
+		for {
+			err := renders(append(slices.Clone(good), e))
+			if err == nil {
+				good = append(good, e)
+				break
+			}
+			f, op := atFault(all[j], j, err)
+			out = append(out, found{at: j, f: f})
+			k := slices.IndexFunc(e.o.ClusterOverrides, func(o federation.OverrideOp) bool { return o.Path == op.Path && o.Op == op.Op })
+			if op == nil || k < 0 {
+				break // not a raw operation: the entry is left out
+			}
+			e.o.ClusterOverrides = slices.Delete(e.o.ClusterOverrides, k, k+1)
+		}
+	}
+	if len(out) == 0 {
+		// Cannot happen: every entry rendered on top of the others, so the whole list does.
+		return []RenderFailure{{Field: field.NewPath("spec", "overrides"), Value: field.OmitValueType{}, Detail: "does not render"}}
+	}
+	// In the order of spec.overrides, as a reader goes through them; one entry's in the
+	// order of its operations.
+	slices.SortStableFunc(out, func(a, b found) int { return a.at - b.at })
+	failures := make([]RenderFailure, len(out))
+	for i, f := range out {
+		failures[i] = f.f
+	}
+	return failures
+}
+
+// atFault is the failure err of entry o at index j of spec.overrides: the raw operation it
+// names (returned too), else the typed overrider, else the entry.
+func atFault(o federation.ClusterOverride, j int, err error) (RenderFailure, *federation.OverrideOp) {
+	at := field.NewPath("spec", "overrides").Index(j)
+	var pe *PathError
+	if errors.As(err, &pe) {
+		for k, op := range o.ClusterOverrides {
+			if op.Path == pe.Path && opName(op.Op) == pe.Op {
+				return RenderFailure{Field: at.Child("clusterOverrides").Index(k).Child("path"), Value: op.Path, Detail: err.Error()}, &op
+			}
+		}
+		switch pe.Op {
+		case "replicas", "images", "containers", "labels", "annotations":
+			return RenderFailure{Field: at.Child(pe.Op), Value: field.OmitValueType{}, Detail: err.Error()}, nil // a typed overrider
+		}
+	}
+	return RenderFailure{Field: at, Value: field.OmitValueType{}, Detail: err.Error()}, nil
 }
 
 // opName is an operation's name as PathError reports it: "" is replace.

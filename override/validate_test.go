@@ -74,6 +74,19 @@ func TestValidate(t *testing.T) {
 				`remove /spec/replicas/x: override: path not found: /spec/replicas is the number 3, not an object or array`},
 		},
 		{
+			name: "every failing override of a cluster, not only the first",
+			overrides: `[{clusterName: us-1, clusterOverrides: [{op: remove, path: /spec/paused}, {path: /spec/replicas, value: 4}, {op: remove, path: /spec/minReadySeconds}]},` +
+				`{clusterSelector: {matchLabels: {region: us}}, containers: [{name: sidecar, args: ["-v"]}]}]`,
+			want: []string{
+				`spec.overrides[0].clusterOverrides[0].path: Invalid value: "/spec/paused": cluster "us-1": ` +
+					`remove /spec/paused: override: path not found: no member "paused" to remove`,
+				`spec.overrides[0].clusterOverrides[2].path: Invalid value: "/spec/minReadySeconds": cluster "us-1": ` +
+					`remove /spec/minReadySeconds: override: path not found: no member "minReadySeconds" to remove`,
+				`spec.overrides[1].containers: Invalid value: cluster "us-1": ` +
+					`containers /spec/template/spec/containers: override: container not found: no container named "sidecar"`,
+			},
+		},
+		{
 			name:      "a typed overrider naming a container the template lacks",
 			overrides: `[{clusterName: us-1, containers: [{name: sidecar, args: ["-v"]}]}]`,
 			want: []string{`spec.overrides[0].containers: Invalid value: cluster "us-1": ` +

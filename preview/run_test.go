@@ -274,11 +274,14 @@ func TestRunValidation(t *testing.T) {
 			manifests: true,
 		},
 		{
-			// The selector entry applies first (the named one last) and fails first.
-			name: "the entry that fails, when two remove the same path",
+			// Every failing override is reported, not only the first that applies.
+			name: "each entry that fails, when two remove the same path",
 			docs: []string{fleet, web(`{clusters: [{name: us}]}`, `[{clusterSelector: {matchLabels: {tier: dev}}, clusterOverrides: [{op: remove, path: /spec/paused}]},`+
 				`{clusterName: sa, clusterOverrides: [{op: remove, path: /spec/paused}]}]`)},
-			want:      []string{`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "sa": remove /spec/paused: override: path not found: no member "paused" to remove`},
+			want: []string{
+				`Error: FederatedDeployment shop/web: spec.overrides[0].clusterOverrides[0].path: cluster "sa": remove /spec/paused: override: path not found: no member "paused" to remove`,
+				`Error: FederatedDeployment shop/web: spec.overrides[1].clusterOverrides[0].path: cluster "sa": remove /spec/paused: override: path not found: no member "paused" to remove`,
+			},
 			manifests: true,
 		},
 		{
