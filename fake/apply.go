@@ -169,10 +169,3 @@ func (c *Cluster) applyOne(obj *unstructured.Unstructured) error {
 	_, err = c.updateLocked(gvr, stored, writeStatus)
 	return err
 }
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}

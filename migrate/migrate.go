@@ -344,7 +344,7 @@ func SecretFrom(u *unstructured.Unstructured, cluster, namespace string) (*corev
 	what := describe(u)
 	tok, ok := in.Data[tokenKey]
 	if !ok || len(bytes.TrimSpace(tok)) == 0 {
-		return nil, nil, fmt.Errorf("Secret %s/%s has no %q key", in.Namespace, in.Name, tokenKey)
+		return nil, nil, fmt.Errorf("the Secret %s/%s has no %q key", in.Namespace, in.Name, tokenKey)
 	}
 	m, ws := meta(in.ObjectMeta, true, what)
 	m.Namespace = namespace

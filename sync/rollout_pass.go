@@ -66,14 +66,6 @@ func revisionsOf(hist []historyEntry) []Revision {
 	return out
 }
 
-// previousRevision is what the render keeps back; nil without a rollout under way.
-func (p *rolloutPass) previousRevision() *PreviousRevision {
-	if p == nil {
-		return nil
-	}
-	return p.previous
-}
-
 // complete reports whether every placed cluster is to run the revision (true without a
 // rollout): only then is it status.syncedRevision.
 func (p *rolloutPass) complete() bool {
