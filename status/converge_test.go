@@ -32,7 +32,14 @@ func TestSchedulerAndCollectorConverge(t *testing.T) {
 		"apiVersion": fedGVR.GroupVersion().String(), "kind": federation.DeploymentType.Federated.Kind,
 		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace, "generation": int64(1)},
 		"spec": map[string]any{
-			"template":  map[string]any{"spec": map[string]any{"replicas": int64(1)}},
+			"template": map[string]any{"spec": map[string]any{
+				"replicas": int64(1),
+				"selector": map[string]any{"matchLabels": map[string]any{"app": key.Name}},
+				"template": map[string]any{
+					"metadata": map[string]any{"labels": map[string]any{"app": key.Name}},
+					"spec":     map[string]any{"containers": []any{map[string]any{"name": "app", "image": "nginx:1.27"}}},
+				},
+			}},
 			"placement": map[string]any{"clusterSelector": map[string]any{}},
 		},
 	}}, &unstructured.Unstructured{Object: map[string]any{

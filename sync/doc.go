@@ -20,7 +20,7 @@
 // own unexported state, never part of Plan's input.
 //
 // The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
-// member.go (one cluster's decision), compare.go, diff.go, fieldschema.go and jsonequal.go
+// member.go (one cluster's decision), compare.go, diff.go and fieldschema.go
 // (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
 // reads.go, apply.go, memory.go, revision.go (history), rollback.go, rollout_pass.go,
 // status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.

@@ -25,7 +25,6 @@ var (
 		"compare.go",        // drift: the owned fields that differ
 		"diff.go",           // drift, for people: OwnedDiff
 		"fieldschema.go",    // drift: the member type's fields as the server stores them
-		"jsonequal.go",      // drift: JSON values compared as the server sees them
 		"rollout.go",        // staged rollouts: DecideRollout
 		"rollout_stages.go", // staged rollouts: the stages over the placed clusters
 		"rollout_stable.go", // staged rollouts: the stable revision
@@ -35,6 +34,8 @@ var (
 		"doc.go", "options.go", "reconcile.go", "apply.go", "reads.go", "memory.go", "revision.go",
 		"rollback.go", "rollout_pass.go", "status.go", "events.go", "events_pass.go", "wait.go",
 		"delete.go", "namespace.go", "cluster.go", "run.go", "writers.go", "limiter.go", "metrics.go",
+		"member_check.go", // the pass refuses to send what the member's server would refuse
+		"triggers.go",     // Run's triggers for an embedder's own queue
 	}
 )
 

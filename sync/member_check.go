@@ -7,11 +7,6 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
-// ReasonInvalidMember: the member object is one the member's API server refuses on every
-// create or update (federation.ValidateMember: a workload's selector, pod labels,
-// containers); sync does not send it and does not retry until the object changes.
-const ReasonInvalidMember = "InvalidMember"
-
 // refusedMember is the result of a create or update whose member object the member's API
 // server would refuse whatever the retry, or ok=false when the object passes
 // federation.ValidateMember. The message names the cluster, the object and every field.

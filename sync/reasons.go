@@ -139,3 +139,8 @@ const maxMessage = 1024
 func condition(typ string, status metav1.ConditionStatus, reason, message string, generation int64) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: fedcond.Truncate(message, maxMessage), ObservedGeneration: generation}
 }
+
+// ReasonInvalidMember: the member object is one the member's API server refuses on every
+// create or update (federation.ValidateMember: a workload's selector, pod labels,
+// containers); sync does not send it and does not retry until the object changes.
+const ReasonInvalidMember = "InvalidMember"
