@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
-	"migrate":         {"federation"},
+	"migrate":         {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member"},
@@ -86,7 +86,7 @@ var internalImporters = map[string][]string{
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync"},
-	"internal/manifest":      {"fake", "preview"},
+	"internal/manifest":      {"fake", "preview", "migrate"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

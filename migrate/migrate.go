@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/manifest"
 )
 
 // DefaultSecretNamespace is where fedkit's ClusterSet reads Cluster Secrets unless told
@@ -68,53 +68,35 @@ type Result struct {
 	Warnings    []Warning
 }
 
-// Decode reads a multi-document YAML or JSON stream (a List is flattened) into objects.
+// Decode reads a multi-document YAML or JSON stream (a List is flattened) into objects, as
+// kubectl reads -f and strictly: a key twice in one mapping (often a missing "---") is an
+// error naming the document and its line. Fields fedkit does not carry over are not errors
+// here; Convert warns about them.
 func Decode(r io.Reader) ([]*unstructured.Unstructured, error) {
-	d := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	var out []*unstructured.Unstructured
-	for doc := 1; ; doc++ {
-		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%w: document %d: %v", ErrInvalidInput, doc, err)
-		}
-		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" || string(t) == "{}" {
-			continue
-		}
-		m, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil) // integers stay int64
-		if err != nil {
-			if runtime.IsMissingKind(err) || runtime.IsMissingVersion(err) {
-				return nil, fmt.Errorf("%w: document %d has no apiVersion or kind", ErrInvalidInput, doc)
-			}
-			return nil, fmt.Errorf("%w: document %d: %v", ErrInvalidInput, doc, err)
-		}
-		u, ok := m.(*unstructured.Unstructured)
-		if !ok {
-			if l, isList := m.(*unstructured.UnstructuredList); isList {
-				for i := range l.Items {
-					out = append(out, &l.Items[i])
-				}
-				continue
-			}
-			return nil, fmt.Errorf("%w: document %d: %T", ErrInvalidInput, doc, m)
-		}
-		if u.IsList() {
-			l, err := u.ToList()
-			if err != nil {
-				return nil, fmt.Errorf("%w: document %d: %v", ErrInvalidInput, doc, err)
-			}
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			continue
-		}
-		if u.GetAPIVersion() == "" || u.GetKind() == "" {
-			return nil, fmt.Errorf("%w: document %d has no apiVersion or kind", ErrInvalidInput, doc)
-		}
-		out = append(out, u)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 	}
+	docs, err := manifest.Split(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, d := range docs {
+		items := []manifest.Document{d}
+		if d.Object.IsList() {
+			if items, err = d.Items(); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+			}
+		}
+		for _, it := range items {
+			if it.Object.GetAPIVersion() == "" || it.Object.GetKind() == "" {
+				return nil, fmt.Errorf("%w: document %d has no apiVersion or kind", ErrInvalidInput, it.Index)
+			}
+			out = append(out, it.Object)
+		}
+	}
+	return out, nil
 }
 
 // Convert converts every KubeFed object of objs. Secrets named by a KubeFedCluster's

@@ -98,6 +98,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"not yaml", "a: [", "document 1"},
 		{"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "document 1 has no apiVersion or kind"},
 		{"second document", "apiVersion: v1\nkind: Secret\n---\nkind: X\n", "document 2 has no apiVersion or kind"},
+		// A missing "---": the second object's keys would silently win.
+		{"duplicate key", "apiVersion: core.kubefed.io/v1beta1\nkind: KubeFedCluster\nmetadata: {name: a}\napiVersion: v1\nkind: Secret\n", "duplicate key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := migrate.Decode(strings.NewReader(tc.in))
