@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"migrate":         {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
-	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member"},
+	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
@@ -86,7 +86,7 @@ var internalImporters = map[string][]string{
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync"},
-	"internal/manifest":      {"fake", "preview", "migrate"},
+	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
 }
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.

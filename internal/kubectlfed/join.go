@@ -1,7 +1,6 @@
 package kubectlfed
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -28,6 +26,7 @@ import (
 	"github.com/fedkit/fedkit/config/rbac/member"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/manifest"
 )
 
 // FieldManager is the server-side apply field manager of every object the plugin writes.
@@ -164,18 +163,12 @@ func name(u *unstructured.Unstructured) string {
 
 // memberObjects are config/rbac/member's objects and the ServiceAccount's token Secret.
 func memberObjects() (objs []*unstructured.Unstructured, sa *unstructured.Unstructured, token *unstructured.Unstructured, err error) {
-	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(member.Manifest()), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := d.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, nil, nil, fmt.Errorf("config/rbac/member: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	docs, err := manifest.Split(member.Manifest())
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("config/rbac/member: %w", err)
+	}
+	for _, d := range docs {
+		u := d.Object
 		if u.GetKind() == "ServiceAccount" {
 			sa = u
 		}
