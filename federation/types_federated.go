@@ -72,6 +72,12 @@ type FederatedSpec struct {
 	// stages and an optional automatic rollback. Absent: every cluster at once.
 	// +optional
 	Rollout *Rollout `json:"rollout,omitempty"`
+
+	// PropagateDependencies makes the ConfigMaps, Secrets, ServiceAccounts and
+	// PersistentVolumeClaims the template's pod template references follow the workload to
+	// the clusters it is placed in.
+	// +optional
+	PropagateDependencies bool `json:"propagateDependencies,omitempty"`
 }
 
 // Placement chooses the clusters a federated object goes to. The KubeFed rules: when Clusters
@@ -112,6 +118,13 @@ type Placement struct {
 	// over failure domains.
 	// +optional
 	SpreadConstraints []SpreadConstraint `json:"spreadConstraints,omitempty"`
+
+	// Failover says how replicas leave a cluster (eviction, rebalance, a placement change)
+	// and whether an unhealthy workload moves away from a Ready cluster. Absent: the
+	// preference's, else graceful eviction with the default grace period and no application
+	// failover.
+	// +optional
+	Failover *Failover `json:"failover,omitempty"`
 }
 
 // ClusterReference names a member cluster (a Cluster object on the host).

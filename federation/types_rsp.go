@@ -72,6 +72,11 @@ type ReplicaSchedulingPreferenceSpec struct {
 	// preferences. A cluster with neither gets no replicas.
 	// +optional
 	Clusters map[string]ClusterPreferences `json:"clusters,omitempty"`
+
+	// Failover applies to the object this preference schedules when its spec.placement has
+	// no failover of its own.
+	// +optional
+	Failover *Failover `json:"failover,omitempty"`
 }
 
 // ClusterPreferences bound and weight one cluster's share.

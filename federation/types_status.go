@@ -60,6 +60,21 @@ type Schedule struct {
 	// scheduler has yet to place it, and its member objects are not to be deleted meanwhile.
 	// +optional
 	NotReady []string `json:"notReady,omitempty"`
+
+	// Evictions are the clusters losing replicas whose replacements are not ready yet:
+	// each keeps running its replicas (Clusters lists them) until they are, or until its
+	// deadline.
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	Evictions []Eviction `json:"evictions,omitempty"`
+
+	// Avoided are the clusters the object stays away from until a time (the back-off after
+	// an application failover).
+	// +optional
+	// +listType=map
+	// +listMapKey=cluster
+	Avoided []AvoidedCluster `json:"avoided,omitempty"`
 }
 
 // ScheduledCluster is one cluster's share.
