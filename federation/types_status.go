@@ -125,6 +125,13 @@ type MemberStatus struct {
 	// +optional
 	ObservedRevision int64 `json:"observedRevision,omitempty"`
 
+	// UnhealthySince is when the status collector first observed, with fresh data, the
+	// member object running the revision sync rendered for it (ObservedRevision equal to
+	// Revision) but not Ready by its kind's health rule; nil while it is Ready, not observed,
+	// or stale. Application failover (spec.placement.failover.application) reads it.
+	// +optional
+	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
+
 	// LastObserved is when these fields were read from the member cluster.
 	// +optional
 	LastObserved *metav1.Time `json:"lastObserved,omitempty"`

@@ -671,6 +671,10 @@ func (in *MemberStatus) DeepCopyInto(out *MemberStatus) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.UnhealthySince != nil {
+		in, out := &in.UnhealthySince, &out.UnhealthySince
+		*out = (*in).DeepCopy()
+	}
 	if in.LastObserved != nil {
 		in, out := &in.LastObserved, &out.LastObserved
 		*out = (*in).DeepCopy()
