@@ -352,8 +352,16 @@ func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*fede
 		return nil, err
 	}
 	federation.DefaultFederatedObject(fed)
+	keep := fed
+	if s.opts.StatusWriter != nil {
+		// The status is decoded again on every pass (above): the copy kept holds none, since
+		// status.clusters is most of an object placed in many clusters.
+		spec := *fed
+		spec.Status = federation.FederatedStatus{}
+		keep = &spec
+	}
 	s.mu.Lock()
-	s.decodedObjects[key] = fed
+	s.decodedObjects[key] = keep
 	s.mu.Unlock()
 	cp := *fed
 	return &cp, nil
