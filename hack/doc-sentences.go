@@ -3,6 +3,7 @@
 // Command doc-sentences measures the package documentation of every doc.go under the current
 // directory: the sentences of its paragraphs, their average and longest length in words, and
 // how many sentences have more than 30 words. Code blocks, lists and headings are not counted.
+// It flags a doc.go whose package sentence is not followed by a code block a user can copy.
 // The last line is the average of the packages' averages.
 //
 //	go run hack/doc-sentences.go          # one line per doc.go
@@ -23,8 +24,7 @@ import (
 	"strings"
 )
 
-// sentenceEnd ends a sentence: a full stop, question or exclamation mark, or colon before a
-// capital letter, then a space; "e.g. x" and "i.e. x" are not ends.
+// sentenceEnd ends a sentence: a full stop, question or exclamation mark, then a space.
 var sentenceEnd = regexp.MustCompile(`([.?!])\s+`)
 
 func main() {
@@ -56,10 +56,11 @@ func main() {
 		var p comment.Parser
 		d := p.Parse(af.Doc.Text())
 		var sentences []string
-		startsWithCode := len(d.Content) > 0
+		// The package sentence, then code: a code block among the first two blocks.
+		startsWithCode := false
 		for i, b := range d.Content {
-			if _, ok := b.(*comment.Code); i == 0 && !ok {
-				startsWithCode = false
+			if _, ok := b.(*comment.Code); ok && i < 2 {
+				startsWithCode = true
 			}
 			para, ok := b.(*comment.Paragraph)
 			if !ok {
