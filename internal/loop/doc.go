@@ -56,8 +56,8 @@
 // Cache between loops, and controlplane makes one per process; nil gives Run a Cache of its
 // own. Run waits for its own handlers, not just the informers, to have seen the first list.
 // A Transform without a TransformName is never shared, so a trimmed Secret informer never
-// serves whole Secrets, nor the reverse. An update without metadata.managedFields keeps
-// them. Clusters are decoded once per uid and resourceVersion for all loops of a Cache
+// serves whole Secrets, nor the reverse. Dropping metadata.managedFields is safe: an update
+// without them keeps them. Clusters are decoded once per uid and resourceVersion for all loops of a Cache
 // (DecodeCluster).
 //
 // # Reading from the caches
