@@ -2,12 +2,14 @@
 
 // Command doc-sentences measures the package documentation of every doc.go under the current
 // directory: the sentences of its paragraphs, their average and longest length in words, and
-// how many sentences have more than 30 words. Code blocks, lists and headings are not counted.
+// how many sentences have more than 30 words. Code blocks, headings and (without -lists) lists
+// are not counted.
 // It flags a doc.go whose package sentence is not followed by a code block a user can copy.
 // The last line is the average of the packages' averages.
 //
 //	go run hack/doc-sentences.go          # one line per doc.go
 //	go run hack/doc-sentences.go -long 40 # also print each sentence longer than 40 words
+//	go run hack/doc-sentences.go -lists   # count list items' sentences too
 package main
 
 import (
@@ -29,6 +31,7 @@ var sentenceEnd = regexp.MustCompile(`([.?!])\s+`)
 
 func main() {
 	long := flag.Int("long", 0, "print sentences with more words than this (0: none)")
+	lists := flag.Bool("lists", false, "count the sentences of list items too")
 	flag.Parse()
 	var files []string
 	filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
@@ -62,11 +65,21 @@ func main() {
 			if _, ok := b.(*comment.Code); ok && i < 2 {
 				startsWithCode = true
 			}
-			para, ok := b.(*comment.Paragraph)
-			if !ok {
-				continue
+			switch b := b.(type) {
+			case *comment.Paragraph:
+				sentences = append(sentences, split(plain(b.Text))...)
+			case *comment.List:
+				if !*lists {
+					continue
+				}
+				for _, it := range b.Items {
+					for _, c := range it.Content {
+						if para, ok := c.(*comment.Paragraph); ok {
+							sentences = append(sentences, split(plain(para.Text))...)
+						}
+					}
+				}
 			}
-			sentences = append(sentences, split(plain(para.Text))...)
 		}
 		words := 0
 		longest, over30 := 0, 0
