@@ -42,8 +42,8 @@
 //   - Only member objects labelled with Options.Identity count: another federation's are
 //     not ours.
 //   - Run reconciles every record only on Cluster changes it reads (readiness, region,
-//     zones, API endpoint). It never does on heartbeats that change only available or
-//     capacity.
+//     zones, API endpoint). A heartbeat that changes only available or capacity reconciles
+//     nothing.
 //   - Each member read, and each wait for a member cache, ends after Options.ReadTimeout. A
 //     hung member keeps its last load balancer; the other clusters are published.
 //   - An IngressDNSRecord publishes only hosts under a Domain of Options.DomainNamespace.
