@@ -119,9 +119,9 @@
 // # Ownership
 //
 // A member object is the federation's when it carries federation.ManagedByLabel with the
-// Syncer's Options.Identity. Sync never modifies or deletes any other object. Say an object
-// of the same name exists and no federation manages it. The cluster reports
-// [ReasonAlreadyExists] (the default [ConflictAbort]) unless adoption is allowed:
+// Syncer's Options.Identity. Sync never modifies or deletes any other object. If an object of
+// the same name exists and no federation manages it, the cluster reports
+// [ReasonAlreadyExists] (the default [ConflictAbort]). Adoption allows it instead:
 // [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
 // another federation (another identity) reports [ReasonManagedByOther] and is never taken.
 //
