@@ -72,9 +72,9 @@
 //
 // Nor does it read the revision history. It says a revision after a synced one goes stage by
 // stage. Sync does so unless the revision renders as the stable one: a change of placement
-// alone goes everywhere at once. And while a rollout is under way, take a cluster that sync
-// still holds at the stable revision. The preview shows the change the new revision makes
-// there. Sync makes it when its stage starts, not now.
+// alone goes everywhere at once. During a rollout, a cluster that sync still holds at the
+// stable revision shows the change the new revision makes there. Sync makes that change when
+// the cluster's stage starts, not now.
 //
 // # Traps it points out
 //
