@@ -121,7 +121,7 @@
 // A member object is the federation's when it carries federation.ManagedByLabel with the
 // Syncer's Options.Identity. Sync never modifies or deletes any other object. If an object of
 // the same name exists and no federation manages it, the cluster reports
-// [ReasonAlreadyExists] (the default [ConflictAbort]). Adoption allows it instead:
+// [ReasonAlreadyExists] (the default [ConflictAbort]), unless adoption is allowed:
 // [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
 // another federation (another identity) reports [ReasonManagedByOther] and is never taken.
 //
