@@ -129,10 +129,11 @@
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing
 // member namespace, labelled as the federation's and annotated with
-// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. Then the object waits
-// ([ReasonWaitingForNamespace]). In a cluster the FederatedNamespace does not place the
-// namespace in, it says it will not come ([ReasonNamespaceNotPlaced]). Run passes over a
-// waiting object again as soon as its namespace appears.
+// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. With a
+// FederatedNamespace the object waits for it ([ReasonWaitingForNamespace]). In a cluster the
+// FederatedNamespace does not place the namespace in, it says it will not come
+// ([ReasonNamespaceNotPlaced]). Run passes over a waiting object again as soon as its
+// namespace appears.
 //
 // When the last object sync put there goes, sync deletes a namespace it created only if
 // nothing else lives in it. It lists every namespaced, listable resource the member serves
