@@ -1,25 +1,31 @@
-// Package fedkit is a library for building Kubernetes federation control planes: choose member
-// clusters, divide replicas among them, render per-cluster objects, push them, pull their status
-// back and publish global DNS names. It follows KubeFed's API (Federated<Kind>, Cluster,
-// ReplicaSchedulingPreference) and is delivered as importable packages rather than a binary:
-// you embed the pieces you need in your own controller and own the process yourself.
+// Package fedkit is a library for building Kubernetes federation control planes.
+//
+//	host := fake.NewHost("host") // serves fedkit's CRDs; federation/kube in production
+//	fleet := fake.NewFleet()
+//	fleet.Add("cluster-aws-us-east", map[string]string{federation.RegionLabel: "us-east-1"})
+//	fleet.Add("cluster-gcp-eu-west", map[string]string{federation.RegionLabel: "europe-west1"})
+//	err := fleet.Register(ctx, host) // the Cluster objects
+//	cp, err := controlplane.New(host, fleet, controlplane.Options{})
+//	err = cp.Run(ctx) // every loop, until ctx is done
+//
+// It chooses member clusters, divides replicas among them, renders per-cluster objects,
+// pushes them, pulls their status back and publishes global DNS names. It follows KubeFed's
+// API: Federated<Kind>, Cluster, ReplicaSchedulingPreference. It is delivered as importable
+// packages rather than a binary. You embed the pieces you need in your own controller and
+// own the process yourself.
 //
 // This package holds documentation only; the code lives in the packages listed below.
 //
 // # Getting started
 //
-// Everything runs against the [federation.ClusterClient] interface, so the fastest way in is the
-// in-memory fleet from package fake: a host (where federated objects, Clusters and
-// ReplicaSchedulingPreferences live) and member clusters with region and zone labels.
+// Everything runs against the [federation.ClusterClient] interface. So the fastest way in is
+// the in-memory fleet from package fake, as above. It has a host, where federated objects,
+// Clusters and ReplicaSchedulingPreferences live, and member clusters with region and zone
+// labels.
 //
-//	host := fake.NewHost("host") // serves fedkit's CRDs
-//	fleet := fake.NewFleet()
-//	fleet.Add("cluster-aws-us-east", map[string]string{federation.RegionLabel: "us-east-1"})
-//	fleet.Add("cluster-gcp-eu-west", map[string]string{federation.RegionLabel: "europe-west1"})
-//
-// Register each member as a Cluster object on the host (fleet.Clusters() describes them), then
-// describe the workload once, as a FederatedDeployment: a template, a placement and per-cluster
-// overrides, in KubeFed's YAML shape, created on the host with
+// fleet.Register writes each member as a Cluster object on the host; fleet.Clusters()
+// describes them. Then describe the workload once, as a FederatedDeployment: a template, a placement and
+// per-cluster overrides, in KubeFed's YAML shape. Create it on the host with
 // host.Create(ctx, federation.DeploymentType.FederatedGVR(), obj). A
 // ReplicaSchedulingPreference of the same name divides its replicas.
 //
@@ -40,65 +46,67 @@
 //	pull.Reconcile(ctx, key) // writes status.clusters, status.aggregated and Ready
 //
 // In production each loop's Run(ctx) does the same on its own, watching the host and the
-// members.
+// members. Package controlplane runs them all.
 //
 // `go run ./examples/quickstart` runs the whole story in memory and prints every step.
 //
 // # Organization
 //
-// Package federation is the API and the shared vocabulary: the types with their deep copies,
-// scheme registration, defaults, validation and CRDs; [federation.TypeConfig], which links a
-// target type (Deployment) to its federated type (FederatedDeployment); [federation.Key],
-// [federation.Result] and [federation.Terminal]; and the two interfaces every loop is written
-// against, [federation.ClusterClient] and [federation.ClusterSet]. It imports nothing else from
+// Package federation is the API and the shared vocabulary. It holds the types with their
+// deep copies, scheme registration, defaults, validation and CRDs. It holds
+// [federation.TypeConfig], which links a target type (Deployment) to its federated type
+// (FederatedDeployment). It holds [federation.Key], [federation.Result] and
+// [federation.Terminal]. And it holds the two interfaces every loop is written against,
+// [federation.ClusterClient] and [federation.ClusterSet]. It imports nothing else from
 // fedkit, so an embedder can depend on it alone.
 //
 // Package federation/kube implements ClusterClient and ClusterSet on client-go: dynamic
 // clients built from Cluster objects and their Secrets, discovery, and informer-backed reads.
 //
-// Package placement decides, purely, which clusters a federated object may go to: names,
-// label selectors, exclusions, region and zone affinity, taints and tolerations, readiness,
-// a maximum count and spread over failure domains. It explains every cluster it leaves out.
+// Package placement decides, purely, which clusters a federated object may go to. It
+// weighs names, label selectors, exclusions, region and zone affinity, taints and
+// tolerations, readiness, a maximum count and spread over failure domains. It explains every
+// cluster it leaves out.
 //
-// Package scheduler divides replicas among the selected clusters ([scheduler.Divide]: weights,
-// minimums, maximums, capacity, current placement) and runs the loop that writes the decision
-// into status.schedule.
+// Package scheduler divides replicas among the selected clusters ([scheduler.Divide]:
+// weights, minimums, maximums, capacity, current placement). It runs the loop that writes
+// the decision into status.schedule.
 //
 // Package override renders the member object for one cluster: the template, retained member
 // fields, the scheduled replicas and the cluster's RFC 6902 overrides.
 //
-// Package sync (imported as fedsync) is the push loop: [sync.Plan] decides, purely, what to
-// create, update or delete in each cluster, and the [sync.Syncer] does it with optimistic
-// locking, corrects drift in the fields the federation owns without fighting member
-// controllers, records revisions for [sync.Rollback], takes a new revision through the
-// stages of spec.rollout and rolls it back by itself when it fails, and cleans up on
+// Package sync (imported as fedsync) is the push loop. [sync.Plan] decides, purely, what to
+// create, update or delete in each cluster. The [sync.Syncer] does it with optimistic
+// locking. It corrects drift in the fields the federation owns without fighting member
+// controllers. It records revisions for [sync.Rollback]. It takes a new revision through the
+// stages of spec.rollout, and rolls it back by itself when it fails. It cleans up on
 // deletion.
 //
-// Package status is the pull loop: the [status.Collector] reads each placed member's object,
-// publishes per-cluster observations, sums and the Ready condition, and never publishes
-// numbers from a partitioned minority; the [status.ClusterMonitor] probes each cluster and
+// Package status is the pull loop. The [status.Collector] reads each placed member's object.
+// It publishes per-cluster observations, sums and the Ready condition, and never publishes
+// numbers from a partitioned minority. The [status.ClusterMonitor] probes each cluster and
 // keeps its Cluster's readiness, capacity and taints.
 //
 // Package dnsrecord computes global, regional and zonal DNS names for federated Services and
-// Ingresses ([dnsrecord.ServiceEndpoints]) and writes them as external-dns DNSEndpoints.
+// Ingresses ([dnsrecord.ServiceEndpoints]). It writes them as external-dns DNSEndpoints.
 //
 // Package controlplane is optional: every loop for every federated type in one New and one
-// Run, a type whose CRD is missing reported and retried while the rest runs, events recorded
-// on the host, and several replicas through leader election or through sharding (one Lease
-// per shard, a dead replica's shards taken over).
+// Run. A type whose CRD is missing is reported and retried while the rest runs. Events are
+// recorded on the host. Several replicas run through leader election or through sharding
+// (one Lease per shard, a dead replica's shards taken over).
 //
-// Package preview dry-runs the whole pipeline without touching a cluster: where each object
-// goes and why not elsewhere, the replicas, the rendered manifests, DNS names, a rollout's
-// stages, every validation error with its field path, and, given the live member objects,
-// what sync would change. It calls the loops' own decision functions.
+// Package preview dry-runs the whole pipeline without touching a cluster. It shows where
+// each object goes and why not elsewhere, the replicas, the rendered manifests, DNS names, a
+// rollout's stages, and every validation error with its field path. Given the live member
+// objects, it shows what sync would change. It calls the loops' own decision functions.
 //
 // Package fake is an in-memory API server and fleet with real API semantics and fault
 // injection, for unit tests of placement strategies and of whole control planes.
 //
 // # Embedding the loops
 //
-// Each loop is built once with New(deps, Options), starts nothing in its constructor, and
-// exposes a one-pass Reconcile(ctx, key) (federation.Result, error) plus an optional
+// Each loop is built once with New(deps, Options) and starts nothing in its constructor. It
+// exposes a one-pass Reconcile(ctx, key) (federation.Result, error), plus an optional
 // Run(ctx) error that blocks until ctx is done. Your responsibilities as the embedder:
 //
 //  1. Build the clients: a ClusterClient for the host and a ClusterSet for the members
@@ -130,20 +138,22 @@
 //
 // # Testing with fake
 //
-// fake.NewFleet gives a ClusterSet of in-memory clusters that behave like API servers where a
-// controller can tell the difference (resourceVersion and Conflict, generation, finalizers,
-// watches, label selectors) and lets a test inject errors, latency and network partitions per
-// cluster and per verb, or drift objects behind the controller's back. Simulated workload
-// controllers make Deployments report ready replicas and LoadBalancer Services get addresses,
-// so a whole control plane can be tested in memory. When the difference between fake and real
-// matters (admission, defaulting, server-side apply), test against a real kube-apiserver
-// (controller-runtime's envtest, or hack/dev-clusters.sh, which starts a host and two members
-// and prints their kubeconfig); fedkit's own conformance suite runs every behaviour the fake
-// models against both.
+// fake.NewFleet gives a ClusterSet of in-memory clusters. They behave like API servers
+// where a controller can tell the difference: resourceVersion and Conflict, generation,
+// finalizers, watches, label selectors. A test can inject errors, latency and network
+// partitions per cluster and per verb, or drift objects behind the controller's back.
+// Simulated workload controllers make Deployments report ready replicas, and LoadBalancer
+// Services get addresses. So a whole control plane can be tested in memory.
 //
-// A placement strategy is tested in a dozen lines: the objects as you would kubectl-apply them
-// (Clusters with a Ready status, the FederatedDeployment, its ReplicaSchedulingPreference),
-// one pass of the real Scheduler, and the schedule compared as a map:
+// The difference between fake and real may matter: admission, defaulting, server-side
+// apply. Then test against a real kube-apiserver: controller-runtime's envtest, or
+// hack/dev-clusters.sh, which starts a host and two members and prints their kubeconfig.
+// fedkit's own conformance suite runs every behaviour the fake models against both.
+//
+// A placement strategy is tested in a dozen lines. Write the objects as you would
+// kubectl-apply them: Clusters with a Ready status, the FederatedDeployment, its
+// ReplicaSchedulingPreference. Run one pass of the real Scheduler, and compare the schedule
+// as a map:
 //
 //	host := fake.NewHost("host")
 //	err := host.Apply(manifests) // YAML, "---" between documents

@@ -1,150 +1,159 @@
-// Package controlplane runs every fedkit loop together, in one call: the optional composition
-// that turns fedkit's packages into a federation control plane, like KubeFed's controller
-// manager or karmada-controller-manager, but inside the embedder's own process.
+// Package controlplane runs every fedkit loop together, in one call.
 //
 //	host, clusters, err := kube.ConnectKubeconfig("", "host", kube.ClusterSetOptions{Logger: log})
 //	cp, err := controlplane.New(host, clusters, controlplane.Options{Logger: log, Registerer: reg})
 //	err = cp.Run(ctx) // until ctx is done
 //
+// It is the optional composition that turns fedkit's packages into a federation control
+// plane. It plays the part of KubeFed's controller manager or karmada-controller-manager, but
+// inside the embedder's own process.
+//
 // # When to use it, and when not
 //
-// Use it when you want the whole federation: the cluster monitor keeping Cluster status true,
-// and for each federated type the scheduler (status.schedule), sync (the member objects) and
-// the status collector (status.clusters, Ready), plus the DNS loop. [New] builds each loop with
-// its package's own constructor and [Options]; [ControlPlane.Run] runs them all and joins them.
+// Use it when you want the whole federation. That is the cluster monitor keeping Cluster
+// status true and the DNS loop. For each federated type it is the scheduler
+// (status.schedule), sync (the member objects) and the status collector (status.clusters,
+// Ready). [New] builds each loop with its package's own constructor and [Options].
+// [ControlPlane.Run] runs them all and joins them.
 //
-// Use the loops' packages instead when you want only some of them, or want to drive them from
-// your own machinery: every loop has its own New, a one-pass Reconcile(ctx, key) and a
-// Run(ctx) error that a controller-runtime manager can run as a RunnableFunc. The control plane
+// Use the loops' packages instead when you want only some of them, or want to drive them
+// from your own machinery. Every loop has its own New and a one-pass Reconcile(ctx, key). Its
+// Run(ctx) error can run in a controller-runtime manager as a RunnableFunc. The control plane
 // adds nothing a loop needs; it is a convenience, not a framework. [Options].Disable switches
 // off single loops (no DNS, a cluster monitor you run elsewhere).
 //
 // # What Run runs
 //
-// One scheduler, one Syncer and one Collector per type of [Options].Types (every built-in type
-// by default, federation.BuiltinTypes), one ClusterMonitor, one DNS Controller, and the
-// ClusterSet's own Run when it has one: a kube.ClusterSet must run to keep its member clients
-// in line with the Cluster objects and to host the member caches the loops read; a
-// fake.Fleet's Run drives its simulated workload controllers. Options' common fields (Clock,
-// Logger, Registerer, Events, Identity) reach every loop whose own options leave them unset.
+// Run runs one scheduler, one Syncer and one Collector per type of [Options].Types. That is
+// every built-in type by default, federation.BuiltinTypes. It also runs one ClusterMonitor,
+// one DNS Controller, and the ClusterSet's own Run when it has one. A kube.ClusterSet must
+// run to keep its member clients in line with the Cluster objects, and to host the member
+// caches the loops read. A fake.Fleet's Run drives its simulated workload controllers.
+// Options' common fields (Clock, Logger, Registerer, Events, Identity) reach every loop whose
+// own options leave them unset.
 //
-// Sync waits for the scheduler: the control plane sets fedsync.Options.WaitForScheduler for
-// every type whose scheduler it runs (not with Disable.Scheduler, nor when Scheduler.Namespace
-// restricts the scheduler to a namespace sync is not restricted to). A new object then
-// reaches the members only once the scheduler has written its schedule, with the scheduled
-// replica counts (never the template's count in every cluster for a moment, as KubeAdmiral's
-// pending controllers ensure), and an object the scheduler refuses (an invalid
-// ReplicaSchedulingPreference) is propagated nowhere, its member objects left as they are,
-// its Propagated condition False with reason NotScheduled and the scheduler's reason.
+// Sync waits for the scheduler. The control plane sets [fedsync.Options].WaitForScheduler
+// for every type whose scheduler it runs. It does not with Disable.Scheduler, nor when
+// Scheduler.Namespace restricts the scheduler to a namespace sync is not restricted to.
+// Package sync's "Waiting for the scheduler" says what that does. In short, a new object
+// never runs the template's replica count in every cluster for a moment, as KubeAdmiral's
+// pending controllers ensure. An object the scheduler refuses is propagated nowhere, with
+// Propagated=False and reason NotScheduled.
 //
 // # A type whose CRD is missing
 //
 // A host need not serve every federated type: a platform team installs the CRDs of the types
-// it federates. Before starting the loops, Run lists (limit 1) each resource they watch; a loop
-// whose resource the host does not serve is not started. It is reported in
-// [ControlPlane.Status] as [StateFailed] with an error wrapping [ErrNotServed] that names the
-// resource, and logged once; the other loops run. Every [Options].RetryPeriod (a minute by
-// default) it is checked again, so installing the CRD later brings its loops up without a
+// it federates. Before starting the loops, Run lists (limit 1) each resource they watch. A
+// loop whose resource the host does not serve is not started. It is reported in
+// [ControlPlane.Status] as [StateFailed], with an error wrapping [ErrNotServed] that names
+// the resource, and logged once. The other loops run. Every [Options].RetryPeriod (a minute
+// by default) it is checked again. So installing the CRD later brings its loops up without a
 // restart.
 //
-// The check cannot catch everything (a CRD deleted while the loops start, RBAC that forbids
-// the list): a loop that cannot list what it watches fails after its CacheSyncTimeout with an
-// error wrapping [ErrCacheNotSynced], and is reported and retried the same way. Only when every
-// loop (the ClusterSet's Run aside) has failed at once (a host with none of fedkit's CRDs, a wrong kubeconfig context) does
-// Run give up and return an error wrapping [ErrAllFailed] with each loop's reason, so the
-// process exits and is restarted, as with a controller-runtime manager whose cache cannot
-// sync.
+// The check cannot catch everything: a CRD deleted while the loops start, RBAC that forbids
+// the list. A loop that cannot list what it watches fails after its CacheSyncTimeout with an
+// error wrapping [ErrCacheNotSynced]. It is reported and retried the same way.
+//
+// Every loop may fail at once, the ClusterSet's Run aside: a host with none of fedkit's
+// CRDs, a wrong kubeconfig context. Only then does Run give up and return an error wrapping
+// [ErrAllFailed] with each loop's reason. The process exits and is restarted, as with a
+// controller-runtime manager whose cache cannot sync.
 //
 // # Events
 //
 // The loops record Kubernetes events on the objects they act on (sync: created, updated,
 // deleted in a cluster, drift corrected, failures). With [Options].Events nil, Run starts a
-// client-go record.EventBroadcaster that writes them to the host as core/v1 Events through a
-// kube.EventSink, so `kubectl describe federateddeployment web` shows them, and shuts it down
-// before it returns. Give your own recorder (a controller-runtime manager's
-// GetEventRecorderFor) in Options.Events, or set Disable.Events to record none.
+// client-go record.EventBroadcaster. It writes them to the host as core/v1 Events through a
+// kube.EventSink, so `kubectl describe federateddeployment web` shows them. Run shuts it down
+// before it returns. Give your own recorder in Options.Events (a controller-runtime
+// manager's GetEventRecorderFor), or set Disable.Events to record none.
 //
-// Each Event is a host write. The recorder Run starts writes Warnings at once and gathers
-// Normal events per namespace and reason for [Options].EventWindow: one object's are written
-// as recorded, several objects' as one digest naming each object and its clusters.
+// Each Event is a host write. The recorder Run starts writes Warnings at once. It gathers
+// Normal events per namespace and reason for [Options].EventWindow. One object's are written
+// as recorded; several objects' as one digest naming each object and its clusters.
 //
 // # Status writes
 //
 // The scheduler, sync and the collector share one status writer (package
-// internal/statuswrite): what they change in one object within [Options].StatusWindow is one
-// status write, each loop's fields its own. A new object costs the host three writes: sync's
-// metadata patch, its ControllerRevision and that status write. With leases each loop writes
-// its own status.
+// internal/statuswrite). What they change in one object within [Options].StatusWindow is
+// one status write, each loop's fields its own. A new object costs the host three writes:
+// sync's metadata patch, its ControllerRevision and that status write. With leases each loop
+// writes its own status.
 //
 // # Goroutines, time and errors
 //
 // New starts nothing and contacts nothing. Run starts every goroutine (the loops', the
-// broadcaster's) and joins them before it returns. Time comes from [Options].Clock, so a test
-// drives a whole control plane on a fake clock (see the package's tests); client-go's
-// broadcaster alone stamps events with the wall clock. Errors are prefixed "controlplane: "
-// and name the loop; sentinels are matched with errors.Is.
+// broadcaster's) and joins them before it returns. Time comes from [Options].Clock, so a
+// test drives a whole control plane on a fake clock (see the package's tests). Only
+// client-go's broadcaster stamps events with the wall clock. Errors are prefixed
+// "controlplane: " and name the loop; sentinels are matched with errors.Is.
 //
 // # Running several replicas
 //
 // Without further options a control plane assumes it is the only one: two replicas would
-// both write every object. Three options let several replicas share the work, each through
-// coordination.k8s.io/v1 Leases on the host (client-go's tools/leaderelection underneath):
+// both write every object. Three options let several replicas share the work. Each goes
+// through coordination.k8s.io/v1 Leases on the host, with client-go's tools/leaderelection
+// underneath.
 //
-//   - [Options].LeaderElection: one replica runs every loop, the others stand by (their
-//     loops are [StateStandby] in Status). When the leader stops renewing its Lease (it
-//     crashed, or lost the host), a standby takes over LeaseDuration after it last saw the
-//     Lease renewed, plus up to a RetryPeriod: 15 to 17s with client-go's defaults (15s,
-//     10s, 2s), 2 to 2.5s in this module's tests with a 2s Lease. This buys availability, not
-//     capacity: the leader does all the work. A leader that cannot renew stops its loops
-//     RenewDeadline after its last renewal, and they return before the Lease can expire,
-//     so two replicas never write at once. Set Lease.ReleaseOnCancel when Run is stopped
-//     only on graceful shutdowns, so a standby takes over at once.
-//   - [Options].Sharding: the federated objects (by a stable hash of namespace/name,
-//     federation.ShardOf), the Clusters of the monitor (by name) and the DNS records are
-//     split into Count shards, with one Lease each. The replicas split the shards evenly and
-//     each runs one set of loops per shard it holds, every loop with Options.Shard set to
-//     it; the shards of a replica that dies move to the others once their Leases expire
-//     (2.3 to 2.9s with a 2s Lease in the tests), one by one, so a shard never runs in two
-//     replicas at once. Status lists the loops of the shards held, each with its Shard.
-//     When a replica joins, the others hand it shards only once it is live: they saw it
+//   - [Options].LeaderElection: one replica runs every loop, and the others stand by. Their
+//     loops are [StateStandby] in Status. The leader may stop renewing its Lease (it
+//     crashed, or lost the host). Then a standby takes over LeaseDuration after it last saw
+//     the Lease renewed, plus up to a RetryPeriod. That is 15 to 17s with client-go's
+//     defaults (15s, 10s, 2s), and 2 to 2.5s in this module's tests with a 2s Lease. This
+//     buys availability, not capacity: the leader does all the work. A leader that cannot
+//     renew stops its loops RenewDeadline after its last renewal. They return before the
+//     Lease can expire, so two replicas never write at once. Set Lease.ReleaseOnCancel when
+//     Run is stopped only on graceful shutdowns, so a standby takes over at once.
+//   - [Options].Sharding: the keys are split into Count shards, with one Lease each. Keys
+//     are the federated objects (by a stable hash of namespace/name, federation.ShardOf),
+//     the Clusters of the monitor (by name) and the DNS records. The replicas split the
+//     shards evenly. Each runs one set of loops per shard it holds, every loop with
+//     Options.Shard set to it (package internal/loop explains that filter). The shards of a
+//     replica that dies move to the others once their Leases expire, one by one. That takes
+//     2.3 to 2.9s with a 2s Lease in the tests. So a shard never runs in two replicas at
+//     once. Status lists the loops of the shards held, each with its Shard.
+//     When a replica joins, the others hand it shards only once it is live. They saw it
 //     renew its presence Lease, and it says there that it wants shards (it has listed the
 //     Leases). Until then every shard keeps running where it is. A shard is released only
-//     for a live peer that wants it; one left free for a LeaseDuration (the replicas'
-//     views disagree) is taken by any replica, beyond its share.
+//     for a live peer that wants it. One left free for a LeaseDuration (the replicas' views
+//     disagree) is taken by any replica, beyond its share.
 //   - [Options].Shard: a static shard, for embedders who assign them (a StatefulSet's
-//     ordinal and replicas): no Lease, and it is up to the embedder that one process runs
-//     each shard. Combined with LeaderElection, the replicas of each shard elect their own
-//     leader (the Lease's Name ends in "-<Index>").
+//     ordinal and replicas). There is no Lease, and it is up to the embedder that one
+//     process runs each shard. Combined with LeaderElection, the replicas of each shard
+//     elect their own leader (the Lease's Name ends in "-<Index>").
 //
-// LeaderElection and Sharding together are an error: the shard Leases already keep two
+// LeaderElection and Sharding together are an error. The shard Leases already keep two
 // replicas from running the same keys, and a replica that holds no shard is a standby.
 //
-// What each costs. A set of loops is a cluster monitor and, per type, a scheduler, a Syncer
-// and a Collector, plus the DNS loop. They share one host informer cache per process (package
-// hostcache; New makes it and Run runs it, or pass your own in Options.Cache): one informer,
-// one watch and one copy per host resource, whatever the loops and shards. Sharding divides
-// the reconciles, not the caches: every informer still lists and watches all objects of its
-// resource (a reconcile reads Clusters and preferences of any shard, and shards move at run
-// time). So a replica holding k shards runs k sets of loops over one host cache; the member
-// caches are the ClusterSet's and are shared by its shards. Choose Count as a small multiple of the replicas (2 to 4 per replica):
-// enough for shards to spread evenly and move one at a time, few enough to keep k small.
-// Leader election costs a standby nothing but the ClusterSet's watches, and costs the new
-// leader a cache sync (its loops list what they watch) when it takes over.
+// What each costs. A set of loops is a cluster monitor and the DNS loop, plus a scheduler, a
+// Syncer and a Collector per type. They share one host informer cache per process ([package
+// hostcache]). New makes it and Run runs it, or pass your own in Options.Cache. Sharding
+// divides the reconciles, not the caches. Every informer still lists and watches all objects
+// of its resource: a reconcile reads Clusters and preferences of any shard, and shards move
+// at run time. So a replica holding k shards runs k sets of loops over one host cache. The
+// member caches are the ClusterSet's and are shared by its shards. Choose Count as a small
+// multiple of the replicas (2 to 4 per replica). That is enough for shards to spread evenly
+// and move one at a time, and few enough to keep k small. Leader election costs a standby
+// nothing but the ClusterSet's watches. It costs the new leader a cache sync when it takes
+// over: its loops list what they watch.
 //
 // What runs on every replica. The ClusterSet's own Run and the event broadcaster run on
-// every replica, leading or not, holding shards or not: the ClusterSet only reads (Clusters
-// and Secrets, to keep member clients ready for a takeover) and the broadcaster writes only
-// the events the loops record, and a standby's loops record none. A few writes belong to no
-// one shard: the Syncer of every shard adds its finalizer to a Cluster and creates a
-// missing member Namespace before its first object there; both are idempotent.
+// every replica, leading or not, holding shards or not. The ClusterSet only reads (Clusters
+// and Secrets, to keep member clients ready for a takeover). The broadcaster writes only the
+// events the loops record, and a standby's loops record none. A few writes belong to no one
+// shard. The Syncer of every shard adds its finalizer to a Cluster, and creates a missing
+// member Namespace, before its first object there. Both are idempotent.
 //
 // When every loop of a set has failed (the host has none of the CRDs), Run returns an error
-// wrapping [ErrAllFailed] as a single replica does; a leader releases its Lease first, and
-// with Sharding every shard of the replica stops. Elections run on the real clock (client-go's
-// elector takes no clock); Options.Clock drives the loops only.
+// wrapping [ErrAllFailed], as a single replica does. A leader releases its Lease first, and
+// with Sharding every shard of the replica stops. Elections run on the real clock, since
+// client-go's elector takes no clock. Options.Clock drives the loops only.
 //
 // # Testing with package fake
 //
-// The fake host and fleet serve every loop, so a whole control plane runs in a unit test: see
-// the package example. Run detects the fleet's Run and drives its simulated controllers too.
+// The fake host and fleet serve every loop, so a whole control plane runs in a unit test:
+// see the package example. Run detects the fleet's Run and drives its simulated controllers
+// too.
+//
+// [package hostcache]: https://pkg.go.dev/github.com/fedkit/fedkit/hostcache
 package controlplane

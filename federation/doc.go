@@ -1,12 +1,20 @@
-// Package federation is fedkit's API and shared vocabulary. Every other fedkit package imports
-// it, and it imports nothing else from fedkit, so an embedder can depend on it alone (to write
-// an admission webhook, say, or a CLI that creates federated objects).
+// Package federation is fedkit's API and shared vocabulary.
+//
+//	obj, err := federation.FederatedObjectFromUnstructured(u) // as informers hand it out
+//	federation.DefaultFederatedObject(obj)
+//	if errs := federation.ValidateFederatedObject(obj); len(errs) > 0 {
+//		return federation.Terminal(federation.NewInvalidError("FederatedDeployment", key, errs)) // names each field
+//	}
+//
+// Every other fedkit package imports it, and it imports nothing else from fedkit. So an
+// embedder can depend on it alone, to write an admission webhook, say, or a CLI that creates
+// federated objects.
 //
 // # The objects
 //
 // A federated object says what a member object looks like, where it goes and how it differs
-// per cluster. One Go type, [FederatedObject], serves every Federated<Kind>
-// (FederatedDeployment, FederatedService, a federated custom resource): its kind is
+// per cluster. One Go type, [FederatedObject], serves every Federated<Kind>:
+// FederatedDeployment, FederatedService, a federated custom resource. Its kind is
 // "Federated" + the target kind, its group types.federation.k8s.io/v1alpha1.
 //
 //	apiVersion: types.federation.k8s.io/v1alpha1
@@ -22,27 +30,31 @@
 //	    - {op: replace, path: /spec/replicas, value: 4}
 //
 // The template is a [RawObject]: free-form JSON held decoded, exactly as
-// unstructured.Unstructured holds it, because the target type can be anything, CRDs included.
-// Override values are [RawValue]s, kept as encoded JSON until rendering decodes them.
-// [Placement] keeps KubeFed's rule (clusters, when present even empty, wins over
-// clusterSelector) and adds exclusions, region and zone affinity, tolerations, maxClusters
+// unstructured.Unstructured holds it, because the target type can be anything, CRDs
+// included. Override values are [RawValue]s, kept as encoded JSON until rendering decodes
+// them. [Placement] keeps KubeFed's rule: clusters, when present even empty, wins over
+// clusterSelector. It adds exclusions, region and zone affinity, tolerations, maxClusters
 // and spread constraints.
 //
-// [Cluster] (cluster-scoped, core.federation.k8s.io) is a member: its endpoint, credentials
-// (a Secret named by spec.secretRef), region, zones and taints, and the status the cluster
-// monitor keeps (Ready, version, capacity and available resources, heartbeat).
-// [ReplicaSchedulingPreference] (same namespace and name as the object it schedules) divides
-// a total number of replicas by weight, with per-cluster minimums and maximums.
+// A [Cluster] (cluster-scoped, core.federation.k8s.io) is a member. It holds its endpoint,
+// credentials (a Secret named by spec.secretRef), region, zones and taints. Its status is
+// what the cluster monitor keeps: Ready, version, capacity and available resources,
+// heartbeat. A [ReplicaSchedulingPreference] has the same namespace and name as the object
+// it schedules. It divides a total number of replicas by weight, with per-cluster minimums
+// and maximums.
 //
-// The loops write the federated object's status, each its own fields: [Schedule] (the
-// scheduler), [MemberStatus] per cluster (sync's propagation and revision, the collector's
-// observed fields), [AggregatedStatus] (the collector), and the conditions Scheduled,
-// Propagated and Ready.
+// The loops write the federated object's status, each its own fields:
+//
+//   - [Schedule], by the scheduler;
+//   - [MemberStatus] per cluster: sync's propagation and revision, the collector's observed
+//     fields;
+//   - [AggregatedStatus], by the collector;
+//   - the conditions Scheduled, Propagated and Ready.
 //
 // # From bytes to a decision: defaults, validation, conversion
 //
-// Loops see objects as unstructured (that is what informers and the dynamic client hand
-// out) and convert them when they need typed access:
+// Loops see objects as unstructured, since that is what informers and the dynamic client
+// hand out. They convert them when they need typed access:
 //
 //  1. Convert: [FederatedObjectFromUnstructured], [ClusterFromUnstructured] and
 //     [ReplicaSchedulingPreferenceFromUnstructured]; [ToUnstructured] goes back. A field of
@@ -55,7 +67,7 @@
 //     [ValidateReplicaSchedulingPreference] and [ValidateCluster] return a field.ErrorList
 //     whose paths name the exact field (spec.overrides[1].clusterOverrides[0].path), the
 //     shape an admission webhook returns. [NewInvalidError] turns a list into an error that
-//     satisfies errors.Is(err, ErrInvalidObject); loops wrap it with [Terminal], because
+//     satisfies errors.Is(err, ErrInvalidObject). Loops wrap it with [Terminal], because
 //     retrying bad input cannot help: it waits for the object to change.
 //     [ValidateMember] checks a rendered workload (Deployment, StatefulSet, DaemonSet,
 //     ReplicaSet, Job) by the rules its member API server refuses every create for.
@@ -63,60 +75,74 @@
 // # Types of federation
 //
 // A [TypeConfig] links a target type (apps/v1 Deployment) to its federated type
-// (FederatedDeployment) and says whether replicas are divided among clusters (ReplicasPath)
+// (FederatedDeployment). It says whether replicas are divided among clusters (ReplicasPath)
 // or the object is copied whole. Every loop is built for one TypeConfig. Ready-made ones
 // cover the common built-ins ([DeploymentType], [ServiceType], ...; [BuiltinTypes] lists
-// them); [NewTypeConfig] federates any other type. [CRDFor] returns the CustomResourceDefinition
-// of a federated type, [CRDs] the whole set to install on a host, and [AddToScheme] /
-// [AddFederatedKind] register the Go types with a runtime.Scheme. `kubectl get` shows each
-// object's conditions, ready/desired replicas, synced revision and the reason of the first
-// condition not True; built-in types have KubeFed's short names (fdeploy, fsvc, fcm, fns...).
+// them). [NewTypeConfig] federates any other type.
+//
+// [CRDFor] returns the CustomResourceDefinition of a federated type, and [CRDs] the whole set
+// to install on a host. [AddToScheme] and [AddFederatedKind] register the Go types with a
+// runtime.Scheme. `kubectl get` shows each object's conditions, ready/desired replicas,
+// synced revision and the reason of the first condition not True. Built-in types have
+// KubeFed's short names (fdeploy, fsvc, fcm, fns...).
 //
 // # Reaching clusters
 //
-// [ClusterClient] reaches one Kubernetes API (a member, or the host where federated objects
-// live) with unstructured objects addressed by GroupVersionResource; its errors are
+// [ClusterClient] reaches one Kubernetes API, a member or the host where federated objects
+// live. It uses unstructured objects addressed by GroupVersionResource. Its errors are
 // k8s.io/apimachinery/pkg/api/errors values, so apierrors.IsConflict and friends work.
-// [ClusterSet] hands out a member's client by Cluster name. More capabilities are optional
-// interfaces, detected by type assertion so the core interfaces need not grow:
-// [HealthChecker] (/readyz), [VersionGetter], [ResourceDiscoverer] (what the API server
-// serves) and [MemberCache] (shared informer caches of the
-// member objects the federation manages, with change notifications; [ReadOnlyMemberChanges]
-// notifies without copying the object; [WatchMemberChanges] takes the cheapest a set offers;
-// [MemberCacheHealth] says whether a cache is still in contact with its cluster).
-// Package
-// federation/kube implements them all on client-go; package fake implements them in memory.
+// [ClusterSet] hands out a member's client by Cluster name.
+//
+// More capabilities are optional interfaces, detected by type assertion so the core
+// interfaces need not grow:
+//
+//   - [HealthChecker] (/readyz);
+//   - [VersionGetter];
+//   - [ResourceDiscoverer]: what the API server serves;
+//   - [MemberCache]: shared informer caches of the member objects the federation manages,
+//     with change notifications. [ReadOnlyMemberChanges] notifies without copying the
+//     object. [WatchMemberChanges] takes the cheapest a set offers. [MemberCacheHealth] says
+//     whether a cache is still in contact with its cluster.
+//
+// Package federation/kube implements them all on client-go; package fake implements them in
+// memory.
 //
 // # Loop vocabulary
 //
-// A loop's Reconcile takes a [Key] (namespace/name; [ParseKey] reads one) and returns a
+// A loop's Reconcile takes a [Key] (namespace/name; [ParseKey] reads one). It returns a
 // [Result] whose RequeueAfter asks to come back later. An error wrapped with [Terminal]
-// ([IsTerminal] tests it) stops the retries for that key until something changes; any other
+// stops the retries for that key until something changes ([IsTerminal] tests it). Any other
 // error is retried with backoff. Errors about one member cluster are [ClusterError]s, so
 // callers can group failures by cluster with errors.As.
 //
-// A [Shard] splits the keys between processes: every loop's Options.Shard restricts its Run
-// to the keys [Shard.Owns], by [ShardOf], a hash of the key that never changes between
-// versions; the cluster monitor splits Clusters by name the same way.
+// A [Shard] splits the keys between processes. Every loop's Options.Shard restricts its Run
+// to the keys [Shard.Owns], by [ShardOf]: a hash of the key that never changes between
+// versions. The cluster monitor splits Clusters by name the same way. Package internal/loop
+// explains the filter.
 //
 // # Errors
 //
-// The sentinels ([ErrClusterNotFound], [ErrClusterNotReady], [ErrUnreachable],
-// [ErrInvalidObject], [ErrUnknownType], [ErrInvalidKey], [ErrInvalidShard], [ErrTerminal]) are
-// matched with errors.Is through any amount of wrapping; every fedkit package wraps them with
-// context naming the object, the field and the cluster.
+// The sentinels are matched with errors.Is through any amount of wrapping:
+// [ErrClusterNotFound], [ErrClusterNotReady], [ErrUnreachable], [ErrInvalidObject],
+// [ErrUnknownType], [ErrInvalidKey], [ErrInvalidShard], [ErrTerminal]. Every fedkit package
+// wraps them with context naming the object, the field and the cluster.
 //
 // # Labels and annotations
 //
-// Member objects the federation created carry [ManagedByLabel]; no loop ever modifies or
+// Member objects the federation created carry [ManagedByLabel]. No loop ever modifies or
 // deletes a member object without it. [FederatedNameLabel] and [FederatedNamespaceLabel]
-// point back to the federated object, [RevisionAnnotation] records the revision that rendered
-// it and [DesiredHashAnnotation] the hash of what was rendered. On a federated object,
-// [OrphanAnnotation] keeps members on deletion (only then), [DeletionStartedAnnotation]
-// records when sync began waiting for them to go, [AdoptAnnotation] lets sync take over
-// existing objects and [RolloutPausedAnnotation] holds a staged rollout ([Rollout]) at its
-// next gate. [SyncFinalizer] holds a federated object until its members are cleaned
-// up.
+// point back to the federated object. [RevisionAnnotation] records the revision that
+// rendered it, and [DesiredHashAnnotation] the hash of what was rendered.
+//
+// On a federated object:
+//
+//   - [OrphanAnnotation] keeps members on deletion (only then);
+//   - [DeletionStartedAnnotation] records when sync began waiting for them to go;
+//   - [AdoptAnnotation] lets sync take over existing objects;
+//   - [RolloutPausedAnnotation] holds a staged rollout ([Rollout]) at its next gate.
+//
+// [SyncFinalizer] holds a federated object until its members are cleaned up. Package sync
+// explains revisions, orphaning, adoption and staged rollouts.
 //
 // +kubebuilder:object:generate=true
 // +groupName=core.federation.k8s.io

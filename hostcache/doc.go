@@ -1,10 +1,4 @@
-// Package hostcache is the host informer cache that fedkit's loops share within one process,
-// in the client-go and controller-runtime idiom: one informer per host resource, whichever
-// loops and shards read it.
-//
-// Without it every loop keeps its own: a default control plane would watch the Clusters
-// dozens of times and keep a copy of every federated object per loop. Create one Cache, hand
-// it to every loop through its Options.Cache, and run it for as long as the loops run:
+// Package hostcache is the host informer cache that fedkit's loops share within one process.
 //
 //	c, err := hostcache.New(host, hostcache.Options{Logger: log})
 //	s, err := scheduler.New(host, typ, scheduler.Options{Cache: c})
@@ -12,21 +6,32 @@
 //	go c.Run(ctx)                      // stops the informers when ctx is done
 //	go s.Run(ctx); go y.Run(ctx)
 //
+// It follows the client-go and controller-runtime idiom: one informer per host resource,
+// whichever loops and shards read it. This is the one explanation of the shared host cache;
+// the loops' Options.Cache fields link here.
+//
+// Without it every loop keeps its own. A default control plane would watch the Clusters
+// dozens of times and keep a copy of every federated object per loop. So create one Cache,
+// hand it to every loop through its Options.Cache, and run it for as long as the loops run.
+//
 // A loop whose Options.Cache is nil keeps a Cache of its own, so embedding one loop stays one
 // New. controlplane makes one Cache per process and shares it between all its loops and
-// shards; pass it your own in controlplane.Options.Cache to share it further (with a
+// shards. Pass it your own in controlplane.Options.Cache to share it further (with a
 // kube.ClusterSet's Run, say).
 //
-// Rules. Loops add their event handlers when their Run starts and remove them when it
-// returns. An informer lives while a loop uses it: the first loop to ask for it builds and
-// starts it, the last one to leave stops it, so a resource whose CRD is missing is listed
-// afresh when its loop is retried. Sources share an informer when they watch the same
-// resource, namespace and label selector with the same transform; a source that trims its
-// objects (federation/kube's Secrets without their data) never shares an informer with one
-// that keeps them whole. Every informer drops metadata.managedFields, which no loop reads.
-// Clusters are decoded once per resourceVersion for every loop of the Cache
-// (Cache.DecodeCluster).
+// # Rules
 //
-// Cache.Run(ctx) runs the informers until ctx is done and returns once they have stopped;
-// stop the loops first.
+// Loops add their event handlers when their Run starts, and remove them when it returns. An
+// informer lives while a loop uses it. The first loop to ask for it builds and starts it; the
+// last one to leave stops it. So a resource whose CRD is missing is listed afresh when its
+// loop is retried.
+//
+// Sources share an informer when they watch the same resource, namespace and label selector
+// with the same transform. A source that trims its objects never shares an informer with one
+// that keeps them whole (federation/kube's Secrets are kept without their data). Every
+// informer drops metadata.managedFields, which no loop reads. Clusters are decoded once per
+// uid and resourceVersion for every loop of the Cache (Cache.DecodeCluster).
+//
+// Cache.Run(ctx) runs the informers until ctx is done, and returns once they have stopped.
+// Stop the loops first.
 package hostcache

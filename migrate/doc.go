@@ -1,5 +1,10 @@
 // Package migrate converts KubeFed v0.10 objects into fedkit's.
 //
+//	objs, err := migrate.Decode(os.Stdin) // kubectl get kubefedclusters,... -o yaml
+//	res := migrate.Convert(objs, migrate.Options{})
+//	for _, w := range res.Warnings { fmt.Fprintln(os.Stderr, w) }
+//	out, err := res.YAML()
+//
 // It reads KubeFedCluster, FederatedTypeConfig, ReplicaSchedulingPreference and
 // Federated<Kind> objects as unstructured input and returns fedkit objects.
 //

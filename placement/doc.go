@@ -1,36 +1,53 @@
 // Package placement decides which member clusters a federated object goes to.
 //
-// It is pure: [Select] and [Evaluate] look only at their arguments (the object's
-// spec.placement and the Cluster objects) and do no I/O, read no clock and keep no state, so a
-// placement strategy can be unit-tested with a slice of Clusters built in the test.
-//
 //	names, err := placement.Select(obj.Spec.Placement, clusters)
+//
+//	d, err := placement.Evaluate(obj.Spec.Placement, clusters)
+//	for _, c := range d.Selected {
+//		fmt.Println(c.Name, c.Score)
+//	}
+//	why, _ := d.Why("gpu-us-east") // the rule and the value that left it out
+//	fmt.Println(d.Summary())
+//
+// It is pure. [Select] and [Evaluate] look only at their arguments: the object's
+// spec.placement and the Cluster objects. They do no I/O, read no clock and keep no state. So
+// a placement strategy can be unit-tested with a slice of Clusters built in the test.
 //
 // # Membership: the KubeFed rules
 //
-// When spec.placement.clusters is present, even empty, it is the candidate list: names that
-// match no Cluster are dropped (and reported in [Decision.Unknown]) and the clusterSelector is
-// ignored. When it is absent, the clusterSelector decides: nil selects nothing, {} selects
-// every cluster. A selector means what metav1.LabelSelectorAsSelector makes of it, exactly
-// as for the cluster selectors of overrides (package override) and in validation: an
-// invalid one (a key that is not a qualified name, In without values, ...) is an error
-// wrapping [ErrInvalidPlacement] that names the bad part, never a silent match or mismatch. `clusters: []` and an absent `clusters` stay distinct through JSON, deep
-// copy and unstructured conversion (see package federation).
+// When spec.placement.clusters is present, even empty, it is the candidate list. Names that
+// match no Cluster are dropped and reported in [Decision.Unknown], and the clusterSelector
+// is ignored. When it is absent, the clusterSelector decides: nil selects nothing, {}
+// selects every cluster. `clusters: []` and an absent `clusters` stay distinct through JSON,
+// deep copy and unstructured conversion (see package federation).
 //
-// The scheduler loop keeps another KubeFed rule on top of these: a ReplicaSchedulingPreference
-// without intersectWithClusterSelector chooses among every cluster it covers, and the
-// object's clusters and clusterSelector are set aside (the Scheduled condition's message says
-// when that changed the result; see package scheduler).
+// A selector means what metav1.LabelSelectorAsSelector makes of it. That is the same as for
+// the cluster selectors of overrides (package override) and in validation. An invalid one is
+// an error wrapping [ErrInvalidPlacement] that names the bad part, never a silent match or
+// mismatch: a key that is not a qualified name, In without values, and so on.
+//
+// The scheduler loop keeps another KubeFed rule on top of these. A
+// ReplicaSchedulingPreference without intersectWithClusterSelector sets the object's
+// clusters and clusterSelector aside. [package scheduler] explains it.
 //
 // # Narrowing and ordering
 //
 // The other fields of [federation.Placement] narrow the candidates and order them:
-// excludeClusters; required and preferred region/zone affinity; cluster taints against the
-// placement's tolerations; readiness (a cluster whose Ready condition is not True carries the
-// federation.k8s.io/not-ready:NoExecute taint, set by the cluster monitor or implied here,
-// so a toleration for it keeps the cluster); spread constraints over a topology key (region,
-// zone, provider or any Cluster label) with minGroups and maxGroups; and maxClusters.
+//
+//   - excludeClusters;
+//   - required and preferred region/zone affinity;
+//   - cluster taints against the placement's tolerations;
+//   - readiness, below;
+//   - spread constraints over a topology key (region, zone, provider or any Cluster label)
+//     with minGroups and maxGroups;
+//   - maxClusters.
+//
 // [Evaluate] documents each rule and the order they apply in.
+//
+// Readiness is a taint. A cluster whose Ready condition is not True carries the
+// federation.k8s.io/not-ready:NoExecute taint. The cluster monitor sets it, or this package
+// implies it. So a toleration for it keeps the cluster. [package status] says when the
+// monitor sets which taint.
 //
 // The result is in rank order: fewer untolerated PreferNoSchedule taints first, then a
 // higher preferred-affinity score, then name ascending. The same input always gives the same
@@ -38,31 +55,36 @@
 //
 // # Asking why
 //
-// [Evaluate] returns a [Decision]: the selected [Candidate]s with their scores, and a
-// [Diagnosis] (rule and value) for every cluster left out, so "why not cluster X" has an
-// answer ([Decision.Why]) and the scheduler loop can put [Decision.Summary] in the Scheduled
+// [Evaluate] returns a [Decision]: the selected [Candidate]s with their scores. It also holds
+// a [Diagnosis] (rule and value) for every cluster left out. So "why not cluster X" has an
+// answer ([Decision.Why]). The scheduler loop puts [Decision.Summary] in the Scheduled
 // condition's message.
 //
 // # Spread constraints
 //
 // Every spread constraint groups the clusters by a topology key ([Domain]: region, zone,
 // provider or a Cluster label). Its minGroups and maxGroups act on the selection, all
-// constraints together: [Evaluate] finds clusters that cover at least minGroups and at most
-// maxGroups groups of every key within maxClusters whenever such a selection exists,
-// preferring the best-ranked clusters (the greedy choice when it works, else a bounded
-// search, documented in choose.go). When none exists it returns [ErrUnsatisfiable] with the
-// best effort. The search examines at most 2^20 classes of interchangeable clusters (tens of
+// constraints together. [Evaluate] finds clusters that cover at least minGroups and at most
+// maxGroups groups of every key within maxClusters, whenever such a selection exists. It
+// prefers the best-ranked clusters: the greedy choice when it works, else a bounded search,
+// documented in choose.go. When none exists it returns [ErrUnsatisfiable] with the best
+// effort.
+//
+// The search examines at most 2^20 classes of interchangeable clusters (tens of
 // milliseconds); realistic constraints settle in a few hundred. Past the bound it stops with
-// ErrUnsatisfiable and the greedy best effort, and its message says the bound was reached, so
-// a selection may still exist.
+// ErrUnsatisfiable and the greedy best effort. Its message says the bound was reached, so a
+// selection may still exist.
 //
 // # Replicas
 //
-// Placement picks clusters; package scheduler divides replicas among them. Spread constraints
-// have one owner, this package: the one constraint that sets maxSkew (federation validation
-// allows at most one, since replicas are divided over one key) also spreads replicas, and
-// [Decision].ReplicaSpread says so, with its minGroups and maxSkew, while every selected
-// [Candidate] carries its group for that key in Domain. The scheduler turns that into its
-// Spread and the clusters' domains; it never reads spread constraints or computes a group
-// itself, so clusters and replicas are spread over the same groups by construction.
+// Placement picks clusters; package scheduler divides replicas among them. Spread
+// constraints have one owner, this package. The one constraint that sets maxSkew also
+// spreads replicas. Federation validation allows at most one, since replicas are divided
+// over one key. [Decision].ReplicaSpread says so, with its minGroups and maxSkew. Every
+// selected [Candidate] carries its group for that key in Domain. The scheduler turns that
+// into its Spread and the clusters' domains. It never reads spread constraints or computes a
+// group itself. So clusters and replicas are spread over the same groups by construction.
+//
+// [package scheduler]: https://pkg.go.dev/github.com/fedkit/fedkit/scheduler
+// [package status]: https://pkg.go.dev/github.com/fedkit/fedkit/status
 package placement

@@ -1,17 +1,29 @@
 // Package scheduler divides a federated workload's replicas among its clusters.
 //
-// [Divide] is the pure part: a [Request] (total, candidate clusters with their current
-// replicas and capacity, the ReplicaSchedulingPreference's per-cluster bounds and weights)
-// goes in, a [Plan] comes out, with every cluster's count and the reason for it. It does no
-// I/O, reads no clock, and the same request always gives the same plan. Users unit-test
-// their placement strategies against it directly.
+//	one := int64(1)
+//	plan, err := scheduler.Divide(scheduler.Request{
+//		Key:           "production/app-frontend",
+//		TotalReplicas: 9,
+//		Clusters:      []scheduler.ClusterState{{Name: "us"}, {Name: "eu"}, {Name: "ap", Capacity: &one}},
+//		Preferences:   map[string]federation.ClusterPreferences{"*": {Weight: 1}},
+//	})
+//	fmt.Println(plan.Replicas, plan.Summary())
+//
+//	s, err := scheduler.New(host, federation.DeploymentType, scheduler.Options{})
+//	res, err := s.Reconcile(ctx, key) // writes status.schedule and Scheduled; or s.Run(ctx)
+//
+// [Divide] is the pure part. A [Request] goes in: the total, the candidate clusters with
+// their current replicas and capacity, and the ReplicaSchedulingPreference's per-cluster
+// bounds and weights. A [Plan] comes out, with every cluster's count and the reason for it.
+// Divide does no I/O and reads no clock, and the same request always gives the same plan.
+// Users unit-test their placement strategies against it directly.
 //
 // # Preferences
 //
 // Preferences map a cluster name, or "*" for every cluster without its own entry, to
-// minReplicas, maxReplicas and a weight. A cluster with neither its own entry nor "*" gets 0
-// (and is still listed, with 0). No preferences at all means {"*": {weight: 1}}. A nil
-// minReplicas counts as 0, as in KubeFed; the RSP defaulting of the federation package makes
+// minReplicas, maxReplicas and a weight. A cluster with neither its own entry nor "*" gets 0,
+// and is still listed with 0. No preferences at all means {"*": {weight: 1}}. A nil
+// minReplicas counts as 0, as in KubeFed. The RSP defaulting of the federation package makes
 // it 1 before the scheduler loop calls Divide.
 //
 // # Webster (the default)
@@ -31,110 +43,123 @@
 //     then the tie order).
 //  5. Replicas that fit nowhere are Plan.Unplaced.
 //
-// The tie order is names ascending when the Key is "" or its FNV-1a 32-bit hash is even, and
-// descending when it is odd, so the odd replica of many objects does not always land on the
-// same cluster.
+// The tie order is names ascending when the Key is "" or its FNV-1a 32-bit hash is even. It is
+// descending when the hash is odd. So the odd replica of many objects does not always land on
+// the same cluster.
 //
-// What this buys over KubeFed's planner: minimums are floors inside one division instead of
-// an extra helping before it (KubeFed #319), scaling down follows weights too
-// (kubernetes#31816), the rounding is unbiased (on random weights no cluster lands a whole
-// replica from its exact share R·w/W, where KubeFed's ceil-per-round lands tens of replicas
-// off), and the method is house-monotone: with Rebalance off, a total one higher or lower
-// moves exactly one replica, and a plan never moves replicas it does not have to.
+// What this buys over KubeFed's planner:
 //
-// Divide does not walk the seats: it estimates a divisor, counts each cluster's seats above
-// it exactly (products in 128 bits, so weights and replicas up to 2^63 compare exactly),
-// moves the divisor with a few more counting passes, and gives or takes the last few seats
-// with a bounded selection (a heap of the few clusters that can take part). The cost is
-// O(C log C) for C clusters whatever the number of replicas; the package tests keep the
-// seat-by-seat definition and check both agree on thousands of random requests and under
+//   - Minimums are floors inside one division, not an extra helping before it (KubeFed #319).
+//   - Scaling down follows weights too (kubernetes#31816).
+//   - The rounding is unbiased. On random weights no cluster lands a whole replica from its
+//     exact share R·w/W; KubeFed's ceil-per-round lands tens of replicas off.
+//   - The method is house-monotone. With Rebalance off, a total one higher or lower moves
+//     exactly one replica, and a plan never moves replicas it does not have to.
+//
+// Divide does not walk the seats. It estimates a divisor and counts each cluster's seats
+// above it exactly: products in 128 bits, so weights and replicas up to 2^63 compare exactly.
+// It moves the divisor with a few more counting passes. Then it gives or takes the last few
+// seats with a bounded selection, a heap of the few clusters that can take part. The cost is
+// O(C log C) for C clusters, whatever the number of replicas. The package tests keep the
+// seat-by-seat definition, and check both agree on thousands of random requests and under
 // fuzzing.
 //
 // # KubeFed
 //
-// federation.AlgorithmKubeFed reproduces KubeFed's planner bit for bit (same FNV-1 hash order, same rounds,
-// same overflow), so a KubeFed user can switch to fedkit without one replica moving, then
-// switch to Webster when ready. It computes the same plan faster than KubeFed did (runs of
-// rounds that only drain running replicas are applied at once), and refuses with an error the
-// rare request on which KubeFed's rounds would spin for minutes.
+// federation.AlgorithmKubeFed reproduces KubeFed's planner bit for bit: the same FNV-1 hash
+// order, the same rounds, the same overflow. So a KubeFed user can switch to fedkit without
+// one replica moving, then switch to Webster when ready. It computes the same plan faster
+// than KubeFed did: runs of rounds that only drain running replicas are applied at once. It
+// refuses with an error the rare request on which KubeFed's rounds would spin for minutes.
 //
 // # Algorithms and strategies
 //
 // They are named once, in package federation, as the ReplicaSchedulingPreference's fields
-// take them: [Request].Algorithm is an [Algorithm], an alias of federation.Algorithm, so
-// [Webster] (the default) is federation.AlgorithmWebster and [KubeFed] is
-// federation.AlgorithmKubeFed; [Request].Strategy is a federation.Strategy. StrategyWeighted uses the
-// preferences' weights. StrategyCapacityWeighted weighs each cluster by its Capacity, like
-// Karmada's dynamic weights. StrategyCostOptimized fills the cheapest clusters first.
-// StrategyDuplicated gives every candidate the whole total. A Request's [Spread] divides over
-// failure domains first, with a minimum number of domains and a maximum skew.
+// take them. [Request].Algorithm is an [Algorithm], an alias of federation.Algorithm. So
+// [Webster] (the default) is federation.AlgorithmWebster, and [KubeFed] is
+// federation.AlgorithmKubeFed. [Request].Strategy is a federation.Strategy:
+//
+//   - StrategyWeighted uses the preferences' weights.
+//   - StrategyCapacityWeighted weighs each cluster by its Capacity, like Karmada's dynamic
+//     weights.
+//   - StrategyCostOptimized fills the cheapest clusters first.
+//   - StrategyDuplicated gives every candidate the whole total.
+//
+// A Request's [Spread] divides over failure domains first, with a minimum number of domains
+// and a maximum skew.
 //
 // # Capacity
 //
 // ClusterState.Capacity is how many of the object's replicas a cluster can hold in all, its
-// running replicas included: a total, never the headroom alone. The loop computes it as what
-// fits in the Cluster's status.available (the room left once every running pod is counted)
-// plus the replicas the object runs there already, so a cluster that its own replicas fill
-// keeps them, and the schedule does not change as pods start. capacity.go says which count of
-// running replicas is used and why. The arithmetic is exact for any quantity and saturates
-// instead of wrapping around.
+// running replicas included. It is a total, never the headroom alone. The loop computes it as
+// what fits in the Cluster's status.available, plus the replicas the object runs there
+// already. status.available is the room left once every running pod is counted. So a cluster
+// that its own replicas fill keeps them, and the schedule does not change as pods start.
+// capacity.go says which count of running replicas is used and why. The arithmetic is exact
+// for any quantity and saturates instead of wrapping around.
 //
 // # Rebalancing
 //
 // With Rebalance on, every division moves running replicas to their weighted share. With it
-// off, running replicas stay where they are (minimums excepted: they are floors on every
-// division), and [Request].Refill gives the clusters below their fair share replicas back.
-// Divide reads no clock: the scheduler loop sets Refill once per rebalancePeriod, and keeps
-// the time of the last refill in status.schedule.lastRebalanceTime (rebalance.go).
+// off, running replicas stay where they are, minimums excepted: they are floors on every
+// division. [Request].Refill gives the clusters below their fair share replicas back. Divide
+// reads no clock. The scheduler loop sets Refill once per rebalancePeriod, and keeps the time
+// of the last refill in status.schedule.lastRebalanceTime (rebalance.go).
 //
 // # Unplaced replicas and overflow
 //
-// Replicas that no candidate can take (all at maxReplicas or capacity, or no candidate at
-// all) are counted in Plan.Unplaced, never dropped silently; with Duplicated, Unplaced is what
-// capacity cut from the clusters' copies. Plan.Overflow says where they would go if capacity
-// grew: with Webster, the unplaced replicas divided among the clusters that capacity (not
-// maxReplicas) held back; with KubeFed, KubeFed's own overflow map.
+// Plan.Unplaced counts the replicas that no candidate can take: all are at maxReplicas or
+// capacity, or there is no candidate at all. They are never dropped silently. With
+// Duplicated, Unplaced is what capacity cut from the clusters' copies. Plan.Overflow says
+// where they would go if capacity grew. With Webster, that is the unplaced replicas divided
+// among the clusters that capacity (not maxReplicas) held back. With KubeFed, it is KubeFed's
+// own overflow map.
 //
 // # Building a request
 //
 // [RequestFor] takes a ReplicaSchedulingPreference's total, rebalance flag, preferences,
 // algorithm and strategy. The caller adds each cluster's Current (the replicas the object
-// runs there), Capacity, Cost and Domain, and the Spread. Spread constraints are package
-// placement's: [placement.Evaluate] selects the clusters over the groups and returns, in its
-// Decision, the constraint the replicas must honour (ReplicaSpread: its minGroups and maxSkew
-// become Spread's MinDomains and MaxSkew) and each selected cluster's group (Candidate.Domain,
-// which becomes ClusterState.Domain). This package never reads a spread constraint or
-// computes a group. A request that cannot be planned returns an error wrapping
-// [ErrInvalidRequest] that names each bad field.
+// runs there), Capacity, Cost and Domain, and the Spread.
+//
+// Spread constraints are package placement's. [placement.Evaluate] selects the clusters over
+// the groups. Its Decision returns the constraint the replicas must honour: ReplicaSpread,
+// whose minGroups and maxSkew become Spread's MinDomains and MaxSkew. It also returns each
+// selected cluster's group (Candidate.Domain, which becomes ClusterState.Domain). This
+// package never reads a spread constraint or computes a group. A request that cannot be
+// planned returns an error wrapping [ErrInvalidRequest] that names each bad field.
 //
 // # The loop's decision as a function
 //
-// [Decide] is everything [Scheduler.Reconcile] decides, from plain values: the federated
-// object, its ReplicaSchedulingPreference as stored (or nil), the Clusters, the schedule
-// written before (or nil) and the time. It validates the placement, defaults and validates
-// the preference exactly as the loop does, applies KubeFed's rule that a preference ignores
-// the placement's clusters and selector unless spec.intersectWithClusterSelector, estimates
-// each cluster's capacity (headroom plus what the object runs there), finds the warnings
-// below ([Decision].Warnings: unknown cluster names, a placement set aside), and returns the
-// schedule, the Scheduled condition (whose message ends with the warnings) and the requeue
-// Reconcile writes. Reconcile is "read, Decide, write", so a strategy test or a preview that
-// calls Decide cannot disagree with the loop; there is no need to call
-// federation.DefaultReplicaSchedulingPreference first. With Input.Fresh it answers "why would
-// it place this now?", ignoring the previous schedule ([Scheduler.ExplainFresh] does that on
-// the host's objects).
+// [Decide] is everything [Scheduler.Reconcile] decides, from plain values. Its input is the
+// federated object, its ReplicaSchedulingPreference as stored (or nil), the Clusters, the
+// schedule written before (or nil) and the time. It does what the loop does:
+//
+//   - it validates the placement, and defaults and validates the preference;
+//   - it applies KubeFed's rule that a preference ignores the placement's clusters and
+//     selector unless spec.intersectWithClusterSelector (below);
+//   - it estimates each cluster's capacity (headroom plus what the object runs there);
+//   - it finds the warnings below ([Decision].Warnings: unknown cluster names, a placement
+//     set aside).
+//
+// It returns the schedule, the Scheduled condition (whose message ends with the warnings)
+// and the requeue that Reconcile writes. Reconcile is "read, Decide, write". So a strategy
+// test or a preview that calls Decide cannot disagree with the loop. There is no need to call
+// federation.DefaultReplicaSchedulingPreference first. With Input.Fresh it answers "why
+// would it place this now?", ignoring the previous schedule. [Scheduler.ExplainFresh] does
+// that on the host's objects.
 //
 // With [Options].StatusWriter the write goes to that shared writer, merged with sync's and
-// the collector's writes to the object: a type without replicas costs no write of its own.
+// the collector's writes to the object. A type without replicas costs no write of its own.
 //
 // # Which clusters a preference chooses from (KubeFed's rule)
 //
-// The Scheduler loop keeps KubeFed's rule: a ReplicaSchedulingPreference chooses among every
-// cluster it covers (its own entries, or all of them with "*"), and the object's
-// spec.placement.clusters and clusterSelector are set aside, unless the preference sets
-// spec.intersectWithClusterSelector: true, which keeps only the clusters the placement
-// selects. The placement's other rules (excludeClusters, affinity, taints and readiness,
-// spread, maxClusters) apply either way. So this object, meant for the US only, gets
-// replicas in every cluster:
+// The Scheduler loop keeps KubeFed's rule. A ReplicaSchedulingPreference chooses among every
+// cluster it covers: its own entries, or all of them with "*". The object's
+// spec.placement.clusters and clusterSelector are set aside. The exception is a preference
+// with spec.intersectWithClusterSelector: true, which keeps only the clusters the placement
+// selects. The placement's other rules apply either way: excludeClusters, affinity, taints
+// and readiness, spread, maxClusters. So this object, meant for the US only, gets replicas in
+// every cluster:
 //
 //	kind: FederatedDeployment
 //	spec:
@@ -143,8 +168,8 @@
 //	kind: ReplicaSchedulingPreference
 //	spec: {totalReplicas: 6, clusters: {"*": {weight: 1}}}   # add intersectWithClusterSelector: true
 //
-// When that happens, that is when the placement alone would have left out a cluster that
-// got replicas, the Scheduled message says so and names the clusters: "note:
+// The Scheduled message says when that happens, that is, when the placement alone would have
+// left out a cluster that got replicas. It names the clusters: "note:
 // spec.placement.clusterSelector was ignored (it would leave out eu, ap): a
 // ReplicaSchedulingPreference chooses among every cluster unless its
 // spec.intersectWithClusterSelector is true (KubeFed's rule)". [Decision].Warnings holds it
@@ -152,25 +177,26 @@
 //
 // # Cluster names that do not exist
 //
-// A name in spec.placement.clusters, or a key of the preference's spec.clusters, that no
-// Cluster on the host has (a typo, a cluster not joined yet) is skipped, as in KubeFed: the
-// other clusters are scheduled and the condition stays Scheduled=True. Its message warns,
-// naming the field: "warning: spec.placement.clusters names no Cluster "gpc-eu-west" (a typo,
-// or a cluster not joined yet?): nothing is placed there" (a [Warning] with reason
-// [WarningUnknownCluster] in [Decision].Warnings). With
-// [Options].RejectUnknownClusters the name is an error instead: Scheduled=False with reason
-// [ReasonUnknownCluster] and the field path, the last good schedule kept, until a Cluster of
-// that name appears.
+// A name that no Cluster on the host has is skipped, as in KubeFed: a typo, or a cluster not
+// joined yet. This holds for a name in spec.placement.clusters and for a key of the
+// preference's spec.clusters. The other clusters are scheduled and the condition stays
+// Scheduled=True. Its message warns, naming the field: "warning: spec.placement.clusters
+// names no Cluster "gpc-eu-west" (a typo, or a cluster not joined yet?): nothing is placed
+// there". That is a [Warning] with reason [WarningUnknownCluster] in [Decision].Warnings.
+//
+// With [Options].RejectUnknownClusters the name is an error instead: Scheduled=False with
+// reason [ReasonUnknownCluster] and the field path. The last good schedule is kept until a
+// Cluster of that name appears.
 //
 // # Explaining a plan
 //
-// [Plan.Clusters] returns an [Allocation] per cluster, and [Plan.Cluster] one by name: how
-// many replicas came from its minimum, from keeping running replicas, and from its weight,
-// and which bound (maxReplicas, capacity, domain skew) held it back. [Allocation.Explain]
-// says it in a line, [Plan.Summary] says the whole plan in one line for the Scheduled
-// condition, and [Plan.Schedule] is the status.schedule to write. A plan keeps these reasons
-// in a compact form and builds the Allocations only when asked, so a caller that reads only
-// Plan.Replicas does not pay for them.
+// [Plan.Clusters] returns an [Allocation] per cluster, and [Plan.Cluster] one by name. An
+// Allocation says how many replicas came from its minimum, from keeping running replicas,
+// and from its weight. It says which bound held it back: maxReplicas, capacity, domain skew.
+// [Allocation.Explain] says it in a line. [Plan.Summary] says the whole plan in one line for
+// the Scheduled condition. [Plan.Schedule] is the status.schedule to write. A plan keeps
+// these reasons in a compact form and builds the Allocations only when asked. So a caller
+// that reads only Plan.Replicas does not pay for them.
 //
 // # Options
 //

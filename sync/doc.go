@@ -1,23 +1,23 @@
-// Package sync is the push loop of a federation: the [Syncer] renders each federated object
-// for the clusters it is placed in and makes the member objects match, idempotently, without
-// ever losing an update, fighting forever, or touching what it does not own.
+// Package sync is the push loop: the [Syncer] renders each federated object for its clusters
+// and makes the member objects match.
 //
-// Import it under another name, since it shadows the standard library's package:
-//
-//	import fedsync "github.com/fedkit/fedkit/sync"
+//	import fedsync "github.com/fedkit/fedkit/sync" // it shadows the standard library's sync
 //
 //	s, err := fedsync.New(host, clusters, federation.DeploymentType, fedsync.Options{})
 //	res, err := s.Reconcile(ctx, federation.Key{Namespace: "production", Name: "web"})
 //	// or: err = s.Run(ctx) // watches the host and the members and reconciles on its own
 //
+// It is idempotent. It never loses an update, never fights forever, and never touches what it
+// does not own.
+//
 // # Two halves
 //
 // The package is a pure decision and a pass that acts on it. [Plan] is the decision's one
-// entry point: given the federated object, the Clusters, the member objects and the
-// history, it returns a [Decision], plain data. The Syncer's pass reads those inputs, calls
-// Plan, and carries out the Decision; package preview calls the same Plan. What the Syncer
-// remembers between passes (the versions it verified, the fields a server dropped) is its
-// own unexported state, never part of Plan's input.
+// entry point. It takes the federated object, the Clusters, the member objects and the
+// history, and returns a [Decision] of plain data. The Syncer's pass reads those inputs,
+// calls Plan and carries out the Decision. Package preview calls the same Plan. What the
+// Syncer remembers between passes is unexported state, never Plan's input: the versions it
+// verified and the fields a server dropped.
 //
 // The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
 // member.go (one cluster's decision), compare.go, diff.go and fieldschema.go
@@ -26,22 +26,18 @@
 // status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
 // layout_test.go keeps the decision's files free of I/O.
 //
-// Options.Cache shares one host informer cache (package hostcache) with other loops of the
-// process; nil gives Run its own.
+// Options.Cache is the process's shared host cache ([package hostcache]); nil gives Run its own.
 //
 // # One pass
 //
 // [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.
-// The decision is [Plan], which embedders and previews can call with the same inputs to see
+// The decision is [Plan]. Embedders and previews can call it with the same inputs to see
 // exactly what sync would do:
 //
 //  1. Where and how many: [TargetsFor] takes the scheduler's status.schedule when it was
-//     written for the object's current generation, else evaluates spec.placement and keeps
-//     the template's replica count. While the scheduler has not caught up with a new
-//     generation, sync waits rather than push the template's count for a moment; and while
-//     a cluster the schedule left out as not ready is Ready again, sync waits for the
-//     scheduler to place it rather than delete what runs there. With Options.WaitForScheduler
-//     (see "Waiting for the scheduler"), sync also waits on a new object.
+//     written for the object's current generation. Else it evaluates spec.placement and
+//     keeps the template's replica count. It waits for the scheduler in the cases of
+//     "Waiting for the scheduler" below.
 //  2. What: override.RenderMembers renders the member object per cluster: template, the
 //     fields the member owns (retained from what exists), the scheduled replicas, the
 //     cluster's overrides, fedkit's labels and annotations. Labels, annotations and
@@ -54,13 +50,15 @@
 // # Waiting for the scheduler
 //
 // A scheduler.Scheduler writes status.schedule and the Scheduled condition with the
-// generation it observed; sync and the scheduler watch the same objects, and on a new one
+// generation it observed. Sync and the scheduler watch the same objects, so on a new one
 // either may pass first. Without a schedule, sync has only spec.placement and the template's
-// replica count: a FederatedDeployment of 6 replicas that a ReplicaSchedulingPreference
-// divides 3/3/3 would run 6 in each cluster, 18 in all, until the schedule comes, and the
-// template's count would stay everywhere while the preference is invalid. When a scheduler
-// runs for the type, set Options.WaitForScheduler (package controlplane does): a pass then
-// propagates nothing, writes nothing to the members and deletes nothing there, as long as
+// replica count. A FederatedDeployment of 6 replicas that a ReplicaSchedulingPreference
+// divides 3/3/3 would run 6 in each cluster, 18 in all, until the schedule comes. The
+// template's count would also stay everywhere while the preference is invalid.
+//
+// When a scheduler runs for the type, set Options.WaitForScheduler (package controlplane
+// does). A pass then propagates nothing, writes nothing to the members and deletes nothing
+// there, as long as
 //
 //   - the Scheduled condition has not observed the object's current generation (the
 //     Propagated condition of an object not propagated yet says ReasonWaitingForSchedule;
@@ -71,88 +69,102 @@
 //     warning event); member objects that run already stay as they are.
 //
 // [Plan] decides the same with [PlanInput].WaitForScheduler ([Targets].Waiting says why).
-// Deletion never waits. Without the option a new object goes out by spec.placement with the
-// template's count, for embedders who run sync without a scheduler; but even then, once a
-// scheduler has scheduled an older generation, sync waits for it to catch up with a new one.
+// Deletion never waits. Without the option, a new object goes out by spec.placement with the
+// template's count; this is for embedders who run sync without a scheduler. Two waits hold
+// even without the option. Once a scheduler has scheduled an older generation, sync waits
+// for it to catch up with a new one. And while a cluster the schedule left out as not ready
+// is Ready again, sync waits for the scheduler to place it rather than delete what runs there.
 //
 // # Owned fields, drift and no thrash
 //
 // The federation owns the fields its render sets and nothing else. The API server defaults
-// others (a Deployment's strategy), member controllers add annotations and labels, an
+// others (a Deployment's strategy). Member controllers add annotations and labels. An
 // autoscaler may own the replica count (spec.retainReplicas), and status is the member's.
-// So an update happens only when the desired state changed (its hash, in
-// federation.DesiredHashAnnotation, differs) or when a field the render sets has another value
-// in the member: last write wins, the federation's. To make that cheap, sync remembers the
-// member object's resourceVersion after each write or check; an object that has not changed
-// since is not compared at all, and one that changed is compared field by field once. A
-// member controller that only adds its own annotations causes no write. [OwnedDiff] is that
-// comparison with every differing field and both values, for previews and reviews.
+// So an update happens only when the desired state changed, or when a field the render sets
+// has another value in the member: last write wins, the federation's. The desired state
+// changed when its hash, in federation.DesiredHashAnnotation, differs.
+//
+// To make that cheap, sync remembers the member object's resourceVersion after each write or
+// check. An object that has not changed since is not compared at all. One that changed is
+// compared field by field once. A member controller that only adds its own annotations
+// causes no write. [OwnedDiff] is that comparison with every differing field and both
+// values, for previews and reviews.
 //
 // Fields are compared as the member's server stores a built-in object, which the Go type
-// tells: a quantity by value (cpu: 1 is stored as "1", 0.5 as "500m"), an empty value the
-// type drops as absent, and a list that strategic merge patch merges by a key (containers
-// by name, ports by containerPort, env and volumes by name) element by element by key. So a
-// sidecar a webhook adds is left alone, a hand-edited image or cpu request is put back, and
-// a new Syncer over members that run the desired objects writes nothing. A field the type
-// does not have (a typo), which a real server prunes, is not drift while the member lacks it;
-// other fields a member's server did not keep are remembered after each write.
+// tells:
+//
+//   - a quantity by value (cpu: 1 is stored as "1", 0.5 as "500m");
+//   - an empty value the type drops, as absent;
+//   - a list that strategic merge patch merges by a key, element by element by key
+//     (containers by name, ports by containerPort, env and volumes by name).
+//
+// So a sidecar a webhook adds is left alone, and a hand-edited image or cpu request is put
+// back. A new Syncer over members that run the desired objects writes nothing. A real server
+// prunes a field the type does not have (a typo); it is not drift while the member lacks it.
+// Other fields a member's server did not keep are remembered after each write.
 //
 // # Optimistic locking
 //
-// Every update carries the resourceVersion it read, and every delete carries the uid and
-// resourceVersion as preconditions. On a Conflict sync reads the member object again,
-// renders again with it (so a concurrent writer's fields that the federation does not own are
-// kept) and retries, Options.ConflictRetries times, before the pass fails and the key is
-// retried with backoff. The federated object's own status is written the same way: sync's
-// fields replace only sync's fields of the object as read. With Options.StatusWriter (the
-// control plane's shared writer) sync hands its fields to it instead, and reads objects with
-// the changes still pending, so one write holds the scheduler's, sync's and the collector's.
+// Every update carries the resourceVersion it read. Every delete carries the uid and
+// resourceVersion as preconditions. On a Conflict sync reads the member object again and
+// renders again with it, so a concurrent writer's fields that the federation does not own
+// are kept. It retries Options.ConflictRetries times; then the pass fails and the key is
+// retried with backoff.
+//
+// The federated object's own status is written the same way: sync's fields replace only
+// sync's fields of the object as read. With Options.StatusWriter (the control plane's shared
+// writer) sync hands its fields to it instead. It then reads objects with the changes still
+// pending, so one write holds the scheduler's, sync's and the collector's.
 //
 // # Ownership
 //
 // A member object is the federation's when it carries federation.ManagedByLabel with the
-// Syncer's Options.Identity. Sync never modifies or deletes any other object. When an object of
+// Syncer's Options.Identity. Sync never modifies or deletes any other object. If an object of
 // the same name exists and no federation manages it, the cluster reports
-// [ReasonAlreadyExists] (the default [ConflictAbort]) unless adoption is allowed
-// ([ConflictAdopt], or federation.AdoptAnnotation on the federated object); an object of
+// [ReasonAlreadyExists] (the default [ConflictAbort]), unless adoption is allowed:
+// [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
 // another federation (another identity) reports [ReasonManagedByOther] and is never taken.
 //
 // # Namespaces
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing
 // member namespace, labelled as the federation's and annotated with
-// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. Then the object waits
-// ([ReasonWaitingForNamespace]), or, in a cluster the FederatedNamespace does not place the
-// namespace in, says it will not come ([ReasonNamespaceNotPlaced]). Run passes over a waiting
-// object again as soon as its namespace appears.
+// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. With a
+// FederatedNamespace the object waits for it ([ReasonWaitingForNamespace]). In a cluster the
+// FederatedNamespace does not place the namespace in, it says it will not come
+// ([ReasonNamespaceNotPlaced]). Run passes over a waiting object again as soon as its
+// namespace appears.
 //
 // When the last object sync put there goes, sync deletes a namespace it created only if
 // nothing else lives in it. It lists every namespaced, listable resource the member serves
-// (federation.ResourceDiscoverer) and may find only what the federation is removing: the
+// (federation.ResourceDiscoverer). It may find only what the federation is removing: the
 // deleted object, managed objects being deleted, and what they own. What every namespace
 // holds, and Events, do not count. When it cannot look everywhere (no discovery, a failed
 // List), it keeps the namespace and logs why. Options.KeepCreatedNamespaces keeps them all.
 //
-// A FederatedNamespace must be named as its namespace. It never deletes a namespace sync
-// created for other objects, a system namespace, or the host's own namespace when the host is
-// also a member (the same uid): the first is left alone, the others orphaned with a warning
-// ([ReasonSystemNamespace], [ReasonHostNamespace]).
+// A FederatedNamespace must be named as its namespace. Its deletion never deletes a namespace
+// sync created for other objects: that one is left alone. Nor does it delete a system
+// namespace, or the host's own namespace when the host is also a member (the same uid).
+// Those two are orphaned with a warning ([ReasonSystemNamespace], [ReasonHostNamespace]).
 //
 // # Revisions and rollback
 //
 // Every change of template, overrides, placement or retainReplicas gets the next revision
-// number: federation.RevisionAnnotation on the federated object and on the member objects it
-// renders, status.clusters[].revision per cluster, and status.syncedRevision once every
-// placed, reachable cluster runs it. The last spec.revisionHistoryLimit snapshots (default
-// 10) are kept on the host as apps/v1 ControllerRevisions owned by the federated object,
-// labelled with its uid ([OwnerUIDLabel]). [Rollback] writes what ran in an old snapshot
-// (template, overrides, retainReplicas) back into the spec; the placement and the template's
-// replica count stay as they are, unless [RollbackWith] is asked to restore the placement
-// too (RollbackOptions.RestorePlacement). Sync then propagates it as a new revision, as a
-// Deployment rollback does. A revision
-// number alone never rewrites a member: a new revision that renders the same object (a
-// placement change, for the clusters that stay) leaves it as it is (during a staged
-// rollout, below, it updates the revision annotation).
+// number, in federation.RevisionAnnotation. The number is on the federated object and on the member objects it renders, in status.clusters[].revision per
+// cluster, and in status.syncedRevision once every placed, reachable cluster runs it. The
+// collector reads a member's annotation back as status.clusters[].observedRevision.
+//
+// The last spec.revisionHistoryLimit snapshots (default 10) are kept on the host. They are
+// apps/v1 ControllerRevisions owned by the federated object and labelled with its uid
+// ([OwnerUIDLabel]). [Rollback] writes what ran in an old snapshot back into the spec:
+// template, overrides, retainReplicas. The placement and the template's replica count stay
+// as they are, unless [RollbackWith] is asked to restore the placement too
+// (RollbackOptions.RestorePlacement). Sync then propagates it as a new revision, as a
+// Deployment rollback does.
+//
+// A revision number alone never rewrites a member. A new revision that renders the same
+// object leaves it as it is: a placement change, for the clusters that stay. During a staged
+// rollout (below) it updates the revision annotation.
 //
 // The history heals itself:
 //
@@ -166,120 +178,144 @@
 //     a ControllerRevision. History that earlier versions named by the snapshot alone is
 //     still found; the current entry is recorded again under its new name, number unchanged.
 //
-// When the host refuses a history write (RBAC, a quota, an admission webhook), nothing is
+// The host may refuse a history write (RBAC, a quota, an admission webhook). Then nothing is
 // propagated. Propagated=False says [ReasonHistoryWriteFailed], naming the write (create,
-// update or delete ControllerRevision namespace/name) and the host's error; a Warning event
+// update or delete ControllerRevision namespace/name) and the host's error. A Warning event
 // says the same, and the pass is retried with backoff.
 //
 // # Staged rollouts and automatic rollback
 //
-// With spec.rollout a new revision (a change of template, overrides or retainReplicas) goes
-// through the placed clusters stage by stage instead of everywhere at once: a canary, then
-// a region, then a percentage, as the stages say ([RolloutStages] lays them over the placed
-// clusters; those no stage selects come last). The clusters of the stages that have not
-// started keep the stable revision, the last one that completed: sync renders them from its
-// snapshot in the history ([Decision].Previous), with the current placement, schedule,
-// overrides' retention and labels, so where an object goes and with how many replicas is
-// never held back. A stage's gate opens when every one of its clusters reports the new
-// revision ready, with fresh data, for the stage's minReadySeconds: sync reads that from the
-// status collector's fields of status.clusters[] (ready, observedRevision, stale), so the
-// two loops meet in the status as they do for replicas. During a rollout a member that
-// renders as before still gets the new revision annotation (one update), since that is what
-// the collector reports as its observedRevision. federation.RolloutPausedAnnotation holds
-// the next stage (the first included) until it is removed.
+// With spec.rollout, a new revision goes through the placed clusters stage by stage instead of everywhere at once. A
+// new revision here is a change of template, overrides or retainReplicas. The stages say the
+// order: a canary, then a region, then a percentage. [RolloutStages] lays them over the
+// placed clusters; those no stage selects come last.
+//
+// The clusters of the stages that have not started keep the stable revision, the last one
+// that completed. Sync renders them from its snapshot in the history ([Decision].Previous).
+// It uses the current placement, schedule, overrides' retention and labels, so where an
+// object goes and with how many replicas is never held back.
+//
+// A stage's gate opens when every one of its clusters reports the new revision ready, with
+// fresh data, for the stage's minReadySeconds. Fresh data is defined once, in [package
+// status]. Sync reads the collector's fields of status.clusters[]: ready, observedRevision
+// and stale. So the two loops meet in the status, as they do for replicas. During a rollout
+// a member that renders as before still gets the new revision annotation (one update). That
+// is what the collector reports as its observedRevision. federation.RolloutPausedAnnotation
+// holds the next stage (the first included) until it is removed.
 //
 // A rollout gates what runs, nothing else. A new revision that changes only the placement
-// or replica counts (the template's, or the schedule) is not staged: the rollout goes on at
-// its stage, clusters on the new revision keep it, a cluster that joins gets what its stage
-// runs, and replica counts apply everywhere at once. A cluster that leaves the placement
+// or replica counts (the template's, or the schedule) is not staged. The rollout goes on at
+// its stage, and clusters on the new revision keep it. A cluster that joins gets what its
+// stage runs. Replica counts apply everywhere at once. A cluster that leaves the placement
 // leaves the rollout: it never holds a stage.
 //
-// A revision fails when a stage is not ready within its progressDeadlineSeconds, or when a
-// cluster that had reported it ready stays not ready that long, with fresh data. Data that
-// is stale (the member could not be read, its Cluster is not Ready) never advances nor fails
-// a stage: it pauses the stage's clocks, which resume, never restart, when the data is fresh
-// (status.rollout.deadlinePausedSince). So a flapping cluster fails once its fresh data said
-// not ready for the deadline in total, and a cluster that was not ready before its data went
-// stale still counts as not ready since then. With fresh data from no more than half of the
-// placed clusters nothing moves (the quorum rule of status). A cluster sync cannot propagate
-// to (AlreadyExists, a refused write, a missing namespace) holds its stage the same way, and
-// status.rollout names it with the reason (RolloutReasonNotPropagated): that is not the
-// revision's health, so it never fails it nor rolls it back. With
-// spec.rollout.autoRollback the stable revision is restored through [Rollback]'s path (the
-// spec is written back, so it becomes a new revision, which goes everywhere at once: it
-// changes nothing but the clusters that ran the failed one; the placement stays the
-// user's), with a RolledBack event and
-// condition naming the revision, the clusters and the reason; without it the rollout stops
-// where it is and status.rollout says so. A failed revision is never retried: only a new
-// spec of what runs starts a new rollout. [DecideRollout] is the whole decision as a pure function, and
-// status.rollout records where the rollout stands (stage, start and ready times, which
-// clusters run which revision, why it waits). Without spec.rollout none of this happens:
-// every revision goes to every placed cluster at once.
+// A revision fails when a stage is not ready within its progressDeadlineSeconds. It also
+// fails when a cluster that had reported it ready stays not ready that long, with fresh
+// data. Stale data never advances nor fails a stage: the member could not be read, or its
+// Cluster is not Ready. It pauses the stage's clocks, which resume, never restart, when the
+// data is fresh (status.rollout.deadlinePausedSince). So a flapping cluster fails once its
+// fresh data said not ready for the deadline in total. A cluster that was not ready before
+// its data went stale still counts as not ready since then. With fresh data from no more
+// than half of the placed clusters nothing moves (the quorum rule of [package status]).
+//
+// A cluster sync cannot propagate to holds its stage the same way: AlreadyExists, a refused
+// write, a missing namespace. status.rollout names it with the reason
+// (RolloutReasonNotPropagated). That is not the revision's health, so it never fails it nor
+// rolls it back.
+//
+// With spec.rollout.autoRollback, a failed revision's stable revision is restored through
+// [Rollback]'s path. The spec is written back, so it becomes a new revision, which goes
+// everywhere at once. It changes nothing but the clusters that ran the failed one, and the
+// placement stays the user's. A RolledBack event and condition name the revision, the
+// clusters and the reason. Without autoRollback the rollout stops where it is and
+// status.rollout says so. A failed revision is never retried: only a new spec of what runs
+// starts a new rollout.
+//
+// [DecideRollout] is the whole decision as a pure function. status.rollout records where the
+// rollout stands: stage, start and ready times, which clusters run which revision, why it
+// waits. Without spec.rollout none of this happens: every revision goes to every placed
+// cluster at once.
 //
 // # Deletion
 //
 // The Syncer puts federation.SyncFinalizer on every federated object. When one is deleted,
 // its member objects are deleted from every cluster with propagationPolicy Background
-// (Options.DeletionPropagation: Foreground), never a kind's own default: a deleted Job never
-// orphans its Pods. With federation.OrphanAnnotation: "true" they are left in place instead,
-// without the federation's labels and annotations. The annotation applies to the deletion
-// only: a cluster that leaves the placement has its member object deleted, as in KubeFed.
+// (Options.DeletionPropagation: Foreground). A kind's own default is never used: a deleted
+// Job never orphans its Pods.
+//
+// With federation.OrphanAnnotation: "true" the
+// member objects are left in place instead, without the federation's labels and annotations.
+// The annotation applies to the deletion only. A cluster that leaves the placement has its
+// member object deleted, as in KubeFed. A Cluster that leaves the federation orphans by
+// default (below).
 //
 // The finalizer goes once every member object is gone (NotFound), not when its delete was
-// sent: one that its own finalizers hold (foregroundDeletion, a member controller's) holds it
-// too ([ReasonWaitingForRemoval]), and so does a cluster that is not ready or cannot be
-// reached. The wait is bounded by Options.DeletionTimeout (default 10 minutes), counted from
-// sync's first pass that had to wait, which federation.DeletionStartedAnnotation records: a
-// restart does not start it again, and an outage longer than the timeout still leaves the
-// clusters the whole of it. After that the finalizer is removed anyway and what may have been
-// left behind is reported in a MembersLeftBehind event and the log.
+// sent. A member object that its own finalizers hold (foregroundDeletion, a member
+// controller's) holds it too ([ReasonWaitingForRemoval]). So does a cluster that is not
+// ready or cannot be reached. Options.DeletionTimeout bounds the wait (default 10 minutes).
+// It counts from sync's first pass that had to wait, which
+// federation.DeletionStartedAnnotation records. So a restart does not start it again, and an
+// outage longer than the timeout still leaves the clusters the whole of it. After that the
+// finalizer is removed anyway. A MembersLeftBehind event and the log report what may have
+// been left behind.
 //
 // # Clusters leaving the federation
 //
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
-// on the Cluster, one per type and federation (Options.Identity): one federation that has
-// cleaned up never releases a Cluster another still has objects in. When the Cluster is deleted, every federated object's pass treats the
-// cluster as no longer placed and orphans its object there (the default, [RemovalOrphan]:
-// removing a cluster from the federation never stops its workloads) or deletes it
-// ([RemovalDelete], Options.ClusterRemoval); [Syncer.ReconcileCluster], which Run calls for
-// Cluster changes, removes the finalizer once nothing of the Syncer's is left in the cluster,
-// or after Options.DeletionTimeout with a MembersLeftBehind event if the cluster cannot be
-// reached. Every Syncer that ever placed objects in a cluster must be running for its Cluster
+// on the Cluster. There is one per type and federation (Options.Identity), so one federation
+// that has cleaned up never releases a Cluster another still has objects in.
+//
+// When the Cluster is deleted, every federated object's pass treats the cluster as no longer
+// placed. By default it orphans its object there ([RemovalOrphan]): removing a cluster from
+// the federation never stops its workloads. [RemovalDelete] deletes it instead
+// (Options.ClusterRemoval). [Syncer.ReconcileCluster], which Run calls for Cluster changes,
+// removes the finalizer once nothing of the Syncer's is left in the cluster. If the cluster
+// cannot be reached, it removes it after Options.DeletionTimeout with a MembersLeftBehind
+// event. Every Syncer that ever placed objects in a cluster must be running for its Cluster
 // to go away, as with any finalizer.
 //
 // # Status
 //
-// Sync writes its own fields only, and only when they changed: status.clusters[] entries'
-// propagation ("" when in sync, else one of the Reason constants), message and revision;
-// which clusters the list holds; status.syncedRevision; status.observedGeneration;
-// status.rollout; and the Propagated and RolledBack conditions. The scheduler's schedule and the collector's observed fields survive
-// every sync write.
+// Sync writes its own fields only, and only when they changed:
+//
+//   - status.clusters[] entries' propagation ("" when in sync, else one of the Reason
+//     constants), message and revision, and which clusters the list holds;
+//   - status.syncedRevision, status.observedGeneration and status.rollout;
+//   - the Propagated and RolledBack conditions.
+//
+// The scheduler's schedule and the collector's observed fields survive every sync write.
 //
 // # Goroutines
 //
-// Run writes to members on a pool that grows with the work, up to Workers × ClusterConcurrency
-// writers. A writer idle for 30 seconds on Options.Clock exits: an idle Syncer holds none.
+// Run writes to members on a pool that grows with the work, up to Workers ×
+// ClusterConcurrency writers. A writer idle for 30 seconds on Options.Clock exits, so an idle
+// Syncer holds none.
 //
 // # Failure
 //
-// A failure in one cluster never stops the others. Clusters that are not ready get no writes
-// (and no deletes) and report [ReasonClusterNotReady]; an unreachable member reports
-// [ReasonClusterUnreachable] and the pass returns an error so the object is retried with
-// backoff, as for a Ready cluster the cluster set has no client for yet
-// ([ReasonClusterNotFound], or ReasonClusterNotReady from the set); a member that refuses the object (invalid, forbidden) reports why and waits for a
-// change. Bad input (an object that does not decode or validate, an invalid placement) is
-// recorded in the Propagated condition and returned wrapped with federation.Terminal. A
-// workload every member would refuse (federation.ValidateMember: a selector that does not
-// match the pod labels, a container without an image) is not sent: [ReasonInvalidMember]
-// names the member's field, and nothing is retried until the object changes.
+// A failure in one cluster never stops the others.
+//
+//   - Clusters that are not ready get no writes (and no deletes) and report
+//     [ReasonClusterNotReady].
+//   - An unreachable member reports [ReasonClusterUnreachable]. The pass returns an error, so
+//     the object is retried with backoff. So does a Ready cluster the cluster set has no
+//     client for yet ([ReasonClusterNotFound], or ReasonClusterNotReady from the set).
+//   - A member that refuses the object (invalid, forbidden) reports why and waits for a
+//     change.
+//   - Bad input is recorded in the Propagated condition and returned wrapped with
+//     federation.Terminal: an object that does not decode or validate, an invalid placement.
+//   - A workload every member would refuse is not sent (federation.ValidateMember: a selector
+//     that does not match the pod labels, a container without an image).
+//     [ReasonInvalidMember] names the member's field, and nothing is retried until the
+//     object changes.
 //
 // # Events
 //
-// Each event is a write to the host, so a pass reports its member writes in one Normal event
-// per reason ([EventCreatedInCluster], [EventUpdatedInCluster], [EventDriftCorrected],
-// [EventDeletedFromCluster], [EventOrphanedInCluster]) naming every cluster it wrote, not one
-// per cluster. A failure is one Warning per cluster, with the propagation reason and the
-// member's error.
+// Each event is a write to the host. So a pass reports its member writes in one Normal event
+// per reason, naming every cluster it wrote, not one per cluster: [EventCreatedInCluster],
+// [EventUpdatedInCluster], [EventDriftCorrected], [EventDeletedFromCluster],
+// [EventOrphanedInCluster]. A failure is one Warning per cluster, with the propagation reason
+// and the member's error.
 //
 // # Your own queue
 //
@@ -292,4 +328,7 @@
 //
 // Every default of [Options] is a Default* constant. New refuses invalid Options with an
 // error wrapping [ErrInvalidOptions] that names the field.
+//
+// [package hostcache]: https://pkg.go.dev/github.com/fedkit/fedkit/hostcache
+// [package status]: https://pkg.go.dev/github.com/fedkit/fedkit/status
 package sync

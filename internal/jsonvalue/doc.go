@@ -1,4 +1,8 @@
-// Package jsonvalue compares the values inside unstructured objects as JSON values: the one
-// equality that sync's status writes and override's test operation and retained fields share.
-// It imports nothing from the module.
+// Package jsonvalue compares the values inside unstructured objects as JSON values.
+//
+//	jsonvalue.Equal(map[string]any(nil), nil)     // true: a nil map is null
+//	jsonvalue.Equal(int64(1), float64(1))         // true: numbers by value
+//
+// It is the one equality that sync's status writes, and override's test operation and
+// retained fields, share. It imports nothing from the module.
 package jsonvalue

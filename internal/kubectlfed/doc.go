@@ -1,11 +1,16 @@
 // Package kubectlfed is the kubectl plugin `kubectl fed`: join, unjoin, status, rollback,
-// preview and migrate. cmd/kubectl-fed only calls [Main].
+// preview and migrate.
+//
+//	code := kubectlfed.Main(ctx, os.Args[1:], kubectlfed.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+//	os.Exit(code)
+//
+// cmd/kubectl-fed only calls [Main].
 //
 // Clients come from a kubeconfig, loaded as kubectl loads it (clientcmd: --kubeconfig,
-// KUBECONFIG, ~/.kube/config); --context (or --host-context) picks the host.
+// KUBECONFIG, ~/.kube/config). --context (or --host-context) picks the host.
 //
-// join applies config/rbac/member's role in the member, waits for its token Secret, then
-// writes the Cluster and its labelled Secret on the host. Every step is idempotent.
+// join applies config/rbac/member's role in the member and waits for its token Secret. Then
+// it writes the Cluster and its labelled Secret on the host. Every step is idempotent.
 //
 // status, rollback, preview and migrate call the library: the object's status, fedsync's
 // rollback, package preview and package migrate. The command decides nothing of its own.

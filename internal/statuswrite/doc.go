@@ -1,11 +1,16 @@
-// Package statuswrite is the shared status writer of one control plane process. Its Writer
-// implements federation.StatusWriter: the scheduler, sync and the status collector hand it
-// their changes of a federated object's status, and it writes what arrived for the same
-// object as one status update: each change waits Options.Window (on Options.Clock) for the
-// next, at most five windows after the first.
+// Package statuswrite is the shared status writer of one control plane process.
+//
+//	w := statuswrite.New(host, statuswrite.Options{Window: window, Clock: clk, Logger: log})
+//	go w.Run(ctx)
+//	s, err := scheduler.New(host, typ, scheduler.Options{StatusWriter: w}) // and sync's, the collector's
+//
+// Its Writer implements federation.StatusWriter. The scheduler, sync and the status
+// collector hand it their changes of a federated object's status. It writes what arrived for
+// the same object as one status update. Each change waits Options.Window (on Options.Clock)
+// for the next, at most five windows after the first.
 //
 // Each loop's change is a mutation of its own fields only (ARCHITECTURE.md's ownership
-// table), so merging keeps every loop's fields: the write is the newest copy of the object
+// table), so merging keeps every loop's fields. The write is the newest copy of the object
 // with every pending mutation applied in order, locked on its resourceVersion. After a
 // Conflict the Writer reads the object again and applies the mutations again. Loops read
 // through Pending, so a pass sees the changes not yet written.

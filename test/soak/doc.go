@@ -1,44 +1,55 @@
-// Package soak is a deterministic chaos soak for a federation control plane: a seed becomes a
-// fleet of fake member clusters, a host full of federated objects, and a script of random
-// events (template, override, preference and placement edits; deletions, some orphaning;
-// partitions and their healing; clusters joining and leaving; drift and other controllers'
-// writes in the members; injected errors, Conflicts and latency; clock jumps). The control
-// plane under test runs over it; at quiescence the harness checks what must then be true.
-//
-// The harness never decides anything itself: everything it expects is computed from the fakes'
-// state with fedkit's pure functions (placement, the schedule's own bounds, override
-// rendering, sync's Plan, status aggregation rules), and it reports every difference.
-//
-// # Running it
+// Package soak is a deterministic chaos soak for a federation control plane.
 //
 //	res, err := soak.Run(ctx, soak.Config{Seed: 42, Clusters: 20, Objects: 500}, soak.Loops)
 //	// res.Violations lists what went wrong; res.Replay says how to run the seed again.
 //
-// The test of this package runs a bounded size and a few seeds under `make test`, and `make
-// soak SEEDS=... CLUSTERS=... OBJECTS=...` runs more. A failing seed prints itself and the
-// command that replays it: go test ./test/soak -run 'TestSoak$' -seed=N (with its sizes). To
-// see why, add -soak.v (every step and round), -soak.trace (every write that reaches a cluster,
-// with the diff of status writes), -soak.out=FILE (every violation) and -soak.dump=ns/name (an
-// object's YAML at each check).
+// A seed becomes a fleet of fake member clusters, a host full of federated objects, and a
+// script of random events:
+//
+//   - template, override, preference and placement edits;
+//   - deletions, some orphaning;
+//   - partitions and their healing;
+//   - clusters joining and leaving;
+//   - drift and other controllers' writes in the members;
+//   - injected errors, Conflicts and latency;
+//   - clock jumps.
+//
+// The control plane under test runs over it. At quiescence the harness checks what must then
+// be true. The harness never decides anything itself. Everything it expects is computed from
+// the fakes' state with fedkit's pure functions: placement, the schedule's own bounds,
+// override rendering, sync's Plan, status aggregation rules. It reports every difference.
+//
+// # Running it
+//
+// The test of this package runs a bounded size and a few seeds under `make test`. `make soak
+// SEEDS=... CLUSTERS=... OBJECTS=...` runs more. A failing seed prints itself and the command
+// that replays it: go test ./test/soak -run 'TestSoak$' -seed=N (with its sizes). To see
+// why, add these flags:
+//
+//   - -soak.v: every step and round;
+//   - -soak.trace: every write that reaches a cluster, with the diff of status writes;
+//   - -soak.out=FILE: every violation;
+//   - -soak.dump=ns/name: an object's YAML at each check.
 //
 // # The control plane under test
 //
 // A [ControlPlane] is anything that can reconcile every key of every loop once, in a fixed
-// order ([ControlPlane.Round]), and run its loops' Run goroutines ([ControlPlane.Run]). [Loops]
-// builds the default one from fedkit's loop types (scheduler.New, fedsync.New, status.New,
-// status.NewClusterMonitor, dnsrecord.New) over a [World]; an embedder passes its own
-// [Factory] to soak its own loops over the same seeded fleet.
+// order ([ControlPlane.Round]), and run its loops' Run goroutines ([ControlPlane.Run]).
+// [Loops] builds the default one over a [World], from fedkit's loop types: scheduler.New,
+// fedsync.New, status.New, status.NewClusterMonitor, dnsrecord.New. An embedder passes its
+// own [Factory] to soak its own loops over the same seeded fleet.
 //
 // # Two modes
 //
 // Deterministic (the default): the harness drives the loops through Round, one Reconcile at
-// a time in a fixed order, and steps the fake clock itself; injected errors come from seeded
-// sources, latency steps the clock inside the call, so a seed replays exactly, call for call.
+// a time in a fixed order, and steps the fake clock itself. Injected errors come from seeded
+// sources, and latency steps the clock inside the call. So a seed replays exactly, call for
+// call.
 //
-// Run ([Config.Run]): each loop's Run goroutine runs, the script is applied between steps of
-// the fake clock, and the harness steps the clock until nothing writes any more. The script
-// replays exactly; the interleaving of the goroutines does not, so a failure found in Run
-// mode may need a few runs of its seed to show again.
+// Run ([Config.Run]): each loop's Run goroutine runs, and the script is applied between
+// steps of the fake clock. The harness steps the clock until nothing writes any more. The
+// script replays exactly; the interleaving of the goroutines does not. So a failure found in
+// Run mode may need a few runs of its seed to show again.
 //
 // # What is checked at quiescence
 //
