@@ -10,7 +10,7 @@
 //
 // Use it when you want the whole federation: the cluster monitor keeping Cluster status true,
 // and for each federated type the scheduler (status.schedule), sync (the member objects) and
-// the status collector (status.clusters, Ready), plus the DNS loop. [New] builds each loop with
+// the status collector (status.clusters, Ready), plus the DNS and dependencies loops. [New] builds each loop with
 // its package's own constructor and [Options]; [ControlPlane.Run] runs them all and joins them.
 //
 // Use the loops' packages instead when you want only some of them, or want to drive them from
@@ -22,7 +22,8 @@
 // # What Run runs
 //
 // One scheduler, one Syncer and one Collector per type of [Options].Types (every built-in type
-// by default, federation.BuiltinTypes), one ClusterMonitor, one DNS Controller, and the
+// by default, federation.BuiltinTypes), one ClusterMonitor, one DNS Controller, one
+// dependencies loop (package dependencies: spec.propagateDependencies), and the
 // ClusterSet's own Run when it has one: a kube.ClusterSet must run to keep its member clients
 // in line with the Cluster objects and to host the member caches the loops read; a
 // fake.Fleet's Run drives its simulated workload controllers. Options' common fields (Clock,

@@ -43,6 +43,9 @@
 // answer ([Decision.Why]) and the scheduler loop can put [Decision.Summary] in the Scheduled
 // condition's message.
 //
+// [Decision.Require] adds the clusters a dependency's workloads run in (package
+// dependencies). The scheduler and sync both call it, so they agree.
+//
 // # Spread constraints
 //
 // Every spread constraint groups the clusters by a topology key ([Domain]: region, zone,
