@@ -55,7 +55,8 @@ func Union(workloads []Workload) []Dependency {
 }
 
 // Clusters returns where obj's dependencies must be, sorted: the clusters of its
-// status.schedule (where it goes; a failover or placement change moves them), and every
+// status.schedule (where it goes; a failover or placement change moves them), those of its
+// graceful evictions (status.schedule.evictions: replicas kept there meanwhile), and every
 // cluster status.clusters lists (sync lists the placed clusters and those that still hold
 // its member object), so a dependency never leaves a cluster before its workload does.
 func Clusters(obj *federation.FederatedObject) []string {
@@ -63,6 +64,9 @@ func Clusters(obj *federation.FederatedObject) []string {
 	if s := obj.Status.Schedule; s != nil {
 		for _, c := range s.Clusters {
 			out = append(out, c.Name)
+		}
+		for _, e := range s.Evictions {
+			out = append(out, e.Cluster)
 		}
 	}
 	for _, c := range obj.Status.Clusters {

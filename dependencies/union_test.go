@@ -46,12 +46,13 @@ func TestUnion(t *testing.T) {
 }
 
 // TestClusters: where a workload's dependencies must be is its schedule (a failover moves
-// it) plus every cluster that still holds its member object.
+// it), the clusters a graceful eviction keeps replicas in, and every cluster that still
+// holds its member object.
 func TestClusters(t *testing.T) {
 	obj := &federation.FederatedObject{}
-	obj.Status.Schedule = &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "new"}, {Name: "kept"}}}
+	obj.Status.Schedule = &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "new"}, {Name: "kept"}}, Evictions: []federation.Eviction{{Cluster: "evicting"}}}
 	obj.Status.Clusters = []federation.MemberStatus{{Name: "kept"}, {Name: "leaving"}}
-	if diff := cmp.Diff([]string{"kept", "leaving", "new"}, dependencies.Clusters(obj)); diff != "" {
+	if diff := cmp.Diff([]string{"evicting", "kept", "leaving", "new"}, dependencies.Clusters(obj)); diff != "" {
 		t.Error(diff)
 	}
 	if got := dependencies.Clusters(&federation.FederatedObject{}); got != nil {
