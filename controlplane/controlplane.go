@@ -254,13 +254,16 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			resource{gvr: dnsrecord.DomainGVR, namespace: opts.DNS.DomainNamespace},
 			federatedOf(federation.ServiceType, ns), federatedOf(federation.IngressType, ns), clusterGVR)
 	}
-	if !opts.Disable.Dependencies {
+	// The dependencies loop runs when some type of Types is a workload it has an extractor
+	// for (a control plane of ConfigMaps alone has nothing to follow).
+	extractors := dependencies.Builtin()
+	maps.Copy(extractors, opts.Dependencies.Extractors)
+	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
+	if !opts.Disable.Dependencies && workloads {
 		ns := opts.Dependencies.Namespace
 		// What the loop watches: the workload types it has an extractor for, and the
 		// dependency kinds' federated types.
 		var needs []resource
-		extractors := dependencies.Builtin()
-		maps.Copy(extractors, opts.Dependencies.Extractors)
 		for _, t := range append(slices.Clone(opts.Types), federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType) {
 			r := federatedOf(t, ns)
 			if (extractors[t.Target] != nil || t.Target.Group == "" && slices.Contains([]string{"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"}, t.Target.Kind)) && !slices.Contains(needs, r) {

@@ -226,3 +226,28 @@ spec:
 		return e.where(configMapGVR, "mine") == "eu"
 	})
 }
+
+// TestDependenciesLoopRunsForWorkloads: the loop runs when a type of Types is a workload it
+// can read, and not when none is or when it is disabled.
+func TestDependenciesLoopRunsForWorkloads(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name    string
+		types   []federation.TypeConfig
+		disable bool
+		want    bool
+	}{
+		{"a workload type", []federation.TypeConfig{federation.DeploymentType}, false, true},
+		{"no workload type", []federation.TypeConfig{federation.ConfigMapType, federation.ServiceType}, false, false},
+		{"disabled", []federation.TypeConfig{federation.DeploymentType}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := e.options(tc.types...)
+			o.Disable.Dependencies = tc.disable
+			cp, err := controlplane.New(e.host, e.fleet, o)
+			require.NoError(t, err)
+			_, runs := states(cp)[controlplane.DependenciesLoop]
+			require.Equal(t, tc.want, runs)
+		})
+	}
+}

@@ -53,7 +53,8 @@ type Options struct {
 	Monitor   status.MonitorOptions
 	DNS       dnsrecord.Options
 	// Dependencies configures the loop that makes workloads' ConfigMaps, Secrets,
-	// ServiceAccounts and PVCs follow them (spec.propagateDependencies), over Types.
+	// ServiceAccounts and PVCs follow them (spec.propagateDependencies), over Types. It runs
+	// when some type of Types has an extractor (package dependencies: Deployment, Job, ...).
 	Dependencies dependencies.Options
 
 	// Disable switches parts of the control plane off, for embedders who run them elsewhere or
@@ -145,7 +146,8 @@ type Parts struct {
 	Monitor bool
 	// DNS switches off the DNS loop (ServiceDNSRecord, IngressDNSRecord).
 	DNS bool
-	// Dependencies switches off the dependencies loop (spec.propagateDependencies).
+	// Dependencies switches off the dependencies loop (spec.propagateDependencies). It does
+	// not run either when no type of Types is a workload with an extractor.
 	Dependencies bool
 	// ClusterSet keeps Run from running the ClusterSet's own Run, for an embedder who runs it
 	// already (a kube.ClusterSet must run for its member caches to work).

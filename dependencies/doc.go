@@ -16,5 +16,10 @@
 // (placement's Decision.Require). A missing dependency that is not optional sets the
 // workload's DependenciesResolved condition False, reason DependencyMissing, naming it.
 //
+// A workload's clusters are its status.schedule's, its evictions' and those status.clusters
+// lists. So a dependency moves with a failover and leaves a cluster only after its workload.
+//
 // Other workload kinds register an Extractor in Options.Extractors, keyed by target GVK.
+// Run needs the CRD of every workload type it watches; package controlplane reports it
+// failed otherwise, like any loop.
 package dependencies
