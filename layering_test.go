@@ -33,7 +33,7 @@ var allowedImports = map[string][]string{
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
 	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"migrate":         {"federation", "internal/manifest"},
+	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},

@@ -41,8 +41,12 @@ type Extractor func(template map[string]any) ([]Reference, error)
 // Deployment, StatefulSet, DaemonSet, ReplicaSet (apps/v1), Job, CronJob (batch/v1) and Pod
 // (v1). Options.Extractors adds or replaces entries.
 func Builtin() map[schema.GroupVersionKind]Extractor {
-	apps := func(kind string) schema.GroupVersionKind { return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind} }
-	batch := func(kind string) schema.GroupVersionKind { return schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: kind} }
+	apps := func(kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: kind}
+	}
+	batch := func(kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: kind}
+	}
 	return map[schema.GroupVersionKind]Extractor{
 		apps("Deployment"):  PodTemplateAt("spec", "template"),
 		apps("StatefulSet"): statefulSet,

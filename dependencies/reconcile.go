@@ -61,7 +61,9 @@ func (d *Dependencies) Reconcile(ctx context.Context, key federation.Key) (feder
 func (d *Dependencies) reconcileFrom(ctx context.Context, r federation.Reader, key federation.Key) (federation.Result, error) {
 	key = federation.Key{Namespace: key.Namespace}
 	p := loop.Pass{Loop: fedmetrics.LoopDependencies, KeyName: "namespace", Clock: d.opts.Clock, Logger: d.opts.Logger, Observe: d.reconciles.Observe}
-	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return d.reconcile(ctx, r, key.Namespace) })
+	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) {
+		return d.reconcile(ctx, r, key.Namespace)
+	})
 }
 
 // requeueGone is how soon a pass looks again at a generated object that is still being
