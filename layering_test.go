@@ -30,14 +30,16 @@ var allowedImports = map[string][]string{
 	"status":          {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
-	"migrate":         {"federation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "internal/manifest"},
+	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
+	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics"},
@@ -76,9 +78,9 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube", "hostcache"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane", "federation/kube", "hostcache"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane", "internal/loop"},
+	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
@@ -123,7 +126,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	// Events, like the other common fields, reach every loop that leaves its own recorder
 	// unset.
 	if opts.Events != nil {
-		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events} {
+		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Dependencies.Events} {
 			if *r == nil {
 				*r = opts.Events
 			}
@@ -133,7 +136,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	// writes its own status at once.
 	if opts.StatusWindow >= 0 && opts.Sharding == nil && opts.LeaderElection == nil {
 		cp.status = statuswrite.New(host, statuswrite.Options{Window: opts.StatusWindow, Clock: opts.Clock, Logger: opts.Logger})
-		for _, w := range []*federation.StatusWriter{&opts.Scheduler.StatusWriter, &opts.Sync.StatusWriter, &opts.Status.StatusWriter} {
+		for _, w := range []*federation.StatusWriter{&opts.Scheduler.StatusWriter, &opts.Sync.StatusWriter, &opts.Status.StatusWriter, &opts.Dependencies.StatusWriter} {
 			if *w == nil {
 				*w = cp.status
 			}
@@ -251,6 +254,32 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			resource{gvr: dnsrecord.DomainGVR, namespace: opts.DNS.DomainNamespace},
 			federatedOf(federation.ServiceType, ns), federatedOf(federation.IngressType, ns), clusterGVR)
 	}
+	// The dependencies loop runs when some type of Types is a workload it has an extractor
+	// for (a control plane of ConfigMaps alone has nothing to follow).
+	extractors := dependencies.Builtin()
+	maps.Copy(extractors, opts.Dependencies.Extractors)
+	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
+	if !opts.Disable.Dependencies && workloads {
+		ns := opts.Dependencies.Namespace
+		// What the loop watches: the workload types it has an extractor for, and the
+		// dependency kinds' federated types.
+		var needs []resource
+		for _, t := range append(slices.Clone(opts.Types), federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType) {
+			r := federatedOf(t, ns)
+			if (extractors[t.Target] != nil || t.Target.Group == "" && slices.Contains([]string{"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"}, t.Target.Kind)) && !slices.Contains(needs, r) {
+				needs = append(needs, r)
+			}
+		}
+		add(DependenciesLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.Dependencies
+			o.Shard = shard
+			d, err := dependencies.New(host, opts.Types, o)
+			if err != nil {
+				return nil, err
+			}
+			return d.Run, nil
+		}, needs...)
+	}
 	return out
 }
 
@@ -278,6 +307,8 @@ const (
 	ClusterSetLoop = "cluster-set"
 	MonitorLoop    = "cluster-monitor"
 	DNSLoop        = "dnsrecord"
+	// DependenciesLoop makes workloads' dependencies follow them (package dependencies).
+	DependenciesLoop = "dependencies"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

@@ -11,10 +11,10 @@
 // # When to use it, and when not
 //
 // Use it when you want the whole federation. That is the cluster monitor keeping Cluster
-// status true and the DNS loop. For each federated type it is the scheduler
-// (status.schedule), sync (the member objects) and the status collector (status.clusters,
-// Ready). [New] builds each loop with its package's own constructor and [Options].
-// [ControlPlane.Run] runs them all and joins them.
+// status true, the DNS loop and the dependencies loop. For each federated type it is the
+// scheduler (status.schedule), sync (the member objects) and the status collector
+// (status.clusters, Ready). [New] builds each loop with its package's own constructor and
+// [Options]. [ControlPlane.Run] runs them all and joins them.
 //
 // Use the loops' packages instead when you want only some of them, or want to drive them
 // from your own machinery. Every loop has its own New and a one-pass Reconcile(ctx, key). Its
@@ -26,11 +26,12 @@
 //
 // Run runs one scheduler, one Syncer and one Collector per type of [Options].Types. That is
 // every built-in type by default, federation.BuiltinTypes. It also runs one ClusterMonitor,
-// one DNS Controller, and the ClusterSet's own Run when it has one. A kube.ClusterSet must
-// run to keep its member clients in line with the Cluster objects, and to host the member
-// caches the loops read. A fake.Fleet's Run drives its simulated workload controllers.
-// Options' common fields (Clock, Logger, Registerer, Events, Identity) reach every loop whose
-// own options leave them unset.
+// one DNS Controller, one dependencies loop (package dependencies:
+// spec.propagateDependencies), and the ClusterSet's own Run when it has one. A
+// kube.ClusterSet must run to keep its member clients in line with the Cluster objects, and
+// to host the member caches the loops read. A fake.Fleet's Run drives its simulated workload
+// controllers. Options' common fields (Clock, Logger, Registerer, Events, Identity) reach
+// every loop whose own options leave them unset.
 //
 // Sync waits for the scheduler. The control plane sets [fedsync.Options].WaitForScheduler
 // for every type whose scheduler it runs. It does not with Disable.Scheduler, nor when

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
@@ -51,6 +52,10 @@ type Options struct {
 	Status    status.Options
 	Monitor   status.MonitorOptions
 	DNS       dnsrecord.Options
+	// Dependencies configures the loop that makes workloads' ConfigMaps, Secrets,
+	// ServiceAccounts and PVCs follow them (spec.propagateDependencies), over Types. It runs
+	// when some type of Types has an extractor (package dependencies: Deployment, Job, ...).
+	Dependencies dependencies.Options
 
 	// Disable switches parts of the control plane off, for embedders who run them elsewhere or
 	// not at all (no DNS, say). The zero value runs everything.
@@ -141,6 +146,9 @@ type Parts struct {
 	Monitor bool
 	// DNS switches off the DNS loop (ServiceDNSRecord, IngressDNSRecord).
 	DNS bool
+	// Dependencies switches off the dependencies loop (spec.propagateDependencies). It does
+	// not run either when no type of Types is a workload with an extractor.
+	Dependencies bool
 	// ClusterSet keeps Run from running the ClusterSet's own Run, for an embedder who runs it
 	// already (a kube.ClusterSet must run for its member caches to work).
 	ClusterSet bool
@@ -188,7 +196,8 @@ func (o *Options) complete() error {
 	common(&o.Status.Clock, &o.Status.Logger, &o.Status.Registerer, o)
 	common(&o.Monitor.Clock, &o.Monitor.Logger, &o.Monitor.Registerer, o)
 	common(&o.DNS.Clock, &o.DNS.Logger, &o.DNS.Registerer, o)
-	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache} {
+	common(&o.Dependencies.Clock, &o.Dependencies.Logger, &o.Dependencies.Registerer, o)
+	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache, &o.Dependencies.Cache} {
 		if *c == nil {
 			*c = o.Cache
 		}

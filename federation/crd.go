@@ -116,6 +116,7 @@ func shortNames(t TypeConfig) []string {
 		{Kind: "Secret"}:                              "fsec",
 		{Kind: "ServiceAccount"}:                      "fsa",
 		{Kind: "Namespace"}:                           "fns",
+		{Kind: "PersistentVolumeClaim"}:               "fpvc",
 		{Group: "networking.k8s.io", Kind: "Ingress"}: "fing",
 	}[t.Target.GroupKind()]
 	if !ok {

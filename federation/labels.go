@@ -83,6 +83,20 @@ const (
 	// cluster's Secret and an apiEndpoint of their own to receive its token. Whoever writes
 	// the Secret (the one trusted with the credentials) decides which Cluster uses them.
 	SecretClusterLabel = "federation.k8s.io/cluster"
+
+	// GeneratedByLabel on a federated object names the loop that created it and owns it
+	// (value [GeneratedByDependencies]). Objects without it are the user's.
+	GeneratedByLabel = "federation.k8s.io/generated-by"
+
+	// GeneratedByDependencies is GeneratedByLabel's value on the Federated<ConfigMap|Secret|
+	// ServiceAccount|PersistentVolumeClaim> the dependencies loop creates for a workload's
+	// dependency nobody federated.
+	GeneratedByDependencies = "dependencies"
+
+	// RequiredByClustersAnnotation on a federated object the user made lists, comma
+	// separated and sorted, the clusters its dependent workloads run in. The dependencies
+	// loop writes it; placement adds these clusters to the object's own ([RequiredClusters]).
+	RequiredByClustersAnnotation = "federation.k8s.io/required-by-clusters"
 )
 
 // Condition types.
@@ -96,4 +110,8 @@ const (
 	ConditionScheduled = "Scheduled"
 	// ConditionPropagated on a federated object: every placed cluster has the current revision.
 	ConditionPropagated = "Propagated"
+	// ConditionDependenciesResolved on a federated workload with spec.propagateDependencies:
+	// every ConfigMap, Secret, ServiceAccount and PVC it references exists on the host (or
+	// is federated), so it follows the workload.
+	ConditionDependenciesResolved = "DependenciesResolved"
 )

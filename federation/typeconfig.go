@@ -96,17 +96,18 @@ func (t TypeConfig) Validate() error {
 // Ready-made TypeConfigs for the common built-in types. They are values: copy and change them
 // freely.
 var (
-	DeploymentType     = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, "spec.replicas")
-	StatefulSetType    = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, "spec.replicas")
-	DaemonSetType      = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, "")
-	ReplicaSetType     = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, "spec.replicas")
-	JobType            = NewTypeConfig(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, "")
-	ServiceType        = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, "")
-	ConfigMapType      = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "configmaps", true, "")
-	SecretType         = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, "")
-	ServiceAccountType = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, "")
-	NamespaceType      = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, "")
-	IngressType        = NewTypeConfig(schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, "ingresses", true, "")
+	DeploymentType            = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, "spec.replicas")
+	StatefulSetType           = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, "spec.replicas")
+	DaemonSetType             = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "DaemonSet"}, "daemonsets", true, "")
+	ReplicaSetType            = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, "replicasets", true, "spec.replicas")
+	JobType                   = NewTypeConfig(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}, "jobs", true, "")
+	ServiceType               = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Service"}, "services", true, "")
+	ConfigMapType             = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "configmaps", true, "")
+	SecretType                = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, "secrets", true, "")
+	ServiceAccountType        = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "ServiceAccount"}, "serviceaccounts", true, "")
+	NamespaceType             = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, "")
+	PersistentVolumeClaimType = NewTypeConfig(schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}, "persistentvolumeclaims", true, "")
+	IngressType               = NewTypeConfig(schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, "ingresses", true, "")
 )
 
 // BuiltinTypes returns the ready-made TypeConfigs, in a fixed order.
@@ -114,6 +115,7 @@ func BuiltinTypes() []TypeConfig {
 	return []TypeConfig{
 		DeploymentType, StatefulSetType, DaemonSetType, ReplicaSetType, JobType,
 		ServiceType, ConfigMapType, SecretType, ServiceAccountType, NamespaceType, IngressType,
+		PersistentVolumeClaimType,
 	}
 }
 

@@ -46,7 +46,7 @@ func TestTypeConfig(t *testing.T) {
 	require.Equal(t, federation.ServiceType, got)
 	_, ok = federation.BuiltinTypeFor("Pod")
 	require.False(t, ok)
-	require.Len(t, federation.BuiltinTypes(), 11)
+	require.Len(t, federation.BuiltinTypes(), 12)
 }
 
 func TestAddToScheme(t *testing.T) {

@@ -60,6 +60,9 @@
 // answer ([Decision.Why]). The scheduler loop puts [Decision.Summary] in the Scheduled
 // condition's message.
 //
+// [Decision.Require] adds the clusters a dependency's workloads run in (package
+// dependencies). The scheduler and sync both call it, so they agree.
+//
 // # Spread constraints
 //
 // Every spread constraint groups the clusters by a topology key ([Domain]: region, zone,

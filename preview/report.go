@@ -51,9 +51,29 @@ type Object struct {
 	// what each stage waits for; nil without spec.rollout, or when the object is invalid
 	// (sync refuses it whole).
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// Dependencies are, for an object with spec.propagateDependencies, the ConfigMaps,
+	// Secrets, ServiceAccount and PVCs its template refers to, and where the dependencies
+	// loop would place each (package dependencies).
+	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// Problems are the object's validation errors (with their field paths, rendering against
 	// every cluster included) and warnings.
 	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Dependency is one object a workload refers to and where it follows the workload.
+type Dependency struct {
+	// Kind and Name name it, in the workload's namespace.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Optional: every reference says optional: true; missing, it is not an error.
+	Optional bool `json:"optional,omitempty"`
+	// Clusters are the union of the clusters of every workload of the input that refers to
+	// it (the loop's dependencies.Union): where it goes.
+	Clusters []string `json:"clusters"`
+	// Federated says how: "generated" (the loop federates the input's host object),
+	// "yours" (a federated object of the input; the clusters are added to its own), or
+	// "missing" (neither is in the input; nothing follows).
+	Federated string `json:"federated"`
 }
 
 // Condition is a condition a loop would write, without what only a write has (its

@@ -3,6 +3,7 @@ package preview
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/scheduler"
@@ -60,7 +62,21 @@ func Run(in Input) (Report, error) {
 		}
 	}
 	for i := range in.Objects {
+		r.index = i
 		rep.Objects = append(rep.Objects, r.object(&in.Objects[i]))
+	}
+	for i, clusters := range r.dependencies(&rep) {
+		// The user's federated dependency gains its workloads' clusters, as the
+		// dependencies loop's annotation makes the scheduler and sync add them.
+		o := in.Objects[i].DeepCopy()
+		ann := maps.Clone(o.Annotations)
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[federation.RequiredByClustersAnnotation] = federation.FormatRequiredClusters(clusters)
+		o.Annotations = ann
+		r.index = i
+		rep.Objects[i] = r.object(o)
 	}
 	rep.Problems = append(rep.Problems, r.unused()...)
 	return rep, nil
@@ -73,10 +89,15 @@ type run struct {
 	clusters []federation.Cluster // sorted by name, as the host lists them
 	names    []string
 	objects  map[string]bool // kind/namespace/name of every federated object
+	// workloads are the objects with spec.propagateDependencies, by namespace, with the
+	// clusters the scheduler places them in; refs are their references by object index.
+	workloads map[string][]dependencies.Workload
+	refs      map[int][]dependencies.Reference
+	index     int // of the object being previewed
 }
 
 func newRun(in Input) (*run, error) {
-	r := &run{in: in, types: in.Types, objects: map[string]bool{}}
+	r := &run{in: in, types: in.Types, objects: map[string]bool{}, workloads: map[string][]dependencies.Workload{}, refs: map[int][]dependencies.Reference{}}
 	if r.types == nil {
 		r.types = federation.BuiltinTypes()
 	}
@@ -194,6 +215,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 			Message: fmt.Sprintf("it is placed in no cluster: the placement selects none of the %d Clusters (see each cluster's reason)", len(r.names))})
 	}
 	ps.add(r.overriddenReplicas(typ, fed, rsp, o.Clusters, what)...)
+	ps.add(r.workload(typ, fed, what)...)
 	dns, dnsProblems := r.dns(typ, fed)
 	o.DNS = dns
 	ps.add(dnsProblems...)

@@ -91,6 +91,8 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}
+	// The clusters the dependencies loop says the object's dependent workloads run in.
+	pd.Require(federation.RequiredClusters(fed.Annotations), clusters)
 	pd.Exclude(noPref...)
 	byName := make(map[string]*federation.Cluster, len(clusters))
 	for i := range clusters {

@@ -64,6 +64,8 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	case err != nil:
 		return Targets{}, err
 	}
+	// The clusters the dependencies loop says the object's dependent workloads run in.
+	d.Require(federation.RequiredClusters(obj.Annotations), clusters)
 	for _, x := range d.Excluded {
 		if x.Rule == placement.NotReady {
 			t.NotReady = append(t.NotReady, x.Cluster)

@@ -35,6 +35,8 @@ const (
 	LoopStatus    = "status"
 	LoopMonitor   = "cluster-monitor"
 	LoopDNS       = "dns"
+	// LoopDependencies is the loop that makes a workload's dependencies follow it.
+	LoopDependencies = "dependencies"
 )
 
 // Register registers c into reg and returns it, or returns the collector of the same

@@ -90,7 +90,8 @@ aggregated: {replicas: 5, readyReplicas: 3, availableReplicas: 3, updatedReplica
 	want := map[string][]string{
 		"FederatedConfigMap": {"fcm"}, "FederatedDaemonSet": {"fds"}, "FederatedDeployment": {"fdeploy"},
 		"FederatedIngress": {"fing"}, "FederatedJob": {"fjob"}, "FederatedNamespace": {"fns"},
-		"FederatedReplicaSet": {"frs"}, "FederatedSecret": {"fsec"}, "FederatedService": {"fsvc"},
+		"FederatedPersistentVolumeClaim": {"fpvc"},
+		"FederatedReplicaSet":            {"frs"}, "FederatedSecret": {"fsec"}, "FederatedService": {"fsvc"},
 		"FederatedServiceAccount": {"fsa"}, "FederatedStatefulSet": {"fsts"},
 		"ReplicaSchedulingPreference": {"rsp"},
 	}

@@ -129,7 +129,8 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 
 	for _, l := range cp.Status() {
 		switch {
-		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob"}, l.Name):
+		// The dependencies loop watches every workload type, FederatedJob too.
+		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob", controlplane.DependenciesLoop}, l.Name):
 			require.Equal(t, controlplane.StateFailed, l.State, l.Name)
 			require.ErrorIs(t, l.Err, controlplane.ErrNotServed, l.Name)
 		default:

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/fedkit/fedkit/controlplane"
+	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -80,16 +81,22 @@ kind: Domain
 metadata: {name: fed, namespace: fedkit-system}
 domain: example.com
 ---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, namespace: default}
+data: {level: info}
+---
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: web, namespace: default}
 spec:
+  propagateDependencies: true
   template:
     spec:
       selector: {matchLabels: {app: web}}
       template:
         metadata: {labels: {app: web}}
-        spec: {containers: [{name: web, image: "nginx:1.27"}]}
+        spec: {containers: [{name: web, image: "nginx:1.27", envFrom: [{configMapRef: {name: web-config}}]}]}
   placement: {clusterSelector: {}}
 ---
 apiVersion: core.federation.k8s.io/v1alpha1
@@ -202,7 +209,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	m := loadManifests(t)
 	e := newEnv(t)
 	recs := map[string]*recorder{}
-	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set"} {
+	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set", "dependencies"} {
 		recs[name] = record(e.host)
 	}
 	var runs []func(context.Context) error
@@ -219,6 +226,9 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	require.NoError(t, err)
 	dns, err := dnsrecord.New(recs["dns"], e.fleet, dnsrecord.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
+	deps, err := dependencies.New(recs["dependencies"], federation.BuiltinTypes(), dependencies.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
+	require.NoError(t, err)
+	runs = append(runs, deps.Run)
 	// The kube.ClusterSet reads Clusters and their Secrets; its member clients are never used
 	// here (the loops use the fleet), and connect lazily.
 	set, err := kube.NewClusterSet(recs["cluster-set"], kube.ClusterSetOptions{})
@@ -234,6 +244,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"cluster-monitor":  {cluster: []string{"fedkit-cluster-monitor"}},
 		"dns":              {cluster: []string{"fedkit-dns"}},
 		"cluster-set":      {cluster: []string{"fedkit-cluster-set"}, namespaced: []string{"fedkit-cluster-set"}},
+		"dependencies":     {cluster: []string{"fedkit-dependencies"}},
 	}
 	// What the scenario must have made each loop do, so that the check above cannot pass
 	// because a loop did nothing.
@@ -244,6 +255,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"cluster-monitor":  {Verb: "update", Group: federation.ClusterGVR.Group, Resource: federation.ClusterGVR.Resource},
 		"dns":              {Verb: "create", Group: dnsrecord.DNSEndpointGVR.Group, Resource: dnsrecord.DNSEndpointGVR.Resource},
 		"cluster-set":      {Verb: "watch", Resource: "secrets"},
+		"dependencies":     {Verb: "create", Group: federation.ConfigMapType.FederatedGVR().Group, Resource: federation.ConfigMapType.FederatedGVR().Resource},
 	}
 	// In the members, every loop uses the credentials of the member's Secret: all of them
 	// together need only the member role.
@@ -288,6 +300,7 @@ func TestControlPlaneNeedsOnlyItsRoles(t *testing.T) {
 	opts.Status.CacheSyncTimeout = syncTimeout
 	opts.Monitor.CacheSyncTimeout = syncTimeout
 	opts.DNS.CacheSyncTimeout = syncTimeout
+	opts.Dependencies.CacheSyncTimeout = syncTimeout
 	cp, err := controlplane.New(rec, e.fleet, opts)
 	require.NoError(t, err)
 	stop := runAll(cp.Run)

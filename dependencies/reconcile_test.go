@@ -1,0 +1,139 @@
+package dependencies_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/fedkit/fedkit/dependencies"
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
+)
+
+// workloadWith creates FederatedDeployment ns/name whose pod spec is podSpec (YAML, indented
+// for spec.template.spec.template.spec), scheduled to clusters.
+func workloadWith(t *testing.T, host *fake.Cluster, name, podSpec string, clusters ...string) {
+	t.Helper()
+	gvr := federation.DeploymentType.FederatedGVR()
+	fedtest.Create(t, host, gvr, `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: `+name+`, namespace: ns}
+spec:
+  propagateDependencies: true
+  template:
+    spec:
+      template:
+        spec:
+`+podSpec)
+	u, err := host.Get(context.Background(), gvr, "ns", name)
+	require.NoError(t, err)
+	var sc []any
+	for _, c := range clusters {
+		sc = append(sc, map[string]any{"name": c, "replicas": int64(1)})
+	}
+	u.Object["status"] = map[string]any{"schedule": map[string]any{"clusters": sc}}
+	_, err = host.UpdateStatus(context.Background(), gvr, u)
+	require.NoError(t, err)
+}
+
+func resolved(t *testing.T, host *fake.Cluster, name string) (string, string, string) {
+	t.Helper()
+	u, err := host.Get(context.Background(), federation.DeploymentType.FederatedGVR(), "ns", name)
+	require.NoError(t, err)
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	c := meta.FindStatusCondition(obj.Status.Conditions, federation.ConditionDependenciesResolved)
+	if c == nil {
+		return "", "", ""
+	}
+	return string(c.Status), c.Reason, c.Message
+}
+
+// TestReconcileGeneratesFederatedDependency: one pass federates the host ConfigMap with its
+// content (server metadata stripped) to the workload's clusters, owned by the loop.
+func TestReconcileGeneratesFederatedDependency(t *testing.T) {
+	e := fedtest.New(t, fedtest.Options{Namespaces: []string{"ns"}})
+	fedtest.Create(t, e.Host, federation.ConfigMapType.TargetGVR(), `{apiVersion: v1, kind: ConfigMap, metadata: {name: cfg, namespace: ns, labels: {app: web},
+  annotations: {kubectl.kubernetes.io/last-applied-configuration: "{}", team: shop}}, data: {level: info}}`)
+	workloadWith(t, e.Host, "web", `          containers: [{name: c, envFrom: [{configMapRef: {name: cfg}}]}]`, "b", "a")
+	d, err := dependencies.New(e.Host, federation.BuiltinTypes(), dependencies.Options{Clock: e.Clock})
+	require.NoError(t, err)
+	_, err = d.Reconcile(context.Background(), federation.Key{Namespace: "ns"})
+	require.NoError(t, err)
+
+	u, err := e.Host.Get(context.Background(), federation.ConfigMapType.FederatedGVR(), "ns", "cfg")
+	require.NoError(t, err)
+	require.Equal(t, federation.GeneratedByDependencies, u.GetLabels()[federation.GeneratedByLabel])
+	want := map[string]any{
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "web"}, "annotations": map[string]any{"team": "shop"}},
+			"data":     map[string]any{"level": "info"},
+		},
+		"placement": map[string]any{"clusters": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}},
+	}
+	if diff := cmp.Diff(want, u.Object["spec"]); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	status, reason, _ := resolved(t, e.Host, "web")
+	require.Equal(t, "True", status)
+	require.Equal(t, dependencies.ReasonResolved, reason)
+}
+
+// TestReconcileBadAndOptional: a pod template that does not decode is a condition naming the
+// object and field, not a crash nor a failed pass for the others; a missing optional Secret
+// is no error and nothing is federated for it; a missing required one names it.
+func TestReconcileBadAndOptional(t *testing.T) {
+	e := fedtest.New(t, fedtest.Options{Namespaces: []string{"ns"}})
+	workloadWith(t, e.Host, "bad", `          volumes: 3`, "a")
+	workloadWith(t, e.Host, "opt", `          containers: [{name: c, envFrom: [{secretRef: {name: maybe, optional: true}}]}]`, "a")
+	workloadWith(t, e.Host, "req", `          imagePullSecrets: [{name: pull}]
+          containers: [{name: c}]`, "a")
+	d, err := dependencies.New(e.Host, federation.BuiltinTypes(), dependencies.Options{Clock: e.Clock})
+	require.NoError(t, err)
+	_, err = d.Reconcile(context.Background(), federation.Key{Namespace: "ns"})
+	require.NoError(t, err)
+
+	status, reason, msg := resolved(t, e.Host, "bad")
+	require.Equal(t, []string{"False", dependencies.ReasonInvalidTemplate}, []string{status, reason})
+	require.Contains(t, msg, "FederatedDeployment ns/bad: spec.template.spec.template.spec")
+	status, reason, _ = resolved(t, e.Host, "opt")
+	require.Equal(t, []string{"True", dependencies.ReasonResolved}, []string{status, reason})
+	status, reason, msg = resolved(t, e.Host, "req")
+	require.Equal(t, []string{"False", dependencies.ReasonDependencyMissing}, []string{status, reason})
+	require.True(t, strings.Contains(msg, "Secret/pull"), msg)
+	for _, name := range []string{"maybe", "pull"} {
+		_, err := e.Host.Get(context.Background(), federation.SecretType.FederatedGVR(), "ns", name)
+		require.True(t, apierrors.IsNotFound(err), "FederatedSecret %s: %v", name, err)
+	}
+}
+
+// TestTemplate: what of a native object becomes the federated template.
+func TestTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		native string
+		want   map[string]any
+	}{
+		{"a ServiceAccount without its token secrets", `{apiVersion: v1, kind: ServiceAccount, metadata: {name: sa, namespace: ns, uid: x, resourceVersion: "3"}, secrets: [{name: sa-token}], automountServiceAccountToken: false}`,
+			map[string]any{"automountServiceAccountToken": false}},
+		{"a PVC without its bound volume, status and binding annotations", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: ns, annotations: {pv.kubernetes.io/bind-completed: "yes"}},
+  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv-123}, status: {phase: Bound}}`,
+			map[string]any{"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}}},
+		{"a Secret keeps its type and data", `{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}, type: Opaque, data: {k: dg==}}`,
+			map[string]any{"type": "Opaque", "data": map[string]any{"k": "dg=="}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := dependencies.Template(fedtest.Decode(t, tc.native))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("template (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

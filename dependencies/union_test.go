@@ -1,0 +1,61 @@
+package dependencies_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fedkit/fedkit/dependencies"
+	"github.com/fedkit/fedkit/federation"
+)
+
+// TestUnion: a dependency goes to the union of its workloads' clusters; a second workload
+// widens it, one that leaves narrows it, one placed nowhere keeps it nowhere.
+func TestUnion(t *testing.T) {
+	web := dependencies.Workload{Kind: "FederatedDeployment", Name: "web", Clusters: []string{"b", "a"}, References: refs("ConfigMap", "shared", "Secret", "web?")}
+	api := dependencies.Workload{Kind: "FederatedDeployment", Name: "api", Clusters: []string{"c", "a"}, References: refs("ConfigMap", "shared?")}
+	idle := dependencies.Workload{Kind: "FederatedJob", Name: "idle", References: refs("Secret", "web")}
+	for _, tc := range []struct {
+		name      string
+		workloads []dependencies.Workload
+		want      []dependencies.Dependency
+	}{
+		{"nothing", nil, nil},
+		{"one workload", []dependencies.Workload{web}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "web", Optional: true}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
+		}},
+		{"a second workload widens, optional only if every one says so", []dependencies.Workload{api, web}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b", "c"}, RequiredBy: []string{"FederatedDeployment/api", "FederatedDeployment/web"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "web", Optional: true}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
+		}},
+		{"narrowed when the wider workload leaves", []dependencies.Workload{api}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared", Optional: true}, Clusters: []string{"a", "c"}, RequiredBy: []string{"FederatedDeployment/api"}},
+		}},
+		{"a workload placed nowhere adds no cluster", []dependencies.Workload{idle, web}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "web"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web", "FederatedJob/idle"}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, dependencies.Union(tc.workloads)); diff != "" {
+				t.Errorf("union (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestClusters: where a workload's dependencies must be is its schedule (a failover moves
+// it), the clusters a graceful eviction keeps replicas in, and every cluster that still
+// holds its member object.
+func TestClusters(t *testing.T) {
+	obj := &federation.FederatedObject{}
+	obj.Status.Schedule = &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "new"}, {Name: "kept"}}, Evictions: []federation.Eviction{{Cluster: "evicting"}}}
+	obj.Status.Clusters = []federation.MemberStatus{{Name: "kept"}, {Name: "leaving"}}
+	if diff := cmp.Diff([]string{"evicting", "kept", "leaving", "new"}, dependencies.Clusters(obj)); diff != "" {
+		t.Error(diff)
+	}
+	if got := dependencies.Clusters(&federation.FederatedObject{}); got != nil {
+		t.Errorf("an unplaced workload: %v", got)
+	}
+}

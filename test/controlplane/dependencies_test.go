@@ -1,0 +1,87 @@
+package controlplane_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/controlplane"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/federation/kube"
+)
+
+// TestDependenciesOnRealServers: a FederatedDeployment with propagateDependencies brings its
+// host ConfigMap and Secret to the cluster it is placed in, and a placement change moves all
+// three, on real API servers.
+func TestDependenciesOnRealServers(t *testing.T) {
+	ns := fmt.Sprintf("deps-%d", runs.Add(1))
+	env, members := setup(t, ns)
+	ctx := context.Background()
+	host, err := kube.New(env.Config(hostName), kube.Options{})
+	require.NoError(t, err)
+	cpHost, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
+	require.NoError(t, err)
+	opts := controlplane.Options{
+		Registerer: prometheus.NewRegistry(),
+		Types:      []federation.TypeConfig{federation.DeploymentType, federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType},
+	}
+	opts.Disable.DNS = true
+	cp, err := controlplane.New(cpHost, set, opts)
+	require.NoError(t, err)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cp.Run(rctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	create(t, host, federation.ConfigMapType.TargetGVR(), fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: web-config, namespace: %s}, data: {level: info}}`, ns))
+	create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: web-token, namespace: %s}, data: {token: c2VjcmV0}}`, ns))
+	create(t, host, fedDeployments, fmt.Sprintf(`
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: %s}
+spec:
+  propagateDependencies: true
+  template:
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          containers:
+          - name: web
+            image: "nginx:1.27"
+            envFrom: [{secretRef: {name: web-token}}]
+          volumes: [{name: config, configMap: {name: web-config}}]
+  placement: {clusters: [{name: m1}]}
+`, ns))
+	has := func(m string) bool {
+		_, d := members[m].Get(ctx, deployments, ns, "web")
+		_, c := members[m].Get(ctx, federation.ConfigMapType.TargetGVR(), ns, "web-config")
+		_, s := members[m].Get(ctx, federation.SecretGVR, ns, "web-token")
+		return d == nil && c == nil && s == nil
+	}
+	gone := func(m string) bool {
+		_, d := members[m].Get(ctx, deployments, ns, "web")
+		_, c := members[m].Get(ctx, federation.ConfigMapType.TargetGVR(), ns, "web-config")
+		_, s := members[m].Get(ctx, federation.SecretGVR, ns, "web-token")
+		return apierrors.IsNotFound(d) && apierrors.IsNotFound(c) && apierrors.IsNotFound(s)
+	}
+	eventually(t, "m1 runs the Deployment with its ConfigMap and Secret", func() bool { return has("m1") && gone("m2") })
+	eventually(t, "DependenciesResolved True", func() bool { return condition(t, host, ns, federation.ConditionDependenciesResolved) == "True" })
+
+	u, err := host.Get(ctx, fedDeployments, ns, "web")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "m2"}}, "spec", "placement", "clusters"))
+	_, err = host.Update(ctx, fedDeployments, u)
+	require.NoError(t, err)
+	eventually(t, "all three moved to m2", func() bool { return has("m2") && gone("m1") })
+}
