@@ -96,7 +96,8 @@
 // # Starting and stopping
 //
 // Run waits until every source's handler has seen its informer's first list before it
-// starts workers. A list or watch failure reaches
+// takes keys. Workers start on demand, up to Options.Workers, and exit when no key waits:
+// an idle loop holds one goroutine on its queue, not Workers. A list or watch failure reaches
 // Options.Logger with the loop's name and the resource (client-go retries refused
 // connections of a watch without reporting them, as every informer does). If a source has not
 // listed within Options.CacheSyncTimeout (two minutes by default, on Options.Clock), Run stops
