@@ -126,7 +126,9 @@
 // the reconciles, not the caches: every informer still lists and watches all objects of its
 // resource (a reconcile reads Clusters and preferences of any shard, and shards move at run
 // time). So a replica holding k shards runs k sets of loops over one host cache; the member
-// caches are the ClusterSet's and are shared by its shards. Choose Count as a small multiple of the replicas (2 to 4 per replica):
+// caches are the ClusterSet's and are shared by its shards. Static shards in one process
+// (one control plane per Options.Shard) share a host cache when given the same Options.Cache,
+// which their owner runs. Choose Count as a small multiple of the replicas (2 to 4 per replica):
 // enough for shards to spread evenly and move one at a time, few enough to keep k small.
 // Leader election costs a standby nothing but the ClusterSet's watches, and costs the new
 // leader a cache sync (its loops list what they watch) when it takes over.

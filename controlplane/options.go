@@ -71,6 +71,8 @@ type Options struct {
 	// host resource; see package hostcache), for loops whose own Options.Cache is nil. nil:
 	// the control plane makes one and runs it in Run. One given here is run by its owner,
 	// who may share it with a kube.ClusterSet (ClusterSetOptions.Cache) or its own loops.
+	// Static shards in one process (one control plane per Options.Shard) given one Cache hold
+	// one copy of every host object and open one watch per resource between them.
 	Cache *hostcache.Cache
 
 	// Events records the loops' events on federated objects. nil: the control plane records
