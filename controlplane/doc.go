@@ -64,16 +64,19 @@
 // before it returns. Give your own recorder (a controller-runtime manager's
 // GetEventRecorderFor) in Options.Events, or set Disable.Events to record none.
 //
-// Each Event is a host write. The recorder Run starts writes Warnings at once and gathers
-// Normal events per namespace and reason for [Options].EventWindow: one object's are written
-// as recorded, several objects' as one digest naming each object and its clusters.
+// Each Event is a host write. The recorder Run starts writes Warnings at once. It drops the
+// Normal events of a federated object's first rollout (generation 1, no Ready condition yet):
+// its Scheduled, Propagated and Ready conditions say the same. Other Normal events are
+// gathered per namespace and reason for [Options].EventWindow: one object's are written as
+// recorded, several objects' as one digest naming each object and its clusters. The loops
+// log every event, dropped ones included.
 //
 // # Status writes
 //
 // The scheduler, sync and the collector share one status writer (package
 // internal/statuswrite): what they change in one object within [Options].StatusWindow is one
-// status write, each loop's fields its own. A new object costs the host three writes: sync's
-// metadata patch, its ControllerRevision and that status write. With leases each loop writes
+// status write, each loop's fields its own. A new object costs the host three writes, Events
+// included: sync's metadata patch, its ControllerRevision and that status write. With leases each loop writes
 // its own status.
 //
 // # Goroutines, time and errors

@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -31,8 +33,11 @@ const maxEventMessage = 1024
 // start: the forwarder passes events to the recorder of the running broadcaster, and drops
 // them while Run is not running (the loops log every event anyway).
 //
-// Warnings go to the broadcaster at once. Normal events (an object created in its clusters,
-// scheduled, Ready) are gathered per namespace and reason for a window: at its end one object's
+// Warnings go to the broadcaster at once. The Normal events of a federated object's first
+// rollout (generation 1, no Ready condition yet: created in its clusters, scheduled, Ready)
+// are not written: its conditions say the same, and a new object then costs the host three
+// writes in all (see firstRollout). Other Normal events (a change, a rescheduling, Ready
+// again after a problem) are gathered per namespace and reason for a window: at its end one object's
 // event is written as it was recorded, several objects' as one digest Event on the first of
 // them that names each object and what happened to it (its clusters), so propagating a
 // thousand objects writes a few Events rather than thousands. client-go's EventCorrelator
@@ -61,6 +66,9 @@ func (f *forwarder) Eventf(object runtime.Object, eventtype, reason, messageFmt 
 		return
 	}
 	m, err := meta.Accessor(object)
+	if eventtype == federation.EventTypeNormal && err == nil && firstRollout(object, m) {
+		return // the loops logged it; the object's conditions tell it
+	}
 	if f.window <= 0 || eventtype != federation.EventTypeNormal || err != nil {
 		(*rec).Eventf(object, eventtype, reason, messageFmt, args...)
 		return
@@ -73,6 +81,31 @@ func (f *forwarder) Eventf(object runtime.Object, eventtype, reason, messageFmt 
 	}
 	k := digestKey{namespace: m.GetNamespace(), reason: reason}
 	f.pending[k] = append(f.pending[k], r)
+}
+
+// firstRollout reports whether obj is a federated object (group types.federation.k8s.io) on
+// its first rollout: its spec never changed (generation 1) and the collector has not set its
+// Ready condition yet. Its Normal events narrate what its Scheduled, Propagated and Ready
+// conditions record. An object whose Ready condition was ever set (True or False) is past
+// it: a cluster joining its placement, a change of schedule, Ready again after NotReady are
+// events.
+func firstRollout(obj runtime.Object, m metav1.Object) bool {
+	if obj.GetObjectKind().GroupVersionKind().Group != federation.TypesGroup || m.GetGeneration() > 1 {
+		return false
+	}
+	switch o := obj.(type) {
+	case *federation.FederatedObject:
+		return meta.FindStatusCondition(o.Status.Conditions, federation.ConditionReady) == nil
+	case *unstructured.Unstructured:
+		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		for _, c := range conds {
+			if c, ok := c.(map[string]any); ok && c["type"] == federation.ConditionReady {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // flush writes what was gathered: one object's events as they were, several objects' as one

@@ -90,7 +90,8 @@ type Options struct {
 	// EventWindow is how long the control plane's event recorder (when Options.Events is
 	// nil) gathers Normal events of one reason in one namespace: at the window's end one
 	// object's events are written as recorded, several objects' as one digest Event naming
-	// each object and what happened to it. Warnings are written at once. 0:
+	// each object and what happened to it. Warnings are written at once; the Normal events
+	// of a federated object's first rollout are not written (see package doc). 0:
 	// DefaultEventWindow. Negative: every event at once.
 	EventWindow time.Duration
 
