@@ -115,7 +115,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	}
 	cp := &ControlPlane{host: host, opts: opts, cache: own}
 	if opts.Events == nil && !opts.Disable.Events {
-		cp.events = &forwarder{window: opts.EventWindow}
+		cp.events = &forwarder{window: opts.EventWindow, clock: opts.Clock}
 		opts.Events = cp.events
 		scheme, err := eventScheme()
 		if err != nil {

@@ -69,17 +69,20 @@
 // before it returns. Give your own recorder in Options.Events (a controller-runtime
 // manager's GetEventRecorderFor), or set Disable.Events to record none.
 //
-// Each Event is a host write. The recorder Run starts writes Warnings at once. It gathers
-// Normal events per namespace and reason for [Options].EventWindow. One object's are written
-// as recorded; several objects' as one digest naming each object and its clusters.
+// Each Event is a host write. The recorder Run starts writes Warnings at once. It drops the
+// Normal events of a federated object's first rollout (generation 1, no Ready condition
+// yet): its Scheduled, Propagated and Ready conditions say the same. It gathers other Normal
+// events per namespace and reason for [Options].EventWindow. One object's are written as
+// recorded; several objects' as one digest naming each object and its clusters. The loops
+// log every event, dropped ones included.
 //
 // # Status writes
 //
 // The scheduler, sync and the collector share one status writer (package
 // internal/statuswrite). What they change in one object within [Options].StatusWindow is
-// one status write, each loop's fields its own. A new object costs the host three writes:
-// sync's metadata patch, its ControllerRevision and that status write. With leases each loop
-// writes its own status.
+// one status write, each loop's fields its own. A new object costs the host three writes,
+// Events included: sync's metadata patch, its ControllerRevision and that status write. With
+// leases each loop writes its own status.
 //
 // # Goroutines, time and errors
 //
@@ -128,15 +131,17 @@
 //
 // What each costs. A set of loops is a cluster monitor and the DNS loop, plus a scheduler, a
 // Syncer and a Collector per type. They share one host informer cache per process ([package
-// hostcache]). New makes it and Run runs it, or pass your own in Options.Cache. Sharding
-// divides the reconciles, not the caches. Every informer still lists and watches all objects
-// of its resource: a reconcile reads Clusters and preferences of any shard, and shards move
-// at run time. So a replica holding k shards runs k sets of loops over one host cache. The
-// member caches are the ClusterSet's and are shared by its shards. Choose Count as a small
-// multiple of the replicas (2 to 4 per replica). That is enough for shards to spread evenly
-// and move one at a time, and few enough to keep k small. Leader election costs a standby
-// nothing but the ClusterSet's watches. It costs the new leader a cache sync when it takes
-// over: its loops list what they watch.
+// hostcache]): one informer, one watch and one copy per host resource. New makes it and Run
+// runs it, or pass your own in Options.Cache. Sharding divides the reconciles, not the
+// caches. Every informer still lists and watches all objects of its resource: a reconcile
+// reads Clusters and preferences of any shard, and shards move at run time. So a replica
+// holding k shards runs k sets of loops over one host cache. The member caches are the
+// ClusterSet's and are shared by its shards. Static shards in one process (one control plane
+// per Options.Shard) share a host cache when given the same Options.Cache, which their owner
+// runs. Choose Count as a small multiple of the replicas (2 to 4 per replica). That is enough
+// for shards to spread evenly and move one at a time, and few enough to keep k small. Leader
+// election costs a standby nothing but the ClusterSet's watches. It costs the new leader a
+// cache sync when it takes over: its loops list what they watch.
 //
 // What runs on every replica. The ClusterSet's own Run and the event broadcaster run on
 // every replica, leading or not, holding shards or not. The ClusterSet only reads (Clusters

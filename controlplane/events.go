@@ -11,7 +11,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -31,8 +34,11 @@ const maxEventMessage = 1024
 // start: the forwarder passes events to the recorder of the running broadcaster, and drops
 // them while Run is not running (the loops log every event anyway).
 //
-// Warnings go to the broadcaster at once. Normal events (an object created in its clusters,
-// scheduled, Ready) are gathered per namespace and reason for a window: at its end one object's
+// Warnings go to the broadcaster at once. The Normal events of a federated object's first
+// rollout (generation 1, never Ready, no recent Warning: created in its clusters, scheduled,
+// Ready) are not written: its conditions say the same, and a new object then costs the host three
+// writes in all (see firstRollout). Other Normal events (a change, a rescheduling, Ready
+// again after a problem) are gathered per namespace and reason for a window: at its end one object's
 // event is written as it was recorded, several objects' as one digest Event on the first of
 // them that names each object and what happened to it (its clusters), so propagating a
 // thousand objects writes a few Events rather than thousands. client-go's EventCorrelator
@@ -40,10 +46,16 @@ const maxEventMessage = 1024
 type forwarder struct {
 	to     atomic.Pointer[record.EventRecorderLogger]
 	window time.Duration // 0: no gathering
+	clock  clock.PassiveClock
 
 	mu      gosync.Mutex
 	pending map[digestKey][]recorded
+	warned  map[types.UID]time.Time // federated objects with a Warning, when the last was recorded
 }
+
+// warnedFor is how long a Warning on a federated object makes its Normal events count as
+// more than its first rollout (Ready again after NotReady, say).
+const warnedFor = time.Hour
 
 type digestKey struct{ namespace, reason string }
 
@@ -61,6 +73,21 @@ func (f *forwarder) Eventf(object runtime.Object, eventtype, reason, messageFmt 
 		return
 	}
 	m, err := meta.Accessor(object)
+	if err == nil && object.GetObjectKind().GroupVersionKind().Group == federation.TypesGroup {
+		f.mu.Lock()
+		_, warned := f.warned[m.GetUID()]
+		switch {
+		case eventtype != federation.EventTypeNormal:
+			if f.warned == nil {
+				f.warned = map[types.UID]time.Time{}
+			}
+			f.warned[m.GetUID()] = f.clock.Now()
+		case !warned && firstRollout(object, m):
+			f.mu.Unlock()
+			return // the loops logged it; the object's conditions tell it
+		}
+		f.mu.Unlock()
+	}
 	if f.window <= 0 || eventtype != federation.EventTypeNormal || err != nil {
 		(*rec).Eventf(object, eventtype, reason, messageFmt, args...)
 		return
@@ -75,6 +102,31 @@ func (f *forwarder) Eventf(object runtime.Object, eventtype, reason, messageFmt 
 	f.pending[k] = append(f.pending[k], r)
 }
 
+// firstRollout reports whether the federated object obj is on its first rollout: its spec
+// never changed (generation 1) and it was never Ready (its Ready condition is absent, or
+// False as the collector first writes it while the members start). Its Normal events narrate
+// what its Scheduled, Propagated and Ready conditions record. An object that was Ready is
+// past it: a cluster joining its placement or a new schedule is an event. So is one with a
+// Warning in the last warnedFor (Eventf): Ready again after NotReady is a recovery.
+func firstRollout(obj runtime.Object, m metav1.Object) bool {
+	if m.GetGeneration() > 1 {
+		return false
+	}
+	switch o := obj.(type) {
+	case *federation.FederatedObject:
+		return !meta.IsStatusConditionTrue(o.Status.Conditions, federation.ConditionReady)
+	case *unstructured.Unstructured:
+		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		for _, c := range conds {
+			if c, ok := c.(map[string]any); ok && c["type"] == federation.ConditionReady && c["status"] == string(metav1.ConditionTrue) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // flush writes what was gathered: one object's events as they were, several objects' as one
 // digest per namespace and reason.
 func (f *forwarder) flush() {
@@ -82,6 +134,12 @@ func (f *forwarder) flush() {
 	f.mu.Lock()
 	pending := f.pending
 	f.pending = nil
+	now := f.clock.Now()
+	for uid, at := range f.warned {
+		if now.Sub(at) > warnedFor {
+			delete(f.warned, uid)
+		}
+	}
 	f.mu.Unlock()
 	if rec == nil {
 		return

@@ -76,6 +76,8 @@ type Options struct {
 	// host resource; see package hostcache), for loops whose own Options.Cache is nil. nil:
 	// the control plane makes one and runs it in Run. One given here is run by its owner,
 	// who may share it with a kube.ClusterSet (ClusterSetOptions.Cache) or its own loops.
+	// Static shards in one process (one control plane per Options.Shard) given one Cache hold
+	// one copy of every host object and open one watch per resource between them.
 	Cache *hostcache.Cache
 
 	// Events records the loops' events on federated objects. nil: the control plane records
@@ -93,7 +95,8 @@ type Options struct {
 	// EventWindow is how long the control plane's event recorder (when Options.Events is
 	// nil) gathers Normal events of one reason in one namespace: at the window's end one
 	// object's events are written as recorded, several objects' as one digest Event naming
-	// each object and what happened to it. Warnings are written at once. 0:
+	// each object and what happened to it. Warnings are written at once; the Normal events
+	// of a federated object's first rollout are not written (see package doc). 0:
 	// DefaultEventWindow. Negative: every event at once.
 	EventWindow time.Duration
 

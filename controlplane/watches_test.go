@@ -18,6 +18,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 )
 
 // watchCounter is a host client that counts, by resource, the most watches open at once (a
@@ -115,5 +116,68 @@ func TestOneHostWatchPerResource(t *testing.T) {
 	sort.Strings(over)
 	if diff := cmp.Diff([]string(nil), over); diff != "" {
 		t.Errorf("resources watched more than once (-want +got):\n%s\nall watches: %v", diff, got)
+	}
+}
+
+// TestStaticShardsShareOneCache: four static shards in one process, four control planes
+// given one hostcache.Cache (run by the test, their owner), open one watch per host resource
+// between them and hold one copy of every object; each with a cache of its own opened four.
+func TestStaticShardsShareOneCache(t *testing.T) {
+	e := newEnv(t)
+	host := &watchCounter{ClusterClient: e.host, open: map[string]int{}, max: map[string]int{}}
+	shared, err := hostcache.New(host, hostcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cacheDone := make(chan error, 1)
+	go func() { cacheDone <- shared.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-cacheDone; err != nil {
+			t.Error(err)
+		}
+	}()
+	const shards = 4
+	var cps []*controlplane.ControlPlane
+	for i := range shards {
+		o := e.options(federation.ConfigMapType)
+		o.Disable = controlplane.Parts{DNS: true, Events: true, ClusterSet: i > 0}
+		o.Shard = federation.Shard{Index: i, Count: shards}
+		o.Cache = shared
+		cp, err := controlplane.New(host, e.fleet, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := run(cp)
+		defer func() {
+			if err := stop(); err != nil {
+				t.Error(err)
+			}
+		}()
+		cps = append(cps, cp)
+	}
+	create(t, e.host, federation.ConfigMapType.FederatedGVR(), federatedConfigMap("cfg"))
+	gvr := federation.ConfigMapType.FederatedGVR()
+	stepUntilf(t, e.clock, time.Second, func() string { return fmt.Sprint("every shard running and cfg Propagated: ", states(cps[0])) }, func() bool {
+		for _, cp := range cps {
+			for _, l := range cp.Status() {
+				if l.State != controlplane.StateRunning {
+					return false
+				}
+			}
+		}
+		return e.condition(gvr, "cfg", "Propagated") == "True"
+	})
+	got := host.counts()
+	var over []string
+	for res, n := range got {
+		if n > 1 {
+			over = append(over, res)
+		}
+	}
+	sort.Strings(over)
+	if diff := cmp.Diff([]string(nil), over); diff != "" {
+		t.Errorf("resources watched more than once by %d shards (-want +got):\n%s\nall watches: %v", shards, diff, got)
 	}
 }

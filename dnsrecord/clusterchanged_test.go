@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // TestClusterChanged: Run reconciles every record on a Cluster change only when it changes
@@ -63,10 +65,39 @@ status:
 				t.Fatal(err)
 			}
 			tt.mutate(next.Object)
-			if got := clusterChanged(old, next); got != tt.want {
+			if got := clusterChanged(nil, old, next); got != tt.want {
 				t.Errorf("clusterChanged = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// countingDecoder is a loop.ClusterDecoder that counts its decodes.
+type countingDecoder struct {
+	federation.Reader
+	n int
+}
+
+func (d *countingDecoder) DecodeCluster(u *unstructured.Unstructured) (*federation.Cluster, error) {
+	d.n++
+	return federation.ClusterFromUnstructured(u)
+}
+
+// TestClusterChangedDecodesThroughTheCache: the DNS loop's Cluster predicate decodes both
+// versions through the loop's reader (loop.DecodeCluster: once per resourceVersion for every
+// loop of the Cache), as the other loops do, instead of decoding every update itself.
+func TestClusterChangedDecodesThroughTheCache(t *testing.T) {
+	old := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "core.federation.k8s.io/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "a", "uid": "u1", "resourceVersion": "1"}}}
+	next := old.DeepCopy()
+	next.SetResourceVersion("2")
+	next.SetLabels(map[string]string{"topology.kubernetes.io/region": "eu-west-1"})
+	d := &countingDecoder{}
+	if !clusterChanged(d, old, next) {
+		t.Error("a new region: clusterChanged = false, want true")
+	}
+	if d.n != 2 {
+		t.Errorf("decodes through the loop's reader: %d, want 2 (both versions)", d.n)
 	}
 }
 

@@ -52,6 +52,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	claims := newClaimIndex()
 	c.setIndex(claims)
 	defer c.setIndex(nil)
+	// The loop's reader, set before Run adds the handlers that call the predicate: Clusters
+	// decode once per resourceVersion for every loop of the Cache.
+	var cached federation.Reader
+	changed := func(old, new *unstructured.Unstructured) bool { return clusterChanged(cached, old, new) }
 	l, err := loop.New(c.host, []loop.Source{
 		{GVR: ServiceDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindService), Deleted: claims.recordDeleted(kindService)},
 		{GVR: IngressDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindIngress), Deleted: claims.recordDeleted(kindIngress)},
@@ -63,9 +67,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
 		// reader serves Cluster reads from the first.
-		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
+		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
 			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
-		{GVR: federation.ClusterGVR, Changed: clusterChanged, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
+		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 	}, loop.Options{
 		Name:             "dnsrecord",
 		Workers:          c.opts.Workers,
@@ -85,7 +89,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			})
 			defer remove()
 		}
-		cached := l.Reader()
+		cached = l.Reader()
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
 			return c.reconcileFrom(ctx, cached, key)
 		}))
@@ -119,10 +123,12 @@ func namesDomain(record, domain *unstructured.Unstructured) bool {
 // the spec fields that say where and how its API server is reached (a new endpoint is
 // another member to read). The cluster monitor's heartbeats (lastHeartbeatTime, available,
 // capacity, the version, conditions' times and messages) and taints change none of these, so
-// they reconcile no record. A Cluster that does not decode counts as changed.
-func clusterChanged(old, new *unstructured.Unstructured) bool {
-	a, errA := federation.ClusterFromUnstructured(old)
-	b, errB := federation.ClusterFromUnstructured(new)
+// they reconcile no record. A Cluster that does not decode counts as changed. Both versions
+// decode through r (loop.DecodeCluster: once per resourceVersion for every loop of the
+// Cache when r is a loop's reader; afresh when nil).
+func clusterChanged(r federation.Reader, old, new *unstructured.Unstructured) bool {
+	a, errA := loop.DecodeCluster(r, old)
+	b, errB := loop.DecodeCluster(r, new)
 	if errA != nil || errB != nil {
 		return true
 	}

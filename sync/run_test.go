@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -151,4 +154,40 @@ func TestRunPassesOnceForEachChange(t *testing.T) {
 		require.Never(t, func() bool { return e.passes(t) > want }, 300*time.Millisecond, 5*time.Millisecond,
 			"a pass for sync's own writes")
 	}
+}
+
+// TestRunCachesOnlyFedkitRevisions: Run's history informer lists and watches only the
+// ControllerRevisions that carry OwnerUIDLabel (fedkit's, every type's: one watch for all),
+// never the Deployments' and StatefulSets' own histories, which a real host holds by the
+// thousand; every history read asks for one owner's.
+func TestRunCachesOnlyFedkitRevisions(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	native := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "ControllerRevision",
+		"metadata": map[string]any{"name": "db-5d8f9", "namespace": "production", "labels": map[string]any{"app": "db"}},
+		"revision": int64(1)}}
+	require.NoError(t, e.host.Seed(native))
+	stop := e.running(t)
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	fedtest.Eventually(t, "propagated", func() bool { return propagated(e.fed(t)).Status == "True" })
+	require.NoError(t, stop())
+
+	revisions := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+	watches := 0
+	for _, a := range e.host.Actions() {
+		if a.Resource != revisions || (a.Verb != fake.VerbList && a.Verb != fake.VerbWatch) {
+			continue
+		}
+		if a.Verb == fake.VerbWatch {
+			watches++
+		}
+		sel, err := labels.Parse(a.ListOptions.LabelSelector)
+		require.NoError(t, err)
+		reqs, _ := sel.Requirements()
+		own := false
+		for _, r := range reqs {
+			own = own || (r.Key() == fedsync.OwnerUIDLabel && r.Operator() != selection.DoesNotExist && r.Operator() != selection.NotEquals)
+		}
+		require.True(t, own, "%s of ControllerRevisions with selector %q: it must require %s", a.Verb, a.ListOptions.LabelSelector, fedsync.OwnerUIDLabel)
+	}
+	require.Equal(t, 1, watches, "watches of ControllerRevisions")
 }

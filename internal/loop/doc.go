@@ -103,12 +103,13 @@
 // # Starting and stopping
 //
 // Run waits until every source's handler has seen its informer's first list before it
-// starts workers. A list or watch failure reaches Options.Logger with the loop's name and
-// the resource. (client-go retries refused connections of a watch without reporting them, as
-// every informer does.) A source may not have listed within Options.CacheSyncTimeout (two
-// minutes by default, on Options.Clock). Then Run stops and returns an error wrapping
-// ErrCacheNotSynced that names the resource and its last error. So a host without a loop's
-// CRD fails loudly instead of stalling.
+// takes keys. Workers start on demand, up to Options.Workers, and exit when no key waits: an
+// idle loop holds one goroutine on its queue, not Workers. A list or watch failure reaches
+// Options.Logger with the loop's name and the resource. (client-go retries refused
+// connections of a watch without reporting them, as every informer does.) A source may not
+// have listed within Options.CacheSyncTimeout (two minutes by default, on Options.Clock).
+// Then Run stops and returns an error wrapping ErrCacheNotSynced that names the resource and
+// its last error. So a host without a loop's CRD fails loudly instead of stalling.
 //
 // When ctx is done, workers finish the reconcile in hand and take no more keys. The queue is
 // dropped, not drained with a dead context. Run returns after every goroutine it started has

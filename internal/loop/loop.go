@@ -105,7 +105,8 @@ type Referrers struct {
 type Options struct {
 	// Name appears in logs and errors.
 	Name string
-	// Workers is how many keys are reconciled in parallel (default 2).
+	// Workers is how many keys are reconciled in parallel at most (default 2). Workers start
+	// when keys wait and exit when none does: an idle Loop holds none.
 	Workers int
 	// Clock drives requeues, backoff and CacheSyncTimeout (default: the real clock).
 	Clock clock.WithTicker
@@ -237,8 +238,9 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 //  2. it waits for every informer's first list, at most Options.CacheSyncTimeout (on
 //     Options.Clock), and returns an error wrapping ErrCacheNotSynced, naming the resources
 //     and their last errors, if one did not succeed;
-//  3. it starts Options.Workers workers, which take keys from a rate-limited queue until
-//     ctx is done. A key is never reconciled after ctx is done: keys still queued are dropped.
+//  3. it takes keys from a rate-limited queue until ctx is done and hands them to workers,
+//     started on demand up to Options.Workers and gone when no key waits. A key is never
+//     reconciled after ctx is done: keys still queued are dropped.
 //
 // Run returns nil when ctx is done, after every goroutine it started has exited, or an error
 // if it could not start or its caches did not sync. It returns an error if the Loop is
@@ -290,9 +292,7 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	if err := l.waitForSync(ctx, run); err != nil {
 		return err
 	}
-	for range l.opts.Workers {
-		wg.Go(func() { l.work(ctx, queue, r) })
-	}
+	wg.Go(func() { l.feed(ctx, queue, r) })
 	<-ctx.Done()
 	return nil
 }
@@ -384,10 +384,17 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 	return nil
 }
 
-// work reconciles keys until the queue shuts down or ctx is done.
-func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
+// feed takes keys from the queue and hands each to a worker until the queue shuts down or
+// ctx is done, then waits for the workers. Workers start on demand, up to Options.Workers:
+// a key goes to a worker that is free at that moment, else to a new one while there are
+// fewer than Workers, else to the first worker to finish. A worker that finds no key waiting
+// when it finishes exits, so an idle Loop holds one goroutine, not Workers.
+func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
 	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
 	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
+	p := &workers{keys: make(chan federation.Key)}
+	defer p.done.Wait()
+	defer close(p.keys)
 	for {
 		key, quit := queue.Get()
 		if quit {
@@ -398,28 +405,84 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 			queue.Done(key)
 			return
 		}
-		res, err := r.Reconcile(ctx, key)
-		switch {
-		case ctx.Err() != nil:
-			// Shutting down; the result does not matter any more.
-		case err == nil:
-			queue.Forget(key)
-			if res.RequeueAfter > 0 {
-				queue.AddAfter(key, res.RequeueAfter)
-			}
-		case federation.IsTerminal(err):
-			l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "queue", l.opts.queueName(), "object", key.String())
-			queue.Forget(key)
-		case apierrors.IsConflict(err):
-			// Another writer was first, or the cache had not caught up with a write yet: an
-			// ordinary retry, not worth an error in the log.
-			l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "queue", l.opts.queueName(), "object", key.String(), "error", err.Error())
-			queue.AddRateLimited(key)
+		select {
+		case p.keys <- key:
+			continue
 		default:
-			l.opts.Logger.Error(err, "Reconcile failed; will retry", "queue", l.opts.queueName(), "object", key.String())
-			queue.AddRateLimited(key)
 		}
-		queue.Done(key)
+		p.mu.Lock()
+		if p.running < l.opts.Workers {
+			p.running++
+			p.mu.Unlock()
+			p.done.Go(func() { l.work(ctx, queue, r, p, key) })
+			continue
+		}
+		p.waiting = true
+		p.mu.Unlock()
+		p.keys <- key // every worker is busy: the first to finish takes it
+		p.mu.Lock()
+		p.waiting = false
+		p.mu.Unlock()
+	}
+}
+
+// workers are the goroutines that reconcile the keys feed hands them.
+type workers struct {
+	keys chan federation.Key // unbuffered: a send succeeds only when a worker takes the key
+	done sync.WaitGroup
+
+	mu      sync.Mutex
+	running int  // workers started and not exited
+	waiting bool // feed is blocked handing a key over; no worker exits meanwhile
+}
+
+// work reconciles first, then the keys handed to it, and returns when no key is waiting for
+// a worker as it finishes one, or when feed has returned.
+func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, p *workers, first federation.Key) {
+	for key, ok := first, true; ok; {
+		l.reconcile(ctx, queue, r, key)
+		select {
+		case key, ok = <-p.keys:
+			continue
+		default:
+		}
+		p.mu.Lock()
+		if !p.waiting {
+			p.running--
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		key, ok = <-p.keys
+	}
+}
+
+// reconcile reconciles one key taken from the queue and tells the queue what came of it.
+func (l *Loop) reconcile(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, key federation.Key) {
+	defer queue.Done(key)
+	if ctx.Err() != nil {
+		return // stopping
+	}
+	res, err := r.Reconcile(ctx, key)
+	switch {
+	case ctx.Err() != nil:
+		// Shutting down; the result does not matter any more.
+	case err == nil:
+		queue.Forget(key)
+		if res.RequeueAfter > 0 {
+			queue.AddAfter(key, res.RequeueAfter)
+		}
+	case federation.IsTerminal(err):
+		l.opts.Logger.Error(err, "Reconcile failed; waiting for a change", "queue", l.opts.queueName(), "object", key.String())
+		queue.Forget(key)
+	case apierrors.IsConflict(err):
+		// Another writer was first, or the cache had not caught up with a write yet: an
+		// ordinary retry, not worth an error in the log.
+		l.opts.Logger.V(1).Info("Reconcile conflicted; will retry", "queue", l.opts.queueName(), "object", key.String(), "error", err.Error())
+		queue.AddRateLimited(key)
+	default:
+		l.opts.Logger.Error(err, "Reconcile failed; will retry", "queue", l.opts.queueName(), "object", key.String())
+		queue.AddRateLimited(key)
 	}
 }
 

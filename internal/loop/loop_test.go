@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -238,4 +240,73 @@ func TestNew(t *testing.T) {
 		})
 	}
 	require.Error(t, loop.Run(context.Background(), fake.NewCluster("h"), &recorder{}, nil, loop.Options{}))
+}
+
+// workersNow counts the goroutines running a Loop's worker.
+func workersNow() int {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "internal/loop.(*Loop).work(")
+}
+
+// barrier is a Reconciler whose calls wait (bounded) until n of them run at once, and which
+// records the most that ran at once.
+type barrier struct {
+	n          int
+	mu         sync.Mutex
+	now, most  int
+	reached    chan struct{}
+	reachedOne sync.Once
+}
+
+func (b *barrier) Reconcile(ctx context.Context, _ federation.Key) (federation.Result, error) {
+	b.mu.Lock()
+	b.now++
+	b.most = max(b.most, b.now)
+	if b.now >= b.n {
+		b.reachedOne.Do(func() { close(b.reached) })
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.reached:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+	b.mu.Lock()
+	b.now--
+	b.mu.Unlock()
+	return federation.Result{}, nil
+}
+
+// TestWorkersOnDemand: an idle Loop holds no worker (it held Options.Workers of them, each
+// waiting on the queue: most of an idle control plane's goroutines); work starts workers up
+// to Options.Workers, never more, and they exit once the queue is idle.
+func TestWorkersOnDemand(t *testing.T) {
+	const workers = 8
+	host := fake.NewCluster("host")
+	l := newLoop(t, host, []loop.Source{{GVR: configMaps}}, loop.Options{Workers: workers})
+	b := &barrier{n: workers, reached: make(chan struct{})}
+	stop := start(t, l, b)
+	defer stop()
+	idle := func(what string) {
+		t.Helper()
+		n := -1
+		for deadline := time.Now().Add(10 * time.Second); n != 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			n = workersNow()
+		}
+		require.Zero(t, n, "%s: workers running", what)
+	}
+
+	for i := range 3 * workers {
+		create(t, host, configMaps, configMap("default", fmt.Sprintf("cm-%02d", i)))
+	}
+	select {
+	case <-b.reached:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the work never ran on %d workers at once", workers)
+	}
+	idle("once the queue is idle")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	require.Equal(t, workers, b.most, "the most reconciles at once")
 }

@@ -3,6 +3,7 @@ package scale_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -101,8 +103,25 @@ func federatedConfigMap(ns, name, version string) *unstructured.Unstructured {
 // Member writes are not rate limited (ClusterQPS -1): the figures are the control plane's own
 // cost, not a configured limit on a fake clock. Events are not recorded (each would be a host
 // write the real servers' run measures instead).
+//
+// Static shards share one host cache (controlplane.Options.Cache), run by the harness and
+// stopped after them, as an embedder that runs several shards in one process does: 4 shards
+// hold one copy of every host object and open one watch per resource.
 func (f *memFleet) start(t testing.TB) {
 	t.Helper()
+	if f.watches == nil {
+		f.watches = &watchCount{ClusterClient: f.host, open: map[string]int{}, peak: map[string]int{}}
+	}
+	var shared *hostcache.Cache
+	if f.shards > 1 {
+		c, err := hostcache.New(f.watches, hostcache.Options{})
+		require.NoError(t, err)
+		shared = c
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		defer func() { f.stops = append(f.stops, func() error { cancel(); return <-done }) }()
+	}
 	for i := range f.shards {
 		reg := prometheus.NewRegistry()
 		o := controlplane.Options{
@@ -113,11 +132,9 @@ func (f *memFleet) start(t testing.TB) {
 		}
 		if f.shards > 1 {
 			o.Shard = federation.Shard{Index: i, Count: f.shards}
+			o.Cache = shared
 		}
 		o.Sync.ClusterQPS = -1
-		if f.watches == nil {
-			f.watches = &watchCount{ClusterClient: f.host, open: map[string]int{}, peak: map[string]int{}}
-		}
 		cp, err := controlplane.New(f.watches, f.fleet, o)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -420,6 +437,9 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	res.converge = time.Since(begin)
 	t.Logf("converged in %s", res.converge)
 	t.Logf("host watches open at most at once, by resource, over %d control plane(s): %s", res.shards, f.watches)
+	for res, n := range f.watches.peaks() {
+		require.LessOrEqual(t, n, 1, "host watches of %s open at once: the shards share one cache", res)
+	}
 	res.steps[0] = f.steps
 	f.settle(t)
 	m, _ := f.writes()
@@ -534,6 +554,13 @@ func (w *watchCount) Watch(ctx context.Context, gvr schema.GroupVersionResource,
 		w.open[res]--
 		w.mu.Unlock()
 	}}, nil
+}
+
+// peaks returns the most watches open at once, by resource.
+func (w *watchCount) peaks() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.peak)
 }
 
 func (w *watchCount) String() string {
