@@ -21,23 +21,25 @@ const module = "github.com/fedkit/fedkit"
 var allowedImports = map[string][]string{
 	"": nil, // the root package is documentation only
 	// federation imports only internal packages that import nothing from the module.
-	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"placement":       {"federation", "internal/labelselector"},
-	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
-	"dnsrecord":       {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"scheduler":       {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":            {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":          {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"federation": {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"placement":  {"federation", "internal/labelselector"},
+	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
+	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"scheduler":  {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// propagation turns native host objects selected by policies into Federated<Kind>.
+	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "propagation", "internal/manifest"},
 	"migrate":         {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics"},
@@ -76,13 +78,13 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "controlplane", "federation/kube", "hostcache"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "controlplane", "internal/loop"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "propagation", "controlplane", "federation/kube", "hostcache"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "propagation", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync"},
+	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync"},

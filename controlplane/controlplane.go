@@ -13,6 +13,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/statuswrite"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -123,7 +124,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	// Events, like the other common fields, reach every loop that leaves its own recorder
 	// unset.
 	if opts.Events != nil {
-		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events} {
+		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Propagation.Events} {
 			if *r == nil {
 				*r = opts.Events
 			}
@@ -234,6 +235,25 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
 		}
 	}
+	if natives := propagation.NamespacedTypes(opts.Types); !opts.Disable.Propagation && len(natives) > 0 {
+		ns := opts.Propagation.Namespace
+		needs := []resource{
+			{gvr: federation.PropagationPolicyGVR, namespace: ns}, {gvr: federation.ClusterPropagationPolicyGVR},
+			{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
+		}
+		for _, t := range natives {
+			needs = append(needs, resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
+		}
+		add(PropagationLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.Propagation
+			o.Shard = shard
+			p, err := propagation.New(host, natives, o)
+			if err != nil {
+				return nil, err
+			}
+			return p.Run, nil
+		}, needs...)
+	}
 	if !opts.Disable.DNS {
 		ns := opts.DNS.Namespace
 		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
@@ -278,6 +298,8 @@ const (
 	ClusterSetLoop = "cluster-set"
 	MonitorLoop    = "cluster-monitor"
 	DNSLoop        = "dnsrecord"
+	// PropagationLoop is package propagation's loop.
+	PropagationLoop = "propagation"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

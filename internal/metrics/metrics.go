@@ -35,6 +35,8 @@ const (
 	LoopStatus    = "status"
 	LoopMonitor   = "cluster-monitor"
 	LoopDNS       = "dns"
+	// LoopPropagation is package propagation's loop over native objects.
+	LoopPropagation = "propagation"
 )
 
 // Register registers c into reg and returns it, or returns the collector of the same
