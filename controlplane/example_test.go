@@ -119,6 +119,7 @@ spec:
 	// scheduler/FederatedDeployment Running
 	// sync/FederatedDeployment Running
 	// status/FederatedDeployment Running
+	// propagation Running
 	// Run returned <nil>
 }
 

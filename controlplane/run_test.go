@@ -60,6 +60,7 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 		"scheduler/FederatedDeployment": controlplane.StateRunning,
 		"sync/FederatedDeployment":      controlplane.StateRunning,
 		"status/FederatedDeployment":    controlplane.StateRunning,
+		controlplane.PropagationLoop:    controlplane.StateRunning,
 	}
 	if diff := cmp.Diff(want, states(cp)); diff != "" {
 		t.Errorf("Status() (-want +got):\n%s", diff)
@@ -316,7 +317,7 @@ func TestNew(t *testing.T) {
 	// Every built-in type, every loop, one registry: the loops' metrics do not collide.
 	cp, err := controlplane.New(host, fleet, controlplane.Options{Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+1)
+	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+2) // + propagation and DNS
 }
 
 func TestRunTwice(t *testing.T) {

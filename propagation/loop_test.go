@@ -189,7 +189,10 @@ func TestPolicyFederatesANativeDeployment(t *testing.T) {
 		_, gen := w.nativeStatus(t, "web")
 		return map[string]int64{"replicas": 4, "readyReplicas": 4, "availableReplicas": 4, "updatedReplicas": 4, "observedGeneration": gen}
 	}
-	w.until(t, func() string { s, _ := w.nativeStatus(t, "web"); return fmt.Sprintf("native status %v, want %v", s, wantStatus()) },
+	w.until(t, func() string {
+		s, _ := w.nativeStatus(t, "web")
+		return fmt.Sprintf("native status %v, want %v", s, wantStatus())
+	},
 		func() bool { s, _ := w.nativeStatus(t, "web"); return cmp.Equal(s, wantStatus()) })
 
 	// The image edit flows through.
@@ -197,7 +200,10 @@ func TestPolicyFederatesANativeDeployment(t *testing.T) {
 	want = map[string]string{"a": "nginx:2", "b": "nginx:2"}
 	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
 		func() bool { return cmp.Equal(w.images(t, "web"), want) })
-	w.until(t, func() string { s, _ := w.nativeStatus(t, "web"); return fmt.Sprintf("native status %v, want %v", s, wantStatus()) },
+	w.until(t, func() string {
+		s, _ := w.nativeStatus(t, "web")
+		return fmt.Sprintf("native status %v, want %v", s, wantStatus())
+	},
 		func() bool { s, _ := w.nativeStatus(t, "web"); return cmp.Equal(s, wantStatus()) })
 
 	// The policy's placement moves it.

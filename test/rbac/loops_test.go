@@ -21,6 +21,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -108,9 +109,34 @@ apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
 kind: ServiceDNSRecord
 metadata: {name: web, namespace: default}
 spec: {domainRef: fed, allowServiceWithoutEndpoints: true}
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: api}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: api}]
+  placement: {clusterSelector: {}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: api, image: "api:1"}]}
 `))
 	e.stepUntil(t, "web Scheduled, Propagated and Ready", func() bool {
 		return condition(e.host, "Scheduled") && condition(e.host, "Propagated") && condition(e.host, "Ready")
+	})
+	e.stepUntil(t, "the native Deployment api federated and its status the fleet's", func() bool {
+		u, err := e.host.Peek(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "default", "api")
+		if err != nil {
+			return false
+		}
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		return ready == 2
 	})
 	e.stepUntil(t, "a DNSEndpoint for web", func() bool {
 		return done("create", dnsrecord.DNSEndpointGVR, "")
@@ -202,7 +228,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	m := loadManifests(t)
 	e := newEnv(t)
 	recs := map[string]*recorder{}
-	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set"} {
+	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set", "propagation"} {
 		recs[name] = record(e.host)
 	}
 	var runs []func(context.Context) error
@@ -219,6 +245,9 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	require.NoError(t, err)
 	dns, err := dnsrecord.New(recs["dns"], e.fleet, dnsrecord.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
+	prop, err := propagation.New(recs["propagation"], propagation.NamespacedTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
+	require.NoError(t, err)
+	runs = append(runs, prop.Run)
 	// The kube.ClusterSet reads Clusters and their Secrets; its member clients are never used
 	// here (the loops use the fleet), and connect lazily.
 	set, err := kube.NewClusterSet(recs["cluster-set"], kube.ClusterSetOptions{})
@@ -234,6 +263,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"cluster-monitor":  {cluster: []string{"fedkit-cluster-monitor"}},
 		"dns":              {cluster: []string{"fedkit-dns"}},
 		"cluster-set":      {cluster: []string{"fedkit-cluster-set"}, namespaced: []string{"fedkit-cluster-set"}},
+		"propagation":      {cluster: []string{"fedkit-propagation"}},
 	}
 	// What the scenario must have made each loop do, so that the check above cannot pass
 	// because a loop did nothing.
@@ -244,6 +274,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"cluster-monitor":  {Verb: "update", Group: federation.ClusterGVR.Group, Resource: federation.ClusterGVR.Resource},
 		"dns":              {Verb: "create", Group: dnsrecord.DNSEndpointGVR.Group, Resource: dnsrecord.DNSEndpointGVR.Resource},
 		"cluster-set":      {Verb: "watch", Resource: "secrets"},
+		"propagation":      {Verb: "update", Group: "apps", Resource: "deployments", Subresource: "status"},
 	}
 	// In the members, every loop uses the credentials of the member's Secret: all of them
 	// together need only the member role.
@@ -288,6 +319,7 @@ func TestControlPlaneNeedsOnlyItsRoles(t *testing.T) {
 	opts.Status.CacheSyncTimeout = syncTimeout
 	opts.Monitor.CacheSyncTimeout = syncTimeout
 	opts.DNS.CacheSyncTimeout = syncTimeout
+	opts.Propagation.CacheSyncTimeout = syncTimeout
 	cp, err := controlplane.New(rec, e.fleet, opts)
 	require.NoError(t, err)
 	stop := runAll(cp.Run)
