@@ -119,7 +119,7 @@ func startEveryLoop(t *testing.T, reg prometheus.Registerer) {
 		wg.Go(func() { _ = run(ctx) })
 	}
 	queues := []string{"scheduler/FederatedDeployment", "sync/FederatedDeployment", "sync/FederatedDeployment/clusters",
-		"status/FederatedDeployment", "cluster-monitor", "dnsrecord", "propagation"}
+		"status/FederatedDeployment", "cluster-monitor", "dnsrecord", "propagation/FederatedDeployment"}
 	require.Eventually(t, func() bool {
 		mfs, err := reg.(prometheus.Gatherer).Gather()
 		require.NoError(t, err)

@@ -235,24 +235,24 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
 		}
 	}
-	if natives := propagation.NamespacedTypes(opts.Types); !opts.Disable.Propagation && len(natives) > 0 {
+	for _, t := range propagation.NamespacedTypes(opts.Types) {
+		if opts.Disable.Propagation {
+			break
+		}
+		// One loop per type, as for the others: a type whose CRD the host lacks stops only
+		// its own.
 		ns := opts.Propagation.Namespace
-		needs := []resource{
-			{gvr: federation.PropagationPolicyGVR, namespace: ns}, {gvr: federation.ClusterPropagationPolicyGVR},
-			{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
-		}
-		for _, t := range natives {
-			needs = append(needs, resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
-		}
-		add(PropagationLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(PropagationLoop+"/"+t.Federated.Kind, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.Propagation
 			o.Shard = shard
-			p, err := propagation.New(host, natives, o)
+			p, err := propagation.New(host, []federation.TypeConfig{t}, o)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("propagation for %s: %w", t.Federated.Kind, err)
 			}
 			return p.Run, nil
-		}, needs...)
+		}, resource{gvr: federation.PropagationPolicyGVR, namespace: ns}, resource{gvr: federation.ClusterPropagationPolicyGVR},
+			resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
+			resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
 	}
 	if !opts.Disable.DNS {
 		ns := opts.DNS.Namespace
@@ -298,7 +298,8 @@ const (
 	ClusterSetLoop = "cluster-set"
 	MonitorLoop    = "cluster-monitor"
 	DNSLoop        = "dnsrecord"
-	// PropagationLoop is package propagation's loop.
+	// PropagationLoop prefixes the propagation loops, one per namespaced type:
+	// "propagation/<FederatedKind>".
 	PropagationLoop = "propagation"
 )
 

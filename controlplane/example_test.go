@@ -119,7 +119,7 @@ spec:
 	// scheduler/FederatedDeployment Running
 	// sync/FederatedDeployment Running
 	// status/FederatedDeployment Running
-	// propagation Running
+	// propagation/FederatedDeployment Running
 	// Run returned <nil>
 }
 

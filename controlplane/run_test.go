@@ -55,12 +55,12 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 	})
 
 	want := map[string]controlplane.State{
-		controlplane.ClusterSetLoop:     controlplane.StateRunning,
-		controlplane.MonitorLoop:        controlplane.StateRunning,
-		"scheduler/FederatedDeployment": controlplane.StateRunning,
-		"sync/FederatedDeployment":      controlplane.StateRunning,
-		"status/FederatedDeployment":    controlplane.StateRunning,
-		controlplane.PropagationLoop:    controlplane.StateRunning,
+		controlplane.ClusterSetLoop:       controlplane.StateRunning,
+		controlplane.MonitorLoop:          controlplane.StateRunning,
+		"scheduler/FederatedDeployment":   controlplane.StateRunning,
+		"sync/FederatedDeployment":        controlplane.StateRunning,
+		"status/FederatedDeployment":      controlplane.StateRunning,
+		"propagation/FederatedDeployment": controlplane.StateRunning,
 	}
 	if diff := cmp.Diff(want, states(cp)); diff != "" {
 		t.Errorf("Status() (-want +got):\n%s", diff)
@@ -317,7 +317,8 @@ func TestNew(t *testing.T) {
 	// Every built-in type, every loop, one registry: the loops' metrics do not collide.
 	cp, err := controlplane.New(host, fleet, controlplane.Options{Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+2) // + propagation and DNS
+	// + a propagation loop per namespaced type, and DNS
+	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+len(federation.BuiltinTypes())-1+1)
 }
 
 func TestRunTwice(t *testing.T) {

@@ -2,7 +2,8 @@
 // ClusterPropagationPolicy selects native host objects; the [Propagator] writes each one's
 // Federated<Kind>, which the other loops handle as usual.
 //
-//	p, err := propagation.New(host, federation.BuiltinTypes(), propagation.Options{})
+//	types := propagation.NamespacedTypes(federation.BuiltinTypes())
+//	p, err := propagation.New(host, types, propagation.Options{})
 //	res, err := p.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "web"})
 //	// or: err = p.Run(ctx)
 //
@@ -30,6 +31,9 @@
 // removes the member copies, or orphans them. A Federated<Kind> written by hand is never
 // taken over: the native object gets a Warning event, and both are left alone. Objects
 // labelled federation.ManagedByLabel are member copies, never selected.
+//
+// The host should run no controller for the native kinds: a kube-controller-manager there
+// would run the workloads on the host too, and write their status.
 //
 // For Deployments, StatefulSets, ReplicaSets and DaemonSets it writes the fleet's replica
 // counts into the native object's status, through the status subresource. Its

@@ -20,6 +20,7 @@ const SourceGenerationAnnotation = "federation.k8s.io/source-generation"
 var droppedAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
 	"deployment.kubernetes.io/revision",
+	"deprecated.daemonset.template.generation",
 	federation.PolicyAnnotation,
 	federation.OrphanAnnotation,
 	federation.AdoptAnnotation,
@@ -168,15 +169,7 @@ func NativeStatus(native, fed *unstructured.Unstructured) (fields map[string]int
 	if !found {
 		return nil, false
 	}
-	num := func(k string) int64 {
-		switch v := agg[k].(type) {
-		case int64:
-			return v
-		case float64:
-			return int64(v)
-		}
-		return 0
-	}
+	num := func(k string) int64 { return toInt64(agg[k]) }
 	names := map[string]string{"replicas": "replicas", "readyReplicas": "readyReplicas", "availableReplicas": "availableReplicas", "updatedReplicas": "updatedReplicas"}
 	if native.GetKind() == "DaemonSet" {
 		// A DaemonSet counts pods, under its own names.
@@ -202,8 +195,19 @@ func observed(fed *unstructured.Unstructured) bool {
 		if m["type"] != federation.ConditionReady {
 			continue
 		}
-		g, _ := m["observedGeneration"].(int64)
+		g := toInt64(m["observedGeneration"])
 		return g != 0 && g == fed.GetGeneration()
 	}
 	return false
+}
+
+// toInt64 reads a JSON number, decoded as int64 (an API server's) or float64 (encoding/json).
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
 }

@@ -47,6 +47,12 @@ func (r *recorder) Eventf(obj runtime.Object, typ, reason, format string, args .
 	r.events = append(r.events, fmt.Sprintf("%s %s %s: %s", name, typ, reason, fmt.Sprintf(format, args...)))
 }
 
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...)
+}
+
 func (r *recorder) count(prefix string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -224,7 +230,7 @@ spec:
 		_, err := w.Host.Peek(fdeployments, "shop", "web")
 		return apierrors.IsNotFound(err) && len(w.images(t, "web")) == 0
 	})
-	require.Equal(t, 1, w.events.count("Deployment web Normal PolicyChanged"), w.events.events)
+	require.Equal(t, 1, w.events.count("Deployment web Normal PolicyChanged"), w.events.all())
 }
 
 // A FederatedDeployment written by hand is never taken over: a Warning on the native
@@ -251,7 +257,7 @@ spec:
 
 	fedtest.Create(t, w.Host, cpps, webPolicy)
 	fedtest.Create(t, w.Host, deployments, nativeDeployment("web", "nginx:1"))
-	w.until(t, func() string { return fmt.Sprintf("no FederatedByHand warning in %v", w.events.events) },
+	w.until(t, func() string { return fmt.Sprintf("no FederatedByHand warning in %v", w.events.all()) },
 		func() bool { return w.events.count("Deployment web Warning FederatedByHand") > 0 })
 	for range 5 {
 		w.Clock.Step(time.Second)
@@ -267,7 +273,7 @@ spec:
 	native, err := w.Host.Peek(deployments, "shop", "web")
 	require.NoError(t, err)
 	require.Empty(t, native.GetAnnotations()[federation.PolicyAnnotation])
-	require.Equal(t, 1, w.events.count("Deployment web Warning FederatedByHand"), w.events.events)
+	require.Equal(t, 1, w.events.count("Deployment web Warning FederatedByHand"), w.events.all())
 }
 
 // Reconcile alone: the generated object and the policy's preference are written once; a

@@ -3,6 +3,7 @@ package propagation
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +22,10 @@ var ErrInvalidOptions = errors.New("propagation: invalid options")
 
 // Defaults of [Options].
 const (
-	// DefaultWorkers is how many native objects Run handles in parallel.
-	DefaultWorkers = 2
+	// DefaultWorkers is how many keys Run handles in parallel: one, as a pass mostly reads
+	// from caches and a native object changes seldom (the control plane runs one loop per
+	// type, so idle workers add up).
+	DefaultWorkers = 1
 	// DefaultCacheSyncTimeout bounds Run's wait for its first lists.
 	DefaultCacheSyncTimeout = loop.DefaultCacheSyncTimeout
 )
@@ -34,7 +37,8 @@ type Options struct {
 	// Logger is used when the context carries no logger. Default: logr.Discard().
 	Logger logr.Logger
 	// Registerer receives fedkit_reconciles_total and fedkit_reconcile_duration_seconds with
-	// loop="propagation", and Run's work queue metrics (METRICS.md). nil: no metrics.
+	// loop="propagation" and type the federated kinds joined by "+", and Run's work queue
+	// metrics, named "propagation/<kinds>" (METRICS.md). nil: no metrics.
 	Registerer prometheus.Registerer
 	// Cache is the host informer cache Run shares with other loops (package hostcache).
 	// nil: Run keeps a cache of its own.
@@ -108,11 +112,21 @@ func New(host federation.ClusterClient, types []federation.TypeConfig, opts Opti
 		return nil, fmt.Errorf("propagation: New: %w", err)
 	}
 	opts.complete()
-	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, "native")
+	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, kinds(types))
 	if err != nil {
 		return nil, fmt.Errorf("propagation: New: %w", err)
 	}
 	return &Propagator{host: host, types: append([]federation.TypeConfig(nil), types...), opts: opts, metrics: m, warned: map[string]string{}}, nil
+}
+
+// kinds names the federated kinds of types, joined by "+": the metrics' type label and the
+// work queue's name.
+func kinds(types []federation.TypeConfig) string {
+	var out []string
+	for _, t := range types {
+		out = append(out, t.Federated.Kind)
+	}
+	return strings.Join(out, "+")
 }
 
 // NamespacedTypes returns the types of ts whose targets are namespaced: those New accepts.

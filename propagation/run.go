@@ -47,7 +47,7 @@ func (p *Propagator) Run(ctx context.Context) error {
 			Keys: func(*unstructured.Unstructured) []federation.Key { return natives(p.opts.Namespace) }},
 	)
 	l, err := loop.New(p.host, sources, loop.Options{
-		Name:             "propagation",
+		Name:             "propagation/" + kinds(p.types),
 		Workers:          p.opts.Workers,
 		Clock:            p.opts.Clock,
 		Logger:           p.opts.Logger,

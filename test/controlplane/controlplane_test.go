@@ -129,7 +129,7 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 
 	for _, l := range cp.Status() {
 		switch {
-		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob"}, l.Name):
+		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob", "propagation/FederatedJob"}, l.Name):
 			require.Equal(t, controlplane.StateFailed, l.State, l.Name)
 			require.ErrorIs(t, l.Err, controlplane.ErrNotServed, l.Name)
 		default:
