@@ -30,7 +30,8 @@
 // or no policy selects it any more: a host has no garbage collector of its own. Sync then
 // removes the member copies, or orphans them. A Federated<Kind> written by hand is never
 // taken over: the native object gets a Warning event, and both are left alone. Objects
-// labelled federation.ManagedByLabel are member copies, never selected.
+// labelled federation.ManagedByLabel are member copies, never selected. Secrets labelled
+// federation.SecretClusterLabel hold cluster credentials, never selected either.
 //
 // The host should run no controller for the native kinds: a kube-controller-manager there
 // would run the workloads on the host too, and write their status.

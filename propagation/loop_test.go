@@ -332,8 +332,20 @@ kind: PropagationPolicy
 metadata: {name: web, namespace: shop}
 spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]`)
+	// Nor is a Secret holding a Cluster's credentials, whatever selects every Secret.
+	fedtest.Create(t, host, federation.SecretGVR, `{apiVersion: v1, kind: Secret, metadata: {name: creds, namespace: shop, labels: {federation.k8s.io/cluster: a}}, data: {token: dG9rZW4=}}`)
+	fedtest.Create(t, host, cpps, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: secrets}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Secret}]`)
+	ps, err := propagation.New(host, []federation.TypeConfig{federation.SecretType}, propagation.Options{})
+	require.NoError(t, err)
 	host.ClearActions()
 	_, err = p.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "copy"})
+	require.NoError(t, err)
+	_, err = ps.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "creds"})
 	require.NoError(t, err)
 	require.Empty(t, writes(host.Actions()))
 

@@ -134,6 +134,13 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 	return u, nil
 }
 
+// selectable reports whether a policy may select native: not a member copy the federation
+// manages (a host that is also a member), nor a Secret holding a Cluster's credentials.
+func selectable(native *unstructured.Unstructured) bool {
+	l := native.GetLabels()
+	return l[federation.ManagedByLabel] == "" && l[federation.SecretClusterLabel] == ""
+}
+
 // Generated reports whether u (a Federated<Kind> or preference) was written by this loop.
 func Generated(u *unstructured.Unstructured) bool {
 	return u != nil && u.GetLabels()[federation.GeneratedByLabel] == federation.GeneratedByPropagation
@@ -150,7 +157,7 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 		return false, err
 	}
 	var matches []Match
-	if native != nil && native.GetDeletionTimestamp() == nil && native.GetLabels()[federation.ManagedByLabel] == "" {
+	if native != nil && native.GetDeletionTimestamp() == nil && selectable(native) {
 		if native.GetAPIVersion() == "" {
 			native.SetAPIVersion(t.Target.GroupVersion().String())
 			native.SetKind(t.Target.Kind)
