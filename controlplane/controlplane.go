@@ -235,7 +235,7 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
 		}
 	}
-	for _, t := range propagation.NamespacedTypes(opts.Types) {
+	for _, t := range propagation.DefaultTypes(opts.Types) {
 		if opts.Disable.Propagation {
 			break
 		}

@@ -23,7 +23,7 @@
 //
 // One scheduler, one Syncer and one Collector per type of [Options].Types (every built-in type
 // by default, federation.BuiltinTypes), one ClusterMonitor, one propagation loop per namespaced
-// type (package propagation: native objects selected by policies; Disable.Propagation),
+// type but Secrets (package propagation, DefaultTypes; Disable.Propagation),
 // one DNS Controller, and the ClusterSet's own Run when it has one: a kube.ClusterSet must run to keep its member clients
 // in line with the Cluster objects and to host the member caches the loops read; a
 // fake.Fleet's Run drives its simulated workload controllers. Options' common fields (Clock,

@@ -52,8 +52,8 @@ type Options struct {
 	Status    status.Options
 	Monitor   status.MonitorOptions
 	DNS       dnsrecord.Options
-	// Propagation is the loop over native objects selected by propagation policies, for
-	// the namespaced targets of Types.
+	// Propagation is the loop over native objects selected by propagation policies, one
+	// per type of propagation.DefaultTypes(Types): namespaced targets, Secrets excluded.
 	Propagation propagation.Options
 
 	// Disable switches parts of the control plane off, for embedders who run them elsewhere or

@@ -33,6 +33,8 @@
 // monitor keeps (Ready, version, capacity and available resources, heartbeat).
 // [ReplicaSchedulingPreference] (same namespace and name as the object it schedules) divides
 // a total number of replicas by weight, with per-cluster minimums and maximums.
+// [PropagationPolicy] (namespaced) and [ClusterPropagationPolicy] select native host objects
+// by kind, name and labels. Package propagation writes a Federated<Kind> for each.
 //
 // The loops write the federated object's status, each its own fields: [Schedule] (the
 // scheduler), [MemberStatus] per cluster (sync's propagation and revision, the collector's

@@ -9,6 +9,10 @@
 // Decode is strict: an unknown field or a duplicate key is an error naming document, line and
 // field. Plain objects (Namespaces) are kept in Input.Other, so one fixture feeds fake.Apply too.
 //
+// Native objects in Input.Other that a PropagationPolicy or ClusterPropagationPolicy selects
+// are listed in [Report].Natives: the policy chosen, and why the others lost. Their generated
+// Federated<Kind> is then previewed like any federated object.
+//
 // For each federated object the [Report] says which clusters it goes to and why each other
 // cluster was left out (the placement rule and the value that failed it), how many replicas
 // each cluster gets and how the count came about, the member object sync would write to

@@ -2,7 +2,7 @@
 // ClusterPropagationPolicy selects native host objects; the [Propagator] writes each one's
 // Federated<Kind>, which the other loops handle as usual.
 //
-//	types := propagation.NamespacedTypes(federation.BuiltinTypes())
+//	types := propagation.DefaultTypes(federation.BuiltinTypes())
 //	p, err := propagation.New(host, types, propagation.Options{})
 //	res, err := p.Reconcile(ctx, federation.Key{Namespace: "shop", Name: "web"})
 //	// or: err = p.Run(ctx)

@@ -129,11 +129,14 @@ func kinds(types []federation.TypeConfig) string {
 	return strings.Join(out, "+")
 }
 
-// NamespacedTypes returns the types of ts whose targets are namespaced: those New accepts.
-func NamespacedTypes(ts []federation.TypeConfig) []federation.TypeConfig {
+// DefaultTypes returns the types of ts a control plane propagates by default: those with
+// namespaced targets, but not Secrets. A Secret policy could copy credentials to every
+// member, and the control plane reads no Secret outside its own namespace (config/rbac).
+// An embedder who wants Secrets passes SecretType to New and grants the access.
+func DefaultTypes(ts []federation.TypeConfig) []federation.TypeConfig {
 	var out []federation.TypeConfig
 	for _, t := range ts {
-		if t.Namespaced {
+		if t.Namespaced && t.Target.GroupKind() != federation.SecretType.Target.GroupKind() {
 			out = append(out, t)
 		}
 	}

@@ -245,7 +245,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	require.NoError(t, err)
 	dns, err := dnsrecord.New(recs["dns"], e.fleet, dnsrecord.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
-	prop, err := propagation.New(recs["propagation"], propagation.NamespacedTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
+	prop, err := propagation.New(recs["propagation"], propagation.DefaultTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
 	runs = append(runs, prop.Run)
 	// The kube.ClusterSet reads Clusters and their Secrets; its member clients are never used
