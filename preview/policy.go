@@ -39,7 +39,7 @@ func (r *run) natives() ([]Native, []federation.FederatedObject, []Problem) {
 	var generated []federation.FederatedObject
 	for _, u := range r.in.Other {
 		typ, ok := r.targetType(u.GetAPIVersion(), u.GetKind())
-		if !ok {
+		if !ok || !propagation.Selectable(u) {
 			continue
 		}
 		n := Native{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}

@@ -134,9 +134,9 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 	return u, nil
 }
 
-// selectable reports whether a policy may select native: not a member copy the federation
+// Selectable reports whether a policy may select native: not a member copy the federation
 // manages (a host that is also a member), nor a Secret holding a Cluster's credentials.
-func selectable(native *unstructured.Unstructured) bool {
+func Selectable(native *unstructured.Unstructured) bool {
 	l := native.GetLabels()
 	return l[federation.ManagedByLabel] == "" && l[federation.SecretClusterLabel] == ""
 }
@@ -157,7 +157,7 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 		return false, err
 	}
 	var matches []Match
-	if native != nil && native.GetDeletionTimestamp() == nil && selectable(native) {
+	if native != nil && native.GetDeletionTimestamp() == nil && Selectable(native) {
 		if native.GetAPIVersion() == "" {
 			native.SetAPIVersion(t.Target.GroupVersion().String())
 			native.SetKind(t.Target.Kind)
