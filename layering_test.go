@@ -21,16 +21,18 @@ const module = "github.com/fedkit/fedkit"
 var allowedImports = map[string][]string{
 	"": nil, // the root package is documentation only
 	// federation imports only internal packages that import nothing from the module.
-	"federation":      {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
-	"placement":       {"federation", "internal/labelselector"},
-	"override":        {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
-	"dnsrecord":       {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"scheduler":       {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":            {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":          {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"federation": {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
+	"placement":  {"federation", "internal/labelselector"},
+	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
+	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"scheduler":  {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// propagation turns native host objects selected by policies into Federated<Kind>.
+	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
 	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
@@ -39,7 +41,7 @@ var allowedImports = map[string][]string{
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics"},
@@ -78,13 +80,13 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane", "federation/kube", "hostcache"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane", "internal/loop"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "federation/kube", "hostcache"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "internal/loop"},
 	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync"},
+	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync"},

@@ -20,6 +20,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -109,14 +110,16 @@ func startEveryLoop(t *testing.T, reg prometheus.Registerer) {
 	require.NoError(t, err)
 	d, err := dnsrecord.New(host, fleet, dnsrecord.Options{Clock: clk, Registerer: reg})
 	require.NoError(t, err)
+	p, err := propagation.New(host, []federation.TypeConfig{typ}, propagation.Options{Clock: clk, Registerer: reg})
+	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{s.Run, y.Run, c.Run, m.Run, d.Run} {
+	for _, run := range []func(context.Context) error{s.Run, y.Run, c.Run, m.Run, d.Run, p.Run} {
 		wg.Go(func() { _ = run(ctx) })
 	}
 	queues := []string{"scheduler/FederatedDeployment", "sync/FederatedDeployment", "sync/FederatedDeployment/clusters",
-		"status/FederatedDeployment", "cluster-monitor", "dnsrecord"}
+		"status/FederatedDeployment", "cluster-monitor", "dnsrecord", "propagation/FederatedDeployment"}
 	require.Eventually(t, func() bool {
 		mfs, err := reg.(prometheus.Gatherer).Gather()
 		require.NoError(t, err)

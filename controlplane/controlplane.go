@@ -16,6 +16,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/statuswrite"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -126,7 +127,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	// Events, like the other common fields, reach every loop that leaves its own recorder
 	// unset.
 	if opts.Events != nil {
-		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Dependencies.Events} {
+		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Dependencies.Events, &opts.Propagation.Events} {
 			if *r == nil {
 				*r = opts.Events
 			}
@@ -237,6 +238,25 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
 		}
 	}
+	for _, t := range propagation.DefaultTypes(opts.Types) {
+		if opts.Disable.Propagation {
+			break
+		}
+		// One loop per type, as for the others: a type whose CRD the host lacks stops only
+		// its own.
+		ns := opts.Propagation.Namespace
+		add(PropagationLoop+"/"+t.Federated.Kind, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.Propagation
+			o.Shard = shard
+			p, err := propagation.New(host, []federation.TypeConfig{t}, o)
+			if err != nil {
+				return nil, fmt.Errorf("propagation for %s: %w", t.Federated.Kind, err)
+			}
+			return p.Run, nil
+		}, resource{gvr: federation.PropagationPolicyGVR, namespace: ns}, resource{gvr: federation.ClusterPropagationPolicyGVR},
+			resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
+			resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
+	}
 	if !opts.Disable.DNS {
 		ns := opts.DNS.Namespace
 		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
@@ -309,6 +329,9 @@ const (
 	DNSLoop        = "dnsrecord"
 	// DependenciesLoop makes workloads' dependencies follow them (package dependencies).
 	DependenciesLoop = "dependencies"
+	// PropagationLoop prefixes the propagation loops, one per namespaced type:
+	// "propagation/<FederatedKind>".
+	PropagationLoop = "propagation"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

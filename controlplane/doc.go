@@ -27,11 +27,12 @@
 // Run runs one scheduler, one Syncer and one Collector per type of [Options].Types. That is
 // every built-in type by default, federation.BuiltinTypes. It also runs one ClusterMonitor,
 // one DNS Controller, one dependencies loop (package dependencies:
-// spec.propagateDependencies), and the ClusterSet's own Run when it has one. A
-// kube.ClusterSet must run to keep its member clients in line with the Cluster objects, and
-// to host the member caches the loops read. A fake.Fleet's Run drives its simulated workload
-// controllers. Options' common fields (Clock, Logger, Registerer, Events, Identity) reach
-// every loop whose own options leave them unset.
+// spec.propagateDependencies), one propagation loop per namespaced type but Secrets (package
+// propagation, DefaultTypes; Disable.Propagation), and the ClusterSet's own Run when it has
+// one. A kube.ClusterSet must run to keep its member clients in line with the Cluster
+// objects, and to host the member caches the loops read. A fake.Fleet's Run drives its
+// simulated workload controllers. Options' common fields (Clock, Logger, Registerer, Events,
+// Identity) reach every loop whose own options leave them unset.
 //
 // Sync waits for the scheduler. The control plane sets [fedsync.Options].WaitForScheduler
 // for every type whose scheduler it runs. It does not with Disable.Scheduler, nor when

@@ -120,6 +120,7 @@ spec:
 	// sync/FederatedDeployment Running
 	// status/FederatedDeployment Running
 	// dependencies Running
+	// propagation/FederatedDeployment Running
 	// Run returned <nil>
 }
 

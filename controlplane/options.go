@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -56,6 +57,10 @@ type Options struct {
 	// ServiceAccounts and PVCs follow them (spec.propagateDependencies), over Types. It runs
 	// when some type of Types has an extractor (package dependencies: Deployment, Job, ...).
 	Dependencies dependencies.Options
+
+	// Propagation is the loop over native objects selected by propagation policies, one
+	// per type of propagation.DefaultTypes(Types): namespaced targets, Secrets excluded.
+	Propagation propagation.Options
 
 	// Disable switches parts of the control plane off, for embedders who run them elsewhere or
 	// not at all (no DNS, say). The zero value runs everything.
@@ -155,6 +160,9 @@ type Parts struct {
 	// ClusterSet keeps Run from running the ClusterSet's own Run, for an embedder who runs it
 	// already (a kube.ClusterSet must run for its member caches to work).
 	ClusterSet bool
+	// Propagation switches off the propagation loop (PropagationPolicy and
+	// ClusterPropagationPolicy over native host objects).
+	Propagation bool
 	// Events stops the control plane from recording events on the host when Options.Events
 	// is nil: the loops then record none (they still log them).
 	Events bool
@@ -200,7 +208,8 @@ func (o *Options) complete() error {
 	common(&o.Monitor.Clock, &o.Monitor.Logger, &o.Monitor.Registerer, o)
 	common(&o.DNS.Clock, &o.DNS.Logger, &o.DNS.Registerer, o)
 	common(&o.Dependencies.Clock, &o.Dependencies.Logger, &o.Dependencies.Registerer, o)
-	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache, &o.Dependencies.Cache} {
+	common(&o.Propagation.Clock, &o.Propagation.Logger, &o.Propagation.Registerer, o)
+	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache, &o.Dependencies.Cache, &o.Propagation.Cache} {
 		if *c == nil {
 			*c = o.Cache
 		}

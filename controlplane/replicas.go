@@ -95,7 +95,7 @@ func (o *Options) completeReplicas() error {
 	}
 	for loop, s := range map[string]federation.Shard{
 		"Scheduler.Shard": o.Scheduler.Shard, "Sync.Shard": o.Sync.Shard, "Status.Shard": o.Status.Shard,
-		"Monitor.Shard": o.Monitor.Shard, "DNS.Shard": o.DNS.Shard,
+		"Monitor.Shard": o.Monitor.Shard, "DNS.Shard": o.DNS.Shard, "Propagation.Shard": o.Propagation.Shard,
 	} {
 		if s != (federation.Shard{}) {
 			errs = append(errs, fmt.Errorf("%s is set: the control plane gives every loop its shard; set Options.Shard or Options.Sharding instead", loop))

@@ -57,12 +57,13 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 	})
 
 	want := map[string]controlplane.State{
-		controlplane.ClusterSetLoop:     controlplane.StateRunning,
-		controlplane.MonitorLoop:        controlplane.StateRunning,
-		"scheduler/FederatedDeployment": controlplane.StateRunning,
-		"sync/FederatedDeployment":      controlplane.StateRunning,
-		"status/FederatedDeployment":    controlplane.StateRunning,
-		controlplane.DependenciesLoop:   controlplane.StateRunning,
+		controlplane.ClusterSetLoop:       controlplane.StateRunning,
+		controlplane.MonitorLoop:          controlplane.StateRunning,
+		"scheduler/FederatedDeployment":   controlplane.StateRunning,
+		"sync/FederatedDeployment":        controlplane.StateRunning,
+		"status/FederatedDeployment":      controlplane.StateRunning,
+		controlplane.DependenciesLoop:     controlplane.StateRunning,
+		"propagation/FederatedDeployment": controlplane.StateRunning,
 	}
 	if diff := cmp.Diff(want, states(cp)); diff != "" {
 		t.Errorf("Status() (-want +got):\n%s", diff)
@@ -325,7 +326,8 @@ func TestNew(t *testing.T) {
 	// Every built-in type, every loop, one registry: the loops' metrics do not collide.
 	cp, err := controlplane.New(host, fleet, controlplane.Options{Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+2) // + the DNS and dependencies loops
+	// + a propagation loop per namespaced type but Secrets, DNS and dependencies
+	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+len(federation.BuiltinTypes())-2+2)
 }
 
 func TestRunTwice(t *testing.T) {

@@ -49,9 +49,9 @@ type LoopStatus struct {
 
 // Status returns the state of every loop, in a fixed order: the cluster set, then for each
 // set of loops (one, or one per shard held, by shard index) the cluster monitor, the
-// scheduler, sync and collector of each type in Options.Types order, then DNS. Disabled loops
-// are not listed, nor (with Options.Sharding) the loops of shards this replica does not hold:
-// a replica holding no shard lists the cluster set only. It is how an embedder learns,
+// scheduler, sync and collector of each type in Options.Types order, then the propagation
+// loop of each namespaced type, then DNS. Disabled loops are not listed, nor (with Options.Sharding) the loops of shards this
+// replica does not hold: a replica holding no shard lists the cluster set only. It is how an embedder learns,
 // without reading the log, that a type is not running because its CRD is missing (a health
 // endpoint, a status page), or which shards this replica runs:
 //

@@ -12,8 +12,9 @@ import (
 // NewHost returns a cluster named name that serves fedkit's API, as a federation host does
 // once fedkit's CRDs are installed: it is [NewCluster] with the CustomResourceDefinitions of
 // [federation.CRDs] for the built-in federated types ([federation.BuiltinTypes]) created and
-// Established: Clusters, ReplicaSchedulingPreferences and FederatedDeployment,
-// FederatedService and the rest, each with its status subresource and scope.
+// Established: Clusters, ReplicaSchedulingPreferences, the propagation policies, and
+// FederatedDeployment, FederatedService and the rest, each with its status subresource and
+// scope.
 //
 // To federate a type of your own, create its CRD in the host as on a real one (see the
 // example): the fake serves the resource of every CRD created in it.

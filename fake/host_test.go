@@ -34,7 +34,7 @@ func TestNewHost(t *testing.T) {
 		_, err = host.List(ctx, gvr, "", metav1.ListOptions{})
 		require.NoError(t, err, crd.Name)
 	}
-	require.Len(t, crds, 2+len(federation.BuiltinTypes()))
+	require.Len(t, crds, 4+len(federation.BuiltinTypes()))
 }
 
 func conditionStatus(u interface{ UnstructuredContent() map[string]any }, typ string) string {

@@ -51,6 +51,16 @@ func ReplicaSchedulingPreferenceCRD() (*apiextensionsv1.CustomResourceDefinition
 	return loadCRD("core.federation.k8s.io_replicaschedulingpreferences.yaml")
 }
 
+// PropagationPolicyCRD returns the CRD of PropagationPolicy.
+func PropagationPolicyCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadCRD("core.federation.k8s.io_propagationpolicies.yaml")
+}
+
+// ClusterPropagationPolicyCRD returns the CRD of ClusterPropagationPolicy.
+func ClusterPropagationPolicyCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadCRD("core.federation.k8s.io_clusterpropagationpolicies.yaml")
+}
+
 // CRDFor returns the CRD of t's Federated<Kind>: spec.template preserves unknown fields (any
 // target type fits), placement, overrides and status have full structural schemas, status is
 // a subresource, and kubectl shows the conditions, ready and desired replicas, the synced
@@ -126,7 +136,8 @@ func shortNames(t TypeConfig) []string {
 }
 
 // CRDs returns every CRD fedkit needs on the host for the given federated types: Cluster,
-// ReplicaSchedulingPreference, then one per type. Pass BuiltinTypes() for the ready-made ones.
+// ReplicaSchedulingPreference, PropagationPolicy, ClusterPropagationPolicy, then one per
+// type. Pass BuiltinTypes() for the ready-made ones.
 func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	c, err := ClusterCRD()
 	if err != nil {
@@ -136,7 +147,15 @@ func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	out := []*apiextensionsv1.CustomResourceDefinition{c, r}
+	pp, err := PropagationPolicyCRD()
+	if err != nil {
+		return nil, err
+	}
+	cpp, err := ClusterPropagationPolicyCRD()
+	if err != nil {
+		return nil, err
+	}
+	out := []*apiextensionsv1.CustomResourceDefinition{c, r, pp, cpp}
 	var template *apiextensionsv1.CustomResourceDefinition
 	if len(types) > 0 {
 		if template, err = loadCRD(federatedObjectsCRD); err != nil {

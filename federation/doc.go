@@ -41,7 +41,9 @@
 // what the cluster monitor keeps: Ready, version, capacity and available resources,
 // heartbeat. A [ReplicaSchedulingPreference] has the same namespace and name as the object
 // it schedules. It divides a total number of replicas by weight, with per-cluster minimums
-// and maximums.
+// and maximums. A [PropagationPolicy] (namespaced) or a [ClusterPropagationPolicy] selects
+// native host objects by kind, name and labels. Package propagation writes a Federated<Kind>
+// for each.
 //
 // The loops write the federated object's status, each its own fields:
 //

@@ -85,7 +85,8 @@ const (
 	SecretClusterLabel = "federation.k8s.io/cluster"
 
 	// GeneratedByLabel on a federated object names the loop that created it and owns it
-	// (value [GeneratedByDependencies]). Objects without it are the user's.
+	// ([GeneratedByDependencies], [GeneratedByPropagation]). Objects without it are the
+	// user's.
 	GeneratedByLabel = "federation.k8s.io/generated-by"
 
 	// GeneratedByDependencies is GeneratedByLabel's value on the Federated<ConfigMap|Secret|

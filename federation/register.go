@@ -8,13 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// AddToScheme registers the core group (Cluster, ReplicaSchedulingPreference) and the
+// AddToScheme registers the core group (Cluster, ReplicaSchedulingPreference, the propagation
+// policies) and the
 // Federated<Kind> of every built-in TypeConfig with s. Register the federated kinds of your own
 // types with [AddFederatedKind]. DNS types register through package dnsrecord.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(CoreGroupVersion,
 		&Cluster{}, &ClusterList{},
 		&ReplicaSchedulingPreference{}, &ReplicaSchedulingPreferenceList{},
+		&PropagationPolicy{}, &PropagationPolicyList{},
+		&ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{},
 	)
 	metav1.AddToGroupVersion(s, CoreGroupVersion)
 	for _, t := range BuiltinTypes() {
@@ -53,6 +56,18 @@ func ToUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 		if o.Kind == "" {
 			o = o.DeepCopy()
 			o.APIVersion, o.Kind = ReplicaSchedulingPreferenceGVK.ToAPIVersionAndKind()
+			obj = o
+		}
+	case *PropagationPolicy:
+		if o.Kind == "" {
+			o = o.DeepCopy()
+			o.APIVersion, o.Kind = PropagationPolicyGVK.ToAPIVersionAndKind()
+			obj = o
+		}
+	case *ClusterPropagationPolicy:
+		if o.Kind == "" {
+			o = o.DeepCopy()
+			o.APIVersion, o.Kind = ClusterPropagationPolicyGVK.ToAPIVersionAndKind()
 			obj = o
 		}
 	case *FederatedObject:
@@ -100,6 +115,24 @@ func ClusterFromUnstructured(u *unstructured.Unstructured) (*Cluster, error) {
 // ReplicaSchedulingPreferenceFromUnstructured converts a ReplicaSchedulingPreference object.
 func ReplicaSchedulingPreferenceFromUnstructured(u *unstructured.Unstructured) (*ReplicaSchedulingPreference, error) {
 	out := &ReplicaSchedulingPreference{}
+	if err := FromUnstructured(u, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PropagationPolicyFromUnstructured converts a PropagationPolicy object.
+func PropagationPolicyFromUnstructured(u *unstructured.Unstructured) (*PropagationPolicy, error) {
+	out := &PropagationPolicy{}
+	if err := FromUnstructured(u, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ClusterPropagationPolicyFromUnstructured converts a ClusterPropagationPolicy object.
+func ClusterPropagationPolicyFromUnstructured(u *unstructured.Unstructured) (*ClusterPropagationPolicy, error) {
+	out := &ClusterPropagationPolicy{}
 	if err := FromUnstructured(u, out); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/fedkit/fedkit/preview"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden.yaml")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/ from the code")
 
 // TestPreviewDependencies: the preview lists each workload's dependencies with the union of
 // the clusters of every workload that needs them, how each follows, and a missing one as a

@@ -19,6 +19,10 @@
 //   - the DNS names of its ServiceDNSRecord or IngressDNSRecord;
 //   - every validation error with its field path.
 //
+// Native objects in Input.Other that a PropagationPolicy or ClusterPropagationPolicy
+// selects are listed in [Report].Natives: the policy chosen, and why the others lost. Their
+// generated Federated<Kind> is then previewed like any federated object.
+//
 // It can also be given the member objects as they are now ([Input].Live, read from a
 // federation.ClusterSet or from kubeconfig contexts). Then it also says what sync would
 // change in each cluster: create, update (with the owned fields that differ, live value and

@@ -32,8 +32,13 @@ type Input struct {
 	IngressDNSRecords []dnsrecord.IngressDNSRecord
 	Domains           []dnsrecord.Domain
 	// Other holds the plain Kubernetes objects Decode found (Namespaces, say, that the same
-	// manifests need on a cluster); Run does not preview them.
+	// manifests need on a cluster). Those of a type's target kind that a policy selects are
+	// previewed as the Federated<Kind> package propagation would generate; the rest are not.
 	Other []*unstructured.Unstructured
+	// Policies and ClusterPolicies are the PropagationPolicies and
+	// ClusterPropagationPolicies that select objects of Other.
+	Policies        []federation.PropagationPolicy
+	ClusterPolicies []federation.ClusterPropagationPolicy
 
 	// Live holds the member objects of each cluster, by cluster name; nil for a preview
 	// without live state. With it, Run reports each cluster's change (create, update with the
@@ -66,7 +71,8 @@ type Input struct {
 }
 
 // Decode reads multi-document YAML (or JSON) into an Input: Federated<Kind> objects,
-// Clusters, ReplicaSchedulingPreferences, ServiceDNSRecords, IngressDNSRecords and Domains,
+// Clusters, ReplicaSchedulingPreferences, PropagationPolicies, ClusterPropagationPolicies,
+// ServiceDNSRecords, IngressDNSRecords and Domains,
 // and "kind: List" documents holding them (as `kubectl get -o yaml` writes). Empty documents
 // are skipped. Decoding is strict, as kubectl's strict field validation: a field the kind
 // does not have (spec.palcement) and a key twice in one mapping (often a missing "---"
@@ -118,6 +124,12 @@ func (in *Input) add(d manifest.Document) error {
 	case gk == federation.ReplicaSchedulingPreferenceGVK.GroupKind():
 		var o federation.ReplicaSchedulingPreference
 		into, keep = &o, func() { in.Preferences = append(in.Preferences, o) }
+	case gk == federation.PropagationPolicyGVK.GroupKind():
+		var o federation.PropagationPolicy
+		into, keep = &o, func() { in.Policies = append(in.Policies, o) }
+	case gk == federation.ClusterPropagationPolicyGVK.GroupKind():
+		var o federation.ClusterPropagationPolicy
+		into, keep = &o, func() { in.ClusterPolicies = append(in.ClusterPolicies, o) }
 	case gk == federation.DNSGroupVersion.WithKind("ServiceDNSRecord").GroupKind():
 		var o dnsrecord.ServiceDNSRecord
 		into, keep = &o, func() { in.ServiceDNSRecords = append(in.ServiceDNSRecords, o) }

@@ -19,11 +19,41 @@ type Report struct {
 	// Live reports whether the input had live member objects (Input.Live): only then do the
 	// clusters carry a Change.
 	Live bool `json:"live"`
+	// Natives has one entry per native object of Input.Other whose kind is a type's target:
+	// the policy that selects it, if any, and the policies that lost. The Federated<Kind>
+	// generated for it follows the input's own in Objects.
+	Natives []Native `json:"natives,omitempty"`
 	// Objects has one entry per federated object.
 	Objects []Object `json:"objects"`
 	// Problems are about inputs that belong to no object: a Cluster that fails validation, a
 	// ReplicaSchedulingPreference or DNS record without its federated object.
 	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Native is what the propagation policies make of one native object.
+type Native struct {
+	// APIVersion, Kind, Namespace and Name identify it (apps/v1 Deployment ...).
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	// Policy is the policy that wins (propagation.Policy's Ref); "" when none selects it.
+	Policy string `json:"policy,omitempty"`
+	// Selected says how the winner's selector picked it (by name, by labels, by kind).
+	Selected string `json:"selected,omitempty"`
+	// Lost are the other policies that matched, best first, with why each lost.
+	Lost []LostPolicy `json:"lost,omitempty"`
+	// Generated names the Federated<Kind> in Objects; "" when none is generated.
+	Generated string `json:"generated,omitempty"`
+	// Problem says why no object is generated although a policy selects it (a
+	// Federated<Kind> of its name in the input, written by hand, is left alone).
+	Problem string `json:"problem,omitempty"`
+}
+
+// LostPolicy is a policy that matched a native object but lost to another.
+type LostPolicy struct {
+	Policy string `json:"policy"`
+	Why    string `json:"why"`
 }
 
 // Object is the preview of one federated object.

@@ -40,6 +40,10 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //     against every Cluster, placed or not (and every cluster an override names), so that
 //     an override that cannot apply (a path that does not exist) is found before it is
 //     placed there, with the field at fault;
+//  0. propagation policies: each native object of Input.Other that a policy selects
+//     (propagation.Matches) becomes the Federated<Kind> and preference that package
+//     propagation would write (propagation.Generate, propagation.Preference), previewed
+//     after the input's own federated objects;
 //  5. DNS: the status.dns the DNS loop would write (dnsrecord.ServiceStatusDNS or
 //     IngressStatusDNS, from the record's status and, with Input.Live, the member objects'
 //     load balancers), then the names of the object's ServiceDNSRecord or IngressDNSRecord,
@@ -61,9 +65,15 @@ func Run(in Input) (Report, error) {
 			rep.Problems = append(rep.Problems, Problem{Severity: Error, Object: "Cluster " + c.Name, Field: e.Field, Message: fieldMessage(e)})
 		}
 	}
+	natives, generated, problems := r.natives()
+	rep.Natives = natives
+	rep.Problems = append(rep.Problems, problems...)
 	for i := range in.Objects {
 		r.index = i
 		rep.Objects = append(rep.Objects, r.object(&in.Objects[i]))
+	}
+	for i := range generated {
+		rep.Objects = append(rep.Objects, r.object(&generated[i]))
 	}
 	for i, clusters := range r.dependencies(&rep) {
 		// The user's federated dependency gains its workloads' clusters, as the

@@ -37,6 +37,8 @@ const (
 	LoopDNS       = "dns"
 	// LoopDependencies is the loop that makes a workload's dependencies follow it.
 	LoopDependencies = "dependencies"
+	// LoopPropagation is package propagation's loop over native objects.
+	LoopPropagation = "propagation"
 )
 
 // Register registers c into reg and returns it, or returns the collector of the same

@@ -135,7 +135,7 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 	for _, l := range cp.Status() {
 		switch {
 		// The dependencies loop watches every workload type, FederatedJob too.
-		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob", controlplane.DependenciesLoop}, l.Name):
+		case l.Name == controlplane.DNSLoop || slices.Contains([]string{"scheduler/FederatedJob", "sync/FederatedJob", "status/FederatedJob", "propagation/FederatedJob", controlplane.DependenciesLoop}, l.Name):
 			require.Equal(t, controlplane.StateFailed, l.State, l.Name)
 			require.ErrorIs(t, l.Err, controlplane.ErrNotServed, l.Name)
 		default:

@@ -22,6 +22,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -115,9 +116,34 @@ apiVersion: multiclusterdns.federation.k8s.io/v1alpha1
 kind: ServiceDNSRecord
 metadata: {name: web, namespace: default}
 spec: {domainRef: fed, allowServiceWithoutEndpoints: true}
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: api}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: api}]
+  placement: {clusterSelector: {}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: api, image: "api:1"}]}
 `))
 	e.stepUntil(t, "web Scheduled, Propagated and Ready", func() bool {
 		return condition(e.host, "Scheduled") && condition(e.host, "Propagated") && condition(e.host, "Ready")
+	})
+	e.stepUntil(t, "the native Deployment api federated and its status the fleet's", func() bool {
+		u, err := e.host.Peek(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "default", "api")
+		if err != nil {
+			return false
+		}
+		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+		return ready == 2
 	})
 	e.stepUntil(t, "a DNSEndpoint for web", func() bool {
 		return done("create", dnsrecord.DNSEndpointGVR, "")
@@ -209,7 +235,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	m := loadManifests(t)
 	e := newEnv(t)
 	recs := map[string]*recorder{}
-	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set", "dependencies"} {
+	for _, name := range []string{"scheduler", "sync", "status-collector", "cluster-monitor", "dns", "cluster-set", "dependencies", "propagation"} {
 		recs[name] = record(e.host)
 	}
 	var runs []func(context.Context) error
@@ -229,6 +255,9 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	deps, err := dependencies.New(recs["dependencies"], federation.BuiltinTypes(), dependencies.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
 	runs = append(runs, deps.Run)
+	prop, err := propagation.New(recs["propagation"], propagation.DefaultTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
+	require.NoError(t, err)
+	runs = append(runs, prop.Run)
 	// The kube.ClusterSet reads Clusters and their Secrets; its member clients are never used
 	// here (the loops use the fleet), and connect lazily.
 	set, err := kube.NewClusterSet(recs["cluster-set"], kube.ClusterSetOptions{})
@@ -245,6 +274,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"dns":              {cluster: []string{"fedkit-dns"}},
 		"cluster-set":      {cluster: []string{"fedkit-cluster-set"}, namespaced: []string{"fedkit-cluster-set"}},
 		"dependencies":     {cluster: []string{"fedkit-dependencies"}},
+		"propagation":      {cluster: []string{"fedkit-propagation"}},
 	}
 	// What the scenario must have made each loop do, so that the check above cannot pass
 	// because a loop did nothing.
@@ -256,6 +286,7 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 		"dns":              {Verb: "create", Group: dnsrecord.DNSEndpointGVR.Group, Resource: dnsrecord.DNSEndpointGVR.Resource},
 		"cluster-set":      {Verb: "watch", Resource: "secrets"},
 		"dependencies":     {Verb: "create", Group: federation.ConfigMapType.FederatedGVR().Group, Resource: federation.ConfigMapType.FederatedGVR().Resource},
+		"propagation":      {Verb: "update", Group: "apps", Resource: "deployments", Subresource: "status"},
 	}
 	// In the members, every loop uses the credentials of the member's Secret: all of them
 	// together need only the member role.
@@ -301,6 +332,7 @@ func TestControlPlaneNeedsOnlyItsRoles(t *testing.T) {
 	opts.Monitor.CacheSyncTimeout = syncTimeout
 	opts.DNS.CacheSyncTimeout = syncTimeout
 	opts.Dependencies.CacheSyncTimeout = syncTimeout
+	opts.Propagation.CacheSyncTimeout = syncTimeout
 	cp, err := controlplane.New(rec, e.fleet, opts)
 	require.NoError(t, err)
 	stop := runAll(cp.Run)

@@ -1,0 +1,213 @@
+package propagation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// SourceGenerationAnnotation on a generated object records the native object's
+// metadata.generation it was rendered from, so the native observedGeneration can follow.
+const SourceGenerationAnnotation = "federation.k8s.io/source-generation"
+
+// droppedAnnotations are the native object's annotations that never go into the template:
+// the client's and controllers' bookkeeping, and fedkit's own.
+var droppedAnnotations = []string{
+	"kubectl.kubernetes.io/last-applied-configuration",
+	"deployment.kubernetes.io/revision",
+	"deprecated.daemonset.template.generation",
+	federation.PolicyAnnotation,
+	federation.OrphanAnnotation,
+	federation.AdoptAnnotation,
+}
+
+// Template returns native as a Federated<Kind>'s template: apiVersion, kind, labels,
+// annotations and the content; no server fields (uid, resourceVersion, generation,
+// timestamps, owners, finalizers, managedFields), no status. A Service loses its
+// server-assigned clusterIP(s); a Job its generated selector and controller-uid labels.
+func Template(native *unstructured.Unstructured) map[string]any {
+	t := native.DeepCopy().Object
+	delete(t, "status")
+	meta := map[string]any{}
+	if l := native.GetLabels(); len(l) > 0 {
+		meta["labels"] = toAny(l)
+	}
+	ann := native.GetAnnotations()
+	for _, k := range droppedAnnotations {
+		delete(ann, k)
+	}
+	if len(ann) > 0 {
+		meta["annotations"] = toAny(ann)
+	}
+	t["metadata"] = meta
+	switch native.GroupVersionKind().GroupKind().String() {
+	case "Service":
+		unstructured.RemoveNestedField(t, "spec", "clusterIP")
+		unstructured.RemoveNestedField(t, "spec", "clusterIPs")
+	case "Job.batch":
+		if manual, _, _ := unstructured.NestedBool(t, "spec", "manualSelector"); !manual {
+			unstructured.RemoveNestedField(t, "spec", "selector")
+			for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
+				unstructured.RemoveNestedField(t, "spec", "template", "metadata", "labels", k)
+			}
+		}
+	}
+	return t
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Generate returns the Federated<Kind> of typ for native under p: the [Template], p's
+// placement, overrides, rollout, retainReplicas and propagateDependencies; the generated
+// label, the policy and source generation annotations, the orphan annotation when native
+// has it, the adopt annotation when p's conflictResolution is Overwrite; and a controller
+// ownerReference to native.
+func Generate(typ federation.TypeConfig, native *unstructured.Unstructured, p Policy) (*unstructured.Unstructured, error) {
+	fed := &federation.FederatedObject{}
+	fed.APIVersion, fed.Kind = typ.Federated.ToAPIVersionAndKind()
+	fed.Namespace, fed.Name = native.GetNamespace(), native.GetName()
+	fed.Labels = map[string]string{federation.GeneratedByLabel: federation.GeneratedByPropagation}
+	fed.Annotations = map[string]string{
+		federation.PolicyAnnotation: p.Ref(),
+		SourceGenerationAnnotation:  strconv.FormatInt(native.GetGeneration(), 10),
+	}
+	if native.GetAnnotations()[federation.OrphanAnnotation] == "true" {
+		fed.Annotations[federation.OrphanAnnotation] = "true"
+	}
+	if p.Spec.ConflictResolution == federation.ConflictOverwrite {
+		fed.Annotations[federation.AdoptAnnotation] = "true"
+	}
+	controller := true
+	fed.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: native.GetAPIVersion(), Kind: native.GetKind(), Name: native.GetName(), UID: native.GetUID(), Controller: &controller,
+	}}
+	s := p.Spec.DeepCopy()
+	fed.Spec = federation.FederatedSpec{
+		Template:              federation.RawObject{Object: Template(native)},
+		Placement:             s.Placement,
+		Overrides:             s.Overrides,
+		RetainReplicas:        s.RetainReplicas,
+		Rollout:               s.Rollout,
+		PropagateDependencies: s.PropagateDependencies,
+	}
+	return normalize(fed)
+}
+
+// Preference returns the ReplicaSchedulingPreference p's spec.scheduling asks for, of the
+// generated object's name and owned by it (fed's uid), or nil when p has none. Its
+// totalReplicas defaults to the native object's replicas.
+func Preference(typ federation.TypeConfig, native, fed *unstructured.Unstructured, p Policy) (*unstructured.Unstructured, error) {
+	sc := p.Spec.Scheduling
+	if sc == nil {
+		return nil, nil
+	}
+	sc = sc.DeepCopy()
+	total := int64(0)
+	if sc.TotalReplicas != nil {
+		total = *sc.TotalReplicas
+	} else if f := typ.ReplicasFields(); f != nil {
+		if n, ok, _ := unstructured.NestedInt64(native.Object, f...); ok {
+			total = n
+		}
+	}
+	rsp := &federation.ReplicaSchedulingPreference{}
+	rsp.APIVersion, rsp.Kind = federation.ReplicaSchedulingPreferenceGVK.ToAPIVersionAndKind()
+	rsp.Namespace, rsp.Name = fed.GetNamespace(), fed.GetName()
+	rsp.Labels = map[string]string{federation.GeneratedByLabel: federation.GeneratedByPropagation}
+	rsp.Annotations = map[string]string{federation.PolicyAnnotation: p.Ref()}
+	controller := true
+	rsp.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: fed.GetAPIVersion(), Kind: fed.GetKind(), Name: fed.GetName(), UID: fed.GetUID(), Controller: &controller,
+	}}
+	rsp.Spec = federation.ReplicaSchedulingPreferenceSpec{
+		TargetKind: typ.Federated.Kind, TotalReplicas: total, Rebalance: sc.Rebalance,
+		RebalancePeriod: sc.RebalancePeriod, IntersectWithClusterSelector: sc.IntersectWithClusterSelector,
+		Algorithm: sc.Algorithm, Strategy: sc.Strategy, Clusters: sc.Clusters, Failover: sc.Failover,
+	}
+	return normalize(rsp)
+}
+
+// normalize converts a typed object to unstructured through JSON, so its numbers and
+// empty fields look as they do when read back from an API server.
+func normalize(obj any) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("propagation: %w: %v", federation.ErrInvalidObject, err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("propagation: %w: %v", federation.ErrInvalidObject, err)
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	return u, nil
+}
+
+// NativeStatus returns the native status fields for a workload kind (Deployment,
+// StatefulSet, ReplicaSet, DaemonSet) from its generated object's status: the aggregated
+// replicas, ready, available and updated counts, and observedGeneration = the native
+// generation the generated object was rendered from, once its Ready condition observed the
+// generated object's generation. ok is false for other kinds and before any aggregate.
+func NativeStatus(native, fed *unstructured.Unstructured) (fields map[string]int64, ok bool) {
+	switch native.GroupVersionKind().GroupKind().String() {
+	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps", "DaemonSet.apps":
+	default:
+		return nil, false
+	}
+	agg, found, _ := unstructured.NestedMap(fed.Object, "status", "aggregated")
+	if !found {
+		return nil, false
+	}
+	num := func(k string) int64 { return toInt64(agg[k]) }
+	names := map[string]string{"replicas": "replicas", "readyReplicas": "readyReplicas", "availableReplicas": "availableReplicas", "updatedReplicas": "updatedReplicas"}
+	if native.GetKind() == "DaemonSet" {
+		// A DaemonSet counts pods, under its own names.
+		names = map[string]string{"replicas": "desiredNumberScheduled", "readyReplicas": "numberReady", "availableReplicas": "numberAvailable", "updatedReplicas": "updatedNumberScheduled"}
+	}
+	fields = map[string]int64{}
+	for from, to := range names {
+		fields[to] = num(from)
+	}
+	if observed(fed) {
+		if g, err := strconv.ParseInt(fed.GetAnnotations()[SourceGenerationAnnotation], 10, 64); err == nil && g == native.GetGeneration() {
+			fields["observedGeneration"] = g
+		}
+	}
+	return fields, true
+}
+
+// observed reports whether fed's Ready condition observed its current generation.
+func observed(fed *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(fed.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != federation.ConditionReady {
+			continue
+		}
+		g := toInt64(m["observedGeneration"])
+		return g != 0 && g == fed.GetGeneration()
+	}
+	return false
+}
+
+// toInt64 reads a JSON number, decoded as int64 (an API server's) or float64 (encoding/json).
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}

@@ -1,0 +1,144 @@
+package propagation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/hostcache"
+	"github.com/fedkit/fedkit/internal/loop"
+	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+)
+
+// ErrInvalidOptions is wrapped by [New]'s error when an option or a type is invalid.
+var ErrInvalidOptions = errors.New("propagation: invalid options")
+
+// Defaults of [Options].
+const (
+	// DefaultWorkers is how many keys Run handles in parallel: one, as a pass mostly reads
+	// from caches and a native object changes seldom (the control plane runs one loop per
+	// type, so idle workers add up).
+	DefaultWorkers = 1
+	// DefaultCacheSyncTimeout bounds Run's wait for its first lists.
+	DefaultCacheSyncTimeout = loop.DefaultCacheSyncTimeout
+)
+
+// Options configure a [Propagator]. The zero value is the documented default for every field.
+type Options struct {
+	// Clock drives Run's requeues and backoff. Default: the real clock.
+	Clock clock.WithTicker
+	// Logger is used when the context carries no logger. Default: logr.Discard().
+	Logger logr.Logger
+	// Registerer receives fedkit_reconciles_total and fedkit_reconcile_duration_seconds with
+	// loop="propagation" and type the federated kinds joined by "+", and Run's work queue
+	// metrics, named "propagation/<kinds>" (METRICS.md). nil: no metrics.
+	Registerer prometheus.Registerer
+	// Cache is the host informer cache Run shares with other loops (package hostcache).
+	// nil: Run keeps a cache of its own.
+	Cache *hostcache.Cache
+	// Events records events on native objects (the policy chosen or dropped, a
+	// Federated<Kind> written by hand) and on invalid policies. nil: none.
+	Events federation.EventRecorder
+	// Namespace restricts Run to native objects of one namespace. Default: all.
+	Namespace string
+	// Shard restricts Run to the keys this shard owns ([federation.Shard.Owns]).
+	Shard federation.Shard
+	// Workers is how many keys Run handles in parallel. Default: [DefaultWorkers].
+	Workers int
+	// CacheSyncTimeout bounds Run's wait for its first lists. Default:
+	// [DefaultCacheSyncTimeout].
+	CacheSyncTimeout time.Duration
+}
+
+func (o *Options) complete() {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+}
+
+// Propagator is the loop that writes the Federated<Kind> of every native host object a
+// policy selects, and the fleet's replica counts back into the native object's status.
+// Reconcile is one pass over one namespace/name, for every type; Run watches the host and
+// calls it. A Propagator is safe for concurrent use.
+type Propagator struct {
+	host    federation.ClusterClient
+	types   []federation.TypeConfig
+	opts    Options
+	metrics *fedmetrics.Reconciles
+
+	// warned remembers what was last warned about per object (a hand-federated object, an
+	// invalid policy), so a Warning is recorded once per change, not on every pass.
+	mu     sync.Mutex
+	warned map[string]string
+}
+
+// New returns a Propagator for the native kinds of types (namespaced ones: a type whose
+// target is cluster-scoped is an error), reading and writing through host. It starts
+// nothing.
+func New(host federation.ClusterClient, types []federation.TypeConfig, opts Options) (*Propagator, error) {
+	if host == nil {
+		return nil, errors.New("propagation: New: host client is nil")
+	}
+	seen := map[string]bool{}
+	for _, t := range types {
+		if err := t.Validate(); err != nil {
+			return nil, fmt.Errorf("propagation: New: %w", err)
+		}
+		if !t.Namespaced {
+			return nil, fmt.Errorf("propagation: New: %w: %s is cluster-scoped; only namespaced kinds are propagated", ErrInvalidOptions, t.Target.Kind)
+		}
+		if seen[t.Target.String()] {
+			return nil, fmt.Errorf("propagation: New: %w: %s twice", ErrInvalidOptions, t.Target.Kind)
+		}
+		seen[t.Target.String()] = true
+	}
+	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
+		return nil, fmt.Errorf("propagation: New: %w", err)
+	}
+	opts.complete()
+	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, kinds(types))
+	if err != nil {
+		return nil, fmt.Errorf("propagation: New: %w", err)
+	}
+	return &Propagator{host: host, types: append([]federation.TypeConfig(nil), types...), opts: opts, metrics: m, warned: map[string]string{}}, nil
+}
+
+// kinds names the federated kinds of types, joined by "+": the metrics' type label and the
+// work queue's name.
+func kinds(types []federation.TypeConfig) string {
+	var out []string
+	for _, t := range types {
+		out = append(out, t.Federated.Kind)
+	}
+	return strings.Join(out, "+")
+}
+
+// DefaultTypes returns the types of ts a control plane propagates by default: those with
+// namespaced targets, but not Secrets. A Secret policy could copy credentials to every
+// member, and the control plane reads no Secret outside its own namespace (config/rbac).
+// An embedder who wants Secrets passes SecretType to New and grants the access.
+func DefaultTypes(ts []federation.TypeConfig) []federation.TypeConfig {
+	var out []federation.TypeConfig
+	for _, t := range ts {
+		if t.Namespaced && t.Target.GroupKind() != federation.SecretType.Target.GroupKind() {
+			out = append(out, t)
+		}
+	}
+	return out
+}

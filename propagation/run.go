@@ -1,0 +1,69 @@
+package propagation
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
+)
+
+// Run propagates until ctx is done. It watches the native objects of its types, their
+// Federated<Kind> and ReplicaSchedulingPreferences (a change reconciles the object of the
+// same name), and the policies: a PropagationPolicy change reconciles every native object
+// of its namespace, a ClusterPropagationPolicy change every native object. Its passes read
+// from the informer caches; writes go to the host. Run returns an error when its caches do
+// not sync within Options.CacheSyncTimeout (a policy CRD missing on the host, say), else
+// nil once every goroutine it started has exited.
+func (p *Propagator) Run(ctx context.Context) error {
+	var l *loop.Loop
+	natives := func(namespace string) []federation.Key {
+		var keys []federation.Key
+		for _, t := range p.types {
+			list, err := l.Reader().List(context.Background(), t.TargetGVR(), namespace, metav1.ListOptions{})
+			if err != nil {
+				continue
+			}
+			for i := range list.Items {
+				keys = append(keys, federation.Key{Namespace: list.Items[i].GetNamespace(), Name: list.Items[i].GetName()})
+			}
+		}
+		return keys
+	}
+	var sources []loop.Source
+	for _, t := range p.types {
+		sources = append(sources,
+			loop.Source{GVR: t.TargetGVR(), Namespace: p.opts.Namespace},
+			loop.Source{GVR: t.FederatedGVR(), Namespace: p.opts.Namespace})
+	}
+	sources = append(sources,
+		loop.Source{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: p.opts.Namespace},
+		loop.Source{GVR: federation.PropagationPolicyGVR, Namespace: p.opts.Namespace,
+			Keys: func(u *unstructured.Unstructured) []federation.Key { return natives(u.GetNamespace()) }},
+		loop.Source{GVR: federation.ClusterPropagationPolicyGVR,
+			Keys: func(*unstructured.Unstructured) []federation.Key { return natives(p.opts.Namespace) }},
+	)
+	l, err := loop.New(p.host, sources, loop.Options{
+		Name:             "propagation/" + kinds(p.types),
+		Workers:          p.opts.Workers,
+		Clock:            p.opts.Clock,
+		Logger:           p.opts.Logger,
+		CacheSyncTimeout: p.opts.CacheSyncTimeout,
+		Shard:            p.opts.Shard,
+		Registerer:       p.opts.Registerer,
+		Cache:            p.opts.Cache,
+	})
+	if err == nil {
+		cached := l.Reader()
+		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return p.reconcileFrom(ctx, cached, key)
+		}))
+	}
+	if err != nil {
+		return fmt.Errorf("propagation: %w", err)
+	}
+	return nil
+}

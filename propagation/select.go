@@ -1,0 +1,139 @@
+package propagation
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/labelselector"
+)
+
+// Policy is a PropagationPolicy (Namespace set) or a ClusterPropagationPolicy (Namespace
+// empty), as the pure functions see it.
+type Policy struct {
+	Namespace string
+	Name      string
+	Spec      federation.PropagationSpec
+}
+
+// Cluster reports whether p is a ClusterPropagationPolicy.
+func (p Policy) Cluster() bool { return p.Namespace == "" }
+
+// Ref is the value of federation.PolicyAnnotation naming p: "<namespace>/<name>", or
+// "cluster/<name>" for a ClusterPropagationPolicy.
+func (p Policy) Ref() string {
+	if p.Cluster() {
+		return "cluster/" + p.Name
+	}
+	return p.Namespace + "/" + p.Name
+}
+
+// Specificity is how precisely a selector picked an object.
+type Specificity int
+
+const (
+	// ByKind: the selector names the kind only (and perhaps a namespace).
+	ByKind Specificity = iota
+	// ByLabels: a label selector matched.
+	ByLabels
+	// ByName: the selector names the object.
+	ByName
+)
+
+func (s Specificity) String() string {
+	switch s {
+	case ByName:
+		return "by name"
+	case ByLabels:
+		return "by labels"
+	}
+	return "by kind"
+}
+
+// Match is a policy that selects an object, with its most specific selector that does.
+type Match struct {
+	Policy      Policy
+	Specificity Specificity
+}
+
+// Matches returns the policies that select obj, best first: higher priority, then a
+// PropagationPolicy before a ClusterPropagationPolicy, then the more specific selector
+// (name, labels, kind only), then name ascending. The first one wins. A namespaced policy
+// selects only in its own namespace.
+func Matches(obj *unstructured.Unstructured, policies []Policy) []Match {
+	var out []Match
+	for _, p := range policies {
+		if m, ok := match(obj, p); ok {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return Better(out[i], out[j]) })
+	return out
+}
+
+// Better reports whether a takes precedence over b.
+func Better(a, b Match) bool {
+	if a.Policy.Spec.Priority != b.Policy.Spec.Priority {
+		return a.Policy.Spec.Priority > b.Policy.Spec.Priority
+	}
+	if a.Policy.Cluster() != b.Policy.Cluster() {
+		return !a.Policy.Cluster()
+	}
+	if a.Specificity != b.Specificity {
+		return a.Specificity > b.Specificity
+	}
+	return a.Policy.Name < b.Policy.Name
+}
+
+// Lost says why loser lost to winner, in a phrase for events and previews.
+func Lost(winner, loser Match) string {
+	w, l := winner.Policy, loser.Policy
+	switch {
+	case w.Spec.Priority != l.Spec.Priority:
+		return fmt.Sprintf("priority %d is lower than %d", l.Spec.Priority, w.Spec.Priority)
+	case w.Cluster() != l.Cluster():
+		return "a ClusterPropagationPolicy loses to a PropagationPolicy of equal priority"
+	case winner.Specificity != loser.Specificity:
+		return fmt.Sprintf("its selector (%s) is less specific than the winner's (%s)", loser.Specificity, winner.Specificity)
+	}
+	return "equal rank: the winner's name comes first"
+}
+
+func match(obj *unstructured.Unstructured, p Policy) (Match, bool) {
+	if !p.Cluster() && p.Namespace != obj.GetNamespace() {
+		return Match{}, false
+	}
+	best, found := Match{Policy: p}, false
+	for _, rs := range p.Spec.ResourceSelectors {
+		s, ok := selects(rs, obj)
+		if ok && (!found || s > best.Specificity) {
+			best.Specificity, found = s, true
+		}
+	}
+	return best, found
+}
+
+// selects reports whether rs picks obj, and how precisely. A label selector that does not
+// parse selects nothing (validation reports it).
+func selects(rs federation.ResourceSelector, obj *unstructured.Unstructured) (Specificity, bool) {
+	if rs.APIVersion != obj.GetAPIVersion() || rs.Kind != obj.GetKind() {
+		return 0, false
+	}
+	if rs.Namespace != "" && rs.Namespace != obj.GetNamespace() {
+		return 0, false
+	}
+	switch {
+	case rs.Name != "":
+		return ByName, rs.Name == obj.GetName()
+	case rs.LabelSelector != nil:
+		sel, err := labelselector.Parse(rs.LabelSelector, nil)
+		if err != nil {
+			return 0, false
+		}
+		return ByLabels, sel.Matches(labels.Set(obj.GetLabels()))
+	}
+	return ByKind, true
+}
