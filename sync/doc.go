@@ -234,6 +234,12 @@
 // clusters the whole of it. After that the finalizer is removed anyway and what may have been
 // left behind is reported in a MembersLeftBehind event and the log.
 //
+// # Evictions
+//
+// The scheduler's evictions need nothing of sync: the schedule lists what a losing cluster
+// keeps. One exception: an eviction with purge mode Never that ended is marked Release.
+// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it.
+//
 // # Clusters leaving the federation
 //
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
