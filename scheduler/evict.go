@@ -224,16 +224,24 @@ func notAvailable(status []federation.MemberStatus, next []federation.ScheduledC
 	return out
 }
 
-// availableWith reports whether cluster's status entry says, with fresh data observed after
-// since, that at least want replicas are available.
+// availableWith reports whether cluster's status entry says, with fresh data, that at least
+// want replicas are available. Fresh: not stale, at the revision sync rendered, and observed
+// at or after since; or else Ready by the collector's judgement (up to date and available):
+// the collector moves lastObserved only when it writes, so an entry whose values did not
+// change since the eviction began keeps its older stamp while it is still read (it would be
+// marked stale otherwise).
 func availableWith(status []federation.MemberStatus, cluster string, want int64, since time.Time) bool {
 	for i := range status {
 		m := &status[i]
 		if m.Name != cluster {
 			continue
 		}
-		return !m.Stale && m.LastObserved != nil && m.LastObserved.After(since) &&
-			(m.Revision == 0 || m.ObservedRevision == m.Revision) &&
+		ready := m.Ready != nil && *m.Ready
+		observed := m.LastObserved != nil && (!m.LastObserved.Time.Before(since) || ready)
+		// A revision that renders the same object never rewrites a member (see package sync):
+		// its revision annotation may then lag while the collector judges it Ready.
+		current := m.Revision == 0 || m.ObservedRevision == m.Revision || ready
+		return !m.Stale && observed && current &&
 			m.AvailableReplicas != nil && *m.AvailableReplicas >= want
 	}
 	return false
