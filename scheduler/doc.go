@@ -96,8 +96,10 @@
 // The next division starts from N (the eviction's Replicas), not from R.
 //
 // The eviction ends when every other scheduled cluster reports, with fresh data, its count
-// available. Fresh means not stale, observed after the eviction began, at the revision sync
-// rendered. It also ends at its deadline (the grace period), or when the cluster gets R again.
+// available. An override of a cluster's replicas (by cluster name) sets that count.
+// Fresh means not stale, observed after the eviction began, at the revision sync rendered.
+// An entry the collector judges Ready counts too: it moves lastObserved only when it writes.
+// It also ends at its deadline (the grace period), or when the cluster gets R again.
 // Decision.RequeueAfter asks to look again at the deadline. Events record each start and end.
 //
 // A total that is lowered, with nobody gaining, is no eviction: it happens at once.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,8 +26,9 @@ type evictInput struct {
 	status   []federation.MemberStatus
 	pd       placement.Decision
 	plan     Plan
-	hold     bool // replicas that fit nowhere stay where they run (a divided preference)
-	moving   bool // this pass rebalances (rebalance on, or a refill is due)
+	hold     bool             // replicas that fit nowhere stay where they run (a divided preference)
+	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
+	pinned   map[string]int64 // replica counts overrides set per cluster name (pinnedReplicas)
 	now      time.Time
 }
 
@@ -113,7 +115,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		default:
 			continue
 		}
-		waiting := notAvailable(in.status, next, target, losing, e.Since.Time)
+		waiting := notAvailable(in.status, next, target, losing, e.Since.Time, in.pinned)
 		switch {
 		case e.Deadline != nil && !in.now.Before(e.Deadline.Time):
 			// The deadline passed: the replacements are ready or not.
@@ -210,10 +212,13 @@ func evictionReason(cluster string, in evictInput) string {
 // notAvailable returns the scheduled clusters, other than those losing replicas, that have
 // not reported (fresh: not stale, observed after since, at the revision sync rendered) at
 // least their scheduled count available.
-func notAvailable(status []federation.MemberStatus, next []federation.ScheduledCluster, target map[string]int64, losing map[string]bool, since time.Time) []string {
+func notAvailable(status []federation.MemberStatus, next []federation.ScheduledCluster, target map[string]int64, losing map[string]bool, since time.Time, pinned map[string]int64) []string {
 	var out []string
 	for _, c := range next {
 		want := target[c.Name]
+		if n, ok := pinned[c.Name]; ok {
+			want = n // the cluster's override of the replica count wins over its share
+		}
 		if losing[c.Name] || want == 0 {
 			continue
 		}
@@ -370,6 +375,33 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 	for _, e := range prev.Evictions {
 		if !e.Release && e.Replicas > 0 {
 			out[e.Cluster] = e.Replicas
+		}
+	}
+	return out
+}
+
+// pinnedReplicas returns the replica counts that spec.overrides set for a cluster by name:
+// the typed replicas field, or a replace of the replica path. Those win over the schedule
+// in the member, so they are what a replacement must have available. Overrides by cluster
+// selector are not read: such a cluster waits for its scheduled count, or the deadline.
+func pinnedReplicas(fed *federation.FederatedObject, typ federation.TypeConfig) map[string]int64 {
+	out := map[string]int64{}
+	path := "/" + strings.Join(typ.ReplicasFields(), "/")
+	for _, o := range fed.Spec.Overrides {
+		if o.ClusterName == "" {
+			continue
+		}
+		if o.Replicas != nil {
+			out[o.ClusterName] = *o.Replicas
+		}
+		for _, op := range o.ClusterOverrides {
+			if op.Path != path || (op.Op != "" && op.Op != federation.OpReplace && op.Op != federation.OpAdd) || op.Value == nil {
+				continue
+			}
+			var n int64
+			if err := json.Unmarshal(op.Value.Raw, &n); err == nil && n >= 0 {
+				out[o.ClusterName] = n
+			}
 		}
 	}
 	return out
