@@ -28,6 +28,7 @@ func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 	if rsp.Spec.RebalancePeriod == nil {
 		rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: DefaultRebalancePeriod}
 	}
+	defaultFailover(rsp.Spec.Failover)
 	for name, p := range rsp.Spec.Clusters {
 		if p.MinReplicas == nil {
 			m := DefaultMinReplicas
@@ -41,8 +42,8 @@ func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 }
 
 // DefaultFederatedObject fills in absent fields in place: an override op "" becomes "replace",
-// revisionHistoryLimit becomes 10, and each rollout stage gets its name ("stage-<n>") and
-// progressDeadlineSeconds (600). It is idempotent.
+// revisionHistoryLimit becomes 10, each rollout stage gets its name ("stage-<n>") and
+// progressDeadlineSeconds (600), and a spec.placement.failover its purge mode and timers. It is idempotent.
 func DefaultFederatedObject(obj *FederatedObject) {
 	for i := range obj.Spec.Overrides {
 		ops := obj.Spec.Overrides[i].ClusterOverrides
@@ -57,4 +58,5 @@ func DefaultFederatedObject(obj *FederatedObject) {
 		obj.Spec.RevisionHistoryLimit = &l
 	}
 	defaultRollout(obj.Spec.Rollout)
+	defaultFailover(obj.Spec.Placement.Failover)
 }

@@ -111,6 +111,12 @@ type Eviction struct {
 	// Deadline is when the cluster stops keeping its replicas, ready replacements or not.
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
+	// Release is set when an eviction with PurgeMode Never has ended and the cluster left
+	// the schedule: sync releases the copy there (removes fedkit's labels and annotations,
+	// as orphaning does) instead of deleting it. The scheduler drops the eviction once
+	// status.clusters no longer lists the cluster.
+	// +optional
+	Release bool `json:"release,omitempty"`
 }
 
 // AvoidedCluster is a cluster an object's replicas stay away from until a time: the

@@ -175,6 +175,7 @@ func ValidatePlacement(p Placement, path *field.Path) field.ErrorList {
 			skewed = i
 		}
 	}
+	errs = append(errs, ValidateFailover(p.Failover, path.Child("failover"))...)
 	return errs
 }
 
@@ -307,6 +308,7 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 	}
 	errs = append(errs, ValidateAlgorithm(rsp.Spec.Algorithm, spec.Child("algorithm"))...)
 	errs = append(errs, ValidateStrategy(rsp.Spec.Strategy, spec.Child("strategy"))...)
+	errs = append(errs, ValidateFailover(rsp.Spec.Failover, spec.Child("failover"))...)
 	names := make([]string, 0, len(rsp.Spec.Clusters))
 	for name := range rsp.Spec.Clusters {
 		names = append(names, name)

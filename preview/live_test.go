@@ -126,7 +126,8 @@ func (l *loops) member(t *testing.T, cluster string) *unstructured.Unstructured 
 // cluster is what the Scheduler and the Syncer then do there, and its diff names the fields
 // they rewrite.
 func TestRunLiveAgreesWithTheLoops(t *testing.T) {
-	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}]}`, ""),
+	// Purge mode Immediately: c's copy goes at once (graceful eviction is tested in scheduler).
+	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}], failover: {purgeMode: Immediately}}`, ""),
 		webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`))
 	l.pass(t)
 	l.pass(t)
@@ -217,7 +218,8 @@ func TestRunLiveAgreesWithTheLoops(t *testing.T) {
 // preview says sync does nothing anywhere (and why); the loops then create nothing, rather
 // than the template's count by the placement.
 func TestRunLiveAgreesWhileTheSchedulerRefuses(t *testing.T) {
-	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}]}`, ""),
+	// Purge mode Immediately: c's copy goes at once (graceful eviction is tested in scheduler).
+	l := newLoops(t, web(`{clusters: [{name: a}, {name: b}, {name: c}], failover: {purgeMode: Immediately}}`, ""),
 		webRSP(`{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {minReplicas: 3, maxReplicas: 1}}}`))
 	rep, err := preview.Run(l.input(t))
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ type decision struct {
 	plan       Plan
 	schedule   federation.Schedule
 	unplaced   int64
+	held       int64 // replicas kept where they run because they fit nowhere else
 	noClusters bool
 	warnings   []Warning
 	message    string
@@ -44,7 +45,7 @@ func (d decision) condition(generation int64, placeErr error) metav1.Condition {
 	case placeErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonUnsatisfiable
 		c.Message = fedcond.Truncate(placeErr.Error()+"; "+d.message, fedcond.MaxMessage)
-	case d.noClusters || d.unplaced > 0:
+	case d.noClusters || d.unplaced > 0 || d.held > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonUnschedulable
 	}
 	return c
@@ -107,11 +108,10 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	for _, c := range pd.Selected {
 		cl := byName[c.Name]
 		st := clusterState(cl, c.Domain)
-		running, known := at.running[c.Name]
-		if known && at.sticky {
-			st.Current = &running
+		if current, known := at.current[c.Name]; known && at.sticky {
+			st.Current = &current
 		}
-		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), running)
+		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name])
 		states = append(states, st)
 	}
 
@@ -146,6 +146,21 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
+	var evicted string
+	if at.sticky && typ.Divisible() {
+		ev := evict(evictInput{
+			before: at.before, running: at.running, failover: federation.EffectiveFailover(fed.Spec.Placement, rsp),
+			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
+			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
+			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
+			pinned: pinnedReplicas(fed, typ),
+		}, d.schedule.Clusters)
+		d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
+		d.unplaced, d.held, evicted = ev.unplaced, ev.held, ev.message
+		if ev.requeue > 0 && (d.requeue <= 0 || ev.requeue < d.requeue) {
+			d.requeue = ev.requeue
+		}
+	}
 	// Sync must not read the absence of these clusters as "no longer placed" once they are
 	// Ready again and this schedule is not yet redone (federation.Schedule.NotReady).
 	for _, x := range pd.Excluded {
@@ -154,7 +169,11 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.warnings = warnings(kind, fed, rsp, all, pd)
-	d.message = message(plan, pd, typ.Divisible()) + notes(d.warnings)
+	d.message = message(plan, pd, typ.Divisible())
+	if evicted != "" {
+		d.message += "; " + evicted
+	}
+	d.message += notes(d.warnings)
 	return d, placeErr
 }
 

@@ -150,11 +150,13 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 	// A Cluster being deleted is leaving the federation: sync (TargetsFor) places nothing
 	// there any more, so the schedule gives it nothing either.
 	clusters := slices.DeleteFunc(slices.Clone(in.Clusters), func(c federation.Cluster) bool { return c.DeletionTimestamp != nil })
-	prev, current := in.Previous, currentReplicas(in.Object, in.Previous)
+	at := placed{before: in.Previous, prev: targetsOf(in.Previous), running: currentReplicas(in.Object, in.Previous), sticky: !in.Fresh}
+	at.current = stickyReplicas(in.Object, at.prev)
 	if in.Fresh {
-		prev, current = nil, currentReplicas(in.Object, nil)
+		at = placed{running: currentReplicas(in.Object, nil)}
+		at.current = at.running
 	}
-	return decide(in.Type, in.Object, rsp, clusters, placed{prev: prev, running: current, sticky: !in.Fresh}, key, in.Now)
+	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now)
 }
 
 // preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for
@@ -190,11 +192,16 @@ func invalidCondition(reason string, cause error, generation int64) metav1.Condi
 	}
 }
 
-// placed is what a decision knows of where the object is: the previous schedule (for the
-// rebalance period), the replicas it runs per cluster (for capacity), and whether those stay
-// where they are (sticky: every pass of the loop; not in a fresh decision).
+// placed is what a decision knows of where the object is: the previous schedule as written
+// (before: for its evictions) and at its evictions' targets (prev: for the rebalance period),
+// the replicas it runs per cluster (running: for capacity and evictions), those the division
+// keeps where they are (current: evicting clusters at their target), and whether they stay
+// where they are (sticky: every pass of the loop; not in a fresh decision, which evicts
+// nothing either).
 type placed struct {
+	before  *federation.Schedule
 	prev    *federation.Schedule
 	running map[string]int64
+	current map[string]int64
 	sticky  bool
 }

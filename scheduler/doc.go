@@ -106,6 +106,34 @@
 // reads no clock. The scheduler loop sets Refill once per rebalancePeriod, and keeps the time
 // of the last refill in status.schedule.lastRebalanceTime (rebalance.go).
 //
+// # Graceful eviction
+//
+// Decide compares the new division with what runs now. A cluster that runs R replicas and
+// gets N < R while another cluster gains starts an eviction in status.schedule.evictions.
+// Meanwhile the schedule lists it with R (Keep), so sync keeps them running. The gaining
+// clusters are listed with their new counts, so the sum exceeds the total for a while.
+// The next division starts from N (the eviction's Replicas), not from R.
+//
+// The eviction ends when every other scheduled cluster reports, with fresh data, its count
+// available. An override of a cluster's replicas (by cluster name) sets that count.
+// Fresh means not stale, observed after the eviction began, at the revision sync rendered.
+// An entry the collector judges Ready counts too: it moves lastObserved only when it writes.
+// It also ends at its deadline (the grace period), or when the cluster gets R again.
+// Decision.RequeueAfter asks to look again at the deadline. Events record each start and end.
+//
+// A total that is lowered, with nobody gaining, is no eviction: it happens at once.
+// Replicas that fit nowhere else (Plan.Unplaced) stay where they run, with no deadline.
+// The Scheduled condition is then Unschedulable, and its message names each other cluster
+// and why it cannot take them.
+//
+// The settings are federation.EffectiveFailover's: spec.placement.failover, else the
+// preference's, else Graciously with 600 seconds. Immediately moves replicas at once.
+// Never ends the eviction with Release: sync releases the copy instead of deleting it.
+// The scheduler drops that entry once status.clusters no longer lists the cluster.
+//
+// A cluster that left the schedule does not win its leftover replicas back by stickiness.
+// When it recovers, only the rebalance rules give it replicas (see Rebalancing).
+//
 // # Unplaced replicas and overflow
 //
 // Plan.Unplaced counts the replicas that no candidate can take: all are at maxReplicas or

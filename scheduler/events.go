@@ -19,6 +19,11 @@ import (
 const (
 	// EventScheduleChanged: status.schedule was written with other clusters or replicas.
 	EventScheduleChanged = "ScheduleChanged"
+	// EventEvictionStarted: a cluster keeps the replicas it loses until their replacements
+	// are available (status.schedule.evictions).
+	EventEvictionStarted = "EvictionStarted"
+	// EventEvictionEnded: an eviction ended (replacements available, or its deadline).
+	EventEvictionEnded = "EvictionEnded"
 )
 
 // report records what a status write of u changed, once per change and never on a pass that
@@ -34,6 +39,9 @@ func (s *Scheduler) report(ctx context.Context, u *unstructured.Unstructured, sc
 			msg += "; was " + describeSchedule(oldSchedule)
 		}
 		s.event(ctx, u, federation.EventTypeNormal, EventScheduleChanged, msg)
+	}
+	if schedule != nil {
+		s.reportEvictions(ctx, u, oldSchedule, schedule)
 	}
 	if cond.Status == metav1.ConditionFalse && (oldCond == nil || oldCond.Status != cond.Status || oldCond.Reason != cond.Reason) {
 		s.event(ctx, u, federation.EventTypeWarning, cond.Reason, cond.Message)
@@ -78,4 +86,39 @@ func describeSchedule(sc *federation.Schedule) string {
 		parts[i] = fmt.Sprintf("%s (%d)", c.Name, c.Replicas)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// reportEvictions records an event for each eviction that began or ended with this write.
+func (s *Scheduler) reportEvictions(ctx context.Context, u *unstructured.Unstructured, old, next *federation.Schedule) {
+	running := func(sc *federation.Schedule) map[string]federation.Eviction {
+		out := map[string]federation.Eviction{}
+		if sc != nil {
+			for _, e := range sc.Evictions {
+				if !e.Release {
+					out[e.Cluster] = e
+				}
+			}
+		}
+		return out
+	}
+	was, is := running(old), running(next)
+	for _, e := range next.Evictions {
+		if _, ok := was[e.Cluster]; !ok && !e.Release {
+			s.event(ctx, u, federation.EventTypeNormal, EventEvictionStarted, fmt.Sprintf("cluster %q (%s) %s", e.Cluster, e.Reason, e.Message))
+		}
+	}
+	if old == nil {
+		return
+	}
+	now := s.opts.Clock.Now()
+	for _, e := range old.Evictions {
+		if _, ok := is[e.Cluster]; ok || e.Release {
+			continue
+		}
+		why := "its replacements are available"
+		if e.Deadline != nil && !now.Before(e.Deadline.Time) {
+			why = "its grace period ended at " + e.Deadline.UTC().Format("2006-01-02T15:04:05Z") + ", replacements available or not"
+		}
+		s.event(ctx, u, federation.EventTypeNormal, EventEvictionEnded, fmt.Sprintf("cluster %q (%s): the eviction ended: %s", e.Cluster, e.Reason, why))
+	}
 }

@@ -76,6 +76,9 @@ func (e *env) federated(t *testing.T, typ federation.TypeConfig) *federation.Fed
 	return obj
 }
 
+// schedule is the division status.schedule records: a cluster under eviction counts at the
+// eviction's target, not at what it keeps meanwhile (evict_test.go tests that), and leaves
+// the map at 0.
 func schedule(obj *federation.FederatedObject) map[string]int64 {
 	if obj.Status.Schedule == nil {
 		return nil
@@ -83,6 +86,15 @@ func schedule(obj *federation.FederatedObject) map[string]int64 {
 	out := map[string]int64{}
 	for _, c := range obj.Status.Schedule.Clusters {
 		out[c.Name] = c.Replicas
+	}
+	for _, e := range obj.Status.Schedule.Evictions {
+		if e.Release {
+			continue
+		}
+		out[e.Cluster] = e.Replicas
+		if e.Replicas == 0 {
+			delete(out, e.Cluster)
+		}
 	}
 	return out
 }

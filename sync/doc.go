@@ -259,6 +259,12 @@
 // finalizer is removed anyway. A MembersLeftBehind event and the log report what may have
 // been left behind.
 //
+// # Evictions
+//
+// The scheduler's evictions need nothing of sync: the schedule lists what a losing cluster
+// keeps. One exception: an eviction with purge mode Never that ended is marked Release.
+// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it.
+//
 // # Clusters leaving the federation
 //
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]

@@ -327,15 +327,28 @@ func orphanOnDeletion(obj *federation.FederatedObject) bool {
 
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
 // it goes: the federated object is being deleted and asks for it (orphan, see
-// orphanOnDeletion), or the cluster is leaving the federation and the policy keeps what runs
-// there.
+// orphanOnDeletion), the cluster is leaving the federation and the policy keeps what runs
+// there, or an eviction with purge mode Never ended there (federation.Eviction.Release).
 func orphanIn(in PlanInput, cluster string, orphan bool) bool {
-	if orphan {
+	if orphan || released(in.Object, cluster) {
 		return true
 	}
 	for i := range in.Clusters {
 		if in.Clusters[i].Name == cluster {
 			return in.Clusters[i].DeletionTimestamp != nil && in.ClusterRemoval != RemovalDelete
+		}
+	}
+	return false
+}
+
+// released reports whether the schedule asks sync to release its copy in cluster: an
+// eviction with purge mode Never ended there.
+func released(obj *federation.FederatedObject, cluster string) bool {
+	if s := currentSchedule(obj); s != nil && obj.DeletionTimestamp == nil {
+		for _, e := range s.Evictions {
+			if e.Cluster == cluster && e.Release {
+				return true
+			}
 		}
 	}
 	return false

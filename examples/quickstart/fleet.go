@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -172,5 +173,20 @@ func (w *world) editSpec(mutate func(spec map[string]any)) error {
 		return err
 	}
 	_, err = w.host.Update(w.ctx, deployment.FederatedGVR(), u)
+	return err
+}
+
+// taint adds a taint to a Cluster, as a person draining it with kubectl would.
+func (w *world) taint(cluster string, t corev1.Taint) error {
+	u, err := w.host.Get(w.ctx, federation.ClusterGVR, "", cluster)
+	if err != nil {
+		return err
+	}
+	taints, _, _ := unstructured.NestedSlice(u.Object, "spec", "taints")
+	taints = append(taints, map[string]any{"key": t.Key, "value": t.Value, "effect": string(t.Effect)})
+	if err := unstructured.SetNestedSlice(u.Object, taints, "spec", "taints"); err != nil {
+		return err
+	}
+	_, err = w.host.Update(w.ctx, federation.ClusterGVR, u)
 	return err
 }

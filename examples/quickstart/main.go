@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	corev1 "k8s.io/api/core/v1"
 	"os"
 	"time"
 
@@ -315,7 +316,37 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
-	p.section("12. Deleting the FederatedDeployment deletes its member objects, then the object")
+	p.section("12. cluster-aws-us-east is drained with a NoExecute taint: its replicas move, gracefully")
+	if err := f.taint("cluster-aws-us-east", corev1.Taint{Key: "drain", Value: "true", Effect: corev1.TaintEffectNoExecute}); err != nil {
+		return err
+	}
+	if err := f.wait(10 * time.Second); err != nil {
+		return err
+	}
+	p.line("at once: the other clusters get its replicas, and it keeps its copy meanwhile")
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := p.evictions(); err != nil {
+		return err
+	}
+	p.members()
+	waited := 10 * time.Second
+	for ; p.replicas("cluster-aws-us-east") > 0 && waited < 10*time.Minute; waited += 10 * time.Second {
+		if err := f.wait(10 * time.Second); err != nil {
+			return err
+		}
+	}
+	p.line("after %s, once the replacements are available (the members take 30s), the old copy goes:", waited)
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := p.evictions(); err != nil {
+		return err
+	}
+	p.members()
+
+	p.section("13. Deleting the FederatedDeployment deletes its member objects, then the object")
 	if err := f.host.Delete(ctx, deployment.FederatedGVR(), key.Namespace, key.Name, deleteOptions()); err != nil {
 		return err
 	}

@@ -201,3 +201,20 @@ func setImage(tmpl map[string]any, img string) {
 }
 
 func deleteOptions() metav1.DeleteOptions { return metav1.DeleteOptions{} }
+
+// evictions prints status.schedule.evictions: the clusters keeping replicas they lose until
+// their replacements are available.
+func (p printer) evictions() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	if fed.Status.Schedule == nil || len(fed.Status.Schedule.Evictions) == 0 {
+		p.line("evictions: none")
+		return nil
+	}
+	for _, e := range fed.Status.Schedule.Evictions {
+		p.line("eviction: %s (%s) %s", e.Cluster, e.Reason, e.Message)
+	}
+	return nil
+}

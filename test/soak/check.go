@@ -261,8 +261,25 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	if !t.Scheduled {
 		c.violate("%s: no current schedule", name)
 	}
+	// A cluster under a graceful eviction keeps its replicas meanwhile (the schedule lists what
+	// it keeps): it counts at the eviction's target, and may have left the placement.
+	evicting := map[string]int64{}
+	if fed.Status.Schedule != nil {
+		for _, e := range fed.Status.Schedule.Evictions {
+			if !e.Release {
+				evicting[e.Cluster] = e.Replicas
+			}
+		}
+	}
+	// At quiescence every replacement had time to come up: an eviction still running is
+	// stuck (karmada#5803), and one still to be released is sync's to finish.
+	if fed.Status.Schedule != nil {
+		for _, e := range fed.Status.Schedule.Evictions {
+			c.violate("%s: eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", name, e.Cluster, e.Reason, e.Message, memberSummary(fed))
+		}
+	}
 	for _, n := range t.Order {
-		if !slices.Contains(sel, n) {
+		if _, ok := evicting[n]; !ok && !slices.Contains(sel, n) {
 			c.violate("%s: scheduled in %s, which placement does not select (%v)", name, n, sel)
 		}
 	}
@@ -278,7 +295,9 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	total, _, _ := unstructured.NestedInt64(rsp.Object, "spec", "totalReplicas")
 	var sum int64
 	for _, n := range t.Order {
-		if r := t.Replicas[n]; r != nil {
+		if r, ok := evicting[n]; ok {
+			sum += r
+		} else if r := t.Replicas[n]; r != nil {
 			sum += *r
 		}
 	}
@@ -293,4 +312,20 @@ func toAny(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// memberSummary is status.clusters in one line, for a violation's message.
+func memberSummary(fed *federation.FederatedObject) string {
+	out := ""
+	for _, m := range fed.Status.Clusters {
+		out += fmt.Sprintf("[%s revision %d/%d stale %t available %d]", m.Name, m.Revision, m.ObservedRevision, m.Stale, ptrv(m.AvailableReplicas))
+	}
+	return out
+}
+
+func ptrv(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

@@ -1,0 +1,408 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
+)
+
+// Graceful eviction (see the package documentation): decide divides replicas as if they could
+// move at once; evictions then keep the replicas a cluster loses running there until the
+// clusters taking them report them available with fresh data, or the grace period ends.
+// Replicas that fit nowhere else are never evicted at all.
+
+// evictInput is what the eviction step knows besides the plan.
+type evictInput struct {
+	before   *federation.Schedule // the previous schedule as written (Keep counts, evictions)
+	running  map[string]int64     // what runs per cluster now (Keep included)
+	failover federation.Failover  // federation.EffectiveFailover
+	status   []federation.MemberStatus
+	pd       placement.Decision
+	plan     Plan
+	hold     bool             // replicas that fit nowhere stay where they run (a divided preference)
+	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
+	pinned   map[string]int64 // replica counts overrides set per cluster name (pinnedReplicas)
+	now      time.Time
+}
+
+// evictOutcome is what the eviction step changes in the decision.
+type evictOutcome struct {
+	clusters  []federation.ScheduledCluster
+	evictions []federation.Eviction
+	held      int64  // replicas kept where they run because they fit nowhere else
+	unplaced  int64  // what is still unplaced
+	message   string // for the Scheduled condition
+	requeue   time.Duration
+}
+
+// evict applies the evictions to the plan's schedule next (plan order).
+func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
+	out := evictOutcome{unplaced: in.plan.Unplaced}
+	target := make(map[string]int64, len(next))
+	for _, c := range next {
+		target[c.Name] = c.Replicas
+	}
+	if in.failover.PurgeMode == federation.PurgeImmediately {
+		out.clusters = next
+		return out
+	}
+	names := evictionClusters(in.running, in.before)
+
+	// Never evict into nothing: what fits nowhere stays where it runs, without a deadline.
+	held := map[string]int64{}
+	if in.hold {
+		for _, n := range names {
+			if out.unplaced == 0 {
+				break
+			}
+			if lost := in.running[n] - target[n]; lost > 0 {
+				h := min(lost, out.unplaced)
+				held[n] = h
+				target[n] += h
+				out.unplaced -= h
+				out.held += h
+			}
+		}
+	}
+	gains := false
+	for n, t := range target {
+		if t > in.running[n] {
+			gains = true
+		}
+	}
+	prev := map[string]federation.Eviction{}
+	if in.before != nil {
+		for _, e := range in.before.Evictions {
+			prev[e.Cluster] = e
+		}
+	}
+	// The clusters that take the replicas: every scheduled cluster that does not lose any.
+	losing := map[string]bool{}
+	for _, n := range names {
+		if e, ok := prev[n]; (ok && !e.Release && target[n] < e.Keep) || in.running[n] > target[n] {
+			losing[n] = true
+		}
+	}
+	keep := map[string]int64{}
+	for _, n := range names {
+		e, had := prev[n]
+		switch {
+		case had && e.Release:
+			// Ended under PurgeNever: sync releases the copy; the entry goes once the status
+			// no longer lists the cluster, or the cluster is scheduled again.
+			if target[n] == 0 && listedIn(in.status, n) {
+				out.evictions = append(out.evictions, e)
+			}
+			continue
+		case had && target[n] >= e.Keep:
+			continue // selected again with enough replicas: nothing to wait for
+		case had:
+			e.Replicas = target[n]
+		case in.running[n] > target[n] && gains:
+			e = federation.Eviction{
+				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: in.running[n],
+				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
+			}
+			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
+			e.Deadline = &d
+		default:
+			continue
+		}
+		waiting := notAvailable(in.status, next, target, losing, e.Since.Time, in.pinned)
+		switch {
+		case e.Deadline != nil && !in.now.Before(e.Deadline.Time):
+			// The deadline passed: the replacements are ready or not.
+		case len(waiting) == 0 && had:
+			// The replacements are available.
+		default:
+			e.Message = fmt.Sprintf("keeps %d replica(s) (to %d) until %s report their replicas available with fresh data, or until %s",
+				e.Keep, e.Replicas, strings.Join(waiting, ", "), e.Deadline.UTC().Format(time.RFC3339))
+			keep[n] = e.Keep
+			out.evictions = append(out.evictions, e)
+			if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
+				out.requeue = r
+			}
+			continue
+		}
+		if e.PurgeMode == federation.PurgeNever && target[n] == 0 && listedIn(in.status, n) {
+			e.Release, e.Deadline = true, nil
+			e.Message = "ended; the copy stays in the cluster, released from the federation (purge mode Never)"
+			out.evictions = append(out.evictions, e)
+		}
+	}
+
+	// The schedule: the plan's clusters at their targets, or what an eviction keeps; then the
+	// clusters the plan does not have that still keep or hold replicas, by name.
+	inPlan := map[string]bool{}
+	for _, c := range next {
+		inPlan[c.Name] = true
+		n := target[c.Name]
+		if k, ok := keep[c.Name]; ok {
+			n = k
+		}
+		out.clusters = append(out.clusters, federation.ScheduledCluster{Name: c.Name, Replicas: n})
+	}
+	for _, n := range names {
+		if inPlan[n] {
+			continue
+		}
+		r := target[n]
+		if k, ok := keep[n]; ok {
+			r = k
+		}
+		if r > 0 {
+			out.clusters = append(out.clusters, federation.ScheduledCluster{Name: n, Replicas: r})
+		}
+	}
+	out.message = evictionMessage(in, held, out.evictions)
+	return out
+}
+
+// evictionClusters are the clusters that run replicas or had an eviction, sorted.
+func evictionClusters(running map[string]int64, before *federation.Schedule) []string {
+	var names []string
+	for n, r := range running {
+		if r > 0 {
+			names = append(names, n)
+		}
+	}
+	if before != nil {
+		for _, e := range before.Evictions {
+			if !slices.Contains(names, e.Cluster) {
+				names = append(names, e.Cluster)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// evictionReason is why cluster loses replicas: placement's rule for it, application
+// failover's back-off, a rebalance, or else a change of placement or preference.
+func evictionReason(cluster string, in evictInput) string {
+	if in.before != nil {
+		for _, a := range in.before.Avoided {
+			if a.Cluster == cluster && a.Reason == federation.EvictionApplication {
+				return federation.EvictionApplication
+			}
+		}
+	}
+	for _, x := range in.pd.Excluded {
+		if x.Cluster != cluster {
+			continue
+		}
+		if x.Rule == placement.Taint || x.Rule == placement.NotReady {
+			return federation.EvictionTaint
+		}
+		return federation.EvictionPlacement
+	}
+	if a, ok := in.plan.Cluster(cluster); ok && in.moving && a.Bound == Unbounded && a.Weight > 0 && a.Preference != NoPreference {
+		return federation.EvictionRebalance
+	}
+	return federation.EvictionPlacement
+}
+
+// notAvailable returns the scheduled clusters, other than those losing replicas, that have
+// not reported (fresh: not stale, observed after since, at the revision sync rendered) at
+// least their scheduled count available.
+func notAvailable(status []federation.MemberStatus, next []federation.ScheduledCluster, target map[string]int64, losing map[string]bool, since time.Time, pinned map[string]int64) []string {
+	var out []string
+	for _, c := range next {
+		want := target[c.Name]
+		if n, ok := pinned[c.Name]; ok {
+			want = n // the cluster's override of the replica count wins over its share
+		}
+		if losing[c.Name] || want == 0 {
+			continue
+		}
+		if !availableWith(status, c.Name, want, since) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// availableWith reports whether cluster's status entry says, with fresh data, that at least
+// want replicas are available. Fresh: not stale, at the revision sync rendered, and observed
+// at or after since; or else Ready by the collector's judgement (up to date and available):
+// the collector moves lastObserved only when it writes, so an entry whose values did not
+// change since the eviction began keeps its older stamp while it is still read (it would be
+// marked stale otherwise).
+func availableWith(status []federation.MemberStatus, cluster string, want int64, since time.Time) bool {
+	for i := range status {
+		m := &status[i]
+		if m.Name != cluster {
+			continue
+		}
+		ready := m.Ready != nil && *m.Ready
+		observed := m.LastObserved != nil && (!m.LastObserved.Time.Before(since) || ready)
+		// A revision that renders the same object never rewrites a member (see package sync):
+		// its revision annotation may then lag while the collector judges it Ready.
+		current := m.Revision == 0 || m.ObservedRevision == m.Revision || ready
+		return !m.Stale && observed && current &&
+			m.AvailableReplicas != nil && *m.AvailableReplicas >= want
+	}
+	return false
+}
+
+// listedIn reports whether status has an entry for cluster.
+func listedIn(status []federation.MemberStatus, cluster string) bool {
+	return slices.ContainsFunc(status, func(m federation.MemberStatus) bool { return m.Name == cluster })
+}
+
+// evictionMessage says, for the Scheduled condition, what evictions wait for and which replicas stay where they run because they fit nowhere else, naming each other
+// cluster and why it cannot take them.
+func evictionMessage(in evictInput, held map[string]int64, evictions []federation.Eviction) string {
+	var parts []string
+	for _, e := range evictions {
+		if !e.Release {
+			parts = append(parts, fmt.Sprintf("evicting %s (%s): %s", e.Cluster, e.Reason, e.Message))
+		}
+	}
+	var stay []string
+	for _, n := range slices.Sorted(mapKeys(held)) {
+		stay = append(stay, fmt.Sprintf("%s keeps %d replica(s)", n, held[n]))
+	}
+	if len(stay) > 0 {
+		var why []string
+		for _, a := range in.plan.Clusters() {
+			if held[a.Name] > 0 {
+				continue
+			}
+			w := fmt.Sprintf("%s: has %d", a.Name, a.Replicas)
+			if a.Bound != Unbounded {
+				w += fmt.Sprintf(", capped by %s %d", a.Bound, a.Limit)
+			}
+			why = append(why, w)
+		}
+		for _, x := range in.pd.Excluded {
+			if held[x.Cluster] == 0 {
+				why = append(why, x.String())
+			}
+		}
+		msg := "not evicted, as they fit nowhere else: " + strings.Join(stay, ", ")
+		if len(why) > 0 {
+			msg += " (" + strings.Join(why, "; ") + ")"
+		} else {
+			msg += " (no other cluster)"
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mapKeys(m map[string]int64) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// targetsOf returns prev with every cluster under eviction at the eviction's target (left out
+// at 0): what the next division starts from, so stickiness keeps the target, not what an
+// eviction keeps meanwhile. nil stays nil.
+func targetsOf(prev *federation.Schedule) *federation.Schedule {
+	if prev == nil || len(prev.Evictions) == 0 {
+		return prev
+	}
+	t := map[string]int64{}
+	for _, e := range prev.Evictions {
+		if !e.Release {
+			t[e.Cluster] = e.Replicas
+		}
+	}
+	out := *prev
+	out.Clusters = nil
+	for _, c := range prev.Clusters {
+		if r, ok := t[c.Name]; ok {
+			if r == 0 {
+				continue
+			}
+			c.Replicas = r
+		}
+		out.Clusters = append(out.Clusters, c)
+	}
+	return &out
+}
+
+// stickyReplicas is currentReplicas for the division: from the previous schedule at its
+// targets, corrected by fresh status only for the clusters that schedule lists with no
+// eviction running. A cluster the schedule left (evicted, or not ready) does not keep its
+// leftover replicas by stickiness when it comes back: only the rebalance rules give it some.
+func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) map[string]int64 {
+	if prev == nil {
+		return currentReplicas(fed, nil)
+	}
+	// An eviction moved replicas like a refill: observations older than it do not undo it.
+	moved := *prev
+	for _, e := range prev.Evictions {
+		if moved.LastRebalanceTime == nil || e.Since.After(moved.LastRebalanceTime.Time) {
+			since := e.Since
+			moved.LastRebalanceTime = &since
+		}
+	}
+	out := currentReplicas(fed, &moved)
+	listed := map[string]bool{}
+	for _, c := range prev.Clusters {
+		listed[c.Name] = true
+	}
+	for _, e := range prev.Evictions {
+		listed[e.Cluster] = false
+	}
+	for n := range out {
+		if !listed[n] {
+			delete(out, n)
+		}
+	}
+	for _, c := range prev.Clusters {
+		if !listed[c.Name] || c.Replicas < 0 {
+			continue
+		}
+		if _, ok := out[c.Name]; !ok {
+			out[c.Name] = c.Replicas
+		}
+	}
+	for _, e := range prev.Evictions {
+		if !e.Release && e.Replicas > 0 {
+			out[e.Cluster] = e.Replicas
+		}
+	}
+	return out
+}
+
+// pinnedReplicas returns the replica counts that spec.overrides set for a cluster by name:
+// the typed replicas field, or a replace of the replica path. Those win over the schedule
+// in the member, so they are what a replacement must have available. Overrides by cluster
+// selector are not read: such a cluster waits for its scheduled count, or the deadline.
+func pinnedReplicas(fed *federation.FederatedObject, typ federation.TypeConfig) map[string]int64 {
+	out := map[string]int64{}
+	path := "/" + strings.Join(typ.ReplicasFields(), "/")
+	for _, o := range fed.Spec.Overrides {
+		if o.ClusterName == "" {
+			continue
+		}
+		if o.Replicas != nil {
+			out[o.ClusterName] = *o.Replicas
+		}
+		for _, op := range o.ClusterOverrides {
+			if op.Path != path || (op.Op != "" && op.Op != federation.OpReplace && op.Op != federation.OpAdd) || op.Value == nil {
+				continue
+			}
+			var n int64
+			if err := json.Unmarshal(op.Value.Raw, &n); err == nil && n >= 0 {
+				out[o.ClusterName] = n
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+package scheduler_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/scheduler"
+)
+
+// evictT0 is when the evictions of these tests begin.
+var evictT0 = time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+
+// evictCluster is a Ready cluster; cpu, when set, is its status.available.
+func evictCluster(name, cpu string, taints ...corev1.Taint) federation.Cluster {
+	c := federation.Cluster{}
+	c.Name = name
+	c.Spec.Taints = taints
+	c.Status.Conditions = []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionTrue}}
+	if cpu != "" {
+		c.Status.Available = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+	}
+	return c
+}
+
+var drain = corev1.Taint{Key: "drain", Value: "true", Effect: corev1.TaintEffectNoExecute}
+
+// member is a status.clusters entry observed at at, running replicas with available ready.
+func member(name string, replicas, available int64, at time.Time) federation.MemberStatus {
+	t := metav1.NewTime(at)
+	return federation.MemberStatus{Name: name, Replicas: &replicas, AvailableReplicas: &available, LastObserved: &t, Revision: 1, ObservedRevision: 1}
+}
+
+func sched(kv ...any) []federation.ScheduledCluster {
+	var out []federation.ScheduledCluster
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, federation.ScheduledCluster{Name: kv[i].(string), Replicas: int64(kv[i+1].(int))})
+	}
+	return out
+}
+
+func evictionOf(cluster, reason string, replicas, keep int64, mode federation.PurgeMode, since time.Time) federation.Eviction {
+	d := metav1.NewTime(since.Add(time.Duration(federation.DefaultGracePeriodSeconds) * time.Second))
+	return federation.Eviction{Cluster: cluster, Reason: reason, Replicas: replicas, Keep: keep, PurgeMode: mode, Since: metav1.NewTime(since), Deadline: &d}
+}
+
+// TestDecideEvictions: every loss of replicas that another cluster gains is graceful; the
+// cluster keeps them until the gainers report them available with fresh data or the grace
+// period ends; replicas that fit nowhere else are never evicted.
+func TestDecideEvictions(t *testing.T) {
+	grace := time.Duration(federation.DefaultGracePeriodSeconds) * time.Second
+	before := evictT0.Add(-time.Minute)
+	after := evictT0.Add(time.Minute)
+	steady := &federation.Schedule{Clusters: sched("a", 2, "b", 2, "c", 2), LastRebalanceTime: &metav1.Time{Time: evictT0.Add(-time.Hour)}}
+	runsTwoEach := []federation.MemberStatus{member("a", 2, 2, before), member("b", 2, 2, before), member("c", 2, 2, before)}
+	drained := []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "", drain)}
+	cEvicted := evictionOf("c", federation.EvictionTaint, 0, 2, federation.PurgeGraciously, evictT0)
+	evicting := &federation.Schedule{Clusters: sched("a", 3, "b", 3, "c", 2), LastRebalanceTime: steady.LastRebalanceTime,
+		Evictions: []federation.Eviction{cEvicted}}
+	gainersUp := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, after)}
+	staleB := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, after)}
+	staleB[1].Stale = true
+	oldRevB := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, after)}
+	oldRevB[1].Revision = 2
+	neverEvicted := cEvicted
+	neverEvicted.PurgeMode = federation.PurgeNever
+	neverEvicting := &federation.Schedule{Clusters: evicting.Clusters, LastRebalanceTime: steady.LastRebalanceTime, Evictions: []federation.Eviction{neverEvicted}}
+	evictingNoRefill := evicting.DeepCopy()
+	evictingNoRefill.LastRebalanceTime = &metav1.Time{Time: evictT0}
+	released := neverEvicted
+	released.Release, released.Deadline = true, nil
+	releasedSchedule := &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime, Evictions: []federation.Eviction{released}}
+
+	for _, tc := range []struct {
+		name       string
+		failover   string // spec.placement.failover, YAML
+		rsp        string // the preference's spec, YAML ("" = 6 replicas, "*": weight 1)
+		clusters   []federation.Cluster
+		prev       *federation.Schedule
+		status     []federation.MemberStatus
+		now        time.Time
+		want       []federation.ScheduledCluster
+		evictions  []federation.Eviction
+		reason     string
+		message    []string // substrings of the Scheduled message
+		requeueMax time.Duration
+	}{{
+		name:     "a NoExecute taint starts an eviction: c keeps its 2 while a and b gain",
+		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled, message: []string{"evicting c (TaintNoExecute): keeps 2 replica(s) (to 0) until a, b report"},
+		requeueMax: grace,
+	}, {
+		name:     "the eviction goes on, not restarted, while the gainers' data predates it",
+		clusters: drained, prev: evicting, status: runsTwoEach, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled, requeueMax: grace - 2*time.Minute,
+	}, {
+		name:     "it ends once the gainers report their replicas available with fresh data",
+		clusters: drained, prev: evicting, status: gainersUp, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "stale data never counts as a ready replacement",
+		clusters: drained, prev: evicting, status: staleB, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+		message: []string{"until b report"},
+	}, {
+		name:     "nor does a gainer still on an older revision than sync rendered",
+		clusters: drained, prev: evicting, status: oldRevB, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "it ends at its deadline, replacements ready or not",
+		clusters: drained, prev: evicting, status: staleB, now: evictT0.Add(grace),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Immediately: no eviction, today's behaviour",
+		failover: `{purgeMode: Immediately}`,
+		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "the preference's failover applies when the placement has none",
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {weight: 1}}, failover: {purgeMode: Immediately}}`,
+		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Never: the ended eviction asks sync to release the copy",
+		failover: `{purgeMode: Never}`,
+		clusters: drained, prev: neverEvicting, status: gainersUp, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3), evictions: []federation.Eviction{released}, reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Never: nothing is left once the status no longer lists the cluster",
+		failover: `{purgeMode: Never}`,
+		clusters: drained, prev: releasedSchedule, status: gainersUp[:2], now: evictT0.Add(3 * time.Minute),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name: "partial fit: the replica that fits moves gracefully, the other stays",
+		// a has room for 1 more replica of 500m, b for none.
+		clusters: []federation.Cluster{evictCluster("a", "500m"), evictCluster("b", "0"), evictCluster("c", "", drain)},
+		prev:     steady, status: runsTwoEach, now: evictT0,
+		want:      sched("a", 3, "b", 2, "c", 2),
+		evictions: []federation.Eviction{evictionOf("c", federation.EvictionTaint, 1, 2, federation.PurgeGraciously, evictT0)},
+		reason:    scheduler.ReasonUnschedulable,
+		message:   []string{"not evicted, as they fit nowhere else: c keeps 1 replica(s) (a: has 3, capped by capacity 3; b: has 2, capped by capacity 2)", "b: has 2, capped by capacity 2", "evicting c (TaintNoExecute): keeps 2 replica(s) (to 1) until a, b report"},
+	}, {
+		name:     "nothing fits: no eviction, the replicas stay, the message says why for each cluster",
+		clusters: []federation.Cluster{evictCluster("a", "0"), evictCluster("b", "0"), evictCluster("c", "", drain)},
+		prev:     steady, status: runsTwoEach, now: evictT0,
+		want:    sched("a", 2, "b", 2, "c", 2),
+		reason:  scheduler.ReasonUnschedulable,
+		message: []string{"c keeps 2 replica(s)", "a: has 2, capped by capacity 2", "b: has 2, capped by capacity 2"},
+	}, {
+		name:     "a pure total reduction is immediate",
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 3, clusters: {"*": {weight: 1}}}`,
+		clusters: []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		prev:     steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 1, "b", 1, "c", 1), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "a placement change is graceful too",
+		clusters: []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {weight: 1}, c: {maxReplicas: 0}}}`,
+		prev:     steady, status: runsTwoEach, now: evictT0,
+		want:      sched("a", 3, "b", 3, "c", 2),
+		evictions: []federation.Eviction{evictionOf("c", federation.EvictionPlacement, 0, 2, federation.PurgeGraciously, evictT0)},
+		reason:    scheduler.ReasonScheduled,
+	}, {
+		name: "rebalance off: the next division starts from the eviction's target, not what it keeps",
+		// c is selected again (no taint) while its eviction runs and status says it runs 2: it
+		// gets its minimum (1), not its 2 back by stickiness; it keeps 2 until a and b are up.
+		clusters: []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		prev:     evictingNoRefill, status: runsTwoEach, now: evictT0.Add(time.Minute),
+		want:      sched("a", 2, "b", 3, "c", 2),
+		evictions: []federation.Eviction{{Cluster: "c", Reason: federation.EvictionTaint, Replicas: 1, Keep: 2, PurgeMode: federation.PurgeGraciously, Since: cEvicted.Since, Deadline: cEvicted.Deadline}},
+		reason:    scheduler.ReasonScheduled,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			fed := &federation.FederatedObject{}
+			fed.Name, fed.Namespace = "web", "default"
+			fed.Spec.Template.Object = map[string]any{"spec": map[string]any{"replicas": int64(6), "template": map[string]any{"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "app", "image": "app:1", "resources": map[string]any{"requests": map[string]any{"cpu": "500m"}}}}}}}}
+			fed.Spec.Placement.ClusterSelector = &metav1.LabelSelector{}
+			if tc.failover != "" {
+				fed.Spec.Placement.Failover = &federation.Failover{}
+				if err := yaml.UnmarshalStrict([]byte(tc.failover), fed.Spec.Placement.Failover); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fed.Status.Clusters = tc.status
+			spec := tc.rsp
+			if spec == "" {
+				spec = `{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {weight: 1}}}`
+			}
+			rsp := &federation.ReplicaSchedulingPreference{}
+			if err := yaml.UnmarshalStrict([]byte("{metadata: {name: web, namespace: default}, spec: "+spec+"}"), rsp); err != nil {
+				t.Fatal(err)
+			}
+			d, err := scheduler.Decide(scheduler.Input{Type: federation.DeploymentType, Object: fed, Preference: rsp, Clusters: tc.clusters, Previous: tc.prev, Now: tc.now})
+			if err != nil {
+				t.Fatalf("Decide: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, d.Schedule.Clusters); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s\n%s", diff, d.Message)
+			}
+			if diff := cmp.Diff(tc.evictions, d.Schedule.Evictions, cmpopts.IgnoreFields(federation.Eviction{}, "Message"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("evictions (-want +got):\n%s\n%s", diff, d.Message)
+			}
+			if d.Condition.Reason != tc.reason {
+				t.Errorf("Scheduled reason = %s, want %s: %s", d.Condition.Reason, tc.reason, d.Message)
+			}
+			for _, m := range tc.message {
+				if !strings.Contains(d.Message, m) {
+					t.Errorf("message does not say %q:\n%s", m, d.Message)
+				}
+			}
+			if tc.requeueMax > 0 && (d.RequeueAfter <= 0 || d.RequeueAfter > tc.requeueMax) {
+				t.Errorf("RequeueAfter = %v, want in (0, %v]", d.RequeueAfter, tc.requeueMax)
+			}
+		})
+	}
+}

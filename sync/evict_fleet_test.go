@@ -1,0 +1,253 @@
+package sync_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/scheduler"
+	"github.com/fedkit/fedkit/status"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// failoverFleet is the scheduler, sync and the status collector over three members whose
+// simulated controllers make a Deployment's new replicas available 30s after they see them,
+// all on one fake clock, driven pass by pass.
+type failoverFleet struct {
+	f     *fedtest.Env
+	sched *scheduler.Scheduler
+	sync  *fedsync.Syncer
+	coll  *status.Collector
+}
+
+const failoverObject = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  template:
+    metadata: {labels: {app: frontend}}
+    spec:
+      replicas: 6
+      selector: {matchLabels: {app: frontend}}
+      template:
+        metadata: {labels: {app: frontend}}
+        spec: {containers: [{name: nginx, image: "nginx:1.21"}]}
+  placement:
+    clusters: [{name: aws}, {name: gcp}, {name: azure}]
+`
+
+func newFailoverFleet(t *testing.T, rsp string, capacity int) *failoverFleet {
+	t.Helper()
+	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{"production"},
+		Workloads: fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second, PodCapacity: capacity},
+		Members:   []fedtest.Member{{Name: "aws"}, {Name: "gcp"}, {Name: "azure"}}})
+	x := &failoverFleet{f: f}
+	var err error
+	x.sched, err = scheduler.New(f.Host, federation.DeploymentType, scheduler.Options{Clock: f.Clock})
+	require.NoError(t, err)
+	x.sync, err = fedsync.New(f.Host, f.Fleet, federation.DeploymentType, fedsync.Options{Clock: f.Clock})
+	require.NoError(t, err)
+	x.coll, err = status.New(f.Host, f.Fleet, federation.DeploymentType, status.Options{Clock: f.Clock})
+	require.NoError(t, err)
+	fedtest.Apply(t, f.Host, federation.DeploymentType.FederatedGVR(), failoverObject)
+	fedtest.Apply(t, f.Host, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: `+rsp)
+	return x
+}
+
+// step is one round: every loop passes once, the members' controllers run, the clock moves.
+func (x *failoverFleet) step(t *testing.T) {
+	t.Helper()
+	_, err := x.sched.Reconcile(ctx, key)
+	require.NoError(t, err)
+	_, _ = x.sync.Reconcile(ctx, key)
+	x.f.Fleet.Tick()
+	_, err = x.coll.Reconcile(ctx, key)
+	require.NoError(t, err)
+	x.f.Clock.Step(10 * time.Second)
+}
+
+// available is each member's Deployment's availableReplicas (-1: no Deployment).
+func (x *failoverFleet) available(t *testing.T) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for _, c := range []string{"aws", "gcp", "azure"} {
+		u, err := x.f.Member(t, c).Get(ctx, federation.DeploymentType.TargetGVR(), key.Namespace, key.Name)
+		if err != nil {
+			out[c] = -1
+			continue
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+		out[c] = n
+	}
+	return out
+}
+
+func (x *failoverFleet) fed(t *testing.T) *federation.FederatedObject {
+	t.Helper()
+	u, err := x.f.Host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	return fed
+}
+
+func (x *failoverFleet) taint(t *testing.T, cluster string, taints []any) {
+	t.Helper()
+	cl, err := x.f.Host.Get(ctx, federation.ClusterGVR, "", cluster)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(cl.Object, taints, "spec", "taints"))
+	_, err = x.f.Host.Update(ctx, federation.ClusterGVR, cl)
+	require.NoError(t, err)
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += max(v, 0)
+	}
+	return n
+}
+
+var drainTaint = []any{map[string]any{"key": "drain", "value": "true", "effect": "NoExecute"}}
+
+// TestFailoverNeverDropsCapacity: azure is drained with a NoExecute taint the placement does
+// not tolerate. Its replicas move to aws and gcp, and its copy is removed only once they are
+// available there: sampled after every step, the fleet never has fewer than 6 available.
+func TestFailoverNeverDropsCapacity(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	require.Equal(t, map[string]int64{"aws": 2, "gcp": 2, "azure": 2}, x.available(t), "steady before the drain")
+
+	x.taint(t, "azure", drainTaint)
+	var trace []string
+	for i := range 30 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.GreaterOrEqual(t, sum(a), int64(6), "step %d: capacity dropped: %v", i, trace)
+		if a["azure"] == -1 {
+			require.Equal(t, int64(3), a["aws"], "azure's copy went before its replacements were available: %v", trace)
+			require.Equal(t, int64(3), a["gcp"], "azure's copy went before its replacements were available: %v", trace)
+			break
+		}
+	}
+	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
+	x.step(t)
+	s := x.fed(t).Status.Schedule
+	require.Empty(t, s.Evictions, "nothing left of the eviction")
+	require.Greater(t, len(trace), 3, "the replacements took their 30s: azure kept its copy meanwhile: %v", trace)
+}
+
+// TestFailoverNoRoomEvictsNothing: aws and gcp hold only their own 2 replicas (status.available
+// says there is no room): azure keeps its replicas and the Scheduled condition says why.
+func TestFailoverNoRoomEvictsNothing(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}, aws: {weight: 1, maxReplicas: 2}, gcp: {weight: 1, maxReplicas: 2}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	x.taint(t, "azure", drainTaint)
+	for range 10 {
+		x.step(t)
+		require.Equal(t, map[string]int64{"aws": 2, "gcp": 2, "azure": 2}, x.available(t))
+	}
+	fed := x.fed(t)
+	require.Empty(t, fed.Status.Schedule.Evictions)
+	var msg string
+	for _, c := range fed.Status.Conditions {
+		if c.Type == federation.ConditionScheduled {
+			msg = c.Message
+			require.Equal(t, scheduler.ReasonUnschedulable, c.Reason, msg)
+		}
+	}
+	require.Contains(t, msg, "not evicted, as they fit nowhere else: azure keeps 2 replica(s) (aws: has 2, capped by maxReplicas 2; gcp: has 2, capped by maxReplicas 2)")
+}
+
+// TestFailoverPartitionDuringEviction: gcp is cut off while azure's replicas move. Its data
+// goes stale and never counts as a ready replacement: azure keeps its copy until gcp is back
+// and reports its 3 available.
+func TestFailoverPartitionDuringEviction(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	x.taint(t, "azure", drainTaint)
+	require.NoError(t, x.f.Fleet.Partition("gcp"))
+	for i := range 20 {
+		x.step(t)
+		require.Equal(t, int64(2), x.available(t)["azure"], "step %d: azure's copy went while gcp's replacement cannot be seen", i)
+	}
+	require.Len(t, x.fed(t).Status.Schedule.Evictions, 1)
+	require.NoError(t, x.f.Fleet.Heal("gcp"))
+	var trace []string
+	for range 30 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		if a["azure"] == -1 {
+			break
+		}
+	}
+	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
+}
+
+// TestFailoverRecovery: once azure's taint is removed, it gets replicas back only by the
+// preference's rebalance rules: with rebalance off at the next refill (the rebalance
+// period), with rebalance on at once; either way gracefully, never below 6 available, and
+// with nothing of the evictions left afterwards.
+func TestFailoverRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rebalance bool
+	}{{"rebalance off", false}, {"rebalance on", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newFailoverFleet(t, fmt.Sprintf(`{targetKind: FederatedDeployment, totalReplicas: 6, rebalance: %t, rebalancePeriod: 5m, intersectWithClusterSelector: true, clusters: {"*": {weight: 1, minReplicas: 0}}}`, tc.rebalance), 0)
+			for range 10 {
+				x.step(t)
+			}
+			x.taint(t, "azure", drainTaint)
+			for range 30 {
+				x.step(t)
+				if x.available(t)["azure"] == -1 {
+					break
+				}
+			}
+			require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t))
+			x.taint(t, "azure", nil)
+			x.step(t)
+			x.step(t)
+			if !tc.rebalance {
+				a := x.available(t)
+				require.LessOrEqual(t, a["azure"], int64(0), "rebalance off: nothing moves before the refill: %v", a)
+				require.Equal(t, int64(3), a["aws"], "rebalance off: nothing moves before the refill: %v", a)
+			}
+			var trace []string
+			for i := range 60 {
+				x.step(t)
+				a := x.available(t)
+				trace = append(trace, fmt.Sprint(a))
+				require.GreaterOrEqual(t, sum(a), int64(6), "step %d: capacity dropped: %v", i, trace)
+				if a["aws"] == 2 && a["gcp"] == 2 && a["azure"] == 2 {
+					break
+				}
+			}
+			require.Equal(t, map[string]int64{"aws": 2, "gcp": 2, "azure": 2}, x.available(t), "%v", trace)
+			for range 3 {
+				x.step(t)
+			}
+			require.Empty(t, x.fed(t).Status.Schedule.Evictions)
+		})
+	}
+}
