@@ -100,6 +100,10 @@ type Diagnosis struct {
 	Rule Rule
 	// Detail names the value, e.g. `taint gpu=true:NoSchedule not tolerated`.
 	Detail string
+	// Until is, for a cluster of [Decision.Kept], when its tolerationSeconds ends; zero when
+	// it stays as long as the object runs there (NoSchedule). For [ApplicationFailure], when
+	// the back-off ends. Zero otherwise.
+	Until time.Time
 }
 
 // String returns "cluster: Rule: detail".
@@ -210,7 +214,7 @@ const summaryExcluded = 3
 
 // Summary is one line for a condition message, e.g.
 // "2 of 4 clusters selected (eu, us); left out: ap: Taint: taint gpu=true:NoSchedule not
-// tolerated; sa: NotReady: ...".
+// tolerated; sa: NotReady: ...", then the clusters kept (see [Decision.Kept]).
 func (d Decision) Summary() string {
 	var b strings.Builder
 	total := len(d.Selected) + len(d.Excluded)
@@ -225,6 +229,16 @@ func (d Decision) Summary() string {
 		}
 		b.WriteString("; left out: " + strings.Join(parts, "; "))
 		if n := len(d.Excluded) - len(parts); n > 0 {
+			fmt.Fprintf(&b, "; and %d more", n)
+		}
+	}
+	if len(d.Kept) > 0 {
+		parts := make([]string, 0, summaryExcluded)
+		for _, x := range d.Kept[:min(len(d.Kept), summaryExcluded)] {
+			parts = append(parts, x.String())
+		}
+		b.WriteString("; kept: " + strings.Join(parts, "; "))
+		if n := len(d.Kept) - len(parts); n > 0 {
 			fmt.Fprintf(&b, "; and %d more", n)
 		}
 	}

@@ -168,7 +168,7 @@ func Place(in Input) (Decision, error) {
 		if !ok {
 			continue
 		}
-		d.Kept = append(d.Kept, Diagnosis{Cluster: c.Name, Rule: k.rule, Detail: k.why})
+		d.Kept = append(d.Kept, Diagnosis{Cluster: c.Name, Rule: k.rule, Detail: k.why, Until: k.until})
 		if !k.until.IsZero() && (d.Recheck.IsZero() || k.until.Before(d.Recheck)) {
 			d.Recheck = k.until
 		}

@@ -83,7 +83,8 @@ type Decision struct {
 	// Condition.Message before it is bounded.
 	Message string
 	// RequeueAfter is when Reconcile asks to look again without a change: the rest of the
-	// rebalance period, 0 for none.
+	// rebalance period, or sooner when a tolerationSeconds ends (placement's
+	// Decision.Recheck), 0 for none.
 	RequeueAfter time.Duration
 }
 
@@ -151,10 +152,11 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 	// there any more, so the schedule gives it nothing either.
 	clusters := slices.DeleteFunc(slices.Clone(in.Clusters), func(c federation.Cluster) bool { return c.DeletionTimestamp != nil })
 	prev, current := in.Previous, currentReplicas(in.Object, in.Previous)
+	at := placed{prev: prev, running: current, sticky: !in.Fresh, in: runningIn(in.Object, in.Previous)}
 	if in.Fresh {
-		prev, current = nil, currentReplicas(in.Object, nil)
+		at = placed{running: currentReplicas(in.Object, nil)}
 	}
-	return decide(in.Type, in.Object, rsp, clusters, placed{prev: prev, running: current, sticky: !in.Fresh}, key, in.Now)
+	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now)
 }
 
 // preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for
@@ -191,10 +193,29 @@ func invalidCondition(reason string, cause error, generation int64) metav1.Condi
 }
 
 // placed is what a decision knows of where the object is: the previous schedule (for the
-// rebalance period), the replicas it runs per cluster (for capacity), and whether those stay
-// where they are (sticky: every pass of the loop; not in a fresh decision).
+// rebalance period), the replicas it runs per cluster (for capacity), whether those stay
+// where they are (sticky: every pass of the loop; not in a fresh decision), and the clusters
+// it runs in (in: an untolerated NoSchedule taint keeps them; none in a fresh decision).
 type placed struct {
 	prev    *federation.Schedule
 	running map[string]int64
 	sticky  bool
+	in      []string
+}
+
+// runningIn returns the clusters the object runs in: those of the previous schedule and of
+// status.clusters (where sync propagated it), in that order, each once.
+func runningIn(fed *federation.FederatedObject, prev *federation.Schedule) []string {
+	var out []string
+	if prev != nil {
+		for _, c := range prev.Clusters {
+			out = append(out, c.Name)
+		}
+	}
+	for _, c := range fed.Status.Clusters {
+		if !slices.Contains(out, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
