@@ -59,6 +59,10 @@
 // Clusters are decided on the status they carry, so a Cluster written by hand without a
 // Ready condition counts as not ready unless [Input].AssumeReady.
 //
+// [Input].Down previews a failover: the named clusters are taken as down (not Ready, with
+// the not-ready taint at NoExecute). Each [Object].Failover then lists what moves where,
+// against status.schedule, and the evictions that keep copies until replacements are ready.
+//
 // Nor does it read the revision history. It says a revision after a synced one goes stage
 // by stage, which sync does unless the revision renders as the stable one (a change of
 // placement alone goes everywhere at once). And while a rollout is under way, a cluster
