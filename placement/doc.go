@@ -1,6 +1,6 @@
 // Package placement decides which member clusters a federated object goes to.
 //
-// It is pure: [Select] and [Evaluate] look only at their arguments (the object's
+// It is pure: [Place], [Select] and [Evaluate] look only at their arguments (the object's
 // spec.placement and the Cluster objects) and do no I/O, read no clock and keep no state, so a
 // placement strategy can be unit-tested with a slice of Clusters built in the test.
 //
@@ -30,7 +30,17 @@
 // federation.k8s.io/not-ready:NoExecute taint, set by the cluster monitor or implied here,
 // so a toleration for it keeps the cluster); spread constraints over a topology key (region,
 // zone, provider or any Cluster label) with minGroups and maxGroups; and maxClusters.
-// [Evaluate] documents each rule and the order they apply in.
+// [Place] documents each rule and the order they apply in.
+//
+// # Failover: NoSchedule and NoExecute
+//
+// [Place] knows where the object runs ([Input].Running) and the time ([Input].Now). A
+// NoSchedule taint refuses new placements only: a cluster the object runs in stays, and
+// [Decision.Kept] says why. A NoExecute taint takes the work away unless tolerated. A
+// toleration with tolerationSeconds holds until the taint's timeAdded plus those seconds,
+// and [Decision.Recheck] says when to look again. [Select] and [Evaluate] know neither, so
+// both effects leave a cluster out there. The stages and their timers are in one table, in
+// package status ("Failover stages and their timers").
 //
 // The result is in rank order: fewer untolerated PreferNoSchedule taints first, then a
 // higher preferred-affinity score, then name ascending. The same input always gives the same

@@ -52,7 +52,7 @@ type Input struct {
 type Aggregation struct {
 	// Clusters are Status.Clusters, in the same order, with the observed fields
 	// (replicas, readyReplicas, availableReplicas, updatedReplicas, observedGeneration,
-	// remoteStatus, ready, observedRevision, lastObserved, stale) brought up to date and every other field as it was.
+	// remoteStatus, ready, observedRevision, unhealthySince, lastObserved, stale) brought up to date and every other field as it was.
 	Clusters []federation.MemberStatus
 	// Aggregated is the new status.aggregated: the fresh clusters' sums with quorum; without,
 	// the previous sums (zero when there were none) with the current staleClusters.

@@ -20,7 +20,7 @@
 // A federated object's status is shared by several loops, and each writes only its own
 // fields. The Collector owns the observed fields of the status.clusters[] entries (replicas,
 // readyReplicas, availableReplicas, updatedReplicas, observedGeneration, remoteStatus, ready,
-// observedRevision, lastObserved, stale), status.aggregated and the Ready condition. Sync
+// observedRevision, unhealthySince, lastObserved, stale), status.aggregated and the Ready condition. Sync
 // owns the rest of each entry (propagation, message, revision) and decides which clusters
 // the list holds: it adds an entry for each placed cluster and removes the entries of
 // clusters no longer placed. An entry's ready says whether the member object was ready when
@@ -130,6 +130,29 @@
 // touched. Taints are added before the status says not ready and removed after it says
 // ready, so placement never sees a not-ready cluster without the monitor's taints (it would
 // imply a NoExecute one).
+//
+// # Failover stages and their timers
+//
+// This is the one table of failover's stages. The Cluster's Failover condition names the
+// stage; each change is one event (part of the Ready event when Ready changes with it).
+//
+//	stage        when                                 placement                       timer
+//	NoSchedule   Ready turns False (or Unknown)       no new placements; what runs    EvictionDelay (5m) of not
+//	             not-ready taint NoSchedule           there stays                     Ready within ReadinessWindow
+//	NoExecute    not Ready for EvictionDelay          untolerated: replicas leave;    tolerationSeconds, from the
+//	             not-ready taint NoExecute            tolerated: they stay            taint's timeAdded
+//	Recovered    Ready True again                     taints removed; may be chosen   SuccessThreshold probes, more
+//	             (condition False)                    again                           for a cluster that flaps
+//	replicas     any loss of replicas (above,         the losing cluster keeps them   spec.placement.failover
+//	leaving      application failover, rebalance)     until replacements are ready    .gracePeriodSeconds (600)
+//	application  Ready cluster, workload not Ready    the cluster is left out, then   application.toleranceSeconds
+//	failover     at its revision with fresh data      avoided (status.schedule        (300), then backoffSeconds
+//	             (status.clusters[].unhealthySince)   .avoided)                       (600)
+//
+// The Failover condition's message says since when, and when NoExecute will come. Package
+// placement applies the taints (placement.Place); package scheduler applies application
+// failover and the grace period.
+//
 // The monitor writes taints by updating the Cluster: RBAC cannot limit that to spec.taints, so
 // config/rbac adds an admission policy that refuses the control plane any other spec change.
 //
