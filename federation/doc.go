@@ -64,7 +64,8 @@
 //  2. Default: [DefaultFederatedObject] and [DefaultReplicaSchedulingPreference] fill in
 //     what the specification defaults (override op "replace", minReplicas 1,
 //     rebalancePeriod 5m, revisionHistoryLimit 10), in place. Defaulting comes before
-//     validation, so validation sees what the loops will act on.
+//     validation, so validation sees what the loops will act on. [EffectiveFailover] picks
+//     the failover settings that apply (the placement's, else the preference's), defaulted.
 //  3. Validate: [ValidateFederatedObject], [ValidatePlacement], [ValidateOverrides],
 //     [ValidateReplicaSchedulingPreference] and [ValidateCluster] return a field.ErrorList
 //     whose paths name the exact field (spec.overrides[1].clusterOverrides[0].path), the

@@ -107,6 +107,9 @@ const (
 	ConditionReady = "Ready"
 	// ConditionOffline on a Cluster: the cluster has not answered for a while.
 	ConditionOffline = "Offline"
+	// ConditionFailover on a Cluster: its failover stage (NoSchedule, NoExecute, Recovered),
+	// written by the cluster monitor once the cluster has been not Ready.
+	ConditionFailover = "Failover"
 	// ConditionScheduled on a federated object: status.schedule reflects the current spec.
 	ConditionScheduled = "Scheduled"
 	// ConditionPropagated on a federated object: every placed cluster has the current revision.

@@ -208,6 +208,15 @@ func validateToleration(t corev1.Toleration, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("operator"), t.Operator, "must be Exists when key is empty"))
 	}
 	errs = append(errs, validateEffect(t.Effect, true, path.Child("effect"))...)
+	if s := t.TolerationSeconds; s != nil {
+		// As Kubernetes: tolerationSeconds bounds how long a NoExecute taint is tolerated.
+		switch {
+		case t.Effect != "" && t.Effect != corev1.TaintEffectNoExecute:
+			errs = append(errs, field.Invalid(path.Child("tolerationSeconds"), *s, "only allowed with effect NoExecute (or no effect)"))
+		case *s < 0:
+			errs = append(errs, field.Invalid(path.Child("tolerationSeconds"), *s, "must be non-negative"))
+		}
+	}
 	return errs
 }
 

@@ -107,6 +107,13 @@ func TestValidateFederatedObject(t *testing.T) {
 				"FieldValueInvalid spec.placement.spreadConstraints[0].maxGroups",
 				"FieldValueRequired spec.placement.spreadConstraints[1].topologyKey",
 			}},
+		{name: "tolerationSeconds only for NoExecute, never negative", spec: `
+  placement:
+    tolerations: [{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 10}, {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: -1}, {key: k, operator: Exists, tolerationSeconds: 0}, {key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]`,
+			want: []string{
+				"FieldValueInvalid spec.placement.tolerations[0].tolerationSeconds",
+				"FieldValueInvalid spec.placement.tolerations[1].tolerationSeconds",
+			}},
 		{name: "two constraints bound replicas", spec: `
   placement:
     spreadConstraints: [{topologyKey: region, minGroups: 2, maxSkew: 1}, {topologyKey: provider, minGroups: 2}, {topologyKey: zone, maxSkew: 2}]`,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Sentinel errors of [Evaluate] and [Select].
@@ -56,6 +57,11 @@ const (
 	// scheduler loop filters the clusters by the preference before it calls Evaluate, and
 	// records those it filtered with [Decision.Exclude].
 	Preference
+	// ApplicationFailure: the workload has been unhealthy in the cluster (a Ready one) for
+	// longer than its application failover tolerates, or the cluster is in its back-off
+	// (status.schedule.avoided). Evaluate never returns it: the scheduler records it with
+	// [Decision.Exclude].
+	ApplicationFailure
 )
 
 // String returns the rule's name, as used in condition messages.
@@ -79,6 +85,8 @@ func (r Rule) String() string {
 		return "MaxClusters"
 	case Preference:
 		return "Preference"
+	case ApplicationFailure:
+		return "ApplicationFailure"
 	}
 	return fmt.Sprintf("Rule(%d)", int(r))
 }
@@ -92,6 +100,10 @@ type Diagnosis struct {
 	Rule Rule
 	// Detail names the value, e.g. `taint gpu=true:NoSchedule not tolerated`.
 	Detail string
+	// Until is, for a cluster of [Decision.Kept], when its tolerationSeconds ends; zero when
+	// it stays as long as the object runs there (NoSchedule). For [ApplicationFailure], when
+	// the back-off ends. Zero otherwise.
+	Until time.Time
 }
 
 // String returns "cluster: Rule: detail".
@@ -126,6 +138,16 @@ type Decision struct {
 	// Unknown lists names in spec.placement.clusters that are not among the clusters given,
 	// in their order there. They are dropped, as in KubeFed.
 	Unknown []string
+
+	// Kept are the selected clusters that stay only for a while or only because the object
+	// runs there: an untolerated NoSchedule taint (no new placements), or a NoExecute taint
+	// tolerated with tolerationSeconds. Each says which taint, and until when. Sorted by
+	// cluster name.
+	Kept []Diagnosis
+
+	// Recheck is the earliest end of a tolerationSeconds among the selected clusters: the
+	// decision changes then without any other change. Zero: none.
+	Recheck time.Time
 
 	// ReplicaSpread is the spread constraint the division of replicas must honour, or nil
 	// when no constraint sets maxSkew. The selected candidates' Domain holds their groups.
@@ -192,7 +214,7 @@ const summaryExcluded = 3
 
 // Summary is one line for a condition message, e.g.
 // "2 of 4 clusters selected (eu, us); left out: ap: Taint: taint gpu=true:NoSchedule not
-// tolerated; sa: NotReady: ...".
+// tolerated; sa: NotReady: ...", then the clusters kept (see [Decision.Kept]).
 func (d Decision) Summary() string {
 	var b strings.Builder
 	total := len(d.Selected) + len(d.Excluded)
@@ -207,6 +229,16 @@ func (d Decision) Summary() string {
 		}
 		b.WriteString("; left out: " + strings.Join(parts, "; "))
 		if n := len(d.Excluded) - len(parts); n > 0 {
+			fmt.Fprintf(&b, "; and %d more", n)
+		}
+	}
+	if len(d.Kept) > 0 {
+		parts := make([]string, 0, summaryExcluded)
+		for _, x := range d.Kept[:min(len(d.Kept), summaryExcluded)] {
+			parts = append(parts, x.String())
+		}
+		b.WriteString("; kept: " + strings.Join(parts, "; "))
+		if n := len(d.Kept) - len(parts); n > 0 {
 			fmt.Fprintf(&b, "; and %d more", n)
 		}
 	}

@@ -9,7 +9,7 @@
 //	why, _ := d.Why("gpu-us-east") // the rule and the value that left it out
 //	fmt.Println(d.Summary())
 //
-// It is pure. [Select] and [Evaluate] look only at their arguments: the object's
+// It is pure. [Place], [Select] and [Evaluate] look only at their arguments: the object's
 // spec.placement and the Cluster objects. They do no I/O, read no clock and keep no state. So
 // a placement strategy can be unit-tested with a slice of Clusters built in the test.
 //
@@ -42,7 +42,17 @@
 //     with minGroups and maxGroups;
 //   - maxClusters.
 //
-// [Evaluate] documents each rule and the order they apply in.
+// [Place] documents each rule and the order they apply in.
+//
+// # Failover: NoSchedule and NoExecute
+//
+// [Place] knows where the object runs ([Input].Running) and the time ([Input].Now). A
+// NoSchedule taint refuses new placements only: a cluster the object runs in stays, and
+// [Decision.Kept] says why. A NoExecute taint takes the work away unless tolerated. A
+// toleration with tolerationSeconds holds until the taint's timeAdded plus those seconds.
+// [Decision.Recheck] says when to look again. [Select] and [Evaluate] know neither, so both
+// effects leave a cluster out there. The stages and their timers are in one table, in
+// package status ("Failover stages and their timers").
 //
 // Readiness is a taint. A cluster whose Ready condition is not True carries the
 // federation.k8s.io/not-ready:NoExecute taint. The cluster monitor sets it, or this package

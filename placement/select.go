@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,8 +24,32 @@ func Select(p federation.Placement, clusters []federation.Cluster) ([]string, er
 	return d.Names(), nil
 }
 
+// Input is what [Place] decides from: the placement, the clusters, where the object runs now
+// and the time.
+type Input struct {
+	// Placement is the object's spec.placement.
+	Placement federation.Placement
+	// Clusters are the federation's Cluster objects, with their taints and Ready condition.
+	Clusters []federation.Cluster
+	// Running names the clusters the object runs in now (its previous schedule, its
+	// status.clusters). An untolerated NoSchedule taint keeps them; it refuses only new
+	// placements.
+	Running []string
+	// Now is the time of the decision, for tolerationSeconds. Zero: tolerationSeconds is not
+	// counted, and a toleration that has it holds.
+	Now time.Time
+}
+
 // Evaluate decides where p places an object among clusters, and why every other cluster is
-// left out. It is pure: no I/O, no clock; the same input gives the same Decision.
+// left out. It is [Place] without Running and Now: it knows nothing of what runs where, so a
+// NoSchedule taint leaves a cluster out like NoExecute, and tolerationSeconds is not counted.
+func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, error) {
+	return Place(Input{Placement: p, Clusters: clusters})
+}
+
+// Place decides where in.Placement places an object among in.Clusters, and why every other
+// cluster is left out. It is pure: no I/O, no clock; the same input gives the same Decision.
+// The scheduler, sync and preview all call it.
 //
 // The rules, in the order a cluster meets them (the first it fails is its Diagnosis):
 //
@@ -38,9 +63,15 @@ func Select(p federation.Placement, clusters []federation.Cluster) ([]string, er
 //  4. Readiness: a cluster whose Ready condition is not True carries the taint
 //     federation.k8s.io/not-ready:NoExecute even when the cluster monitor has not set it yet,
 //     so a toleration for it (any effect, or NoExecute) keeps the cluster.
-//  5. Taints: a NoSchedule or NoExecute taint without a matching toleration leaves the
-//     cluster out. Select has no notion of what already runs where, so both effects act alike.
-//     PreferNoSchedule taints only rank the cluster lower.
+//  5. Taints: a NoExecute taint without a matching toleration leaves the cluster out. A
+//     NoSchedule taint without one leaves it out unless the object runs there (in.Running):
+//     it refuses new placements only, and [Decision.Kept] says why the cluster stayed. A
+//     toleration with tolerationSeconds tolerates a NoExecute taint until the taint's
+//     timeAdded plus those seconds, as for Pods (the first matching toleration decides;
+//     the implied not-ready taint counts from the Ready condition's last transition): the
+//     cluster is in Kept until then, [Decision.Recheck] is the earliest such end, and after
+//     it the cluster is left out with a detail naming the end. PreferNoSchedule taints only
+//     rank the cluster lower.
 //  6. Ranking: fewer untolerated PreferNoSchedule taints first, then a higher sum of matching
 //     clusterAffinity.preferred weights, then name ascending. The output is in this order.
 //  7. Spread constraints: a cluster with no value for a constraint's topology key is left
@@ -60,7 +91,8 @@ func Select(p federation.Placement, clusters []federation.Cluster) ([]string, er
 //
 // An invalid placement returns an error wrapping [ErrInvalidPlacement]; two Clusters with one
 // name return [ErrDuplicateCluster].
-func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, error) {
+func Place(in Input) (Decision, error) {
+	p, clusters := in.Placement, in.Clusters
 	if errs := federation.ValidatePlacement(p, field.NewPath("spec", "placement")); len(errs) > 0 {
 		return Decision{}, fmt.Errorf("%w: %s", ErrInvalidPlacement, errs.ToAggregate().Error())
 	}
@@ -99,12 +131,24 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 		excluded[name] = true
 	}
 
+	f := filterer{p: &p, listed: listed, sel: selector, excluded: excluded, now: in.Now}
+	if len(in.Running) > 0 {
+		f.running = make(map[string]bool, len(in.Running))
+		for _, name := range in.Running {
+			f.running[name] = true
+		}
+	}
 	var eligible []ranked
+	kept := map[string]keep{}
 	for i := range clusters {
 		c := &clusters[i]
-		if rule, detail := filter(&p, c, listed, selector, excluded); rule != 0 {
+		rule, detail, k := f.filter(c)
+		if rule != 0 {
 			d.Excluded = append(d.Excluded, Diagnosis{Cluster: c.Name, Rule: rule, Detail: detail})
 			continue
+		}
+		if k.why != "" {
+			kept[c.Name] = k
 		}
 		eligible = append(eligible, score(&p, c))
 	}
@@ -119,6 +163,17 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 			d.Selected[i].Domain = domains[i]
 		}
 	}
+	for _, c := range d.Selected {
+		k, ok := kept[c.Name]
+		if !ok {
+			continue
+		}
+		d.Kept = append(d.Kept, Diagnosis{Cluster: c.Name, Rule: k.rule, Detail: k.why, Until: k.until})
+		if !k.until.IsZero() && (d.Recheck.IsZero() || k.until.Before(d.Recheck)) {
+			d.Recheck = k.until
+		}
+	}
+	sort.Slice(d.Kept, func(i, j int) bool { return d.Kept[i].Cluster < d.Kept[j].Cluster })
 	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
 	return d, err
 }
@@ -143,37 +198,103 @@ func (r *ranked) before(o *ranked) bool {
 	return r.Name < o.Name
 }
 
-// filter applies rules 1 to 5 and returns the first that fails, with its detail, or 0.
-func filter(p *federation.Placement, c *federation.Cluster, listed map[string]bool, sel labels.Selector, excluded map[string]bool) (Rule, string) {
+// filterer holds what rules 1 to 5 need besides the cluster.
+type filterer struct {
+	p        *federation.Placement
+	listed   map[string]bool
+	sel      labels.Selector
+	excluded map[string]bool
+	running  map[string]bool
+	now      time.Time
+}
+
+// keep is why a cluster stayed although a taint is not tolerated for good: the rule it would
+// have failed, the detail, and when a tolerationSeconds ends (zero: never).
+type keep struct {
+	rule  Rule
+	why   string
+	until time.Time
+}
+
+// filter applies rules 1 to 5 and returns the first that fails, with its detail, or 0 and
+// why the cluster was kept despite a taint.
+func (f *filterer) filter(c *federation.Cluster) (Rule, string, keep) {
+	p := f.p
 	switch {
-	case listed != nil && !listed[c.Name]:
-		return NotListed, "not in spec.placement.clusters"
-	case listed == nil && sel == nil:
-		return ClusterSelector, "neither spec.placement.clusters nor spec.placement.clusterSelector is set, so nothing is selected"
-	case listed == nil && !sel.Matches(labels.Set(c.Labels)):
-		return ClusterSelector, fmt.Sprintf("labels do not match clusterSelector %q", sel.String())
-	case excluded[c.Name]:
-		return ExcludeClusters, "listed in spec.placement.excludeClusters"
+	case f.listed != nil && !f.listed[c.Name]:
+		return NotListed, "not in spec.placement.clusters", keep{}
+	case f.listed == nil && f.sel == nil:
+		return ClusterSelector, "neither spec.placement.clusters nor spec.placement.clusterSelector is set, so nothing is selected", keep{}
+	case f.listed == nil && !f.sel.Matches(labels.Set(c.Labels)):
+		return ClusterSelector, fmt.Sprintf("labels do not match clusterSelector %q", f.sel.String()), keep{}
+	case f.excluded[c.Name]:
+		return ExcludeClusters, "listed in spec.placement.excludeClusters", keep{}
 	}
 	if a := p.ClusterAffinity; a != nil && a.Required != nil {
 		if ok, detail := matchTerm(a.Required, c); !ok {
-			return RequiredAffinity, detail
+			return RequiredAffinity, detail, keep{}
 		}
 	}
-	if t, why, ok := notReadyTaint(c); ok && !tolerated(p.Tolerations, &t) {
-		return NotReady, fmt.Sprintf("%s; implied taint %s not tolerated", why, taintString(&t))
+	var k keep
+	// note records a kept taint, the earliest end first.
+	note := func(rule Rule, why string, until time.Time) {
+		if k.why == "" || (!until.IsZero() && (k.until.IsZero() || until.Before(k.until))) {
+			k = keep{rule: rule, why: why, until: until}
+		}
+	}
+	if t, why, ok := notReadyTaint(c); ok {
+		switch held, until, detail := f.tolerates(&t); {
+		case !held:
+			return NotReady, fmt.Sprintf("%s; implied taint %s not tolerated%s", why, taintString(&t), detail), keep{}
+		case !until.IsZero():
+			note(NotReady, fmt.Sprintf("%s; implied taint %s%s", why, taintString(&t), detail), until)
+		}
 	}
 	for i := range c.Spec.Taints {
 		t := &c.Spec.Taints[i]
-		if t.Effect == corev1.TaintEffectPreferNoSchedule || tolerated(p.Tolerations, t) {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
+		rule := Taint
 		if t.Key == federation.TaintClusterNotReady || t.Key == federation.TaintClusterUnreachable {
-			return NotReady, fmt.Sprintf("taint %s not tolerated", taintString(t))
+			rule = NotReady
 		}
-		return Taint, fmt.Sprintf("taint %s not tolerated", taintString(t))
+		held, until, detail := f.tolerates(t)
+		switch {
+		case held && !until.IsZero():
+			note(rule, "taint "+taintString(t)+detail, until)
+		case held:
+		case t.Effect == corev1.TaintEffectNoSchedule && f.running[c.Name]:
+			note(rule, fmt.Sprintf("taint %s not tolerated, but the object runs there and NoSchedule refuses only new placements", taintString(t)), time.Time{})
+		case detail != "":
+			return rule, "taint " + taintString(t) + detail, keep{}
+		default:
+			return rule, fmt.Sprintf("taint %s not tolerated", taintString(t)), keep{}
+		}
 	}
-	return 0, ""
+	return 0, "", k
+}
+
+// tolerates reports whether the placement's tolerations tolerate taint at f.now, until when
+// (zero: for good), and, for a tolerationSeconds, a detail naming its end.
+func (f *filterer) tolerates(taint *corev1.Taint) (bool, time.Time, string) {
+	t := matching(f.p.Tolerations, taint)
+	if t == nil {
+		return false, time.Time{}, ""
+	}
+	if t.TolerationSeconds == nil || taint.Effect != corev1.TaintEffectNoExecute || f.now.IsZero() {
+		return true, time.Time{}, ""
+	}
+	secs := max(*t.TolerationSeconds, 0)
+	if taint.TimeAdded == nil {
+		return true, time.Time{}, fmt.Sprintf(" tolerated for %ds, counted from its timeAdded, which is not set", secs)
+	}
+	until := taint.TimeAdded.Add(time.Duration(secs) * time.Second)
+	detail := fmt.Sprintf(" tolerated for %ds, until %s", secs, until.UTC().Format(time.RFC3339))
+	if !f.now.Before(until) {
+		return false, time.Time{}, detail
+	}
+	return true, until, detail
 }
 
 // matchTerm reports whether c matches an affinity term, and if not, why.

@@ -65,12 +65,23 @@ func notReadyTaint(c *federation.Cluster) (corev1.Taint, string, bool) {
 			why += " (" + cond.Reason + ")"
 		}
 	}
-	return corev1.Taint{Key: federation.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute}, why, true
+	t := corev1.Taint{Key: federation.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute}
+	if cond != nil && !cond.LastTransitionTime.IsZero() {
+		// tolerationSeconds counts from when the cluster stopped being Ready.
+		added := cond.LastTransitionTime
+		t.TimeAdded = &added
+	}
+	return t, why, true
 }
 
-// tolerated reports whether one of ts tolerates taint. Operators are Equal (or "") and
-// Exists, the ones federation.ValidatePlacement allows.
+// tolerated reports whether one of ts tolerates taint, tolerationSeconds aside.
 func tolerated(ts []corev1.Toleration, taint *corev1.Taint) bool {
+	return matching(ts, taint) != nil
+}
+
+// matching returns the first of ts that tolerates taint, or nil. Operators are Equal (or "")
+// and Exists, the ones federation.ValidatePlacement allows.
+func matching(ts []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration {
 	for i := range ts {
 		t := &ts[i]
 		if t.Effect != "" && t.Effect != taint.Effect {
@@ -81,14 +92,14 @@ func tolerated(ts []corev1.Toleration, taint *corev1.Taint) bool {
 		}
 		switch t.Operator {
 		case corev1.TolerationOpExists:
-			return true
+			return t
 		case "", corev1.TolerationOpEqual:
 			if t.Value == taint.Value {
-				return true
+				return t
 			}
 		}
 	}
-	return false
+	return nil
 }
 
 // taintString renders a taint as key[=value]:Effect.

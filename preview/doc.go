@@ -74,7 +74,12 @@
 //   - Clusters are decided on the status they carry. So a Cluster written by hand without a
 //     Ready condition counts as not ready, unless [Input].AssumeReady.
 //
-// Nor does it read the revision history. It says a revision after a synced one goes stage by
+// [Input].Down previews a failover: the named clusters are taken as down (not Ready, with
+// the not-ready taint at NoExecute). Each [Object].Failover then lists what moves where,
+// against status.schedule. It also lists the evictions that keep copies until the
+// replacements are ready.
+//
+// Preview does not read the revision history either. It says a revision after a synced one goes stage by
 // stage. Sync does so unless the revision renders as the stable one: a change of placement
 // alone goes everywhere at once. During a rollout, a cluster that sync still holds at the
 // stable revision shows the change the new revision makes there. Sync makes that change when

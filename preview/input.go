@@ -62,6 +62,11 @@ type Input struct {
 	// described in a file rather than watched by the cluster monitor. A Ready condition that
 	// is not True still counts.
 	AssumeReady bool
+	// Down names clusters to preview as down: Run marks each not Ready with the cluster
+	// monitor's not-ready taint at NoExecute since Now, as after its EvictionDelay. Each
+	// object's Failover then says where its replicas would go. A name no Cluster has is an
+	// error wrapping ErrInvalidInput.
+	Down []string
 	// Identity is sync's Options.Identity (the managed-by label value); "" is fedkit's.
 	Identity string
 	// Adopt is sync's ConflictAdopt policy: member objects of the same name that no

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -71,6 +72,8 @@ type Object struct {
 	Scheduled Condition `json:"scheduled"`
 	// Clusters has one entry per Cluster, in name order.
 	Clusters []Cluster `json:"clusters"`
+	// Failover is the plan with Input.Down's clusters down; nil without Down.
+	Failover *Failover `json:"failover,omitempty"`
 	// Unknown are names in spec.placement.clusters that no Cluster has (a typo, or a cluster
 	// not registered yet); nothing is placed there. They come from the scheduler's warning
 	// (scheduler.WarningUnknownCluster), so they are listed when the object can be scheduled.
@@ -135,6 +138,24 @@ type Cluster struct {
 	// Change is what sync would do in the cluster, with live objects; nil without, or when
 	// the cluster was not read.
 	Change *Change `json:"change,omitempty"`
+}
+
+// Failover is where an object's replicas go when Input.Down's clusters are down.
+type Failover struct {
+	// Down are the clusters taken as down.
+	Down []string `json:"down"`
+	// Moves are the clusters whose replicas change, against the object's status.schedule.
+	Moves []Move `json:"moves,omitempty"`
+	// Evictions are the schedule's evictions: the clusters that keep their copies until the
+	// replacements are ready (status.schedule.evictions).
+	Evictions []federation.Eviction `json:"evictions,omitempty"`
+}
+
+// Move is one cluster's replicas before and after the failover (0: none).
+type Move struct {
+	Cluster string `json:"cluster"`
+	Before  int64  `json:"before"`
+	After   int64  `json:"after"`
 }
 
 // Change is sync's decision for one cluster (sync.Plan's Change, made readable).

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -122,6 +124,13 @@ func newRun(in Input) (*run, error) {
 		}
 		r.clusters = append(r.clusters, *c)
 	}
+	for _, name := range in.Down {
+		i := slices.IndexFunc(r.clusters, func(c federation.Cluster) bool { return c.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: no Cluster %q to preview as down", ErrInvalidInput, name)
+		}
+		markDown(&r.clusters[i], in.Now)
+	}
 	slices.SortFunc(r.clusters, func(a, b federation.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	for i := range r.clusters {
 		if i > 0 && r.clusters[i].Name == r.clusters[i-1].Name {
@@ -176,6 +185,9 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		ps.add(Problem{Severity: Warning, Object: w.Kind + " " + key.String(), Field: w.Field, Message: w.Message})
 	}
 
+	if len(r.in.Down) > 0 && d.Schedule != nil {
+		o.Failover = failoverPlan(r.in.Down, fed.Status.Schedule, d.Schedule)
+	}
 	// What the scheduler writes is what sync reads.
 	if d.Schedule != nil {
 		fed.Status.Schedule = d.Schedule
@@ -364,4 +376,50 @@ func revisionOf(fed *federation.FederatedObject) int64 {
 
 func keyOf(o metav1.Object) federation.Key {
 	return federation.Key{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// markDown makes c a cluster that is down: Ready False and the not-ready taint at NoExecute
+// since now, as the cluster monitor leaves it once EvictionDelay has passed.
+func markDown(c *federation.Cluster, now time.Time) {
+	at := metav1.NewTime(now)
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+		Type: federation.ConditionReady, Status: metav1.ConditionFalse, Reason: "PreviewDown",
+		Message: "the preview takes the cluster as down", LastTransitionTime: at,
+	})
+	c.Spec.Taints = slices.DeleteFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Key == federation.TaintClusterNotReady })
+	c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: federation.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &at})
+}
+
+// failoverPlan compares the schedule before (prev, nil: none) with the one decided with the
+// clusters down: what moves where, and the evictions that keep copies meanwhile.
+func failoverPlan(down []string, prev, next *federation.Schedule) *Failover {
+	f := &Failover{Down: slices.Sorted(slices.Values(down)), Evictions: next.Evictions}
+	count := func(s *federation.Schedule) map[string]int64 {
+		out := map[string]int64{}
+		if s != nil {
+			for _, c := range s.Clusters {
+				out[c.Name] = c.Replicas
+			}
+		}
+		return out
+	}
+	before, after := count(prev), count(next)
+	names := make([]string, 0, len(before)+len(after))
+	for n := range before {
+		names = append(names, n)
+	}
+	for n := range after {
+		if _, ok := before[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		_, was := before[n]
+		_, is := after[n]
+		if was != is || before[n] != after[n] {
+			f.Moves = append(f.Moves, Move{Cluster: n, Before: before[n], After: after[n]})
+		}
+	}
+	return f
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +89,9 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 		clusters, noPref = withPreference(clusters, rsp.Spec.Clusters)
 	}
-	pd, placeErr := placement.Evaluate(p, clusters)
+	// NoSchedule refuses new placements only: the clusters the object runs in stay
+	// (placement.Input.Running); tolerationSeconds counts at now.
+	pd, placeErr := placement.Place(placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now})
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}
@@ -98,6 +101,14 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	byName := make(map[string]*federation.Cluster, len(clusters))
 	for i := range clusters {
 		byName[clusters[i].Name] = &clusters[i]
+	}
+	// Application failover (appfailover.go): clusters where the workload is unhealthy leave.
+	app := decideAppFailover(federation.EffectiveFailover(fed.Spec.Placement, rsp), fed, at.prev, pd.Selected, byName, now)
+	if len(app.out) > 0 {
+		pd.Selected = slices.DeleteFunc(pd.Selected, func(c placement.Candidate) bool {
+			return slices.ContainsFunc(app.out, func(x placement.Diagnosis) bool { return x.Cluster == c.Name })
+		})
+		pd.Exclude(app.out...)
 	}
 
 	perReplica, ferr := podRequests(fed.Spec.Template.Object)
@@ -146,6 +157,16 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 	}
 	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
+	d.schedule.Avoided = app.avoided
+	if app.requeue > 0 && (d.requeue == 0 || app.requeue < d.requeue) {
+		d.requeue = app.requeue
+	}
+	if !pd.Recheck.IsZero() {
+		// A tolerationSeconds ends then: the cluster is left out from that moment.
+		if wait := pd.Recheck.Sub(now); d.requeue == 0 || wait < d.requeue {
+			d.requeue = max(wait, time.Second)
+		}
+	}
 	var evicted string
 	if at.sticky && typ.Divisible() {
 		ev := evict(evictInput{
@@ -172,6 +193,9 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	d.message = message(plan, pd, typ.Divisible())
 	if evicted != "" {
 		d.message += "; " + evicted
+	}
+	if app.note != "" {
+		d.message += "; " + app.note
 	}
 	d.message += notes(d.warnings)
 	return d, placeErr
@@ -281,7 +305,7 @@ func message(plan Plan, pd placement.Decision, divisible bool) string {
 	default:
 		fmt.Fprintf(&b, "placed in %d cluster(s): %s", len(pd.Selected), strings.Join(pd.Names(), ", "))
 	}
-	if len(pd.Excluded) > 0 {
+	if len(pd.Excluded) > 0 || len(pd.Kept) > 0 {
 		b.WriteString("; ")
 		b.WriteString(pd.Summary())
 	}

@@ -83,7 +83,8 @@ type Decision struct {
 	// Condition.Message before it is bounded.
 	Message string
 	// RequeueAfter is when Reconcile asks to look again without a change: the rest of the
-	// rebalance period, 0 for none.
+	// rebalance period, or sooner when a tolerationSeconds ends (placement's
+	// Decision.Recheck), 0 for none.
 	RequeueAfter time.Duration
 }
 
@@ -150,7 +151,7 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 	// A Cluster being deleted is leaving the federation: sync (TargetsFor) places nothing
 	// there any more, so the schedule gives it nothing either.
 	clusters := slices.DeleteFunc(slices.Clone(in.Clusters), func(c federation.Cluster) bool { return c.DeletionTimestamp != nil })
-	at := placed{before: in.Previous, prev: targetsOf(in.Previous), running: currentReplicas(in.Object, in.Previous), sticky: !in.Fresh}
+	at := placed{before: in.Previous, prev: targetsOf(in.Previous), running: currentReplicas(in.Object, in.Previous), sticky: !in.Fresh, in: runningIn(in.Object, in.Previous)}
 	at.current = stickyReplicas(in.Object, at.prev)
 	if in.Fresh {
 		at = placed{running: currentReplicas(in.Object, nil)}
@@ -195,13 +196,32 @@ func invalidCondition(reason string, cause error, generation int64) metav1.Condi
 // placed is what a decision knows of where the object is: the previous schedule as written
 // (before: for its evictions) and at its evictions' targets (prev: for the rebalance period),
 // the replicas it runs per cluster (running: for capacity and evictions), those the division
-// keeps where they are (current: evicting clusters at their target), and whether they stay
-// where they are (sticky: every pass of the loop; not in a fresh decision, which evicts
-// nothing either).
+// keeps where they are (current: evicting clusters at their target), whether they stay where
+// they are (sticky: every pass of the loop; not in a fresh decision, which evicts nothing
+// either), and the clusters it runs in (in: an untolerated NoSchedule taint keeps them; none
+// in a fresh decision).
 type placed struct {
 	before  *federation.Schedule
 	prev    *federation.Schedule
 	running map[string]int64
 	current map[string]int64
 	sticky  bool
+	in      []string
+}
+
+// runningIn returns the clusters the object runs in: those of the previous schedule and of
+// status.clusters (where sync propagated it), in that order, each once.
+func runningIn(fed *federation.FederatedObject, prev *federation.Schedule) []string {
+	var out []string
+	if prev != nil {
+		for _, c := range prev.Clusters {
+			out = append(out, c.Name)
+		}
+	}
+	for _, c := range fed.Status.Clusters {
+		if !slices.Contains(out, c.Name) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

@@ -179,6 +179,16 @@
 // With [Options].StatusWriter the write goes to that shared writer, merged with sync's and
 // the collector's writes to the object. A type without replicas costs no write of its own.
 //
+// # Application failover
+//
+// With spec.placement.failover.application (or the preference's failover), a Ready cluster
+// where the workload has been unhealthy for toleranceSeconds is left out. The Collector's
+// status.clusters[].unhealthySince says since when, from fresh data only. The diagnosis rule
+// is placement.ApplicationFailure. The cluster is then avoided for backoffSeconds
+// (status.schedule.avoided), and Decision.RequeueAfter asks to look again then. It never
+// leaves an object without a cluster; the message then says so. A Warning event
+// (ApplicationFailover) records each move. The stages and timers table is in package status.
+//
 // # Which clusters a preference chooses from (KubeFed's rule)
 //
 // The Scheduler loop keeps KubeFed's rule. A ReplicaSchedulingPreference chooses among every
@@ -186,8 +196,9 @@
 // spec.placement.clusters and clusterSelector are set aside. The exception is a preference
 // with spec.intersectWithClusterSelector: true, which keeps only the clusters the placement
 // selects. The placement's other rules apply either way: excludeClusters, affinity, taints
-// and readiness, spread, maxClusters. So this object, meant for the US only, gets replicas in
-// every cluster:
+// and readiness, spread, maxClusters. Decide passes placement the clusters the object runs
+// in (its previous schedule and status.clusters), so a NoSchedule taint keeps them. So this
+// object, meant for the US only, gets replicas in every cluster:
 //
 //	kind: FederatedDeployment
 //	spec:

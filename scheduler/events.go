@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -24,12 +25,17 @@ const (
 	EventEvictionStarted = "EvictionStarted"
 	// EventEvictionEnded: an eviction ended (replacements available, or its deadline).
 	EventEvictionEnded = "EvictionEnded"
+	// EventApplicationFailover: application failover moved the replicas away from a cluster
+	// where the workload was unhealthy; status.schedule.avoided lists it until its back-off
+	// ends (a Warning).
+	EventApplicationFailover = "ApplicationFailover"
 )
 
 // report records what a status write of u changed, once per change and never on a pass that
 // wrote nothing: a changed schedule is counted and recorded as a Normal event; a Scheduled
 // condition that turned False, or changed its reason while False, as a Warning with its
-// reason. schedule is nil when the write kept the schedule.
+// reason; a cluster newly in status.schedule.avoided as a Warning (application failover).
+// schedule is nil when the write kept the schedule.
 func (s *Scheduler) report(ctx context.Context, u *unstructured.Unstructured, schedule *federation.Schedule, cond metav1.Condition) {
 	oldSchedule, oldCond := previous(u)
 	if schedule != nil && !sameClusters(oldSchedule, schedule.Clusters) {
@@ -42,6 +48,13 @@ func (s *Scheduler) report(ctx context.Context, u *unstructured.Unstructured, sc
 	}
 	if schedule != nil {
 		s.reportEvictions(ctx, u, oldSchedule, schedule)
+		for _, a := range schedule.Avoided {
+			if oldSchedule != nil && slices.ContainsFunc(oldSchedule.Avoided, func(o federation.AvoidedCluster) bool { return o.Cluster == a.Cluster }) {
+				continue
+			}
+			s.event(ctx, u, federation.EventTypeWarning, EventApplicationFailover,
+				fmt.Sprintf("the workload was unhealthy in %s for longer than its application failover tolerates: its replicas leave, and %s is avoided until %s", a.Cluster, a.Cluster, stamp(a.Until.Time)))
+		}
 	}
 	if cond.Status == metav1.ConditionFalse && (oldCond == nil || oldCond.Status != cond.Status || oldCond.Reason != cond.Reason) {
 		s.event(ctx, u, federation.EventTypeWarning, cond.Reason, cond.Message)

@@ -201,6 +201,9 @@ func evictionReason(cluster string, in evictInput) string {
 		if x.Rule == placement.Taint || x.Rule == placement.NotReady {
 			return federation.EvictionTaint
 		}
+		if x.Rule == placement.ApplicationFailure {
+			return federation.EvictionApplication
+		}
 		return federation.EvictionPlacement
 	}
 	if a, ok := in.plan.Cluster(cluster); ok && in.moving && a.Bound == Unbounded && a.Weight > 0 && a.Preference != NoPreference {

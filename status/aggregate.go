@@ -52,7 +52,7 @@ type Input struct {
 type Aggregation struct {
 	// Clusters are Status.Clusters, in the same order, with the observed fields
 	// (replicas, readyReplicas, availableReplicas, updatedReplicas, observedGeneration,
-	// remoteStatus, ready, observedRevision, lastObserved, stale) brought up to date and every other field as it was.
+	// remoteStatus, ready, observedRevision, unhealthySince, lastObserved, stale) brought up to date and every other field as it was.
 	Clusters []federation.MemberStatus
 	// Aggregated is the new status.aggregated: the fresh clusters' sums with quorum; without,
 	// the previous sums (zero when there were none) with the current staleClusters.
@@ -76,7 +76,9 @@ type Aggregation struct {
 //  1. A placed cluster's data is fresh when its Cluster is Ready and it was read
 //     successfully at most StaleAfter before Now. Fresh data replaces the entry's observed
 //     fields and clears stale; otherwise the entry keeps its last known fields and is marked
-//     stale: true.
+//     stale: true. unhealthySince is the first fresh read that saw the member run its
+//     rendered revision (observedRevision = revision) but not Ready; it is cleared when the
+//     member is Ready, its data stale, or a new revision is rendered.
 //  2. Quorum: when more than half of the placed clusters are fresh, status.aggregated is the
 //     sum over the fresh clusters (stale ones never count). Otherwise status.aggregated keeps
 //     its last good sums and clusters (none before the first), its staleClusters counts the
@@ -202,8 +204,9 @@ func (in *Input) fresh(m Member) bool {
 func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.MemberStatus, bool) {
 	e := *old
 	if !fresh {
-		e.Stale = true
-		return e, !old.Stale
+		// Stale data never says the workload is unhealthy (application failover reads this).
+		e.Stale, e.UnhealthySince = true, nil
+		return e, !old.Stale || old.UnhealthySince != nil
 	}
 	o := m.Observation
 	e.Replicas, e.ReadyReplicas, e.AvailableReplicas = o.Replicas, o.ReadyReplicas, o.AvailableReplicas
@@ -219,7 +222,15 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 	}
 	e.ObservedRevision = o.Revision
 	e.Stale = false
-	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) {
+	// Unhealthy: running the revision sync rendered for it, and not Ready by its kind's
+	// rule. Since the first fresh read that saw it; cleared when Ready or a new revision.
+	switch {
+	case o.Ready || e.Revision == 0 || o.Revision != e.Revision:
+		e.UnhealthySince = nil
+	case old.UnhealthySince == nil:
+		e.UnhealthySince = timePtr(m.LastRead)
+	}
+	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) || !old.UnhealthySince.Equal(e.UnhealthySince) {
 		e.LastObserved = timePtr(m.LastRead)
 		return e, true
 	}

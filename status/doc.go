@@ -22,7 +22,7 @@
 //
 //   - the observed fields of the status.clusters[] entries: replicas, readyReplicas,
 //     availableReplicas, updatedReplicas, observedGeneration, remoteStatus, ready,
-//     observedRevision, lastObserved, stale;
+//     observedRevision, unhealthySince, lastObserved, stale;
 //   - status.aggregated and the Ready condition.
 //
 // Sync owns the rest of each entry (propagation, message, revision). Sync also decides which
@@ -33,7 +33,9 @@
 //
 // An entry's ready says whether the member object was ready when last observed.
 // observedRevision says which revision it carried (its federation.RevisionAnnotation). With
-// stale, these are what sync's staged rollouts judge a stage by.
+// stale, these are what sync's staged rollouts judge a stage by. unhealthySince says since
+// when, with fresh data, the member has run its rendered revision without being ready:
+// application failover reads it.
 //
 // A write is the object as read with the Collector's fields replaced, locked on its
 // resourceVersion. After a Conflict the pass starts again from a fresh read. With
@@ -160,9 +162,33 @@
 // Placement honours both taints. Other taints in spec.taints are the user's and are never
 // touched. Taints are added before the status says not ready and removed after it says
 // ready. So placement never sees a not-ready cluster without the monitor's taints (that
-// would imply a NoExecute one). The monitor writes taints by updating the Cluster. RBAC
-// cannot limit that to spec.taints, so config/rbac adds an admission policy that refuses the
-// control plane any other spec change.
+// would imply a NoExecute one).
+//
+// # Failover stages and their timers
+//
+// This is the one table of failover's stages. The Cluster's Failover condition names the
+// stage. Each change is one event (part of the Ready event when Ready changes with it).
+//
+//	stage        when                                 placement                       timer
+//	NoSchedule   Ready turns False (or Unknown)       no new placements; what runs    EvictionDelay (5m) of not
+//	             not-ready taint NoSchedule           there stays                     Ready within ReadinessWindow
+//	NoExecute    not Ready for EvictionDelay          untolerated: replicas leave;    tolerationSeconds, from the
+//	             not-ready taint NoExecute            tolerated: they stay            taint's timeAdded
+//	Recovered    Ready True again                     taints removed; may be chosen   SuccessThreshold probes, more
+//	             (condition False)                    again                           for a cluster that flaps
+//	replicas     any loss of replicas (above,         the losing cluster keeps them   spec.placement.failover
+//	leaving      application failover, rebalance)     until replacements are ready    .gracePeriodSeconds (600)
+//	application  Ready cluster, workload not Ready    the cluster is left out, then   application.toleranceSeconds
+//	failover     at its revision with fresh data      avoided (status.schedule        (300), then backoffSeconds
+//	             (status.clusters[].unhealthySince)   .avoided)                       (600)
+//
+// The Failover condition's message says since when, and when NoExecute will come. Package
+// placement applies the taints (placement.Place). Package scheduler applies application
+// failover and the grace period (its "Graceful eviction" section).
+//
+// The monitor writes taints by updating the Cluster. RBAC cannot limit that to spec.taints,
+// so config/rbac adds an admission policy that refuses the control plane any other spec
+// change.
 //
 // A probe that changes nothing writes nothing. status.lastHeartbeatTime moves at most every
 // HeartbeatInterval, so a healthy fleet of N clusters costs N status writes a minute.

@@ -63,3 +63,17 @@ const (
 	// ReasonClusterReachable: the Offline condition is False because the API server answers.
 	ReasonClusterReachable = "ClusterReachable"
 )
+
+// Reasons of a Cluster's Failover condition, written by the ClusterMonitor: the stages a
+// cluster goes through when it stops being Ready (see the package documentation's table).
+const (
+	// ReasonFailoverNoSchedule: not Ready; its not-ready taint is NoSchedule, so it gets no
+	// new placements and keeps what runs there. The message says when NoExecute comes.
+	ReasonFailoverNoSchedule = "NoSchedule"
+	// ReasonFailoverNoExecute: not Ready for EvictionDelay; its not-ready taint is NoExecute,
+	// so placements that do not tolerate it move their replicas away.
+	ReasonFailoverNoExecute = "NoExecute"
+	// ReasonFailoverRecovered: Ready again; the monitor's taints are gone. The condition is
+	// then False.
+	ReasonFailoverRecovered = "Recovered"
+)

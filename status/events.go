@@ -62,6 +62,16 @@ func (m *ClusterMonitor) readinessEvent(ctx context.Context, u runtime.Object, r
 	event(ctx, m.opts.Events, u, typ, ready.Reason, ready.Message)
 }
 
+// failoverEvent records a change of a Cluster's failover stage: Normal when it recovered,
+// Warning otherwise, with the Failover condition's reason and message.
+func (m *ClusterMonitor) failoverEvent(ctx context.Context, u runtime.Object, stage metav1.Condition) {
+	typ := federation.EventTypeWarning
+	if stage.Reason == ReasonFailoverRecovered {
+		typ = federation.EventTypeNormal
+	}
+	event(ctx, m.opts.Events, u, typ, stage.Reason, stage.Message)
+}
+
 // staleIn returns the names of the entries marked stale.
 func staleIn(entries []federation.MemberStatus) map[string]bool {
 	var out map[string]bool

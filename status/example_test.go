@@ -120,7 +120,7 @@ func ExampleClusterMonitor_Reconcile() {
 	// healthy: Ready=True Offline=False; cpu 8, available 8; taints []; next probe in 10s
 	// failure 1: Ready=True Offline=False; cpu 8, available 8; taints []; next probe in 10s
 	// failure 2: Ready=True Offline=False; cpu 8, available 8; taints []; next probe in 10s
-	// failure 3: Ready=False Offline=True; cpu 8, available 8; taints [federation.k8s.io/not-ready:NoSchedule federation.k8s.io/unreachable:NoSchedule]; next probe in 10s
+	// failure 3: Ready=False Offline=True Failover=True; cpu 8, available 8; taints [federation.k8s.io/not-ready:NoSchedule federation.k8s.io/unreachable:NoSchedule]; next probe in 10s
 }
 
 // Extractors teach the Collector a kind: here a custom resource whose status reports

@@ -38,7 +38,10 @@ import (
 //     Timeout, for status.kubernetesVersion, region, zones, capacity and available (see the
 //     package documentation for their meaning). A failure there is logged and the old values
 //     stay.
-//  4. Write only what changed: the monitor's taints in spec.taints first when some are added
+//  4. Stage: the Failover condition names the cluster's failover stage (NoSchedule,
+//     NoExecute, Recovered; see the package documentation). A change of stage is an event,
+//     or part of the Ready event when Ready changes with it.
+//  5. Write only what changed: the monitor's taints in spec.taints first when some are added
 //     (so there is never a moment where placement sees Ready not True without them), then
 //     the status, then taints being removed. status.lastHeartbeatTime moves on a transition,
 //     or when HeartbeatInterval has passed: a probe that changes nothing writes nothing.
@@ -100,7 +103,15 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	status, statusChanged := nextStatus(cluster, h, info, res.kind == probeOK, now, m.opts.HeartbeatInterval)
-	_, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
+	taints, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
+	stage := failoverCondition(cluster.Status.Conditions, h.ready, taints, evictIn, now)
+	stageChanged := false
+	if old := meta.FindStatusCondition(status.Conditions, federation.ConditionFailover); stage != nil && !sameCondition(old, stage) {
+		stageChanged = old == nil || old.Reason != stage.Reason
+		meta.SetStatusCondition(&status.Conditions, *stage)
+		meta.FindStatusCondition(status.Conditions, stage.Type).LastTransitionTime = stage.LastTransitionTime
+		statusChanged = true
+	}
 	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, notReadyFor, now, m.opts.EvictionDelay)
 
 	if adding {
@@ -112,9 +123,17 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		if u, err = m.writeStatus(ctx, u, status); err != nil {
 			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
-		if h.transition {
+		switch {
+		case h.transition:
+			// One event per transition: a stage that changes with Ready is told in its event.
 			log.Info("Cluster readiness changed", "ready", h.ready.Status, "reason", h.ready.Reason, "message", h.ready.Message)
-			m.readinessEvent(ctx, u, h.ready)
+			ev := h.ready
+			if stageChanged {
+				ev.Message += "; " + federation.ConditionFailover + " " + stage.Reason + ": " + stage.Message
+			}
+			m.readinessEvent(ctx, u, ev)
+		case stageChanged:
+			m.failoverEvent(ctx, u, *stage)
 		}
 	}
 	if taintsChanged && !adding {

@@ -234,7 +234,7 @@ func TestMonitorEvictionDelay(t *testing.T) {
 	require.Equal(t, 30*time.Second, res.RequeueAfter, "the eviction delay ends before the next period")
 	e.clock.Step(30 * time.Second)
 	_, writes = e.probe(t, "eu")
-	require.Equal(t, []string{"taints"}, writes)
+	require.Equal(t, []string{"taints", "status"}, writes, "the NoExecute taint, then the Failover condition")
 	c := e.cluster(t, "eu")
 	require.Equal(t, []string{"gpu:NoSchedule", federation.TaintClusterNotReady + ":NoExecute", federation.TaintClusterUnreachable + ":NoExecute"}, monitorTaints(c))
 	requireAt(t, e.clock.Now(), c.Spec.Taints[1].TimeAdded)

@@ -1,10 +1,12 @@
 package status
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
@@ -82,4 +84,47 @@ func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bo
 		out = nil
 	}
 	return out, changed, next
+}
+
+// failoverCondition returns the Cluster's Failover condition for its Ready condition and the
+// monitor's taints as they are to be, or nil when the cluster has none and needs none (it has
+// always been Ready). evictIn is how long until the not-ready taint turns NoExecute (0: not
+// due). A stage keeps its message and transition time while it lasts, so a probe that changes
+// no stage writes nothing. It is pure.
+func failoverCondition(conds []metav1.Condition, ready metav1.Condition, taints []corev1.Taint, evictIn time.Duration, now time.Time) *metav1.Condition {
+	old := meta.FindStatusCondition(conds, federation.ConditionFailover)
+	var taint *corev1.Taint
+	for i := range taints {
+		if taints[i].Key == federation.TaintClusterNotReady {
+			taint = &taints[i]
+		}
+	}
+	since := ready.LastTransitionTime.UTC().Format(time.RFC3339)
+	want := metav1.Condition{Type: federation.ConditionFailover, Status: metav1.ConditionTrue}
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		if old == nil {
+			return nil
+		}
+		want.Status, want.Reason = metav1.ConditionFalse, ReasonFailoverRecovered
+		want.Message = fmt.Sprintf("Ready again since %s; the monitor's taints are removed, placements may choose the cluster again", since)
+	case taint != nil && taint.Effect == corev1.TaintEffectNoExecute:
+		at := now
+		if taint.TimeAdded != nil {
+			at = taint.TimeAdded.Time
+		}
+		want.Reason = ReasonFailoverNoExecute
+		want.Message = fmt.Sprintf("not Ready since %s: taint %s:NoExecute since %s, placements that do not tolerate it lose their replicas here (tolerationSeconds counts from then)",
+			since, federation.TaintClusterNotReady, at.UTC().Format(time.RFC3339))
+	default:
+		want.Reason = ReasonFailoverNoSchedule
+		want.Message = fmt.Sprintf("not Ready since %s: taint %s:NoSchedule, no new placements, the replicas running here stay; NoExecute (eviction) at %s unless Ready again",
+			since, federation.TaintClusterNotReady, now.Add(evictIn).Truncate(time.Second).UTC().Format(time.RFC3339))
+	}
+	if old != nil && old.Status == want.Status && old.Reason == want.Reason {
+		keep := *old
+		return &keep
+	}
+	want.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
+	return &want
 }

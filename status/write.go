@@ -74,7 +74,7 @@ func setStatus(status map[string]any, agg *Aggregation, byName bool) error {
 // it is.
 var ownedKeys = [...]string{
 	"replicas", "readyReplicas", "availableReplicas", "updatedReplicas",
-	"observedGeneration", "remoteStatus", "ready", "observedRevision", "lastObserved", "stale",
+	"observedGeneration", "remoteStatus", "ready", "observedRevision", "unhealthySince", "lastObserved", "stale",
 }
 
 // setOwned sets item's owned keys from e.

@@ -122,7 +122,9 @@ func TestRolloutRollbackKeepsPlacement(t *testing.T) {
 
 // TestRolloutClusterLeavesPlacement: the cluster of the second stage is cut off: the stage
 // waits for its data. Taking it out of the placement takes it out of the rollout, which
-// completes in the other clusters.
+// completes in the other clusters. The preference sets the placement aside (KubeFed's rule),
+// and a not-ready cluster keeps what runs there while its taint is NoSchedule, so b leaves
+// when the monitor's taint turns NoExecute, EvictionDelay (5m, 60 rounds) after the cut.
 func TestRolloutClusterLeavesPlacement(t *testing.T) {
 	e := newFleetEnv(t, "autoRollback: true\n"+strings.TrimSpace(threeStages))
 	e.setImage(t, "web:v2")
@@ -134,7 +136,7 @@ func TestRolloutClusterLeavesPlacement(t *testing.T) {
 		return f.Status.Rollout.Reason == fedsync.RolloutReasonStaleData
 	})
 	e.editFed(t, placeOn("a", "c", "d"))
-	e.until(t, "the rollout complete without b", 60, func(f *federation.FederatedObject) bool {
+	e.until(t, "the rollout complete without b", 60+60, func(f *federation.FederatedObject) bool {
 		return f.Status.Rollout.Phase == federation.RolloutComplete
 	})
 	f := e.fed(t)

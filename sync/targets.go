@@ -3,6 +3,7 @@ package sync
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -45,7 +46,16 @@ type Targets struct {
 // placement aside, then a partition that makes the scheduler drop the cluster, would
 // otherwise make it vanish from the status while its object runs on). An invalid placement is
 // an error wrapping placement.ErrInvalidPlacement.
+//
+// A NoSchedule taint refuses new placements only: a cluster of status.clusters stays placed
+// under one (see placement.Place); when it is the not-ready taint, the cluster is in NotReady.
+// TargetsFor does not count tolerationSeconds (no clock); [Plan] does, at PlanInput.Now.
 func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) (Targets, error) {
+	return targetsAt(obj, typ, clusters, time.Time{})
+}
+
+// targetsAt is TargetsFor with tolerationSeconds counted at now (zero: not counted).
+func targetsAt(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster, now time.Time) (Targets, error) {
 	t := Targets{Replicas: map[string]*int64{}}
 	// A Cluster being deleted is leaving the federation: nothing is placed there any more.
 	leaving := map[string]bool{}
@@ -57,7 +67,11 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	if len(leaving) > 0 {
 		clusters = slices.DeleteFunc(slices.Clone(clusters), func(c federation.Cluster) bool { return leaving[c.Name] })
 	}
-	d, err := placement.Evaluate(obj.Spec.Placement, clusters)
+	running := make([]string, 0, len(obj.Status.Clusters))
+	for _, c := range obj.Status.Clusters {
+		running = append(running, c.Name)
+	}
+	d, err := placement.Place(placement.Input{Placement: obj.Spec.Placement, Clusters: clusters, Running: running, Now: now})
 	switch {
 	case errors.Is(err, placement.ErrUnsatisfiable):
 		t.Unsatisfiable = err.Error()
@@ -68,6 +82,13 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	d.Require(federation.RequiredClusters(obj.Annotations), clusters)
 	for _, x := range d.Excluded {
 		if x.Rule == placement.NotReady {
+			t.NotReady = append(t.NotReady, x.Cluster)
+		}
+	}
+	for _, x := range d.Kept {
+		if x.Rule == placement.NotReady && x.Until.IsZero() {
+			// Kept only because it runs there, under the untolerated not-ready taint: placed,
+			// not ready, as when placement left it out for it.
 			t.NotReady = append(t.NotReady, x.Cluster)
 		}
 	}
@@ -97,6 +118,9 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 		return t, nil
 	}
 	for _, c := range d.Selected {
+		if slices.Contains(t.NotReady, c.Name) {
+			continue // kept under the not-ready taint (above)
+		}
 		t.Order = append(t.Order, c.Name)
 		t.Replicas[c.Name] = nil
 	}

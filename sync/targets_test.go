@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
@@ -102,6 +103,65 @@ func TestTargetsFor(t *testing.T) {
 				wantRollout = append(slices.Clone(tt.wantOrder), tt.wantNotReady...)
 			}
 			if diff := cmp.Diff(wantRollout, got.RolloutClusters(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("RolloutClusters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTargetsForNoSchedule: without a schedule, a cluster the object runs in (status.clusters)
+// stays placed under an untolerated NoSchedule taint; it is not Ready, so sync reports it
+// ClusterNotReady and neither writes nor deletes there. One it does not run in is not placed,
+// and a NoExecute taint takes the cluster out of the placement.
+func TestTargetsForNoSchedule(t *testing.T) {
+	tainted := func(name string, effect corev1.TaintEffect) federation.Cluster {
+		c := readyCluster(name, false, nil)
+		c.Spec.Taints = []corev1.Taint{{Key: federation.TaintClusterNotReady, Effect: effect}}
+		return c
+	}
+	userTainted := func(name string, effect corev1.TaintEffect) federation.Cluster {
+		c := readyCluster(name, true, nil)
+		c.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: effect}}
+		return c
+	}
+	tests := []struct {
+		name         string
+		b            federation.Cluster
+		previous     []string
+		wantOrder    []string
+		wantNotReady []string
+		wantRollout  []string
+	}{
+		{name: "NoSchedule, runs there: still placed, not ready", b: tainted("b", corev1.TaintEffectNoSchedule), previous: []string{"a", "b"},
+			wantOrder: []string{"a"}, wantNotReady: []string{"b"}, wantRollout: []string{"a", "b"}},
+		{name: "NoSchedule, new: not placed", b: tainted("b", corev1.TaintEffectNoSchedule),
+			wantOrder: []string{"a"}, wantNotReady: []string{"b"}, wantRollout: []string{"a", "b"}},
+		{name: "NoExecute, runs there: not ready, so nothing is removed yet", b: tainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
+			wantOrder: []string{"a"}, wantNotReady: []string{"b"}, wantRollout: []string{"a", "b"}},
+		{name: "a user's NoSchedule on a Ready cluster it runs in: still placed", b: userTainted("b", corev1.TaintEffectNoSchedule), previous: []string{"a", "b"},
+			wantOrder: []string{"a", "b"}, wantRollout: []string{"a", "b"}},
+		{name: "a user's NoSchedule on a Ready cluster, new: not placed", b: userTainted("b", corev1.TaintEffectNoSchedule),
+			wantOrder: []string{"a"}, wantRollout: []string{"a"}},
+		{name: "a user's NoExecute on a Ready cluster it runs in: no longer placed", b: userTainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
+			wantOrder: []string{"a"}, wantRollout: []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fed := &federation.FederatedObject{Spec: federation.FederatedSpec{Placement: federation.Placement{ClusterSelector: &metav1.LabelSelector{}}}}
+			for _, name := range tt.previous {
+				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
+			}
+			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, []federation.Cluster{readyCluster("a", true, nil), tt.b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantOrder, got.Order, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Order (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantNotReady, got.NotReady, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("NotReady (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantRollout, got.RolloutClusters(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("RolloutClusters (-want +got):\n%s", diff)
 			}
 		})

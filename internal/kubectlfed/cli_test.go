@@ -141,6 +141,7 @@ spec:
 		{"warning", objects + unused, nil, 0},
 		{"warning strict", objects + unused, []string{"--strict"}, 1},
 		{"error", objects + invalid, nil, 1},
+		{"down", objects, []string{"--down", "a,b"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(t, tc.in, append([]string{"preview", "-f", "-"}, tc.args...)...)

@@ -14,4 +14,5 @@
 //
 // status, rollback, preview and migrate call the library: the object's status, fedsync's
 // rollback, package preview and package migrate. The command decides nothing of its own.
+// preview --down CLUSTER shows the failover plan with those clusters down.
 package kubectlfed

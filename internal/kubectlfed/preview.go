@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ type previewOptions struct {
 	file   string
 	strict bool
 	output string
+	down   []string
 }
 
 func previewCommand(g *globals) *cobra.Command {
@@ -29,7 +31,7 @@ the Clusters, DNS records): for each object, the clusters it goes to and why the
 left out, the replicas per cluster, and every problem with its field path. It reads no
 cluster. It exits 1 when the input has errors, and with --strict when it has warnings too.
 -f - reads standard input.`,
-		Example: "  kubectl fed preview -f app.yaml\n  kubectl fed preview -f app.yaml --strict -o yaml",
+		Example: "  kubectl fed preview -f app.yaml\n  kubectl fed preview -f app.yaml --strict -o yaml\n  kubectl fed preview -f app.yaml --down eu-1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			data, err := readInput(cmd.InOrStdin(), o.file)
@@ -41,6 +43,7 @@ cluster. It exits 1 when the input has errors, and with --strict when it has war
 				return err
 			}
 			in.Now = g.opts.Clock.Now()
+			in.Down = o.down
 			rep, err := preview.Run(in)
 			if err != nil {
 				return err
@@ -54,6 +57,7 @@ cluster. It exits 1 when the input has errors, and with --strict when it has war
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the file to preview (- for standard input)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail on warnings as well as errors")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: text (default), yaml or json (the whole preview.Report)")
+	cmd.Flags().StringSliceVar(&o.down, "down", nil, "preview these clusters as down (not Ready, NoExecute): where the replicas would go")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -116,6 +120,9 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 			fmt.Fprintf(w, "  %s\t%v\t%s\t%s\n", c.Name, c.Selected, reps, oneLine(why))
 		}
 		w.Flush()
+		if f := o.Failover; f != nil {
+			printFailover(out, f)
+		}
 		for _, p := range o.Problems {
 			fmt.Fprintf(out, "  %s\n", p)
 		}
@@ -124,4 +131,20 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 		fmt.Fprintln(out, p)
 	}
 	return nil
+}
+
+// printFailover prints an object's failover plan: what moves where, and which clusters keep
+// their copies until the replacements are ready.
+func printFailover(out io.Writer, f *preview.Failover) {
+	fmt.Fprintf(out, "  failover with %s down:", strings.Join(f.Down, ", "))
+	if len(f.Moves) == 0 {
+		fmt.Fprint(out, " nothing moves")
+	}
+	fmt.Fprintln(out)
+	for _, m := range f.Moves {
+		fmt.Fprintf(out, "    %s: %d -> %d replicas\n", m.Cluster, m.Before, m.After)
+	}
+	for _, e := range f.Evictions {
+		fmt.Fprintf(out, "    %s keeps %d until the replacements are ready (%s)\n", e.Cluster, e.Keep, e.Reason)
+	}
 }
