@@ -81,9 +81,10 @@
 //
 // A member object the member's API server would refuse on every create (a Deployment
 // without a selector matching its pod labels, a container without an image, a Job without
-// restartPolicy: federation.ValidateMember) is an error naming the template field and the
-// cluster. An object placed in no cluster is a warning. [Report.Check] turns a report into
-// a CI verdict: an error for errors, and with strict for warnings too.
+// restartPolicy) is an error naming the template field and the cluster. It is sync.Plan's
+// InvalidMember decision (federation.ValidateMember), the one the Syncer makes. An object
+// placed in no cluster is a warning. [Report.Check] turns a report into a CI verdict: an
+// error for errors, and with strict for warnings too.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).
 package preview

@@ -20,8 +20,8 @@
 // own unexported state, never part of Plan's input.
 //
 // The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
-// member.go (one cluster's decision), compare.go, diff.go and fieldschema.go
-// (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
+// member.go and member_check.go (one cluster's decision), compare.go, diff.go and
+// fieldschema.go (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
 // reads.go, apply.go, memory.go, revision.go (history), rollback.go, rollout_pass.go,
 // status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
 // layout_test.go keeps the decision's files free of I/O.
@@ -270,8 +270,8 @@
 // change. Bad input (an object that does not decode or validate, an invalid placement) is
 // recorded in the Propagated condition and returned wrapped with federation.Terminal. A
 // workload every member would refuse (federation.ValidateMember: a selector that does not
-// match the pod labels, a container without an image) is not sent: [ReasonInvalidMember]
-// names the member's field, and nothing is retried until the object changes.
+// match the pod labels, a container without an image) is not sent: [Plan] decides
+// [ReasonInvalidMember], naming the member's field, and nothing is retried until the object changes.
 //
 // # Events
 //
