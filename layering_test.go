@@ -48,7 +48,7 @@ var allowedImports = map[string][]string{
 	// internal/condition: setting a condition and bounding its message, for every loop.
 	"internal/condition": nil,
 	"internal/tools":     nil,
-	"internal/testenv":   {"federation"},
+	"internal/testenv":   {"federation", "federation/kube"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.

@@ -6,7 +6,6 @@ package controlplane_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"slices"
@@ -16,18 +15,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -79,8 +77,7 @@ func TestControlPlaneOnRealServers(t *testing.T) {
 func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*kube.Client, ns string, cpConfig *rest.Config) {
 	t.Helper()
 	ctx := context.Background()
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	cpHost, set, err := kube.Connect(cpConfig, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 
@@ -95,26 +92,26 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 		require.NoError(t, <-done)
 	}()
 
-	eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
-		return clusterReady(t, host, "m1") && clusterReady(t, host, "m2")
+	fedtest.Eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
+		return testenv.ClusterReady(t, host, "m1") && testenv.ClusterReady(t, host, "m2")
 	})
-	create(t, host, fedDeployments, fmt.Sprintf(web, ns))
+	fedtest.Create(t, host, fedDeployments, fmt.Sprintf(web, ns))
 	for _, m := range memberNames {
-		eventually(t, m+": the Deployment created", func() bool {
+		fedtest.Eventually(t, m+": the Deployment created", func() bool {
 			_, err := members[m].Get(ctx, deployments, ns, "web")
 			return err == nil
 		})
 	}
-	eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, ns, "Ready") == "False" })
+	fedtest.Eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, ns, "Ready") == "False" })
 
 	for _, m := range memberNames {
 		reportReady(t, members[m], ns)
 	}
-	eventually(t, "Scheduled, Propagated and Ready", func() bool {
+	fedtest.Eventually(t, "Scheduled, Propagated and Ready", func() bool {
 		return condition(t, host, ns, "Scheduled") == "True" && condition(t, host, ns, "Propagated") == "True" && condition(t, host, ns, "Ready") == "True"
 	})
 
-	eventually(t, "a CreatedInCluster event on the host", func() bool {
+	fedtest.Eventually(t, "a CreatedInCluster event on the host", func() bool {
 		l, err := host.List(ctx, events, ns, metav1.ListOptions{})
 		require.NoError(t, err)
 		for _, u := range l.Items {
@@ -145,8 +142,7 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
 	t.Helper()
 	env := testenv.Shared(t)
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	withoutJobs := slices.DeleteFunc(federation.BuiltinTypes(), func(t federation.TypeConfig) bool { return t.Federated.Kind == "FederatedJob" })
 	crds, err := federation.CRDs(withoutJobs...)
 	require.NoError(t, err)
@@ -155,17 +151,12 @@ func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
 	require.NoError(t, conformance.InstallCRDs(ctx, host, crds...))
 
 	for _, name := range append([]string{"fedkit-system"}, ns...) {
-		create(t, host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
+		fedtest.Create(t, host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
 	}
 	members := map[string]*kube.Client{}
 	for _, name := range memberNames {
-		cfg := env.Config(name)
-		members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+		members[name] = env.Client(t, name)
+		env.Register(t, host, name, name, "fedkit-system")
 	}
 	return env, members
 }
@@ -186,20 +177,6 @@ func reportReady(t *testing.T, member *kube.Client, ns string) {
 	require.NoError(t, err)
 }
 
-func clusterReady(t *testing.T, host *kube.Client, name string) bool {
-	t.Helper()
-	u, err := host.Get(context.Background(), federation.ClusterGVR, "", name)
-	require.NoError(t, err)
-	c, err := federation.ClusterFromUnstructured(u)
-	require.NoError(t, err)
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == "Ready" {
-			return cond.Status == metav1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // condition returns the status of the condition typ of ns/web, "" when it has none.
 func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 	t.Helper()
@@ -213,19 +190,4 @@ func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 		}
 	}
 	return ""
-}
-
-func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 90*time.Second, 50*time.Millisecond, what)
 }

@@ -84,8 +84,7 @@ func TestControlPlaneAsItsServiceAccount(t *testing.T) {
 	ns := fmt.Sprintf("shop-%d", runs.Add(1))
 	env, members := setup(t, ns)
 	ctx := context.Background()
-	admin, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	admin := env.Client(t, hostName)
 	applyRBAC(t, admin)
 
 	cs, err := kubernetes.NewForConfig(env.Config(hostName))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
@@ -29,13 +28,6 @@ func (m members) Client(name string) (federation.ClusterClient, error) {
 		return nil, fmt.Errorf("members: %q: %w", name, federation.ErrClusterNotFound)
 	}
 	return c, nil
-}
-
-func kubeClient(t *testing.T, env *testenv.Env, name string) *kube.Client {
-	t.Helper()
-	c, err := kube.New(env.Config(name), kube.Options{})
-	require.NoError(t, err)
-	return c
 }
 
 // registerCluster writes the Cluster of a member to the host, Ready or not, as the cluster
@@ -76,8 +68,8 @@ func registerCluster(ctx context.Context, t *testing.T, host federation.ClusterC
 func TestRealAPIServers(t *testing.T) {
 	env := testenv.Shared(t)
 	ctx := t.Context()
-	host := kubeClient(t, env, hostName)
-	set := members{eastName: kubeClient(t, env, eastName), westName: kubeClient(t, env, westName)}
+	host := env.Client(t, hostName)
+	set := members{eastName: env.Client(t, eastName), westName: env.Client(t, westName)}
 
 	crds, err := federation.CRDs(federation.ServiceType)
 	require.NoError(t, err)

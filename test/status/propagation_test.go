@@ -2,7 +2,6 @@ package status_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -29,17 +29,6 @@ var (
 	bindingGVR   = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}
 )
 
-// apply creates the YAML document doc in c (an existing object is left as it is).
-func apply(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-}
-
 // TestReadyWaitsForAMemberThatRefusesTheUpdate: sync and the Collector run against real
 // servers; one member refuses generation 2 (a ValidatingAdmissionPolicy denies its image), so
 // it keeps running generation 1's revision, ready. Ready is never True for generation 2 while
@@ -49,38 +38,26 @@ func TestReadyWaitsForAMemberThatRefusesTheUpdate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := testenv.Shared(t)
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	crds, err := federation.CRDs(federation.DeploymentType)
 	require.NoError(t, err)
 	require.NoError(t, conformance.InstallCRDs(ctx, host, crds...))
 	const ns, system = "refuse", "fedkit-system"
-	apply(t, host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+system+`}}`)
-	apply(t, host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+ns+`}}`)
+	fedtest.Create(t, host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+system+`}}`)
+	fedtest.Create(t, host, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+ns+`}}`)
 	members := map[string]*kube.Client{}
 	// Clusters of their own names, so that the other tests' Clusters of the same members
 	// are left alone.
 	clusterOf := map[string]string{"refuse-1": member1, "refuse-2": member2}
 	for name, m := range clusterOf {
-		cfg := env.Config(m)
-		members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		apply(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, system, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		apply(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
-		u, err := host.Get(ctx, federation.ClusterGVR, "", name)
-		require.NoError(t, err)
-		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-			"type": "Ready", "status": "True", "reason": "ClusterReady", "message": "test",
-			"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-		_, err = host.UpdateStatus(ctx, federation.ClusterGVR, u)
-		require.NoError(t, err)
+		members[name] = env.Client(t, m)
+		env.Register(t, host, name, m, system)
+		testenv.MarkReady(t, host, name)
 	}
 
 	// refuse-2 denies the image of generation 2.
 	refusing := members["refuse-2"]
-	apply(t, refusing, policyGVR, `
+	fedtest.Create(t, refusing, policyGVR, `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: refuse-nginx-2}
@@ -92,7 +69,7 @@ spec:
   - expression: "object.spec.template.spec.containers.all(c, c.image != 'nginx:2')"
     message: "nginx:2 is not allowed in this cluster"
 `)
-	apply(t, refusing, bindingGVR, `
+	fedtest.Create(t, refusing, bindingGVR, `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata: {name: refuse-nginx-2}
@@ -102,7 +79,7 @@ spec:
   matchResources:
     namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: `+ns+`}}
 `)
-	apply(t, refusing, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+ns+`}}`)
+	fedtest.Create(t, refusing, namespaceGVR, `{apiVersion: v1, kind: Namespace, metadata: {name: `+ns+`}}`)
 	// The policy takes effect once the member's admission plugin has loaded it.
 	probes := 0
 	probe := func(image string) *unstructured.Unstructured {
@@ -120,7 +97,7 @@ spec:
 `), &u.Object))
 		return u
 	}
-	eventually(t, "the policy denies nginx:2", func() bool {
+	fedtest.Eventually(t, "the policy denies nginx:2", func() bool {
 		p := probe("nginx:2")
 		_, err := refusing.Create(ctx, depGVR, p)
 		if err == nil {
@@ -151,7 +128,7 @@ spec:
 		}
 	}()
 
-	apply(t, host, fedGVR, `
+	fedtest.Create(t, host, fedGVR, `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: web, namespace: `+ns+`}
@@ -199,7 +176,7 @@ spec:
 			return r.Status == metav1.ConditionTrue && r.ObservedGeneration == gen
 		}
 	}
-	eventually(t, "Ready for generation 1", readyFor(1))
+	fedtest.Eventually(t, "Ready for generation 1", readyFor(1))
 
 	// Generation 2: refuse-1 takes it, refuse-2 refuses it.
 	u, err := host.Get(ctx, fedGVR, ns, "web")
@@ -209,7 +186,7 @@ spec:
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "template", "spec", "containers"))
 	_, err = host.Update(ctx, fedGVR, u)
 	require.NoError(t, err)
-	eventually(t, "sync reports the refusal for generation 2", func() bool {
+	fedtest.Eventually(t, "sync reports the refusal for generation 2", func() bool {
 		rollOut("refuse-1")
 		obj := fed()
 		for _, e := range obj.Status.Clusters {
@@ -242,7 +219,7 @@ spec:
 	// generation 2.
 	require.NoError(t, refusing.Delete(ctx, bindingGVR, "", "refuse-nginx-2", metav1.DeleteOptions{}))
 	touched := time.Time{}
-	eventually(t, "Ready for generation 2", func() bool {
+	fedtest.Eventually(t, "Ready for generation 2", func() bool {
 		if time.Since(touched) > time.Second {
 			touched = time.Now()
 			if u, err := refusing.Get(ctx, depGVR, ns, "web"); err == nil {

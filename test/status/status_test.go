@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 	"github.com/fedkit/fedkit/status"
 )
@@ -52,15 +53,12 @@ func setup(ctx context.Context, t *testing.T) *fixture {
 	t.Helper()
 	env := testenv.Shared(t)
 	f := &fixture{env: env, members: clusterSet{}}
-	var err error
-	f.host, err = kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	f.host = env.Client(t, hostName)
 	crds, err := federation.CRDs(federation.DeploymentType)
 	require.NoError(t, err)
 	require.NoError(t, conformance.InstallCRDs(ctx, f.host, crds...))
 	for _, m := range []string{member1, member2} {
-		f.members[m], err = kube.New(env.Config(m), kube.Options{})
-		require.NoError(t, err)
+		f.members[m] = env.Client(t, m)
 		c := &federation.Cluster{
 			ObjectMeta: metav1.ObjectMeta{Name: m},
 			Spec:       federation.ClusterSpec{APIEndpoint: env.Config(m).Host},
@@ -289,26 +287,11 @@ func TestOnRealServers(t *testing.T) {
 			return meta.IsStatusConditionTrue(f.cluster(ctx, t, member2).Status.Conditions, federation.ConditionOffline)
 		}
 		require.NoError(t, f.env.StopCluster(member2))
-		eventually(t, "member2 Offline", offline)
+		fedtest.Eventually(t, "member2 Offline", offline)
 		require.NoError(t, f.env.StartCluster(ctx, member2))
-		eventually(t, "member2 back", func() bool { return !offline() })
+		fedtest.Eventually(t, "member2 back", func() bool { return !offline() })
 		require.Equal(t, metav1.ConditionTrue, ready(f.cluster(ctx, t, member1).Status.Conditions).Status, "member1 was never touched")
 	})
-}
-
-// eventually polls cond every 50ms until it holds or a minute has passed: Run works on its
-// own goroutines, against real servers, in real time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 func requireQuantity(t *testing.T, want string, got resource.Quantity) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -20,8 +21,8 @@ import (
 // request is still put back.
 func TestNewSyncerAfterRestartWritesNothingOnRealServers(t *testing.T) {
 	f := start(t)
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: restart}}`)
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), `
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: restart}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: cpu, namespace: restart}

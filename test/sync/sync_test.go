@@ -5,7 +5,6 @@ package sync_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"testing"
@@ -19,11 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -57,25 +56,19 @@ func start(t *testing.T) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{members: map[string]*kube.Client{}, reg: prometheus.NewRegistry()}
 	var err error
-	f.host, err = kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	f.host = env.Client(t, hostName)
 	crds, err := federation.CRDs(federation.BuiltinTypes()...)
 	require.NoError(t, err)
 	ictx, icancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer icancel()
 	require.NoError(t, conformance.InstallCRDs(ictx, f.host, crds...))
 
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
 	for _, name := range memberNames {
-		cfg := env.Config(name)
-		f.members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, f.host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
-		markReady(t, f.host, name)
+		f.members[name] = env.Client(t, name)
+		env.Register(t, f.host, name, name, "fedkit-system")
+		testenv.MarkReady(t, f.host, name)
 	}
 	// The loops log through the test: a failure shows what they met.
 	log := testr.New(t)
@@ -92,29 +85,6 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 		require.NoError(t, <-setDone)
 	})
 	return f
-}
-
-// markReady writes the Ready condition the cluster monitor would write.
-func markReady(t *testing.T, host *kube.Client, name string) {
-	t.Helper()
-	ctx := context.Background()
-	u, err := host.Get(ctx, federation.ClusterGVR, "", name)
-	require.NoError(t, err)
-	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "ClusterReady", "message": "test",
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-	_, err = host.UpdateStatus(ctx, federation.ClusterGVR, u)
-	require.NoError(t, err)
-}
-
-func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
 }
 
 // memberWrites is the Syncer's count of successful member writes (requests other than reads).
@@ -161,7 +131,7 @@ func image(u *unstructured.Unstructured) string {
 
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	require.Eventually(t, cond, 60*time.Second, 50*time.Millisecond, msg)
+	fedtest.Eventually(t, msg, cond)
 }
 
 const web = `
@@ -182,7 +152,7 @@ spec:
 func TestSyncOnRealServers(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), web)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), web)
 	for _, m := range memberNames {
 		eventually(t, func() bool { u := f.member(t, m, "web"); return u != nil && image(u) == "nginx:1.21" }, m+": created")
 	}
@@ -300,8 +270,8 @@ func TestTypeNotServedOnRealServers(t *testing.T) {
 	// Its own namespace: the first test's namespace is terminating in the members (sync
 	// deleted the namespace it had created, and testenv runs no namespace controller to
 	// finish that).
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: gadgets}}`)
-	create(t, f.host, widgets.FederatedGVR(), `
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: gadgets}}`)
+	fedtest.Create(t, f.host, widgets.FederatedGVR(), `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedWidget
 metadata: {name: gadget, namespace: gadgets}

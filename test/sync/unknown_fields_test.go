@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // A template with fields the member's API server does not know (a typo, a field of a newer
@@ -19,8 +20,8 @@ func TestUnknownTemplateFieldsDoNotThrashOnRealServers(t *testing.T) {
 	f := start(t)
 	// Its own namespace: another test's may be terminating in the members (testenv runs no
 	// namespace controller).
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: typos}}`)
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), `
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: typos}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: typo, namespace: typos}
