@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"sync":            {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":          {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
-	"fake":            {"federation", "internal/manifest"},
+	"fake":            {"federation", "internal/manifest", "internal/jsonvalue"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "internal/manifest"},
 	"migrate":         {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
@@ -62,7 +62,7 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
-	// internal/jsonvalue: one equality of JSON values; imported by override and sync.
+	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
 	"internal/jsonvalue": nil,
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
@@ -85,7 +85,7 @@ var internalImporters = map[string][]string{
 	"internal/labelselector": {"federation", "placement", "override", "sync"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
-	"internal/jsonvalue":     {"override", "sync"},
+	"internal/jsonvalue":     {"override", "sync", "fake"},
 	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
 }
 
