@@ -100,3 +100,44 @@ func TestPlanDecidesInvalidMember(t *testing.T) {
 		t.Errorf("valid template (-want +got):\n%s", diff)
 	}
 }
+
+// TestOverridePathThatDoesNotExistIsRenderFailed: an override whose path the object does not
+// have passes validation and the scheduler; sync finds it when it renders, reports
+// RenderFailed for that cluster only (naming the object, the cluster, the operation and the
+// path), writes nothing there, and still propagates to the other clusters. Fixing the
+// override heals the cluster at the next pass.
+func TestOverridePathThatDoesNotExistIsRenderFailed(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	bad := strings.Replace(frontend, "{op: replace, path: /spec/replicas, value: 4}", "{op: remove, path: /spec/paused}", 1)
+	require.NotEqual(t, frontend, bad)
+	e.apply(t, e.typ.FederatedGVR(), bad)
+	_, _ = e.s.Reconcile(ctx, key) // the error, if any, is the status's to report
+
+	fed := e.fed(t)
+	want := map[string]string{"aws": "@1", "azure": "@1", "gcp": fedsync.ReasonRenderFailed + "@0"}
+	if diff := cmp.Diff(want, propagation(fed)); diff != "" {
+		t.Errorf("status.clusters (-want +got):\n%s", diff)
+	}
+	var msg string
+	for _, c := range fed.Status.Clusters {
+		if c.Name == "gcp" {
+			msg = c.Message
+		}
+	}
+	require.Contains(t, msg, `override: render Deployment production/app-frontend: cluster "gcp": remove /spec/paused: override: path not found`)
+	require.Nil(t, e.member(t, "gcp"), "nothing is written where rendering failed")
+	require.NotNil(t, e.member(t, "aws"))
+	require.NotNil(t, e.member(t, "azure"))
+	c := propagated(fed)
+	require.Equal(t, metav1.ConditionFalse, c.Status, "one cluster failed: %s", c.Message)
+	require.Contains(t, c.Message, "gcp")
+
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.converge(t, 5)
+	fed = e.fed(t)
+	for _, st := range fed.Status.Clusters {
+		require.Empty(t, st.Propagation, "%s: %s", st.Name, st.Message)
+	}
+	require.EqualValues(t, 4, replicas(e.member(t, "gcp")))
+	require.Equal(t, metav1.ConditionTrue, propagated(fed).Status)
+}
