@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
-	"fake":            {"federation", "internal/manifest"},
+	"fake":            {"federation", "internal/manifest", "internal/jsonvalue"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
 	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	// internal/condition: setting a condition and bounding its message, for every loop.
 	"internal/condition": nil,
 	"internal/tools":     nil,
-	"internal/testenv":   {"federation"},
+	"internal/testenv":   {"federation", "federation/kube"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
@@ -66,7 +66,7 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
-	// internal/jsonvalue: one equality of JSON values; imported by override and sync.
+	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
 	"internal/jsonvalue": nil,
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
@@ -89,7 +89,7 @@ var internalImporters = map[string][]string{
 	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
-	"internal/jsonvalue":     {"override", "sync"},
+	"internal/jsonvalue":     {"override", "sync", "fake"},
 	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
 }
 

@@ -3,12 +3,12 @@ package dnsrecord
 import (
 	"context"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // EventDNSEndpointWriteFailed is the reason of the Warning recorded on a record when the host
@@ -67,15 +67,7 @@ func (c *Controller) failing(o owner, msg string) bool {
 	return true
 }
 
-// event records an event on obj through Options.Events and logs it with the logger of ctx:
-// warnings at V(0), the rest at V(1).
+// event records an event on obj through Options.Events and logs it (loop.Event).
 func (c *Controller) event(ctx context.Context, obj runtime.Object, typ, reason, msg string) {
-	log := logr.FromContextOrDiscard(ctx)
-	if typ != federation.EventTypeWarning {
-		log = log.V(1)
-	}
-	log.Info(msg, "reason", reason)
-	if c.opts.Events != nil {
-		c.opts.Events.Eventf(obj, typ, reason, "%s", msg)
-	}
+	loop.Event(ctx, c.opts.Events, obj, typ, reason, msg)
 }

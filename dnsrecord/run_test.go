@@ -131,3 +131,10 @@ func TestRunCacheSyncTimeout(t *testing.T) {
 	require.ErrorContains(t, err, "dnsrecord: ")
 	require.ErrorContains(t, err, "cache did not sync")
 }
+
+func TestNewRejectsAnInvalidShard(t *testing.T) {
+	_, err := dnsrecord.New(fake.NewHost("host"), fake.NewFleet(), dnsrecord.Options{Shard: federation.Shard{Index: 5, Count: 4}})
+	require.ErrorIs(t, err, dnsrecord.ErrInvalidOptions)
+	require.ErrorIs(t, err, federation.ErrInvalidShard)
+	require.ErrorContains(t, err, "dnsrecord: New: dnsrecord: invalid options: Options.Shard")
+}

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // Every object a client sends goes through JSON before the fake keeps it, as it would on its
@@ -172,7 +174,7 @@ func storedForm(obj, encoded map[string]any) {
 	for k, v := range obj {
 		e, ok := encoded[k]
 		if !ok {
-			if emptyValue(v) {
+			if jsonvalue.Empty(v) {
 				delete(obj, k)
 			}
 			continue
@@ -201,7 +203,7 @@ func storedValue(v, e any, depth int) (any, bool) {
 			var s any
 			drop, changed := false, false
 			if !ok {
-				drop = emptyValue(c)
+				drop = jsonvalue.Empty(c)
 			} else {
 				s, changed = storedValue(c, ec, depth+1)
 			}
@@ -255,24 +257,4 @@ func storedValue(v, e any, depth int) (any, bool) {
 		}
 	}
 	return v, false
-}
-
-// emptyValue reports whether v is a value Go's encoding omits for an omitempty field that is
-// not a pointer: "", false, 0, an empty object or list.
-func emptyValue(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	case map[string]any:
-		return x != nil && len(x) == 0
-	case []any:
-		return x != nil && len(x) == 0
-	}
-	return false
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -336,6 +337,70 @@ func TestValidateFederatedNamespaceName(t *testing.T) {
 			}
 			for _, e := range errs {
 				require.Contains(t, e.Error(), `"team"`, "the message names the namespace it must be")
+			}
+		})
+	}
+}
+
+// TestValidateMember: the rules a member's API server refuses a workload for on every
+// create, with its field paths; other kinds are the server's own business.
+func TestValidateMember(t *testing.T) {
+	for _, tc := range []struct {
+		name, obj string
+		want      []string
+	}{
+		{name: "valid deployment", obj: `{apiVersion: apps/v1, kind: Deployment, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a, tier: web}}, spec: {containers: [{name: a, image: a}]}}}}`},
+		{name: "no selector", obj: `{apiVersion: apps/v1, kind: StatefulSet, spec: {template: {spec: {containers: [{name: a, image: a}]}}}}`,
+			want: []string{"spec.selector: Required value"}},
+		{name: "empty selector", obj: `{apiVersion: apps/v1, kind: DaemonSet, spec: {selector: {}, template: {spec: {containers: [{name: a, image: a}]}}}}`,
+			want: []string{"spec.selector: Invalid value: {}: empty selector is invalid for daemonset"}},
+		{name: "labels do not match", obj: `{apiVersion: apps/v1, kind: ReplicaSet, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: b}}, spec: {containers: [{name: a, image: a}]}}}}`,
+			want: []string{"spec.template.metadata.labels: Invalid value: {\"app\":\"b\"}: `selector` does not match template `labels`"}},
+		{name: "no containers", obj: `{apiVersion: apps/v1, kind: Deployment, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}}}}`,
+			want: []string{"spec.template.spec.containers: Required value"}},
+		{name: "job", obj: `{apiVersion: batch/v1, kind: Job, spec: {template: {spec: {restartPolicy: Always, containers: [{image: a}]}}}}`,
+			want: []string{"spec.template.spec.containers[0].name: Required value", `spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"`}},
+		{name: "job without selector is fine", obj: `{apiVersion: batch/v1, kind: Job, spec: {template: {spec: {restartPolicy: Never, containers: [{name: a, image: a}]}}}}`},
+		{name: "other kinds", obj: `{apiVersion: v1, kind: Service, spec: {}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(tc.obj), &u.Object); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range federation.ValidateMember(u) {
+				got = append(got, e.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The member object takes the federated object's namespace and name: a template that names
+// others is refused with an error at the field, not silently rewritten (found by the hostile
+// input table, test/hostile).
+func TestValidateTemplateIdentity(t *testing.T) {
+	tests := []struct {
+		name     string
+		metadata string
+		want     []string
+	}{
+		{name: "none", metadata: `{labels: {app: web}}`},
+		{name: "the same", metadata: `{name: web, namespace: shop}`},
+		{name: "another namespace", metadata: `{namespace: kube-system}`, want: []string{"FieldValueInvalid spec.template.metadata.namespace"}},
+		{name: "another name", metadata: `{name: other}`, want: []string{"FieldValueInvalid spec.template.metadata.name"}},
+		{name: "not a string", metadata: `{namespace: 3, name: [x]}`, want: []string{"FieldValueInvalid spec.template.metadata.name", "FieldValueInvalid spec.template.metadata.namespace"}},
+		{name: "metadata not an object", metadata: `yes`, want: []string{"FieldValueInvalid spec.template.metadata"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &federation.FederatedObject{}
+			require.NoError(t, yaml.Unmarshal([]byte(`{metadata: {name: web, namespace: shop}, spec: {template: {metadata: `+tc.metadata+`}}}`), obj))
+			if diff := cmp.Diff(tc.want, errorPaths(federation.ValidateFederatedObject(obj))); diff != "" {
+				t.Errorf("ValidateFederatedObject (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -3,6 +3,11 @@ package override_test
 import (
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -302,4 +307,178 @@ func TestInputFor(t *testing.T) {
 	require.True(t, in.RetainReplicas)
 	require.Len(t, in.Overrides, 1)
 	require.Equal(t, int64(1), in.Template["spec"].(map[string]any)["x"])
+}
+
+var update = flag.Bool("update", false, "rewrite override/testdata/*.out.yaml from the current output")
+
+// goldenInput is the shape of testdata/*.in.yaml: a federated object rendered for a list of
+// clusters, each with its labels, scheduled replicas and existing member object.
+type goldenInput struct {
+	// Type is a built-in target kind ("Deployment"), or empty when CustomType is set.
+	Type       string `json:"type"`
+	CustomType *struct {
+		Group, Version, Kind, Resource string
+		Namespaced                     bool
+		ReplicasPath                   string
+	} `json:"customType"`
+	Revision  int64                      `json:"revision"`
+	Federated federation.FederatedObject `json:"federated"`
+	Clusters  []struct {
+		Name     string            `json:"name"`
+		Labels   map[string]string `json:"labels"`
+		Replicas *int64            `json:"replicas"`
+		Existing json.RawMessage   `json:"existing"`
+	} `json:"clusters"`
+}
+
+func (g *goldenInput) typeConfig(t *testing.T) federation.TypeConfig {
+	if c := g.CustomType; c != nil {
+		return federation.NewTypeConfig(schema.GroupVersionKind{Group: c.Group, Version: c.Version, Kind: c.Kind}, c.Resource, c.Namespaced, c.ReplicasPath)
+	}
+	typ, ok := federation.BuiltinTypeFor(g.Type)
+	require.True(t, ok, "unknown type %q", g.Type)
+	return typ
+}
+
+// TestRenderGolden renders testdata/*.in.yaml and compares with *.out.yaml. Run
+// `go test ./override -run TestRenderGolden -update` to rewrite the outputs after a change,
+// then review the diff.
+func TestRenderGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.in.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".in.yaml")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			var in goldenInput
+			require.NoError(t, yaml.UnmarshalStrict(data, &in))
+			typ := in.typeConfig(t)
+			fedBefore := in.Federated.DeepCopy()
+			var docs []string
+			var members []override.Member
+			var singles []*unstructured.Unstructured
+			var singleErrs []string
+			for _, c := range in.Clusters {
+				input := override.InputFor(&in.Federated, typ)
+				input.ClusterName, input.ClusterLabels = c.Name, c.Labels
+				input.Replicas, input.Revision = c.Replicas, in.Revision
+				var existingBefore map[string]any
+				if len(c.Existing) > 0 {
+					var m map[string]any
+					require.NoError(t, utiljson.Unmarshal(c.Existing, &m))
+					input.Existing = &unstructured.Unstructured{Object: m}
+					existingBefore = input.Existing.DeepCopy().Object
+				}
+				doc := "# cluster: " + c.Name + "\n"
+				out, err := override.Render(input)
+				members = append(members, override.Member{Name: c.Name, Labels: c.Labels, Replicas: c.Replicas, Existing: input.Existing})
+				singles = append(singles, out)
+				singleErrs = append(singleErrs, fmt.Sprint(err))
+				if err != nil {
+					doc += "error: " + err.Error() + "\n"
+				} else {
+					b, err := yaml.Marshal(out.Object)
+					require.NoError(t, err)
+					doc += string(b)
+				}
+				docs = append(docs, doc)
+				if input.Existing != nil {
+					if diff := cmp.Diff(existingBefore, input.Existing.Object); diff != "" {
+						t.Errorf("Render changed the existing object (-before +after):\n%s", diff)
+					}
+				}
+			}
+			// RenderMembers renders all clusters at once and must agree with Render.
+			var r override.Renderer
+			batch := override.InputFor(&in.Federated, typ)
+			batch.Revision = in.Revision
+			for i, got := range r.RenderMembers(batch, members) {
+				require.Equal(t, singleErrs[i], fmt.Sprint(got.Err), "RenderMembers error for %s", members[i].Name)
+				if got.Err == nil {
+					if diff := cmp.Diff(singles[i].Object, got.Object.Object); diff != "" {
+						t.Errorf("RenderMembers differs from Render for %s (-Render +RenderMembers):\n%s", members[i].Name, diff)
+					}
+				}
+			}
+			if diff := cmp.Diff(fedBefore, &in.Federated); diff != "" {
+				t.Errorf("Render changed the federated object (-before +after):\n%s", diff)
+			}
+			got := strings.Join(docs, "---\n")
+			golden := strings.TrimSuffix(file, ".in.yaml") + ".out.yaml"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./override -run TestRenderGolden -update")
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s mismatch (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// Finalizers the template set are tracked like its labels and annotations: removed from the
+// template, they are removed from the member; the member's own finalizers stay.
+func TestRenderDropsFinalizersTheTemplateNoLongerSets(t *testing.T) {
+	render := func(t *testing.T, fins []string, existing *unstructured.Unstructured) *unstructured.Unstructured {
+		t.Helper()
+		in := webInput(t)
+		in.Template = (&unstructured.Unstructured{Object: in.Template}).DeepCopy().Object
+		u := &unstructured.Unstructured{Object: in.Template}
+		u.SetFinalizers(fins)
+		in.Existing = existing
+		out, err := override.Render(in)
+		require.NoError(t, err)
+		return out
+	}
+	// member is what a cluster holds after a render of before: the render, with the member's
+	// own finalizers added after the federation's, and with the managed list dropped when the
+	// render is an older one's, which did not track finalizers.
+	member := func(t *testing.T, before []string, own []string, untracked bool) *unstructured.Unstructured {
+		m := render(t, before, nil)
+		m.SetFinalizers(append(m.GetFinalizers(), own...))
+		m.SetResourceVersion("7")
+		if untracked {
+			a := m.GetAnnotations()
+			delete(a, federation.ManagedFinalizersAnnotation)
+			m.SetAnnotations(a)
+		}
+		return m
+	}
+	cases := []struct {
+		name           string
+		before, after  []string
+		own            []string
+		untracked      bool
+		want           []string
+		wantAnnotation string
+	}{
+		{name: "removed from the template", before: []string{"example.com/a"}, own: []string{"member.io/m"},
+			want: []string{"member.io/m"}},
+		{name: "one of two removed", before: []string{"example.com/b", "example.com/a"}, after: []string{"example.com/b"}, own: []string{"member.io/m"},
+			want: []string{"example.com/b", "member.io/m"}, wantAnnotation: "example.com/b"},
+		{name: "all gone", before: []string{"example.com/a"}, want: nil},
+		{name: "added", after: []string{"example.com/a"}, own: []string{"member.io/m"},
+			want: []string{"member.io/m", "example.com/a"}, wantAnnotation: "example.com/a"},
+		{name: "kept", before: []string{"example.com/a"}, after: []string{"example.com/a"},
+			want: []string{"example.com/a"}, wantAnnotation: "example.com/a"},
+		{name: "untracked member: nothing is known to be the federation's", before: []string{"example.com/a"}, own: []string{"member.io/m"}, untracked: true,
+			want: []string{"example.com/a", "member.io/m"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := render(t, c.after, member(t, c.before, c.own, c.untracked))
+			if diff := cmp.Diff(c.want, out.GetFinalizers()); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+			got, ok := out.GetAnnotations()[federation.ManagedFinalizersAnnotation]
+			require.Equal(t, c.wantAnnotation, got)
+			require.Equal(t, c.wantAnnotation != "", ok, "the list is absent when the template sets none")
+		})
+	}
+	first := render(t, []string{"example.com/b", "example.com/a", "example.com/b"}, nil)
+	require.Equal(t, "example.com/a,example.com/b", first.GetAnnotations()[federation.ManagedFinalizersAnnotation], "sorted, each once")
 }

@@ -108,9 +108,10 @@
 // override names.
 //
 // A member object the member's API server would refuse on every create is an error naming
-// the template field and the cluster (federation.ValidateMember). Examples are a Deployment
-// without a selector matching its pod labels, a container without an image, and a Job
-// without restartPolicy. An object placed in no cluster is a warning. [Report.Check] turns a
+// the template field and the cluster. Examples are a Deployment without a selector matching
+// its pod labels, a container without an image, and a Job without restartPolicy. It is
+// sync.Plan's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
+// An object placed in no cluster is a warning. [Report.Check] turns a
 // report into a CI verdict: an error for errors, and with strict for warnings too.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).

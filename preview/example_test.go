@@ -84,7 +84,7 @@ apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: web, namespace: shop, generation: 2, annotations: {federation.k8s.io/revision: "1"}}
 spec:
-  template: {spec: {template: {spec: {containers: [{name: web, image: "web:2"}]}}}}
+  template: {spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: "web:2"}]}}}}
   placement: {clusterSelector: {}}
   rollout:
     stages:

@@ -242,3 +242,47 @@ func TestRunLiveAgreesWhileTheSchedulerRefuses(t *testing.T) {
 		require.Nil(t, l.member(t, n), n)
 	}
 }
+
+// TestRunLiveAgreesOnAnInvalidMember: a template every member's API server refuses (the
+// selector does not match the pod labels). The preview's change in each placed cluster is
+// sync.Plan's InvalidMember, with the field as a problem; the loops then write nothing and
+// report the same reason.
+func TestRunLiveAgreesOnAnInvalidMember(t *testing.T) {
+	bad := strings.Replace(web(`{clusters: [{name: a}, {name: b}]}`, ""), "selector: {matchLabels: {app: web}}", "selector: {matchLabels: {app: api}}", 1)
+	l := newLoops(t, bad)
+	rep, err := preview.Run(l.input(t))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, c := range rep.Objects[0].Clusters {
+		if c.Change != nil {
+			got[c.Name] = c.Change.Action + "/" + c.Change.Reason
+		}
+	}
+	want := map[string]string{"a": "None/" + fedsync.ReasonInvalidMember, "b": "None/" + fedsync.ReasonInvalidMember}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preview (-want +got):\n%s", diff)
+	}
+	var fields []string
+	for _, p := range rep.Objects[0].Problems {
+		fields = append(fields, p.Cluster+" "+p.Field)
+	}
+	if diff := cmp.Diff([]string{"a spec.template.spec.template.metadata.labels", "b spec.template.spec.template.metadata.labels"}, fields); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+
+	l.pass(t)
+	fed, err := l.host.Peek(federation.DeploymentType.FederatedGVR(), webKey.Namespace, webKey.Name)
+	require.NoError(t, err)
+	o, err := federation.FederatedObjectFromUnstructured(fed)
+	require.NoError(t, err)
+	did := map[string]string{}
+	for _, st := range o.Status.Clusters {
+		did[st.Name] = st.Propagation
+	}
+	if diff := cmp.Diff(map[string]string{"a": fedsync.ReasonInvalidMember, "b": fedsync.ReasonInvalidMember}, did); diff != "" {
+		t.Errorf("the loops report (-want +got):\n%s", diff)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		require.Nil(t, l.member(t, n), n)
+	}
+}

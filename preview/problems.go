@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
+	fedsync "github.com/fedkit/fedkit/sync"
 )
 
 // problems collects an object's problems, each once: the scheduler and validation report
@@ -98,18 +99,20 @@ func (r *run) labels(name string) map[string]string {
 	return nil
 }
 
-// memberProblems are the member objects a member's API server would refuse on every create
-// (federation.ValidateMember): one Problem per cluster and field, the field given as the
-// federated object's (spec.template. and the member's path).
-func memberProblems(rows []Cluster, what string) []Problem {
+// memberProblems are the member objects a member's API server would refuse on every create:
+// sync.Plan's InvalidMember changes (Change.Invalid, from federation.ValidateMember), one
+// Problem per cluster and field, in cluster name order. The field is given as the federated
+// object's (spec.template. and the member's path).
+func memberProblems(names []string, changes map[string]fedsync.Change, what string) []Problem {
 	var out []Problem
-	for _, row := range rows {
-		if row.Manifest == nil {
+	for _, name := range names {
+		ch, ok := changes[name]
+		if !ok || ch.Reason != fedsync.ReasonInvalidMember {
 			continue
 		}
-		for _, e := range federation.ValidateMember(row.Manifest) {
-			out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: row.Name,
-				Message: fmt.Sprintf("the member's API server refuses the %s: %s", row.Manifest.GetKind(), e.Error())})
+		for _, e := range ch.Invalid {
+			out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: name,
+				Message: fmt.Sprintf("the member's API server refuses the %s: %s", ch.Desired.GetKind(), e.Error())})
 		}
 	}
 	return out

@@ -231,7 +231,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		}
 		o.Clusters = append(o.Clusters, c)
 	}
-	ps.add(memberProblems(o.Clusters, what)...)
+	ps.add(memberProblems(r.names, changes, what)...)
 	if len(v.Invalid) == 0 && waiting == "" && len(placed) == 0 && fed.DeletionTimestamp == nil {
 		ps.add(Problem{Severity: Warning, Object: what, Field: "spec.placement",
 			Message: fmt.Sprintf("it is placed in no cluster: the placement selects none of the %d Clusters (see each cluster's reason)", len(r.names))})

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // Event reasons of the scheduler, besides the Scheduled condition's reasons (a Warning with
@@ -61,17 +61,9 @@ func (s *Scheduler) report(ctx context.Context, u *unstructured.Unstructured, sc
 	}
 }
 
-// event records an event on obj through Options.Events and logs it: warnings at V(0), the
-// rest at V(1).
+// event records an event on obj through Options.Events and logs it (loop.Event).
 func (s *Scheduler) event(ctx context.Context, obj runtime.Object, typ, reason, msg string) {
-	log := logr.FromContextOrDiscard(ctx)
-	if typ != federation.EventTypeWarning {
-		log = log.V(1)
-	}
-	log.Info(msg, "reason", reason)
-	if s.opts.Events != nil {
-		s.opts.Events.Eventf(obj, typ, reason, "%s", msg)
-	}
+	loop.Event(ctx, s.opts.Events, obj, typ, reason, msg)
 }
 
 // previous returns the schedule and the Scheduled condition that u's status holds; nil for

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 // EventClustersStale is the reason of the Collector's Warning when clusters of a federated
@@ -86,15 +86,7 @@ func staleIn(entries []federation.MemberStatus) map[string]bool {
 	return out
 }
 
-// event records an event on obj through rec (nil: none) and logs it with the logger of ctx:
-// warnings at V(0), the rest at V(1).
+// event records an event on obj through rec (nil: none) and logs it (loop.Event).
 func event(ctx context.Context, rec federation.EventRecorder, obj runtime.Object, typ, reason, msg string) {
-	log := logr.FromContextOrDiscard(ctx)
-	if typ != federation.EventTypeWarning {
-		log = log.V(1)
-	}
-	log.Info(msg, "reason", reason)
-	if rec != nil {
-		rec.Eventf(obj, typ, reason, "%s", msg)
-	}
+	loop.Event(ctx, rec, obj, typ, reason, msg)
 }

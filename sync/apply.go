@@ -53,6 +53,9 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 	switch {
 	case ch.Reason == "" && ch.Live != nil && managedBy(ch.Live, identityOr(in.Identity)):
 		s.setVerified(key, ch.Cluster, verification{rv: ch.Live.GetResourceVersion(), input: keys[ch.Cluster], dropped: s.verifiedAt(key, ch.Cluster).dropped})
+	case ch.Reason == ReasonInvalidMember:
+		// Plan did not send it (see refusedMember): it waits for the object to change.
+		s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
 	case ch.Reason == ReasonAlreadyExists || ch.Reason == ReasonManagedByOther:
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
@@ -90,9 +93,6 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 	for attempt := 0; ; attempt++ {
 		if ch.Action == ActionNone {
 			return s.settle(in, keys, ch)
-		}
-		if res, refused := s.refusedMember(in, ch); refused {
-			return res // see member_check.go
 		}
 		if err := s.limits.wait(ctx, ch.Cluster); err != nil {
 			return s.failed(in, ch, err)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // The federation owns the fields its render sets, and nothing else: API servers default
@@ -87,35 +88,13 @@ func pruned(s *fieldSchema, k string) bool {
 // absentAsStored reports whether a desired value v of field f is one the server does not
 // store: null, or an empty value the type drops.
 func absentAsStored(v any, f *fieldInfo) bool {
-	return v == nil || f != nil && f.omitEmpty && emptyValue(v)
+	return v == nil || f != nil && f.omitEmpty && jsonvalue.Empty(v)
 }
 
 // nullAsStored reports whether a live null is how the server stores the desired value v of
 // field f: an empty value the type drops.
 func nullAsStored(v, live any, f *fieldInfo) bool {
-	return live == nil && f != nil && f.omitEmpty && emptyValue(v)
-}
-
-// emptyValue reports whether v is what Go's encoding omits for an omitempty field that is not
-// a pointer: "", false, 0, an empty object or list.
-func emptyValue(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case int64:
-		return x == 0
-	case int:
-		return x == 0
-	case float64:
-		return x == 0
-	case map[string]any:
-		return len(x) == 0
-	case []any:
-		return len(x) == 0
-	}
-	return false
+	return live == nil && f != nil && f.omitEmpty && jsonvalue.Empty(v)
 }
 
 // maxDiffPaths bounds how many paths a diff collects: enough to explain, cheap on a big object

@@ -20,8 +20,8 @@
 // verified and the fields a server dropped.
 //
 // The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
-// member.go (one cluster's decision), compare.go, diff.go and fieldschema.go
-// (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
+// member.go and member_check.go (one cluster's decision), compare.go, diff.go and
+// fieldschema.go (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
 // reads.go, apply.go, memory.go, revision.go (history), rollback.go, rollout_pass.go,
 // status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
 // layout_test.go keeps the decision's files free of I/O.
@@ -311,8 +311,8 @@
 //   - Bad input is recorded in the Propagated condition and returned wrapped with
 //     federation.Terminal: an object that does not decode or validate, an invalid placement.
 //   - A workload every member would refuse is not sent (federation.ValidateMember: a selector
-//     that does not match the pod labels, a container without an image).
-//     [ReasonInvalidMember] names the member's field, and nothing is retried until the
+//     that does not match the pod labels, a container without an image). [Plan] decides
+//     [ReasonInvalidMember], naming the member's field, and nothing is retried until the
 //     object changes.
 //
 // # Events

@@ -20,7 +20,11 @@ func ExamplePlan() {
 	_ = yaml.Unmarshal([]byte(`
 metadata: {name: web, namespace: shop, generation: 1}
 spec:
-  template: {spec: {replicas: 2}}
+  template:
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: "web:1"}]}}
   placement: {clusters: [{name: eu}, {name: us}]}
 `), &obj)
 	federation.DefaultFederatedObject(&obj)

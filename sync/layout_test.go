@@ -29,13 +29,13 @@ var (
 		"rollout_stages.go", // staged rollouts: the stages over the placed clusters
 		"rollout_stable.go", // staged rollouts: the stable revision
 		"rollout_plan.go",   // staged rollouts: what the held-back clusters render from
+		"member_check.go",   // what the member's server would refuse is not sent (InvalidMember)
 	}
 	passFiles = []string{
 		"doc.go", "options.go", "reconcile.go", "apply.go", "reads.go", "memory.go", "revision.go",
 		"rollback.go", "rollout_pass.go", "status.go", "events.go", "events_pass.go", "wait.go",
 		"delete.go", "namespace.go", "cluster.go", "run.go", "writers.go", "limiter.go", "metrics.go",
-		"member_check.go", // the pass refuses to send what the member's server would refuse
-		"triggers.go",     // Run's triggers for an embedder's own queue
+		"triggers.go", // Run's triggers for an embedder's own queue
 	}
 )
 
@@ -54,6 +54,7 @@ var ioTypes = []string{"ClusterClient", "ClusterSet", "Reader", "MemberCache", "
 var decisionInternals = []string{
 	"planFor", "decideMember", "renderPlaced", "renderMembers", "inputKey", "inputKeys",
 	"DecideRollout", "heldBack", "withRevision", "withRevisions", "previousOf",
+	"refusedMember",
 }
 
 func parseDir(t *testing.T) map[string]*ast.File {

@@ -7,20 +7,22 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
-// refusedMember is the result of a create or update whose member object the member's API
-// server would refuse whatever the retry, or ok=false when the object passes
-// federation.ValidateMember. The message names the cluster, the object and every field.
-func (s *Syncer) refusedMember(in PlanInput, ch Change) (result, bool) {
+// refusedMember is Plan's last rule for one cluster: a create or update whose member object
+// the member's API server would refuse whatever the retry (federation.ValidateMember) is not
+// sent. The change becomes ActionNone with ReasonInvalidMember, a message naming the cluster,
+// the object and every field, and the field errors in Change.Invalid. It runs after
+// withRevision, which may turn an unchanged member into an update.
+func refusedMember(ch Change) Change {
 	if ch.Desired == nil || (ch.Action != ActionCreate && ch.Action != ActionUpdate) {
-		return result{}, false
+		return ch
 	}
 	errs := federation.ValidateMember(ch.Desired)
 	if len(errs) == 0 {
-		return result{}, false
+		return ch
 	}
+	ch.Action, ch.Drift, ch.Invalid = ActionNone, nil, errs
 	ch.Reason = ReasonInvalidMember
 	ch.Message = fedcond.Truncate(fmt.Sprintf("cluster %q: the member's API server would refuse the %s: %v",
 		ch.Cluster, describe(ch.Desired), errs.ToAggregate()), maxMessage)
-	s.event(in.Object, eventWarning, ch.Reason, "%s", ch.Message)
-	return result{Change: ch, err: fmt.Errorf("%s", ch.Message), transient: false}, true
+	return ch
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
@@ -64,6 +65,9 @@ type Change struct {
 	Drift []string
 	// Placed reports whether the object is placed in the cluster.
 	Placed bool
+	// Invalid lists, with ReasonInvalidMember, the fields of Desired the member's API server
+	// refuses on every create or update (federation.ValidateMember); nothing is sent.
+	Invalid field.ErrorList
 	// Revision is the revision the cluster's object is rendered from, for placed clusters:
 	// PlanInput.Revision, or during a staged rollout the older one it keeps
 	// (Decision.Previous).
@@ -164,7 +168,10 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //     manages there. The deletion of an object with federation.OrphanAnnotation orphans
 //     instead (a placement change still deletes), and so does a cluster leaving the
 //     federation under RemovalOrphan; a system namespace is orphaned, never deleted
-//     (ReasonSystemNamespace).
+//     (ReasonSystemNamespace);
+//   - a create or update of a member object the member's API server would refuse on every
+//     try (federation.ValidateMember) is not sent: ActionNone, ReasonInvalidMember, with
+//     the fields in [Change].Invalid.
 //
 // An invalid placement is returned as an error wrapping placement.ErrInvalidPlacement and no
 // change is planned. With PlanInput.WaitForScheduler, an object without a schedule for its
@@ -305,7 +312,11 @@ func planFor(in PlanInput, t Targets) []Change {
 	if len(out) == 0 {
 		return nil // nothing for any cluster: nil, as ever
 	}
-	return withRevisions(in, out)
+	out = withRevisions(in, out)
+	for i := range out {
+		out[i] = refusedMember(out[i])
+	}
+	return out
 }
 
 // listed reports whether status.clusters has an entry for cluster.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -242,22 +243,8 @@ func withReplicasOf(tmpl, from map[string]any, fields []string) map[string]any {
 	if len(fields) == 0 || tmpl == nil {
 		return tmpl
 	}
-	v, found := nestedValue(from, fields)
+	v, found, _ := unstructured.NestedFieldNoCopy(from, fields...) // false under a non-object
 	return withNested(tmpl, fields, v, found)
-}
-
-func nestedValue(obj map[string]any, fields []string) (any, bool) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[f]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // withNested is obj with fields set to v (or removed, when !set), copying the maps on the

@@ -2,12 +2,14 @@ package sync_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -367,4 +369,221 @@ func BenchmarkDecideRollout(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// pausedSince marks status.rollout's clocks as standing still since d (a wait for stale data).
+func pausedSince(st federation.RolloutStatus, d time.Duration) federation.RolloutStatus {
+	st.DeadlinePausedSince, st.Reason = at(d), fedsync.RolloutReasonStaleData
+	return st
+}
+
+// replicasOnly: revision 6 is revision 5 with another replica count in the template and
+// another placement.
+func replicasOnly(c *rolloutCase) *rolloutCase {
+	c.in.Revision = 6
+	spec := specWith("v5")
+	spec.Template.Object["spec"].(map[string]any)["replicas"] = int64(7)
+	spec.Placement.MaxClusters = ptr(int32(10))
+	c.in.Object.Spec.Template, c.in.Object.Spec.Placement = spec.Template, spec.Placement
+	c.in.History = append(c.in.History, fedsync.Revision{Number: 6, Name: "app-frontend-rev6", Spec: spec})
+	c.in.Type = federation.DeploymentType
+	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func withPropagation(e federation.MemberStatus, reason string) federation.MemberStatus {
+	e.Propagation = reason
+	return e
+}
+
+// TestDecideRolloutClocks: what runs is gated, where and how many are not (a new revision
+// number that changes only those goes on with the rollout); a cluster sync cannot
+// propagate to holds the stage without failing it; stale data pauses the clocks and never
+// resets them.
+func TestDecideRolloutClocks(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *rolloutCase
+		want rolloutOutcome
+		// paused is DeadlinePausedSince, relative to now; 0 for none.
+		paused  time.Duration
+		noPause bool
+	}{
+		{name: "replicas and placement only: the rollout goes on at its stage", in: replicasOnly(newRolloutCase().rollout(inStage(2, -time.Minute, nil)).set(entry("a", 5, 5, true)).set(entry("b", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 2, Assign: map[string]int64{"a": 6, "b": 6, "c": 4}, Stable: 4, StageStart: -time.Minute, RequeueAfter: 540 * time.Second}, noPause: true},
+		{name: "replicas only after completion: nothing to stage", in: replicasOnly(newRolloutCase().rollout(federation.RolloutStatus{Revision: 5, StableRevision: 5, StableRevisionName: name5, Phase: federation.RolloutComplete}).
+			set(entry("a", 5, 5, true)).set(entry("b", 5, 5, true)).set(entry("c", 5, 5, true))),
+			want: rolloutOutcome{Phase: "Complete", Reason: "Complete", Stage: 3, Assign: map[string]int64{"a": 6, "b": 6, "c": 6}, Stable: 6}, noPause: true},
+		{name: "a cluster sync cannot propagate to holds the stage, never fails it", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, true), fedsync.ReasonAlreadyExists))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "a refused write holds the stage too", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, false), fedsync.ReasonUpdateFailed))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "so does a missing namespace", in: rollback(newRolloutCase().rollout(inStage(1, -11*time.Minute, nil)).set(withPropagation(entry("a", 4, 4, true), fedsync.ReasonWaitingForNamespace))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotPropagated", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}},
+		{name: "propagated again: the deadline resumes", in: rollback(newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -10*time.Minute)).set(entry("a", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -time.Minute, RequeueAfter: 9 * time.Minute}, noPause: true},
+		{name: "stale data pauses the deadline", in: newRolloutCase().rollout(inStage(1, -5*time.Minute, nil)).set(stale(entry("a", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -5 * time.Minute}},
+		{name: "still stale: the pause that began before goes on", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -8*time.Minute)).set(stale(entry("a", 5, 5, false))),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -11 * time.Minute}, paused: -8 * time.Minute},
+		{name: "fresh again: the deadline resumes where it stood", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -8*time.Minute)).set(entry("a", 5, 5, false)),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "WaitingForReady", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -3 * time.Minute, RequeueAfter: 7 * time.Minute}, noPause: true},
+		{name: "fresh again, not ready for longer than the deadline in total: failed", in: newRolloutCase().rollout(pausedSince(inStage(1, -11*time.Minute, nil), -30*time.Second)).set(entry("a", 5, 5, false)),
+			want: rolloutOutcome{Phase: "Failed", Reason: "ProgressDeadlineExceeded", Stage: 1, Assign: map[string]int64{"a": 5, "b": 4, "c": 4}, Stable: 4, StageStart: -(10*time.Minute + 30*time.Second),
+				Failed: true, FailedClusters: []string{"a"}}, noPause: true},
+		{name: "not ready, then stale: remembered as not ready", in: newRolloutCase().rollout(notReadySince(inStage(2, -time.Hour, nil), -5*time.Minute)).set(stale(entry("a", 5, 5, true))).set(entry("b", 5, 5, true)),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "StaleData", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Hour, NotReadySince: -5 * time.Minute}},
+		{name: "fresh and not ready again: it counts on from when it was first not ready", in: newRolloutCase().rollout(pausedSince(notReadySince(inStage(2, -time.Hour, nil), -11*time.Minute), -2*time.Minute)).set(entry("a", 5, 5, false)).set(entry("b", 5, 5, true)),
+			want: rolloutOutcome{Phase: "Progressing", Reason: "NotReadyAgain", Stage: 2, Assign: map[string]int64{"a": 5, "b": 5, "c": 4}, Stable: 4, StageStart: -time.Hour + 2*time.Minute, NotReadySince: -9 * time.Minute,
+				RequeueAfter: time.Minute}, noPause: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := fedsync.DecideRollout(tc.in.in)
+			require.NoError(t, err)
+			if diff := cmp.Diff(tc.want, outcomeOf(d)); diff != "" {
+				t.Errorf("DecideRollout() (-want +got):\n%s\nmessage: %s", diff, d.Status.Message)
+			}
+			var paused time.Duration
+			if p := d.Status.DeadlinePausedSince; p != nil {
+				paused = p.Sub(now)
+			}
+			if tc.noPause {
+				require.Nil(t, d.Status.DeadlinePausedSince, d.Status.Message)
+			} else {
+				require.NotNil(t, d.Status.DeadlinePausedSince, "the clocks stand still: %s", d.Status.Message)
+				require.Equal(t, tc.paused, paused)
+			}
+			if d.Failed {
+				return
+			}
+			// Deciding again on the status it wrote takes no further step.
+			again := tc.in.in
+			obj := *again.Object
+			obj.Status.Rollout = d.Status
+			again.Object = &obj
+			d2, err := fedsync.DecideRollout(again)
+			require.NoError(t, err)
+			if diff := cmp.Diff(d.Status, d2.Status); diff != "" {
+				t.Errorf("DecideRollout() on its own status moved (-first +second):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRollbackRestoresWhatRan: Rollback brings back revision 1's template and leaves where
+// the object goes and how many replicas run as they are now: azure, excluded since, stays
+// excluded, and the template keeps its new replica count. RestorePlacement is the explicit
+// choice to put it back where revision 1 was too.
+func TestRollbackRestoresWhatRan(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	e.edit(t, setImage("nginx:1.22"))
+	e.edit(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters"))
+		require.NoError(t, unstructured.SetNestedField(u.Object, int64(5), "spec", "template", "spec", "replicas"))
+	})
+	e.reconcile(t)
+	require.False(t, e.exists(t, "azure"))
+
+	require.NoError(t, fedsync.Rollback(ctx, e.host, e.typ, key, 1))
+	e.reconcile(t)
+	f := e.fed(t)
+	require.Equal(t, []federation.ClusterReference{{Name: "aws"}, {Name: "gcp"}}, f.Spec.Placement.Clusters, "the placement stays the user's")
+	for _, c := range []string{"aws", "gcp"} {
+		require.Equal(t, frontendImage, image(t, e.member(t, c)), c)
+	}
+	require.EqualValues(t, 5, replicas(e.member(t, "aws")), "the template keeps its replica count")
+	require.EqualValues(t, 4, replicas(e.member(t, "gcp")), "revision 1's override")
+	require.False(t, e.exists(t, "azure"), "a rollback does not place the object back in an excluded cluster")
+
+	require.NoError(t, fedsync.RollbackWith(ctx, e.host, e.typ, key, 1, fedsync.RollbackOptions{RestorePlacement: true}))
+	e.reconcile(t)
+	require.Len(t, e.fed(t).Spec.Placement.Clusters, 3)
+	require.Equal(t, frontendImage, image(t, e.member(t, "azure")), "RestorePlacement puts it back")
+}
+
+// exists reports whether the cluster has the member object of key.
+func (e *env) exists(t *testing.T, cluster string) bool {
+	t.Helper()
+	c, ok := e.fleet.Member(cluster)
+	require.True(t, ok, cluster)
+	_, err := c.Peek(deployments, key.Namespace, key.Name)
+	return err == nil
+}
+
+// layout lists each member's Deployment as cluster=image/replicas@revision, "-" where there
+// is none: "a=web:v2/2@2 b=web:v1/2@1 ...".
+func (e *fleetEnv) layout(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, n := range e.names {
+		m, _ := e.fleet.Member(n)
+		u, err := m.Peek(deployments, webKey.Namespace, webKey.Name)
+		if err != nil {
+			out = append(out, n+"=-")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%s/%d@%s", n, image(t, u), replicas(u), u.GetAnnotations()[federation.RevisionAnnotation]))
+	}
+	return strings.Join(out, " ")
+}
+
+// TestRolloutScheduleChangesNotGated: while a staged rollout is held at its canary (paused),
+// changes that are not a new revision go everywhere at once: new replica counts reach the
+// clusters still on the previous revision, and a cluster that joins gets the object at
+// once, rendered from the revision its stage runs (the previous one). Neither moves the
+// rollout past its gate; resuming it completes it on every cluster, the new one included.
+func TestRolloutScheduleChangesNotGated(t *testing.T) {
+	e := newFleetEnv(t, threeStages)
+	require.Equal(t, "a=web:v1/2@1 b=web:v1/2@1 c=web:v1/2@1 d=web:v1/2@1", e.layout(t))
+	e.setImage(t, "web:v2")
+	e.until(t, "the canary runs revision 2", 5, func(*federation.FederatedObject) bool {
+		return e.layout(t) == "a=web:v2/2@2 b=web:v1/2@1 c=web:v1/2@1 d=web:v1/2@1"
+	})
+	e.editFed(t, setPaused(true))
+	e.until(t, "the rollout paused", 20, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Phase == federation.RolloutPaused
+	})
+
+	// The replicas are redistributed: 12 instead of 8.
+	rsp, err := e.host.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, webKey.Namespace, webKey.Name)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(rsp.Object, int64(12), "spec", "totalReplicas"))
+	_, err = e.host.Update(ctx, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	require.NoError(t, err)
+	e.until(t, "12 replicas in every cluster, each on its revision", 3, func(*federation.FederatedObject) bool {
+		return e.layout(t) == "a=web:v2/3@2 b=web:v1/3@1 c=web:v1/3@1 d=web:v1/3@1"
+	})
+
+	// A cluster joins: placed at once (the selector takes every cluster), on the previous
+	// revision since its stage has not started.
+	e.fleet.Add("e", nil)
+	e.names = append(e.names, "e")
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	e.until(t, "the new cluster runs the previous revision", 5, func(*federation.FederatedObject) bool {
+		l := e.layout(t)
+		return strings.Contains(l, " e=web:v1/") && strings.HasSuffix(l, "@1")
+	})
+	t.Logf("after e joined: %s", e.layout(t))
+	// The canary's new replicas make it not ready for a moment: the rollout waits for it,
+	// then holds at the paused gate again. It stays at stage 1 throughout.
+	e.until(t, "the rollout paused again", 10, func(f *federation.FederatedObject) bool {
+		st := f.Status.Rollout
+		require.Equal(t, int32(1), st.Stage, st.Message)
+		require.Zero(t, st.FailedRevision, st.Message)
+		return st.Phase == federation.RolloutPaused
+	})
+	require.Equal(t, "web:v2", e.imageIn(t, "a"))
+	for _, n := range []string{"b", "c", "d"} {
+		require.Equal(t, "web:v1", e.imageIn(t, n), n)
+	}
+
+	e.editFed(t, setPaused(false))
+	e.until(t, "revision 2 complete", 60, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Revision == 2 && f.Status.Rollout.Phase == federation.RolloutComplete
+	})
+	require.Equal(t, "a=web:v2 b=web:v2 c=web:v2 d=web:v2 e=web:v2", e.images(t))
 }

@@ -3,9 +3,13 @@ package kube
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -305,6 +311,126 @@ func TestOnMemberChange(t *testing.T) {
 	require.Eventually(t, func() bool { return len(late.list()) == 4 }, 5*time.Second, time.Millisecond, "the new informer's first list: %v", late.list())
 	require.Equal(t, []string{"eu:default/new", "eu:default/new", "eu:default/ours", "eu:default/theirs"}, sorted(late.list()))
 
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestCacheHealth: a member cache is in contact while its lists and watches succeed; once
+// the member stops answering (its watch breaks, the lists that follow are refused) the cache
+// says so, with the time it last heard from the member, while it keeps serving its last
+// state; when the member answers again, the cache is in contact again.
+func TestCacheHealth(t *testing.T) {
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{cmGVR: "ConfigMapList"}, configMap("a", "web", managed(nil)))
+	var (
+		mu      sync.Mutex
+		down    bool
+		watches []*watch.RaceFreeFakeWatcher
+	)
+	refused := &url.Error{Op: "Get", URL: "https://member.invalid/api/v1/configmaps",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	dyn.PrependReactor("list", "*", func(clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return true, nil, refused
+		}
+		return false, nil, nil
+	})
+	dyn.PrependWatchReactor("*", func(clienttesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			return true, nil, refused
+		}
+		w := watch.NewRaceFreeFake()
+		watches = append(watches, w)
+		return true, w, nil
+	})
+	set := staticSet(t, map[string]*Client{"eu": dynamicClient(t, dyn)})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	var r federation.Reader
+	var err error
+	require.Eventually(t, func() bool { r, err = set.CachedReader("eu", cmGVR); return err == nil }, 5*time.Second, 10*time.Millisecond)
+	_, err = r.Get(ctx, cmGVR, "a", "web")
+	require.NoError(t, err)
+	_, err = set.CacheHealth("eu", cmGVR)
+	require.NoError(t, err, "in contact")
+
+	cutAt := time.Now()
+	mu.Lock()
+	down = true
+	for _, w := range watches {
+		w.Stop() // the connection breaks
+	}
+	mu.Unlock()
+	var since time.Time
+	require.Eventually(t, func() bool { since, err = set.CacheHealth("eu", cmGVR); return err != nil }, 30*time.Second, 10*time.Millisecond)
+	require.True(t, errors.Is(err, federation.ErrUnreachable), "%v", err)
+	require.False(t, since.After(cutAt), "the last contact, %s, is before the cut, %s", since, cutAt)
+	_, err = r.Get(ctx, cmGVR, "a", "web")
+	require.NoError(t, err, "the cache keeps serving its last state")
+
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	require.Eventually(t, func() bool { _, err = set.CacheHealth("eu", cmGVR); return err == nil }, 60*time.Second, 10*time.Millisecond, "in contact again")
+}
+
+// pointers records the objects a handler was given, by name.
+type pointers struct {
+	mu  sync.Mutex
+	got map[string]*unstructured.Unstructured
+}
+
+func (p *pointers) record(_ string, obj *unstructured.Unstructured) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.got == nil {
+		p.got = map[string]*unstructured.Unstructured{}
+	}
+	p.got[obj.GetName()] = obj
+}
+
+func (p *pointers) get(name string) *unstructured.Unstructured {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.got[name]
+}
+
+// TestOnMemberChangeReadOnly: read-only handlers are called for the same changes as copying
+// ones, with the informer's object itself (every read-only handler gets the same one), while a
+// copying handler gets its own.
+func TestOnMemberChangeReadOnly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var _ federation.ReadOnlyMemberChanges = (*ClusterSet)(nil)
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{cmGVR: "ConfigMapList"},
+		configMap("default", "listed", managed(nil)))
+	set := staticSet(t, map[string]*Client{"eu": dynamicClient(t, dyn)})
+	var ro1, ro2, copied pointers
+	defer set.OnMemberChangeReadOnly(cmGVR, ro1.record)()
+	defer set.OnMemberChangeReadOnly(cmGVR, ro2.record)()
+	defer set.OnMemberChange(cmGVR, copied.record)()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	require.Eventually(t, func() bool { _, err := set.CachedReader("eu", cmGVR); return err == nil }, 5*time.Second, time.Millisecond)
+	_, err := dynamicClient(t, dyn).Create(ctx, cmGVR, configMap("default", "created", managed(nil)))
+	require.NoError(t, err)
+	for _, name := range []string{"listed", "created"} {
+		require.Eventually(t, func() bool { return ro1.get(name) != nil && ro2.get(name) != nil && copied.get(name) != nil },
+			5*time.Second, time.Millisecond, "every handler sees %s", name)
+		require.Same(t, ro1.get(name), ro2.get(name), "%s: the read-only handlers share the informer's object", name)
+		require.NotSame(t, ro1.get(name), copied.get(name), "%s: a copying handler has its own", name)
+		require.Equal(t, ro1.get(name).Object, copied.get(name).Object)
+	}
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -97,8 +97,9 @@
 // The engine's own log lines name the queue and the object. Each pass gets a ctx whose logger
 // names the queue. Pass.Run is every loop's one reconcile wrapper. It adds the loop, type and
 // key to the ctx logger (the only way a pass gets one), times the pass and records its
-// outcome label. Source.Deleted lets a loop forget what it keeps about a deleted object
-// outside its passes, such as the metrics series of a Cluster that left.
+// outcome label. [Event] records a pass's event and logs it with that logger (warnings at
+// V(0)). Source.Deleted lets a loop forget what it keeps about a deleted object outside its
+// passes, such as the metrics series of a Cluster that left.
 //
 // # Starting and stopping
 //

@@ -3,11 +3,17 @@ package conformance_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +25,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/testenv"
 )
 
 // readObjects reads every YAML document of path as an unstructured object (numbers as int64,
@@ -191,4 +201,231 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 			require.Contains(t, err.Error(), tt.wantMsg)
 		})
 	}
+}
+
+// TestPrinterColumnsAndShortNames: on a real API server, `kubectl get` of a federated object
+// (the Table API) shows its conditions, ready and desired replicas, the synced revision and
+// the reason of the first condition that is not True; discovery lists KubeFed's short names
+// (f + the target's short name: fdeploy, fsvc, fcm, ...).
+func TestPrinterColumnsAndShortNames(t *testing.T) {
+	realClient(t) // installs the CRDs
+	env := testenv.Shared(t)
+	cfg := env.Config(realCluster)
+	ctx := t.Context()
+	dyn, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "printer"}}}
+	_, err = dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, ns, metav1.CreateOptions{})
+	require.NoError(t, err)
+	gvr := federation.DeploymentType.FederatedGVR()
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: printer}
+spec: {template: {spec: {replicas: 5}}, placement: {clusters: [{name: a}, {name: b}]}}
+`), &obj.Object))
+	obj, err = dyn.Resource(gvr).Namespace("printer").Create(ctx, obj, metav1.CreateOptions{})
+	require.NoError(t, err)
+	status := map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+observedGeneration: 1
+syncedRevision: 4
+conditions:
+- {type: Scheduled, status: "True", reason: Scheduled, message: ok, lastTransitionTime: "2026-12-01T00:00:00Z"}
+- {type: Propagated, status: "True", reason: Propagated, message: ok, lastTransitionTime: "2026-12-01T00:00:00Z"}
+- {type: Ready, status: "False", reason: NotReady, message: "b: 0 of 2 ready", lastTransitionTime: "2026-12-01T00:00:00Z"}
+aggregated: {replicas: 5, readyReplicas: 3, availableReplicas: 3, updatedReplicas: 5, clusters: 2, staleClusters: 0}
+`), &status))
+	obj.Object["status"] = status
+	_, err = dyn.Resource(gvr).Namespace("printer").UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	table := getTable(t, cfg, "/apis/"+gvr.Group+"/"+gvr.Version+"/namespaces/printer/"+gvr.Resource+"/web")
+	var names []string
+	for _, c := range table.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	require.Equal(t, []string{"Name", "Scheduled", "Propagated", "Ready", "Clusters", "Ready Replicas", "Desired", "Revision", "Reason", "Age"}, names)
+	require.Len(t, table.Rows, 1)
+	var cells []string
+	for _, c := range table.Rows[0].Cells[:len(names)-1] { // Age depends on the clock
+		cells = append(cells, fmt.Sprint(c))
+	}
+	if diff := cmp.Diff([]string{"web", "True", "True", "False", "2", "3", "5", "4", "NotReady"}, cells); diff != "" {
+		t.Errorf("row (-want +got):\n%s", diff)
+	}
+
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	short := map[string][]string{}
+	for _, gv := range []string{federation.TypesGroup + "/v1alpha1", federation.CoreGroup + "/v1alpha1"} {
+		list, err := dc.ServerResourcesForGroupVersion(gv)
+		require.NoError(t, err)
+		for _, r := range list.APIResources {
+			if len(r.ShortNames) > 0 {
+				short[r.Kind] = r.ShortNames
+			}
+		}
+	}
+	want := map[string][]string{
+		"FederatedConfigMap": {"fcm"}, "FederatedDaemonSet": {"fds"}, "FederatedDeployment": {"fdeploy"},
+		"FederatedIngress": {"fing"}, "FederatedJob": {"fjob"}, "FederatedNamespace": {"fns"},
+		"FederatedPersistentVolumeClaim": {"fpvc"},
+		"FederatedReplicaSet":            {"frs"}, "FederatedSecret": {"fsec"}, "FederatedService": {"fsvc"},
+		"FederatedServiceAccount": {"fsa"}, "FederatedStatefulSet": {"fsts"},
+		"ReplicaSchedulingPreference": {"rsp"},
+	}
+	if diff := cmp.Diff(want, short); diff != "" {
+		t.Errorf("short names in discovery (-want +got):\n%s", diff)
+	}
+}
+
+// getTable GETs path as a meta.k8s.io/v1 Table, as kubectl get does.
+func getTable(t *testing.T, cfg *rest.Config, path string) metav1.Table {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cfg.Host+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	var table metav1.Table
+	require.NoError(t, json.Unmarshal(body, &table))
+	return table
+}
+
+// TestValidateMemberIsTheServersRule: federation.ValidateMember, which preview and sync use to
+// refuse a workload before it reaches a member, agrees with a real kube-apiserver. Each
+// object is created with dryRun=All: the server refuses exactly those ValidateMember
+// refuses, and names every field ValidateMember names.
+func TestValidateMemberIsTheServersRule(t *testing.T) {
+	env := testenv.Shared(t)
+	dyn, err := dynamic.NewForConfig(env.Config(realCluster))
+	require.NoError(t, err)
+	const ns = "default"
+	for _, tc := range []struct{ name, obj string }{
+		{"valid deployment", `{apiVersion: apps/v1, kind: Deployment, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a, tier: web}}, spec: {containers: [{name: a, image: a}]}}}}`},
+		{"deployment without selector", `{apiVersion: apps/v1, kind: Deployment, spec: {template: {metadata: {labels: {app: a}}, spec: {containers: [{name: a, image: a}]}}}}`},
+		{"statefulset without selector", `{apiVersion: apps/v1, kind: StatefulSet, spec: {template: {spec: {containers: [{name: a, image: a}]}}}}`},
+		{"daemonset with an empty selector", `{apiVersion: apps/v1, kind: DaemonSet, spec: {selector: {}, template: {spec: {containers: [{name: a, image: a}]}}}}`},
+		{"replicaset whose labels do not match", `{apiVersion: apps/v1, kind: ReplicaSet, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: b}}, spec: {containers: [{name: a, image: a}]}}}}`},
+		{"deployment without containers", `{apiVersion: apps/v1, kind: Deployment, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}}}}`},
+		{"container without image", `{apiVersion: apps/v1, kind: Deployment, spec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: a}}, spec: {containers: [{name: a}]}}}}`},
+		{"job with restartPolicy Always and a nameless container", `{apiVersion: batch/v1, kind: Job, spec: {template: {spec: {restartPolicy: Always, containers: [{image: a}]}}}}`},
+		{"job without selector", `{apiVersion: batch/v1, kind: Job, spec: {template: {spec: {restartPolicy: Never, containers: [{name: a, image: a}]}}}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(tc.obj), &u.Object))
+			u.SetName("v")
+			u.SetNamespace(ns)
+			var ours []string
+			for _, e := range federation.ValidateMember(u) {
+				ours = append(ours, e.Field)
+			}
+			gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
+			require.NoError(t, err)
+			gvr := gv.WithResource(strings.ToLower(u.GetKind()) + "s")
+			_, err = dyn.Resource(gvr).Namespace(ns).Create(t.Context(), u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if len(ours) == 0 {
+				require.NoError(t, err, "ValidateMember passes it, the server must take it")
+				return
+			}
+			require.Error(t, err, "ValidateMember refuses it (%v), the server must too", ours)
+			var status apierrors.APIStatus
+			require.True(t, errors.As(err, &status) && apierrors.IsInvalid(err), "want Invalid, got %v", err)
+			var theirs []string
+			if d := status.Status().Details; d != nil {
+				for _, c := range d.Causes {
+					theirs = append(theirs, c.Field)
+				}
+			}
+			for _, f := range ours {
+				require.True(t, slices.Contains(theirs, f), "ValidateMember names %s; the server's causes are %v (%v)", f, theirs, err)
+			}
+		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite fake/builtin_resources.txt from the real API server's discovery")
+
+// builtinResourcesFile is the table of built-in resources the fake serves, embedded in package
+// fake: what a real kube-apiserver of fedkit's Kubernetes version serves with its default
+// configuration (GA versions only), as its discovery reports it.
+const builtinResourcesFile = "../../fake/builtin_resources.txt"
+
+// TestFakeServesWhatKubeServes compares the fake's table of built-in resources with the real
+// API server's discovery (minus the resources of CRDs): same resources, kinds, scopes,
+// subresources and verbs. Refresh the table with -update after a Kubernetes upgrade.
+func TestFakeServesWhatKubeServes(t *testing.T) {
+	c := realClient(t) // installs fedkit's CRDs, which the comparison must leave out
+	env := testenv.Shared(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config(realCluster))
+	require.NoError(t, err)
+	_, lists, err := dc.ServerGroupsAndResources()
+	require.NoError(t, err)
+
+	crds, err := c.List(t.Context(), conformance.CRDGVR, "", metav1.ListOptions{})
+	require.NoError(t, err)
+	custom := map[schema.GroupResource]bool{}
+	for _, crd := range crds.Items {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+		custom[schema.GroupResource{Group: group, Resource: plural}] = true
+	}
+
+	var lines []string
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		require.NoError(t, err)
+		subs := map[string][]string{}
+		for _, r := range l.APIResources {
+			if parent, sub, ok := strings.Cut(r.Name, "/"); ok {
+				subs[parent] = append(subs[parent], sub)
+			}
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || custom[schema.GroupResource{Group: gv.Group, Resource: r.Name}] {
+				continue
+			}
+			lines = append(lines, resourceLine(l.GroupVersion, r, subs[r.Name]))
+		}
+	}
+	slices.Sort(lines)
+	got := builtinHeader + strings.Join(lines, "\n") + "\n"
+	if *update {
+		require.NoError(t, os.WriteFile(builtinResourcesFile, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(builtinResourcesFile)
+	require.NoError(t, err)
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("the fake's built-in resources differ from the real API server's discovery (-fake +kube); run with -update to refresh:\n%s", diff)
+	}
+}
+
+const builtinHeader = `# The built-in resources of a kube-apiserver v1.37 with its default configuration, as its
+# discovery reports them: group/version, resource, kind, scope, subresources, verbs.
+# Generated by test/conformance (TestFakeServesWhatKubeServes -update); do not edit.
+`
+
+func resourceLine(groupVersion string, r metav1.APIResource, subs []string) string {
+	scope := "cluster"
+	if r.Namespaced {
+		scope = "namespaced"
+	}
+	slices.Sort(subs)
+	sub := "-"
+	if len(subs) > 0 {
+		sub = strings.Join(subs, ",")
+	}
+	verbs := slices.Clone([]string(r.Verbs))
+	slices.Sort(verbs)
+	return fmt.Sprintf("%s %s %s %s %s %s", groupVersion, r.Name, r.Kind, scope, sub, strings.Join(verbs, ","))
 }

@@ -38,8 +38,7 @@ var crdsOnce struct {
 func realClient(t *testing.T) *kube.Client {
 	t.Helper()
 	env := testenv.Shared(t)
-	c, err := kube.New(env.Config(realCluster), kube.Options{})
-	require.NoError(t, err)
+	c := env.Client(t, realCluster)
 	crdsOnce.Do(func() {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

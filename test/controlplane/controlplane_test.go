@@ -5,16 +5,21 @@
 package controlplane_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
-	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +27,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -29,6 +37,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -80,8 +89,7 @@ func TestControlPlaneOnRealServers(t *testing.T) {
 func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*kube.Client, ns string, cpConfig *rest.Config) {
 	t.Helper()
 	ctx := context.Background()
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	cpHost, set, err := kube.Connect(cpConfig, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 
@@ -96,22 +104,22 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 		require.NoError(t, <-done)
 	}()
 
-	eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
-		return clusterReady(t, host, "m1") && clusterReady(t, host, "m2")
+	fedtest.Eventually(t, "both clusters Ready (the monitor's probes)", func() bool {
+		return testenv.ClusterReady(t, host, "m1") && testenv.ClusterReady(t, host, "m2")
 	})
-	create(t, host, fedDeployments, fmt.Sprintf(web, ns))
+	fedtest.Create(t, host, fedDeployments, fmt.Sprintf(web, ns))
 	for _, m := range memberNames {
-		eventually(t, m+": the Deployment created", func() bool {
+		fedtest.Eventually(t, m+": the Deployment created", func() bool {
 			_, err := members[m].Get(ctx, deployments, ns, "web")
 			return err == nil
 		})
 	}
-	eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, ns, "Ready") == "False" })
+	fedtest.Eventually(t, "Ready False: no member reports ready replicas yet", func() bool { return condition(t, host, ns, "Ready") == "False" })
 
 	for _, m := range memberNames {
 		reportReady(t, members[m], ns)
 	}
-	eventually(t, "Scheduled, Propagated and Ready", func() bool {
+	fedtest.Eventually(t, "Scheduled, Propagated and Ready", func() bool {
 		return condition(t, host, ns, "Scheduled") == "True" && condition(t, host, ns, "Propagated") == "True" && condition(t, host, ns, "Ready") == "True"
 	})
 
@@ -119,7 +127,7 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 	// change is an event, written at the end of the control plane's event window.
 	_, err = host.Patch(ctx, fedDeployments, ns, "web", types.MergePatchType, []byte(`{"spec":{"template":{"metadata":{"labels":{"tier":"front"}}}}}`))
 	require.NoError(t, err)
-	eventually(t, "an UpdatedInCluster event on the host", func() bool {
+	fedtest.Eventually(t, "an UpdatedInCluster event on the host", func() bool {
 		l, err := host.List(ctx, events, ns, metav1.ListOptions{})
 		require.NoError(t, err)
 		for _, u := range l.Items {
@@ -151,8 +159,7 @@ func controlPlaneScenario(t *testing.T, env *testenv.Env, members map[string]*ku
 func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
 	t.Helper()
 	env := testenv.Shared(t)
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	withoutJobs := slices.DeleteFunc(federation.BuiltinTypes(), func(t federation.TypeConfig) bool { return t.Federated.Kind == "FederatedJob" })
 	crds, err := federation.CRDs(withoutJobs...)
 	require.NoError(t, err)
@@ -161,17 +168,12 @@ func setup(t *testing.T, ns ...string) (*testenv.Env, map[string]*kube.Client) {
 	require.NoError(t, conformance.InstallCRDs(ctx, host, crds...))
 
 	for _, name := range append([]string{"fedkit-system"}, ns...) {
-		create(t, host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
+		fedtest.Create(t, host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
 	}
 	members := map[string]*kube.Client{}
 	for _, name := range memberNames {
-		cfg := env.Config(name)
-		members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+		members[name] = env.Client(t, name)
+		env.Register(t, host, name, name, "fedkit-system")
 	}
 	return env, members
 }
@@ -192,20 +194,6 @@ func reportReady(t *testing.T, member *kube.Client, ns string) {
 	require.NoError(t, err)
 }
 
-func clusterReady(t *testing.T, host *kube.Client, name string) bool {
-	t.Helper()
-	u, err := host.Get(context.Background(), federation.ClusterGVR, "", name)
-	require.NoError(t, err)
-	c, err := federation.ClusterFromUnstructured(u)
-	require.NoError(t, err)
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == "Ready" {
-			return cond.Status == metav1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // condition returns the status of the condition typ of ns/web, "" when it has none.
 func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 	t.Helper()
@@ -221,17 +209,113 @@ func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 	return ""
 }
 
-func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
+// rbacResources maps the kinds of config/rbac to their resources.
+var rbacResources = map[string]schema.GroupVersionResource{
+	"ServiceAccount":                   {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"Role":                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"ClusterRoleBinding":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"RoleBinding":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
+}
+
+// applyRBAC creates every object of config/rbac on the host (those that exist already, from
+// an earlier run on the shared servers, are left as they are).
+func applyRBAC(t *testing.T, host *kube.Client) {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "rbac", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
 		require.NoError(t, err)
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, f)
+			u := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal(doc, &u.Object), f)
+			if len(u.Object) == 0 {
+				continue // only comments
+			}
+			gvr, ok := rbacResources[u.GetKind()]
+			require.True(t, ok, "%s: no resource known for kind %s", f, u.GetKind())
+			if _, err := host.Create(context.Background(), gvr, u); !apierrors.IsAlreadyExists(err) {
+				require.NoError(t, err, "%s: %s %s", f, u.GetKind(), u.GetName())
+			}
+		}
 	}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 90*time.Second, 50*time.Millisecond, what)
+// TestControlPlaneAsItsServiceAccount runs TestControlPlaneOnRealServers' scenario with the
+// control plane authenticated as the ServiceAccount fedkit-system/fedkit-controlplane, which
+// holds only what config/rbac grants it (the host authorizes with RBAC; the admin token of
+// the other tests is in system:masters). Before it, the account is shown to be held to those
+// roles: it reads no Secret outside fedkit-system, and the admission policy lets it change a
+// Cluster's taints but not its apiEndpoint or secretRef.
+func TestControlPlaneAsItsServiceAccount(t *testing.T) {
+	ns := fmt.Sprintf("shop-%d", runs.Add(1))
+	env, members := setup(t, ns)
+	ctx := context.Background()
+	admin := env.Client(t, hostName)
+	applyRBAC(t, admin)
+
+	cs, err := kubernetes.NewForConfig(env.Config(hostName))
+	require.NoError(t, err)
+	tok, err := cs.CoreV1().ServiceAccounts("fedkit-system").CreateToken(ctx, "fedkit-controlplane",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := env.Config(hostName)
+	cfg.BearerToken = tok.Status.Token
+	sa, err := kube.New(cfg, kube.Options{})
+	require.NoError(t, err)
+
+	_, err = sa.List(ctx, federation.SecretGVR, "default", metav1.ListOptions{})
+	require.True(t, apierrors.IsForbidden(err), "listing Secrets in default as the control plane: %v", err)
+
+	// The policy reaches the apiserver's admission a moment after it is created: wait until
+	// a change of spec.apiEndpoint is refused, trying it as a dry run (admission runs, nothing
+	// is stored), then try it for real.
+	dyn, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	redirected := func() *unstructured.Unstructured {
+		u, err := admin.Get(ctx, federation.ClusterGVR, "", "m1")
+		require.NoError(t, err)
+		require.NoError(t, unstructured.SetNestedField(u.Object, "https://attacker.example.com", "spec", "apiEndpoint"))
+		return u
+	}
+	require.Eventually(t, func() bool {
+		_, err := dyn.Resource(federation.ClusterGVR).Update(ctx, redirected(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil
+	}, 30*time.Second, 100*time.Millisecond, "the admission policy never refused a change of spec.apiEndpoint")
+	_, err = sa.Update(ctx, federation.ClusterGVR, redirected())
+	require.ErrorContains(t, err, "may not change spec.apiEndpoint")
+	u, err := admin.Get(ctx, federation.ClusterGVR, "", "m1")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(u.Object, "other", "spec", "secretRef", "name"))
+	_, err = sa.Update(ctx, federation.ClusterGVR, u)
+	require.ErrorContains(t, err, "may not change spec.secretRef")
+
+	// Its taints it may write (the monitor's write path), and take away again.
+	u, err = admin.Get(ctx, federation.ClusterGVR, "", "m1")
+	require.NoError(t, err)
+	taint, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.Taint{Key: "test.fedkit.io/rbac", Effect: corev1.TaintEffectNoSchedule})
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{taint}, "spec", "taints"))
+	u, err = sa.Update(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err, "the control plane's account writing spec.taints")
+	unstructured.RemoveNestedField(u.Object, "spec", "taints")
+	_, err = sa.Update(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+
+	controlPlaneScenario(t, env, members, ns, cfg)
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -13,6 +13,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // TestDependenciesOnRealServers: a FederatedDeployment with propagateDependencies brings its
@@ -41,9 +42,9 @@ func TestDependenciesOnRealServers(t *testing.T) {
 		require.NoError(t, <-done)
 	}()
 
-	create(t, host, federation.ConfigMapType.TargetGVR(), fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: web-config, namespace: %s}, data: {level: info}}`, ns))
-	create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: web-token, namespace: %s}, data: {token: c2VjcmV0}}`, ns))
-	create(t, host, fedDeployments, fmt.Sprintf(`
+	fedtest.Create(t, host, federation.ConfigMapType.TargetGVR(), fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: web-config, namespace: %s}, data: {level: info}}`, ns))
+	fedtest.Create(t, host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: web-token, namespace: %s}, data: {token: c2VjcmV0}}`, ns))
+	fedtest.Create(t, host, fedDeployments, fmt.Sprintf(`
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: web, namespace: %s}
@@ -75,13 +76,13 @@ spec:
 		_, s := members[m].Get(ctx, federation.SecretGVR, ns, "web-token")
 		return apierrors.IsNotFound(d) && apierrors.IsNotFound(c) && apierrors.IsNotFound(s)
 	}
-	eventually(t, "m1 runs the Deployment with its ConfigMap and Secret", func() bool { return has("m1") && gone("m2") })
-	eventually(t, "DependenciesResolved True", func() bool { return condition(t, host, ns, federation.ConditionDependenciesResolved) == "True" })
+	fedtest.Eventually(t, "m1 runs the Deployment with its ConfigMap and Secret", func() bool { return has("m1") && gone("m2") })
+	fedtest.Eventually(t, "DependenciesResolved True", func() bool { return condition(t, host, ns, federation.ConditionDependenciesResolved) == "True" })
 
 	u, err := host.Get(ctx, fedDeployments, ns, "web")
 	require.NoError(t, err)
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "m2"}}, "spec", "placement", "clusters"))
 	_, err = host.Update(ctx, fedDeployments, u)
 	require.NoError(t, err)
-	eventually(t, "all three moved to m2", func() bool { return has("m2") && gone("m1") })
+	fedtest.Eventually(t, "all three moved to m2", func() bool { return has("m2") && gone("m1") })
 }

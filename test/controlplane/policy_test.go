@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // A plain Deployment and a ClusterPropagationPolicy on a real host: the control plane's
@@ -42,7 +43,7 @@ func TestPropagationPolicyOnRealServers(t *testing.T) {
 		require.NoError(t, <-done)
 	}()
 
-	create(t, host, federation.ClusterPropagationPolicyGVR, fmt.Sprintf(`
+	fedtest.Create(t, host, federation.ClusterPropagationPolicyGVR, fmt.Sprintf(`
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ClusterPropagationPolicy
 metadata: {name: %s}
@@ -52,7 +53,7 @@ spec:
 	defer func() {
 		_ = host.Delete(ctx, federation.ClusterPropagationPolicyGVR, "", ns, metav1.DeleteOptions{})
 	}()
-	create(t, host, deployments, fmt.Sprintf(`
+	fedtest.Create(t, host, deployments, fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: %s, labels: {app: api}}
@@ -64,7 +65,7 @@ spec:
     spec: {containers: [{name: api, image: "api:1"}]}`, ns))
 
 	for _, m := range memberNames {
-		eventually(t, m+": the Deployment created", func() bool {
+		fedtest.Eventually(t, m+": the Deployment created", func() bool {
 			_, err := members[m].Get(ctx, deployments, ns, "api")
 			return err == nil
 		})
@@ -85,7 +86,7 @@ spec:
 		_, err = members[m].UpdateStatus(ctx, deployments, u)
 		require.NoError(t, err)
 	}
-	eventually(t, "the host Deployment's status shows the fleet's 4 ready replicas", func() bool {
+	fedtest.Eventually(t, "the host Deployment's status shows the fleet's 4 ready replicas", func() bool {
 		u, err := host.Get(ctx, deployments, ns, "api")
 		require.NoError(t, err)
 		ready, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
@@ -94,7 +95,7 @@ spec:
 	})
 
 	require.NoError(t, host.Delete(ctx, deployments, ns, "api", metav1.DeleteOptions{}))
-	eventually(t, "the generated object and the member copies deleted", func() bool {
+	fedtest.Eventually(t, "the generated object and the member copies deleted", func() bool {
 		_, err := host.Get(ctx, fedDeployments, ns, "api")
 		if !apierrors.IsNotFound(err) {
 			return false

@@ -21,6 +21,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -57,8 +58,7 @@ type replica struct {
 func startReplica(t *testing.T, env *testenv.Env, j *journal, name, ns string, with func(*controlplane.Options)) *replica {
 	t.Helper()
 	r := &replica{name: name, done: make(chan error, 1)}
-	client, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	client := env.Client(t, hostName)
 	set, err := kube.NewClusterSet(client, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 	r.host = &recorder{ClusterClient: client, j: j, r: r, cluster: hostName}
@@ -278,7 +278,7 @@ func (s recordingSet) Client(name string) (federation.ClusterClient, error) {
 func federateConfigMaps(t *testing.T, host *kube.Client, ns string, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		create(t, host, fedConfigMaps, fmt.Sprintf(`
+		fedtest.Create(t, host, fedConfigMaps, fmt.Sprintf(`
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedConfigMap
 metadata: {name: %s, namespace: %s}
@@ -292,7 +292,7 @@ spec:
 // waitPropagated waits until both members hold every ConfigMap ns/name with data.value want.
 func waitPropagated(t *testing.T, members map[string]*kube.Client, ns, want string, names ...string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d ConfigMaps propagated with value %s", len(names), want), func() bool {
+	fedtest.Eventually(t, fmt.Sprintf("%d ConfigMaps propagated with value %s", len(names), want), func() bool {
 		for _, m := range memberNames {
 			for _, name := range names {
 				u, err := members[m].Get(context.Background(), configMaps, ns, name)

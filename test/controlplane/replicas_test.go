@@ -15,7 +15,6 @@ import (
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/federation/kube"
 )
 
 // leader waits until exactly one replica of rs, other than those in before, leads, and no
@@ -48,8 +47,7 @@ func leader(t *testing.T, rs map[string]*replica, before ...string) string {
 func TestLeaderElectionOnRealServers(t *testing.T) {
 	ns := fmt.Sprintf("cp-elect-%d", runs.Add(1))
 	env, members := setup(t, ns)
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	j := &journal{}
 	rs := map[string]*replica{}
 	for _, who := range []string{"a", "b", "c"} {
@@ -202,8 +200,7 @@ func TestShardingOnRealServers(t *testing.T) {
 	)
 	ns := fmt.Sprintf("cp-shards-%d", runs.Add(1))
 	env, members := setup(t, ns)
-	host, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	host := env.Client(t, hostName)
 	j := &journal{}
 	rs := map[string]*replica{}
 	var rsMu sync.Mutex

@@ -8,7 +8,6 @@ package ha_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"sync"
@@ -17,14 +16,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/lease"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
@@ -79,11 +76,8 @@ func setup(t *testing.T, prefix string) *fixture {
 	env := testenv.Shared(t)
 	f := &fixture{env: env, ns: fmt.Sprintf("%s-%d", prefix, runs.Add(1))}
 	ns := f.ns
-	var err error
-	f.host, err = kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
-	f.member, err = kube.New(env.Config(memberName), kube.Options{})
-	require.NoError(t, err)
+	f.host = env.Client(t, hostName)
+	f.member = env.Client(t, memberName)
 	installOnce.Lock()
 	defer installOnce.Unlock()
 	crds, err := federation.CRDs(federation.BuiltinTypes()...)
@@ -91,31 +85,11 @@ func setup(t *testing.T, prefix string) *fixture {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, conformance.InstallCRDs(ctx, f.host, crds...))
-	f.create(t, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
-	f.create(t, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns))
-	cfg := env.Config(memberName)
-	f.create(t, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: %s, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-		memberName, system, memberName, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-	f.create(t, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, memberName, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), memberName))
-	u, err := f.host.Get(ctx, federation.ClusterGVR, "", memberName)
-	require.NoError(t, err)
-	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "ClusterReady", "message": "test",
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-	_, err = f.host.UpdateStatus(ctx, federation.ClusterGVR, u)
-	require.NoError(t, err)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
+	fedtest.Create(t, f.host, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, ns))
+	env.Register(t, f.host, memberName, memberName, system)
+	testenv.MarkReady(t, f.host, memberName)
 	return f
-}
-
-func (f *fixture) create(t *testing.T, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := f.host.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
 }
 
 // federate creates the FederatedDeployments names in the test's namespace, placed on the
@@ -123,7 +97,7 @@ func (f *fixture) create(t *testing.T, gvr schema.GroupVersionResource, doc stri
 func (f *fixture) federate(t *testing.T, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		f.create(t, federation.DeploymentType.FederatedGVR(), fmt.Sprintf(`
+		fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), fmt.Sprintf(`
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedDeployment
 metadata: {name: %s, namespace: %s}

@@ -23,8 +23,7 @@ import (
 func TestClientDiscovery(t *testing.T) {
 	env := testenv.Shared(t)
 	ctx := t.Context()
-	c, err := kube.New(env.Config(memberName), kube.Options{})
-	require.NoError(t, err)
+	c := env.Client(t, memberName)
 
 	require.NoError(t, c.Healthy(ctx))
 	v, err := c.ServerVersion(ctx)

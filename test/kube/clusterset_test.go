@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	gosync "sync"
 	"sync/atomic"
@@ -21,8 +23,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/internal/testenv"
 )
 
 // connectProxy is an HTTP CONNECT proxy on 127.0.0.1 that counts the tunnels it opens.
@@ -330,4 +334,125 @@ current-context: c
 	logMu.Unlock()
 	require.NotContains(t, out, token, "credentials leaked into the logs")
 	require.Contains(t, out, "TLS verification is OFF")
+}
+
+// TestKubeconfigSetAgainstRealServer builds a static set from a kubeconfig with a context per
+// real cluster and reads through its clients and a cached reader.
+func TestKubeconfigSetAgainstRealServer(t *testing.T) {
+	env := testenv.Shared(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var clusters, users, contexts string
+	for _, name := range []string{hostName, memberName} {
+		cfg := env.Config(name)
+		clusters += fmt.Sprintf("- {name: %s, cluster: {server: %q, certificate-authority-data: %q}}\n", name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData))
+		users += fmt.Sprintf("- {name: %s, user: {token: %q}}\n", name, cfg.BearerToken)
+		contexts += fmt.Sprintf("- {name: %s, context: {cluster: %s, user: %s}}\n", name, name, name)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\nclusters:\n"+clusters+"users:\n"+users+"contexts:\n"+contexts), 0o600))
+
+	set, err := kube.ClusterSetFromKubeconfig(path, kube.ClusterSetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, []string{hostName, memberName}, set.Names())
+
+	marker := object("v1", "ConfigMap", "default", "kubeconfig-marker")
+	marker.SetLabels(map[string]string{federation.ManagedByLabel: federation.ManagedByValue})
+	m, err := set.Client(memberName)
+	require.NoError(t, err)
+	_, err = m.Create(ctx, configMapsGVR, marker)
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+	var r federation.Reader
+	require.Eventually(t, func() bool { r, err = set.CachedReader(memberName, configMapsGVR); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	_, err = r.Get(ctx, configMapsGVR, "default", "kubeconfig-marker")
+	require.NoError(t, err)
+	h, err := set.CachedReader(hostName, configMapsGVR)
+	require.NoError(t, err)
+	l, err := h.List(ctx, configMapsGVR, "default", metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, u := range l.Items {
+		require.NotEqual(t, "kubeconfig-marker", u.GetName(), "the host has its own objects")
+	}
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestClusterSetOnFakeHost runs a ClusterSet whose host is fake.Cluster: the host side of a
+// control plane can be in memory while its members are real. The members here are never
+// contacted (clients connect lazily), so no API server is needed. A partition of the host
+// stops updates but keeps the clients the set has.
+func TestClusterSetOnFakeHost(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	host := fake.NewHost("host")
+	tokenData := func(s string) map[string]any {
+		return map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(s))}
+	}
+	secret := object("v1", "Secret", "fedkit-system", "creds")
+	secret.SetLabels(map[string]string{federation.SecretClusterLabel: "eu"})
+	secret.Object["data"] = tokenData("t1")
+	usSecret := object("v1", "Secret", "fedkit-system", "us-creds")
+	usSecret.SetLabels(map[string]string{federation.SecretClusterLabel: "us"})
+	usSecret.Object["data"] = tokenData("t1")
+	eu := object(federation.CoreGroupVersion.String(), "Cluster", "", "eu")
+	eu.Object["spec"] = map[string]any{"apiEndpoint": "https://eu.example.com", "secretRef": map[string]any{"name": "creds"}}
+	require.NoError(t, host.Seed(secret, usSecret, eu))
+
+	set, err := kube.NewClusterSet(host, kube.ClusterSetOptions{})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- set.Run(ctx) }()
+
+	var first federation.ClusterClient
+	require.Eventually(t, func() bool { first, err = set.Client("eu"); return err == nil }, 10*time.Second, 10*time.Millisecond)
+
+	// A Secret change through the host's API rebuilds the client.
+	s, err := host.Get(ctx, federation.SecretGVR, "fedkit-system", "creds")
+	require.NoError(t, err)
+	s.Object["data"] = tokenData("t2")
+	_, err = host.Update(ctx, federation.SecretGVR, s)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { c, err := set.Client("eu"); return err == nil && c != first }, 10*time.Second, 10*time.Millisecond)
+
+	// A second Cluster, then a relabel (no rebuild), then deletion.
+	us := object(federation.CoreGroupVersion.String(), "Cluster", "", "us")
+	us.Object["spec"] = map[string]any{"apiEndpoint": "https://us.example.com", "secretRef": map[string]any{"name": "us-creds"}}
+	_, err = host.Create(ctx, federation.ClusterGVR, us)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := set.Client("us"); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	before, err := set.Client("us")
+	require.NoError(t, err)
+	require.NoError(t, host.Drift(federation.ClusterGVR, "", "us", func(u *unstructured.Unstructured) {
+		u.SetLabels(map[string]string{"tier": "prod"})
+	}))
+	require.NoError(t, host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := set.Client("eu")
+		return errors.Is(err, federation.ErrClusterNotFound)
+	}, 10*time.Second, 10*time.Millisecond)
+	after, err := set.Client("us")
+	require.NoError(t, err)
+	require.Same(t, before, after, "a label change does not rebuild")
+
+	// A partitioned host: the set keeps what it has. The host ends its watches at once; wait
+	// until Run's informers have tried to watch again (and failed: the fake records every
+	// call, failed ones included).
+	host.ClearActions()
+	host.Partition()
+	require.Eventually(t, func() bool {
+		for _, a := range host.Actions() {
+			if a.Verb == fake.VerbWatch {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "Run's informers watch again")
+	_, err = set.Client("us")
+	require.NoError(t, err)
+
+	cancel()
+	require.NoError(t, <-done)
 }

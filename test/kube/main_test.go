@@ -35,8 +35,7 @@ var hostCRDs struct {
 func hostClient(t *testing.T) (*kube.Client, *testenv.Env) {
 	t.Helper()
 	env := testenv.Shared(t)
-	c, err := kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	c := env.Client(t, hostName)
 	hostCRDs.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

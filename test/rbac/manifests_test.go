@@ -2,8 +2,8 @@
 // loop runs on the fake host behind a client that records every request, and every recorded
 // request (verb, group, resource, subresource, namespace) must be granted by that loop's roles.
 // A loop that starts to need a verb its roles lack fails here, not in a production cluster.
-// kube_test.go runs the whole control plane on a real host as a ServiceAccount bound to these
-// roles only.
+// TestControlPlaneAsItsServiceAccount (test/controlplane) runs the whole control plane on a
+// real host as a ServiceAccount bound to these roles only.
 package rbac_test
 
 import (

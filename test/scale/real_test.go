@@ -2,7 +2,6 @@ package scale_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,17 +12,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -51,12 +48,8 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 	require.NoError(t, conformance.InstallCRDs(ctx, f.host, crds...))
 	f.createNamespace(t, f.host, "fedkit-system")
 	for _, name := range memberNames {
-		cfg := env.Config(name)
 		f.members[name] = unthrottled(t, env, name)
-		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, f.host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
+		env.Register(t, f.host, name, name, "fedkit-system")
 	}
 
 	// The control plane's clients get kube's defaults, as in production: testenv's configs
@@ -88,7 +81,7 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 	})
 	require.Eventually(t, func() bool {
 		for _, m := range memberNames {
-			if !f.clusterReady(t, m) {
+			if !testenv.ClusterReady(t, f.host, m) {
 				return false
 			}
 		}
@@ -108,33 +101,9 @@ func unthrottled(t *testing.T, env *testenv.Env, name string) *kube.Client {
 	return c
 }
 
-func (f *realFleet) clusterReady(t *testing.T, name string) bool {
-	t.Helper()
-	u, err := f.host.Get(context.Background(), federation.ClusterGVR, "", name)
-	require.NoError(t, err)
-	c, err := federation.ClusterFromUnstructured(u)
-	require.NoError(t, err)
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == "Ready" {
-			return cond.Status == metav1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func (f *realFleet) createNamespace(t *testing.T, c *kube.Client, name string) {
 	t.Helper()
-	create(t, c, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
-}
-
-func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
+	fedtest.Create(t, c, namespaces, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s}}`, name))
 }
 
 // watchAdds watches ConfigMaps in namespace ns of every member and records when each name was

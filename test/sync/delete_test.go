@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -42,7 +43,7 @@ func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
 	ctx := context.Background()
 	// A namespace of its own: sync deletes the member namespace it created once the Jobs are
 	// gone, and without a namespace controller it stays terminating.
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: batch}}`)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: batch}}`)
 	s, err := fedsync.New(f.host, f.set, federation.JobType, fedsync.Options{})
 	require.NoError(t, err)
 	key := federation.Key{Namespace: "batch", Name: "migrate"}
@@ -59,7 +60,7 @@ func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}
 
-	create(t, f.host, federation.JobType.FederatedGVR(), migrate)
+	fedtest.Create(t, f.host, federation.JobType.FederatedGVR(), migrate)
 	eventually(t, func() bool {
 		reconcile()
 		_, e1 := job("m1")

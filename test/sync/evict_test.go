@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 )
@@ -36,9 +37,9 @@ func TestGracefulEvictionOnRealServers(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
 	key := federation.Key{Namespace: "evict", Name: "web"}
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: evict}}`)
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), evicted)
-	create(t, f.host, federation.ReplicaSchedulingPreferenceGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: ReplicaSchedulingPreference,
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: evict}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), evicted)
+	fedtest.Create(t, f.host, federation.ReplicaSchedulingPreferenceGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: ReplicaSchedulingPreference,
 metadata: {name: web, namespace: evict}, spec: {targetKind: FederatedDeployment, totalReplicas: 4, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}}`)
 	sched, err := scheduler.New(f.host, federation.DeploymentType, scheduler.Options{})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -41,8 +42,8 @@ func TestStagedRolloutOnRealServers(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
 	key := federation.Key{Namespace: "canary", Name: "web"}
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: canary}}`)
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), staged)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: canary}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), staged)
 	collector, err := status.New(f.host, f.set, federation.DeploymentType, status.Options{})
 	require.NoError(t, err)
 	fedObj := func() *federation.FederatedObject {

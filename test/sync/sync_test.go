@@ -5,7 +5,6 @@ package sync_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"testing"
@@ -19,11 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -57,25 +56,19 @@ func start(t *testing.T) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fixture{members: map[string]*kube.Client{}, reg: prometheus.NewRegistry()}
 	var err error
-	f.host, err = kube.New(env.Config(hostName), kube.Options{})
-	require.NoError(t, err)
+	f.host = env.Client(t, hostName)
 	crds, err := federation.CRDs(federation.BuiltinTypes()...)
 	require.NoError(t, err)
 	ictx, icancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer icancel()
 	require.NoError(t, conformance.InstallCRDs(ictx, f.host, crds...))
 
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
 	for _, name := range memberNames {
-		cfg := env.Config(name)
-		f.members[name], err = kube.New(cfg, kube.Options{})
-		require.NoError(t, err)
-		create(t, f.host, federation.SecretGVR, fmt.Sprintf(`{apiVersion: v1, kind: Secret, metadata: {name: %s, namespace: fedkit-system, labels: {federation.k8s.io/cluster: %s}}, data: {token: %s}}`,
-			name, name, base64.StdEncoding.EncodeToString([]byte(cfg.BearerToken))))
-		create(t, f.host, federation.ClusterGVR, fmt.Sprintf(`{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: %s},
-spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, base64.StdEncoding.EncodeToString(cfg.CAData), name))
-		markReady(t, f.host, name)
+		f.members[name] = env.Client(t, name)
+		env.Register(t, f.host, name, name, "fedkit-system")
+		testenv.MarkReady(t, f.host, name)
 	}
 	// The loops log through the test: a failure shows what they met.
 	log := testr.New(t)
@@ -92,29 +85,6 @@ spec: {apiEndpoint: %q, caBundle: %s, secretRef: {name: %s}}}`, name, cfg.Host, 
 		require.NoError(t, <-setDone)
 	})
 	return f
-}
-
-// markReady writes the Ready condition the cluster monitor would write.
-func markReady(t *testing.T, host *kube.Client, name string) {
-	t.Helper()
-	ctx := context.Background()
-	u, err := host.Get(ctx, federation.ClusterGVR, "", name)
-	require.NoError(t, err)
-	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "True", "reason": "ClusterReady", "message": "test",
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-	_, err = host.UpdateStatus(ctx, federation.ClusterGVR, u)
-	require.NoError(t, err)
-}
-
-func create(t *testing.T, c *kube.Client, gvr schema.GroupVersionResource, doc string) {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
-	_, err := c.Create(context.Background(), gvr, u)
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
 }
 
 // memberWrites is the Syncer's count of successful member writes (requests other than reads).
@@ -161,7 +131,7 @@ func image(u *unstructured.Unstructured) string {
 
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	require.Eventually(t, cond, 60*time.Second, 50*time.Millisecond, msg)
+	fedtest.Eventually(t, msg, cond)
 }
 
 const web = `
@@ -182,7 +152,7 @@ spec:
 func TestSyncOnRealServers(t *testing.T) {
 	f := start(t)
 	ctx := context.Background()
-	create(t, f.host, federation.DeploymentType.FederatedGVR(), web)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), web)
 	for _, m := range memberNames {
 		eventually(t, func() bool { u := f.member(t, m, "web"); return u != nil && image(u) == "nginx:1.21" }, m+": created")
 	}
@@ -300,8 +270,8 @@ func TestTypeNotServedOnRealServers(t *testing.T) {
 	// Its own namespace: the first test's namespace is terminating in the members (sync
 	// deleted the namespace it had created, and testenv runs no namespace controller to
 	// finish that).
-	create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: gadgets}}`)
-	create(t, f.host, widgets.FederatedGVR(), `
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: gadgets}}`)
+	fedtest.Create(t, f.host, widgets.FederatedGVR(), `
 apiVersion: types.federation.k8s.io/v1alpha1
 kind: FederatedWidget
 metadata: {name: gadget, namespace: gadgets}
@@ -329,3 +299,174 @@ spec:
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A template with cpu: 1, which a real member server stores as "1": after a restart, a new
+// Syncer over members that already run the desired objects makes zero writes (it compared
+// the number with the string and wrote every member once more). A hand edit of the cpu
+// request is still put back.
+func TestNewSyncerAfterRestartWritesNothingOnRealServers(t *testing.T) {
+	f := start(t)
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: restart}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: cpu, namespace: restart}
+spec:
+  template:
+    metadata: {labels: {app: cpu}}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: cpu}}
+      template:
+        metadata: {labels: {app: cpu}}
+        spec:
+          containers:
+          - name: nginx
+            image: "nginx:1.21"
+            args: []
+            resources: {requests: {cpu: 1, memory: 512Mi}, limits: {cpu: 2.0}}
+  placement:
+    clusters: [{name: m1}, {name: m2}]
+`)
+	key := federation.Key{Namespace: "restart", Name: "cpu"}
+	eventually(t, func() bool {
+		u, err := f.host.Get(context.Background(), federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+		if err != nil {
+			return false
+		}
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		return err == nil && obj.Status.SyncedRevision == 1
+	}, "synced revision 1")
+	for _, m := range memberNames {
+		require.Equal(t, "1", cpuRequest(t, f.memberIn(t, m, key.Namespace, key.Name)), "%s: the server stores cpu: 1 as \"1\"", m)
+	}
+
+	// The restart: a new Syncer, which knows nothing of the members yet.
+	reg := prometheus.NewRegistry()
+	restarted, err := fedsync.New(f.host, f.set, federation.DeploymentType, fedsync.Options{Registerer: reg, Logger: testr.New(t)})
+	require.NoError(t, err)
+	reconcileOnce(t, restarted, key)
+	require.Zero(t, (&fixture{reg: reg}).memberWrites(t), "a new Syncer over members that run the desired objects writes nothing")
+
+	// A hand edit of the cpu request is drift, put back.
+	u := f.memberIn(t, "m1", key.Namespace, key.Name)
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	cs[0].(map[string]any)["resources"].(map[string]any)["requests"].(map[string]any)["cpu"] = "1500m"
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers"))
+	_, err = f.members["m1"].Update(context.Background(), deployments, u)
+	require.NoError(t, err)
+	reconcileOnce(t, restarted, key)
+	require.Equal(t, "1", cpuRequest(t, f.memberIn(t, "m1", key.Namespace, key.Name)), "the hand edit is put back")
+	before := (&fixture{reg: reg}).memberWrites(t)
+	reconcileOnce(t, restarted, key)
+	require.Equal(t, before, (&fixture{reg: reg}).memberWrites(t), "and not written again")
+}
+
+// reconcileOnce runs one pass of s, again when it met a Conflict: the fixture's Syncer runs
+// too, and may write the same objects meanwhile.
+func reconcileOnce(t *testing.T, s *fedsync.Syncer, key federation.Key) {
+	t.Helper()
+	var err error
+	for range 5 {
+		if _, err = s.Reconcile(context.Background(), key); !apierrors.IsConflict(err) {
+			break
+		}
+	}
+	require.NoError(t, err)
+}
+
+func cpuRequest(t *testing.T, u *unstructured.Unstructured) any {
+	t.Helper()
+	require.NotNil(t, u)
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	require.NotEmpty(t, cs)
+	v, _, _ := unstructured.NestedFieldNoCopy(cs[0].(map[string]any), "resources", "requests", "cpu")
+	return v
+}
+
+// A template with fields the member's API server does not know (a typo, a field of a newer
+// Kubernetes): the server drops them as it stores the object. Sync owns what its render sets,
+// so it would see those fields "missing" after every write; it must not update the object
+// again and again (hostile input, against real API servers: the fake keeps unknown fields).
+func TestUnknownTemplateFieldsDoNotThrashOnRealServers(t *testing.T) {
+	f := start(t)
+	// Its own namespace: another test's may be terminating in the members (testenv runs no
+	// namespace controller).
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: typos}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: typo, namespace: typos}
+spec:
+  template:
+    metadata: {labels: {app: typo}}
+    spec:
+      replicas: 1
+      replicaz: 3
+      selector: {matchLabels: {app: typo}}
+      template:
+        metadata: {labels: {app: typo}}
+        spec: {containers: [{name: nginx, image: "nginx:1.21", imagePullPolizy: Always}]}
+  placement:
+    clusters: [{name: m1}, {name: m2}]
+`)
+	for _, m := range memberNames {
+		eventually(t, func() bool { return f.memberIn(t, m, "typos", "typo") != nil }, m+": created")
+	}
+	_, found, _ := unstructuredField(f.memberIn(t, "m1", "typos", "typo").Object, "spec", "replicaz")
+	require.False(t, found, "the real server drops unknown fields")
+	// Sync records the revision after its member writes have returned and been counted.
+	eventually(t, func() bool {
+		u, err := f.host.Get(context.Background(), federation.DeploymentType.FederatedGVR(), "typos", "typo")
+		if err != nil {
+			return false
+		}
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		return err == nil && obj.Status.SyncedRevision == 1
+	}, "synced revision 1")
+	before := f.memberWrites(t)
+
+	// Another writer (here an annotation; in a real cluster, the deployment controller's
+	// status) makes sync compare the object again: nothing to write for the pruned fields.
+	// Then a real drift: the syncer handles the object's changes in order, so once that is
+	// reverted the annotation has been seen.
+	u := f.memberIn(t, "m1", "typos", "typo")
+	a := u.GetAnnotations()
+	a["team.example.com/seen"] = "yes"
+	u.SetAnnotations(a)
+	u, err := f.members["m1"].Update(context.Background(), deployments, u)
+	require.NoError(t, err)
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	cs[0].(map[string]any)["image"] = "evil:1"
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "containers"))
+	_, err = f.members["m1"].Update(context.Background(), deployments, u)
+	require.NoError(t, err)
+	eventually(t, func() bool { return image(f.memberIn(t, "m1", "typos", "typo")) == "nginx:1.21" }, "drift reverted")
+	// The server shows the revert before the Syncer's call returns and counts it.
+	eventually(t, func() bool { return f.memberWrites(t) >= before+1 }, "the revert counted")
+	require.Equal(t, before+1, f.memberWrites(t), "one write, the revert: sync does not fight the server's pruning")
+}
+
+func unstructuredField(obj map[string]any, fields ...string) (any, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		if cur, ok = m[f]; !ok {
+			return nil, false, nil
+		}
+	}
+	return cur, true, nil
+}
+
+func (f *fixture) memberIn(t *testing.T, cluster, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := f.members[cluster].Get(context.Background(), deployments, ns, name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return u
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -53,6 +54,33 @@ func TestListFromCacheUsesLabelIndex(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("ListFromCache(%q, %q) (-want +got):\n%s", tc.ns, tc.selector, diff)
+		}
+	}
+}
+
+func TestCovers(t *testing.T) {
+	for _, tc := range []struct {
+		held, want string
+		covered    bool
+	}{
+		{"owner", "owner=abc", true},
+		{"owner", "owner in (a,b)", true},
+		{"owner", "owner", true},
+		{"owner", "other=abc", false},
+		{"owner", "", false},
+		{"owner", "!owner", false},
+		{"owner", "owner!=abc", false},
+		{"app=web", "app=web,tier=1", true},
+		{"app=web", "app=db", false},
+		{"app=web,owner", "owner=x,app=web", true},
+		{"app=web,owner", "owner=x", false},
+	} {
+		want, err := labels.Parse(tc.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := covers(tc.held, want); got != tc.covered {
+			t.Errorf("covers(%q, %q) = %v; want %v", tc.held, tc.want, got, tc.covered)
 		}
 	}
 }
