@@ -76,9 +76,10 @@ type Aggregation struct {
 //  1. A placed cluster's data is fresh when its Cluster is Ready and it was read
 //     successfully at most StaleAfter before Now. Fresh data replaces the entry's observed
 //     fields and clears stale; otherwise the entry keeps its last known fields and is marked
-//     stale: true. unhealthySince is the first fresh read that saw the member run its
-//     rendered revision (observedRevision = revision) but not Ready; it is cleared when the
-//     member is Ready, its data stale, or a new revision is rendered.
+//     stale: true. unhealthySince is the first fresh read that saw the member run what
+//     sync rendered for it (the entry current, observedRevision not above revision) but
+//     not Ready. It starts again when the member reports another revision, and is cleared
+//     when the member is Ready or its data stale.
 //  2. Quorum: when more than half of the placed clusters are fresh, status.aggregated is the
 //     sum over the fresh clusters (stale ones never count). Otherwise status.aggregated keeps
 //     its last good sums and clusters (none before the first), its staleClusters counts the
@@ -222,12 +223,16 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 	}
 	e.ObservedRevision = o.Revision
 	e.Stale = false
-	// Unhealthy: running the revision sync rendered for it, and not Ready by its kind's
-	// rule. Since the first fresh read that saw it; cleared when Ready or a new revision.
+	// Unhealthy: running what sync rendered for it (sync reports the entry current, and the
+	// member reports no revision newer than sync's), and not Ready by its kind's rule. A
+	// member may report an older revision than the entry's: a revision that renders the
+	// same member object (a placement change) does not rewrite it. Since the first fresh
+	// read that saw it, and again from the read that sees the member report another
+	// revision (it was rewritten); cleared when Ready.
 	switch {
-	case o.Ready || e.Revision == 0 || o.Revision != e.Revision:
+	case o.Ready || e.Revision == 0 || e.Propagation != "" || o.Revision > e.Revision:
 		e.UnhealthySince = nil
-	case old.UnhealthySince == nil:
+	case old.UnhealthySince == nil || old.ObservedRevision != o.Revision:
 		e.UnhealthySince = timePtr(m.LastRead)
 	}
 	if old.Stale || old.LastObserved == nil || !sameObserved(old, &e) || !old.UnhealthySince.Equal(e.UnhealthySince) {

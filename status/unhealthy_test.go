@@ -21,6 +21,21 @@ func TestAggregateUnhealthySince(t *testing.T) {
 		e.UnhealthySince = mtime(at)
 		return e
 	}
+	newRev := func() *status.Observation { o := sick(); o.Revision = 4; return o }
+	// observed is an entry as the Collector wrote it after seeing the member at revision rev.
+	observed := func(e federation.MemberStatus, rev int64) federation.MemberStatus {
+		e.ObservedRevision = rev
+		return e
+	}
+	// at is the entry with the revision sync recorded for it.
+	at := func(e federation.MemberStatus, rev int64) federation.MemberStatus {
+		e.Revision = rev
+		return e
+	}
+	failing := func(e federation.MemberStatus) federation.MemberStatus {
+		e.Propagation, e.Message = "UpdateFailed", "conflict"
+		return e
+	}
 	later := t0.Add(time.Minute)
 	tests := []struct {
 		name   string
@@ -28,12 +43,15 @@ func TestAggregateUnhealthySince(t *testing.T) {
 		member status.Member
 		want   *time.Time
 	}{
-		{name: "fresh, its revision, not ready: from this read", before: entry("a", 3, t0, false), member: fresh(sick(), later), want: &later},
-		{name: "still not ready: the first time stays", before: since(entry("a", 3, t0, false), t0), member: fresh(sick(), later), want: &t0},
-		{name: "ready again: cleared", before: since(entry("a", 3, t0, false), t0), member: fresh(deploy(3), later)},
-		{name: "stale: cleared", before: since(entry("a", 3, t0, false), t0), member: status.Member{ClusterReady: false, LastRead: later, Observation: sick()}},
-		{name: "a new revision rendered: cleared", before: since(entry("a", 3, t0, false), t0), member: fresh(oldRev(), later)},
-		{name: "an old revision not ready: never set", before: entry("a", 3, t0, false), member: fresh(oldRev(), later)},
+		{name: "fresh, its revision, not ready: from this read", before: observed(entry("a", 3, t0, false), 3), member: fresh(sick(), later), want: &later},
+		{name: "still not ready: the first time stays", before: since(observed(entry("a", 3, t0, false), 3), t0), member: fresh(sick(), later), want: &t0},
+		{name: "ready again: cleared", before: since(observed(entry("a", 3, t0, false), 3), t0), member: fresh(deploy(3), later)},
+		{name: "stale: cleared", before: since(observed(entry("a", 3, t0, false), 3), t0), member: status.Member{ClusterReady: false, LastRead: later, Observation: sick()}},
+		{name: "the member rewritten at a new revision: from this read", before: since(observed(at(entry("a", 3, t0, false), 4), 3), t0), member: fresh(newRev(), later), want: &later},
+		{name: "a revision that did not rewrite the member (a placement change): the first time stays", before: since(observed(at(entry("a", 3, t0, false), 4), 3), t0), member: fresh(sick(), later), want: &t0},
+		{name: "an older revision not yet replaced, seen first: from this read", before: observed(entry("a", 3, t0, false), 2), member: fresh(oldRev(), later), want: &later},
+		{name: "a revision newer than sync's: never set", before: observed(entry("a", 3, t0, false), 3), member: fresh(newRev(), later)},
+		{name: "sync reports it not current: never set", before: failing(observed(entry("a", 3, t0, false), 3)), member: fresh(sick(), later)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

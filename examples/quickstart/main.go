@@ -3,7 +3,8 @@
 // collector and the DNS loop. It federates a Deployment with overrides and a
 // ReplicaSchedulingPreference and a Service with DNS records, then shows drift corrected, an
 // update and its rollback, a cluster failing and recovering, a staged rollout, a failed
-// revision rolled back by itself, and deletion.
+// revision rolled back by itself, a drained cluster and an unhealthy workload failed over
+// gracefully, and deletion.
 //
 //	go run ./examples/quickstart
 package main
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/dnsrecord"
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/placement"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -346,7 +348,62 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	p.members()
 
-	p.section("13. Deleting the FederatedDeployment deletes its member objects, then the object")
+	p.section("13. The image cannot start in cluster-gcp-eu-west alone: application failover moves its replicas")
+	// The cluster stays Ready; only the workload is unhealthy there (its registry mirror is
+	// down, say). spec.placement.failover.application moves the replicas once the workload has
+	// been unhealthy for toleranceSeconds, with fresh data, by the same graceful path.
+	if err := f.editSpec(func(spec map[string]any) {
+		pl, _ := spec["placement"].(map[string]any)
+		pl["failover"] = map[string]any{"application": map[string]any{"toleranceSeconds": int64(60), "backoffSeconds": int64(600)}}
+	}); err != nil {
+		return err
+	}
+	running, err := p.image("cluster-gcp-eu-west")
+	if err != nil {
+		return err
+	}
+	gcp.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 30 * time.Second, FailingImages: []string{running}})
+	if err := f.wait(30 * time.Second); err != nil {
+		return err
+	}
+	p.line("after 30s: unhealthy in cluster-gcp-eu-west, not yet for 60s; nothing moves")
+	p.members()
+	if err := p.unhealthy(); err != nil {
+		return err
+	}
+	waited = 30 * time.Second
+	for ; !p.evicting("cluster-gcp-eu-west") && waited < 5*time.Minute; waited += 10 * time.Second {
+		if err := f.wait(10 * time.Second); err != nil {
+			return err
+		}
+	}
+	p.line("after %s: its replicas go to the others; it keeps its copy until they are available", waited)
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := p.evictions(); err != nil {
+		return err
+	}
+	if err := p.avoided(); err != nil {
+		return err
+	}
+	p.members()
+	start := waited
+	for ; p.evicting("cluster-gcp-eu-west") && waited < start+10*time.Minute; waited += 10 * time.Second {
+		if err := f.wait(10 * time.Second); err != nil {
+			return err
+		}
+	}
+	p.line("after %s more, the replacements are available and the failing copy goes:", waited-start)
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := p.evictions(); err != nil {
+		return err
+	}
+	p.members()
+
+	p.section("14. Deleting the FederatedDeployment deletes its member objects, then the object")
 	if err := f.host.Delete(ctx, deployment.FederatedGVR(), key.Namespace, key.Name, deleteOptions()); err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,6 +217,54 @@ func (p printer) evictions() error {
 	}
 	for _, e := range fed.Status.Schedule.Evictions {
 		p.line("eviction: %s (%s) %s", e.Cluster, e.Reason, e.Message)
+	}
+	return nil
+}
+
+// image is the image the Deployment runs in cluster.
+func (p printer) image(cluster string) (string, error) {
+	m, _ := p.f.fleet.Member(cluster)
+	u, err := m.Peek(deployment.TargetGVR(), key.Namespace, key.Name)
+	if err != nil {
+		return "", err
+	}
+	return image(u), nil
+}
+
+// unhealthy prints the clusters where the collector saw the workload unhealthy, and since when.
+func (p printer) unhealthy() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	for _, c := range fed.Status.Clusters {
+		if c.UnhealthySince != nil {
+			p.line("status.clusters[%s].unhealthySince: %s", c.Name, c.UnhealthySince.UTC().Format(time.TimeOnly))
+		}
+	}
+	return nil
+}
+
+// evicting reports whether status.schedule lists an eviction of cluster.
+func (p printer) evicting(cluster string) bool {
+	fed, err := p.f.federated()
+	if err != nil || fed.Status.Schedule == nil {
+		return false
+	}
+	return slices.ContainsFunc(fed.Status.Schedule.Evictions, func(e federation.Eviction) bool { return e.Cluster == cluster })
+}
+
+// avoided prints status.schedule.avoided.
+func (p printer) avoided() error {
+	fed, err := p.f.federated()
+	if err != nil {
+		return err
+	}
+	if fed.Status.Schedule == nil {
+		return nil
+	}
+	for _, a := range fed.Status.Schedule.Avoided {
+		p.line("avoided: %s (%s) until %s", a.Cluster, a.Reason, a.Until.UTC().Format(time.TimeOnly))
 	}
 	return nil
 }
