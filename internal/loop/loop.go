@@ -279,6 +279,10 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	}
 	run, err := l.start(shared, queue)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped before it started: an informer that ctx stopped refuses handlers.
+			return nil
+		}
 		return err
 	}
 	defer func() {
