@@ -2,7 +2,6 @@ package preview_test
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/fedkit/fedkit/preview"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestFailoverPlanGolden: with eu-2 down, the preview shows where each object's replicas
 // go (the moves against status.schedule), the evictions that keep copies meanwhile, and
@@ -60,7 +58,7 @@ func TestFailoverPlanGolden(t *testing.T) {
 	}
 	out = append(out, '\n')
 	const golden = "testdata/failover.golden.json"
-	if *update {
+	if *updateGolden {
 		if err := os.WriteFile(golden, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
