@@ -276,6 +276,7 @@ aggregated: {replicas: 5, readyReplicas: 3, availableReplicas: 3, updatedReplica
 		"FederatedReplicaSet":            {"frs"}, "FederatedSecret": {"fsec"}, "FederatedService": {"fsvc"},
 		"FederatedServiceAccount": {"fsa"}, "FederatedStatefulSet": {"fsts"},
 		"ReplicaSchedulingPreference": {"rsp"},
+		"PropagationPolicy":           {"pp"}, "ClusterPropagationPolicy": {"cpp"},
 	}
 	if diff := cmp.Diff(want, short); diff != "" {
 		t.Errorf("short names in discovery (-want +got):\n%s", diff)
