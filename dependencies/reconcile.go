@@ -66,6 +66,12 @@ func (d *Dependencies) reconcileFrom(ctx context.Context, r federation.Reader, k
 	})
 }
 
+// SecretRecheck is how often a namespace whose workloads depend on Secrets is looked at
+// again: the loop does not watch the host's Secrets (its role may only get them, never list
+// them), so a Secret's edit, or a missing Secret's creation, reaches its federated copy
+// within this period.
+const SecretRecheck = time.Minute
+
 // requeueGone is how soon a pass looks again at a generated object that is still being
 // deleted while a workload needs it anew.
 const requeueGone = 5 * time.Second
@@ -117,8 +123,13 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 
 	wrote := false
 	var errs []error
-	missing, requeue, changed, err := d.follow(ctx, r, ns, Union(workloads))
+	deps := Union(workloads)
+	missing, requeue, changed, err := d.follow(ctx, r, ns, deps)
 	wrote = wrote || changed
+	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (requeue == 0 || requeue > SecretRecheck) {
+		// No watch tells of a Secret's change (see Run): look again.
+		requeue = SecretRecheck
+	}
 	if err != nil {
 		errs = append(errs, err)
 	}

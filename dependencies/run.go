@@ -11,10 +11,11 @@ import (
 )
 
 // Run passes over namespaces until ctx is done. It watches the workload types' federated
-// objects, the dependency kinds' federated objects and the host's ConfigMaps, Secrets,
+// objects, the dependency kinds' federated objects and the host's ConfigMaps,
 // ServiceAccounts and PVCs; any change queues the object's namespace. Its passes read from
-// Run's caches, but Secrets are cached without their data, so a pass reads each Secret it
-// needs from the API server: the host's Secrets are not kept in memory.
+// Run's caches. The host's Secrets are neither watched nor listed: a pass gets each Secret
+// it needs from the API server, and a namespace with Secret dependencies is looked at again
+// every [SecretRecheck].
 //
 // Run returns an error when its caches do not sync within Options.CacheSyncTimeout (a CRD
 // the host does not serve). Otherwise it blocks until ctx is done and returns nil after every
@@ -30,11 +31,13 @@ func (d *Dependencies) Run(ctx context.Context) error {
 	for _, kind := range []string{KindConfigMap, KindPersistentVolumeClaim, KindSecret, KindServiceAccount} {
 		typ := d.kinds[kind]
 		sources = append(sources, loop.Source{GVR: typ.FederatedGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
-		native := loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace}
 		if kind == KindSecret {
-			native.Transform, native.TransformName = dropSecretData, "dependencies/secret-without-data"
+			// The host's Secrets are not watched: the control plane's role may get a Secret
+			// by name, never list the Secrets of the workloads' namespaces. A pass reads each
+			// Secret it needs from the host, and looks again every SecretRecheck.
+			continue
 		}
-		sources = append(sources, native)
+		sources = append(sources, loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
 	}
 	l, err := loop.New(d.host, sources, loop.Options{
 		Name:             "dependencies",
@@ -56,11 +59,4 @@ func (d *Dependencies) Run(ctx context.Context) error {
 		return fmt.Errorf("dependencies: %w", err)
 	}
 	return nil
-}
-
-// dropSecretData keeps a Secret's metadata only: a change still queues its namespace, and a
-// pass reads the whole Secret from the host.
-func dropSecretData(u *unstructured.Unstructured) {
-	delete(u.Object, "data")
-	delete(u.Object, "stringData")
 }
