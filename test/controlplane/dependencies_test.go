@@ -84,5 +84,20 @@ spec:
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "m2"}}, "spec", "placement", "clusters"))
 	_, err = host.Update(ctx, fedDeployments, u)
 	require.NoError(t, err)
+	// Graceful eviction: m1 keeps its copy, and the dependencies with it, until m2 reports its
+	// replicas available. A real server runs no Deployment controller: the test writes m2's
+	// status as one would.
+	fedtest.Eventually(t, "all three in m2, and still in m1 while m2 is not available", func() bool { return has("m2") && has("m1") })
+	fedtest.Eventually(t, "m2's Deployment status written", func() bool {
+		u, err := members["m2"].Get(ctx, deployments, ns, "web")
+		if err != nil {
+			return false
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
+			"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
+		_, err = members["m2"].UpdateStatus(ctx, deployments, u)
+		return err == nil
+	})
 	fedtest.Eventually(t, "all three moved to m2", func() bool { return has("m2") && gone("m1") })
 }
