@@ -2,7 +2,6 @@ package preview_test
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -370,7 +369,9 @@ items:
 	require.Equal(t, "FederatedConfigMap", in.Objects[0].Kind)
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+// update is -update, which dependencies_test.go registers: a second flag.Bool("update") panics
+// when the test binary starts.
+var update = updateGolden
 
 // TestFailoverPlanGolden: with eu-2 down, the preview shows where each object's replicas
 // go (the moves against status.schedule), the evictions that keep copies meanwhile, and
