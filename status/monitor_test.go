@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -475,4 +476,90 @@ func requireResources(t testing.TB, want, got corev1.ResourceList) {
 		require.True(t, ok, "%s missing from %v", name, got)
 		require.Zero(t, q.Cmp(g), "%s: got %s, want %s", name, g.String(), q.String())
 	}
+}
+
+// A Cluster being deleted stays while sync's finalizer holds it, and sync cleans up only in
+// clusters that are Ready. So the monitor keeps probing it: a member that was cut off when its
+// Cluster was deleted and recovers is Ready again, and sync can orphan (or delete) what it put
+// there, instead of giving up after its deletion timeout with everything left behind, every
+// deletion of an object placed there held as long (found by the chaos soak, test/soak).
+func TestMonitorKeepsProbingALeavingCluster(t *testing.T) {
+	e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
+	require.NoError(t, e.host.Drift(federation.ClusterGVR, "", "eu", func(u *unstructured.Unstructured) {
+		u.SetFinalizers([]string{"federation.k8s.io/sync-federateddeployments"})
+	}))
+	require.NoError(t, e.fleet.Partition("eu"))
+	for range 3 {
+		e.probe(t, "eu")
+		e.clock.Step(10 * time.Second)
+	}
+	require.Equal(t, metav1.ConditionFalse, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status)
+
+	require.NoError(t, e.host.Delete(ctx, federation.ClusterGVR, "", "eu", metav1.DeleteOptions{}))
+	require.NoError(t, e.fleet.Heal("eu"))
+	var res federation.Result
+	for range status.DefaultSuccessThreshold {
+		e.clock.Step(10 * time.Second)
+		res, _ = e.probe(t, "eu")
+	}
+	require.Equal(t, metav1.ConditionTrue, conditionOf(e.cluster(t, "eu"), federation.ConditionReady).Status, "the leaving cluster is back")
+	require.Positive(t, res.RequeueAfter, "and still probed")
+}
+
+// TestMonitorFailoverStages: the Failover condition and one event per transition (a stage
+// that changes with Ready is told in the Ready event): not Ready is
+// NoSchedule (no new placements, with when NoExecute comes), then NoExecute after
+// EvictionDelay, then Recovered once Ready holds again. A healthy cluster has no Failover
+// condition, and a probe that changes no stage writes and records nothing.
+func TestMonitorFailoverStages(t *testing.T) {
+	rec := &fake.Recorder{}
+	e := newMonitorEnv(t, status.MonitorOptions{Period: time.Minute, FailureThreshold: 1, Events: rec}, "eu")
+	e.probe(t, "eu")
+	require.Equal(t, metav1.Condition{}, conditionOf(e.cluster(t, "eu"), federation.ConditionFailover), "a healthy cluster has none")
+	rec.Reset()
+
+	stage := func(status metav1.ConditionStatus, reason, message string, since time.Time, events ...string) {
+		t.Helper()
+		c := conditionOf(e.cluster(t, "eu"), federation.ConditionFailover)
+		require.Equal(t, status, c.Status)
+		require.Equal(t, reason, c.Reason)
+		require.Equal(t, message, c.Message)
+		requireAt(t, since, &c.LastTransitionTime)
+		if diff := cmp.Diff(events, eventStrings(rec)); diff != "" {
+			t.Fatalf("events (-want +got):\n%s", diff)
+		}
+	}
+	const on = "Cluster eu "
+
+	require.NoError(t, e.fleet.Partition("eu"))
+	e.clock.Step(time.Minute)
+	e.probe(t, "eu")
+	cut := t0.Add(time.Minute)
+	noSchedule := "not Ready since 2026-11-30T12:01:00Z: taint federation.k8s.io/not-ready:NoSchedule, no new placements, the replicas running here stay; NoExecute (eviction) at 2026-11-30T12:06:00Z unless Ready again"
+	ready := conditionOf(e.cluster(t, "eu"), federation.ConditionReady)
+	stage(metav1.ConditionTrue, status.ReasonFailoverNoSchedule, noSchedule, cut,
+		"Warning "+on+ready.Reason+": "+ready.Message+"; Failover NoSchedule: "+noSchedule)
+
+	e.clock.Step(4 * time.Minute)
+	_, writes := e.probe(t, "eu")
+	require.Empty(t, writes, "nothing changes within the stage")
+	stage(metav1.ConditionTrue, status.ReasonFailoverNoSchedule, noSchedule, cut)
+
+	e.clock.Step(time.Minute)
+	e.probe(t, "eu")
+	noExecute := "not Ready since 2026-11-30T12:01:00Z: taint federation.k8s.io/not-ready:NoExecute since 2026-11-30T12:06:00Z, placements that do not tolerate it lose their replicas here (tolerationSeconds counts from then)"
+	stage(metav1.ConditionTrue, status.ReasonFailoverNoExecute, noExecute, t0.Add(6*time.Minute),
+		"Warning "+on+status.ReasonFailoverNoExecute+": "+noExecute)
+
+	require.NoError(t, e.fleet.Heal("eu"))
+	for range status.DefaultSuccessThreshold {
+		e.clock.Step(time.Minute)
+		e.probe(t, "eu")
+	}
+	back := t0.Add(9 * time.Minute)
+	recovered := "Ready again since 2026-11-30T12:09:00Z; the monitor's taints are removed, placements may choose the cluster again"
+	ready = conditionOf(e.cluster(t, "eu"), federation.ConditionReady)
+	stage(metav1.ConditionFalse, status.ReasonFailoverRecovered, recovered, back,
+		"Normal "+on+ready.Reason+": "+ready.Message+"; Failover Recovered: "+recovered)
+	require.Empty(t, e.cluster(t, "eu").Spec.Taints)
 }

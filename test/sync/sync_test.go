@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +26,8 @@ import (
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/testenv"
+	"github.com/fedkit/fedkit/scheduler"
+	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -469,4 +473,317 @@ func (f *fixture) memberIn(t *testing.T, cluster, ns, name string) *unstructured
 	}
 	require.NoError(t, err)
 	return u
+}
+
+var jobs = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+
+const migrate = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedJob
+metadata: {name: migrate, namespace: batch}
+spec:
+  template:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: migrate, image: "busybox:1.36"}]
+  placement: {clusters: [{name: m1}, {name: m2}]}
+`
+
+// hold is a member controller's finalizer, which keeps m1's Job after the delete so its
+// finalizers can be read: no garbage collector runs against these servers.
+const hold = "example.com/hold"
+
+// A batch/v1 Job orphans its Pods when deleted with the server's default policy (the orphan
+// finalizer). Sync deletes in Background, so the Job carries no orphan finalizer, and the
+// federated object is released only once each member Job is gone.
+func TestJobDeletionOrphansNoPodsOnRealServers(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	// A namespace of its own: sync deletes the member namespace it created once the Jobs are
+	// gone, and without a namespace controller it stays terminating.
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: batch}}`)
+	s, err := fedsync.New(f.host, f.set, federation.JobType, fedsync.Options{})
+	require.NoError(t, err)
+	key := federation.Key{Namespace: "batch", Name: "migrate"}
+	reconcile := func() { _, _ = s.Reconcile(ctx, key) } // a member client may not be built yet: retried
+	job := func(cluster string) (*metav1.ObjectMeta, error) {
+		u, err := f.members[cluster].Get(ctx, jobs, "batch", "migrate")
+		if err != nil {
+			return nil, err
+		}
+		return &metav1.ObjectMeta{Finalizers: u.GetFinalizers(), DeletionTimestamp: u.GetDeletionTimestamp(), UID: u.GetUID()}, nil
+	}
+	fedGone := func() bool {
+		_, err := f.host.Get(ctx, federation.JobType.FederatedGVR(), "batch", "migrate")
+		return apierrors.IsNotFound(err)
+	}
+
+	fedtest.Create(t, f.host, federation.JobType.FederatedGVR(), migrate)
+	eventually(t, func() bool {
+		reconcile()
+		_, e1 := job("m1")
+		_, e2 := job("m2")
+		return e1 == nil && e2 == nil
+	}, "the Jobs are created")
+	u, err := f.members["m1"].Get(ctx, jobs, "batch", "migrate")
+	require.NoError(t, err)
+	u.SetFinalizers(append(u.GetFinalizers(), hold))
+	_, err = f.members["m1"].Update(ctx, jobs, u)
+	require.NoError(t, err)
+
+	require.NoError(t, f.host.Delete(ctx, federation.JobType.FederatedGVR(), "batch", "migrate", metav1.DeleteOptions{}))
+	eventually(t, func() bool {
+		reconcile()
+		m1, err := job("m1")
+		return err == nil && m1.DeletionTimestamp != nil
+	}, "m1's Job is deleted")
+	m1, err := job("m1")
+	require.NoError(t, err)
+	require.Equal(t, []string{hold}, m1.Finalizers, "no orphan finalizer: the Job's Pods go with it")
+	eventually(t, func() bool { reconcile(); _, err := job("m2"); return apierrors.IsNotFound(err) }, "m2's Job is gone at once")
+	reconcile()
+	require.False(t, fedGone(), "m1's Job is still there: the federated object waits for it")
+
+	u, err = f.members["m1"].Get(ctx, jobs, "batch", "migrate")
+	require.NoError(t, err)
+	u.SetFinalizers(slices.DeleteFunc(u.GetFinalizers(), func(f string) bool { return f == hold }))
+	_, err = f.members["m1"].Update(ctx, jobs, u)
+	require.NoError(t, err)
+	eventually(t, func() bool { reconcile(); return fedGone() }, "released once every member Job is gone")
+}
+
+const evicted = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: evict}
+spec:
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      replicas: 4
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: nginx, image: "nginx:1.21"}]}
+  placement: {clusters: [{name: m1}, {name: m2}]}
+`
+
+// TestGracefulEvictionOnRealServers: m2 is drained with a NoExecute taint. The scheduler
+// moves its 2 replicas to m1 and keeps them in m2 meanwhile (status.schedule.evictions, which
+// the API server stores as written); m2's Deployment stays until m1 reports its 4 available
+// (the test plays m1's Deployment controller), then sync removes it.
+func TestGracefulEvictionOnRealServers(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	key := federation.Key{Namespace: "evict", Name: "web"}
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: evict}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), evicted)
+	fedtest.Create(t, f.host, federation.ReplicaSchedulingPreferenceGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: ReplicaSchedulingPreference,
+metadata: {name: web, namespace: evict}, spec: {targetKind: FederatedDeployment, totalReplicas: 4, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}}`)
+	sched, err := scheduler.New(f.host, federation.DeploymentType, scheduler.Options{})
+	require.NoError(t, err)
+	collector, err := status.New(f.host, f.set, federation.DeploymentType, status.Options{})
+	require.NoError(t, err)
+	pass := func() {
+		_, _ = sched.Reconcile(ctx, key) // a Conflict with the Syncer's write is retried next time
+		_, _ = collector.Reconcile(ctx, key)
+	}
+	member := func(m string) *unstructured.Unstructured {
+		u, err := f.members[m].Get(ctx, deployments, key.Namespace, key.Name)
+		if err != nil {
+			return nil
+		}
+		return u
+	}
+	replicas := func(m string) int64 {
+		u := member(m)
+		if u == nil {
+			return -1
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		return n
+	}
+	// kubelet plays m's Deployment controller: every replica of its spec is available.
+	kubelet := func(m string) {
+		t.Helper()
+		eventually(t, func() bool {
+			u := member(m)
+			if u == nil {
+				return false
+			}
+			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
+				"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
+			_, err := f.members[m].UpdateStatus(ctx, deployments, u)
+			return err == nil
+		}, m+": status written")
+	}
+	evictions := func() []federation.Eviction {
+		u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+		require.NoError(t, err)
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		if obj.Status.Schedule == nil {
+			return nil
+		}
+		return obj.Status.Schedule.Evictions
+	}
+
+	eventually(t, func() bool { pass(); return replicas("m1") == 2 && replicas("m2") == 2 }, "2 replicas in each member")
+	kubelet("m1")
+	kubelet("m2")
+
+	cl, err := f.host.Get(ctx, federation.ClusterGVR, "", "m2")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(cl.Object, []any{map[string]any{"key": "drain", "value": "true", "effect": "NoExecute"}}, "spec", "taints"))
+	_, err = f.host.Update(ctx, federation.ClusterGVR, cl)
+	require.NoError(t, err)
+	eventually(t, func() bool { pass(); return replicas("m1") == 4 }, "m1 gets m2's replicas")
+	ev := evictions()
+	require.Len(t, ev, 1)
+	require.Equal(t, "m2", ev[0].Cluster)
+	require.Equal(t, federation.EvictionTaint, ev[0].Reason)
+	require.EqualValues(t, 2, ev[0].Keep)
+	for range 5 {
+		pass()
+		require.EqualValues(t, 2, replicas("m2"), "m2 keeps its copy while m1's replacements are not available")
+	}
+
+	kubelet("m1")
+	eventually(t, func() bool { pass(); return member("m2") == nil }, "m2's copy is removed once m1 reports 4 available")
+	require.Empty(t, evictions())
+	require.EqualValues(t, 4, replicas("m1"))
+}
+
+const staged = `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: canary}
+spec:
+  template:
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "nginx:1.21"}]}
+  placement: {clusters: [{name: m1}, {name: m2}]}
+  rollout:
+    stages:
+    - {name: canary, clusters: [m1], minReadySeconds: 1}
+`
+
+// TestStagedRolloutOnRealServers: the basic staged flow on real API servers, with the
+// Syncer running and a real Collector. The members run no workload controllers, so the test
+// plays the Deployment controller: it writes each member Deployment's status by hand. A new
+// image reaches m1 only; m2 gets it once m1 reports it ready (for minReadySeconds), and the
+// rollout completes once m2 does. The API server accepts spec.rollout and status.rollout as
+// sync writes them, and the Collector's ready and observedRevision.
+func TestStagedRolloutOnRealServers(t *testing.T) {
+	f := start(t)
+	ctx := context.Background()
+	key := federation.Key{Namespace: "canary", Name: "web"}
+	fedtest.Create(t, f.host, namespaces, `{apiVersion: v1, kind: Namespace, metadata: {name: canary}}`)
+	fedtest.Create(t, f.host, federation.DeploymentType.FederatedGVR(), staged)
+	collector, err := status.New(f.host, f.set, federation.DeploymentType, status.Options{})
+	require.NoError(t, err)
+	fedObj := func() *federation.FederatedObject {
+		u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+		require.NoError(t, err)
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		return obj
+	}
+	member := func(m string) *unstructured.Unstructured {
+		u, err := f.members[m].Get(ctx, deployments, key.Namespace, key.Name)
+		if err != nil {
+			return nil
+		}
+		return u
+	}
+	// rolledOut plays the Deployment controller in m: the current generation is rolled out.
+	rolledOut := func(m string) {
+		t.Helper()
+		eventually(t, func() bool {
+			u := member(m)
+			if u == nil {
+				return false
+			}
+			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
+				"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
+			_, err := f.members[m].UpdateStatus(ctx, deployments, u)
+			return err == nil
+		}, m+": status written")
+	}
+	// observed runs the Collector until status.clusters[] says what cond wants.
+	observed := func(what string, cond func(map[string]federation.MemberStatus) bool) {
+		t.Helper()
+		eventually(t, func() bool {
+			_, err := collector.Reconcile(ctx, key)
+			require.NoError(t, err)
+			got := map[string]federation.MemberStatus{}
+			for _, c := range fedObj().Status.Clusters {
+				got[c.Name] = c
+			}
+			return cond(got)
+		}, what)
+	}
+	readyAt := func(rev int64, names ...string) func(map[string]federation.MemberStatus) bool {
+		return func(got map[string]federation.MemberStatus) bool {
+			for _, n := range names {
+				if e := got[n]; e.ObservedRevision != rev || e.Ready == nil || !*e.Ready {
+					return false
+				}
+			}
+			return true
+		}
+	}
+
+	// Revision 1 goes everywhere at once: there is nothing to roll from.
+	for _, m := range memberNames {
+		eventually(t, func() bool { return member(m) != nil }, m+": created")
+		rolledOut(m)
+	}
+	observed("revision 1 ready", readyAt(1, "m1", "m2"))
+	eventually(t, func() bool {
+		st := fedObj().Status.Rollout
+		return st != nil && st.Phase == federation.RolloutComplete && st.Revision == 1
+	}, "revision 1 complete")
+
+	// Revision 2: the canary first.
+	u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "template", "spec", "containers")
+	cs[0].(map[string]any)["image"] = "nginx:1.22"
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, cs, "spec", "template", "spec", "template", "spec", "containers"))
+	_, err = f.host.Update(ctx, federation.DeploymentType.FederatedGVR(), u)
+	require.NoError(t, err)
+	eventually(t, func() bool { return image(member("m1")) == "nginx:1.22" }, "m1 runs revision 2")
+	observed("m1 seen on revision 2, not ready", func(got map[string]federation.MemberStatus) bool {
+		e := got["m1"]
+		return e.ObservedRevision == 2 && e.Ready != nil && !*e.Ready
+	})
+	// The Syncer decides on that (its status says why it waits), and m2 keeps revision 1.
+	eventually(t, func() bool {
+		st := fedObj().Status.Rollout
+		return st.Reason == fedsync.RolloutReasonWaitingForReady && strings.Contains(st.Message, "m1 (not ready)")
+	}, "the Syncer saw m1 not ready")
+	require.Equal(t, "nginx:1.21", image(member("m2")))
+	st := fedObj().Status.Rollout
+	require.Equal(t, int32(1), st.Stage, st.Message)
+	require.Equal(t, []federation.RolloutRevisionClusters{{Revision: 2, Clusters: []string{"m1"}}, {Revision: 1, Clusters: []string{"m2"}}}, st.Clusters)
+
+	// m1 rolls out: after minReadySeconds the final stage starts, and m2 gets revision 2.
+	rolledOut("m1")
+	observed("m1 ready on revision 2", readyAt(2, "m1"))
+	eventually(t, func() bool { return image(member("m2")) == "nginx:1.22" }, "m2 runs revision 2")
+	rolledOut("m2")
+	observed("m2 ready on revision 2", readyAt(2, "m2"))
+	eventually(t, func() bool {
+		o := fedObj()
+		return o.Status.Rollout.Phase == federation.RolloutComplete && o.Status.Rollout.Revision == 2 && o.Status.SyncedRevision == 2
+	}, "revision 2 complete")
 }
