@@ -119,8 +119,8 @@ spec:
 	// scheduler/FederatedDeployment Running
 	// sync/FederatedDeployment Running
 	// status/FederatedDeployment Running
-	// dependencies Running
 	// propagation/FederatedDeployment Running
+	// dependencies Running
 	// Run returned <nil>
 }
 
