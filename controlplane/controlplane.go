@@ -60,7 +60,10 @@ type unit struct {
 type spec struct {
 	name  string
 	needs []resource
-	build func(shard federation.Shard) (run func(context.Context) error, err error)
+	// optional are resources the loop runs without (see servedTypes): the check lists them
+	// too, and records in part.missing those not served.
+	optional []resource
+	build    func(shard federation.Shard) (run func(context.Context) error, err error)
 }
 
 // part is one loop of the control plane, with what the host must serve for it to start.
@@ -70,8 +73,11 @@ type part struct {
 	needs []resource
 	run   func(ctx context.Context) error
 
+	optional []resource
+
 	// Guarded by ControlPlane.mu.
-	status LoopStatus
+	status  LoopStatus
+	missing []resource // of optional, those the last check found not served
 }
 
 // resource is something a loop lists on the host: the check before it starts lists it too.
@@ -146,7 +152,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	if r, ok := clusters.(runner); ok && !opts.Disable.ClusterSet {
 		cp.shared = append(cp.shared, newPart(ClusterSetLoop, nil, r.Run, federation.Shard{}))
 	}
-	cp.specs = specs(host, clusters, opts)
+	cp.specs = specs(cp, host, clusters, opts)
 	shard := opts.Shard
 	if opts.Sharding != nil {
 		shard = federation.Shard{Index: 0, Count: opts.Sharding.Count}
@@ -169,7 +175,9 @@ func (cp *ControlPlane) newUnit(shard federation.Shard) (*unit, error) {
 		if err != nil {
 			return nil, err
 		}
-		u.loops = append(u.loops, newPart(s.name, s.needs, run, shard))
+		p := newPart(s.name, s.needs, run, shard)
+		p.optional = s.optional
+		u.loops = append(u.loops, p)
 	}
 	return u, nil
 }
@@ -180,7 +188,7 @@ func newPart(name string, needs []resource, run func(context.Context) error, sha
 
 // specs are the recipes of the per-shard loops, in the order Status lists them. Each build
 // gives the loop its shard; the loops' own Shard options are left unset (complete checks).
-func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts Options) []spec {
+func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.ClusterSet, opts Options) []spec {
 	var out []spec
 	add := func(name string, build func(federation.Shard) (func(context.Context) error, error), needs ...resource) {
 		out = append(out, spec{name: name, build: build, needs: needs})
@@ -281,24 +289,40 @@ func specs(host federation.ClusterClient, clusters federation.ClusterSet, opts O
 	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
 	if !opts.Disable.Dependencies && workloads {
 		ns := opts.Dependencies.Namespace
-		// What the loop watches: the workload types it has an extractor for, and the
-		// dependency kinds' federated types.
+		// What the loop needs: the dependency kinds' federated types. The workload types
+		// are optional: it runs over those the host serves (a platform team installs the
+		// CRDs of the types it federates only) and picks up the others once served.
 		var needs []resource
-		for _, t := range append(slices.Clone(opts.Types), federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType) {
-			r := federatedOf(t, ns)
-			if (extractors[t.Target] != nil || t.Target.Group == "" && slices.Contains([]string{"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim"}, t.Target.Kind)) && !slices.Contains(needs, r) {
-				needs = append(needs, r)
+		for _, t := range []federation.TypeConfig{federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType} {
+			needs = append(needs, federatedOf(t, ns))
+		}
+		var fixed, optional []federation.TypeConfig
+		for _, t := range opts.Types {
+			if extractors[t.Target] != nil {
+				optional = append(optional, t)
+			} else {
+				fixed = append(fixed, t)
 			}
 		}
 		add(DependenciesLoop, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.Dependencies
 			o.Shard = shard
-			d, err := dependencies.New(host, opts.Types, o)
-			if err != nil {
+			build := func(types []federation.TypeConfig) (func(context.Context) error, error) {
+				d, err := dependencies.New(host, types, o)
+				if err != nil {
+					return nil, err
+				}
+				return d.Run, nil
+			}
+			// Every option is checked now, with every type.
+			if _, err := build(opts.Types); err != nil {
 				return nil, err
 			}
-			return d.Run, nil
+			return cp.servedTypes(DependenciesLoop, shard, ns, fixed, optional, build), nil
 		}, needs...)
+		for _, t := range optional {
+			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))
+		}
 	}
 	return out
 }

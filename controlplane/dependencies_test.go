@@ -251,3 +251,66 @@ func TestDependenciesLoopRunsForWorkloads(t *testing.T) {
 		})
 	}
 }
+
+// TestDependenciesWithoutAWorkloadCRD: a host without the FederatedJob CRD runs the
+// dependencies loop over the workload types it serves, says which it runs without (Status,
+// logged once), and picks Jobs up at the retry after their CRD is installed.
+func TestDependenciesWithoutAWorkloadCRD(t *testing.T) {
+	e := newEnv(t)
+	e.deleteCRD(t, jobs)
+	o := e.options(federation.DeploymentType, jobs, federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType)
+	o.Dependencies.CacheSyncTimeout = 2 * time.Minute
+	o.Disable.DNS = true
+	logs := &logSink{}
+	o.Logger = logs.logger()
+	cp, err := controlplane.New(e.host, e.fleet, o)
+	require.NoError(t, err)
+	stop := run(cp)
+	defer func() { require.NoError(t, stop()) }()
+
+	create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "shared", "level", "info"))
+	create(t, e.host, secretGVR, nativeDoc("Secret", "web-token", "token", "c2VjcmV0"))
+	create(t, e.host, federation.DeploymentType.FederatedGVR(), workload("web", "shared", "web-token", "eu"))
+	stepUntilf(t, e.clock, time.Second, func() string { return "the Deployment's ConfigMap in eu: " + e.where(configMapGVR, "shared") }, func() bool {
+		return e.where(configMapGVR, "shared") == "eu"
+	})
+	l := loopStatus(t, cp, controlplane.DependenciesLoop)
+	require.Equal(t, controlplane.StateRunning, l.State, l.Err)
+	require.ErrorIs(t, l.Partial, controlplane.ErrNotServed)
+	require.ErrorContains(t, l.Partial, "federatedjobs.types.federation.k8s.io")
+	require.NotContains(t, l.Partial.Error(), "federateddeployments")
+
+	// Retries while the CRD stays missing are not logged again.
+	stepUntil(t, e.clock, 30*time.Second, "two more failed checks of the Job loops", func() bool {
+		return loopStatus(t, cp, "sync/FederatedJob").Failures >= 3
+	})
+	require.Equal(t, 1, logs.count("Running without", "federatedjobs"), logs)
+
+	// The CRD is installed: the next check restarts the loop with Jobs.
+	e.installCRD(t, jobs)
+	create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "migrations", "v", "1"))
+	create(t, e.host, jobs.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedJob
+metadata: {name: migrate, namespace: default}
+spec:
+  propagateDependencies: true
+  template:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: m, image: "busybox"}]
+          volumes: [{name: m, configMap: {name: migrations}}]
+  placement: {clusters: [{name: us}]}
+`)
+	stepUntilf(t, e.clock, 5*time.Second, func() string {
+		return "the Job's ConfigMap in us: " + e.where(configMapGVR, "migrations") + "; " + logs.String()
+	}, func() bool {
+		return e.where(configMapGVR, "migrations") == "us" && e.where(jobs.TargetGVR(), "migrate") == "us"
+	})
+	l = loopStatus(t, cp, controlplane.DependenciesLoop)
+	require.Equal(t, controlplane.StateRunning, l.State, l.Err)
+	require.NoError(t, l.Partial)
+	require.Equal(t, "eu", e.where(configMapGVR, "shared"))
+}

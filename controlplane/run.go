@@ -212,7 +212,8 @@ func (cp *ControlPlane) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // check lists each resource the loops need once (limit 1) and returns, per loop, an error
-// wrapping ErrNotServed for its first resource the host does not serve. Only a 404 for the
+// wrapping ErrNotServed for its first resource the host does not serve. It lists a loop's
+// optional resources too, and records those not served in part.missing. Only a 404 for the
 // List means "not served"; other errors are left for the loop to report.
 func (cp *ControlPlane) check(ctx context.Context, loops []*part) map[*part]error {
 	verdict := map[resource]error{}
@@ -229,6 +230,20 @@ func (cp *ControlPlane) check(ctx context.Context, loops []*part) map[*part]erro
 				break
 			}
 		}
+		var missing []resource
+		for _, r := range p.optional {
+			err, done := verdict[r]
+			if !done {
+				err = cp.served(ctx, r)
+				verdict[r] = err
+			}
+			if err != nil {
+				missing = append(missing, r)
+			}
+		}
+		cp.mu.Lock()
+		p.missing = missing
+		cp.mu.Unlock()
 	}
 	return out
 }

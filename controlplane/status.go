@@ -41,6 +41,11 @@ type LoopStatus struct {
 	// resource the loop needs (its CRD is missing) and ErrCacheNotSynced when the loop could
 	// not list it in time. It is nil unless State is StateFailed.
 	Err error
+	// Partial is what a running loop runs without: it wraps ErrNotServed and names the
+	// federated types whose CRD the host lacks (the dependencies loop follows the workload
+	// types the host serves). They are checked every Options.RetryPeriod and picked up once
+	// served. It is nil otherwise.
+	Partial error
 	// Since is when the loop entered State, on Options.Clock (zero before the first Run).
 	Since time.Time
 	// Failures counts the loop's failures since Run started, failed checks included.
@@ -87,6 +92,9 @@ func (cp *ControlPlane) setState(u *unit, p *part, state State, err error) (allF
 		p.status.Since = cp.opts.Clock.Now()
 	}
 	p.status.State, p.status.Err = state, err
+	if state != StateRunning {
+		p.status.Partial = nil
+	}
 	if state != StateFailed {
 		return false
 	}
@@ -112,7 +120,7 @@ func (cp *ControlPlane) setUnitState(u *unit, state State) {
 		if p.status.State != state {
 			p.status.Since = now
 		}
-		p.status.State, p.status.Err = state, nil
+		p.status.State, p.status.Err, p.status.Partial = state, nil, nil
 	}
 }
 

@@ -20,6 +20,7 @@
 // lists. So a dependency moves with a failover and leaves a cluster only after its workload.
 //
 // Other workload kinds register an Extractor in Options.Extractors, keyed by target GVK.
-// Run needs the CRD of every workload type it watches; package controlplane reports it
-// failed otherwise, like any loop.
+// Run needs the CRD of every type it watches. Package controlplane gives it only the
+// workload types the host serves. It reports the others in LoopStatus.Partial, and restarts
+// the loop with a type once its CRD is installed.
 package dependencies

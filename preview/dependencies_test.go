@@ -1,7 +1,6 @@
 package preview_test
 
 import (
-	"flag"
 	"os"
 	"testing"
 	"time"
@@ -12,7 +11,8 @@ import (
 	"github.com/fedkit/fedkit/preview"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/ from the code")
+// updateGolden is failover_test.go's -update flag (a flag is defined once per test binary).
+var updateGolden = update
 
 // TestPreviewDependencies: the preview lists each workload's dependencies with the union of
 // the clusters of every workload that needs them, how each follows, and a missing one as a

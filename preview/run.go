@@ -75,6 +75,9 @@ func Run(in Input) (Report, error) {
 		rep.Objects = append(rep.Objects, r.object(&in.Objects[i]))
 	}
 	for i := range generated {
+		// Its index in rep.Objects: the dependencies preview keys a workload's
+		// references by it.
+		r.index = len(in.Objects) + i
 		rep.Objects = append(rep.Objects, r.object(&generated[i]))
 	}
 	for i, clusters := range r.dependencies(&rep) {

@@ -132,6 +132,50 @@ spec:
   placement: {clusters: [{name: a}]}
   overrides: [{clusterName: a, clusterOverrides: [{op: bogus, path: /data/color}]}]
 `
+	// Plain objects and two policies: the Deployment's policy wins over the other by
+	// priority and propagates its dependencies: the user's FederatedConfigMap, a host Secret,
+	// an optional ConfigMap and a ServiceAccount the input does not have.
+	const policies = `
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: frontend}
+spec:
+  priority: 10
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, namespace: shop, labelSelector: {matchLabels: {tier: web}}}]
+  placement: {clusters: [{name: a}]}
+  propagateDependencies: true
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: everything, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusters: [{name: b}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop, labels: {tier: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      serviceAccountName: web
+      containers: [{name: web, image: "nginx:1.27", envFrom: [{secretRef: {name: web-token}}, {configMapRef: {name: tuning, optional: true}}]}]
+      volumes: [{name: config, configMap: {name: settings}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: shop}
+data: {color: blue}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-token, namespace: shop}
+data: {token: c2VjcmV0}
+`
 	for _, tc := range []struct {
 		name, in string
 		args     []string
@@ -142,6 +186,7 @@ spec:
 		{"warning strict", objects + unused, []string{"--strict"}, 1},
 		{"error", objects + invalid, nil, 1},
 		{"down", objects, []string{"--down", "a,b"}, 0},
+		{"policy", objects + policies, nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(t, tc.in, append([]string{"preview", "-f", "-"}, tc.args...)...)

@@ -15,4 +15,6 @@
 // status, rollback, preview and migrate call the library: the object's status, fedsync's
 // rollback, package preview and package migrate. The command decides nothing of its own.
 // preview --down CLUSTER shows the failover plan with those clusters down.
+// preview prints each native object's policy, and why the other policies lost. Each workload
+// lists its dependencies and where they follow it.
 package kubectlfed

@@ -27,8 +27,10 @@ func previewCommand(g *globals) *cobra.Command {
 		Use:   "preview -f FILE",
 		Short: "Show what the loops would do with federated objects, touching no cluster",
 		Long: `preview runs package preview on FILE (federated objects, their ReplicaSchedulingPreferences,
-the Clusters, DNS records): for each object, the clusters it goes to and why the others were
-left out, the replicas per cluster, and every problem with its field path. It reads no
+the Clusters, DNS records, propagation policies and native objects): for each native object,
+the policy chosen and why the others lost; for each object, the clusters it goes to and why
+the others were left out, the replicas per cluster, where its dependencies follow it
+(spec.propagateDependencies), and every problem with its field path. It reads no
 cluster. It exits 1 when the input has errors, and with --strict when it has warnings too.
 -f - reads standard input.`,
 		Example: "  kubectl fed preview -f app.yaml\n  kubectl fed preview -f app.yaml --strict -o yaml\n  kubectl fed preview -f app.yaml --down eu-1",
@@ -95,6 +97,7 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 	default:
 		return fmt.Errorf("-o %q: want text, yaml or json", format)
 	}
+	printNatives(out, rep.Natives)
 	for _, o := range rep.Objects {
 		name := o.Name
 		if o.Namespace != "" {
@@ -123,6 +126,7 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 		if f := o.Failover; f != nil {
 			printFailover(out, f)
 		}
+		printDependencies(out, o.Dependencies)
 		for _, p := range o.Problems {
 			fmt.Fprintf(out, "  %s\n", p)
 		}
@@ -147,4 +151,56 @@ func printFailover(out io.Writer, f *preview.Failover) {
 	for _, e := range f.Evictions {
 		fmt.Fprintf(out, "    %s keeps %d until the replacements are ready (%s)\n", e.Cluster, e.Keep, e.Reason)
 	}
+}
+
+// printNatives prints what the propagation policies make of each native object: the policy
+// chosen and how it selected it, the Federated<Kind> generated, the policies that lost and why.
+func printNatives(out io.Writer, natives []preview.Native) {
+	for _, n := range natives {
+		name := n.Name
+		if n.Namespace != "" {
+			name = n.Namespace + "/" + n.Name
+		}
+		fmt.Fprintf(out, "%s %s %s: ", n.APIVersion, n.Kind, name)
+		switch {
+		case n.Policy == "":
+			fmt.Fprint(out, "no policy selects it")
+		case n.Selected != "":
+			fmt.Fprintf(out, "policy %s (selected %s)", n.Policy, n.Selected)
+		default:
+			fmt.Fprintf(out, "policy %s", n.Policy)
+		}
+		switch {
+		case n.Generated != "":
+			fmt.Fprintf(out, " generates %s", n.Generated)
+		case n.Problem != "":
+			fmt.Fprintf(out, "; nothing generated: %s", oneLine(n.Problem))
+		}
+		fmt.Fprintln(out)
+		for _, l := range n.Lost {
+			fmt.Fprintf(out, "  lost: %s: %s\n", l.Policy, oneLine(l.Why))
+		}
+	}
+}
+
+// printDependencies prints a workload's dependencies: where each follows it, and how.
+func printDependencies(out io.Writer, deps []preview.Dependency) {
+	if len(deps) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "  dependencies:")
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "    DEPENDENCY\tFEDERATED\tCLUSTERS")
+	for _, d := range deps {
+		name := d.Kind + "/" + d.Name
+		if d.Optional {
+			name += " (optional)"
+		}
+		clusters := strings.Join(d.Clusters, ",")
+		if clusters == "" {
+			clusters = "-"
+		}
+		fmt.Fprintf(w, "    %s\t%s\t%s\n", name, d.Federated, clusters)
+	}
+	w.Flush()
 }

@@ -1,0 +1,131 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// servedTypes returns the run of a loop that reads several types of which only some need to be
+// served: the dependencies loop, which follows the workload types the host serves. fixed are
+// always given to build; optional only when the host serves their federated resource (listed
+// in namespace). The missing ones are reported in the loop's LoopStatus.Partial and logged
+// once. While some are missing, every Options.RetryPeriod they are checked again; when one is
+// served, the loop is stopped and built again with it.
+func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespace string, fixed, optional []federation.TypeConfig,
+	build func(types []federation.TypeConfig) (func(context.Context) error, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		log := cp.opts.Logger.WithValues("loop", name)
+		if shard.Sharded() {
+			log = log.WithValues("shard", shard.String())
+		}
+		var last string
+		// The first start uses the control plane's check; a restart checks again.
+		served, missing := cp.checked(name, shard, namespace, optional)
+		for {
+			partial := notServedTypes(missing, namespace)
+			cp.setPartial(name, shard, partial)
+			if partial != nil && partial.Error() != last {
+				log.Info("Running without the types the host does not serve; they are picked up once served", "missing", partial.Error(), "retryPeriod", cp.opts.RetryPeriod)
+				last = partial.Error()
+			}
+			run, err := build(append(slices.Clone(fixed), served...))
+			if err != nil {
+				return err
+			}
+			if len(missing) == 0 || cp.opts.RetryPeriod < 0 {
+				return run(ctx)
+			}
+			rctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- run(rctx) }()
+			restart, err := cp.awaitServed(ctx, namespace, missing, done)
+			cancel()
+			if !restart {
+				return err
+			}
+			<-done
+			log.Info("A type the loop runs without is served now; restarting the loop with it")
+			served, missing = cp.split(ctx, namespace, optional)
+		}
+	}
+}
+
+// awaitServed checks missing every RetryPeriod until one is served (restart), the loop's run
+// returns (its error) or ctx is done (nil, after the run returned).
+func (cp *ControlPlane) awaitServed(ctx context.Context, namespace string, missing []federation.TypeConfig, done <-chan error) (restart bool, err error) {
+	for {
+		t := cp.opts.Clock.NewTimer(cp.opts.RetryPeriod)
+		select {
+		case err := <-done:
+			t.Stop()
+			return false, err
+		case <-ctx.Done():
+			t.Stop()
+			return false, <-done
+		case <-t.C():
+		}
+		if served, _ := cp.split(ctx, namespace, missing); len(served) > 0 {
+			return true, nil
+		}
+	}
+}
+
+// split divides types into those whose federated resource the host serves and the others.
+func (cp *ControlPlane) split(ctx context.Context, namespace string, types []federation.TypeConfig) (served, missing []federation.TypeConfig) {
+	for _, t := range types {
+		if err := cp.served(ctx, federatedOf(t, namespace)); errors.Is(err, ErrNotServed) {
+			missing = append(missing, t)
+		} else {
+			served = append(served, t)
+		}
+	}
+	return served, missing
+}
+
+// notServedTypes is the error naming the federated resources of missing, or nil.
+func notServedTypes(missing []federation.TypeConfig, namespace string) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	names := make([]string, len(missing))
+	for i, t := range missing {
+		names[i] = federatedOf(t, namespace).gvr.GroupResource().String()
+	}
+	return fmt.Errorf("%w: %s (running without them until their CustomResourceDefinitions are installed)", ErrNotServed, strings.Join(names, ", "))
+}
+
+// checked divides types as the last check of the named loop of shard found them.
+func (cp *ControlPlane) checked(name string, shard federation.Shard, namespace string, types []federation.TypeConfig) (served, missing []federation.TypeConfig) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var not []resource
+	for _, p := range cp.partsLocked() {
+		if p.name == name && p.shard == shard {
+			not = p.missing
+		}
+	}
+	for _, t := range types {
+		if slices.Contains(not, federatedOf(t, namespace)) {
+			missing = append(missing, t)
+		} else {
+			served = append(served, t)
+		}
+	}
+	return served, missing
+}
+
+// setPartial records what the named loop of shard runs without.
+func (cp *ControlPlane) setPartial(name string, shard federation.Shard, err error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, p := range cp.partsLocked() {
+		if p.name == name && p.shard == shard {
+			p.status.Partial = err
+		}
+	}
+}
