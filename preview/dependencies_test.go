@@ -1,6 +1,7 @@
 package preview_test
 
 import (
+	"flag"
 	"os"
 	"testing"
 	"time"
@@ -11,8 +12,9 @@ import (
 	"github.com/fedkit/fedkit/preview"
 )
 
-// updateGolden is failover_test.go's -update flag (a flag is defined once per test binary).
-var updateGolden = update
+// updateGolden is the package's one -update flag: it rewrites the golden files under
+// testdata/ from the code.
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/ from the code")
 
 // TestPreviewDependencies: the preview lists each workload's dependencies with the union of
 // the clusters of every workload that needs them, how each follows, and a missing one as a

@@ -371,7 +371,6 @@ items:
 
 // update is -update, which dependencies_test.go registers: a second flag.Bool("update") panics
 // when the test binary starts.
-var update = updateGolden
 
 // TestFailoverPlanGolden: with eu-2 down, the preview shows where each object's replicas
 // go (the moves against status.schedule), the evictions that keep copies meanwhile, and
@@ -419,7 +418,7 @@ func TestFailoverPlanGolden(t *testing.T) {
 	}
 	out = append(out, '\n')
 	const golden = "testdata/failover.golden.json"
-	if *update {
+	if *updateGolden {
 		if err := os.WriteFile(golden, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
