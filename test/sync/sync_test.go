@@ -640,6 +640,18 @@ metadata: {name: web, namespace: evict}, spec: {targetKind: FederatedDeployment,
 	require.NoError(t, unstructured.SetNestedSlice(cl.Object, []any{map[string]any{"key": "drain", "value": "true", "effect": "NoExecute"}}, "spec", "taints"))
 	_, err = f.host.Update(ctx, federation.ClusterGVR, cl)
 	require.NoError(t, err)
+	// The servers are the package's: the other tests place objects in m2.
+	t.Cleanup(func() {
+		eventually(t, func() bool {
+			cl, err := f.host.Get(ctx, federation.ClusterGVR, "", "m2")
+			if err != nil {
+				return false
+			}
+			unstructured.RemoveNestedField(cl.Object, "spec", "taints")
+			_, err = f.host.Update(ctx, federation.ClusterGVR, cl)
+			return err == nil
+		}, "m2's drain taint removed")
+	})
 	eventually(t, func() bool { pass(); return replicas("m1") == 4 }, "m1 gets m2's replicas")
 	ev := evictions()
 	require.Len(t, ev, 1)
