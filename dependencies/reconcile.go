@@ -276,55 +276,6 @@ func (d *Dependencies) annotate(ctx context.Context, typ federation.TypeConfig, 
 	return true, nil
 }
 
-// strippedAnnotations are prefixes of annotations the host's own controllers set on the
-// native object; they say nothing about a member's copy.
-var strippedAnnotations = []string{"kubectl.kubernetes.io/last-applied-configuration", "pv.kubernetes.io/", "volume.kubernetes.io/", "volume.beta.kubernetes.io/", "federation.k8s.io/"}
-
-// Template returns the federated template of a native host object: its content without
-// apiVersion, kind, status and server metadata (only labels and annotations are kept, without
-// those the host's controllers set), without a ServiceAccount's token secrets and a PVC's
-// bound volume, which are the host's.
-func Template(native *unstructured.Unstructured) map[string]any {
-	t := runtime.DeepCopyJSON(native.Object)
-	delete(t, "apiVersion")
-	delete(t, "kind")
-	delete(t, "status")
-	meta := map[string]any{}
-	if l := native.GetLabels(); len(l) > 0 {
-		meta["labels"] = toAny(l)
-	}
-	ann := map[string]string{}
-	for k, v := range native.GetAnnotations() {
-		if !slices.ContainsFunc(strippedAnnotations, func(p string) bool { return strings.HasPrefix(k, p) }) {
-			ann[k] = v
-		}
-	}
-	if len(ann) > 0 {
-		meta["annotations"] = toAny(ann)
-	}
-	delete(t, "metadata")
-	if len(meta) > 0 {
-		t["metadata"] = meta
-	}
-	switch native.GetKind() {
-	case KindServiceAccount:
-		delete(t, "secrets")
-	case KindPersistentVolumeClaim:
-		if spec, ok := t["spec"].(map[string]any); ok {
-			delete(spec, "volumeName")
-		}
-	}
-	return t
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // generate is the federated object the loop owns for native, placed in clusters.
 func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clusters []string) *unstructured.Unstructured {
 	refs := make([]any, 0, len(clusters))
@@ -333,7 +284,7 @@ func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clus
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"template":  Template(native),
+			"template":  federation.NativeTemplate(native),
 			"placement": map[string]any{"clusters": refs},
 		},
 	}}

@@ -114,26 +114,3 @@ func TestReconcileBadAndOptional(t *testing.T) {
 	}
 }
 
-// TestTemplate: what of a native object becomes the federated template.
-func TestTemplate(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		native string
-		want   map[string]any
-	}{
-		{"a ServiceAccount without its token secrets", `{apiVersion: v1, kind: ServiceAccount, metadata: {name: sa, namespace: ns, uid: x, resourceVersion: "3"}, secrets: [{name: sa-token}], automountServiceAccountToken: false}`,
-			map[string]any{"automountServiceAccountToken": false}},
-		{"a PVC without its bound volume, status and binding annotations", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: ns, annotations: {pv.kubernetes.io/bind-completed: "yes"}},
-  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv-123}, status: {phase: Bound}}`,
-			map[string]any{"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}}},
-		{"a Secret keeps its type and data", `{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: ns, creationTimestamp: "2026-01-01T00:00:00Z"}, type: Opaque, data: {k: dg==}}`,
-			map[string]any{"type": "Opaque", "data": map[string]any{"k": "dg=="}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := dependencies.Template(fedtest.Decode(t, tc.native))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("template (-want +got):\n%s", diff)
-			}
-		})
-	}
-}

@@ -15,60 +15,7 @@ import (
 // metadata.generation it was rendered from, so the native observedGeneration can follow.
 const SourceGenerationAnnotation = "federation.k8s.io/source-generation"
 
-// droppedAnnotations are the native object's annotations that never go into the template:
-// the client's and controllers' bookkeeping, and fedkit's own.
-var droppedAnnotations = []string{
-	"kubectl.kubernetes.io/last-applied-configuration",
-	"deployment.kubernetes.io/revision",
-	"deprecated.daemonset.template.generation",
-	federation.PolicyAnnotation,
-	federation.OrphanAnnotation,
-	federation.AdoptAnnotation,
-}
-
-// Template returns native as a Federated<Kind>'s template: apiVersion, kind, labels,
-// annotations and the content; no server fields (uid, resourceVersion, generation,
-// timestamps, owners, finalizers, managedFields), no status. A Service loses its
-// server-assigned clusterIP(s); a Job its generated selector and controller-uid labels.
-func Template(native *unstructured.Unstructured) map[string]any {
-	t := native.DeepCopy().Object
-	delete(t, "status")
-	meta := map[string]any{}
-	if l := native.GetLabels(); len(l) > 0 {
-		meta["labels"] = toAny(l)
-	}
-	ann := native.GetAnnotations()
-	for _, k := range droppedAnnotations {
-		delete(ann, k)
-	}
-	if len(ann) > 0 {
-		meta["annotations"] = toAny(ann)
-	}
-	t["metadata"] = meta
-	switch native.GroupVersionKind().GroupKind().String() {
-	case "Service":
-		unstructured.RemoveNestedField(t, "spec", "clusterIP")
-		unstructured.RemoveNestedField(t, "spec", "clusterIPs")
-	case "Job.batch":
-		if manual, _, _ := unstructured.NestedBool(t, "spec", "manualSelector"); !manual {
-			unstructured.RemoveNestedField(t, "spec", "selector")
-			for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
-				unstructured.RemoveNestedField(t, "spec", "template", "metadata", "labels", k)
-			}
-		}
-	}
-	return t
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// Generate returns the Federated<Kind> of typ for native under p: the [Template], p's
+// Generate returns the Federated<Kind> of typ for native under p: the [federation.NativeTemplate], p's
 // placement, overrides, rollout, retainReplicas and propagateDependencies; the generated
 // label, the policy and source generation annotations, the orphan annotation when native
 // has it, the adopt annotation when p's conflictResolution is Overwrite; and a controller
@@ -94,7 +41,7 @@ func Generate(typ federation.TypeConfig, native *unstructured.Unstructured, p Po
 	}}
 	s := p.Spec.DeepCopy()
 	fed.Spec = federation.FederatedSpec{
-		Template:              federation.RawObject{Object: Template(native)},
+		Template:              federation.RawObject{Object: federation.NativeTemplate(native)},
 		Placement:             s.Placement,
 		Overrides:             s.Overrides,
 		RetainReplicas:        s.RetainReplicas,

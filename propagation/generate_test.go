@@ -11,64 +11,6 @@ import (
 	"github.com/fedkit/fedkit/propagation"
 )
 
-// TestTemplate: the template is the native object without server fields, status, fedkit's
-// and the clients' bookkeeping, and the fields the server assigns per cluster.
-func TestTemplate(t *testing.T) {
-	for _, tc := range []struct{ name, native, want string }{
-		{"deployment", `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  uid: u1
-  resourceVersion: "7"
-  generation: 3
-  creationTimestamp: "2026-12-01T00:00:00Z"
-  managedFields: [{manager: kubectl}]
-  finalizers: [x]
-  ownerReferences: [{apiVersion: v1, kind: X, name: x, uid: u0}]
-  labels: {app: web}
-  annotations: {note: keep, kubectl.kubernetes.io/last-applied-configuration: "{}", federation.k8s.io/policy: cluster/p, deployment.kubernetes.io/revision: "2", federation.k8s.io/orphan: "true"}
-spec: {replicas: 2}
-status: {readyReplicas: 2}`, `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {labels: {app: web}, annotations: {note: keep}}
-spec: {replicas: 2}`},
-		{"service: no cluster IPs", `
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: shop}
-spec: {clusterIP: 10.0.0.1, clusterIPs: [10.0.0.1], ports: [{port: 80}]}`, `
-apiVersion: v1
-kind: Service
-metadata: {}
-spec: {ports: [{port: 80}]}`},
-		{"job: no generated selector", `
-apiVersion: batch/v1
-kind: Job
-metadata: {name: once, namespace: shop}
-spec:
-  selector: {matchLabels: {batch.kubernetes.io/controller-uid: u1}}
-  template:
-    metadata: {labels: {app: once, batch.kubernetes.io/controller-uid: u1, batch.kubernetes.io/job-name: once, controller-uid: u1, job-name: once}}`, `
-apiVersion: batch/v1
-kind: Job
-metadata: {}
-spec:
-  template:
-    metadata: {labels: {app: once}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := propagation.Template(decode(t, tc.native))
-			if diff := cmp.Diff(decode(t, tc.want).Object, got); diff != "" {
-				t.Errorf("Template (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestNativeStatus: the aggregate's counts, and observedGeneration only once the generated
 // object's Ready condition observed its generation, rendered from the native one's.
 func TestNativeStatus(t *testing.T) {
