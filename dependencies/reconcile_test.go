@@ -113,4 +113,3 @@ func TestReconcileBadAndOptional(t *testing.T) {
 		require.True(t, apierrors.IsNotFound(err), "FederatedSecret %s: %v", name, err)
 	}
 }
-
