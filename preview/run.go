@@ -292,7 +292,8 @@ var hashPointer = "/metadata/annotations/" + strings.ReplaceAll(federation.Desir
 
 // members is what sync would read in each cluster: the live objects when the input has
 // them (a cluster without an entry was not read), else nothing anywhere, so that every
-// placed cluster is rendered as for a create.
+// placed cluster is rendered as for a create. A live Namespace of a FederatedNamespace also
+// says which object the federation placed in it, if any (MemberState.InUse).
 func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject) map[string]fedsync.MemberState {
 	out := make(map[string]fedsync.MemberState, len(r.names))
 	ns := fed.Namespace
@@ -304,7 +305,12 @@ func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject
 		if r.in.Live != nil && !read {
 			continue
 		}
-		out[name] = fedsync.MemberState{Object: find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, ns, fed.Name)}
+		ms := fedsync.MemberState{Object: find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, ns, fed.Name)}
+		if ms.Object != nil && typ.Target.Group == "" && typ.Target.Kind == "Namespace" {
+			// As sync: a namespace that holds what the federation placed is not deleted.
+			ms.InUse = fedsync.FederationObjectIn(r.in.Identity, fed.Name, objs)
+		}
+		out[name] = ms
 	}
 	return out
 }

@@ -141,7 +141,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			return s.failed(in, ch, gerr)
 		}
 		v := s.verifiedAt(key, ch.Cluster)
-		ch = s.replan(in, ch, MemberState{Object: live, memo: v, Host: in.Members[ch.Cluster].Host})
+		ch = s.replan(in, ch, MemberState{Object: live, memo: v, Host: in.Members[ch.Cluster].Host, InUse: in.Members[ch.Cluster].InUse})
 	}
 }
 

@@ -50,19 +50,20 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	if s.markHostNamespaces(ctx, &in, d.Changes) {
-		d, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
+	if s.markNamespaces(ctx, &in, d.Changes) {
+		d, _ = Plan(in) // the host's own namespaces are orphaned, those in use kept
 	}
 	results := s.executeWith(ctx, in, d.inputs, d.Changes)
 	s.checkRemoved(ctx, fed, results)
 
-	// What still holds the finalizer: failures, objects still being removed, and clusters
+	// What still holds the finalizer: failures, objects still being removed, namespaces that
+	// still hold what the federation placed there (ReasonNamespaceInUse), and clusters
 	// that are not ready but may have the object (status.clusters says where sync put it;
 	// placement, where it may have).
 	blocked := map[string]string{}
 	messages := map[string]string{}
 	for _, r := range results {
-		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable {
+		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable || r.Reason == ReasonNamespaceInUse {
 			blocked[r.Cluster] = r.Reason
 			messages[r.Cluster] = r.Message
 		}

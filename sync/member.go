@@ -84,6 +84,9 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		case ms.Host:
 			ch.Action, ch.Reason = ActionOrphan, ReasonHostNamespace
 			ch.Message = fmt.Sprintf("cluster %q: %s is the host's own namespace (the host is also a member): it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
+		case ms.InUse != "":
+			ch.Action, ch.Reason = ActionNone, ReasonNamespaceInUse
+			ch.Message = fmt.Sprintf("cluster %q: %s still holds %s, which the federation placed there: the namespace is deleted once that has left", ch.Cluster, describe(live), ms.InUse)
 		}
 		return ch
 	}

@@ -183,13 +183,15 @@ func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
 	return out
 }
 
-// markHostNamespaces sets [MemberState].Host in in.Members for the member Namespaces that
-// changes would delete and that are the host's own: the host is also a member, and the member
-// Namespace has the uid of the host's Namespace of that name (KubeFed's IsPrimaryCluster).
-// When the host cannot be read the cluster's read fails instead (nothing is deleted there,
-// the pass is retried). It reports whether it changed in.Members: then the caller plans again.
-// It reads the host only when a FederatedNamespace's deletion is planned.
-func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes []Change) bool {
+// markNamespaces sets what Plan needs to know of the member Namespaces that changes would
+// delete, in in.Members: [MemberState].Host for those that are the host's own (the host is
+// also a member, and the member Namespace has the uid of the host's Namespace of that name:
+// KubeFed's IsPrimaryCluster), and [MemberState].InUse for those where objects the federation
+// placed still live (FederationObjectIn, over everything the namespace holds). When it cannot
+// tell, the cluster's read fails instead (nothing is deleted there, the pass is retried). It
+// reports whether it changed in.Members: then the caller plans again. It reads only when a
+// FederatedNamespace's deletion is planned.
+func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Change) bool {
 	if !isNamespaceType(s.typ) {
 		return false
 	}
@@ -204,24 +206,51 @@ func (s *Syncer) markHostNamespaces(ctx context.Context, in *PlanInput, changes 
 			continue
 		}
 		ms := in.Members[ch.Cluster]
-		a, ok := host[ch.Live.GetName()]
+		name := ch.Live.GetName()
+		a, ok := host[name]
 		if !ok {
-			a.uid, a.err = s.hostUID(ctx, ch.Live.GetName())
-			host[ch.Live.GetName()] = a
+			a.uid, a.err = s.hostUID(ctx, name)
+			host[name] = a
 		}
-		own, err := a.uid != "" && a.uid == ch.Live.GetUID(), a.err
 		switch {
-		case err != nil:
-			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", ch.Live.GetName(), err)
-		case own:
+		case a.err != nil:
+			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", name, a.err)
+		case a.uid != "" && a.uid == ch.Live.GetUID():
 			ms.Host = true
 		default:
-			continue
+			inUse, err := s.inUse(ctx, ch.Cluster, name)
+			switch {
+			case err != nil:
+				ms.Err = fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)
+			case inUse != "":
+				ms.InUse = inUse
+			default:
+				continue
+			}
 		}
 		in.Members[ch.Cluster] = ms
 		marked = true
 	}
 	return marked
+}
+
+// inUse returns an object the federation placed in member namespace ns of cluster
+// (FederationObjectIn), "" when there is none.
+func (s *Syncer) inUse(ctx context.Context, cluster, ns string) (string, error) {
+	c, err := s.memberClient(cluster)
+	if err != nil {
+		return "", err
+	}
+	var objs []*unstructured.Unstructured
+	err = s.namespaceObjects(ctx, cluster, c, ns, func(_ schema.GroupVersionResource, obj *unstructured.Unstructured) {
+		if managedBy(obj, s.opts.Identity) {
+			objs = append(objs, obj)
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	return FederationObjectIn(s.opts.Identity, ns, objs), nil
 }
 
 // hostOwns reports whether the member Namespace ns is the host's own Namespace of that name
@@ -328,18 +357,6 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 // other federated types still placed there. It fails when it cannot look everywhere: no
 // discovery, discovery failed, or a List failed.
 func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.ClusterClient, ns string, deleted *unstructured.Unstructured) (string, error) {
-	raw, err := s.clusters.Client(cluster) // c counts requests in the metrics, and hides the capability
-	if err != nil {
-		return "", err
-	}
-	d, ok := raw.(federation.ResourceDiscoverer)
-	if !ok {
-		return "", errors.New("the member's client offers no discovery (federation.ResourceDiscoverer) to list what the namespace holds")
-	}
-	resources, err := d.ServedResources(ctx)
-	if err != nil {
-		return "", fmt.Errorf("discovery of the resources the member serves: %w", err)
-	}
 	type found struct {
 		gvr schema.GroupVersionResource
 		obj *unstructured.Unstructured
@@ -349,30 +366,17 @@ func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.Clus
 	if deleted != nil && deleted.GetUID() != "" {
 		removing[deleted.GetUID()] = true
 	}
-	seen := map[schema.GroupResource]bool{}
-	for _, r := range resources {
-		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
-		if !r.Namespaced || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") || seen[gvr.GroupResource()] {
-			continue
-		}
-		seen[gvr.GroupResource()] = true // one version of a resource holds all its objects
-		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
+	err := s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 		switch {
-		case apierrors.IsNotFound(err):
-			continue // no longer served (a CRD deleted meanwhile)
-		case err != nil:
-			return "", fmt.Errorf("list %s in namespace %s: %w", gvr.GroupResource(), ns, err)
+		case everyNamespace(gvr, obj):
+		case managedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
+			removing[obj.GetUID()] = true
+		default:
+			others = append(others, found{gvr, obj})
 		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			switch {
-			case everyNamespace(gvr, obj):
-			case managedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
-				removing[obj.GetUID()] = true
-			default:
-				others = append(others, found{gvr, obj})
-			}
-		}
+	})
+	if err != nil {
+		return "", err
 	}
 	// What the federation removes owns: dependents whose every owner goes, transitively.
 	for changed := true; changed; {
@@ -392,4 +396,58 @@ func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.Clus
 	}
 	f := others[0]
 	return fmt.Sprintf("%s %s/%s", f.gvr.GroupResource(), ns, f.obj.GetName()), nil
+}
+
+// namespaceObjects calls visit with every object of member namespace ns, over every
+// namespaced, listable resource the member serves (federation.ResourceDiscoverer), one
+// version of each. It fails when it cannot look everywhere: no discovery, discovery failed,
+// or a List failed.
+func (s *Syncer) namespaceObjects(ctx context.Context, cluster string, c federation.ClusterClient, ns string, visit func(schema.GroupVersionResource, *unstructured.Unstructured)) error {
+	raw, err := s.clusters.Client(cluster) // c counts requests in the metrics, and hides the capability
+	if err != nil {
+		return err
+	}
+	d, ok := raw.(federation.ResourceDiscoverer)
+	if !ok {
+		return errors.New("the member's client offers no discovery (federation.ResourceDiscoverer) to list what the namespace holds")
+	}
+	resources, err := d.ServedResources(ctx)
+	if err != nil {
+		return fmt.Errorf("discovery of the resources the member serves: %w", err)
+	}
+	seen := map[schema.GroupResource]bool{}
+	for _, r := range resources {
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Name}
+		if !r.Namespaced || !slices.Contains(r.Verbs, "list") || strings.Contains(r.Name, "/") || seen[gvr.GroupResource()] {
+			continue
+		}
+		seen[gvr.GroupResource()] = true // one version of a resource holds all its objects
+		list, err := c.List(ctx, gvr, ns, metav1.ListOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // no longer served (a CRD deleted meanwhile)
+		case err != nil:
+			return fmt.Errorf("list %s in namespace %s: %w", gvr.GroupResource(), ns, err)
+		}
+		for i := range list.Items {
+			visit(gvr, &list.Items[i])
+		}
+	}
+	return nil
+}
+
+// FederationObjectIn returns one of objs that keeps a FederatedNamespace's member namespace
+// ns ("Kind ns/name"), "" when none does: an object in ns that the federation of identity
+// manages (federation.ManagedByLabel; "" = federation.ManagedByValue) and that is not being
+// deleted. Such an object was placed there by another federated object, whose own sync
+// removes it; deleting the namespace first would delete it behind that object's back (see
+// ReasonNamespaceInUse). The Syncer and preview both decide with it.
+func FederationObjectIn(identity, ns string, objs []*unstructured.Unstructured) string {
+	identity = identityOr(identity)
+	for _, obj := range objs {
+		if obj != nil && obj.GetNamespace() == ns && managedBy(obj, identity) && obj.GetDeletionTimestamp() == nil {
+			return describe(obj)
+		}
+	}
+	return ""
 }

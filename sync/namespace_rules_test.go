@@ -140,3 +140,68 @@ spec:
 		require.NotNil(t, e.member(t, c), "%s: the Deployment is still there", c)
 	}
 }
+
+// A FederatedNamespace that leaves a cluster (its placement drops it, or a drain evicts it:
+// a namespace has no replicas, so nothing keeps it there) keeps the member namespace while
+// objects the federation placed there still live in it: deleting the namespace would delete
+// them with it, behind their own federated objects' backs (a Deployment that graceful
+// eviction keeps running until its replacements are ready). The namespace goes once they
+// have left. Deleting the FederatedNamespace waits for them the same way.
+func TestFederatedNamespaceWaitsForTheFederationsObjectsToLeave(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	s := newNamespaceSyncer(t, e)
+	nsKey := federation.Key{Namespace: "production", Name: "production"}
+	governs := func(clusters string) {
+		e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: production, namespace: production}
+spec:
+  placement: {clusters: [`+clusters+`]}
+`)
+		_, err := s.Reconcile(ctx, nsKey)
+		require.NoError(t, err)
+	}
+	namespaceReason := func(cluster string) string {
+		u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name)
+		require.NoError(t, err)
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		return propagation(fed)[cluster]
+	}
+	governs("{name: aws}, {name: gcp}, {name: azure}")
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	require.NotNil(t, e.member(t, "aws"))
+
+	governs("{name: gcp}, {name: azure}") // aws leaves; its Deployment is still placed there
+	ns := e.peekNamespace(t, "aws", "production")
+	require.NotNil(t, ns, "the namespace was deleted with the Deployment in it")
+	require.Nil(t, ns.GetDeletionTimestamp(), "the namespace is being deleted with the Deployment in it")
+	require.NotNil(t, e.member(t, "aws"))
+	require.Equal(t, fedsync.ReasonNamespaceInUse+"@1", namespaceReason("aws"))
+
+	e.edit(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
+	})
+	e.reconcile(t)
+	require.Nil(t, e.member(t, "aws"), "the Deployment left aws")
+	_, err := s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	if ns := e.peekNamespace(t, "aws", "production"); ns != nil {
+		require.NotNil(t, ns.GetDeletionTimestamp(), "the namespace is released once the federation's objects have left")
+	}
+
+	// Deleting the FederatedNamespace waits for the Deployment in gcp and azure.
+	require.NoError(t, e.host.Delete(ctx, federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name, deleteOpts()))
+	_, err = s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	for _, c := range []string{"gcp", "azure"} {
+		ns := e.peekNamespace(t, c, "production")
+		require.NotNil(t, ns, c)
+		require.Nil(t, ns.GetDeletionTimestamp(), "%s: the deleted FederatedNamespace deleted the namespace with a Deployment in it", c)
+		require.NotNil(t, e.member(t, c), c)
+	}
+	_, err = e.host.Peek(federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name)
+	require.NoError(t, err, "the FederatedNamespace keeps its finalizer while it waits")
+}

@@ -85,6 +85,10 @@ type MemberState struct {
 	// with the uid of the host's Namespace of that name). Sync never deletes it: it is
 	// orphaned (ReasonHostNamespace).
 	Host bool
+	// InUse names an object the federation placed that lives in Object, a Namespace a
+	// FederatedNamespace would delete (FederationObjectIn): the namespace is kept until it
+	// has left (ReasonNamespaceInUse). "": none, or not looked at.
+	InUse string
 
 	// memo is the Syncer's memory of the object (see verification): what it last wrote or
 	// verified, and what the member's server did not keep. Zero outside the Syncer.

@@ -48,6 +48,12 @@ const (
 	// governs it, but does not place it in this cluster (or is being deleted, or its placement
 	// is invalid): the namespace will not come until its placement changes.
 	ReasonNamespaceNotPlaced = "NamespaceNotPlaced"
+	// ReasonNamespaceInUse: a FederatedNamespace leaves the cluster (or is deleted), but
+	// objects the federation placed there still live in the member namespace: deleting it
+	// would delete them too, behind their own federated objects (a Deployment that graceful
+	// eviction keeps running). The namespace is kept until they have left; the message names
+	// one.
+	ReasonNamespaceInUse = "NamespaceInUse"
 	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
 	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
 	// and would have been deleted. A FederatedNamespace may adopt one

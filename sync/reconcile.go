@@ -140,8 +140,8 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
 	}
-	if s.markHostNamespaces(ctx, &in, d.Changes) {
-		d, _ = Plan(in) // the host's own namespaces are orphaned, not deleted
+	if s.markNamespaces(ctx, &in, d.Changes) {
+		d, _ = Plan(in) // the host's own namespaces are orphaned, those in use kept
 	}
 	targets := d.Targets
 	results := s.executeWith(ctx, in, d.inputs, d.Changes)
@@ -167,6 +167,10 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if waitingForNamespace {
 		// Run's member cache of Namespaces brings the object back when its namespace appears;
 		// this bounds the wait where no cache does.
+		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
+	}
+	if slices.ContainsFunc(results, func(r result) bool { return r.Reason == ReasonNamespaceInUse }) {
+		// Nothing watches the objects that keep the namespace: look again soon.
 		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
 	}
 	return res, outcome, nil
