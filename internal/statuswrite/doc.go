@@ -7,7 +7,10 @@
 // Its Writer implements federation.StatusWriter. The scheduler, sync and the status
 // collector hand it their changes of a federated object's status. It writes what arrived for
 // the same object as one status update. Each change waits Options.Window (on Options.Clock)
-// for the next, at most five windows after the first.
+// for the next, at most five windows after the first. A generation sync has not recorded in
+// status.observedGeneration yet waits for sync's change, up to fifteen windows, and counts
+// its five again from there: a new object costs one status write, not the scheduler's and
+// then sync's.
 //
 // Each loop's change is a mutation of its own fields only (ARCHITECTURE.md's ownership
 // table), so merging keeps every loop's fields. The write is the newest copy of the object

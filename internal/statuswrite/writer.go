@@ -25,6 +25,11 @@ const DefaultWindow = 2 * time.Second
 // windows after the first.
 const maxHolds = 5
 
+// maxSyncHolds bounds how long changes to a generation sync has not recorded yet wait for
+// sync's: maxSyncHolds windows after the first. Sync's queue can be seconds behind the
+// scheduler's when thousands of objects arrive at once.
+const maxSyncHolds = 15
+
 // conflictRetries bounds how often one flush reads the object again after a Conflict.
 const conflictRetries = 3
 
@@ -74,7 +79,8 @@ type entry struct {
 	base     *unstructured.Unstructured
 	muts     []mutation
 	view     *unstructured.Unstructured
-	first    time.Time // when the first change arrived
+	first    time.Time // when the first change arrived (or sync's, after forSync)
+	forSync  bool      // the changes wait for sync's (waitsForSync)
 	due      time.Time
 	failures int
 }
@@ -189,8 +195,20 @@ func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *
 	}
 	e.muts, e.view = muts, view
 	// Each change waits a window for the next (a collector that saw the member objects late,
-	// say), up to maxHolds windows after the first.
-	e.due = minTime(w.opts.Clock.Now().Add(w.opts.Window), e.first.Add(maxHolds*w.opts.Window))
+	// say), up to maxHolds windows after the first. A generation sync has not recorded yet
+	// waits for sync's change, which follows (see waitsForSync), up to maxSyncHolds windows;
+	// the count of maxHolds starts again at sync's change.
+	now := w.opts.Clock.Now()
+	switch {
+	case waitsForSync(view):
+		e.forSync = true
+		e.due = e.first.Add(maxSyncHolds * w.opts.Window)
+	default:
+		if e.forSync {
+			e.forSync, e.first = false, now
+		}
+		e.due = minTime(now.Add(w.opts.Window), e.first.Add(maxHolds*w.opts.Window))
+	}
 	w.pending[k] = e
 	var notify []func(string, federation.Key)
 	for s := range w.subs[gvr] {
@@ -347,6 +365,24 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 	e.first = w.opts.Clock.Now()
 	e.due = e.first.Add(w.opts.Window << min(e.failures, 5))
 	w.pending[k] = e
+}
+
+// waitsForSync reports whether obj's generation is newer than the status.observedGeneration
+// sync records once it has acted on it. The other loops' changes of such a generation (the
+// scheduler's schedule, the collector's first look) come before sync's: written at once,
+// a new object would cost one status write for them and one for sync's.
+func waitsForSync(obj *unstructured.Unstructured) bool {
+	observed, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "observedGeneration")
+	var n int64
+	switch v := observed.(type) {
+	case int64:
+		n = v
+	case float64:
+		n = int64(v)
+	case int:
+		n = int64(v)
+	}
+	return obj.GetGeneration() > n
 }
 
 func minTime(a, b time.Time) time.Time {

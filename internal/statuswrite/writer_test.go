@@ -174,3 +174,43 @@ type boom struct{}
 func (boom) Error() string { return "boom" }
 
 var errBoom error = boom{}
+
+// Until sync has recorded the object's generation (status.observedGeneration), the other
+// loops' changes wait for sync's, up to maxSyncHolds windows: a new object (or generation) costs
+// one status write, not the scheduler's and then sync's. An object sync has observed is
+// written a window after the change, as before.
+func TestHeldForSyncsObservedGeneration(t *testing.T) {
+	h := start(t)
+	u := h.get(t)
+	require.EqualValues(t, 1, u.GetGeneration())
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, u, setField("schedule", map[string]any{"clusters": []any{}})))
+	for range 3 {
+		h.clock.Step(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, 0, h.statusWrites(), "the scheduler's change was written before sync's came")
+	require.NoError(t, h.w.WriteStatus("sync", gvr, u, setField("observedGeneration", int64(1))))
+	h.stepUntil(t, "the merged write", func() bool { return h.statusWrites() == 1 })
+	want := map[string]any{"schedule": map[string]any{"clusters": []any{}}, "observedGeneration": int64(1)}
+	if diff := cmp.Diff(want, status(h.get(t))); diff != "" {
+		t.Errorf("written status (-want +got):\n%s", diff)
+	}
+
+	// Observed: the next change goes after one window.
+	require.NoError(t, h.w.WriteStatus("status", gvr, h.get(t), setField("aggregated", map[string]any{"ready": true})))
+	h.clock.Step(time.Second)
+	require.Eventually(t, func() bool { return h.statusWrites() == 2 }, 10*time.Second, time.Millisecond)
+
+	// A new generation sync never observes is written anyway, after maxSyncHolds windows.
+	_, err := h.host.Patch(context.Background(), gvr, "default", "cfg", types.MergePatchType, []byte(`{"spec":{"template":{"data":{"a":"c"}}}}`))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, h.get(t).GetGeneration())
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, h.get(t), setField("schedule", map[string]any{"clusters": []any{"x"}})))
+	for range 14 {
+		h.clock.Step(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, 2, h.statusWrites(), "written before maxSyncHolds windows")
+	h.clock.Step(time.Second)
+	require.Eventually(t, func() bool { return h.statusWrites() == 3 }, 10*time.Second, time.Millisecond)
+}

@@ -109,8 +109,26 @@ func (c *countingHost) List(ctx context.Context, gvr schema.GroupVersionResource
 
 func (c *countingHost) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	out, err := c.ClusterClient.Create(ctx, gvr, obj)
-	c.count("create", gvr, err)
+	c.count("create", eventAbout(gvr, obj), err)
 	return out, err
+}
+
+// eventAbout tells an Event about a federated object (counted per object, as "events") from
+// one about anything else, a Cluster say ("events of Cluster": it belongs to no object); any
+// other resource is returned as it is.
+func eventAbout(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) schema.GroupVersionResource {
+	if gvr.Resource != "events" {
+		return gvr
+	}
+	kind, _, _ := unstructured.NestedString(obj.Object, "involvedObject", "kind")
+	if kind == "" {
+		kind, _, _ = unstructured.NestedString(obj.Object, "regarding", "kind") // events.k8s.io
+	}
+	if strings.HasPrefix(kind, "Federated") {
+		return gvr
+	}
+	gvr.Resource = "events of " + kind
+	return gvr
 }
 
 func (c *countingHost) Update(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
@@ -169,8 +187,9 @@ func (c *countingHost) table(objects int) string {
 
 // perObject is the control plane's host writes per federated object: to the objects
 // themselves (sync's metadata patch, every loop's status writes, conflicting ones included) and
-// their ControllerRevisions, and the Events, apart. Writes to Clusters (heartbeats, sync's
-// Cluster finalizer), Leases and Namespaces belong to no object and are left out.
+// their ControllerRevisions, and the Events about them, apart. Writes to Clusters (heartbeats,
+// sync's Cluster finalizer), their Events, Leases and Namespaces belong to no object and are
+// left out.
 func (c *countingHost) perObject(objects int) (object, events float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
