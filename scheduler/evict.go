@@ -105,7 +105,14 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			continue // selected again with enough replicas: nothing to wait for
 		case had:
 			e.Replicas = target[n]
-		case in.running[n] > target[n] && gains:
+		case in.running[n] > target[n] && (gains || (in.hold && availableAbove(in.status, n, target[n]) &&
+			len(notAvailable(in.status, next, target, losing, time.Time{}, in.pinned)) > 0)):
+			// Replicas move (another cluster gains), or, for a divided preference, none does
+			// but the cluster loses available replicas while the clusters that keep theirs do
+			// not all have them available (a drained cluster whose replica an evicted cluster
+			// coming back takes over by what it kept, while the clusters that gained before
+			// are still coming up): the copy waits. Only a reduction the rest of the fleet
+			// already runs is immediate.
 			e = federation.Eviction{
 				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: in.running[n],
 				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
@@ -253,6 +260,19 @@ func availableWith(status []federation.MemberStatus, cluster string, want int64,
 			m.AvailableReplicas != nil && *m.AvailableReplicas >= want
 	}
 	return false
+}
+
+// availableAbove reports whether cluster may have more than target replicas available: its
+// status entry says so, or it has no entry, or a stale one, or no count (what cannot be
+// known may be capacity).
+func availableAbove(status []federation.MemberStatus, cluster string, target int64) bool {
+	for i := range status {
+		m := &status[i]
+		if m.Name == cluster {
+			return m.Stale || m.AvailableReplicas == nil || *m.AvailableReplicas > target
+		}
+	}
+	return true
 }
 
 // listedIn reports whether status has an entry for cluster.

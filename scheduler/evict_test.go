@@ -179,6 +179,20 @@ func TestDecideEvictions(t *testing.T) {
 		want:      sched("a", 2, "b", 3, "c", 2),
 		evictions: []federation.Eviction{{Cluster: "c", Reason: federation.EvictionTaint, Replicas: 1, Keep: 2, PurgeMode: federation.PurgeGraciously, Since: cEvicted.Since, Deadline: cEvicted.Deadline}},
 		reason:    scheduler.ReasonScheduled,
+	}, {
+		name: "a drain as an evicted cluster comes back: nothing gains, yet the drained copy waits for c",
+		// b was drained: c took its replica and has it not yet available, b keeps its copy.
+		// Now b is back and a drained: b's target is what it keeps, so no cluster gains, but
+		// deleting a's copy at once would leave 1 of 2 available while c comes up.
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 2, clusters: {"*": {weight: 1}}}`,
+		clusters: []federation.Cluster{evictCluster("a", "", drain), evictCluster("b", ""), evictCluster("c", "")},
+		prev: &federation.Schedule{Clusters: sched("a", 1, "c", 1, "b", 1), LastRebalanceTime: &metav1.Time{Time: evictT0},
+			Evictions: []federation.Eviction{evictionOf("b", federation.EvictionTaint, 0, 1, federation.PurgeGraciously, evictT0.Add(-time.Minute))}},
+		status:    []federation.MemberStatus{member("a", 1, 1, after), member("b", 1, 1, after), member("c", 1, 0, after)},
+		now:       evictT0.Add(2 * time.Minute),
+		want:      sched("b", 1, "c", 1, "a", 1),
+		evictions: []federation.Eviction{evictionOf("a", federation.EvictionTaint, 0, 1, federation.PurgeGraciously, evictT0.Add(2*time.Minute))},
+		reason:    scheduler.ReasonScheduled, message: []string{"evicting a (TaintNoExecute): keeps 1 replica(s) (to 0) until b, c report"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fed := &federation.FederatedObject{}
