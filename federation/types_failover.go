@@ -16,7 +16,8 @@ const (
 	// them available with fresh data, or the grace period ends. It is the default.
 	PurgeGraciously PurgeMode = "Graciously"
 	// PurgeNever keeps the copy in the cluster, no longer managed by the federation, until a
-	// person removes it.
+	// person removes it. It applies to a cluster that leaves the schedule; one the schedule
+	// keeps with 0 replicas keeps the federation's object there, scaled to 0.
 	PurgeNever PurgeMode = "Never"
 )
 

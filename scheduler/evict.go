@@ -90,6 +90,13 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			losing[n] = true
 		}
 	}
+	// A cluster the plan keeps, with 0 replicas, keeps the federation's object there, scaled
+	// to 0 (KubeFed's rule): there is no copy to release under PurgeNever.
+	planned := make(map[string]bool, len(next))
+	for _, c := range next {
+		planned[c.Name] = true
+	}
+	released := func(n string) bool { return target[n] == 0 && !planned[n] && listedIn(in.status, n) }
 	keep := map[string]int64{}
 	for _, n := range names {
 		e, had := prev[n]
@@ -97,7 +104,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		case had && e.Release:
 			// Ended under PurgeNever: sync releases the copy; the entry goes once the status
 			// no longer lists the cluster, or the cluster is scheduled again.
-			if target[n] == 0 && listedIn(in.status, n) {
+			if released(n) {
 				out.evictions = append(out.evictions, e)
 			}
 			continue
@@ -138,7 +145,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			}
 			continue
 		}
-		if e.PurgeMode == federation.PurgeNever && target[n] == 0 && listedIn(in.status, n) {
+		if e.PurgeMode == federation.PurgeNever && released(n) {
 			e.Release, e.Deadline = true, nil
 			e.Message = "ended; the copy stays in the cluster, released from the federation (purge mode Never)"
 			out.evictions = append(out.evictions, e)

@@ -180,6 +180,15 @@ func TestDecideEvictions(t *testing.T) {
 		evictions: []federation.Eviction{{Cluster: "c", Reason: federation.EvictionTaint, Replicas: 1, Keep: 2, PurgeMode: federation.PurgeGraciously, Since: cEvicted.Since, Deadline: cEvicted.Deadline}},
 		reason:    scheduler.ReasonScheduled,
 	}, {
+		name:     "purge mode Never, a cluster the plan keeps at 0: the eviction ends, nothing to release",
+		failover: `{purgeMode: Never}`,
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 6, clusters: {"*": {weight: 1}, c: {maxReplicas: 0}}}`,
+		clusters: []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		prev: &federation.Schedule{Clusters: sched("a", 3, "b", 3, "c", 2), LastRebalanceTime: steady.LastRebalanceTime,
+			Evictions: []federation.Eviction{evictionOf("c", federation.EvictionPlacement, 0, 2, federation.PurgeNever, evictT0)}},
+		status: gainersUp, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 0), reason: scheduler.ReasonScheduled,
+	}, {
 		name: "a drain as an evicted cluster comes back: nothing gains, yet the drained copy waits for c",
 		// b was drained: c took its replica and has it not yet available, b keeps its copy.
 		// Now b is back and a drained: b's target is what it keeps, so no cluster gains, but
