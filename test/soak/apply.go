@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/fake"
@@ -40,6 +42,8 @@ func (w *World) apply(ctx context.Context, e Event) error {
 		return w.userDelete(ctx, federation.ClusterGVR, "", e.Cluster)
 	case OpPartition, OpHeal:
 		return w.setPartition(e.Cluster, e.Op == OpPartition)
+	case OpTaint:
+		return w.setTaint(ctx, e.Cluster, e.Value > 0)
 	case OpCreate:
 		return w.create(ctx, typ, e)
 	case OpEditTemplate:
@@ -54,7 +58,11 @@ func (w *World) apply(ctx context.Context, e Event) error {
 		})
 	case OpEditPlacement:
 		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
-			_ = unstructured.SetNestedMap(u.Object, e.Placement.render(), "spec", "placement")
+			p := e.Placement.render()
+			if f, ok, _ := unstructured.NestedMap(u.Object, "spec", "placement", "failover"); ok {
+				p["failover"] = f // the user edits where it goes, not how it fails over
+			}
+			_ = unstructured.SetNestedMap(u.Object, p, "spec", "placement")
 			return true
 		})
 	case OpEditPreference:
@@ -119,6 +127,42 @@ func (w *World) setPartition(name string, on bool) error {
 	return nil
 }
 
+// drainTaint is the taint a user puts on a Cluster's spec.taints to drain it.
+const drainTaint = "soak/drain"
+
+// setTaint puts the drain taint (NoExecute) on cluster name's spec.taints, or removes it.
+func (w *World) setTaint(ctx context.Context, name string, on bool) error {
+	if _, ok := w.Fleet.Member(name); !ok {
+		return errGone
+	}
+	err := w.userEdit(ctx, federation.ClusterGVR, "", name, func(u *unstructured.Unstructured) bool {
+		taints, _, _ := unstructured.NestedSlice(u.Object, "spec", "taints")
+		had := len(taints)
+		taints = slices.DeleteFunc(taints, func(x any) bool {
+			m, _ := x.(map[string]any)
+			return m["key"] == drainTaint
+		})
+		if on {
+			taints = append(taints, map[string]any{"key": drainTaint, "value": "true", "effect": "NoExecute"})
+		} else if len(taints) == had {
+			return false
+		}
+		_ = unstructured.SetNestedSlice(u.Object, taints, "spec", "taints")
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if on {
+		w.tainted[name] = true
+	} else {
+		delete(w.tainted, name)
+	}
+	w.mu.Unlock()
+	return nil
+}
+
 // create creates a federated object (and its RSP), or brings a deleted name back. A name
 // whose previous object is still being deleted cannot come back yet: skipped.
 func (w *World) create(ctx context.Context, typ federation.TypeConfig, e Event) error {
@@ -132,7 +176,15 @@ func (w *World) create(ctx context.Context, typ federation.TypeConfig, e Event) 
 			return err
 		}
 	}
-	_, err := w.userCreate(ctx, typ.FederatedGVR(), federatedObject(typ, e.Key, e.Value, e.Placement))
+	obj := federatedObject(typ, e.Key, e.Value, e.Placement)
+	if e.Failover != nil {
+		f, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e.Failover)
+		if err != nil {
+			return err
+		}
+		_ = unstructured.SetNestedMap(obj.Object, f, "spec", "placement", "failover")
+	}
+	_, err := w.userCreate(ctx, typ.FederatedGVR(), obj)
 	if apierrors.IsAlreadyExists(err) {
 		return errGone
 	}

@@ -19,7 +19,8 @@ const (
 	OpRemoveCluster  Op = "remove-cluster"  // Cluster: its Cluster object is deleted
 	OpPartition      Op = "partition"       // Cluster
 	OpHeal           Op = "heal"            // Cluster
-	OpCreate         Op = "create"          // Kind, Key, Value, Placement, Total (>0: with an RSP)
+	OpCreate         Op = "create"          // Kind, Key, Value, Placement, Total (>0: with an RSP), Failover
+	OpTaint          Op = "taint"           // Cluster, Value: 1 puts the drain taint on spec.taints, 0 removes it
 	OpEditTemplate   Op = "edit-template"   // Kind, Key, Value
 	OpEditOverride   Op = "edit-override"   // Kind, Key, Cluster, Value (0 removes it)
 	OpEditPlacement  Op = "edit-placement"  // Kind, Key, Placement
@@ -44,6 +45,8 @@ type Event struct {
 	Orphan    bool
 	Placement Placement
 	Duration  time.Duration
+	// Failover is spec.placement.failover of a created FederatedDeployment (nil: none).
+	Failover *federation.Failover
 }
 
 func (e Event) String() string {
@@ -60,6 +63,12 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, " value=%d %s", e.Value, e.Placement)
 		if e.Total > 0 {
 			fmt.Fprintf(&b, " rsp=%d", e.Total)
+		}
+		if f := e.Failover; f != nil {
+			fmt.Fprintf(&b, " purge=%s", f.PurgeMode)
+			if f.GracePeriodSeconds != nil {
+				fmt.Fprintf(&b, " grace=%ds", *f.GracePeriodSeconds)
+			}
 		}
 	case OpEditPlacement:
 		fmt.Fprintf(&b, " %s", e.Placement)
@@ -88,7 +97,7 @@ func NewScript(cfg Config) (Script, error) {
 	if err := cfg.complete(); err != nil {
 		return Script{}, err
 	}
-	g := &generator{r: rand.New(rand.NewPCG(cfg.Seed, 0x50a4)), cfg: cfg, live: map[string][]federation.Key{}, partitioned: map[string]bool{}}
+	g := &generator{r: rand.New(rand.NewPCG(cfg.Seed, 0x50a4)), cfg: cfg, live: map[string][]federation.Key{}, partitioned: map[string]bool{}, tainted: map[string]bool{}}
 	var s Script
 	for range cfg.Clusters {
 		s.Initial = append(s.Initial, g.addCluster())
@@ -118,6 +127,7 @@ type generator struct {
 	clusters    []string // live, in order of joining
 	added       int
 	partitioned map[string]bool
+	tainted     map[string]bool             // clusters with the drain taint
 	live        map[string][]federation.Key // per kind
 	gone        []Event                     // deleted objects, whose names may come back
 	seq         int
@@ -193,8 +203,47 @@ func (g *generator) create() Event {
 	if e.Kind == federation.DeploymentType.Federated.Kind && g.r.IntN(2) == 0 {
 		e.Total = 2 + int64(g.r.IntN(11))
 	}
+	if e.Kind == federation.DeploymentType.Federated.Kind && g.r.IntN(2) == 0 {
+		e.Failover = g.failover()
+	}
 	g.live[e.Kind] = append(g.live[e.Kind], e.Key)
 	return e
+}
+
+// failover is a FederatedDeployment's spec.placement.failover: a purge mode (the default, named
+// or not, half the time) and, mostly, a grace period of 20s to 3m (the replacements take 20s to
+// 30s to be available, so a short one may end before them).
+func (g *generator) failover() *federation.Failover {
+	f := &federation.Failover{}
+	switch g.r.IntN(6) {
+	case 0:
+		f.PurgeMode = federation.PurgeGraciously
+	case 1, 2:
+		f.PurgeMode = federation.PurgeImmediately
+	case 3, 4:
+		f.PurgeMode = federation.PurgeNever
+	}
+	if g.r.IntN(4) > 0 {
+		s := int32(20 + 10*g.r.IntN(17))
+		f.GracePeriodSeconds = &s
+	}
+	return f
+}
+
+// taint drains a cluster with the NoExecute drain taint, or ends a drain (Value 0). At most a
+// quarter of the clusters (at least one) are drained at a time.
+func (g *generator) taint() (Event, bool) {
+	if names := sortedKeys(g.tainted); len(names) > 0 && (g.r.IntN(2) == 0 || len(names) >= max(1, len(g.clusters)/4)) {
+		c := names[g.r.IntN(len(names))]
+		delete(g.tainted, c)
+		return Event{Op: OpTaint, Cluster: c, Value: 0}, true
+	}
+	c := g.cluster()
+	if g.tainted[c] {
+		return Event{}, false
+	}
+	g.tainted[c] = true
+	return Event{Op: OpTaint, Cluster: c, Value: 1}, true
 }
 
 // object picks a live object (ok false when there is none).
@@ -236,6 +285,7 @@ func (g *generator) next() (Event, bool) {
 		c := g.clusters[i]
 		g.clusters = slices.Delete(g.clusters, i, i+1)
 		delete(g.partitioned, c) // the harness heals it at the end; nothing targets it any more
+		delete(g.tainted, c)
 		return Event{Op: OpRemoveCluster, Cluster: c}, true
 	case roll < 13:
 		c := ""
@@ -251,7 +301,9 @@ func (g *generator) next() (Event, bool) {
 		return Event{Op: OpLatency, Cluster: g.cluster(), Duration: d}, true
 	case roll < 17:
 		return Event{Op: OpClockJump, Duration: time.Duration(1+g.r.IntN(15)) * time.Minute}, true
-	case roll < 25:
+	case roll < 20:
+		return g.taint()
+	case roll < 28:
 		return g.create(), true
 	}
 	kind, key, ok := g.object()

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,6 +29,13 @@ type Result struct {
 	HourHostWrites, HourMemberWrites, HourClusterWrites int
 	// Simulated is how much time passed on the fake clock; Elapsed, in the real world.
 	Simulated, Elapsed time.Duration
+	// FailoverChecks counts the failover checks made after the steps (a divided workload's
+	// capacity while a drained cluster's eviction lasts, a drained cluster's copy deleted);
+	// FailoverSkipped, by reason, those an object was exempt from; Released, the copies
+	// PurgeNever evictions released.
+	FailoverChecks  int
+	FailoverSkipped map[string]int
+	Released        int
 }
 
 // Replay is the command that runs the soak again.
@@ -43,6 +51,15 @@ func (r Result) Summary() string {
 		"%d member and %d host writes, %s simulated in %s; %d violation(s)",
 		r.Config.Seed, mode, r.Config.Clusters, r.Config.Objects, r.Config.Steps, r.Events, r.Skipped, r.Rounds, r.Settle,
 		r.MemberWrites, r.HostWrites, r.Simulated.Round(time.Second), r.Elapsed.Round(time.Millisecond), len(r.Violations))
+}
+
+// FailoverSummary is one line with the failover checks' figures.
+func (r Result) FailoverSummary() string {
+	var skipped []string
+	for _, k := range sortedKeys(r.FailoverSkipped) {
+		skipped = append(skipped, fmt.Sprintf("%s: %d", k, r.FailoverSkipped[k]))
+	}
+	return fmt.Sprintf("failover: %d checks, %d copies released by PurgeNever; skipped: %s", r.FailoverChecks, r.Released, strings.Join(skipped, ", "))
 }
 
 // quietRounds is how many rounds in a row without a write make the control plane quiescent: a
@@ -102,6 +119,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 
 	// The chaos.
 	w.setFaults(true)
+	w.failover.prev = w.snapshot()
 	for i, step := range script.Steps {
 		for _, e := range step {
 			logf("step %d: %s", i, e)
@@ -117,6 +135,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
 			return res, err
 		}
+		w.sample("the chaos", i, step)
 		res.Rounds++
 		wc := w.takeWrites()
 		res.MemberWrites += wc.members
@@ -127,7 +146,11 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	// Quiescence, and the checks.
 	w.setFaults(false)
 	w.healAll()
-	n, err := settle(ctx, w, d, "after the chaos")
+	healed := []Event{{Op: OpHeal}} // the first sample after the healing cannot compare
+	n, err := settle(ctx, w, d, "after the chaos", func(round int) {
+		w.sample("after the chaos", round, healed)
+		healed = nil
+	})
 	res.Settle, res.Rounds = n, res.Rounds+n
 	if err != nil {
 		return res, err
@@ -145,14 +168,14 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	if err := w.setPartition(cut, true); err != nil {
 		return res, err
 	}
-	n, err = settle(ctx, w, d, "cluster "+cut+" cut off")
+	n, err = settle(ctx, w, d, "cluster "+cut+" cut off", nil)
 	res.Rounds += n
 	if err != nil {
 		return res, err
 	}
 	w.check("cluster "+cut+" cut off", map[string]bool{cut: true})
 	w.healAll()
-	n, err = settle(ctx, w, d, "healed")
+	n, err = settle(ctx, w, d, "healed", nil)
 	res.Rounds += n
 	if err != nil {
 		return res, err
@@ -178,6 +201,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.check("an hour later", nil)
 
 	res.Violations = w.Violations()
+	res.FailoverChecks, res.FailoverSkipped, res.Released = w.failover.checks, w.failover.skipped, len(w.failover.released)
 	res.Simulated = w.Clock.Since(startTime())
 	res.Elapsed = time.Since(began)
 	return res, nil
@@ -186,8 +210,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 // settle runs rounds until the control plane writes nothing (but the monitor's heartbeats)
 // and deletes nothing for quietRounds rounds, then for longQuietRounds longer ones: deferred work
 // (a preference's rebalance period, 5 minutes by default) happens within that window. It
-// takes at most Config.MaxRounds rounds; not settling is a violation.
-func settle(ctx context.Context, w *World, d driver, phase string) (int, error) {
+// takes at most Config.MaxRounds rounds; not settling is a violation. sample, when set, runs
+// after every round.
+func settle(ctx context.Context, w *World, d driver, phase string, sample func(round int)) (int, error) {
 	quiet := 0
 	for i := 1; i <= w.Config.MaxRounds; i++ {
 		step := w.Config.RoundStep
@@ -196,6 +221,9 @@ func settle(ctx context.Context, w *World, d driver, phase string) (int, error) 
 		}
 		if err := d.advance(ctx, step); err != nil {
 			return i, err
+		}
+		if sample != nil {
+			sample(i)
 		}
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)

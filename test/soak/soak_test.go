@@ -61,6 +61,7 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 		t.Fatalf("soak %s: %v\nreplay: %s", res.Summary(), err, cfg.Replay())
 	}
 	t.Log(res.Summary())
+	t.Log(res.FailoverSummary())
 	if *outFlag != "" {
 		if err := os.WriteFile(*outFlag, []byte(strings.Join(res.Violations, "\n")+"\n"), 0o644); err != nil {
 			t.Error(err)

@@ -61,6 +61,8 @@ type World struct {
 	leaving    map[string]bool          // Cluster objects deleted, members still in the fleet
 	removed    map[string]*fake.Cluster // members taken out of the fleet, once their Cluster was gone
 	partition  map[string]bool
+	tainted    map[string]bool // clusters the script drained (the drain taint on spec.taints)
+	failover   *failoverWatch
 	foreign    []foreignMark
 	orphans    []orphanRecord
 	untouched  []untouchedObject
@@ -123,6 +125,8 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		leaving:   map[string]bool{},
 		removed:   map[string]*fake.Cluster{},
 		partition: map[string]bool{},
+		tainted:   map[string]bool{},
+		failover:  newFailoverWatch(),
 	}
 	if cfg.TraceWrites {
 		w.trace = cfg.Logf

@@ -1,0 +1,367 @@
+package soak
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// failoverWatch samples the divided workloads (FederatedDeployments with a preference) after
+// every step of the script and of the first settling, and checks the graceful eviction of a
+// drained cluster as it happens, from the member Deployments' status as the fake workload
+// simulation writes it:
+//
+//   - capacity: from the step that drains a cluster where the workload runs until its
+//     eviction is done, the available replicas of the reachable members never drop below
+//     what they were before the drain (at most the preference's total);
+//   - deletion: a copy in a drained cluster never disappears while the clusters the schedule
+//     gives the replicas to do not report them available;
+//   - PurgeNever: a copy released at the end of its eviction stays in its cluster, not
+//     managed, for good (checked at quiescence, [checker.checkReleased]).
+//
+// Purge mode Immediately, a grace period that ended, and whatever makes a step's figures
+// unknowable (a partition or its healing, a clock jump, a cluster removed, a member out of
+// reach, the user's own edits of the workload) exempt an object from a step; each exemption
+// is counted by reason in Result.FailoverSkipped.
+type failoverWatch struct {
+	prev     map[federation.Key]divided
+	windows  map[windowKey]*drainWindow
+	released []releasedCopy
+	checks   int
+	skipped  map[string]int
+}
+
+type windowKey struct {
+	key     federation.Key
+	cluster string
+}
+
+// drainWindow is a divided workload's drained cluster, from the drain until its eviction is
+// done: floor is what the workload had available before the drain.
+type drainWindow struct {
+	floor int64
+	since int // the step
+}
+
+// memberCopy is a member Deployment as the sample saw it.
+type memberCopy struct {
+	uid       string
+	managed   bool
+	deleting  bool
+	available int64
+}
+
+// divided is one sample of a divided workload.
+type divided struct {
+	uid       string
+	desired   int64
+	purge     federation.PurgeMode
+	evictions map[string]federation.Eviction
+	replicas  map[string]int64 // the schedule's targets
+	copies    map[string]memberCopy
+	available int64 // over the reachable members' managed copies
+	blind     []string
+	nsGone    map[string]bool // members where the workload's namespace is gone or going
+}
+
+// releasedCopy is a copy a PurgeNever eviction released.
+type releasedCopy struct {
+	fed     string
+	cluster string
+	ns      string
+	name    string
+	uid     string
+}
+
+// namespaceGone is the exemption of a copy that went with its namespace: a FederatedNamespace
+// is not divided, so a drain removes it from the cluster at once, and the member namespace's
+// deletion takes the workloads it holds, graceful eviction or not. Known gap, counted apart.
+const namespaceGone = "its namespace left the drained cluster at once (known gap: a FederatedNamespace has no graceful eviction)"
+
+func newFailoverWatch() *failoverWatch {
+	return &failoverWatch{windows: map[windowKey]*drainWindow{}, skipped: map[string]int{}}
+}
+
+func (f *failoverWatch) skip(reason string) { f.skipped[reason]++ }
+
+// snapshot reads every divided workload from the fakes, without API calls.
+func (w *World) snapshot() map[federation.Key]divided {
+	typ := federation.DeploymentType
+	var clusters []federation.Cluster
+	for _, u := range w.Host.Objects(federation.ClusterGVR) {
+		if cl, err := federation.ClusterFromUnstructured(u); err == nil {
+			clusters = append(clusters, *cl)
+		}
+	}
+	members := w.members()
+	w.mu.Lock()
+	cut := map[string]bool{}
+	for n, on := range w.partition {
+		cut[n] = on
+	}
+	w.mu.Unlock()
+	out := map[federation.Key]divided{}
+	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
+		ru, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName())
+		if err != nil || u.GetDeletionTimestamp() != nil || ru.GetDeletionTimestamp() != nil {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			continue
+		}
+		var rsp federation.ReplicaSchedulingPreference
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ru.Object, &rsp); err != nil {
+			continue
+		}
+		d := divided{uid: string(fed.UID), desired: int64(rsp.Spec.TotalReplicas), purge: federation.EffectiveFailover(fed.Spec.Placement, &rsp).PurgeMode,
+			evictions: map[string]federation.Eviction{}, replicas: map[string]int64{}, copies: map[string]memberCopy{}, nsGone: map[string]bool{}}
+		if s := fed.Status.Schedule; s != nil {
+			for _, e := range s.Evictions {
+				d.evictions[e.Cluster] = e
+			}
+		}
+		if t, err := fedsync.TargetsFor(fed, typ, clusters); err == nil {
+			for _, n := range t.Order {
+				if r := t.Replicas[n]; r != nil {
+					d.replicas[n] = *r
+				}
+			}
+		}
+		for _, name := range sortedKeys(members) {
+			if ns, err := members[name].Peek(federation.NamespaceType.TargetGVR(), "", fed.Namespace); err != nil || ns.GetDeletionTimestamp() != nil {
+				d.nsGone[name] = true
+			}
+			obj, err := members[name].Peek(typ.TargetGVR(), fed.Namespace, fed.Name)
+			if err != nil {
+				continue
+			}
+			n, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
+			c := memberCopy{uid: string(obj.GetUID()), managed: managed(obj), deleting: obj.GetDeletionTimestamp() != nil, available: n}
+			d.copies[name] = c
+			switch {
+			case cut[name]:
+				d.blind = append(d.blind, name)
+			case c.managed && !c.deleting:
+				d.available += n
+			}
+		}
+		out[federation.Key{Namespace: fed.Namespace, Name: fed.Name}] = d
+	}
+	return out
+}
+
+// sample checks the divided workloads after a step whose events were events (phase and step
+// name it in a violation).
+func (w *World) sample(phase string, step int, events []Event) {
+	f := w.failover
+	cur := w.snapshot()
+	now := w.Clock.Now()
+	unknowable := ""
+	drained := map[string]bool{}
+	touched := map[federation.Key]bool{}
+	for _, e := range events {
+		switch e.Op {
+		case OpPartition, OpHeal, OpClockJump, OpRemoveCluster:
+			unknowable = "a " + string(e.Op) + " in the step"
+		case OpTaint:
+			if e.Value > 0 {
+				drained[e.Cluster] = true
+			}
+		case OpEditPreference:
+			touched[e.Key] = true
+		default:
+			if e.Kind == federation.DeploymentType.Federated.Kind {
+				touched[e.Key] = true
+			}
+		}
+	}
+	w.mu.Lock()
+	tainted := map[string]bool{}
+	for n := range w.tainted {
+		tainted[n] = true
+	}
+	w.mu.Unlock()
+	where := func(key federation.Key) string {
+		return fmt.Sprintf("%s, step %d: FederatedDeployment %s", phase, step, key)
+	}
+	for _, key := range sortedObjectKeys(cur) {
+		o := cur[key]
+		p, seen := f.prev[key]
+		same := seen && p.uid == o.uid
+		for c := range drained {
+			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
+				f.windows[windowKey{key, c}] = &drainWindow{floor: min(p.desired, p.available), since: step}
+			}
+		}
+		// Capacity, while a drained cluster's eviction lasts.
+		for _, c := range sortedClusters(f.windows, key) {
+			wk := windowKey{key, c}
+			win := f.windows[wk]
+			ev, evicting := o.evictions[c]
+			if pe, ok := p.evictions[c]; !evicting && ok {
+				ev = pe
+			}
+			switch {
+			case !same || touched[key] || o.desired != p.desired:
+				f.skip("the user's own edit of the workload")
+				delete(f.windows, wk)
+				continue
+			case o.purge == federation.PurgeImmediately:
+				f.skip("purge Immediately")
+				delete(f.windows, wk)
+				continue
+			case ev.Deadline != nil && !now.Before(ev.Deadline.Time):
+				f.skip("the grace period ended")
+				delete(f.windows, wk)
+				continue
+			case o.nsGone[c]:
+				f.skip(namespaceGone)
+				delete(f.windows, wk)
+				continue
+			case unknowable != "":
+				f.skip(unknowable)
+			case len(o.blind) > 0:
+				f.skip("a member out of reach")
+			default:
+				f.checks++
+				if o.available < win.floor {
+					w.violate("%s: capacity dropped while %s drains (since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
+						where(key), c, win.since, o.available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
+				}
+			}
+			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c]) {
+				delete(f.windows, wk) // the eviction is done
+			}
+		}
+		if !same {
+			continue
+		}
+		// Deletion of a drained cluster's copy, and PurgeNever's release.
+		for c, pc := range p.copies {
+			if !tainted[c] || !pc.managed || pc.deleting || pc.available == 0 {
+				continue // only a copy that runs available replicas is capacity to lose
+			}
+			if _, inFleet := w.Fleet.Member(c); !inFleet {
+				continue
+			}
+			oc, ok := o.copies[c]
+			if ok && oc.uid == pc.uid && !oc.deleting {
+				if !oc.managed && o.purge == federation.PurgeNever && !touched[key] {
+					ns, name := memberName(federation.DeploymentType, key)
+					f.released = append(f.released, releasedCopy{fed: key.String(), cluster: c, ns: ns, name: name, uid: oc.uid})
+				}
+				continue
+			}
+			ev, had := p.evictions[c]
+			switch {
+			case touched[key]:
+				f.skip("the user's own edit of the workload")
+				continue
+			case o.purge == federation.PurgeImmediately:
+				f.skip("purge Immediately")
+				continue
+			case had && ev.Deadline != nil && !now.Before(ev.Deadline.Time):
+				f.skip("the grace period ended")
+				continue
+			case o.nsGone[c]:
+				f.skip(namespaceGone)
+				continue
+			}
+			var missing []string
+			blind := false
+			for _, d := range sortedKeys(o.replicas) {
+				if d == c || o.replicas[d] == 0 {
+					continue
+				}
+				dc := o.copies[d]
+				if slices.Contains(o.blind, d) {
+					blind = true
+				}
+				if !dc.managed || dc.deleting || dc.available < o.replicas[d] {
+					missing = append(missing, fmt.Sprintf("%s %d/%d", d, dc.available, o.replicas[d]))
+				}
+			}
+			if blind {
+				f.skip("a member out of reach")
+				continue
+			}
+			f.checks++
+			if len(missing) > 0 {
+				w.violate("%s: the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t",
+					where(key), c, pc.available, strings.Join(missing, ", "), o.purge, had)
+			}
+		}
+	}
+	f.prev = cur
+}
+
+// checkReleased checks that every copy a PurgeNever eviction released is still in its
+// cluster, with the same UID, and not managed.
+func (c *checker) checkReleased() {
+	for _, r := range c.w.failover.released {
+		m, ok := c.members[r.cluster]
+		if !ok {
+			continue // the cluster left the fleet
+		}
+		obj, err := m.Peek(federation.DeploymentType.TargetGVR(), r.ns, r.name)
+		switch {
+		case err != nil || string(obj.GetUID()) != r.uid:
+			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is gone", r.fed, r.cluster)
+		case managed(obj):
+			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is managed again", r.fed, r.cluster)
+		}
+	}
+}
+
+func sortedObjectKeys(m map[federation.Key]divided) []federation.Key {
+	out := make([]federation.Key, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b federation.Key) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+func sortedClusters(m map[windowKey]*drainWindow, key federation.Key) []string {
+	var out []string
+	for k := range m {
+		if k.key == key {
+			out = append(out, k.cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func copiesSummary(d divided) string {
+	var b strings.Builder
+	for _, n := range sortedKeys(d.copies) {
+		c := d.copies[n]
+		fmt.Fprintf(&b, "[%s %d of %d managed=%t]", n, c.available, d.replicas[n], c.managed)
+	}
+	return b.String()
+}
+
+func evictionsSummary(d divided) string {
+	var b strings.Builder
+	for _, n := range sortedKeys(d.evictions) {
+		e := d.evictions[n]
+		dl := "none"
+		if e.Deadline != nil {
+			dl = e.Deadline.Format(time.TimeOnly)
+		}
+		fmt.Fprintf(&b, "[%s %s keep %d then %d deadline %s]", n, e.Reason, e.Keep, e.Replicas, dl)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
