@@ -23,8 +23,8 @@ import (
 //     what they were before the drain (at most the preference's total);
 //   - deletion: a copy in a drained cluster never disappears while the clusters the schedule
 //     gives the replicas to do not report them available;
-//   - PurgeNever: a copy released at the end of its eviction stays in its cluster, not
-//     managed, for good (checked at quiescence, [checker.checkReleased]).
+//   - PurgeNever: a drained cluster's copy is released, never deleted, and stays in its
+//     cluster, not managed, for good (checked again at quiescence, [checker.checkReleased]).
 //
 // Purge mode Immediately, a grace period that ended, and whatever makes a step's figures
 // unknowable (a partition or its healing, a clock jump, a cluster removed, a member out of
@@ -106,6 +106,9 @@ func (w *World) snapshot() map[federation.Key]divided {
 	for n, on := range w.partition {
 		cut[n] = on
 	}
+	for n := range w.leaving {
+		delete(members, n) // a cluster leaving the federation counts no more
+	}
 	w.mu.Unlock()
 	out := map[federation.Key]divided{}
 	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
@@ -186,7 +189,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 	w.mu.Lock()
 	tainted := map[string]bool{}
 	for n := range w.tainted {
-		tainted[n] = true
+		tainted[n] = !w.leaving[n] // a cluster leaving the federation loses its copies anyway
 	}
 	w.mu.Unlock()
 	where := func(key federation.Key) string {
@@ -228,6 +231,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 				continue
 			case unknowable != "":
 				f.skip(unknowable)
+				win.floor = min(win.floor, o.available) // what the step took is not the drain's
 			case len(o.blind) > 0:
 				f.skip("a member out of reach")
 			default:
@@ -265,14 +269,18 @@ func (w *World) sample(phase string, step int, events []Event) {
 			case touched[key]:
 				f.skip("the user's own edit of the workload")
 				continue
+			case o.nsGone[c]:
+				f.skip(namespaceGone)
+				continue
+			case o.purge == federation.PurgeNever:
+				f.checks++
+				w.violate("%s: the copy in drained cluster %s (%d available) was deleted; purge Never releases it instead", where(key), c, pc.available)
+				continue
 			case o.purge == federation.PurgeImmediately:
 				f.skip("purge Immediately")
 				continue
 			case had && ev.Deadline != nil && !now.Before(ev.Deadline.Time):
 				f.skip("the grace period ended")
-				continue
-			case o.nsGone[c]:
-				f.skip(namespaceGone)
 				continue
 			}
 			var missing []string

@@ -12,7 +12,11 @@
 //   - clusters joining and leaving;
 //   - drift and other controllers' writes in the members;
 //   - injected errors, Conflicts and latency;
-//   - clock jumps.
+//   - clock jumps;
+//   - drains: a NoExecute taint on a Cluster's spec.taints, removed later.
+//
+// Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
+// short grace period.
 //
 // The control plane under test runs over it. At quiescence the harness checks what must then
 // be true. The harness never decides anything itself. Everything it expects is computed from
@@ -50,6 +54,21 @@
 // steps of the fake clock. The harness steps the clock until nothing writes any more. The
 // script replays exactly; the interleaving of the goroutines does not. So a failure found in
 // Run mode may need a few runs of its seed to show again.
+//
+// # What is checked after every step
+//
+// Failover is checked as it happens, for FederatedDeployments with a preference:
+//
+//   - while a drained cluster's eviction lasts, the available replicas of the reachable
+//     members never drop below what they were before the drain;
+//   - a drained cluster's copy that had replicas available is never deleted before the
+//     scheduled clusters report theirs available;
+//   - with purge mode Never it is released, never deleted, and stays released.
+//
+// Purge mode Immediately and an ended grace period are exempt. So is a step made unknowable
+// by a partition, a healing, a clock jump, a cluster removed or the user's edit of the object.
+// A copy that went with its namespace is exempt too: a FederatedNamespace is not divided, so
+// a drain removes it at once. Result.FailoverSkipped counts each exemption by reason.
 //
 // # What is checked at quiescence
 //
