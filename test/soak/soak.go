@@ -135,7 +135,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
 			return res, err
 		}
-		w.sample("the chaos", i, step)
+		if !w.Config.Run { // Run mode: see the package doc, What is checked after every step
+			w.sample("the chaos", i, step)
+		}
 		res.Rounds++
 		wc := w.takeWrites()
 		res.MemberWrites += wc.members
@@ -148,8 +150,10 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.healAll()
 	healed := []Event{{Op: OpHeal}} // the first sample after the healing cannot compare
 	n, err := settle(ctx, w, d, "after the chaos", func(round int) {
-		w.sample("after the chaos", round, healed)
-		healed = nil
+		if !w.Config.Run {
+			w.sample("after the chaos", round, healed)
+			healed = nil
+		}
 	})
 	res.Settle, res.Rounds = n, res.Rounds+n
 	if err != nil {
