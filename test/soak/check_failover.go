@@ -80,11 +80,6 @@ type releasedCopy struct {
 	uid     string
 }
 
-// namespaceGone is the exemption of a copy that went with its namespace: a FederatedNamespace
-// is not divided, so a drain removes it from the cluster at once, and the member namespace's
-// deletion takes the workloads it holds, graceful eviction or not. Known gap, counted apart.
-const namespaceGone = "its namespace left the drained cluster at once (known gap: a FederatedNamespace has no graceful eviction)"
-
 func newFailoverWatch() *failoverWatch {
 	return &failoverWatch{windows: map[windowKey]*drainWindow{}, skipped: map[string]int{}}
 }
@@ -225,10 +220,6 @@ func (w *World) sample(phase string, step int, events []Event) {
 				f.skip("the grace period ended")
 				delete(f.windows, wk)
 				continue
-			case o.nsGone[c]:
-				f.skip(namespaceGone)
-				delete(f.windows, wk)
-				continue
 			case unknowable != "":
 				f.skip(unknowable)
 				win.floor = min(win.floor, o.available) // what the step took is not the drain's
@@ -269,12 +260,9 @@ func (w *World) sample(phase string, step int, events []Event) {
 			case touched[key]:
 				f.skip("the user's own edit of the workload")
 				continue
-			case o.nsGone[c]:
-				f.skip(namespaceGone)
-				continue
 			case o.purge == federation.PurgeNever:
 				f.checks++
-				w.violate("%s: the copy in drained cluster %s (%d available) was deleted; purge Never releases it instead", where(key), c, pc.available)
+				w.violate("%s: the copy in drained cluster %s (%d available) was deleted; purge Never releases it instead (its namespace gone there: %t)", where(key), c, pc.available, o.nsGone[c])
 				continue
 			case o.purge == federation.PurgeImmediately:
 				f.skip("purge Immediately")
@@ -303,8 +291,8 @@ func (w *World) sample(phase string, step int, events []Event) {
 			}
 			f.checks++
 			if len(missing) > 0 {
-				w.violate("%s: the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t",
-					where(key), c, pc.available, strings.Join(missing, ", "), o.purge, had)
+				w.violate("%s: the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t; its namespace gone there: %t",
+					where(key), c, pc.available, strings.Join(missing, ", "), o.purge, had, o.nsGone[c])
 			}
 		}
 	}

@@ -67,8 +67,9 @@
 //
 // Purge mode Immediately and an ended grace period are exempt. So is a step made unknowable
 // by a partition, a healing, a clock jump, a cluster removed or the user's edit of the object.
-// A copy that went with its namespace is exempt too: a FederatedNamespace is not divided, so
-// a drain removes it at once. Result.FailoverSkipped counts each exemption by reason.
+// Result.FailoverSkipped counts each exemption by reason. A copy that went with its
+// namespace is not exempt: a FederatedNamespace drained at once keeps the namespace while
+// the federation's objects live in it.
 //
 // These checks run in deterministic mode only. In Run mode seed 1 shows a drained copy deleted
 // with no eviction seen: not yet explained, so Run mode does not sample.
