@@ -44,10 +44,30 @@ type windowKey struct {
 }
 
 // drainWindow is a divided workload's drained cluster, from the drain until its eviction is
-// done: floor is what the workload had available before the drain.
+// done: floor is what the workload had available before the drain. cap bounds what each
+// copy counts: its spec.replicas, or while its status lags its spec, the lowest spec seen in
+// the window (a copy scaled down before the drain, whose status still shows the replicas it
+// had, loses them later: that is not the drain's doing).
 type drainWindow struct {
 	floor int64
 	since int // the step
+	cap   map[string]int64
+}
+
+// counted is what d has available, each copy counted up to cap (updated from d first).
+func (win *drainWindow) counted(d divided) int64 {
+	var n int64
+	for name, c := range d.copies {
+		limit, seen := win.cap[name]
+		if !seen || c.current || c.spec < limit {
+			limit = c.spec
+		}
+		win.cap[name] = limit
+		if c.managed && !c.deleting && !slices.Contains(d.blind, name) {
+			n += min(c.available, limit)
+		}
+	}
+	return n
 }
 
 // memberCopy is a member Deployment as the sample saw it.
@@ -56,6 +76,8 @@ type memberCopy struct {
 	managed   bool
 	deleting  bool
 	available int64
+	spec      int64 // spec.replicas
+	current   bool  // its status observed its generation
 }
 
 // divided is one sample of a divided workload.
@@ -142,7 +164,13 @@ func (w *World) snapshot() map[federation.Key]divided {
 				continue
 			}
 			n, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
-			c := memberCopy{uid: string(obj.GetUID()), managed: managed(obj), deleting: obj.GetDeletionTimestamp() != nil, available: n}
+			spec, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+			if !found {
+				spec = 1
+			}
+			observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+			c := memberCopy{uid: string(obj.GetUID()), managed: managed(obj), deleting: obj.GetDeletionTimestamp() != nil, available: n,
+				spec: spec, current: observed >= obj.GetGeneration()}
 			d.copies[name] = c
 			switch {
 			case cut[name]:
@@ -196,7 +224,9 @@ func (w *World) sample(phase string, step int, events []Event) {
 		same := seen && p.uid == o.uid
 		for c := range drained {
 			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
-				f.windows[windowKey{key, c}] = &drainWindow{floor: min(p.desired, p.available), since: step}
+				win := &drainWindow{since: step, cap: map[string]int64{}}
+				win.floor = min(p.desired, win.counted(p))
+				f.windows[windowKey{key, c}] = win
 			}
 		}
 		// Capacity, while a drained cluster's eviction lasts.
@@ -207,6 +237,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 			if pe, ok := p.evictions[c]; !evicting && ok {
 				ev = pe
 			}
+			available := win.counted(o)
 			switch {
 			case !same || touched[key] || o.desired != p.desired:
 				f.skip("the user's own edit of the workload")
@@ -222,14 +253,14 @@ func (w *World) sample(phase string, step int, events []Event) {
 				continue
 			case unknowable != "":
 				f.skip(unknowable)
-				win.floor = min(win.floor, o.available) // what the step took is not the drain's
+				win.floor = min(win.floor, available) // what the step took is not the drain's
 			case len(o.blind) > 0:
 				f.skip("a member out of reach")
 			default:
 				f.checks++
-				if o.available < win.floor {
+				if available < win.floor {
 					w.violate("%s: capacity dropped while %s drains (since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
-						where(key), c, win.since, o.available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
+						where(key), c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
 				}
 			}
 			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c]) {
