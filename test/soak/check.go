@@ -151,6 +151,12 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			if listed {
 				cutListed++
 			}
+		case !placed[cname] && listed && e.Propagation == fedsync.ReasonNamespaceInUse:
+			// A FederatedNamespace that left cname keeps the namespace while the federation's
+			// objects live in it: one must.
+			if c.inUse(cname, mname) == "" {
+				c.violate("%s: status.clusters says %s is in use in %s, where nothing the federation placed lives in it", name, mname, cname)
+			}
 		case !placed[cname]:
 			if managed(obj) && !c.leftBehind(name, cname) {
 				c.violate("%s: a managed object runs in %s, where it is not placed", name, cname)
@@ -332,4 +338,16 @@ func ptrv(p *int64) int64 {
 		return -1
 	}
 	return *p
+}
+
+// inUse returns an object of another federated kind that the federation placed in namespace
+// ns of member cluster (sync.FederationObjectIn), "" when none is there.
+func (c *checker) inUse(cluster, ns string) string {
+	var objs []*unstructured.Unstructured
+	for _, typ := range kinds() {
+		if typ.Namespaced {
+			objs = append(objs, c.members[cluster].Objects(typ.TargetGVR())...)
+		}
+	}
+	return fedsync.FederationObjectIn("", ns, objs)
 }

@@ -71,8 +71,9 @@
 // namespace is not exempt: a FederatedNamespace drained at once keeps the namespace while
 // the federation's objects live in it.
 //
-// These checks run in deterministic mode only. In Run mode seed 1 shows a drained copy deleted
-// with no eviction seen: not yet explained, so Run mode does not sample.
+// These checks run in deterministic mode only. In Run mode, seed 1 still shows a drained
+// copy gone with no eviction on the host, in a cluster added during the chaos; until that
+// is explained, Run mode does not sample.
 //
 // # What is checked at quiescence
 //
