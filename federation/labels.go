@@ -48,6 +48,12 @@ const (
 	// longer than the timeout does not cut it short.
 	DeletionStartedAnnotation = "federation.k8s.io/deletion-started"
 
+	// ReleasedAnnotation on a member object holds the uid of the federated object that
+	// released it: an eviction with purge mode Never ended in that cluster, so sync orphaned
+	// the copy there instead of deleting it. When the federated object is placed in that
+	// cluster again, sync takes the copy back rather than treat it as another owner's.
+	ReleasedAnnotation = "federation.k8s.io/released-from"
+
 	// AdoptAnnotation, set to "true" on a federated object, lets sync take over member objects
 	// of the same name that the federation did not create.
 	AdoptAnnotation = "federation.k8s.io/adopt"

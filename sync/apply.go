@@ -176,6 +176,9 @@ func (s *Syncer) write(ctx context.Context, c federation.ClusterClient, ch Chang
 		}
 		return nil, err
 	case ActionOrphan:
+		if ch.Desired != nil {
+			return c.Update(ctx, gvr, ch.Desired) // a released copy (federation.ReleasedAnnotation)
+		}
 		return c.Update(ctx, gvr, unlabelled(ch.Live))
 	}
 	return nil, fmt.Errorf("sync: unknown action %q", ch.Action)

@@ -263,7 +263,9 @@
 //
 // The scheduler's evictions need nothing of sync: the schedule lists what a losing cluster
 // keeps. One exception: an eviction with purge mode Never that ended is marked Release.
-// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it.
+// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it,
+// and marks it with federation.ReleasedAnnotation. If the object is placed there again, sync
+// takes that copy back instead of reporting AlreadyExists.
 //
 // # Clusters leaving the federation
 //

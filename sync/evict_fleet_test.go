@@ -316,6 +316,28 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSe
 			}
 			require.Empty(t, fed.Status.Schedule.Evictions, "nothing of the eviction is left")
 			require.NotNil(t, e.member(t, "azure"))
+			released := e.member(t, "azure").GetUID()
+
+			// Placed there again (azure undrained, the preference rebalancing): sync takes its
+			// released copy back, rather than report a stranger's object (AlreadyExists).
+			cl, err = e.host.Get(ctx, federation.ClusterGVR, "", "azure")
+			require.NoError(t, err)
+			unstructured.RemoveNestedField(cl.Object, "spec", "taints")
+			_, err = e.host.Update(ctx, federation.ClusterGVR, cl)
+			require.NoError(t, err)
+			e.apply(t, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 6, rebalance: true, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}
+`)
+			pass()
+			pass()
+			require.Contains(t, schedule(t, e), "azure")
+			m = e.member(t, "azure")
+			require.Equal(t, released, m.GetUID(), "the same copy")
+			require.Equal(t, federation.ManagedByValue, m.GetLabels()[federation.ManagedByLabel], "taken back: %s", propagation(e.fed(t))["azure"])
+			require.NotContains(t, propagation(e.fed(t))["azure"], fedsync.ReasonAlreadyExists)
 		})
 	}
 }

@@ -37,8 +37,10 @@ const (
 	// being deleted) and the federation manages it there.
 	ActionDelete Action = "Delete"
 	// ActionOrphan: like ActionDelete, but the federated object is deleted with
-	// federation.OrphanAnnotation (or the cluster leaves the federation under RemovalOrphan):
-	// the federation's labels and annotations are removed and the object stays.
+	// federation.OrphanAnnotation (or the cluster leaves the federation under RemovalOrphan,
+	// or an eviction with purge mode Never ended there): the federation's labels and
+	// annotations are removed and the object stays. A copy released by an eviction keeps
+	// federation.ReleasedAnnotation, and is taken back where the object is placed again.
 	ActionOrphan Action = "Orphan"
 )
 
@@ -53,7 +55,9 @@ type Change struct {
 	Reason string
 	// Message explains Reason, naming the cluster and the cause.
 	Message string
-	// Desired is the rendered object for ActionCreate and ActionUpdate. It shares memory
+	// Desired is the rendered object for ActionCreate and ActionUpdate, and for an
+	// ActionOrphan that releases a copy (an eviction with purge mode Never ended) the copy
+	// as released, marked with federation.ReleasedAnnotation. It shares memory
 	// with the federated object's template, and clusters whose render is the same (no
 	// overrides, no member object yet, the same replica count) share one Desired: treat it as
 	// read-only, and DeepCopy it before changing it.
@@ -308,7 +312,10 @@ func planFor(in PlanInput, t Targets) []Change {
 		if !placed[name] {
 			r = rendered{}
 		}
-		ch = decideMember(ch, ms, r, fields, identity, in.Adopt, deleting, orphanIn(in, name, orphan))
+		ch = decideMember(ch, ms, r, fields, identity, in.Adopt || releasedBy(ms.Object, in.Object), deleting, orphanIn(in, name, orphan))
+		if ch.Action == ActionOrphan && !deleting && released(in.Object, name) {
+			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
+		}
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
 			out = append(out, ch)
 		}
@@ -354,6 +361,25 @@ func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 		}
 	}
 	return false
+}
+
+// releasedBy reports whether live is a copy fed released (federation.ReleasedAnnotation
+// holds its uid): sync takes it back where fed is placed again.
+func releasedBy(live *unstructured.Unstructured, fed *federation.FederatedObject) bool {
+	return live != nil && fed.UID != "" && live.GetAnnotations()[federation.ReleasedAnnotation] == string(fed.UID)
+}
+
+// releasedCopy is live as sync leaves it when it releases it: without the federation's labels
+// and annotations, but for federation.ReleasedAnnotation naming fed.
+func releasedCopy(live *unstructured.Unstructured, fed *federation.FederatedObject) *unstructured.Unstructured {
+	out := unlabelled(live)
+	ann := out.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[federation.ReleasedAnnotation] = string(fed.UID)
+	out.SetAnnotations(ann)
+	return out
 }
 
 // released reports whether the schedule asks sync to release its copy in cluster: an

@@ -342,10 +342,31 @@ func (c *checker) checkReleased() {
 		switch {
 		case err != nil || string(obj.GetUID()) != r.uid:
 			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is gone", r.fed, r.cluster)
-		case managed(obj):
-			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is managed again", r.fed, r.cluster)
+		case managed(obj) && !c.placedIn(r.fed, r.cluster):
+			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is managed again, where it is not placed", r.fed, r.cluster)
 		}
 	}
+}
+
+// placedIn reports whether FederatedDeployment fed ("ns/name") is placed in cluster now: a
+// copy released there is then the federation's again (sync takes it back).
+func (c *checker) placedIn(fed, cluster string) bool {
+	ns, name, _ := strings.Cut(fed, "/")
+	typ := federation.DeploymentType
+	u, err := c.w.Host.Peek(typ.FederatedGVR(), ns, name)
+	if err != nil {
+		return false
+	}
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return false
+	}
+	t, err := fedsync.TargetsFor(obj, typ, c.clusters)
+	if err != nil {
+		return false
+	}
+	_, placed := t.Replicas[cluster]
+	return placed
 }
 
 func sortedObjectKeys(m map[federation.Key]divided) []federation.Key {

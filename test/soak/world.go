@@ -199,6 +199,24 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 	return fmt.Errorf("soak: cluster %q missing from the fleet", name)
 }
 
+// releasedCopy reports whether member object obj (of resource gvr) is a copy the federated
+// object of its name released (federation.ReleasedAnnotation holds that object's uid): sync
+// may take it back.
+func (w *World) releasedCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
+	uid := obj.GetAnnotations()[federation.ReleasedAnnotation]
+	if uid == "" {
+		return false
+	}
+	for _, typ := range kinds() {
+		if typ.TargetGVR() != gvr {
+			continue
+		}
+		fed, err := w.Host.Peek(typ.FederatedGVR(), obj.GetNamespace(), obj.GetName())
+		return err == nil && string(fed.GetUID()) == uid
+	}
+	return false
+}
+
 // members returns the fleet's members, sorted by name.
 func (w *World) members() map[string]*fake.Cluster {
 	out := map[string]*fake.Cluster{}
@@ -236,7 +254,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 		if err != nil {
 			return
 		}
-		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok {
+		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok && !w.releasedCopy(gvr, cur) {
 			w.violate("cluster %q: %s of %s %s, which no federation manages", name, verb, gvr.Resource, objectRef(ns, objName))
 		}
 	}
