@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -103,7 +104,7 @@ func at(obj map[string]any, path []string) (map[string]any, string, error) {
 	where := "spec.template"
 	cur := obj
 	for i, p := range path {
-		where = "spec.template." + joinPath(path[:i+1])
+		where = "spec.template." + strings.Join(path[:i+1], ".")
 		v, ok := cur[p]
 		if !ok || v == nil {
 			return nil, where, nil
@@ -115,17 +116,6 @@ func at(obj map[string]any, path []string) (map[string]any, string, error) {
 		cur = m
 	}
 	return cur, where, nil
-}
-
-func joinPath(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += "."
-		}
-		out += s
-	}
-	return out
 }
 
 // podTemplate reads a PodTemplateSpec (or a Pod: metadata and spec) and returns its

@@ -7,76 +7,43 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // reconcileIngress is one pass over the IngressDNSRecord of key. It reports whether the
 // record exists, the outcome for the metrics, and the error.
 func (c *Controller) reconcileIngress(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (bool, string, error) {
-	o := owner{kind: kindIngress, namespace: key.Namespace, name: key.Name}
-	u, err := r.Get(ctx, IngressDNSRecordGVR, key.Namespace, key.Name)
-	if apierrors.IsNotFound(err) {
-		outcome, err := c.cleanup(ctx, r, o, log)
-		return false, outcome, err
-	}
-	if err != nil {
-		return false, outcomeError, fmt.Errorf("dnsrecord: get IngressDNSRecord %s: %w", key, err)
-	}
-	rec := &IngressDNSRecord{}
-	if err := federation.FromUnstructured(u, rec); err != nil {
-		return true, outcomeInvalid, federation.Terminal(fmt.Errorf("dnsrecord: %w", err))
-	}
-	o.uid = rec.UID
-	if rec.DeletionTimestamp != nil {
-		outcome, err := c.cleanup(ctx, r, o, log)
-		return true, outcome, err
-	}
+	return c.reconcileRecord(ctx, r, key, log, kindIngress, IngressDNSRecordGVR, &IngressDNSRecord{}, c.ingressRecordPass)
+}
 
-	next := rec.DeepCopy()
+// ingressRecordPass fills next's status.dns and computes its endpoints (a recordPass).
+func (c *Controller) ingressRecordPass(ctx context.Context, r federation.Reader, cur, nextRec record, who claimant, log logr.Logger) (pass, error) {
+	rec, next := cur.(*IngressDNSRecord), nextRec.(*IngressDNSRecord)
 	next.Status.DNS = nil
-	p, err := c.federated(ctx, r, federation.IngressType, key, ReasonIngressNotFederated)
+	p, err := c.federated(ctx, r, federation.IngressType, federation.Key{Namespace: rec.Namespace, Name: rec.Name}, ReasonIngressNotFederated)
+	if err != nil || p.reason != "" {
+		return p, err
+	}
+	clusters, err := c.listClusters(ctx, r, log)
 	if err != nil {
-		return true, outcomeError, err
+		return pass{}, err
 	}
-	if p.reason == "" {
-		clusters, err := c.listClusters(ctx, r, log)
-		if err != nil {
-			return true, outcomeError, err
-		}
-		domains, err := c.listDomains(ctx, r, log)
-		if err != nil {
-			return true, outcomeError, err
-		}
-		var memberErr error
-		next.Status.DNS, memberErr = IngressStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
-			return c.ingressLoadBalancer(ctx, cluster, rec)
-		})
-		p = c.ingressPass(ctx, next, domains)
-		p.err = joinErrors(p.err, memberErr)
-		if err := c.withoutConflicts(ctx, r, claimant{kind: kindIngress, namespace: rec.Namespace, name: rec.Name, uid: rec.UID, created: rec.CreationTimestamp.Time}, &p); err != nil {
-			return true, outcomeError, err
-		}
-	}
-	wrote, err := c.applyEndpoints(ctx, r, o, &p)
-	c.endpointsEvent(ctx, u, o, &p, wrote, err)
+	domains, err := c.listDomains(ctx, r, log)
 	if err != nil {
-		return true, outcomeError, err
+		return pass{}, err
 	}
-	cond := p.condition(rec.Generation)
-	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, cond, c.opts.Clock.Now())
-	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
-		if err := c.updateStatus(ctx, IngressDNSRecordGVR, u, &next.Status); err != nil {
-			return true, outcomeError, err
-		}
-		wrote = true
-		c.conditionEvent(ctx, u, rec.Status.Conditions, cond)
+	var memberErr error
+	next.Status.DNS, memberErr = IngressStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
+		return c.ingressLoadBalancer(ctx, cluster, rec)
+	})
+	p = c.ingressPass(ctx, next, domains)
+	p.err = joinErrors(p.err, memberErr)
+	if err := c.withoutConflicts(ctx, r, who, &p); err != nil {
+		return pass{}, err
 	}
-	return true, p.outcome(wrote, log), p.err
+	return p, nil
 }
 
 // ingressLoadBalancer is the load balancer of the record's managed member Ingress in cluster.

@@ -7,74 +7,45 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
 // reconcileService is one pass over the ServiceDNSRecord of key. It reports whether the
 // record exists, the outcome for the metrics, and the error.
 func (c *Controller) reconcileService(ctx context.Context, r federation.Reader, key federation.Key, log logr.Logger) (bool, string, error) {
-	o := owner{kind: kindService, namespace: key.Namespace, name: key.Name}
-	u, err := r.Get(ctx, ServiceDNSRecordGVR, key.Namespace, key.Name)
-	if apierrors.IsNotFound(err) {
-		outcome, err := c.cleanup(ctx, r, o, log)
-		return false, outcome, err
-	}
-	if err != nil {
-		return false, outcomeError, fmt.Errorf("dnsrecord: get ServiceDNSRecord %s: %w", key, err)
-	}
-	rec := &ServiceDNSRecord{}
-	if err := federation.FromUnstructured(u, rec); err != nil {
-		return true, outcomeInvalid, federation.Terminal(fmt.Errorf("dnsrecord: %w", err))
-	}
-	o.uid = rec.UID
-	if rec.DeletionTimestamp != nil {
-		outcome, err := c.cleanup(ctx, r, o, log)
-		return true, outcome, err
-	}
+	return c.reconcileRecord(ctx, r, key, log, kindService, ServiceDNSRecordGVR, &ServiceDNSRecord{}, c.serviceRecordPass)
+}
 
-	next := rec.DeepCopy()
+// serviceRecordPass fills next's status.domain and status.dns and computes its endpoints (a
+// recordPass).
+func (c *Controller) serviceRecordPass(ctx context.Context, r federation.Reader, cur, nextRec record, who claimant, log logr.Logger) (pass, error) {
+	rec, next := cur.(*ServiceDNSRecord), nextRec.(*ServiceDNSRecord)
+	key := federation.Key{Namespace: rec.Namespace, Name: rec.Name}
 	next.Status.Domain, next.Status.DNS = "", nil
-	var p pass
 	if rec.Spec.DomainRef == "" {
-		p = invalid(fmt.Errorf("%w: ServiceDNSRecord %s: spec.domainRef is empty", ErrInvalidRecord, key))
-	} else if p, err = c.serviceInputs(ctx, r, key, rec.Spec.DomainRef, next); err != nil {
-		return true, outcomeError, err
+		return invalid(fmt.Errorf("%w: ServiceDNSRecord %s: spec.domainRef is empty", ErrInvalidRecord, key)), nil
 	}
-	if p.reason == "" {
-		clusters, err := c.listClusters(ctx, r, log)
-		if err != nil {
-			return true, outcomeError, err
-		}
-		var memberErr error
-		next.Status.DNS, memberErr = ServiceStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
-			return c.serviceLoadBalancer(ctx, cluster, rec)
-		})
-		eps, err := ServiceEndpoints(ctx, next, c.opts.Resolver)
-		p = computed(eps, err, countLoadBalancers(next.Status.DNS), len(next.Status.DNS))
-		p.err = joinErrors(p.err, memberErr)
-		if err := c.withoutConflicts(ctx, r, claimant{kind: kindService, namespace: rec.Namespace, name: rec.Name, uid: rec.UID, created: rec.CreationTimestamp.Time}, &p); err != nil {
-			return true, outcomeError, err
-		}
+	p, err := c.serviceInputs(ctx, r, key, rec.Spec.DomainRef, next)
+	if err != nil || p.reason != "" {
+		return p, err
 	}
-	wrote, err := c.applyEndpoints(ctx, r, o, &p)
-	c.endpointsEvent(ctx, u, o, &p, wrote, err)
+	clusters, err := c.listClusters(ctx, r, log)
 	if err != nil {
-		return true, outcomeError, err
+		return pass{}, err
 	}
-	cond := p.condition(rec.Generation)
-	next.Status.Conditions, _ = fedcond.Set(rec.Status.Conditions, cond, c.opts.Clock.Now())
-	if !apiequality.Semantic.DeepEqual(rec.Status, next.Status) {
-		if err := c.updateStatus(ctx, ServiceDNSRecordGVR, u, &next.Status); err != nil {
-			return true, outcomeError, err
-		}
-		wrote = true
-		c.conditionEvent(ctx, u, rec.Status.Conditions, cond)
+	var memberErr error
+	next.Status.DNS, memberErr = ServiceStatusDNS(rec, clusters, func(cluster string) (corev1.LoadBalancerStatus, error) {
+		return c.serviceLoadBalancer(ctx, cluster, rec)
+	})
+	eps, err := ServiceEndpoints(ctx, next, c.opts.Resolver)
+	p = computed(eps, err, countLoadBalancers(next.Status.DNS), len(next.Status.DNS))
+	p.err = joinErrors(p.err, memberErr)
+	if err := c.withoutConflicts(ctx, r, who, &p); err != nil {
+		return pass{}, err
 	}
-	return true, p.outcome(wrote, log), p.err
+	return p, nil
 }
 
 // serviceInputs checks that the Service is federated and reads the Domain into

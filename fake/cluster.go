@@ -147,10 +147,7 @@ func (c *Cluster) SetClock(clk clock.WithTicker) {
 func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 	c.lock()
 	defer c.mu.Unlock()
-	if c.res.namespaced == nil {
-		c.res.namespaced = map[schema.GroupResource]bool{}
-	}
-	c.res.namespaced[gr] = namespaced
+	setOverride(&c.res.namespaced, gr, namespaced)
 }
 
 // SetStatusSubresource overrides whether a resource has a status subresource. By default a
@@ -161,10 +158,7 @@ func (c *Cluster) SetNamespaced(gr schema.GroupResource, namespaced bool) {
 func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 	c.lock()
 	defer c.mu.Unlock()
-	if c.res.status == nil {
-		c.res.status = map[schema.GroupResource]bool{}
-	}
-	c.res.status[gr] = enabled
+	setOverride(&c.res.status, gr, enabled)
 }
 
 // SetUnconditionalUpdate overrides whether an Update or UpdateStatus of gr may omit
@@ -175,10 +169,15 @@ func (c *Cluster) SetStatusSubresource(gr schema.GroupResource, enabled bool) {
 func (c *Cluster) SetUnconditionalUpdate(gr schema.GroupResource, allowed bool) {
 	c.lock()
 	defer c.mu.Unlock()
-	if c.res.unconditional == nil {
-		c.res.unconditional = map[schema.GroupResource]bool{}
+	setOverride(&c.res.unconditional, gr, allowed)
+}
+
+// setOverride sets (*m)[gr], making the map when it is nil.
+func setOverride(m *map[schema.GroupResource]bool, gr schema.GroupResource, v bool) {
+	if *m == nil {
+		*m = map[schema.GroupResource]bool{}
 	}
-	c.res.unconditional[gr] = allowed
+	(*m)[gr] = v
 }
 
 // SetServerVersion sets what ServerVersion returns (default v1.37.2-fake).

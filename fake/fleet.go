@@ -250,47 +250,38 @@ func (m member) describe(name string) federation.Cluster {
 	return out
 }
 
-// SetClock sets the clock of every member, present and future; nil restores the real clock.
-func (f *Fleet) SetClock(clk clock.WithTicker) {
+// setAll runs set (which records a setting for future members) and then each on every
+// present member, under the fleet's lock.
+func (f *Fleet) setAll(set func(), each func(*Cluster)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.clock = clk
+	set()
 	for _, m := range f.members {
-		m.cluster.SetClock(clk)
+		each(m.cluster)
 	}
+}
+
+// SetClock sets the clock of every member, present and future; nil restores the real clock.
+func (f *Fleet) SetClock(clk clock.WithTicker) {
+	f.setAll(func() { f.clock = clk }, func(c *Cluster) { c.SetClock(clk) })
 }
 
 // SetInterning turns interning on or off for every member, present and future (see
 // [Cluster.SetInterning]); the members share one table, so an object stored in many members
 // is mostly one value in memory.
 func (f *Fleet) SetInterning(on bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.interning = on
-	for _, m := range f.members {
-		m.cluster.SetInterning(on)
-	}
+	f.setAll(func() { f.interning = on }, func(c *Cluster) { c.SetInterning(on) })
 }
 
 // SetRecording turns the recording of Actions on or off for every member, present and future
 // (see [Cluster.SetRecording]).
 func (f *Fleet) SetRecording(on bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.unrecorded = !on
-	for _, m := range f.members {
-		m.cluster.SetRecording(on)
-	}
+	f.setAll(func() { f.unrecorded = !on }, func(c *Cluster) { c.SetRecording(on) })
 }
 
 // SetWorkloads configures the simulated controllers of every member, present and future.
 func (f *Fleet) SetWorkloads(w Workloads) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.workloads = w
-	for _, m := range f.members {
-		m.cluster.SetWorkloads(w)
-	}
+	f.setAll(func() { f.workloads = w }, func(c *Cluster) { c.SetWorkloads(w) })
 }
 
 // Tick runs every member's simulated controllers once, in name order.

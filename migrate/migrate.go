@@ -243,6 +243,17 @@ func decode(u *unstructured.Unstructured, out any) ([]Warning, error) {
 	return nil, nil
 }
 
+// decodeMeta decodes u into out, as decode does, and returns the metadata that carries over
+// from *m (out's own ObjectMeta), as meta does, with the warnings of both.
+func decodeMeta(u *unstructured.Unstructured, out any, m *metav1.ObjectMeta, namespaced bool) (metav1.ObjectMeta, []Warning, error) {
+	ws, err := decode(u, out)
+	if err != nil {
+		return metav1.ObjectMeta{}, nil, err
+	}
+	md, mws := meta(*m, namespaced, describe(u))
+	return md, append(ws, mws...), nil
+}
+
 // meta is the metadata that carries over: name, namespace, labels, and the annotations that
 // are not KubeFed's own (their keys contain "kubefed.io"). Finalizers, owner references and
 // the server's fields do not.
@@ -280,13 +291,11 @@ func meta(m metav1.ObjectMeta, namespaced bool, what string) (metav1.ObjectMeta,
 // in the ClusterSet's namespace (see [SecretFrom]).
 func ClusterFrom(u *unstructured.Unstructured) (*federation.Cluster, []Warning, error) {
 	var in kubeFedCluster
-	ws, err := decode(u, &in)
+	m, ws, err := decodeMeta(u, &in, &in.ObjectMeta, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	what := describe(u)
-	m, mws := meta(in.ObjectMeta, false, what)
-	ws = append(ws, mws...)
 	c := &federation.Cluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: federation.CoreGroupVersion.String(), Kind: "Cluster"},
 		ObjectMeta: m,
@@ -397,13 +406,11 @@ func TypeConfigFrom(u *unstructured.Unstructured) (federation.TypeConfig, []Warn
 // map becomes {"*": {weight: 1}} as KubeFed's scheduler made it: the schedule stays KubeFed's.
 func PreferenceFrom(u *unstructured.Unstructured) (*federation.ReplicaSchedulingPreference, []Warning, error) {
 	var in kubeFedRSP
-	ws, err := decode(u, &in)
+	m, ws, err := decodeMeta(u, &in, &in.ObjectMeta, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	what := describe(u)
-	m, mws := meta(in.ObjectMeta, true, what)
-	ws = append(ws, mws...)
 	p := &federation.ReplicaSchedulingPreference{
 		TypeMeta:   metav1.TypeMeta{APIVersion: federation.CoreGroupVersion.String(), Kind: "ReplicaSchedulingPreference"},
 		ObjectMeta: m,
@@ -454,13 +461,11 @@ func preferences(minReplicas int64, maxReplicas *int64, weight int64) federation
 // wrote are then dropped, as fedkit's scheduler writes status.schedule instead.
 func FederatedFrom(u *unstructured.Unstructured, scheduled bool) (*federation.FederatedObject, []Warning, error) {
 	var in kubeFedFederated
-	ws, err := decode(u, &in)
+	m, ws, err := decodeMeta(u, &in, &in.ObjectMeta, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	what := describe(u)
-	m, mws := meta(in.ObjectMeta, true, what)
-	ws = append(ws, mws...)
 	f := &federation.FederatedObject{
 		TypeMeta:   metav1.TypeMeta{APIVersion: federation.TypesGroupVersion.String(), Kind: in.Kind},
 		ObjectMeta: m,

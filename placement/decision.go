@@ -222,28 +222,26 @@ func (d Decision) Summary() string {
 	if len(d.Selected) > 0 && len(d.Selected) <= summaryExcluded {
 		fmt.Fprintf(&b, " (%s)", strings.Join(d.Names(), ", "))
 	}
-	if len(d.Excluded) > 0 {
-		parts := make([]string, 0, summaryExcluded)
-		for _, x := range d.Excluded[:min(len(d.Excluded), summaryExcluded)] {
-			parts = append(parts, x.String())
-		}
-		b.WriteString("; left out: " + strings.Join(parts, "; "))
-		if n := len(d.Excluded) - len(parts); n > 0 {
-			fmt.Fprintf(&b, "; and %d more", n)
-		}
-	}
-	if len(d.Kept) > 0 {
-		parts := make([]string, 0, summaryExcluded)
-		for _, x := range d.Kept[:min(len(d.Kept), summaryExcluded)] {
-			parts = append(parts, x.String())
-		}
-		b.WriteString("; kept: " + strings.Join(parts, "; "))
-		if n := len(d.Kept) - len(parts); n > 0 {
-			fmt.Fprintf(&b, "; and %d more", n)
-		}
-	}
+	summarize(&b, "left out", d.Excluded)
+	summarize(&b, "kept", d.Kept)
 	if len(d.Unknown) > 0 {
 		fmt.Fprintf(&b, "; unknown: %s", strings.Join(d.Unknown, ", "))
 	}
 	return b.String()
+}
+
+// summarize writes "; label: " and the first summaryExcluded of diags, then "; and N more"
+// for the rest; nothing when diags is empty.
+func summarize(b *strings.Builder, label string, diags []Diagnosis) {
+	if len(diags) == 0 {
+		return
+	}
+	parts := make([]string, 0, summaryExcluded)
+	for _, x := range diags[:min(len(diags), summaryExcluded)] {
+		parts = append(parts, x.String())
+	}
+	b.WriteString("; " + label + ": " + strings.Join(parts, "; "))
+	if n := len(diags) - len(parts); n > 0 {
+		fmt.Fprintf(b, "; and %d more", n)
+	}
 }

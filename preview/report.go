@@ -229,16 +229,21 @@ func (p Problem) String() string {
 
 // Errors returns the report's problems of severity Error, the objects' and the others'.
 func (r Report) Errors() []Problem {
+	return r.severity(Error)
+}
+
+// severity returns the report's problems of severity sev, the objects' and then the others'.
+func (r Report) severity(sev Severity) []Problem {
 	var out []Problem
 	for _, o := range r.Objects {
 		for _, p := range o.Problems {
-			if p.Severity == Error {
+			if p.Severity == sev {
 				out = append(out, p)
 			}
 		}
 	}
 	for _, p := range r.Problems {
-		if p.Severity == Error {
+		if p.Severity == sev {
 			out = append(out, p)
 		}
 	}
@@ -250,20 +255,7 @@ var ErrProblems = errors.New("preview: problems found")
 
 // Warnings returns the report's problems of severity Warning, the objects' and the others'.
 func (r Report) Warnings() []Problem {
-	var out []Problem
-	for _, o := range r.Objects {
-		for _, p := range o.Problems {
-			if p.Severity == Warning {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, p := range r.Problems {
-		if p.Severity == Warning {
-			out = append(out, p)
-		}
-	}
-	return out
+	return r.severity(Warning)
 }
 
 // Check is a CI check's verdict: nil when the report has no error (and, when strict, no

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -112,11 +111,10 @@ type Scheduler struct {
 	opts    Options
 	metrics *metrics
 
-	// decoded are the Clusters decoded so far by name, each for the resourceVersion it
-	// carries: a pass over an unchanged fleet decodes none (a pass runs for every write any
-	// loop makes to the object, and decoding the Clusters was most of a pass's CPU).
-	clusterMu sync.Mutex
-	decoded   map[string]*federation.Cluster
+	// clusterList decodes each Cluster once per resourceVersion: a pass over an unchanged
+	// fleet decodes none (a pass runs for every write any loop makes to the object, and
+	// decoding the Clusters was most of a pass's CPU).
+	clusterList loop.Clusters
 }
 
 // New returns a Scheduler for the federated type of typ, reading and writing through host.
@@ -138,5 +136,5 @@ func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: New: %w", err)
 	}
-	return &Scheduler{host: host, typ: typ, opts: opts, metrics: m, decoded: map[string]*federation.Cluster{}}, nil
+	return &Scheduler{host: host, typ: typ, opts: opts, metrics: m}, nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -240,35 +239,9 @@ func (s *Scheduler) preference(ctx context.Context, r federation.Reader, key fed
 // it is logged and left out (placement never sees it). Decide leaves out the Clusters being
 // deleted.
 func (s *Scheduler) clusters(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
-	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+	out, err := s.clusterList.List(ctx, r, log)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: list Clusters: %w", err)
-	}
-	out := make([]federation.Cluster, 0, len(list.Items))
-	s.clusterMu.Lock()
-	defer s.clusterMu.Unlock()
-	seen := make(map[string]bool, len(list.Items))
-	for i := range list.Items {
-		item := &list.Items[i]
-		seen[item.GetName()] = true
-		// A Cluster decoded before at this resourceVersion is the same: its copy shares
-		// maps and slices with the others', which no pass writes to.
-		if c, ok := s.decoded[item.GetName()]; ok && item.GetResourceVersion() != "" && c.ResourceVersion == item.GetResourceVersion() {
-			out = append(out, *c)
-			continue
-		}
-		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
-		if err != nil {
-			log.Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
-			continue
-		}
-		s.decoded[item.GetName()] = c
-		out = append(out, *c)
-	}
-	for name := range s.decoded {
-		if !seen[name] {
-			delete(s.decoded, name)
-		}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -98,7 +99,7 @@ func (f *fields) int(path ...string) (int64, bool) {
 	v, ok, err := unstructured.NestedFieldNoCopy(f.obj, path...)
 	if err != nil || !ok || v == nil {
 		if err != nil && f.err == nil {
-			f.err = fmt.Errorf("%w: %s: %v", ErrInvalidMemberStatus, dotted(path), err)
+			f.err = fmt.Errorf("%w: %s: %v", ErrInvalidMemberStatus, strings.Join(path, "."), err)
 		}
 		return 0, false
 	}
@@ -119,7 +120,7 @@ func (f *fields) int(path ...string) (int64, bool) {
 		}
 	}
 	if f.err == nil {
-		f.err = fmt.Errorf("%w: %s: want an integer, got %s", ErrInvalidMemberStatus, dotted(path), describe(v))
+		f.err = fmt.Errorf("%w: %s: want an integer, got %s", ErrInvalidMemberStatus, strings.Join(path, "."), describe(v))
 	}
 	return 0, false
 }
@@ -144,17 +145,6 @@ func (f *fields) desired() int64 {
 		return n
 	}
 	return 1
-}
-
-func dotted(path []string) string {
-	out := ""
-	for i, p := range path {
-		if i > 0 {
-			out += "."
-		}
-		out += p
-	}
-	return out
 }
 
 // describe names a JSON value's type for error messages, without quoting the value (it may be

@@ -41,6 +41,23 @@ func behind(obj *unstructured.Unstructured, observed *int64) string {
 	return ""
 }
 
+// workload reads the counts the replicated kinds share: status.readyReplicas,
+// availableReplicas, updatedReplicas (when updated; a ReplicaSet has none) and
+// observedGeneration, and spec.replicas (default 1) as the desired count in Replicas.
+func (f *fields) workload(updated bool) (Observation, int64) {
+	o := Observation{
+		ReadyReplicas:     f.count("status", "readyReplicas"),
+		AvailableReplicas: f.count("status", "availableReplicas"),
+	}
+	if updated {
+		o.UpdatedReplicas = f.count("status", "updatedReplicas")
+	}
+	o.ObservedGeneration = f.optional("status", "observedGeneration")
+	desired := f.desired()
+	o.Replicas = &desired
+	return o, desired
+}
+
 // DeploymentStatus extracts an apps/v1 Deployment: spec.replicas (default 1) as replicas,
 // status.readyReplicas, availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
 // has observed the latest generation, every desired replica (spec.replicas, default 1) is
@@ -49,17 +66,10 @@ func behind(obj *unstructured.Unstructured, observed *int64) string {
 func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
 	pods := f.count("status", "replicas")
-	o := Observation{
-		ReadyReplicas:      f.count("status", "readyReplicas"),
-		AvailableReplicas:  f.count("status", "availableReplicas"),
-		UpdatedReplicas:    f.count("status", "updatedReplicas"),
-		ObservedGeneration: f.optional("status", "observedGeneration"),
-	}
-	desired := f.desired()
+	o, desired := f.workload(true)
 	if f.err != nil {
 		return Observation{}, f.err
 	}
-	o.Replicas = &desired
 	progressing := condition(obj.Object, "Progressing")
 	switch {
 	case behind(obj, o.ObservedGeneration) != "":
@@ -85,16 +95,10 @@ func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 func ReplicaSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
 	pods := f.count("status", "replicas")
-	o := Observation{
-		ReadyReplicas:      f.count("status", "readyReplicas"),
-		AvailableReplicas:  f.count("status", "availableReplicas"),
-		ObservedGeneration: f.optional("status", "observedGeneration"),
-	}
-	desired := f.desired()
+	o, desired := f.workload(false)
 	if f.err != nil {
 		return Observation{}, f.err
 	}
-	o.Replicas = &desired
 	switch {
 	case behind(obj, o.ObservedGeneration) != "":
 		o.Message = behind(obj, o.ObservedGeneration)
@@ -115,18 +119,11 @@ func ReplicaSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 // and without a partition the current revision must be the update revision.
 func StatefulSetStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
-	o := Observation{
-		ReadyReplicas:      f.count("status", "readyReplicas"),
-		AvailableReplicas:  f.count("status", "availableReplicas"),
-		UpdatedReplicas:    f.count("status", "updatedReplicas"),
-		ObservedGeneration: f.optional("status", "observedGeneration"),
-	}
-	desired := f.desired()
+	o, desired := f.workload(true)
 	partition, _ := f.int("spec", "updateStrategy", "rollingUpdate", "partition")
 	if f.err != nil {
 		return Observation{}, f.err
 	}
-	o.Replicas = &desired
 	strategy, _, _ := unstructured.NestedString(obj.Object, "spec", "updateStrategy", "type")
 	rolling := strategy != "OnDelete"
 	current, _, _ := unstructured.NestedString(obj.Object, "status", "currentRevision")

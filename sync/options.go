@@ -320,9 +320,9 @@ type Syncer struct {
 	// the namespace appears.
 	nsWaits map[memberNamespace]map[federation.Key]bool
 
-	// decoded caches the Cluster objects by name, with their resourceVersion.
-	clusterMu gosync.Mutex
-	decoded   map[string]*federation.Cluster
+	// clusterDecoder decodes each Cluster once per resourceVersion.
+	clusterDecoder loop.Clusters
+	clusterMu      gosync.Mutex
 	// clusterList is the last decoded list, valid while the cache's resourceVersion is
 	// clustersRV (only with Run's reader).
 	clusterList []federation.Cluster
@@ -357,7 +357,6 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		conflicts:      map[federation.Key]map[string]bool{},
 		inFlight:       map[memberKey]inFlightWrite{},
 		hostWrites:     map[federation.Key]hostWrites{},
-		decoded:        map[string]*federation.Cluster{},
 		revisions:      map[federation.Key]revisionMemo{},
 		historyStale:   map[federation.Key]bool{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},

@@ -274,10 +274,10 @@ func patchLocked(ctx context.Context, c federation.ClusterClient, gvr schema.Gro
 }
 
 // listClusters reads the Cluster objects. One that does not decode cannot be synced to: it is
-// logged and left out. Decoded Clusters are kept by name and resourceVersion, so a pass over
-// an unchanged fleet decodes nothing. The slice returned for an unchanged fleet is shared by
-// every pass (copying it for each pass of each object was a good part of a pass's garbage):
-// callers read it and never write to it.
+// logged and left out. Each Cluster is decoded once per resourceVersion (loop.Clusters), so
+// a pass over an unchanged fleet decodes nothing. The slice returned for an unchanged fleet
+// is shared by every pass (copying it for each pass of each object was a good part of a
+// pass's garbage): callers read it and never write to it.
 func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
 	// Run's reader says when its cache of Clusters has not changed since the last List.
 	rv, versioned := "", false
@@ -293,34 +293,12 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 		return out, nil
 	}
 	s.clusterMu.Unlock()
-	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+	out, err := s.clusterDecoder.List(ctx, r, logr.FromContextOrDiscard(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("sync: list Clusters: %w", err)
 	}
-	out := make([]federation.Cluster, 0, len(list.Items))
 	s.clusterMu.Lock()
 	defer s.clusterMu.Unlock()
-	seen := make(map[string]bool, len(list.Items))
-	for i := range list.Items {
-		item := &list.Items[i]
-		seen[item.GetName()] = true
-		if c, ok := s.decoded[item.GetName()]; ok && c.ResourceVersion == item.GetResourceVersion() {
-			out = append(out, *c)
-			continue
-		}
-		c, err := loop.DecodeCluster(r, item) // once per resourceVersion for every loop
-		if err != nil {
-			logr.FromContextOrDiscard(ctx).Error(err, "Ignoring a Cluster that does not decode", "cluster", item.GetName())
-			continue
-		}
-		s.decoded[item.GetName()] = c
-		out = append(out, *c)
-	}
-	for name := range s.decoded {
-		if !seen[name] {
-			delete(s.decoded, name)
-		}
-	}
 	out = slices.Clip(out) // an append copies
 	s.clusterList, s.clustersRV = out, ""
 	if versioned {

@@ -47,13 +47,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}
 		shared, ownCache = c, true
 	}
-	l, err := loop.New(s.host, []loop.Source{
-		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
-			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
-		}},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
-		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision, Deleted: s.historyDeleted},
-	}, loop.Options{
+	opts := loop.Options{
 		Name:             "sync/" + s.typ.Federated.Kind,
 		Workers:          s.opts.Workers,
 		Clock:            s.opts.Clock,
@@ -62,7 +56,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Shard:            s.opts.Shard,
 		Registerer:       s.opts.Registerer,
 		Cache:            shared,
-	})
+	}
+	l, err := loop.New(s.host, []loop.Source{
+		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
+			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
+		}},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
+		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision, Deleted: s.historyDeleted},
+	}, opts)
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -76,16 +77,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	// A second, small loop over the Clusters releases the ones leaving the federation
 	// (ReconcileCluster) once the objects' passes have cleaned up there.
-	cl, err := loop.New(s.host, []loop.Source{{GVR: federation.ClusterGVR}}, loop.Options{
-		Name:             "sync/" + s.typ.Federated.Kind + "/clusters",
-		Workers:          1,
-		Clock:            s.opts.Clock,
-		Logger:           s.opts.Logger,
-		CacheSyncTimeout: s.opts.CacheSyncTimeout,
-		Shard:            s.opts.Shard,
-		Registerer:       s.opts.Registerer,
-		Cache:            shared,
-	})
+	clOpts := opts
+	clOpts.Name, clOpts.Workers = opts.Name+"/clusters", 1
+	cl, err := loop.New(s.host, []loop.Source{{GVR: federation.ClusterGVR}}, clOpts)
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

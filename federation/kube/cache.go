@@ -237,24 +237,27 @@ type cachedReader struct {
 	gvr     schema.GroupVersionResource
 }
 
-func (r *cachedReader) check(gvr schema.GroupVersionResource, op string) error {
+// synced returns the informer of gvr, the one this reader serves, once it has synced (or
+// ctx ends); op names the read in errors.
+func (r *cachedReader) synced(ctx context.Context, gvr schema.GroupVersionResource, op string) (*informerCache, error) {
 	if gvr != r.gvr {
-		return fmt.Errorf("kube: %s: %w: this cached reader serves %s only", op, federation.ErrUnknownType, r.gvr)
-	}
-	return nil
-}
-
-// Get returns a copy of the cached object, or an error satisfying apierrors.IsNotFound.
-func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	op := describe("get (cached)", gvr, namespace, name)
-	if err := r.check(gvr, op); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kube: %s: %w: this cached reader serves %s only", op, federation.ErrUnknownType, r.gvr)
 	}
 	ic, err := r.set.informer(r.cluster, gvr)
 	if err != nil {
 		return nil, err
 	}
 	if err := ic.waitForSync(ctx, op); err != nil {
+		return nil, err
+	}
+	return ic, nil
+}
+
+// Get returns a copy of the cached object, or an error satisfying apierrors.IsNotFound.
+func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	op := describe("get (cached)", gvr, namespace, name)
+	ic, err := r.synced(ctx, gvr, op)
+	if err != nil {
 		return nil, err
 	}
 	u, err := loop.GetFromCache(ic.inf, gvr, namespace, name)
@@ -267,14 +270,8 @@ func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource,
 // ResourceVersion implements federation.VersionReader: Get without the copy.
 func (r *cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
 	op := describe("get (cached)", gvr, namespace, name)
-	if err := r.check(gvr, op); err != nil {
-		return "", err
-	}
-	ic, err := r.set.informer(r.cluster, gvr)
+	ic, err := r.synced(ctx, gvr, op)
 	if err != nil {
-		return "", err
-	}
-	if err := ic.waitForSync(ctx, op); err != nil {
 		return "", err
 	}
 	obj, ok, err := ic.inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
@@ -294,14 +291,8 @@ var _ federation.VersionReader = (*cachedReader)(nil)
 // namespace and name. The list's resourceVersion is the cache's.
 func (r *cachedReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	op := describe("list (cached)", gvr, namespace, "")
-	if err := r.check(gvr, op); err != nil {
-		return nil, err
-	}
-	ic, err := r.set.informer(r.cluster, gvr)
+	ic, err := r.synced(ctx, gvr, op)
 	if err != nil {
-		return nil, err
-	}
-	if err := ic.waitForSync(ctx, op); err != nil {
 		return nil, err
 	}
 	l, err := loop.ListFromCache(ic.inf, gvr, namespace, opts)

@@ -318,6 +318,17 @@ func (d *clusterDecoder) forget(uid types.UID) {
 	d.mu.Unlock()
 }
 
+// keep forgets the Clusters whose uid is not in uids.
+func (d *clusterDecoder) keep(uids map[types.UID]bool) {
+	d.mu.Lock()
+	for uid := range d.decoded {
+		if !uids[uid] {
+			delete(d.decoded, uid)
+		}
+	}
+	d.mu.Unlock()
+}
+
 func (d *clusterDecoder) reset() {
 	d.mu.Lock()
 	d.decoded = nil

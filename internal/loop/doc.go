@@ -58,7 +58,8 @@
 // A Transform without a TransformName is never shared, so a trimmed Secret informer never
 // serves whole Secrets, nor the reverse. Dropping metadata.managedFields is safe: an update
 // without them keeps them. Clusters are decoded once per uid and resourceVersion for all loops of a Cache
-// (DecodeCluster).
+// (DecodeCluster). A loop lists them through Clusters, which decodes once per resourceVersion
+// with any other reader too.
 //
 // # Reading from the caches
 //
