@@ -327,9 +327,8 @@ func memberConfigMap(ns, name string) *unstructured.Unstructured {
 // TestRealBounded propagates 100 FederatedConfigMaps to three real members with production
 // defaults and logs the figures next to the raw create rate. It asserts propagation and the
 // host writes per new object (checkWrites), not rates: rates on a shared 2-core machine vary
-// too much for a bound in CI. It runs in parallel with TestMemoryBounded (see there).
+// too much for a bound in CI.
 func TestRealBounded(t *testing.T) {
-	t.Parallel()
 	f := startReal(t, controlplane.Options{})
 	r := runReal(t, f, 100)
 	t.Log(realHeader)

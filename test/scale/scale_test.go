@@ -58,11 +58,8 @@ func parseSizes(s string) ([][2]int, error) {
 }
 
 // TestMemoryBounded is the in-memory run at a size CI affords: 200 objects x 10 clusters, on
-// one control plane and on 4 static shards. It runs in parallel with TestRealBounded (its
-// CPU work fills that test's waits on the wall clock); it asserts counts, not rates or heap,
-// so the figures it logs are only rougher. The measured runs of `make scale` stay serial.
+// one control plane and on 4 static shards.
 func TestMemoryBounded(t *testing.T) {
-	t.Parallel()
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
 			r := runMemory(t, 200, 10, shards)
