@@ -44,7 +44,12 @@ func leader(t *testing.T, rs map[string]*replica, before ...string) string {
 // partition; it can still write everything else): it stops its loops before the last replica
 // takes over. No replica writes while it does not lead, the leaders' writes never overlap in
 // time, and every member object is created once, by the leader of its time.
+//
+// It runs in parallel with TestShardingOnRealServers, after the package's other tests: both
+// run only namespace-scoped FederatedConfigMap loops, each in its own namespace with its own
+// Leases, while the other tests run control planes over every namespace.
 func TestLeaderElectionOnRealServers(t *testing.T) {
+	t.Parallel()
 	ns := fmt.Sprintf("cp-elect-%d", runs.Add(1))
 	env, members := setup(t, ns)
 	host := env.Client(t, hostName)
@@ -193,7 +198,10 @@ func unclaimed(rs func() map[string]*replica, count int) (stop func() map[int]ti
 // hand-over (the longest stretch a shard ran nowhere is logged), and every edit is
 // propagated within scaleBound of the join. One replica crashes: its shards move to the two
 // others, which keep reconciling its objects (an edit propagates).
+//
+// It runs in parallel with TestLeaderElectionOnRealServers (see there).
 func TestShardingOnRealServers(t *testing.T) {
+	t.Parallel()
 	const (
 		count      = 6
 		scaleBound = 60 * time.Second // on the real clock; a loaded 2-core machine needs a few seconds
