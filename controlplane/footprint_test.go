@@ -61,6 +61,8 @@ func TestNewObjectHostWrites(t *testing.T) {
 	e := newEnv(t)
 	opts := e.options(federation.ConfigMapType)
 	opts.Disable.DNS = true
+	reg := prometheus.NewRegistry()
+	opts.Registerer = reg
 	cp, err := controlplane.New(e.host, e.fleet, opts)
 	require.NoError(t, err)
 	stop := run(cp)
@@ -111,10 +113,9 @@ func TestNewObjectHostWrites(t *testing.T) {
 
 	// Steady: a resync passes over the object and writes nothing.
 	e.host.ClearActions()
-	for range 3 {
-		e.clock.Step(fedsync.DefaultResyncPeriod)
-	}
-	stepUntil(t, e.clock, controlplane.DefaultEventWindow, "a few windows", func() bool { return true })
+	before := syncPasses(t, reg)
+	stepUntil(t, e.clock, fedsync.DefaultResyncPeriod, "a resync pass of sync", func() bool { return syncPasses(t, reg) > before })
+	stepQuietFor(e, 2*controlplane.DefaultEventWindow)
 	require.Empty(t, hostWrites(e.host.Actions()), "a steady object's host writes")
 
 	// A change once it runs is an event: the new data updated in both clusters.
@@ -262,4 +263,25 @@ func goroutinesByCreator() string {
 		fmt.Fprintf(&b, "%5d %s\n", r.n, r.entry)
 	}
 	return b.String()
+}
+
+// syncPasses is how many passes sync has made over federated objects, as reg counts them.
+func syncPasses(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "fedkit_reconciles_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "loop" && l.GetValue() == "sync" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
