@@ -63,7 +63,7 @@ func (win *drainWindow) counted(d divided) int64 {
 			limit = c.spec
 		}
 		win.cap[name] = limit
-		if c.managed && !c.deleting && !slices.Contains(d.blind, name) {
+		if (c.managed || c.released) && !c.deleting && !slices.Contains(d.blind, name) {
 			n += min(c.available, limit)
 		}
 	}
@@ -78,6 +78,7 @@ type memberCopy struct {
 	available int64
 	spec      int64 // spec.replicas
 	current   bool  // its status observed its generation
+	released  bool  // released by its federated object (purge mode Never): it still runs
 }
 
 // divided is one sample of a divided workload.
@@ -170,7 +171,8 @@ func (w *World) snapshot() map[federation.Key]divided {
 			}
 			observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 			c := memberCopy{uid: string(obj.GetUID()), managed: managed(obj), deleting: obj.GetDeletionTimestamp() != nil, available: n,
-				spec: spec, current: observed >= obj.GetGeneration()}
+				spec: spec, current: observed >= obj.GetGeneration(),
+				released: obj.GetAnnotations()[federation.ReleasedAnnotation] == string(fed.UID)}
 			d.copies[name] = c
 			switch {
 			case cut[name]:
