@@ -1,5 +1,3 @@
-// Package intern shares equal flat maps between decoded objects that are never mutated in
-// place: a fake server's stored objects, a shared informer's cache.
 package intern
 
 import (
