@@ -31,7 +31,7 @@ var allowedImports = map[string][]string{
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
-	"fake":            {"federation", "internal/manifest", "internal/jsonvalue"},
+	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
 	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
@@ -44,7 +44,7 @@ var allowedImports = map[string][]string{
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
-	"internal/loop":        {"federation", "internal/metrics"},
+	"internal/loop":        {"federation", "internal/metrics", "internal/intern"},
 	"hostcache":            {"federation", "internal/loop"},
 	// internal/metrics: registering a loop's Prometheus collectors (shared between loops),
 	// the families every loop reports into, the work queue metrics provider.
@@ -68,6 +68,9 @@ var allowedImports = map[string][]string{
 	"internal/imageref": nil,
 	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
 	"internal/jsonvalue": nil,
+	// internal/intern: equal flat maps of stored objects shared; imported by fake and
+	// internal/loop.
+	"internal/intern": nil,
 	// internal/lease: leader election and shard claiming on coordination.k8s.io Leases
 	// through any federation.ClusterClient; imported by controlplane.
 	"internal/lease": {"federation"},
@@ -90,6 +93,7 @@ var internalImporters = map[string][]string{
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync", "fake"},
+	"internal/intern":        {"fake", "internal/loop"},
 	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
 }
 

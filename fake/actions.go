@@ -100,7 +100,7 @@ func (c *Cluster) ActionCounts() map[Verb]int {
 
 // SetInterning turns on (or off, the default) the sharing of equal flat maps (labels,
 // annotations, a ConfigMap's data, status entries) between the objects the cluster stores
-// from then on (see intern.go): a store of many similar objects, or a fleet's members holding
+// from then on (see internal/intern): a store of many similar objects, or a fleet's members holding
 // the same object (Fleet.SetInterning), then takes about half the memory, for about a third
 // more CPU per write. Nothing a client sees changes. For scale runs; off, writes are cheaper.
 func (c *Cluster) SetInterning(on bool) {

@@ -47,12 +47,14 @@ func canonicalValue(v any, depth int) (any, bool) {
 	switch x := v.(type) {
 	case nil:
 		return nil, true
+	// The scalars that are canonical already are returned as v: boxing them again would
+	// allocate (a string's header, a float64) for every value of every stored object.
 	case string:
-		return x, utf8.ValidString(x) // JSON replaces invalid bytes
+		return v, utf8.ValidString(x) // JSON replaces invalid bytes
 	case bool:
-		return x, true
+		return v, true
 	case int64:
-		return x, true
+		return v, true
 	case int:
 		return int64(x), true
 	case int32:
@@ -62,7 +64,7 @@ func canonicalValue(v any, depth int) (any, bool) {
 		case math.IsNaN(x) || math.IsInf(x, 0):
 			return nil, false // JSON refuses it: the round trip reports the error
 		case x != math.Trunc(x):
-			return x, true // printed as the shortest text that reads back as x
+			return v, true // printed as the shortest text that reads back as x
 		case math.Abs(x) < maxExactFloat:
 			return int64(x), true // printed without a fraction: decoded as an integer
 		}

@@ -245,3 +245,19 @@ func TestCheckDecodesStoresAsTheServer(t *testing.T) {
 		})
 	}
 }
+
+// TestCanonicalValueKeepsScalars: a stored object's strings, booleans and numbers are the
+// values written, not boxed again: re-boxing a string cost every stored object 16 bytes per
+// string field (48 MB at 1,000,000 member objects).
+func TestCanonicalValueKeepsScalars(t *testing.T) {
+	for _, v := range []any{"text", true, int64(7), 1.5, nil} {
+		var got any
+		allocs := testing.AllocsPerRun(100, func() { got, _ = canonicalValue(v, 0) })
+		if allocs != 0 {
+			t.Errorf("canonicalValue(%#v): %v allocations, want 0", v, allocs)
+		}
+		if got != v {
+			t.Errorf("canonicalValue(%#v) = %#v", v, got)
+		}
+	}
+}

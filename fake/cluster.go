@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/intern"
 )
 
 // Compile-time checks that a Cluster is a complete client, with the optional capabilities.
@@ -53,8 +54,13 @@ type Cluster struct {
 	hist    history
 	watch   map[*watcher]struct{}
 	// intern shares equal parts of stored objects, with the other members of the fleet for
-	// a member (see intern.go), while interning is on (SetInterning).
-	intern    *interner
+	// a member, while interning is on (SetInterning). A fleet holds the same object in many
+	// members (equal labels, annotations and data), and the host's federated objects repeat
+	// the same per-cluster status entries. Stored objects are never mutated (see objects), so
+	// at commit the store replaces each flat map of an object by an equal one it already
+	// holds (internal/intern). Nothing a client sees changes: every read, watch event and
+	// notification is a copy.
+	intern    *intern.Table
 	interning bool
 
 	// Recording and injection.
@@ -113,7 +119,7 @@ func (c *Cluster) initLocked() {
 	c.watch = map[*watcher]struct{}{}
 	c.faults = map[Verb]*fault{}
 	c.hist.limit = defaultWatchHistory
-	c.intern = &interner{}
+	c.intern = &intern.Table{}
 	c.readySince = c.clock.Now()
 	c.seedNamespacesLocked()
 }

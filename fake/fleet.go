@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/intern"
 )
 
 var _ federation.ClusterSet = (*Fleet)(nil)
@@ -39,8 +40,8 @@ type Fleet struct {
 	handlers []*changeHandler
 
 	// intern is the members' interner: one object stored in many members is then mostly one
-	// value in memory (see intern.go), while interning is on (SetInterning).
-	intern    interner
+	// value in memory (see internal/intern), while interning is on (SetInterning).
+	intern    intern.Table
 	interning bool
 }
 

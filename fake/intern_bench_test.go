@@ -11,7 +11,7 @@ import (
 
 // BenchmarkFleetCreate creates one ConfigMap, as sync renders it, in each of 10 members of a
 // fleet per iteration, and reports the heap the stores hold per member object
-// (retained-B/object), which interning equal maps across members (intern.go) cuts.
+// (retained-B/object), which interning equal maps across members (internal/intern) cuts.
 // Interning is off by default (cheaper writes) and on for scale runs: both are measured.
 func BenchmarkFleetCreate(b *testing.B) {
 	for _, on := range []bool{false, true} {

@@ -354,14 +354,14 @@ func (c *Cluster) deleteObjectLocked(gvr schema.GroupVersionResource, old *unstr
 }
 
 // commitLocked stores obj (a fresh object nobody else holds, though its parts may be shared
-// with stored objects) at the next resourceVersion, its flat maps interned (see intern.go), or
+// with stored objects) at the next resourceVersion, its flat maps interned (see internal/intern), or
 // removes it for Deleted, and publishes the event. It returns obj, now shared with the store:
 // what reaches a client is a copy made outside the lock (see ownCopy).
 func (c *Cluster) commitLocked(gvr schema.GroupVersionResource, typ watch.EventType, obj, old *unstructured.Unstructured) *unstructured.Unstructured {
 	c.rv++
 	obj.SetResourceVersion(strconv.FormatInt(c.rv, 10))
 	if typ != watch.Deleted && c.interning {
-		c.intern.intern(obj)
+		c.intern.Intern(obj)
 	}
 	stored := c.objects[gvr]
 	if stored == nil {

@@ -29,7 +29,8 @@
 // Sources share an informer when they watch the same resource, namespace and label selector
 // with the same transform. A source that trims its objects never shares an informer with one
 // that keeps them whole (federation/kube's Secrets are kept without their data). Every
-// informer drops metadata.managedFields, which no loop reads. Clusters are decoded once per
+// informer drops metadata.managedFields, which no loop reads, and holds equal flat maps
+// (labels, per-cluster status entries) as one map, shared across objects. Clusters are decoded once per
 // uid and resourceVersion for every loop of the Cache (Cache.DecodeCluster).
 //
 // Cache.Run(ctx) runs the informers until ctx is done, and returns once they have stopped.

@@ -26,10 +26,19 @@ func unchanged(ms MemberState, k string) bool {
 }
 
 // inputKeys returns the render input key of every cluster (see inputKey), computed at once.
+// Equal keys are one string: sync remembers one per member object (verification), and the
+// clusters of an object are mostly alike.
 func inputKeys(in PlanInput, t Targets) map[string]string {
 	out := make(map[string]string, len(in.Clusters))
+	seen := map[string]string{}
 	for i := range in.Clusters {
-		out[in.Clusters[i].Name] = inputKey(in, t, in.Clusters[i].Name, in.Clusters[i].Labels)
+		k := inputKey(in, t, in.Clusters[i].Name, in.Clusters[i].Labels)
+		if held, ok := seen[k]; ok {
+			k = held
+		} else {
+			seen[k] = k
+		}
+		out[in.Clusters[i].Name] = k
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/intern"
 )
 
 // CacheOptions configure a Cache. The zero value is usable.
@@ -34,7 +35,9 @@ type CacheOptions struct {
 // stops them by ending Run's context, after the loops that use it have returned.
 //
 // Every informer of a Cache drops metadata.managedFields from what it stores: no loop reads
-// them, and an update without them keeps the server's.
+// them, and an update without them keeps the server's. Equal flat maps of stored objects
+// (labels, per-cluster status entries) are one map in memory: stored objects are never
+// changed, and readers get copies.
 type Cache struct {
 	host federation.ClusterClient
 	opts CacheOptions
@@ -46,6 +49,7 @@ type Cache struct {
 	unnamed   int             // numbers unnamed transforms, which are never shared
 
 	clusters clusterDecoder
+	intern   intern.Table // shared by every informer's stored objects
 }
 
 // informerKey says which sources share an informer.
@@ -234,19 +238,7 @@ func (c *Cache) newShared(key informerKey, transform func(*unstructured.Unstruct
 	if err != nil {
 		return nil, err
 	}
-	err = si.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok {
-			// The object is freshly decoded and not shared yet: changing it in place is
-			// allowed. No loop reads managedFields, and an update without them keeps the
-			// server's.
-			u.SetManagedFields(nil)
-			if transform != nil {
-				transform(u)
-			}
-		}
-		return obj, nil
-	})
-	if err != nil {
+	if err := si.SetTransform(c.transform(transform)); err != nil {
 		return nil, err
 	}
 	if key.gvr == federation.ClusterGVR {
@@ -261,6 +253,28 @@ func (c *Cache) newShared(key informerKey, transform func(*unstructured.Unstruct
 		}
 	}
 	return si, nil
+}
+
+// transform is what an informer of the Cache applies to every object before it stores it:
+// managedFields dropped, the source's transform, then its flat maps interned (see
+// internal/intern) with every other object of the Cache.
+func (c *Cache) transform(transform func(*unstructured.Unstructured)) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			// The object is freshly decoded and not shared yet: changing it in place is
+			// allowed. No loop reads managedFields, and an update without them keeps the
+			// server's.
+			u.SetManagedFields(nil)
+			if transform != nil {
+				transform(u)
+			}
+			// Stored objects are never changed (readers get copies, handlers only read),
+			// so equal flat maps can be one: at fleet scale most of a federated object is
+			// its per-cluster status entries, equal across objects.
+			c.intern.Intern(u)
+		}
+		return obj, nil
+	}
 }
 
 // notSynced describes why the informer has not synced.

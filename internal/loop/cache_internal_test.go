@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,4 +84,81 @@ func TestCovers(t *testing.T) {
 			t.Errorf("covers(%q, %q) = %v; want %v", tc.held, tc.want, got, tc.covered)
 		}
 	}
+}
+
+// TestCacheTransformInterns: what a Cache's informers store drops managedFields and shares
+// equal flat maps between objects (the per-cluster status entries of federated objects, equal
+// labels), so N objects placed on C clusters do not hold N x C copies of the same entry.
+// What readers get is still their own copy.
+func TestCacheTransformInterns(t *testing.T) {
+	c, err := NewCache(fake.NewHost("host"), CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := c.transform(func(u *unstructured.Unstructured) { u.SetAnnotations(nil) })
+	fedObject := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "types.federation.k8s.io/v1alpha1", "kind": "FederatedConfigMap",
+			"metadata": map[string]any{
+				"namespace": "ns", "name": name, "resourceVersion": "1",
+				"labels":        map[string]any{"app": "web"},
+				"annotations":   map[string]any{"note": name},
+				"managedFields": []any{map[string]any{"manager": "kubectl"}},
+			},
+			"status": map[string]any{"clusters": []any{
+				map[string]any{"name": "m1", "propagation": "OK", "replicas": int64(1), "ready": true},
+				map[string]any{"name": "m2", "propagation": "OK", "replicas": int64(1), "ready": true},
+			}},
+		}}
+	}
+	var stored []*unstructured.Unstructured
+	for _, name := range []string{"a", "b"} {
+		out, err := keep(fedObject(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, out.(*unstructured.Unstructured))
+	}
+	a, b := stored[0], stored[1]
+	if diff := cmp.Diff([]string{"web", "m1", "m2"}, []string{a.GetLabels()["app"], entry(a, 0)["name"].(string), entry(a, 1)["name"].(string)}); diff != "" {
+		t.Errorf("stored object changed (-want +got):\n%s", diff)
+	}
+	if a.GetManagedFields() != nil || a.GetAnnotations() != nil {
+		t.Errorf("managedFields %v and annotations %v kept: the cache's and the source's transforms drop them", a.GetManagedFields(), a.GetAnnotations())
+	}
+	for i := range 2 {
+		if !sameMap(entry(a, i), entry(b, i)) {
+			t.Errorf("status.clusters[%d] of a and b: equal entries, two maps in the cache", i)
+		}
+	}
+	if !sameMap(a.Object["metadata"].(map[string]any)["labels"].(map[string]any), b.Object["metadata"].(map[string]any)["labels"].(map[string]any)) {
+		t.Error("equal labels of a and b: two maps in the cache")
+	}
+	if sameMap(a.Object["metadata"].(map[string]any), b.Object["metadata"].(map[string]any)) {
+		t.Error("metadata (name, resourceVersion) must stay each object's own")
+	}
+
+	// A reader's copy is its own: changing it changes neither stored object.
+	inf := NewInformer(fake.NewHost("h"), schema.GroupVersionResource{Group: "types.federation.k8s.io", Version: "v1alpha1", Resource: "federatedconfigmaps"}, "", "")
+	for _, u := range stored {
+		if err := inf.GetStore().Add(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := ListFromCache(inf, schema.GroupVersionResource{}, "ns", metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry(&list.Items[0], 0)["propagation"] = "changed"
+	if got := entry(b, 0)["propagation"]; got != "OK" {
+		t.Errorf("changing a reader's copy of a changed the cache's b: propagation %v", got)
+	}
+}
+
+func entry(u *unstructured.Unstructured, i int) map[string]any {
+	return u.Object["status"].(map[string]any)["clusters"].([]any)[i].(map[string]any)
+}
+
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

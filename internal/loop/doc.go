@@ -57,9 +57,11 @@
 // own. Run waits for its own handlers, not just the informers, to have seen the first list.
 // A Transform without a TransformName is never shared, so a trimmed Secret informer never
 // serves whole Secrets, nor the reverse. Dropping metadata.managedFields is safe: an update
-// without them keeps them. Clusters are decoded once per uid and resourceVersion for all loops of a Cache
-// (DecodeCluster). A loop lists them through Clusters, which decodes once per resourceVersion
-// with any other reader too.
+// without them keeps them. Equal flat maps of stored objects (labels, per-cluster status
+// entries) are one map for all informers of a Cache (internal/intern): stored objects are
+// never changed, and readers get copies. Clusters are decoded once per uid and
+// resourceVersion for all loops of a Cache (DecodeCluster). A loop lists them through
+// Clusters, which decodes once per resourceVersion with any other reader too.
 //
 // # Reading from the caches
 //

@@ -445,6 +445,14 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	m, _ := f.writes()
 	require.Equal(t, n*c, m, "member writes to converge from empty: want one create per object and cluster")
 	writeHeapProfile(t, res, "converged")
+	if *convergeOnlyFlag {
+		// Only the heap after convergence is wanted (SCALE.md's breakdown): stop here.
+		res.peakHeap = heap.Stop()
+		res.liveHeap = liveHeap()
+		f.stop(t)
+		runtime.KeepAlive(f)
+		return res
+	}
 
 	// 2. A resync with nothing to do: every loop's periodic pass over every object, zero writes.
 	m0, h0 := f.writes()
@@ -500,13 +508,18 @@ func runMemory(t testing.TB, n, c, shards int) memResult {
 	writeHeapProfile(t, res, "changed")
 
 	res.peakHeap = heap.Stop()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	res.liveHeap = ms.HeapInuse
+	res.liveHeap = liveHeap()
 	f.stop(t)
 	runtime.KeepAlive(f)
 	return res
+}
+
+// liveHeap is HeapInuse after a GC.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
 
 // checkMembers checks that every member holds every object with data version v.

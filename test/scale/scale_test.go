@@ -22,12 +22,13 @@ import (
 )
 
 var (
-	sizesFlag   = flag.String("scale.sizes", "", "in-memory sizes to run, NxC comma-separated (e.g. 1000x100,10000x10); empty: only the bounded test")
-	shardsFlag  = flag.Int("scale.shards", 4, "static shards (control planes in one process) of the sharded in-memory runs; 0 or 1: no sharded run")
-	hostQPSFlag = flag.Int("scale.hostqps", 0, "QPS of the control plane's host client on real servers (burst twice that); 0: kube's default; negative: no limit")
-	noSchedFlag = flag.Bool("scale.noscheduler", false, "run no scheduler on real servers (sync then places by spec.placement): what the scheduler's status write costs a type without replicas")
-	workersFlag = flag.Int("scale.workers", 0, "Workers of sync, the collector and the scheduler on real servers; 0: their defaults")
-	realFlag    = flag.Int("scale.real", 0, "federated objects to propagate on real API servers; 0: only the bounded test")
+	sizesFlag        = flag.String("scale.sizes", "", "in-memory sizes to run, NxC comma-separated (e.g. 1000x100,10000x10); empty: only the bounded test")
+	shardsFlag       = flag.Int("scale.shards", 4, "static shards (control planes in one process) of the sharded in-memory runs; 0 or 1: no sharded run")
+	hostQPSFlag      = flag.Int("scale.hostqps", 0, "QPS of the control plane's host client on real servers (burst twice that); 0: kube's default; negative: no limit")
+	noSchedFlag      = flag.Bool("scale.noscheduler", false, "run no scheduler on real servers (sync then places by spec.placement): what the scheduler's status write costs a type without replicas")
+	workersFlag      = flag.Int("scale.workers", 0, "Workers of sync, the collector and the scheduler on real servers; 0: their defaults")
+	convergeOnlyFlag = flag.Bool("scale.convergeonly", false, "in-memory runs stop after convergence (and its heap profile): no resync, no template change")
+	realFlag         = flag.Int("scale.real", 0, "federated objects to propagate on real API servers; 0: only the bounded test")
 )
 
 const hostName = "host"

@@ -1,4 +1,4 @@
-package fake
+package intern
 
 import (
 	"encoding/binary"
@@ -11,16 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// A fleet holds the same object in many members: the member objects of one federated object
-// carry the same labels, annotations and, without overrides, the same data in every cluster,
-// and the host's federated objects repeat the same per-cluster status entries. Stored objects
-// are never mutated (see Cluster.objects), so equal parts of them can be one value in memory:
-// at commit, the store replaces each flat map of the object (a map whose values are all
-// strings, numbers, booleans or nulls: labels, annotations, a ConfigMap's data, a status
-// entry) by an equal one it already holds, if any. Nothing a client sees changes: every read,
-// watch event and notification is a copy.
-//
-// The members of a Fleet share one interner; a cluster outside a fleet has its own.
+// A fleet holds the same object in many members, and a host's federated objects repeat the
+// same per-cluster status entries. When objects are never mutated in place, equal parts of
+// them can be one value in memory: Intern replaces each flat map of an object (a map whose
+// values are all strings, numbers, booleans or nulls: labels, annotations, a ConfigMap's
+// data, a status entry) by an equal one the Table already holds, if any. Readers that copy
+// what they hand out (a fake server's reads, an informer cache's Get and List) see nothing
+// change; a reader that mutates a held object would change every object sharing the map.
+
+// maxDepth bounds the walk: deeper values are left as they are.
+const maxDepth = 200
 
 // Bounds of what is interned: a flat map with more entries, or whose encoding is longer, is
 // stored as it is (it seldom repeats, and its key would cost as much as the sharing saves).
@@ -33,9 +33,9 @@ const (
 	maxInternTableBytes = 64 << 20
 )
 
-// interner shares equal flat maps between stored objects. A zero interner is ready. Its lock
-// is taken under a cluster's lock and takes none.
-type interner struct {
+// Table shares equal flat maps between objects. A zero Table is ready and safe for concurrent
+// use; its lock takes no other.
+type Table struct {
 	mu    sync.Mutex
 	table map[string]map[string]any // encoding (see flatKey) -> the shared map
 	bytes int                       // key bytes in table
@@ -43,13 +43,12 @@ type interner struct {
 	keys  []string                  // scratch for sorting, under mu
 }
 
-// intern replaces the flat maps of obj, a fresh object about to be stored, by the equal maps
-// the interner holds, and registers those it does not hold yet. obj's top level and metadata
-// maps are its own in every write (a normalised copy, a deep copy, or withOwnMetadata's and
-// the merge patch's fresh top level and metadata), and are changed in place; deeper maps and
-// slices may be shared with objects stored already, so every one on the way to a replaced
-// map is copied, never changed.
-func (in *interner) intern(obj *unstructured.Unstructured) {
+// Intern replaces the flat maps of obj, a fresh object about to be stored, by the equal maps
+// the Table holds, and registers those it does not hold yet. obj's top level and metadata
+// maps must be its own, and are changed in place; deeper maps and slices may be shared with
+// objects stored already, so every one on the way to a replaced map is copied, never
+// changed.
+func (in *Table) Intern(obj *unstructured.Unstructured) {
 	if in == nil || obj == nil || obj.Object == nil {
 		return
 	}
@@ -71,8 +70,8 @@ func (in *interner) intern(obj *unstructured.Unstructured) {
 }
 
 // value returns v with its flat maps interned, and whether that is a new value.
-func (in *interner) value(v any, depth int) (any, bool) {
-	if depth > maxCanonicalDepth {
+func (in *Table) value(v any, depth int) (any, bool) {
+	if depth > maxDepth {
 		return v, false
 	}
 	switch x := v.(type) {
@@ -104,7 +103,7 @@ func (in *interner) value(v any, depth int) (any, bool) {
 
 // fields returns m with the flat maps among its values interned, and whether that is a new
 // map (m itself is never changed).
-func (in *interner) fields(m map[string]any, depth int) (map[string]any, bool) {
+func (in *Table) fields(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any
 	for k, e := range m {
 		if n, changed := in.value(e, depth+1); changed {
@@ -121,7 +120,7 @@ func (in *interner) fields(m map[string]any, depth int) (map[string]any, bool) {
 }
 
 // shared returns the map held for key, or registers m under it.
-func (in *interner) shared(key []byte, m map[string]any) (any, bool) {
+func (in *Table) shared(key []byte, m map[string]any) (any, bool) {
 	if held, ok := in.table[string(key)]; ok {
 		return held, reflect.ValueOf(held).UnsafePointer() != reflect.ValueOf(m).UnsafePointer()
 	}
@@ -137,7 +136,7 @@ func (in *interner) shared(key []byte, m map[string]any) (any, bool) {
 // value tagged with its type, so that two maps have the same encoding exactly when they are
 // equal, Go types included. It returns false when m is not flat or is beyond the bounds. The
 // encoding is in.buf, valid until the next call.
-func (in *interner) flatKey(m map[string]any) ([]byte, bool) {
+func (in *Table) flatKey(m map[string]any) ([]byte, bool) {
 	if len(m) > maxInternEntries {
 		return nil, false
 	}
