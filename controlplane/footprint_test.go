@@ -22,6 +22,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -268,20 +269,5 @@ func goroutinesByCreator() string {
 // syncPasses is how many passes sync has made over federated objects, as reg counts them.
 func syncPasses(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	n := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_reconciles_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "loop" && l.GetValue() == "sync" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
+	return fedtest.Sum(t, reg, "fedkit_reconciles_total", map[string]string{"loop": "sync"})
 }

@@ -74,18 +74,7 @@ func newEnv(t *testing.T, opts fedsync.Options) *env {
 // passes counts the Syncer's reconciles so far (its metric).
 func (e *env) passes(t *testing.T) float64 {
 	t.Helper()
-	mfs, err := e.reg.Gather()
-	require.NoError(t, err)
-	n := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_reconciles_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return fedtest.Sum(t, e.reg, "fedkit_reconciles_total", nil)
 }
 
 func (e *env) mustCreate(t *testing.T, c *fake.Cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {

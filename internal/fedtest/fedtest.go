@@ -177,3 +177,33 @@ func StepUntil(t testing.TB, step func(time.Duration), d time.Duration, steps in
 	}
 	t.Fatalf("%s: not after %d steps of %s", what(), steps, d)
 }
+
+// Sum adds up the series of counter name that g gathers whose labels include every pair of
+// match ("loop": "sync", say; nil: every series).
+func Sum(t testing.TB, g prometheus.Gatherer, name string, match map[string]string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gathering metrics: %v", err)
+	}
+	n := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			ok := true
+			for k, v := range match {
+				ok = ok && labels[k] == v
+			}
+			if ok {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
