@@ -112,7 +112,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			continue // selected again with enough replicas: nothing to wait for
 		case had:
 			e.Replicas = target[n]
-		case in.running[n] > target[n] && (gains || (in.hold && availableAbove(in.status, n, target[n]) &&
+		case in.running[n] > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
 			len(notAvailable(in.status, next, target, losing, time.Time{}, in.pinned)) > 0)):
 			// Replicas move (another cluster gains), or, for a divided preference, none does
 			// but the cluster loses available replicas while the clusters that keep theirs do
@@ -267,6 +267,15 @@ func availableWith(status []federation.MemberStatus, cluster string, want int64,
 			m.AvailableReplicas != nil && *m.AvailableReplicas >= want
 	}
 	return false
+}
+
+// pinnedOr is cluster's replica count override (pinnedReplicas) when it has one, else n: the
+// member runs the override, whatever its share.
+func pinnedOr(pinned map[string]int64, cluster string, n int64) int64 {
+	if p, ok := pinned[cluster]; ok {
+		return p
+	}
+	return n
 }
 
 // availableAbove reports whether cluster may have more than target replicas available: its
