@@ -116,7 +116,11 @@ func TestNewObjectHostWrites(t *testing.T) {
 	e.host.ClearActions()
 	before := syncPasses(t, reg)
 	stepUntil(t, e.clock, fedsync.DefaultResyncPeriod, "a resync pass of sync", func() bool { return syncPasses(t, reg) > before })
-	stepQuietFor(e, 2*controlplane.DefaultEventWindow)
+	for range 2 * controlplane.DefaultEventWindow / time.Second { // two event windows, in steps of 1s
+		e.waitQuiet()
+		e.clock.Step(time.Second)
+	}
+	e.waitQuiet()
 	require.Empty(t, hostWrites(e.host.Actions()), "a steady object's host writes")
 
 	// A change once it runs is an event: the new data updated in both clusters.

@@ -25,7 +25,7 @@
 //
 // # Running it
 //
-// The test of this package runs a bounded size and a few seeds under `make test`. `make soak
+// The test of this package runs a bounded size and one seed under `make test`. `make soak
 // SEEDS=... CLUSTERS=... OBJECTS=...` runs more. A failing seed prints itself and the command
 // that replays it: go test ./test/soak -run 'TestSoak$' -seed=N (with its sizes). To see
 // why, add these flags:

@@ -17,7 +17,7 @@ import (
 var (
 	seedFlag     = flag.Int64("seed", -1, "run this one seed (replay); -1: the seeds from -first and -seeds")
 	firstFlag    = flag.Uint64("first", 1, "first seed")
-	seedsFlag    = flag.Int("seeds", 2, "how many seeds")
+	seedsFlag    = flag.Int("seeds", 1, "how many seeds (make soak: 10)")
 	clustersFlag = flag.Int("clusters", 5, "member clusters (the full soak: 20)")
 	objectsFlag  = flag.Int("objects", 40, "federated objects (the full soak: 500)")
 	stepsFlag    = flag.Int("steps", 20, "steps of the script")
