@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -22,33 +22,53 @@ import (
 // The CRDs are written as the cluster's own fixtures: no Action is recorded, and the
 // resourceVersion moves past them.
 func NewHost(name string) *Cluster {
-	c := NewCluster(name)
-	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	t, err := NewHostTemplate()
 	if err != nil {
 		// The CRDs are embedded in package federation and tested there: this is a build
 		// defect, not a condition a caller can handle.
-		panic(fmt.Sprintf("fake: fedkit's CRDs do not load: %v", err))
+		panic(fmt.Sprintf("fake: %v", err))
 	}
+	return t.NewHost(name)
+}
+
+// HostTemplate is what [NewHost] installs, decoded once: tests that make a host each make
+// them from one template, and skip decoding fedkit's CRDs every time.
+type HostTemplate struct {
+	crds []*unstructured.Unstructured
+}
+
+// NewHostTemplate decodes the CRDs [NewHost] installs. It fails only when fedkit's embedded
+// CRDs do not load.
+func NewHostTemplate() (*HostTemplate, error) {
+	crds, err := federation.CRDs(federation.BuiltinTypes()...)
+	if err != nil {
+		return nil, fmt.Errorf("fedkit's CRDs do not load: %w", err)
+	}
+	t := &HostTemplate{}
+	for _, crd := range crds {
+		data, err := json.Marshal(crd)
+		if err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		u, err := decodeObject(data)
+		if err != nil {
+			return nil, fmt.Errorf("CRD %s: %w", crd.Name, err)
+		}
+		t.crds = append(t.crds, u)
+	}
+	return t, nil
+}
+
+// NewHost returns a cluster named name as [NewHost] does, with its own copy of t's CRDs.
+// The CRDs are written as the cluster's own fixtures: no Action is recorded.
+func (t *HostTemplate) NewHost(name string) *Cluster {
+	c := NewCluster(name)
 	c.lock()
 	defer c.unlock()
-	for _, crd := range crds {
-		if err := c.createCRDLocked(crd); err != nil {
-			panic(fmt.Sprintf("fake: fedkit's CRD %s is refused: %v", crd.Name, err))
+	for _, crd := range t.crds {
+		if _, err := c.insertLocked(crdGVR(), crd.DeepCopy(), false); err != nil {
+			panic(fmt.Sprintf("fake: fedkit's CRD %s is refused: %v", crd.GetName(), err))
 		}
 	}
 	return c
-}
-
-// createCRDLocked creates crd as a client's Create would, without recording it.
-func (c *Cluster) createCRDLocked(crd *apiextensionsv1.CustomResourceDefinition) error {
-	data, err := json.Marshal(crd)
-	if err != nil {
-		return err
-	}
-	u, err := decodeObject(data)
-	if err != nil {
-		return err
-	}
-	_, err = c.insertLocked(crdGVR(), u, false)
-	return err
 }

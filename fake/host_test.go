@@ -39,6 +39,31 @@ func TestNewHost(t *testing.T) {
 	require.Len(t, crds, 4+len(federation.BuiltinTypes()))
 }
 
+// TestHostTemplate: hosts made from one template serve the same API as NewHost's, and each
+// has its own copy: deleting a CRD in one leaves the other, and the template, serving it.
+func TestHostTemplate(t *testing.T) {
+	tmpl, err := fake.NewHostTemplate()
+	require.NoError(t, err)
+	a, b := tmpl.NewHost("a"), tmpl.NewHost("b")
+	require.Empty(t, a.Actions())
+	for _, u := range fake.NewHost("ref").Objects(crdGVR) {
+		got, err := a.Peek(crdGVR, "", u.GetName())
+		require.NoError(t, err, u.GetName())
+		if diff := cmp.Diff(u.Object["spec"], got.Object["spec"]); diff != "" {
+			t.Errorf("%s: spec differs from NewHost's (-NewHost +template):\n%s", u.GetName(), diff)
+		}
+	}
+	ctx := testCtx(t)
+	name := "federateddeployments.types.federation.k8s.io"
+	require.NoError(t, a.Delete(ctx, crdGVR, "", name, metav1.DeleteOptions{}))
+	_, err = a.List(ctx, federation.DeploymentType.FederatedGVR(), "", metav1.ListOptions{})
+	require.Error(t, err, "a no longer serves FederatedDeployments")
+	for _, h := range []*fake.Cluster{b, tmpl.NewHost("c")} {
+		_, err = h.List(ctx, federation.DeploymentType.FederatedGVR(), "", metav1.ListOptions{})
+		require.NoError(t, err, "%s still serves FederatedDeployments", h.Name())
+	}
+}
+
 func conditionStatus(u interface{ UnstructuredContent() map[string]any }, typ string) string {
 	conds, _ := u.UnstructuredContent()["status"].(map[string]any)["conditions"].([]any)
 	for _, c := range conds {

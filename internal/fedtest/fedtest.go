@@ -2,6 +2,7 @@ package fedtest
 
 import (
 	"context"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -45,13 +46,21 @@ type Env struct {
 	Registry *prometheus.Registry
 }
 
+// hosts decodes fedkit's CRDs once for every Env of a test binary: a fake host costs a
+// quarter of a second to decode them under -race, and a package of tests makes hundreds.
+var hosts = gosync.OnceValues(fake.NewHostTemplate)
+
 // New builds an Env and fails the test when the fleet cannot be registered.
 func New(t testing.TB, o Options) *Env {
 	t.Helper()
 	if o.Now.IsZero() {
 		o.Now = Epoch
 	}
-	e := &Env{Host: fake.NewHost("host"), Fleet: fake.NewFleet(), Clock: clocktesting.NewFakeClock(o.Now), Registry: prometheus.NewRegistry()}
+	tmpl, err := hosts()
+	if err != nil {
+		t.Fatalf("fake host: %v", err)
+	}
+	e := &Env{Host: tmpl.NewHost("host"), Fleet: fake.NewFleet(), Clock: clocktesting.NewFakeClock(o.Now), Registry: prometheus.NewRegistry()}
 	e.Host.SetClock(e.Clock)
 	e.Fleet.SetClock(e.Clock)
 	e.Fleet.SetWorkloads(o.Workloads)
