@@ -124,6 +124,32 @@ func (f *fixture) member(t *testing.T, cluster, name string) *unstructured.Unstr
 	return u
 }
 
+// deployment reads the member Deployment of key in cluster, nil when it cannot.
+func (f *fixture) deployment(cluster string, key federation.Key) *unstructured.Unstructured {
+	u, err := f.members[cluster].Get(context.Background(), deployments, key.Namespace, key.Name)
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+// rolledOut plays the Deployment controller in cluster (the members run none): the current
+// generation of key's Deployment is rolled out, every replica of its spec available.
+func (f *fixture) rolledOut(t *testing.T, cluster string, key federation.Key) {
+	t.Helper()
+	eventually(t, func() bool {
+		u := f.deployment(cluster, key)
+		if u == nil {
+			return false
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
+			"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
+		_, err := f.members[cluster].UpdateStatus(context.Background(), deployments, u)
+		return err == nil
+	}, cluster+": status written")
+}
+
 func image(u *unstructured.Unstructured) string {
 	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	if len(cs) == 0 {
@@ -590,13 +616,7 @@ metadata: {name: web, namespace: evict}, spec: {targetKind: FederatedDeployment,
 		_, _ = sched.Reconcile(ctx, key) // a Conflict with the Syncer's write is retried next time
 		_, _ = collector.Reconcile(ctx, key)
 	}
-	member := func(m string) *unstructured.Unstructured {
-		u, err := f.members[m].Get(ctx, deployments, key.Namespace, key.Name)
-		if err != nil {
-			return nil
-		}
-		return u
-	}
+	member := func(m string) *unstructured.Unstructured { return f.deployment(m, key) }
 	replicas := func(m string) int64 {
 		u := member(m)
 		if u == nil {
@@ -605,21 +625,7 @@ metadata: {name: web, namespace: evict}, spec: {targetKind: FederatedDeployment,
 		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
 		return n
 	}
-	// kubelet plays m's Deployment controller: every replica of its spec is available.
-	kubelet := func(m string) {
-		t.Helper()
-		eventually(t, func() bool {
-			u := member(m)
-			if u == nil {
-				return false
-			}
-			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
-				"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
-			_, err := f.members[m].UpdateStatus(ctx, deployments, u)
-			return err == nil
-		}, m+": status written")
-	}
+	kubelet := func(m string) { f.rolledOut(t, m, key) }
 	evictions := func() []federation.Eviction {
 		u, err := f.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
 		require.NoError(t, err)
@@ -708,28 +714,8 @@ func TestStagedRolloutOnRealServers(t *testing.T) {
 		require.NoError(t, err)
 		return obj
 	}
-	member := func(m string) *unstructured.Unstructured {
-		u, err := f.members[m].Get(ctx, deployments, key.Namespace, key.Name)
-		if err != nil {
-			return nil
-		}
-		return u
-	}
-	// rolledOut plays the Deployment controller in m: the current generation is rolled out.
-	rolledOut := func(m string) {
-		t.Helper()
-		eventually(t, func() bool {
-			u := member(m)
-			if u == nil {
-				return false
-			}
-			n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-			u.Object["status"] = map[string]any{"observedGeneration": u.GetGeneration(), "replicas": n,
-				"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
-			_, err := f.members[m].UpdateStatus(ctx, deployments, u)
-			return err == nil
-		}, m+": status written")
-	}
+	member := func(m string) *unstructured.Unstructured { return f.deployment(m, key) }
+	rolledOut := func(m string) { f.rolledOut(t, m, key) }
 	// observed runs the Collector until status.clusters[] says what cond wants.
 	observed := func(what string, cond func(map[string]federation.MemberStatus) bool) {
 		t.Helper()
