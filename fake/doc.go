@@ -17,7 +17,8 @@
 // A [Cluster] implements [federation.ClusterClient], [federation.HealthChecker],
 // [federation.VersionGetter] and [federation.ResourceDiscoverer]. [Cluster.ServedResources]
 // lists what it serves, built-ins and CRDs, and fails with [VerbDiscovery] faults.
-// [NewHost] returns one that serves fedkit's CRDs, to use as the host. [NewCluster] returns
+// [NewHost] returns one that serves fedkit's CRDs, to use as the host. Tests that make many
+// hosts make them from one [HostTemplate], which decodes the CRDs once. [NewCluster] returns
 // one that serves the built-in resources only, as a member. A [Fleet] of named clusters
 // implements [federation.ClusterSet] and [federation.MemberCache]. It describes its members
 // as [federation.Cluster] objects, which [Fleet.Register] writes to a host.
