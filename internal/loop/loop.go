@@ -390,15 +390,16 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 
 // feed takes keys from the queue and hands each to a worker until the queue shuts down or
 // ctx is done, then waits for the workers. Workers start on demand, up to Options.Workers:
-// a key goes to a worker that is free at that moment, else to a new one while there are
-// fewer than Workers, else to the first worker to finish. A worker that finds no key waiting
-// when it finishes exits, so an idle Loop holds one goroutine, not Workers.
+// a key goes to a new worker while fewer than Workers run, else into a one-key hand-over
+// that the first worker to finish takes. A worker that finds the hand-over empty when it
+// finishes exits, so an idle Loop holds one goroutine, not Workers. No worker ever waits
+// for a key: a worker parked on a key another had taken stayed parked until the next one.
 func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
 	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
 	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
-	p := &workers{keys: make(chan federation.Key)}
+	p := &workers{}
+	p.taken = sync.NewCond(&p.mu)
 	defer p.done.Wait()
-	defer close(p.keys)
 	for {
 		key, quit := queue.Get()
 		if quit {
@@ -409,55 +410,46 @@ func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 			queue.Done(key)
 			return
 		}
-		select {
-		case p.keys <- key:
-			continue
-		default:
-		}
 		p.mu.Lock()
+		for p.handing {
+			p.taken.Wait() // every worker is busy and one key already waits for the first to finish
+		}
 		if p.running < l.opts.Workers {
 			p.running++
-			p.mu.Unlock()
 			p.done.Go(func() { l.work(ctx, queue, r, p, key) })
-			continue
+		} else {
+			p.next, p.handing = key, true
 		}
-		p.waiting = true
-		p.mu.Unlock()
-		p.keys <- key // every worker is busy: the first to finish takes it
-		p.mu.Lock()
-		p.waiting = false
 		p.mu.Unlock()
 	}
 }
 
 // workers are the goroutines that reconcile the keys feed hands them.
 type workers struct {
-	keys chan federation.Key // unbuffered: a send succeeds only when a worker takes the key
 	done sync.WaitGroup
 
 	mu      sync.Mutex
-	running int  // workers started and not exited
-	waiting bool // feed is blocked handing a key over; no worker exits meanwhile
+	taken   *sync.Cond // signalled when a worker takes next
+	running int        // workers started and not exited
+	handing bool       // next holds a key for the first worker to finish
+	next    federation.Key
 }
 
-// work reconciles first, then the keys handed to it, and returns when no key is waiting for
-// a worker as it finishes one, or when feed has returned.
+// work reconciles first, then each key it finds handed over as it finishes one, and returns
+// when it finds none. While handing is set every worker is running (feed sets it only then)
+// and each checks it before it exits, so a handed key is always taken.
 func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, p *workers, first federation.Key) {
-	for key, ok := first, true; ok; {
+	for key := first; ; {
 		l.reconcile(ctx, queue, r, key)
-		select {
-		case key, ok = <-p.keys:
-			continue
-		default:
-		}
 		p.mu.Lock()
-		if !p.waiting {
+		if !p.handing {
 			p.running--
 			p.mu.Unlock()
 			return
 		}
+		key, p.handing = p.next, false
+		p.taken.Signal()
 		p.mu.Unlock()
-		key, ok = <-p.keys
 	}
 }
 
