@@ -35,54 +35,45 @@ import (
 //
 // The entries are in cluster name order.
 func ServiceStatusDNS(rec *ServiceDNSRecord, clusters []federation.Cluster, read func(cluster string) (corev1.LoadBalancerStatus, error)) ([]ClusterDNS, error) {
-	prev := map[string]corev1.LoadBalancerStatus{}
-	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e.LoadBalancer
-	}
-	obs, err := observe(clusters, prev, "ServiceDNSRecord "+rec.Namespace+"/"+rec.Name, "read Service", read)
-	out := make([]ClusterDNS, 0, len(obs))
-	for _, o := range obs {
-		out = append(out, ClusterDNS{Cluster: o.cluster.Name, Region: o.cluster.Region(), Zones: o.cluster.Zones(), LoadBalancer: o.lb})
-	}
-	return out, err
+	return statusDNS(clusters, rec.Status.DNS, "ServiceDNSRecord "+rec.Namespace+"/"+rec.Name, "read Service", read,
+		func(e ClusterDNS) (string, corev1.LoadBalancerStatus) { return e.Cluster, e.LoadBalancer },
+		func(cl *federation.Cluster, lb corev1.LoadBalancerStatus) ClusterDNS {
+			return ClusterDNS{Cluster: cl.Name, Region: cl.Region(), Zones: cl.Zones(), LoadBalancer: lb}
+		})
 }
 
 // IngressStatusDNS returns the status.dns the DNS loop writes for rec: one entry per
 // cluster with its member Ingress's load balancer, by the rules of [ServiceStatusDNS].
 func IngressStatusDNS(rec *IngressDNSRecord, clusters []federation.Cluster, read func(cluster string) (corev1.LoadBalancerStatus, error)) ([]ClusterIngressDNS, error) {
-	prev := map[string]corev1.LoadBalancerStatus{}
-	for _, e := range rec.Status.DNS {
-		prev[e.Cluster] = e.LoadBalancer
-	}
-	obs, err := observe(clusters, prev, "IngressDNSRecord "+rec.Namespace+"/"+rec.Name, "read Ingress", read)
-	out := make([]ClusterIngressDNS, 0, len(obs))
-	for _, o := range obs {
-		out = append(out, ClusterIngressDNS{Cluster: o.cluster.Name, LoadBalancer: o.lb})
-	}
-	return out, err
+	return statusDNS(clusters, rec.Status.DNS, "IngressDNSRecord "+rec.Namespace+"/"+rec.Name, "read Ingress", read,
+		func(e ClusterIngressDNS) (string, corev1.LoadBalancerStatus) { return e.Cluster, e.LoadBalancer },
+		func(cl *federation.Cluster, lb corev1.LoadBalancerStatus) ClusterIngressDNS {
+			return ClusterIngressDNS{Cluster: cl.Name, LoadBalancer: lb}
+		})
 }
 
-// observed is one cluster's entry in a record's status.dns.
-type observed struct {
-	cluster *federation.Cluster
-	lb      corev1.LoadBalancerStatus
-}
-
-// observe applies the rules of ServiceStatusDNS to clusters, given each cluster's previous
-// load balancer; what names the record and op the read in errors.
-func observe(clusters []federation.Cluster, prev map[string]corev1.LoadBalancerStatus, what, op string, read func(cluster string) (corev1.LoadBalancerStatus, error)) ([]observed, error) {
+// statusDNS applies the rules of ServiceStatusDNS to clusters, for a record whose status.dns
+// entries are E: prev is the current status.dns, of reads an entry's cluster and load
+// balancer, and entry makes one. what names the record and op the read in errors.
+func statusDNS[E any](clusters []federation.Cluster, prev []E, what, op string, read func(cluster string) (corev1.LoadBalancerStatus, error),
+	of func(E) (string, corev1.LoadBalancerStatus), entry func(*federation.Cluster, corev1.LoadBalancerStatus) E) ([]E, error) {
+	before := make(map[string]corev1.LoadBalancerStatus, len(prev))
+	for _, e := range prev {
+		name, lb := of(e)
+		before[name] = lb
+	}
 	sorted := make([]*federation.Cluster, 0, len(clusters))
 	for i := range clusters {
 		sorted = append(sorted, &clusters[i])
 	}
 	slices.SortFunc(sorted, func(a, b *federation.Cluster) int { return strings.Compare(a.Name, b.Name) })
-	var out []observed
+	out := make([]E, 0, len(sorted))
 	var errs []error
 	for _, cl := range sorted {
-		old, had := prev[cl.Name]
+		old, had := before[cl.Name]
 		if !meta.IsStatusConditionTrue(cl.Status.Conditions, federation.ConditionReady) {
 			if had {
-				out = append(out, observed{cluster: cl})
+				out = append(out, entry(cl, corev1.LoadBalancerStatus{}))
 			}
 			continue
 		}
@@ -91,7 +82,7 @@ func observe(clusters []federation.Cluster, prev map[string]corev1.LoadBalancerS
 			errs = append(errs, &federation.ClusterError{Cluster: cl.Name, Op: op, Err: err})
 			lb = old
 		}
-		out = append(out, observed{cluster: cl, lb: lb})
+		out = append(out, entry(cl, lb))
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("dnsrecord: %s: %w", what, errors.Join(errs...))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -116,7 +117,7 @@ func TestRunDeletesItsGauges(t *testing.T) {
 		return value(t, reg, "fedkit_status_stale_members", map[string]string{"cluster": "c"})
 	}
 	stop := run(t, running.Run)
-	eventually(t, "the running Collector's stale entry", func() bool {
+	fedtest.Eventually(t, "the running Collector's stale entry", func() bool {
 		u, err := e.host.Peek(fedGVR, mine.Namespace, mine.Name)
 		require.NoError(t, err)
 		list, _, _ := unstructured.NestedSlice(u.Object, "status", "clusters")

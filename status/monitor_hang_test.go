@@ -15,6 +15,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -63,9 +64,9 @@ func TestMonitorReadsAfterProbeAreBounded(t *testing.T) {
 				done <- err
 			}()
 			if entered != nil {
-				eventually(t, "the "+read+" list", func() bool { return len(entered) > 0 })
+				fedtest.Eventually(t, "the "+read+" list", func() bool { return len(entered) > 0 })
 			} else {
-				eventually(t, "the version read", func() bool {
+				fedtest.Eventually(t, "the version read", func() bool {
 					for _, a := range member.Actions() {
 						if a.Verb == fake.VerbVersion {
 							return true
@@ -76,7 +77,7 @@ func TestMonitorReadsAfterProbeAreBounded(t *testing.T) {
 			}
 			// The read's timeout is armed before the call is made, so one step fires it.
 			e.clock.Step(status.DefaultProbeTimeout)
-			eventually(t, "Reconcile to return once Timeout has passed on the clock", func() bool { return len(done) > 0 })
+			fedtest.Eventually(t, "Reconcile to return once Timeout has passed on the clock", func() bool { return len(done) > 0 })
 			require.NoError(t, <-done)
 
 			c := e.cluster(t, "eu")
@@ -98,7 +99,7 @@ func TestMonitorRunHungMemberDoesNotStopOthers(t *testing.T) {
 	entered := hang(t, eu, "nodes")
 	stop := run(t, e.m.Run)
 	defer stop()
-	eventually(t, "eu's node list", func() bool { return len(entered) > 0 })
+	fedtest.Eventually(t, "eu's node list", func() bool { return len(entered) > 0 })
 
 	require.NoError(t, e.fleet.Partition("us"))
 	stepWhile(t, e.clock.Step, time.Second, "us not Ready", func() bool {

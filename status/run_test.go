@@ -18,21 +18,6 @@ import (
 	"github.com/fedkit/fedkit/status"
 )
 
-// eventually polls cond every millisecond of real time until it holds, for at most a minute:
-// Run works on its own goroutines, and this is how a test waits for them.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 // stepUntil steps by d until cond holds, at most 100 steps.
 func stepUntil(t testing.TB, step func(time.Duration), d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -75,22 +60,22 @@ func TestCollectorRun(t *testing.T) {
 			return a != nil && a.ReadyReplicas == want
 		}
 	}
-	eventually(t, "the first collection", aggregated(6))
+	fedtest.Eventually(t, "the first collection", aggregated(6))
 
 	// A Cluster turns not Ready: every object is collected again, and b's data is stale.
 	e.setClusterReady(t, "b", false)
-	eventually(t, "b stale", func() bool { return e.get(t).Status.Clusters[1].Stale })
+	fedtest.Eventually(t, "b stale", func() bool { return e.get(t).Status.Clusters[1].Stale })
 	require.Equal(t, int64(4), e.get(t).Status.Aggregated.ReadyReplicas)
 
 	// A member change is collected as soon as the member cache announces it, without
 	// waiting for the period (the fake clock does not move).
 	e.member(t, "c", 5)
 	e.fleet.Tick()
-	eventually(t, "the member change", aggregated(6))
+	fedtest.Eventually(t, "the member change", aggregated(6))
 
 	// b comes back: the Cluster's readiness requeues the object.
 	e.setClusterReady(t, "b", true)
-	eventually(t, "b fresh", aggregated(8))
+	fedtest.Eventually(t, "b fresh", aggregated(8))
 
 	// Passes read the host through the informers: the only live reads are the re-reads
 	// after a Conflict (a write based on an informer copy one write behind), each following a
@@ -127,7 +112,7 @@ func TestCollectorRunPeriodicPull(t *testing.T) {
 			return a != nil && a.ReadyReplicas == want
 		}
 	}
-	eventually(t, "the first collection", readyReplicas(6))
+	fedtest.Eventually(t, "the first collection", readyReplicas(6))
 	e.member(t, "a", 4)
 	e.fleet.Tick()
 	stepUntil(t, e.clock.Step, federation.DefaultStatusPollInterval, "the periodic pull", readyReplicas(9))
@@ -151,7 +136,7 @@ func TestClusterMonitorRun(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, "the first probes", func() bool {
+	fedtest.Eventually(t, "the first probes", func() bool {
 		c := e.cluster(t, "us")
 		return probes() == 1 && conditionOf(c, federation.ConditionOffline).Status == metav1.ConditionFalse
 	})
@@ -166,7 +151,7 @@ func TestClusterMonitorRun(t *testing.T) {
 	// A Cluster registered while Run runs is probed at once, without waiting for a period.
 	ap := e.fleet.Add("ap", nil)
 	require.NoError(t, e.fleet.Register(ctx, e.host))
-	eventually(t, "the new Cluster's first probe", func() bool {
+	fedtest.Eventually(t, "the new Cluster's first probe", func() bool {
 		for _, a := range ap.Actions() {
 			if a.Verb == fake.VerbHealth {
 				return true
@@ -192,7 +177,7 @@ func TestClusterMonitorRun(t *testing.T) {
 		want := euProbes() + 1
 		stepUntil(t, e.clock.Step, status.DefaultProbePeriod, "eu probed again", func() bool { return euProbes() >= want })
 	}
-	eventually(t, "a pass finding us gone", func() bool {
+	fedtest.Eventually(t, "a pass finding us gone", func() bool {
 		mfs, err := reg.Gather()
 		require.NoError(t, err)
 		for _, mf := range mfs {
