@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -218,7 +219,7 @@ func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Ch
 		case a.uid != "" && a.uid == ch.Live.GetUID():
 			ms.Host = true
 		default:
-			inUse, err := s.inUse(ctx, ch.Cluster, name)
+			inUse, err := s.inUse(ctx, federation.Key{Namespace: in.Object.Namespace, Name: in.Object.Name}, ch.Cluster, name)
 			switch {
 			case err != nil:
 				ms.Err = fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)
@@ -235,22 +236,94 @@ func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Ch
 }
 
 // inUse returns an object the federation placed in member namespace ns of cluster
-// (FederationObjectIn), "" when there is none.
-func (s *Syncer) inUse(ctx context.Context, cluster, ns string) (string, error) {
+// (FederationObjectIn), "" when there is none. Under Run, the FederatedNamespace key is then
+// passed over again as soon as a managed object of those kinds changes there (see
+// namespacesInUse).
+func (s *Syncer) inUse(ctx context.Context, key federation.Key, cluster, ns string) (string, error) {
 	c, err := s.memberClient(cluster)
 	if err != nil {
 		return "", err
 	}
 	var objs []*unstructured.Unstructured
-	err = s.namespaceObjects(ctx, cluster, c, ns, func(_ schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	var kinds []schema.GroupVersionResource
+	err = s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
 		if managedBy(obj, s.opts.Identity) {
 			objs = append(objs, obj)
+			kinds = append(kinds, gvr)
 		}
 	})
 	if err != nil {
 		return "", err
 	}
-	return FederationObjectIn(s.opts.Identity, ns, objs), nil
+	found := FederationObjectIn(s.opts.Identity, ns, objs)
+	if found != "" {
+		s.nsInUse.wait(s.clusters, memberNamespace{cluster, ns}, key, kinds)
+	}
+	return found, nil
+}
+
+// namespacesInUse brings a FederatedNamespace kept in a member for the federation's objects
+// (ReasonNamespaceInUse) back to Run's queue when one of them changes or leaves, through the
+// member caches of their kinds, which the kinds' own Syncers run: the namespace goes right
+// after its last object instead of at the next recheck (namespaceRecheck, which still bounds
+// the wait where no cache notifies). A wait is used once: the pass it brings records it again
+// while objects remain.
+type namespacesInUse struct {
+	mu      gosync.Mutex
+	enqueue func(...federation.Key) // Run's; nil outside Run
+	waits   map[memberNamespace]federation.Key
+	watches map[schema.GroupVersionResource]func() // the removes of the registrations
+}
+
+// start makes Run's enqueue the target of the waits; the func it returns removes every
+// registration and forgets the waits.
+func (n *namespacesInUse) start(enqueue func(...federation.Key)) (stop func()) {
+	n.mu.Lock()
+	n.enqueue, n.waits, n.watches = enqueue, map[memberNamespace]federation.Key{}, map[schema.GroupVersionResource]func(){}
+	n.mu.Unlock()
+	return func() {
+		n.mu.Lock()
+		removes := n.watches
+		n.enqueue, n.waits, n.watches = nil, nil, nil
+		n.mu.Unlock()
+		for _, remove := range removes {
+			remove()
+		}
+	}
+}
+
+// wait records that key waits for the managed objects of kinds in member namespace m to
+// leave, and watches the kinds' member changes. Outside Run it does nothing.
+func (n *namespacesInUse) wait(set federation.ClusterSet, m memberNamespace, key federation.Key, kinds []schema.GroupVersionResource) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.enqueue == nil {
+		return
+	}
+	n.waits[m] = key
+	for _, gvr := range kinds {
+		if _, ok := n.watches[gvr]; ok {
+			continue
+		}
+		// A registration calls back on the cache's goroutine, not under n.mu.
+		remove, _ := federation.WatchMemberChanges(set, gvr, n.changed)
+		n.watches[gvr] = remove
+	}
+}
+
+// changed is the member caches' callback: a managed object changed or left in cluster.
+func (n *namespacesInUse) changed(cluster string, obj *unstructured.Unstructured) {
+	m := memberNamespace{cluster, obj.GetNamespace()}
+	n.mu.Lock()
+	key, ok := n.waits[m]
+	if ok {
+		delete(n.waits, m)
+	}
+	enqueue := n.enqueue
+	n.mu.Unlock()
+	if ok && enqueue != nil {
+		enqueue(key)
+	}
 }
 
 // hostOwns reports whether the member Namespace ns is the host's own Namespace of that name

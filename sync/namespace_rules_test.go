@@ -1,13 +1,17 @@
 package sync_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -204,4 +208,55 @@ spec:
 	}
 	_, err = e.host.Peek(federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name)
 	require.NoError(t, err, "the FederatedNamespace keeps its finalizer while it waits")
+}
+
+// TestRunReleasesANamespaceOnceItsObjectsLeave: under Run, a FederatedNamespace kept in a
+// cluster for the federation's objects (ReasonNamespaceInUse) is passed over again as soon
+// as the last of them leaves the member, not at its recheck: the clock never moves here.
+// (The soak in Run mode found namespaces still placed nowhere at quiescence.)
+func TestRunReleasesANamespaceOnceItsObjectsLeave(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e := newEnv(t, fedsync.Options{})
+	ns := newNamespaceSyncer(t, e)
+	governs := func(clusters string) {
+		e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: production, namespace: production}
+spec:
+  placement: {clusters: [`+clusters+`]}
+`)
+	}
+	reason := func(cluster string) string {
+		u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), "production", "production")
+		require.NoError(t, err)
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		return propagation(fed)[cluster]
+	}
+	governs("{name: aws}, {name: gcp}, {name: azure}")
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- e.s.Run(ctx) }()
+	go func() { done <- ns.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, <-done)
+	}()
+	fedtest.Eventually(t, "the Deployment runs in aws", func() bool { return e.member(t, "aws") != nil })
+
+	governs("{name: gcp}, {name: azure}")
+	fedtest.Eventually(t, "the namespace kept in aws for the Deployment", func() bool {
+		return strings.HasPrefix(reason("aws"), fedsync.ReasonNamespaceInUse)
+	})
+	e.edit(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
+	})
+	fedtest.Eventually(t, "the namespace released in aws once the Deployment left, with no clock step", func() bool {
+		n := e.peekNamespace(t, "aws", "production")
+		return e.member(t, "aws") == nil && (n == nil || n.GetDeletionTimestamp() != nil)
+	})
 }

@@ -86,6 +86,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.enqueue = l.Enqueue
 	s.mu.Unlock()
+	if isNamespaceType(s.typ) {
+		defer s.nsInUse.start(l.Enqueue)()
+	}
 	defer func() {
 		s.mu.Lock()
 		s.enqueue = nil
