@@ -202,6 +202,18 @@ func TestDecideEvictions(t *testing.T) {
 		want:      sched("b", 1, "c", 1, "a", 1),
 		evictions: []federation.Eviction{evictionOf("a", federation.EvictionTaint, 0, 1, federation.PurgeGraciously, evictT0.Add(2*time.Minute))},
 		reason:    scheduler.ReasonScheduled, message: []string{"evicting a (TaintNoExecute): keeps 1 replica(s) (to 0) until b, c report"},
+	}, {
+		name: "a placement change while the keepers are still coming up: the leaving copy waits",
+		// b leaves the placement; a and c already have their targets in spec (no cluster
+		// gains), but c's are not available yet: removing b's 2 at once would leave 2 of 4.
+		rsp:       `{targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}, b: {maxReplicas: 0}}}`,
+		clusters:  []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		prev:      &federation.Schedule{Clusters: sched("a", 2, "b", 2, "c", 2), LastRebalanceTime: &metav1.Time{Time: evictT0.Add(-time.Hour)}},
+		status:    []federation.MemberStatus{member("a", 2, 2, after), member("b", 2, 2, after), member("c", 2, 0, after)},
+		now:       evictT0,
+		want:      sched("a", 2, "b", 2, "c", 2),
+		evictions: []federation.Eviction{evictionOf("b", federation.EvictionPlacement, 0, 2, federation.PurgeGraciously, evictT0)},
+		reason:    scheduler.ReasonScheduled,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fed := &federation.FederatedObject{}

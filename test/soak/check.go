@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,7 +160,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			}
 		case !placed[cname]:
 			if managed(obj) && !c.leftBehind(name, cname) {
-				c.violate("%s: a managed object runs in %s, where it is not placed", name, cname)
+				c.violate("%s: a managed object runs in %s, where it is not placed%s", name, cname, deleting(obj))
 			}
 			if listed {
 				c.violate("%s: status.clusters lists %s, where it is not placed", name, cname)
@@ -350,4 +351,12 @@ func (c *checker) inUse(cluster, ns string) string {
 		}
 	}
 	return fedsync.FederationObjectIn("", ns, objs)
+}
+
+// deleting says, for a violation's message, whether obj is being deleted and what holds it.
+func deleting(obj *unstructured.Unstructured) string {
+	if obj == nil || obj.GetDeletionTimestamp() == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (being deleted since %s, finalizers %v)", obj.GetDeletionTimestamp().UTC().Format(time.TimeOnly), obj.GetFinalizers())
 }

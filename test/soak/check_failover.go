@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -92,6 +93,10 @@ type divided struct {
 	available int64 // over the reachable members' managed copies
 	blind     []string
 	nsGone    map[string]bool // members where the workload's namespace is gone or going
+	// editing: a spec edit (the user's) that the scheduler or sync has not recorded yet
+	// (status.observedGeneration, the Scheduled condition's). In Run mode an edit takes effect
+	// steps after it was made; until it has, what moves is the edit's doing, not a drain's.
+	editing bool
 }
 
 // releasedCopy is a copy a PurgeNever eviction released.
@@ -144,6 +149,8 @@ func (w *World) snapshot() map[federation.Key]divided {
 		}
 		d := divided{uid: string(fed.UID), desired: int64(rsp.Spec.TotalReplicas), purge: federation.EffectiveFailover(fed.Spec.Placement, &rsp).PurgeMode,
 			evictions: map[string]federation.Eviction{}, replicas: map[string]int64{}, copies: map[string]memberCopy{}, nsGone: map[string]bool{}}
+		sched := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
+		d.editing = fed.Status.ObservedGeneration < fed.Generation || (sched != nil && sched.ObservedGeneration < fed.Generation)
 		if s := fed.Status.Schedule; s != nil {
 			for _, e := range s.Evictions {
 				d.evictions[e.Cluster] = e
@@ -241,7 +248,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 			}
 			available := win.counted(o)
 			switch {
-			case !same || touched[key] || o.desired != p.desired:
+			case !same || touched[key] || o.desired != p.desired || o.editing || p.editing:
 				f.skip("the user's own edit of the workload")
 				delete(f.windows, wk)
 				continue
@@ -290,7 +297,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 			}
 			ev, had := p.evictions[c]
 			switch {
-			case touched[key]:
+			case touched[key] || o.editing || p.editing:
 				f.skip("the user's own edit of the workload")
 				continue
 			case o.purge == federation.PurgeNever:

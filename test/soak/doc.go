@@ -71,9 +71,14 @@
 // namespace is not exempt: a FederatedNamespace drained at once keeps the namespace while
 // the federation's objects live in it.
 //
-// These checks run in deterministic mode only. In Run mode, seed 1 still shows a drained
-// copy gone with no eviction on the host, in a cluster added during the chaos; until that
-// is explained, Run mode does not sample.
+// An edit of the workload's spec that the scheduler or sync has not recorded yet
+// (status.observedGeneration, the Scheduled condition's) exempts it too: in Run mode an edit
+// takes effect steps after it was made.
+//
+// These checks run in deterministic mode, and in Run mode only with Config.SampleRun
+// (-soak.sample-run): there, seeds 4, 5 and 8 of the small soak still show violations that
+// are not explained yet (an orphaned object gone, a released copy gone or managed again, a
+// capacity drop as a drain follows a placement change).
 //
 // # What is checked at quiescence
 //

@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
 			return res, err
 		}
-		if !w.Config.Run { // Run mode: see the package doc, What is checked after every step
+		if !w.Config.Run || w.Config.SampleRun { // see the package doc, What is checked after every step
 			w.sample("the chaos", i, step)
 		}
 		res.Rounds++
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.healAll()
 	healed := []Event{{Op: OpHeal}} // the first sample after the healing cannot compare
 	n, err := settle(ctx, w, d, "after the chaos", func(round int) {
-		if !w.Config.Run {
+		if !w.Config.Run || w.Config.SampleRun {
 			w.sample("after the chaos", round, healed)
 			healed = nil
 		}

@@ -25,6 +25,7 @@ var (
 	verboseFlag  = flag.Bool("soak.v", false, "log every step and round")
 	outFlag      = flag.String("soak.out", "", "write every violation to this file")
 	traceFlag    = flag.Bool("soak.trace", false, "log every write that reaches a cluster (with -soak.v)")
+	sampleRun    = flag.Bool("soak.sample-run", false, "in Run mode, check failover after every step too")
 	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
 )
 
@@ -46,7 +47,7 @@ func seeds() []uint64 {
 }
 
 func config(t *testing.T, seed uint64, run bool) soak.Config {
-	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, Dump: *dumpFlag}
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag}
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag
