@@ -158,7 +158,7 @@
 // apps/v1 ControllerRevisions owned by the federated object and labelled with its uid
 // ([OwnerUIDLabel]). [Rollback] writes what ran in an old snapshot back into the spec:
 // template, overrides, retainReplicas. The placement and the template's replica count stay
-// as they are, unless [Rollback] is asked to restore the placement too
+// as they are, unless [RollbackWith] is asked to restore the placement too
 // (RollbackOptions.RestorePlacement). Sync then propagates it as a new revision, as a
 // Deployment rollback does.
 //

@@ -24,7 +24,7 @@ const rollbackRetries = 3
 // history: the template, overrides and retainReplicas; revision 0 means the revision before
 // the current one. Where the object goes and how many replicas run stay as they are: the
 // placement, and the replica count in the template. To restore the revision's placement
-// too, pass RollbackOptions{RestorePlacement: true}.
+// too, use [RollbackWith] with RollbackOptions.RestorePlacement.
 //
 // The object is updated on the host like any edit, so it becomes a new revision (the old
 // snapshot's ControllerRevision is renumbered when the result is that snapshot) and sync
@@ -35,24 +35,11 @@ const rollbackRetries = 3
 //
 // A missing revision is an error wrapping [ErrRevisionNotFound] that lists the revisions
 // there are.
-//
-// Options are applied in order, as controller-runtime's client options are; with none, the
-// history namespace is DefaultHistoryNamespace and the placement stays.
-func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, options ...RollbackOption) error {
-	var opts RollbackOptions
-	for _, o := range options {
-		o.ApplyToRollback(&opts)
-	}
-	return rollback(ctx, host, typ, key, revision, opts)
+func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64) error {
+	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{})
 }
 
-// RollbackOption is one choice for [Rollback]. RollbackOptions is one.
-type RollbackOption interface {
-	// ApplyToRollback sets the choice in opts.
-	ApplyToRollback(opts *RollbackOptions)
-}
-
-// RollbackOptions are [Rollback]'s choices; the zero value changes nothing.
+// RollbackOptions are [RollbackWith]'s choices; the zero value is [Rollback]'s.
 type RollbackOptions struct {
 	// HistoryNamespace is the Syncer's Options.HistoryNamespace: where the history of a
 	// cluster-scoped federated object is. Default DefaultHistoryNamespace.
@@ -63,18 +50,8 @@ type RollbackOptions struct {
 	RestorePlacement bool
 }
 
-// ApplyToRollback sets in opts the fields o sets: a non-empty HistoryNamespace, and
-// RestorePlacement when true.
-func (o RollbackOptions) ApplyToRollback(opts *RollbackOptions) {
-	if o.HistoryNamespace != "" {
-		opts.HistoryNamespace = o.HistoryNamespace
-	}
-	if o.RestorePlacement {
-		opts.RestorePlacement = true
-	}
-}
-
-func rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts RollbackOptions) error {
+// RollbackWith is [Rollback] with options.
+func RollbackWith(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts RollbackOptions) error {
 	historyNamespace := opts.HistoryNamespace
 	if historyNamespace == "" {
 		historyNamespace = DefaultHistoryNamespace

@@ -499,42 +499,10 @@ func TestRollbackRestoresWhatRan(t *testing.T) {
 	require.EqualValues(t, 4, replicas(e.member(t, "gcp")), "revision 1's override")
 	require.False(t, e.exists(t, "azure"), "a rollback does not place the object back in an excluded cluster")
 
-	require.NoError(t, fedsync.Rollback(ctx, e.host, e.typ, key, 1, fedsync.RollbackOptions{RestorePlacement: true}))
+	require.NoError(t, fedsync.RollbackWith(ctx, e.host, e.typ, key, 1, fedsync.RollbackOptions{RestorePlacement: true}))
 	e.reconcile(t)
 	require.Len(t, e.fed(t).Spec.Placement.Clusters, 3)
 	require.Equal(t, frontendImage, image(t, e.member(t, "azure")), "RestorePlacement puts it back")
-}
-
-// TestRollbackOptionsApplyInOrder: Rollback's options apply in order, each setting only what
-// it sets, so a later option does not undo an earlier one.
-func TestRollbackOptionsApplyInOrder(t *testing.T) {
-	tests := []struct {
-		name string
-		opts []fedsync.RollbackOption
-		want fedsync.RollbackOptions
-	}{
-		{"none", nil, fedsync.RollbackOptions{}},
-		{"one", []fedsync.RollbackOption{fedsync.RollbackOptions{HistoryNamespace: "hist", RestorePlacement: true}}, fedsync.RollbackOptions{HistoryNamespace: "hist", RestorePlacement: true}},
-		{"a later one keeps what it leaves unset", []fedsync.RollbackOption{
-			fedsync.RollbackOptions{RestorePlacement: true},
-			fedsync.RollbackOptions{HistoryNamespace: "hist"},
-		}, fedsync.RollbackOptions{HistoryNamespace: "hist", RestorePlacement: true}},
-		{"the last namespace wins", []fedsync.RollbackOption{
-			fedsync.RollbackOptions{HistoryNamespace: "a"},
-			fedsync.RollbackOptions{HistoryNamespace: "b"},
-		}, fedsync.RollbackOptions{HistoryNamespace: "b"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got fedsync.RollbackOptions
-			for _, o := range tt.opts {
-				o.ApplyToRollback(&got)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 // exists reports whether the cluster has the member object of key.
