@@ -156,23 +156,11 @@ func TestFederatedNamespaceWaitsForTheFederationsObjectsToLeave(t *testing.T) {
 	s := newNamespaceSyncer(t, e)
 	nsKey := federation.Key{Namespace: "production", Name: "production"}
 	governs := func(clusters string) {
-		e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: production, namespace: production}
-spec:
-  placement: {clusters: [`+clusters+`]}
-`)
+		e.governProduction(t, clusters)
 		_, err := s.Reconcile(ctx, nsKey)
 		require.NoError(t, err)
 	}
-	namespaceReason := func(cluster string) string {
-		u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), nsKey.Namespace, nsKey.Name)
-		require.NoError(t, err)
-		fed, err := federation.FederatedObjectFromUnstructured(u)
-		require.NoError(t, err)
-		return propagation(fed)[cluster]
-	}
+	namespaceReason := func(cluster string) string { return e.productionPropagation(t, cluster) }
 	governs("{name: aws}, {name: gcp}, {name: azure}")
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	e.reconcile(t)
@@ -218,23 +206,7 @@ func TestRunReleasesANamespaceOnceItsObjectsLeave(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	e := newEnv(t, fedsync.Options{})
 	ns := newNamespaceSyncer(t, e)
-	governs := func(clusters string) {
-		e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: production, namespace: production}
-spec:
-  placement: {clusters: [`+clusters+`]}
-`)
-	}
-	reason := func(cluster string) string {
-		u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), "production", "production")
-		require.NoError(t, err)
-		fed, err := federation.FederatedObjectFromUnstructured(u)
-		require.NoError(t, err)
-		return propagation(fed)[cluster]
-	}
-	governs("{name: aws}, {name: gcp}, {name: azure}")
+	e.governProduction(t, "{name: aws}, {name: gcp}, {name: azure}")
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -248,9 +220,9 @@ spec:
 	}()
 	fedtest.Eventually(t, "the Deployment runs in aws", func() bool { return e.member(t, "aws") != nil })
 
-	governs("{name: gcp}, {name: azure}")
+	e.governProduction(t, "{name: gcp}, {name: azure}")
 	fedtest.Eventually(t, "the namespace kept in aws for the Deployment", func() bool {
-		return strings.HasPrefix(reason("aws"), fedsync.ReasonNamespaceInUse)
+		return strings.HasPrefix(e.productionPropagation(t, "aws"), fedsync.ReasonNamespaceInUse)
 	})
 	e.edit(t, func(u *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
@@ -259,4 +231,28 @@ spec:
 		n := e.peekNamespace(t, "aws", "production")
 		return e.member(t, "aws") == nil && (n == nil || n.GetDeletionTimestamp() != nil)
 	})
+}
+
+// governProduction applies the FederatedNamespace of namespace production, placed in clusters
+// (the items of spec.placement.clusters, in YAML).
+func (e *env) governProduction(t *testing.T, clusters string) {
+	t.Helper()
+	e.apply(t, federation.NamespaceType.FederatedGVR(), `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedNamespace
+metadata: {name: production, namespace: production}
+spec:
+  placement: {clusters: [`+clusters+`]}
+`)
+}
+
+// productionPropagation is the propagation reason the FederatedNamespace of production
+// records for cluster.
+func (e *env) productionPropagation(t *testing.T, cluster string) string {
+	t.Helper()
+	u, err := e.host.Peek(federation.NamespaceType.FederatedGVR(), "production", "production")
+	require.NoError(t, err)
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	return propagation(fed)[cluster]
 }
