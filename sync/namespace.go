@@ -129,7 +129,11 @@ type memberNamespace struct{ cluster, namespace string }
 // noteNamespaceWaits records which clusters of key's pass wait for their namespace, so that
 // Run passes over key again as soon as the namespace appears there (a member cache of
 // Namespaces, started here, notifies it), and reports whether any does.
-func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
+//
+// A namespace can appear between the pass's read and this record, its notification then
+// finding no waiter: each wait recorded here looks at the member cache once more, and a
+// namespace already there brings key back to Run's queue at once.
+func (s *Syncer) noteNamespaceWaits(ctx context.Context, key federation.Key, results []result) bool {
 	if !s.typ.Namespaced {
 		return false
 	}
@@ -143,8 +147,9 @@ func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
 	if !waiting && none {
 		return false // what almost every pass finds: no lock taken for writing
 	}
-	var start []string
+	var start, recorded []string
 	s.mu.Lock()
+	enqueue := s.enqueue
 	for _, r := range results {
 		m := memberNamespace{r.Cluster, key.Namespace}
 		if !waits(r) {
@@ -161,12 +166,28 @@ func (s *Syncer) noteNamespaceWaits(key federation.Key, results []result) bool {
 			start = append(start, r.Cluster)
 		}
 		s.nsWaits[m][key] = true
+		recorded = append(recorded, r.Cluster)
 	}
 	s.mu.Unlock()
-	if mc, ok := s.clusters.(federation.MemberCache); ok {
-		for _, cluster := range start {
-			// Starts the cache whose notifications Run watches; the requeue covers a failure.
-			_, _ = mc.CachedReader(cluster, namespaceGVR)
+	mc, ok := s.clusters.(federation.MemberCache)
+	if !ok {
+		return waiting
+	}
+	for _, cluster := range start {
+		// Starts the cache whose notifications Run watches; the requeue covers a failure.
+		_, _ = mc.CachedReader(cluster, namespaceGVR)
+	}
+	if enqueue == nil {
+		return waiting
+	}
+	for _, cluster := range recorded {
+		r, err := mc.CachedReader(cluster, namespaceGVR)
+		if err != nil {
+			continue
+		}
+		if ns, err := r.Get(ctx, namespaceGVR, "", key.Namespace); err == nil && ns.GetDeletionTimestamp() == nil {
+			enqueue(key) // it came while this pass ran
+			break
 		}
 	}
 	return waiting

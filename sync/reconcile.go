@@ -145,7 +145,7 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	}
 	targets := d.Targets
 	results := s.executeWith(ctx, in, d.inputs, d.Changes)
-	waitingForNamespace := s.noteNamespaceWaits(key, results)
+	waitingForNamespace := s.noteNamespaceWaits(ctx, key, results)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
