@@ -226,7 +226,9 @@ func TestRunReleasesANamespaceOnceItsObjectsLeave(t *testing.T) {
 	fedtest.StepUntil(t, step, 10*time.Second, 60, func() string { return "the Deployment runs in aws" },
 		func() bool { return e.member(t, "aws") != nil })
 	e.governProduction(t, "{name: gcp}, {name: azure}")
-	fedtest.StepUntil(t, step, 10*time.Second, 60, func() string { return "the namespace kept in aws for the Deployment: " + e.productionPropagation(t, "aws") },
+	fedtest.StepUntil(t, step, 10*time.Second, 60, func() string {
+		return "the namespace kept in aws for the Deployment: " + e.productionPropagation(t, "aws")
+	},
 		func() bool { return strings.HasPrefix(e.productionPropagation(t, "aws"), fedsync.ReasonNamespaceInUse) })
 	e.edit(t, func(u *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
