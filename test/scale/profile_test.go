@@ -12,6 +12,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var cpuProfileFlag = flag.String("scale.cpuprofile", "", "file the real-server run writes a CPU profile of the test process (control plane and harness) to, over the federated phase; empty: none")
+
+// startCPUProfile starts a CPU profile of the test process into -scale.cpuprofile, when the flag
+// is set, and returns what stops it. The control plane and the harness share the process: the
+// profile is how SCALE.md splits their CPU (`go tool pprof -top -cum <file>`).
+func startCPUProfile(t testing.TB) func() {
+	t.Helper()
+	if *cpuProfileFlag == "" {
+		return func() {}
+	}
+	out, err := os.Create(*cpuProfileFlag)
+	require.NoError(t, err)
+	require.NoError(t, pprof.StartCPUProfile(out))
+	return func() {
+		pprof.StopCPUProfile()
+		require.NoError(t, out.Close())
+		t.Logf("CPU profile %s", *cpuProfileFlag)
+	}
+}
+
 var heapProfileFlag = flag.String("scale.heapprofile", "", "directory the in-memory runs write heap profiles to (after convergence and after the template change); empty: none")
 
 // writeHeapProfile writes a heap profile of the live heap, after a GC, to

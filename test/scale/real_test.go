@@ -289,6 +289,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	f.createNamespace(t, f.host, fedNS)
 	w := f.watchMembers(t, fedNS)
 	created := make([]time.Time, n)
+	stopProfile := startCPUProfile(t)
 	cpu0 = sampleCPU()
 	begin = time.Now()
 	require.NoError(t, parallel(n, createWorkers, func(i int) error {
@@ -299,6 +300,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	require.Eventually(t, func() bool { return w.complete() == n }, 10*time.Minute, 20*time.Millisecond,
 		"every FederatedConfigMap in every member")
 	res.fedCPU = cpuPerObject(cpu0, sampleCPU(), n)
+	stopProfile()
 	lat := make([]time.Duration, n)
 	var end time.Time
 	for i := range n {
