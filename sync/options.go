@@ -319,7 +319,7 @@ type Syncer struct {
 	// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced): Run passes over them again when
 	// the namespace appears.
 	nsWaits map[memberNamespace]map[federation.Key]bool
-	// inUse holds the member namespaces Run keeps for the federation's objects
+	// nsInUse holds the member namespaces Run keeps for the federation's objects
 	// (ReasonNamespaceInUse), to pass over their FederatedNamespace again as those leave.
 	nsInUse namespacesInUse
 
