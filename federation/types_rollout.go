@@ -26,7 +26,7 @@ import (
 //   - A rollout gates what runs: the template, overrides and retainReplicas. A change of
 //     placement or of replica counts alone is never staged and never restarts a rollout.
 //   - A rollback, automatic or not, restores what ran and keeps the placement. Restoring
-//     the old placement too is an explicit option of sync's RollbackWith.
+//     the old placement too is an explicit option of sync's Rollback (RestorePlacement).
 //   - A cluster that leaves the placement leaves the rollout.
 //   - A cluster sync cannot propagate to holds its stage, named in status.rollout; it never
 //     fails the revision.

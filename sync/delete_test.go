@@ -1,14 +1,19 @@
 package sync_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
 
@@ -171,4 +176,55 @@ func TestOrphanAnnotationOrphansOnDeletionOnly(t *testing.T) {
 		require.NotNil(t, m, "%s: the deletion orphans", c)
 		require.NotContains(t, m.GetLabels(), federation.ManagedByLabel, c)
 	}
+}
+
+// TestRollbackFindsAClusterScopedHistory: a cluster-scoped federated object keeps its history
+// in the Syncer's HistoryNamespace, and Rollback looks there when told to.
+func TestRollbackFindsAClusterScopedHistory(t *testing.T) {
+	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{"fed-history"}, Members: []fedtest.Member{{Name: "aws"}}})
+	typ := federation.NewTypeConfig(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, "clusterroles", false, "")
+	crd, err := federation.CRDFor(typ)
+	require.NoError(t, err)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	_, err = f.Host.Create(ctx, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"), &unstructured.Unstructured{Object: obj})
+	require.NoError(t, err)
+	s, err := fedsync.New(f.Host, f.Fleet, typ, fedsync.Options{Clock: f.Clock, Registerer: f.Registry, HistoryNamespace: "fed-history"})
+	require.NoError(t, err)
+	role := func(verb string) string {
+		return `
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedClusterRole
+metadata: {name: reader}
+spec:
+  placement: {clusters: [{name: aws}]}
+  template:
+    rules: [{apiGroups: [""], resources: [pods], verbs: [` + verb + `]}]
+`
+	}
+	k := federation.Key{Name: "reader"}
+	verbOf := func() string {
+		m, ok := f.Fleet.Member("aws")
+		require.True(t, ok)
+		u, err := m.Peek(typ.TargetGVR(), "", "reader")
+		require.NoError(t, err)
+		rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+		return fmt.Sprint(rules[0].(map[string]any)["verbs"])
+	}
+	fedtest.Apply(t, f.Host, typ.FederatedGVR(), role("get"))
+	_, err = s.Reconcile(ctx, k)
+	require.NoError(t, err)
+	fedtest.Apply(t, f.Host, typ.FederatedGVR(), role("list"))
+	_, err = s.Reconcile(ctx, k)
+	require.NoError(t, err)
+	require.Equal(t, "[list]", verbOf())
+
+	err = fedsync.Rollback(ctx, f.Host, typ, k, 1)
+	require.ErrorIs(t, err, fedsync.ErrRevisionNotFound, "the default history namespace has none of it")
+	require.Contains(t, err.Error(), "the history is empty")
+
+	require.NoError(t, fedsync.Rollback(ctx, f.Host, typ, k, 1, fedsync.HistoryNamespace("fed-history")))
+	_, err = s.Reconcile(ctx, k)
+	require.NoError(t, err)
+	require.Equal(t, "[get]", verbOf())
 }

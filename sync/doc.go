@@ -158,9 +158,8 @@
 // apps/v1 ControllerRevisions owned by the federated object and labelled with its uid
 // ([OwnerUIDLabel]). [Rollback] writes what ran in an old snapshot back into the spec:
 // template, overrides, retainReplicas. The placement and the template's replica count stay
-// as they are, unless [RollbackWith] is asked to restore the placement too
-// (RollbackOptions.RestorePlacement). Sync then propagates it as a new revision, as a
-// Deployment rollback does.
+// as they are, unless [Rollback] is given [RestorePlacement]. Sync then propagates it as a
+// new revision, as a Deployment rollback does.
 //
 // A revision number alone never rewrites a member. A new revision that renders the same
 // object leaves it as it is: a placement change, for the clusters that stay. During a staged

@@ -24,38 +24,51 @@ const rollbackRetries = 3
 // history: the template, overrides and retainReplicas; revision 0 means the revision before
 // the current one. Where the object goes and how many replicas run stay as they are: the
 // placement, and the replica count in the template. To restore the revision's placement
-// too, use [RollbackWith] with RollbackOptions.RestorePlacement.
+// too, pass [RestorePlacement].
 //
 // The object is updated on the host like any edit, so it becomes a new revision (the old
 // snapshot's ControllerRevision is renumbered when the result is that snapshot) and sync
 // propagates it as usual: Rollback itself touches no member cluster. The history is the
-// object's ControllerRevisions in its namespace, or in namespace "default" for a
-// cluster-scoped federated object (Options HistoryNamespace of the Syncer; see
-// RollbackOptions.HistoryNamespace).
+// object's ControllerRevisions in its namespace, or for a cluster-scoped federated object in
+// the Syncer's Options.HistoryNamespace (pass [HistoryNamespace] when it is not the default).
 //
 // A missing revision is an error wrapping [ErrRevisionNotFound] that lists the revisions
 // there are.
-func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64) error {
-	return RollbackWith(ctx, host, typ, key, revision, RollbackOptions{})
-}
-
-// RollbackOptions are [RollbackWith]'s choices; the zero value is [Rollback]'s.
-type RollbackOptions struct {
-	// HistoryNamespace is the Syncer's Options.HistoryNamespace: where the history of a
-	// cluster-scoped federated object is. Default DefaultHistoryNamespace.
-	HistoryNamespace string
-	// RestorePlacement restores the revision's spec.placement too: an explicit choice to
-	// put the object back where it was, taking it out of clusters added since and back into
-	// clusters excluded since.
-	RestorePlacement bool
-}
-
-// RollbackWith is [Rollback] with options.
-func RollbackWith(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts RollbackOptions) error {
-	historyNamespace := opts.HistoryNamespace
-	if historyNamespace == "" {
-		historyNamespace = DefaultHistoryNamespace
+func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts ...RollbackOption) error {
+	o := rollbackOptions{historyNamespace: DefaultHistoryNamespace}
+	for _, opt := range opts {
+		opt(&o)
 	}
+	return rollback(ctx, host, typ, key, revision, o)
+}
+
+// A RollbackOption is a choice of [Rollback] beyond its defaults.
+type RollbackOption func(*rollbackOptions)
+
+type rollbackOptions struct {
+	historyNamespace string
+	restorePlacement bool
+}
+
+// RestorePlacement makes [Rollback] restore the revision's spec.placement too: an explicit
+// choice to put the object back where it was, taking it out of clusters added since and
+// back into clusters excluded since.
+func RestorePlacement() RollbackOption {
+	return func(o *rollbackOptions) { o.restorePlacement = true }
+}
+
+// HistoryNamespace tells [Rollback] where the history of a cluster-scoped federated object
+// is: the Syncer's Options.HistoryNamespace. An empty namespace keeps the default,
+// DefaultHistoryNamespace. Namespaced objects keep their history in their own namespace.
+func HistoryNamespace(namespace string) RollbackOption {
+	return func(o *rollbackOptions) {
+		if namespace != "" {
+			o.historyNamespace = namespace
+		}
+	}
+}
+
+func rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts rollbackOptions) error {
 	if revision < 0 {
 		return fmt.Errorf("sync: rollback %s %s: revision %d: %w", typ.Federated.Kind, key, revision, ErrRevisionNotFound)
 	}
@@ -67,7 +80,7 @@ func RollbackWith(ctx context.Context, host federation.ClusterClient, typ federa
 		}
 		ns := u.GetNamespace()
 		if ns == "" {
-			ns = historyNamespace
+			ns = opts.historyNamespace
 		}
 		hist, err := listHistory(ctx, host, ns, u.GetUID())
 		if err != nil {
@@ -81,7 +94,7 @@ func RollbackWith(ctx context.Context, host federation.ClusterClient, typ federa
 		if err := json.Unmarshal(target.data, &snap); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: revision %d does not decode: %w", typ.Federated.Kind, key, target.revision, err)
 		}
-		if err := restore(u, snap, opts.RestorePlacement, typ.ReplicasFields()); err != nil {
+		if err := restore(u, snap, opts.restorePlacement, typ.ReplicasFields()); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
 		}
 		_, err = host.Update(ctx, gvr, u)

@@ -499,7 +499,7 @@ func TestRollbackRestoresWhatRan(t *testing.T) {
 	require.EqualValues(t, 4, replicas(e.member(t, "gcp")), "revision 1's override")
 	require.False(t, e.exists(t, "azure"), "a rollback does not place the object back in an excluded cluster")
 
-	require.NoError(t, fedsync.RollbackWith(ctx, e.host, e.typ, key, 1, fedsync.RollbackOptions{RestorePlacement: true}))
+	require.NoError(t, fedsync.Rollback(ctx, e.host, e.typ, key, 1, fedsync.RestorePlacement()))
 	e.reconcile(t)
 	require.Len(t, e.fed(t).Spec.Placement.Clusters, 3)
 	require.Equal(t, frontendImage, image(t, e.member(t, "azure")), "RestorePlacement puts it back")

@@ -59,7 +59,11 @@ an Event (reason ` + ReasonRollbackRequested + `) on the object records who aske
 
 // rollbackTo is the plugin's one call of sync's rollback.
 func rollbackTo(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, o *rollbackOptions) error {
-	return fedsync.RollbackWith(ctx, host, typ, key, o.revision, fedsync.RollbackOptions{HistoryNamespace: o.historyNamespace, RestorePlacement: o.restorePlacement})
+	opts := []fedsync.RollbackOption{fedsync.HistoryNamespace(o.historyNamespace)}
+	if o.restorePlacement {
+		opts = append(opts, fedsync.RestorePlacement())
+	}
+	return fedsync.Rollback(ctx, host, typ, key, o.revision, opts...)
 }
 
 func (g *globals) rollback(ctx context.Context, out io.Writer, cfg *rest.Config, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, o *rollbackOptions) error {
