@@ -104,6 +104,11 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 				return s.failed(in, ch, err)
 			}
 		}
+		if ch.Action == ActionDelete && in.Object.DeletionTimestamp == nil {
+			if err := s.confirmDelete(ctx, in, ch.Cluster); err != nil {
+				return s.failed(in, ch, err)
+			}
+		}
 		s.startWrite(key, ch.Cluster)
 		stored, err := s.write(ctx, client, ch)
 		written := ""

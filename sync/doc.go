@@ -245,8 +245,16 @@
 // With federation.OrphanAnnotation: "true" the
 // member objects are left in place instead, without the federation's labels and annotations.
 // The annotation applies to the deletion only. A cluster that leaves the placement has its
-// member object deleted, as in KubeFed. A Cluster that leaves the federation orphans by
-// default (below).
+// member object deleted, as in KubeFed. Set the annotation before the deletion: a delete
+// already under way when it arrives is not called back. A Cluster that leaves the federation
+// orphans by default (below).
+//
+// A delete because a cluster left the placement needs proof. Right before it, sync reads
+// the federated object and that Cluster from the host's API server. If either changed in a
+// way that matters (spec, annotations, schedule, deletion; the Cluster's labels, taints or
+// deletion), nothing is deleted. The pass fails with a Conflict and the key is decided again
+// on the new version. So a cache that lags never deletes a copy that the user meanwhile
+// orphaned, or that the cluster, back from a drain, should keep.
 //
 // The finalizer goes once every member object is gone (NotFound), not when its delete was
 // sent. A member object that its own finalizers hold (foregroundDeletion, a member

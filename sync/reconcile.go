@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -229,6 +230,66 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 		return nil, fmt.Errorf("sync: record the finalizer and revision %d on %s %s: %w", rev, s.typ.Federated.Kind, keyOf(u), err)
 	}
 	return out, nil
+}
+
+// confirmDelete is the proof a pass needs before it deletes a member object because the
+// object left the placement: the federated object and the Cluster it read (often from
+// caches) are still what the host's API server has, right before the delete. A pass on a
+// version the host has moved past (a new spec or schedule, new annotations such as the
+// orphan one, a deletion; the Cluster's new taints or labels) would delete on a decision
+// nobody holds any more. When anything moved it returns a Conflict: nothing is deleted, and
+// the newer version is decided again.
+func (s *Syncer) confirmDelete(ctx context.Context, in PlanInput, cluster string) error {
+	obj := in.Object
+	moved := func(what string) error {
+		return apierrors.NewConflict(s.typ.FederatedGVR().GroupResource(), obj.Name,
+			fmt.Errorf("%s changed since this pass read it: the member object in %s is not deleted on the old version", what, cluster))
+	}
+	u, err := s.host.Get(ctx, s.typ.FederatedGVR(), obj.Namespace, obj.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return moved("the object")
+	case err != nil:
+		return fmt.Errorf("confirm %s %s before deleting its member object: %w", s.typ.Federated.Kind, keyOfFed(obj), err)
+	case u.GetResourceVersion() != obj.ResourceVersion:
+		fresh, err := s.decode(keyOfFed(obj), u)
+		if err != nil || !sameDecisionInput(obj, fresh) {
+			return moved("the object")
+		}
+	}
+	i := slices.IndexFunc(in.Clusters, func(c federation.Cluster) bool { return c.Name == cluster })
+	if i < 0 {
+		return nil // not a Cluster any more when read: nothing placement-driven to confirm
+	}
+	live, err := s.host.Get(ctx, federation.ClusterGVR, "", cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		return moved("Cluster " + cluster)
+	case err != nil:
+		return fmt.Errorf("confirm Cluster %s before deleting its member object: %w", cluster, err)
+	case live.GetResourceVersion() == in.Clusters[i].ResourceVersion:
+		return nil
+	}
+	if c, err := loop.DecodeCluster(s.host, live); err != nil || !sameCluster(&in.Clusters[i], c) {
+		return moved("Cluster " + cluster)
+	}
+	return nil
+}
+
+// sameDecisionInput reports whether two versions of a federated object lead Plan to the same
+// deletions: the same object, generation, deletion state, annotations and schedule. Other
+// loops' status writes alone move the resourceVersion, not these.
+func sameDecisionInput(a, b *federation.FederatedObject) bool {
+	return a.UID == b.UID && a.Generation == b.Generation &&
+		(a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
+		maps.Equal(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Status.Schedule, b.Status.Schedule)
+}
+
+// sameCluster reports whether two versions of a Cluster place the same: labels, spec (taints
+// among them) and deletion state. Status heartbeats alone do not count.
+func sameCluster(a, b *federation.Cluster) bool {
+	return a.UID == b.UID && maps.Equal(a.Labels, b.Labels) && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
+		equality.Semantic.DeepEqual(a.Spec, b.Spec)
 }
 
 // sameSchedule reports whether a and b carry the same status.schedule.

@@ -216,11 +216,24 @@ func (w *World) putPreference(ctx context.Context, key federation.Key, total int
 }
 
 // delete deletes a federated object (and its RSP), first annotating it to orphan its member
-// objects when asked; the managed member objects it has then are remembered, to check they
-// remain.
+// objects when asked; the managed member objects it has then in the clusters its schedule
+// lists are remembered, to check they remain. A copy in a cluster the object is leaving may
+// have its delete decided already, and a delete under way (sent, not yet answered) is not
+// called back either: neither is checked.
 func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) error {
 	if e.Orphan {
+		var scheduled map[string]bool // nil: no schedule, every cluster
 		err := w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
+			if _, ok, _ := unstructured.NestedMap(u.Object, "status", "schedule"); ok {
+				scheduled = map[string]bool{}
+				cs, _, _ := unstructured.NestedSlice(u.Object, "status", "schedule", "clusters")
+				for _, c := range cs {
+					if m, ok := c.(map[string]any); ok {
+						name, _ := m["name"].(string)
+						scheduled[name] = true
+					}
+				}
+			}
 			ann := u.GetAnnotations()
 			if ann == nil {
 				ann = map[string]string{}
@@ -234,11 +247,19 @@ func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) 
 		}
 		ns, name := memberName(typ, e.Key)
 		for cname, c := range w.members() {
+			if scheduled != nil && !scheduled[cname] {
+				continue
+			}
 			obj, err := c.Peek(typ.TargetGVR(), ns, name)
 			if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" {
 				continue
 			}
 			w.mu.Lock()
+			if w.inflight[deleteKey(cname, typ.TargetGVR(), ns, name)] > 0 {
+				w.mu.Unlock()
+				w.Config.Logf("%s %s: its delete in %s is under way already; it is not checked as orphaned", typ.Federated.Kind, e.Key, cname)
+				continue
+			}
 			w.orphans = append(w.orphans, orphanRecord{cluster: cname, gvr: typ.TargetGVR(), ns: ns, name: name, uid: string(obj.GetUID()), fed: typ.Federated.Kind + " " + e.Key.String()})
 			w.mu.Unlock()
 		}

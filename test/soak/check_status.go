@@ -119,8 +119,12 @@ func (c *checker) checkOrphans() {
 			continue
 		}
 		obj, err := m.Peek(o.gvr, o.ns, o.name)
-		if err != nil || string(obj.GetUID()) != o.uid {
-			c.violate("%s was deleted with orphan: its object in %s is gone", o.fed, o.cluster)
+		if err != nil {
+			c.violate("%s was deleted with orphan: its object in %s is gone: %v", o.fed, o.cluster, err)
+			continue
+		}
+		if uid := string(obj.GetUID()); uid != o.uid {
+			c.violate("%s was deleted with orphan: its object in %s is gone: uid %s there now, was %s (labels %v)", o.fed, o.cluster, uid, o.uid, obj.GetLabels())
 			continue
 		}
 		for _, k := range fedkitMarks {

@@ -58,6 +58,10 @@ type Config struct {
 	// Dump names a federated object ("namespace/name"), of any kind, whose YAML every check
 	// adds to the violations: to see what a failing seed left behind.
 	Dump string
+	// Goroutines names a file that gets every goroutine's stack when the control plane is
+	// still writing after MaxRounds (a loop that stopped, or one that never stops): what each
+	// goroutine waits on. Empty: none.
+	Goroutines string
 }
 
 // Defaults of Config.

@@ -3,9 +3,14 @@ package soak
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
@@ -231,9 +236,15 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func(r
 		}
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
-		if left := w.deleting(); wc.members+wc.host > 0 || len(left) > 0 {
+		left, coming := w.deleting(), w.recovering()
+		if wc.members+wc.host > 0 || len(left) > 0 || len(coming) > 0 {
 			if len(left) > 0 {
 				w.Config.Logf("%s: round %d: still being deleted: %v", phase, i, left)
+			}
+			if len(coming) > 0 {
+				// The monitor counts good probes before Ready turns True (more for a cluster
+				// that flapped), writing nothing meanwhile: that is not quiescence.
+				w.Config.Logf("%s: round %d: reachable but not Ready yet: %v", phase, i, coming)
 			}
 			quiet = 0
 			continue
@@ -243,6 +254,11 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func(r
 		}
 	}
 	w.violate("%s: still writing after %d rounds", phase, w.Config.MaxRounds)
+	if w.Config.Goroutines != "" {
+		if err := dumpGoroutines(w.Config.Goroutines); err != nil {
+			w.Config.Logf("%s: goroutines: %v", phase, err)
+		}
+	}
 	return w.Config.MaxRounds, nil
 }
 
@@ -282,6 +298,43 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 		}
 	}
 	return nil
+}
+
+// dumpGoroutines writes every goroutine's stack to file.
+func dumpGoroutines(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("goroutine").WriteTo(f, 2); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// recovering lists the members that are reachable (not partitioned) and whose Cluster is not
+// Ready: with faults off, the monitor turns them Ready once it has counted enough good probes.
+func (w *World) recovering() []string {
+	var out []string
+	for name, m := range w.members() {
+		if m.Partitioned() {
+			continue
+		}
+		u, err := w.Host.Peek(federation.ClusterGVR, "", name)
+		if err != nil || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		var c federation.Cluster
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &c); err != nil {
+			continue
+		}
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // deleting lists the Clusters and federated objects still being deleted: a control plane is

@@ -27,6 +27,7 @@ var (
 	traceFlag    = flag.Bool("soak.trace", false, "log every write that reaches a cluster (with -soak.v)")
 	sampleRun    = flag.Bool("soak.sample-run", false, "in Run mode, check failover after every step too")
 	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
+	goroutines   = flag.String("soak.goroutines", "", "file for every goroutine's stack when the control plane does not settle")
 )
 
 // TestMain checks, after every test, that no goroutine is left: every loop's Run, every
@@ -47,7 +48,7 @@ func seeds() []uint64 {
 }
 
 func config(t *testing.T, seed uint64, run bool) soak.Config {
-	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag}
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines}
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag

@@ -65,8 +65,11 @@ type World struct {
 	failover   *failoverWatch
 	foreign    []foreignMark
 	orphans    []orphanRecord
-	untouched  []untouchedObject
-	jumped     time.Duration
+	// inflight is the member deletes in flight (from their hook to their return), by
+	// cluster/resource/namespace/name: an orphan annotation does not call them back.
+	inflight  map[string]int
+	untouched []untouchedObject
+	jumped    time.Duration
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
@@ -285,10 +288,36 @@ func (w *World) installHooks(c *fake.Cluster) {
 			return next.Patch(ctx, gvr, ns, n, pt, data)
 		},
 		Delete: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, opts metav1.DeleteOptions) error {
+			if !host {
+				done := w.inFlight(name, gvr, ns, n)
+				defer done()
+			}
 			before(ctx, next, "delete", gvr, ns, n)
 			return next.Delete(ctx, gvr, ns, n, opts)
 		},
 	})
+}
+
+// inFlight records a member delete as under way until done is called.
+func (w *World) inFlight(cluster string, gvr schema.GroupVersionResource, ns, name string) (done func()) {
+	k := deleteKey(cluster, gvr, ns, name)
+	w.mu.Lock()
+	if w.inflight == nil {
+		w.inflight = map[string]int{}
+	}
+	w.inflight[k]++
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		if w.inflight[k]--; w.inflight[k] == 0 {
+			delete(w.inflight, k)
+		}
+		w.mu.Unlock()
+	}
+}
+
+func deleteKey(cluster string, gvr schema.GroupVersionResource, ns, name string) string {
+	return cluster + "/" + gvr.Resource + "/" + ns + "/" + name
 }
 
 // slow lets a call to cluster take its latency on the fake clock (deterministic mode: the
