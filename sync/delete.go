@@ -77,7 +77,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	// status.clusters may not list every cluster sync put the object in yet (the status write
 	// after a create failed): a cluster that is not ready and that the object is placed in,
 	// but for its readiness, may hold it too.
-	if t, err := TargetsFor(fed, s.typ, clusters); err == nil {
+	if t, err := TargetsFor(fed, s.typ, clusters, s.opts.Clock.Now()); err == nil {
 		for _, n := range t.NotReady {
 			blocked[n] = ReasonClusterNotReady
 		}

@@ -49,7 +49,7 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 		return "", "", err
 	}
 	if governing != nil {
-		return governedReason(governing, cluster, ns, clusters)
+		return governedReason(governing, cluster, ns, clusters, s.opts.Clock.Now())
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
@@ -77,7 +77,7 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 // governedReason is the propagation reason of a cluster whose namespace ns is missing and
 // governed by the FederatedNamespace u: waiting, where its placement puts it in cluster (or
 // would, but for the cluster's readiness); not placed otherwise, saying why.
-func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters []federation.Cluster, now time.Time) (string, string, error) {
 	name := ns + "/" + ns
 	notPlaced := func(why string) (string, string, error) {
 		return ReasonNamespaceNotPlaced, fmt.Sprintf("cluster %q: namespace %q does not exist, and FederatedNamespace %s, which governs it, %s: sync does not create it", cluster, ns, name, why), nil
@@ -90,7 +90,7 @@ func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters [
 		return notPlaced("is being deleted")
 	}
 	federation.DefaultFederatedObject(fed)
-	t, err := TargetsFor(fed, federation.NamespaceType, clusters)
+	t, err := TargetsFor(fed, federation.NamespaceType, clusters, now)
 	if err != nil {
 		return notPlaced(fmt.Sprintf("has an invalid placement (%v)", err))
 	}

@@ -236,7 +236,7 @@ func decideTargets(in PlanInput) (Decision, error) {
 			}
 		}
 		var err error
-		if d.Targets, err = targetsAt(obj, in.Type, in.Clusters, in.Now); err != nil {
+		if d.Targets, err = TargetsFor(obj, in.Type, in.Clusters, in.Now); err != nil {
 			return Decision{}, err
 		}
 		if obj.Spec.Rollout != nil {

@@ -49,13 +49,10 @@ type Targets struct {
 //
 // A NoSchedule taint refuses new placements only: a cluster of status.clusters stays placed
 // under one (see placement.Place); when it is the not-ready taint, the cluster is in NotReady.
-// TargetsFor does not count tolerationSeconds (no clock); [Plan] does, at PlanInput.Now.
-func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) (Targets, error) {
-	return targetsAt(obj, typ, clusters, time.Time{})
-}
-
-// targetsAt is TargetsFor with tolerationSeconds counted at now (zero: not counted).
-func targetsAt(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster, now time.Time) (Targets, error) {
+// A toleration with tolerationSeconds holds a NoExecute-tainted cluster until the taint's
+// timeAdded plus those seconds, counted at now (placement.Options.Now); a zero now does not
+// count them. [Plan] calls it at PlanInput.Now.
+func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster, now time.Time) (Targets, error) {
 	t := Targets{Replicas: map[string]*int64{}}
 	// A Cluster being deleted is leaving the federation: nothing is placed there any more.
 	leaving := map[string]bool{}

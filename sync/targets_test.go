@@ -91,7 +91,7 @@ func TestTargetsFor(t *testing.T) {
 			for _, name := range tt.previous {
 				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
 			}
-			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters)
+			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,9 +122,10 @@ func TestTargetsForNoSchedule(t *testing.T) {
 		c.Spec.Taints = []corev1.Taint{{Key: federation.TaintClusterNotReady, Effect: effect}}
 		return c
 	}
+	taintedAt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	userTainted := func(name string, effect corev1.TaintEffect) federation.Cluster {
 		c := readyCluster(name, true, nil)
-		c.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: effect}}
+		c.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: effect, TimeAdded: &metav1.Time{Time: taintedAt}}}
 		return c
 	}
 	tests := []struct {
@@ -134,6 +135,8 @@ func TestTargetsForNoSchedule(t *testing.T) {
 		wantOrder    []string
 		wantNotReady []string
 		wantRollout  []string
+		tolerate     *int64    // tolerationSeconds of a toleration of the maintenance taint
+		now          time.Time // when TargetsFor decides (zero: tolerationSeconds not counted)
 	}{
 		{name: "NoSchedule, runs there: still placed, not ready", b: tainted("b", corev1.TaintEffectNoSchedule), previous: []string{"a", "b"},
 			wantOrder: []string{"a"}, wantNotReady: []string{"b"}, wantRollout: []string{"a", "b"}},
@@ -147,14 +150,23 @@ func TestTargetsForNoSchedule(t *testing.T) {
 			wantOrder: []string{"a"}, wantRollout: []string{"a"}},
 		{name: "a user's NoExecute on a Ready cluster it runs in: no longer placed", b: userTainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
 			wantOrder: []string{"a"}, wantRollout: []string{"a"}},
+		{name: "a NoExecute tolerated for 60s, 30s after it came: still placed", b: userTainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
+			tolerate: ptr[int64](60), now: taintedAt.Add(30 * time.Second), wantOrder: []string{"a", "b"}, wantRollout: []string{"a", "b"}},
+		{name: "a NoExecute tolerated for 60s, 90s after it came: no longer placed", b: userTainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
+			tolerate: ptr[int64](60), now: taintedAt.Add(90 * time.Second), wantOrder: []string{"a"}, wantRollout: []string{"a"}},
+		{name: "a NoExecute tolerated for 60s, no clock: tolerationSeconds not counted", b: userTainted("b", corev1.TaintEffectNoExecute), previous: []string{"a", "b"},
+			tolerate: ptr[int64](60), wantOrder: []string{"a", "b"}, wantRollout: []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fed := &federation.FederatedObject{Spec: federation.FederatedSpec{Placement: federation.Placement{ClusterSelector: &metav1.LabelSelector{}}}}
+			if tt.tolerate != nil {
+				fed.Spec.Placement.Tolerations = []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: tt.tolerate}}
+			}
 			for _, name := range tt.previous {
 				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
 			}
-			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, []federation.Cluster{readyCluster("a", true, nil), tt.b})
+			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, []federation.Cluster{readyCluster("a", true, nil), tt.b}, tt.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +207,7 @@ func TestTargetsRequiredClusters(t *testing.T) {
 			if tc.required != "" {
 				fed.Annotations = map[string]string{federation.RequiredByClustersAnnotation: tc.required}
 			}
-			targets, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters)
+			targets, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
 			require.NoError(t, err)
 			if diff := cmp.Diff(tc.want, targets.Order); diff != "" {
 				t.Errorf("sync targets (-want +got):\n%s", diff)

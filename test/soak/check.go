@@ -127,7 +127,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	if fed.Status.ObservedGeneration != fed.Generation {
 		c.violate("%s: status.observedGeneration %d, generation %d", name, fed.Status.ObservedGeneration, fed.Generation)
 	}
-	targets, err := fedsync.TargetsFor(fed, typ, c.clusters)
+	targets, err := fedsync.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
 		c.violate("%s: TargetsFor: %v", name, err)
 		return

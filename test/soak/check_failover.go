@@ -156,7 +156,7 @@ func (w *World) snapshot() map[federation.Key]divided {
 				d.evictions[e.Cluster] = e
 			}
 		}
-		if t, err := fedsync.TargetsFor(fed, typ, clusters); err == nil {
+		if t, err := fedsync.TargetsFor(fed, typ, clusters, w.Clock.Now()); err == nil {
 			for _, n := range t.Order {
 				if r := t.Replicas[n]; r != nil {
 					d.replicas[n] = *r
@@ -370,7 +370,7 @@ func (c *checker) placedIn(fed, cluster string) bool {
 	if err != nil {
 		return false
 	}
-	t, err := fedsync.TargetsFor(obj, typ, c.clusters)
+	t, err := fedsync.TargetsFor(obj, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
 		return false
 	}
