@@ -126,6 +126,16 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			}
 			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
 			e.Deadline = &d
+		case in.failover.PurgeMode == federation.PurgeNever && released(n) && excluded(in.pd, n):
+			// Evicted, with nothing for the rest of the fleet to make up (it already runs the
+			// targets): no wait, but under PurgeNever the copy is released, never deleted.
+			e = federation.Eviction{
+				Cluster: n, Reason: evictionReason(n, in), Keep: in.running[n], PurgeMode: federation.PurgeNever,
+				Since: metav1.NewTime(in.now.Truncate(time.Second)), Release: true,
+				Message: "ended; the copy stays in the cluster, released from the federation (purge mode Never)",
+			}
+			out.evictions = append(out.evictions, e)
+			continue
 		default:
 			continue
 		}
@@ -196,6 +206,12 @@ func evictionClusters(running map[string]int64, before *federation.Schedule) []s
 	}
 	slices.Sort(names)
 	return names
+}
+
+// excluded reports whether placement left cluster out (a taint, readiness, application
+// failover, a placement rule): the cluster is evicted, not merely scaled down.
+func excluded(pd placement.Decision, cluster string) bool {
+	return slices.ContainsFunc(pd.Excluded, func(x placement.Diagnosis) bool { return x.Cluster == cluster })
 }
 
 // evictionReason is why cluster loses replicas: placement's rule for it, application

@@ -52,6 +52,12 @@ func evictionOf(cluster, reason string, replicas, keep int64, mode federation.Pu
 	return federation.Eviction{Cluster: cluster, Reason: reason, Replicas: replicas, Keep: keep, PurgeMode: mode, Since: metav1.NewTime(since), Deadline: &d}
 }
 
+// releasedAt is e as an ended PurgeNever eviction that asks sync to release the copy.
+func releasedAt(e federation.Eviction) federation.Eviction {
+	e.Release, e.Deadline = true, nil
+	return e
+}
+
 // TestDecideEvictions: every loss of replicas that another cluster gains is graceful; the
 // cluster keeps them until the gainers report them available with fresh data or the grace
 // period ends; replicas that fit nowhere else are never evicted.
@@ -140,6 +146,20 @@ func TestDecideEvictions(t *testing.T) {
 		failover: `{purgeMode: Never}`,
 		clusters: drained, prev: releasedSchedule, status: gainersUp[:2], now: evictT0.Add(3 * time.Minute),
 		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Never, a drain the others need not make up (the total fell to what they run): the copy is released at once",
+		failover: `{purgeMode: Never}`,
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}}}`,
+		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 2, "b", 2), evictions: []federation.Eviction{releasedAt(evictionOf("c", federation.EvictionTaint, 0, 2, federation.PurgeNever, evictT0))},
+		reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Never, a pure total reduction (no cluster evicted): immediate, nothing released",
+		failover: `{purgeMode: Never}`,
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 3, clusters: {"*": {weight: 1}}}`,
+		clusters: []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "")},
+		prev:     steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 1, "b", 1, "c", 1), reason: scheduler.ReasonScheduled,
 	}, {
 		name: "partial fit: the replica that fits moves gracefully, the other stays",
 		// a has room for 1 more replica of 500m, b for none.

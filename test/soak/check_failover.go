@@ -199,6 +199,13 @@ func (w *World) sample(phase string, step int, events []Event) {
 	f := w.failover
 	cur := w.snapshot()
 	now := w.Clock.Now()
+	// A released copy that sync took back (managed again, its cluster placed again) is the
+	// federation's again: its deletion later is no longer the release's to check.
+	f.released = slices.DeleteFunc(f.released, func(r releasedCopy) bool {
+		ns, name, _ := strings.Cut(r.fed, "/")
+		oc, ok := cur[federation.Key{Namespace: ns, Name: name}].copies[r.cluster]
+		return ok && oc.uid == r.uid && oc.managed
+	})
 	unknowable := ""
 	drained := map[string]bool{}
 	touched := map[federation.Key]bool{}
@@ -375,7 +382,7 @@ func (c *checker) placedIn(fed, cluster string) bool {
 		return false
 	}
 	_, placed := t.Replicas[cluster]
-	return placed
+	return placed || slices.Contains(t.NotReady, cluster) // not ready: nothing is decided there
 }
 
 func sortedObjectKeys(m map[federation.Key]divided) []federation.Key {
