@@ -35,8 +35,11 @@ type failoverWatch struct {
 	prev     map[federation.Key]divided
 	windows  map[windowKey]*drainWindow
 	released []releasedCopy
-	checks   int
-	skipped  map[string]int
+	// deadlines is the last deadline seen of each cluster's eviction: an eviction that ended
+	// at its deadline between two samples (a clock jump) is gone from both.
+	deadlines map[windowKey]time.Time
+	checks    int
+	skipped   map[string]int
 }
 
 type windowKey struct {
@@ -109,7 +112,7 @@ type releasedCopy struct {
 }
 
 func newFailoverWatch() *failoverWatch {
-	return &failoverWatch{windows: map[windowKey]*drainWindow{}, skipped: map[string]int{}}
+	return &failoverWatch{windows: map[windowKey]*drainWindow{}, deadlines: map[windowKey]time.Time{}, skipped: map[string]int{}}
 }
 
 func (f *failoverWatch) skip(reason string) { f.skipped[reason]++ }
@@ -234,6 +237,13 @@ func (w *World) sample(phase string, step int, events []Event) {
 	where := func(key federation.Key) string {
 		return fmt.Sprintf("%s, step %d: FederatedDeployment %s", phase, step, key)
 	}
+	for key, o := range cur {
+		for c, e := range o.evictions {
+			if e.Deadline != nil {
+				f.deadlines[windowKey{key, c}] = e.Deadline.Time
+			}
+		}
+	}
 	for _, key := range sortedObjectKeys(cur) {
 		o := cur[key]
 		p, seen := f.prev[key]
@@ -317,6 +327,10 @@ func (w *World) sample(phase string, step int, events []Event) {
 			case had && ev.Deadline != nil && !now.Before(ev.Deadline.Time):
 				f.skip("the grace period ended")
 				continue
+			case !had && ended(f.deadlines, windowKey{key, c}, now):
+				f.skip("the grace period ended")
+				delete(f.deadlines, windowKey{key, c}) // used: a later drain's copy is checked again
+				continue
 			}
 			var missing []string
 			blind := false
@@ -344,6 +358,12 @@ func (w *World) sample(phase string, step int, events []Event) {
 		}
 	}
 	f.prev = cur
+}
+
+// ended reports whether the last eviction seen of wk had its deadline by now.
+func ended(deadlines map[windowKey]time.Time, wk windowKey, now time.Time) bool {
+	d, ok := deadlines[wk]
+	return ok && !now.Before(d)
 }
 
 // checkReleased checks that every copy a PurgeNever eviction released is still in its
