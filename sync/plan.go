@@ -302,7 +302,9 @@ func planFor(in PlanInput, t Targets) []Change {
 			}
 			continue
 		case ms.Err != nil:
-			if placed[name] || deleting {
+			// Placed, being deleted, or where sync's object is (or was): what could not be
+			// read or checked is said, and the pass retries. Elsewhere there is nothing to do.
+			if placed[name] || deleting || managedBy(ms.Object, identity) || listed(obj, name) {
 				ch.Reason, ch.Message = readFailure(name, ms.Err)
 				out = append(out, ch)
 			}

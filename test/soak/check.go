@@ -160,7 +160,8 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			}
 		case !placed[cname]:
 			if managed(obj) && !c.leftBehind(name, cname) {
-				c.violate("%s: a managed object runs in %s, where it is not placed%s", name, cname, deleting(obj))
+				c.violate("%s: a managed object runs in %s, where it is not placed%s (uid %s, resourceVersion %s, created %s)", name, cname, deleting(obj),
+					obj.GetUID(), obj.GetResourceVersion(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339))
 			}
 			if listed {
 				c.violate("%s: status.clusters lists %s, where it is not placed", name, cname)
