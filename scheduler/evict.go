@@ -136,6 +136,17 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			}
 			out.evictions = append(out.evictions, e)
 			continue
+		case in.hold && in.running[n] > target[n] && excluded(in.pd, n):
+			// A divided workload's cluster evicted (a taint, a placement rule, application
+			// failover) while nothing seems to gain: the status that says so may be old (a
+			// clock jump, a collector behind), so the copy still waits for the others to
+			// report theirs available, as any eviction.
+			e = federation.Eviction{
+				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: in.running[n],
+				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
+			}
+			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
+			e.Deadline = &d
 		default:
 			continue
 		}

@@ -154,6 +154,19 @@ func TestDecideEvictions(t *testing.T) {
 		want: sched("a", 2, "b", 2), evictions: []federation.Eviction{releasedAt(evictionOf("c", federation.EvictionTaint, 0, 2, federation.PurgeNever, evictT0))},
 		reason: scheduler.ReasonScheduled,
 	}, {
+		name:     "a drain nobody needs to make up: the drained copy still waits for the others' fresh data",
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}}}`,
+		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,
+		want: sched("a", 2, "b", 2, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "a drain whose status says the drained copy has nothing available (old data): it waits all the same",
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}}}`,
+		clusters: drained, prev: steady, now: evictT0,
+		status: []federation.MemberStatus{member("a", 2, 2, before), member("b", 2, 2, before), member("c", 2, 0, before)},
+		want:   sched("a", 2, "b", 2, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled,
+	}, {
 		name:     "purge mode Never, a pure total reduction (no cluster evicted): immediate, nothing released",
 		failover: `{purgeMode: Never}`,
 		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 3, clusters: {"*": {weight: 1}}}`,
