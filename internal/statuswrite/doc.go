@@ -16,5 +16,7 @@
 // table), so merging keeps every loop's fields. The write is the newest copy of the object
 // with every pending mutation applied in order, locked on its resourceVersion. After a
 // Conflict the Writer reads the object again and applies the mutations again. Loops read
-// through Pending, so a pass sees the changes not yet written.
+// through Pending, so a pass sees the changes not yet written: those waiting for their window,
+// those on their way to the host, and the last write until the caches have it. What a loop
+// reads never goes back to a status from before a change it was handed.
 package statuswrite
