@@ -61,7 +61,7 @@ type Writer struct {
 	// flying are the entries whose write is on its way to the host: taken off pending, their
 	// result not in written yet. What they carry is part of what loops read meanwhile.
 	flying  map[objKey]*entry
-	written map[objKey]*unstructured.Unstructured // the last write's result, until read back
+	written map[objKey]writtenCopy // the last write's result, until read back (see freshest)
 	subs    map[schema.GroupVersionResource]map[*sub]struct{}
 	wake    chan struct{}
 }
@@ -88,6 +88,12 @@ type entry struct {
 	failures int
 }
 
+// writtenCopy is the host's answer to the Writer's last write of an object, and when it came.
+type writtenCopy struct {
+	obj *unstructured.Unstructured
+	at  time.Time
+}
+
 type sub struct {
 	loop string
 	fn   func(string, federation.Key)
@@ -108,7 +114,7 @@ func New(host federation.ClusterClient, opts Options) *Writer {
 		opts:    opts,
 		pending: map[objKey]*entry{},
 		flying:  map[objKey]*entry{},
-		written: map[objKey]*unstructured.Unstructured{},
+		written: map[objKey]writtenCopy{},
 		subs:    map[schema.GroupVersionResource]map[*sub]struct{}{},
 		wake:    make(chan struct{}, 1),
 	}
@@ -126,17 +132,23 @@ func newer(a, b *unstructured.Unstructured) bool {
 	return ra > rb
 }
 
-// freshest returns obj or what the Writer last wrote of it, the newer one; it forgets the
-// written copy once obj has caught up. The caller holds w.mu.
+// freshest returns obj or what the Writer last wrote of it, the newer one. It forgets the
+// written copy once obj has caught up with it and a window has passed since the write: loops
+// read copies of different ages (the shared cache, or the host itself after a Conflict), and
+// one that has caught up says nothing of the others. Forgotten at the first such read, the
+// write would vanish for a loop whose cache is still behind, its status back to before the
+// write for a moment. The caller holds w.mu.
 func (w *Writer) freshest(k objKey, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	last, ok := w.written[k]
 	if !ok {
 		return obj
 	}
-	if newer(last, obj) {
-		return last
+	if newer(last.obj, obj) {
+		return last.obj
 	}
-	delete(w.written, k)
+	if w.opts.Clock.Since(last.at) >= w.opts.Window {
+		delete(w.written, k)
+	}
 	return obj
 }
 
@@ -358,7 +370,7 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 		out, err = w.host.UpdateStatus(ctx, k.gvr, view)
 		if err == nil {
 			w.mu.Lock()
-			w.written[k] = out
+			w.written[k] = writtenCopy{obj: out, at: w.opts.Clock.Now()}
 			delete(w.flying, k)
 			w.mu.Unlock()
 			return
@@ -380,6 +392,7 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 	w.mu.Lock()
 	delete(w.flying, k)
 	if apierrors.IsNotFound(err) {
+		delete(w.written, k)
 		w.mu.Unlock()
 		return // deleted: nothing to write
 	}

@@ -266,3 +266,26 @@ func TestPendingShowsAWriteInFlight(t *testing.T) {
 		t.Errorf("Pending of the stale copy after the writes (-want +got):\n%s", diff)
 	}
 }
+
+// A loop that reads the object live (the scheduler after a Conflict, the collector) has
+// caught up with the Writer's last write; a loop reading the cache, still behind, must still
+// see that write through Pending, not the status from before it. (The dependencies loop read
+// a workload's schedule as gone once the scheduler's live read had made the Writer forget its
+// write, and narrowed the workload's ConfigMap for a moment.)
+func TestPendingKeepsTheLastWriteForEveryReader(t *testing.T) {
+	h := start(t)
+	cached := h.get(t)
+	schedule := map[string]any{"clusters": []any{map[string]any{"name": "eu"}}}
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, cached, setField("schedule", schedule)))
+	require.NoError(t, h.w.WriteStatus("sync", gvr, cached, setField("observedGeneration", int64(1))))
+	h.stepUntil(t, "written", func() bool { return h.statusWrites() == 1 })
+	want := map[string]any{"schedule": schedule, "observedGeneration": int64(1)}
+
+	live := h.w.Pending(gvr, h.get(t))
+	if diff := cmp.Diff(want, status(live)); diff != "" {
+		t.Errorf("Pending of the live copy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending of the cache's copy, behind, after a live read (-want +got):\n%s", diff)
+	}
+}
