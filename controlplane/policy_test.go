@@ -2,14 +2,18 @@ package controlplane_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
@@ -122,6 +126,10 @@ func TestPolicyWithDependencies(t *testing.T) {
 		return e.where(configMapGVR, "shared") == "eu,us" && e.where(deployments, "api") == "eu" && e.where(secretGVR, "api-token") == "eu" && e.where(secretGVR, "web-token") == "us"
 	})
 	stepUntil(t, e.clock, time.Second, "the host api Deployment shows 2 ready replicas", func() bool { return readyOnHost("api") == 2 })
+	// From here on the ConfigMap's placement changes once: to us, when api is gone. A pass
+	// that saw api's schedule vanish for a moment (a status write in flight) narrowed it
+	// early, and one that still saw api while it went widened it back: a flap.
+	placements := e.placements(t, federation.ConfigMapType.FederatedGVR(), "shared")
 
 	// Deleting the second Deployment narrows the ConfigMap again.
 	require.NoError(t, e.host.Delete(ctx, deployments, "default", "api", metav1.DeleteOptions{}))
@@ -132,4 +140,55 @@ func TestPolicyWithDependencies(t *testing.T) {
 		return e.where(configMapGVR, "shared") == "us" && e.where(deployments, "api") == "" && e.where(secretGVR, "api-token") == "" && err != nil
 	})
 	require.True(t, all("us")(), seen())
+	if diff := cmp.Diff([]string{"eu,us", "us"}, placements()); diff != "" {
+		t.Errorf("the FederatedConfigMap's placements after it widened (-want +got):\n%s", diff)
+	}
+}
+
+// placements records the spec.placement.clusters of the federated object default/name on the
+// host now, and of every later update that changes them; the returned func stops and returns
+// them, each comma separated.
+func (e *env) placements(t testing.TB, gvr schema.GroupVersionResource, name string) func() []string {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	clusters := func(u *unstructured.Unstructured) string {
+		refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "placement", "clusters")
+		names := make([]string, 0, len(refs))
+		for _, r := range refs {
+			m, _ := r.(map[string]any)
+			n, _ := m["name"].(string)
+			names = append(names, n)
+		}
+		return strings.Join(names, ",")
+	}
+	u, err := e.host.Peek(gvr, "default", name)
+	require.NoError(t, err)
+	last := clusters(u)
+	out = append(out, last)
+	e.host.SetHooks(fake.Hooks{Update: func(ctx context.Context, next federation.ClusterClient, g schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		got, err := next.Update(ctx, g, obj)
+		if err == nil && g == gvr && got.GetNamespace() == "default" && got.GetName() == name {
+			mu.Lock()
+			if c := clusters(got); c != last {
+				out, last = append(out, c), c
+			}
+			mu.Unlock()
+		}
+		return got, err
+	}})
+	stopped := false
+	stop := func() []string {
+		if !stopped {
+			stopped = true
+			e.host.SetHooks(fake.Hooks{})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(out)
+	}
+	t.Cleanup(func() { stop() })
+	return stop
 }

@@ -18,6 +18,8 @@
 //
 // A workload's clusters are its status.schedule's, its evictions' and those status.clusters
 // lists. So a dependency moves with a failover and leaves a cluster only after its workload.
+// A workload being deleted keeps its dependencies in the clusters they are in, and adds none
+// ([Dependency.Where]): a pass that still reads it never undoes a narrowing.
 //
 // Other workload kinds register an Extractor in Options.Extractors, keyed by target GVK.
 // Run needs the CRD of every type it watches. Package controlplane gives it only the

@@ -52,6 +52,9 @@ const (
 //     DependenciesResolved=False, reason DependencyMissing, a message naming Kind/name, and
 //     a Warning event. It turns True when the dependency appears.
 //
+// A workload being deleted (deletionTimestamp set) keeps a dependency in the clusters the
+// dependency is placed in (annotated with, for the user's) and adds none ([Dependency.Where]).
+//
 // A template whose pod template does not decode sets DependenciesResolved=False, reason
 // InvalidTemplate, naming the field; the other workloads are unaffected.
 func (d *Dependencies) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
@@ -114,7 +117,7 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 					f.invalid = fmt.Errorf("%s %s/%s: %w", w.typ.Federated.Kind, ns, u.GetName(), err)
 				} else {
 					f.refs = refs
-					workloads = append(workloads, Workload{Kind: w.typ.Federated.Kind, Name: u.GetName(), Clusters: Clusters(obj), References: refs})
+					workloads = append(workloads, Workload{Kind: w.typ.Federated.Kind, Name: u.GetName(), Clusters: Clusters(obj), References: refs, Deleting: u.GetDeletionTimestamp() != nil})
 				}
 			}
 			all = append(all, f)
@@ -176,7 +179,7 @@ func (d *Dependencies) follow(ctx context.Context, r federation.Reader, ns strin
 			wanted[dep.Name] = true
 			cur := existing[dep.Name]
 			if cur != nil && !generated(cur) {
-				changed, werr := d.annotate(ctx, typ, cur, dep.Clusters)
+				changed, werr := d.annotate(ctx, typ, cur, dep.Where(federation.RequiredClusters(cur.GetAnnotations())))
 				wrote = wrote || changed
 				if werr != nil {
 					errs = append(errs, werr)
@@ -194,11 +197,12 @@ func (d *Dependencies) follow(ctx context.Context, r federation.Reader, ns strin
 			if native == nil && !dep.Optional {
 				missing[dep.String()] = true
 			}
-			if native == nil || len(dep.Clusters) == 0 {
+			clusters := dep.Where(placedIn(cur))
+			if native == nil || len(clusters) == 0 {
 				wanted[dep.Name] = false
 				continue
 			}
-			desired := generate(typ, native, dep.Clusters)
+			desired := generate(typ, native, clusters)
 			switch {
 			case cur == nil:
 				if _, cerr := d.host.Create(ctx, gvr, desired); cerr != nil {
@@ -244,6 +248,24 @@ func (d *Dependencies) follow(ctx context.Context, r federation.Reader, ns strin
 		}
 	}
 	return missing, requeue, wrote, errors.Join(errs...)
+}
+
+// placedIn returns the clusters the generated object u places its dependency in; none when
+// there is no u or it is being deleted (what a workload being deleted holds goes with it).
+func placedIn(u *unstructured.Unstructured) []string {
+	if u == nil || u.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "placement", "clusters")
+	var out []string
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok {
+			if name, ok := m["name"].(string); ok && name != "" {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // generated reports whether the dependencies loop owns u.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/fake"
@@ -111,5 +112,88 @@ func TestReconcileBadAndOptional(t *testing.T) {
 	for _, name := range []string{"maybe", "pull"} {
 		_, err := e.Host.Get(context.Background(), federation.SecretType.FederatedGVR(), "ns", name)
 		require.True(t, apierrors.IsNotFound(err), "FederatedSecret %s: %v", name, err)
+	}
+}
+
+// TestReconcileDeletingWorkloadNeverWidens: a workload being deleted on the host keeps its
+// dependency in the clusters the dependency is in (its member copies still run there until
+// sync removes them), but never puts it anywhere new: a pass that reads it while it goes
+// (from a cache, or after another pass narrowed the dependency) must not undo the narrowing,
+// nor federate a dependency nobody else needs.
+func TestReconcileDeletingWorkloadNeverWidens(t *testing.T) {
+	ctx := context.Background()
+	fedCM := federation.ConfigMapType.FederatedGVR()
+	generatedIn := func(name string, clusters ...string) string {
+		refs := make([]string, len(clusters))
+		for i, c := range clusters {
+			refs[i] = "{name: " + c + "}"
+		}
+		return `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: ` + name + `, namespace: ns,
+  labels: {` + federation.GeneratedByLabel + `: ` + federation.GeneratedByDependencies + `}},
+  spec: {template: {data: {level: info}}, placement: {clusters: [` + strings.Join(refs, ", ") + `]}}}`
+	}
+	placed := func(t *testing.T, host *fake.Cluster, name string) []string {
+		t.Helper()
+		u, err := host.Get(ctx, fedCM, "ns", name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		require.NoError(t, err)
+		obj, err := federation.FederatedObjectFromUnstructured(u)
+		require.NoError(t, err)
+		var out []string
+		for _, c := range obj.Spec.Placement.Clusters {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	// deleting makes the workload name go: a finalizer holds it, deletionTimestamp set.
+	deleting := func(t *testing.T, host *fake.Cluster, name string) {
+		t.Helper()
+		gvr := federation.DeploymentType.FederatedGVR()
+		u, err := host.Get(ctx, gvr, "ns", name)
+		require.NoError(t, err)
+		u.SetFinalizers([]string{"test.fedkit.io/hold"})
+		_, err = host.Update(ctx, gvr, u)
+		require.NoError(t, err)
+		require.NoError(t, host.Delete(ctx, gvr, "ns", name, metav1.DeleteOptions{}))
+	}
+	uses := func(cm string) string {
+		return `          containers: [{name: c, envFrom: [{configMapRef: {name: ` + cm + `}}]}]`
+	}
+
+	e := fedtest.New(t, fedtest.Options{Namespaces: []string{"ns"}})
+	for _, name := range []string{"narrowed", "wide", "alone", "byhand"} {
+		fedtest.Create(t, e.Host, federation.ConfigMapType.TargetGVR(), `{apiVersion: v1, kind: ConfigMap, metadata: {name: `+name+`, namespace: ns}, data: {level: info}}`)
+	}
+	// narrowed: already narrowed to web's us while api (eu) goes.
+	fedtest.Create(t, e.Host, fedCM, generatedIn("narrowed", "us"))
+	// wide: still in eu and us while api goes: it stays in both until api is gone.
+	fedtest.Create(t, e.Host, fedCM, generatedIn("wide", "eu", "us"))
+	// alone: only the going workload refers to it, and it is not federated.
+	// byhand: the user's FederatedConfigMap; the annotation already says us only.
+	fedtest.Create(t, e.Host, fedCM, `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: byhand, namespace: ns,
+  annotations: {`+federation.RequiredByClustersAnnotation+`: us}}, spec: {template: {data: {level: info}}, placement: {clusters: [{name: us}]}}}`)
+	workloadWith(t, e.Host, "web", `          containers: [{name: c, envFrom: [{configMapRef: {name: narrowed}}, {configMapRef: {name: wide}}, {configMapRef: {name: byhand}}]}]`, "us")
+	workloadWith(t, e.Host, "api", `          containers: [{name: c, envFrom: [{configMapRef: {name: narrowed}}, {configMapRef: {name: wide}}, {configMapRef: {name: byhand}}]}]`, "eu")
+	workloadWith(t, e.Host, "job", uses("alone"), "eu")
+	deleting(t, e.Host, "api")
+	deleting(t, e.Host, "job")
+
+	d, err := dependencies.New(e.Host, federation.BuiltinTypes(), dependencies.Options{Clock: e.Clock})
+	require.NoError(t, err)
+	_, err = d.Reconcile(ctx, federation.Key{Namespace: "ns"})
+	require.NoError(t, err)
+
+	got := map[string][]string{}
+	for _, name := range []string{"narrowed", "wide", "alone"} {
+		got[name] = placed(t, e.Host, name)
+	}
+	u, err := e.Host.Get(ctx, fedCM, "ns", "byhand")
+	require.NoError(t, err)
+	got["byhand (annotation)"] = federation.RequiredClusters(u.GetAnnotations())
+	want := map[string][]string{"narrowed": {"us"}, "wide": {"eu", "us"}, "alone": nil, "byhand (annotation)": {"us"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("placements (-want +got):\n%s", diff)
 	}
 }

@@ -14,6 +14,10 @@ type Workload struct {
 	Clusters []string
 	// References are what its template refers to (an [Extractor]'s result).
 	References []Reference
+	// Deleting: the workload is being deleted on the host. Its clusters keep a dependency
+	// where it is (its member copies run until sync removes them) and add none: they are
+	// the dependency's Leaving.
+	Deleting bool
 }
 
 // Dependency is one referenced object and where it must be.
@@ -23,12 +27,33 @@ type Dependency struct {
 	Clusters []string
 	// RequiredBy names those workloads, "Kind/name", sorted.
 	RequiredBy []string
+	// Leaving are the clusters only workloads being deleted give it, sorted: it stays in
+	// those it is in, and goes to none of them ([Dependency.Where]).
+	Leaving []string
+}
+
+// Where returns the clusters d must be in, sorted, given current, the clusters it is in now
+// (a generated Federated<Kind>'s placement, the required-by-clusters annotation of the
+// user's; nil when it is federated nowhere): its Clusters, and those of Leaving it is in
+// already. A workload being deleted never widens its dependency: a pass that still reads it
+// while it goes (a cache behind the host) cannot put back what an earlier pass took away,
+// nor federate a dependency that only it needs.
+func (d Dependency) Where(current []string) []string {
+	out := slices.Clone(d.Clusters)
+	for _, c := range d.Leaving {
+		if slices.Contains(current, c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Union returns every object the workloads refer to, sorted by kind and name, each with the
 // union of its workloads' clusters. A dependency is Optional only when every workload's
 // reference to it is. A dependency whose workloads run nowhere has no Clusters: it follows
-// them nowhere, and a generated federated object for it is deleted.
+// them nowhere, and a generated federated object for it is deleted. The clusters of workloads
+// being deleted are the dependency's Leaving, not its Clusters.
 func Union(workloads []Workload) []Dependency {
 	var out []Dependency
 	for _, w := range workloads {
@@ -40,15 +65,26 @@ func Union(workloads []Workload) []Dependency {
 			}
 			d := &out[i]
 			d.Optional = d.Optional && r.Optional
-			d.Clusters = append(d.Clusters, w.Clusters...)
+			if w.Deleting {
+				d.Leaving = append(d.Leaving, w.Clusters...)
+			} else {
+				d.Clusters = append(d.Clusters, w.Clusters...)
+			}
 			d.RequiredBy = append(d.RequiredBy, w.Kind+"/"+w.Name)
 		}
 	}
 	for i := range out {
-		slices.Sort(out[i].Clusters)
-		out[i].Clusters = slices.Compact(out[i].Clusters)
-		slices.Sort(out[i].RequiredBy)
-		out[i].RequiredBy = slices.Compact(out[i].RequiredBy)
+		d := &out[i]
+		slices.Sort(d.Clusters)
+		d.Clusters = slices.Compact(d.Clusters)
+		d.Leaving = slices.DeleteFunc(d.Leaving, func(c string) bool { return slices.Contains(d.Clusters, c) })
+		slices.Sort(d.Leaving)
+		d.Leaving = slices.Compact(d.Leaving)
+		if len(d.Leaving) == 0 {
+			d.Leaving = nil
+		}
+		slices.Sort(d.RequiredBy)
+		d.RequiredBy = slices.Compact(d.RequiredBy)
 	}
 	slices.SortFunc(out, func(a, b Dependency) int { return compareRefs(a.Reference, b.Reference) })
 	return out

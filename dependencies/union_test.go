@@ -15,6 +15,8 @@ func TestUnion(t *testing.T) {
 	web := dependencies.Workload{Kind: "FederatedDeployment", Name: "web", Clusters: []string{"b", "a"}, References: refs("ConfigMap", "shared", "Secret", "web?")}
 	api := dependencies.Workload{Kind: "FederatedDeployment", Name: "api", Clusters: []string{"c", "a"}, References: refs("ConfigMap", "shared?")}
 	idle := dependencies.Workload{Kind: "FederatedJob", Name: "idle", References: refs("Secret", "web")}
+	goingAPI := api
+	goingAPI.Deleting = true
 	for _, tc := range []struct {
 		name      string
 		workloads []dependencies.Workload
@@ -32,6 +34,13 @@ func TestUnion(t *testing.T) {
 		{"narrowed when the wider workload leaves", []dependencies.Workload{api}, []dependencies.Dependency{
 			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared", Optional: true}, Clusters: []string{"a", "c"}, RequiredBy: []string{"FederatedDeployment/api"}},
 		}},
+		{"a workload being deleted gives only Leaving clusters, those no other workload gives", []dependencies.Workload{goingAPI, web}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b"}, Leaving: []string{"c"}, RequiredBy: []string{"FederatedDeployment/api", "FederatedDeployment/web"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "web", Optional: true}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
+		}},
+		{"only a workload being deleted", []dependencies.Workload{goingAPI}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared", Optional: true}, Leaving: []string{"a", "c"}, RequiredBy: []string{"FederatedDeployment/api"}},
+		}},
 		{"a workload placed nowhere adds no cluster", []dependencies.Workload{idle, web}, []dependencies.Dependency{
 			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
 			{Reference: dependencies.Reference{Kind: "Secret", Name: "web"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web", "FederatedJob/idle"}},
@@ -40,6 +49,31 @@ func TestUnion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, dependencies.Union(tc.workloads)); diff != "" {
 				t.Errorf("union (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestWhere: a dependency is in its Clusters, and in those of its Leaving clusters (given
+// by workloads being deleted) it is in already: they keep it there, never put it anywhere.
+func TestWhere(t *testing.T) {
+	dep := dependencies.Dependency{Clusters: []string{"b"}, Leaving: []string{"a", "c"}}
+	for _, tc := range []struct {
+		name    string
+		dep     dependencies.Dependency
+		current []string
+		want    []string
+	}{
+		{"federated nowhere: only Clusters", dep, nil, []string{"b"}},
+		{"narrowed already: not widened again", dep, []string{"b"}, []string{"b"}},
+		{"still in a leaving cluster: kept", dep, []string{"c", "b"}, []string{"b", "c"}},
+		{"still in a cluster nobody needs: dropped", dep, []string{"b", "d"}, []string{"b"}},
+		{"only leaving workloads, federated nowhere", dependencies.Dependency{Leaving: []string{"a"}}, nil, nil},
+		{"only leaving workloads, still there", dependencies.Dependency{Leaving: []string{"a"}}, []string{"a"}, []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.dep.Where(tc.current)); diff != "" {
+				t.Errorf("Where(%v) (-want +got):\n%s", tc.current, diff)
 			}
 		})
 	}

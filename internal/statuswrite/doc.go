@@ -16,5 +16,9 @@
 // table), so merging keeps every loop's fields. The write is the newest copy of the object
 // with every pending mutation applied in order, locked on its resourceVersion. After a
 // Conflict the Writer reads the object again and applies the mutations again. Loops read
-// through Pending, so a pass sees the changes not yet written.
+// through Pending, so a pass sees the changes not yet written: those waiting for their window,
+// those on their way to the host, and the last write until the copy read has caught up with
+// it and a window has passed (another loop's live read having caught up says nothing of the
+// shared cache). What a loop reads never goes back to a status from before a change it was
+// handed, unless its cache is more than a window behind the host.
 package statuswrite

@@ -58,7 +58,10 @@ type Writer struct {
 
 	mu      gosync.Mutex
 	pending map[objKey]*entry
-	written map[objKey]*unstructured.Unstructured // the last write's result, until read back
+	// flying are the entries whose write is on its way to the host: taken off pending, their
+	// result not in written yet. What they carry is part of what loops read meanwhile.
+	flying  map[objKey]*entry
+	written map[objKey]writtenCopy // the last write's result, until read back (see freshest)
 	subs    map[schema.GroupVersionResource]map[*sub]struct{}
 	wake    chan struct{}
 }
@@ -85,6 +88,12 @@ type entry struct {
 	failures int
 }
 
+// writtenCopy is the host's answer to the Writer's last write of an object, and when it came.
+type writtenCopy struct {
+	obj *unstructured.Unstructured
+	at  time.Time
+}
+
 type sub struct {
 	loop string
 	fn   func(string, federation.Key)
@@ -104,7 +113,8 @@ func New(host federation.ClusterClient, opts Options) *Writer {
 		host:    host,
 		opts:    opts,
 		pending: map[objKey]*entry{},
-		written: map[objKey]*unstructured.Unstructured{},
+		flying:  map[objKey]*entry{},
+		written: map[objKey]writtenCopy{},
 		subs:    map[schema.GroupVersionResource]map[*sub]struct{}{},
 		wake:    make(chan struct{}, 1),
 	}
@@ -122,18 +132,42 @@ func newer(a, b *unstructured.Unstructured) bool {
 	return ra > rb
 }
 
-// freshest returns obj or what the Writer last wrote of it, the newer one; it forgets the
-// written copy once obj has caught up. The caller holds w.mu.
+// freshest returns obj or what the Writer last wrote of it, the newer one. It forgets the
+// written copy once obj has caught up with it and a window has passed since the write: loops
+// read copies of different ages (the shared cache, or the host itself after a Conflict), and
+// one that has caught up says nothing of the others. Forgotten at the first such read, the
+// write would vanish for a loop whose cache is still behind, its status back to before the
+// write for a moment. The caller holds w.mu.
 func (w *Writer) freshest(k objKey, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	last, ok := w.written[k]
 	if !ok {
 		return obj
 	}
-	if newer(last, obj) {
-		return last
+	if newer(last.obj, obj) {
+		return last.obj
 	}
-	delete(w.written, k)
+	if w.opts.Clock.Since(last.at) >= w.opts.Window {
+		delete(w.written, k)
+	}
 	return obj
+}
+
+// known returns the newest copy of the object the Writer knows without its pending changes:
+// obj, or what the Writer last wrote of it, with the changes of a write still on its way
+// applied. While a write is in flight neither the host's answer nor the caches have it yet:
+// without it, a loop would see the status go back to what it was before those changes (a
+// workload's schedule gone for a moment) and act on that. The caller holds w.mu.
+func (w *Writer) known(k objKey, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	f := w.flying[k]
+	if f == nil {
+		return w.freshest(k, obj)
+	}
+	if !newer(obj, f.base) {
+		return f.view
+	}
+	// A newer copy than the one being written (someone else's write): the changes on it.
+	view, _, _ := apply(obj, f.muts, false)
+	return view
 }
 
 // apply returns a copy of base with muts applied to its status (the rest shared with base),
@@ -172,12 +206,12 @@ func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *
 	var base *unstructured.Unstructured
 	switch {
 	case e == nil:
-		base = w.freshest(k, obj)
+		base = w.known(k, obj)
 		now := w.opts.Clock.Now()
 		e = &entry{first: now, due: now.Add(w.opts.Window)}
 		fresh = true
 	case newer(obj, e.base):
-		base = obj
+		base = w.known(k, obj)
 	default:
 		base = e.base
 	}
@@ -234,15 +268,15 @@ func (w *Writer) Pending(gvr schema.GroupVersionResource, obj *unstructured.Unst
 	defer w.mu.Unlock()
 	e := w.pending[k]
 	if e == nil {
-		if last := w.freshest(k, obj); last != obj {
+		if last := w.known(k, obj); last != obj {
 			return last.DeepCopy()
 		}
 		return obj
 	}
 	if newer(obj, e.base) {
 		// A newer copy (someone else's write): the mutations again, on it.
-		e.base = obj
-		e.view, e.muts, _ = apply(obj, e.muts, false)
+		e.base = w.known(k, obj)
+		e.view, e.muts, _ = apply(e.base, e.muts, false)
 	}
 	return e.view.DeepCopy() // the caller's own copy: loops change what they read
 }
@@ -304,6 +338,7 @@ func (w *Writer) flushDue(ctx context.Context, all bool) (time.Time, bool) {
 		if all || !e.due.After(now) {
 			due[k] = e
 			delete(w.pending, k)
+			w.flying[k] = e
 		}
 	}
 	w.mu.Unlock()
@@ -321,17 +356,22 @@ func (w *Writer) flushDue(ctx context.Context, all bool) (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// flush writes one entry; after a Conflict it reads the object again and applies the
-// mutations again. A failure other than NotFound keeps the entry for another window.
+// flush writes one entry (it is in flying meanwhile); after a Conflict it reads the object
+// again and applies the mutations again. A failure other than NotFound keeps the entry for
+// another window. The entry leaves flying in the same step as its result enters written, or
+// it enters pending again: what it carries never drops out of what Pending shows.
 func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
+	w.mu.Lock()
 	view := e.view
+	w.mu.Unlock()
 	var err error
 	for attempt := 0; ; attempt++ {
 		var out *unstructured.Unstructured
 		out, err = w.host.UpdateStatus(ctx, k.gvr, view)
 		if err == nil {
 			w.mu.Lock()
-			w.written[k] = out
+			w.written[k] = writtenCopy{obj: out, at: w.opts.Clock.Now()}
+			delete(w.flying, k)
 			w.mu.Unlock()
 			return
 		}
@@ -343,28 +383,34 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 			err = gerr
 			break
 		}
+		w.mu.Lock()
 		e.base = fresh
-		view, e.muts, _ = apply(fresh, e.muts, false)
+		e.view, e.muts, _ = apply(fresh, e.muts, false)
+		view = e.view
+		w.mu.Unlock()
 	}
+	w.mu.Lock()
+	delete(w.flying, k)
 	if apierrors.IsNotFound(err) {
+		delete(w.written, k)
+		w.mu.Unlock()
 		return // deleted: nothing to write
 	}
 	e.failures++
-	w.opts.Logger.Error(err, "Status write failed", "resource", k.gvr.Resource, "object", k.key.String(), "failures", e.failures)
-	if e.failures >= maxFailures || ctx.Err() != nil {
-		return
+	failures := e.failures
+	if failures < maxFailures && ctx.Err() == nil {
+		if later := w.pending[k]; later != nil {
+			// Changes arrived meanwhile: they go after these.
+			later.view, later.muts, _ = apply(later.base, append(e.muts, later.muts...), false)
+			later.failures = e.failures
+		} else {
+			e.first = w.opts.Clock.Now()
+			e.due = e.first.Add(w.opts.Window << min(e.failures, 5))
+			w.pending[k] = e
+		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if later := w.pending[k]; later != nil {
-		// Changes arrived meanwhile: they go after these.
-		later.view, later.muts, _ = apply(later.base, append(e.muts, later.muts...), false)
-		later.failures = e.failures
-		return
-	}
-	e.first = w.opts.Clock.Now()
-	e.due = e.first.Add(w.opts.Window << min(e.failures, 5))
-	w.pending[k] = e
+	w.mu.Unlock()
+	w.opts.Logger.Error(err, "Status write failed", "resource", k.gvr.Resource, "object", k.key.String(), "failures", failures)
 }
 
 // waitsForSync reports whether obj's generation is newer than the status.observedGeneration

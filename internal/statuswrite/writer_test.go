@@ -2,12 +2,14 @@ package statuswrite_test
 
 import (
 	"context"
+	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
@@ -199,7 +201,10 @@ func TestHeldForSyncsObservedGeneration(t *testing.T) {
 	// Observed: the next change goes after one window.
 	require.NoError(t, h.w.WriteStatus("status", gvr, h.get(t), setField("aggregated", map[string]any{"ready": true})))
 	h.clock.Step(time.Second)
-	require.Eventually(t, func() bool { return h.statusWrites() == 2 }, 10*time.Second, time.Millisecond)
+	// The host holds it (the fake records a call before it stores it: a patch sent between the
+	// two would make the write conflict, and its retry count as a third write).
+	require.Eventually(t, func() bool { return status(h.get(t))["aggregated"] != nil }, 10*time.Second, time.Millisecond)
+	require.Equal(t, 2, h.statusWrites())
 
 	// A new generation sync never observes is written anyway, after maxSyncHolds windows.
 	_, err := h.host.Patch(context.Background(), gvr, "default", "cfg", types.MergePatchType, []byte(`{"spec":{"template":{"data":{"a":"c"}}}}`))
@@ -213,4 +218,77 @@ func TestHeldForSyncsObservedGeneration(t *testing.T) {
 	require.Equal(t, 2, h.statusWrites(), "written before maxSyncHolds windows")
 	h.clock.Step(time.Second)
 	require.Eventually(t, func() bool { return h.statusWrites() == 3 }, 10*time.Second, time.Millisecond)
+}
+
+// While the Writer's write is on its way to the host, Pending still shows the changes it
+// carries, and so does a change another loop hands meanwhile: a loop that read the object
+// from its cache (which has not seen the write yet) never sees the status go back to what
+// it was before the changes. (The dependencies loop once read a workload's schedule as gone
+// during that moment and took its ConfigMap out of a cluster, to put it back right after.)
+func TestPendingShowsAWriteInFlight(t *testing.T) {
+	h := start(t)
+	cached := h.get(t) // what the loops' cache holds until it sees the write
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce gosync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	first := true
+	h.host.SetHooks(fake.Hooks{UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+		return next.UpdateStatus(ctx, gvr, obj)
+	}})
+	schedule := map[string]any{"clusters": []any{map[string]any{"name": "eu"}}}
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, cached, setField("schedule", schedule)))
+	require.NoError(t, h.w.WriteStatus("sync", gvr, cached, setField("observedGeneration", int64(1))))
+	h.clock.Step(time.Second)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write did not start")
+	}
+
+	// In flight: the changes are neither pending nor written yet.
+	if diff := cmp.Diff(map[string]any{"schedule": schedule, "observedGeneration": int64(1)}, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending during the write (-want +got):\n%s", diff)
+	}
+	require.NoError(t, h.w.WriteStatus("status", gvr, cached, setField("aggregated", map[string]any{"ready": true})))
+	both := map[string]any{"schedule": schedule, "observedGeneration": int64(1), "aggregated": map[string]any{"ready": true}}
+	if diff := cmp.Diff(both, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending after another loop's change during the write (-want +got):\n%s", diff)
+	}
+
+	releaseOnce.Do(func() { close(release) })
+	h.stepUntil(t, "both written", func() bool { return len(status(h.get(t))) == 3 })
+	if diff := cmp.Diff(both, status(h.get(t))); diff != "" {
+		t.Errorf("written status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(both, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending of the stale copy after the writes (-want +got):\n%s", diff)
+	}
+}
+
+// A loop that reads the object live (the scheduler after a Conflict, the collector) has
+// caught up with the Writer's last write; a loop reading the cache, still behind, must still
+// see that write through Pending, not the status from before it. (The dependencies loop read
+// a workload's schedule as gone once the scheduler's live read had made the Writer forget its
+// write, and narrowed the workload's ConfigMap for a moment.)
+func TestPendingKeepsTheLastWriteForEveryReader(t *testing.T) {
+	h := start(t)
+	cached := h.get(t)
+	schedule := map[string]any{"clusters": []any{map[string]any{"name": "eu"}}}
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, cached, setField("schedule", schedule)))
+	require.NoError(t, h.w.WriteStatus("sync", gvr, cached, setField("observedGeneration", int64(1))))
+	h.stepUntil(t, "written", func() bool { return h.statusWrites() == 1 })
+	want := map[string]any{"schedule": schedule, "observedGeneration": int64(1)}
+
+	live := h.w.Pending(gvr, h.get(t))
+	if diff := cmp.Diff(want, status(live)); diff != "" {
+		t.Errorf("Pending of the live copy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending of the cache's copy, behind, after a live read (-want +got):\n%s", diff)
+	}
 }
