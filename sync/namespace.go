@@ -268,7 +268,7 @@ func (s *Syncer) inUse(ctx context.Context, key federation.Key, cluster, ns stri
 	var objs []*unstructured.Unstructured
 	var kinds []schema.GroupVersionResource
 	err = s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
-		if managedBy(obj, s.opts.Identity) {
+		if keepsNamespace(obj, s.opts.Identity) {
 			objs = append(objs, obj)
 			kinds = append(kinds, gvr)
 		}
@@ -531,17 +531,25 @@ func (s *Syncer) namespaceObjects(ctx context.Context, cluster string, c federat
 }
 
 // FederationObjectIn returns one of objs that keeps a FederatedNamespace's member namespace
-// ns ("Kind ns/name"), "" when none does: an object in ns that the federation of identity
-// manages (federation.ManagedByLabel; "" = federation.ManagedByValue) and that is not being
-// deleted. Such an object was placed there by another federated object, whose own sync
-// removes it; deleting the namespace first would delete it behind that object's back (see
-// ReasonNamespaceInUse). The Syncer and preview both decide with it.
+// ns ("Kind ns/name"), "" when none does: an object in ns, not being deleted, that the
+// federation of identity manages (federation.ManagedByLabel; "" = federation.ManagedByValue)
+// or that a PurgeNever eviction released (federation.ReleasedAnnotation). The first was
+// placed there by another federated object, whose own sync removes it; the second was
+// promised to stay until a person removes it. Deleting the namespace first would delete
+// either behind that promise (see ReasonNamespaceInUse). The Syncer and preview both decide
+// with it.
 func FederationObjectIn(identity, ns string, objs []*unstructured.Unstructured) string {
 	identity = identityOr(identity)
 	for _, obj := range objs {
-		if obj != nil && obj.GetNamespace() == ns && managedBy(obj, identity) && obj.GetDeletionTimestamp() == nil {
+		if obj != nil && obj.GetNamespace() == ns && keepsNamespace(obj, identity) && obj.GetDeletionTimestamp() == nil {
 			return describe(obj)
 		}
 	}
 	return ""
+}
+
+// keepsNamespace reports whether obj, in a FederatedNamespace's member namespace, keeps it
+// (see FederationObjectIn): the federation manages it, or a PurgeNever eviction released it.
+func keepsNamespace(obj *unstructured.Unstructured, identity string) bool {
+	return managedBy(obj, identityOr(identity)) || obj.GetAnnotations()[federation.ReleasedAnnotation] != ""
 }

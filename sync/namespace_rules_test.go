@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/fake"
@@ -294,5 +295,40 @@ func TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried(t *testing.T) {
 	require.NoError(t, err)
 	if ns := e.peekNamespace(t, "aws", "production"); ns != nil {
 		require.NotNil(t, ns.GetDeletionTimestamp(), "released once the check completes")
+	}
+}
+
+// TestFederatedNamespaceKeepsACopyPurgeNeverReleased: a copy that a PurgeNever eviction
+// released (federation.ReleasedAnnotation) is no longer managed, yet the federation promised
+// to leave it until a person removes it: a FederatedNamespace leaving that cluster keeps the
+// namespace while the copy lives in it, and lets it go once the copy is removed.
+// (The big soak found a released copy deleted with its namespace.)
+func TestFederatedNamespaceKeepsACopyPurgeNeverReleased(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	s := newNamespaceSyncer(t, e)
+	nsKey := federation.Key{Namespace: "production", Name: "production"}
+	e.governProduction(t, "{name: aws}, {name: gcp}")
+	_, err := s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	aws, _ := e.fleet.Member("aws")
+	e.mustCreate(t, aws, deployments, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "production", "annotations": map[string]any{federation.ReleasedAnnotation: "uid-of-web"}},
+		"spec":     map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}, "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}}}},
+	}})
+
+	e.governProduction(t, "{name: gcp}") // aws leaves
+	_, err = s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	ns := e.peekNamespace(t, "aws", "production")
+	require.NotNil(t, ns, "the namespace was deleted with the released copy in it")
+	require.Nil(t, ns.GetDeletionTimestamp(), "the namespace is being deleted with the released copy in it")
+	require.Equal(t, fedsync.ReasonNamespaceInUse+"@1", e.productionPropagation(t, "aws"))
+
+	require.NoError(t, aws.Delete(ctx, deployments, "production", "web", metav1.DeleteOptions{})) // a person removes it
+	_, err = s.Reconcile(ctx, nsKey)
+	require.NoError(t, err)
+	if ns := e.peekNamespace(t, "aws", "production"); ns != nil {
+		require.NotNil(t, ns.GetDeletionTimestamp(), "released once the copy is gone")
 	}
 }
