@@ -200,7 +200,9 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	return out
 }
 
-// evictionClusters are the clusters that run replicas or had an eviction, sorted.
+// evictionClusters are the clusters that run replicas, had an eviction or were in the
+// previous schedule, sorted. The last may run none by the status (old data, or scaled to 0):
+// a copy there is still one that purge mode Never releases rather than deletes.
 func evictionClusters(running map[string]int64, before *federation.Schedule) []string {
 	var names []string
 	for n, r := range running {
@@ -210,13 +212,14 @@ func evictionClusters(running map[string]int64, before *federation.Schedule) []s
 	}
 	if before != nil {
 		for _, e := range before.Evictions {
-			if !slices.Contains(names, e.Cluster) {
-				names = append(names, e.Cluster)
-			}
+			names = append(names, e.Cluster)
+		}
+		for _, c := range before.Clusters {
+			names = append(names, c.Name)
 		}
 	}
 	slices.Sort(names)
-	return names
+	return slices.Compact(names)
 }
 
 // excluded reports whether placement left cluster out (a taint, readiness, application
