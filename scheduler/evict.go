@@ -150,7 +150,10 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		default:
 			continue
 		}
-		waiting := notAvailable(in.status, next, target, losing, e.Since.Time, in.pinned)
+		// Every other cluster the object stays in counts, those losing replicas too: one that
+		// keeps fewer than it had must have what it keeps available, or removing this copy
+		// drops what runs (its own copy may be restarting).
+		waiting := notAvailable(in.status, next, target, map[string]bool{n: true}, e.Since.Time, in.pinned)
 		switch {
 		case e.Deadline != nil && !in.now.Before(e.Deadline.Time):
 			// The deadline passed: the replacements are ready or not.

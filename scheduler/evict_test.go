@@ -378,3 +378,54 @@ func TestDecideFailoverStages(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictionWaitsForALosingClusterThatIsNotAvailable: c is drained and b is cut to one
+// replica at once. b's own copy is restarting (nothing available). c's copy must wait: the
+// clusters the object stays in, b included, do not have what they keep available, and
+// removing c would drop what runs. (The big soak, seed 2: a drained copy was deleted while
+// a cluster losing replicas itself had none available.)
+func TestEvictionWaitsForALosingClusterThatIsNotAvailable(t *testing.T) {
+	fed := &federation.FederatedObject{}
+	fed.Name, fed.Namespace = "web", "default"
+	fed.Spec.Template.Object = map[string]any{"spec": map[string]any{"replicas": int64(4)}}
+	fed.Spec.Placement.ClusterSelector = &metav1.LabelSelector{}
+	rsp := decodeYAML[federation.ReplicaSchedulingPreference](t, `
+metadata: {name: web, namespace: default}
+spec: {targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}, b: {maxReplicas: 1}}}`)
+	clusters := []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), evictCluster("c", "", drain)}
+	before := evictT0.Add(-time.Minute)
+	fed.Status.Clusters = []federation.MemberStatus{member("a", 2, 2, before), member("b", 2, 2, before), member("c", 2, 2, before)}
+	steady := &federation.Schedule{Clusters: sched("a", 2, "b", 2, "c", 2), LastRebalanceTime: &metav1.Time{Time: evictT0.Add(-time.Hour)}}
+	first, err := scheduler.Decide(scheduler.Input{Type: federation.DeploymentType, Object: fed, Preference: rsp, Clusters: clusters, Previous: steady, Now: evictT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"b", "c"}, evicted(first.Schedule)); diff != "" {
+		t.Fatalf("evicted (-want +got):\n%s\n%s", diff, first.Message)
+	}
+
+	// a has its 3, fresh; b is restarting: 2 replicas, none available; c still runs its 2.
+	after := evictT0.Add(time.Minute)
+	fed.Status.Clusters = []federation.MemberStatus{member("a", 3, 3, after), member("b", 2, 0, after), member("c", 2, 2, after)}
+	second, err := scheduler.Decide(scheduler.Input{Type: federation.DeploymentType, Object: fed, Preference: rsp, Clusters: clusters, Previous: first.Schedule, Now: evictT0.Add(2 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c"}, evicted(second.Schedule)); diff != "" {
+		t.Errorf("evicted (-want +got): c must wait for b\n%s\n%s", diff, second.Message)
+	}
+	if !strings.Contains(second.Message, "until b report") {
+		t.Errorf("the message does not say c waits for b:\n%s", second.Message)
+	}
+}
+
+// evicted lists the clusters of s's evictions that still keep replicas (not released).
+func evicted(s *federation.Schedule) []string {
+	var out []string
+	for _, e := range s.Evictions {
+		if !e.Release {
+			out = append(out, e.Cluster)
+		}
+	}
+	return out
+}
