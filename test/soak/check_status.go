@@ -119,6 +119,13 @@ func (c *checker) checkOrphans() {
 			continue
 		}
 		obj, err := m.Peek(o.gvr, o.ns, o.name)
+		if err != nil && o.ns != "" {
+			if ns, nerr := m.Peek(federation.NamespaceType.TargetGVR(), "", o.ns); nerr != nil || ns.GetDeletionTimestamp() != nil {
+				// Its namespace went (its FederatedNamespace left the cluster): an orphan is
+				// no longer the federation's, and a namespace's deletion takes what it holds.
+				continue
+			}
+		}
 		if err != nil {
 			c.violate("%s was deleted with orphan: its object in %s is gone: %v", o.fed, o.cluster, err)
 			continue
