@@ -136,13 +136,15 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			}
 			out.evictions = append(out.evictions, e)
 			continue
-		case in.hold && in.running[n] > target[n] && excluded(in.pd, n):
+		case in.hold && max(in.running[n], scheduledIn(in.before, n)) > target[n] && excluded(in.pd, n):
 			// A divided workload's cluster evicted (a taint, a placement rule, application
 			// failover) while nothing seems to gain: the status that says so may be old (a
 			// clock jump, a collector behind), so the copy still waits for the others to
 			// report theirs available, as any eviction.
+			// The status may also be behind what the last schedule asked for (a copy just
+			// created there, not yet seen running): what it keeps is the larger.
 			e = federation.Eviction{
-				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: in.running[n],
+				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: max(in.running[n], scheduledIn(in.before, n)),
 				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
 			}
 			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
@@ -223,6 +225,19 @@ func evictionClusters(running map[string]int64, before *federation.Schedule) []s
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// scheduledIn is cluster's replica count in schedule s (0 when s is nil or lacks it).
+func scheduledIn(s *federation.Schedule, cluster string) int64 {
+	if s == nil {
+		return 0
+	}
+	for _, c := range s.Clusters {
+		if c.Name == cluster {
+			return c.Replicas
+		}
+	}
+	return 0
 }
 
 // excluded reports whether placement left cluster out (a taint, readiness, application

@@ -174,6 +174,13 @@ func TestDecideEvictions(t *testing.T) {
 		want:   sched("a", 3, "b", 3), evictions: []federation.Eviction{releasedAt(evictionOf("c", federation.EvictionTaint, 0, 0, federation.PurgeNever, evictT0))},
 		reason: scheduler.ReasonScheduled,
 	}, {
+		name:     "a drain whose status has not yet seen the copy the last schedule asked for: it waits with what was scheduled",
+		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 4, clusters: {"*": {weight: 1}}}`,
+		clusters: drained, prev: steady, now: evictT0,
+		status: []federation.MemberStatus{member("a", 2, 2, before), member("b", 2, 2, before), member("c", 0, 0, before)},
+		want:   sched("a", 2, "b", 2, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled,
+	}, {
 		name:     "purge mode Never, a pure total reduction (no cluster evicted): immediate, nothing released",
 		failover: `{purgeMode: Never}`,
 		rsp:      `{targetKind: FederatedDeployment, totalReplicas: 3, clusters: {"*": {weight: 1}}}`,
