@@ -97,6 +97,16 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		planned[c.Name] = true
 	}
 	released := func(n string) bool { return target[n] == 0 && !planned[n] && listedIn(in.status, n) }
+	// begin starts cluster n's eviction now, keeping keep replicas until its deadline.
+	begin := func(n string, keep int64) federation.Eviction {
+		e := federation.Eviction{
+			Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: keep,
+			PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
+		}
+		d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
+		e.Deadline = &d
+		return e
+	}
 	keep := map[string]int64{}
 	for _, n := range names {
 		e, had := prev[n]
@@ -120,19 +130,14 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			// coming back takes over by what it kept, while the clusters that gained before
 			// are still coming up): the copy waits. Only a reduction the rest of the fleet
 			// already runs is immediate.
-			e = federation.Eviction{
-				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: in.running[n],
-				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
-			}
-			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
-			e.Deadline = &d
+			e = begin(n, in.running[n])
 		case in.failover.PurgeMode == federation.PurgeNever && released(n) && excluded(in.pd, n):
 			// Evicted, with nothing for the rest of the fleet to make up (it already runs the
 			// targets): no wait, but under PurgeNever the copy is released, never deleted.
 			e = federation.Eviction{
 				Cluster: n, Reason: evictionReason(n, in), Keep: in.running[n], PurgeMode: federation.PurgeNever,
 				Since: metav1.NewTime(in.now.Truncate(time.Second)), Release: true,
-				Message: "ended; the copy stays in the cluster, released from the federation (purge mode Never)",
+				Message: releasedMessage,
 			}
 			out.evictions = append(out.evictions, e)
 			continue
@@ -143,12 +148,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			// report theirs available, as any eviction.
 			// The status may also be behind what the last schedule asked for (a copy just
 			// created there, not yet seen running): what it keeps is the larger.
-			e = federation.Eviction{
-				Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: max(in.running[n], scheduledIn(in.before, n)),
-				PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
-			}
-			d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
-			e.Deadline = &d
+			e = begin(n, max(in.running[n], scheduledIn(in.before, n)))
 		default:
 			continue
 		}
@@ -173,7 +173,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		}
 		if e.PurgeMode == federation.PurgeNever && released(n) {
 			e.Release, e.Deadline = true, nil
-			e.Message = "ended; the copy stays in the cluster, released from the federation (purge mode Never)"
+			e.Message = releasedMessage
 			out.evictions = append(out.evictions, e)
 		}
 	}
@@ -239,6 +239,9 @@ func scheduledIn(s *federation.Schedule, cluster string) int64 {
 	}
 	return 0
 }
+
+// releasedMessage is the message of an eviction that ended under purge mode Never.
+const releasedMessage = "ended; the copy stays in the cluster, released from the federation (purge mode Never)"
 
 // excluded reports whether placement left cluster out (a taint, readiness, application
 // failover, a placement rule): the cluster is evicted, not merely scaled down.
