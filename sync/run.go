@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	gosync "sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -137,9 +136,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 	cached := l.Reader()
 	err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
 		res, err := s.reconcileWith(withWriters(ctx, w), key, cached)
-		if s.missedChange(key) && err == nil {
-			// Someone else's change arrived while the pass wrote: pass again.
-			res.RequeueAfter = time.Nanosecond
+		if s.missedChange(key) {
+			// Someone else's change arrived while the pass wrote: pass again at once, as its
+			// watch event would have (an Add during the pass runs the key right after it).
+			l.Enqueue(key)
 		}
 		return res, err
 	}))
