@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	"placement":  {"federation", "internal/labelselector"},
 	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"scheduler":  {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.

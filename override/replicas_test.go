@@ -92,7 +92,8 @@ func TestReplicasOverrideNeedsADivisibleType(t *testing.T) {
 }
 
 // TestReplicasField: the override that sets the replica count last, in the order Render
-// applies them; Render's result is checked against it, so the two cannot disagree.
+// applies them, and the count it sets (ReplicasOverride); Render's result is checked against
+// both, so they cannot disagree.
 func TestReplicasField(t *testing.T) {
 	eu := map[string]string{"region": "eu"}
 	cases := []struct {
@@ -125,12 +126,17 @@ func TestReplicasField(t *testing.T) {
 			var overrides []federation.ClusterOverride
 			require.NoError(t, yaml.Unmarshal([]byte(tc.overrides), &overrides))
 			got := override.ReplicasField(overrides, tc.typ, "eu-1", eu)
+			count, at, ok := override.ReplicasOverride(overrides, tc.typ, "eu-1", eu)
+			require.Equal(t, got, at, "ReplicasField names the field ReplicasOverride reads")
 			if tc.want == "" {
 				require.Nil(t, got)
+				require.False(t, ok)
 				return
 			}
 			require.NotNil(t, got)
 			require.Equal(t, tc.want, got.String())
+			require.True(t, ok)
+			require.Equal(t, tc.wantCount, count)
 
 			obj := webWith(t, webTemplate, tc.overrides)
 			in := override.InputFor(obj, tc.typ)

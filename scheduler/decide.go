@@ -174,7 +174,8 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
 			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
 			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
-			pinned: pinnedReplicas(fed, typ),
+			pinned: pinnedReplicas(fed, typ, clusters),
+			retain: fed.Spec.RetainReplicas,
 		}, d.schedule.Clusters)
 		d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
 		d.unplaced, d.held, evicted = ev.unplaced, ev.held, ev.message

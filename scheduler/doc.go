@@ -115,7 +115,9 @@
 // The next division starts from N (the eviction's Replicas), not from R.
 //
 // The eviction ends when every other scheduled cluster reports, with fresh data, its count
-// available. An override of a cluster's replicas (by cluster name) sets that count.
+// available. An override of a cluster's replicas, by name or by selector, sets that count,
+// as the renderer reads it (override.ReplicasOverride). Under spec.retainReplicas each
+// member's autoscaler owns its count: a cluster whose copy is Ready counts as well.
 // Fresh means not stale, observed after the eviction began, at the revision sync rendered.
 // An entry the collector judges Ready counts too: it moves lastObserved only when it writes.
 // It also ends at its deadline (the grace period), or when the cluster gets R again.

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -29,6 +29,7 @@ type evictInput struct {
 	hold     bool             // replicas that fit nowhere stay where they run (a divided preference)
 	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
 	pinned   map[string]int64 // replica counts overrides set per cluster name (pinnedReplicas)
+	retain   bool             // spec.retainReplicas: the members' autoscalers own their counts
 	now      time.Time
 }
 
@@ -123,7 +124,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		case had:
 			e.Replicas = target[n]
 		case in.running[n] > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
-			len(notAvailable(in.status, next, target, losing, time.Time{}, in.pinned)) > 0)):
+			len(in.notAvailable(next, target, losing, time.Time{})) > 0)):
 			// Replicas move (another cluster gains), or, for a divided preference, none does
 			// but the cluster loses available replicas while the clusters that keep theirs do
 			// not all have them available (a drained cluster whose replica an evicted cluster
@@ -155,7 +156,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		// Every other cluster the object stays in counts, those losing replicas too: one that
 		// keeps fewer than it had must have what it keeps available, or removing this copy
 		// drops what runs (its own copy may be restarting).
-		waiting := notAvailable(in.status, next, target, map[string]bool{n: true}, e.Since.Time, in.pinned)
+		waiting := in.notAvailable(next, target, map[string]bool{n: true}, e.Since.Time)
 		switch {
 		case e.Deadline != nil && !in.now.Before(e.Deadline.Time):
 			// The deadline passed: the replacements are ready or not.
@@ -279,31 +280,34 @@ func evictionReason(cluster string, in evictInput) string {
 
 // notAvailable returns the scheduled clusters, other than those losing replicas, that have
 // not reported (fresh: not stale, observed after since, at the revision sync rendered) at
-// least their scheduled count available.
-func notAvailable(status []federation.MemberStatus, next []federation.ScheduledCluster, target map[string]int64, losing map[string]bool, since time.Time, pinned map[string]int64) []string {
+// least their scheduled count available: their share, or the count an override sets for
+// them (in.pinned). Under retainReplicas a member's autoscaler owns its count, which the
+// schedule only seeds: a cluster reporting its copy Ready (all of its own count available)
+// counts as well.
+func (in evictInput) notAvailable(next []federation.ScheduledCluster, target map[string]int64, losing map[string]bool, since time.Time) []string {
 	var out []string
 	for _, c := range next {
-		want := target[c.Name]
-		if n, ok := pinned[c.Name]; ok {
-			want = n // the cluster's override of the replica count wins over its share
-		}
+		want := pinnedOr(in.pinned, c.Name, target[c.Name])
 		if losing[c.Name] || want == 0 {
 			continue
 		}
-		if !availableWith(status, c.Name, want, since) {
+		m := freshEntry(in.status, c.Name, since)
+		switch {
+		case m != nil && m.AvailableReplicas != nil && *m.AvailableReplicas >= want:
+		case in.retain && m != nil && m.Ready != nil && *m.Ready && m.AvailableReplicas != nil && *m.AvailableReplicas > 0:
+		default:
 			out = append(out, c.Name)
 		}
 	}
 	return out
 }
 
-// availableWith reports whether cluster's status entry says, with fresh data, that at least
-// want replicas are available. Fresh: not stale, at the revision sync rendered, and observed
-// at or after since; or else Ready by the collector's judgement (up to date and available):
-// the collector moves lastObserved only when it writes, so an entry whose values did not
-// change since the eviction began keeps its older stamp while it is still read (it would be
-// marked stale otherwise).
-func availableWith(status []federation.MemberStatus, cluster string, want int64, since time.Time) bool {
+// freshEntry returns cluster's status entry when its data is fresh, nil otherwise. Fresh: not
+// stale, at the revision sync rendered, and observed at or after since; or else Ready by the
+// collector's judgement (up to date and available): the collector moves lastObserved only
+// when it writes, so an entry whose values did not change since the eviction began keeps
+// its older stamp while it is still read (it would be marked stale otherwise).
+func freshEntry(status []federation.MemberStatus, cluster string, since time.Time) *federation.MemberStatus {
 	for i := range status {
 		m := &status[i]
 		if m.Name != cluster {
@@ -314,10 +318,12 @@ func availableWith(status []federation.MemberStatus, cluster string, want int64,
 		// A revision that renders the same object never rewrites a member (see package sync):
 		// its revision annotation may then lag while the collector judges it Ready.
 		current := m.Revision == 0 || m.ObservedRevision == m.Revision || ready
-		return !m.Stale && observed && current &&
-			m.AvailableReplicas != nil && *m.AvailableReplicas >= want
+		if m.Stale || !observed || !current {
+			return nil
+		}
+		return m
 	}
-	return false
+	return nil
 }
 
 // pinnedOr is cluster's replica count override (pinnedReplicas) when it has one, else n: the
@@ -470,28 +476,18 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 	return out
 }
 
-// pinnedReplicas returns the replica counts that spec.overrides set for a cluster by name:
-// the typed replicas field, or a replace of the replica path. Those win over the schedule
-// in the member, so they are what a replacement must have available. Overrides by cluster
-// selector are not read: such a cluster waits for its scheduled count, or the deadline.
-func pinnedReplicas(fed *federation.FederatedObject, typ federation.TypeConfig) map[string]int64 {
+// pinnedReplicas returns the replica counts that spec.overrides set per cluster, by name or
+// by a selector of the cluster's labels, as override.ReplicasOverride reads them for the
+// renderer: those win over the schedule in the member, so they are what a replacement must
+// have available.
+func pinnedReplicas(fed *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) map[string]int64 {
+	if len(fed.Spec.Overrides) == 0 {
+		return nil
+	}
 	out := map[string]int64{}
-	path := "/" + strings.Join(typ.ReplicasFields(), "/")
-	for _, o := range fed.Spec.Overrides {
-		if o.ClusterName == "" {
-			continue
-		}
-		if o.Replicas != nil {
-			out[o.ClusterName] = *o.Replicas
-		}
-		for _, op := range o.ClusterOverrides {
-			if op.Path != path || (op.Op != "" && op.Op != federation.OpReplace && op.Op != federation.OpAdd) || op.Value == nil {
-				continue
-			}
-			var n int64
-			if err := json.Unmarshal(op.Value.Raw, &n); err == nil && n >= 0 {
-				out[o.ClusterName] = n
-			}
+	for i := range clusters {
+		if n, _, ok := override.ReplicasOverride(fed.Spec.Overrides, typ, clusters[i].Name, clusters[i].Labels); ok {
+			out[clusters[i].Name] = n
 		}
 	}
 	return out

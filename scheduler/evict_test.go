@@ -31,6 +31,19 @@ func evictCluster(name, cpu string, taints ...corev1.Taint) federation.Cluster {
 	return c
 }
 
+// labelled is c with label k=v.
+func labelled(c federation.Cluster, k, v string) federation.Cluster {
+	c.Labels = map[string]string{k: v}
+	return c
+}
+
+// ready is m judged Ready by the status collector.
+func ready(m federation.MemberStatus) federation.MemberStatus {
+	yes := true
+	m.Ready = &yes
+	return m
+}
+
 var drain = corev1.Taint{Key: "drain", Value: "true", Effect: corev1.TaintEffectNoExecute}
 
 // member is a status.clusters entry observed at at, running replicas with available ready.
@@ -88,6 +101,8 @@ func TestDecideEvictions(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		failover   string // spec.placement.failover, YAML
+		overrides  string // spec.overrides, YAML
+		retain     bool   // spec.retainReplicas
 		rsp        string // the preference's spec, YAML ("" = 6 replicas, "*": weight 1)
 		clusters   []federation.Cluster
 		prev       *federation.Schedule
@@ -261,6 +276,40 @@ func TestDecideEvictions(t *testing.T) {
 		want:      sched("a", 2, "b", 2, "c", 2),
 		evictions: []federation.Eviction{evictionOf("b", federation.EvictionPlacement, 0, 2, federation.PurgeGraciously, evictT0)},
 		reason:    scheduler.ReasonScheduled,
+	}, {
+		name:     "an override naming a gainer sets what it runs: the eviction ends once b reports that count",
+		clusters: drained, prev: evicting, overrides: `[{clusterName: b, replicas: 1}]`,
+		status: []federation.MemberStatus{member("a", 3, 3, after), member("b", 1, 1, after), member("c", 2, 2, after)},
+		now:    evictT0.Add(2 * time.Minute),
+		want:   sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "so does an override that selects it by its labels",
+		clusters: []federation.Cluster{evictCluster("a", ""), labelled(evictCluster("b", ""), "size", "small"), evictCluster("c", "", drain)},
+		prev:     evicting, overrides: `[{clusterSelector: {matchLabels: {size: small}}, replicas: 1}]`,
+		status: []federation.MemberStatus{member("a", 3, 3, after), member("b", 1, 1, after), member("c", 2, 2, after)},
+		now:    evictT0.Add(2 * time.Minute),
+		want:   sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "a selector override that does not select the gainer leaves its share: the eviction waits for b's 3",
+		clusters: []federation.Cluster{evictCluster("a", ""), labelled(evictCluster("b", ""), "size", "large"), evictCluster("c", "", drain)},
+		prev:     evicting, overrides: `[{clusterSelector: {matchLabels: {size: small}}, replicas: 1}]`,
+		status: []federation.MemberStatus{member("a", 3, 3, after), member("b", 1, 1, after), member("c", 2, 2, after)},
+		now:    evictT0.Add(2 * time.Minute),
+		want:   sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+		message: []string{"until b report"},
+	}, {
+		name:     "with retainReplicas a gainer runs its autoscaler's count: the eviction ends once b reports its copy Ready",
+		clusters: drained, prev: evicting, retain: true,
+		status: []federation.MemberStatus{member("a", 3, 3, after), ready(member("b", 2, 2, after)), member("c", 2, 2, after)},
+		now:    evictT0.Add(2 * time.Minute),
+		want:   sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "with retainReplicas a gainer not Ready at its own count is no replacement yet",
+		clusters: drained, prev: evicting, retain: true,
+		status: []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 2, after), member("c", 2, 2, after)},
+		now:    evictT0.Add(2 * time.Minute),
+		want:   sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+		message: []string{"until b report"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			fed := &federation.FederatedObject{}
@@ -274,6 +323,12 @@ func TestDecideEvictions(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.overrides != "" {
+				if err := yaml.UnmarshalStrict([]byte(tc.overrides), &fed.Spec.Overrides); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fed.Spec.RetainReplicas = tc.retain
 			fed.Status.Clusters = tc.status
 			spec := tc.rsp
 			if spec == "" {
