@@ -30,7 +30,10 @@ import (
 // Purge mode Immediately, a grace period that ended, and whatever makes a step's figures
 // unknowable (a partition or its healing, a clock jump, a cluster removed, a member out of
 // reach, the user's own edits of the workload) exempt an object from a step; each exemption
-// is counted by reason in Result.FailoverSkipped.
+// is counted by reason in Result.FailoverSkipped. What another cluster's eviction took when
+// its grace period ended, or a released copy sync took back, lowers the capacity floor of a
+// drain under way: neither is that drain's doing. A drained copy deleted between two
+// samples is checked against the replacements of both.
 type failoverWatch struct {
 	prev     map[federation.Key]divided
 	windows  map[windowKey]*drainWindow
@@ -48,27 +51,21 @@ type windowKey struct {
 }
 
 // drainWindow is a divided workload's drained cluster, from the drain until its eviction is
-// done: floor is what the workload had available before the drain. cap bounds what each
-// copy counts: its spec.replicas, or while its status lags its spec, the lowest spec seen in
-// the window (a copy scaled down before the drain, whose status still shows the replicas it
-// had, loses them later: that is not the drain's doing).
+// done: floor is what the workload had available before the drain.
 type drainWindow struct {
 	floor int64
 	since int // the step
-	cap   map[string]int64
 }
 
-// counted is what d has available, each copy counted up to cap (updated from d first).
+// counted is what d has available, each copy counted up to its spec.replicas (share): a copy
+// scaled down whose status still shows the replicas it had loses them once its controller
+// observes the new generation. One scaled back up before that keeps them: the workload
+// simulation, like a Deployment controller, acts only on the generation it observes.
 func (win *drainWindow) counted(d divided) int64 {
 	var n int64
 	for name, c := range d.copies {
-		limit, seen := win.cap[name]
-		if !seen || c.current || c.spec < limit {
-			limit = c.spec
-		}
-		win.cap[name] = limit
-		if (c.managed || c.released) && !c.deleting && !slices.Contains(d.blind, name) {
-			n += min(c.available, limit)
+		if !slices.Contains(d.blind, name) {
+			n += share(c)
 		}
 	}
 	return n
@@ -250,7 +247,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 		same := seen && p.uid == o.uid
 		for c := range drained {
 			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
-				win := &drainWindow{since: step, cap: map[string]int64{}}
+				win := &drainWindow{since: step}
 				win.floor = min(p.desired, win.counted(p))
 				f.windows[windowKey{key, c}] = win
 			}
@@ -264,6 +261,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 				ev = pe
 			}
 			available := win.counted(o)
+			other := f.otherLoss(key, c, p, o, now)
 			switch {
 			case !same || touched[key] || o.desired != p.desired || o.editing || p.editing:
 				f.skip("the user's own edit of the workload")
@@ -280,6 +278,9 @@ func (w *World) sample(phase string, step int, events []Event) {
 			case unknowable != "":
 				f.skip(unknowable)
 				win.floor = min(win.floor, available) // what the step took is not the drain's
+			case other != "":
+				f.skip(other)
+				win.floor = min(win.floor, available)
 			case len(o.blind) > 0:
 				f.skip("a member out of reach")
 			default:
@@ -298,8 +299,10 @@ func (w *World) sample(phase string, step int, events []Event) {
 		}
 		// Deletion of a drained cluster's copy, and PurgeNever's release.
 		for c, pc := range p.copies {
-			if !tainted[c] || !pc.managed || pc.deleting || pc.available == 0 {
-				continue // only a copy that runs available replicas is capacity to lose
+			if !tainted[c] || !pc.managed || pc.deleting || min(pc.available, pc.spec) == 0 {
+				// Only a copy that runs available replicas is capacity to lose; one already
+				// scaled to 0 whose status still shows replicas is losing them anyway.
+				continue
 			}
 			if _, inFleet := w.Fleet.Member(c); !inFleet {
 				continue
@@ -332,32 +335,74 @@ func (w *World) sample(phase string, step int, events []Event) {
 				delete(f.deadlines, windowKey{key, c}) // used: a later drain's copy is checked again
 				continue
 			}
-			var missing []string
-			blind := false
-			for _, d := range sortedKeys(o.replicas) {
-				if d == c || o.replicas[d] == 0 {
-					continue
-				}
-				dc := o.copies[d]
-				if slices.Contains(o.blind, d) {
-					blind = true
-				}
-				if !dc.managed || dc.deleting || dc.available < o.replicas[d] {
-					missing = append(missing, fmt.Sprintf("%s %d/%d", d, dc.available, o.replicas[d]))
-				}
-			}
+			missing, blind := missingReplacements(o, c)
 			if blind {
 				f.skip("a member out of reach")
 				continue
 			}
 			f.checks++
-			if len(missing) > 0 {
+			if before, _ := missingReplacements(p, c); len(missing) > 0 && len(before) > 0 {
+				// The copy went somewhere between the two samples: with every replacement
+				// available at the first, the eviction could end then. (Another drain in the
+				// step may already have given clusters replicas that are not up yet.)
 				w.violate("%s: the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t; its namespace gone there: %t",
 					where(key), c, pc.available, strings.Join(missing, ", "), o.purge, had, o.nsGone[c])
 			}
 		}
 	}
 	f.prev = cur
+}
+
+// share is what a copy counts for, at most: its available replicas up to its spec, none
+// when it is not (or no longer) the federation's or it is going.
+func share(c memberCopy) int64 {
+	if (!c.managed && !c.released) || c.deleting {
+		return 0
+	}
+	return min(c.available, c.spec)
+}
+
+// otherLoss names what else, in the step from p to o, took replicas from key that were not
+// the drain of cluster's doing, "" when nothing did: another cluster's eviction that ended at
+// its deadline (its kept replicas go, as the grace period promises), or a copy a PurgeNever
+// eviction had released that sync took back where the object is placed again (it runs the
+// schedule's count from then on; the released replicas were no longer the federation's).
+func (f *failoverWatch) otherLoss(key federation.Key, cluster string, p, o divided, now time.Time) string {
+	for wk, d := range f.deadlines {
+		if wk.key != key || wk.cluster == cluster || now.Before(d) {
+			continue
+		}
+		// Its copy lost replicas in this step: sync carries out the eviction's end a step
+		// or more after the scheduler wrote it.
+		if share(p.copies[wk.cluster]) > share(o.copies[wk.cluster]) {
+			return "another eviction's grace period ended"
+		}
+	}
+	for c, oc := range o.copies {
+		if pc, ok := p.copies[c]; ok && pc.released && pc.uid == oc.uid && oc.managed {
+			return "a released copy taken back"
+		}
+	}
+	return ""
+}
+
+// missingReplacements lists the clusters of d's schedule, other than cluster, whose copy does
+// not have its scheduled replicas available ("name available/scheduled"), and reports
+// whether one of them is out of reach.
+func missingReplacements(d divided, cluster string) (missing []string, blind bool) {
+	for _, n := range sortedKeys(d.replicas) {
+		if n == cluster || d.replicas[n] == 0 {
+			continue
+		}
+		dc := d.copies[n]
+		if slices.Contains(d.blind, n) {
+			blind = true
+		}
+		if !dc.managed || dc.deleting || dc.available < d.replicas[n] {
+			missing = append(missing, fmt.Sprintf("%s %d/%d", n, dc.available, d.replicas[n]))
+		}
+	}
+	return missing, blind
 }
 
 // ended reports whether the last eviction seen of wk had its deadline by now.
