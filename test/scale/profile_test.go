@@ -37,7 +37,8 @@ var heapProfileFlag = flag.String("scale.heapprofile", "", "directory the in-mem
 // writeHeapProfile writes a heap profile of the live heap, after a GC, to
 // <-scale.heapprofile>/heap-<n>x<c>-shards<k>-<phase>.pprof, when the flag is set. The profile
 // is how SCALE.md's per-member-object breakdown is measured:
-// `go tool pprof -sample_index=inuse_space -top <file>`.
+// `go tool pprof -sample_index=inuse_space -top <file>`. Beside it, goroutine-<...>.txt: the
+// goroutines at the same moment (what a pass still under way waits on).
 func writeHeapProfile(t testing.TB, r memResult, phase string) {
 	t.Helper()
 	if *heapProfileFlag == "" {
@@ -50,6 +51,12 @@ func writeHeapProfile(t testing.TB, r memResult, phase string) {
 	require.NoError(t, err)
 	defer out.Close()
 	require.NoError(t, pprof.Lookup("heap").WriteTo(out, 0))
+	// The goroutines at the same moment: what a pass still under way waits on.
+	gpath := filepath.Join(*heapProfileFlag, fmt.Sprintf("goroutine-%dx%d-shards%d-%s.txt", r.n, r.c, r.shards, phase))
+	gout, err := os.Create(gpath)
+	require.NoError(t, err)
+	defer gout.Close()
+	require.NoError(t, pprof.Lookup("goroutine").WriteTo(gout, 1))
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	t.Logf("heap profile %s: HeapInuse %s after GC", path, mib(ms.HeapInuse))
