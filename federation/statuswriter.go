@@ -55,6 +55,17 @@ func (p pendingReader) Get(ctx context.Context, gvr schema.GroupVersionResource,
 	return p.w.Pending(gvr, u), nil
 }
 
+// ReaderFor returns the reader of gvr's objects: the wrapped reader for any other resource than
+// the one whose pending changes p applies. The wrapper offers only Get and List; a caller
+// that wants what the wrapped reader offers besides (a cache's version, its decoded Clusters,
+// reads without copies) for another resource asks for it through this (loop.ReaderFor).
+func (p pendingReader) ReaderFor(gvr schema.GroupVersionResource) (Reader, bool) {
+	if gvr == p.gvr {
+		return p, false
+	}
+	return p.Reader, true
+}
+
 func (p pendingReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	l, err := p.Reader.List(ctx, gvr, namespace, opts)
 	if err != nil || gvr != p.gvr {

@@ -166,7 +166,7 @@ func (c *Collector) clusterReadiness(ctx context.Context, r federation.Reader, c
 	}
 	for i := range placed {
 		name := placed[i].Name
-		u, err := r.Get(ctx, federation.ClusterGVR, "", name)
+		u, err := loop.View(ctx, r, federation.ClusterGVR, "", name) // read only: no copy of the cache's
 		switch {
 		case apierrors.IsNotFound(err):
 			out[name] = false
