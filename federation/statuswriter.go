@@ -47,7 +47,32 @@ type pendingReader struct {
 	gvr schema.GroupVersionResource
 }
 
+// viewer is a Reader that also reads objects without copying them (loop.Viewer).
+type viewer interface {
+	View(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// sharedPending is a StatusWriter that applies its pending changes to an object it must
+// neither change nor keep (statuswrite.Writer), and says whether what it returns is a copy.
+type sharedPending interface {
+	PendingShared(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool)
+}
+
 func (p pendingReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	v, canView := p.Reader.(viewer)
+	sp, canShare := p.w.(sharedPending)
+	if gvr == p.gvr && canView && canShare {
+		// One copy: the cache's object, with the pending changes applied or as it is.
+		u, err := v.View(ctx, gvr, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		out, copied := sp.PendingShared(gvr, u)
+		if !copied {
+			out = out.DeepCopy()
+		}
+		return out, nil
+	}
 	u, err := p.Reader.Get(ctx, gvr, namespace, name)
 	if err != nil || gvr != p.gvr {
 		return u, err
