@@ -304,7 +304,8 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		r = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
 	rctx, cancel := loop.WithTimeout(ctx, c.opts.Clock, c.opts.ReadTimeout, errReadTimeout)
-	obj, err := r.Get(rctx, gvr, ns, name)
+	// Read only (extractors never change the object): a member cache's object, no copy.
+	obj, err := loop.View(rctx, r, gvr, ns, name)
 	if err != nil && context.Cause(rctx) == errReadTimeout {
 		err = fmt.Errorf("%w after %s: %w", errReadTimeout, c.opts.ReadTimeout, err)
 	}

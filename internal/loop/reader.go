@@ -119,15 +119,16 @@ func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, names
 // GetFromCache returns a copy of the object namespace/name in inf's store, or an error
 // satisfying apierrors.IsNotFound.
 func GetFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	u, err := getStored(inf, gvr, namespace, name)
+	u, err := ViewFromCache(inf, gvr, namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	return u.DeepCopy(), nil
 }
 
-// getStored is GetFromCache without the copy: the object as inf's store holds it.
-func getStored(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+// ViewFromCache is GetFromCache without the copy: the object as inf's store holds it, which
+// the caller must not change (see Viewer).
+func ViewFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	obj, ok, err := inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
 	if err != nil {
 		return nil, err
@@ -144,7 +145,7 @@ func getStored(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, n
 // the list is complete. A selector that does not parse is an error satisfying
 // apierrors.IsBadRequest.
 func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	stored, err := listStored(inf, gvr, namespace, opts)
+	stored, err := ViewListFromCache(inf, gvr, namespace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +157,9 @@ func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResourc
 	return out, nil
 }
 
-// listStored is ListFromCache without the copies: the objects as inf's store holds them.
-func listStored(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+// ViewListFromCache is ListFromCache without the copies: the objects as inf's store holds
+// them, which the caller must not change (see Viewer).
+func ViewListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 	sel, err := labels.Parse(opts.LabelSelector)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -249,7 +251,7 @@ func (r reader) View(ctx context.Context, gvr schema.GroupVersionResource, names
 	if inf == nil {
 		return r.l.host.Get(ctx, gvr, namespace, name)
 	}
-	return getStored(inf, gvr, namespace, name)
+	return ViewFromCache(inf, gvr, namespace, name)
 }
 
 func (r reader) ViewList(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
@@ -258,7 +260,7 @@ func (r reader) ViewList(ctx context.Context, gvr schema.GroupVersionResource, n
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if inf := r.l.cacheFor(gvr, namespace, sel); inf != nil {
-		return listStored(inf, gvr, namespace, opts)
+		return ViewListFromCache(inf, gvr, namespace, opts)
 	}
 	return itemsOf(r.l.host.List(ctx, gvr, namespace, opts))
 }
