@@ -47,12 +47,48 @@ type pendingReader struct {
 	gvr schema.GroupVersionResource
 }
 
+// viewer is a Reader that also reads objects without copying them (loop.Viewer).
+type viewer interface {
+	View(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// sharedPending is a StatusWriter that applies its pending changes to an object it must
+// neither change nor keep (statuswrite.Writer), and says whether what it returns is a copy.
+type sharedPending interface {
+	PendingShared(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool)
+}
+
 func (p pendingReader) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	v, canView := p.Reader.(viewer)
+	sp, canShare := p.w.(sharedPending)
+	if gvr == p.gvr && canView && canShare {
+		// One copy: the cache's object, with the pending changes applied or as it is.
+		u, err := v.View(ctx, gvr, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		out, copied := sp.PendingShared(gvr, u)
+		if !copied {
+			out = out.DeepCopy()
+		}
+		return out, nil
+	}
 	u, err := p.Reader.Get(ctx, gvr, namespace, name)
 	if err != nil || gvr != p.gvr {
 		return u, err
 	}
 	return p.w.Pending(gvr, u), nil
+}
+
+// ReaderFor returns the reader of gvr's objects: the wrapped reader for any other resource than
+// the one whose pending changes p applies. The wrapper offers only Get and List; a caller
+// that wants what the wrapped reader offers besides (a cache's version, its decoded Clusters,
+// reads without copies) for another resource asks for it through this (loop.ReaderFor).
+func (p pendingReader) ReaderFor(gvr schema.GroupVersionResource) (Reader, bool) {
+	if gvr == p.gvr {
+		return p, false
+	}
+	return p.Reader, true
 }
 
 func (p pendingReader) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {

@@ -166,7 +166,7 @@ func (c *Collector) clusterReadiness(ctx context.Context, r federation.Reader, c
 	}
 	for i := range placed {
 		name := placed[i].Name
-		u, err := r.Get(ctx, federation.ClusterGVR, "", name)
+		u, err := loop.View(ctx, r, federation.ClusterGVR, "", name) // read only: no copy of the cache's
 		switch {
 		case apierrors.IsNotFound(err):
 			out[name] = false
@@ -304,7 +304,8 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		r = c.metrics.members.Client(cluster, client) // a live read is a member request
 	}
 	rctx, cancel := loop.WithTimeout(ctx, c.opts.Clock, c.opts.ReadTimeout, errReadTimeout)
-	obj, err := r.Get(rctx, gvr, ns, name)
+	// Read only (extractors never change the object): a member cache's object, no copy.
+	obj, err := loop.View(rctx, r, gvr, ns, name)
 	if err != nil && context.Cause(rctx) == errReadTimeout {
 		err = fmt.Errorf("%w after %s: %w", errReadTimeout, c.opts.ReadTimeout, err)
 	}

@@ -340,9 +340,10 @@ func patchLocked(ctx context.Context, c federation.ClusterClient, gvr schema.Gro
 // is shared by every pass (copying it for each pass of each object was a good part of a
 // pass's garbage): callers read it and never write to it.
 func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]federation.Cluster, error) {
-	// Run's reader says when its cache of Clusters has not changed since the last List.
+	// Run's reader says when its cache of Clusters has not changed since the last List (the
+	// reader behind the status writer's wrapper, which passes Cluster reads through).
 	rv, versioned := "", false
-	if vr, ok := r.(interface {
+	if vr, ok := loop.ReaderFor(r, federation.ClusterGVR).(interface {
 		CacheVersion(schema.GroupVersionResource, string) (string, bool)
 	}); ok {
 		rv, versioned = vr.CacheVersion(federation.ClusterGVR, "")

@@ -267,21 +267,45 @@ func (r *cachedReader) Get(ctx context.Context, gvr schema.GroupVersionResource,
 	return u, nil
 }
 
-// ResourceVersion implements federation.VersionReader: Get without the copy.
-func (r *cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
+// View implements loop.Viewer: Get without the copy. The object is the cache's: the caller
+// must not change it.
+func (r *cachedReader) View(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	op := describe("get (cached)", gvr, namespace, name)
 	ic, err := r.synced(ctx, gvr, op)
 	if err != nil {
+		return nil, err
+	}
+	u, err := loop.ViewFromCache(ic.inf, gvr, namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, err)
+	}
+	return u, nil
+}
+
+// ViewList implements loop.Viewer: List without the copies. The objects are the cache's: the
+// caller must not change them.
+func (r *cachedReader) ViewList(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	op := describe("list (cached)", gvr, namespace, "")
+	ic, err := r.synced(ctx, gvr, op)
+	if err != nil {
+		return nil, err
+	}
+	l, err := loop.ViewListFromCache(ic.inf, gvr, namespace, opts)
+	if err != nil {
+		return nil, fmt.Errorf("kube: %s: %w", op, err)
+	}
+	return l, nil
+}
+
+var _ loop.Viewer = (*cachedReader)(nil)
+
+// ResourceVersion implements federation.VersionReader: Get without the copy.
+func (r *cachedReader) ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error) {
+	u, err := r.View(ctx, gvr, namespace, name)
+	if err != nil {
 		return "", err
 	}
-	obj, ok, err := ic.inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
-	if err != nil {
-		return "", fmt.Errorf("kube: %s: %w", op, err)
-	}
-	if !ok {
-		return "", fmt.Errorf("kube: %s: %w", op, apierrors.NewNotFound(gvr.GroupResource(), name))
-	}
-	return obj.(*unstructured.Unstructured).GetResourceVersion(), nil
+	return u.GetResourceVersion(), nil
 }
 
 var _ federation.VersionReader = (*cachedReader)(nil)

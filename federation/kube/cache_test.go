@@ -28,6 +28,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/loop"
 )
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -107,6 +108,22 @@ func TestCachedReader(t *testing.T) {
 	again, err := r.Get(ctx, cmGVR, "a", "web")
 	require.NoError(t, err)
 	require.Equal(t, "web", again.GetLabels()["app"])
+
+	// Views are the cache's own objects (the collector reads member objects so): no copy.
+	v, ok := r.(loop.Viewer)
+	require.True(t, ok, "the cached reader reads without copies too")
+	view, err := v.View(ctx, cmGVR, "a", "web")
+	require.NoError(t, err)
+	view2, err := v.View(ctx, cmGVR, "a", "web")
+	require.NoError(t, err)
+	require.Same(t, view, view2)
+	require.Equal(t, again, view)
+	views, err := v.ViewList(ctx, cmGVR, "a", metav1.ListOptions{LabelSelector: "app=web"})
+	require.NoError(t, err)
+	require.Len(t, views, 1)
+	require.Same(t, view, views[0])
+	_, err = v.View(ctx, cmGVR, "a", "missing")
+	require.True(t, apierrors.IsNotFound(err))
 
 	_, err = r.Get(ctx, cmGVR, "a", "unmanaged")
 	require.True(t, apierrors.IsNotFound(err), "unmanaged objects are not cached: %v", err)

@@ -22,16 +22,20 @@ type Clusters struct {
 // List returns the Clusters r lists, in its order. The copies share maps and slices with the
 // decoded Clusters, which callers must not change. A Cluster that does not decode cannot be
 // placed on or synced to: it is logged and left out. The error is r's List error, unwrapped.
+//
+// A wrapper around r that passes Cluster reads through (federation.PendingReader) is looked
+// past (ReaderFor), and the Clusters are read without copies (ViewList): only what decodes
+// them reads them.
 func (cl *Clusters) List(ctx context.Context, r federation.Reader, log logr.Logger) ([]federation.Cluster, error) {
-	list, err := r.List(ctx, federation.ClusterGVR, "", metav1.ListOptions{})
+	r = ReaderFor(r, federation.ClusterGVR)
+	items, err := ViewList(ctx, r, federation.ClusterGVR, "", metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	shared, isShared := r.(ClusterDecoder)
-	out := make([]federation.Cluster, 0, len(list.Items))
-	seen := make(map[types.UID]bool, len(list.Items))
-	for i := range list.Items {
-		item := &list.Items[i]
+	out := make([]federation.Cluster, 0, len(items))
+	seen := make(map[types.UID]bool, len(items))
+	for _, item := range items {
 		seen[item.GetUID()] = true
 		var c *federation.Cluster
 		if isShared {

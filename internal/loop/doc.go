@@ -75,6 +75,14 @@
 // Objects returned are the caller's own. GetFromCache and ListFromCache are the same reads
 // over any informer, for federation/kube's member caches.
 //
+// A caller that only reads an object (a Cluster's Ready condition, the Clusters it decodes, a
+// member object's status) reads it without the copy: View and ViewList return the cache's own
+// objects, which the caller must not change, when the reader is a Viewer (Loop.Reader,
+// federation/kube's cached readers; ViewFromCache and ViewListFromCache over any informer),
+// and Get's or List's copies otherwise. A wrapper that changes only one resource's reads
+// (federation.PendingReader) says so through ReaderFor, so that what the reader behind it
+// offers for the other resources (Viewer, ClusterDecoder, CacheVersion) is not hidden.
+//
 // # Results and errors
 //
 // The rules every loop documents come from here:

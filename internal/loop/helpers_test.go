@@ -117,7 +117,7 @@ func object(kind, ns, name string, labels map[string]string) *unstructured.Unstr
 
 func configMap(ns, name string) *unstructured.Unstructured { return object("ConfigMap", ns, name, nil) }
 
-func create(t *testing.T, c federation.ClusterClient, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+func create(t testing.TB, c federation.ClusterClient, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
 	t.Helper()
 	_, err := c.Create(context.Background(), gvr, u)
 	require.NoError(t, err)

@@ -119,6 +119,16 @@ func (r reader) List(ctx context.Context, gvr schema.GroupVersionResource, names
 // GetFromCache returns a copy of the object namespace/name in inf's store, or an error
 // satisfying apierrors.IsNotFound.
 func GetFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	u, err := ViewFromCache(inf, gvr, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return u.DeepCopy(), nil
+}
+
+// ViewFromCache is GetFromCache without the copy: the object as inf's store holds it, which
+// the caller must not change (see Viewer).
+func ViewFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	obj, ok, err := inf.GetStore().GetByKey(federation.Key{Namespace: namespace, Name: name}.String())
 	if err != nil {
 		return nil, err
@@ -126,7 +136,7 @@ func GetFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
-	return obj.(*unstructured.Unstructured).DeepCopy(), nil
+	return obj.(*unstructured.Unstructured), nil
 }
 
 // ListFromCache returns copies of the objects in inf's store in namespace ("" = all) that
@@ -135,6 +145,21 @@ func GetFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource
 // the list is complete. A selector that does not parse is an error satisfying
 // apierrors.IsBadRequest.
 func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	stored, err := ViewListFromCache(inf, gvr, namespace, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.UnstructuredList{Items: make([]unstructured.Unstructured, 0, len(stored))}
+	out.SetResourceVersion(inf.LastSyncResourceVersion())
+	for _, u := range stored {
+		out.Items = append(out.Items, *u.DeepCopy())
+	}
+	return out, nil
+}
+
+// ViewListFromCache is ListFromCache without the copies: the objects as inf's store holds
+// them, which the caller must not change (see Viewer).
+func ViewListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
 	sel, err := labels.Parse(opts.LabelSelector)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -156,21 +181,99 @@ func ListFromCache(inf cache.SharedIndexInformer, gvr schema.GroupVersionResourc
 			return nil, fmt.Errorf("list %s in %s: %w", gvr.GroupResource(), namespace, err)
 		}
 	}
-	out := &unstructured.UnstructuredList{}
-	out.SetResourceVersion(inf.LastSyncResourceVersion())
+	var out []*unstructured.Unstructured
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
 		f := fields.Set{"metadata.name": u.GetName(), "metadata.namespace": u.GetNamespace()}
 		if (namespace == "" || u.GetNamespace() == namespace) && sel.Matches(labels.Set(u.GetLabels())) && fsel.Matches(f) {
-			out.Items = append(out.Items, *u.DeepCopy())
+			out = append(out, u)
 		}
 	}
-	slices.SortFunc(out.Items, func(a, b unstructured.Unstructured) int {
+	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int {
 		if c := cmp.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.GetName(), b.GetName())
 	})
+	return out, nil
+}
+
+// Viewer is a Reader that can also return objects as its cache stores them, without the
+// copy Get and List make: for a caller that only reads them (a Cluster's Ready condition, the
+// Clusters a pass decodes). What View and ViewList return is shared: the caller must not
+// change it. A Loop's Reader is one; View and ViewList read through any Reader.
+type Viewer interface {
+	View(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+	ViewList(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error)
+}
+
+// View returns namespace/name of gvr for reading only: the cache's own object when r (or the
+// reader it wraps for gvr, see ReaderFor) is a Viewer, else r.Get's copy. The caller must not
+// change it.
+func View(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	if v, ok := ReaderFor(r, gvr).(Viewer); ok {
+		return v.View(ctx, gvr, namespace, name)
+	}
+	return r.Get(ctx, gvr, namespace, name)
+}
+
+// ViewList is List for reading only, as View is Get: the items in List's order. The caller
+// must not change them.
+func ViewList(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	if v, ok := ReaderFor(r, gvr).(Viewer); ok {
+		return v.ViewList(ctx, gvr, namespace, opts)
+	}
+	return itemsOf(r.List(ctx, gvr, namespace, opts))
+}
+
+// ReaderFor returns the reader behind r for reads of gvr: r itself, or the reader a wrapper
+// around r passes gvr's reads to unchanged (federation.PendingReader for any other resource
+// than its own), so that what that reader offers besides Get and List (Viewer, ClusterDecoder,
+// CacheVersion) is not hidden by the wrapper.
+func ReaderFor(r federation.Reader, gvr schema.GroupVersionResource) federation.Reader {
+	for {
+		w, ok := r.(interface {
+			ReaderFor(schema.GroupVersionResource) (federation.Reader, bool)
+		})
+		if !ok {
+			return r
+		}
+		inner, ok := w.ReaderFor(gvr)
+		if !ok {
+			return r
+		}
+		r = inner
+	}
+}
+
+func (r reader) View(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	inf := r.l.cacheFor(gvr, namespace, nil)
+	if inf == nil {
+		return r.l.host.Get(ctx, gvr, namespace, name)
+	}
+	return ViewFromCache(inf, gvr, namespace, name)
+}
+
+func (r reader) ViewList(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if inf := r.l.cacheFor(gvr, namespace, sel); inf != nil {
+		return ViewListFromCache(inf, gvr, namespace, opts)
+	}
+	return itemsOf(r.l.host.List(ctx, gvr, namespace, opts))
+}
+
+// itemsOf returns pointers to a List's items.
+func itemsOf(l *unstructured.UnstructuredList, err error) ([]*unstructured.Unstructured, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
 	return out, nil
 }
 

@@ -263,22 +263,47 @@ func (w *Writer) WriteStatus(loop string, gvr schema.GroupVersionResource, obj *
 
 // Pending implements federation.StatusWriter.
 func (w *Writer) Pending(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out, _ := w.pending1(gvr, obj, false)
+	return out
+}
+
+// PendingShared is Pending for an object the caller shares with others (a cache's stored
+// object, read without a copy): it neither changes obj nor keeps it. It returns obj itself
+// when nothing is pending, still shared, else a copy of the caller's own, and whether it
+// returned such a copy. A reader that copies what the cache holds and then has Pending copy
+// it again with the changes applied copies each object twice; with PendingShared, once
+// (federation.PendingReader does so when its reader can read without copies).
+func (w *Writer) PendingShared(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	return w.pending1(gvr, obj, true)
+}
+
+// pending1 is Pending and PendingShared: shared says obj is not the caller's to give away, so
+// what the Writer keeps of it, or changes, is a copy.
+func (w *Writer) pending1(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, shared bool) (*unstructured.Unstructured, bool) {
 	k := objKey{gvr: gvr, key: federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e := w.pending[k]
 	if e == nil {
-		if last := w.known(k, obj); last != obj {
-			return last.DeepCopy()
+		if f := w.flying[k]; shared && f != nil && newer(obj, f.base) {
+			// known applies the changes in flight to obj itself: to a copy of it here.
+			return w.known(k, obj.DeepCopy()), true
 		}
-		return obj
+		if last := w.known(k, obj); last != obj {
+			return last.DeepCopy(), true
+		}
+		return obj, false
 	}
 	if newer(obj, e.base) {
-		// A newer copy (someone else's write): the mutations again, on it.
+		// A newer copy (someone else's write): the mutations again, on it, which the entry
+		// keeps.
+		if shared {
+			obj = obj.DeepCopy()
+		}
 		e.base = w.known(k, obj)
 		e.view, e.muts, _ = apply(e.base, e.muts, false)
 	}
-	return e.view.DeepCopy() // the caller's own copy: loops change what they read
+	return e.view.DeepCopy(), true // the caller's own copy: loops change what they read
 }
 
 // Notify implements federation.StatusWriter.

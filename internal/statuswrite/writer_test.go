@@ -292,3 +292,39 @@ func TestPendingKeepsTheLastWriteForEveryReader(t *testing.T) {
 		t.Errorf("Pending of the cache's copy, behind, after a live read (-want +got):\n%s", diff)
 	}
 }
+
+// PendingShared serves readers of a cache's own objects: it returns the object itself when
+// nothing is pending, else a copy with the changes; it never changes the object, nor keeps
+// it (a newer copy the pending changes move to is copied first), so a reader pays one copy
+// where reading a copy and then Pending paid two.
+func TestPendingSharedNeitherChangesNorKeeps(t *testing.T) {
+	h := start(t)
+	ctx := context.Background()
+	u := h.get(t)
+	got, copied := h.w.PendingShared(gvr, u)
+	require.Same(t, u, got, "nothing pending: the object itself")
+	require.False(t, copied)
+
+	require.NoError(t, h.w.WriteStatus("sync", gvr, h.get(t), setField("syncedRevision", int64(1))))
+	before := u.DeepCopy()
+	got, copied = h.w.PendingShared(gvr, u)
+	require.True(t, copied)
+	require.NotSame(t, u, got)
+	require.Equal(t, map[string]any{"syncedRevision": int64(1)}, status(got), "the pending change applied")
+	require.Equal(t, before, u, "the shared object is unchanged")
+
+	// Someone else's write: the pending change moves to the newer copy, which is not kept.
+	edited := h.get(t)
+	edited.Object["spec"] = map[string]any{"template": map[string]any{"data": map[string]any{"a": "c"}}}
+	_, err := h.host.Update(ctx, gvr, edited)
+	require.NoError(t, err)
+	shared := h.get(t)
+	got, copied = h.w.PendingShared(gvr, shared)
+	require.True(t, copied)
+	a, _, _ := unstructured.NestedString(got.Object, "spec", "template", "data", "a")
+	require.Equal(t, "c", a, "the newer copy's spec")
+	require.Equal(t, map[string]any{"syncedRevision": int64(1)}, status(got))
+	shared.Object["spec"].(map[string]any)["template"] = "changed after the read"
+	a, _, _ = unstructured.NestedString(h.w.Pending(gvr, h.get(t)).Object, "spec", "template", "data", "a")
+	require.Equal(t, "c", a, "the Writer kept a copy of the shared object, not the object")
+}

@@ -1,6 +1,7 @@
 package scale_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,22 @@ import (
 )
 
 var cpuProfileFlag = flag.String("scale.cpuprofile", "", "file the real-server run writes a CPU profile of the test process (control plane and harness) to, over the federated phase; empty: none")
+
+// profileLabel is the pprof label that splits a CPU profile of a real-server run: "harness" for
+// the test's own clients, creates and member watches, "controlplane" for the control plane
+// (`go tool pprof -tagfocus who=controlplane <file>`).
+const profileLabel = "who"
+
+// labelHarness labels the test goroutine, and so every goroutine it starts from now on, as the
+// harness's, until the test ends, and returns the context holding that label: pprof.Do restores
+// the labels of the context it is given.
+func labelHarness(t testing.TB) context.Context {
+	t.Helper()
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels(profileLabel, "harness"))
+	pprof.SetGoroutineLabels(ctx)
+	t.Cleanup(func() { pprof.SetGoroutineLabels(context.Background()) })
+	return ctx
+}
 
 // startCPUProfile starts a CPU profile of the test process into -scale.cpuprofile, when the flag
 // is set, and returns what stops it. The control plane and the harness share the process: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type realFleet struct {
 // startReal sets up the servers and runs a control plane until the test ends.
 func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 	t.Helper()
+	harness := labelHarness(t)
 	env := testenv.Shared(t)
 	f := &realFleet{env: env, members: map[string]*kube.Client{}}
 	f.host = unthrottled(t, env, hostName)
@@ -59,22 +61,36 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 	if *hostQPSFlag != 0 {
 		cfg.QPS, cfg.Burst = float32(*hostQPSFlag), max(1, 2**hostQPSFlag)
 	}
-	host, set, err := kube.Connect(cfg, kube.ClusterSetOptions{})
+	var (
+		host *kube.Client
+		set  *kube.ClusterSet
+	)
+	// Whatever the control plane's clients start (their connections' read loops) is labelled
+	// its own, as is its Run below.
+	pprof.Do(harness, pprof.Labels(profileLabel, "controlplane"), func(context.Context) {
+		host, set, err = kube.Connect(cfg, kube.ClusterSetOptions{})
+	})
 	require.NoError(t, err)
 	opts.Types = []federation.TypeConfig{federation.ConfigMapType}
 	opts.Disable.DNS = true
 	opts.Disable.Scheduler = *noSchedFlag
+	opts.Sync.ClusterQPS = *clusterQPSFlag
 	if *workersFlag > 0 {
 		opts.Sync.Workers, opts.Status.Workers, opts.Scheduler.Workers = *workersFlag, *workersFlag, *workersFlag
 	}
 	f.reg = prometheus.NewRegistry()
 	opts.Registerer = f.reg
 	f.counted = newCountingHost(host)
-	cp, err := controlplane.New(f.counted, set, opts)
+	var cp *controlplane.ControlPlane
+	pprof.Do(harness, pprof.Labels(profileLabel, "controlplane"), func(context.Context) {
+		cp, err = controlplane.New(f.counted, set, opts)
+	})
 	require.NoError(t, err)
 	rctx, rcancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- cp.Run(rctx) }()
+	// The label splits a CPU profile (-scale.cpuprofile) between the control plane and the
+	// harness: goroutines inherit it from the one that starts them.
+	go pprof.Do(rctx, pprof.Labels(profileLabel, "controlplane"), func(ctx context.Context) { done <- cp.Run(ctx) })
 	t.Cleanup(func() {
 		rcancel()
 		require.NoError(t, <-done)
