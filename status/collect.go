@@ -322,6 +322,11 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		log.Info("Member object has an invalid status", "cluster", cluster, "error", err.Error())
 		return &Observation{Message: strings.TrimPrefix(err.Error(), "status: ")}, at, true
 	}
+	if o.Remote != nil {
+		// obj may be the member cache's own object: what an Extractor (perhaps the user's)
+		// kept of it must not be shared with the status the Collector writes.
+		o.Remote = copyMap(o.Remote)
+	}
 	o.Remote = capRemote(o.Remote, c.opts.MaxRemoteStatusBytes)
 	o.Revision = revisionOf(obj)
 	return &o, at, true

@@ -202,7 +202,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	hour := w.takeWrites()
 	res.HourHostWrites, res.HourMemberWrites, res.HourClusterWrites = hour.host, hour.members, hour.clusters
 	if hour.host+hour.members > 0 {
-		w.violate("the hour after quiescence: %d host and %d member writes, want none", hour.host, hour.members)
+		w.violate("the hour after quiescence: %d host and %d member writes, want none: %s", hour.host, hour.members, strings.Join(hour.which, "; "))
 	}
 	if limit := 12 * len(w.Fleet.Names()); hour.clusters > limit {
 		w.violate("the hour after quiescence: %d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,7 +84,13 @@ type writeCounts struct {
 	host     int // federated objects, RSPs, revisions, DNS records...
 	clusters int // Cluster objects (the monitor's heartbeats and conditions)
 	members  int
+	// which names the first host and member writes (maxNamedWrites), for a violation that
+	// wants none: the cluster, verb, resource and object, and what a status write changed.
+	which []string
 }
+
+// maxNamedWrites is how many writes writeCounts.which names.
+const maxNamedWrites = 8
 
 // foreignMark is an annotation another controller wrote on a member object.
 type foreignMark struct {
@@ -245,6 +252,9 @@ func (w *World) installHooks(c *fake.Cluster) {
 		default:
 			w.writes.host++
 		}
+		if gvr != federation.ClusterGVR && len(w.writes.which) < maxNamedWrites {
+			w.writes.which = append(w.writes.which, fmt.Sprintf("%s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName)))
+		}
 		trace := w.trace
 		w.mu.Unlock()
 		if trace != nil {
@@ -281,6 +291,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 		UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			before(ctx, next, "update-status", gvr, obj.GetNamespace(), obj.GetName())
 			w.traceDiff(ctx, next, gvr, obj)
+			w.nameStatusDiff(ctx, next, gvr, obj)
 			return next.UpdateStatus(ctx, gvr, obj)
 		},
 		Patch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
@@ -437,6 +448,30 @@ func (w *World) traceDiff(ctx context.Context, next federation.ClusterClient, gv
 		return
 	}
 	trace("  status diff (-stored +written):\n%s", cmp.Diff(cur.Object["status"], obj.Object["status"]))
+}
+
+// nameStatusDiff adds what a status write changes to the last write writeCounts.which
+// names, when it names this one.
+func (w *World) nameStatusDiff(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
+	if gvr == federation.ClusterGVR {
+		return
+	}
+	w.mu.Lock()
+	n := len(w.writes.which)
+	w.mu.Unlock()
+	if n == 0 || n > maxNamedWrites {
+		return
+	}
+	cur, err := next.Get(ctx, gvr, obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		return
+	}
+	diff := cmp.Diff(cur.Object["status"], obj.Object["status"])
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i := n - 1; i < len(w.writes.which) && strings.HasSuffix(w.writes.which[i], objectRef(obj.GetNamespace(), obj.GetName())) {
+		w.writes.which[i] += " (status -stored +written:\n" + diff + ")"
+	}
 }
 
 // traceLine logs a line when writes are traced.
