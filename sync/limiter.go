@@ -23,7 +23,7 @@ type limiters struct {
 
 func newLimiters(clk clock.WithTicker, qps float64, burst int) *limiters {
 	l := &limiters{clock: clk, limit: rate.Limit(qps), burst: burst, buckets: map[string]*rate.Limiter{}}
-	if qps < 0 {
+	if qps <= 0 {
 		l.limit = rate.Inf
 	}
 	return l

@@ -44,8 +44,8 @@ type Options struct {
 	// every loop of a control plane (the host client is) was fedkit's bottleneck: at the old
 	// default of 50 QPS, about 8 host writes per new federated object capped propagation near
 	// 7 objects a second on real servers. client-go's own zero-value default (5 QPS) would be
-	// ten times worse. Sync's per-cluster write limit (fedsync.Options.ClusterQPS) still
-	// applies.
+	// ten times worse. Sync's per-cluster write limit (fedsync.Options.ClusterQPS) is off by
+	// default too.
 	QPS   float32
 	Burst int
 

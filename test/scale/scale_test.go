@@ -27,7 +27,7 @@ var (
 	hostQPSFlag      = flag.Int("scale.hostqps", 0, "QPS of the control plane's host client on real servers (burst twice that); 0: kube's default; negative: no limit")
 	noSchedFlag      = flag.Bool("scale.noscheduler", false, "run no scheduler on real servers (sync then places by spec.placement): what the scheduler's status write costs a type without replicas")
 	workersFlag      = flag.Int("scale.workers", 0, "Workers of sync, the collector and the scheduler on real servers; 0: their defaults")
-	clusterQPSFlag   = flag.Float64("scale.clusterqps", 0, "sync's ClusterQPS (writes per second to each member) on real servers; 0: its default; negative: no limit")
+	clusterQPSFlag   = flag.Float64("scale.clusterqps", 0, "sync's ClusterQPS (writes per second to each member) on real servers; 0 or negative: no limit (its default)")
 	convergeOnlyFlag = flag.Bool("scale.convergeonly", false, "in-memory runs stop after convergence (and its heap profile): no resync, no template change")
 	realFlag         = flag.Int("scale.real", 0, "federated objects to propagate on real API servers; 0: only the bounded test")
 )
