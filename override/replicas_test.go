@@ -128,11 +128,16 @@ func TestReplicasField(t *testing.T) {
 			got := override.ReplicasField(overrides, tc.typ, "eu-1", eu)
 			count, at, ok := override.ReplicasOverride(overrides, tc.typ, "eu-1", eu)
 			require.Equal(t, got, at, "ReplicasField names the field ReplicasOverride reads")
+			cl := federation.Cluster{}
+			cl.Name, cl.Labels = "eu-1", eu
+			all := override.ReplicasOverrides(overrides, tc.typ, []federation.Cluster{cl})
 			if tc.want == "" {
 				require.Nil(t, got)
 				require.False(t, ok)
+				require.Empty(t, all, "ReplicasOverrides agrees")
 				return
 			}
+			require.Equal(t, map[string]int64{"eu-1": count}, all, "ReplicasOverrides agrees")
 			require.NotNil(t, got)
 			require.Equal(t, tc.want, got.String())
 			require.True(t, ok)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -174,7 +175,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
 			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
 			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
-			pinned: pinnedReplicas(fed, typ, clusters),
+			pinned: override.ReplicasOverrides(fed.Spec.Overrides, typ, clusters),
 			retain: fed.Spec.RetainReplicas,
 		}, d.schedule.Clusters)
 		d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -28,7 +27,7 @@ type evictInput struct {
 	plan     Plan
 	hold     bool             // replicas that fit nowhere stay where they run (a divided preference)
 	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
-	pinned   map[string]int64 // replica counts overrides set per cluster name (pinnedReplicas)
+	pinned   map[string]int64 // replica counts overrides set per cluster name (override.ReplicasOverrides)
 	retain   bool             // spec.retainReplicas: the members' autoscalers own their counts
 	now      time.Time
 }
@@ -135,11 +134,8 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		case in.failover.PurgeMode == federation.PurgeNever && released(n) && excluded(in.pd, n):
 			// Evicted, with nothing for the rest of the fleet to make up (it already runs the
 			// targets): no wait, but under PurgeNever the copy is released, never deleted.
-			e = federation.Eviction{
-				Cluster: n, Reason: evictionReason(n, in), Keep: in.running[n], PurgeMode: federation.PurgeNever,
-				Since: metav1.NewTime(in.now.Truncate(time.Second)), Release: true,
-				Message: releasedMessage,
-			}
+			e = begin(n, in.running[n])
+			e.Release, e.Deadline, e.Message = true, nil, releasedMessage
 			out.evictions = append(out.evictions, e)
 			continue
 		case in.hold && max(in.running[n], scheduledIn(in.before, n)) > target[n] && excluded(in.pd, n):
@@ -326,7 +322,7 @@ func freshEntry(status []federation.MemberStatus, cluster string, since time.Tim
 	return nil
 }
 
-// pinnedOr is cluster's replica count override (pinnedReplicas) when it has one, else n: the
+// pinnedOr is cluster's replica count override (override.ReplicasOverrides) when it has one, else n: the
 // member runs the override, whatever its share.
 func pinnedOr(pinned map[string]int64, cluster string, n int64) int64 {
 	if p, ok := pinned[cluster]; ok {
@@ -471,23 +467,6 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 	for _, e := range prev.Evictions {
 		if !e.Release && e.Replicas > 0 {
 			out[e.Cluster] = e.Replicas
-		}
-	}
-	return out
-}
-
-// pinnedReplicas returns the replica counts that spec.overrides set per cluster, by name or
-// by a selector of the cluster's labels, as override.ReplicasOverride reads them for the
-// renderer: those win over the schedule in the member, so they are what a replacement must
-// have available.
-func pinnedReplicas(fed *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster) map[string]int64 {
-	if len(fed.Spec.Overrides) == 0 {
-		return nil
-	}
-	out := map[string]int64{}
-	for i := range clusters {
-		if n, _, ok := override.ReplicasOverride(fed.Spec.Overrides, typ, clusters[i].Name, clusters[i].Labels); ok {
-			out[clusters[i].Name] = n
 		}
 	}
 	return out
