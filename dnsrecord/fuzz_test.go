@@ -14,8 +14,9 @@ import (
 
 // FuzzServiceEndpoints feeds arbitrary names, regions, zones and load-balancer addresses to
 // ServiceEndpoints: it never panics; an error wraps ErrInvalidRecord or ErrResolve; a result
-// has valid record types, no empty targets, names of at most 253 characters under the
-// domain, and is the same when computed twice.
+// has valid record types, no empty targets, lower-case names (DNS names compare without
+// regard to case, RFC 4343) of at most 253 characters under the lower-cased domain, and is
+// the same when computed twice.
 //
 //	go test ./dnsrecord -run '^$' -fuzz FuzzServiceEndpoints -fuzztime 60s
 func FuzzServiceEndpoints(f *testing.F) {
@@ -41,7 +42,7 @@ func FuzzServiceEndpoints(f *testing.F) {
 			}
 			return
 		}
-		checkEndpoints(t, strings.TrimSuffix(domain, "."), got)
+		checkEndpoints(t, strings.ToLower(strings.TrimSuffix(domain, ".")), got)
 		again, err := dnsrecord.ServiceEndpoints(context.Background(), rec, resolver)
 		if err != nil || len(again) != len(got) {
 			t.Fatalf("second call differs: %v, %d vs %d endpoints", err, len(again), len(got))
@@ -49,10 +50,13 @@ func FuzzServiceEndpoints(f *testing.F) {
 	})
 }
 
-// checkEndpoints holds what every computed record set must satisfy.
+// checkEndpoints holds what every computed record set must satisfy; domain is lower-case.
 func checkEndpoints(t *testing.T, domain string, eps []dnsrecord.Endpoint) {
 	t.Helper()
 	for _, ep := range eps {
+		if ep.DNSName != strings.ToLower(ep.DNSName) {
+			t.Fatalf("name %q is not lower-case", ep.DNSName)
+		}
 		if len(ep.DNSName) > 253 {
 			t.Fatalf("name of %d characters: %q", len(ep.DNSName), ep.DNSName)
 		}
