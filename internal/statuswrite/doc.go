@@ -20,5 +20,7 @@
 // those on their way to the host, and the last write until the copy read has caught up with
 // it and a window has passed (another loop's live read having caught up says nothing of the
 // shared cache). What a loop reads never goes back to a status from before a change it was
-// handed, unless its cache is more than a window behind the host.
+// handed, unless its cache is more than a window behind the host. A write no loop reads back
+// is forgotten five windows after it, so the Writer keeps copies of the last few windows'
+// writes, not one of every object it ever wrote.
 package statuswrite

@@ -36,6 +36,11 @@ const conflictRetries = 3
 // finalFlushTimeout bounds the last writes Run makes once its context is done.
 const finalFlushTimeout = 10 * time.Second
 
+// keepWritten bounds how long the Writer keeps the host's answer to a write no loop has read
+// back: keepWritten windows. What it keeps is then bounded by the writes of the last few
+// windows, not by the number of objects it ever wrote (a full copy of each, else).
+const keepWritten = 5
+
 // maxFailures bounds how often an object's write fails before its changes are dropped (the
 // loops' next passes hand them again).
 const maxFailures = 5
@@ -62,6 +67,9 @@ type Writer struct {
 	// result not in written yet. What they carry is part of what loops read meanwhile.
 	flying  map[objKey]*entry
 	written map[objKey]writtenCopy // the last write's result, until read back (see freshest)
+	// expiry lists the written copies in the order they were written (so by time), for Run to
+	// forget them keepWritten windows later; a copy forgotten earlier, or replaced, is skipped.
+	expiry []expiring
 	subs    map[schema.GroupVersionResource]map[*sub]struct{}
 	wake    chan struct{}
 }
@@ -92,6 +100,12 @@ type entry struct {
 type writtenCopy struct {
 	obj *unstructured.Unstructured
 	at  time.Time
+}
+
+// expiring is one written copy to forget once its time comes: the copy of k written at at.
+type expiring struct {
+	k  objKey
+	at time.Time
 }
 
 type sub struct {
@@ -372,13 +386,32 @@ func (w *Writer) flushDue(ctx context.Context, all bool) (time.Time, bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var next time.Time
+	next := w.forgetLocked(w.opts.Clock.Now())
 	for _, e := range w.pending {
 		if next.IsZero() || e.due.Before(next) {
 			next = e.due
 		}
 	}
 	return next, !next.IsZero()
+}
+
+// forgetLocked forgets the written copies keepWritten windows old at now, and returns when
+// the next one will be (zero when none is kept). The caller holds w.mu.
+func (w *Writer) forgetLocked(now time.Time) time.Time {
+	keep := keepWritten * w.opts.Window
+	for len(w.expiry) > 0 {
+		x := w.expiry[0]
+		if at := x.at.Add(keep); at.After(now) {
+			return at
+		}
+		if c, ok := w.written[x.k]; ok && !c.at.After(x.at) {
+			delete(w.written, x.k)
+		}
+		w.expiry[0] = expiring{}
+		w.expiry = w.expiry[1:]
+	}
+	w.expiry = nil // the array goes with the last entry
+	return time.Time{}
 }
 
 // flush writes one entry (it is in flying meanwhile); after a Conflict it reads the object
@@ -395,7 +428,9 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 		out, err = w.host.UpdateStatus(ctx, k.gvr, view)
 		if err == nil {
 			w.mu.Lock()
-			w.written[k] = writtenCopy{obj: out, at: w.opts.Clock.Now()}
+			now := w.opts.Clock.Now()
+			w.written[k] = writtenCopy{obj: out, at: now}
+			w.expiry = append(w.expiry, expiring{k: k, at: now})
 			delete(w.flying, k)
 			w.mu.Unlock()
 			return

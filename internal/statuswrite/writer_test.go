@@ -293,6 +293,23 @@ func TestPendingKeepsTheLastWriteForEveryReader(t *testing.T) {
 	}
 }
 
+// The host's answer to a write no loop reads back is forgotten five windows after it: the
+// Writer holds copies of recent writes, not one of every object it wrote. Until then, a copy
+// from before the write still reads as the write; after, Pending returns it as it is.
+func TestWrittenCopyForgottenAfterFiveWindows(t *testing.T) {
+	h := start(t)
+	cached := h.get(t)
+	require.NoError(t, h.w.WriteStatus("sync", gvr, cached, setField("observedGeneration", int64(1))))
+	h.stepUntil(t, "written", func() bool { return h.statusWrites() == 1 })
+	if diff := cmp.Diff(map[string]any{"observedGeneration": int64(1)}, status(h.w.Pending(gvr, cached))); diff != "" {
+		t.Errorf("Pending of the copy from before the write, just after it (-want +got):\n%s", diff)
+	}
+	h.stepUntil(t, "forgotten", func() bool { return h.w.Pending(gvr, cached) == cached })
+	if got := h.statusWrites(); got != 1 {
+		t.Errorf("%d status writes, want 1", got)
+	}
+}
+
 // PendingShared serves readers of a cache's own objects: it returns the object itself when
 // nothing is pending, else a copy with the changes; it never changes the object, nor keeps
 // it (a newer copy the pending changes move to is copied first), so a reader pays one copy

@@ -332,11 +332,13 @@ func (f *memFleet) progress(t testing.TB) string {
 }
 
 // settle waits until the control plane is quiet: no write and no reconcile of any loop for a
-// quiet period, and then a step of the fake clock that moves nothing. The step is what lets
-// work that waits on the clock (the shared status writer's pending changes waiting for their
-// window) finish: without it a heap profile catches that work, and the passes it keeps, in
+// quiet period, and then idleSeconds steps of the fake clock, a second each, that move
+// nothing. The steps are what let work that waits on the clock finish (the shared status
+// writer's pending changes waiting for their window, the copies of its writes it forgets
+// five windows later): without them a heap profile catches that work, and what it keeps, in
 // flight.
 func (f *memFleet) settle(t testing.TB) {
+	const idleSeconds = 15 // more than the status writer's five windows of 2 s
 	t.Helper()
 	const quiet = 500 * time.Millisecond
 	deadline := time.Now().Add(10 * time.Minute)
@@ -352,13 +354,14 @@ func (f *memFleet) settle(t testing.TB) {
 		}
 	}
 	wait()
-	for {
+	for idle := 0; idle < idleSeconds; {
 		before := last
 		f.clock.Step(time.Second)
 		f.steps++
 		wait()
-		if last == before {
-			return
+		idle++
+		if last != before {
+			idle = 0
 		}
 	}
 }
