@@ -60,8 +60,9 @@ func (s *Syncer) settle(in PlanInput, keys map[string]string, ch Change) result 
 		s.setConflicted(key, ch.Cluster, true)
 	case ch.Live == nil && ch.Reason == "":
 		s.setConflicted(key, ch.Cluster, false)
-	case ch.Reason == ReasonClusterUnreachable, setHasNoClient(in, ch):
-		// The member could not be read: retry the object with backoff.
+	case ch.Reason == ReasonClusterUnreachable, ch.Reason == ReasonNamespaceCheckFailed, setHasNoClient(in, ch):
+		// The member (or what a namespace's deletion must check) could not be read: retry the
+		// object with backoff.
 		err := in.Members[ch.Cluster].Err
 		if err == nil {
 			err = errors.New(ch.Message)

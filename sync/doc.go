@@ -146,6 +146,10 @@
 // sync created for other objects: that one is left alone. Nor does it delete a system
 // namespace, or the host's own namespace when the host is also a member (the same uid).
 // Those two are orphaned with a warning ([ReasonSystemNamespace], [ReasonHostNamespace]).
+// A FederatedNamespace leaving a cluster keeps the member namespace while objects the
+// federation placed live in it ([ReasonNamespaceInUse]). When sync cannot check that, or
+// whether the namespace is the host's own, it keeps the namespace, reports
+// [ReasonNamespaceCheckFailed] and retries with backoff.
 //
 // # Revisions and rollback
 //

@@ -126,6 +126,8 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 // readFailure turns a failed member read into a propagation reason and message.
 func readFailure(cluster string, err error) (string, string) {
 	switch {
+	case errors.As(err, new(namespaceCheckError)):
+		return ReasonNamespaceCheckFailed, fedcond.Truncate(fmt.Sprintf("cluster %q: %v", cluster, err), maxMessage)
 	case errors.Is(err, federation.ErrClusterNotFound):
 		return ReasonClusterNotFound, fmt.Sprintf("cluster %q: %v", cluster, err)
 	case errors.Is(err, federation.ErrClusterNotReady):

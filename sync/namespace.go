@@ -236,14 +236,14 @@ func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Ch
 		}
 		switch {
 		case a.err != nil:
-			ms.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", name, a.err)
+			ms.Err = namespaceCheckError{fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", name, a.err)}
 		case a.uid != "" && a.uid == ch.Live.GetUID():
 			ms.Host = true
 		default:
 			inUse, err := s.inUse(ctx, federation.Key{Namespace: in.Object.Namespace, Name: in.Object.Name}, ch.Cluster, name)
 			switch {
 			case err != nil:
-				ms.Err = fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)
+				ms.Err = namespaceCheckError{fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)}
 			case inUse != "":
 				ms.InUse = inUse
 			default:
@@ -255,6 +255,13 @@ func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Ch
 	}
 	return marked
 }
+
+// namespaceCheckError is a read failed while checking whether a member namespace may be
+// deleted: the change reports ReasonNamespaceCheckFailed, not the read's own reason (the
+// member, or the host, may have answered).
+type namespaceCheckError struct{ error }
+
+func (e namespaceCheckError) Unwrap() error { return e.error }
 
 // inUse returns an object the federation placed in member namespace ns of cluster
 // (FederationObjectIn), "" when there is none. Under Run, the FederatedNamespace key is then

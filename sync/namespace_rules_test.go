@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -266,35 +267,69 @@ func (e *env) productionPropagation(t *testing.T, cluster string) string {
 }
 
 // TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried: a FederatedNamespace leaving a cluster
-// deletes the member namespace only once it knows nothing the federation placed lives in it.
-// When that check cannot complete, the namespace stays, the status says why for that
-// cluster, and the pass fails so the key is retried; it goes once the check completes.
-// (The soak in Run mode found namespaces left behind for good: the failed check was dropped
-// without a word, and nothing brought the object back.)
+// deletes the member namespace only once it knows nothing the federation placed lives in it,
+// and that it is not the host's own. When either check cannot complete, the namespace stays,
+// the status says why for that cluster (ReasonNamespaceCheckFailed, not ClusterUnreachable:
+// the member may have answered), and the pass fails so the key is retried; it goes once the
+// check completes. (The soak in Run mode found namespaces left behind for good: the failed
+// check was dropped without a word, and nothing brought the object back.)
 func TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	s := newNamespaceSyncer(t, e)
-	nsKey := federation.Key{Namespace: "production", Name: "production"}
-	e.governProduction(t, "{name: aws}, {name: gcp}")
-	_, err := s.Reconcile(ctx, nsKey)
-	require.NoError(t, err)
-	require.NotNil(t, e.peekNamespace(t, "aws", "production"))
+	for _, tc := range []struct {
+		name   string
+		fail   func(e *env, aws *fake.Cluster) // makes the check fail
+		heal   func(e *env, aws *fake.Cluster)
+		reason string // in the message
+	}{
+		{
+			name: "the member's list fails",
+			fail: func(_ *env, aws *fake.Cluster) {
+				aws.FailOn(fake.VerbList, apierrors.NewServiceUnavailable("etcd is slow"), 0)
+			},
+			heal:   func(_ *env, aws *fake.Cluster) { aws.FailOn(fake.VerbList, nil, 0) },
+			reason: "etcd is slow",
+		},
+		{
+			name: "the host's namespace read fails",
+			fail: func(e *env, _ *fake.Cluster) {
+				e.host.SetHooks(fake.Hooks{Get: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+					if gvr.Resource == "namespaces" {
+						return nil, apierrors.NewTimeoutError("the host is slow", 1)
+					}
+					return next.Get(ctx, gvr, ns, name)
+				}})
+			},
+			heal:   func(e *env, _ *fake.Cluster) { e.host.SetHooks(fake.Hooks{}) },
+			reason: "the host's namespace production",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, fedsync.Options{})
+			s := newNamespaceSyncer(t, e)
+			nsKey := federation.Key{Namespace: "production", Name: "production"}
+			e.governProduction(t, "{name: aws}, {name: gcp}")
+			_, err := s.Reconcile(ctx, nsKey)
+			require.NoError(t, err)
+			require.NotNil(t, e.peekNamespace(t, "aws", "production"))
 
-	e.governProduction(t, "{name: gcp}") // aws leaves
-	aws, _ := e.fleet.Member("aws")
-	aws.FailOn(fake.VerbList, apierrors.NewServiceUnavailable("etcd is slow"), 0)
-	_, err = s.Reconcile(ctx, nsKey)
-	require.Error(t, err, "the pass says the check did not complete, so the key is retried")
-	ns := e.peekNamespace(t, "aws", "production")
-	require.NotNil(t, ns, "deleted without knowing what lives in it")
-	require.Nil(t, ns.GetDeletionTimestamp(), "deleted without knowing what lives in it")
-	require.NotEmpty(t, e.productionPropagation(t, "aws"), "status.clusters says why aws still has the namespace")
+			e.governProduction(t, "{name: gcp}") // aws leaves
+			aws, _ := e.fleet.Member("aws")
+			tc.fail(e, aws)
+			_, err = s.Reconcile(ctx, nsKey)
+			require.Error(t, err, "the pass says the check did not complete, so the key is retried")
+			require.ErrorContains(t, err, tc.reason)
+			ns := e.peekNamespace(t, "aws", "production")
+			require.NotNil(t, ns, "deleted without knowing what lives in it")
+			require.Nil(t, ns.GetDeletionTimestamp(), "deleted without knowing what lives in it")
+			require.Equal(t, fedsync.ReasonNamespaceCheckFailed+"@1", e.productionPropagation(t, "aws"),
+				"status.clusters says why aws still has the namespace")
 
-	aws.FailOn(fake.VerbList, nil, 0)
-	_, err = s.Reconcile(ctx, nsKey)
-	require.NoError(t, err)
-	if ns := e.peekNamespace(t, "aws", "production"); ns != nil {
-		require.NotNil(t, ns.GetDeletionTimestamp(), "released once the check completes")
+			tc.heal(e, aws)
+			_, err = s.Reconcile(ctx, nsKey)
+			require.NoError(t, err)
+			if ns := e.peekNamespace(t, "aws", "production"); ns != nil {
+				require.NotNil(t, ns.GetDeletionTimestamp(), "released once the check completes")
+			}
+		})
 	}
 }
 

@@ -54,6 +54,12 @@ const (
 	// eviction keeps running). The namespace is kept until they have left; the message names
 	// one.
 	ReasonNamespaceInUse = "NamespaceInUse"
+	// ReasonNamespaceCheckFailed: a FederatedNamespace leaves the cluster (or is deleted), but
+	// sync could not tell whether the member namespace may go: a read it needs failed (the
+	// list of what lives in the namespace, or the host's namespace of that name, to tell
+	// whether it is the host's own). The namespace is kept, the message names the read and
+	// its error, and the pass fails so the object is retried with backoff.
+	ReasonNamespaceCheckFailed = "NamespaceCheckFailed"
 	// ReasonSystemNamespace: the member object is a system namespace, one every cluster has
 	// and its own components live in (default, kube-node-lease, kube-public, kube-system),
 	// and would have been deleted. A FederatedNamespace may adopt one
