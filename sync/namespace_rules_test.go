@@ -303,18 +303,13 @@ func TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, fedsync.Options{})
-			s := newNamespaceSyncer(t, e)
-			nsKey := federation.Key{Namespace: "production", Name: "production"}
-			e.governProduction(t, "{name: aws}, {name: gcp}")
-			_, err := s.Reconcile(ctx, nsKey)
-			require.NoError(t, err)
+			e, s, nsKey := productionInAWSAndGCP(t)
 			require.NotNil(t, e.peekNamespace(t, "aws", "production"))
 
 			e.governProduction(t, "{name: gcp}") // aws leaves
 			aws, _ := e.fleet.Member("aws")
 			tc.fail(e, aws)
-			_, err = s.Reconcile(ctx, nsKey)
+			_, err := s.Reconcile(ctx, nsKey)
 			require.Error(t, err, "the pass says the check did not complete, so the key is retried")
 			require.ErrorContains(t, err, tc.reason)
 			ns := e.peekNamespace(t, "aws", "production")
@@ -333,18 +328,26 @@ func TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried(t *testing.T) {
 	}
 }
 
-// TestFederatedNamespaceKeepsACopyPurgeNeverReleased: a copy that a PurgeNever eviction
-// released (federation.ReleasedAnnotation) is no longer managed, yet the federation promised
-// to leave it until a person removes it: a FederatedNamespace leaving that cluster keeps the
-// namespace while the copy lives in it, and lets it go once the copy is removed.
-// (The big soak found a released copy deleted with its namespace.)
-func TestFederatedNamespaceKeepsACopyPurgeNeverReleased(t *testing.T) {
+// productionInAWSAndGCP is an env whose FederatedNamespace production is placed in aws and
+// gcp, with the Syncer of namespaces that has passed over it once.
+func productionInAWSAndGCP(t *testing.T) (*env, *fedsync.Syncer, federation.Key) {
+	t.Helper()
 	e := newEnv(t, fedsync.Options{})
 	s := newNamespaceSyncer(t, e)
 	nsKey := federation.Key{Namespace: "production", Name: "production"}
 	e.governProduction(t, "{name: aws}, {name: gcp}")
 	_, err := s.Reconcile(ctx, nsKey)
 	require.NoError(t, err)
+	return e, s, nsKey
+}
+
+// TestFederatedNamespaceKeepsACopyPurgeNeverReleased: a copy that a PurgeNever eviction
+// released (federation.ReleasedAnnotation) is no longer managed, yet the federation promised
+// to leave it until a person removes it: a FederatedNamespace leaving that cluster keeps the
+// namespace while the copy lives in it, and lets it go once the copy is removed.
+// (The big soak found a released copy deleted with its namespace.)
+func TestFederatedNamespaceKeepsACopyPurgeNeverReleased(t *testing.T) {
+	e, s, nsKey := productionInAWSAndGCP(t)
 	aws, _ := e.fleet.Member("aws")
 	e.mustCreate(t, aws, deployments, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
@@ -353,7 +356,7 @@ func TestFederatedNamespaceKeepsACopyPurgeNeverReleased(t *testing.T) {
 	}})
 
 	e.governProduction(t, "{name: gcp}") // aws leaves
-	_, err = s.Reconcile(ctx, nsKey)
+	_, err := s.Reconcile(ctx, nsKey)
 	require.NoError(t, err)
 	ns := e.peekNamespace(t, "aws", "production")
 	require.NotNil(t, ns, "the namespace was deleted with the released copy in it")
