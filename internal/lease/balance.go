@@ -20,7 +20,8 @@ const staleAfter = 3
 // view is what one balance round saw of the group's Leases.
 type view struct {
 	// present are the processes whose Leases changed within LeaseDuration, this one
-	// included: the shares are computed over them.
+	// included, less those whose only Lease is a presence that is not ready: the shares are
+	// computed over them.
 	present []string
 	// demand is how many shards the live peers say they would take (WantsAnnotation), and
 	// wanting the peers that said so.
@@ -90,6 +91,11 @@ func (s *sharder) look(ctx context.Context, items []unstructured.Unstructured) v
 			if isShard {
 				taken[shard] = true
 			}
+		case fresh && role == "member" && !readyPresence(u, count):
+			// A process that has not looked at the Leases (or runs another Count) takes no
+			// shard: counted in the shares, it would lower every other process's share for
+			// as long as it stays so, and a shard its holder dropped for a moment would go
+			// to whoever took it beyond the share, not back below a share.
 		case fresh:
 			present[holder] = true
 			if role == "shard" && u.GetAnnotations()[CountAnnotation] != count {
@@ -143,6 +149,14 @@ func (s *sharder) look(ctx context.Context, items []unstructured.Unstructured) v
 	})
 	slices.Sort(out.wanting)
 	return out
+}
+
+// readyPresence reports whether u, a presence Lease, says its process is ready to take
+// shards of this Count: it carries the Count and how many shards the process would take.
+func readyPresence(u *unstructured.Unstructured, count string) bool {
+	ann := u.GetAnnotations()
+	_, wants := ann[WantsAnnotation]
+	return wants && ann[CountAnnotation] == count
 }
 
 // setShare records this process's share from l and hands over the shards beyond it, as

@@ -44,7 +44,9 @@
 // (Name-0 to Name-<Count-1>). It runs the work of every shard it holds, each with its own
 // context. To spread the shards, each process also keeps a presence Lease
 // (Name-member-<hash of its identity>), renewed every RetryPeriod. The live processes are
-// the holders of presence and shard Leases seen renewed within LeaseDuration.
+// the holders of shard Leases seen renewed within LeaseDuration, and of presence Leases seen
+// renewed within LeaseDuration that say the process is ready (see Hand-over). A process that
+// cannot list the Leases lowers no one's share.
 //
 // Take n live processes sorted by identity. The process of rank r may hold Count/n shards,
 // one more when r < Count mod n, so the shares add up to Count exactly. A process below its
