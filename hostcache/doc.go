@@ -21,8 +21,9 @@
 //
 // # Rules
 //
-// Loops add their event handlers when their Run starts, and remove them when it returns. An
-// informer lives while a loop uses it. The first loop to ask for it builds and starts it; the
+// Loops add their event handlers when their Run starts, and remove them when it returns.
+// They share the informer's one client-go handler, so a loop costs an informer no goroutine.
+// An informer lives while a loop uses it. The first loop to ask for it builds and starts it; the
 // last one to leave stops it. So a resource whose CRD is missing is listed afresh when its
 // loop is retried.
 //

@@ -74,6 +74,9 @@ func (k informerKey) String() string {
 type sharedInformer struct {
 	cache.SharedIndexInformer
 	key informerKey
+	// handlers hands the informer's notifications to the loops' handlers: add and remove
+	// them there, not on the informer.
+	handlers *fanout
 
 	mu      sync.Mutex
 	users   map[*user]logr.Logger
@@ -241,9 +244,12 @@ func (c *Cache) newShared(key informerKey, transform func(*unstructured.Unstruct
 	if err := si.SetTransform(c.transform(transform)); err != nil {
 		return nil, err
 	}
+	if si.handlers, err = newFanout(si.SharedIndexInformer); err != nil {
+		return nil, err
+	}
 	if key.gvr == federation.ClusterGVR {
 		// Decoded Clusters are dropped with their objects.
-		_, err := si.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		_, err := si.handlers.add(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 			if u, ok := objectOf(obj); ok {
 				c.clusters.forget(u.GetUID())
 			}

@@ -55,6 +55,9 @@
 // removed with Run, the last loop to leave an informer stopping it. Options.Cache shares one
 // Cache between loops, and controlplane makes one per process; nil gives Run a Cache of its
 // own. Run waits for its own handlers, not just the informers, to have seen the first list.
+// An informer has one client-go handler, which hands each change to the loops' handlers in
+// turn; a handler added late is handed the store first, as client-go would. client-go gives
+// each handler two goroutines and a buffer; the loops' handlers only enqueue keys.
 // A Transform without a TransformName is never shared, so a trimmed Secret informer never
 // serves whole Secrets, nor the reverse. Dropping metadata.managedFields is safe: an update
 // without them keeps them. Equal flat maps of stored objects (labels, per-cluster status
@@ -116,7 +119,7 @@
 //
 // Run waits until every source's handler has seen its informer's first list before it
 // takes keys. Workers start on demand, up to Options.Workers, and exit when no key waits: an
-// idle loop holds one goroutine on its queue, not Workers. A list or watch failure reaches
+// idle loop holds only Run's own goroutine, which feeds the queue's keys to the workers. A list or watch failure reaches
 // Options.Logger with the loop's name and the resource. (client-go retries refused
 // connections of a watch without reporting them, as every informer does.) A source may not
 // have listed within Options.CacheSyncTimeout (two minutes by default, on Options.Clock).

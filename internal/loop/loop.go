@@ -296,8 +296,11 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	if err := l.waitForSync(ctx, run); err != nil {
 		return err
 	}
-	wg.Go(func() { l.feed(ctx, queue, r) })
-	<-ctx.Done()
+	// Run's own goroutine feeds the workers until ctx is done: the queue then shuts down,
+	// which ends feed.
+	stopFeeding := context.AfterFunc(ctx, queue.ShutDown)
+	defer stopFeeding()
+	l.feed(ctx, queue, r)
 	return nil
 }
 
@@ -320,7 +323,7 @@ func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federa
 		run.informers[i] = &informer{sharedInformer: si, source: s}
 	}
 	for i, s := range l.sources {
-		reg, err := run.informers[i].AddEventHandler(handler(s, run, l.sources, queue))
+		reg, err := run.informers[i].handlers.add(handler(s, run, l.sources, queue))
 		if err != nil {
 			run.release()
 			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
@@ -338,7 +341,7 @@ func (run *running) release() {
 			continue
 		}
 		if inf.reg != nil {
-			_ = inf.RemoveEventHandler(inf.reg)
+			inf.handlers.remove(inf.reg)
 		}
 		run.cache.release(inf.sharedInformer, run.user)
 	}
@@ -392,8 +395,9 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 // ctx is done, then waits for the workers. Workers start on demand, up to Options.Workers:
 // a key goes to a new worker while fewer than Workers run, else into a one-key hand-over
 // that the first worker to finish takes. A worker that finds the hand-over empty when it
-// finishes exits, so an idle Loop holds one goroutine, not Workers. No worker ever waits
-// for a key: a worker parked on a key another had taken stayed parked until the next one.
+// finishes exits, so an idle Loop holds no goroutine but Run's own, which feeds. No worker
+// ever waits for a key: a worker parked on a key another had taken stayed parked until the
+// next one.
 func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
 	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
 	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
