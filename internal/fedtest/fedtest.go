@@ -9,7 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -109,35 +111,39 @@ func Create(t testing.TB, c federation.ClusterClient, gvr schema.GroupVersionRes
 }
 
 // Apply creates the object doc describes in c, or replaces the existing one's spec and
-// labels and adds its annotations, as a user's kubectl apply of a whole manifest would.
+// labels and adds its annotations, as a user's kubectl apply of a whole manifest would. The
+// loops may write the object meanwhile (its status, its finalizer): a Conflict is retried on
+// a fresh read, as kubectl's patch would not have conflicted.
 func Apply(t testing.TB, c federation.ClusterClient, gvr schema.GroupVersionResource, doc string) {
 	t.Helper()
 	ctx := context.Background()
 	u := Decode(t, doc)
-	old, err := c.Get(ctx, gvr, u.GetNamespace(), u.GetName())
-	if apierrors.IsNotFound(err) {
-		if _, err := c.Create(ctx, gvr, u); err != nil {
-			t.Fatalf("creating %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		old, err := c.Get(ctx, gvr, u.GetNamespace(), u.GetName())
+		if apierrors.IsNotFound(err) {
+			_, err = c.Create(ctx, gvr, u.DeepCopy())
+			return err
 		}
-		return
-	}
+		if err != nil {
+			return err
+		}
+		old.Object["spec"] = runtime.DeepCopyJSONValue(u.Object["spec"])
+		old.SetLabels(u.GetLabels())
+		if a := u.GetAnnotations(); a != nil {
+			merged := old.GetAnnotations()
+			if merged == nil {
+				merged = map[string]string{}
+			}
+			for k, v := range a {
+				merged[k] = v
+			}
+			old.SetAnnotations(merged)
+		}
+		_, err = c.Update(ctx, gvr, old)
+		return err
+	})
 	if err != nil {
-		t.Fatalf("reading %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
-	}
-	old.Object["spec"] = u.Object["spec"]
-	old.SetLabels(u.GetLabels())
-	if a := u.GetAnnotations(); a != nil {
-		merged := old.GetAnnotations()
-		if merged == nil {
-			merged = map[string]string{}
-		}
-		for k, v := range a {
-			merged[k] = v
-		}
-		old.SetAnnotations(merged)
-	}
-	if _, err := c.Update(ctx, gvr, old); err != nil {
-		t.Fatalf("updating %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+		t.Fatalf("applying %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
 	}
 }
 

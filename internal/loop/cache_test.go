@@ -170,3 +170,46 @@ func TestCacheDecodesClustersOnce(t *testing.T) {
 	require.NotSame(t, a, d, "a new resourceVersion decodes again")
 	require.Equal(t, "2", d.ResourceVersion)
 }
+
+// A loop that joins an informer another loop has listed is handed its store in Run's own
+// goroutine; a source whose Keys reads through the loop's Reader (the propagation loop
+// lists the native objects of a policy's namespace) must not deadlock on the Loop's lock
+// (the controlplane tests hung there once the handlers shared one client-go listener).
+func TestLateLoopWhoseKeysReadThroughItsReader(t *testing.T) {
+	host := fake.NewHost("host")
+	create(t, host, configMaps, configMap("default", "a"))
+	create(t, host, secrets, object("Secret", "default", "s", nil))
+	c, err := loop.NewCache(host, loop.CacheOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cacheDone := make(chan error, 1)
+	go func() { cacheDone <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-cacheDone)
+	}()
+	first := newLoop(t, host, []loop.Source{{GVR: configMaps}, {GVR: secrets}}, loop.Options{Name: "first", Cache: c})
+	var rf recorder
+	defer start(t, first, &rf)()
+	require.Eventually(t, func() bool { return rf.count(federation.Key{Namespace: "default", Name: "a"}) > 0 },
+		10*time.Second, 5*time.Millisecond)
+
+	var late *loop.Loop
+	secretsOf := func(u *unstructured.Unstructured) []federation.Key {
+		list, err := late.Reader().List(context.Background(), secrets, u.GetNamespace(), metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		var keys []federation.Key
+		for _, s := range list.Items {
+			keys = append(keys, federation.Key{Namespace: s.GetNamespace(), Name: s.GetName()})
+		}
+		return keys
+	}
+	late = newLoop(t, host, []loop.Source{{GVR: secrets}, {GVR: configMaps, Keys: secretsOf}}, loop.Options{Name: "late", Cache: c})
+	var rl recorder
+	stop := start(t, late, &rl)
+	require.Eventually(t, func() bool { return rl.count(federation.Key{Namespace: "default", Name: "s"}) > 0 },
+		10*time.Second, 5*time.Millisecond, "the late loop never reconciled: its Run is stuck starting")
+	stop()
+}

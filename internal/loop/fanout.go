@@ -72,8 +72,9 @@ func (f *fanout) each(call func(cache.ResourceEventHandler)) {
 // list, as client-go does for a handler added to a running informer. No notification is
 // handed out meanwhile: those that follow are of changes the store has or is about to have,
 // so h may see a change it was handed already (a handler that enqueues keys cannot tell),
-// never miss one.
-func (f *fanout) add(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+// never miss one. h runs in the caller's goroutine meanwhile: the caller must hold no lock h
+// takes.
+func (f *fanout) add(h cache.ResourceEventHandler) (*fanoutHandler, error) {
 	if f.informer.IsStopped() {
 		return nil, errInformerStopped
 	}
@@ -87,10 +88,9 @@ func (f *fanout) add(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRe
 	return reg, nil
 }
 
-// remove removes the handler of reg; it is handed nothing once remove returns.
-func (f *fanout) remove(reg cache.ResourceEventHandlerRegistration) {
-	h, ok := reg.(*fanoutHandler)
-	if !ok || h.f != f {
+// remove removes the handler of h; it is handed nothing once remove returns.
+func (f *fanout) remove(h *fanoutHandler) {
+	if h == nil || h.f != f {
 		return
 	}
 	f.mu.Lock()

@@ -92,7 +92,7 @@ func TestFanout(t *testing.T) {
 
 	before := runtime.NumGoroutine()
 	late := make([]*seen, 20)
-	regs := make([]cache.ResourceEventHandlerRegistration, len(late))
+	regs := make([]*fanoutHandler, len(late))
 	for i := range late {
 		late[i] = &seen{}
 		regs[i], err = f.add(late[i].handler())

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,11 +53,15 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 type informer struct {
 	*sharedInformer
 	source Source
-	reg    cache.ResourceEventHandlerRegistration
+	// reg is set once the source's handler is added; Reader reads it meanwhile.
+	reg atomic.Pointer[fanoutHandler]
 }
 
 // synced reports whether the source's handler has seen every object of its first list.
-func (inf *informer) synced() bool { return inf.reg != nil && inf.reg.HasSynced() }
+func (inf *informer) synced() bool {
+	reg := inf.reg.Load()
+	return reg != nil && reg.HasSynced()
+}
 
 // handler turns the changes of source s into keys on queue.
 func handler(s Source, run *running, sources []Source, queue workqueue.TypedRateLimitingInterface[federation.Key]) cache.ResourceEventHandler {

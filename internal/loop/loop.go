@@ -304,8 +304,10 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	return nil
 }
 
-// start takes the informers of one Run from the Cache, adds the sources' handlers, and
-// publishes them to Reader.
+// start takes the informers of one Run from the Cache, publishes them to Reader, and adds
+// the sources' handlers. A handler added to an informer that has listed is handed its store
+// in this goroutine, and may read through Reader (a source's Keys): the Loop's lock is not
+// held meanwhile, and Reader serves a source from its cache once its handler is added.
 func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
 	run := &running{cache: c, user: &user{}, informers: make([]*informer, len(l.sources)), queue: queue}
 	l.mu.Lock()
@@ -322,16 +324,28 @@ func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federa
 		}
 		run.informers[i] = &informer{sharedInformer: si, source: s}
 	}
-	for i, s := range l.sources {
-		reg, err := run.informers[i].handlers.add(handler(s, run, l.sources, queue))
-		if err != nil {
-			run.release()
-			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
-		}
-		run.informers[i].reg = reg
-	}
 	l.run = run
+	l.mu.Unlock()
+	err := run.addHandlers(l.sources)
+	l.mu.Lock()
+	if err != nil {
+		l.run = nil
+		run.release()
+		return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
+	}
 	return run, nil
+}
+
+// addHandlers adds the handler of each source to its informer.
+func (run *running) addHandlers(sources []Source) error {
+	for i, s := range sources {
+		reg, err := run.informers[i].handlers.add(handler(s, run, sources, run.queue))
+		if err != nil {
+			return err
+		}
+		run.informers[i].reg.Store(reg)
+	}
+	return nil
 }
 
 // release removes the Run's handlers and gives its informers back to the Cache.
@@ -340,9 +354,7 @@ func (run *running) release() {
 		if inf == nil {
 			continue
 		}
-		if inf.reg != nil {
-			inf.handlers.remove(inf.reg)
-		}
+		inf.handlers.remove(inf.reg.Load())
 		run.cache.release(inf.sharedInformer, run.user)
 	}
 }
@@ -375,7 +387,7 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 	defer timer.Stop()
 	for _, inf := range run.informers {
 		select {
-		case <-inf.reg.HasSyncedChecker().Done():
+		case <-inf.reg.Load().HasSyncedChecker().Done():
 		case <-ctx.Done():
 			return nil
 		case <-timer.C():

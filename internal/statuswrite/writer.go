@@ -70,8 +70,8 @@ type Writer struct {
 	// expiry lists the written copies in the order they were written (so by time), for Run to
 	// forget them keepWritten windows later; a copy forgotten earlier, or replaced, is skipped.
 	expiry []expiring
-	subs    map[schema.GroupVersionResource]map[*sub]struct{}
-	wake    chan struct{}
+	subs   map[schema.GroupVersionResource]map[*sub]struct{}
+	wake   chan struct{}
 }
 
 type objKey struct {
