@@ -82,15 +82,7 @@ func TestCacheSharesInformers(t *testing.T) {
 	secret.Object["data"] = map[string]any{"token": "c2VjcmV0"}
 	create(t, host, secrets, secret)
 
-	c, err := loop.NewCache(host, loop.CacheOptions{})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cacheDone := make(chan error, 1)
-	go func() { cacheDone <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-cacheDone)
-	}()
+	c := runCache(t, host)
 
 	trimmed := newLoop(t, host, []loop.Source{
 		{GVR: configMaps},
@@ -179,15 +171,7 @@ func TestLateLoopWhoseKeysReadThroughItsReader(t *testing.T) {
 	host := fake.NewHost("host")
 	create(t, host, configMaps, configMap("default", "a"))
 	create(t, host, secrets, object("Secret", "default", "s", nil))
-	c, err := loop.NewCache(host, loop.CacheOptions{})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cacheDone := make(chan error, 1)
-	go func() { cacheDone <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		require.NoError(t, <-cacheDone)
-	}()
+	c := runCache(t, host)
 	first := newLoop(t, host, []loop.Source{{GVR: configMaps}, {GVR: secrets}}, loop.Options{Name: "first", Cache: c})
 	var rf recorder
 	defer start(t, first, &rf)()
@@ -212,4 +196,19 @@ func TestLateLoopWhoseKeysReadThroughItsReader(t *testing.T) {
 	require.Eventually(t, func() bool { return rl.count(federation.Key{Namespace: "default", Name: "s"}) > 0 },
 		10*time.Second, 5*time.Millisecond, "the late loop never reconciled: its Run is stuck starting")
 	stop()
+}
+
+// runCache runs a Cache of host until the test ends.
+func runCache(t *testing.T, host federation.ClusterClient) *loop.Cache {
+	t.Helper()
+	c, err := loop.NewCache(host, loop.CacheOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return c
 }
