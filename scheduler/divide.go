@@ -51,9 +51,9 @@ func refill(req Request) (Plan, error) {
 	raised := make([]ClusterState, len(running))
 	copy(raised, running)
 	for i := range raised {
-		share := shares.cands[i].s // plans keep their records in request order
+		share := shares.why.s[i] // plans keep their records in request order
 		if cur := raised[i].Current; share > 0 && (cur == nil || *cur < share) {
-			raised[i].Current = &shares.cands[i].s
+			raised[i].Current = &shares.why.s[i]
 		}
 	}
 	req.Clusters = raised
@@ -61,13 +61,15 @@ func refill(req Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	for i := range plan.cands {
-		c := &plan.cands[i]
-		var cur int64
-		if p := running[i].Current; p != nil {
-			cur = *p
+	if kept := plan.why.kept; kept != nil { // else none was kept, nor will be
+		for i := range kept {
+			var cur int64
+			if p := running[i].Current; p != nil {
+				cur = *p
+			}
+			c := plan.why.rec(i)
+			kept[i] = min(c.kept, max(0, min(c.s, cur)-c.m))
 		}
-		c.kept = min(c.kept, max(0, min(c.s, cur)-c.m))
 	}
 	return plan, nil
 }
@@ -75,15 +77,19 @@ func refill(req Request) (Plan, error) {
 // divide is Divide on a validated request whose algorithm and strategy are set.
 func divide(req *Request) (Plan, error) {
 	n := len(req.Clusters)
-	// One record per cluster serves the division and then the plan (see cand).
-	all := make([]cand, n)
+	// One working record per cluster serves the division (see cand); the plan keeps a
+	// compact copy of each (see rec).
+	sc := getScratch(n)
+	defer putScratch(sc)
+	all := sc.cands
 	k, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
 	cs := all[:k]
 	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
-	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
+	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1, heap: sc.heap}
+	defer func() { sc.heap = d.heap }() // keep what the selection grew, for the next division
 
 	moved := k < n // records out of request order: these, and the divisions that sort
 	switch {
@@ -131,7 +137,7 @@ func divide(req *Request) (Plan, error) {
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
 	}
-	plan.cands, plan.names = all, names
+	plan.why, plan.names = newReasons(all), names
 	if req.Spread != nil {
 		plan.domains = make([]string, n)
 		for i := range req.Clusters {
@@ -198,12 +204,12 @@ func candidates(req *Request, all []cand) (int, error) {
 		}
 		if !ok {
 			none--
-			all[none].idx = int32(i) // and pref NoPreference, the zero value
+			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k] // zeroed by make: set only what is not 0
+		r := &all[k] // reused from an earlier division: every field is set here
 		k++
-		r.idx, r.pref, r.hi, r.max = int32(i), src, math.MaxInt64, math.MaxInt64
+		*r = cand{idx: int32(i), pref: src, hi: math.MaxInt64, max: math.MaxInt64}
 		if p.MinReplicas != nil {
 			r.lo = *p.MinReplicas
 		}
