@@ -50,10 +50,11 @@ func refill(req Request) (Plan, error) {
 	running := req.Clusters
 	raised := make([]ClusterState, len(running))
 	copy(raised, running)
+	share := make([]int64, len(running))
 	for i := range raised {
-		share := shares.why.s[i] // plans keep their records in request order
-		if cur := raised[i].Current; share > 0 && (cur == nil || *cur < share) {
-			raised[i].Current = &shares.why.s[i]
+		share[i] = shares.why.s.at(i) // plans keep their records in request order
+		if cur := raised[i].Current; share[i] > 0 && (cur == nil || *cur < share[i]) {
+			raised[i].Current = &share[i]
 		}
 	}
 	req.Clusters = raised
@@ -61,15 +62,14 @@ func refill(req Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if kept := plan.why.kept; kept != nil { // else none was kept, nor will be
-		for i := range kept {
-			var cur int64
-			if p := running[i].Current; p != nil {
-				cur = *p
-			}
-			c := plan.why.rec(i)
-			kept[i] = min(c.kept, max(0, min(c.s, cur)-c.m))
+	for i := range plan.why.len() {
+		var cur int64
+		if p := running[i].Current; p != nil {
+			cur = *p
 		}
+		// Never more than the count kept: the column holds it.
+		c := plan.why.rec(i)
+		plan.why.kept.set(i, min(c.kept, max(0, min(c.s, cur)-c.m)))
 	}
 	return plan, nil
 }

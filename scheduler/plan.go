@@ -278,8 +278,8 @@ func (p Plan) Summary() string {
 // request, in request (placement) order, with its replicas.
 func (p Plan) Schedule() federation.Schedule {
 	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, p.why.len())}
-	for i, v := range p.why.s {
-		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: v}
+	for i := range s.Clusters {
+		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: p.why.s.at(i)}
 	}
 	return s
 }

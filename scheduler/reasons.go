@@ -1,72 +1,70 @@
 package scheduler
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // reasons is what a [Plan] keeps of its division: per cluster of the request, in request
-// order, the count and the reasons for it, column by column. A column that would hold only
-// zeros is not stored (minimums without any minReplicas, kept replicas with Rebalance on,
-// limits that are the count itself), so a plan of a thousand clusters costs about 17 kB
-// beside its Replicas map, where a copy of the division's working records (cand, 88 bytes a
-// cluster) cost 88 kB. Fresh memory is what a large division spends most on after its maps:
-// each kilobyte a plan keeps is one the allocator has to find and the processor to fault in.
-// Nothing here holds a pointer, so the garbage collector does not scan it.
+// order, the count and the reasons for it, column by column, each column in the fewest
+// bytes that hold its largest value (see column), all of them in one allocation that holds
+// no pointer. A plan of a thousand clusters of about a hundred replicas each, weights below
+// 256 and no minimums, keeps 4 kB beside its Replicas map, where the division's working
+// records (cand, 88 bytes a cluster) would be 88 kB.
+//
+// Why it matters: at that size a division computes in tens of microseconds, and the memory
+// it leaves behind costs as much again, in the allocator, the garbage collector's cycles it
+// brings forward, and the pages the processor has to fault back in.
 type reasons struct {
-	s    []int64 // the cluster's replicas
-	w    []int64 // the weight the division used (cand.w, which never exceeds math.MaxInt64)
-	m    []int64 // replicas given for minReplicas; nil when all are 0
-	kept []int64 // running replicas kept beyond m; nil when all are 0
+	s    column // the cluster's replicas
+	w    column // the weight the division used (cand.w, which never exceeds math.MaxInt64)
+	m    column // replicas given for minReplicas
+	kept column // running replicas kept beyond m
 	// limit is Allocation.Limit, stored only when some cluster's differs from the rule
-	// limitOf applies: a bound's value is the count it held the cluster at (MaxReplicas,
-	// Capacity), the domain's cap (DomainSkew, which needs the column), 0 when unbounded.
-	limit []int64
-	flags []uint8 // Source | Bound<<4
+	// impliedLimit applies; with none stored every entry reads 0 and the rule applies.
+	limit   column
+	flags   []uint8 // Source | Bound<<4
+	limited bool    // limit is stored
 }
 
 // newReasons copies the results of a division from its records, one per request cluster in
 // request order.
 func newReasons(all []cand) reasons {
 	n := len(all)
-	var hasM, hasKept, hasLimit bool
+	var s, w, m, kept, limit uint64 // the bits each column needs, OR-ed together
+	limited := false
 	for i := range all {
 		c := &all[i]
-		hasM = hasM || c.m != 0
-		hasKept = hasKept || c.kept != 0
+		s |= uint64(c.s)
+		w |= c.w
+		m |= uint64(c.m)
+		kept |= uint64(c.kept)
+		limit |= uint64(c.limit)
 		v, ok := impliedLimit(c.by, c.s)
-		hasLimit = hasLimit || !ok || c.limit != v
+		limited = limited || !ok || c.limit != v
 	}
-	cols := 2
-	for _, has := range []bool{hasM, hasKept, hasLimit} {
-		if has {
-			cols++
-		}
+	if !limited {
+		limit = 0
 	}
-	// One allocation for every column of int64s: the plan's memory in one piece.
-	buf := make([]int64, cols*n)
-	next := func() []int64 {
-		col := buf[:n:n]
-		buf = buf[n:]
-		return col
+	ws, ww, wm, wk, wl := widthOf(s), widthOf(w), widthOf(m), widthOf(kept), widthOf(limit)
+	// One allocation: the flags, then each column.
+	buf := make([]byte, n*(1+ws+ww+wm+wk+wl))
+	take := func(width int) column {
+		c := column{b: buf[: n*width : n*width], width: uint8(width)}
+		buf = buf[n*width:]
+		return c
 	}
-	r := reasons{s: next(), w: next(), flags: make([]uint8, n)}
-	if hasM {
-		r.m = next()
-	}
-	if hasKept {
-		r.kept = next()
-	}
-	if hasLimit {
-		r.limit = next()
-	}
+	r := reasons{flags: buf[:n:n], limited: limited}
+	buf = buf[n:]
+	r.s, r.w, r.m, r.kept, r.limit = take(ws), take(ww), take(wm), take(wk), take(wl)
 	for i := range all {
 		c := &all[i]
-		r.s[i], r.w[i], r.flags[i] = c.s, int64(c.w), uint8(c.pref)|uint8(c.by)<<4
-		if r.m != nil {
-			r.m[i] = c.m
-		}
-		if r.kept != nil {
-			r.kept[i] = c.kept
-		}
-		if r.limit != nil {
-			r.limit[i] = c.limit
-		}
+		r.flags[i] = uint8(c.pref) | uint8(c.by)<<4
+		r.s.set(i, c.s)
+		r.w.set(i, int64(c.w))
+		r.m.set(i, c.m)
+		r.kept.set(i, c.kept)
+		r.limit.set(i, c.limit)
 	}
 	return r
 }
@@ -86,19 +84,20 @@ func impliedLimit(by Bound, s int64) (int64, bool) {
 }
 
 // len returns the number of clusters.
-func (r *reasons) len() int { return len(r.s) }
+func (r *reasons) len() int { return len(r.flags) }
 
 // rec returns the i-th cluster's record.
 func (r *reasons) rec(i int) rec {
-	c := rec{s: r.s[i], w: uint64(r.w[i]), pref: Source(r.flags[i] & 0xf), by: Bound(r.flags[i] >> 4)}
-	if r.m != nil {
-		c.m = r.m[i]
+	c := rec{
+		s:    r.s.at(i),
+		m:    r.m.at(i),
+		kept: r.kept.at(i),
+		w:    uint64(r.w.at(i)),
+		pref: Source(r.flags[i] & 0xf),
+		by:   Bound(r.flags[i] >> 4),
 	}
-	if r.kept != nil {
-		c.kept = r.kept[i]
-	}
-	if r.limit != nil {
-		c.limit = r.limit[i]
+	if r.limited {
+		c.limit = r.limit.at(i)
 	} else {
 		c.limit, _ = impliedLimit(c.by, c.s)
 	}
@@ -112,4 +111,57 @@ type rec struct {
 	limit      int64  // by's value
 	pref       Source
 	by         Bound
+}
+
+// column holds one int64 per cluster in width bytes each (little-endian): 1, 2, 4 or 8, the
+// fewest that hold every value, or 0 when every value is 0. A negative value (none of the
+// plan's is) takes all 8, so every value reads back as it was set.
+type column struct {
+	b     []byte
+	width uint8
+}
+
+// widthOf returns the bytes per value of a column whose values OR-ed together are or.
+func widthOf(or uint64) int {
+	switch n := bits.Len64(or); {
+	case n == 0:
+		return 0
+	case n <= 8:
+		return 1
+	case n <= 16:
+		return 2
+	case n <= 32:
+		return 4
+	}
+	return 8
+}
+
+// at returns the i-th value.
+func (c column) at(i int) int64 {
+	switch c.width {
+	case 1:
+		return int64(c.b[i])
+	case 2:
+		return int64(binary.LittleEndian.Uint16(c.b[2*i:]))
+	case 4:
+		return int64(binary.LittleEndian.Uint32(c.b[4*i:]))
+	case 8:
+		return int64(binary.LittleEndian.Uint64(c.b[8*i:]))
+	}
+	return 0
+}
+
+// set sets the i-th value to v, which the column's width must hold (as newReasons chose
+// it, or any value between 0 and one already there).
+func (c column) set(i int, v int64) {
+	switch c.width {
+	case 1:
+		c.b[i] = uint8(v)
+	case 2:
+		binary.LittleEndian.PutUint16(c.b[2*i:], uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(c.b[4*i:], uint32(v))
+	case 8:
+		binary.LittleEndian.PutUint64(c.b[8*i:], uint64(v))
+	}
 }
