@@ -117,10 +117,13 @@ func divide(req *Request) (Plan, error) {
 		d.bounds(cs, plan.Unplaced)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	}
+	var used colBits // for the plan's reasons
 	for i := range cs {
-		if c := &cs[i]; c.bound && c.by == Unbounded {
+		c := &cs[i]
+		if c.bound && c.by == Unbounded {
 			c.by, c.limit = c.hiBy, c.s
 		}
+		used.add(c)
 	}
 	if moved {
 		inRequestOrder(all)
@@ -137,7 +140,7 @@ func divide(req *Request) (Plan, error) {
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
 	}
-	plan.why, plan.names = newReasons(all), names
+	plan.why, plan.names = newReasons(all, &used), names
 	if req.Spread != nil {
 		plan.domains = make([]string, n)
 		for i := range req.Clusters {

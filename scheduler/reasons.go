@@ -28,25 +28,14 @@ type reasons struct {
 }
 
 // newReasons copies the results of a division from its records, one per request cluster in
-// request order.
-func newReasons(all []cand) reasons {
+// request order; used tells the bits their columns need (see colBits).
+func newReasons(all []cand, used *colBits) reasons {
 	n := len(all)
-	var s, w, m, kept, limit uint64 // the bits each column needs, OR-ed together
-	limited := false
-	for i := range all {
-		c := &all[i]
-		s |= uint64(c.s)
-		w |= c.w
-		m |= uint64(c.m)
-		kept |= uint64(c.kept)
-		limit |= uint64(c.limit)
-		v, ok := impliedLimit(c.by, c.s)
-		limited = limited || !ok || c.limit != v
-	}
-	if !limited {
+	limit := used.limit
+	if !used.limited {
 		limit = 0
 	}
-	ws, ww, wm, wk, wl := widthOf(s), widthOf(w), widthOf(m), widthOf(kept), widthOf(limit)
+	ws, ww, wm, wk, wl := widthOf(used.s), widthOf(used.w), widthOf(used.m), widthOf(used.kept), widthOf(limit)
 	// One allocation: the flags, then each column.
 	buf := make([]byte, n*(1+ws+ww+wm+wk+wl))
 	take := func(width int) column {
@@ -54,19 +43,65 @@ func newReasons(all []cand) reasons {
 		buf = buf[n*width:]
 		return c
 	}
-	r := reasons{flags: buf[:n:n], limited: limited}
+	r := reasons{flags: buf[:n:n], limited: used.limited}
 	buf = buf[n:]
 	r.s, r.w, r.m, r.kept, r.limit = take(ws), take(ww), take(wm), take(wk), take(wl)
 	for i := range all {
-		c := &all[i]
-		r.flags[i] = uint8(c.pref) | uint8(c.by)<<4
-		r.s.set(i, c.s)
-		r.w.set(i, int64(c.w))
-		r.m.set(i, c.m)
-		r.kept.set(i, c.kept)
-		r.limit.set(i, c.limit)
+		r.flags[i] = uint8(all[i].pref) | uint8(all[i].by)<<4
 	}
+	// Column by column: a column of width 0 costs nothing, the others a tight loop each.
+	r.s.fill(all, fieldS)
+	r.w.fill(all, fieldW)
+	r.m.fill(all, fieldM)
+	r.kept.fill(all, fieldKept)
+	r.limit.fill(all, fieldLimit)
 	return r
+}
+
+// colBits gathers, record by record, what newReasons needs to know before it allocates:
+// the bits each column's values use, OR-ed together, and whether some limit is not the one
+// impliedLimit gives. divide gathers them in a pass it makes anyway; the records of clusters
+// without a preference are all zeros and need not be added.
+type colBits struct {
+	s, w, m, kept, limit uint64
+	limited              bool
+}
+
+// add adds one record.
+func (b *colBits) add(c *cand) {
+	b.s |= uint64(c.s)
+	b.w |= c.w
+	b.m |= uint64(c.m)
+	b.kept |= uint64(c.kept)
+	b.limit |= uint64(c.limit)
+	v, ok := impliedLimit(c.by, c.s)
+	b.limited = b.limited || !ok || c.limit != v
+}
+
+// recField names one column's field of cand, for column.fill.
+type recField uint8
+
+const (
+	fieldS recField = iota
+	fieldW
+	fieldM
+	fieldKept
+	fieldLimit
+)
+
+// get returns c's value of f.
+func (c *cand) get(f recField) int64 {
+	switch f {
+	case fieldS:
+		return c.s
+	case fieldW:
+		return int64(c.w)
+	case fieldM:
+		return c.m
+	case fieldKept:
+		return c.kept
+	}
+	return c.limit
 }
 
 // impliedLimit is a cluster's Allocation.Limit when the plan stores no limit column: the
@@ -149,6 +184,32 @@ func (c column) at(i int) int64 {
 		return int64(binary.LittleEndian.Uint64(c.b[8*i:]))
 	}
 	return 0
+}
+
+// fill sets the column to field f of every record.
+func (c column) fill(all []cand, f recField) {
+	switch c.width {
+	case 1:
+		b := c.b[:len(all)]
+		for i := range all {
+			b[i] = uint8(all[i].get(f))
+		}
+	case 2:
+		b := c.b[:2*len(all)]
+		for i := range all {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(all[i].get(f)))
+		}
+	case 4:
+		b := c.b[:4*len(all)]
+		for i := range all {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(all[i].get(f)))
+		}
+	case 8:
+		b := c.b[:8*len(all)]
+		for i := range all {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(all[i].get(f)))
+		}
+	}
 }
 
 // set sets the i-th value to v, which the column's width must hold (as newReasons chose

@@ -35,7 +35,11 @@ func TestReasonsRoundTrip(t *testing.T) {
 				c.limit = pick()
 			}
 		}
-		why := newReasons(all)
+		var used colBits
+		for i := range all {
+			used.add(&all[i])
+		}
+		why := newReasons(all, &used)
 		if why.len() != n {
 			t.Fatalf("round %d: len() = %d; want %d", round, why.len(), n)
 		}
