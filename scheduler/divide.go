@@ -82,7 +82,7 @@ func divide(req *Request) (Plan, error) {
 	sc := getScratch(n)
 	defer putScratch(sc)
 	all := sc.cands
-	k, err := candidates(req, all)
+	k, need, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -113,7 +113,11 @@ func divide(req *Request) (Plan, error) {
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
 	default:
-		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)
+		left := req.TotalReplicas - need // step 2 as candidates left it: every minimum in full
+		if need > req.TotalReplicas {
+			left = d.mins(cs, req.TotalReplicas) // not enough for all: the order decides
+		}
+		plan.Unplaced = d.websterFrom(cs, left, req.Rebalance)
 		d.bounds(cs, plan.Unplaced)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	}
@@ -164,7 +168,11 @@ func inRequestOrder(all []cand) {
 // webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
 // it returns the replicas left unplaced.
 func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
-	left := d.mins(cs, total)
+	return d.websterFrom(cs, d.mins(cs, total), rebalance)
+}
+
+// websterFrom is webster once step 2 gave the minimums, with left replicas left.
+func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 	if !rebalance {
 		left = d.keep(cs, left)
 	}
@@ -174,18 +182,22 @@ func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
 // candidates fills all, one record per request cluster, and returns how many have a
 // preference: their records come first, in request order, with their bounds and effective
 // weights; the others follow in any order, marked NoPreference (Divide puts them back).
-func candidates(req *Request, all []cand) (int, error) {
+//
+// It also gives each candidate its minimum in full, min(lo, hi), as step 2 does when the
+// total covers them all, and returns need, their sum: the Webster division then skips
+// step 2's pass in that common case. Every other division sets m and s itself.
+func candidates(req *Request, all []cand) (k int, need int64, err error) {
 	prefs := req.Preferences
 	wild, hasWild := prefs[federation.WildcardCluster]
 	if len(prefs) == 0 {
 		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
 	if hasWild && !goodPreference(&wild) {
-		return 0, invalid(req)
+		return 0, 0, invalid(req)
 	}
 	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
 	own := 0                               // own entries looked up and checked
-	k, none := 0, len(all)                 // candidates go to the front, the others to the back
+	none := len(all)                       // candidates go to the front (from k = 0), the others to the back
 	positive := false
 	var wsum uint64
 	for i := range req.Clusters {
@@ -196,7 +208,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			p, ok = prefs[c.Name]
 			if ok {
 				if !goodPreference(&p) {
-					return 0, invalid(req)
+					return 0, 0, invalid(req)
 				}
 				own++
 			}
@@ -223,6 +235,9 @@ func candidates(req *Request, all []cand) (int, error) {
 		if c.Capacity != nil && *c.Capacity < r.hi {
 			r.hi, r.hiBy = *c.Capacity, Capacity
 		}
+		r.m = min(r.lo, r.hi)
+		r.s = r.m
+		need = satAdd(need, r.m)
 		switch req.Strategy {
 		case federation.StrategyCapacityWeighted:
 			if c.Capacity != nil {
@@ -232,7 +247,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			r.w = uint64(p.Weight)
 		}
 		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
-			return 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
 		positive = positive || r.w > 0
 	}
@@ -242,7 +257,7 @@ func candidates(req *Request, all []cand) (int, error) {
 	if entries := len(prefs); hasWild && len(prefs) > 0 && own != entries-1 || !hasWild && own != entries {
 		for _, p := range prefs {
 			if !goodPreference(&p) {
-				return 0, invalid(req)
+				return 0, 0, invalid(req)
 			}
 		}
 	}
@@ -252,7 +267,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			all[i].w = 1
 		}
 	}
-	return k, nil
+	return k, need, nil
 }
 
 // bounds marks the clusters whose hi held them back: they sit at hi and either their
