@@ -8,42 +8,16 @@ import (
 // Seat selection: which k seats of per-cluster ranges come first in the order of
 // [divider.before], without walking them one by one.
 
-// ranges sums up the seat ranges [base, lim) a step sets, as it sets them (add), for the
-// selection that follows: it then needs no pass of its own to count them.
-type ranges struct {
-	room, zeroRoom int64 // Σ lim-base over the positive and the zero weights
-
-	// The estimate's seed, over the positive-weight ranges with room: Σ w, Σ base, and the
-	// OR of every base and MaxInt64-lim, 0 when each of those ranges is [0, unbounded).
-	wsum, bsum float64
-	bounded    int64
-}
-
-// add counts c's range.
-func (r *ranges) add(c *cand) {
-	n := c.lim - c.base
-	if c.w == 0 {
-		r.zeroRoom = satAdd(r.zeroRoom, n)
-		return
-	}
-	r.room = satAdd(r.room, n)
-	if n > 0 {
-		r.wsum += float64(int64(c.w)) // w never exceeds math.MaxInt64: the signed conversion is the cheap one
-		r.bsum += float64(c.base)
-		r.bounded |= c.base | (math.MaxInt64 - c.lim)
-	}
-}
-
 // selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
 // included (they come after every positive weight), and returns how many it gave. Every
-// cluster is at its base (s == base) on entry; rg counted the ranges as the caller set them.
-func (d *divider) selectAll(cs []cand, k int64, rg *ranges) int64 {
+// cluster is at its base (s == base) on entry; room and zeroRoom are the sums of lim-base
+// over the positive and the zero weights, which the caller counted while it set the ranges.
+func (d *divider) selectAll(cs []cand, k, room, zeroRoom int64) int64 {
 	if k <= 0 {
 		return 0
 	}
-	room := rg.room
 	if k < room {
-		d.selectPositive(cs, k, rg)
+		d.selectPositive(cs, k, room)
 		return k
 	}
 	for i := range cs {
@@ -52,16 +26,15 @@ func (d *divider) selectAll(cs []cand, k int64, rg *ranges) int64 {
 		}
 	}
 	k -= room
-	if rg.zeroRoom == 0 || k == 0 {
+	if zeroRoom == 0 || k == 0 {
 		return room
 	}
-	return room + d.selectZero(cs, min(k, rg.zeroRoom))
+	return room + d.selectZero(cs, min(k, zeroRoom))
 }
 
 // selectPositive gives exactly k seats among the positive-weight ranges, whose room (the sum
 // of lim-base) is more than k.
-func (d *divider) selectPositive(cs []cand, k int64, rg *ranges) {
-	room := rg.room
+func (d *divider) selectPositive(cs []cand, k, room int64) {
 	// Every cluster's seats above a divisor are counted exactly, so the set they form is a
 	// prefix of the order and only the difference to k is left for the heap. The continuous
 	// estimate is close when shares are large; when many shares are below one seat it is
@@ -86,7 +59,7 @@ func (d *divider) selectPositive(cs []cand, k int64, rg *ranges) {
 		d.shrink(cs, room-k)
 		return
 	}
-	lam := d.estimate(cs, k, rg)
+	lam := d.estimate(cs, k)
 	got := d.countAbove(cs, lam)
 	best, bestDiff := lam, absDiff(got, k)
 	// The exact count is a monotone step function of λ: bracket k and narrow the bracket,
@@ -179,13 +152,22 @@ func (d *divider) countAbove(cs []cand, lam float64) int64 {
 
 // estimate returns λ with Σ clamp(w·λ, base, lim) - base ≈ k over the positive-weight
 // ranges: the continuous version of the division. Only speed depends on it, not the result.
-func (d *divider) estimate(cs []cand, k int64, rg *ranges) float64 {
-	target := float64(k)
-	lam := (target + rg.bsum) / rg.wsum
-	if rg.bounded == 0 {
-		return lam // nothing clamps: the loop below would check Σ w·λ = k and stop
+func (d *divider) estimate(cs []cand, k int64) float64 {
+	var wsum, bsum float64
+	plain := true // every range [0, unbounded): nothing clamps, the first λ is the answer
+	for i := range cs {
+		c := &cs[i]
+		if c.w > 0 && c.base < c.lim {
+			wsum += float64(c.w)
+			bsum += float64(c.base)
+			plain = plain && c.base == 0 && c.lim == math.MaxInt64
+		}
 	}
-	wsum := rg.wsum
+	target := float64(k)
+	lam := (target + bsum) / wsum
+	if plain {
+		return lam // the loop below would check Σ w·λ = k and stop
+	}
 	lo, hi := 0.0, math.Inf(1)
 	for range 64 {
 		var g, slope float64

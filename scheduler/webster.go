@@ -147,16 +147,20 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 // [m, hi]; when that is more than is left, the kept seats that come last in the order go.
 // It returns the replicas left.
 func (d *divider) keep(cs []cand, left int64) int64 {
-	var rg ranges
+	var room, zeroRoom int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
 		if cur, ok := d.current(c); ok {
 			c.lim = max(c.s, min(cur, c.hi))
 		}
-		rg.add(c)
+		if c.w > 0 {
+			room = satAdd(room, c.lim-c.base)
+		} else {
+			zeroRoom = satAdd(zeroRoom, c.lim-c.base)
+		}
 	}
-	if extra := satAdd(rg.room, rg.zeroRoom); extra <= left {
+	if extra := satAdd(room, zeroRoom); extra <= left {
 		// Everything is kept (the steady state of a workload that scales up).
 		for i := range cs {
 			c := &cs[i]
@@ -165,7 +169,7 @@ func (d *divider) keep(cs []cand, left int64) int64 {
 		}
 		return left - extra
 	}
-	got := d.selectAll(cs, left, &rg)
+	got := d.selectAll(cs, left, room, zeroRoom)
 	for i := range cs {
 		cs[i].kept = cs[i].s - cs[i].m
 	}
@@ -178,14 +182,14 @@ func (d *divider) add(cs []cand, left int64) int64 {
 	if left <= 0 {
 		return left // nothing to give (no step after this one reads base and lim)
 	}
-	var rg ranges
+	var room int64
 	for i := range cs {
 		c := &cs[i]
 		c.base, c.lim = c.s, c.s
 		if c.w > 0 {
 			c.lim = c.hi
+			room = satAdd(room, c.lim-c.base)
 		}
-		rg.add(c)
 	}
-	return left - d.selectAll(cs, left, &rg)
+	return left - d.selectAll(cs, left, room, 0)
 }
