@@ -78,7 +78,7 @@ func refill(req Request) (Plan, error) {
 func divide(req *Request) (Plan, error) {
 	n := len(req.Clusters)
 	// One working record per cluster serves the division (see cand); the plan keeps a
-	// compact copy of each (see rec).
+	// compact copy of the results (see reasons).
 	sc := getScratch(n)
 	defer putScratch(sc)
 	all := sc.cands

@@ -3,7 +3,7 @@ package scheduler
 import "sync"
 
 // A division's working memory: one cand per cluster and the selection's heap. Divide hands
-// the plan a compact copy of the results (rec) and gives the working records back, so a
+// the plan a compact copy of the results (reasons) and gives the working records back, so a
 // steady caller (the scheduler loop, a benchmark) reuses them instead of allocating and
 // zeroing tens of kilobytes per call for a few microseconds of use.
 type scratch struct {
