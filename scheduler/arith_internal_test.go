@@ -140,17 +140,25 @@ func TestNthElement(t *testing.T) {
 // TestFewestExact checks fewest's float filter against the definition: the at most n
 // eligible clusters that come first under the exact order, on requests made to fool a float
 // key (weights and seat counts near 2^62 that differ in the last bits, exact ties, equal
-// weights) as well as ordinary ones.
+// weights) as well as ordinary ones. Every 40th request has hundreds of clusters, most of
+// them tied, for fewestKeyed to note more than fewestNoted of them and read them all again.
 func TestFewestExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for i := range 20000 {
-		c := 1 + r.IntN(40)
+		c, ties := 1+r.IntN(40), 0
+		if i%40 == 0 {
+			c, ties = fewestNoted+r.IntN(2*fewestNoted), 9 // of 10 clusters
+		}
 		cs := make([]cand, c)
 		bigW := uint64(1)<<62 + r.Uint64N(1<<20)
 		for j := range cs {
 			x := &cs[j]
 			x.idx = int32(j)
-			switch r.IntN(4) {
+			kind := r.IntN(4)
+			if r.IntN(10) < ties {
+				kind = 1
+			}
+			switch kind {
 			case 0: // near ties at the top of the range
 				x.w = bigW - r.Uint64N(3)
 				x.s = 1<<61 + r.Int64N(3)
@@ -166,7 +174,7 @@ func TestFewestExact(t *testing.T) {
 		}
 		d := &divider{names: make([]string, c), desc: r.IntN(2) == 0}
 		for j := range d.names {
-			d.names[j] = string(rune('a' + j))
+			d.names[j] = fmt.Sprintf("%c%03d", 'a'+j%26, j)
 		}
 		n := 1 + r.Int64N(fewestSmall+8)
 		for _, growing := range []bool{true, false} {

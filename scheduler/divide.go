@@ -50,10 +50,11 @@ func refill(req Request) (Plan, error) {
 	running := req.Clusters
 	raised := make([]ClusterState, len(running))
 	copy(raised, running)
+	share := make([]int64, len(running))
 	for i := range raised {
-		share := shares.cands[i].s // plans keep their records in request order
-		if cur := raised[i].Current; share > 0 && (cur == nil || *cur < share) {
-			raised[i].Current = &shares.cands[i].s
+		share[i] = shares.why.s.at(i) // plans keep their records in request order
+		if cur := raised[i].Current; share[i] > 0 && (cur == nil || *cur < share[i]) {
+			raised[i].Current = &share[i]
 		}
 	}
 	req.Clusters = raised
@@ -61,13 +62,14 @@ func refill(req Request) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	for i := range plan.cands {
-		c := &plan.cands[i]
+	for i := range plan.why.len() {
 		var cur int64
 		if p := running[i].Current; p != nil {
 			cur = *p
 		}
-		c.kept = min(c.kept, max(0, min(c.s, cur)-c.m))
+		// Never more than the count kept: the column holds it.
+		c := plan.why.rec(i)
+		plan.why.kept.set(i, min(c.kept, max(0, min(c.s, cur)-c.m)))
 	}
 	return plan, nil
 }
@@ -75,15 +77,19 @@ func refill(req Request) (Plan, error) {
 // divide is Divide on a validated request whose algorithm and strategy are set.
 func divide(req *Request) (Plan, error) {
 	n := len(req.Clusters)
-	// One record per cluster serves the division and then the plan (see cand).
-	all := make([]cand, n)
-	k, err := candidates(req, all)
+	// One working record per cluster serves the division (see cand); the plan keeps a
+	// compact copy of the results (see reasons).
+	sc := getScratch(n)
+	defer putScratch(sc)
+	all := sc.cands
+	k, need, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
 	cs := all[:k]
 	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
-	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
+	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1, heap: sc.heap}
+	defer func() { sc.heap = d.heap }() // keep what the selection grew, for the next division
 
 	moved := k < n // records out of request order: these, and the divisions that sort
 	switch {
@@ -107,14 +113,21 @@ func divide(req *Request) (Plan, error) {
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
 	default:
-		plan.Unplaced = d.webster(cs, req.TotalReplicas, req.Rebalance)
+		left := req.TotalReplicas - need // step 2 as candidates left it: every minimum in full
+		if need > req.TotalReplicas {
+			left = d.mins(cs, req.TotalReplicas) // not enough for all: the order decides
+		}
+		plan.Unplaced = d.websterFrom(cs, left, req.Rebalance)
 		d.bounds(cs, plan.Unplaced)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 	}
+	var used colBits // for the plan's reasons
 	for i := range cs {
-		if c := &cs[i]; c.bound && c.by == Unbounded {
+		c := &cs[i]
+		if c.bound && c.by == Unbounded {
 			c.by, c.limit = c.hiBy, c.s
 		}
+		used.add(c)
 	}
 	if moved {
 		inRequestOrder(all)
@@ -131,7 +144,7 @@ func divide(req *Request) (Plan, error) {
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
 	}
-	plan.cands, plan.names = all, names
+	plan.why, plan.names = newReasons(all, &used), names
 	if req.Spread != nil {
 		plan.domains = make([]string, n)
 		for i := range req.Clusters {
@@ -155,7 +168,11 @@ func inRequestOrder(all []cand) {
 // webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
 // it returns the replicas left unplaced.
 func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
-	left := d.mins(cs, total)
+	return d.websterFrom(cs, d.mins(cs, total), rebalance)
+}
+
+// websterFrom is webster once step 2 gave the minimums, with left replicas left.
+func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 	if !rebalance {
 		left = d.keep(cs, left)
 	}
@@ -165,18 +182,22 @@ func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
 // candidates fills all, one record per request cluster, and returns how many have a
 // preference: their records come first, in request order, with their bounds and effective
 // weights; the others follow in any order, marked NoPreference (Divide puts them back).
-func candidates(req *Request, all []cand) (int, error) {
+//
+// It also gives each candidate its minimum in full, min(lo, hi), as step 2 does when the
+// total covers them all, and returns need, their sum: the Webster division then skips
+// step 2's pass in that common case. Every other division sets m and s itself.
+func candidates(req *Request, all []cand) (k int, need int64, err error) {
 	prefs := req.Preferences
 	wild, hasWild := prefs[federation.WildcardCluster]
 	if len(prefs) == 0 {
 		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
 	if hasWild && !goodPreference(&wild) {
-		return 0, invalid(req)
+		return 0, 0, invalid(req)
 	}
 	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
 	own := 0                               // own entries looked up and checked
-	k, none := 0, len(all)                 // candidates go to the front, the others to the back
+	none := len(all)                       // candidates go to the front (from k = 0), the others to the back
 	positive := false
 	var wsum uint64
 	for i := range req.Clusters {
@@ -187,7 +208,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			p, ok = prefs[c.Name]
 			if ok {
 				if !goodPreference(&p) {
-					return 0, invalid(req)
+					return 0, 0, invalid(req)
 				}
 				own++
 			}
@@ -198,12 +219,12 @@ func candidates(req *Request, all []cand) (int, error) {
 		}
 		if !ok {
 			none--
-			all[none].idx = int32(i) // and pref NoPreference, the zero value
+			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k] // zeroed by make: set only what is not 0
+		r := &all[k] // reused from an earlier division: every field is set here
 		k++
-		r.idx, r.pref, r.hi, r.max = int32(i), src, math.MaxInt64, math.MaxInt64
+		*r = cand{idx: int32(i), pref: src, hi: math.MaxInt64, max: math.MaxInt64}
 		if p.MinReplicas != nil {
 			r.lo = *p.MinReplicas
 		}
@@ -214,6 +235,9 @@ func candidates(req *Request, all []cand) (int, error) {
 		if c.Capacity != nil && *c.Capacity < r.hi {
 			r.hi, r.hiBy = *c.Capacity, Capacity
 		}
+		r.m = min(r.lo, r.hi)
+		r.s = r.m
+		need = satAdd(need, r.m)
 		switch req.Strategy {
 		case federation.StrategyCapacityWeighted:
 			if c.Capacity != nil {
@@ -223,7 +247,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			r.w = uint64(p.Weight)
 		}
 		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
-			return 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
 		positive = positive || r.w > 0
 	}
@@ -233,7 +257,7 @@ func candidates(req *Request, all []cand) (int, error) {
 	if entries := len(prefs); hasWild && len(prefs) > 0 && own != entries-1 || !hasWild && own != entries {
 		for _, p := range prefs {
 			if !goodPreference(&p) {
-				return 0, invalid(req)
+				return 0, 0, invalid(req)
 			}
 		}
 	}
@@ -243,7 +267,7 @@ func candidates(req *Request, all []cand) (int, error) {
 			all[i].w = 1
 		}
 	}
-	return k, nil
+	return k, need, nil
 }
 
 // bounds marks the clusters whose hi held them back: they sit at hi and either their

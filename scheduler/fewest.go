@@ -151,17 +151,38 @@ func (d *divider) fewest(cs []cand, n int64, growing bool, less func(x, y int32)
 // comparisons among the clusters whose key is close enough (see fewest).
 func fewestKeyed(cs []cand, n int64, growing bool, less func(x, y int32) bool, h []int32) []int32 {
 	// The n smallest keys, sorted, in a small array. Most clusters fail the first test,
-	// key >= top[n-1], done as a product (a division costs several times more).
+	// key > noteLimit, done as a product (a division costs several times more).
+	//
+	// The second step compares the clusters whose key is at most limit, the n-th smallest
+	// key plus keySlack. The scan notes each cluster whose key is within twice that slack of
+	// the n-th smallest key of its time (usually a few dozen: the first n and each new low),
+	// and the second step reads only those. That n-th key only falls as the scan goes on,
+	// but for rounding (a key that passed `num < top[n-1]·den` may still round to an ulp
+	// above top[n-1]), which the second slack covers for up to maxNotedScan clusters; past
+	// that, or when too many are noted (ties), the second step reads every cluster again.
 	var buf [fewestSmall]float64
 	top := buf[:0]
+	var noted [fewestNoted]int32
+	nn := 0 // len(noted), or fewestNoted+1 once they did not fit
+	if len(cs) > maxNotedScan {
+		nn = fewestNoted + 1
+	}
+	noteLimit := math.Inf(1)
 	for i := range cs {
 		c := &cs[i]
 		if !eligible(c, growing) {
 			continue
 		}
 		num, den := seatKey(c, growing)
+		if num > noteLimit*den {
+			continue // after n others (and so num >= top[n-1]·den: see below)
+		}
+		if nn < fewestNoted {
+			noted[nn] = int32(i)
+		}
+		nn = min(nn+1, fewestNoted+1)
 		if int64(len(top)) == n && num >= top[n-1]*den {
-			continue
+			continue // not among the n smallest keys so far
 		}
 		k := num / den
 		if int64(len(top)) < n {
@@ -172,6 +193,9 @@ func fewestKeyed(cs []cand, n int64, growing bool, less func(x, y int32) bool, h
 			top[j] = top[j-1]
 		}
 		top[j] = k
+		if int64(len(top)) == n {
+			noteLimit = top[n-1] * (1 + 2*keySlack)
+		}
 	}
 	// top holds the keys of n clusters (whatever the rounding of the tests above), so
 	// every cluster with a key above limit comes after n others.
@@ -182,13 +206,10 @@ func fewestKeyed(cs []cand, n int64, growing bool, less func(x, y int32) bool, h
 	// The exact n first among the clusters the keys let through (usually about n, all of
 	// them when the weights tie), in a heap with the last of them at the root.
 	after := func(x, y int32) bool { return less(y, x) }
-	for i := range cs {
+	consider := func(i int) {
 		c := &cs[i]
-		if !eligible(c, growing) {
-			continue
-		}
 		if num, den := seatKey(c, growing); num > limit*den {
-			continue
+			return
 		}
 		switch {
 		case int64(len(h)) < n:
@@ -199,8 +220,28 @@ func fewestKeyed(cs []cand, n int64, growing bool, less func(x, y int32) bool, h
 			siftDown(h, 0, after)
 		}
 	}
+	if nn <= fewestNoted {
+		for _, i := range noted[:nn] {
+			consider(int(i))
+		}
+		return h
+	}
+	for i := range cs {
+		if eligible(&cs[i], growing) {
+			consider(i)
+		}
+	}
 	return h
 }
+
+// fewestNoted is how many clusters fewestKeyed's scan notes for its second step before it
+// gives up noting and reads them all again.
+const fewestNoted = 256
+
+// maxNotedScan is the most clusters for which fewestKeyed notes them: each of them can raise
+// the n-th smallest key by an ulp (2^-52 relative) at most, and so many ulps stay below the
+// keySlack between the noting bound and limit.
+const maxNotedScan = 1 << 20
 
 // eligible reports whether c can take a seat (growing) or give one back.
 func eligible(c *cand, growing bool) bool {

@@ -36,10 +36,10 @@ type Plan struct {
 	Algorithm federation.Algorithm
 	Strategy  federation.Strategy
 
-	// Each cluster's count and its reasons, in the request's cluster order: compact records
-	// that [Plan.Clusters] turns into Allocations on demand (see cand), the names, and the
-	// domains (nil without a Spread).
-	cands   []cand
+	// Each cluster's count and its reasons, in the request's cluster order, compact (see
+	// reasons): [Plan.Clusters] turns them into Allocations on demand. Then the names, and
+	// the domains (nil without a Spread).
+	why     reasons
 	names   []string
 	domains []string
 }
@@ -48,10 +48,10 @@ type Plan struct {
 // request's cluster order. It builds a new slice on every call; Divide keeps the plan
 // compact, so a caller that only needs Replicas does not pay for the explanations.
 func (p Plan) Clusters() []Allocation {
-	if len(p.cands) == 0 {
+	if p.why.len() == 0 {
 		return nil
 	}
-	out := make([]Allocation, len(p.cands))
+	out := make([]Allocation, p.why.len())
 	for i := range out {
 		out[i] = p.allocation(i)
 	}
@@ -71,7 +71,7 @@ func (p Plan) Cluster(name string) (Allocation, bool) {
 
 // allocation builds the i-th cluster's Allocation from its record.
 func (p Plan) allocation(i int) Allocation {
-	c := &p.cands[i]
+	c := p.why.rec(i)
 	a := Allocation{
 		Name:       p.names[i],
 		Replicas:   c.s,
@@ -234,8 +234,8 @@ const summaryCapped = 3
 func (p Plan) Summary() string {
 	var placed int64
 	used, capped, noPref := 0, 0, 0
-	for i := range p.cands {
-		c := &p.cands[i]
+	for i := range p.why.len() {
+		c := p.why.rec(i)
 		placed += c.s
 		if c.s > 0 {
 			used++
@@ -249,14 +249,14 @@ func (p Plan) Summary() string {
 	}
 	var b strings.Builder
 	if p.Strategy == federation.StrategyDuplicated {
-		fmt.Fprintf(&b, "%d replicas each on %d of %d clusters (%s)", p.Total, used, len(p.cands), p.Strategy)
+		fmt.Fprintf(&b, "%d replicas each on %d of %d clusters (%s)", p.Total, used, p.why.len(), p.Strategy)
 	} else {
-		fmt.Fprintf(&b, "%d/%d replicas on %d of %d clusters (%s, %s)", placed, p.Total, used, len(p.cands), p.Algorithm, p.Strategy)
+		fmt.Fprintf(&b, "%d/%d replicas on %d of %d clusters (%s, %s)", placed, p.Total, used, p.why.len(), p.Algorithm, p.Strategy)
 	}
 	if capped > 0 {
 		var named []string
-		for i := range p.cands {
-			if c := &p.cands[i]; c.by != Unbounded && len(named) < summaryCapped {
+		for i := range p.why.len() {
+			if c := p.why.rec(i); c.by != Unbounded && len(named) < summaryCapped {
 				named = append(named, fmt.Sprintf("%s by %s %d", p.names[i], c.by, c.limit))
 			}
 		}
@@ -277,9 +277,9 @@ func (p Plan) Summary() string {
 // Schedule returns the plan as a federated object's status.schedule: every cluster of the
 // request, in request (placement) order, with its replicas.
 func (p Plan) Schedule() federation.Schedule {
-	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, len(p.cands))}
-	for i := range p.cands {
-		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: p.cands[i].s}
+	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, p.why.len())}
+	for i := range s.Clusters {
+		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: p.why.s.at(i)}
 	}
 	return s
 }

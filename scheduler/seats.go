@@ -154,15 +154,20 @@ func (d *divider) countAbove(cs []cand, lam float64) int64 {
 // ranges: the continuous version of the division. Only speed depends on it, not the result.
 func (d *divider) estimate(cs []cand, k int64) float64 {
 	var wsum, bsum float64
+	plain := true // every range [0, unbounded): nothing clamps, the first λ is the answer
 	for i := range cs {
 		c := &cs[i]
 		if c.w > 0 && c.base < c.lim {
 			wsum += float64(c.w)
 			bsum += float64(c.base)
+			plain = plain && c.base == 0 && c.lim == math.MaxInt64
 		}
 	}
 	target := float64(k)
 	lam := (target + bsum) / wsum
+	if plain {
+		return lam // the loop below would check Σ w·λ = k and stop
+	}
 	lo, hi := 0.0, math.Inf(1)
 	for range 64 {
 		var g, slope float64

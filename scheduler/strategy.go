@@ -11,7 +11,7 @@ func (d *divider) duplicate(cs []cand, total int64) map[string]int64 {
 	var overflow map[string]int64
 	for i := range cs {
 		c := &cs[i]
-		c.s = min(total, c.hi)
+		c.m, c.s = 0, min(total, c.hi) // no minimum: every cluster gets the total
 		if c.s < total {
 			c.bound = true
 			if c.hiBy == Capacity {

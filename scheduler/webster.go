@@ -18,11 +18,9 @@ import (
 // seats the divisor got wrong with a heap. Its cost is O(C log C) whatever K is.
 
 // cand is one cluster of the request: its bounds and weight, the division's working state,
-// and afterwards the reasons for its count. [Plan] keeps the slice of them, one per request
-// cluster in request order, and builds an [Allocation] from one only when asked: a plan of
-// thousands of clusters then costs one allocation the garbage collector never scans (cand
-// holds no pointer; the name is d.names[idx] or the request's), where a slice of Allocations
-// with their strings cost a second, scanned one.
+// and afterwards the reasons for its count. A division's cands come from a pool (see
+// scratch) and hold no pointer (the name is d.names[idx] or the request's); [Plan] keeps a
+// compact copy of each, a rec, and builds an [Allocation] from one only when asked.
 type cand struct {
 	// The division's working state, first: it is what the comparisons touch.
 	w         uint64 // effective weight (never negative)

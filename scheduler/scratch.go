@@ -1,0 +1,41 @@
+package scheduler
+
+import "sync"
+
+// A division's working memory: one cand per cluster and the selection's heap. Divide hands
+// the plan a compact copy of the results (reasons) and gives the working records back, so a
+// steady caller (the scheduler loop, a benchmark) reuses them instead of allocating and
+// zeroing tens of kilobytes per call for a few microseconds of use.
+type scratch struct {
+	cands []cand
+	heap  []int32
+}
+
+// scratchPool holds the scratch of finished divisions. It is a pool of memory, not a cache
+// of results: candidates writes every record it hands to a division in full, divide copies
+// what the plan keeps before it puts the scratch back, and no plan or caller holds a
+// reference into it. sync.Pool is safe for concurrent divisions and frees what idles
+// through two garbage collections.
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// scratchMaxCands bounds the records a scratch keeps when it goes back to the pool, so one
+// huge request does not pin its memory in every later one's.
+const scratchMaxCands = 1 << 16
+
+// getScratch returns a scratch with n records (their contents undefined: see candidates).
+func getScratch(n int) *scratch {
+	sc := scratchPool.Get().(*scratch)
+	if cap(sc.cands) < n {
+		sc.cands = make([]cand, n)
+	}
+	sc.cands = sc.cands[:n]
+	return sc
+}
+
+// putScratch gives sc back to the pool, unless it grew too large to keep.
+func putScratch(sc *scratch) {
+	if cap(sc.cands) > scratchMaxCands || cap(sc.heap) > scratchMaxCands {
+		return
+	}
+	scratchPool.Put(sc)
+}
