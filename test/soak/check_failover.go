@@ -21,7 +21,8 @@ import (
 //
 //   - capacity: from the step that drains a cluster where the workload runs until its
 //     eviction is done, the available replicas of the reachable members never drop below
-//     what they were before the drain (at most the preference's total);
+//     what they were before the drain (at most the preference's total, and each copy at
+//     most what the schedule then gave its cluster);
 //   - deletion: a copy in a drained cluster never disappears while the clusters the schedule
 //     gives the replicas to do not report them available;
 //   - PurgeNever: a drained cluster's copy is released, never deleted, and stays in its
@@ -71,6 +72,26 @@ func (win *drainWindow) counted(d divided) int64 {
 	return n
 }
 
+// floorBefore is what d, the sample before a drain, has available for the drain's floor: each
+// copy counted as by [drainWindow.counted], and a managed copy at most what the schedule
+// gives its cluster. Replicas a copy runs beyond that were already going before the drain
+// (an ended grace period, a rebalance), only not yet removed: sync writes the count once it
+// can reach the cluster, which may be while the drain lasts, but the loss is not the drain's.
+func floorBefore(d divided) int64 {
+	var n int64
+	for name, c := range d.copies {
+		if slices.Contains(d.blind, name) {
+			continue
+		}
+		v := share(c)
+		if d.scheduled != nil && c.managed {
+			v = min(v, d.scheduled[name])
+		}
+		n += v
+	}
+	return n
+}
+
 // memberCopy is a member Deployment as the sample saw it.
 type memberCopy struct {
 	uid       string
@@ -89,6 +110,9 @@ type divided struct {
 	purge     federation.PurgeMode
 	evictions map[string]federation.Eviction
 	replicas  map[string]int64 // the schedule's targets
+	// scheduled is status.schedule's count per cluster, not-ready clusters included (nil
+	// without a schedule): what each copy is to run, whether sync could write it yet or not.
+	scheduled map[string]int64
 	copies    map[string]memberCopy
 	available int64 // over the reachable members' managed copies
 	blind     []string
@@ -152,6 +176,10 @@ func (w *World) snapshot() map[federation.Key]divided {
 		sched := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
 		d.editing = fed.Status.ObservedGeneration < fed.Generation || (sched != nil && sched.ObservedGeneration < fed.Generation)
 		if s := fed.Status.Schedule; s != nil {
+			d.scheduled = map[string]int64{}
+			for _, c := range s.Clusters {
+				d.scheduled[c.Name] = c.Replicas
+			}
 			for _, e := range s.Evictions {
 				d.evictions[e.Cluster] = e
 			}
@@ -248,7 +276,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 		for c := range drained {
 			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
 				win := &drainWindow{since: step}
-				win.floor = min(p.desired, win.counted(p))
+				win.floor = min(p.desired, floorBefore(p))
 				f.windows[windowKey{key, c}] = win
 			}
 		}
