@@ -34,7 +34,9 @@ import (
 // is counted by reason in Result.FailoverSkipped. What another cluster's eviction took when
 // its grace period ended, or a released copy sync took back, lowers the capacity floor of a
 // drain under way: neither is that drain's doing. A drained copy deleted between two
-// samples is checked against the replacements of both.
+// samples is checked against the replacements of both. One whose eviction ended, its
+// replacements available, while it still ran (its cluster not ready), is judged then: sync
+// deletes it once it reaches the cluster, steps later, and the drain's window closes.
 type failoverWatch struct {
 	prev     map[federation.Key]divided
 	windows  map[windowKey]*drainWindow
@@ -42,8 +44,13 @@ type failoverWatch struct {
 	// deadlines is the last deadline seen of each cluster's eviction: an eviction that ended
 	// at its deadline between two samples (a clock jump) is gone from both.
 	deadlines map[windowKey]time.Time
-	checks    int
-	skipped   map[string]int
+	// let is the copies (by uid) whose eviction ended, with its replacements available or at
+	// its deadline, while the copy still ran: sync deletes it once it reaches the cluster,
+	// perhaps steps later (the cluster not ready meanwhile). That deletion carries out the
+	// ended eviction; it was judged when the eviction ended.
+	let     map[windowKey]string
+	checks  int
+	skipped map[string]int
 }
 
 type windowKey struct {
@@ -133,7 +140,7 @@ type releasedCopy struct {
 }
 
 func newFailoverWatch() *failoverWatch {
-	return &failoverWatch{windows: map[windowKey]*drainWindow{}, deadlines: map[windowKey]time.Time{}, skipped: map[string]int{}}
+	return &failoverWatch{windows: map[windowKey]*drainWindow{}, deadlines: map[windowKey]time.Time{}, let: map[windowKey]string{}, skipped: map[string]int{}}
 }
 
 func (f *failoverWatch) skip(reason string) { f.skipped[reason]++ }
@@ -273,6 +280,9 @@ func (w *World) sample(phase string, step int, events []Event) {
 		o := cur[key]
 		p, seen := f.prev[key]
 		same := seen && p.uid == o.uid
+		if same {
+			f.noteEnded(key, p, o, now)
+		}
 		for c := range drained {
 			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
 				win := &drainWindow{since: step}
@@ -318,7 +328,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 						where(key), c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
 				}
 			}
-			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c]) {
+			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c] || f.let[wk] == oc.uid) {
 				delete(f.windows, wk) // the eviction is done
 			}
 		}
@@ -357,6 +367,10 @@ func (w *World) sample(phase string, step int, events []Event) {
 				continue
 			case had && ev.Deadline != nil && !now.Before(ev.Deadline.Time):
 				f.skip("the grace period ended")
+				continue
+			case !had && f.let[windowKey{key, c}] == pc.uid:
+				f.skip("an eviction that ended steps before")
+				delete(f.let, windowKey{key, c})
 				continue
 			case !had && ended(f.deadlines, windowKey{key, c}, now):
 				f.skip("the grace period ended")
@@ -412,6 +426,32 @@ func (f *failoverWatch) otherLoss(key federation.Key, cluster string, p, o divid
 		}
 	}
 	return ""
+}
+
+// noteEnded records in f.let the copies of key whose eviction ended from p to o while they
+// still run, their cluster out of the schedule: with their replacements available then, or at
+// the deadline. A cluster scheduled again is the federation's again: its record goes.
+func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Time) {
+	for wk := range f.let {
+		if _, again := o.scheduled[wk.cluster]; wk.key == key && again {
+			delete(f.let, wk)
+		}
+	}
+	for c, pe := range p.evictions {
+		if _, still := o.evictions[c]; still || pe.Release {
+			continue
+		}
+		if _, scheduled := o.scheduled[c]; scheduled {
+			continue
+		}
+		oc, ok := o.copies[c]
+		if !ok || !oc.managed || oc.deleting {
+			continue
+		}
+		if missing, _ := missingReplacements(o, c); len(missing) == 0 || (pe.Deadline != nil && !now.Before(pe.Deadline.Time)) {
+			f.let[windowKey{key, c}] = oc.uid
+		}
+	}
 }
 
 // missingReplacements lists the clusters of d's schedule, other than cluster, whose copy does
