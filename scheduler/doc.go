@@ -122,6 +122,8 @@
 // An entry the collector judges Ready counts too: it moves lastObserved only when it writes.
 // It also ends at its deadline (the grace period), or when the cluster gets R again.
 // Decision.RequeueAfter asks to look again at the deadline. Events record each start and end.
+// An ended eviction covers only its own loss, down to N. If the cluster's target is lower by
+// then, the rest is a new loss, with a new eviction that keeps N.
 //
 // A total that is lowered, with nobody gaining, is no eviction: it happens at once.
 // Replicas that fit nowhere else (Plan.Unplaced) stay where they run, with no deadline.

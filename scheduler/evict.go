@@ -110,6 +110,15 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	keep := map[string]int64{}
 	for _, n := range names {
 		e, had := prev[n]
+		// What runs in n, and the most a new eviction of n keeps: the schedule's count, or
+		// what the status says runs when it says more.
+		running, most := in.running[n], max(in.running[n], scheduledIn(in.before, n))
+		if had && !e.Release && e.Deadline != nil && !in.now.Before(e.Deadline.Time) && target[n] < e.Replicas {
+			// The grace period ended for the loss it was for (down to e.Replicas): n may drop
+			// to that now. What n loses beyond it (its target fell since) is a loss of its
+			// own, graceful as any: without this, the ended deadline took it at once.
+			had, running, most = false, min(running, e.Replicas), min(most, e.Replicas)
+		}
 		switch {
 		case had && e.Release:
 			// Ended under PurgeNever: sync releases the copy; the entry goes once the status
@@ -122,7 +131,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			continue // selected again with enough replicas: nothing to wait for
 		case had:
 			e.Replicas = target[n]
-		case in.running[n] > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
+		case running > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
 			len(in.notAvailable(next, target, losing, time.Time{})) > 0)):
 			// Replicas move (another cluster gains), or, for a divided preference, none does
 			// but the cluster loses available replicas while the clusters that keep theirs do
@@ -130,22 +139,22 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			// coming back takes over by what it kept, while the clusters that gained before
 			// are still coming up): the copy waits. Only a reduction the rest of the fleet
 			// already runs is immediate.
-			e = begin(n, in.running[n])
+			e = begin(n, running)
 		case in.failover.PurgeMode == federation.PurgeNever && released(n) && excluded(in.pd, n):
 			// Evicted, with nothing for the rest of the fleet to make up (it already runs the
 			// targets): no wait, but under PurgeNever the copy is released, never deleted.
-			e = begin(n, in.running[n])
+			e = begin(n, running)
 			e.Release, e.Deadline, e.Message = true, nil, releasedMessage
 			out.evictions = append(out.evictions, e)
 			continue
-		case in.hold && max(in.running[n], scheduledIn(in.before, n)) > target[n] && excluded(in.pd, n):
+		case in.hold && most > target[n] && excluded(in.pd, n):
 			// A divided workload's cluster evicted (a taint, a placement rule, application
 			// failover) while nothing seems to gain: the status that says so may be old (a
 			// clock jump, a collector behind), so the copy still waits for the others to
 			// report theirs available, as any eviction.
 			// The status may also be behind what the last schedule asked for (a copy just
 			// created there, not yet seen running): what it keeps is the larger.
-			e = begin(n, max(in.running[n], scheduledIn(in.before, n)))
+			e = begin(n, most)
 		default:
 			continue
 		}

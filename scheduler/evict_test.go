@@ -142,6 +142,18 @@ func TestDecideEvictions(t *testing.T) {
 		clusters: drained, prev: evicting, status: staleB, now: evictT0.Add(grace),
 		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
 	}, {
+		name: "an ended eviction covers only the loss it was for: a further loss waits anew",
+		// c was cut from 3 to 2 and kept 3 until the deadline, which has now passed. In the
+		// same pass c is drained: its 2 go to a and b, which do not have them yet. The ended
+		// grace period lets c go to 2, not to 0 at once.
+		clusters: drained, now: evictT0,
+		prev: &federation.Schedule{Clusters: sched("a", 2, "b", 2, "c", 3), LastRebalanceTime: steady.LastRebalanceTime,
+			Evictions: []federation.Eviction{evictionOf("c", federation.EvictionRebalance, 2, 3, federation.PurgeGraciously, evictT0.Add(-grace))}},
+		status: []federation.MemberStatus{member("a", 2, 2, before), member("b", 2, 2, before), member("c", 3, 3, before)},
+		want:   sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted},
+		reason: scheduler.ReasonScheduled, message: []string{"evicting c (TaintNoExecute): keeps 2 replica(s) (to 0) until a, b report"},
+		requeueMax: grace,
+	}, {
 		name:     "purge mode Immediately: no eviction, today's behaviour",
 		failover: `{purgeMode: Immediately}`,
 		clusters: drained, prev: steady, status: runsTwoEach, now: evictT0,

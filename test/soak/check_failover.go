@@ -21,7 +21,8 @@ import (
 //
 //   - capacity: from the step that drains a cluster where the workload runs until its
 //     eviction is done, the available replicas of the reachable members never drop below
-//     what they were before the drain (at most the preference's total);
+//     what they were before the drain (at most the preference's total, and each copy at
+//     most what the schedule then gave its cluster);
 //   - deletion: a copy in a drained cluster never disappears while the clusters the schedule
 //     gives the replicas to do not report them available;
 //   - PurgeNever: a drained cluster's copy is released, never deleted, and stays in its
@@ -33,7 +34,9 @@ import (
 // is counted by reason in Result.FailoverSkipped. What another cluster's eviction took when
 // its grace period ended, or a released copy sync took back, lowers the capacity floor of a
 // drain under way: neither is that drain's doing. A drained copy deleted between two
-// samples is checked against the replacements of both.
+// samples is checked against the replacements of both. One whose eviction ended, its
+// replacements available, while it still ran (its cluster not ready), is judged then: sync
+// deletes it once it reaches the cluster, steps later, and the drain's window closes.
 type failoverWatch struct {
 	prev     map[federation.Key]divided
 	windows  map[windowKey]*drainWindow
@@ -41,8 +44,13 @@ type failoverWatch struct {
 	// deadlines is the last deadline seen of each cluster's eviction: an eviction that ended
 	// at its deadline between two samples (a clock jump) is gone from both.
 	deadlines map[windowKey]time.Time
-	checks    int
-	skipped   map[string]int
+	// let is the copies (by uid) whose eviction ended, with its replacements available or at
+	// its deadline, while the copy still ran: sync deletes it once it reaches the cluster,
+	// perhaps steps later (the cluster not ready meanwhile). That deletion carries out the
+	// ended eviction; it was judged when the eviction ended.
+	let     map[windowKey]string
+	checks  int
+	skipped map[string]int
 }
 
 type windowKey struct {
@@ -71,6 +79,26 @@ func (win *drainWindow) counted(d divided) int64 {
 	return n
 }
 
+// floorBefore is what d, the sample before a drain, has available for the drain's floor: each
+// copy counted as by [drainWindow.counted], and a managed copy at most what the schedule
+// gives its cluster. Replicas a copy runs beyond that were already going before the drain
+// (an ended grace period, a rebalance), only not yet removed: sync writes the count once it
+// can reach the cluster, which may be while the drain lasts, but the loss is not the drain's.
+func floorBefore(d divided) int64 {
+	var n int64
+	for name, c := range d.copies {
+		if slices.Contains(d.blind, name) {
+			continue
+		}
+		v := share(c)
+		if d.scheduled != nil && c.managed {
+			v = min(v, d.scheduled[name])
+		}
+		n += v
+	}
+	return n
+}
+
 // memberCopy is a member Deployment as the sample saw it.
 type memberCopy struct {
 	uid       string
@@ -89,6 +117,9 @@ type divided struct {
 	purge     federation.PurgeMode
 	evictions map[string]federation.Eviction
 	replicas  map[string]int64 // the schedule's targets
+	// scheduled is status.schedule's count per cluster, not-ready clusters included (nil
+	// without a schedule): what each copy is to run, whether sync could write it yet or not.
+	scheduled map[string]int64
 	copies    map[string]memberCopy
 	available int64 // over the reachable members' managed copies
 	blind     []string
@@ -109,7 +140,7 @@ type releasedCopy struct {
 }
 
 func newFailoverWatch() *failoverWatch {
-	return &failoverWatch{windows: map[windowKey]*drainWindow{}, deadlines: map[windowKey]time.Time{}, skipped: map[string]int{}}
+	return &failoverWatch{windows: map[windowKey]*drainWindow{}, deadlines: map[windowKey]time.Time{}, let: map[windowKey]string{}, skipped: map[string]int{}}
 }
 
 func (f *failoverWatch) skip(reason string) { f.skipped[reason]++ }
@@ -152,6 +183,10 @@ func (w *World) snapshot() map[federation.Key]divided {
 		sched := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
 		d.editing = fed.Status.ObservedGeneration < fed.Generation || (sched != nil && sched.ObservedGeneration < fed.Generation)
 		if s := fed.Status.Schedule; s != nil {
+			d.scheduled = map[string]int64{}
+			for _, c := range s.Clusters {
+				d.scheduled[c.Name] = c.Replicas
+			}
 			for _, e := range s.Evictions {
 				d.evictions[e.Cluster] = e
 			}
@@ -245,10 +280,13 @@ func (w *World) sample(phase string, step int, events []Event) {
 		o := cur[key]
 		p, seen := f.prev[key]
 		same := seen && p.uid == o.uid
+		if same {
+			f.noteEnded(key, p, o, now)
+		}
 		for c := range drained {
 			if pc, ok := p.copies[c]; same && ok && pc.managed && !pc.deleting {
 				win := &drainWindow{since: step}
-				win.floor = min(p.desired, win.counted(p))
+				win.floor = min(p.desired, floorBefore(p))
 				f.windows[windowKey{key, c}] = win
 			}
 		}
@@ -290,7 +328,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 						where(key), c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
 				}
 			}
-			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c]) {
+			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c] || f.let[wk] == oc.uid) {
 				delete(f.windows, wk) // the eviction is done
 			}
 		}
@@ -329,6 +367,10 @@ func (w *World) sample(phase string, step int, events []Event) {
 				continue
 			case had && ev.Deadline != nil && !now.Before(ev.Deadline.Time):
 				f.skip("the grace period ended")
+				continue
+			case !had && f.let[windowKey{key, c}] == pc.uid:
+				f.skip("an eviction that ended steps before")
+				delete(f.let, windowKey{key, c})
 				continue
 			case !had && ended(f.deadlines, windowKey{key, c}, now):
 				f.skip("the grace period ended")
@@ -384,6 +426,32 @@ func (f *failoverWatch) otherLoss(key federation.Key, cluster string, p, o divid
 		}
 	}
 	return ""
+}
+
+// noteEnded records in f.let the copies of key whose eviction ended from p to o while they
+// still run, their cluster out of the schedule: with their replacements available then, or at
+// the deadline. A cluster scheduled again is the federation's again: its record goes.
+func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Time) {
+	for wk := range f.let {
+		if _, again := o.scheduled[wk.cluster]; wk.key == key && again {
+			delete(f.let, wk)
+		}
+	}
+	for c, pe := range p.evictions {
+		if _, still := o.evictions[c]; still || pe.Release {
+			continue
+		}
+		if _, scheduled := o.scheduled[c]; scheduled {
+			continue
+		}
+		oc, ok := o.copies[c]
+		if !ok || !oc.managed || oc.deleting {
+			continue
+		}
+		if missing, _ := missingReplacements(o, c); len(missing) == 0 || (pe.Deadline != nil && !now.Before(pe.Deadline.Time)) {
+			f.let[windowKey{key, c}] = oc.uid
+		}
+	}
 }
 
 // missingReplacements lists the clusters of d's schedule, other than cluster, whose copy does

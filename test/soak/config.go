@@ -36,8 +36,8 @@ type Config struct {
 	// writes. Default: deterministic mode (Reconcile in a fixed order).
 	Run bool
 	// SampleRun checks failover after every step in Run mode too (see the package doc, What
-	// is checked after every step): off by default, as Run mode's samples still show
-	// violations not explained yet.
+	// is checked after every step). Off by default: a failure it finds does not replay
+	// exactly, and earlier runs showed violations that are not explained.
 	SampleRun bool
 
 	// MaxRounds bounds the rounds (or clock steps, in Run mode) the control plane gets to
