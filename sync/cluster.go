@@ -66,12 +66,28 @@ var errClusterLeaving = errors.New("the cluster is leaving the federation")
 // holdCluster makes sure the Cluster carries this Syncer's finalizer before sync creates (or
 // adopts) its first object there, so the cluster cannot leave without sync cleaning up. A
 // Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving.
+//
+// The first objects of a type propagate in many passes at once: one of them reads and
+// patches the Cluster, and the others wait for its result instead of each reading it and
+// patching it in a race they mostly lose (a Conflict each).
 func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
 	s.mu.RLock()
 	held := s.held[cluster]
 	s.mu.RUnlock()
 	if held {
 		return nil
+	}
+	_, err, _ := s.holding.Do(cluster, func() (any, error) { return nil, s.holdClusterOnce(ctx, cluster) })
+	return err
+}
+
+// holdClusterOnce is holdCluster's read and patch.
+func (s *Syncer) holdClusterOnce(ctx context.Context, cluster string) error {
+	s.mu.RLock()
+	held := s.held[cluster]
+	s.mu.RUnlock()
+	if held {
+		return nil // held by the call just before this one
 	}
 	for attempt := 0; ; attempt++ {
 		u, err := s.host.Get(ctx, federation.ClusterGVR, "", cluster)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -317,6 +318,8 @@ type Syncer struct {
 	// held remembers the clusters found to carry this Syncer's ClusterFinalizer; leaving,
 	// those being deleted that wait for sync's cleanup.
 	held, leaving map[string]bool
+	// holding makes the passes that need one Cluster held at once share one read and patch.
+	holding singleflight.Group
 	// nsWaits holds, per member namespace, the objects whose last pass waited for it
 	// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced): Run passes over them again when
 	// the namespace appears.
