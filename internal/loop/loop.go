@@ -311,14 +311,15 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federation.Key]) (*running, error) {
 	run := &running{cache: c, user: &user{}, informers: make([]*informer, len(l.sources)), queue: queue}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.run != nil {
+		l.mu.Unlock()
 		return nil, fmt.Errorf("%s: already running", l.opts.prefix())
 	}
 	for i, s := range l.sources {
 		log := l.opts.Logger.WithValues("queue", l.opts.queueName(), "resource", s.GVR.GroupResource().String())
 		si, err := c.acquire(s, run.user, log)
 		if err != nil {
+			l.mu.Unlock()
 			run.release()
 			return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
 		}
@@ -326,10 +327,12 @@ func (l *Loop) start(c *Cache, queue workqueue.TypedRateLimitingInterface[federa
 	}
 	l.run = run
 	l.mu.Unlock()
-	err := run.addHandlers(l.sources)
-	l.mu.Lock()
-	if err != nil {
+	// The Loop's lock is not held from here: a handler may read through Reader while it is
+	// added, and release waits for the handlers that run.
+	if err := run.addHandlers(l.sources); err != nil {
+		l.mu.Lock()
 		l.run = nil
+		l.mu.Unlock()
 		run.release()
 		return nil, fmt.Errorf("%s: %w", l.opts.prefix(), err)
 	}
