@@ -110,6 +110,9 @@ type Eviction struct {
 	// Since is when the eviction began.
 	Since metav1.Time `json:"since"`
 	// Deadline is when the cluster stops keeping its replicas, ready replacements or not.
+	// It is unset once it has passed while the cluster was out of reach (not Ready, or its
+	// data stale): the copy stays until the cluster is back, and a new grace period begins
+	// then. (An eviction with Release has none either.)
 	// +optional
 	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// Release is set when an eviction with PurgeMode Never has ended and the cluster left

@@ -84,6 +84,16 @@ type ScheduledCluster struct {
 	Replicas int64 `json:"replicas"`
 }
 
+// The propagation reasons of a cluster sync cannot act in now (MemberStatus.Propagation):
+// package sync writes them, and the scheduler holds an eviction of such a cluster, as
+// nothing can be removed there until it is back.
+const (
+	// PropagationClusterNotReady: the Cluster's Ready condition is not True.
+	PropagationClusterNotReady = "ClusterNotReady"
+	// PropagationClusterUnreachable: the member's API server could not be reached.
+	PropagationClusterUnreachable = "ClusterUnreachable"
+)
+
 // MemberStatus is what the federation knows about the member object in one cluster.
 type MemberStatus struct {
 	// Name is the cluster's name.

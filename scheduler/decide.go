@@ -177,6 +177,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
 			pinned: override.ReplicasOverrides(fed.Spec.Overrides, typ, clusters),
 			retain: fed.Spec.RetainReplicas,
+			fleet:  all,
 		}, d.schedule.Clusters)
 		d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
 		d.unplaced, d.held, evicted = ev.unplaced, ev.held, ev.message

@@ -125,6 +125,17 @@
 // An ended eviction covers only its own loss, down to N. If the cluster's target is lower by
 // then, the rest is a new loss, with a new eviction that keeps N.
 //
+// Sync removes nothing from a cluster that is not Ready or that it cannot reach. So an
+// eviction of such a cluster does not end, whatever its replacements or its deadline: the
+// schedule keeps listing the copy, and the message says it waits for the cluster. A grace
+// period that runs out meanwhile leaves the eviction with no deadline. When the cluster is
+// back, a new grace period begins, and the replacements are checked again, with fresh data,
+// before the copy goes: they may have gone meanwhile (a cluster removed, another partition).
+// Out of reach means the Cluster is not Ready, or the object's status.clusters entry there is
+// stale or says ClusterUnreachable or ClusterNotReady. An eviction can still end before a
+// partition shows. Sync's delete there then fails, and the entry says ClusterUnreachable with
+// the copy's last replicas: the eviction begins again and is held the same way.
+//
 // A total that is lowered, with nobody gaining, is no eviction: it happens at once.
 // Replicas that fit nowhere else (Plan.Unplaced) stay where they run, with no deadline.
 // The Scheduled condition is then Unschedulable, and its message names each other cluster

@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
@@ -29,7 +31,10 @@ type evictInput struct {
 	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
 	pinned   map[string]int64 // replica counts overrides set per cluster name (override.ReplicasOverrides)
 	retain   bool             // spec.retainReplicas: the members' autoscalers own their counts
-	now      time.Time
+	// fleet is every Cluster: sync removes nothing from one that is not Ready, so an
+	// eviction there does not end until the cluster is back (see outOfReach).
+	fleet []federation.Cluster
+	now   time.Time
 }
 
 // evictOutcome is what the eviction step changes in the decision.
@@ -53,6 +58,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		out.clusters = next
 		return out
 	}
+	in.running = withLeftovers(in)
 	names := evictionClusters(in.running, in.before)
 
 	// Never evict into nothing: what fits nowhere stays where it runs, without a deadline.
@@ -131,6 +137,13 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			continue // selected again with enough replicas: nothing to wait for
 		case had:
 			e.Replicas = target[n]
+			if e.Deadline == nil && !in.outOfReach(n) {
+				// Held while the cluster was not Ready, after its grace period ran out (below).
+				// It is back: before its copy goes, a new grace period from now gives the
+				// replacements, checked again, the time to come up. They may have gone meanwhile.
+				d := metav1.NewTime(in.now.Truncate(time.Second).Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
+				e.Deadline = &d
+			}
 		case running > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
 			len(in.notAvailable(next, target, losing, time.Time{})) > 0)):
 			// Replicas move (another cluster gains), or, for a divided preference, none does
@@ -162,9 +175,31 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		// keeps fewer than it had must have what it keeps available, or removing this copy
 		// drops what runs (its own copy may be restarting).
 		waiting := in.notAvailable(next, target, map[string]bool{n: true}, e.Since.Time)
+		over := e.Deadline != nil && !in.now.Before(e.Deadline.Time)
+		ends := over || (len(waiting) == 0 && had) || e.Deadline == nil
 		switch {
-		case e.Deadline != nil && !in.now.Before(e.Deadline.Time):
-			// The deadline passed: the replacements are ready or not.
+		case ends && in.outOfReach(n) && !(e.PurgeMode == federation.PurgeNever && released(n)):
+			// The eviction would end, but sync removes nothing from a cluster that is not
+			// Ready or that it cannot reach: the copy would go only once the cluster is back,
+			// when the replacements that made the end safe may be gone (a cluster removed, a
+			// partition). So the eviction goes on, the copy keeps its replicas in the
+			// schedule, and its end is decided again, with fresh data, once the cluster is
+			// back. A grace period that runs out meanwhile leaves no deadline: a new one
+			// begins when it is back.
+			why := "its replacements are available"
+			if over || e.Deadline == nil {
+				e.Deadline = nil
+				why = fmt.Sprintf("its grace period ended while %s was out of reach", n)
+			} else if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
+				out.requeue = r // the deadline: from then on the eviction is held without one
+			}
+			e.Message = fmt.Sprintf("%s; the copy stays until %s is back (sync removes nothing from a cluster that is not Ready or that it cannot reach), and its replacements are checked again then", why, n)
+			keep[n] = e.Keep
+			out.evictions = append(out.evictions, e)
+			continue
+		case over || e.Deadline == nil:
+			// The deadline passed (while the cluster was out of reach, for one held with
+			// none): the replacements are ready or not.
 		case len(waiting) == 0 && had:
 			// The replacements are available.
 		default:
@@ -208,6 +243,32 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		}
 	}
 	out.message = evictionMessage(in, held, out.evictions)
+	return out
+}
+
+// withLeftovers returns in.running with the copies sync could not remove: a cluster the
+// last schedule no longer has (its eviction ended before the partition showed), whose status
+// entry says sync could not reach it (ClusterUnreachable, ClusterNotReady) while it is out of
+// reach, runs its last reported replicas as far as anyone knows. Its eviction begins again and
+// is held until the cluster is back, when the replacements are checked once more. (Without
+// this, the copy would be deleted when the cluster came back, whatever became of its
+// replacements meanwhile.) in.running itself is returned when there is none.
+func withLeftovers(in evictInput) map[string]int64 {
+	out := in.running
+	for i := range in.status {
+		m := &in.status[i]
+		if m.Replicas == nil || *m.Replicas <= 0 || (m.Propagation != federation.PropagationClusterUnreachable && m.Propagation != federation.PropagationClusterNotReady) {
+			continue
+		}
+		if _, known := in.running[m.Name]; known || !in.outOfReach(m.Name) {
+			continue
+		}
+		if cloned := len(out) > len(in.running); !cloned {
+			out = make(map[string]int64, len(in.running)+1)
+			maps.Copy(out, in.running)
+		}
+		out[m.Name] = *m.Replicas
+	}
 	return out
 }
 
@@ -479,4 +540,25 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 		}
 	}
 	return out
+}
+
+// outOfReach reports whether sync cannot remove anything from cluster now: its Ready
+// condition is not True, or the object's status entry there is stale or says sync could not
+// reach it (a partition the cluster monitor may not have seen yet).
+// A cluster no longer in the fleet, or leaving it, holds nothing: sync forgets or orphans
+// what runs there.
+func (in evictInput) outOfReach(cluster string) bool {
+	i := slices.IndexFunc(in.fleet, func(c federation.Cluster) bool { return c.Name == cluster })
+	switch {
+	case i < 0 || in.fleet[i].DeletionTimestamp != nil:
+		return false
+	case !meta.IsStatusConditionTrue(in.fleet[i].Status.Conditions, federation.ConditionReady):
+		return true
+	}
+	for i := range in.status {
+		if m := &in.status[i]; m.Name == cluster {
+			return m.Stale || m.Propagation == federation.PropagationClusterUnreachable || m.Propagation == federation.PropagationClusterNotReady
+		}
+	}
+	return false
 }

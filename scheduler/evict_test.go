@@ -37,6 +37,12 @@ func labelled(c federation.Cluster, k, v string) federation.Cluster {
 	return c
 }
 
+// notReady is c with its Ready condition False: the cluster monitor lost it.
+func notReady(c federation.Cluster) federation.Cluster {
+	c.Status.Conditions = []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionFalse, Reason: "Unreachable"}}
+	return c
+}
+
 // ready is m judged Ready by the status collector.
 func ready(m federation.MemberStatus) federation.MemberStatus {
 	yes := true
@@ -98,6 +104,24 @@ func TestDecideEvictions(t *testing.T) {
 	released.Release, released.Deadline = true, nil
 	releasedSchedule := &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime, Evictions: []federation.Eviction{released}}
 
+	// c, drained, is out of reach now (not Ready): sync removes nothing there until it is back.
+	cDown := []federation.Cluster{evictCluster("a", ""), evictCluster("b", ""), notReady(evictCluster("c", "", drain))}
+	gainersUpCStale := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, before)}
+	gainersUpCStale[2].Stale = true
+	cHeld := cEvicted
+	cHeld.Deadline = nil
+	held := &federation.Schedule{Clusters: evicting.Clusters, LastRebalanceTime: steady.LastRebalanceTime, Evictions: []federation.Eviction{cHeld}}
+	bDownCStale := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 0, after), member("c", 2, 2, before)}
+	bDownCStale[2].Stale = true
+	undeleted := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, before)}
+	undeleted[2].Stale, undeleted[2].Propagation = true, federation.PropagationClusterUnreachable
+	heldNever := held.DeepCopy()
+	heldNever.Evictions[0].PurgeMode = federation.PurgeNever
+	// Back, the replacements are checked again: b lost its replicas meanwhile.
+	bLost := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 0, evictT0.Add(5*grace)), member("c", 2, 2, evictT0.Add(5*grace))}
+	cRestarted := cEvicted
+	cRestarted.Deadline = &metav1.Time{Time: evictT0.Add(6 * grace)}
+
 	for _, tc := range []struct {
 		name       string
 		failover   string // spec.placement.failover, YAML
@@ -140,6 +164,56 @@ func TestDecideEvictions(t *testing.T) {
 	}, {
 		name:     "it ends at its deadline, replacements ready or not",
 		clusters: drained, prev: evicting, status: staleB, now: evictT0.Add(grace),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "replacements available while the losing cluster is not Ready: the eviction goes on, as sync cannot remove the copy there",
+		clusters: cDown, prev: evicting, status: gainersUpCStale, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+		message: []string{"evicting c (TaintNoExecute): its replacements are available; the copy stays until c is back"},
+	}, {
+		name:     "so it does while c is still Ready but its data is stale: a partition the cluster monitor has yet to see",
+		clusters: drained, prev: evicting, status: gainersUpCStale, now: evictT0.Add(2 * time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+		message: []string{"the copy stays until c is back"},
+	}, {
+		name:     "its grace period ends while it is not Ready: the copy stays, with no deadline, until it is",
+		clusters: cDown, prev: evicting, status: gainersUpCStale, now: evictT0.Add(grace + time.Minute),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cHeld}, reason: scheduler.ReasonScheduled,
+		message: []string{"its grace period ended while c was out of reach; the copy stays until c is back"},
+	}, {
+		name:     "it stays held while c is not Ready",
+		clusters: cDown, prev: held, status: gainersUpCStale, now: evictT0.Add(5 * grace),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cHeld}, reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "back Ready while a replacement is down: a new grace period begins and the copy waits for it",
+		clusters: drained, prev: held, status: bLost, now: evictT0.Add(5 * grace),
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cRestarted}, reason: scheduler.ReasonScheduled,
+		message:    []string{"evicting c (TaintNoExecute): keeps 2 replica(s) (to 0) until b report"},
+		requeueMax: grace,
+	}, {
+		name:     "back Ready with its replacements available: the eviction ends and the copy goes",
+		clusters: drained, prev: held, status: gainersUp, now: evictT0.Add(5 * grace),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "purge mode Never, held while out of reach: the copy is released (sync releases it once it can), not kept",
+		failover: `{purgeMode: Never}`,
+		clusters: cDown, prev: heldNever, status: bDownCStale, now: evictT0.Add(5 * grace),
+		want: sched("a", 3, "b", 3), evictions: []federation.Eviction{releasedAt(neverEvicted)}, reason: scheduler.ReasonScheduled,
+	}, {
+		name: "an eviction that ended before the partition showed: the copy sync could not delete begins one again",
+		// The schedule no longer has c, but sync's delete there failed and c's data is
+		// stale: as far as anyone knows c still runs its 2, which wait for the cluster.
+		clusters: drained, prev: &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime},
+		status: undeleted, now: evictT0,
+		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
+	}, {
+		name: "a cluster the schedule left whose copy sync removed is not brought back",
+		clusters: drained, prev: &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime},
+		status: gainersUp[:2], now: evictT0,
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "a cluster no longer in the fleet holds nothing: its eviction ends",
+		clusters: drained[:2], prev: held, status: gainersUpCStale, now: evictT0.Add(5 * grace),
 		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
 	}, {
 		name: "an ended eviction covers only the loss it was for: a further loss waits anew",

@@ -178,6 +178,8 @@
 //	             (condition False)                    again                           for a cluster that flaps
 //	replicas     any loss of replicas (above,         the losing cluster keeps them   spec.placement.failover
 //	leaving      application failover, rebalance)     until replacements are ready    .gracePeriodSeconds (600)
+//	             the losing cluster out of reach      its copy stays until it is      a new grace period
+//	             (not Ready, stale data)              back; replacements rechecked    from its return
 //	application  Ready cluster, workload not Ready    the cluster is left out, then   application.toleranceSeconds
 //	failover     at its revision with fresh data      avoided (status.schedule        (300), then backoffSeconds
 //	             (status.clusters[].unhealthySince)   .avoided)                       (600)

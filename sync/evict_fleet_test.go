@@ -203,6 +203,57 @@ func TestFailoverPartitionDuringEviction(t *testing.T) {
 	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
 }
 
+// TestFailoverEvictedClusterBackAfterItsReplacementWent: azure is drained and cut off at once,
+// so sync cannot remove its copy. aws and gcp bring their 3 up: the eviction would end, but
+// it is held while azure is out of reach (before azure's data goes stale it may end and
+// begin again, as sync's failed delete shows the copy is still there). Then gcp is cut off
+// too. When azure is back, its
+// copy is not deleted on the strength of a check made while it was away: gcp's replicas
+// cannot be seen, so azure keeps its 2 until gcp is back and reports them. (The chaos soak,
+// seed 8: an eviction that ended while its cluster was cut off deleted the copy when the
+// cluster came back, after a replacement cluster had been removed.)
+func TestFailoverEvictedClusterBackAfterItsReplacementWent(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	x.taint(t, "azure", drainTaint)
+	require.NoError(t, x.f.Fleet.Partition("azure"))
+	var trace []string
+	for range 20 { // past the collector's StaleAfter (90s): azure's data is stale
+		x.step(t)
+		trace = append(trace, fmt.Sprint(x.available(t)))
+	}
+	a := x.available(t)
+	require.Equal(t, int64(3), a["aws"], "%v", trace)
+	require.Equal(t, int64(3), a["gcp"], "%v", trace)
+	ev := x.fed(t).Status.Schedule.Evictions
+	require.Len(t, ev, 1, "azure's eviction is held while azure is out of reach")
+	require.Contains(t, ev[0].Message, "the copy stays until azure is back")
+
+	require.NoError(t, x.f.Fleet.Partition("gcp"))
+	for range 12 { // gcp's data goes stale too
+		x.step(t)
+	}
+	require.NoError(t, x.f.Fleet.Heal("azure"))
+	for i := range 20 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.Equal(t, int64(2), a["azure"], "step %d: azure's copy went while its replacement in gcp cannot be seen: %v", i, trace)
+	}
+	require.NoError(t, x.f.Fleet.Heal("gcp"))
+	for range 10 {
+		x.step(t)
+		if x.available(t)["azure"] == -1 {
+			break
+		}
+	}
+	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
+	x.step(t)
+	require.Empty(t, x.fed(t).Status.Schedule.Evictions, "nothing left of the eviction")
+}
+
 // TestFailoverRecovery: once azure's taint is removed, it gets replicas back only by the
 // preference's rebalance rules: with rebalance off at the next refill (the rebalance
 // period), with rebalance on at once; either way gracefully, never below 6 available, and

@@ -3,6 +3,7 @@ package sync
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
@@ -12,9 +13,9 @@ const (
 	// there (and deletes nothing) until it is. Also when the Cluster says Ready but the
 	// cluster set says its client is not (it could not build it yet): the object is then
 	// retried with backoff.
-	ReasonClusterNotReady = "ClusterNotReady"
+	ReasonClusterNotReady = federation.PropagationClusterNotReady
 	// ReasonClusterUnreachable: the member's API server could not be reached.
-	ReasonClusterUnreachable = "ClusterUnreachable"
+	ReasonClusterUnreachable = federation.PropagationClusterUnreachable
 	// ReasonClusterNotFound: the cluster set has no client for the cluster (a set builds its
 	// clients on its own watch, so a pass can come first); the object is retried with backoff.
 	ReasonClusterNotFound = "ClusterNotFound"

@@ -22,7 +22,8 @@ type Targets struct {
 	// nor deletes there, and reports them ClusterNotReady.
 	NotReady []string
 	// Unplaced are the clusters of NotReady that are there only because status.clusters
-	// lists them: no longer placed, but what sync put there may still run.
+	// lists them, or because the scheduler's eviction of all their replicas keeps their copy
+	// until they are back: no longer placed, but what sync put there may still run.
 	Unplaced []string
 	// Scheduled reports whether the targets come from the scheduler's status.schedule.
 	Scheduled bool
@@ -97,8 +98,12 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 				continue
 			}
 			if !ready[c.Name] {
-				if !slices.Contains(t.NotReady, c.Name) {
+				placed := slices.Contains(t.NotReady, c.Name) // left out by placement only for not being ready
+				if !placed {
 					t.NotReady = append(t.NotReady, c.Name)
+				}
+				if !placed && evictedAway(s, c.Name) {
+					t.Unplaced = append(t.Unplaced, c.Name)
 				}
 				continue
 			}
@@ -110,8 +115,9 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 				t.Replicas[c.Name] = nil
 			}
 		}
-		t.Unplaced = unreachablePrevious(obj, t, ready, leaving)
-		t.NotReady = append(t.NotReady, t.Unplaced...)
+		gone := unreachablePrevious(obj, t, ready, leaving)
+		t.Unplaced = append(t.Unplaced, gone...)
+		t.NotReady = append(t.NotReady, gone...)
 		return t, nil
 	}
 	for _, c := range d.Selected {
@@ -152,6 +158,18 @@ func unreachablePrevious(obj *federation.FederatedObject, t Targets, ready, leav
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// evictedAway reports whether s lists cluster only for an eviction of all its replicas: the
+// copy stays until the eviction ends (while the cluster is not Ready, until it is back), but
+// the cluster is no longer placed.
+func evictedAway(s *federation.Schedule, cluster string) bool {
+	for _, e := range s.Evictions {
+		if e.Cluster == cluster && !e.Release && e.Replicas == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // currentSchedule returns status.schedule when the Scheduled condition observed the object's

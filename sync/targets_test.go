@@ -47,6 +47,7 @@ func TestTargetsFor(t *testing.T) {
 		placement    federation.Placement
 		schedule     map[string]int64
 		previous     []string // status.clusters
+		evictions    []string // clusters the schedule's evictions take every replica from
 		azureReady   bool
 		wantOrder    []string
 		wantNotReady []string
@@ -64,6 +65,19 @@ func TestTargetsFor(t *testing.T) {
 			schedule: map[string]int64{"aws": 5, "gcp": 4}, previous: []string{"aws", "azure", "gcp"},
 			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"},
 			wantRollout: []string{"aws", "gcp"}, // it left the placement: it left the rollout
+		},
+		{
+			// The scheduler's eviction of azure's replicas is held while azure is out of
+			// reach: the schedule keeps its copy, but placement no longer has it.
+			name: "evicted to 0 and held while not ready, no longer placed: it left the rollout", placement: notAzure,
+			schedule: map[string]int64{"aws": 5, "azure": 2, "gcp": 4}, evictions: []string{"azure"}, previous: []string{"aws", "azure", "gcp"},
+			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"}, wantRollout: []string{"aws", "gcp"},
+		},
+		{
+			// Placement still has it, but for its readiness: it stays in the rollout.
+			name: "evicted to 0 and held while not ready, placed but for readiness: still in the rollout",
+			schedule: map[string]int64{"aws": 5, "azure": 2, "gcp": 4}, evictions: []string{"azure"}, previous: []string{"aws", "azure", "gcp"},
+			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"},
 		},
 		{
 			name: "previously propagated, no longer placed, ready: not reported (sync deletes there)", placement: notAzure,
@@ -87,6 +101,9 @@ func TestTargetsFor(t *testing.T) {
 			}
 			if tt.schedule != nil {
 				scheduled(fed, tt.schedule)
+			}
+			for _, name := range tt.evictions {
+				fed.Status.Schedule.Evictions = append(fed.Status.Schedule.Evictions, federation.Eviction{Cluster: name, Reason: federation.EvictionPlacement, Keep: 2})
 			}
 			for _, name := range tt.previous {
 				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})

@@ -281,11 +281,13 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 		}
 	}
 	// At quiescence every replacement had time to come up: an eviction still running is
-	// stuck (karmada#5803), and one still to be released is sync's to finish.
+	// stuck (karmada#5803), and one still to be released is sync's to finish. An eviction
+	// of a cluster out of reach waits for it: sync can neither delete nor release the copy
+	// there, so the scheduler holds the eviction until the cluster is back.
 	if fed.Status.Schedule != nil {
 		for _, e := range fed.Status.Schedule.Evictions {
-			if e.Release && c.cut[e.Cluster] {
-				continue // a copy to release in a cluster out of reach waits for it
+			if c.cut[e.Cluster] {
+				continue
 			}
 			c.violate("%s: eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", name, e.Cluster, e.Reason, e.Message, memberSummary(fed))
 		}

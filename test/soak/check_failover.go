@@ -35,8 +35,10 @@ import (
 // its grace period ended, or a released copy sync took back, lowers the capacity floor of a
 // drain under way: neither is that drain's doing. A drained copy deleted between two
 // samples is checked against the replacements of both. One whose eviction ended, its
-// replacements available, while it still ran (its cluster not ready), is judged then: sync
-// deletes it once it reaches the cluster, steps later, and the drain's window closes.
+// replacements available, while it still ran in a cluster in reach, is judged then: sync
+// may delete it steps later (the cluster cut off meanwhile), and the drain's window closes.
+// An eviction of a cluster out of reach does not end until the cluster is back (the
+// scheduler holds it), so a copy there is judged when it goes.
 type failoverWatch struct {
 	prev     map[federation.Key]divided
 	windows  map[windowKey]*drainWindow
@@ -429,8 +431,9 @@ func (f *failoverWatch) otherLoss(key federation.Key, cluster string, p, o divid
 }
 
 // noteEnded records in f.let the copies of key whose eviction ended from p to o while they
-// still run, their cluster out of the schedule: with their replacements available then, or at
-// the deadline. A cluster scheduled again is the federation's again: its record goes.
+// still run, their cluster out of the schedule and in reach: with their replacements
+// available then, or at the deadline. A cluster scheduled again is the federation's again:
+// its record goes.
 func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Time) {
 	for wk := range f.let {
 		if _, again := o.scheduled[wk.cluster]; wk.key == key && again {
@@ -445,7 +448,9 @@ func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Tim
 			continue
 		}
 		oc, ok := o.copies[c]
-		if !ok || !oc.managed || oc.deleting {
+		if !ok || !oc.managed || oc.deleting || slices.Contains(p.blind, c) || slices.Contains(o.blind, c) {
+			// The scheduler holds an eviction whose cluster is out of reach until it is back
+			// and checks the replacements again then: a copy deleted later is judged then.
 			continue
 		}
 		if missing, _ := missingReplacements(o, c); len(missing) == 0 || (pe.Deadline != nil && !now.Before(pe.Deadline.Time)) {
