@@ -207,7 +207,7 @@ func TestDecideEvictions(t *testing.T) {
 		status: undeleted, now: evictT0,
 		want: sched("a", 3, "b", 3, "c", 2), evictions: []federation.Eviction{cEvicted}, reason: scheduler.ReasonScheduled,
 	}, {
-		name: "a cluster the schedule left whose copy sync removed is not brought back",
+		name:     "a cluster the schedule left whose copy sync removed is not brought back",
 		clusters: drained, prev: &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime},
 		status: gainersUp[:2], now: evictT0,
 		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,

@@ -75,7 +75,7 @@ func TestTargetsFor(t *testing.T) {
 		},
 		{
 			// Placement still has it, but for its readiness: it stays in the rollout.
-			name: "evicted to 0 and held while not ready, placed but for readiness: still in the rollout",
+			name:     "evicted to 0 and held while not ready, placed but for readiness: still in the rollout",
 			schedule: map[string]int64{"aws": 5, "azure": 2, "gcp": 4}, evictions: []string{"azure"}, previous: []string{"aws", "azure", "gcp"},
 			wantOrder: []string{"aws", "gcp"}, wantNotReady: []string{"azure"},
 		},
