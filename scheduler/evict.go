@@ -205,6 +205,9 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		default:
 			e.Message = fmt.Sprintf("keeps %d replica(s) (to %d) until %s report their replicas available with fresh data, or until %s",
 				e.Keep, e.Replicas, strings.Join(waiting, ", "), e.Deadline.UTC().Format(time.RFC3339))
+			if in.outOfReach(n) {
+				e.Message += fmt.Sprintf("; %s is out of reach: nothing is removed there until it is back", n)
+			}
 			keep[n] = e.Keep
 			out.evictions = append(out.evictions, e)
 			if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
