@@ -31,7 +31,8 @@
 // why, add these flags:
 //
 //   - -soak.v: every step and round;
-//   - -soak.trace: every write that reaches a cluster, with the diff of status writes;
+//   - -soak.trace: every write that reaches a cluster, with the diff of status writes, and how
+//     each update ended (the caller, the replicas or schedule it carried, its resourceVersion);
 //   - -soak.out=FILE: every violation;
 //   - -soak.dump=ns/name: an object's YAML at each check.
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"hash/fnv"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -286,13 +287,17 @@ func (w *World) installHooks(c *fake.Cluster) {
 		},
 		Update: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			before(ctx, next, "update", gvr, obj.GetNamespace(), obj.GetName())
-			return next.Update(ctx, gvr, obj)
+			out, err := next.Update(ctx, gvr, obj)
+			w.traceDone(name, "update", gvr, obj, out, err)
+			return out, err
 		},
 		UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			before(ctx, next, "update-status", gvr, obj.GetNamespace(), obj.GetName())
 			w.traceDiff(ctx, next, gvr, obj)
 			w.nameStatusDiff(ctx, next, gvr, obj)
-			return next.UpdateStatus(ctx, gvr, obj)
+			out, err := next.UpdateStatus(ctx, gvr, obj)
+			w.traceDone(name, "update-status", gvr, obj, out, err)
+			return out, err
 		},
 		Patch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
 			before(ctx, next, "patch", gvr, ns, n)
@@ -481,5 +486,59 @@ func (w *World) traceLine(format string, args ...any) {
 	w.mu.Unlock()
 	if trace != nil {
 		trace(format, args...)
+	}
+}
+
+// traceDone logs, when writes are traced, how an update ended: the resourceVersion sent and
+// stored (or the error), the fedkit package that called, and what a divided workload's write
+// carries: a member Deployment's spec.replicas, a FederatedDeployment's status.schedule.
+func (w *World) traceDone(cluster, verb string, gvr schema.GroupVersionResource, sent, out *unstructured.Unstructured, err error) {
+	w.mu.Lock()
+	trace := w.trace
+	w.mu.Unlock()
+	if trace == nil || gvr == federation.ClusterGVR {
+		return
+	}
+	what := ""
+	switch gvr {
+	case federation.DeploymentType.TargetGVR():
+		r, _, _ := unstructured.NestedInt64(sent.Object, "spec", "replicas")
+		what = fmt.Sprintf(" replicas=%d", r)
+	case federation.DeploymentType.FederatedGVR():
+		var parts []string
+		cl, _, _ := unstructured.NestedSlice(sent.Object, "status", "schedule", "clusters")
+		for _, c := range cl {
+			m, _ := c.(map[string]any)
+			parts = append(parts, fmt.Sprintf("%v:%v", m["name"], m["replicas"]))
+		}
+		what = fmt.Sprintf(" schedule=[%s]", strings.Join(parts, " "))
+	}
+	res := "ok"
+	switch {
+	case err != nil:
+		res = "error: " + err.Error()
+	case out != nil:
+		res = "ok rv=" + out.GetResourceVersion()
+	}
+	trace("done: %s %s %s %s sent rv=%s by %s%s: %s", cluster, verb, gvr.Resource, objectRef(sent.GetNamespace(), sent.GetName()),
+		sent.GetResourceVersion(), callerPackage(), what, res)
+}
+
+// callerPackage names the first fedkit package on the stack outside the fakes and the soak:
+// which loop made a traced write.
+func callerPackage() string {
+	pcs := make([]uintptr, 64)
+	frames := goruntime.CallersFrames(pcs[:goruntime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		fn := f.Function
+		if strings.HasPrefix(fn, "github.com/fedkit/fedkit/") && !strings.HasPrefix(fn, "github.com/fedkit/fedkit/fake") &&
+			!strings.HasPrefix(fn, "github.com/fedkit/fedkit/test/") && !strings.HasPrefix(fn, "github.com/fedkit/fedkit/federation") &&
+			!strings.HasPrefix(fn, "github.com/fedkit/fedkit/internal/") {
+			return strings.TrimPrefix(fn, "github.com/fedkit/fedkit/")
+		}
+		if !more {
+			return "?"
+		}
 	}
 }
