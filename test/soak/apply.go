@@ -93,8 +93,11 @@ func (w *World) apply(ctx context.Context, e Event) error {
 			return errGone
 		}
 		if w.Config.Run {
-			m.SetLatency(fake.VerbAll, e.Duration)
-			return nil
+			// Reads, watches and probes wait in the fake; writes wait in the World's hooks
+			// (World.delay), so that a write is known while it waits.
+			for _, v := range []fake.Verb{fake.VerbGet, fake.VerbList, fake.VerbWatch, fake.VerbHealth, fake.VerbVersion, fake.VerbDiscovery} {
+				m.SetLatency(v, e.Duration)
+			}
 		}
 		w.mu.Lock()
 		w.latency[e.Cluster] = e.Duration
@@ -255,7 +258,7 @@ func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) 
 				continue
 			}
 			w.mu.Lock()
-			if w.inflight[deleteKey(cname, typ.TargetGVR(), ns, name)] > 0 {
+			if w.inflight[memberKey(cname, typ.TargetGVR(), ns, name)] > 0 {
 				w.mu.Unlock()
 				w.Config.Logf("%s %s: its delete in %s is under way already; it is not checked as orphaned", typ.Federated.Kind, e.Key, cname)
 				continue

@@ -213,6 +213,7 @@ func (w *World) snapshot() map[federation.Key]divided {
 			if !found {
 				spec = 1
 			}
+			spec = w.sentReplicas(name, obj, spec) // an update under way counts as done
 			observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 			c := memberCopy{uid: string(obj.GetUID()), managed: managed(obj), deleting: obj.GetDeletionTimestamp() != nil, available: n,
 				spec: spec, current: observed >= obj.GetGeneration(),

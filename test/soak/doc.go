@@ -31,7 +31,8 @@
 // why, add these flags:
 //
 //   - -soak.v: every step and round;
-//   - -soak.trace: every write that reaches a cluster, with the diff of status writes;
+//   - -soak.trace: every write that reaches a cluster, with the diff of status writes, and how
+//     each update ended (the caller, the replicas or schedule it carried, its resourceVersion);
 //   - -soak.out=FILE: every violation;
 //   - -soak.dump=ns/name: an object's YAML at each check.
 //
@@ -53,7 +54,9 @@
 // Run ([Config.Run]): each loop's Run goroutine runs, and the script is applied between
 // steps of the fake clock. The harness steps the clock until nothing writes any more. The
 // script replays exactly; the interleaving of the goroutines does not. So a failure found in
-// Run mode may need a few runs of its seed to show again.
+// Run mode may need a few runs of its seed to show again. A member's latency is a wait on the
+// fake clock, so a call to a slow member returns at the next step: a write sent before a
+// check lands after it.
 //
 // # What is checked after every step
 //
@@ -61,7 +64,8 @@
 //
 //   - while a drained cluster's eviction lasts, the available replicas of the reachable
 //     members never drop below what they were before the drain (each copy counted up to
-//     what the schedule then gave its cluster: more is already going);
+//     what the schedule then gave its cluster, and up to what an update of it still under
+//     way sets: more is already going);
 //   - a drained cluster's copy that had replicas available is never deleted before the
 //     scheduled clusters report theirs available (a copy whose eviction ended so, and that
 //     sync deletes only later, once its cluster is back, is judged when the eviction ended);
@@ -79,10 +83,13 @@
 //
 // These checks run in deterministic mode, and in Run mode only with Config.SampleRun
 // (-soak.sample-run), as a Run-mode failure does not replay exactly. Seeds 1 to 10 of the
-// small soak pass with it, but for a capacity drop that seed 4 showed once in 16 runs under
-// -race: sync scaled a copy down as an older schedule said, then up again as the newer one
-// said. Earlier runs showed an orphaned object gone and a released copy gone or managed
-// again; they have not shown again. None of the three is explained.
+// small soak pass with it. Seed 4 showed a capacity drop in a few runs out of a hundred
+// under -race, a check's mistake: sync scaled a copy in a slow member down as the newest
+// schedule it had said, the update waited a whole step on the fake clock, a drain began
+// meanwhile, and the check counted the copy as it was until the write landed, then called
+// the drop the drain's. An update under way now counts as done (see above). Earlier runs
+// showed an orphaned object gone and a released copy gone or managed again; they have not
+// shown again and are not explained.
 //
 // # What is checked at quiescence
 //

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"hash/fnv"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -57,7 +58,7 @@ type World struct {
 	writes     writeCounts
 	calls      int // every call that got through, for Run mode's idle detection
 	trace      func(format string, args ...any)
-	latency    map[string]time.Duration // per member, deterministic mode: the clock moves in the call
+	latency    map[string]time.Duration // per member; see slow and delay
 	faults     bool
 	leaving    map[string]bool          // Cluster objects deleted, members still in the fleet
 	removed    map[string]*fake.Cluster // members taken out of the fleet, once their Cluster was gone
@@ -68,7 +69,11 @@ type World struct {
 	orphans    []orphanRecord
 	// inflight is the member deletes in flight (from their hook to their return), by
 	// cluster/resource/namespace/name: an orphan annotation does not call them back.
-	inflight  map[string]int
+	inflight map[string]int
+	// sending is, by cluster/resource/namespace/name, the spec.replicas of the member updates
+	// under way (Run mode: from the call until it returns, its latency included): a sample
+	// counts a copy at most at what a write already decided sets (see sentReplicas).
+	sending   map[string][]int64
 	untouched []untouchedObject
 	jumped    time.Duration
 }
@@ -238,7 +243,8 @@ func (w *World) members() map[string]*fake.Cluster {
 	return out
 }
 
-// installHooks puts the guard, the write counter and (deterministic mode) the latency on c.
+// installHooks puts the guard, the write counter and the latency on c (in Run mode, only the
+// writes' latency: see delay).
 func (w *World) installHooks(c *fake.Cluster) {
 	name, host := c.Name(), c == w.Host
 	before := func(ctx context.Context, next federation.ClusterClient, verb string, gvr schema.GroupVersionResource, ns, objName string) {
@@ -281,20 +287,40 @@ func (w *World) installHooks(c *fake.Cluster) {
 			return next.List(ctx, gvr, ns, opts)
 		},
 		Create: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if err := w.delay(ctx, name); err != nil {
+				return nil, err
+			}
 			before(ctx, next, "create", gvr, obj.GetNamespace(), obj.GetName())
 			return next.Create(ctx, gvr, obj)
 		},
 		Update: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if !host {
+				done := w.send(name, gvr, obj)
+				defer done()
+			}
+			if err := w.delay(ctx, name); err != nil {
+				return nil, err
+			}
 			before(ctx, next, "update", gvr, obj.GetNamespace(), obj.GetName())
-			return next.Update(ctx, gvr, obj)
+			out, err := next.Update(ctx, gvr, obj)
+			w.traceDone(name, "update", gvr, obj, out, err)
+			return out, err
 		},
 		UpdateStatus: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if err := w.delay(ctx, name); err != nil {
+				return nil, err
+			}
 			before(ctx, next, "update-status", gvr, obj.GetNamespace(), obj.GetName())
 			w.traceDiff(ctx, next, gvr, obj)
 			w.nameStatusDiff(ctx, next, gvr, obj)
-			return next.UpdateStatus(ctx, gvr, obj)
+			out, err := next.UpdateStatus(ctx, gvr, obj)
+			w.traceDone(name, "update-status", gvr, obj, out, err)
+			return out, err
 		},
 		Patch: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, ns, n string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {
+			if err := w.delay(ctx, name); err != nil {
+				return nil, err
+			}
 			before(ctx, next, "patch", gvr, ns, n)
 			return next.Patch(ctx, gvr, ns, n, pt, data)
 		},
@@ -302,6 +328,9 @@ func (w *World) installHooks(c *fake.Cluster) {
 			if !host {
 				done := w.inFlight(name, gvr, ns, n)
 				defer done()
+			}
+			if err := w.delay(ctx, name); err != nil {
+				return err
 			}
 			before(ctx, next, "delete", gvr, ns, n)
 			return next.Delete(ctx, gvr, ns, n, opts)
@@ -311,7 +340,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 
 // inFlight records a member delete as under way until done is called.
 func (w *World) inFlight(cluster string, gvr schema.GroupVersionResource, ns, name string) (done func()) {
-	k := deleteKey(cluster, gvr, ns, name)
+	k := memberKey(cluster, gvr, ns, name)
 	w.mu.Lock()
 	if w.inflight == nil {
 		w.inflight = map[string]int{}
@@ -327,20 +356,88 @@ func (w *World) inFlight(cluster string, gvr schema.GroupVersionResource, ns, na
 	}
 }
 
-func deleteKey(cluster string, gvr schema.GroupVersionResource, ns, name string) string {
+// memberKey names a member object: cluster/resource/namespace/name.
+func memberKey(cluster string, gvr schema.GroupVersionResource, ns, name string) string {
 	return cluster + "/" + gvr.Resource + "/" + ns + "/" + name
 }
 
-// slow lets a call to cluster take its latency on the fake clock (deterministic mode: the
-// clock moves inside the call, as if the call took that long).
+// slow counts a call to cluster and, in deterministic mode, lets it take its latency on the
+// fake clock: the clock moves inside the call, as if the call took that long. (In Run mode
+// the fake makes reads wait, and delay writes.)
 func (w *World) slow(cluster string) {
 	w.mu.Lock()
 	w.calls++
 	d := w.latency[cluster]
 	w.mu.Unlock()
-	if d > 0 {
+	if d > 0 && !w.Config.Run {
 		w.Clock.Step(d)
 	}
+}
+
+// delay makes a write to cluster wait out its latency in Run mode, on the fake clock, as the
+// fake's own latency makes reads wait: until the harness steps the clock past it, which is the
+// next step of the script. The wait is the World's rather than the fake's so that a write is
+// known while it waits: the update of a copy decided before a sample and landing after it is
+// counted by the sample at what it sets (see send), as the capacity check must. The fake's
+// partition and injected errors come before the wait, so a write they fail fails at once.
+// Deterministic mode: no wait (slow steps the clock).
+func (w *World) delay(ctx context.Context, cluster string) error {
+	w.mu.Lock()
+	d := w.latency[cluster]
+	w.mu.Unlock()
+	if d <= 0 || !w.Config.Run {
+		return nil
+	}
+	t := w.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send records a member update of obj as under way until done is called, with the replicas
+// it sets (only an object with spec.replicas is recorded).
+func (w *World) send(cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (done func()) {
+	r, found, err := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if !found || err != nil {
+		return func() {}
+	}
+	k := memberKey(cluster, gvr, obj.GetNamespace(), obj.GetName())
+	w.mu.Lock()
+	if w.sending == nil {
+		w.sending = map[string][]int64{}
+	}
+	w.sending[k] = append(w.sending[k], r)
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		list := w.sending[k]
+		if i := slices.Index(list, r); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(w.sending, k)
+			return
+		}
+		w.sending[k] = list
+	}
+}
+
+// sentReplicas is what a sample counts of member object obj's spec.replicas (spec): at most
+// what an update under way sets. That update was decided already, before the sample, and
+// lands after it (a slow member); the copy is going to that count whatever happens next.
+func (w *World) sentReplicas(cluster string, obj *unstructured.Unstructured, spec int64) int64 {
+	k := memberKey(cluster, federation.DeploymentType.TargetGVR(), obj.GetNamespace(), obj.GetName())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.sending[k] {
+		spec = min(spec, r)
+	}
+	return spec
 }
 
 // applyFaults turns c's injected errors on or off as the World's faults are.
@@ -481,5 +578,59 @@ func (w *World) traceLine(format string, args ...any) {
 	w.mu.Unlock()
 	if trace != nil {
 		trace(format, args...)
+	}
+}
+
+// traceDone logs, when writes are traced, how an update ended: the resourceVersion sent and
+// stored (or the error), the fedkit package that called, and what a divided workload's write
+// carries: a member Deployment's spec.replicas, a FederatedDeployment's status.schedule.
+func (w *World) traceDone(cluster, verb string, gvr schema.GroupVersionResource, sent, out *unstructured.Unstructured, err error) {
+	w.mu.Lock()
+	trace := w.trace
+	w.mu.Unlock()
+	if trace == nil || gvr == federation.ClusterGVR {
+		return
+	}
+	what := ""
+	switch gvr {
+	case federation.DeploymentType.TargetGVR():
+		r, _, _ := unstructured.NestedInt64(sent.Object, "spec", "replicas")
+		what = fmt.Sprintf(" replicas=%d", r)
+	case federation.DeploymentType.FederatedGVR():
+		var parts []string
+		cl, _, _ := unstructured.NestedSlice(sent.Object, "status", "schedule", "clusters")
+		for _, c := range cl {
+			m, _ := c.(map[string]any)
+			parts = append(parts, fmt.Sprintf("%v:%v", m["name"], m["replicas"]))
+		}
+		what = fmt.Sprintf(" schedule=[%s]", strings.Join(parts, " "))
+	}
+	res := "ok"
+	switch {
+	case err != nil:
+		res = "error: " + err.Error()
+	case out != nil:
+		res = "ok rv=" + out.GetResourceVersion()
+	}
+	trace("done: %s %s %s %s sent rv=%s by %s%s: %s", cluster, verb, gvr.Resource, objectRef(sent.GetNamespace(), sent.GetName()),
+		sent.GetResourceVersion(), callerPackage(), what, res)
+}
+
+// callerPackage names the first fedkit package on the stack outside the fakes and the soak:
+// which loop made a traced write.
+func callerPackage() string {
+	pcs := make([]uintptr, 64)
+	frames := goruntime.CallersFrames(pcs[:goruntime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		fn := f.Function
+		if strings.HasPrefix(fn, "github.com/fedkit/fedkit/") && !strings.HasPrefix(fn, "github.com/fedkit/fedkit/fake") &&
+			!strings.HasPrefix(fn, "github.com/fedkit/fedkit/test/") && !strings.HasPrefix(fn, "github.com/fedkit/fedkit/federation") &&
+			!strings.HasPrefix(fn, "github.com/fedkit/fedkit/internal/") {
+			return strings.TrimPrefix(fn, "github.com/fedkit/fedkit/")
+		}
+		if !more {
+			return "?"
+		}
 	}
 }
