@@ -67,8 +67,10 @@
 //     what the schedule then gave its cluster, and up to what an update of it still under
 //     way sets: more is already going);
 //   - a drained cluster's copy that had replicas available is never deleted before the
-//     scheduled clusters report theirs available (a copy whose eviction ended so, and that
-//     sync deletes only later, once its cluster is back, is judged when the eviction ended);
+//     scheduled clusters report theirs available (a copy whose eviction ended so while its
+//     cluster was in reach, and that sync deletes only later, the cluster cut off meanwhile,
+//     is judged when the eviction ended; an eviction of a cluster out of reach does not end
+//     until the cluster is back, so its copy is judged when it goes);
 //   - with purge mode Never it is released, never deleted, and stays released.
 //
 // Purge mode Immediately and an ended grace period are exempt. So is a step made unknowable
