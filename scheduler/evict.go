@@ -257,7 +257,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 // this, the copy would be deleted when the cluster came back, whatever became of its
 // replacements meanwhile.) in.running itself is returned when there is none.
 func withLeftovers(in evictInput) map[string]int64 {
-	out := in.running
+	var out map[string]int64
 	for i := range in.status {
 		m := &in.status[i]
 		if m.Replicas == nil || *m.Replicas <= 0 || (m.Propagation != federation.PropagationClusterUnreachable && m.Propagation != federation.PropagationClusterNotReady) {
@@ -266,11 +266,16 @@ func withLeftovers(in evictInput) map[string]int64 {
 		if _, known := in.running[m.Name]; known || !in.outOfReach(m.Name) {
 			continue
 		}
-		if cloned := len(out) > len(in.running); !cloned {
-			out = make(map[string]int64, len(in.running)+1)
-			maps.Copy(out, in.running)
+		if out == nil {
+			out = maps.Clone(in.running)
+			if out == nil {
+				out = map[string]int64{}
+			}
 		}
 		out[m.Name] = *m.Replicas
+	}
+	if out == nil {
+		return in.running
 	}
 	return out
 }

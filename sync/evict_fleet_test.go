@@ -93,6 +93,22 @@ func (x *failoverFleet) available(t *testing.T) map[string]int64 {
 	return out
 }
 
+// stepUntilGone steps until cluster has no Deployment, at most max steps, and returns what
+// was available after each step.
+func (x *failoverFleet) stepUntilGone(t *testing.T, cluster string, max int) []string {
+	t.Helper()
+	var trace []string
+	for range max {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		if a[cluster] == -1 {
+			break
+		}
+	}
+	return trace
+}
+
 func (x *failoverFleet) fed(t *testing.T) *federation.FederatedObject {
 	t.Helper()
 	u, err := x.f.Host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
@@ -191,15 +207,7 @@ func TestFailoverPartitionDuringEviction(t *testing.T) {
 	}
 	require.Len(t, x.fed(t).Status.Schedule.Evictions, 1)
 	require.NoError(t, x.f.Fleet.Heal("gcp"))
-	var trace []string
-	for range 30 {
-		x.step(t)
-		a := x.available(t)
-		trace = append(trace, fmt.Sprint(a))
-		if a["azure"] == -1 {
-			break
-		}
-	}
+	trace := x.stepUntilGone(t, "azure", 30)
 	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
 }
 
@@ -207,9 +215,9 @@ func TestFailoverPartitionDuringEviction(t *testing.T) {
 // so sync cannot remove its copy. aws and gcp bring their 3 up: the eviction would end, but
 // it is held while azure is out of reach (before azure's data goes stale it may end and
 // begin again, as sync's failed delete shows the copy is still there). Then gcp is cut off
-// too. When azure is back, its
-// copy is not deleted on the strength of a check made while it was away: gcp's replicas
-// cannot be seen, so azure keeps its 2 until gcp is back and reports them. (The chaos soak,
+// too. When azure is back, its copy is not deleted on the strength of a check made while it
+// was away: gcp's replicas cannot be seen, so azure keeps its 2 until gcp is back and
+// reports them. (The chaos soak,
 // seed 8: an eviction that ended while its cluster was cut off deleted the copy when the
 // cluster came back, after a replacement cluster had been removed.)
 func TestFailoverEvictedClusterBackAfterItsReplacementWent(t *testing.T) {
@@ -243,12 +251,7 @@ func TestFailoverEvictedClusterBackAfterItsReplacementWent(t *testing.T) {
 		require.Equal(t, int64(2), a["azure"], "step %d: azure's copy went while its replacement in gcp cannot be seen: %v", i, trace)
 	}
 	require.NoError(t, x.f.Fleet.Heal("gcp"))
-	for range 10 {
-		x.step(t)
-		if x.available(t)["azure"] == -1 {
-			break
-		}
-	}
+	trace = append(trace, x.stepUntilGone(t, "azure", 10)...)
 	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
 	x.step(t)
 	require.Empty(t, x.fed(t).Status.Schedule.Evictions, "nothing left of the eviction")
@@ -269,13 +272,8 @@ func TestFailoverRecovery(t *testing.T) {
 				x.step(t)
 			}
 			x.taint(t, "azure", drainTaint)
-			for range 30 {
-				x.step(t)
-				if x.available(t)["azure"] == -1 {
-					break
-				}
-			}
-			require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t))
+			trace := x.stepUntilGone(t, "azure", 30)
+			require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
 			x.taint(t, "azure", nil)
 			x.step(t)
 			x.step(t)
@@ -284,7 +282,7 @@ func TestFailoverRecovery(t *testing.T) {
 				require.LessOrEqual(t, a["azure"], int64(0), "rebalance off: nothing moves before the refill: %v", a)
 				require.Equal(t, int64(3), a["aws"], "rebalance off: nothing moves before the refill: %v", a)
 			}
-			var trace []string
+			trace = nil
 			for i := range 60 {
 				x.step(t)
 				a := x.available(t)
