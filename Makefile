@@ -26,9 +26,11 @@ testbins:
 vet:
 	$(GO) vet $(PKGS)
 
-## lint: staticcheck, pinned by the tool line in go.mod (go tool staticcheck), over the module
-## and over examples/controllerruntime (its own module, linted by the same binary).
+## lint: go.mod is tidy (a direct dependency is never marked // indirect), then staticcheck,
+## pinned by the tool line in go.mod (go tool staticcheck), over the module and over
+## examples/controllerruntime (its own module, linted by the same binary).
 lint:
+	$(GO) mod tidy -diff
 	$(GO) tool staticcheck $(PKGS)
 	cd examples/controllerruntime && "$$(cd ../.. && $(GO) tool -n staticcheck)" ./...
 
