@@ -286,6 +286,9 @@
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
 // on the Cluster. There is one per type and federation (Options.Identity), so one federation
 // that has cleaned up never releases a Cluster another still has objects in.
+// A Syncer remembers the Clusters it holds by uid. A Cluster deleted and made again under
+// the same name is a new Cluster: every shard holds it again before it creates an object
+// there, even a shard that never saw the old one go.
 //
 // When the Cluster is deleted, every federated object's pass treats the cluster as no longer
 // placed. By default it orphans its object there ([RemovalOrphan]): removing a cluster from
