@@ -199,7 +199,9 @@ data: {token: c2VjcmV0}
 	}
 }
 
-func TestStatusOutput(t *testing.T) {
+// statusObject is testdata/status-object.yaml.
+func statusObject(t *testing.T) *federation.FederatedObject {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "status-object.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -208,6 +210,11 @@ func TestStatusOutput(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, fed); err != nil {
 		t.Fatal(err)
 	}
+	return fed
+}
+
+func TestStatusOutput(t *testing.T) {
+	fed := statusObject(t)
 	var out bytes.Buffer
 	if err := printStatus(&out, fed, nil); err != nil {
 		t.Fatal(err)
@@ -219,14 +226,7 @@ func TestStatusOutput(t *testing.T) {
 // clusters whose credentials expire soon or have expired (the Cluster's CredentialsExpiring
 // condition, which the cluster monitor writes), with the monitor's message.
 func TestStatusWarnsOfExpiringCredentials(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "status-object.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fed := &federation.FederatedObject{}
-	if err := yaml.UnmarshalStrict(data, fed); err != nil {
-		t.Fatal(err)
-	}
+	fed := statusObject(t)
 	cluster := func(name, status, reason, msg string) federation.Cluster {
 		c := federation.Cluster{}
 		c.Name = name

@@ -316,6 +316,22 @@ func (e *realEnv) startSync(t *testing.T) (stop func()) {
 	return stop
 }
 
+// createSettings creates the FederatedConfigMap ns/settings, placed in cluster.
+func (e *realEnv) createSettings(t *testing.T, cluster, ns string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedConfigMap
+metadata: {name: settings, namespace: `+ns+`}
+spec:
+  template: {data: {color: blue}}
+  placement: {clusters: [{name: `+cluster+`}]}
+`), &obj.Object))
+	_, err := e.host.Create(context.Background(), federation.ConfigMapType.FederatedGVR(), obj)
+	require.NoError(t, err)
+}
+
 // TestUnjoinWaitsForSyncsCleanupReal: unjoin deletes the Cluster and waits until it is gone,
 // sync's clean-up done (by default it orphans its objects: they stay, without fedkit's
 // labels and annotations), before it revokes the member's credentials; it completes within
@@ -329,17 +345,7 @@ func TestUnjoinWaitsForSyncsCleanupReal(t *testing.T) {
 	const cluster, ns = "leaving", "cli-unjoin"
 	e.run(t, "join", cluster, "--cluster-context", memberName)
 	stop := e.runSync(t, cluster, ns)
-	obj := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(`
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedConfigMap
-metadata: {name: settings, namespace: `+ns+`}
-spec:
-  template: {data: {color: blue}}
-  placement: {clusters: [{name: `+cluster+`}]}
-`), &obj.Object))
-	_, err := e.host.Create(ctx, federation.ConfigMapType.FederatedGVR(), obj)
-	require.NoError(t, err)
+	e.createSettings(t, cluster, ns)
 	eventually(t, "the ConfigMap in the member", func() (bool, error) {
 		_, err := e.member.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
 		return err == nil, err
@@ -406,17 +412,7 @@ func TestStatusAndRollbackReal(t *testing.T) {
 	t.Cleanup(func() { e.run(t, "unjoin", cluster, "--cluster-context", memberName) }) // before sync stops
 
 	gvr := federation.ConfigMapType.FederatedGVR()
-	obj := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(`
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedConfigMap
-metadata: {name: settings, namespace: `+ns+`}
-spec:
-  template: {data: {color: blue}}
-  placement: {clusters: [{name: `+cluster+`}]}
-`), &obj.Object))
-	_, err := e.host.Create(ctx, gvr, obj)
-	require.NoError(t, err)
+	e.createSettings(t, cluster, ns)
 	memberColor := func(want string) func() (bool, error) {
 		return func() (bool, error) {
 			cm, err := e.member.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
