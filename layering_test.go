@@ -39,7 +39,7 @@ var allowedImports = map[string][]string{
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
-	// config/rbac/member embeds member.yaml for `kubectl fed join`.
+	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.

@@ -18,10 +18,11 @@ import (
 
 // Compile-time checks that a Cluster is a complete client, with the optional capabilities.
 var (
-	_ federation.ClusterClient      = (*Cluster)(nil)
-	_ federation.HealthChecker      = (*Cluster)(nil)
-	_ federation.VersionGetter      = (*Cluster)(nil)
-	_ federation.ResourceDiscoverer = (*Cluster)(nil)
+	_ federation.ClusterClient           = (*Cluster)(nil)
+	_ federation.HealthChecker           = (*Cluster)(nil)
+	_ federation.VersionGetter           = (*Cluster)(nil)
+	_ federation.ResourceDiscoverer      = (*Cluster)(nil)
+	_ federation.CredentialsExpiryGetter = (*Cluster)(nil)
 )
 
 // defaultWatchHistory is how many events a cluster keeps for watches that resume from an old
@@ -71,6 +72,9 @@ type Cluster struct {
 	faults      map[Verb]*fault
 	partitioned bool
 	readySince  time.Time
+	// credentialsExpiry is when the credentials a client of this cluster holds expire (zero:
+	// unknown); see SetCredentialsExpiry.
+	credentialsExpiry time.Time
 
 	// Simulated controllers.
 	sim simulation
@@ -226,6 +230,24 @@ func (c *Cluster) ServerVersion(ctx context.Context) (*version.Info, error) {
 	defer c.mu.Unlock()
 	v := c.version
 	return &v, nil
+}
+
+// CredentialsExpiry implements [federation.CredentialsExpiryGetter]: the time
+// [Cluster.SetCredentialsExpiry] set, ok false while none is set.
+func (c *Cluster) CredentialsExpiry() (time.Time, bool) {
+	c.lock()
+	defer c.mu.Unlock()
+	return c.credentialsExpiry, !c.credentialsExpiry.IsZero()
+}
+
+// SetCredentialsExpiry makes the cluster's client report that its credentials expire at t
+// (the zero time: it cannot tell), as a client holding a ServiceAccount token or a client
+// certificate does. The fake accepts requests after that time all the same: to have a member
+// refuse expired credentials, inject an Unauthorized fault.
+func (c *Cluster) SetCredentialsExpiry(t time.Time) {
+	c.lock()
+	defer c.mu.Unlock()
+	c.credentialsExpiry = t
 }
 
 // nowLocked returns the cluster clock's time, truncated to seconds as metav1.Time serialises it.

@@ -76,7 +76,8 @@ type Watcher interface {
 //
 // fedkit ships two implementations: federation/kube (client-go) and fake (in memory). More
 // capabilities are optional interfaces detected by type assertion ([HealthChecker],
-// [VersionGetter], [ResourceDiscoverer]), so this interface does not have to grow.
+// [VersionGetter], [ResourceDiscoverer], [CredentialsExpiryGetter]), so this interface does
+// not have to grow.
 //
 // +kubebuilder:object:generate=false
 type ClusterClient interface {
@@ -101,6 +102,18 @@ type HealthChecker interface {
 // +kubebuilder:object:generate=false
 type VersionGetter interface {
 	ServerVersion(ctx context.Context) (*version.Info, error)
+}
+
+// CredentialsExpiryGetter is implemented by clients that know when their credentials expire:
+// a bound ServiceAccount token's exp claim (the TokenRequest API's tokens, `kubectl create
+// token`), a client certificate's NotAfter. The cluster monitor warns before that time (the
+// Cluster's condition CredentialsExpiring, and an event).
+//
+// +kubebuilder:object:generate=false
+type CredentialsExpiryGetter interface {
+	// CredentialsExpiry returns when the credentials stop being accepted; ok is false when the
+	// client cannot tell, or they do not expire.
+	CredentialsExpiry() (at time.Time, ok bool)
 }
 
 // ResourceDiscoverer is implemented by clients that can list the resources their API server

@@ -102,6 +102,7 @@
 //   - [HealthChecker] (/readyz);
 //   - [VersionGetter];
 //   - [ResourceDiscoverer]: what the API server serves;
+//   - [CredentialsExpiryGetter]: when the client's credentials expire;
 //   - [MemberCache]: shared informer caches of the member objects the federation manages,
 //     with change notifications. [ReadOnlyMemberChanges] notifies without copying the
 //     object. [WatchMemberChanges] takes the cheapest a set offers. [MemberCacheHealth] says

@@ -116,6 +116,10 @@ const (
 	// ConditionFailover on a Cluster: its failover stage (NoSchedule, NoExecute, Recovered),
 	// written by the cluster monitor once the cluster has been not Ready.
 	ConditionFailover = "Failover"
+	// ConditionCredentialsExpiring on a Cluster: True when the credentials of its Secret
+	// expire soon (within the cluster monitor's warning window) or have expired; False, with
+	// the time they expire, otherwise. Absent when the client cannot tell when they expire.
+	ConditionCredentialsExpiring = "CredentialsExpiring"
 	// ConditionScheduled on a federated object: status.schedule reflects the current spec.
 	ConditionScheduled = "Scheduled"
 	// ConditionPropagated on a federated object: every placed cluster has the current revision.

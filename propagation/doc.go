@@ -26,7 +26,9 @@
 //
 // # What the loop does
 //
-// It writes only real changes. It deletes the generated object when the native object goes
+// It writes only real changes. Of the user's own object it writes only its policy
+// annotation, by a merge patch locked on the resourceVersion it read (never an update of the
+// whole object), and the status below. It deletes the generated object when the native object goes
 // or no policy selects it any more: a host has no garbage collector of its own. Sync then
 // removes the member copies, or orphans them. A Federated<Kind> written by hand is never
 // taken over: the native object gets a Warning event, and both are left alone. Objects

@@ -131,8 +131,9 @@ func kinds(types []federation.TypeConfig) string {
 
 // DefaultTypes returns the types of ts a control plane propagates by default: those with
 // namespaced targets, but not Secrets. A Secret policy could copy credentials to every
-// member, and the control plane reads no Secret outside its own namespace (config/rbac).
-// An embedder who wants Secrets passes SecretType to New and grants the access.
+// member, and no role of config/rbac lets the control plane list or watch a Secret outside
+// its own namespace. An embedder who wants Secrets passes SecretType to New and grants the
+// access.
 func DefaultTypes(ts []federation.TypeConfig) []federation.TypeConfig {
 	var out []federation.TypeConfig
 	for _, t := range ts {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
@@ -227,12 +228,8 @@ func (p *Propagator) unselected(ctx context.Context, t federation.TypeConfig, na
 	if !ok {
 		return wrote, nil
 	}
-	n := native.DeepCopy()
-	ann := n.GetAnnotations()
-	delete(ann, federation.PolicyAnnotation)
-	n.SetAnnotations(ann)
-	if _, err := p.host.Update(ctx, t.TargetGVR(), n); err != nil {
-		return wrote, fmt.Errorf("update %s: %w", t.Target.Kind, err)
+	if _, err := p.patchPolicy(ctx, t, native, nil); err != nil {
+		return wrote, err
 	}
 	p.event(ctx, native, federation.EventTypeNormal, EventPolicyRemoved, fmt.Sprintf("no policy selects it any more (was %s): %s %s deleted", old, t.Federated.Kind, native.GetName()))
 	return true, nil
@@ -372,16 +369,9 @@ func (p *Propagator) annotate(ctx context.Context, t federation.TypeConfig, nati
 	if had && old == ref {
 		return false, nil
 	}
-	n := native.DeepCopy()
-	ann := n.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[federation.PolicyAnnotation] = ref
-	n.SetAnnotations(ann)
-	updated, err := p.host.Update(ctx, t.TargetGVR(), n)
+	updated, err := p.patchPolicy(ctx, t, native, ref)
 	if err != nil {
-		return false, fmt.Errorf("update %s: %w", t.Target.Kind, err)
+		return false, err
 	}
 	*native = *updated
 	msg := "federated by " + describe(matches[0])
@@ -397,6 +387,25 @@ func (p *Propagator) annotate(ctx context.Context, t federation.TypeConfig, nati
 	}
 	p.event(ctx, native, federation.EventTypeNormal, EventPolicyChanged, msg)
 	return true, nil
+}
+
+// patchPolicy sets (ref a string) or removes (nil) the policy annotation of the user's native
+// object with a merge patch of that annotation alone, locked on the resourceVersion read: the
+// loop writes nothing else of the object (its role may patch native objects, never update
+// them), and a change made since the read is a Conflict, not overwritten.
+func (p *Propagator) patchPolicy(ctx context.Context, t federation.TypeConfig, native *unstructured.Unstructured, ref any) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": native.GetResourceVersion(),
+		"annotations":     map[string]any{federation.PolicyAnnotation: ref},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.host.Patch(ctx, t.TargetGVR(), native.GetNamespace(), native.GetName(), types.MergePatchType, data)
+	if err != nil {
+		return nil, fmt.Errorf("patch %s %s/%s: %w", t.Target.Kind, native.GetNamespace(), native.GetName(), err)
+	}
+	return out, nil
 }
 
 func describe(m Match) string {

@@ -195,6 +195,16 @@
 // A probe that changes nothing writes nothing. status.lastHeartbeatTime moves at most every
 // HeartbeatInterval, so a healthy fleet of N clusters costs N status writes a minute.
 //
+// # Credentials that expire
+//
+// The monitor asks each member's client when its credentials expire
+// (federation.CredentialsExpiryGetter: federation/kube reads a ServiceAccount token's exp
+// claim and a client certificate's NotAfter, never verifying or keeping the token). The
+// Cluster's CredentialsExpiring condition says when: False while the time is further off
+// than CredentialsWarning (7 days), True with a Warning event once within it, and again once
+// it has passed. Renewed credentials turn it False with a Normal event. A client that cannot
+// tell (an opaque token, basic auth) leaves no condition.
+//
 // # Options
 //
 // Every default of [Options] and [MonitorOptions] is a Default* constant. New and

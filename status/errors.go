@@ -77,3 +77,17 @@ const (
 	// then False.
 	ReasonFailoverRecovered = "Recovered"
 )
+
+// Reasons of a Cluster's CredentialsExpiring condition, written by the ClusterMonitor from
+// when the member client's credentials expire (federation.CredentialsExpiryGetter).
+const (
+	// ReasonCredentialsValid: the credentials expire later than MonitorOptions.
+	// CredentialsWarning from now; the message says when. The condition is False.
+	ReasonCredentialsValid = "CredentialsValid"
+	// ReasonCredentialsExpiring: the credentials expire within CredentialsWarning. The
+	// condition is True, with a Warning event.
+	ReasonCredentialsExpiring = "CredentialsExpiring"
+	// ReasonCredentialsExpired: the credentials have expired; the member refuses them. The
+	// condition is True, with a Warning event.
+	ReasonCredentialsExpired = "CredentialsExpired"
+)

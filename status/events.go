@@ -72,6 +72,16 @@ func (m *ClusterMonitor) failoverEvent(ctx context.Context, u runtime.Object, st
 	event(ctx, m.opts.Events, u, typ, stage.Reason, stage.Message)
 }
 
+// credentialsEvent records a change of a Cluster's CredentialsExpiring condition: Warning
+// while it is True (expiring, expired), Normal once renewed.
+func (m *ClusterMonitor) credentialsEvent(ctx context.Context, u runtime.Object, c metav1.Condition) {
+	typ := federation.EventTypeNormal
+	if c.Status == metav1.ConditionTrue {
+		typ = federation.EventTypeWarning
+	}
+	event(ctx, m.opts.Events, u, typ, c.Reason, c.Message)
+}
+
 // staleIn returns the names of the entries marked stale.
 func staleIn(entries []federation.MemberStatus) map[string]bool {
 	var out map[string]bool

@@ -41,7 +41,10 @@ import (
 //  4. Stage: the Failover condition names the cluster's failover stage (NoSchedule,
 //     NoExecute, Recovered; see the package documentation). A change of stage is an event,
 //     or part of the Ready event when Ready changes with it.
-//  5. Write only what changed: the monitor's taints in spec.taints first when some are added
+//  5. Credentials: the CredentialsExpiring condition says when the member client's
+//     credentials expire (federation.CredentialsExpiryGetter), True with a Warning event
+//     within CredentialsWarning of that time and once it has passed.
+//  6. Write only what changed: the monitor's taints in spec.taints first when some are added
 //     (so there is never a moment where placement sees Ready not True without them), then
 //     the status, then taints being removed. status.lastHeartbeatTime moves on a transition,
 //     or when HeartbeatInterval has passed: a probe that changes nothing writes nothing.
@@ -112,6 +115,12 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		meta.FindStatusCondition(status.Conditions, stage.Type).LastTransitionTime = stage.LastTransitionTime
 		statusChanged = true
 	}
+	var credEvent *metav1.Condition
+	if at, ok, client := m.credentialsExpiry(name); client {
+		var credChanged bool
+		credChanged, credEvent = setCredentials(&status.Conditions, at, ok, now, m.opts.CredentialsWarning)
+		statusChanged = statusChanged || credChanged
+	}
 	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, notReadyFor, now, m.opts.EvictionDelay)
 
 	if adding {
@@ -134,6 +143,9 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 			m.readinessEvent(ctx, u, ev)
 		case stageChanged:
 			m.failoverEvent(ctx, u, *stage)
+		}
+		if credEvent != nil {
+			m.credentialsEvent(ctx, u, *credEvent)
 		}
 	}
 	if taintsChanged && !adding {

@@ -27,6 +27,9 @@ const (
 	DefaultMonitorWorkers = 4
 	// DefaultReadinessWindowDelays is ReadinessWindow in eviction delays.
 	DefaultReadinessWindowDelays = 3
+	// DefaultCredentialsWarning is how long before a member's credentials expire the
+	// monitor warns.
+	DefaultCredentialsWarning = 7 * 24 * time.Hour
 )
 
 // MonitorOptions configure a [ClusterMonitor]. The zero value is the documented default for
@@ -107,6 +110,13 @@ type MonitorOptions struct {
 	// EvictionDelay. Default: [DefaultReadinessWindowDelays] times EvictionDelay (15m).
 	ReadinessWindow time.Duration
 
+	// CredentialsWarning is how long before the credentials of a member's client expire
+	// (federation.CredentialsExpiryGetter: a ServiceAccount token's exp claim, a client
+	// certificate's NotAfter) the monitor sets the Cluster's CredentialsExpiring condition
+	// True and records a Warning, so they are renewed before the member refuses them.
+	// Default: [DefaultCredentialsWarning] (7 days).
+	CredentialsWarning time.Duration
+
 	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
 	// it returns an error. It runs on Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
@@ -118,7 +128,7 @@ func (o *MonitorOptions) complete() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Period", o.Period}, {"Timeout", o.Timeout}, {"HeartbeatInterval", o.HeartbeatInterval}, {"EvictionDelay", o.EvictionDelay}, {"ReadinessWindow", o.ReadinessWindow}} {
+	}{{"Period", o.Period}, {"Timeout", o.Timeout}, {"HeartbeatInterval", o.HeartbeatInterval}, {"EvictionDelay", o.EvictionDelay}, {"ReadinessWindow", o.ReadinessWindow}, {"CredentialsWarning", o.CredentialsWarning}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s must not be negative, got %s", ErrInvalidOptions, d.name, d.v))
 		}
@@ -168,6 +178,9 @@ func (o *MonitorOptions) complete() error {
 	}
 	if o.CacheSyncTimeout <= 0 {
 		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
+	if o.CredentialsWarning == 0 {
+		o.CredentialsWarning = DefaultCredentialsWarning
 	}
 	return nil
 }

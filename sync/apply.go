@@ -101,7 +101,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		if ch.Action == ActionCreate || (ch.Action == ActionUpdate && !managedBy(ch.Live, identityOr(in.Identity))) {
 			// Before the first object of this type goes to the cluster (created or adopted),
 			// the Cluster is held: it may not leave the federation before sync cleaned up.
-			if err := s.holdCluster(ctx, ch.Cluster); err != nil {
+			if err := s.holdCluster(ctx, ch.Cluster, clusterUID(in.Clusters, ch.Cluster)); err != nil {
 				return s.failed(in, ch, err)
 			}
 		}

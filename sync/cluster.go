@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -65,28 +66,36 @@ var errClusterLeaving = errors.New("the cluster is leaving the federation")
 
 // holdCluster makes sure the Cluster carries this Syncer's finalizer before sync creates (or
 // adopts) its first object there, so the cluster cannot leave without sync cleaning up. A
-// Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving.
+// Cluster being deleted, or gone, is not held: the error wraps errClusterLeaving. uid is the
+// Cluster the pass decided for; a Cluster is remembered as held by its uid, so one unjoined
+// and joined again under the same name is held again, even by a shard that never saw it go
+// (sync's Cluster passes are sharded by name: another shard may have released it). A uid
+// that is not the live Cluster's (it was replaced meanwhile) fails the pass, which is then
+// decided again on the new Cluster.
 //
 // The first objects of a type propagate in many passes at once: one of them reads and
 // patches the Cluster, and the others wait for its result instead of each reading it and
 // patching it in a race they mostly lose (a Conflict each).
-func (s *Syncer) holdCluster(ctx context.Context, cluster string) error {
-	s.mu.RLock()
-	held := s.held[cluster]
-	s.mu.RUnlock()
-	if held {
+func (s *Syncer) holdCluster(ctx context.Context, cluster string, uid types.UID) error {
+	if s.isHeld(cluster, uid) {
 		return nil
 	}
-	_, err, _ := s.holding.Do(cluster, func() (any, error) { return nil, s.holdClusterOnce(ctx, cluster) })
+	_, err, _ := s.holding.Do(cluster+"/"+string(uid), func() (any, error) { return nil, s.holdClusterOnce(ctx, cluster, uid) })
 	return err
 }
 
-// holdClusterOnce is holdCluster's read and patch.
-func (s *Syncer) holdClusterOnce(ctx context.Context, cluster string) error {
+// isHeld reports whether the Cluster cluster with uid was found to carry the finalizer ("":
+// whatever its uid).
+func (s *Syncer) isHeld(cluster string, uid types.UID) bool {
 	s.mu.RLock()
-	held := s.held[cluster]
-	s.mu.RUnlock()
-	if held {
+	defer s.mu.RUnlock()
+	held, ok := s.held[cluster]
+	return ok && (uid == "" || held == uid)
+}
+
+// holdClusterOnce is holdCluster's read and patch.
+func (s *Syncer) holdClusterOnce(ctx context.Context, cluster string, uid types.UID) error {
+	if s.isHeld(cluster, uid) {
 		return nil // held by the call just before this one
 	}
 	for attempt := 0; ; attempt++ {
@@ -98,6 +107,8 @@ func (s *Syncer) holdClusterOnce(ctx context.Context, cluster string) error {
 			return fmt.Errorf("hold Cluster %s: %w", cluster, err)
 		case u.GetDeletionTimestamp() != nil:
 			return fmt.Errorf("hold Cluster %s: %w", cluster, errClusterLeaving)
+		case uid != "" && u.GetUID() != uid:
+			return fmt.Errorf("hold Cluster %s: %w: uid %s, not %s (it was deleted and made again)", cluster, errClusterReplaced, u.GetUID(), uid)
 		}
 		if !slices.Contains(u.GetFinalizers(), s.clusterFinalizer()) {
 			_, err = s.patchFinalizers(ctx, u, append(slices.Clone(u.GetFinalizers()), s.clusterFinalizer()))
@@ -109,11 +120,15 @@ func (s *Syncer) holdClusterOnce(ctx context.Context, cluster string) error {
 			}
 		}
 		s.mu.Lock()
-		s.held[cluster] = true
+		s.held[cluster] = u.GetUID()
 		s.mu.Unlock()
 		return nil
 	}
 }
+
+// errClusterReplaced is returned by holdCluster when the live Cluster is not the one the pass
+// decided for.
+var errClusterReplaced = errors.New("the Cluster is not the one the pass read")
 
 // ReconcileCluster is the pass over one Cluster (key.Name) that Run makes when a Cluster
 // changes: when the Cluster is being deleted and carries this Syncer's ClusterFinalizer, it
@@ -202,7 +217,9 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 		return fmt.Errorf("sync: release Cluster %s: %w", u.GetName(), err)
 	}
 	s.mu.Lock()
-	delete(s.held, u.GetName())
+	if s.held[u.GetName()] == u.GetUID() {
+		delete(s.held, u.GetName())
+	}
 	delete(s.leaving, u.GetName())
 	s.mu.Unlock()
 	return nil
@@ -211,4 +228,14 @@ func (s *Syncer) releaseCluster(ctx context.Context, u *unstructured.Unstructure
 // patchFinalizers sets a Cluster's finalizers, locked on its resourceVersion.
 func (s *Syncer) patchFinalizers(ctx context.Context, u *unstructured.Unstructured, fins []string) (*unstructured.Unstructured, error) {
 	return patchLocked(ctx, s.host, federation.ClusterGVR, u, map[string]any{"finalizers": fins})
+}
+
+// clusterUID is the uid of the Cluster called name among clusters, "" when none is.
+func clusterUID(clusters []federation.Cluster, name string) types.UID {
+	for i := range clusters {
+		if clusters[i].Name == name {
+			return clusters[i].UID
+		}
+	}
+	return ""
 }

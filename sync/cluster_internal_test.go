@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -22,10 +23,17 @@ func TestHoldClusterOncePerCluster(t *testing.T) {
 	require.NoError(t, err)
 	f.Host.SetRecording(true)
 	f.Host.ClearActions()
+	uids := map[string]types.UID{}
+	for _, c := range []string{"aws", "gcp"} {
+		u, err := f.Host.Peek(federation.ClusterGVR, "", c)
+		require.NoError(t, err)
+		uids[c] = u.GetUID()
+	}
+	f.Host.ClearActions()
 	var wg gosync.WaitGroup
 	for range 16 {
 		for _, c := range []string{"aws", "gcp"} {
-			wg.Go(func() { require.NoError(t, s.holdCluster(t.Context(), c)) })
+			wg.Go(func() { require.NoError(t, s.holdCluster(t.Context(), c, uids[c])) })
 		}
 	}
 	wg.Wait()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -25,7 +27,8 @@ const deletionRecheck = 30 * time.Second
 // deleteObject removes a federated object's member objects (or orphans them), then its
 // finalizer. The finalizer goes only once every member object is gone (NotFound), not when its
 // delete was sent: one that its own finalizers hold (a foreground deletion, a member
-// controller's cleanup) holds it too, and so do clusters that are not ready or unreachable.
+// controller's cleanup) holds it too, and so do clusters that are not ready or unreachable
+// and may hold a copy (notReadyHolders: one shown to hold none never does).
 // The wait is bounded by Options.DeletionTimeout, counted from the first pass that had to wait
 // (federation.DeletionStartedAnnotation, recorded on the object so that a restart does not
 // reset it and an outage does not use it up); after that the finalizer is removed anyway and
@@ -58,8 +61,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 
 	// What still holds the finalizer: failures, objects still being removed, namespaces that
 	// still hold what the federation placed there (ReasonNamespaceInUse), and clusters
-	// that are not ready but may have the object (status.clusters says where sync put it;
-	// placement, where it may have).
+	// that are not ready but may have the object (notReadyHolders).
 	blocked := map[string]string{}
 	messages := map[string]string{}
 	for _, r := range results {
@@ -68,23 +70,7 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 			messages[r.Cluster] = r.Message
 		}
 	}
-	ready := readyClusters(clusters)
-	for _, c := range fed.Status.Clusters {
-		if known, ok := ready[c.Name]; ok && !known {
-			blocked[c.Name] = ReasonClusterNotReady
-		}
-	}
-	// status.clusters may not list every cluster sync put the object in yet (the status write
-	// after a create failed): a cluster that is not ready and that the object is placed in,
-	// but for its readiness, may hold it too.
-	if t, err := TargetsFor(fed, s.typ, clusters, s.opts.Clock.Now()); err == nil {
-		for _, n := range t.NotReady {
-			blocked[n] = ReasonClusterNotReady
-		}
-	}
-	// Nor may placement say so any more (it moved away meanwhile): the member caches keep what
-	// a cluster that is not ready last held.
-	for n := range s.heldWhileNotReady(ctx, fed, clusters, ready, blocked) {
+	for n := range s.notReadyHolders(ctx, fed, clusters, blocked) {
 		blocked[n] = ReasonClusterNotReady
 	}
 	if len(blocked) == 0 {
@@ -195,33 +181,105 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 	return federation.Result{}, fedmetrics.OutcomeWritten, nil
 }
 
-// heldWhileNotReady returns the clusters that are not ready, not blocked yet, and whose member
-// cache (which keeps a cluster's last state) holds fed's object, managed by this Syncer, or
-// cannot tell. Without member caches it returns none: status.clusters and placement are all
-// sync knows then.
-func (s *Syncer) heldWhileNotReady(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, ready map[string]bool, blocked map[string]string) map[string]bool {
-	mc, ok := s.clusters.(federation.MemberCache)
-	if !ok {
-		return nil
+// neverPlacedMargin is how long before a federated object was made a cluster must have
+// turned not Ready for sync to hold that it never wrote the object there: the time it takes
+// the host's caches to bring the monitor's Ready False to sync, and more than any skew between
+// the monitor's clock and the host's.
+const neverPlacedMargin = time.Minute
+
+// notReadyHolders returns the clusters that are not ready, not blocked yet, and may hold fed's
+// copy: the deletion waits for them. Sync writes only to Ready clusters, so it shows a cluster
+// holds no copy in two ways. The cluster has not been Ready since before fed was made (its
+// Ready condition turned False or Unknown more than neverPlacedMargin before fed's
+// creationTimestamp): sync never placed fed there. Or a read finds no copy of sync's: the
+// member cache (which keeps what a cluster that is not ready last held) or, without one or
+// when it cannot tell, a live read. A cluster that sync has reason to think holds a copy
+// (status.clusters lists it, or placement selects it but for its readiness; status.clusters
+// may miss a create whose status write failed) waits unless so shown. Any other waits only
+// when its member cache shows a copy of sync's or cannot tell (placement may have moved away
+// from a cluster that is not ready, and status with it).
+func (s *Syncer) notReadyHolders(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, blocked map[string]string) map[string]bool {
+	suspects := map[string]bool{}
+	for _, c := range fed.Status.Clusters {
+		suspects[c.Name] = true
 	}
-	ns, name := s.memberName(fed)
+	if t, err := TargetsFor(fed, s.typ, clusters, s.opts.Clock.Now()); err == nil {
+		for _, n := range t.NotReady {
+			suspects[n] = true
+		}
+	}
 	out := map[string]bool{}
 	for i := range clusters {
-		n := clusters[i].Name
-		if ready[n] || blocked[n] != "" {
+		c := &clusters[i]
+		n := c.Name
+		if blocked[n] != "" || meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) || notReadySince(c, fed.CreationTimestamp.Time) {
 			continue
 		}
-		r, err := mc.CachedReader(n, s.typ.TargetGVR())
-		if err != nil {
-			continue // no cache (no client): sync could not have written there either
-		}
-		obj, err := r.Get(ctx, s.typ.TargetGVR(), ns, name)
+		cached, known := s.cachedCopy(ctx, fed, n)
 		switch {
-		case err == nil && managedBy(obj, s.opts.Identity):
+		case known && cached:
 			out[n] = true
-		case err != nil && !objectNotFound(err, name):
-			out[n] = true // cannot tell: wait, at most the deletion timeout
+		case known:
+		case suspects[n]:
+			out[n] = !s.liveShowsNoCopy(ctx, fed, n)
+		default:
+			out[n] = s.hasMemberCache(n) // its cache cannot tell: wait, at most the deletion timeout
 		}
 	}
 	return out
+}
+
+// notReadySince reports whether c's Ready condition has not been True since more than
+// neverPlacedMargin before t.
+func notReadySince(c *federation.Cluster, t time.Time) bool {
+	cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
+	return cond != nil && cond.Status != metav1.ConditionTrue && !t.IsZero() &&
+		cond.LastTransitionTime.Add(neverPlacedMargin).Before(t)
+}
+
+// cachedCopy reads fed's object in cluster's member cache: held reports whether the cache
+// holds it, managed by this Syncer; known is false when there is no cache or it cannot tell.
+func (s *Syncer) cachedCopy(ctx context.Context, fed *federation.FederatedObject, cluster string) (held, known bool) {
+	mc, ok := s.clusters.(federation.MemberCache)
+	if !ok {
+		return false, false
+	}
+	r, err := mc.CachedReader(cluster, s.typ.TargetGVR())
+	if err != nil {
+		return false, false
+	}
+	ns, name := s.memberName(fed)
+	obj, err := r.Get(ctx, s.typ.TargetGVR(), ns, name)
+	switch {
+	case err == nil:
+		return managedBy(obj, s.opts.Identity), true
+	case objectNotFound(err, name):
+		return false, true
+	}
+	return false, false
+}
+
+// hasMemberCache reports whether the cluster set keeps a member cache for cluster (it has a
+// client for it).
+func (s *Syncer) hasMemberCache(cluster string) bool {
+	mc, ok := s.clusters.(federation.MemberCache)
+	if !ok {
+		return false
+	}
+	_, err := mc.CachedReader(cluster, s.typ.TargetGVR())
+	return err == nil
+}
+
+// liveShowsNoCopy reports whether a live read of cluster finds no object of fed's of this
+// Syncer's (none, one the federation does not manage, or a type the member does not serve).
+func (s *Syncer) liveShowsNoCopy(ctx context.Context, fed *federation.FederatedObject, cluster string) bool {
+	ns, name := s.memberName(fed)
+	obj, err := s.liveGet(ctx, cluster, ns, name)
+	switch {
+	case err != nil:
+		return typeNotServed(err)
+	case obj == nil:
+		return true
+	}
+	return !managedBy(obj, s.opts.Identity)
 }

@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,4 +106,70 @@ func (e *env) deletionWaitsForAzure(t *testing.T) {
 	require.Nil(t, e.member(t, "azure"), "deleted once azure is back")
 	_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 	require.True(t, apierrors.IsNotFound(err), "then released: %v", err)
+}
+
+// A deletion never waits for a cluster that is not ready and holds no copy: one the object
+// was never placed in (it was not ready all along) is shown empty by its member cache, which
+// keeps the cluster's last state, and the finalizer goes at once. Before, any not-ready
+// cluster that placement selects held every deletion for the whole DeletionTimeout.
+func TestDeletionDoesNotWaitForANotReadyClusterWithoutACopy(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	// azure's cache of Deployments started while it was in reach (as Run's member watch
+	// starts it), then azure went away before the object was made.
+	_, err := e.fleet.CachedReader("azure", deployments)
+	require.NoError(t, err)
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	_, _ = e.s.Reconcile(ctx, key)
+	require.Nil(t, e.member(t, "azure"))
+	require.Equal(t, fedsync.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
+
+	e.deleteFederated(t)
+	_, err = e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.True(t, e.gone(t), "azure holds no copy: the deletion does not wait for it")
+	require.Nil(t, e.member(t, "aws"))
+}
+
+// Without member caches, sync reads a cluster that is not ready but answers: a NotFound there
+// is the proof it holds no copy, and the deletion does not wait for it either. One that does
+// not answer may hold a copy, and keeps the deletion waiting (TestDeletionWithADeadClusterReleasesAfterTimeout).
+func TestDeletionReadsANotReadyClusterWithoutACache(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	s, err := fedsync.New(e.host, liveMembers{e.fleet}, e.typ, fedsync.Options{Clock: e.clock, Events: e.events})
+	require.NoError(t, err)
+	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "azure")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": federation.ConditionReady, "status": "False",
+		"reason": "ClusterNotReady", "message": "readyz failed", "lastTransitionTime": "2026-11-30T11:00:00Z"}}, "status", "conditions"))
+	_, err = e.host.UpdateStatus(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	_, _ = s.Reconcile(ctx, key)
+	require.NotNil(t, e.member(t, "aws"))
+	require.Nil(t, e.member(t, "azure"))
+
+	e.deleteFederated(t)
+	_, err = s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.True(t, e.gone(t), "azure holds no copy: the deletion does not wait for it")
+}
+
+// A cluster that has not been Ready since before the object was made never had a copy of it
+// (sync writes only to Ready clusters): its deletion does not wait for that cluster even when
+// nothing can read it (its member cache never synced).
+func TestDeletionDoesNotWaitForAClusterNotReadySinceBeforeTheObject(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	require.NoError(t, e.fleet.Partition("azure"))
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	e.clock.Step(2 * time.Minute)
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	_, _ = e.s.Reconcile(ctx, key)
+	require.NotNil(t, e.member(t, "aws"))
+
+	e.deleteFederated(t)
+	_, err := e.s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.True(t, e.gone(t), "azure was not ready all along: the deletion does not wait for it")
 }

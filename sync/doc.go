@@ -263,7 +263,11 @@
 // The finalizer goes once every member object is gone (NotFound), not when its delete was
 // sent. A member object that its own finalizers hold (foregroundDeletion, a member
 // controller's) holds it too ([ReasonWaitingForRemoval]). So does a cluster that is not
-// ready or cannot be reached. Options.DeletionTimeout bounds the wait (default 10 minutes).
+// ready or cannot be reached, unless sync shows it holds no copy. Sync writes only to Ready
+// clusters, so a cluster not Ready since before the object was made (by more than a minute)
+// never got one. Otherwise its member cache, which keeps what the cluster last held, or a
+// live read, must find no copy; when neither can answer, the cluster holds the deletion.
+// Options.DeletionTimeout bounds the wait (default 10 minutes).
 // It counts from sync's first pass that had to wait, which
 // federation.DeletionStartedAnnotation records. So a restart does not start it again, and an
 // outage longer than the timeout still leaves the clusters the whole of it. After that the
@@ -286,6 +290,9 @@
 // Before the first object of its type goes to a cluster, a Syncer puts its [ClusterFinalizer]
 // on the Cluster. There is one per type and federation (Options.Identity), so one federation
 // that has cleaned up never releases a Cluster another still has objects in.
+// A Syncer remembers the Clusters it holds by uid. A Cluster deleted and made again under
+// the same name is a new Cluster: every shard holds it again before it creates an object
+// there, even a shard that never saw the old one go.
 //
 // When the Cluster is deleted, every federated object's pass treats the cluster as no longer
 // placed. By default it orphans its object there ([RemovalOrphan]): removing a cluster from

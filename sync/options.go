@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
@@ -315,9 +316,11 @@ type Syncer struct {
 	// resourceVersion.
 	decodedObjects map[federation.Key]*federation.FederatedObject
 
-	// held remembers the clusters found to carry this Syncer's ClusterFinalizer; leaving,
-	// those being deleted that wait for sync's cleanup.
-	held, leaving map[string]bool
+	// held remembers the clusters found to carry this Syncer's ClusterFinalizer, by name, with
+	// the uid of the Cluster that carried it; leaving, those being deleted that wait for sync's
+	// cleanup.
+	held    map[string]types.UID
+	leaving map[string]bool
 	// holding makes the passes that need one Cluster held at once share one read and patch.
 	holding singleflight.Group
 	// nsWaits holds, per member namespace, the objects whose last pass waited for it
@@ -368,7 +371,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		revisions:      map[federation.Key]revisionMemo{},
 		historyStale:   map[federation.Key]bool{},
 		decodedObjects: map[federation.Key]*federation.FederatedObject{},
-		held:           map[string]bool{},
+		held:           map[string]types.UID{},
 		leaving:        map[string]bool{},
 		nsWaits:        map[memberNamespace]map[federation.Key]bool{},
 	}, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,6 +41,8 @@ type Client struct {
 	// secrets are the credentials the Client sends (bearer token, basic-auth password): cut
 	// out of every error it returns.
 	secrets []string
+	// expiry is when those credentials expire (zero: unknown); see CredentialsExpiry.
+	expiry time.Time
 }
 
 // String and GoString describe a Client without its fields, so a Client printed by a panic, a
@@ -110,6 +113,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: nil rest.Config", ErrInvalidConfig)
 	}
 	cfg = clientConfig(cfg, opts)
+	expiry := credentialsExpiry(cfg)
 	redactCredentials(cfg) // a member quoting our credentials back must not get them into errors
 
 	// One HTTP client, and so one connection pool, serves both the dynamic client and
@@ -135,7 +139,7 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 			secrets = append(secrets, s)
 		}
 	}
-	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), secrets: secrets}, nil
+	return &Client{dyn: dyn, disc: disc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), secrets: secrets, expiry: expiry}, nil
 }
 
 // Dynamic returns the dynamic client underneath, for requests the ClusterClient interface does

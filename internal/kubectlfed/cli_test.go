@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -198,7 +199,9 @@ data: {token: c2VjcmV0}
 	}
 }
 
-func TestStatusOutput(t *testing.T) {
+// statusObject is testdata/status-object.yaml.
+func statusObject(t *testing.T) *federation.FederatedObject {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "status-object.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -207,11 +210,39 @@ func TestStatusOutput(t *testing.T) {
 	if err := yaml.UnmarshalStrict(data, fed); err != nil {
 		t.Fatal(err)
 	}
+	return fed
+}
+
+func TestStatusOutput(t *testing.T) {
+	fed := statusObject(t)
 	var out bytes.Buffer
-	if err := printStatus(&out, fed); err != nil {
+	if err := printStatus(&out, fed, nil); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "status.txt", out.String())
+}
+
+// TestStatusWarnsOfExpiringCredentials: status ends with a warning for each of the object's
+// clusters whose credentials expire soon or have expired (the Cluster's CredentialsExpiring
+// condition, which the cluster monitor writes), with the monitor's message.
+func TestStatusWarnsOfExpiringCredentials(t *testing.T) {
+	fed := statusObject(t)
+	cluster := func(name, status, reason, msg string) federation.Cluster {
+		c := federation.Cluster{}
+		c.Name = name
+		c.Status.Conditions = []metav1.Condition{{Type: federation.ConditionCredentialsExpiring, Status: metav1.ConditionStatus(status), Reason: reason, Message: msg}}
+		return c
+	}
+	clusters := []federation.Cluster{
+		cluster("eu-1", "True", "CredentialsExpiring", "the credentials of the Cluster's Secret expire at 2026-12-03T00:00:00Z, in less than 168h: renew them (kubectl fed join the cluster again, or put a new token in its Secret)"),
+		cluster("eu-2", "False", "CredentialsValid", "the credentials of the Cluster's Secret expire at 2027-12-01T00:00:00Z"),
+		cluster("us-1", "True", "CredentialsExpired", "the credentials of the Cluster's Secret expired at 2026-11-30T00:00:00Z: renew them (kubectl fed join the cluster again, or put a new token in its Secret)"),
+	}
+	var out bytes.Buffer
+	if err := printStatus(&out, fed, clusters); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "status-credentials.txt", out.String())
 }
 
 func TestArgumentErrors(t *testing.T) {

@@ -9,8 +9,17 @@
 // Clients come from a kubeconfig, loaded as kubectl loads it (clientcmd: --kubeconfig,
 // KUBECONFIG, ~/.kube/config). --context (or --host-context) picks the host.
 //
-// join applies config/rbac/member's role in the member and waits for its token Secret. Then
-// it writes the Cluster and its labelled Secret on the host. Every step is idempotent.
+// join applies config/rbac/member's role in the member, under names of this federation and
+// Cluster only, and requests a token through the member's TokenRequest API (no token
+// controller needed) that lasts --token-lifetime. Then it writes the Cluster and its
+// labelled Secret on the host. Running it again renews the token and changes nothing else.
+//
+// unjoin deletes the Cluster and waits (--wait, --timeout) until it is gone, sync's clean-up
+// done, before it revokes the credentials: the host Secret, then the member account. A
+// Cluster still there after --timeout keeps them unless --force.
+//
+// status warns of each of the object's clusters whose credentials expire soon (the Cluster's
+// CredentialsExpiring condition).
 //
 // status, rollback, preview and migrate call the library: the object's status, fedsync's
 // rollback, package preview and package migrate. The command decides nothing of its own.

@@ -3,44 +3,45 @@ package kubectlfed
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/fedkit/fedkit/config/rbac/member"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
-	"github.com/fedkit/fedkit/internal/manifest"
 )
 
 // FieldManager is the server-side apply field manager of every object the plugin writes.
 const FieldManager = "kubectl-fed"
 
-// TokenSecretName is the member's long-lived token Secret of the ServiceAccount of
-// config/rbac/member, which join creates (as kubefedctl join does) and unjoin deletes.
-const TokenSecretName = "fedkit-member-token"
+// DefaultTokenLifetime is the lifetime join asks of the member's token (--token-lifetime).
+const DefaultTokenLifetime = 365 * 24 * time.Hour
+
+// minTokenLifetime is the shortest lifetime the TokenRequest API grants.
+const minTokenLifetime = 10 * time.Minute
 
 type joinOptions struct {
 	cluster        string
 	clusterContext string
 	namespace      string // the host namespace of Cluster Secrets
-	timeout        time.Duration
+	lifetime       time.Duration
+	secrets        bool
 }
 
 func (o *joinOptions) flags(cmd *cobra.Command) {
@@ -55,13 +56,18 @@ func joinCommand(g *globals) *cobra.Command {
 		Short: "Add a member cluster to the federation",
 		Long: `join makes CLUSTER a member of the federation on the host context, as kubefedctl join does:
 
-In the member (--cluster-context): config/rbac/member's Namespace, ServiceAccount, ClusterRole
-and ClusterRoleBinding, and a token Secret of that ServiceAccount (` + TokenSecretName + `).
+In the member (--cluster-context): config/rbac/member's Namespace, and a ServiceAccount,
+ClusterRole and ClusterRoleBinding of this federation and Cluster only (fedkit-CLUSTER-HASH),
+with config/rbac/member/secrets.yaml's role for Secrets when --secrets is given. Then a token
+of that ServiceAccount from the member's TokenRequest API, valid for --token-lifetime (the
+member's API server may grant less; join says when it expires). No token controller is needed.
 On the host: a Secret labelled ` + federation.SecretClusterLabel + `=CLUSTER holding the token,
 and the Cluster CLUSTER (the member's API endpoint and CA from the kubeconfig).
 
-Objects are written with server-side apply: running join again changes nothing.`,
-		Example: "  kubectl fed join aws --cluster-context aws-admin --context host",
+The token expires: the cluster monitor warns ahead (the Cluster's condition
+CredentialsExpiring, and kubectl fed status). Running join again renews it; everything else
+is written with server-side apply and stays as it is.`,
+		Example: "  kubectl fed join aws --cluster-context aws-admin --context host\n  kubectl fed join aws --cluster-context aws-admin --secrets --token-lifetime 2160h",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.cluster = args[0]
@@ -69,27 +75,10 @@ Objects are written with server-side apply: running join again changes nothing.`
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().DurationVar(&o.timeout, "token-timeout", time.Minute, "how long to wait for the member's token controller to fill the token Secret")
-	return cmd
-}
-
-func unjoinCommand(g *globals) *cobra.Command {
-	o := &joinOptions{}
-	cmd := &cobra.Command{
-		Use:   "unjoin CLUSTER --cluster-context CTX",
-		Short: "Remove a member cluster from the federation",
-		Long: `unjoin undoes join: the Cluster CLUSTER and its Secret on the host (the Secret only when it
-is labelled ` + federation.SecretClusterLabel + `=CLUSTER), then the member's token Secret,
-ClusterRoleBinding, ClusterRole and ServiceAccount. The member's namespace stays. What is
-already gone is skipped: running unjoin again changes nothing.`,
-		Example: "  kubectl fed unjoin aws --cluster-context aws-admin",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			o.cluster = args[0]
-			return g.unjoin(cmd.Context(), cmd.OutOrStdout(), o)
-		},
-	}
-	o.flags(cmd)
+	cmd.Flags().DurationVar(&o.lifetime, "token-lifetime", DefaultTokenLifetime, "how long the member's token is valid (at least 10m; the member's API server may grant less)")
+	cmd.Flags().BoolVar(&o.secrets, "secrets", false, "grant the member's Secrets too (config/rbac/member/secrets.yaml), for FederatedSecrets and workloads' Secrets; without it, join takes that grant away")
+	cmd.Flags().Duration("token-timeout", 0, "")
+	_ = cmd.Flags().MarkDeprecated("token-timeout", "join requests its token through the TokenRequest API and waits for no token controller")
 	return cmd
 }
 
@@ -161,47 +150,23 @@ func name(u *unstructured.Unstructured) string {
 	return u.GetNamespace() + "/" + u.GetName()
 }
 
-// memberObjects are config/rbac/member's objects and the ServiceAccount's token Secret.
-func memberObjects() (objs []*unstructured.Unstructured, sa *unstructured.Unstructured, token *unstructured.Unstructured, err error) {
-	docs, err := manifest.Split(member.Manifest())
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("config/rbac/member: %w", err)
-	}
-	for _, d := range docs {
-		u := d.Object
-		if u.GetKind() == "ServiceAccount" {
-			sa = u
-		}
-		objs = append(objs, u)
-	}
-	if sa == nil {
-		return nil, nil, nil, errors.New("config/rbac/member has no ServiceAccount")
-	}
-	sec := &corev1.Secret{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: TokenSecretName, Namespace: sa.GetNamespace(), Labels: sa.GetLabels(),
-			Annotations: map[string]string{corev1.ServiceAccountNameKey: sa.GetName()}},
-		Type: corev1.SecretTypeServiceAccountToken,
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sec)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return objs, sa, &unstructured.Unstructured{Object: m}, nil
-}
+func (o *joinOptions) memberContext() string { return orDefault(o.clusterContext, o.cluster) }
 
-func (o *joinOptions) memberContext() string {
-	if o.clusterContext != "" {
-		return o.clusterContext
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
 	}
-	return o.cluster
+	return def
 }
 
 func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error {
 	if errs := validation.IsDNS1123Subdomain(o.cluster); len(errs) > 0 {
 		return fmt.Errorf("cluster name %q: %s", o.cluster, errs[0])
 	}
-	hostCfg, _, err := g.host()
+	if o.lifetime < minTokenLifetime {
+		return fmt.Errorf("--token-lifetime %s: the TokenRequest API grants no less than %s", o.lifetime, minTokenLifetime)
+	}
+	hostCfg, host, err := g.host()
 	if err != nil {
 		return err
 	}
@@ -215,36 +180,26 @@ func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error
 			return fmt.Errorf("member CA: %w", err)
 		}
 	}
-
-	// The member: its role, then the token.
-	m, err := newApplier(memberCfg)
+	h, err := newApplier(hostCfg)
 	if err != nil {
-		return fmt.Errorf("member %s: %w", o.memberContext(), err)
+		return fmt.Errorf("host: %w", err)
 	}
-	objs, sa, tokenSecret, err := memberObjects()
+	fed, err := federationID(ctx, h, host, o.namespace, true)
 	if err != nil {
 		return err
 	}
-	for _, u := range append(objs, tokenSecret) {
-		if err := m.apply(ctx, u); err != nil {
-			return fmt.Errorf("member %s: %w", o.memberContext(), err)
-		}
+
+	// The member: the account of this federation and Cluster, then its token.
+	acct, err := newAccount(o.cluster, fed)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "member %s: ServiceAccount %s, its ClusterRole and binding (config/rbac/member), token Secret %s\n", o.memberContext(), name(sa), TokenSecretName)
-	token, err := g.waitForToken(ctx, m, tokenSecret, o.timeout)
+	token, err := g.grant(ctx, out, memberCfg, acct, o)
 	if err != nil {
 		return fmt.Errorf("member %s: %w", o.memberContext(), err)
 	}
 
 	// The host: the Secret, then the Cluster that names it.
-	h, err := newApplier(hostCfg)
-	if err != nil {
-		return fmt.Errorf("host: %w", err)
-	}
-	ns := &unstructured.Unstructured{}
-	ns.SetAPIVersion("v1")
-	ns.SetKind("Namespace")
-	ns.SetName(o.namespace)
 	secret := &unstructured.Unstructured{}
 	secret.SetAPIVersion("v1")
 	secret.SetKind("Secret")
@@ -252,7 +207,7 @@ func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error
 	secret.SetNamespace(o.namespace)
 	secret.SetLabels(map[string]string{federation.SecretClusterLabel: o.cluster})
 	secret.Object["type"] = string(corev1.SecretTypeOpaque)
-	secret.Object["data"] = map[string]any{kube.TokenKey: token}
+	secret.Object["data"] = map[string]any{kube.TokenKey: encode([]byte(token))}
 	cluster := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": federation.CoreGroupVersion.String(), "kind": "Cluster",
 		"metadata": map[string]any{"name": o.cluster},
@@ -270,7 +225,7 @@ func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error
 	if memberCfg.Proxy != nil {
 		fmt.Fprintf(out, "warning: the member context's proxy is a function, not a URL: set the Cluster's spec.proxyURL yourself\n")
 	}
-	for _, u := range []*unstructured.Unstructured{ns, secret, cluster} {
+	for _, u := range []*unstructured.Unstructured{secret, cluster} {
 		if err := h.apply(ctx, u); err != nil {
 			if meta.IsNoMatchError(err) {
 				return fmt.Errorf("host: the Cluster CRD is not installed (config/crd): %w", err)
@@ -283,97 +238,51 @@ func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error
 	return nil
 }
 
-// waitForToken polls the token Secret until the member's token controller (in
-// kube-controller-manager) has written its token, and returns it base64-encoded.
-func (g *globals) waitForToken(ctx context.Context, m *applier, secret *unstructured.Unstructured, timeout time.Duration) (string, error) {
-	r, err := m.resource(secret)
+// grant applies the member account's objects (and takes its Secrets role away without
+// --secrets), then requests its token from the TokenRequest API.
+func (g *globals) grant(ctx context.Context, out io.Writer, cfg *rest.Config, acct account, o *joinOptions) (string, error) {
+	m, err := newApplier(cfg)
 	if err != nil {
 		return "", err
 	}
-	var token string
-	err = wait.PollUntilContextTimeout(ctx, g.opts.PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		u, err := r.Get(ctx, secret.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		token, _, _ = unstructured.NestedString(u.Object, "data", corev1.ServiceAccountTokenKey)
-		return token != "", nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("token Secret %s: no %q after %s (is kube-controller-manager's token controller running?): %w", name(secret), corev1.ServiceAccountTokenKey, timeout, err)
+	apply, remove := acct.base, acct.secrets
+	if o.secrets {
+		apply, remove = append(slices.Clip(apply), acct.secrets...), nil
 	}
-	return token, nil
-}
+	for _, u := range apply {
+		if err := m.apply(ctx, u); err != nil {
+			return "", err
+		}
+	}
+	for _, u := range remove {
+		if _, err := m.remove(ctx, u); err != nil {
+			return "", err
+		}
+	}
+	what := "its ClusterRole and binding (config/rbac/member)"
+	if o.secrets {
+		what += ", and " + acct.name + "-secrets for Secrets (config/rbac/member/secrets.yaml)"
+	}
+	fmt.Fprintf(out, "member %s: ServiceAccount %s/%s, %s\n", o.memberContext(), acct.namespace, acct.name, what)
 
-func (g *globals) unjoin(ctx context.Context, out io.Writer, o *joinOptions) error {
-	hostCfg, host, err := g.host()
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
-	h, err := newApplier(hostCfg)
+	secs := int64(o.lifetime / time.Second)
+	tr, err := cs.CoreV1().ServiceAccounts(acct.namespace).CreateToken(ctx, acct.name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("host: %w", err)
+		return "", fmt.Errorf("request a token of ServiceAccount %s/%s (TokenRequest API): %w", acct.namespace, acct.name, err)
 	}
-	secretName := o.cluster
-	c, err := host.Get(ctx, federation.ClusterGVR, "", o.cluster)
-	switch {
-	case err == nil:
-		if n, _, _ := unstructured.NestedString(c.Object, "spec", "secretRef", "name"); n != "" {
-			secretName = n
-		}
-		if _, err := h.remove(ctx, c); err != nil {
-			return fmt.Errorf("host: %w", err)
-		}
-		fmt.Fprintf(out, "host: Cluster %s deleted\n", o.cluster)
-	case apierrors.IsNotFound(err):
-		fmt.Fprintf(out, "host: no Cluster %s\n", o.cluster)
-	default:
-		return fmt.Errorf("host: Cluster %s: %w", o.cluster, err)
+	exp := tr.Status.ExpirationTimestamp.UTC()
+	granted := ""
+	if got := exp.Sub(g.opts.Clock.Now()); got < o.lifetime-time.Minute {
+		granted = fmt.Sprintf(" (asked for %s; the member's API server granted about %s)", o.lifetime, got.Round(time.Minute))
 	}
-	s, err := host.Get(ctx, federation.SecretGVR, o.namespace, secretName)
-	switch {
-	case err == nil && s.GetLabels()[federation.SecretClusterLabel] == o.cluster:
-		if _, err := h.remove(ctx, s); err != nil {
-			return fmt.Errorf("host: %w", err)
-		}
-		fmt.Fprintf(out, "host: Secret %s/%s deleted\n", o.namespace, secretName)
-	case err == nil:
-		fmt.Fprintf(out, "host: Secret %s/%s left: it is not labelled %s=%s\n", o.namespace, secretName, federation.SecretClusterLabel, o.cluster)
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("host: Secret %s/%s: %w", o.namespace, secretName, err)
-	}
-
-	memberCfg, err := g.restConfig(o.memberContext())
-	if err != nil {
-		return err
-	}
-	m, err := newApplier(memberCfg)
-	if err != nil {
-		return fmt.Errorf("member %s: %w", o.memberContext(), err)
-	}
-	objs, _, tokenSecret, err := memberObjects()
-	if err != nil {
-		return err
-	}
-	removed := 0
-	todo := []*unstructured.Unstructured{tokenSecret}
-	for i := len(objs) - 1; i >= 0; i-- { // bindings before roles before the account
-		if objs[i].GetKind() != "Namespace" {
-			todo = append(todo, objs[i])
-		}
-	}
-	for _, u := range todo {
-		gone, err := m.remove(ctx, u)
-		if err != nil {
-			return fmt.Errorf("member %s: %w", o.memberContext(), err)
-		}
-		if gone {
-			removed++
-		}
-	}
-	fmt.Fprintf(out, "member %s: %d of %d objects deleted (the rest were gone); the namespace stays\n", o.memberContext(), removed, len(todo))
-	fmt.Fprintf(out, "cluster %q unjoined\n", o.cluster)
-	return nil
+	fmt.Fprintf(out, "member %s: token of ServiceAccount %s/%s expires at %s%s: run join again before then to renew it (the cluster monitor warns ahead: condition CredentialsExpiring)\n",
+		o.memberContext(), acct.namespace, acct.name, exp.Format(time.RFC3339), granted)
+	return tr.Status.Token, nil
 }
 
 func encode(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

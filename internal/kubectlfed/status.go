@@ -9,6 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -21,8 +24,10 @@ func statusCommand(g *globals) *cobra.Command {
 		Long: `status reads a federated object on the host and prints, for each cluster, what the loops
 recorded: the replicas the scheduler gave it (status.schedule), whether sync propagated the
 current revision (status.clusters[].propagation and message), the member's readiness and
-replicas (the status collector), and where a staged rollout is (status.rollout). It writes
-nothing. KIND is a federated or target kind: FederatedDeployment, deployment, ...`,
+replicas (the status collector), and where a staged rollout is (status.rollout). Then a
+warning for each of those clusters whose credentials expire soon or have expired (the
+Cluster's CredentialsExpiring condition, from the cluster monitor). It writes nothing. KIND
+is a federated or target kind: FederatedDeployment, deployment, ...`,
 		Example: "  kubectl fed status federateddeployment/web -n shop\n  kubectl fed status web --kind deployment",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,7 +43,11 @@ nothing. KIND is a federated or target kind: FederatedDeployment, deployment, ..
 			if err != nil {
 				return err
 			}
-			return printStatus(cmd.OutOrStdout(), fed)
+			clusters, err := clustersOf(cmd.Context(), host, fed)
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd.OutOrStdout(), fed, clusters)
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "FederatedDeployment", "the kind when the argument is a bare NAME")
@@ -57,8 +66,58 @@ func getFederated(ctx context.Context, host federation.ClusterClient, typ federa
 	return fed, nil
 }
 
-// printStatus is the status command's output: pure, so its tests need no server.
-func printStatus(out io.Writer, fed *federation.FederatedObject) error {
+// clustersOf reads the Clusters fed's status names (those that exist).
+func clustersOf(ctx context.Context, host federation.ClusterClient, fed *federation.FederatedObject) ([]federation.Cluster, error) {
+	var out []federation.Cluster
+	for _, name := range clusterNames(fed) {
+		u, err := host.Get(ctx, federation.ClusterGVR, "", name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("host: Cluster %s: %w", name, err)
+		}
+		c, err := federation.ClusterFromUnstructured(u)
+		if err != nil {
+			return nil, fmt.Errorf("host: Cluster %s: %w", name, err)
+		}
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+// clusterNames are the clusters of fed's schedule and status.clusters, sorted.
+func clusterNames(fed *federation.FederatedObject) []string {
+	var names []string
+	if s := fed.Status.Schedule; s != nil {
+		for _, c := range s.Clusters {
+			names = append(names, c.Name)
+		}
+	}
+	for _, c := range fed.Status.Clusters {
+		names = append(names, c.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// printStatus is the status command's output: pure, so its tests need no server. clusters
+// are the Clusters of the object's clusters, for their credentials' warnings.
+func printStatus(out io.Writer, fed *federation.FederatedObject, clusters []federation.Cluster) error {
+	if err := printMembers(out, fed); err != nil {
+		return err
+	}
+	for i := range clusters {
+		c := meta.FindStatusCondition(clusters[i].Status.Conditions, federation.ConditionCredentialsExpiring)
+		if c != nil && c.Status == metav1.ConditionTrue {
+			fmt.Fprintf(out, "warning: cluster %s: %s (%s)\n", clusters[i].Name, oneLine(c.Message), c.Reason)
+		}
+	}
+	return nil
+}
+
+// printMembers prints fed's conditions, rollout and one row per cluster.
+func printMembers(out io.Writer, fed *federation.FederatedObject) error {
 	st := &fed.Status
 	key := federation.Key{Namespace: fed.Namespace, Name: fed.Name}
 	fmt.Fprintf(out, "%s %s: generation %d (observed %d), synced revision %d\n", fed.Kind, key, fed.Generation, st.ObservedGeneration, st.SyncedRevision)
@@ -79,22 +138,16 @@ func printStatus(out io.Writer, fed *federation.FederatedObject) error {
 	}
 
 	scheduled := map[string]int64{}
-	var names []string
 	if st.Schedule != nil {
 		for _, c := range st.Schedule.Clusters {
 			scheduled[c.Name] = c.Replicas
-			names = append(names, c.Name)
 		}
 	}
 	members := map[string]*federation.MemberStatus{}
 	for i := range st.Clusters {
-		c := &st.Clusters[i]
-		members[c.Name] = c
-		if !slices.Contains(names, c.Name) {
-			names = append(names, c.Name)
-		}
+		members[st.Clusters[i].Name] = &st.Clusters[i]
 	}
-	slices.Sort(names)
+	names := clusterNames(fed)
 	if len(names) == 0 {
 		fmt.Fprintln(out, "No cluster: nothing scheduled or propagated yet (see the conditions).")
 		return nil

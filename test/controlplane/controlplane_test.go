@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -216,6 +217,7 @@ func condition(t *testing.T, host *kube.Client, ns, typ string) string {
 
 // rbacResources maps the kinds of config/rbac to their resources.
 var rbacResources = map[string]schema.GroupVersionResource{
+	"Namespace":                        {Version: "v1", Resource: "namespaces"},
 	"ServiceAccount":                   {Version: "v1", Resource: "serviceaccounts"},
 	"ClusterRole":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
 	"Role":                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
@@ -232,6 +234,13 @@ func applyRBAC(t *testing.T, host *kube.Client) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "config", "rbac", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	createAll(t, host, files...)
+}
+
+// createAll creates every object of the YAML files (but kustomization.yaml) through c; those
+// that exist already are left as they are.
+func createAll(t *testing.T, c *kube.Client, files ...string) {
+	t.Helper()
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
@@ -252,25 +261,58 @@ func applyRBAC(t *testing.T, host *kube.Client) {
 			}
 			gvr, ok := rbacResources[u.GetKind()]
 			require.True(t, ok, "%s: no resource known for kind %s", f, u.GetKind())
-			if _, err := host.Create(context.Background(), gvr, u); !apierrors.IsAlreadyExists(err) {
+			if _, err := c.Create(context.Background(), gvr, u); !apierrors.IsAlreadyExists(err) {
 				require.NoError(t, err, "%s: %s %s", f, u.GetKind(), u.GetName())
 			}
 		}
 	}
 }
 
-// TestControlPlaneAsItsServiceAccount runs TestControlPlaneOnRealServers' scenario with the
-// control plane authenticated as the ServiceAccount fedkit-system/fedkit-controlplane, which
-// holds only what config/rbac grants it (the host authorizes with RBAC; the admin token of
-// the other tests is in system:masters). Before it, the account is shown to be held to those
-// roles: it reads no Secret outside fedkit-system, and the admission policy lets it change a
-// Cluster's taints but not its apiEndpoint or secretRef.
+// memberCredentials makes each member's Secret on the host hold a token of the member
+// ServiceAccount of config/rbac/member (member.yaml and secrets.yaml applied in the member),
+// instead of the member's admin token, for the rest of the test: the control plane then has
+// in the members exactly what those roles grant.
+func memberCredentials(t *testing.T, env *testenv.Env, host *kube.Client) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join("..", "..", "config", "rbac", "member")
+	for _, name := range memberNames {
+		createAll(t, env.Client(t, name), filepath.Join(dir, "member.yaml"), filepath.Join(dir, "secrets.yaml"))
+		cs, err := kubernetes.NewForConfig(env.Config(name))
+		require.NoError(t, err)
+		tok, err := cs.CoreV1().ServiceAccounts("fedkit-system").CreateToken(ctx, "fedkit-member",
+			&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		setToken := func(token string) error {
+			u, err := host.Get(ctx, federation.SecretGVR, "fedkit-system", name)
+			if err != nil {
+				return err
+			}
+			u.Object["data"] = map[string]any{kube.TokenKey: base64.StdEncoding.EncodeToString([]byte(token))}
+			_, err = host.Update(ctx, federation.SecretGVR, u)
+			return err
+		}
+		require.NoError(t, setToken(tok.Status.Token))
+		t.Cleanup(func() { require.NoError(t, setToken(env.Config(name).BearerToken)) })
+	}
+}
+
+// TestControlPlaneAsItsServiceAccount runs the scenarios of TestControlPlaneOnRealServers,
+// TestPropagationPolicyOnRealServers and TestDependenciesOnRealServers with the control plane
+// authenticated as the ServiceAccount fedkit-system/fedkit-controlplane, which holds only
+// what config/rbac grants it (the host authorizes with RBAC; the admin token of the other
+// tests is in system:masters), and with the members' credentials those of config/rbac/member.
+// Before it, the account is shown to be held to those roles: it reads no Secret outside
+// fedkit-system, may not update the user's Deployments (only patch them), and the admission
+// policy lets it change a Cluster's taints but not its apiEndpoint or secretRef.
 func TestControlPlaneAsItsServiceAccount(t *testing.T) {
 	ns := fmt.Sprintf("shop-%d", runs.Add(1))
-	env, members := setup(t, ns)
+	policyNS, depsNS := fmt.Sprintf("policy-%d", runs.Add(1)), fmt.Sprintf("deps-%d", runs.Add(1))
+	env, members := setup(t, ns, policyNS, depsNS)
 	ctx := context.Background()
 	admin := env.Client(t, hostName)
 	applyRBAC(t, admin)
+	memberCredentials(t, env, admin)
 
 	cs, err := kubernetes.NewForConfig(env.Config(hostName))
 	require.NoError(t, err)
@@ -284,6 +326,12 @@ func TestControlPlaneAsItsServiceAccount(t *testing.T) {
 
 	_, err = sa.List(ctx, federation.SecretGVR, "default", metav1.ListOptions{})
 	require.True(t, apierrors.IsForbidden(err), "listing Secrets in default as the control plane: %v", err)
+	fedtest.Create(t, admin, deployments, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: mine, namespace: %s},
+spec: {selector: {matchLabels: {app: mine}}, template: {metadata: {labels: {app: mine}}, spec: {containers: [{name: c, image: "c:1"}]}}}}`, ns))
+	mine, err := admin.Get(ctx, deployments, ns, "mine")
+	require.NoError(t, err)
+	_, err = sa.Update(ctx, deployments, mine)
+	require.True(t, apierrors.IsForbidden(err), "updating the user's Deployment as the control plane: %v", err)
 
 	// The policy reaches the apiserver's admission a moment after it is created: wait until
 	// a change of spec.apiEndpoint is refused, trying it as a dry run (admission runs, nothing
@@ -321,6 +369,8 @@ func TestControlPlaneAsItsServiceAccount(t *testing.T) {
 	require.NoError(t, err)
 
 	controlPlaneScenario(t, env, members, ns, cfg)
+	propagationScenario(t, env, members, policyNS, cfg)
+	dependenciesScenario(t, env, members, depsNS, cfg)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -333,10 +383,17 @@ func ptr[T any](v T) *T { return &v }
 func TestPropagationPolicyOnRealServers(t *testing.T) {
 	ns := fmt.Sprintf("policy-%d", runs.Add(1))
 	env, members := setup(t, ns)
+	propagationScenario(t, env, members, ns, env.Config(hostName))
+}
+
+// propagationScenario is TestPropagationPolicyOnRealServers in namespace ns, with the control
+// plane reaching the host through cpConfig.
+func propagationScenario(t *testing.T, env *testenv.Env, members map[string]*kube.Client, ns string, cpConfig *rest.Config) {
+	t.Helper()
 	ctx := context.Background()
 	host, err := kube.New(env.Config(hostName), kube.Options{})
 	require.NoError(t, err)
-	cpHost, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
+	cpHost, set, err := kube.Connect(cpConfig, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 	cp, err := controlplane.New(cpHost, set, controlplane.Options{
 		Types: []federation.TypeConfig{federation.DeploymentType}, Registerer: prometheus.NewRegistry(),

@@ -9,11 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/internal/testenv"
 )
 
 // TestDependenciesOnRealServers: a FederatedDeployment with propagateDependencies brings its
@@ -22,10 +24,17 @@ import (
 func TestDependenciesOnRealServers(t *testing.T) {
 	ns := fmt.Sprintf("deps-%d", runs.Add(1))
 	env, members := setup(t, ns)
+	dependenciesScenario(t, env, members, ns, env.Config(hostName))
+}
+
+// dependenciesScenario is TestDependenciesOnRealServers in namespace ns, with the control
+// plane reaching the host through cpConfig.
+func dependenciesScenario(t *testing.T, env *testenv.Env, members map[string]*kube.Client, ns string, cpConfig *rest.Config) {
+	t.Helper()
 	ctx := context.Background()
 	host, err := kube.New(env.Config(hostName), kube.Options{})
 	require.NoError(t, err)
-	cpHost, set, err := kube.Connect(env.Config(hostName), kube.ClusterSetOptions{})
+	cpHost, set, err := kube.Connect(cpConfig, kube.ClusterSetOptions{})
 	require.NoError(t, err)
 	opts := controlplane.Options{
 		Registerer: prometheus.NewRegistry(),
