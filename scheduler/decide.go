@@ -92,12 +92,13 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	}
 	// NoSchedule refuses new placements only: the clusters the object runs in stay
 	// (placement.Input.Running); tolerationSeconds counts at now.
-	pd, placeErr := placement.Place(placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now})
+	pin := placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now}
+	pd, placeErr := placement.Place(pin)
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}
 	// The clusters the dependencies loop says the object's dependent workloads run in.
-	pd.Require(federation.RequiredClusters(fed.Annotations), clusters)
+	pd.Require(federation.RequiredClusters(fed.Annotations), pin)
 	pd.Exclude(noPref...)
 	byName := make(map[string]*federation.Cluster, len(clusters))
 	for i := range clusters {
