@@ -12,7 +12,9 @@ import (
 
 // Run passes over namespaces until ctx is done. It watches the workload types' federated
 // objects, the dependency kinds' federated objects and the host's ConfigMaps,
-// ServiceAccounts and PVCs; any change queues the object's namespace. Its passes read from
+// ServiceAccounts and PVCs; any change queues the object's namespace. A change of a
+// Cluster's labels, taints or readiness queues every namespace whose last pass found
+// workloads that propagate their dependencies. Its passes read from
 // Run's caches. The host's Secrets are neither watched nor listed: a pass gets each Secret
 // it needs from the API server, and a namespace with Secret dependencies is looked at again
 // every [SecretRecheck].
@@ -39,6 +41,11 @@ func (d *Dependencies) Run(ctx context.Context) error {
 		}
 		sources = append(sources, loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
 	}
+	// A Cluster's labels choose selector overrides (what a cluster's pods refer to), and its
+	// taints what a user's dependency refuses: its change concerns every namespace with
+	// workloads that propagate their dependencies. Heartbeats do not.
+	sources = append(sources, loop.Source{GVR: federation.ClusterGVR, Changed: loop.ClusterChanged,
+		Keys: func(*unstructured.Unstructured) []federation.Key { return d.namespaceKeys() }})
 	l, err := loop.New(d.host, sources, loop.Options{
 		Name:             "dependencies",
 		Workers:          d.opts.Workers,
