@@ -120,7 +120,7 @@ func (p *pass) excludedFor(f *found) []string {
 	}
 	var out []string
 	for _, c := range f.wl.Clusters {
-		for _, r := range f.wl.in(c) {
+		for _, r := range f.wl.In(c) {
 			if x, ok := p.excluded[r.String()][c]; ok {
 				out = append(out, fmt.Sprintf("%s in %s (%s: %s)", r, c, x.Rule, x.Detail))
 			}

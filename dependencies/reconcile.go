@@ -22,7 +22,6 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
-	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -178,67 +177,24 @@ func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, 
 	return all, workloads, nil
 }
 
-// references fills f's Workload: its clusters ([Clusters]) and what its pods refer to in
-// each, its template's references, or, in a cluster whose overrides change them, its
-// render's there ([Dependencies.byCluster]). A template or render that cannot be read is
-// f.invalid, naming the object, the field and the cluster. The error is the Clusters' List.
+// references fills f's Workload ([WorkloadOf]; the Clusters are listed only for a workload
+// with overrides) and refs. A template or render that cannot be read is f.invalid, naming the
+// object, the field and the cluster. The error is the Clusters' List.
 func (d *Dependencies) references(ctx context.Context, p *pass, f *found) error {
-	kind, name := f.w.typ.Federated.Kind, f.u.GetName()
-	refs, err := f.w.extract(f.obj.Spec.Template.Object)
+	var fleet []federation.Cluster
+	if len(f.obj.Spec.Overrides) > 0 {
+		var err error
+		if fleet, err = p.fleet(ctx, d); err != nil {
+			return err
+		}
+	}
+	wl, err := WorkloadOf(f.w.typ, f.w.extract, f.obj, fleet)
 	if err != nil {
-		f.invalid = fmt.Errorf("%s %s/%s: %w", kind, p.ns, name, err)
+		f.invalid = err
 		return nil
 	}
-	f.wl = Workload{Kind: kind, Name: name, Clusters: Clusters(f.obj), References: refs, Deleting: f.u.GetDeletionTimestamp() != nil}
-	byCluster, err := d.byCluster(ctx, p, f)
-	if err != nil {
-		return err
-	}
-	f.wl.ByCluster = byCluster
-	f.refs = f.wl.all()
+	f.wl, f.refs = wl, wl.Referenced()
 	return nil
-}
-
-// byCluster renders f's object for each of its clusters when it has overrides, as sync does
-// (override's Renderer, with the cluster's name and labels), and returns the references of
-// the renders that refer to other objects than the template. A render that fails is sync's
-// to report (ReasonRenderFailed: nothing goes to that cluster): the template's references
-// stand for it.
-func (d *Dependencies) byCluster(ctx context.Context, p *pass, f *found) (map[string][]Reference, error) {
-	if len(f.obj.Spec.Overrides) == 0 || len(f.wl.Clusters) == 0 {
-		return nil, nil
-	}
-	fleet, err := p.fleet(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	members := make([]override.Member, 0, len(f.wl.Clusters))
-	for _, c := range f.wl.Clusters {
-		m := override.Member{Name: c}
-		if i := slices.IndexFunc(fleet, func(fc federation.Cluster) bool { return fc.Name == c }); i >= 0 {
-			m.Labels = fleet[i].Labels
-		}
-		members = append(members, m)
-	}
-	var out map[string][]Reference
-	var renderer override.Renderer
-	for i, res := range renderer.RenderMembers(override.InputFor(f.obj, f.w.typ), members) {
-		if res.Err != nil {
-			continue
-		}
-		refs, err := f.w.extract(res.Object.Object)
-		if err != nil {
-			f.invalid = fmt.Errorf("%s %s/%s in cluster %q: %w", f.wl.Kind, p.ns, f.wl.Name, members[i].Name, err)
-			return nil, nil
-		}
-		if !slices.Equal(refs, f.wl.References) {
-			if out == nil {
-				out = map[string][]Reference{}
-			}
-			out[members[i].Name] = refs
-		}
-	}
-	return out, nil
 }
 
 // follow creates, updates and deletes the generated federated objects and the

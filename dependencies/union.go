@@ -73,12 +73,12 @@ func Union(workloads []Workload) []Dependency {
 		return &out[i]
 	}
 	for _, w := range workloads {
-		for _, r := range w.all() {
+		for _, r := range w.Referenced() {
 			d := at(r)
 			d.RequiredBy = append(d.RequiredBy, w.Kind+"/"+w.Name)
 		}
 		for _, c := range w.Clusters {
-			for _, r := range w.in(c) {
+			for _, r := range w.In(c) {
 				d := at(r)
 				if w.Deleting {
 					d.Leaving = append(d.Leaving, c)
@@ -105,24 +105,24 @@ func Union(workloads []Workload) []Dependency {
 	return out
 }
 
-// in returns what w's pods refer to in cluster.
-func (w Workload) in(cluster string) []Reference {
+// In returns what w's pods refer to in cluster: ByCluster's entry, else References.
+func (w Workload) In(cluster string) []Reference {
 	if refs, ok := w.ByCluster[cluster]; ok {
 		return refs
 	}
 	return w.References
 }
 
-// all returns what w's pods refer to anywhere, sorted, each once: in each of its clusters,
-// or, when it runs nowhere, in its template. A reference optional in one cluster and not in
-// another is not optional.
-func (w Workload) all() []Reference {
+// Referenced returns what w's pods refer to anywhere, sorted, each once: in each of its
+// clusters, or, when it runs nowhere, in its template. A reference optional in one cluster
+// and not in another is not optional.
+func (w Workload) Referenced() []Reference {
 	if len(w.Clusters) == 0 {
 		return w.References
 	}
 	var c collector
 	for _, cluster := range w.Clusters {
-		for _, r := range w.in(cluster) {
+		for _, r := range w.In(cluster) {
 			opt := r.Optional
 			c.add(r.Kind, r.Name, &opt)
 		}
