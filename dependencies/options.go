@@ -172,7 +172,7 @@ func (d *Dependencies) seen(ns string, has bool) {
 	}
 }
 
-// namespaceKeys are the keys of the namespaces [Dependencies.seen] holds, sorted.
+// namespaceKeys are the keys of the namespaces seen holds, sorted.
 func (d *Dependencies) namespaceKeys() []federation.Key {
 	d.mu.Lock()
 	defer d.mu.Unlock()

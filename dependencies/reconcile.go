@@ -50,25 +50,34 @@ const (
 
 // Reconcile makes the dependencies of every workload with spec.propagateDependencies in
 // key.Namespace (key.Name is ignored) follow their workloads, reading the host's API server.
-// For each dependency, the union of its workloads' clusters ([Union], [Clusters]):
+// For each dependency, the union of the clusters whose pods refer to it ([WorkloadOf],
+// [Union]):
 //
 //   - nobody federated it: a Federated<Kind> labelled federation.k8s.io/generated-by:
 //     dependencies is created with the host object as template (server metadata and status
-//     stripped) and the union as spec.placement.clusters; it is updated when either changes,
-//     and deleted when no workload refers to it any more or its workloads run nowhere (sync
-//     then removes the member copies). Removing the label hands it over to the user.
+//     stripped), the union as spec.placement.clusters and a toleration of every taint; it is
+//     updated when either changes, and deleted when no workload refers to it any more or its
+//     workloads run nowhere (sync then removes the member copies). A generated
+//     FederatedPersistentVolumeClaim is placed nowhere instead while the host claim exists
+//     (sync releases its claims). Removing the label hands it over to the user.
 //   - the user federated it: its spec is left alone; the union goes to its annotation
-//     federation.k8s.io/required-by-clusters, which placement adds to its clusters. The
-//     annotation goes when no workload needs it.
+//     federation.k8s.io/required-by-clusters, which placement adds to its clusters but for
+//     those its placement explicitly refuses: each workload that needs it there gets
+//     DependenciesResolved=False, reason DependencyNotPlaceable, naming it and the cluster.
+//     The annotation goes when no workload needs it.
 //   - it is missing on the host and not optional: each workload referring to it gets
 //     DependenciesResolved=False, reason DependencyMissing, a message naming Kind/name, and
 //     a Warning event. It turns True when the dependency appears.
+//   - it is a Secret that holds credentials (federation.Credentials): nothing is federated,
+//     a user's FederatedSecret gets no annotation, and each workload referring to it gets
+//     DependenciesResolved=False, reason DependencyRefused, naming it and why.
 //
 // A workload being deleted (deletionTimestamp set) keeps a dependency in the clusters the
 // dependency is placed in (annotated with, for the user's) and adds none ([Dependency.Where]).
 //
-// A template whose pod template does not decode sets DependenciesResolved=False, reason
-// InvalidTemplate, naming the field; the other workloads are unaffected.
+// A template (or a cluster's render of it) whose pod template does not decode sets
+// DependenciesResolved=False, reason InvalidTemplate, naming the field and the cluster; the
+// other workloads are unaffected.
 func (d *Dependencies) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
 	return d.reconcileFrom(ctx, d.host, key)
 }

@@ -16,7 +16,7 @@ type Workload struct {
 	// refer to in every cluster but those of ByCluster.
 	References []Reference
 	// ByCluster holds, for the clusters whose overrides change what its pods refer to, what
-	// they refer to there: the Extractor's result on the cluster's render ([References]).
+	// they refer to there: the Extractor's result on the cluster's render ([WorkloadOf]).
 	ByCluster map[string][]Reference
 	// Deleting: the workload is being deleted on the host. Its clusters keep a dependency
 	// where it is (its member copies run until sync removes them) and add none: they are
