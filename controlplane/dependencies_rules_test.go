@@ -30,7 +30,6 @@ var (
 	fedDeploys   = federation.DeploymentType.FederatedGVR()
 	fedSecrets   = federation.SecretType.FederatedGVR()
 	fedConfigs   = federation.ConfigMapType.FederatedGVR()
-	clusterList  = []string{"eu", "us"}
 	namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	rspGVR       = federation.ReplicaSchedulingPreferenceGVR
 )
@@ -58,26 +57,12 @@ spec:
 
 // inNamespace returns the clusters (of eu, us) that hold namespace/name of gvr.
 func (e *env) inNamespace(gvr schema.GroupVersionResource, namespace, name string) string {
-	var out []string
-	for _, c := range clusterList {
-		m, _ := e.fleet.Member(c)
-		if _, err := m.Peek(gvr, namespace, name); err == nil {
-			out = append(out, c)
-		}
-	}
-	return strings.Join(out, ",")
+	return strings.Join(e.holding(gvr, namespace, name, nil), ",")
 }
 
 // live returns the clusters (of eu, us) that hold default/name of gvr and are not deleting it.
 func (e *env) live(gvr schema.GroupVersionResource, name string) string {
-	var out []string
-	for _, c := range clusterList {
-		m, _ := e.fleet.Member(c)
-		if u, err := m.Peek(gvr, "default", name); err == nil && u.GetDeletionTimestamp() == nil {
-			out = append(out, c)
-		}
-	}
-	return strings.Join(out, ",")
+	return strings.Join(e.holding(gvr, "default", name, func(u *unstructured.Unstructured) bool { return u.GetDeletionTimestamp() == nil }), ",")
 }
 
 // resolvedIn returns the DependenciesResolved condition's status, reason and message of
@@ -266,22 +251,10 @@ func TestExplicitExclusionWins(t *testing.T) {
 	_, err = e.host.Update(ctx, federation.ClusterGVR, us)
 	require.NoError(t, err)
 
-	create(t, e.host, fedConfigs, `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedConfigMap
-metadata: {name: excluded, namespace: default}
-spec:
-  template: {data: {owner: me}}
-  placement: {clusterSelector: {}, excludeClusters: [us]}
-`)
-	create(t, e.host, fedConfigs, `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedConfigMap
-metadata: {name: untolerated, namespace: default}
-spec:
-  template: {data: {owner: me}}
-  placement: {clusters: [{name: eu}]}
-`)
+	for name, placement := range map[string]string{"excluded": `{clusterSelector: {}, excludeClusters: [us]}`, "untolerated": `{clusters: [{name: eu}]}`} {
+		create(t, e.host, fedConfigs, `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: `+name+`, namespace: default},
+  spec: {template: {data: {owner: me}}, placement: `+placement+`}}`)
+	}
 	create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "plain", "a", "b"))
 	create(t, e.host, fedDeploys, podWorkload("default", "web", `          containers: [{name: app, image: "nginx:1.27"}]
           volumes: [{name: a, configMap: {name: excluded}}, {name: b, configMap: {name: untolerated}}, {name: c, configMap: {name: plain}}]`,
@@ -336,6 +309,33 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 	})
 }
 
+// claimEnv runs a control plane whose FederatedDeployment default/db runs in eu on the host
+// claim default/data, which has followed it there (a generated
+// FederatedPersistentVolumeClaim).
+func claimEnv(t *testing.T) (*env, func() error) {
+	t.Helper()
+	e, stop := depsEnv(t)
+	create(t, e.host, pvcGVR, `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: default},
+  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}`)
+	create(t, e.host, fedDeploys, podWorkload("default", "db", `          containers: [{name: app, image: "postgres:17"}]
+          volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]`, `  placement: {clusters: [{name: eu}]}`))
+	stepUntilf(t, e.clock, time.Second, func() string { return "the claim in eu: " + e.where(pvcGVR, "data") }, func() bool {
+		_, err := e.host.Peek(fedPVCGVR, "default", "data")
+		return e.where(pvcGVR, "data") == "eu" && e.where(deployGVR, "db") == "eu" && err == nil
+	})
+	return e, stop
+}
+
+// moveDB places default/db in cluster alone.
+func (e *env) moveDB(t *testing.T, cluster string) {
+	t.Helper()
+	u, err := e.host.Get(context.Background(), fedDeploys, "default", "db")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": cluster}}, "spec", "placement", "clusters"))
+	_, err = e.host.Update(context.Background(), fedDeploys, u)
+	require.NoError(t, err)
+}
+
 // claimUID returns the uid of the member claim data in cluster, "" when there is none.
 func (e *env) claimUID(cluster string) string {
 	m, _ := e.fleet.Member(cluster)
@@ -352,27 +352,11 @@ func (e *env) claimUID(cluster string) string {
 // deleted: the copy left behind is released, and taken back, data and all, when the
 // workload returns.
 func TestClaimsStayWhenWorkloadsMove(t *testing.T) {
-	e, stop := depsEnv(t)
+	e, stop := claimEnv(t)
 	defer func() { require.NoError(t, stop()) }()
 	ctx := context.Background()
-	create(t, e.host, pvcGVR, `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: default},
-  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}`)
-	create(t, e.host, fedDeploys, podWorkload("default", "db", `          containers: [{name: app, image: "postgres:17"}]
-          volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]`, `  placement: {clusters: [{name: eu}]}`))
-	stepUntilf(t, e.clock, time.Second, func() string { return "the claim in eu: " + e.where(pvcGVR, "data") }, func() bool {
-		return e.where(pvcGVR, "data") == "eu" && e.where(deployGVR, "db") == "eu"
-	})
 	euClaim := e.claimUID("eu")
-
-	move := func(cluster string) {
-		t.Helper()
-		u, err := e.host.Get(ctx, fedDeploys, "default", "db")
-		require.NoError(t, err)
-		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": cluster}}, "spec", "placement", "clusters"))
-		_, err = e.host.Update(ctx, fedDeploys, u)
-		require.NoError(t, err)
-	}
-	move("us")
+	e.moveDB(t, "us")
 	stepUntilf(t, e.clock, time.Second, func() string {
 		return "db in us, the claim in both: db in " + e.where(deployGVR, "db") + ", claim in " + e.where(pvcGVR, "data")
 	}, func() bool {
@@ -382,7 +366,7 @@ func TestClaimsStayWhenWorkloadsMove(t *testing.T) {
 		return e.claimUID("eu") == euClaim
 	})
 
-	move("eu")
+	e.moveDB(t, "eu")
 	stepUntilf(t, e.clock, time.Second, func() string {
 		return "db back in eu on its own claim: db in " + e.where(deployGVR, "db") + ", claim in " + e.where(pvcGVR, "data")
 	}, func() bool {
@@ -408,28 +392,16 @@ func TestClaimsStayWhenWorkloadsMove(t *testing.T) {
 // on its FederatedPersistentVolumeClaim, a claim does leave a cluster its workload left; and
 // the user deleting the host claim deletes the member claims it placed.
 func TestClaimRemovalOptIn(t *testing.T) {
-	e, stop := depsEnv(t)
+	e, stop := claimEnv(t)
 	defer func() { require.NoError(t, stop()) }()
 	ctx := context.Background()
-	create(t, e.host, pvcGVR, `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: default},
-  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}`)
-	create(t, e.host, fedDeploys, podWorkload("default", "db", `          containers: [{name: app, image: "postgres:17"}]
-          volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]`, `  placement: {clusters: [{name: eu}]}`))
-	stepUntilf(t, e.clock, time.Second, func() string { return "the claim in eu: " + e.where(pvcGVR, "data") }, func() bool {
-		_, err := e.host.Peek(fedPVCGVR, "default", "data")
-		return e.where(pvcGVR, "data") == "eu" && err == nil
-	})
 	f, err := e.host.Get(ctx, fedPVCGVR, "default", "data")
 	require.NoError(t, err)
 	f.SetAnnotations(map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalDelete})
 	_, err = e.host.Update(ctx, fedPVCGVR, f)
 	require.NoError(t, err)
 
-	u, err := e.host.Get(ctx, fedDeploys, "default", "db")
-	require.NoError(t, err)
-	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "us"}}, "spec", "placement", "clusters"))
-	_, err = e.host.Update(ctx, fedDeploys, u)
-	require.NoError(t, err)
+	e.moveDB(t, "us")
 	stepUntilf(t, e.clock, time.Second, func() string { return "the claim moved to us: claim in " + e.where(pvcGVR, "data") }, func() bool {
 		return e.where(deployGVR, "db") == "us" && e.where(pvcGVR, "data") == "us"
 	})
