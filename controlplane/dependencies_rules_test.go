@@ -299,8 +299,9 @@ func TestDependenciesFollowOverrides(t *testing.T) {
 		return e.where(deployGVR, "web") == "eu,us" && e.where(secretGVR, "creds-us") == "us" &&
 			s == "False" && r == dependencies.ReasonDependencyMissing && strings.Contains(msg, "Secret/creds-eu")
 	})
+	// No watch tells the loop of a new Secret: it looks again within dependencies.SecretRecheck.
 	create(t, e.host, secretGVR, nativeDoc("Secret", "creds-eu", "token", "ZXU="))
-	stepUntilf(t, e.clock, time.Second, func() string {
+	stepUntilf(t, e.clock, 10*time.Second, func() string {
 		s, r, msg := e.resolvedIn("default", "web")
 		return "creds-eu in eu only, creds-us in us only, Resolved: creds-eu in " + e.where(secretGVR, "creds-eu") + ", creds-us in " + e.where(secretGVR, "creds-us") + "; condition " + s + " " + r + ": " + msg
 	}, func() bool {
