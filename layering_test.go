@@ -33,8 +33,10 @@ var allowedImports = map[string][]string{
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
-	// dependencies: PURE extractors and union, and the loop that makes dependents follow.
-	"dependencies": {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
+	// placement says which clusters a user's dependency refuses, override renders each
+	// cluster's pods (what they reference after overrides), as sync renders them.
+	"dependencies": {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},

@@ -289,10 +289,10 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
 	if !opts.Disable.Dependencies && workloads {
 		ns := opts.Dependencies.Namespace
-		// What the loop needs: the dependency kinds' federated types. The workload types
+		// What the loop needs: the Clusters and the dependency kinds' federated types. The workload types
 		// are optional: it runs over those the host serves (a platform team installs the
 		// CRDs of the types it federates only) and picks up the others once served.
-		var needs []resource
+		needs := []resource{clusterGVR}
 		for _, t := range []federation.TypeConfig{federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType} {
 			needs = append(needs, federatedOf(t, ns))
 		}

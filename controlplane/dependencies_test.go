@@ -69,10 +69,16 @@ func nativeDoc(kind, name, key, value string) string {
 
 // in returns the clusters (of eu, us) that hold default/name of gvr.
 func (e *env) in(gvr schema.GroupVersionResource, name string) []string {
+	return e.holding(gvr, "default", name, nil)
+}
+
+// holding returns the clusters (of eu, us) that hold namespace/name of gvr, those keep
+// accepts when it is set.
+func (e *env) holding(gvr schema.GroupVersionResource, namespace, name string, keep func(*unstructured.Unstructured) bool) []string {
 	var out []string
 	for _, c := range []string{"eu", "us"} {
 		m, _ := e.fleet.Member(c)
-		if _, err := m.Peek(gvr, "default", name); err == nil {
+		if u, err := m.Peek(gvr, namespace, name); err == nil && (keep == nil || keep(u)) {
 			out = append(out, c)
 		}
 	}

@@ -52,10 +52,10 @@
 // by default) it is checked again. So installing the CRD later brings its loops up without a
 // restart.
 //
-// The dependencies loop needs only the dependency kinds' federated types. It runs over the
-// workload types the host serves. [LoopStatus].Partial names the others, wrapping
-// [ErrNotServed], and the log says so once. They are checked every RetryPeriod; once one is
-// served, the loop restarts with it.
+// The dependencies loop needs only the Clusters and the dependency kinds' federated types.
+// It runs over the workload types the host serves. [LoopStatus].Partial names the others,
+// wrapping [ErrNotServed], and the log says so once. They are checked every RetryPeriod;
+// once one is served, the loop restarts with it.
 //
 // The check cannot catch everything: a CRD deleted while the loops start, RBAC that forbids
 // the list. A loop that cannot list what it watches fails after its CacheSyncTimeout with an

@@ -1,28 +1,90 @@
 // Package dependencies makes the ConfigMaps, Secrets, ServiceAccounts and
 // PersistentVolumeClaims a workload refers to follow it to its clusters.
 //
+//	d, err := dependencies.New(host, federation.BuiltinTypes(), dependencies.Options{})
+//	res, err := d.Reconcile(ctx, federation.Key{Namespace: "shop"}) // one namespace
+//	// or: err = d.Run(ctx)
+//
 // The pure half: an [Extractor] per workload kind reads a federated template's references
-// ([Builtin]: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod). [Union]
-// gives each dependency the union of its workloads' [Clusters].
+// ([Builtin]: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod).
+// [WorkloadOf] reads a workload as the union needs it, and [Union] gives each dependency the
+// clusters whose pods refer to it. Package preview calls the same functions.
 //
 // The loop ([New], [Dependencies.Reconcile], [Dependencies.Run]) passes over one namespace
 // at a time. It reads every workload with spec.propagateDependencies. A dependency nobody
 // federated gets a Federated<Kind> the loop owns (label federation.k8s.io/generated-by:
-// dependencies). Its template is the host object, its spec.placement.clusters the union.
-// The loop deletes it when no workload needs it.
+// dependencies). Its template is the host object, its spec.placement.clusters the union. It
+// tolerates every taint, so it follows its workloads wherever they run. The loop deletes it
+// when no workload needs it.
 //
 // A dependency the user federated keeps its own placement. The loop writes the union to its
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters
-// (placement's Decision.Require). A missing dependency that is not optional sets the
-// workload's DependenciesResolved condition False, reason DependencyMissing, naming it.
+// (placement's Decision.Require).
 //
-// A workload's clusters are its status.schedule's, its evictions' and those status.clusters
-// lists. So a dependency moves with a failover and leaves a cluster only after its workload.
-// A workload being deleted keeps its dependencies in the clusters they are in, and adds none
-// ([Dependency.Where]): a pass that still reads it never undoes a narrowing.
+// # The rules
 //
-// Other workload kinds register an Extractor in Options.Extractors, keyed by target GVK.
-// Run needs the CRD of every type it watches. Package controlplane gives it only the
-// workload types the host serves. It reports the others in LoopStatus.Partial, and restarts
-// the loop with a type once its CRD is installed.
+// Each one below is a promise the workload's DependenciesResolved condition keeps. When one is
+// broken the condition is False; the first problem gives the reason, and the message names
+// every dependency, and every cluster where that matters. A Warning event marks the change.
+//
+// What the pods refer to, after overrides. A workload with overrides is rendered for each of
+// its clusters, as sync renders it (package override). Each dependency goes to the clusters
+// whose pods refer to it. An override that points eu's pods at creds-eu sends creds-eu to eu,
+// and keeps the template's creds-us out of eu. A dependency that is missing on the host, and
+// not optional, is [ReasonDependencyMissing]; the workload still propagates without it.
+//
+// Credentials never travel. A Secret that federation.Credentials refuses is never federated
+// for a workload: a member's credentials (label federation.k8s.io/cluster), a service-account
+// token, and any Secret in Options.ControlPlaneNamespace. Package propagation refuses them
+// with the same test. The workload says [ReasonDependencyRefused], naming the Secret and why. A
+// FederatedSecret the user made of one gets no required-by-clusters annotation.
+//
+// An explicit exclusion wins. A dependency the user federated is never sent to a cluster its
+// own placement excludes: excludeClusters, clusterAffinity.required, or a taint it does not
+// tolerate. A workload's need adds only clusters the placement merely does not list or
+// select. The workload says [ReasonDependencyNotPlaceable], naming the dependency, the cluster
+// and the rule ([placement.Refused]).
+//
+// A dependency leaves a cluster only after its workload's copy there is gone. A workload's
+// clusters are its status.schedule's, its evictions' and those status.clusters lists ([Clusters]).
+// Sync lists a cluster until its copy there is NotFound, also while finalizers hold it (sync's
+// Foreground deletion, a member controller's cleanup). So a dependency moves with a failover
+// and stays while the old copy drains. A workload being deleted keeps its dependencies in the
+// clusters they are in, and adds none ([Dependency.Where]).
+//
+// A PersistentVolumeClaim is never collateral of a move. A drain, a failover, a rebalance or a
+// placement edit never deletes a claim from a member. Sync releases the claim there instead:
+// it stays, without the federation's labels, and is taken back, data and all, if the workload
+// returns. A generated FederatedPersistentVolumeClaim that no workload needs stays, placed
+// nowhere, while the host claim exists. A claim leaves a member only when the user deletes the
+// host claim (or their own FederatedPersistentVolumeClaim), or sets
+// federation.ClaimRemovalAnnotation: Delete on the FederatedPersistentVolumeClaim.
+//
+// # Compared with Karmada's propagateDeps
+//
+// Karmada sends a dependency to the clusters its workloads are scheduled to. The rules above
+// differ from it where Karmada would lose data or leak credentials:
+//
+//   - Karmada reads a workload's dependencies from its resource template; fedkit reads each
+//     cluster's render, after overrides.
+//   - Karmada ignores a dependency's own policy for the clusters a workload needs it in;
+//     fedkit lets an explicit exclusion win and says so.
+//   - Karmada propagates any Secret a pod refers to; fedkit refuses credentials.
+//   - Karmada takes a dependency out of a cluster as soon as the workload's schedule leaves
+//     it; fedkit waits until the workload's copy there is gone.
+//   - Karmada deletes a claim from a cluster its workload left; fedkit releases it.
+//   - Karmada skips a missing dependency silently; fedkit says so in a condition.
+//
+// Two things Karmada does that fedkit does not. Karmada's dependency rules for other kinds
+// are declarative interpreter customizations; fedkit's are Go code (Options.Extractors).
+// Karmada's OverridePolicies apply to dependencies too; a generated dependency here is the
+// host object as it is, so federate the object yourself to override it per cluster.
+//
+// # Other kinds
+//
+// Other workload kinds register an Extractor in Options.Extractors, keyed by target GVK. It
+// is given the template, and each cluster's render (the whole member object) when the
+// workload has overrides. Run needs the CRD of every type it watches. Package controlplane
+// gives it only the workload types the host serves. It reports the others in
+// LoopStatus.Partial, and restarts the loop with a type once its CRD is installed.
 package dependencies

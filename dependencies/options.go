@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	gosync "sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -48,6 +50,10 @@ type Options struct {
 	StatusWriter federation.StatusWriter
 	// Namespace restricts Run to one namespace. Default: all.
 	Namespace string
+	// ControlPlaneNamespace is the control plane's own namespace on the host (the clusters'
+	// credentials, its Leases): no Secret there ever follows a workload
+	// (federation.Credentials). Default: federation.DefaultNamespace ("fedkit-system").
+	ControlPlaneNamespace string
 	// Shard restricts Run to the namespaces this shard owns (the key of a pass is the
 	// namespace, its name empty). Default: every namespace.
 	Shard federation.Shard
@@ -75,6 +81,9 @@ func (o *Options) complete() {
 	if o.CacheSyncTimeout <= 0 {
 		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
+	if o.ControlPlaneNamespace == "" {
+		o.ControlPlaneNamespace = federation.DefaultNamespace
+	}
 }
 
 // workload is a federated type whose objects may have dependencies.
@@ -93,6 +102,12 @@ type Dependencies struct {
 	kinds      map[string]federation.TypeConfig
 	opts       Options
 	reconciles *fedmetrics.Reconciles
+	// clusters decodes the host's Clusters, each once per resourceVersion.
+	clusters loop.Clusters
+	// mu guards namespaces: those whose last pass found workloads with
+	// spec.propagateDependencies, which a Cluster's change concerns (Run).
+	mu         gosync.Mutex
+	namespaces map[string]bool
 }
 
 // New returns the loop for the workload types among types that have an Extractor (built in,
@@ -141,4 +156,29 @@ func New(host federation.ClusterClient, types []federation.TypeConfig, opts Opti
 // nativeGVR is the host resource of a dependency kind.
 func (d *Dependencies) nativeGVR(kind string) schema.GroupVersionResource {
 	return d.kinds[kind].TargetGVR()
+}
+
+// seen records whether namespace ns has workloads with spec.propagateDependencies.
+func (d *Dependencies) seen(ns string, has bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case has && d.namespaces == nil:
+		d.namespaces = map[string]bool{ns: true}
+	case has:
+		d.namespaces[ns] = true
+	default:
+		delete(d.namespaces, ns)
+	}
+}
+
+// namespaceKeys are the keys of the namespaces seen holds, sorted.
+func (d *Dependencies) namespaceKeys() []federation.Key {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]federation.Key, 0, len(d.namespaces))
+	for _, ns := range slices.Sorted(maps.Keys(d.namespaces)) {
+		out = append(out, federation.Key{Namespace: ns})
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +22,7 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Reasons of the DependenciesResolved condition, and of the events.
@@ -34,29 +36,48 @@ const (
 	// ReasonInvalidTemplate: the template's pod template cannot be read; the message names
 	// the field.
 	ReasonInvalidTemplate = "InvalidTemplate"
+	// ReasonDependencyRefused: a dependency holds credentials that never follow a workload
+	// (federation.Credentials: a member's credentials, a service-account token, the
+	// control plane's own Secrets); the message names it and why. Nothing is federated for
+	// it.
+	ReasonDependencyRefused = "DependencyRefused"
+	// ReasonDependencyNotPlaceable: a dependency the user federated excludes, by its own
+	// placement, a cluster the workload runs in (excludeClusters, clusterAffinity.required,
+	// a taint it does not tolerate); the message names it and the cluster. An explicit
+	// exclusion wins: it is not sent there.
+	ReasonDependencyNotPlaceable = "DependencyNotPlaceable"
 )
 
 // Reconcile makes the dependencies of every workload with spec.propagateDependencies in
 // key.Namespace (key.Name is ignored) follow their workloads, reading the host's API server.
-// For each dependency, the union of its workloads' clusters ([Union], [Clusters]):
+// For each dependency, the union of the clusters whose pods refer to it ([WorkloadOf],
+// [Union]):
 //
 //   - nobody federated it: a Federated<Kind> labelled federation.k8s.io/generated-by:
 //     dependencies is created with the host object as template (server metadata and status
-//     stripped) and the union as spec.placement.clusters; it is updated when either changes,
-//     and deleted when no workload refers to it any more or its workloads run nowhere (sync
-//     then removes the member copies). Removing the label hands it over to the user.
+//     stripped), the union as spec.placement.clusters and a toleration of every taint; it is
+//     updated when either changes, and deleted when no workload refers to it any more or its
+//     workloads run nowhere (sync then removes the member copies). A generated
+//     FederatedPersistentVolumeClaim is placed nowhere instead while the host claim exists
+//     (sync releases its claims). Removing the label hands it over to the user.
 //   - the user federated it: its spec is left alone; the union goes to its annotation
-//     federation.k8s.io/required-by-clusters, which placement adds to its clusters. The
-//     annotation goes when no workload needs it.
+//     federation.k8s.io/required-by-clusters, which placement adds to its clusters but for
+//     those its placement explicitly refuses: each workload that needs it there gets
+//     DependenciesResolved=False, reason DependencyNotPlaceable, naming it and the cluster.
+//     The annotation goes when no workload needs it.
 //   - it is missing on the host and not optional: each workload referring to it gets
 //     DependenciesResolved=False, reason DependencyMissing, a message naming Kind/name, and
 //     a Warning event. It turns True when the dependency appears.
+//   - it is a Secret that holds credentials (federation.Credentials): nothing is federated,
+//     a user's FederatedSecret gets no annotation, and each workload referring to it gets
+//     DependenciesResolved=False, reason DependencyRefused, naming it and why.
 //
 // A workload being deleted (deletionTimestamp set) keeps a dependency in the clusters the
 // dependency is placed in (annotated with, for the user's) and adds none ([Dependency.Where]).
 //
-// A template whose pod template does not decode sets DependenciesResolved=False, reason
-// InvalidTemplate, naming the field; the other workloads are unaffected.
+// A template (or a cluster's render of it) whose pod template does not decode sets
+// DependenciesResolved=False, reason InvalidTemplate, naming the field and the cluster; the
+// other workloads are unaffected.
 func (d *Dependencies) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
 	return d.reconcileFrom(ctx, d.host, key)
 }
@@ -84,20 +105,60 @@ type found struct {
 	w   workload
 	u   *unstructured.Unstructured
 	obj *federation.FederatedObject
-	// invalid is the extractor's error, when the template cannot be read.
+	// invalid is the extractor's error, when the template (or a cluster's render of it)
+	// cannot be read.
 	invalid error
-	refs    []Reference
+	// refs is what its pods refer to anywhere; wl, what the union is given.
+	refs []Reference
+	wl   Workload
 }
 
 func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns string) (federation.Result, string, error) {
+	p := newPass(r, ns)
+	all, workloads, err := d.read(ctx, p)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
+	d.seen(ns, len(workloads) > 0)
+
+	var errs []error
+	deps := Union(workloads)
+	if err := d.follow(ctx, p, deps); err != nil {
+		errs = append(errs, err)
+	}
+	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (p.requeue == 0 || p.requeue > SecretRecheck) {
+		// No watch tells of a Secret's change (see Run): look again.
+		p.requeue = SecretRecheck
+	}
+	for i := range all {
+		changed, err := d.setCondition(ctx, &all[i], p)
+		p.wrote = p.wrote || changed
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	outcome := fedmetrics.OutcomeUnchanged
+	if p.wrote {
+		outcome = fedmetrics.OutcomeWritten
+	}
+	if err := errors.Join(errs...); err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
+	return federation.Result{RequeueAfter: p.requeue}, outcome, nil
+}
+
+// read lists the workloads of p's namespace: every federated object of the workload types
+// (for their conditions), and, for those with spec.propagateDependencies, what the union
+// needs of them.
+func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	var all []found
 	var workloads []Workload
 	for _, w := range d.workloads {
 		gvr := w.typ.FederatedGVR()
-		list, err := r.List(ctx, gvr, ns, metav1.ListOptions{})
+		list, err := p.r.List(ctx, gvr, p.ns, metav1.ListOptions{})
 		if err != nil {
-			return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("dependencies: list %s in %s: %w", w.typ.Federated.Kind, ns, err)
+			return nil, nil, fmt.Errorf("dependencies: list %s in %s: %w", w.typ.Federated.Kind, p.ns, err)
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
@@ -112,59 +173,49 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 			}
 			f := found{w: w, u: u, obj: obj}
 			if obj.Spec.PropagateDependencies {
-				refs, err := w.extract(obj.Spec.Template.Object)
-				if err != nil {
-					f.invalid = fmt.Errorf("%s %s/%s: %w", w.typ.Federated.Kind, ns, u.GetName(), err)
-				} else {
-					f.refs = refs
-					workloads = append(workloads, Workload{Kind: w.typ.Federated.Kind, Name: u.GetName(), Clusters: Clusters(obj), References: refs, Deleting: u.GetDeletionTimestamp() != nil})
+				if err := d.references(ctx, p, &f); err != nil {
+					return nil, nil, err
+				}
+				if f.invalid == nil {
+					workloads = append(workloads, f.wl)
 				}
 			}
 			all = append(all, f)
 		}
 	}
+	return all, workloads, nil
+}
 
-	wrote := false
-	var errs []error
-	deps := Union(workloads)
-	missing, requeue, changed, err := d.follow(ctx, r, ns, deps)
-	wrote = wrote || changed
-	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (requeue == 0 || requeue > SecretRecheck) {
-		// No watch tells of a Secret's change (see Run): look again.
-		requeue = SecretRecheck
-	}
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for i := range all {
-		changed, err := d.setCondition(ctx, &all[i], missing)
-		wrote = wrote || changed
-		if err != nil {
-			errs = append(errs, err)
+// references fills f's Workload ([WorkloadOf]; the Clusters are listed only for a workload
+// with overrides) and refs. A template or render that cannot be read is f.invalid, naming the
+// object, the field and the cluster. The error is the Clusters' List.
+func (d *Dependencies) references(ctx context.Context, p *pass, f *found) error {
+	var fleet []federation.Cluster
+	if len(f.obj.Spec.Overrides) > 0 {
+		var err error
+		if fleet, err = p.fleet(ctx, d); err != nil {
+			return err
 		}
 	}
-	outcome := fedmetrics.OutcomeUnchanged
-	if wrote {
-		outcome = fedmetrics.OutcomeWritten
+	wl, err := WorkloadOf(f.w.typ, f.w.extract, f.obj, fleet)
+	if err != nil {
+		f.invalid = err
+		return nil
 	}
-	if err := errors.Join(errs...); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
-	}
-	return federation.Result{RequeueAfter: requeue}, outcome, nil
+	f.wl, f.refs = wl, wl.Referenced()
+	return nil
 }
 
 // follow creates, updates and deletes the generated federated objects and the
-// required-by-clusters annotations of the user's, for the dependencies deps of namespace ns.
-// It returns the dependencies that are missing, by Kind/name.
-func (d *Dependencies) follow(ctx context.Context, r federation.Reader, ns string, deps []Dependency) (missing map[string]bool, requeue time.Duration, wrote bool, err error) {
-	missing = map[string]bool{}
+// required-by-clusters annotations of the user's, for the dependencies deps of p's namespace.
+// What it learns of them (missing, refused, excluded somewhere) it records in p.
+func (d *Dependencies) follow(ctx context.Context, p *pass, deps []Dependency) error {
 	var errs []error
 	for _, kind := range []string{KindConfigMap, KindPersistentVolumeClaim, KindSecret, KindServiceAccount} {
 		typ := d.kinds[kind]
-		gvr := typ.FederatedGVR()
-		list, lerr := r.List(ctx, gvr, ns, metav1.ListOptions{})
-		if lerr != nil {
-			errs = append(errs, fmt.Errorf("dependencies: list %s in %s: %w", typ.Federated.Kind, ns, lerr))
+		list, err := p.r.List(ctx, typ.FederatedGVR(), p.ns, metav1.ListOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("dependencies: list %s in %s: %w", typ.Federated.Kind, p.ns, err))
 			continue
 		}
 		existing := map[string]*unstructured.Unstructured{}
@@ -176,78 +227,181 @@ func (d *Dependencies) follow(ctx context.Context, r federation.Reader, ns strin
 			if dep.Kind != kind {
 				continue
 			}
-			wanted[dep.Name] = true
-			cur := existing[dep.Name]
-			if cur != nil && !generated(cur) {
-				changed, werr := d.annotate(ctx, typ, cur, dep.Where(federation.RequiredClusters(cur.GetAnnotations())))
-				wrote = wrote || changed
-				if werr != nil {
-					errs = append(errs, werr)
-				}
-				continue
-			}
-			native, gerr := r.Get(ctx, d.nativeGVR(kind), ns, dep.Name)
-			switch {
-			case apierrors.IsNotFound(gerr):
-				native = nil
-			case gerr != nil:
-				errs = append(errs, fmt.Errorf("dependencies: get %s %s/%s: %w", kind, ns, dep.Name, gerr))
-				continue
-			}
-			if native == nil && !dep.Optional {
-				missing[dep.String()] = true
-			}
-			clusters := dep.Where(placedIn(cur))
-			if native == nil || len(clusters) == 0 {
-				wanted[dep.Name] = false
-				continue
-			}
-			desired := generate(typ, native, clusters)
-			switch {
-			case cur == nil:
-				if _, cerr := d.host.Create(ctx, gvr, desired); cerr != nil {
-					errs = append(errs, fmt.Errorf("dependencies: create %s %s/%s: %w", typ.Federated.Kind, ns, dep.Name, cerr))
-					continue
-				}
-				wrote = true
-			case cur.GetDeletionTimestamp() != nil:
-				// The last one is still going (sync removes its member copies first): make
-				// it again once it is gone.
-				requeue = requeueGone
-			case !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"]):
-				next := cur.DeepCopy()
-				next.Object["spec"] = desired.Object["spec"]
-				if _, uerr := d.host.Update(ctx, gvr, next); uerr != nil {
-					errs = append(errs, fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, ns, dep.Name, uerr))
-					continue
-				}
-				wrote = true
+			want, err := d.followOne(ctx, p, typ, dep, existing[dep.Name])
+			wanted[dep.Name] = want
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(existing)) {
-			cur := existing[name]
 			if wanted[name] {
 				continue
 			}
-			if !generated(cur) {
-				changed, werr := d.annotate(ctx, typ, cur, nil)
-				wrote = wrote || changed
-				if werr != nil {
-					errs = append(errs, werr)
-				}
-				continue
+			if err := d.retire(ctx, p, typ, kind, existing[name]); err != nil {
+				errs = append(errs, err)
 			}
-			if cur.GetDeletionTimestamp() != nil {
-				continue
-			}
-			if derr := d.host.Delete(ctx, gvr, ns, name, metav1.DeleteOptions{}); derr != nil && !apierrors.IsNotFound(derr) {
-				errs = append(errs, fmt.Errorf("dependencies: delete %s %s/%s: %w", typ.Federated.Kind, ns, name, derr))
-				continue
-			}
-			wrote = true
 		}
 	}
-	return missing, requeue, wrote, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// followOne makes dependency dep follow its workloads, given cur, its federated object (nil
+// when there is none). It reports whether cur is still wanted: false makes [retire] deal with
+// it.
+func (d *Dependencies) followOne(ctx context.Context, p *pass, typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) (bool, error) {
+	if cur != nil && !generated(cur) {
+		return true, d.followUsers(ctx, p, typ, dep, cur)
+	}
+	native, err := p.r.Get(ctx, d.nativeGVR(dep.Kind), p.ns, dep.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		if !dep.Optional {
+			p.missing[dep.String()] = true
+		}
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("dependencies: get %s %s/%s: %w", dep.Kind, p.ns, dep.Name, err)
+	}
+	if why := d.credentials(dep.Kind, native); why != "" {
+		p.refuse(dep, why)
+		return false, nil
+	}
+	clusters := dep.Where(placedIn(cur))
+	if len(clusters) == 0 {
+		return false, nil
+	}
+	desired := generate(typ, native, clusters)
+	gvr := typ.FederatedGVR()
+	switch {
+	case cur == nil:
+		if _, err := d.host.Create(ctx, gvr, desired); err != nil {
+			return true, fmt.Errorf("dependencies: create %s %s/%s: %w", typ.Federated.Kind, p.ns, dep.Name, err)
+		}
+		p.wrote = true
+	case cur.GetDeletionTimestamp() != nil:
+		// The last one is still going (sync removes its member copies first): make it again
+		// once it is gone.
+		p.later(requeueGone)
+	case !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"]):
+		next := cur.DeepCopy()
+		next.Object["spec"] = desired.Object["spec"]
+		if _, err := d.host.Update(ctx, gvr, next); err != nil {
+			return true, fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, p.ns, dep.Name, err)
+		}
+		p.wrote = true
+	}
+	return true, nil
+}
+
+// followUsers makes a dependency the user federated (cur) follow its workloads: its spec is
+// the user's, the required-by-clusters annotation says where the workloads need it, and
+// placement adds those clusters but for the ones its placement explicitly refuses, which p
+// records. A Secret that holds credentials gets no annotation: it never follows a workload.
+func (d *Dependencies) followUsers(ctx context.Context, p *pass, typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) error {
+	required := dep.Where(federation.RequiredClusters(cur.GetAnnotations()))
+	if why := d.credentials(dep.Kind, templateOf(cur)); why != "" {
+		p.refuse(dep, why)
+		required = nil
+	}
+	if len(required) > 0 {
+		refused, err := d.refusedBy(ctx, p, cur, required)
+		if err != nil {
+			return err
+		}
+		if len(refused) > 0 {
+			p.excluded[dep.String()] = refused
+		}
+	}
+	changed, err := d.annotate(ctx, typ, cur, required)
+	p.wrote = p.wrote || changed
+	return err
+}
+
+// refusedBy returns the clusters of required that the placement of cur, a dependency the
+// user federated, explicitly refuses ([placement.Refused]), as the scheduler and sync will
+// find. An object that does not decode refuses nothing here: the scheduler reports it.
+func (d *Dependencies) refusedBy(ctx context.Context, p *pass, cur *unstructured.Unstructured, required []string) (map[string]placement.Diagnosis, error) {
+	obj, err := federation.FederatedObjectFromUnstructured(cur)
+	if err != nil {
+		return nil, nil
+	}
+	fleet, err := p.fleet(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	running := make([]string, 0, len(obj.Status.Clusters))
+	for _, c := range obj.Status.Clusters {
+		running = append(running, c.Name)
+	}
+	return placement.Refused(placement.Input{Placement: obj.Spec.Placement, Clusters: fleet, Running: running, Now: d.opts.Clock.Now()}, required), nil
+}
+
+// retire deals with cur, a federated dependency no workload needs any more (or none can have:
+// it is missing, or refused). The user's loses its required-by-clusters annotation. A
+// generated one is deleted, and sync removes its member copies; but a generated
+// FederatedPersistentVolumeClaim whose host claim exists is kept, placed nowhere: sync
+// releases its member claims rather than delete them (a claim's data is never collateral of a
+// move), and takes them back if a workload needs the claim there again. It goes when the
+// host claim does.
+func (d *Dependencies) retire(ctx context.Context, p *pass, typ federation.TypeConfig, kind string, cur *unstructured.Unstructured) error {
+	if !generated(cur) {
+		changed, err := d.annotate(ctx, typ, cur, nil)
+		p.wrote = p.wrote || changed
+		return err
+	}
+	if cur.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	gvr, ns, name := typ.FederatedGVR(), cur.GetNamespace(), cur.GetName()
+	if kind == KindPersistentVolumeClaim {
+		native, err := p.r.Get(ctx, d.nativeGVR(kind), ns, name)
+		switch {
+		case err == nil:
+			desired := generate(typ, native, nil)
+			if apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"]) {
+				return nil
+			}
+			next := cur.DeepCopy()
+			next.Object["spec"] = desired.Object["spec"]
+			if _, err := d.host.Update(ctx, gvr, next); err != nil {
+				return fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, ns, name, err)
+			}
+			p.wrote = true
+			return nil
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("dependencies: get %s %s/%s: %w", kind, ns, name, err)
+		}
+	}
+	if err := d.host.Delete(ctx, gvr, ns, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("dependencies: delete %s %s/%s: %w", typ.Federated.Kind, ns, name, err)
+	}
+	p.wrote = true
+	return nil
+}
+
+// credentials says why the dependency obj of kind must never follow a workload
+// ([federation.Credentials]: a member's credentials, a service-account token, the control
+// plane's own Secrets), or "". Only Secrets are refused.
+func (d *Dependencies) credentials(kind string, obj *unstructured.Unstructured) string {
+	if kind != KindSecret {
+		return ""
+	}
+	return federation.Credentials(obj, d.opts.ControlPlaneNamespace)
+}
+
+// templateOf is the member object the federated object u's template describes, as far as
+// [federation.Credentials] reads it: its labels and type, in u's namespace.
+func templateOf(u *unstructured.Unstructured) *unstructured.Unstructured {
+	t, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	if typ, ok := t["type"]; ok {
+		out.Object["type"] = typ
+	}
+	if l, _, _ := unstructured.NestedStringMap(t, "metadata", "labels"); len(l) > 0 {
+		out.SetLabels(l)
+	}
+	out.SetNamespace(u.GetNamespace())
+	return out
 }
 
 // placedIn returns the clusters the generated object u places its dependency in; none when
@@ -298,7 +452,11 @@ func (d *Dependencies) annotate(ctx context.Context, typ federation.TypeConfig, 
 	return true, nil
 }
 
-// generate is the federated object the loop owns for native, placed in clusters.
+// generate is the federated object the loop owns for native, placed in clusters. Nobody gave
+// it a placement of its own, so it follows its workloads wherever they run: it tolerates
+// every taint (a workload that tolerates a tainted cluster, or is still being evicted from a
+// drained one, has its dependency there). An untolerated taint would be an exclusion nobody
+// asked for.
 func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clusters []string) *unstructured.Unstructured {
 	refs := make([]any, 0, len(clusters))
 	for _, c := range clusters {
@@ -306,8 +464,11 @@ func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clus
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"template":  federation.NativeTemplate(native),
-			"placement": map[string]any{"clusters": refs},
+			"template": federation.NativeTemplate(native),
+			"placement": map[string]any{
+				"clusters":    refs,
+				"tolerations": []any{map[string]any{"operator": string(corev1.TolerationOpExists)}},
+			},
 		},
 	}}
 	u.SetAPIVersion(typ.Federated.GroupVersion().String())
@@ -319,9 +480,11 @@ func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clus
 }
 
 // setCondition writes f's DependenciesResolved condition: False when its template cannot be
-// read or a dependency is missing, True otherwise; removed from a workload that no longer
-// propagates its dependencies. An event marks a change of status or reason.
-func (d *Dependencies) setCondition(ctx context.Context, f *found, missing map[string]bool) (bool, error) {
+// read or a dependency is missing, refused or excluded where f runs ([pass.problems]: the
+// first decides the reason, the message says them all), True otherwise; removed from a
+// workload that no longer propagates its dependencies. An event marks a change of status or
+// reason.
+func (d *Dependencies) setCondition(ctx context.Context, f *found, p *pass) (bool, error) {
 	var prev *metav1.Condition
 	if c := meta.FindStatusCondition(f.obj.Status.Conditions, federation.ConditionDependenciesResolved); c != nil {
 		prev = c.DeepCopy()
@@ -336,26 +499,17 @@ func (d *Dependencies) setCondition(ctx context.Context, f *found, missing map[s
 		})
 	}
 	cond := metav1.Condition{Type: federation.ConditionDependenciesResolved, Status: metav1.ConditionTrue, Reason: ReasonResolved, ObservedGeneration: f.obj.Generation}
-	var names []string
-	for _, r := range f.refs {
-		if missing[r.String()] {
-			names = append(names, r.String())
+	switch problems := p.problems(f); {
+	case len(problems) > 0:
+		msgs := make([]string, len(problems))
+		for i, pr := range problems {
+			msgs[i] = pr.message
 		}
-	}
-	switch {
-	case f.invalid != nil:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonInvalidTemplate, f.invalid.Error()
-	case len(names) > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonDependencyMissing
-		cond.Message = fmt.Sprintf("not found in namespace %s: %s; the workload propagates without it, and it follows once it exists", f.u.GetNamespace(), strings.Join(names, ", "))
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, problems[0].reason, strings.Join(msgs, "; ")
 	case len(f.refs) == 0:
 		cond.Message = "the template refers to no ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim"
 	default:
-		refs := make([]string, len(f.refs))
-		for i, r := range f.refs {
-			refs[i] = r.String()
-		}
-		cond.Message = "following the workload: " + strings.Join(refs, ", ")
+		cond.Message = "following the workload: " + strings.Join(f.named(Reference.String), ", ")
 	}
 	cond.Message = fedcond.Truncate(cond.Message, fedcond.MaxMessage)
 	now := d.opts.Clock.Now()

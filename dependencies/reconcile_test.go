@@ -58,7 +58,8 @@ func resolved(t *testing.T, host *fake.Cluster, name string) (string, string, st
 }
 
 // TestReconcileGeneratesFederatedDependency: one pass federates the host ConfigMap with its
-// content (server metadata stripped) to the workload's clusters, owned by the loop.
+// content (server metadata stripped) to the workload's clusters, owned by the loop, tolerating
+// every taint: it follows its workload wherever that runs.
 func TestReconcileGeneratesFederatedDependency(t *testing.T) {
 	e := fedtest.New(t, fedtest.Options{Namespaces: []string{"ns"}})
 	fedtest.Create(t, e.Host, federation.ConfigMapType.TargetGVR(), `{apiVersion: v1, kind: ConfigMap, metadata: {name: cfg, namespace: ns, labels: {app: web},
@@ -77,7 +78,10 @@ func TestReconcileGeneratesFederatedDependency(t *testing.T) {
 			"metadata": map[string]any{"labels": map[string]any{"app": "web"}, "annotations": map[string]any{"team": "shop"}},
 			"data":     map[string]any{"level": "info"},
 		},
-		"placement": map[string]any{"clusters": []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}},
+		"placement": map[string]any{
+			"clusters":    []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}},
+			"tolerations": []any{map[string]any{"operator": "Exists"}},
+		},
 	}
 	if diff := cmp.Diff(want, u.Object["spec"]); diff != "" {
 		t.Errorf("spec (-want +got):\n%s", diff)

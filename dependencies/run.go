@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -12,7 +13,9 @@ import (
 
 // Run passes over namespaces until ctx is done. It watches the workload types' federated
 // objects, the dependency kinds' federated objects and the host's ConfigMaps,
-// ServiceAccounts and PVCs; any change queues the object's namespace. Its passes read from
+// ServiceAccounts and PVCs; any change queues the object's namespace. A change of a
+// Cluster's labels, spec or readiness queues every namespace whose last pass found
+// workloads that propagate their dependencies. Its passes read from
 // Run's caches. The host's Secrets are neither watched nor listed: a pass gets each Secret
 // it needs from the API server, and a namespace with Secret dependencies is looked at again
 // every [SecretRecheck].
@@ -39,6 +42,11 @@ func (d *Dependencies) Run(ctx context.Context) error {
 		}
 		sources = append(sources, loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
 	}
+	// A Cluster's labels choose selector overrides (what a cluster's pods refer to), and its
+	// spec (taints, region, zones) and readiness what a user's dependency refuses: their
+	// change concerns every namespace with workloads that propagate their dependencies.
+	sources = append(sources, loop.Source{GVR: federation.ClusterGVR, Changed: clusterChanged,
+		Keys: func(*unstructured.Unstructured) []federation.Key { return d.namespaceKeys() }})
 	l, err := loop.New(d.host, sources, loop.Options{
 		Name:             "dependencies",
 		Workers:          d.opts.Workers,
@@ -59,4 +67,22 @@ func (d *Dependencies) Run(ctx context.Context) error {
 		return fmt.Errorf("dependencies: %w", err)
 	}
 	return nil
+}
+
+// clusterChanged reports whether what a pass reads of a Cluster differs between two versions:
+// its labels, spec, deletion and whether it is Ready. Heartbeats and capacity, which the
+// cluster monitor refreshes often, do not: a pass reads every Secret a namespace's workloads
+// need from the host.
+func clusterChanged(old, new *unstructured.Unstructured) bool {
+	view := func(u *unstructured.Unstructured) []any {
+		ready := ""
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == federation.ConditionReady {
+				ready, _ = m["status"].(string)
+			}
+		}
+		return []any{u.GetLabels(), u.Object["spec"], u.GetDeletionTimestamp() != nil, ready}
+	}
+	return !apiequality.Semantic.DeepEqual(view(old), view(new))
 }

@@ -12,8 +12,12 @@ type Workload struct {
 	Kind, Name string
 	// Clusters are where it runs or is placed ([Clusters]).
 	Clusters []string
-	// References are what its template refers to (an [Extractor]'s result).
+	// References are what its template refers to (an [Extractor]'s result): what its pods
+	// refer to in every cluster but those of ByCluster.
 	References []Reference
+	// ByCluster holds, for the clusters whose overrides change what its pods refer to, what
+	// they refer to there: the Extractor's result on the cluster's render ([WorkloadOf]).
+	ByCluster map[string][]Reference
 	// Deleting: the workload is being deleted on the host. Its clusters keep a dependency
 	// where it is (its member copies run until sync removes them) and add none: they are
 	// the dependency's Leaving.
@@ -50,27 +54,38 @@ func (d Dependency) Where(current []string) []string {
 }
 
 // Union returns every object the workloads refer to, sorted by kind and name, each with the
-// union of its workloads' clusters. A dependency is Optional only when every workload's
-// reference to it is. A dependency whose workloads run nowhere has no Clusters: it follows
-// them nowhere, and a generated federated object for it is deleted. The clusters of workloads
-// being deleted are the dependency's Leaving, not its Clusters.
+// union of the clusters whose pods refer to it: a workload's cluster counts for a reference
+// its render there has (Workload.ByCluster, else its template's). A workload that runs
+// nowhere refers to what its template does. A dependency is Optional only when every
+// workload's reference to it is. A dependency whose workloads run nowhere has no Clusters: it
+// follows them nowhere. The clusters of workloads being deleted are the dependency's Leaving,
+// not its Clusters.
 func Union(workloads []Workload) []Dependency {
 	var out []Dependency
+	at := func(r Reference) *Dependency {
+		i := slices.IndexFunc(out, func(d Dependency) bool { return d.Kind == r.Kind && d.Name == r.Name })
+		if i < 0 {
+			out = append(out, Dependency{Reference: r})
+			i = len(out) - 1
+		} else {
+			out[i].Optional = out[i].Optional && r.Optional
+		}
+		return &out[i]
+	}
 	for _, w := range workloads {
-		for _, r := range w.References {
-			i := slices.IndexFunc(out, func(d Dependency) bool { return d.Kind == r.Kind && d.Name == r.Name })
-			if i < 0 {
-				out = append(out, Dependency{Reference: r})
-				i = len(out) - 1
-			}
-			d := &out[i]
-			d.Optional = d.Optional && r.Optional
-			if w.Deleting {
-				d.Leaving = append(d.Leaving, w.Clusters...)
-			} else {
-				d.Clusters = append(d.Clusters, w.Clusters...)
-			}
+		for _, r := range w.Referenced() {
+			d := at(r)
 			d.RequiredBy = append(d.RequiredBy, w.Kind+"/"+w.Name)
+		}
+		for _, c := range w.Clusters {
+			for _, r := range w.In(c) {
+				d := at(r)
+				if w.Deleting {
+					d.Leaving = append(d.Leaving, c)
+				} else {
+					d.Clusters = append(d.Clusters, c)
+				}
+			}
 		}
 	}
 	for i := range out {
@@ -88,6 +103,31 @@ func Union(workloads []Workload) []Dependency {
 	}
 	slices.SortFunc(out, func(a, b Dependency) int { return compareRefs(a.Reference, b.Reference) })
 	return out
+}
+
+// In returns what w's pods refer to in cluster: ByCluster's entry, else References.
+func (w Workload) In(cluster string) []Reference {
+	if refs, ok := w.ByCluster[cluster]; ok {
+		return refs
+	}
+	return w.References
+}
+
+// Referenced returns what w's pods refer to anywhere, sorted, each once: in each of its
+// clusters, or, when it runs nowhere, in its template. A reference optional in one cluster
+// and not in another is not optional.
+func (w Workload) Referenced() []Reference {
+	if len(w.Clusters) == 0 {
+		return w.References
+	}
+	var c collector
+	for _, cluster := range w.Clusters {
+		for _, r := range w.In(cluster) {
+			opt := r.Optional
+			c.add(r.Kind, r.Name, &opt)
+		}
+	}
+	return c.sorted()
 }
 
 // Clusters returns where obj's dependencies must be, sorted: the clusters of its

@@ -9,14 +9,21 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// TestUnion: a dependency goes to the union of its workloads' clusters; a second workload
-// widens it, one that leaves narrows it, one placed nowhere keeps it nowhere.
+// TestUnion: a dependency goes to the union of its workloads' clusters whose pods refer to
+// it; a second workload widens it, one that leaves narrows it, one placed nowhere keeps it
+// nowhere, and a cluster's overrides send what its own pods refer to.
 func TestUnion(t *testing.T) {
 	web := dependencies.Workload{Kind: "FederatedDeployment", Name: "web", Clusters: []string{"b", "a"}, References: refs("ConfigMap", "shared", "Secret", "web?")}
 	api := dependencies.Workload{Kind: "FederatedDeployment", Name: "api", Clusters: []string{"c", "a"}, References: refs("ConfigMap", "shared?")}
 	idle := dependencies.Workload{Kind: "FederatedJob", Name: "idle", References: refs("Secret", "web")}
 	goingAPI := api
 	goingAPI.Deleting = true
+	// db's template reads creds-us; eu's override reads creds-eu instead.
+	overridden := dependencies.Workload{Kind: "FederatedDeployment", Name: "db", Clusters: []string{"eu", "us"}, References: refs("Secret", "creds-us"),
+		ByCluster: map[string][]dependencies.Reference{"eu": refs("Secret", "creds-eu")}}
+	// Both clusters override the template's creds.
+	everywhere := dependencies.Workload{Kind: "FederatedDeployment", Name: "db", Clusters: []string{"eu", "us"}, References: refs("Secret", "creds"),
+		ByCluster: map[string][]dependencies.Reference{"eu": refs("Secret", "creds-eu"), "us": refs("Secret", "creds-us")}}
 	for _, tc := range []struct {
 		name      string
 		workloads []dependencies.Workload
@@ -44,6 +51,14 @@ func TestUnion(t *testing.T) {
 		{"a workload placed nowhere adds no cluster", []dependencies.Workload{idle, web}, []dependencies.Dependency{
 			{Reference: dependencies.Reference{Kind: "ConfigMap", Name: "shared"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web"}},
 			{Reference: dependencies.Reference{Kind: "Secret", Name: "web"}, Clusters: []string{"a", "b"}, RequiredBy: []string{"FederatedDeployment/web", "FederatedJob/idle"}},
+		}},
+		{"a cluster's overrides point its pods elsewhere: each dependency where it is referenced", []dependencies.Workload{overridden}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "creds-eu"}, Clusters: []string{"eu"}, RequiredBy: []string{"FederatedDeployment/db"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "creds-us"}, Clusters: []string{"us"}, RequiredBy: []string{"FederatedDeployment/db"}},
+		}},
+		{"what no cluster's pods refer to is no dependency", []dependencies.Workload{everywhere}, []dependencies.Dependency{
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "creds-eu"}, Clusters: []string{"eu"}, RequiredBy: []string{"FederatedDeployment/db"}},
+			{Reference: dependencies.Reference{Kind: "Secret", Name: "creds-us"}, Clusters: []string{"us"}, RequiredBy: []string{"FederatedDeployment/db"}},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -104,7 +104,8 @@
 // into its Go type. Else the write is a BadRequest, as the real server's decoding makes it:
 // a string in spec.replicas does not get stored. What decodes is stored as the real server
 // encodes it. Resource quantities are canonical (cpu: 1 as "1", 0.5 as "500m"). Empty
-// values of fields the type omits when empty ("", false, 0, {}, []) are dropped.
+// values of fields the type omits when empty ("", false, 0, {}, []) are dropped. A Secret's
+// stringData is merged into its data, each key replacing data's, and never stored.
 //
 // Metadata validation. Every Create, Update, UpdateStatus and Patch (and Drift) runs the
 // real server's metadata rules, with k8s.io/apimachinery's own validation functions. It

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -496,12 +498,34 @@ func checkDecodes(obj *unstructured.Unstructured) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
 	}
+	if s, ok := typed.(*corev1.Secret); ok && s.StringData != nil {
+		mergeStringData(obj.Object, s)
+	}
 	encoded, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
 		return nil // stored as sent
 	}
 	storedForm(obj.Object, encoded)
 	return nil
+}
+
+// mergeStringData does to a Secret what the real server's conversion does: each key of its
+// write-only stringData replaces the same key of data (base64-encoded), and stringData is
+// never stored. obj is the Secret as sent, s the same decoded; both are changed.
+func mergeStringData(obj map[string]any, s *corev1.Secret) {
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+	data := make(map[string]any, len(s.Data))
+	for k, v := range s.Data {
+		data[k] = base64.StdEncoding.EncodeToString(v)
+	}
+	obj["data"] = data
+	delete(obj, "stringData")
 }
 
 // checkTypeMeta requires a kind (falling back to fallbackKind) and an apiVersion matching gvr;

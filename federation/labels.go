@@ -1,5 +1,10 @@
 package federation
 
+// DefaultNamespace is the control plane's own namespace on the host by default: the
+// clusters' credentials, its Leases and DNS domains live there, and no propagation policy
+// selects objects in it.
+const DefaultNamespace = "fedkit-system"
+
 // Well-known labels and annotations. Member objects created by fedkit carry [ManagedByLabel];
 // loops never modify or delete a member object without it.
 const (
@@ -47,6 +52,15 @@ const (
 	// from it, so a restart of the control plane does not start the wait again, and an outage
 	// longer than the timeout does not cut it short.
 	DeletionStartedAnnotation = "federation.k8s.io/deletion-started"
+
+	// ClaimRemovalAnnotation on a FederatedPersistentVolumeClaim says what becomes of a
+	// member claim when its cluster leaves the placement (its workload moved away: a drain,
+	// a failover, a rebalance, a placement edit). By default ([ClaimRemovalRetain]) the claim
+	// stays there, released (see [ReleasedAnnotation]): a claim's data is never collateral of
+	// a move. [ClaimRemovalDelete] deletes it, as any other member object. Deleting the
+	// FederatedPersistentVolumeClaim (or, for one the dependencies loop generated, the host
+	// claim) deletes the claims it still places, whatever the annotation.
+	ClaimRemovalAnnotation = "federation.k8s.io/claim-removal"
 
 	// ReleasedAnnotation on a member object holds the uid of the federated object that
 	// released it: an eviction with purge mode Never ended in that cluster, so sync orphaned
@@ -104,6 +118,16 @@ const (
 	// separated and sorted, the clusters its dependent workloads run in. The dependencies
 	// loop writes it; placement adds these clusters to the object's own ([RequiredClusters]).
 	RequiredByClustersAnnotation = "federation.k8s.io/required-by-clusters"
+)
+
+// Values of [ClaimRemovalAnnotation], the words of a PersistentVolume's reclaim policy and of
+// a StatefulSet's persistentVolumeClaimRetentionPolicy.
+const (
+	// ClaimRemovalRetain (the default): a claim stays in a cluster its workload left,
+	// released from the federation.
+	ClaimRemovalRetain = "Retain"
+	// ClaimRemovalDelete: a claim is deleted from a cluster its workload left.
+	ClaimRemovalDelete = "Delete"
 )
 
 // Condition types.

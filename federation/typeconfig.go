@@ -95,6 +95,13 @@ func (t TypeConfig) Validate() error {
 
 // Ready-made TypeConfigs for the common built-in types. They are values: copy and change them
 // freely.
+//
+// PersistentVolumeClaimType (FederatedPersistentVolumeClaim) has one rule of its own: a claim
+// is never deleted from a member because the object left that cluster's placement (its
+// workload moved away: a drain, a failover, a rebalance, a placement edit). Sync releases it
+// there instead, and takes it back if the object is placed there again. A claim leaves a
+// member only when the FederatedPersistentVolumeClaim is deleted, or when it carries
+// [ClaimRemovalAnnotation]: Delete.
 var (
 	DeploymentType            = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, "spec.replicas")
 	StatefulSetType           = NewTypeConfig(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}, "statefulsets", true, "spec.replicas")

@@ -84,14 +84,19 @@ type ScheduledCluster struct {
 	Replicas int64 `json:"replicas"`
 }
 
-// The propagation reasons of a cluster sync cannot act in now (MemberStatus.Propagation):
-// package sync writes them, and the scheduler holds an eviction of such a cluster, as
-// nothing can be removed there until it is back.
+// The propagation reasons (MemberStatus.Propagation) other loops read: package sync writes
+// them. The scheduler holds an eviction of a cluster sync cannot act in now (the first two),
+// as nothing can be removed there until it is back.
 const (
 	// PropagationClusterNotReady: the Cluster's Ready condition is not True.
 	PropagationClusterNotReady = "ClusterNotReady"
 	// PropagationClusterUnreachable: the member's API server could not be reached.
 	PropagationClusterUnreachable = "ClusterUnreachable"
+	// PropagationWaitingForRemoval: the member object is being deleted and its finalizers
+	// hold it (a foreground deletion, a member controller's cleanup). Sync lists the cluster
+	// until the object is gone (NotFound); what runs there is going, so the scheduler counts
+	// none of it as running and evicts nothing there, and a dependency stays there until then.
+	PropagationWaitingForRemoval = "WaitingForRemoval"
 )
 
 // MemberStatus is what the federation knows about the member object in one cluster.

@@ -71,7 +71,10 @@
 // condition's message.
 //
 // [Decision.Require] adds the clusters a dependency's workloads run in (package
-// dependencies). The scheduler and sync both call it, so they agree.
+// dependencies). The scheduler and sync both call it, so they agree. An explicit exclusion
+// wins over that need: a cluster the placement excludes (excludeClusters,
+// clusterAffinity.required, a taint it does not tolerate) stays out. [Refused] names those
+// clusters, for the workloads' condition.
 //
 // # Spread constraints
 //

@@ -126,18 +126,7 @@ func Place(in Input) (Decision, error) {
 			}
 		}
 	}
-	excluded := make(map[string]bool, len(p.ExcludeClusters))
-	for _, name := range p.ExcludeClusters {
-		excluded[name] = true
-	}
-
-	f := filterer{p: &p, listed: listed, sel: selector, excluded: excluded, now: in.Now}
-	if len(in.Running) > 0 {
-		f.running = make(map[string]bool, len(in.Running))
-		for _, name := range in.Running {
-			f.running[name] = true
-		}
-	}
+	f := filterer{p: &p, listed: listed, sel: selector, excluded: nameSet(p.ExcludeClusters), running: nameSet(in.Running), now: in.Now}
 	var eligible []ranked
 	kept := map[string]keep{}
 	for i := range clusters {
@@ -164,16 +153,8 @@ func Place(in Input) (Decision, error) {
 		}
 	}
 	for _, c := range d.Selected {
-		k, ok := kept[c.Name]
-		if !ok {
-			continue
-		}
-		d.Kept = append(d.Kept, Diagnosis{Cluster: c.Name, Rule: k.rule, Detail: k.why, Until: k.until})
-		if !k.until.IsZero() && (d.Recheck.IsZero() || k.until.Before(d.Recheck)) {
-			d.Recheck = k.until
-		}
+		d.keep(c.Name, kept[c.Name])
 	}
-	sort.Slice(d.Kept, func(i, j int) bool { return d.Kept[i].Cluster < d.Kept[j].Cluster })
 	sort.Slice(d.Excluded, func(i, j int) bool { return d.Excluded[i].Cluster < d.Excluded[j].Cluster })
 	return d, err
 }

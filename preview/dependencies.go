@@ -1,14 +1,19 @@
 package preview
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
 )
 
-// workload records an object with spec.propagateDependencies for the dependencies preview:
-// its references (the loop's extractor for its kind) and its clusters, from the schedule
-// the scheduler would write (fed's status.schedule by now) and its status.clusters. A
-// template the extractor cannot read is a problem.
+// workload records an object with spec.propagateDependencies for the dependencies preview,
+// as the loop reads it (dependencies.WorkloadOf, with the loop's extractor for its kind): its
+// clusters, from the schedule the scheduler would write (fed's status.schedule by now) and
+// its status.clusters, and what its pods refer to in each, after overrides. A template the
+// extractor cannot read is a problem.
 func (r *run) workload(typ federation.TypeConfig, fed *federation.FederatedObject, what string) []Problem {
 	if !fed.Spec.PropagateDependencies {
 		return nil
@@ -18,17 +23,15 @@ func (r *run) workload(typ federation.TypeConfig, fed *federation.FederatedObjec
 		return []Problem{{Severity: Warning, Object: what, Field: "spec.propagateDependencies",
 			Message: "the dependencies loop has no extractor for " + typ.Target.Kind + ": nothing follows it (register one in dependencies.Options.Extractors)"}}
 	}
-	refs, err := extract(fed.Spec.Template.Object)
+	w, err := dependencies.WorkloadOf(typ, extract, fed, r.clusters)
 	if err != nil {
 		return []Problem{{Severity: Error, Object: what, Field: "spec.template", Message: err.Error()}}
 	}
-	r.refs[r.index] = refs
-	if refs == nil {
+	r.refs[r.index] = w.Referenced()
+	if r.refs[r.index] == nil {
 		r.refs[r.index] = []dependencies.Reference{}
 	}
-	r.workloads[fed.Namespace] = append(r.workloads[fed.Namespace], dependencies.Workload{
-		Kind: fed.Kind, Name: fed.Name, Clusters: dependencies.Clusters(fed), References: refs,
-	})
+	r.workloads[fed.Namespace] = append(r.workloads[fed.Namespace], w)
 	return nil
 }
 
@@ -49,6 +52,11 @@ func (r *run) dependencies(rep *Report) map[int][]string {
 				if dep.Clusters == nil {
 					dep.Clusters = []string{}
 				}
+				if why := r.refused(o.Namespace, d.Reference); why != "" {
+					dep.Federated, dep.Clusters = "refused", []string{}
+					o.Problems = append(o.Problems, Problem{Severity: Warning, Object: o.Kind + " " + o.Namespace + "/" + o.Name, Field: "spec.template",
+						Message: d.String() + " never follows a workload: " + why + " (DependenciesResolved=False, DependencyRefused)"})
+				}
 				if dep.Federated == "missing" {
 					dep.Clusters = []string{}
 					sev := Warning
@@ -59,7 +67,9 @@ func (r *run) dependencies(rep *Report) map[int][]string {
 					o.Problems = append(o.Problems, Problem{Severity: sev, Object: o.Kind + " " + o.Namespace + "/" + o.Name, Field: "spec.template", Message: msg})
 				}
 				if dep.Federated == "yours" && len(d.Clusters) > 0 {
-					gain[r.objectIndex("Federated"+d.Kind, o.Namespace, d.Name)] = d.Clusters
+					at := r.objectIndex("Federated"+d.Kind, o.Namespace, d.Name)
+					gain[at] = d.Clusters
+					o.Problems = append(o.Problems, r.notPlaceable(o, d.Reference, at)...)
 				}
 				o.Dependencies = append(o.Dependencies, dep)
 			}
@@ -67,6 +77,35 @@ func (r *run) dependencies(rep *Report) map[int][]string {
 	}
 	delete(gain, -1)
 	return gain
+}
+
+// notPlaceable is a problem for each cluster where o's pods refer to ref, the user's federated
+// object at index at of the input, and its own placement explicitly refuses it
+// (placement.Refused, as the loop reports with DependencyNotPlaceable).
+func (r *run) notPlaceable(o *Object, ref dependencies.Reference, at int) []Problem {
+	if at < 0 {
+		return nil
+	}
+	var need []string
+	for _, w := range r.workloads[o.Namespace] {
+		if w.Kind != o.Kind || w.Name != o.Name {
+			continue
+		}
+		for _, c := range w.Clusters {
+			if slices.ContainsFunc(w.In(c), func(x dependencies.Reference) bool { return x.Kind == ref.Kind && x.Name == ref.Name }) {
+				need = append(need, c)
+			}
+		}
+	}
+	refused := placement.Refused(placement.Input{Placement: r.in.Objects[at].Spec.Placement, Clusters: r.clusters, Now: r.in.Now}, need)
+	var out []Problem
+	for _, c := range need {
+		if x, ok := refused[c]; ok {
+			out = append(out, Problem{Severity: Warning, Object: o.Kind + " " + o.Namespace + "/" + o.Name, Field: "spec.template",
+				Message: fmt.Sprintf("%s is not placed in %s, where the workload runs: its own placement refuses it (%s: %s); an explicit exclusion wins (DependenciesResolved=False, DependencyNotPlaceable)", ref, c, x.Rule, x.Detail)})
+		}
+	}
+	return out
 }
 
 // objectIndex is the index in the input of the federated object, or -1.
@@ -77,6 +116,19 @@ func (r *run) objectIndex(kind, ns, name string) int {
 		}
 	}
 	return -1
+}
+
+// refused says why the host Secret ref of namespace ns in the input never follows a workload
+// (federation.Credentials, with the control plane's default namespace, as the loop's
+// default), or "".
+func (r *run) refused(ns string, ref dependencies.Reference) string {
+	if ref.Kind != dependencies.KindSecret || r.objects["Federated"+ref.Kind+"/"+ns+"/"+ref.Name] {
+		return ""
+	}
+	if u := find(r.in.Other, "v1", ref.Kind, ns, ref.Name); u != nil {
+		return federation.Credentials(u, federation.DefaultNamespace)
+	}
+	return ""
 }
 
 // federated says how the dependency ref of namespace ns would follow: the user's federated

@@ -17,8 +17,11 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/ from the code")
 
 // TestPreviewDependencies: the preview lists each workload's dependencies with the union of
-// the clusters of every workload that needs them, how each follows, and a missing one as a
-// problem; the user's federated ConfigMap gains its workloads' clusters. Refresh the golden file with -update.
+// the clusters of every workload whose pods need them (after overrides: web's us pods read
+// creds-us), how each follows, and a missing one, a refused one (credentials) and one whose
+// own placement refuses the workload's cluster as problems; the user's federated ConfigMap
+// gains its workloads' clusters, but for the one it excludes. Refresh the golden file with
+// -update.
 func TestPreviewDependencies(t *testing.T) {
 	data, err := os.ReadFile("testdata/dependencies.yaml")
 	if err != nil {

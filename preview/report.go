@@ -104,8 +104,10 @@ type Dependency struct {
 	// it (the loop's dependencies.Union): where it goes.
 	Clusters []string `json:"clusters"`
 	// Federated says how: "generated" (the loop federates the input's host object),
-	// "yours" (a federated object of the input; the clusters are added to its own), or
-	// "missing" (neither is in the input; nothing follows).
+	// "yours" (a federated object of the input; the clusters are added to its own, but for
+	// those its placement explicitly refuses), "missing" (neither is in the input; nothing
+	// follows), or "refused" (the host object holds credentials, federation.Credentials:
+	// nothing follows).
 	Federated string `json:"federated"`
 }
 

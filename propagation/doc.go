@@ -32,8 +32,9 @@
 // or no policy selects it any more: a host has no garbage collector of its own. Sync then
 // removes the member copies, or orphans them. A Federated<Kind> written by hand is never
 // taken over: the native object gets a Warning event, and both are left alone. Objects
-// labelled federation.ManagedByLabel are member copies, never selected. Secrets labelled
-// federation.SecretClusterLabel hold cluster credentials, never selected either.
+// labelled federation.ManagedByLabel are member copies, never selected. Credentials are never
+// selected either (federation.Credentials, which the dependencies loop applies too): Secrets
+// labelled federation.SecretClusterLabel, and service-account token Secrets.
 //
 // The host should run no controller for the native kinds: a kube-controller-manager there
 // would run the workloads on the host too, and write their status.

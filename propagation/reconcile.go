@@ -136,10 +136,10 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 }
 
 // Selectable reports whether a policy may select native: not a member copy the federation
-// manages (a host that is also a member), nor a Secret holding a Cluster's credentials.
+// manages (a host that is also a member), nor credentials ([federation.Credentials]: a
+// Cluster's, a service-account token), which the dependencies loop refuses alike.
 func Selectable(native *unstructured.Unstructured) bool {
-	l := native.GetLabels()
-	return l[federation.ManagedByLabel] == "" && l[federation.SecretClusterLabel] == ""
+	return native.GetLabels()[federation.ManagedByLabel] == "" && federation.Credentials(native, "") == ""
 }
 
 // Generated reports whether u (a Federated<Kind> or preference) was written by this loop.

@@ -92,12 +92,13 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	}
 	// NoSchedule refuses new placements only: the clusters the object runs in stay
 	// (placement.Input.Running); tolerationSeconds counts at now.
-	pd, placeErr := placement.Place(placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now})
+	pin := placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now}
+	pd, placeErr := placement.Place(pin)
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}
 	// The clusters the dependencies loop says the object's dependent workloads run in.
-	pd.Require(federation.RequiredClusters(fed.Annotations), clusters)
+	pd.Require(federation.RequiredClusters(fed.Annotations), pin)
 	pd.Exclude(noPref...)
 	byName := make(map[string]*federation.Cluster, len(clusters))
 	for i := range clusters {
@@ -243,7 +244,8 @@ func withPreference(clusters []federation.Cluster, prefs map[string]federation.C
 // observation (the member's status.replicas) when it was made after prev's last refill, else
 // the previous schedule prev (nil: none). capacity.go says why this is the number that
 // consumes a cluster's headroom. A negative count (no API server writes one) is ignored: a
-// member's bad number is never reported as the preference's.
+// member's bad number is never reported as the preference's. Nor is the count of a copy being
+// deleted ([going]).
 func currentReplicas(fed *federation.FederatedObject, prev *federation.Schedule) map[string]int64 {
 	out := map[string]int64{}
 	if prev != nil {
@@ -258,7 +260,7 @@ func currentReplicas(fed *federation.FederatedObject, prev *federation.Schedule)
 		refilled = prev.LastRebalanceTime
 	}
 	for _, c := range fed.Status.Clusters {
-		if c.Replicas == nil || *c.Replicas < 0 || c.Stale {
+		if c.Replicas == nil || *c.Replicas < 0 || c.Stale || going(c) {
 			continue
 		}
 		if refilled != nil && (c.LastObserved == nil || !c.LastObserved.After(refilled.Time)) {
@@ -317,4 +319,12 @@ func message(plan Plan, pd placement.Decision, divisible bool) string {
 
 func fieldDecodeError(err error) field.ErrorList {
 	return field.ErrorList{field.Invalid(specPath, "", err.Error())}
+}
+
+// going reports whether sync lists m's cluster only because its copy there is being deleted
+// and not gone yet (federation.PropagationWaitingForRemoval). What runs there is going: it is
+// not where the object runs, so it is no eviction's to keep, and counting it would put the
+// cluster back in the schedule, and the copy back once it is gone.
+func going(m federation.MemberStatus) bool {
+	return m.Propagation == federation.PropagationWaitingForRemoval
 }

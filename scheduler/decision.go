@@ -210,7 +210,8 @@ type placed struct {
 }
 
 // runningIn returns the clusters the object runs in: those of the previous schedule and of
-// status.clusters (where sync propagated it), in that order, each once.
+// status.clusters (where sync propagated it, but for a copy being deleted: [going]), in that
+// order, each once.
 func runningIn(fed *federation.FederatedObject, prev *federation.Schedule) []string {
 	var out []string
 	if prev != nil {
@@ -219,7 +220,7 @@ func runningIn(fed *federation.FederatedObject, prev *federation.Schedule) []str
 		}
 	}
 	for _, c := range fed.Status.Clusters {
-		if !slices.Contains(out, c.Name) {
+		if !going(c) && !slices.Contains(out, c.Name) {
 			out = append(out, c.Name)
 		}
 	}

@@ -136,6 +136,10 @@
 // partition shows. Sync's delete there then fails, and the entry says ClusterUnreachable with
 // the copy's last replicas: the eviction begins again and is held the same way.
 //
+// A copy being deleted is going, not running: sync lists its cluster in status.clusters, with
+// propagation WaitingForRemoval, until its finalizers let it go. Its replicas count nowhere,
+// so no eviction begins for it and the schedule never lists its cluster again for it.
+//
 // A total that is lowered, with nobody gaining, is no eviction: it happens at once.
 // Replicas that fit nowhere else (Plan.Unplaced) stay where they run, with no deadline.
 // The Scheduled condition is then Unschedulable, and its message names each other cluster
@@ -212,7 +216,8 @@
 // with spec.intersectWithClusterSelector: true, which keeps only the clusters the placement
 // selects. The placement's other rules apply either way: excludeClusters, affinity, taints
 // and readiness, spread, maxClusters. Decide passes placement the clusters the object runs
-// in (its previous schedule and status.clusters), so a NoSchedule taint keeps them. So this
+// in (its previous schedule and status.clusters, but for a copy being deleted), so a
+// NoSchedule taint keeps them. So this
 // object, meant for the US only, gets replicas in every cluster:
 //
 //	kind: FederatedDeployment

@@ -121,6 +121,11 @@ func TestDecideEvictions(t *testing.T) {
 	bLost := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 0, evictT0.Add(5*grace)), member("c", 2, 2, evictT0.Add(5*grace))}
 	cRestarted := cEvicted
 	cRestarted.Deadline = &metav1.Time{Time: evictT0.Add(6 * grace)}
+	// The eviction ended and sync deleted c's copy, which its finalizers hold: sync lists c
+	// until it is gone, with the replicas the collector last saw there.
+	ended := &federation.Schedule{Clusters: sched("a", 3, "b", 3), LastRebalanceTime: steady.LastRebalanceTime}
+	cGoing := []federation.MemberStatus{member("a", 3, 3, after), member("b", 3, 3, after), member("c", 2, 2, after)}
+	cGoing[2].Propagation = federation.PropagationWaitingForRemoval
 
 	for _, tc := range []struct {
 		name       string
@@ -193,6 +198,10 @@ func TestDecideEvictions(t *testing.T) {
 	}, {
 		name:     "back Ready with its replacements available: the eviction ends and the copy goes",
 		clusters: drained, prev: held, status: gainersUp, now: evictT0.Add(5 * grace),
+		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
+	}, {
+		name:     "a copy being deleted is going, not running: no eviction puts it back while its finalizers hold it",
+		clusters: drained, prev: ended, status: cGoing, now: evictT0.Add(3 * time.Minute),
 		want: sched("a", 3, "b", 3), reason: scheduler.ReasonScheduled,
 	}, {
 		name:     "purge mode Never, held while out of reach: the copy is released (sync releases it once it can), not kept",

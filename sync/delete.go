@@ -109,10 +109,12 @@ func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstr
 	return federation.Result{RequeueAfter: min(max(remaining, time.Second), deletionRecheck)}, "deleting", nil
 }
 
-// checkRemoved reads again, live, each member object whose delete was just sent: one that is
-// still there (held by its finalizers: the garbage collector's foregroundDeletion, a member
+// checkRemoved reads again, live, each member object whose delete was just sent (the
+// federated object is being deleted, or the cluster left its placement): one that is still
+// there (held by its finalizers: the garbage collector's foregroundDeletion, a member
 // controller's) is not removed yet, and its result says ReasonWaitingForRemoval with the
-// finalizers that hold it. One that cannot be read is not known to be gone either.
+// finalizers that hold it, so status.clusters keeps listing the cluster. One that cannot be
+// read is not known to be gone either.
 func (s *Syncer) checkRemoved(ctx context.Context, fed *federation.FederatedObject, results []result) {
 	ns, name := s.memberName(fed)
 	var sent []int

@@ -253,12 +253,22 @@
 // already under way when it arrives is not called back. A Cluster that leaves the federation
 // orphans by default (below).
 //
+// A PersistentVolumeClaim is the exception: its data is never collateral of a move (a drain,
+// a failover, a rebalance, a placement edit). A claim whose cluster leaves the placement is
+// released, as an eviction with purge mode Never releases a copy (below), and taken back if
+// the object is placed there again. Deleting the FederatedPersistentVolumeClaim deletes its
+// claims; federation.ClaimRemovalAnnotation: Delete on it deletes them on a move too.
+//
 // A delete because a cluster left the placement needs proof. Right before it, sync reads
 // the federated object and that Cluster from the host's API server. If either changed in a
 // way that matters (spec, annotations, schedule, deletion; the Cluster's labels, taints or
 // deletion), nothing is deleted. The pass fails with a Conflict and the key is decided again
 // on the new version. So a cache that lags never deletes a copy that the user meanwhile
 // orphaned, or that the cluster, back from a drain, should keep.
+//
+// A member object deleted because its cluster left the placement is read again right after.
+// While its finalizers hold it, status.clusters lists the cluster, [ReasonWaitingForRemoval],
+// until it is NotFound: what runs there, and what depends on it, is still there.
 //
 // The finalizer goes once every member object is gone (NotFound), not when its delete was
 // sent. A member object that its own finalizers hold (foregroundDeletion, a member

@@ -315,7 +315,7 @@ func planFor(in PlanInput, t Targets) []Change {
 			r = rendered{}
 		}
 		ch = decideMember(ch, ms, r, fields, identity, in.Adopt || releasedBy(ms.Object, in.Object), deleting, orphanIn(in, name, orphan))
-		if ch.Action == ActionOrphan && !deleting && released(in.Object, name) {
+		if ch.Action == ActionOrphan && !deleting && (released(in.Object, name) || keepsClaim(in)) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
@@ -352,17 +352,32 @@ func orphanOnDeletion(obj *federation.FederatedObject) bool {
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
 // it goes: the federated object is being deleted and asks for it (orphan, see
 // orphanOnDeletion), the cluster is leaving the federation and the policy keeps what runs
-// there, or an eviction with purge mode Never ended there (federation.Eviction.Release).
+// there, an eviction with purge mode Never ended there (federation.Eviction.Release), or it
+// is a claim that keeps its data (keepsClaim).
 func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 	if orphan || released(in.Object, cluster) {
 		return true
 	}
 	for i := range in.Clusters {
-		if in.Clusters[i].Name == cluster {
-			return in.Clusters[i].DeletionTimestamp != nil && in.ClusterRemoval != RemovalDelete
+		if in.Clusters[i].Name == cluster && in.Clusters[i].DeletionTimestamp != nil {
+			return in.ClusterRemoval != RemovalDelete
 		}
 	}
-	return false
+	return keepsClaim(in)
+}
+
+// keepsClaim reports whether a member PersistentVolumeClaim of in.Object that leaves its
+// cluster's placement is released rather than deleted: a claim holds data, and is never
+// collateral of its workload's move (a drain, a failover, a rebalance, a placement edit), as
+// a StatefulSet keeps its claims when scaled down. The copy stays, without the federation's
+// labels, marked federation.ReleasedAnnotation, and is taken back where the object is placed
+// again. A claim leaves a member only when the FederatedPersistentVolumeClaim is deleted (the
+// user deleted it, or the host claim the dependencies loop federated it from), or when it
+// asks for that: federation.ClaimRemovalAnnotation: Delete. A cluster leaving the federation
+// follows Options.ClusterRemoval (orphanIn).
+func keepsClaim(in PlanInput) bool {
+	return in.Type.Target.Group == "" && in.Type.Target.Kind == "PersistentVolumeClaim" && in.Object.DeletionTimestamp == nil &&
+		in.Object.Annotations[federation.ClaimRemovalAnnotation] != federation.ClaimRemovalDelete
 }
 
 // releasedBy reports whether live is a copy fed released (federation.ReleasedAnnotation

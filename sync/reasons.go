@@ -34,8 +34,9 @@ const (
 	// override path that does not exist, a value of the wrong type).
 	ReasonRenderFailed = "RenderFailed"
 	// ReasonWaitingForRemoval: the member object is being deleted (it has a
-	// deletionTimestamp and finalizers); sync waits until it is gone.
-	ReasonWaitingForRemoval = "WaitingForRemoval"
+	// deletionTimestamp and finalizers); sync waits until it is gone, and lists the cluster
+	// in status.clusters until then (federation.PropagationWaitingForRemoval).
+	ReasonWaitingForRemoval = federation.PropagationWaitingForRemoval
 	// ReasonTypeNotServed: the member's API server does not serve the target type (its CRD
 	// is not installed there).
 	ReasonTypeNotServed = "TypeNotServed"

@@ -146,6 +146,9 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	}
 	targets := d.Targets
 	results := s.executeWith(ctx, in, d.inputs, d.Changes)
+	// A copy deleted because its cluster left the placement is listed until it is gone: its
+	// finalizers may hold it, and what runs there (and its dependencies) is still there.
+	s.checkRemoved(ctx, fed, results)
 	waitingForNamespace := s.noteNamespaceWaits(ctx, key, results)
 	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
 	if err != nil {
@@ -173,6 +176,11 @@ func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation
 	if slices.ContainsFunc(results, func(r result) bool { return r.Reason == ReasonNamespaceInUse }) {
 		// Nothing watches the objects that keep the namespace: look again soon.
 		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
+	}
+	if slices.ContainsFunc(results, func(r result) bool { return !r.Placed && r.Reason == ReasonWaitingForRemoval }) {
+		// Run's member caches bring the object back when the copy goes; this bounds the wait
+		// where no cache does.
+		res.RequeueAfter = min(res.RequeueAfter, deletionRecheck)
 	}
 	return res, outcome, nil
 }

@@ -69,7 +69,8 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	for _, c := range obj.Status.Clusters {
 		running = append(running, c.Name)
 	}
-	d, err := placement.Place(placement.Input{Placement: obj.Spec.Placement, Clusters: clusters, Running: running, Now: now})
+	pin := placement.Input{Placement: obj.Spec.Placement, Clusters: clusters, Running: running, Now: now}
+	d, err := placement.Place(pin)
 	switch {
 	case errors.Is(err, placement.ErrUnsatisfiable):
 		t.Unsatisfiable = err.Error()
@@ -77,7 +78,7 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 		return Targets{}, err
 	}
 	// The clusters the dependencies loop says the object's dependent workloads run in.
-	d.Require(federation.RequiredClusters(obj.Annotations), clusters)
+	d.Require(federation.RequiredClusters(obj.Annotations), pin)
 	for _, x := range d.Excluded {
 		if x.Rule == placement.NotReady {
 			t.NotReady = append(t.NotReady, x.Cluster)

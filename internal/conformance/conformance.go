@@ -38,6 +38,7 @@ type Config struct {
 // Resources the behaviours use.
 var (
 	ConfigMapGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	SecretGVR     = federation.SecretGVR
 	DeploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	NamespaceGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	ClusterGVR    = federation.ClusterGVR

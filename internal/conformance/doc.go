@@ -23,7 +23,7 @@
 //   - fedkit's Cluster CRD: cluster-scoped, status subresource, the custom-resource rules.
 //
 // The per-kind rules of a few other built-ins (DaemonSets, EndpointSlices, Leases,
-// PriorityClasses) have behaviours of their own. The stored ones check what a server makes
+// PriorityClasses, Secrets) have behaviours of their own. The stored ones check what a server makes
 // of a built-in object: quantities canonical, empty fields dropped. Others create CRDs of
 // their own, and namespaces, to check what is served and the namespace lifecycle.
 //

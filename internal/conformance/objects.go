@@ -22,6 +22,14 @@ func configMap(namespace, name string, labels, data map[string]string) *unstruct
 	return u
 }
 
+// secret returns an Opaque core/v1 Secret without data.
+func secret(namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "Opaque"}}
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
 // deployment returns a valid apps/v1 Deployment running one container.
 func deployment(namespace, name string, replicas int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{

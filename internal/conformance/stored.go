@@ -1,16 +1,19 @@
 package conformance
 
 import (
+	"encoding/base64"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // storedBehaviours: what a real server makes of a built-in object as it stores it. It decodes
 // the object into its Go type and encodes that, so resource quantities come back in their
-// canonical form (cpu: 1 as "1", 0.5 as "500m", 1000m as "1") and fields left empty
-// that the type omits when empty are gone. A loop that compares what it wrote with what it
+// canonical form (cpu: 1 as "1", 0.5 as "500m", 1000m as "1"), fields left empty
+// that the type omits when empty are gone, and a Secret's stringData is merged into its data. A loop that compares what it wrote with what it
 // reads must expect both, or it writes forever.
 func storedBehaviours() []behaviour {
 	return []behaviour{
@@ -78,6 +81,45 @@ func storedBehaviours() []behaviour {
 				if v, found, _ := unstructured.NestedFieldNoCopy(stored.Object, path...); found {
 					t.Errorf("ConfigMap: %v is stored as %#v; want it dropped", path, v)
 				}
+			}
+		}},
+		{"stored/secret-string-data-merges-into-data", func(t *testing.T, e *env) {
+			// A Secret's stringData is write-only: the server merges it into data (base64),
+			// each key of stringData replacing the same key of data, and never stores it.
+			// So what a loop reads back from a Secret it wrote has data only.
+			b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+			s := secret(e.ns, "string-data")
+			set(t, s, map[string]any{"kept": b64("1"), "replaced": b64("old")}, "data")
+			set(t, s, map[string]any{"replaced": "new", "added": "3"}, "stringData")
+			created := e.create(t, SecretGVR, s)
+			want := map[string]any{"kept": b64("1"), "replaced": b64("new"), "added": b64("3")}
+			for what, u := range map[string]*unstructured.Unstructured{"create": created, "get": e.get(t, SecretGVR, e.ns, "string-data")} {
+				if diff := cmp.Diff(want, u.Object["data"]); diff != "" {
+					t.Errorf("%s: data (-want +got):\n%s", what, diff)
+				}
+				if v, found := u.Object["stringData"]; found {
+					t.Errorf("%s: stringData is stored as %#v; want it merged into data and dropped", what, v)
+				}
+			}
+
+			set(t, created, map[string]any{"kept": "updated"}, "stringData")
+			updated := e.update(t, SecretGVR, created)
+			want["kept"] = b64("updated")
+			if diff := cmp.Diff(want, updated.Object["data"]); diff != "" {
+				t.Errorf("update: data (-want +got):\n%s", diff)
+			}
+			if v, found := updated.Object["stringData"]; found {
+				t.Errorf("update: stringData is stored as %#v; want it merged into data and dropped", v)
+			}
+
+			patched, err := e.c.Patch(e.ctx, SecretGVR, e.ns, "string-data", types.MergePatchType, []byte(`{"stringData":{"added":"patched"}}`))
+			require.NoError(t, err)
+			want["added"] = b64("patched")
+			if diff := cmp.Diff(want, patched.Object["data"]); diff != "" {
+				t.Errorf("merge patch: data (-want +got):\n%s", diff)
+			}
+			if v, found := patched.Object["stringData"]; found {
+				t.Errorf("merge patch: stringData is stored as %#v; want it merged into data and dropped", v)
 			}
 		}},
 	}

@@ -1,0 +1,89 @@
+package sync_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// TestPlanKeepsClaims: a member PersistentVolumeClaim whose cluster leaves the placement is
+// released, never deleted (its data is not collateral of a move), unless the
+// FederatedPersistentVolumeClaim asks for it (federation.ClaimRemovalAnnotation: Delete) or is
+// itself being deleted. Other kinds are deleted as ever.
+func TestPlanKeepsClaims(t *testing.T) {
+	fleet := fake.NewFleet()
+	for _, name := range []string{"eu", "us"} {
+		fleet.Add(name, nil)
+	}
+	member := func(kind string) *unstructured.Unstructured {
+		apiVersion := "v1"
+		if kind == "Deployment" {
+			apiVersion = "apps/v1"
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"name": "data", "namespace": "shop", "uid": "m-1",
+				"labels": map[string]any{federation.ManagedByLabel: federation.ManagedByValue}}}}
+	}
+	for _, tc := range []struct {
+		name        string
+		typ         federation.TypeConfig
+		annotations map[string]string
+		deleting    bool
+		want        fedsync.Action
+		released    bool // the orphaned copy is marked federation.ReleasedAnnotation
+	}{
+		{name: "a claim whose workload moved away is released", typ: federation.PersistentVolumeClaimType, want: fedsync.ActionOrphan, released: true},
+		{name: "unless the federated claim asks for its removal", typ: federation.PersistentVolumeClaimType,
+			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalDelete}, want: fedsync.ActionDelete},
+		{name: "Retain says the default", typ: federation.PersistentVolumeClaimType,
+			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalRetain}, want: fedsync.ActionOrphan, released: true},
+		{name: "deleting the federated claim deletes it", typ: federation.PersistentVolumeClaimType, deleting: true, want: fedsync.ActionDelete},
+		{name: "another kind is deleted", typ: federation.DeploymentType, want: fedsync.ActionDelete},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var obj federation.FederatedObject
+			if err := yaml.Unmarshal([]byte(`
+metadata: {name: data, namespace: shop, generation: 1, uid: fed-1}
+spec:
+  template: {spec: {accessModes: [ReadWriteOnce]}}
+  placement: {clusters: [{name: us}]}
+`), &obj); err != nil {
+				t.Fatal(err)
+			}
+			federation.DefaultFederatedObject(&obj)
+			obj.Annotations = tc.annotations
+			if tc.deleting {
+				obj.DeletionTimestamp = &metav1.Time{}
+			}
+			d, err := fedsync.Plan(fedsync.PlanInput{
+				Type: tc.typ, Object: &obj, Clusters: fleet.Clusters(), Revision: 1,
+				Members: map[string]fedsync.MemberState{"eu": {Object: member(tc.typ.Target.Kind)}, "us": {}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]fedsync.Action{}
+			var eu fedsync.Change
+			for _, c := range d.Changes {
+				got[c.Cluster] = c.Action
+				if c.Cluster == "eu" {
+					eu = c
+				}
+			}
+			if diff := cmp.Diff(tc.want, got["eu"]); diff != "" {
+				t.Errorf("eu (-want +got):\n%s", diff)
+			}
+			marked := eu.Desired != nil && eu.Desired.GetAnnotations()[federation.ReleasedAnnotation] == "fed-1"
+			if marked != tc.released {
+				t.Errorf("eu's copy released (marked %s): %v; want %v", federation.ReleasedAnnotation, marked, tc.released)
+			}
+		})
+	}
+}
