@@ -125,6 +125,13 @@
 // [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
 // another federation (another identity) reports [ReasonManagedByOther] and is never taken.
 //
+// An object migrated from KubeFed (federation.MigratedFromAnnotation: "kubefed", which
+// package migrate writes) adopts the member objects KubeFed made: those labelled
+// federation.KubeFedManagedLabel: "true", and nothing broader. It updates them in place, so
+// a cut-over from KubeFed deletes and creates nothing. Sync removes KubeFed's label from
+// every object it adopts: KubeFed finds its member objects by that label, so the deletion
+// of KubeFed's own federated object afterwards cannot reach them.
+//
 // # Namespaces
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing

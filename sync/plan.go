@@ -168,7 +168,9 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //   - a member object the federation does not manage (no managed-by label with this
 //     federation's identity) is never modified or deleted: if the object is placed there,
 //     the cluster reports ReasonAlreadyExists (or ReasonManagedByOther) unless adoption is
-//     allowed and no other federation manages it;
+//     allowed (PlanInput.Adopt; a copy the object released; KubeFed's object, labelled
+//     federation.KubeFedManagedLabel: "true", for an object migrated from KubeFed) and no
+//     other federation manages it;
 //   - placed and absent: create; placed and present: update when the desired-state hash
 //     differs or, if the object changed since sync last wrote or verified it, when an owned
 //     field differs (see [Change].Drift); nothing otherwise;
@@ -314,7 +316,7 @@ func planFor(in PlanInput, t Targets) []Change {
 		if !placed[name] {
 			r = rendered{}
 		}
-		ch = decideMember(ch, ms, r, fields, identity, in.Adopt || releasedBy(ms.Object, in.Object), deleting, orphanIn(in, name, orphan))
+		ch = decideMember(ch, ms, r, fields, identity, mayAdopt(in, ms.Object), deleting, orphanIn(in, name, orphan))
 		if ch.Action == ActionOrphan && !deleting && released(in.Object, name) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
@@ -363,6 +365,23 @@ func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 		}
 	}
 	return false
+}
+
+// mayAdopt reports whether sync may take over live, a member object of the name that no
+// federation manages: the Syncer's policy or the object's federation.AdoptAnnotation
+// (in.Adopt), a copy the object released earlier (releasedBy), or KubeFed's object for an
+// object migrated from KubeFed (fromKubeFed).
+func mayAdopt(in PlanInput, live *unstructured.Unstructured) bool {
+	return in.Adopt || releasedBy(live, in.Object) || fromKubeFed(live, in.Object)
+}
+
+// fromKubeFed reports whether live is the member object KubeFed made for fed: fed was
+// migrated from KubeFed (federation.MigratedFromAnnotation, which package migrate writes)
+// and live carries KubeFed's managed label with the value "true". KubeFed adopted by
+// default, so its federated objects' member objects may predate it; nothing broader counts.
+func fromKubeFed(live *unstructured.Unstructured, fed *federation.FederatedObject) bool {
+	return live != nil && fed.GetAnnotations()[federation.MigratedFromAnnotation] == federation.MigratedFromKubeFed &&
+		live.GetLabels()[federation.KubeFedManagedLabel] == "true"
 }
 
 // releasedBy reports whether live is a copy fed released (federation.ReleasedAnnotation
