@@ -169,7 +169,8 @@ func normalizeStatusWrite(obj *unstructured.Unstructured) (*unstructured.Unstruc
 // stores, given encoded, that Go value encoded again: resource quantities in their canonical
 // form (cpu: 1 is "1", 0.5 is "500m", 1000m is "1"), and fields the type omits when empty
 // ("", false, 0, {}, []) gone. Fields the encoding adds (an empty struct, a null time) are not
-// added, nor are fields the type does not have removed: the fake keeps what it does not know.
+// added. Fields the type does not have are not removed here: checkDecodes drops them first,
+// by their paths, so a value the fake cannot map back to a field is kept as sent.
 // obj's top level is changed in place; below it, only copies are changed, since an
 // UpdateStatus shares the rest with the caller's object (see normalizeStatusWrite).
 func storedForm(obj, encoded map[string]any) {

@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/fedkit/fedkit/internal/labelselector"
 )
@@ -84,11 +82,10 @@ func ValidateMember(obj *unstructured.Unstructured) field.ErrorList {
 
 // UnknownFields returns the paths of the fields of obj, an object of a built-in kind (one
 // client-go's scheme knows: every kind a kube-apiserver serves), that its Go type does not
-// have ("spec.template.spec.containers[0].imagePullPolicyy"), in the order a member's API
-// server finds them. It finds them as that server does, by decoding obj strictly into the
-// type of its apiVersion and kind. A field of a kind's older version is one too (an
-// Ingress's serviceName in networking.k8s.io/v1). Other kinds (custom resources) return nil:
-// their schema is their CRD's.
+// have ("spec.template.spec.containers[0].imagePullPolicyy"), sorted. It finds them as that
+// server does, by decoding obj strictly into the type of its apiVersion and kind. A field of
+// a kind's older version is one too (an Ingress's serviceName in networking.k8s.io/v1).
+// Other kinds (custom resources) return nil: their schema is their CRD's.
 //
 // A member's API server drops such fields (its field validation "Warn", the default) and
 // answers with a Warning for each, worded as [UnknownFieldWarning] words it.
@@ -97,16 +94,13 @@ func UnknownFields(obj *unstructured.Unstructured) []string {
 	if err != nil {
 		return nil
 	}
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return nil
-	}
-	strict, err := kjson.UnmarshalStrict(data, typed, kjson.DisallowUnknownFields)
-	if err != nil {
-		return nil // not decodable at all: the server refuses it, with its own error
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true)
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return nil // none, or not decodable at all: the server refuses it, with its own error
 	}
 	var out []string
-	for _, e := range strict {
+	for _, e := range strict.Errors() {
 		if p, ok := strings.CutPrefix(e.Error(), `unknown field "`); ok {
 			out = append(out, strings.TrimSuffix(p, `"`))
 		}
