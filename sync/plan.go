@@ -72,6 +72,12 @@ type Change struct {
 	// Invalid lists, with ReasonInvalidMember, the fields of Desired the member's API server
 	// refuses on every create or update (federation.ValidateMember); nothing is sent.
 	Invalid field.ErrorList
+	// Unknown lists, for ActionCreate and ActionUpdate, the paths of the fields of Desired
+	// that the member's type does not have (federation.UnknownFields: a typo, a field of an
+	// older version of the kind), which the member's API server drops with a warning. The
+	// object is written all the same; the Syncer records the warnings in the cluster's
+	// status.clusters[].message.
+	Unknown []string
 	// Revision is the revision the cluster's object is rendered from, for placed clusters:
 	// PlanInput.Revision, or during a staged rollout the older one it keeps
 	// (Decision.Previous).
@@ -181,7 +187,10 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //     (ReasonSystemNamespace);
 //   - a create or update of a member object the member's API server would refuse on every
 //     try (federation.ValidateMember) is not sent: ActionNone, ReasonInvalidMember, with
-//     the fields in [Change].Invalid.
+//     the fields in [Change].Invalid;
+//   - a create or update of a built-in kind names the fields the member's type does not
+//     have (federation.UnknownFields), which its server drops, in [Change].Unknown: it is
+//     sent all the same.
 //
 // An invalid placement is returned as an error wrapping placement.ErrInvalidPlacement and no
 // change is planned. With PlanInput.WaitForScheduler, an object without a schedule for its
@@ -329,7 +338,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	}
 	out = withRevisions(in, out)
 	for i := range out {
-		out[i] = refusedMember(out[i])
+		out[i] = withUnknownFields(refusedMember(out[i]))
 	}
 	return out
 }
