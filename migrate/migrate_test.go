@@ -26,6 +26,21 @@ func TestConvertGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	res, out := convert(t, data)
+	compareGolden(t, filepath.Join("testdata", "fedkit.golden.yaml"), report(out, res))
+	// The converted objects are what fedkit's own decoding accepts: every one round-trips
+	// through the scheme.
+	for _, o := range res.Objects() {
+		if _, err := federation.ToUnstructured(o); err != nil {
+			t.Errorf("%T: %v", o, err)
+		}
+	}
+}
+
+// convert decodes and converts the stream data with the default options, and returns the
+// result and its YAML.
+func convert(t *testing.T, data []byte) (migrate.Result, []byte) {
+	t.Helper()
 	objs, err := migrate.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -35,14 +50,7 @@ func TestConvertGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareGolden(t, filepath.Join("testdata", "fedkit.golden.yaml"), report(out, res))
-	// The converted objects are what fedkit's own decoding accepts: every one round-trips
-	// through the scheme.
-	for _, o := range res.Objects() {
-		if _, err := federation.ToUnstructured(o); err != nil {
-			t.Errorf("%T: %v", o, err)
-		}
-	}
+	return res, out
 }
 
 // report is the converted stream followed by the TypeConfigs and the warnings as comments,

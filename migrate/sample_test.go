@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fedkit/fedkit/fake"
-	"github.com/fedkit/fedkit/migrate"
 )
 
 // sampleInput is KubeFed's own samples (testdata/kubefed-sample, see its README), one stream
@@ -40,15 +39,7 @@ func sampleInput(t *testing.T) []byte {
 // fedkit's CRDs serves and reads manifests as strictly as kubectl) applies all of it, and the
 // only losses are the two kinds fedkit has no type for, each naming its object.
 func TestKubeFedSamples(t *testing.T) {
-	objs, err := migrate.Decode(bytes.NewReader(sampleInput(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := migrate.Convert(objs, migrate.Options{})
-	out, err := res.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, out := convert(t, sampleInput(t))
 	compareGolden(t, filepath.Join("testdata", "kubefed-sample.golden.yaml"), report(out, res))
 
 	var losses []string

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -29,10 +32,10 @@ What does not carry over goes to standard error, one line per object and field. 
 object left out, such as a FederatedClusterRole, which fedkit has no type for, or a field whose
 meaning fedkit does not keep) is printed as "lost:", and migrate then writes nothing and exits
 1, unless --allow-loss.`,
-		Example: "  kubectl get kubefedclusters,secrets -n kube-federation-system -o yaml > kubefed.yaml\n  kubectl fed migrate -f kubefed.yaml | kubectl apply -f -",
+		Example: "  kubectl get kubefedclusters,secrets -n kube-federation-system -o yaml > kubefed.yaml\n  kubectl fed migrate -f kubefed.yaml | kubectl apply -f -\n  kubectl fed migrate -f kubefed/example/sample1 --allow-loss | kubectl apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			data, err := readInput(cmd.InOrStdin(), file)
+			data, err := readManifests(cmd.InOrStdin(), file)
 			if err != nil {
 				return err
 			}
@@ -58,11 +61,37 @@ meaning fedkit does not keep) is printed as "lost:", and migrate then writes not
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "the KubeFed objects (- for standard input)")
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "the KubeFed objects: a file, a directory of them (as kubectl -f reads one), or - for standard input")
 	cmd.Flags().StringVar(&namespace, "secret-namespace", migrate.DefaultSecretNamespace, "the host namespace of the converted Cluster Secrets")
 	cmd.Flags().BoolVar(&allowLoss, "allow-loss", false, "write what converts even when objects or fields are left out")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// readManifests reads file as readInput does; a directory is its .yaml, .yml and .json files
+// in name order, one stream, as kubectl -f DIR reads them (KubeFed's example/sample1).
+func readManifests(stdin io.Reader, file string) ([]byte, error) {
+	if fi, err := os.Stat(file); err != nil || !fi.IsDir() {
+		return readInput(stdin, file)
+	}
+	entries, err := os.ReadDir(file)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, e := range entries { // in name order
+		if e.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(e.Name())) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(file, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("---\n")
+		b.Write(data)
+		b.WriteString("\n")
+	}
+	return b.Bytes(), nil
 }
 
 // printWarnings prints one line per warning: "lost:" for a loss, "warning:" for the others.

@@ -21,7 +21,7 @@ import (
 // kube-apiserver with strict field validation, as kubectl apply sends it.
 func TestMigrateSamplesApplyReal(t *testing.T) {
 	e := startReal(t)
-	code, out, errOut := run(t, kubeFedSamples(t), "migrate", "-f", "-", "--allow-loss")
+	code, out, errOut := run(t, "", "migrate", "-f", samples, "--allow-loss")
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
 
 	cfg := e.env.Config(hostName)

@@ -1,41 +1,20 @@
 package kubectlfed
 
 import (
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
 
-// kubeFedSamples is KubeFed's own example/sample1 and scheduling sample (migrate's test
-// data), one stream.
-func kubeFedSamples(t *testing.T) string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "migrate", "testdata", "kubefed-sample", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples: %v", err)
-	}
-	slices.Sort(files)
-	var b strings.Builder
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(data)
-		b.WriteString("\n")
-	}
-	return b.String()
-}
+// samples is KubeFed's own example/sample1 and scheduling sample (migrate's test data), a
+// directory, as `kubectl fed migrate -f example/sample1` reads one.
+var samples = filepath.Join("..", "..", "migrate", "testdata", "kubefed-sample")
 
 // TestMigrateFailsOnLoss: migrate exits 1 and writes nothing to standard output when it would
 // leave out an object or a field (here KubeFed's FederatedClusterRole, which fedkit has no
 // type for), naming each; --allow-loss writes the rest and exits 0.
 func TestMigrateFailsOnLoss(t *testing.T) {
-	in := kubeFedSamples(t)
-	code, out, errOut := run(t, in, "migrate", "-f", "-")
+	code, out, errOut := run(t, "", "migrate", "-f", samples)
 	if code != 1 || out != "" {
 		t.Fatalf("exit %d, stdout %q; want 1 and nothing written\nstderr:\n%s", code, out, errOut)
 	}
@@ -45,7 +24,7 @@ func TestMigrateFailsOnLoss(t *testing.T) {
 		}
 	}
 
-	code, out, errOut = run(t, in, "migrate", "-f", "-", "--allow-loss")
+	code, out, errOut = run(t, "", "migrate", "-f", samples, "--allow-loss")
 	if code != 0 {
 		t.Fatalf("--allow-loss: exit %d\nstderr:\n%s", code, errOut)
 	}
