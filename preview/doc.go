@@ -115,8 +115,8 @@
 // sync.Plan's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
 // A field the member's type does not have, in any built-in kind (imagePullPolicyy, an
 // Ingress's removed serviceName), is a warning naming the template field and the cluster:
-// the member's API server drops it. It is sync.Plan's Change.Unknown
-// (federation.UnknownFields), which the Syncer records in status. An object placed in no
+// the member's API server drops it. It is sync.Plan's Change.Unknown, which the Syncer
+// records in status. An object placed in no
 // cluster is a warning. [Report.Check] turns a
 // report into a CI verdict: an error for errors, and with strict for warnings too.
 //

@@ -344,9 +344,9 @@
 //
 // A member's API server drops a field its type does not have (a typo such as
 // imagePullPolicyy, an Ingress's v1beta1 serviceName) and answers the write with a warning.
-// [Plan] finds those fields itself, from the Go type of every built-in kind
-// (federation.UnknownFields), and lists them in [Change].Unknown; the write goes out all the
-// same. The Syncer hands every write a warning handler (federation.WithWarningHandler), so a
+// [Plan] finds those fields itself, from the schema of the Go type of every built-in kind
+// (the one drift is compared with, built once per Syncer), and lists them in
+// [Change].Unknown; the write goes out all the same. The Syncer hands every write a warning handler (federation.WithWarningHandler), so a
 // member's Warning headers, whatever they say, reach it. What a cluster's write was warned
 // about, the member's words first, then the unknown fields it did not mention, is that
 // cluster's status.clusters[].message (its propagation stays "": the object runs there). It

@@ -73,8 +73,9 @@ type Change struct {
 	// refuses on every create or update (federation.ValidateMember); nothing is sent.
 	Invalid field.ErrorList
 	// Unknown lists, for ActionCreate and ActionUpdate, the paths of the fields of Desired
-	// that the member's type does not have (federation.UnknownFields: a typo, a field of an
-	// older version of the kind), which the member's API server drops with a warning. The
+	// that the member's type does not have (from the Go type of every built-in kind, as
+	// federation.UnknownFields finds them: a typo, a field of an older version of the kind),
+	// sorted, which the member's API server drops with a warning. The
 	// object is written all the same; the Syncer records the warnings in the cluster's
 	// status.clusters[].message.
 	Unknown []string
@@ -189,7 +190,7 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //     try (federation.ValidateMember) is not sent: ActionNone, ReasonInvalidMember, with
 //     the fields in [Change].Invalid;
 //   - a create or update of a built-in kind names the fields the member's type does not
-//     have (federation.UnknownFields), which its server drops, in [Change].Unknown: it is
+//     have (from its Go type's schema), which its server drops, in [Change].Unknown: it is
 //     sent all the same.
 //
 // An invalid placement is returned as an error wrapping placement.ErrInvalidPlacement and no
@@ -338,7 +339,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	}
 	out = withRevisions(in, out)
 	for i := range out {
-		out[i] = withUnknownFields(refusedMember(out[i]))
+		out[i] = withUnknownFields(refusedMember(out[i]), fields)
 	}
 	return out
 }
