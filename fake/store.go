@@ -499,21 +499,21 @@ func checkDecodes(obj *unstructured.Unstructured) ([]string, error) {
 	if err != nil {
 		return nil, nil // not a kind client-go knows
 	}
-	var dropped []string
-	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true)
-	if _, unknown := runtime.AsStrictDecodingError(err); unknown {
-		dropped, err = federation.UnknownFields(obj), nil
-		dropFields(obj.Object, dropped)
-	}
-	if err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
 	}
 	encoded, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
-		return dropped, nil // stored as sent
+		return nil, nil // stored as sent
 	}
-	storedForm(obj.Object, encoded)
+	if !storedForm(obj.Object, encoded) {
+		return nil, nil
+	}
+	// A value the encoding lacks: a field the type does not have, which the strict decoding
+	// finds by its path (dearer, so only then).
+	dropped := federation.UnknownFields(obj)
+	dropFields(obj.Object, dropped)
 	return dropped, nil
 }
 
