@@ -114,8 +114,8 @@
 // its pod labels, a container without an image, and a Job without restartPolicy. It is
 // sync.Plan's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
 // A field the member's type does not have, in any built-in kind (imagePullPolicyy, an
-// Ingress's removed serviceName), is a warning naming the template field and the cluster:
-// the member's API server drops it. It is sync.Plan's Change.Unknown, which the Syncer
+// Ingress's removed serviceName), is a warning naming the template field and each cluster
+// sync would write it to: the member's API server drops it. It is sync.Plan's Change.Unknown, which the Syncer
 // records in status. An object placed in no
 // cluster is a warning. [Report.Check] turns a
 // report into a CI verdict: an error for errors, and with strict for warnings too.
