@@ -169,27 +169,32 @@ func normalizeStatusWrite(obj *unstructured.Unstructured) (*unstructured.Unstruc
 // stores, given encoded, that Go value encoded again: resource quantities in their canonical
 // form (cpu: 1 is "1", 0.5 is "500m", 1000m is "1"), and fields the type omits when empty
 // ("", false, 0, {}, []) gone. Fields the encoding adds (an empty struct, a null time) are not
-// added, nor are fields the type does not have removed: the fake keeps what it does not know.
-// obj's top level is changed in place; below it, only copies are changed, since an
-// UpdateStatus shares the rest with the caller's object (see normalizeStatusWrite).
-func storedForm(obj, encoded map[string]any) {
+// added. Fields the type does not have are not removed here; storedForm reports whether obj
+// has a value the encoding lacks (extra), which only such a field has, and checkDecodes then
+// drops them by their paths. obj's top level is changed in place; below it, only copies are
+// changed, since an UpdateStatus shares the rest with the caller's object (see
+// normalizeStatusWrite).
+func storedForm(obj, encoded map[string]any) (extra bool) {
 	for k, v := range obj {
 		e, ok := encoded[k]
 		if !ok {
 			if jsonvalue.Empty(v) {
 				delete(obj, k)
+			} else {
+				extra = true
 			}
 			continue
 		}
-		if s, changed := storedValue(v, e, 1); changed {
+		if s, changed := storedValue(v, e, 1, &extra); changed {
 			obj[k] = s
 		}
 	}
+	return extra
 }
 
 // storedValue returns v as stored (see storedForm) and whether that differs from v, whose
-// encoding is e. v itself is never changed.
-func storedValue(v, e any, depth int) (any, bool) {
+// encoding is e. v itself is never changed. It sets *extra when v holds a value e lacks.
+func storedValue(v, e any, depth int, extra *bool) (any, bool) {
 	if depth > maxCanonicalDepth {
 		return v, false
 	}
@@ -206,8 +211,9 @@ func storedValue(v, e any, depth int) (any, bool) {
 			drop, changed := false, false
 			if !ok {
 				drop = jsonvalue.Empty(c)
+				*extra = *extra || !drop
 			} else {
-				s, changed = storedValue(c, ec, depth+1)
+				s, changed = storedValue(c, ec, depth+1, extra)
 			}
 			if !drop && !changed {
 				continue
@@ -235,7 +241,7 @@ func storedValue(v, e any, depth int) (any, bool) {
 		}
 		var out []any
 		for i, c := range x {
-			s, changed := storedValue(c, el[i], depth+1)
+			s, changed := storedValue(c, el[i], depth+1, extra)
 			if !changed {
 				continue
 			}

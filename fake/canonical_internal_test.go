@@ -230,7 +230,8 @@ func TestCheckDecodesStoresAsTheServer(t *testing.T) {
 				shared[k] = v
 			}
 			obj := &unstructured.Unstructured{Object: shared}
-			require.NoError(t, checkDecodes(obj))
+			_, err = checkDecodes(obj)
+			require.NoError(t, err)
 			if diff := cmp.Diff(tc.want, obj.Object); diff != "" {
 				t.Errorf("stored (-want +got):\n%s", diff)
 			}

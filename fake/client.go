@@ -165,30 +165,47 @@ func (s storage) List(_ context.Context, gvr schema.GroupVersionResource, namesp
 // into its Go type) before they take the cluster's lock, and copy what they return after they
 // release it, so writers of one cluster wait for each other only for the storage itself.
 
-func (s storage) Create(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (s storage) Create(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	in, err := normalize(obj)
 	if err != nil {
 		return nil, err
 	}
 	cc := checkCreate(gvr, in)
-	return ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
+	out, err := ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
 		return s.c.insertCheckedLocked(gvr, in, false, cc)
 	}))
+	warnDropped(ctx, cc.dropped, err)
+	return out, err
 }
 
-func (s storage) Update(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return s.update(gvr, obj, writeMain)
+func (s storage) Update(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var dropped []string
+	out, err := s.update(gvr, obj, writeMain, &dropped)
+	warnDropped(ctx, dropped, err)
+	return out, err
 }
 
 func (s storage) UpdateStatus(_ context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return s.update(gvr, obj, writeStatus)
+	return s.update(gvr, obj, writeStatus, nil)
 }
 
-func (s storage) update(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+func (s storage) update(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode, dropped *[]string) (*unstructured.Unstructured, error) {
 	in, nerr := normalizeFor(mode, obj)
 	return ownCopy(s.locked(func() (*unstructured.Unstructured, error) {
-		return s.c.updateNormalizedLocked(gvr, in, nerr, mode)
+		return s.c.updateNormalizedLocked(gvr, in, nerr, mode, dropped)
 	}))
+}
+
+// warnDropped hands the warnings of a create or update that succeeded to the request's
+// handler (federation.WithWarningHandler), one per field dropped because the Go type does
+// not have it, in the real server's words.
+func warnDropped(ctx context.Context, dropped []string, err error) {
+	if err != nil {
+		return
+	}
+	for _, p := range dropped {
+		federation.HandleWarning(ctx, federation.UnknownFieldWarning(p))
+	}
 }
 
 func (s storage) Patch(_ context.Context, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error) {

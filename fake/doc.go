@@ -104,8 +104,12 @@
 // into its Go type. Else the write is a BadRequest, as the real server's decoding makes it:
 // a string in spec.replicas does not get stored. What decodes is stored as the real server
 // encodes it. Resource quantities are canonical (cpu: 1 as "1", 0.5 as "500m"). Empty
-// values of fields the type omits when empty ("", false, 0, {}, []) are dropped. A Secret's
-// stringData is merged into its data, each key replacing data's, and never stored.
+// values of fields the type omits when empty ("", false, 0, {}, []) are dropped. So are the
+// fields the type does not have (a typo, an Ingress's v1beta1 serviceName). A Create or
+// Update that dropped some answers, as the real server's default field validation (Warn)
+// does, with a warning per field in its words (`unknown field "spec.x"`), handed to the
+// request's handler (federation.WithWarningHandler). A Patch drops them without a warning.
+// A Secret's stringData is merged into its data, each key replacing data's, and never stored.
 //
 // Metadata validation. Every Create, Update, UpdateStatus and Patch (and Drift) runs the
 // real server's metadata rules, with k8s.io/apimachinery's own validation functions. It

@@ -59,7 +59,7 @@ func (c *Cluster) patchLocked(gvr schema.GroupVersionResource, namespace, name s
 	if next.GetName() != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", next.GetName(), name))
 	}
-	return c.replaceLocked(gvr, ri, next, writeMain)
+	return c.replaceLocked(gvr, ri, next, writeMain, nil)
 }
 
 // applyPatch returns old with the patch applied, as a new object. A merge patch that is a

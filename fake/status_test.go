@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 func TestStatusSubresource(t *testing.T) {
@@ -54,11 +56,14 @@ func TestResourceWithoutStatusSubresource(t *testing.T) {
 	c := newCluster(t, "c")
 	ctx := testCtx(t)
 	cm := configMap("prod", "cfg", map[string]any{"k": "v"})
-	cm.Object["status"] = map[string]any{"odd": "but stored"}
-	created := mustCreate(t, c, configMapGVR, cm)
-	require.Equal(t, "but stored", nested(t, created, "status", "odd"))
+	cm.Object["status"] = map[string]any{"odd": "not stored"}
+	var warnings []string
+	created, err := c.Create(federation.WithWarningHandler(ctx, func(w string) { warnings = append(warnings, w) }), configMapGVR, cm)
+	require.NoError(t, err)
+	require.NotContains(t, created.Object, "status", "a ConfigMap has no status: the real server drops it")
+	require.Equal(t, []string{`unknown field "status"`}, warnings)
 
-	_, err := c.UpdateStatus(ctx, configMapGVR, created)
+	_, err = c.UpdateStatus(ctx, configMapGVR, created)
 	require.True(t, apierrors.IsNotFound(err), "UpdateStatus without a /status endpoint = %v", err)
 
 	delete(created.Object, "status")

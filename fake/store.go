@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // This file is the storage half of the API server: the functions ending in Locked run with
@@ -103,13 +105,17 @@ func (c *Cluster) insertLocked(gvr schema.GroupVersionResource, in *unstructured
 // makes them before it takes the cluster's lock (decoding into the Go type is the dearest
 // part of a create, and writers of a cluster wait for each other's lock);
 // insertCheckedLocked reports their errors where the real server's order puts them.
-type createChecks struct{ typeMeta, decodes error }
+type createChecks struct {
+	typeMeta, decodes error
+	// dropped are the paths of the fields the Go type does not have, dropped (checkDecodes).
+	dropped []string
+}
 
 // checkCreate makes the createChecks of in, whose apiVersion it fills in when empty.
 func checkCreate(gvr schema.GroupVersionResource, in *unstructured.Unstructured) createChecks {
 	var cc createChecks
 	if cc.typeMeta = checkTypeMeta(gvr, in, ""); cc.typeMeta == nil {
-		cc.decodes = checkDecodes(in)
+		cc.dropped, cc.decodes = checkDecodes(in)
 	}
 	return cc
 }
@@ -488,14 +494,15 @@ func decodeObject(data []byte) (*unstructured.Unstructured, error) {
 // checkDecodes fails, like the real server, when an object of a built-in kind does not decode
 // into its Go type (a string where a number belongs, a list where an object belongs). Custom
 // resources are not checked: the fake has no schema for them. An object that decodes is then
-// made what the real server stores, which encodes the Go value again (see storedForm).
-func checkDecodes(obj *unstructured.Unstructured) error {
+// made what the real server stores, which encodes the Go value again (see storedForm), without
+// the fields the type does not have: their paths are returned, for the write's warnings.
+func checkDecodes(obj *unstructured.Unstructured) ([]string, error) {
 	typed, err := scheme.Scheme.New(obj.GroupVersionKind())
 	if err != nil {
-		return nil // not a kind client-go knows
+		return nil, nil // not a kind client-go knows
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
 			obj.GetKind(), obj.GroupVersionKind().Version, obj.GetKind(), err))
 	}
 	if s, ok := typed.(*corev1.Secret); ok && s.StringData != nil {
@@ -503,10 +510,16 @@ func checkDecodes(obj *unstructured.Unstructured) error {
 	}
 	encoded, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
-		return nil // stored as sent
+		return nil, nil // stored as sent
 	}
-	storedForm(obj.Object, encoded)
-	return nil
+	if !storedForm(obj.Object, encoded) {
+		return nil, nil
+	}
+	// A value the encoding lacks: a field the type does not have, which the strict decoding
+	// finds by its path (dearer, so only then).
+	dropped := federation.UnknownFields(obj)
+	dropFields(obj.Object, dropped)
+	return dropped, nil
 }
 
 // mergeStringData does to a Secret what the real server's conversion does: each key of its

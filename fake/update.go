@@ -31,7 +31,7 @@ const (
 // The object it returns may be shared with the store.
 func (c *Cluster) updateLocked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
 	in, err := normalizeFor(mode, obj)
-	return c.updateNormalizedLocked(gvr, in, err, mode)
+	return c.updateNormalizedLocked(gvr, in, err, mode, nil)
 }
 
 // normalizeFor is what an update of mode takes from obj (see normalize and
@@ -45,8 +45,9 @@ func normalizeFor(mode writeMode, obj *unstructured.Unstructured) (*unstructured
 }
 
 // updateNormalizedLocked is updateLocked with obj normalised already into in, or failed to
-// with nerr, which is reported where the real server's order puts it.
-func (c *Cluster) updateNormalizedLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, nerr error, mode writeMode) (*unstructured.Unstructured, error) {
+// with nerr, which is reported where the real server's order puts it. The paths of the fields
+// dropped because the Go type does not have them are added to *dropped (nil: not wanted).
+func (c *Cluster) updateNormalizedLocked(gvr schema.GroupVersionResource, in *unstructured.Unstructured, nerr error, mode writeMode, dropped *[]string) (*unstructured.Unstructured, error) {
 	ri, err := c.servedLocked(gvr, "update")
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func (c *Cluster) updateNormalizedLocked(gvr schema.GroupVersionResource, in *un
 	if nerr != nil {
 		return nil, nerr
 	}
-	return c.replaceLocked(gvr, ri, in, mode)
+	return c.replaceLocked(gvr, ri, in, mode, dropped)
 }
 
 // replaceLocked is updateLocked for an object that is already a private, normalised copy. Its
@@ -62,7 +63,7 @@ func (c *Cluster) updateNormalizedLocked(gvr schema.GroupVersionResource, in *un
 // follows the real server's order: the uid precondition, the resourceVersion lock, then what
 // the resource's strategy prepares and validates (rest.BeforeUpdate), then the write, which
 // stores nothing when nothing changed.
-func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo, in *unstructured.Unstructured, mode writeMode) (*unstructured.Unstructured, error) {
+func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo, in *unstructured.Unstructured, mode writeMode, dropped *[]string) (*unstructured.Unstructured, error) {
 	gr := gvr.GroupResource()
 	ns, err := objectNamespace(ri, gvr, in.GetNamespace())
 	if err != nil {
@@ -93,8 +94,12 @@ func (c *Cluster) replaceLocked(gvr schema.GroupVersionResource, ri resourceInfo
 	}
 	// What the client sent must decode, as the real server's request body must, before any
 	// of the strategy's rules apply.
-	if err := checkDecodes(in); err != nil {
+	unknown, err := checkDecodes(in)
+	if err != nil {
 		return nil, err
+	}
+	if dropped != nil {
+		*dropped = unknown
 	}
 
 	var next *unstructured.Unstructured

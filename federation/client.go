@@ -72,7 +72,9 @@ type Watcher interface {
 //
 // Errors are k8s.io/apimachinery/pkg/api/errors values, so apierrors.IsNotFound, IsConflict and
 // IsAlreadyExists work on them (also through wrapping). Implementations must be safe for
-// concurrent use.
+// concurrent use. They hand the warnings of every answer (HTTP Warning headers) to
+// [HandleWarning] with the request's context, so a caller that set [WithWarningHandler]
+// gets them.
 //
 // fedkit ships two implementations: federation/kube (client-go) and fake (in memory). More
 // capabilities are optional interfaces detected by type assertion ([HealthChecker],

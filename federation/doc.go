@@ -74,6 +74,8 @@
 //     retrying bad input cannot help: it waits for the object to change.
 //     [ValidateMember] checks a rendered workload (Deployment, StatefulSet, DaemonSet,
 //     ReplicaSet, Job) by the rules its member API server refuses every create for.
+//     [UnknownFields] lists the fields of an object of any built-in kind that its Go type
+//     does not have, which a member's API server drops with a warning.
 //
 // # Types of federation
 //

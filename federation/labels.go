@@ -72,6 +72,22 @@ const (
 	// of the same name that the federation did not create.
 	AdoptAnnotation = "federation.k8s.io/adopt"
 
+	// MigratedFromAnnotation on a federated object names the federation it was converted
+	// from. Package migrate sets it to [MigratedFromKubeFed] on every Federated<Kind> it
+	// converts. Sync then adopts the member objects KubeFed made for it, and only those:
+	// objects labelled [KubeFedManagedLabel]: "true". So a cut-over from KubeFed deletes and
+	// creates nothing.
+	MigratedFromAnnotation = "federation.k8s.io/migrated-from"
+
+	// MigratedFromKubeFed is MigratedFromAnnotation's value on objects converted from KubeFed.
+	MigratedFromKubeFed = "kubefed"
+
+	// KubeFedManagedLabel is the label KubeFed puts on the member objects it manages, with
+	// the value "true". Sync removes it from an object it adopts for a migrated federated
+	// object: KubeFed finds its member objects by it, so nothing KubeFed still does (the
+	// deletion of its own federated object) reaches an object fedkit has taken over.
+	KubeFedManagedLabel = "kubefed.io/managed"
+
 	// FederatedNameLabel and FederatedNamespaceLabel on member objects point back to the
 	// federated object, so status collection can find them by label.
 	FederatedNameLabel      = "federation.k8s.io/federated-name"

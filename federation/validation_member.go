@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/fedkit/fedkit/internal/labelselector"
 )
@@ -76,4 +78,38 @@ func ValidateMember(obj *unstructured.Unstructured) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// UnknownFields returns the paths of the fields of obj, an object of a built-in kind (one
+// client-go's scheme knows: every kind a kube-apiserver serves), that its Go type does not
+// have ("spec.template.spec.containers[0].imagePullPolicyy"), sorted. It finds them as that
+// server does, by decoding obj strictly into the type of its apiVersion and kind. A field of
+// a kind's older version is one too (an Ingress's serviceName in networking.k8s.io/v1).
+// Other kinds (custom resources) return nil: their schema is their CRD's.
+//
+// A member's API server drops such fields (its field validation "Warn", the default) and
+// answers with a Warning for each, worded as [UnknownFieldWarning] words it.
+func UnknownFields(obj *unstructured.Unstructured) []string {
+	typed, err := clientscheme.Scheme.New(obj.GroupVersionKind())
+	if err != nil {
+		return nil
+	}
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true)
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return nil // none, or not decodable at all: the server refuses it, with its own error
+	}
+	var out []string
+	for _, e := range strict.Errors() {
+		if p, ok := strings.CutPrefix(e.Error(), `unknown field "`); ok {
+			out = append(out, strings.TrimSuffix(p, `"`))
+		}
+	}
+	return out
+}
+
+// UnknownFieldWarning is the Warning a kube-apiserver answers with when it drops the field at
+// path: `unknown field "spec.x"`.
+func UnknownFieldWarning(path string) string {
+	return fmt.Sprintf("unknown field %q", path)
 }

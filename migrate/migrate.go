@@ -38,6 +38,10 @@ type Options struct {
 	// SecretNamespace is the namespace the converted Cluster Secrets go to: the one fedkit's
 	// ClusterSet reads ("" means DefaultSecretNamespace).
 	SecretNamespace string
+	// Types are the federated types the host serves besides the built-in ones
+	// (federation.BuiltinTypes): those whose CRDs (federation.CRDFor) are installed. A
+	// Federated<Kind> of a kind neither lists is left out, a loss.
+	Types []federation.TypeConfig
 }
 
 // Warning is something of a KubeFed object that fedkit does not carry over, or carries over
@@ -47,6 +51,11 @@ type Warning struct {
 	Object  string
 	Field   string
 	Message string
+	// Loss says the output lacks something the input asked for: an object left out, or a
+	// field whose meaning fedkit does not keep. The other warnings say how something carries
+	// over (KubeFed's bookkeeping that fedkit recomputes, a name that changes). `kubectl fed
+	// migrate` fails on a loss unless --allow-loss.
+	Loss bool
 }
 
 func (w Warning) String() string {
@@ -55,6 +64,10 @@ func (w Warning) String() string {
 	}
 	return w.Object + ": " + w.Field + ": " + w.Message
 }
+
+// note is a warning that loses nothing; loss one that does.
+func note(object, field, message string) Warning { return Warning{object, field, message, false} }
+func loss(object, field, message string) Warning { return Warning{object, field, message, true} }
 
 // Result is what a conversion produced, each list in input order.
 type Result struct {
@@ -65,7 +78,22 @@ type Result struct {
 	// TypeConfigs are the FederatedTypeConfigs as Go values: fedkit has no type-config
 	// object; an embedder constructs one loop set per TypeConfig.
 	TypeConfigs []federation.TypeConfig
-	Warnings    []Warning
+	// Other are the objects of the input that are not KubeFed's (a Namespace shipped beside
+	// its FederatedNamespace, a plain Deployment), unchanged: the API server serves them as
+	// it did.
+	Other    []*unstructured.Unstructured
+	Warnings []Warning
+}
+
+// Losses returns the warnings that are losses (Warning.Loss), in order.
+func (r Result) Losses() []Warning {
+	var out []Warning
+	for _, w := range r.Warnings {
+		if w.Loss {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Decode reads a multi-document YAML or JSON stream (a List is flattened) into objects, as
@@ -99,100 +127,173 @@ func Decode(r io.Reader) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// Convert converts every KubeFed object of objs. Secrets named by a KubeFedCluster's
-// spec.secretRef (in the KubeFedCluster's namespace) are converted with it; any other object
-// is left out with a warning. An object that does not decode is left out with a warning
-// naming it and the field.
+// Convert converts every KubeFed object of objs (those of the kubefed.io API groups).
+//
+//   - A KubeFed object of a kind fedkit has no counterpart for is left out: a loss naming it.
+//     So is a Federated<Kind> whose type the host does not serve (FederatedClusterRole:
+//     fedkit's built-in types and Options.Types only).
+//   - A Secret named by a KubeFedCluster's spec.secretRef (in the KubeFedCluster's
+//     namespace) is converted with it. Any other Secret of that namespace is KubeFed's own
+//     (a token, a webhook's certificate): left out, with a warning that loses nothing.
+//   - Every other object is not KubeFed's (a Namespace shipped beside its
+//     FederatedNamespace, a plain Deployment): it is passed through unchanged, in
+//     Result.Other.
+//
+// An object that does not decode is left out with a loss naming it and the field.
 func Convert(objs []*unstructured.Unstructured, opts Options) Result {
 	if opts.SecretNamespace == "" {
 		opts.SecretNamespace = DefaultSecretNamespace
 	}
-	var res Result
-	secrets := map[string]*unstructured.Unstructured{} // namespace/name
+	c := newConverter(objs, opts)
 	for _, u := range objs {
-		if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" {
-			secrets[u.GetNamespace()+"/"+u.GetName()] = u
-		}
+		c.convert(u)
 	}
-	rsps := map[string]bool{} // targetKind namespace/name of each RSP
-	for _, u := range objs {
-		if u.GetAPIVersion() == KubeFedSchedulingGroupVersion && u.GetKind() == "ReplicaSchedulingPreference" {
-			tk, _, _ := unstructured.NestedString(u.Object, "spec", "targetKind")
-			rsps[tk+" "+u.GetNamespace()+"/"+u.GetName()] = true
-		}
-	}
-	used := map[string]bool{}
-	for _, u := range objs {
-		what := describe(u)
-		var ws []Warning
-		var err error
-		switch gv, kind := u.GetAPIVersion(), u.GetKind(); {
-		case gv == KubeFedCoreGroupVersion && kind == "KubeFedCluster":
-			var c *federation.Cluster
-			c, ws, err = ClusterFrom(u)
-			if err != nil {
-				break
-			}
-			res.Clusters = append(res.Clusters, *c)
-			ref := u.GetNamespace() + "/" + c.Spec.SecretRef.Name
-			if s, ok := secrets[ref]; ok {
-				sec, sws, serr := SecretFrom(s, c.Name, opts.SecretNamespace)
-				if serr != nil {
-					ws = append(ws, Warning{what, "spec.secretRef", serr.Error()})
-					break
-				}
-				used[ref] = true
-				res.Secrets = append(res.Secrets, *sec)
-				ws = append(ws, sws...)
-			} else {
-				ws = append(ws, Warning{what, "spec.secretRef", fmt.Sprintf("Secret %s is not in the input: copy it to namespace %s with label %s=%s, keeping its \"token\" key", ref, opts.SecretNamespace, federation.SecretClusterLabel, c.Name)})
-			}
-		case gv == KubeFedCoreGroupVersion && kind == "FederatedTypeConfig":
-			var t federation.TypeConfig
-			t, ws, err = TypeConfigFrom(u)
-			if err == nil {
-				res.TypeConfigs = append(res.TypeConfigs, t)
-			}
-		case gv == KubeFedSchedulingGroupVersion && kind == "ReplicaSchedulingPreference":
-			var p *federation.ReplicaSchedulingPreference
-			p, ws, err = PreferenceFrom(u)
-			if err == nil {
-				res.Preferences = append(res.Preferences, *p)
-			}
-		case gv == KubeFedTypesGroupVersion && strings.HasPrefix(kind, "Federated"):
-			var f *federation.FederatedObject
-			f, ws, err = FederatedFrom(u, rsps[kind+" "+u.GetNamespace()+"/"+u.GetName()])
-			if err == nil {
-				res.Federated = append(res.Federated, *f)
-			}
-		case gv == "v1" && kind == "Secret":
-			continue // converted with its KubeFedCluster, or reported below
-		default:
-			ws = []Warning{{what, "", "not a KubeFed v0.10 object this package converts; left out"}}
-		}
-		if err != nil {
-			ws = append(ws, Warning{what, "", "not converted: " + err.Error()})
-		}
-		res.Warnings = append(res.Warnings, ws...)
-	}
-	for _, u := range objs {
-		ref := u.GetNamespace() + "/" + u.GetName()
-		if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" && !used[ref] {
-			res.Warnings = append(res.Warnings, Warning{describe(u), "", "no KubeFedCluster of the input names this Secret; left out"})
-		}
-	}
-	return res
+	c.unusedSecrets(objs)
+	return c.res
 }
 
-// Objects returns the converted objects in an order that applies cleanly (Secrets, Clusters,
-// preferences, federated objects). TypeConfigs are Go values and are not among them.
+// converter is one conversion: its input's indexes and the result so far.
+type converter struct {
+	opts Options
+	res  Result
+	// secretObjs are the input's Secrets by namespace/name; used those converted.
+	secretObjs map[string]*unstructured.Unstructured
+	used       map[string]bool
+	// system are the namespaces of the input's KubeFedClusters: KubeFed's own.
+	system map[string]bool
+	// scheduled holds "<targetKind> namespace/name" of every preference of the input.
+	scheduled map[string]bool
+	// types are the federated types the host serves, by federated kind.
+	types map[string]bool
+}
+
+func newConverter(objs []*unstructured.Unstructured, opts Options) *converter {
+	c := &converter{opts: opts, used: map[string]bool{}, secretObjs: map[string]*unstructured.Unstructured{},
+		system: map[string]bool{}, scheduled: map[string]bool{}, types: map[string]bool{}}
+	for _, t := range append(federation.BuiltinTypes(), opts.Types...) {
+		c.types[t.Federated.Kind] = true
+	}
+	for _, u := range objs {
+		switch gv, kind := u.GetAPIVersion(), u.GetKind(); {
+		case gv == "v1" && kind == "Secret":
+			c.secretObjs[u.GetNamespace()+"/"+u.GetName()] = u
+		case gv == KubeFedCoreGroupVersion && kind == "KubeFedCluster":
+			c.system[u.GetNamespace()] = true
+		case gv == KubeFedSchedulingGroupVersion && kind == "ReplicaSchedulingPreference":
+			tk, _, _ := unstructured.NestedString(u.Object, "spec", "targetKind")
+			c.scheduled[tk+" "+u.GetNamespace()+"/"+u.GetName()] = true
+		}
+	}
+	return c
+}
+
+// convert converts one object of the input, or passes it through.
+func (c *converter) convert(u *unstructured.Unstructured) {
+	what := describe(u)
+	var ws []Warning
+	var err error
+	switch gv, kind := u.GetAPIVersion(), u.GetKind(); {
+	case gv == KubeFedCoreGroupVersion && kind == "KubeFedCluster":
+		ws, err = c.cluster(u)
+	case gv == KubeFedCoreGroupVersion && kind == "FederatedTypeConfig":
+		var t federation.TypeConfig
+		if t, ws, err = TypeConfigFrom(u); err == nil {
+			c.res.TypeConfigs = append(c.res.TypeConfigs, t)
+		}
+	case gv == KubeFedSchedulingGroupVersion && kind == "ReplicaSchedulingPreference":
+		var p *federation.ReplicaSchedulingPreference
+		if p, ws, err = PreferenceFrom(u); err == nil {
+			c.res.Preferences = append(c.res.Preferences, *p)
+		}
+	case gv == KubeFedTypesGroupVersion && strings.HasPrefix(kind, "Federated"):
+		ws, err = c.federated(u)
+	case gv == "v1" && kind == "Secret" && c.system[u.GetNamespace()]:
+		return // converted with its KubeFedCluster, or reported by unusedSecrets
+	case kubeFedGroup(gv):
+		ws = []Warning{loss(what, "", "fedkit has no counterpart of KubeFed's "+kind+" this version converts; left out")}
+	default:
+		c.res.Other = append(c.res.Other, u)
+		return
+	}
+	if err != nil {
+		ws = append(ws, loss(what, "", "not converted: "+err.Error()))
+	}
+	c.res.Warnings = append(c.res.Warnings, ws...)
+}
+
+// kubeFedGroup reports whether apiVersion is of one of KubeFed's API groups.
+func kubeFedGroup(apiVersion string) bool {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	return group == "kubefed.io" || strings.HasSuffix(group, ".kubefed.io")
+}
+
+// cluster converts a KubeFedCluster and the Secret its spec.secretRef names.
+func (c *converter) cluster(u *unstructured.Unstructured) ([]Warning, error) {
+	what := describe(u)
+	cl, ws, err := ClusterFrom(u)
+	if err != nil {
+		return nil, err
+	}
+	c.res.Clusters = append(c.res.Clusters, *cl)
+	ref := u.GetNamespace() + "/" + cl.Spec.SecretRef.Name
+	s, ok := c.secretObjs[ref]
+	if !ok {
+		return append(ws, note(what, "spec.secretRef", fmt.Sprintf("Secret %s is not in the input: copy it to namespace %s with label %s=%s, keeping its \"token\" key", ref, c.opts.SecretNamespace, federation.SecretClusterLabel, cl.Name))), nil
+	}
+	c.used[ref] = true
+	sec, sws, err := SecretFrom(s, cl.Name, c.opts.SecretNamespace)
+	if err != nil {
+		return append(ws, loss(what, "spec.secretRef", err.Error()+"; the Secret is left out")), nil
+	}
+	c.res.Secrets = append(c.res.Secrets, *sec)
+	return append(ws, sws...), nil
+}
+
+// federated converts a Federated<Kind> whose type the host serves.
+func (c *converter) federated(u *unstructured.Unstructured) ([]Warning, error) {
+	kind := u.GetKind()
+	if !c.types[kind] {
+		target := strings.TrimPrefix(kind, "Federated")
+		return []Warning{loss(describe(u), "", fmt.Sprintf("fedkit has no %s type, so no host serves it; left out (to federate %s, build its TypeConfig with federation.NewTypeConfig, install its CRD with federation.CRDFor and list it in Options.Types)", kind, target))}, nil
+	}
+	f, ws, err := FederatedFrom(u, c.scheduled[kind+" "+u.GetNamespace()+"/"+u.GetName()])
+	if err != nil {
+		return nil, err
+	}
+	c.res.Federated = append(c.res.Federated, *f)
+	return ws, nil
+}
+
+// unusedSecrets reports the Secrets of KubeFed's namespaces that no KubeFedCluster names.
+func (c *converter) unusedSecrets(objs []*unstructured.Unstructured) {
+	for _, u := range objs {
+		ref := u.GetNamespace() + "/" + u.GetName()
+		if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" && c.system[u.GetNamespace()] && !c.used[ref] {
+			c.res.Warnings = append(c.res.Warnings, note(describe(u), "", "KubeFed's own (no KubeFedCluster of the input names it): fedkit does not need it; left out, and it stays where it is"))
+		}
+	}
+}
+
+// Objects returns the objects to apply in an order that applies cleanly: the Namespaces of
+// Other, Secrets, Clusters, the rest of Other, preferences, federated objects. TypeConfigs are
+// Go values and are not among them.
 func (r Result) Objects() []runtime.Object {
 	var out []runtime.Object
+	for _, u := range r.Other {
+		if isNamespace(u) {
+			out = append(out, u)
+		}
+	}
 	for i := range r.Secrets {
 		out = append(out, &r.Secrets[i])
 	}
 	for i := range r.Clusters {
 		out = append(out, &r.Clusters[i])
+	}
+	for _, u := range r.Other {
+		if !isNamespace(u) {
+			out = append(out, u)
+		}
 	}
 	for i := range r.Preferences {
 		out = append(out, &r.Preferences[i])
@@ -219,6 +320,10 @@ func (r Result) YAML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+func isNamespace(u *unstructured.Unstructured) bool {
+	return u.GetAPIVersion() == "v1" && u.GetKind() == "Namespace"
+}
+
 func describe(u *unstructured.Unstructured) string {
 	if u.GetNamespace() == "" {
 		return u.GetKind() + " " + u.GetName()
@@ -238,7 +343,7 @@ func decode(u *unstructured.Unstructured, out any) ([]Warning, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(out); err != nil {
-		return []Warning{{describe(u), "", "not carried over: " + err.Error()}}, nil
+		return []Warning{loss(describe(u), "", "not carried over: "+err.Error())}, nil
 	}
 	return nil, nil
 }
@@ -254,19 +359,33 @@ func decodeMeta(u *unstructured.Unstructured, out any, m *metav1.ObjectMeta, nam
 	return md, append(ws, mws...), nil
 }
 
+// kubeFedOrphanAnnotation is KubeFed's orphan annotation, which becomes
+// federation.OrphanAnnotation: both mean the same ("true": a deletion leaves the member
+// objects in place).
+const kubeFedOrphanAnnotation = "kubefed.io/orphan"
+
+// kubeFedFinalizer is the finalizer KubeFed's sync controller puts on federated objects;
+// fedkit's sync puts its own.
+const kubeFedFinalizer = "kubefed.io/sync-controller"
+
 // meta is the metadata that carries over: name, namespace, labels, and the annotations that
-// are not KubeFed's own (their keys contain "kubefed.io"). Finalizers, owner references and
-// the server's fields do not.
+// are not KubeFed's own (their keys contain "kubefed.io"), kubefed.io/orphan becoming
+// federation.OrphanAnnotation. Finalizers, owner references and the server's fields do not.
 func meta(m metav1.ObjectMeta, namespaced bool, what string) (metav1.ObjectMeta, []Warning) {
 	out := metav1.ObjectMeta{Name: m.Name, Labels: m.Labels}
 	if namespaced {
 		out.Namespace = m.Namespace
 	}
-	var ws []Warning
-	var dropped []string
+	var bookkeeping, lost []string
 	for k, v := range m.Annotations {
-		if strings.Contains(k, "kubefed.io") || k == corev1.LastAppliedConfigAnnotation {
-			dropped = append(dropped, k)
+		switch {
+		case k == kubeFedOrphanAnnotation:
+			k = federation.OrphanAnnotation
+		case k == corev1.LastAppliedConfigAnnotation:
+			bookkeeping = append(bookkeeping, k)
+			continue
+		case strings.Contains(k, "kubefed.io"):
+			lost = append(lost, k)
 			continue
 		}
 		if out.Annotations == nil {
@@ -274,17 +393,37 @@ func meta(m metav1.ObjectMeta, namespaced bool, what string) (metav1.ObjectMeta,
 		}
 		out.Annotations[k] = v
 	}
-	if len(dropped) > 0 {
-		sort.Strings(dropped)
-		ws = append(ws, Warning{what, "metadata.annotations", "dropped " + strings.Join(dropped, ", ")})
+	var ws []Warning
+	if len(bookkeeping) > 0 {
+		ws = append(ws, note(what, "metadata.annotations", "dropped "+bookkeeping[0]+" (kubectl's bookkeeping)"))
 	}
-	if len(m.Finalizers) > 0 {
-		ws = append(ws, Warning{what, "metadata.finalizers", "dropped " + strings.Join(m.Finalizers, ", ") + " (fedkit adds its own)"})
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		ws = append(ws, loss(what, "metadata.annotations", "dropped "+strings.Join(lost, ", ")+": fedkit has no such setting"))
 	}
+	ws = append(ws, finalizers(m.Finalizers, what)...)
 	if len(m.OwnerReferences) > 0 {
-		ws = append(ws, Warning{what, "metadata.ownerReferences", "dropped: the owners' UIDs do not carry over"})
+		ws = append(ws, loss(what, "metadata.ownerReferences", "dropped: the owners' UIDs do not carry over"))
 	}
 	return out, ws
+}
+
+// finalizers reports a KubeFed object's finalizers, none of which carries over: KubeFed's
+// sync controller's is replaced by fedkit's own; any other is a loss.
+func finalizers(fs []string, what string) []Warning {
+	var ws []Warning
+	var others []string
+	for _, f := range fs {
+		if f == kubeFedFinalizer {
+			ws = append(ws, note(what, "metadata.finalizers", "dropped "+f+" (fedkit adds its own)"))
+			continue
+		}
+		others = append(others, f)
+	}
+	if len(others) > 0 {
+		ws = append(ws, loss(what, "metadata.finalizers", "dropped "+strings.Join(others, ", ")+": what they held the object for is not carried over"))
+	}
+	return ws
 }
 
 // ClusterFrom converts a KubeFedCluster. fedkit's Cluster is cluster-scoped; its Secret lives
@@ -313,13 +452,13 @@ func ClusterFrom(u *unstructured.Unstructured) (*federation.Cluster, []Warning, 
 			c.Spec.InsecureSkipTLSVerify = true
 			continue
 		}
-		ws = append(ws, Warning{what, "spec.disabledTLSValidations", fmt.Sprintf("%q is not carried over: fedkit verifies the certificate fully unless every check is off (\"*\")", v)})
+		ws = append(ws, loss(what, "spec.disabledTLSValidations", fmt.Sprintf("%q is not carried over: fedkit verifies the certificate fully unless every check is off (\"*\")", v)))
 	}
 	if len(in.Status) > 0 && string(in.Status) != "{}" && string(in.Status) != "null" {
-		ws = append(ws, Warning{what, "status", "not carried over: the cluster monitor recomputes it"})
+		ws = append(ws, note(what, "status", "not carried over: the cluster monitor recomputes it"))
 	}
 	for _, e := range federation.ValidateCluster(c) {
-		ws = append(ws, Warning{what, e.Field, "invalid in fedkit: " + e.ErrorBody()})
+		ws = append(ws, loss(what, e.Field, "invalid in fedkit: "+e.ErrorBody()))
 	}
 	return c, ws, nil
 }
@@ -351,7 +490,7 @@ func SecretFrom(u *unstructured.Unstructured, cluster, namespace string) (*corev
 	}
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
-		ws = append(ws, Warning{what, "data", "dropped keys " + strings.Join(dropped, ", ") + " (fedkit reads \"token\"; the CA is the Cluster's spec.caBundle)"})
+		ws = append(ws, note(what, "data", "dropped keys "+strings.Join(dropped, ", ")+" (fedkit reads \"token\"; the CA is the Cluster's spec.caBundle)"))
 	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -387,16 +526,16 @@ func TypeConfigFrom(u *unstructured.Unstructured) (federation.TypeConfig, []Warn
 	}
 	t := federation.NewTypeConfig(gvk, plural, tt.Scope != "Cluster", replicas)
 	if ft := in.Spec.FederatedType; ft.Kind != t.Federated.Kind || ft.Group != federation.TypesGroupVersion.Group && ft.Group != "types.kubefed.io" {
-		ws = append(ws, Warning{what, "spec.federatedType", fmt.Sprintf("%s.%s becomes %s in %s: fedkit names every federated type Federated<Kind> in one group", ft.Kind, ft.Group, t.Federated.Kind, federation.TypesGroupVersion)})
+		ws = append(ws, note(what, "spec.federatedType", fmt.Sprintf("%s.%s becomes %s in %s: fedkit names every federated type Federated<Kind> in one group", ft.Kind, ft.Group, t.Federated.Kind, federation.TypesGroupVersion)))
 	}
 	if in.Spec.Propagation == "Disabled" {
-		ws = append(ws, Warning{what, "spec.propagation", "Disabled has no field in fedkit: run no sync loop for this type"})
+		ws = append(ws, loss(what, "spec.propagation", "Disabled has no field in fedkit: run no sync loop for this type"))
 	}
 	if in.Spec.StatusType != nil || in.Spec.StatusCollection != nil {
-		ws = append(ws, Warning{what, "spec.statusCollection", "not carried over: fedkit's status collector writes status.clusters[] of the federated object itself, with no separate status type"})
+		ws = append(ws, note(what, "spec.statusCollection", "not carried over: fedkit's status collector writes status.clusters[] of the federated object itself, with no separate status type"))
 	}
 	if replicas == "" && tt.Group != "" && !slices.Contains([]string{"apps", "batch", "networking.k8s.io"}, tt.Group) {
-		ws = append(ws, Warning{what, "spec.targetType", "copied whole to every cluster: set TypeConfig.ReplicasPath if its replicas are to be divided"})
+		ws = append(ws, note(what, "spec.targetType", "copied whole to every cluster: set TypeConfig.ReplicasPath if its replicas are to be divided"))
 	}
 	return t, ws, nil
 }
@@ -423,10 +562,10 @@ func PreferenceFrom(u *unstructured.Unstructured) (*federation.ReplicaScheduling
 		p.Spec.Clusters[federation.WildcardCluster] = preferences(0, nil, 1)
 	}
 	if k := in.Spec.TargetKind; k != "FederatedDeployment" && k != "FederatedReplicaSet" {
-		ws = append(ws, Warning{what, "spec.targetKind", fmt.Sprintf("KubeFed scheduled only FederatedDeployment and FederatedReplicaSet; fedkit schedules %s when its type has a replica path", k)})
+		ws = append(ws, note(what, "spec.targetKind", fmt.Sprintf("KubeFed scheduled only FederatedDeployment and FederatedReplicaSet; fedkit schedules %s when its type has a replica path", k)))
 	}
 	for _, e := range federation.ValidateReplicaSchedulingPreference(p) {
-		ws = append(ws, Warning{what, e.Field, "invalid in fedkit, the scheduler will refuse it: " + e.ErrorBody()})
+		ws = append(ws, loss(what, e.Field, "invalid in fedkit, the scheduler will refuse it: "+e.ErrorBody()))
 	}
 	return p, ws, nil
 }
@@ -454,59 +593,4 @@ func preferences(minReplicas int64, maxReplicas *int64, weight int64) federation
 		p.MaxReplicas = &v
 	}
 	return p
-}
-
-// FederatedFrom converts a Federated<Kind> of types.kubefed.io. scheduled says a
-// ReplicaSchedulingPreference targets it: the /spec/replicas overrides KubeFed's scheduler
-// wrote are then dropped, as fedkit's scheduler writes status.schedule instead.
-func FederatedFrom(u *unstructured.Unstructured, scheduled bool) (*federation.FederatedObject, []Warning, error) {
-	var in kubeFedFederated
-	m, ws, err := decodeMeta(u, &in, &in.ObjectMeta, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	what := describe(u)
-	f := &federation.FederatedObject{
-		TypeMeta:   metav1.TypeMeta{APIVersion: federation.TypesGroupVersion.String(), Kind: in.Kind},
-		ObjectMeta: m,
-	}
-	// The template comes from u itself, where integers are still int64 (json.Unmarshal into
-	// a map would make them float64).
-	if t, ok, _ := unstructured.NestedMap(u.Object, "spec", "template"); ok {
-		f.Spec.Template.Object = t
-	}
-	if in.Spec.Placement.Clusters != nil {
-		f.Spec.Placement.Clusters = make([]federation.ClusterReference, 0, len(in.Spec.Placement.Clusters))
-		for _, c := range in.Spec.Placement.Clusters {
-			f.Spec.Placement.Clusters = append(f.Spec.Placement.Clusters, federation.ClusterReference{Name: c.Name})
-		}
-	}
-	f.Spec.Placement.ClusterSelector = in.Spec.Placement.ClusterSelector
-	if scheduled && in.Spec.Placement.Clusters != nil {
-		ws = append(ws, Warning{what, "spec.placement.clusters", "kept as found; KubeFed's scheduler wrote it from its schedule, fedkit's scheduler does not: the preference's clusters decide (with intersectWithClusterSelector, this list does)"})
-	}
-	for i, o := range in.Spec.Overrides {
-		co := federation.ClusterOverride{ClusterName: o.ClusterName}
-		for j, op := range o.ClusterOverrides {
-			if scheduled && op.Path == "/spec/replicas" {
-				ws = append(ws, Warning{what, fmt.Sprintf("spec.overrides[%d].clusterOverrides[%d]", i, j), "dropped: KubeFed's scheduler wrote this replica count; fedkit's writes status.schedule"})
-				continue
-			}
-			x := federation.OverrideOp{Op: op.Op, Path: op.Path}
-			if len(op.Value) > 0 {
-				x.Value = &federation.RawValue{Raw: slices.Clone(op.Value)}
-			}
-			co.ClusterOverrides = append(co.ClusterOverrides, x)
-		}
-		if len(co.ClusterOverrides) > 0 {
-			f.Spec.Overrides = append(f.Spec.Overrides, co)
-		}
-	}
-	if len(in.Status) > 0 && string(in.Status) != "{}" && string(in.Status) != "null" {
-		ws = append(ws, Warning{what, "status", "not carried over: fedkit's loops recompute it"})
-	}
-	for _, e := range federation.ValidateFederatedObject(f) {
-		ws = append(ws, Warning{what, e.Field, "invalid in fedkit: " + e.ErrorBody()})
-	}
-	return f, ws, nil
 }

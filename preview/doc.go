@@ -14,7 +14,9 @@
 //
 //   - which clusters it goes to, and why each other cluster was left out (the placement
 //     rule and the value that failed it);
-//   - how many replicas each cluster gets, and how the count came about;
+//   - how many replicas each cluster gets, and how the count came about, and how many the
+//     member object gets once the cluster's overrides apply ([Cluster].MemberReplicas;
+//     [Cluster.ReplicasText] shows both when they differ: "4 (scheduled 3)");
 //   - the member object sync would write to each cluster;
 //   - the DNS names of its ServiceDNSRecord or IngressDNSRecord;
 //   - every validation error with its field path.
@@ -111,7 +113,11 @@
 // the template field and the cluster. Examples are a Deployment without a selector matching
 // its pod labels, a container without an image, and a Job without restartPolicy. It is
 // sync.Plan's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
-// An object placed in no cluster is a warning. [Report.Check] turns a
+// A field the member's type does not have, in any built-in kind (imagePullPolicyy, an
+// Ingress's removed serviceName), is a warning naming the template field and each cluster
+// sync would write it to: the member's API server drops it. It is sync.Plan's Change.Unknown, which the Syncer
+// records in status. An object placed in no
+// cluster is a warning. [Report.Check] turns a
 // report into a CI verdict: an error for errors, and with strict for warnings too.
 //
 // go run ./examples/preview prints a Report as tables and YAML (or JSON with -o json).

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
@@ -73,13 +72,10 @@ func (r *run) overriddenReplicas(typ federation.TypeConfig, fed *federation.Fede
 	}
 	var out []Problem
 	for _, row := range rows {
-		if row.Manifest == nil || row.Replicas == nil {
+		if row.MemberReplicas == nil || row.Replicas == nil || *row.MemberReplicas == *row.Replicas {
 			continue
 		}
-		got, ok, _ := unstructured.NestedInt64(row.Manifest.Object, typ.ReplicasFields()...)
-		if !ok || got == *row.Replicas {
-			continue
-		}
+		got := *row.MemberReplicas
 		p := Problem{Severity: Warning, Object: what, Field: "spec.overrides", Cluster: row.Name,
 			Message: fmt.Sprintf("the member runs %d replicas, not the %d the ReplicaSchedulingPreference scheduled: an override replaces %s",
 				got, *row.Replicas, override.Pointer(typ.ReplicasFields()...))}
@@ -99,20 +95,28 @@ func (r *run) labels(name string) map[string]string {
 	return nil
 }
 
-// memberProblems are the member objects a member's API server would refuse on every create:
-// sync.Plan's InvalidMember changes (Change.Invalid, from federation.ValidateMember), one
-// Problem per cluster and field, in cluster name order. The field is given as the federated
-// object's (spec.template. and the member's path).
+// memberProblems are what a member's API server would make of the member objects sync
+// sends, from sync.Plan's changes, one Problem per cluster and field, in cluster name order:
+// an error for each field of an InvalidMember change (Change.Invalid, from
+// federation.ValidateMember: refused on every create), a warning for each field the
+// member's type does not have (Change.Unknown, from federation.UnknownFields: dropped). The
+// field is given as the federated object's (spec.template. and the member's path).
 func memberProblems(names []string, changes map[string]fedsync.Change, what string) []Problem {
 	var out []Problem
 	for _, name := range names {
 		ch, ok := changes[name]
-		if !ok || ch.Reason != fedsync.ReasonInvalidMember {
+		if !ok {
 			continue
 		}
-		for _, e := range ch.Invalid {
-			out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: name,
-				Message: fmt.Sprintf("the member's API server refuses the %s: %s", ch.Desired.GetKind(), e.Error())})
+		if ch.Reason == fedsync.ReasonInvalidMember {
+			for _, e := range ch.Invalid {
+				out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: name,
+					Message: fmt.Sprintf("the member's API server refuses the %s: %s", ch.Desired.GetKind(), e.Error())})
+			}
+		}
+		for _, p := range ch.Unknown {
+			out = append(out, Problem{Severity: Warning, Object: what, Field: "spec.template." + p, Cluster: name,
+				Message: fmt.Sprintf("the member's API server drops it: %s %s has no such field", ch.Desired.GetAPIVersion(), ch.Desired.GetKind())})
 		}
 	}
 	return out

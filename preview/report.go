@@ -3,6 +3,7 @@ package preview
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,6 +132,10 @@ type Cluster struct {
 	Why  string `json:"why,omitempty"`
 	// Replicas is the scheduled count, for a type that has replicas.
 	Replicas *int64 `json:"replicas,omitempty"`
+	// MemberReplicas is the count the member object gets, read from Manifest: Replicas
+	// after the cluster's overrides (an override of the replica path replaces it), for a
+	// type that has replicas and a cluster sync writes to.
+	MemberReplicas *int64 `json:"memberReplicas,omitempty"`
 	// Explanation says how the count came about (scheduler.Plan.Explain): minimum, kept,
 	// weight, and the bound that capped it.
 	Explanation string `json:"explanation,omitempty"`
@@ -140,6 +145,21 @@ type Cluster struct {
 	// Change is what sync would do in the cluster, with live objects; nil without, or when
 	// the cluster was not read.
 	Change *Change `json:"change,omitempty"`
+}
+
+// ReplicasText is the cluster's replicas for a table: what the member gets ("5"), with the
+// scheduled count when an override changed it ("5 (scheduled 3)"), the scheduled count when
+// nothing is written there, "-" for a type without replicas.
+func (c Cluster) ReplicasText() string {
+	switch {
+	case c.MemberReplicas != nil && c.Replicas != nil && *c.MemberReplicas != *c.Replicas:
+		return fmt.Sprintf("%d (scheduled %d)", *c.MemberReplicas, *c.Replicas)
+	case c.MemberReplicas != nil:
+		return strconv.FormatInt(*c.MemberReplicas, 10)
+	case c.Replicas != nil:
+		return strconv.FormatInt(*c.Replicas, 10)
+	}
+	return "-"
 }
 
 // Failover is where an object's replicas go when Input.Down's clusters are down.

@@ -269,6 +269,9 @@ func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decisi
 	}
 	if ch.Placed && ch.Desired != nil && (ch.Action == fedsync.ActionCreate || ch.Action == fedsync.ActionUpdate || ch.Action == fedsync.ActionNone) {
 		c.Manifest = ch.Desired
+		if n, ok, _ := unstructured.NestedInt64(c.Manifest.Object, typ.ReplicasFields()...); ok && typ.Divisible() {
+			c.MemberReplicas = &n
+		}
 	}
 	if r.in.Live == nil {
 		return c

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	gosync "sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +26,10 @@ type result struct {
 	// transient marks an error a later retry may not see (a network failure, a server error,
 	// a Conflict that outlived the retries); the object is then requeued with backoff.
 	transient bool
+	// warnings are what the member answered a create or update that succeeded with (its
+	// Warning headers), then the fields Plan found it would drop (Change.Unknown) that it did
+	// not warn about itself.
+	warnings []string
 }
 
 // executeWith carries out Plan's changes, Options.ClusterConcurrency clusters at a time, with
@@ -111,7 +117,8 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			}
 		}
 		s.startWrite(key, ch.Cluster)
-		stored, err := s.write(ctx, client, ch)
+		var warned warnings
+		stored, err := s.write(federation.WithWarningHandler(ctx, warned.add), client, ch)
 		written := ""
 		if err == nil {
 			s.succeeded(in, keys, ch, stored) // recorded before the write stops being in flight
@@ -124,7 +131,7 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 			if ch.Action == ActionDelete && s.typ.Namespaced {
 				s.releaseNamespace(ctx, client, ch.Cluster, ch.Live.GetNamespace(), ch.Live)
 			}
-			return result{Change: ch, wrote: true}
+			return result{Change: ch, wrote: true, warnings: warned.of(ch)}
 		}
 		if ch.Action == ActionCreate && namespaceMissing(err, ch.Desired.GetNamespace()) && attempt < s.opts.ConflictRetries {
 			if reason, msg, nerr := s.ensureNamespace(ctx, client, ch.Cluster, ch.Desired.GetNamespace(), in.Clusters); nerr != nil || reason != "" {
@@ -149,6 +156,36 @@ func (s *Syncer) apply(ctx context.Context, in PlanInput, keys map[string]string
 		v := s.verifiedAt(key, ch.Cluster)
 		ch = s.replan(in, ch, MemberState{Object: live, memo: v, Host: in.Members[ch.Cluster].Host, InUse: in.Members[ch.Cluster].InUse})
 	}
+}
+
+// warnings collects the warnings of one member write (federation.WithWarningHandler).
+type warnings struct {
+	mu   gosync.Mutex
+	list []string
+}
+
+func (w *warnings) add(warning string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, warning)
+}
+
+// of returns the warnings of ch's write, a create or update: the member's, then those of the
+// fields Plan found its type does not have (Change.Unknown) that the member did not give (an
+// older server drops them without a word).
+func (w *warnings) of(ch Change) []string {
+	if ch.Action != ActionCreate && ch.Action != ActionUpdate {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := slices.Clone(w.list)
+	for _, p := range ch.Unknown {
+		if msg := federation.UnknownFieldWarning(p); !slices.Contains(out, msg) {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 // write sends one change to the member.

@@ -125,6 +125,13 @@
 // [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
 // another federation (another identity) reports [ReasonManagedByOther] and is never taken.
 //
+// An object migrated from KubeFed (federation.MigratedFromAnnotation: "kubefed", which
+// package migrate writes) adopts the member objects KubeFed made: those labelled
+// federation.KubeFedManagedLabel: "true", and nothing broader. It updates them in place, so
+// a cut-over from KubeFed deletes and creates nothing. Sync removes KubeFed's label from
+// every object it adopts: KubeFed finds its member objects by that label, so the deletion
+// of KubeFed's own federated object afterwards cannot reach them.
+//
 // # Namespaces
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing
@@ -319,6 +326,8 @@
 //
 //   - status.clusters[] entries' propagation ("" when in sync, else one of the Reason
 //     constants), message and revision, and which clusters the list holds;
+//   - the message of a cluster in sync: what its member warned about the last write there
+//     (below), until the next write;
 //   - status.syncedRevision, status.observedGeneration and status.rollout;
 //   - the Propagated and RolledBack conditions.
 //
@@ -347,6 +356,19 @@
 //     that does not match the pod labels, a container without an image). [Plan] decides
 //     [ReasonInvalidMember], naming the member's field, and nothing is retried until the
 //     object changes.
+//
+// # Warnings
+//
+// A member's API server drops a field its type does not have (a typo such as
+// imagePullPolicyy, an Ingress's v1beta1 serviceName) and answers the write with a warning.
+// [Plan] finds those fields itself, from the schema of the Go type of every built-in kind
+// (the one drift is compared with, built once per Syncer), and lists them in
+// [Change].Unknown; the write goes out all the same. The Syncer hands every write a warning handler (federation.WithWarningHandler), so a
+// member's Warning headers, whatever they say, reach it. What a cluster's write was warned
+// about, the member's words first, then the unknown fields it did not mention, is that
+// cluster's status.clusters[].message (its propagation stays "": the object runs there). It
+// stays until the next write there. The Propagated condition names the clusters that warned,
+// and one [EventMemberWarning] Warning event per pass says what each was warned about.
 //
 // # Events
 //

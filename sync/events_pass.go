@@ -35,6 +35,10 @@ const (
 	// EventOrphanedInCluster: the pass left the member object in the clusters it names, without
 	// the federation's labels.
 	EventOrphanedInCluster = "OrphanedInCluster"
+	// EventMemberWarning (a Warning): the member API servers of the clusters it names
+	// answered the pass's writes with warnings (a field the member's type does not have,
+	// which it dropped; a deprecated API), each cluster's listed.
+	EventMemberWarning = "MemberWarning"
 )
 
 // writeReason is the event reason of a member write that succeeded, "" for none (an orphan in
@@ -97,4 +101,21 @@ func (s *Syncer) passEvents(obj *federation.FederatedObject, results []result) {
 		msg := fmt.Sprintf("%s %s in %d %s: %s", e.verb, s.typ.Target.Kind, len(items), noun, strings.Join(items, ", "))
 		s.event(obj, eventNormal, e.reason, "%s", fedcond.Truncate(msg, maxMessage))
 	}
+	s.warningEvent(obj, results)
+}
+
+// warningEvent records one Warning event for the pass's writes that the members answered
+// with warnings, naming each cluster and its warnings (in cluster order).
+func (s *Syncer) warningEvent(obj *federation.FederatedObject, results []result) {
+	var items []string
+	for _, r := range results {
+		if r.wrote && len(r.warnings) > 0 {
+			items = append(items, warnedText(r))
+		}
+	}
+	if len(items) == 0 {
+		return
+	}
+	slices.Sort(items)
+	s.event(obj, eventWarning, EventMemberWarning, "%s", fedcond.Truncate(strings.Join(items, ". "), maxMessage))
 }

@@ -3,6 +3,8 @@ package sync
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -173,4 +175,60 @@ func hasOption(opts, opt string) bool {
 		}
 	}
 	return false
+}
+
+// unknownFields returns the paths of the fields of obj that the type of schema s does not
+// have ("spec.template.spec.containers[0].imagePullPolicyy"), sorted: the fields a member's
+// API server drops from a built-in object, and warns about, as it decodes it into its Go
+// type. A value the schema does not describe (a custom resource: nil; a scalar of its own
+// encoding; a map's values) is not looked into. It walks obj against the schema the Syncer
+// builds once, so a write costs no decoding.
+func (s *fieldSchema) unknownFields(obj map[string]any) []string {
+	var out []string
+	s.unknownIn(obj, nil, &out)
+	slices.Sort(out)
+	return out
+}
+
+// unknownIn adds to out the unknown fields of v, at path (its segments: keys, and "[i]" for a
+// list index).
+func (s *fieldSchema) unknownIn(v any, path []string, out *[]string) {
+	if s == nil {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			var f *fieldInfo
+			if s.fields != nil {
+				if f = s.fields[k]; f == nil {
+					*out = append(*out, joinPath(append(path, k)))
+					continue
+				}
+			} else if f = s.value; f == nil {
+				return // not a struct nor a map the schema describes
+			}
+			f.schema.unknownIn(c, append(path, k), out)
+		}
+	case []any:
+		if s.fields != nil || s.elem == nil {
+			return
+		}
+		for i, c := range x {
+			s.elem.unknownIn(c, append(path, "["+strconv.Itoa(i)+"]"), out)
+		}
+	}
+}
+
+// joinPath joins path segments as a strict decoding error names a field: keys with ".",
+// list indexes appended ("spec.containers[0].name").
+func joinPath(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }

@@ -54,7 +54,7 @@ var ioTypes = []string{"ClusterClient", "ClusterSet", "Reader", "MemberCache", "
 var decisionInternals = []string{
 	"planFor", "decideMember", "renderPlaced", "renderMembers", "inputKey", "inputKeys",
 	"DecideRollout", "heldBack", "withRevision", "withRevisions", "previousOf",
-	"refusedMember",
+	"refusedMember", "withUnknownFields",
 }
 
 func parseDir(t *testing.T) map[string]*ast.File {

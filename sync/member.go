@@ -110,6 +110,7 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		ch.Message = fmt.Sprintf("cluster %q: %s is being deleted; it is created again once it is gone", ch.Cluster, describe(live))
 	case !managedBy(live, identity):
 		ch.Action = ActionUpdate // adoption
+		ch.Desired = withoutKubeFedLabel(r.obj)
 	case hashOf(live) != hashOf(r.obj):
 		ch.Action = ActionUpdate
 	case ms.memo.rv != "" && ms.memo.rv == live.GetResourceVersion():
@@ -121,6 +122,19 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		}
 	}
 	return ch
+}
+
+// withoutKubeFedLabel returns desired without federation.KubeFedManagedLabel, which a
+// render retains from a member object KubeFed made: once sync adopts the object, KubeFed
+// (whose deletion of its own federated object finds member objects by that label) can no
+// longer reach it. desired is returned as it is when it has no such label; else a copy.
+func withoutKubeFedLabel(desired *unstructured.Unstructured) *unstructured.Unstructured {
+	if _, ok, _ := unstructured.NestedFieldNoCopy(desired.Object, "metadata", "labels", federation.KubeFedManagedLabel); !ok {
+		return desired
+	}
+	out := desired.DeepCopy()
+	unstructured.RemoveNestedField(out.Object, "metadata", "labels", federation.KubeFedManagedLabel)
+	return out
 }
 
 // readFailure turns a failed member read into a propagation reason and message.

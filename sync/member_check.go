@@ -26,3 +26,17 @@ func refusedMember(ch Change) Change {
 		ch.Cluster, describe(ch.Desired), errs.ToAggregate()), maxMessage)
 	return ch
 }
+
+// withUnknownFields is Plan's note on a create or update that goes out: the fields of
+// Desired that the member's type does not have, found from the type's schema (fields: the Go
+// type of every built-in kind; nil for a custom resource, whose schema is its CRD's), in
+// Change.Unknown. A member's API server drops them and warns (its field validation "Warn",
+// the default), so the change is sent as it is, and the warnings reach the cluster's
+// status.clusters[].message. Only what is sent is looked at: an unchanged member costs
+// nothing.
+func withUnknownFields(ch Change, fields *fieldSchema) Change {
+	if ch.Desired != nil && (ch.Action == ActionCreate || ch.Action == ActionUpdate) {
+		ch.Unknown = fields.unknownFields(ch.Desired.Object)
+	}
+	return ch
+}

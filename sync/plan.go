@@ -72,6 +72,13 @@ type Change struct {
 	// Invalid lists, with ReasonInvalidMember, the fields of Desired the member's API server
 	// refuses on every create or update (federation.ValidateMember); nothing is sent.
 	Invalid field.ErrorList
+	// Unknown lists, for ActionCreate and ActionUpdate, the paths of the fields of Desired
+	// that the member's type does not have (from the Go type of every built-in kind, as
+	// federation.UnknownFields finds them: a typo, a field of an older version of the kind),
+	// sorted, which the member's API server drops with a warning. The
+	// object is written all the same; the Syncer records the warnings in the cluster's
+	// status.clusters[].message.
+	Unknown []string
 	// Revision is the revision the cluster's object is rendered from, for placed clusters:
 	// PlanInput.Revision, or during a staged rollout the older one it keeps
 	// (Decision.Previous).
@@ -168,7 +175,9 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //   - a member object the federation does not manage (no managed-by label with this
 //     federation's identity) is never modified or deleted: if the object is placed there,
 //     the cluster reports ReasonAlreadyExists (or ReasonManagedByOther) unless adoption is
-//     allowed and no other federation manages it;
+//     allowed (PlanInput.Adopt; a copy the object released; KubeFed's object, labelled
+//     federation.KubeFedManagedLabel: "true", for an object migrated from KubeFed) and no
+//     other federation manages it;
 //   - placed and absent: create; placed and present: update when the desired-state hash
 //     differs or, if the object changed since sync last wrote or verified it, when an owned
 //     field differs (see [Change].Drift); nothing otherwise;
@@ -179,7 +188,10 @@ func (in PlanInput) memberSchema() *fieldSchema {
 //     (ReasonSystemNamespace);
 //   - a create or update of a member object the member's API server would refuse on every
 //     try (federation.ValidateMember) is not sent: ActionNone, ReasonInvalidMember, with
-//     the fields in [Change].Invalid.
+//     the fields in [Change].Invalid;
+//   - a create or update of a built-in kind names the fields the member's type does not
+//     have (from its Go type's schema), which its server drops, in [Change].Unknown: it is
+//     sent all the same.
 //
 // An invalid placement is returned as an error wrapping placement.ErrInvalidPlacement and no
 // change is planned. With PlanInput.WaitForScheduler, an object without a schedule for its
@@ -314,7 +326,7 @@ func planFor(in PlanInput, t Targets) []Change {
 		if !placed[name] {
 			r = rendered{}
 		}
-		ch = decideMember(ch, ms, r, fields, identity, in.Adopt || releasedBy(ms.Object, in.Object), deleting, orphanIn(in, name, orphan))
+		ch = decideMember(ch, ms, r, fields, identity, mayAdopt(in, ms.Object), deleting, orphanIn(in, name, orphan))
 		if ch.Action == ActionOrphan && !deleting && (released(in.Object, name) || keepsClaim(in)) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
@@ -327,7 +339,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	}
 	out = withRevisions(in, out)
 	for i := range out {
-		out[i] = refusedMember(out[i])
+		out[i] = withUnknownFields(refusedMember(out[i]), fields)
 	}
 	return out
 }
@@ -378,6 +390,23 @@ func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 func keepsClaim(in PlanInput) bool {
 	return in.Type.Target.Group == "" && in.Type.Target.Kind == "PersistentVolumeClaim" && in.Object.DeletionTimestamp == nil &&
 		in.Object.Annotations[federation.ClaimRemovalAnnotation] != federation.ClaimRemovalDelete
+}
+
+// mayAdopt reports whether sync may take over live, a member object of the name that no
+// federation manages: the Syncer's policy or the object's federation.AdoptAnnotation
+// (in.Adopt), a copy the object released earlier (releasedBy), or KubeFed's object for an
+// object migrated from KubeFed (fromKubeFed).
+func mayAdopt(in PlanInput, live *unstructured.Unstructured) bool {
+	return in.Adopt || releasedBy(live, in.Object) || fromKubeFed(live, in.Object)
+}
+
+// fromKubeFed reports whether live is the member object KubeFed made for fed: fed was
+// migrated from KubeFed (federation.MigratedFromAnnotation, which package migrate writes)
+// and live carries KubeFed's managed label with the value "true". KubeFed adopted by
+// default, so its federated objects' member objects may predate it; nothing broader counts.
+func fromKubeFed(live *unstructured.Unstructured, fed *federation.FederatedObject) bool {
+	return live != nil && fed.GetAnnotations()[federation.MigratedFromAnnotation] == federation.MigratedFromKubeFed &&
+		live.GetLabels()[federation.KubeFedManagedLabel] == "true"
 }
 
 // releasedBy reports whether live is a copy fed released (federation.ReleasedAnnotation

@@ -42,16 +42,18 @@ type memberEntry struct {
 func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject, rev int64, t Targets, results []result, ro *rolloutPass) (bool, error) {
 	entries := s.entries(fed, rev, results)
 	synced := fed.Status.SyncedRevision
-	var waiting []string
+	var waiting, warned []string
 	placed := 0
 	for _, r := range results {
 		if !r.Placed {
 			continue
 		}
 		placed++
-		e := entries[r.Cluster]
-		if e.propagation != "" {
+		switch e := entries[r.Cluster]; {
+		case e.propagation != "":
 			waiting = append(waiting, fmt.Sprintf("%s: %s", r.Cluster, e.propagation))
+		case e.message != "":
+			warned = append(warned, r.Cluster)
 		}
 	}
 	if reachableInSync(results, entries) && ro.complete() {
@@ -64,6 +66,10 @@ func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotPropagated
 		cond.Message = fedcond.Truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
 			rev, placed-len(waiting), placed, summarize(waiting)), maxMessage)
+	}
+	if len(warned) > 0 {
+		slices.Sort(warned)
+		cond.Message = fedcond.Truncate(fmt.Sprintf("%s; the members of %s warned (status.clusters[].message)", cond.Message, summarize(warned)), maxMessage)
 	}
 	if note := ro.note(); note != "" {
 		cond.Message = fedcond.Truncate(cond.Message+note, maxMessage)
@@ -107,10 +113,27 @@ func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []r
 			out[r.Cluster] = e
 		case r.Placed:
 			// Placed clusters are always read (or known unchanged): no reason is in sync.
-			out[r.Cluster] = memberEntry{revision: cmp.Or(r.Revision, rev)}
+			out[r.Cluster] = memberEntry{revision: cmp.Or(r.Revision, rev), message: warnedMessage(r, old)}
 		}
 	}
 	return out
+}
+
+// warnedText says what the member warned about r's write.
+func warnedText(r result) string {
+	return fmt.Sprintf("cluster %q warned: %s", r.Cluster, strings.Join(r.warnings, "; "))
+}
+
+// warnedMessage is the message of a cluster in sync: the warnings of the last write there
+// (see result.warnings), kept while nothing is written there, replaced by the next write's.
+func warnedMessage(r result, old federation.MemberStatus) string {
+	switch {
+	case r.wrote && len(r.warnings) > 0:
+		return fedcond.Truncate(warnedText(r), maxMessage)
+	case !r.wrote && old.Propagation == "":
+		return old.Message
+	}
+	return ""
 }
 
 // reachableInSync reports whether every placed cluster that could be reached runs the current

@@ -181,8 +181,8 @@ spec:
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"-f", spec, "--kubeconfig", path, "--contexts", "cluster-aws-us-east=aws,cluster-gcp-eu-west=gcp"}, &out, now))
 	for _, want := range []string{
-		"  cluster-aws-us-east  yes     6         Update  ",
-		"  cluster-gcp-eu-west  yes     3         Create  ",
+		"  cluster-aws-us-east  yes     6                Update  ",
+		"  cluster-gcp-eu-west  yes     4 (scheduled 3)  Create  ",
 		`    /spec/template/spec/containers/0/image: "nginx:1.24" -> "nginx:1.25"`,
 	} {
 		require.Contains(t, out.String(), want)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -60,12 +59,10 @@ func printObject(w io.Writer, o preview.Object, live bool) error {
 		placed, replicas, why := "no", "-", c.Rule+": "+c.Why
 		if c.Selected {
 			placed, why = "yes", strings.TrimPrefix(c.Explanation, c.Name+": ")
+			replicas = c.ReplicasText()
 		}
 		if c.Rule == "" && !c.Selected {
 			why = ""
-		}
-		if c.Replicas != nil && c.Selected {
-			replicas = strconv.FormatInt(*c.Replicas, 10)
 		}
 		row := fmt.Sprintf("  %s\t%s\t%s\t", c.Name, placed, replicas)
 		if live {

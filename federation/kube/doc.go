@@ -84,7 +84,8 @@
 // managedFields. It does so in a shared host cache too (ClusterSetOptions.Cache, [package
 // hostcache]). A Secret is read from the API server only when its resourceVersion moved,
 // never on a Cluster status write. Error bodies and Warning headers of every answer have the
-// client's token and password cut out. Warnings are logged through the request's logger.
+// client's token and password cut out. Warnings are logged through the request's logger
+// and handed to its warning handler (federation.WithWarningHandler).
 //
 // [RESTConfig] documents exactly what is read from each, and what is refused:
 //

@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // minSecretLen is the shortest credential the transport redacts: shorter ones (a two-letter
@@ -62,7 +64,8 @@ func redactCredentials(cfg *rest.Config) {
 }
 
 // redactingWarnings logs the Warning headers of answers (code 299, as client-go's
-// WarningLogger does) through the context's logger, with the credentials cut out. It is set
+// WarningLogger does) through the context's logger, with the credentials cut out, and hands
+// them to the request's warning handler (federation.WithWarningHandler). It is set
 // on every rest.Config fedkit builds, so no Warning reaches client-go's process-wide default
 // handler.
 type redactingWarnings struct {
@@ -77,6 +80,7 @@ func (w redactingWarnings) HandleWarningHeaderWithContext(ctx context.Context, c
 		message = strings.ReplaceAll(message, string(s), string(redacted))
 	}
 	klog.FromContext(ctx).Info("Warning: " + message)
+	federation.HandleWarning(ctx, message)
 }
 
 // redactingTransport removes secrets from the bodies of error answers.

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // storedBehaviours: what a real server makes of a built-in object as it stores it. It decodes
@@ -122,6 +124,45 @@ func storedBehaviours() []behaviour {
 				t.Errorf("merge patch: stringData is stored as %#v; want it merged into data and dropped", v)
 			}
 		}},
+		{"stored/unknown-fields-are-dropped-with-a-warning", unknownFieldsDropped},
+	}
+}
+
+// unknownFieldsDropped: a field the Go type does not have is dropped, and the answer warns
+// about it (field validation "Warn", the server's default for requests that do not ask for
+// another), on a create and an update alike. The warnings reach the request's handler
+// (federation.WithWarningHandler) in the server's words; a write without such a field has
+// none.
+func unknownFieldsDropped(t *testing.T, e *env) {
+	var warnings []string
+	ctx := federation.WithWarningHandler(e.ctx, func(w string) { warnings = append(warnings, w) })
+	d := deployment(e.ns, "typo", 1)
+	setContainer(t, d, "imagePullPolicyy", "Always")
+	created, err := e.c.Create(ctx, DeploymentGVR, d)
+	require.NoError(t, err)
+	if diff := cmp.Diff([]string{`unknown field "spec.template.spec.containers[0].imagePullPolicyy"`}, warnings); diff != "" {
+		t.Errorf("create: warnings (-want +got):\n%s", diff)
+	}
+	if _, found := container(t, created)["imagePullPolicyy"]; found {
+		t.Errorf("create: the unknown field is stored")
+	}
+
+	warnings = nil
+	set(t, created, "x", "spec", "strategyy")
+	updated, err := e.c.Update(ctx, DeploymentGVR, created)
+	require.NoError(t, err)
+	if diff := cmp.Diff([]string{`unknown field "spec.strategyy"`}, warnings); diff != "" {
+		t.Errorf("update: warnings (-want +got):\n%s", diff)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(updated.Object, "spec", "strategyy"); found {
+		t.Errorf("update: the unknown field is stored")
+	}
+
+	warnings = nil
+	_, err = e.c.Create(ctx, DeploymentGVR, deployment(e.ns, "no-typo", 1))
+	require.NoError(t, err)
+	if len(warnings) != 0 {
+		t.Errorf("a write without unknown fields warned: %q", warnings)
 	}
 }
 

@@ -87,7 +87,7 @@ func TestMigrateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := run(t, string(data), "migrate", "-f", "-", "--secret-namespace", "fed")
+	code, out, errOut := run(t, string(data), "migrate", "-f", "-", "--secret-namespace", "fed", "--allow-loss")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

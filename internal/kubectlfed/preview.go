@@ -107,10 +107,7 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "  CLUSTER\tSELECTED\tREPLICAS\tWHY")
 		for _, c := range o.Clusters {
-			reps := "-"
-			if c.Replicas != nil {
-				reps = fmt.Sprint(*c.Replicas)
-			}
+			reps := c.ReplicasText()
 			why := c.Explanation
 			if !c.Selected && c.Rule != "" {
 				why = c.Rule + ": " + c.Why

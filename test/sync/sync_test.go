@@ -417,7 +417,8 @@ func cpuRequest(t *testing.T, u *unstructured.Unstructured) any {
 // A template with fields the member's API server does not know (a typo, a field of a newer
 // Kubernetes): the server drops them as it stores the object. Sync owns what its render sets,
 // so it would see those fields "missing" after every write; it must not update the object
-// again and again (hostile input, against real API servers: the fake keeps unknown fields).
+// again and again (hostile input, against real API servers). What the members warned about
+// their writes is in each cluster's status.clusters[].message.
 func TestUnknownTemplateFieldsDoNotThrashOnRealServers(t *testing.T) {
 	f := start(t)
 	// Its own namespace: another test's may be terminating in the members (testenv runs no
@@ -454,17 +455,26 @@ spec:
 		obj, err := federation.FederatedObjectFromUnstructured(u)
 		return err == nil && obj.Status.SyncedRevision == 1
 	}, "synced revision 1")
+	u, err := f.host.Get(context.Background(), federation.DeploymentType.FederatedGVR(), "typos", "typo")
+	require.NoError(t, err)
+	obj, err := federation.FederatedObjectFromUnstructured(u)
+	require.NoError(t, err)
+	for _, c := range obj.Status.Clusters {
+		require.Equal(t, fmt.Sprintf(`cluster %q warned: unknown field "spec.replicaz"; unknown field "spec.template.spec.containers[0].imagePullPolizy"`, c.Name), c.Message,
+			"the member's warnings, in status")
+	}
+	require.Len(t, obj.Status.Clusters, len(memberNames))
 	before := f.memberWrites(t)
 
 	// Another writer (here an annotation; in a real cluster, the deployment controller's
 	// status) makes sync compare the object again: nothing to write for the pruned fields.
 	// Then a real drift: the syncer handles the object's changes in order, so once that is
 	// reverted the annotation has been seen.
-	u := f.memberIn(t, "m1", "typos", "typo")
+	u = f.memberIn(t, "m1", "typos", "typo")
 	a := u.GetAnnotations()
 	a["team.example.com/seen"] = "yes"
 	u.SetAnnotations(a)
-	u, err := f.members["m1"].Update(context.Background(), deployments, u)
+	u, err = f.members["m1"].Update(context.Background(), deployments, u)
 	require.NoError(t, err)
 	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	cs[0].(map[string]any)["image"] = "evil:1"
