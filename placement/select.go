@@ -38,6 +38,11 @@ type Input struct {
 	// Now is the time of the decision, for tolerationSeconds. Zero: tolerationSeconds is not
 	// counted, and a toleration that has it holds.
 	Now time.Time
+	// Disruption is the fleet's state ([FleetDisruption] of the same Clusters). While the
+	// fleet is disrupted, the not-ready taint a lost cluster implies (when the cluster
+	// monitor has set none) is NoSchedule, not NoExecute: the control plane's own outage
+	// takes no replicas away. The zero value: not disrupted.
+	Disruption Disruption
 }
 
 // Evaluate decides where p places an object among clusters, and why every other cluster is
@@ -131,7 +136,7 @@ func Place(in Input) (Decision, error) {
 		excluded[name] = true
 	}
 
-	f := filterer{p: &p, listed: listed, sel: selector, excluded: excluded, now: in.Now}
+	f := filterer{p: &p, listed: listed, sel: selector, excluded: excluded, now: in.Now, disruption: in.Disruption}
 	if len(in.Running) > 0 {
 		f.running = make(map[string]bool, len(in.Running))
 		for _, name := range in.Running {
@@ -206,6 +211,8 @@ type filterer struct {
 	excluded map[string]bool
 	running  map[string]bool
 	now      time.Time
+	// disruption softens the implied not-ready taint of its lost clusters (Input.Disruption).
+	disruption Disruption
 }
 
 // keep is why a cluster stayed although a taint is not tolerated for good: the rule it would
@@ -243,7 +250,15 @@ func (f *filterer) filter(c *federation.Cluster) (Rule, string, keep) {
 		}
 	}
 	if t, why, ok := notReadyTaint(c); ok {
+		if f.disruption.Includes(c.Name) {
+			// The control plane's own outage: no eviction, and still no new placements.
+			t.Effect = corev1.TaintEffectNoSchedule
+			why += "; the fleet is disrupted (" + f.disruption.Message + ")"
+		}
 		switch held, until, detail := f.tolerates(&t); {
+		case held && t.Effect == corev1.TaintEffectNoSchedule:
+		case t.Effect == corev1.TaintEffectNoSchedule && f.running[c.Name]:
+			note(NotReady, fmt.Sprintf("%s; implied taint %s not tolerated, but the object runs there and NoSchedule refuses only new placements", why, taintString(&t)), time.Time{})
 		case !held:
 			return NotReady, fmt.Sprintf("%s; implied taint %s not tolerated%s", why, taintString(&t), detail), keep{}
 		case !until.IsZero():

@@ -74,7 +74,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // spread; each selected cluster's current replicas and capacity are derived (capacity.go);
 // the preference (or Duplicated without one) becomes a Request, with Refill when the
 // rebalance period allows it; Divide plans; the plan becomes the schedule.
-func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time) (decision, error) {
+func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time, fd placement.Disruption) (decision, error) {
 	kind := typ.Federated.Kind
 	total, errs := templateReplicas(fed, typ)
 	if len(errs) > 0 {
@@ -91,8 +91,9 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		clusters, noPref = withPreference(clusters, rsp.Spec.Clusters)
 	}
 	// NoSchedule refuses new placements only: the clusters the object runs in stay
-	// (placement.Input.Running); tolerationSeconds counts at now.
-	pd, placeErr := placement.Place(placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now})
+	// (placement.Input.Running); tolerationSeconds counts at now. While the fleet is
+	// disrupted a lost cluster keeps what runs there (placement.Input.Disruption).
+	pd, placeErr := placement.Place(placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now, Disruption: fd})
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
 	}

@@ -58,6 +58,11 @@ type Input struct {
 	// skipped with a warning in the message. The Scheduler sets it from
 	// [Options].RejectUnknownClusters.
 	RejectUnknownClusters bool
+
+	// Disruption says when the fleet counts as disrupted (placement.FleetDisruption): then a
+	// lost cluster keeps its replicas and gets no new ones. The Scheduler sets it from
+	// [Options].Disruption; the zero value is the default.
+	Disruption placement.DisruptionOptions
 }
 
 // Decision is what Reconcile writes for one object, and why. It is plain, read-only data.
@@ -157,7 +162,7 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 		at = placed{running: currentReplicas(in.Object, nil)}
 		at.current = at.running
 	}
-	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now)
+	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now, placement.FleetDisruption(in.Clusters, in.Now, in.Disruption))
 }
 
 // preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for
