@@ -118,7 +118,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		e, had := prev[n]
 		// What runs in n, and the most a new eviction of n keeps: the schedule's count, or
 		// what the status says runs when it says more.
-		running, most := in.running[n], max(in.running[n], scheduledIn(in.before, n))
+		running, most := in.running[n], in.mostKept(n)
 		if had && !e.Release && e.Deadline != nil && !in.now.Before(e.Deadline.Time) && target[n] < e.Replicas {
 			// The grace period ended for the loss it was for (down to e.Replicas): n may drop
 			// to that now. What n loses beyond it (its target fell since) is a loss of its
@@ -300,6 +300,20 @@ func evictionClusters(running map[string]int64, before *federation.Schedule) []s
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// mostKept is the most a new eviction of cluster keeps: what runs there, or what the previous
+// schedule gave it when the status says less (a copy just created, not yet seen running);
+// but only what runs there when its status entry shows no copy at all (copyIn): sync could
+// not put one there, and there is nothing to keep.
+func (in evictInput) mostKept(cluster string) int64 {
+	running := in.running[cluster]
+	for i := range in.status {
+		if m := &in.status[i]; m.Name == cluster && !copyIn(m) {
+			return running
+		}
+	}
+	return max(running, scheduledIn(in.before, cluster))
 }
 
 // scheduledIn is cluster's replica count in schedule s (0 when s is nil or lacks it).

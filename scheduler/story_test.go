@@ -28,7 +28,7 @@ import (
 // carries over from block to block. Lines starting with # before a block are comments.
 //
 //	clusters a b c            Ready clusters (with room for anything)
-//	object replicas=N         the FederatedDeployment default/web, placed by clusterSelector {}
+//	object replicas=N         a new FederatedDeployment default/web, placed by clusterSelector {}
 //	placement YAML            its spec.placement (flow YAML, the rest of the line)
 //	rsp YAML                  its ReplicaSchedulingPreference's spec ("none": no preference)
 //	disruption threshold=F window=D   scheduler.Input.Disruption
@@ -150,6 +150,7 @@ func (s *story) do(line string, out *strings.Builder) error {
 		s.fed.Name, s.fed.Namespace, s.fed.Generation = "web", "default", 1
 		s.fed.Spec.Template.Object = map[string]any{"spec": map[string]any{"replicas": n}}
 		s.fed.Spec.Placement.ClusterSelector = &metav1.LabelSelector{}
+		s.prev = nil // a new object
 	case "placement":
 		var p federation.Placement
 		if err := yaml.UnmarshalStrict([]byte(rest), &p); err != nil {
@@ -276,14 +277,16 @@ func (s *story) run(args map[string]string) error {
 		switch {
 		case !ready && (had || placed):
 			if !had {
-				m = federation.MemberStatus{Name: c.Name, Revision: 1}
+				m = federation.MemberStatus{Name: c.Name} // never written there: no copy
 			}
 			m.Stale, m.Propagation = true, federation.PropagationClusterNotReady
 			entries[c.Name] = m
 		case !placed:
 			delete(entries, c.Name)
 		case s.blocked[c.Name] != "":
-			entries[c.Name] = federation.MemberStatus{Name: c.Name, Revision: 1, Propagation: s.blocked[c.Name], LastObserved: &at}
+			m.Propagation, m.Message, m.LastObserved = s.blocked[c.Name], "sync cannot write there", &at
+			m.Name, m.Stale = c.Name, false
+			entries[c.Name] = m // what ran there before, if anything, still does
 		default:
 			avail := n
 			if v, ok := args[c.Name]; ok {
