@@ -175,6 +175,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 			before: at.before, running: at.running, failover: federation.EffectiveFailover(fed.Spec.Placement, rsp),
 			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
 			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
+			copies: plan.Strategy == federation.StrategyDuplicated,
 			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
 			pinned: override.ReplicasOverrides(fed.Spec.Overrides, typ, clusters),
 			retain: fed.Spec.RetainReplicas,

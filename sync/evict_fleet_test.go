@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,8 @@ spec:
     clusters: [{name: aws}, {name: gcp}, {name: azure}]
 `
 
+// newFailoverFleet is the fleet with the object and, unless rsp is "", its preference (rsp is
+// its spec).
 func newFailoverFleet(t *testing.T, rsp string, capacity int) *failoverFleet {
 	t.Helper()
 	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{"production"},
@@ -57,12 +60,25 @@ func newFailoverFleet(t *testing.T, rsp string, capacity int) *failoverFleet {
 	x.coll, err = status.New(f.Host, f.Fleet, federation.DeploymentType, status.Options{Clock: f.Clock})
 	require.NoError(t, err)
 	fedtest.Apply(t, f.Host, federation.DeploymentType.FederatedGVR(), failoverObject)
-	fedtest.Apply(t, f.Host, federation.ReplicaSchedulingPreferenceGVR, `
+	if rsp != "" {
+		fedtest.Apply(t, f.Host, federation.ReplicaSchedulingPreferenceGVR, `
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ReplicaSchedulingPreference
 metadata: {name: app-frontend, namespace: production}
 spec: `+rsp)
+	}
 	return x
+}
+
+// place applies the object again with spec.placement.clusters naming clusters.
+func (x *failoverFleet) place(t *testing.T, clusters ...string) {
+	t.Helper()
+	var refs []string
+	for _, c := range clusters {
+		refs = append(refs, "{name: "+c+"}")
+	}
+	fedtest.Apply(t, x.f.Host, federation.DeploymentType.FederatedGVR(), strings.Replace(failoverObject,
+		"clusters: [{name: aws}, {name: gcp}, {name: azure}]", "clusters: ["+strings.Join(refs, ", ")+"]", 1))
 }
 
 // step is one round: every loop passes once, the members' controllers run, the clock moves.
@@ -389,4 +405,45 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 6, rebalance: true, inter
 			require.NotContains(t, propagation(e.fed(t))["azure"], fedsync.ReasonAlreadyExists)
 		})
 	}
+}
+
+// TestFailoverWithoutPreferenceNeverIntoNothing: a workload without a preference (each cluster
+// runs the template's 6 replicas) placed in azure alone. azure is drained: no other cluster
+// may take the workload, so azure keeps its copy, however long. aws then joins the placement:
+// it gets a copy, and azure's goes only once aws's is available; sampled after every step,
+// the fleet never has fewer than 6 available.
+func TestFailoverWithoutPreferenceNeverIntoNothing(t *testing.T) {
+	x := newFailoverFleet(t, "", 0)
+	x.place(t, "azure")
+	for range 10 {
+		x.step(t)
+	}
+	require.Equal(t, map[string]int64{"aws": -1, "gcp": -1, "azure": 6}, x.available(t), "steady before the drain")
+
+	x.taint(t, "azure", drainTaint)
+	for i := range 80 { // past the grace period
+		x.step(t)
+		require.Equal(t, int64(6), x.available(t)["azure"], "step %d: the only copy went while nothing else runs the workload", i)
+	}
+	var msg string
+	for _, c := range x.fed(t).Status.Conditions {
+		if c.Type == federation.ConditionScheduled {
+			msg = c.Message
+		}
+	}
+	require.Contains(t, msg, "not evicted, as they fit nowhere else: azure keeps 6 replica(s)")
+
+	x.place(t, "aws", "azure")
+	var trace []string
+	for i := range 30 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.GreaterOrEqual(t, sum(a), int64(6), "step %d: capacity dropped: %v", i, trace)
+		if a["azure"] == -1 {
+			break
+		}
+	}
+	require.Equal(t, map[string]int64{"aws": 6, "gcp": -1, "azure": -1}, x.available(t), "%v", trace)
+	require.Greater(t, len(trace), 3, "aws's copy took its 30s: azure kept its own meanwhile: %v", trace)
 }
