@@ -118,13 +118,18 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, field.ErrorList{ferr})}
 	}
 	states := make([]ClusterState, 0, len(pd.Selected))
+	var blocked []string
 	for _, c := range pd.Selected {
 		cl := byName[c.Name]
 		st := clusterState(cl, c.Domain)
 		if current, known := at.current[c.Name]; known && at.sticky {
 			st.Current = &current
 		}
-		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name])
+		var why string
+		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name]), at.running[c.Name], fed.Status.Clusters, c.Name)
+		if why != "" {
+			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
+		}
 		states = append(states, st)
 	}
 
@@ -201,6 +206,9 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	}
 	if app.note != "" {
 		d.message += "; " + app.note
+	}
+	if len(blocked) > 0 {
+		d.message += "; no new replicas where sync cannot write the object: " + strings.Join(blocked, ", ")
 	}
 	d.message += notes(d.warnings)
 	return d, placeErr

@@ -207,15 +207,16 @@ func TestFailoverNoRoomEvictsNothing(t *testing.T) {
 	require.Contains(t, msg, "not evicted, as they fit nowhere else: azure keeps 2 replica(s) (aws: has 2, capped by maxReplicas 2; gcp: has 2, capped by maxReplicas 2)")
 }
 
-// TestFailoverPartitionDuringEviction: gcp is cut off while azure's replicas move. Its data
-// goes stale and never counts as a ready replacement: azure keeps its copy until gcp is back
-// and reports its 3 available.
+// TestFailoverPartitionDuringEviction: gcp is cut off while azure's replicas move, once sync has
+// given it its 3 and before they are available. Its data goes stale and never counts as a
+// ready replacement: azure keeps its copy until gcp is back and reports its 3 available.
 func TestFailoverPartitionDuringEviction(t *testing.T) {
 	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
 	for range 10 {
 		x.step(t)
 	}
 	x.taint(t, "azure", drainTaint)
+	x.step(t)
 	require.NoError(t, x.f.Fleet.Partition("gcp"))
 	for i := range 20 {
 		x.step(t)
@@ -225,6 +226,34 @@ func TestFailoverPartitionDuringEviction(t *testing.T) {
 	require.NoError(t, x.f.Fleet.Heal("gcp"))
 	trace := x.stepUntilGone(t, "azure", 30)
 	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
+}
+
+// TestFailoverNoReplacementIntoAClusterCutOff: gcp is cut off as azure is drained, before sync
+// could give it its share of azure's replicas. While sync cannot write there gcp takes no
+// replacement: aws takes them all, and azure's copy goes once aws reports them available. The
+// fleet never runs fewer than 6 available (gcp's 2 run on, unseen).
+func TestFailoverNoReplacementIntoAClusterCutOff(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	x.taint(t, "azure", drainTaint)
+	require.NoError(t, x.f.Fleet.Partition("gcp"))
+	var trace []string
+	for i := range 20 {
+		x.step(t)
+		a := x.available(t)
+		gcp, err := x.f.Member(t, "gcp").Peek(federation.DeploymentType.TargetGVR(), key.Namespace, key.Name)
+		require.NoError(t, err)
+		unseen, _, _ := unstructured.NestedInt64(gcp.Object, "status", "availableReplicas")
+		trace = append(trace, fmt.Sprint(a, " gcp:", unseen))
+		require.GreaterOrEqual(t, max(a["aws"], 0)+max(a["azure"], 0)+unseen, int64(6), "step %d: %v", i, trace)
+		if a["azure"] == -1 {
+			require.Equal(t, int64(4), a["aws"], "azure's copy went before aws had its replicas: %v", trace)
+		}
+	}
+	require.Equal(t, int64(-1), x.available(t)["azure"], "%v", trace)
+	require.Empty(t, x.fed(t).Status.Schedule.Evictions)
 }
 
 // TestFailoverEvictedClusterBackAfterItsReplacementWent: azure is drained and cut off at once,
@@ -446,4 +475,50 @@ func TestFailoverWithoutPreferenceNeverIntoNothing(t *testing.T) {
 	}
 	require.Equal(t, map[string]int64{"aws": 6, "gcp": -1, "azure": -1}, x.available(t), "%v", trace)
 	require.Greater(t, len(trace), 3, "aws's copy took its 30s: azure kept its own meanwhile: %v", trace)
+}
+
+// TestFailoverNoReplicasIntoABlockedCluster: azure holds a Deployment of the same name that the
+// federation does not manage, so sync cannot propagate there (AlreadyExists). The preference,
+// rebalancing, takes azure in: the scheduler may try azure once, but no replica moves there
+// for good, and no eviction waiting on azure ends at its deadline with the capacity lost. aws
+// and gcp keep their 8 available, sampled after every step, well past the grace period.
+func TestFailoverNoReplicasIntoABlockedCluster(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 8, rebalance: true, intersectWithClusterSelector: true, clusters: {aws: {weight: 1}, gcp: {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	require.Equal(t, map[string]int64{"aws": 4, "gcp": 4, "azure": -1}, x.available(t), "steady")
+	fedtest.Create(t, x.f.Member(t, "azure"), federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: production}}`)
+	fedtest.Create(t, x.f.Member(t, "azure"), federation.DeploymentType.TargetGVR(), `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: other}}
+  template:
+    metadata: {labels: {app: other}}
+    spec: {containers: [{name: other, image: "other:1"}]}
+`)
+	fedtest.Apply(t, x.f.Host, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 8, rebalance: true, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}
+`)
+	var trace []string
+	for i := range 80 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.GreaterOrEqual(t, a["aws"]+a["gcp"], int64(8), "step %d: capacity lost to the blocked cluster: %v", i, trace)
+	}
+	s := x.fed(t).Status.Schedule
+	require.Empty(t, s.Evictions, "nothing waits on azure")
+	for _, c := range s.Clusters {
+		if c.Name == "azure" {
+			require.Zero(t, c.Replicas, "azure takes no replicas while sync cannot propagate there")
+		}
+	}
+	require.Contains(t, propagation(x.fed(t))["azure"], fedsync.ReasonAlreadyExists)
 }
