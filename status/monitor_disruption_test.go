@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/status"
@@ -62,4 +63,48 @@ func TestMonitorFleetDisruption(t *testing.T) {
 	round()
 	require.Equal(t, corev1.TaintEffectNoExecute, effect("c"), "c is an outage of its own once a and b have been back for five minutes")
 	require.Equal(t, status.ReasonFailoverNoExecute, conditionOf(e.cluster(t, "c"), federation.ConditionFailover).Reason)
+}
+
+// TestMonitorStampsNoExecuteTaints: a NoExecute taint written without timeAdded (by a user, a
+// tool) gets one the first time the monitor sees it, as Karmada's API does, so a toleration's
+// tolerationSeconds counts from then and ends; the stamp stays on later passes. The monitor's
+// other taint rules are untouched: the user's taint keeps its place, a NoSchedule taint gets
+// no stamp.
+func TestMonitorStampsNoExecuteTaints(t *testing.T) {
+	e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
+	e.probe(t, "eu")
+	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "eu")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{
+		map[string]any{"key": "drain", "value": "true", "effect": "NoExecute"},
+		map[string]any{"key": "gpu", "effect": "NoSchedule"},
+	}, "spec", "taints"))
+	_, err = e.host.Update(ctx, federation.ClusterGVR, u)
+	require.NoError(t, err)
+
+	e.clock.Step(10 * time.Second)
+	_, writes := e.probe(t, "eu")
+	require.Equal(t, []string{"taints"}, writes)
+	stamped := metav1.NewTime(t0.Add(10 * time.Second))
+	want := []corev1.Taint{
+		{Key: "drain", Value: "true", Effect: corev1.TaintEffectNoExecute, TimeAdded: &stamped},
+		{Key: "gpu", Effect: corev1.TaintEffectNoSchedule},
+	}
+	require.Equal(t, want, inUTC(e.cluster(t, "eu").Spec.Taints))
+
+	e.clock.Step(time.Minute)
+	_, writes = e.probe(t, "eu")
+	require.NotContains(t, writes, "taints", "stamped once")
+	require.Equal(t, want, inUTC(e.cluster(t, "eu").Spec.Taints))
+}
+
+// inUTC returns taints with their timeAdded in UTC, as the test's times are.
+func inUTC(taints []corev1.Taint) []corev1.Taint {
+	for i := range taints {
+		if at := taints[i].TimeAdded; at != nil {
+			utc := metav1.NewTime(at.UTC())
+			taints[i].TimeAdded = &utc
+		}
+	}
+	return taints
 }

@@ -53,7 +53,8 @@ type taintInputs struct {
 // monitor's own is what makes the delay hold.
 //
 // A taint keeps its timeAdded while its effect stays. User taints keep their place and
-// order; the monitor's come after them. It is pure.
+// order; the monitor's come after them. A user's NoExecute taint without timeAdded gets one
+// (stampTaint). It is pure.
 func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool, time.Duration) {
 	want := map[string]corev1.TaintEffect{}
 	var next time.Duration
@@ -79,6 +80,9 @@ func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool,
 	changed := false
 	for _, t := range taints {
 		if !monitorTaint(t.Key) {
+			if stampTaint(&t, in.now) {
+				changed = true
+			}
 			out = append(out, t)
 			continue
 		}
@@ -103,6 +107,19 @@ func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool,
 		out = nil
 	}
 	return out, changed, next
+}
+
+// stampTaint sets timeAdded to now on a NoExecute taint that has none, as Karmada's API does
+// when it admits a Cluster: a toleration's tolerationSeconds counts from timeAdded, and would
+// never end without one. It reports whether it set it. The stamp is written to the Cluster,
+// so it survives a restart and every replica reads the same.
+func stampTaint(t *corev1.Taint, now time.Time) bool {
+	if t.Effect != corev1.TaintEffectNoExecute || t.TimeAdded != nil {
+		return false
+	}
+	added := metav1.NewTime(now.Truncate(time.Second))
+	t.TimeAdded = &added
+	return true
 }
 
 // failoverCondition returns the Cluster's Failover condition for its Ready condition and the
