@@ -179,8 +179,11 @@ type MemberStatus struct {
 
 	// UnhealthySince is when the status collector first observed, with fresh data, the
 	// member object running the revision sync rendered for it (ObservedRevision equal to
-	// Revision) but not Ready by its kind's health rule; nil while it is Ready, not observed,
-	// or stale. Application failover (spec.placement.failover.application) reads it.
+	// Revision) but not Ready by its kind's health rule, nor progressing (a Deployment whose
+	// rollout progresses within progressDeadlineSeconds with its availability held); nil
+	// while it is Ready or progressing, not observed, or stale. Application failover
+	// (spec.placement.failover.application) reads it: only a stalled or failing workload
+	// counts toward toleranceSeconds.
 	// +optional
 	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
 
