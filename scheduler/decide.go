@@ -127,7 +127,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 		var why string
 		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name]), at.running[c.Name], fed.Status.Clusters, c.Name)
-		if why != "" {
+		if why != "" && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
 			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
 		}
 		states = append(states, st)
@@ -212,6 +212,12 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	}
 	d.message += notes(d.warnings)
 	return d, placeErr
+}
+
+// keptNotReady reports whether placement kept cluster under its not-ready taint (the object
+// runs there).
+func keptNotReady(pd placement.Decision, cluster string) bool {
+	return slices.ContainsFunc(pd.Kept, func(x placement.Diagnosis) bool { return x.Cluster == cluster && x.Rule == placement.NotReady })
 }
 
 // spreadConflict returns why the preference cannot honour the placement's replica spread: it

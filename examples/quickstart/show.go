@@ -53,6 +53,23 @@ func (p printer) clusters() {
 	}
 }
 
+// failover prints a Cluster's Failover condition: its failover stage and what it means.
+func (p printer) failover(name string) {
+	u, err := p.f.host.Peek(federation.ClusterGVR, "", name)
+	if err != nil {
+		p.line("%s: %v", name, err)
+		return
+	}
+	c, err := federation.ClusterFromUnstructured(u)
+	if err != nil {
+		p.line("%s: %v", name, err)
+		return
+	}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionFailover); cond != nil {
+		p.line("%s Failover=%s (%s): %s", name, cond.Status, cond.Reason, cond.Message)
+	}
+}
+
 // schedule prints status.schedule and the Scheduled condition.
 func (p printer) schedule() error {
 	fed, err := p.f.federated()
