@@ -67,7 +67,8 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 //     one of its zones (each when set).
 //  4. Readiness: a cluster whose Ready condition is not True carries the taint
 //     federation.k8s.io/not-ready:NoExecute even when the cluster monitor has not set it yet,
-//     so a toleration for it (any effect, or NoExecute) keeps the cluster.
+//     so a toleration for it (any effect, or NoExecute) keeps the cluster. While the fleet is
+//     disrupted (in.Disruption) that implied taint is NoSchedule for its lost clusters.
 //  5. Taints: a NoExecute taint without a matching toleration leaves the cluster out. A
 //     NoSchedule taint without one leaves it out unless the object runs there (in.Running):
 //     it refuses new placements only, and [Decision.Kept] says why the cluster stayed. A

@@ -7,7 +7,9 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
-// Propagation reasons, written to status.clusters[].propagation ("" means in sync).
+// Propagation reasons, written to status.clusters[].propagation ("" means in sync). Those
+// that say sync cannot write in the cluster (federation.PropagationBlocked) make the scheduler
+// give that cluster no new replicas; those of package federation are federation's constants.
 const (
 	// ReasonClusterNotReady: the Cluster's Ready condition is not True; sync writes nothing
 	// there (and deletes nothing) until it is. Also when the Cluster says Ready but the
