@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,52 +53,16 @@ func TestStories(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			st := newStory()
-			var out strings.Builder
-			for _, block := range strings.Split(strings.TrimRight(string(data), "\n"), "\n\n") {
-				lines := strings.Split(block, "\n")
-				i := 0
-				for i < len(lines) && strings.HasPrefix(lines[i], "#") {
-					out.WriteString(lines[i] + "\n")
-					i++
-				}
-				if i == len(lines) {
-					out.WriteString("\n")
-					continue
-				}
-				sep := slices.Index(lines, "----")
-				if sep < 0 {
-					sep = len(lines)
-				}
-				var got strings.Builder
-				for _, line := range lines[i:sep] {
-					if err := st.do(line, &got); err != nil {
+			runBlocks(t, file, func(input []string) string {
+				var out strings.Builder
+				for _, line := range input {
+					if err := st.do(line, &out); err != nil {
 						t.Fatalf("%s: %q: %v", file, line, err)
 					}
 				}
-				want := ""
-				if sep < len(lines) {
-					want = strings.Join(lines[sep+1:], "\n")
-				}
-				gotS := strings.TrimRight(got.String(), "\n")
-				if !*rewrite && gotS != want {
-					t.Errorf("%s: block %q (-want +got):\n%s", file, lines[i], cmp.Diff(want, gotS))
-				}
-				out.WriteString(strings.Join(lines[i:sep], "\n") + "\n")
-				if gotS != "" || sep < len(lines) {
-					out.WriteString("----\n" + gotS + "\n")
-				}
-				out.WriteString("\n")
-			}
-			if *rewrite {
-				if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+				return strings.TrimRight(out.String(), "\n")
+			})
 		})
 	}
 }
