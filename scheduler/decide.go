@@ -127,7 +127,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		}
 		var why string
 		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name]), at.running[c.Name], fed.Status.Clusters, c.Name)
-		if why != "" && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
+		if why != "" && typ.Divisible() && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
 			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
 		}
 		states = append(states, st)
