@@ -27,7 +27,7 @@ var allowedImports = map[string][]string{
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},

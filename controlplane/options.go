@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
+	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
@@ -118,6 +119,13 @@ type Options struct {
 	// Name is the component of the events' source. Default: DefaultName.
 	Name string
 
+	// Disruption says when the fleet counts as disrupted (placement.FleetDisruption: every
+	// cluster lost, or a large share of it lost together), the control plane's own outage:
+	// the cluster monitor then taints no cluster NoExecute and the scheduler evicts nothing
+	// for readiness. It is given to both, unless Scheduler.Disruption or Monitor.Disruption is
+	// set (they should agree). Default: the zero placement.DisruptionOptions.
+	Disruption placement.DisruptionOptions
+
 	// RetryPeriod is how long a failed loop waits before the control plane checks the host
 	// again and restarts it. Default: DefaultRetryPeriod. Negative: a failed loop stays
 	// failed.
@@ -202,6 +210,14 @@ func (o *Options) complete() error {
 		o.RetryPeriod = DefaultRetryPeriod
 	}
 
+	if err := o.Disruption.Validate(); err != nil {
+		return fmt.Errorf("%w: Disruption: %w", ErrInvalidOptions, err)
+	}
+	for _, d := range []*placement.DisruptionOptions{&o.Scheduler.Disruption, &o.Monitor.Disruption} {
+		if *d == (placement.DisruptionOptions{}) {
+			*d = o.Disruption
+		}
+	}
 	common(&o.Scheduler.Clock, &o.Scheduler.Logger, &o.Scheduler.Registerer, o)
 	common(&o.Sync.Clock, &o.Sync.Logger, &o.Sync.Registerer, o)
 	common(&o.Status.Clock, &o.Status.Logger, &o.Status.Registerer, o)

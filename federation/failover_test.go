@@ -117,3 +117,21 @@ func TestDefaultFailover(t *testing.T) {
 		t.Errorf("an absent failover must stay absent (the preference's may apply), got %+v", none.Spec.Placement.Failover)
 	}
 }
+
+// TestPropagationBlocked: the reasons that say sync cannot write in a cluster block it (the
+// scheduler gives it no new replicas); those that pass by themselves, or are about a
+// deletion, and "" (in sync) do not.
+func TestPropagationBlocked(t *testing.T) {
+	for _, r := range []string{federation.PropagationClusterNotReady, federation.PropagationClusterUnreachable, federation.PropagationClusterNotFound,
+		federation.PropagationCreationFailed, federation.PropagationUpdateFailed, federation.PropagationAlreadyExists, federation.PropagationManagedByOther,
+		federation.PropagationRenderFailed, federation.PropagationTypeNotServed, federation.PropagationNamespaceTerminating, federation.PropagationNamespaceNotPlaced} {
+		if !federation.PropagationBlocked(r) {
+			t.Errorf("PropagationBlocked(%q) = false; want true", r)
+		}
+	}
+	for _, r := range []string{"", "WaitingForNamespace", "WaitingForRemoval", "DeletionFailed", "NamespaceInUse"} {
+		if federation.PropagationBlocked(r) {
+			t.Errorf("PropagationBlocked(%q) = true; want false", r)
+		}
+	}
+}

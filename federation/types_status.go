@@ -99,6 +99,48 @@ const (
 	PropagationWaitingForRemoval = "WaitingForRemoval"
 )
 
+// The propagation reasons of a cluster where sync cannot write the object although the
+// cluster answers (MemberStatus.Propagation): package sync writes them (its Reason* constants
+// are these), and the scheduler gives such a cluster no new replicas (PropagationBlocked).
+const (
+	// PropagationClusterNotFound: the cluster set has no client for the cluster yet.
+	PropagationClusterNotFound = "ClusterNotFound"
+	// PropagationCreationFailed, PropagationUpdateFailed: the member's API server refused
+	// the write (Forbidden, a quota, an admission webhook...).
+	PropagationCreationFailed = "CreationFailed"
+	PropagationUpdateFailed   = "UpdateFailed"
+	// PropagationAlreadyExists: an object of the same name that the federation did not
+	// create is there.
+	PropagationAlreadyExists = "AlreadyExists"
+	// PropagationManagedByOther: the object there belongs to another federation.
+	PropagationManagedByOther = "ManagedByOther"
+	// PropagationRenderFailed: the template and overrides do not render for the cluster.
+	PropagationRenderFailed = "RenderFailed"
+	// PropagationTypeNotServed: the member does not serve the target type.
+	PropagationTypeNotServed = "TypeNotServed"
+	// PropagationNamespaceTerminating: the member namespace is being deleted.
+	PropagationNamespaceTerminating = "NamespaceTerminating"
+	// PropagationNamespaceNotPlaced: the member namespace does not exist and the
+	// FederatedNamespace that governs it does not place it there.
+	PropagationNamespaceNotPlaced = "NamespaceNotPlaced"
+)
+
+// PropagationBlocked reports whether a status.clusters[].propagation reason says that sync
+// cannot write the object in that cluster now: the cluster is not ready or out of reach, has
+// no client, refuses the write, holds an object of the same name that is not the
+// federation's, cannot render or serve it, or its namespace is being deleted or will not
+// come. The scheduler gives such a cluster no new replicas. A reason that passes by itself
+// (WaitingForNamespace, WaitingForRemoval) or is about a deletion does not block.
+func PropagationBlocked(reason string) bool {
+	switch reason {
+	case PropagationClusterNotReady, PropagationClusterUnreachable, PropagationClusterNotFound,
+		PropagationCreationFailed, PropagationUpdateFailed, PropagationAlreadyExists, PropagationManagedByOther,
+		PropagationRenderFailed, PropagationTypeNotServed, PropagationNamespaceTerminating, PropagationNamespaceNotPlaced:
+		return true
+	}
+	return false
+}
+
 // MemberStatus is what the federation knows about the member object in one cluster.
 type MemberStatus struct {
 	// Name is the cluster's name.
@@ -142,8 +184,11 @@ type MemberStatus struct {
 
 	// UnhealthySince is when the status collector first observed, with fresh data, the
 	// member object running the revision sync rendered for it (ObservedRevision equal to
-	// Revision) but not Ready by its kind's health rule; nil while it is Ready, not observed,
-	// or stale. Application failover (spec.placement.failover.application) reads it.
+	// Revision) but not Ready by its kind's health rule, nor progressing (a Deployment whose
+	// rollout progresses within progressDeadlineSeconds with its availability held); nil
+	// while it is Ready or progressing, not observed, or stale. Application failover
+	// (spec.placement.failover.application) reads it: only a stalled or failing workload
+	// counts toward toleranceSeconds.
 	// +optional
 	UnhealthySince *metav1.Time `json:"unhealthySince,omitempty"`
 

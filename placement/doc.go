@@ -59,6 +59,19 @@
 // implies it. So a toleration for it keeps the cluster. [package status] says when the
 // monitor sets which taint.
 //
+// # A fleet disruption
+//
+// Every cluster lost, or a large share of the fleet lost within a short window, is the
+// control plane's own outage, not the fleet's. [FleetDisruption] is that rule, as a pure
+// function of the Clusters and the time: the cluster monitor, the scheduler and preview all
+// call it. A cluster is lost when its Ready condition is False. The fleet is disrupted when
+// every cluster is lost, or when at least [DisruptionOptions].Threshold of it (55%) and at
+// least three clusters were lost within Window (5 minutes) of one another. The clusters back
+// within the window (their Failover condition Recovered) count with the lost ones, so a
+// disruption ends only once enough of them have been back for the window. While the fleet is
+// disrupted ([Input].Disruption), the not-ready taint this package implies for a lost cluster
+// is NoSchedule: the object keeps what runs there and gets nothing new there.
+//
 // The result is in rank order: fewer untolerated PreferNoSchedule taints first, then a
 // higher preferred-affinity score, then name ascending. The same input always gives the same
 // order.

@@ -38,6 +38,11 @@ type Input struct {
 	// Now is the time of the decision, for tolerationSeconds. Zero: tolerationSeconds is not
 	// counted, and a toleration that has it holds.
 	Now time.Time
+	// Disruption is the fleet's state ([FleetDisruption] of the same Clusters). While the
+	// fleet is disrupted, the not-ready taint a lost cluster implies (when the cluster
+	// monitor has set none) is NoSchedule, not NoExecute: the control plane's own outage
+	// takes no replicas away. The zero value: not disrupted.
+	Disruption Disruption
 }
 
 // Evaluate decides where p places an object among clusters, and why every other cluster is
@@ -62,7 +67,8 @@ func Evaluate(p federation.Placement, clusters []federation.Cluster) (Decision, 
 //     one of its zones (each when set).
 //  4. Readiness: a cluster whose Ready condition is not True carries the taint
 //     federation.k8s.io/not-ready:NoExecute even when the cluster monitor has not set it yet,
-//     so a toleration for it (any effect, or NoExecute) keeps the cluster.
+//     so a toleration for it (any effect, or NoExecute) keeps the cluster. While the fleet is
+//     disrupted (in.Disruption) that implied taint is NoSchedule for its lost clusters.
 //  5. Taints: a NoExecute taint without a matching toleration leaves the cluster out. A
 //     NoSchedule taint without one leaves it out unless the object runs there (in.Running):
 //     it refuses new placements only, and [Decision.Kept] says why the cluster stayed. A
@@ -126,7 +132,7 @@ func Place(in Input) (Decision, error) {
 			}
 		}
 	}
-	f := filterer{p: &p, listed: listed, sel: selector, excluded: nameSet(p.ExcludeClusters), running: nameSet(in.Running), now: in.Now}
+	f := filterer{p: &p, listed: listed, sel: selector, excluded: nameSet(p.ExcludeClusters), running: nameSet(in.Running), now: in.Now, disruption: in.Disruption}
 	var eligible []ranked
 	kept := map[string]keep{}
 	for i := range clusters {
@@ -187,6 +193,8 @@ type filterer struct {
 	excluded map[string]bool
 	running  map[string]bool
 	now      time.Time
+	// disruption softens the implied not-ready taint of its lost clusters (Input.Disruption).
+	disruption Disruption
 }
 
 // keep is why a cluster stayed although a taint is not tolerated for good: the rule it would
@@ -224,7 +232,15 @@ func (f *filterer) filter(c *federation.Cluster) (Rule, string, keep) {
 		}
 	}
 	if t, why, ok := notReadyTaint(c); ok {
+		if f.disruption.Includes(c.Name) {
+			// The control plane's own outage: no eviction, and still no new placements.
+			t.Effect = corev1.TaintEffectNoSchedule
+			why += "; the fleet is disrupted (" + f.disruption.Message + ")"
+		}
 		switch held, until, detail := f.tolerates(&t); {
+		case held && t.Effect == corev1.TaintEffectNoSchedule:
+		case t.Effect == corev1.TaintEffectNoSchedule && f.running[c.Name]:
+			note(NotReady, fmt.Sprintf("%s; implied taint %s not tolerated, but the object runs there and NoSchedule refuses only new placements", why, taintString(&t)), time.Time{})
 		case !held:
 			return NotReady, fmt.Sprintf("%s; implied taint %s not tolerated%s", why, taintString(&t), detail), keep{}
 		case !until.IsZero():

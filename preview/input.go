@@ -11,6 +11,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/manifest"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Input is everything a preview looks at: the objects as they would be stored on the host,
@@ -65,8 +66,13 @@ type Input struct {
 	// Down names clusters to preview as down: Run marks each not Ready with the cluster
 	// monitor's not-ready taint at NoExecute since Now, as after its EvictionDelay. Each
 	// object's Failover then says where its replicas would go. A name no Cluster has is an
-	// error wrapping ErrInvalidInput.
+	// error wrapping ErrInvalidInput. When the clusters down make a fleet disruption
+	// (placement.FleetDisruption with Disruption), the cluster monitor would not taint them
+	// NoExecute: Run marks them NoSchedule, and nothing moves.
 	Down []string
+	// Disruption is the scheduler's and the cluster monitor's Disruption option: when the
+	// fleet counts as disrupted. The zero value is their default.
+	Disruption placement.DisruptionOptions
 	// Identity is sync's Options.Identity (the managed-by label value); "" is fedkit's.
 	Identity string
 	// Adopt is sync's ConflictAdopt policy: member objects of the same name that no

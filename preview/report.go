@@ -166,6 +166,10 @@ func (c Cluster) ReplicasText() string {
 type Failover struct {
 	// Down are the clusters taken as down.
 	Down []string `json:"down"`
+	// Disrupted says why the clusters down make a fleet disruption, the control plane's own
+	// outage (placement.FleetDisruption): their taints stay NoSchedule and nothing is
+	// evicted for it. "" when they do not.
+	Disrupted string `json:"disrupted,omitempty"`
 	// Moves are the clusters whose replicas change, against the object's status.schedule.
 	Moves []Move `json:"moves,omitempty"`
 	// Evictions are the schedule's evictions: the clusters that keep their copies until the

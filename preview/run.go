@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
 )
@@ -103,7 +104,9 @@ type run struct {
 	types    []federation.TypeConfig
 	clusters []federation.Cluster // sorted by name, as the host lists them
 	names    []string
-	objects  map[string]bool // kind/namespace/name of every federated object
+	// disruption is the fleet's state with Input.Down's clusters down.
+	disruption placement.Disruption
+	objects    map[string]bool // kind/namespace/name of every federated object
 	// workloads are the objects with spec.propagateDependencies, by namespace, with the
 	// clusters the scheduler places them in; refs are their references by object index.
 	workloads map[string][]dependencies.Workload
@@ -133,6 +136,12 @@ func newRun(in Input) (*run, error) {
 			return nil, fmt.Errorf("%w: no Cluster %q to preview as down", ErrInvalidInput, name)
 		}
 		markDown(&r.clusters[i], in.Now)
+	}
+	if len(in.Down) > 0 {
+		r.disruption = placement.FleetDisruption(r.clusters, in.Now, in.Disruption)
+		if r.disruption.Disrupted {
+			softenDown(r.clusters, in.Down)
+		}
 	}
 	slices.SortFunc(r.clusters, func(a, b federation.Cluster) int { return strings.Compare(a.Name, b.Name) })
 	for i := range r.clusters {
@@ -176,7 +185,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	rsp := r.preference(fed.Kind, key)
 	d, err := scheduler.Decide(scheduler.Input{
 		Type: typ, Object: fed, Preference: rsp, Clusters: r.clusters,
-		Previous: fed.Status.Schedule, Now: r.in.Now, Fresh: r.in.Fresh,
+		Previous: fed.Status.Schedule, Now: r.in.Now, Fresh: r.in.Fresh, Disruption: r.in.Disruption,
 	})
 	o.Scheduled = Condition{Status: d.Condition.Status, Reason: d.Condition.Reason, Message: d.Condition.Message}
 	ps.addError(what, err)
@@ -190,6 +199,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 
 	if len(r.in.Down) > 0 && d.Schedule != nil {
 		o.Failover = failoverPlan(r.in.Down, fed.Status.Schedule, d.Schedule)
+		o.Failover.Disrupted = r.disruption.Message
 	}
 	// What the scheduler writes is what sync reads.
 	if d.Schedule != nil {
@@ -400,6 +410,21 @@ func markDown(c *federation.Cluster, now time.Time) {
 	})
 	c.Spec.Taints = slices.DeleteFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Key == federation.TaintClusterNotReady })
 	c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: federation.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &at})
+}
+
+// softenDown gives the clusters down the cluster monitor's not-ready taint at NoSchedule, as
+// it leaves them while the fleet is disrupted.
+func softenDown(clusters []federation.Cluster, down []string) {
+	for i := range clusters {
+		if !slices.Contains(down, clusters[i].Name) {
+			continue
+		}
+		for j := range clusters[i].Spec.Taints {
+			if t := &clusters[i].Spec.Taints[j]; t.Key == federation.TaintClusterNotReady {
+				t.Effect = corev1.TaintEffectNoSchedule
+			}
+		}
+	}
 }
 
 // failoverPlan compares the schedule before (prev, nil: none) with the one decided with the

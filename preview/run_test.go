@@ -444,4 +444,21 @@ func TestFailoverPlanGolden(t *testing.T) {
 	if _, err := preview.Run(in); err == nil {
 		t.Error("a Down cluster no Cluster has: no error")
 	}
+
+	// Every cluster down is a fleet disruption, the control plane's own outage: the monitor
+	// would leave the taints NoSchedule, and nothing moves.
+	in.Down = []string{"eu-1", "eu-2", "us-1"}
+	rep, err = preview.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Objects {
+		f := o.Failover
+		if f == nil || f.Disrupted != "every cluster (3) lost" || len(f.Moves) > 0 || len(f.Evictions) > 0 {
+			t.Errorf("%s: every cluster down: Failover %+v; want Disrupted and no move", o.Name, f)
+		}
+		if o.Scheduled.Status != "True" || !strings.Contains(o.Scheduled.Message, "NoSchedule refuses only new placements") {
+			t.Errorf("%s: every cluster down: Scheduled %+v; want True, each cluster kept under NoSchedule", o.Name, o.Scheduled)
+		}
+	}
 }

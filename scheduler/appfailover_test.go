@@ -104,7 +104,8 @@ func TestDecideApplicationFailover(t *testing.T) {
 // TestSchedulerApplicationFailover: the Scheduler loop on a fake host. The Collector reports
 // the workload unhealthy in gcp; after toleranceSeconds its replicas leave gcp, the Scheduled
 // condition's message and a Warning say why, status.schedule.avoided lists gcp until the
-// back-off ends, and then gcp may be chosen again.
+// back-off ends, and then gcp may be chosen again. The move is graceful: gcp keeps its copy
+// until aws and azure report theirs available.
 func TestSchedulerApplicationFailover(t *testing.T) {
 	e := newEnv(t, federation.DeploymentType)
 	rec := &fake.Recorder{}
@@ -145,7 +146,11 @@ func TestSchedulerApplicationFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Minute, res.RequeueAfter, "look again when the back-off ends")
 	fed := e.federated(t, federation.DeploymentType)
-	require.Equal(t, []string{"aws", "azure"}, scheduled())
+	// Gracefully: gcp keeps its copy until aws and azure report theirs available.
+	require.Equal(t, []string{"aws", "azure", "gcp"}, scheduled())
+	require.Len(t, fed.Status.Schedule.Evictions, 1)
+	require.Equal(t, "gcp", fed.Status.Schedule.Evictions[0].Cluster)
+	require.Equal(t, federation.EvictionApplication, fed.Status.Schedule.Evictions[0].Reason)
 	until := metav1.NewTime(now.Add(11 * time.Minute))
 	require.Len(t, fed.Status.Schedule.Avoided, 1)
 	a := fed.Status.Schedule.Avoided[0]
@@ -160,16 +165,36 @@ func TestSchedulerApplicationFailover(t *testing.T) {
 	}
 	require.Contains(t, got, "Warning FederatedDeployment production/app-frontend ApplicationFailover: the workload was unhealthy in gcp for longer than its application failover tolerates: its replicas leave, and gcp is avoided until 2026-11-29T12:11:00Z")
 
+	// aws and azure report their copies available: gcp's goes.
+	e.clock.Step(time.Minute)
+	u, err = e.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
+	require.NoError(t, err)
+	at := e.clock.Now().Format(time.RFC3339)
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{
+		map[string]any{"name": "aws", "revision": int64(1), "observedRevision": int64(1), "replicas": int64(6), "availableReplicas": int64(6), "lastObserved": at},
+		map[string]any{"name": "azure", "revision": int64(1), "observedRevision": int64(1), "replicas": int64(6), "availableReplicas": int64(6), "lastObserved": at},
+		map[string]any{"name": "gcp", "revision": int64(1), "observedRevision": int64(1), "ready": false, "unhealthySince": now.Format(time.RFC3339), "lastObserved": at},
+	}, "status", "clusters"))
+	_, err = e.host.UpdateStatus(ctx, federation.DeploymentType.FederatedGVR(), u)
+	require.NoError(t, err)
+	_, err = s.Reconcile(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, []string{"aws", "azure"}, scheduled(), "%s", meta.FindStatusCondition(e.federated(t, federation.DeploymentType).Status.Conditions, federation.ConditionScheduled).Message)
+	require.Empty(t, e.federated(t, federation.DeploymentType).Status.Schedule.Evictions)
+
 	// Sync removes the workload from gcp, and with it its status.clusters entry.
 	u, err = e.host.Get(ctx, federation.DeploymentType.FederatedGVR(), key.Namespace, key.Name)
 	require.NoError(t, err)
-	unstructured.RemoveNestedField(u.Object, "status", "clusters")
+	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{
+		map[string]any{"name": "aws", "revision": int64(1), "observedRevision": int64(1), "replicas": int64(6), "availableReplicas": int64(6), "lastObserved": at},
+		map[string]any{"name": "azure", "revision": int64(1), "observedRevision": int64(1), "replicas": int64(6), "availableReplicas": int64(6), "lastObserved": at},
+	}, "status", "clusters"))
 	_, err = e.host.UpdateStatus(ctx, federation.DeploymentType.FederatedGVR(), u)
 	require.NoError(t, err)
-	e.clock.Step(9 * time.Minute)
+	e.clock.Step(8 * time.Minute)
 	_, err = s.Reconcile(ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, []string{"aws", "azure"}, scheduled(), "still within the back-off")
+	require.Equal(t, []string{"aws", "azure"}, scheduled(), "still within the back-off: %s", meta.FindStatusCondition(e.federated(t, federation.DeploymentType).Status.Conditions, federation.ConditionScheduled).Message)
 	e.clock.Step(time.Minute)
 	_, err = s.Reconcile(ctx, key)
 	require.NoError(t, err)

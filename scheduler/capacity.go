@@ -145,3 +145,23 @@ func capacityFor(headroom *int64, running int64) *int64 {
 	v := satAdd(*headroom, max(running, 0))
 	return &v
 }
+
+// blockedCapacity returns capacity for a cluster where sync cannot write the object (its
+// status entry's propagation reason, federation.PropagationBlocked: an object of the same name
+// that is not the federation's, a refused write, the cluster out of reach) capped at running,
+// what the object runs there already: such a cluster takes no new replicas. The reason is ""
+// and capacity is returned as it is when the cluster is not blocked.
+func blockedCapacity(capacity *int64, running int64, status []federation.MemberStatus, cluster string) (*int64, string) {
+	for i := range status {
+		m := &status[i]
+		if m.Name != cluster || !federation.PropagationBlocked(m.Propagation) {
+			continue
+		}
+		held := max(running, 0)
+		if capacity != nil && *capacity < held {
+			held = *capacity
+		}
+		return &held, m.Propagation
+	}
+	return capacity, ""
+}

@@ -74,7 +74,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // spread; each selected cluster's current replicas and capacity are derived (capacity.go);
 // the preference (or Duplicated without one) becomes a Request, with Refill when the
 // rebalance period allows it; Divide plans; the plan becomes the schedule.
-func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time) (decision, error) {
+func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time, fd placement.Disruption) (decision, error) {
 	kind := typ.Federated.Kind
 	total, errs := templateReplicas(fed, typ)
 	if len(errs) > 0 {
@@ -91,8 +91,9 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		clusters, noPref = withPreference(clusters, rsp.Spec.Clusters)
 	}
 	// NoSchedule refuses new placements only: the clusters the object runs in stay
-	// (placement.Input.Running); tolerationSeconds counts at now.
-	pin := placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now}
+	// (placement.Input.Running); tolerationSeconds counts at now. While the fleet is
+	// disrupted a lost cluster keeps what runs there (placement.Input.Disruption).
+	pin := placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now, Disruption: fd}
 	pd, placeErr := placement.Place(pin)
 	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
 		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
@@ -118,13 +119,18 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, field.ErrorList{ferr})}
 	}
 	states := make([]ClusterState, 0, len(pd.Selected))
+	var blocked []string
 	for _, c := range pd.Selected {
 		cl := byName[c.Name]
 		st := clusterState(cl, c.Domain)
 		if current, known := at.current[c.Name]; known && at.sticky {
 			st.Current = &current
 		}
-		st.Capacity = capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name])
+		var why string
+		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name]), at.running[c.Name], fed.Status.Clusters, c.Name)
+		if why != "" && typ.Divisible() && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
+			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
+		}
 		states = append(states, st)
 	}
 
@@ -175,6 +181,7 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 			before: at.before, running: at.running, failover: federation.EffectiveFailover(fed.Spec.Placement, rsp),
 			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
 			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
+			copies: plan.Strategy == federation.StrategyDuplicated,
 			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
 			pinned: override.ReplicasOverrides(fed.Spec.Overrides, typ, clusters),
 			retain: fed.Spec.RetainReplicas,
@@ -201,8 +208,17 @@ func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *fed
 	if app.note != "" {
 		d.message += "; " + app.note
 	}
+	if len(blocked) > 0 {
+		d.message += "; no new replicas where sync cannot write the object: " + strings.Join(blocked, ", ")
+	}
 	d.message += notes(d.warnings)
 	return d, placeErr
+}
+
+// keptNotReady reports whether placement kept cluster under its not-ready taint (the object
+// runs there).
+func keptNotReady(pd placement.Decision, cluster string) bool {
+	return slices.ContainsFunc(pd.Kept, func(x placement.Diagnosis) bool { return x.Cluster == cluster && x.Rule == placement.NotReady })
 }
 
 // spreadConflict returns why the preference cannot honour the placement's replica spread: it

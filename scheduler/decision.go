@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -58,6 +59,11 @@ type Input struct {
 	// skipped with a warning in the message. The Scheduler sets it from
 	// [Options].RejectUnknownClusters.
 	RejectUnknownClusters bool
+
+	// Disruption says when the fleet counts as disrupted (placement.FleetDisruption): then a
+	// lost cluster keeps its replicas and gets no new ones. The Scheduler sets it from
+	// [Options].Disruption; the zero value is the default.
+	Disruption placement.DisruptionOptions
 }
 
 // Decision is what Reconcile writes for one object, and why. It is plain, read-only data.
@@ -151,13 +157,14 @@ func decideInput(in Input, key federation.Key) (decision, error) {
 	// A Cluster being deleted is leaving the federation: sync (TargetsFor) places nothing
 	// there any more, so the schedule gives it nothing either.
 	clusters := slices.DeleteFunc(slices.Clone(in.Clusters), func(c federation.Cluster) bool { return c.DeletionTimestamp != nil })
-	at := placed{before: in.Previous, prev: targetsOf(in.Previous), running: currentReplicas(in.Object, in.Previous), sticky: !in.Fresh, in: runningIn(in.Object, in.Previous)}
+	at := placed{before: in.Previous, prev: targetsOf(in.Previous), running: withoutCopies(currentReplicas(in.Object, in.Previous), in.Object.Status.Clusters),
+		sticky: !in.Fresh, in: runningIn(in.Object, in.Previous)}
 	at.current = stickyReplicas(in.Object, at.prev)
 	if in.Fresh {
 		at = placed{running: currentReplicas(in.Object, nil)}
 		at.current = at.running
 	}
-	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now)
+	return decide(in.Type, in.Object, rsp, clusters, at, key, in.Now, placement.FleetDisruption(in.Clusters, in.Now, in.Disruption))
 }
 
 // preferenceFor returns a defaulted, validated copy of rsp, or nil when there is none for
@@ -209,20 +216,58 @@ type placed struct {
 	in      []string
 }
 
-// runningIn returns the clusters the object runs in: those of the previous schedule and of
-// status.clusters (where sync propagated it, but for a copy being deleted: [going]), in that
-// order, each once.
+// runningIn returns the clusters the object runs in: those of status.clusters whose entry
+// shows a copy (copyIn) but for a copy being deleted ([going]), then those of the previous schedule that status.clusters does not
+// list (sync has not reported on them yet), each once. An entry sync wrote for a cluster it
+// could not write in, with no copy there, is no sign that the object runs there: under a
+// NoSchedule taint such a cluster is a new placement, and refused.
 func runningIn(fed *federation.FederatedObject, prev *federation.Schedule) []string {
 	var out []string
-	if prev != nil {
-		for _, c := range prev.Clusters {
-			out = append(out, c.Name)
+	listed := make(map[string]bool, len(fed.Status.Clusters))
+	for i := range fed.Status.Clusters {
+		m := &fed.Status.Clusters[i]
+		listed[m.Name] = true
+		if copyIn(m) && !going(*m) && !slices.Contains(out, m.Name) {
+			out = append(out, m.Name)
 		}
 	}
-	for _, c := range fed.Status.Clusters {
-		if !going(c) && !slices.Contains(out, c.Name) {
-			out = append(out, c.Name)
+	if prev != nil {
+		for _, c := range prev.Clusters {
+			if !listed[c.Name] && !slices.Contains(out, c.Name) {
+				out = append(out, c.Name)
+			}
 		}
+	}
+	return out
+}
+
+// copyIn reports whether the status entry m shows a copy of the object in its cluster: sync
+// wrote one there (it records the revision it wrote), or the collector observed one of the
+// federation's (its replicas, its revision annotation). An entry sync wrote for a cluster it
+// could not write in (not ready, unreachable, an object of the same name that is not the
+// federation's, a refused create) shows neither.
+func copyIn(m *federation.MemberStatus) bool {
+	return m.Revision > 0 || m.ObservedRevision > 0 || m.Replicas != nil
+}
+
+// withoutCopies returns running (replicas per cluster, from status and the previous schedule)
+// with 0 for every cluster whose status entry shows no copy there (copyIn): what the previous
+// schedule asked for does not run where sync could not put it. running itself is returned
+// when there is none.
+func withoutCopies(running map[string]int64, status []federation.MemberStatus) map[string]int64 {
+	var out map[string]int64
+	for i := range status {
+		m := &status[i]
+		if copyIn(m) || running[m.Name] == 0 {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(running)
+		}
+		out[m.Name] = 0
+	}
+	if out == nil {
+		return running
 	}
 	return out
 }

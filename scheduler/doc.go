@@ -141,9 +141,16 @@
 // so no eviction begins for it and the schedule never lists its cluster again for it.
 //
 // A total that is lowered, with nobody gaining, is no eviction: it happens at once.
-// Replicas that fit nowhere else (Plan.Unplaced) stay where they run, with no deadline.
-// The Scheduled condition is then Unschedulable, and its message names each other cluster
-// and why it cannot take them.
+//
+// Never into nothing, for every workload. Replicas that fit nowhere else (Plan.Unplaced)
+// stay where they run, with no deadline. A workload without a preference (every cluster runs
+// the template's replicas) that no cluster can get keeps its copies in the clusters left out
+// for their own state (a taint, readiness, application failover), with no deadline: draining
+// the only cluster it runs in never deletes its only copy. A cluster the object's own
+// placement no longer names loses its copy: that is its author's word. The Scheduled
+// condition is then Unschedulable, and its message names each other cluster and why it
+// cannot take them. When another cluster does get the workload, the drained cluster's copy
+// waits for it to report its replicas available, as for a divided workload.
 //
 // The settings are federation.EffectiveFailover's: spec.placement.failover, else the
 // preference's, else Graciously with 600 seconds. Immediately moves replicas at once.
@@ -152,6 +159,34 @@
 //
 // A cluster that left the schedule does not win its leftover replicas back by stickiness.
 // When it recovers, only the rebalance rules give it replicas (see Rebalancing).
+//
+// # Where the object runs, and where it cannot
+//
+// A NoSchedule taint keeps the clusters the object runs in. The object runs in a cluster
+// when its status.clusters entry shows a copy there (a revision sync wrote, or replicas or a
+// revision the collector saw), or when the previous schedule lists the cluster and
+// status.clusters has no entry for it yet. An entry sync wrote for a cluster it could not
+// write in, with no copy there, does not count. So a new object's cluster lost before sync
+// created it there gets no replicas under its NoSchedule taint, and no eviction waits on it.
+//
+// A cluster where sync cannot write the object takes no new replicas. Its status entry's
+// propagation reason says so (federation.PropagationBlocked: an object of the same name that
+// is not the federation's, a refused write, the cluster out of reach). Its capacity is what
+// the object runs there. The first division may give it replicas before sync has tried; the
+// next takes them back, and the evictions that waited on it end with the losing clusters
+// keeping their replicas. The Scheduled message names such clusters.
+//
+// # A fleet disruption
+//
+// When every cluster, or a large share of the fleet, is lost together, the likeliest cause
+// is the control plane's own outage, not the fleet's. placement.FleetDisruption decides it,
+// with [Options].Disruption ([Input].Disruption for Decide). By default the fleet is
+// disrupted when every cluster is lost, or at least 55% of it and 3 clusters within 5
+// minutes of one another. Meanwhile a lost cluster keeps its replicas and gets no new ones:
+// the not-ready taint placement implies for it is NoSchedule, and the cluster monitor keeps
+// its own taints NoSchedule (package status). The clusters back within the window count with
+// the lost ones. So when contact returns cluster by cluster, nothing moves while the others
+// come back. Give the monitor and the scheduler the same options; package controlplane does.
 //
 // # Unplaced replicas and overflow
 //
@@ -202,9 +237,12 @@
 //
 // With spec.placement.failover.application (or the preference's failover), a Ready cluster
 // where the workload has been unhealthy for toleranceSeconds is left out. The Collector's
-// status.clusters[].unhealthySince says since when, from fresh data only. The diagnosis rule
-// is placement.ApplicationFailure. The cluster is then avoided for backoffSeconds
-// (status.schedule.avoided), and Decision.RequeueAfter asks to look again then. It never
+// status.clusters[].unhealthySince says since when, from fresh data only. Unhealthy is
+// not Ready and not progressing: a Deployment whose rollout progresses within its
+// progressDeadlineSeconds with its availability held is healthy; only a stalled or failing
+// one counts toward toleranceSeconds. The diagnosis rule is placement.ApplicationFailure.
+// The cluster is then avoided for backoffSeconds (status.schedule.avoided), and
+// Decision.RequeueAfter asks to look again then. It never
 // leaves an object without a cluster; the message then says so. A Warning event
 // (ApplicationFailover) records each move. The stages and timers table is in package status.
 //

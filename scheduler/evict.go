@@ -28,6 +28,7 @@ type evictInput struct {
 	pd       placement.Decision
 	plan     Plan
 	hold     bool             // replicas that fit nowhere stay where they run (a divided preference)
+	copies   bool             // the replicas are copied (no preference, or Duplicated): see holdInPlace
 	moving   bool             // this pass rebalances (rebalance on, or a refill is due)
 	pinned   map[string]int64 // replica counts overrides set per cluster name (override.ReplicasOverrides)
 	retain   bool             // spec.retainReplicas: the members' autoscalers own their counts
@@ -62,21 +63,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	names := evictionClusters(in.running, in.before)
 
 	// Never evict into nothing: what fits nowhere stays where it runs, without a deadline.
-	held := map[string]int64{}
-	if in.hold {
-		for _, n := range names {
-			if out.unplaced == 0 {
-				break
-			}
-			if lost := in.running[n] - target[n]; lost > 0 {
-				h := min(lost, out.unplaced)
-				held[n] = h
-				target[n] += h
-				out.unplaced -= h
-				out.held += h
-			}
-		}
-	}
+	held := holdInPlace(in, names, target, &out)
 	gains := false
 	for n, t := range target {
 		if t > in.running[n] {
@@ -118,7 +105,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		e, had := prev[n]
 		// What runs in n, and the most a new eviction of n keeps: the schedule's count, or
 		// what the status says runs when it says more.
-		running, most := in.running[n], max(in.running[n], scheduledIn(in.before, n))
+		running, most := in.running[n], in.mostKept(n)
 		if had && !e.Release && e.Deadline != nil && !in.now.Before(e.Deadline.Time) && target[n] < e.Replicas {
 			// The grace period ended for the loss it was for (down to e.Replicas): n may drop
 			// to that now. What n loses beyond it (its target fell since) is a loss of its
@@ -160,11 +147,12 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			e.Release, e.Deadline, e.Message = true, nil, releasedMessage
 			out.evictions = append(out.evictions, e)
 			continue
-		case in.hold && most > target[n] && excluded(in.pd, n):
+		case in.othersTakeOver() && most > target[n] && excluded(in.pd, n):
 			// A divided workload's cluster evicted (a taint, a placement rule, application
 			// failover) while nothing seems to gain: the status that says so may be old (a
 			// clock jump, a collector behind), so the copy still waits for the others to
-			// report theirs available, as any eviction.
+			// report theirs available, as any eviction. So does a copied workload's: the
+			// other clusters' copies may be there and not available (crashing, starting).
 			// The status may also be behind what the last schedule asked for (a copy just
 			// created there, not yet seen running): what it keeps is the larger.
 			e = begin(n, most)
@@ -249,6 +237,73 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	return out
 }
 
+// holdInPlace keeps replicas where they run when nothing else would run them, with no
+// deadline, and returns them per cluster; target and out (held, unplaced) count them. It is
+// the rule "never evict into nothing":
+//
+//   - a divided workload (in.hold): the replicas the plan could place nowhere
+//     (Plan.Unplaced) stay in the clusters that lose replicas, in name order;
+//   - a copied workload (in.copies: no preference, or Duplicated): when the plan gives no
+//     cluster any replica, every cluster left out for its own state (a taint, readiness,
+//     application failover) keeps what it runs. A cluster the object's own placement no
+//     longer names (spec.placement.clusters, clusterSelector, excludeClusters, affinity) is
+//     not kept: that is its author's word.
+func holdInPlace(in evictInput, names []string, target map[string]int64, out *evictOutcome) map[string]int64 {
+	held := map[string]int64{}
+	keep := func(n string, h int64) {
+		held[n] = h
+		target[n] += h
+		out.held += h
+	}
+	switch {
+	case in.hold:
+		for _, n := range names {
+			if out.unplaced == 0 {
+				break
+			}
+			if lost := in.running[n] - target[n]; lost > 0 {
+				h := min(lost, out.unplaced)
+				keep(n, h)
+				out.unplaced -= h
+			}
+		}
+	case in.copies && !places(in.plan):
+		for _, n := range names {
+			if lost := in.running[n] - target[n]; lost > 0 && leftForItsState(in.pd, n) {
+				keep(n, lost)
+			}
+		}
+	}
+	return held
+}
+
+// places reports whether plan gives some cluster replicas.
+func places(plan Plan) bool {
+	for _, r := range plan.Replicas {
+		if r > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// othersTakeOver reports whether an evicted cluster's copy waits for the others to report
+// theirs available even when no cluster seems to gain (its case in evict): a divided workload
+// always; a copied one when some other cluster gets replicas (with none, the copy stays where
+// it is, or goes at its author's word: holdInPlace).
+func (in evictInput) othersTakeOver() bool {
+	return in.hold || (in.copies && places(in.plan))
+}
+
+// leftForItsState reports whether placement left cluster out for the cluster's own state
+// (a taint, readiness, application failover) rather than by the object's own membership
+// rules.
+func leftForItsState(pd placement.Decision, cluster string) bool {
+	return slices.ContainsFunc(pd.Excluded, func(x placement.Diagnosis) bool {
+		return x.Cluster == cluster && (x.Rule == placement.Taint || x.Rule == placement.NotReady || x.Rule == placement.ApplicationFailure)
+	})
+}
+
 // withLeftovers returns in.running with the copies sync could not remove: a cluster the
 // last schedule no longer has (its eviction ended before the partition showed), whose status
 // entry says sync could not reach it (ClusterUnreachable, ClusterNotReady) while it is out of
@@ -300,6 +355,20 @@ func evictionClusters(running map[string]int64, before *federation.Schedule) []s
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// mostKept is the most a new eviction of cluster keeps: what runs there, or what the previous
+// schedule gave it when the status says less (a copy just created, not yet seen running);
+// but only what runs there when its status entry shows no copy at all (copyIn): sync could
+// not put one there, and there is nothing to keep.
+func (in evictInput) mostKept(cluster string) int64 {
+	running := in.running[cluster]
+	for i := range in.status {
+		if m := &in.status[i]; m.Name == cluster && !copyIn(m) {
+			return running
+		}
+	}
+	return max(running, scheduledIn(in.before, cluster))
 }
 
 // scheduledIn is cluster's replica count in schedule s (0 when s is nil or lacks it).

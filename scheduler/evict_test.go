@@ -469,8 +469,9 @@ func decodeYAML[T any](t *testing.T, doc string) *T {
 }
 
 // TestDecideFailoverStages: Decide leaves a not-ready cluster's replicas where they are while
-// its taint is NoSchedule (no new placements), takes them away at NoExecute, and with a
-// tolerationSeconds toleration keeps them until it ends and asks to look again then.
+// its taint is NoSchedule (no new placements), takes them away at NoExecute (gracefully: the
+// copy stays until the others report theirs available), and with a tolerationSeconds
+// toleration keeps them until it ends and asks to look again then.
 func TestDecideFailoverStages(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	readyC := `{metadata: {name: a}, status: {conditions: [{type: Ready, status: "True"}]}}`
@@ -496,14 +497,15 @@ func TestDecideFailoverStages(t *testing.T) {
 			want: []string{"a", "b"}},
 		{name: "NoSchedule places nothing new", object: obj("[]"), b: notReady("NoSchedule"), now: t0.Add(time.Minute),
 			want: []string{"a"}, wantNR: []string{"b"}},
+		// Gracefully: b keeps its copy until a reports its own available (never into nothing).
 		{name: "NoExecute evicts", object: obj("[]"), b: notReady("NoExecute"), previous: both, now: t0.Add(10 * time.Minute),
-			want: []string{"a"}, wantNR: []string{"b"}},
+			want: []string{"a", "b"}, wantNR: []string{"b"}, wantRequeue: 10 * time.Minute},
 		{name: "tolerationSeconds keeps until it ends", object: obj(`[{key: federation.k8s.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]`),
 			b: notReady("NoExecute"), previous: both, now: t0.Add(100 * time.Second),
 			want: []string{"a", "b"}, wantRequeue: 200 * time.Second},
 		{name: "tolerationSeconds ended", object: obj(`[{key: federation.k8s.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}]`),
 			b: notReady("NoExecute"), previous: both, now: t0.Add(300 * time.Second),
-			want: []string{"a"}, wantNR: []string{"b"}},
+			want: []string{"a", "b"}, wantNR: []string{"b"}, wantRequeue: 10 * time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := scheduler.Input{

@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Defaults of [Options].
@@ -81,6 +82,14 @@ type Options struct {
 	// false: as in KubeFed, the name is skipped, the others are scheduled, and the Scheduled
 	// message warns about it.
 	RejectUnknownClusters bool
+
+	// Disruption says when the fleet counts as disrupted: every cluster lost, or a large
+	// share of it lost together (placement.FleetDisruption), the control plane's own outage.
+	// While it is, a lost cluster keeps its replicas (no eviction for readiness) and gets no
+	// new ones. Give the cluster monitor the same (package controlplane does). Default: the
+	// zero placement.DisruptionOptions (55% of the fleet and at least 3 clusters lost within
+	// 5 minutes, or every cluster).
+	Disruption placement.DisruptionOptions
 }
 
 // complete fills in defaults.
@@ -130,6 +139,9 @@ func New(host federation.ClusterClient, typ federation.TypeConfig, opts Options)
 	}
 	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
 		return nil, fmt.Errorf("scheduler: New: %w", err)
+	}
+	if err := opts.Disruption.Validate(); err != nil {
+		return nil, fmt.Errorf("scheduler: New: %w: Disruption: %w", ErrInvalidOptions, err)
 	}
 	opts.complete()
 	m, err := newMetrics(opts.Registerer, typ.Federated.Kind)

@@ -165,7 +165,7 @@ func (s *Scheduler) input(in inputs) Input {
 	return Input{
 		Type: s.typ, Object: in.fed, Preference: in.rsp, Clusters: in.clusters,
 		Previous: in.fed.Status.Schedule, Now: s.opts.Clock.Now(),
-		RejectUnknownClusters: s.opts.RejectUnknownClusters,
+		RejectUnknownClusters: s.opts.RejectUnknownClusters, Disruption: s.opts.Disruption,
 	}
 }
 

@@ -78,8 +78,9 @@ type Aggregation struct {
 //     fields and clears stale; otherwise the entry keeps its last known fields and is marked
 //     stale: true. unhealthySince is the first fresh read that saw the member run what
 //     sync rendered for it (the entry current, observedRevision not above revision) but
-//     not Ready. It starts again when the member reports another revision, and is cleared
-//     when the member is Ready or its data stale.
+//     not Ready, nor progressing (Observation.Progressing: a rollout within its deadline,
+//     availability held). It starts again when the member reports another revision, and is
+//     cleared when the member is Ready, progressing, or its data stale.
 //  2. Quorum: when more than half of the placed clusters are fresh, status.aggregated is the
 //     sum over the fresh clusters (stale ones never count). Otherwise status.aggregated keeps
 //     its last good sums and clusters (none before the first), its staleClusters counts the
@@ -228,9 +229,11 @@ func nextEntry(old *federation.MemberStatus, m Member, fresh bool) (federation.M
 	// member may report an older revision than the entry's: a revision that renders the
 	// same member object (a placement change) does not rewrite it. Since the first fresh
 	// read that saw it, and again from the read that sees the member report another
-	// revision (it was rewritten); cleared when Ready.
+	// revision (it was rewritten); cleared when Ready, or while its rollout progresses in time
+	// with its availability held (Observation.Progressing): only a stalled or failing one
+	// counts.
 	switch {
-	case o.Ready || e.Revision == 0 || e.Propagation != "" || o.Revision > e.Revision:
+	case o.Ready || o.Progressing || e.Revision == 0 || e.Propagation != "" || o.Revision > e.Revision:
 		e.UnhealthySince = nil
 	case old.UnhealthySince == nil || old.ObservedRevision != o.Revision:
 		e.UnhealthySince = timePtr(m.LastRead)

@@ -269,9 +269,10 @@ func TestAggregateRecovery(t *testing.T) {
 }
 
 // TestAggregateUnhealthySince: status.clusters[].unhealthySince is when the Collector first
-// saw, with fresh data, the member running its rendered revision but not Ready. It stays
-// while that lasts, and goes when the member is Ready, its data stale, or a new revision is
-// rendered (status.clusters[].revision moves past the observed one).
+// saw, with fresh data, the member running its rendered revision but not Ready, nor
+// progressing in time. It stays while that lasts, and goes when the member is Ready or
+// progressing, its data stale, or a new revision is rendered (status.clusters[].revision
+// moves past the observed one).
 func TestAggregateUnhealthySince(t *testing.T) {
 	sick := func() *status.Observation { o := deploy(3); o.Ready = false; o.Message = "0 of 3 ready"; return o }
 	oldRev := func() *status.Observation { o := sick(); o.Revision = 2; return o }
@@ -280,6 +281,8 @@ func TestAggregateUnhealthySince(t *testing.T) {
 		return e
 	}
 	newRev := func() *status.Observation { o := sick(); o.Revision = 4; return o }
+	// progressing is a rollout on its way within its deadline, availability held.
+	progressing := func() *status.Observation { o := sick(); o.Progressing = true; return o }
 	// observed is an entry as the Collector wrote it after seeing the member at revision rev.
 	observed := func(e federation.MemberStatus, rev int64) federation.MemberStatus {
 		e.ObservedRevision = rev
@@ -310,6 +313,8 @@ func TestAggregateUnhealthySince(t *testing.T) {
 		{name: "an older revision not yet replaced, seen first: from this read", before: observed(entry("a", 3, t0, false), 2), member: fresh(oldRev(), later), want: &later},
 		{name: "a revision newer than sync's: never set", before: observed(entry("a", 3, t0, false), 3), member: fresh(newRev(), later)},
 		{name: "sync reports it not current: never set", before: failing(observed(entry("a", 3, t0, false), 3)), member: fresh(sick(), later)},
+		{name: "a rollout progressing in time: never set", before: observed(entry("a", 3, t0, false), 3), member: fresh(progressing(), later)},
+		{name: "a rollout progressing again: cleared", before: since(observed(entry("a", 3, t0, false), 3), t0), member: fresh(progressing(), later)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

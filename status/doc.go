@@ -35,7 +35,9 @@
 // observedRevision says which revision it carried (its federation.RevisionAnnotation). With
 // stale, these are what sync's staged rollouts judge a stage by. unhealthySince says since
 // when, with fresh data, the member has run its rendered revision without being ready:
-// application failover reads it.
+// application failover reads it. A member that is not ready but progressing is not
+// unhealthy: a Deployment whose rollout progresses within progressDeadlineSeconds with its
+// availability held ([Observation].Progressing). Only a stalled or failing one is.
 //
 // A write is the object as read with the Collector's fields replaced, locked on its
 // resourceVersion. After a Conflict the pass starts again from a fresh read. With
@@ -159,6 +161,21 @@
 // lastTransitionTime another replica wrote. A NoExecute taint stays until Ready is True, so a
 // restart brings no evicted work back.
 //
+// A fleet disruption is the control plane's own outage, not the fleet's: every cluster lost,
+// or a large share of the fleet lost within a short window (placement.FleetDisruption, with
+// MonitorOptions.Disruption; by default at least 55% of the fleet and 3 clusters within 5
+// minutes). While the fleet is disrupted, no taint turns NoExecute: the lost clusters stay in
+// the NoSchedule stage, and their Failover condition says FleetDisrupted. The clusters that
+// came back within the window count with the lost ones. So when contact returns cluster by
+// cluster, nothing is drained while the others come back; a cluster still lost once enough
+// have been back for the window is an outage of its own. The judgement is made from the
+// Cluster objects alone, so it survives a restart and every replica makes the same. A
+// NoExecute taint set before the disruption stays.
+//
+// A NoExecute taint without timeAdded, the user's included, gets one when the monitor first
+// sees it, as Karmada's API does: a toleration's tolerationSeconds counts from timeAdded and
+// would never end without it. The stamp is written to the Cluster.
+//
 // Placement honours both taints. Other taints in spec.taints are the user's and are never
 // touched. Taints are added before the status says not ready and removed after it says
 // ready. So placement never sees a not-ready cluster without the monitor's taints (that
@@ -169,20 +186,23 @@
 // This is the one table of failover's stages. The Cluster's Failover condition names the
 // stage. Each change is one event (part of the Ready event when Ready changes with it).
 //
-//	stage        when                                 placement                       timer
-//	NoSchedule   Ready turns False (or Unknown)       no new placements; what runs    EvictionDelay (5m) of not
-//	             not-ready taint NoSchedule           there stays                     Ready within ReadinessWindow
-//	NoExecute    not Ready for EvictionDelay          untolerated: replicas leave;    tolerationSeconds, from the
-//	             not-ready taint NoExecute            tolerated: they stay            taint's timeAdded
-//	Recovered    Ready True again                     taints removed; may be chosen   SuccessThreshold probes, more
-//	             (condition False)                    again                           for a cluster that flaps
-//	replicas     any loss of replicas (above,         the losing cluster keeps them   spec.placement.failover
-//	leaving      application failover, rebalance)     until replacements are ready    .gracePeriodSeconds (600)
-//	             the losing cluster out of reach      its copy stays until it is      a new grace period
-//	             (not Ready, stale data)              back; replacements rechecked    from its return
-//	application  Ready cluster, workload not Ready    the cluster is left out, then   application.toleranceSeconds
-//	failover     at its revision with fresh data      avoided (status.schedule        (300), then backoffSeconds
-//	             (status.clusters[].unhealthySince)   .avoided)                       (600)
+//	stage           when                                 placement                       timer
+//	NoSchedule      Ready turns False (or Unknown)       no new placements; what runs    EvictionDelay (5m) of not
+//	                not-ready taint NoSchedule           there stays                     Ready within ReadinessWindow
+//	NoExecute       not Ready for EvictionDelay          untolerated: replicas leave;    tolerationSeconds, from the
+//	                not-ready taint NoExecute            tolerated: they stay            taint's timeAdded
+//	FleetDisrupted  not Ready while the fleet is         no new placements; what runs    none while it lasts; it ends
+//	                disrupted (a control plane outage):  there stays; no NoExecute       Disruption.Window after
+//	                not-ready taint stays NoSchedule                                     enough clusters are back
+//	Recovered       Ready True again                     taints removed; may be chosen   SuccessThreshold probes, more
+//	                (condition False)                    again                           for a cluster that flaps
+//	replicas        any loss of replicas (above,         the losing cluster keeps them   spec.placement.failover
+//	leaving         application failover, rebalance)     until replacements are ready    .gracePeriodSeconds (600)
+//	                the losing cluster out of reach      its copy stays until it is      a new grace period
+//	                (not Ready, stale data)              back; replacements rechecked    from its return
+//	application     Ready cluster, workload not Ready    the cluster is left out, then   application.toleranceSeconds
+//	failover        nor progressing, at its revision,    avoided (status.schedule        (300), then backoffSeconds
+//	                fresh data (.unhealthySince)         .avoided)                       (600)
 //
 // The Failover condition's message says since when, and when NoExecute will come. Package
 // placement applies the taints (placement.Place). Package scheduler applies application

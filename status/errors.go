@@ -76,6 +76,11 @@ const (
 	// ReasonFailoverRecovered: Ready again; the monitor's taints are gone. The condition is
 	// then False.
 	ReasonFailoverRecovered = "Recovered"
+	// ReasonFailoverFleetDisrupted: not Ready while the fleet is disrupted (every cluster, or
+	// a large share of it, lost together: placement.FleetDisruption), the control plane's own
+	// outage: its not-ready taint stays NoSchedule and its replicas stay. NoExecute can come
+	// only EvictionDelay after the fleet is out of the disruption.
+	ReasonFailoverFleetDisrupted = "FleetDisrupted"
 )
 
 // Reasons of a Cluster's CredentialsExpiring condition, written by the ClusterMonitor from

@@ -38,6 +38,13 @@ type Observation struct {
 	// latest generation) and fully available, as its kind defines it.
 	Ready bool
 
+	// Progressing is true when the member object is not Ready but its own controller says it
+	// is getting there in time: a Deployment whose rollout progresses within
+	// progressDeadlineSeconds with its availability held. Application failover does not count
+	// such an object as unhealthy (status.clusters[].unhealthySince stays unset); a stalled or
+	// failing one counts. Only DeploymentStatus sets it among the built-in extractors.
+	Progressing bool
+
 	// Revision is the member object's federation.RevisionAnnotation (0 when absent): the
 	// revision it runs. The Collector sets it after the Extractor ran; extractors leave it 0.
 	Revision int64

@@ -62,7 +62,10 @@ func (f *fields) workload(updated bool) (Observation, int64) {
 // status.readyReplicas, availableReplicas, updatedReplicas and observedGeneration. It is ready when the controller
 // has observed the latest generation, every desired replica (spec.replicas, default 1) is
 // updated and available, and no old replica is left; a Progressing condition with reason
-// ProgressDeadlineExceeded makes it not ready whatever the counts.
+// ProgressDeadlineExceeded makes it not ready whatever the counts. While it is not ready, it is
+// Progressing (Observation.Progressing) when its controller says its rollout progresses
+// within progressDeadlineSeconds with its availability held: conditions Progressing True
+// (not ProgressDeadlineExceeded) and Available True.
 func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	f := fields{obj: obj.Object}
 	pods := f.count("status", "replicas")
@@ -85,7 +88,17 @@ func DeploymentStatus(obj *unstructured.Unstructured) (Observation, error) {
 	default:
 		o.Ready = true
 	}
+	o.Progressing = !o.Ready && rolloutProgresses(obj.Object)
 	return o, nil
+}
+
+// rolloutProgresses reports whether a Deployment's controller says its rollout progresses
+// within its progressDeadlineSeconds (condition Progressing True, with a reason other than
+// ProgressDeadlineExceeded) with its availability held (condition Available True: at least
+// replicas minus maxUnavailable are available).
+func rolloutProgresses(obj map[string]any) bool {
+	p, a := condition(obj, "Progressing"), condition(obj, "Available")
+	return p != nil && a != nil && str(p, "status") == "True" && str(p, "reason") != "ProgressDeadlineExceeded" && str(a, "status") == "True"
 }
 
 // ReplicaSetStatus extracts an apps/v1 ReplicaSet: spec.replicas (default 1) as replicas,

@@ -28,6 +28,7 @@ type printed struct {
 	ObservedGeneration *int64         `json:"observedGeneration,omitempty"`
 	Remote             map[string]any `json:"remote,omitempty"`
 	Ready              bool           `json:"ready"`
+	Progressing        bool           `json:"progressing,omitempty"`
 	Message            string         `json:"message,omitempty"`
 	Error              string         `json:"error,omitempty"`
 }
@@ -65,7 +66,7 @@ func TestExtractGolden(t *testing.T) {
 
 			o, err := extractorOf(obj.GroupVersionKind().GroupKind())(obj)
 			require.Empty(t, cmp.Diff(before.Object, obj.Object), "the extractor modified its input")
-			p := printed{o.Replicas, o.ReadyReplicas, o.AvailableReplicas, o.UpdatedReplicas, o.ObservedGeneration, o.Remote, o.Ready, o.Message, ""}
+			p := printed{o.Replicas, o.ReadyReplicas, o.AvailableReplicas, o.UpdatedReplicas, o.ObservedGeneration, o.Remote, o.Ready, o.Progressing, o.Message, ""}
 			if err != nil {
 				p = printed{Error: err.Error()}
 			}

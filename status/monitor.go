@@ -85,6 +85,10 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 	st := m.count(name, res)
 	need := st.seen.successesNeeded(m.opts.SuccessThreshold, now, m.opts.ReadinessWindow)
 	h := decideHealth(cluster.Status.Conditions, st, res, m.opts.FailureThreshold, need, now)
+	fleet, err := m.judgeFleet(ctx, r, name, h.ready, now, log)
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
 	wasReady := meta.IsStatusConditionTrue(cluster.Status.Conditions, federation.ConditionReady)
 	isReady := h.ready.Status == metav1.ConditionTrue
 	seen := st.seen.observe(isReady, wasReady && !isReady, now, m.opts.ReadinessWindow)
@@ -106,8 +110,9 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	status, statusChanged := nextStatus(cluster, h, info, res.kind == probeOK, now, m.opts.HeartbeatInterval)
-	taints, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
-	stage := failoverCondition(cluster.Status.Conditions, h.ready, taints, evictIn, now)
+	ti := taintInputs{ready: h.ready, unreachable: h.unreachable, notReadyFor: notReadyFor, now: now, evictionDelay: m.opts.EvictionDelay, disrupted: fleet.Message}
+	taints, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, ti)
+	stage := failoverCondition(cluster.Status.Conditions, h.ready, taints, evictIn, ti.disrupted, now)
 	stageChanged := false
 	if old := meta.FindStatusCondition(status.Conditions, federation.ConditionFailover); stage != nil && !sameCondition(old, stage) {
 		stageChanged = old == nil || old.Reason != stage.Reason
@@ -121,10 +126,10 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		credChanged, credEvent = setCredentials(&status.Conditions, at, ok, now, m.opts.CredentialsWarning)
 		statusChanged = statusChanged || credChanged
 	}
-	adding := taintsChanged && addsTaint(cluster.Spec.Taints, h, notReadyFor, now, m.opts.EvictionDelay)
+	adding := taintsChanged && addsTaint(cluster.Spec.Taints, ti)
 
 	if adding {
-		if u, err = m.writeTaints(ctx, u, h, notReadyFor, now); err != nil {
+		if u, err = m.writeTaints(ctx, u, ti); err != nil {
 			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
@@ -149,7 +154,7 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	if taintsChanged && !adding {
-		if _, err = m.writeTaints(ctx, u, h, notReadyFor, now); err != nil {
+		if _, err = m.writeTaints(ctx, u, ti); err != nil {
 			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
@@ -247,10 +252,10 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 	return true
 }
 
-// addsTaint reports whether the monitor's taints for h add a taint (a key, or an effect of
+// addsTaint reports whether the monitor's taints for in add a taint (a key, or an effect of
 // it) that taints has not.
-func addsTaint(taints []corev1.Taint, h health, notReadyFor time.Duration, now time.Time, evictionDelay time.Duration) bool {
-	next, _, _ := desiredTaints(taints, h.ready, h.unreachable, notReadyFor, now, evictionDelay)
+func addsTaint(taints []corev1.Taint, in taintInputs) bool {
+	next, _, _ := desiredTaints(taints, in)
 	for _, t := range next {
 		if !monitorTaint(t.Key) {
 			continue

@@ -43,7 +43,7 @@ func evictionEffect(c *federation.Cluster) corev1.TaintEffect {
 func TestMonitorUnreachableThreeQuartersOfTheTime(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
+			e := newMonitorEnv(t, status.MonitorOptions{Disruption: alone}, "eu")
 			rng := rand.New(rand.NewPCG(seed, seed))
 			changes, wasReady := 0, true
 			for range 6 * 360 { // six hours of 10s probes
@@ -70,7 +70,7 @@ func TestMonitorUnreachableThreeQuartersOfTheTime(t *testing.T) {
 // moment: down 2m, up 40s, down 2m, up 40s, down again, and NoExecute comes once it has
 // been down 5m in all, not 5m after the last flip.
 func TestMonitorEvictionCountsNotReadyTimeAcrossFlips(t *testing.T) {
-	e := newMonitorEnv(t, status.MonitorOptions{FailureThreshold: 1, SuccessThreshold: 1}, "eu")
+	e := newMonitorEnv(t, status.MonitorOptions{Disruption: alone, FailureThreshold: 1, SuccessThreshold: 1}, "eu")
 	var evictedAt time.Duration
 	for i := range 40 {
 		at := time.Duration(i) * 10 * time.Second
@@ -98,7 +98,7 @@ func TestMonitorEvictionOnOwnClock(t *testing.T) {
 		transition time.Duration
 	}{{"written an hour ago", -time.Hour}, {"written by a clock an hour ahead", time.Hour}} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newMonitorEnv(t, status.MonitorOptions{}, "eu")
+			e := newMonitorEnv(t, status.MonitorOptions{Disruption: alone}, "eu")
 			u, err := e.host.Get(ctx, federation.ClusterGVR, "", "eu")
 			require.NoError(t, err)
 			require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{

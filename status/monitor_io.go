@@ -3,7 +3,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,10 +119,10 @@ func (m *ClusterMonitor) writeStatus(ctx context.Context, u *unstructured.Unstru
 	})
 }
 
-// writeTaints brings the monitor's taints of spec.taints in line with h, re-reading after a
+// writeTaints brings the monitor's taints of spec.taints in line with in, re-reading after a
 // Conflict (and keeping the user's taints of the object as it then is). It returns the object
 // as stored.
-func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstructured, h health, notReadyFor time.Duration, now time.Time) (*unstructured.Unstructured, error) {
+func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstructured, in taintInputs) (*unstructured.Unstructured, error) {
 	return m.update(ctx, u, "taints", func(u *unstructured.Unstructured) error {
 		var spec struct {
 			Taints []corev1.Taint `json:"taints,omitempty"`
@@ -133,7 +132,7 @@ func (m *ClusterMonitor) writeTaints(ctx context.Context, u *unstructured.Unstru
 				return fmt.Errorf("spec.taints: %w", err)
 			}
 		}
-		taints, _, _ := desiredTaints(spec.Taints, h.ready, h.unreachable, notReadyFor, now, m.opts.EvictionDelay)
+		taints, _, _ := desiredTaints(spec.Taints, in)
 		list := make([]any, 0, len(taints))
 		for i := range taints {
 			t, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&taints[i])

@@ -13,6 +13,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Defaults of [MonitorOptions].
@@ -120,6 +121,17 @@ type MonitorOptions struct {
 	// CacheSyncTimeout bounds how long Run waits for the first list of the Clusters before
 	// it returns an error. It runs on Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
+
+	// Disruption says when the fleet counts as disrupted (placement.FleetDisruption): every
+	// cluster lost, or a large share of it lost within a short window, the control plane's
+	// own outage. Meanwhile no taint turns NoExecute. The clusters that came back within
+	// the window count with the lost ones, so a disruption ends only once enough clusters
+	// have been back for the window. Give the scheduler the same (package controlplane does).
+	// Window should not exceed EvictionDelay: a cluster lost early in the window could be
+	// tainted NoExecute before the rest are lost. Default: the zero
+	// placement.DisruptionOptions (55% of the fleet and at least 3 clusters within 5 minutes,
+	// or every cluster).
+	Disruption placement.DisruptionOptions
 }
 
 // complete validates o and fills in the defaults.
@@ -138,6 +150,9 @@ func (o *MonitorOptions) complete() error {
 	}
 	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
 		errs = append(errs, err)
+	}
+	if err := o.Disruption.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: Disruption: %w", ErrInvalidOptions, err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -200,6 +215,10 @@ type ClusterMonitor struct {
 	clusters federation.ClusterSet
 	opts     MonitorOptions
 	metrics  *monitorMetrics
+
+	// clusterList decodes the Clusters the fleet's disruption is judged on, once per
+	// resourceVersion.
+	clusterList loop.Clusters
 
 	mu    sync.Mutex
 	state map[string]*probeState

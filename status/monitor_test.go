@@ -19,6 +19,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -29,6 +30,10 @@ type monitorEnv struct {
 	clock *clocktesting.FakeClock
 	m     *status.ClusterMonitor
 }
+
+// alone is the disruption rule of a monitor whose fleet is one cluster, off: its only
+// cluster lost would be a fleet disruption (placement.FleetDisruption), never evicted.
+var alone = placement.DisruptionOptions{Disabled: true}
 
 func newMonitorEnv(t testing.TB, opts status.MonitorOptions, names ...string) *monitorEnv {
 	t.Helper()
@@ -215,7 +220,7 @@ func TestMonitorSuccessThreshold(t *testing.T) {
 // TestMonitorEvictionDelay: the taints turn NoExecute EvictionDelay after Ready stopped
 // being True, and the Result asks to come back then; user taints stay where they are.
 func TestMonitorEvictionDelay(t *testing.T) {
-	e := newMonitorEnv(t, status.MonitorOptions{Period: time.Minute, FailureThreshold: 1}, "eu")
+	e := newMonitorEnv(t, status.MonitorOptions{Disruption: alone, Period: time.Minute, FailureThreshold: 1}, "eu")
 	u, err := e.host.Get(ctx, federation.ClusterGVR, "", "eu")
 	require.NoError(t, err)
 	require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{
@@ -513,7 +518,7 @@ func TestMonitorKeepsProbingALeavingCluster(t *testing.T) {
 // condition, and a probe that changes no stage writes and records nothing.
 func TestMonitorFailoverStages(t *testing.T) {
 	rec := &fake.Recorder{}
-	e := newMonitorEnv(t, status.MonitorOptions{Period: time.Minute, FailureThreshold: 1, Events: rec}, "eu")
+	e := newMonitorEnv(t, status.MonitorOptions{Disruption: alone, Period: time.Minute, FailureThreshold: 1, Events: rec}, "eu")
 	e.probe(t, "eu")
 	require.Equal(t, metav1.Condition{}, conditionOf(e.cluster(t, "eu"), federation.ConditionFailover), "a healthy cluster has none")
 	rec.Reset()

@@ -98,7 +98,7 @@ func TestDesiredTaints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, changed, next := desiredTaints(tt.in, tt.ready, tt.unreachable, tt.notReadyFor, t0, 5*time.Minute)
+			got, changed, next := desiredTaints(tt.in, taintInputs{ready: tt.ready, unreachable: tt.unreachable, notReadyFor: tt.notReadyFor, now: t0, evictionDelay: 5 * time.Minute})
 			var keys []string
 			for _, t := range got {
 				keys = append(keys, t.Key+":"+string(t.Effect))

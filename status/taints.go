@@ -18,6 +18,23 @@ func monitorTaint(key string) bool {
 	return key == federation.TaintClusterNotReady || key == federation.TaintClusterUnreachable
 }
 
+// taintInputs are what the monitor's taints follow, besides spec.taints as it is.
+type taintInputs struct {
+	// ready is the Ready condition about to be written; unreachable says it is not True
+	// because the cluster cannot be reached.
+	ready       metav1.Condition
+	unreachable bool
+	// notReadyFor is how long the cluster has been not Ready, in all within the readiness
+	// window, as this monitor counted it (from the end of the last fleet disruption at most).
+	notReadyFor time.Duration
+	now         time.Time
+	// evictionDelay is MonitorOptions.EvictionDelay.
+	evictionDelay time.Duration
+	// disrupted, when not "", says why the fleet is disrupted (placement.FleetDisruption): no
+	// taint turns NoExecute meanwhile.
+	disrupted string
+}
+
 // desiredTaints returns spec.taints with the monitor's taints brought in line with the Ready
 // condition, whether that changed anything, and how long until the next change is due (0:
 // none is).
@@ -26,31 +43,34 @@ func monitorTaint(key string) bool {
 // federation.TaintClusterUnreachable when it cannot be reached: with effect NoSchedule
 // (placement puts no new work there) until the cluster has been not ready for evictionDelay
 // in all (notReadyFor, measured by the caller within a window on its own clock), NoExecute
-// from then on (placement takes the work away unless it is tolerated). A NoExecute taint
-// already there stays NoExecute while Ready is not True: a monitor that restarts, or a
-// replica that takes over, never brings evicted work back only because it has not counted
-// long enough itself. When Ready is True both are removed. The not-ready taint is set even
-// when unreachable: placement implies a NoExecute not-ready taint on a cluster whose Ready
-// is not True unless the monitor set its own, and the monitor's own is what makes the delay
-// hold.
+// from then on (placement takes the work away unless it is tolerated). While the fleet is
+// disrupted (in.disrupted) the taints stay NoSchedule however long: the control plane's own
+// outage evicts nothing. A NoExecute taint already there stays NoExecute while Ready is not
+// True: a monitor that restarts, or a replica that takes over, never brings evicted work back
+// only because it has not counted long enough itself. When Ready is True both are removed.
+// The not-ready taint is set even when unreachable: placement implies a NoExecute not-ready
+// taint on a cluster whose Ready is not True unless the monitor set its own, and the
+// monitor's own is what makes the delay hold.
 //
 // A taint keeps its timeAdded while its effect stays. User taints keep their place and
-// order; the monitor's come after them. It is pure.
-func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bool, notReadyFor time.Duration, now time.Time, evictionDelay time.Duration) ([]corev1.Taint, bool, time.Duration) {
+// order; the monitor's come after them. A user's NoExecute taint without timeAdded gets one
+// (stampTaint). It is pure.
+func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool, time.Duration) {
 	want := map[string]corev1.TaintEffect{}
 	var next time.Duration
-	if ready.Status != metav1.ConditionTrue {
-		evicting := notReadyFor >= evictionDelay || slices.ContainsFunc(taints, func(t corev1.Taint) bool {
+	if in.ready.Status != metav1.ConditionTrue {
+		evicting := slices.ContainsFunc(taints, func(t corev1.Taint) bool {
 			return monitorTaint(t.Key) && t.Effect == corev1.TaintEffectNoExecute
-		})
+		}) || (in.disrupted == "" && in.notReadyFor >= in.evictionDelay)
 		effect := corev1.TaintEffectNoSchedule
-		if evicting {
+		switch {
+		case evicting:
 			effect = corev1.TaintEffectNoExecute
-		} else {
-			next = evictionDelay - notReadyFor
+		case in.disrupted == "":
+			next = in.evictionDelay - in.notReadyFor
 		}
 		want[federation.TaintClusterNotReady] = effect
-		if unreachable {
+		if in.unreachable {
 			want[federation.TaintClusterUnreachable] = effect
 		}
 	}
@@ -60,6 +80,9 @@ func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bo
 	changed := false
 	for _, t := range taints {
 		if !monitorTaint(t.Key) {
+			if stampTaint(&t, in.now) {
+				changed = true
+			}
 			out = append(out, t)
 			continue
 		}
@@ -76,7 +99,7 @@ func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bo
 		if !ok || have[key] {
 			continue
 		}
-		added := metav1.NewTime(now.Truncate(time.Second))
+		added := metav1.NewTime(in.now.Truncate(time.Second))
 		out = append(out, corev1.Taint{Key: key, Effect: effect, TimeAdded: &added})
 		changed = true
 	}
@@ -86,12 +109,26 @@ func desiredTaints(taints []corev1.Taint, ready metav1.Condition, unreachable bo
 	return out, changed, next
 }
 
+// stampTaint sets timeAdded to now on a NoExecute taint that has none, as Karmada's API does
+// when it admits a Cluster: a toleration's tolerationSeconds counts from timeAdded, and would
+// never end without one. It reports whether it set it. The stamp is written to the Cluster,
+// so it survives a restart and every replica reads the same.
+func stampTaint(t *corev1.Taint, now time.Time) bool {
+	if t.Effect != corev1.TaintEffectNoExecute || t.TimeAdded != nil {
+		return false
+	}
+	added := metav1.NewTime(now.Truncate(time.Second))
+	t.TimeAdded = &added
+	return true
+}
+
 // failoverCondition returns the Cluster's Failover condition for its Ready condition and the
 // monitor's taints as they are to be, or nil when the cluster has none and needs none (it has
 // always been Ready). evictIn is how long until the not-ready taint turns NoExecute (0: not
-// due). A stage keeps its message and transition time while it lasts, so a probe that changes
-// no stage writes nothing. It is pure.
-func failoverCondition(conds []metav1.Condition, ready metav1.Condition, taints []corev1.Taint, evictIn time.Duration, now time.Time) *metav1.Condition {
+// due); disrupted, when not "", says why the fleet is disrupted. A stage keeps its message
+// and transition time while it lasts, so a probe that changes no stage writes nothing. It is
+// pure.
+func failoverCondition(conds []metav1.Condition, ready metav1.Condition, taints []corev1.Taint, evictIn time.Duration, disrupted string, now time.Time) *metav1.Condition {
 	old := meta.FindStatusCondition(conds, federation.ConditionFailover)
 	var taint *corev1.Taint
 	for i := range taints {
@@ -116,6 +153,10 @@ func failoverCondition(conds []metav1.Condition, ready metav1.Condition, taints 
 		want.Reason = ReasonFailoverNoExecute
 		want.Message = fmt.Sprintf("not Ready since %s: taint %s:NoExecute since %s, placements that do not tolerate it lose their replicas here (tolerationSeconds counts from then)",
 			since, federation.TaintClusterNotReady, at.UTC().Format(time.RFC3339))
+	case disrupted != "":
+		want.Reason = ReasonFailoverFleetDisrupted
+		want.Message = fmt.Sprintf("not Ready since %s while the fleet is disrupted (%s), the control plane's own outage: taint %s stays NoSchedule and the replicas running here stay; NoExecute can come only EvictionDelay after the fleet is out of the disruption",
+			since, disrupted, federation.TaintClusterNotReady)
 	default:
 		want.Reason = ReasonFailoverNoSchedule
 		want.Message = fmt.Sprintf("not Ready since %s: taint %s:NoSchedule, no new placements, the replicas running here stay; NoExecute (eviction) at %s unless Ready again",

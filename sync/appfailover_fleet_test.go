@@ -2,10 +2,12 @@ package sync_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 )
 
@@ -86,4 +88,31 @@ func TestApplicationFailoverIgnoresStaleData(t *testing.T) {
 	require.Empty(t, f.Status.Schedule.Avoided, "stale data never triggers application failover")
 	require.False(t, unhealthySince(f, "c"), "the Collector clears unhealthySince on stale data")
 	require.Contains(t, scheduledIn(f), "c", "not Ready, NoSchedule: c keeps what runs there")
+}
+
+// TestApplicationFailoverWaitsForAProgressingRollout: a new image rolls out slowly in b (its
+// controller takes ten minutes, its Deployment reporting Progressing and Available all the
+// while), far longer than toleranceSeconds (60s). A rollout progressing within its deadline
+// with its availability held is healthy: b is never reported unhealthy, never avoided, and
+// keeps its replicas.
+func TestApplicationFailoverWaitsForAProgressingRollout(t *testing.T) {
+	e := newFleetEnv(t, "stages: [{name: all, percentage: 100}]")
+	e.editFed(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedMap(u.Object, map[string]any{
+			"application": map[string]any{"toleranceSeconds": int64(60), "backoffSeconds": int64(300)},
+		}, "spec", "placement", "failover"))
+	})
+	for range 4 {
+		e.round(t)
+	}
+	b, _ := e.fleet.Member("b")
+	b.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 10 * time.Minute})
+	e.setImage(t, "web:v2")
+	for i := range 96 { // eight minutes
+		e.round(t)
+		f := e.fed(t)
+		require.False(t, unhealthySince(f, "b"), "round %d: b's progressing rollout reported unhealthy", i)
+		require.Empty(t, f.Status.Schedule.Avoided, "round %d", i)
+		require.Equal(t, map[string]int64{"a": 2, "b": 2, "c": 2, "d": 2}, scheduledIn(f), "round %d", i)
+	}
 }

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,8 @@ spec:
     clusters: [{name: aws}, {name: gcp}, {name: azure}]
 `
 
+// newFailoverFleet is the fleet with the object and, unless rsp is "", its preference (rsp is
+// its spec).
 func newFailoverFleet(t *testing.T, rsp string, capacity int) *failoverFleet {
 	t.Helper()
 	f := fedtest.New(t, fedtest.Options{Now: now, Namespaces: []string{"production"},
@@ -57,12 +60,25 @@ func newFailoverFleet(t *testing.T, rsp string, capacity int) *failoverFleet {
 	x.coll, err = status.New(f.Host, f.Fleet, federation.DeploymentType, status.Options{Clock: f.Clock})
 	require.NoError(t, err)
 	fedtest.Apply(t, f.Host, federation.DeploymentType.FederatedGVR(), failoverObject)
-	fedtest.Apply(t, f.Host, federation.ReplicaSchedulingPreferenceGVR, `
+	if rsp != "" {
+		fedtest.Apply(t, f.Host, federation.ReplicaSchedulingPreferenceGVR, `
 apiVersion: core.federation.k8s.io/v1alpha1
 kind: ReplicaSchedulingPreference
 metadata: {name: app-frontend, namespace: production}
 spec: `+rsp)
+	}
 	return x
+}
+
+// place applies the object again with spec.placement.clusters naming clusters.
+func (x *failoverFleet) place(t *testing.T, clusters ...string) {
+	t.Helper()
+	var refs []string
+	for _, c := range clusters {
+		refs = append(refs, "{name: "+c+"}")
+	}
+	fedtest.Apply(t, x.f.Host, federation.DeploymentType.FederatedGVR(), strings.Replace(failoverObject,
+		"clusters: [{name: aws}, {name: gcp}, {name: azure}]", "clusters: ["+strings.Join(refs, ", ")+"]", 1))
 }
 
 // step is one round: every loop passes once, the members' controllers run, the clock moves.
@@ -191,15 +207,16 @@ func TestFailoverNoRoomEvictsNothing(t *testing.T) {
 	require.Contains(t, msg, "not evicted, as they fit nowhere else: azure keeps 2 replica(s) (aws: has 2, capped by maxReplicas 2; gcp: has 2, capped by maxReplicas 2)")
 }
 
-// TestFailoverPartitionDuringEviction: gcp is cut off while azure's replicas move. Its data
-// goes stale and never counts as a ready replacement: azure keeps its copy until gcp is back
-// and reports its 3 available.
+// TestFailoverPartitionDuringEviction: gcp is cut off while azure's replicas move, once sync has
+// given it its 3 and before they are available. Its data goes stale and never counts as a
+// ready replacement: azure keeps its copy until gcp is back and reports its 3 available.
 func TestFailoverPartitionDuringEviction(t *testing.T) {
 	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
 	for range 10 {
 		x.step(t)
 	}
 	x.taint(t, "azure", drainTaint)
+	x.step(t)
 	require.NoError(t, x.f.Fleet.Partition("gcp"))
 	for i := range 20 {
 		x.step(t)
@@ -209,6 +226,34 @@ func TestFailoverPartitionDuringEviction(t *testing.T) {
 	require.NoError(t, x.f.Fleet.Heal("gcp"))
 	trace := x.stepUntilGone(t, "azure", 30)
 	require.Equal(t, map[string]int64{"aws": 3, "gcp": 3, "azure": -1}, x.available(t), "%v", trace)
+}
+
+// TestFailoverNoReplacementIntoAClusterCutOff: gcp is cut off as azure is drained, before sync
+// could give it its share of azure's replicas. While sync cannot write there gcp takes no
+// replacement: aws takes them all, and azure's copy goes once aws reports them available. The
+// fleet never runs fewer than 6 available (gcp's 2 run on, unseen).
+func TestFailoverNoReplacementIntoAClusterCutOff(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 6, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	x.taint(t, "azure", drainTaint)
+	require.NoError(t, x.f.Fleet.Partition("gcp"))
+	var trace []string
+	for i := range 20 {
+		x.step(t)
+		a := x.available(t)
+		gcp, err := x.f.Member(t, "gcp").Peek(federation.DeploymentType.TargetGVR(), key.Namespace, key.Name)
+		require.NoError(t, err)
+		unseen, _, _ := unstructured.NestedInt64(gcp.Object, "status", "availableReplicas")
+		trace = append(trace, fmt.Sprint(a, " gcp:", unseen))
+		require.GreaterOrEqual(t, max(a["aws"], 0)+max(a["azure"], 0)+unseen, int64(6), "step %d: %v", i, trace)
+		if a["azure"] == -1 {
+			require.Equal(t, int64(4), a["aws"], "azure's copy went before aws had its replicas: %v", trace)
+		}
+	}
+	require.Equal(t, int64(-1), x.available(t)["azure"], "%v", trace)
+	require.Empty(t, x.fed(t).Status.Schedule.Evictions)
 }
 
 // TestFailoverEvictedClusterBackAfterItsReplacementWent: azure is drained and cut off at once,
@@ -389,4 +434,91 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 6, rebalance: true, inter
 			require.NotContains(t, propagation(e.fed(t))["azure"], fedsync.ReasonAlreadyExists)
 		})
 	}
+}
+
+// TestFailoverWithoutPreferenceNeverIntoNothing: a workload without a preference (each cluster
+// runs the template's 6 replicas) placed in azure alone. azure is drained: no other cluster
+// may take the workload, so azure keeps its copy, however long. aws then joins the placement:
+// it gets a copy, and azure's goes only once aws's is available; sampled after every step,
+// the fleet never has fewer than 6 available.
+func TestFailoverWithoutPreferenceNeverIntoNothing(t *testing.T) {
+	x := newFailoverFleet(t, "", 0)
+	x.place(t, "azure")
+	for range 10 {
+		x.step(t)
+	}
+	require.Equal(t, map[string]int64{"aws": -1, "gcp": -1, "azure": 6}, x.available(t), "steady before the drain")
+
+	x.taint(t, "azure", drainTaint)
+	for i := range 80 { // past the grace period
+		x.step(t)
+		require.Equal(t, int64(6), x.available(t)["azure"], "step %d: the only copy went while nothing else runs the workload", i)
+	}
+	var msg string
+	for _, c := range x.fed(t).Status.Conditions {
+		if c.Type == federation.ConditionScheduled {
+			msg = c.Message
+		}
+	}
+	require.Contains(t, msg, "not evicted, as they fit nowhere else: azure keeps 6 replica(s)")
+
+	x.place(t, "aws", "azure")
+	var trace []string
+	for i := range 30 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.GreaterOrEqual(t, sum(a), int64(6), "step %d: capacity dropped: %v", i, trace)
+		if a["azure"] == -1 {
+			break
+		}
+	}
+	require.Equal(t, map[string]int64{"aws": 6, "gcp": -1, "azure": -1}, x.available(t), "%v", trace)
+	require.Greater(t, len(trace), 3, "aws's copy took its 30s: azure kept its own meanwhile: %v", trace)
+}
+
+// TestFailoverNoReplicasIntoABlockedCluster: azure holds a Deployment of the same name that the
+// federation does not manage, so sync cannot propagate there (AlreadyExists). The preference,
+// rebalancing, takes azure in: the scheduler may try azure once, but no replica moves there
+// for good, and no eviction waiting on azure ends at its deadline with the capacity lost. aws
+// and gcp keep their 8 available, sampled after every step, well past the grace period.
+func TestFailoverNoReplicasIntoABlockedCluster(t *testing.T) {
+	x := newFailoverFleet(t, `{targetKind: FederatedDeployment, totalReplicas: 8, rebalance: true, intersectWithClusterSelector: true, clusters: {aws: {weight: 1}, gcp: {weight: 1}}}`, 0)
+	for range 10 {
+		x.step(t)
+	}
+	require.Equal(t, map[string]int64{"aws": 4, "gcp": 4, "azure": -1}, x.available(t), "steady")
+	fedtest.Create(t, x.f.Member(t, "azure"), federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: production}}`)
+	fedtest.Create(t, x.f.Member(t, "azure"), federation.DeploymentType.TargetGVR(), `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app-frontend, namespace: production}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: other}}
+  template:
+    metadata: {labels: {app: other}}
+    spec: {containers: [{name: other, image: "other:1"}]}
+`)
+	fedtest.Apply(t, x.f.Host, federation.ReplicaSchedulingPreferenceGVR, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: app-frontend, namespace: production}
+spec: {targetKind: FederatedDeployment, totalReplicas: 8, rebalance: true, intersectWithClusterSelector: true, clusters: {"*": {weight: 1}}}
+`)
+	var trace []string
+	for i := range 80 {
+		x.step(t)
+		a := x.available(t)
+		trace = append(trace, fmt.Sprint(a))
+		require.GreaterOrEqual(t, a["aws"]+a["gcp"], int64(8), "step %d: capacity lost to the blocked cluster: %v", i, trace)
+	}
+	s := x.fed(t).Status.Schedule
+	require.Empty(t, s.Evictions, "nothing waits on azure")
+	for _, c := range s.Clusters {
+		if c.Name == "azure" {
+			require.Zero(t, c.Replicas, "azure takes no replicas while sync cannot propagate there")
+		}
+	}
+	require.Contains(t, propagation(x.fed(t))["azure"], fedsync.ReasonAlreadyExists)
 }

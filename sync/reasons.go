@@ -7,7 +7,9 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
-// Propagation reasons, written to status.clusters[].propagation ("" means in sync).
+// Propagation reasons, written to status.clusters[].propagation ("" means in sync). Those
+// that say sync cannot write in the cluster (federation.PropagationBlocked) make the scheduler
+// give that cluster no new replicas; those of package federation are federation's constants.
 const (
 	// ReasonClusterNotReady: the Cluster's Ready condition is not True; sync writes nothing
 	// there (and deletes nothing) until it is. Also when the Cluster says Ready but the
@@ -18,38 +20,38 @@ const (
 	ReasonClusterUnreachable = federation.PropagationClusterUnreachable
 	// ReasonClusterNotFound: the cluster set has no client for the cluster (a set builds its
 	// clients on its own watch, so a pass can come first); the object is retried with backoff.
-	ReasonClusterNotFound = "ClusterNotFound"
+	ReasonClusterNotFound = federation.PropagationClusterNotFound
 	// ReasonCreationFailed, ReasonUpdateFailed, ReasonDeletionFailed: the member's API
 	// server refused the write; the message has its answer.
-	ReasonCreationFailed = "CreationFailed"
-	ReasonUpdateFailed   = "UpdateFailed"
+	ReasonCreationFailed = federation.PropagationCreationFailed
+	ReasonUpdateFailed   = federation.PropagationUpdateFailed
 	ReasonDeletionFailed = "DeletionFailed"
 	// ReasonAlreadyExists: an object of the same name exists in the member and the
 	// federation did not create it; sync leaves it alone unless adoption is allowed.
-	ReasonAlreadyExists = "AlreadyExists"
+	ReasonAlreadyExists = federation.PropagationAlreadyExists
 	// ReasonManagedByOther: the member object belongs to another federation (its managed-by
 	// label has another value); sync never takes it over.
-	ReasonManagedByOther = "ManagedByOther"
+	ReasonManagedByOther = federation.PropagationManagedByOther
 	// ReasonRenderFailed: the template and overrides cannot be rendered for the cluster (an
 	// override path that does not exist, a value of the wrong type).
-	ReasonRenderFailed = "RenderFailed"
+	ReasonRenderFailed = federation.PropagationRenderFailed
 	// ReasonWaitingForRemoval: the member object is being deleted (it has a
 	// deletionTimestamp and finalizers); sync waits until it is gone, and lists the cluster
 	// in status.clusters until then (federation.PropagationWaitingForRemoval).
 	ReasonWaitingForRemoval = federation.PropagationWaitingForRemoval
 	// ReasonTypeNotServed: the member's API server does not serve the target type (its CRD
 	// is not installed there).
-	ReasonTypeNotServed = "TypeNotServed"
+	ReasonTypeNotServed = federation.PropagationTypeNotServed
 	// ReasonNamespaceTerminating: the member namespace is being deleted and refuses new
 	// objects.
-	ReasonNamespaceTerminating = "NamespaceTerminating"
+	ReasonNamespaceTerminating = federation.PropagationNamespaceTerminating
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
 	// ReasonNamespaceNotPlaced: the member namespace does not exist and a FederatedNamespace
 	// governs it, but does not place it in this cluster (or is being deleted, or its placement
 	// is invalid): the namespace will not come until its placement changes.
-	ReasonNamespaceNotPlaced = "NamespaceNotPlaced"
+	ReasonNamespaceNotPlaced = federation.PropagationNamespaceNotPlaced
 	// ReasonNamespaceInUse: a FederatedNamespace leaves the cluster (or is deleted), but
 	// objects the federation placed there still live in the member namespace: deleting it
 	// would delete them too, behind their own federated objects (a Deployment that graceful

@@ -399,6 +399,11 @@ func TestSyncWaitsForTheSchedulerWhenAClusterIsReadyAgain(t *testing.T) {
 		_, _ = e.s.Reconcile(ctx, key)
 	}
 	e.apply(t, e.typ.FederatedGVR(), frontend)
+	// Purge mode Immediately: the schedule drops azure at once, with no eviction keeping its
+	// copy listed meanwhile (graceful eviction would keep it in the schedule).
+	e.edit(t, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(u.Object, string(federation.PurgeImmediately), "spec", "placement", "failover", "purgeMode")
+	})
 	pass()
 	require.NotNil(t, e.member(t, "azure"))
 

@@ -2,7 +2,8 @@
 // member clusters from package fake, the cluster monitor, the scheduler, sync, the status
 // collector and the DNS loop. It federates a Deployment with overrides and a
 // ReplicaSchedulingPreference and a Service with DNS records, then shows drift corrected, an
-// update and its rollback, a cluster failing and recovering, a staged rollout, a failed
+// update and its rollback, a cluster cut off (not Ready: its data stale and not counted, its
+// replicas kept while its taint is NoSchedule) and back, a staged rollout, a failed
 // revision rolled back by itself, a drained cluster and an unhealthy workload failed over
 // gracefully, and deletion.
 //
@@ -248,8 +249,11 @@ func run(ctx context.Context, w io.Writer) error {
 	if err := f.wait(30 * time.Second); err != nil {
 		return err
 	}
-	p.line("after three failed probes:")
+	p.line("after three failed probes it is not Ready: stale, left out of the sums, and in the first")
+	p.line("failover stage, NoSchedule: no new placements, and its replicas stay where they are")
+	p.line("(the schedule does not change) unless it is still not Ready at the eviction delay (5m)")
 	p.clusters()
+	p.failover("cluster-azure-southeastasia")
 	if err := p.schedule(); err != nil {
 		return err
 	}

@@ -27,17 +27,26 @@ func (p printer) section(title string) { fmt.Fprintf(p.w, "\n== %s\n", title) }
 
 func (p printer) line(format string, args ...any) { fmt.Fprintf(p.w, "  "+format+"\n", args...) }
 
+// cluster reads the Cluster name from the host, or prints why it cannot and returns nil.
+func (p printer) cluster(name string) *federation.Cluster {
+	u, err := p.f.host.Peek(federation.ClusterGVR, "", name)
+	if err != nil {
+		p.line("%s: %v", name, err)
+		return nil
+	}
+	c, err := federation.ClusterFromUnstructured(u)
+	if err != nil {
+		p.line("%s: %v", name, err)
+		return nil
+	}
+	return c
+}
+
 // clusters prints each Cluster as the monitor left it.
 func (p printer) clusters() {
 	for _, name := range p.f.fleet.Names() {
-		u, err := p.f.host.Peek(federation.ClusterGVR, "", name)
-		if err != nil {
-			p.line("%s: %v", name, err)
-			continue
-		}
-		c, err := federation.ClusterFromUnstructured(u)
-		if err != nil {
-			p.line("%s: %v", name, err)
+		c := p.cluster(name)
+		if c == nil {
 			continue
 		}
 		ready := "Ready=?"
@@ -50,6 +59,17 @@ func (p printer) clusters() {
 		}
 		p.line("%-28s %-11s %-14s region=%-13s cpu=%s taints=%v", name, ready, c.Status.KubernetesVersion,
 			c.Region(), c.Status.Capacity.Cpu(), taints)
+	}
+}
+
+// failover prints a Cluster's Failover condition: its failover stage and what it means.
+func (p printer) failover(name string) {
+	c := p.cluster(name)
+	if c == nil {
+		return
+	}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionFailover); cond != nil {
+		p.line("%s Failover=%s (%s): %s", name, cond.Status, cond.Reason, cond.Message)
 	}
 }
 
