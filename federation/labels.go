@@ -1,5 +1,10 @@
 package federation
 
+// DefaultNamespace is the control plane's own namespace on the host by default: the
+// clusters' credentials, its Leases and DNS domains live there, and no propagation policy
+// selects objects in it.
+const DefaultNamespace = "fedkit-system"
+
 // Well-known labels and annotations. Member objects created by fedkit carry [ManagedByLabel];
 // loops never modify or delete a member object without it.
 const (

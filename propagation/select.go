@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +18,10 @@ type Policy struct {
 	Namespace string
 	Name      string
 	Spec      federation.PropagationSpec
+	// Err is why the policy is invalid; nil for a valid one. An invalid policy selects
+	// nothing ([Matches] passes it over), but what it federates keeps its last valid
+	// decision ([Decide]).
+	Err error
 }
 
 // Cluster reports whether p is a ClusterPropagationPolicy.
@@ -66,12 +71,65 @@ type Match struct {
 func Matches(obj *unstructured.Unstructured, policies []Policy) []Match {
 	var out []Match
 	for _, p := range policies {
+		if p.Err != nil {
+			continue
+		}
 		if m, ok := match(obj, p); ok {
 			out = append(out, m)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return Better(out[i], out[j]) })
 	return out
+}
+
+// Decision is which policy federates an object, and which others select it.
+type Decision struct {
+	// Winner federates the object. Its Policy.Name is empty when no policy does.
+	Winner Match
+	// Frozen: the policy that federates the object (its Federated<Kind>'s
+	// federation.PolicyAnnotation) is invalid. Its generated object stays as it is: an
+	// invalid policy never undoes its last valid decision.
+	Frozen bool
+	// Losers are the other valid policies that select the object, best first.
+	Losers []Match
+}
+
+// Decide returns which of policies federates obj, given holder, the Ref of the policy that
+// federates it now ("" when none). A policy never takes over an object another one
+// federates unless it ranks above that one ([Better]) and its spec.preemption is Always:
+// the holder keeps it while it still selects it. Otherwise the best match wins. A holder
+// that is invalid (Err set) keeps the object whatever the others say (Frozen).
+func Decide(obj *unstructured.Unstructured, policies []Policy, holder string) Decision {
+	for _, p := range policies {
+		if p.Err != nil && holder != "" && p.Ref() == holder {
+			return Decision{Winner: Match{Policy: p}, Frozen: true, Losers: Matches(obj, policies)}
+		}
+	}
+	matches := Matches(obj, policies)
+	if len(matches) == 0 {
+		return Decision{}
+	}
+	win := slices.IndexFunc(matches, func(m Match) bool { return m.Policy.Ref() == holder })
+	if win < 0 {
+		win = 0 // nobody holds it, or the holder no longer selects it: the best wins
+	}
+	// The best policy ranked above the holder that preempts takes it over.
+	if i := slices.IndexFunc(matches[:win], func(m Match) bool { return m.Policy.Spec.Preemption == federation.PreemptAlways }); i >= 0 {
+		win = i
+	}
+	d := Decision{Winner: matches[win]}
+	d.Losers = append(append(d.Losers, matches[:win]...), matches[win+1:]...)
+	return d
+}
+
+// LossReason is why loser does not federate an object winner does:
+// federation.ReasonLowerPrecedence when winner ranks above it, else
+// federation.ReasonNotPreempting (it ranks above the winner, which had the object first).
+func LossReason(winner, loser Match) string {
+	if Better(loser, winner) {
+		return federation.ReasonNotPreempting
+	}
+	return federation.ReasonLowerPrecedence
 }
 
 // Better reports whether a takes precedence over b.
@@ -92,6 +150,10 @@ func Better(a, b Match) bool {
 func Lost(winner, loser Match) string {
 	w, l := winner.Policy, loser.Policy
 	switch {
+	case w.Err != nil:
+		return "the winner federated it first and is invalid: its last valid decision stays"
+	case Better(loser, winner):
+		return "the winner federated it first, and this policy does not preempt (preemption Never)"
 	case w.Spec.Priority != l.Spec.Priority:
 		return fmt.Sprintf("priority %d is lower than %d", l.Spec.Priority, w.Spec.Priority)
 	case w.Cluster() != l.Cluster():

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/hostcache"
 )
 
@@ -24,7 +25,7 @@ const (
 
 	// DefaultNamespace is where a ClusterSet looks for the Secrets named by
 	// Cluster.spec.secretRef.
-	DefaultNamespace = "fedkit-system"
+	DefaultNamespace = federation.DefaultNamespace
 
 	// DefaultWorkers is how many Clusters Run reconciles at once. Reconciling a Cluster does no
 	// I/O to the member (clients connect lazily), so few are needed.
