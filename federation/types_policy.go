@@ -223,16 +223,21 @@ const (
 type ResourceSelector struct {
 	// APIVersion of the objects, e.g. apps/v1.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[^/]*(/[^/]*)?$`
 	APIVersion string `json:"apiVersion"`
 	// Kind of the objects, e.g. Deployment.
 	// +kubebuilder:validation:MinLength=1
 	Kind string `json:"kind"`
 	// Name selects one object by name. Default: any name.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name,omitempty"`
 	// Namespace selects the objects of one namespace; only a ClusterPropagationPolicy may
 	// set it (a PropagationPolicy selects in its own namespace). Default: any namespace.
 	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace,omitempty"`
 	// LabelSelector selects by labels; ignored when Name is set. Default: any labels.
 	// +optional
