@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	fedsync "github.com/fedkit/fedkit/sync"
 )
 
 // condition returns a policy's status condition of type typ ("" status when absent).
@@ -377,3 +378,51 @@ spec:
 }
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// Item 6: rolling back a Federated<Kind> a policy generated rolls back the native object
+// the user owns (the propagation loop would undo a change to the generated object), and
+// refuses, naming the policy, a revision whose overrides the policy no longer has.
+func TestRollbackOfAGeneratedObjectRollsBackTheNativeObject(t *testing.T) {
+	w := runsWeb(t)
+	ctx := context.Background()
+	key := federation.Key{Namespace: "shop", Name: "web"}
+	fedtest.Apply(t, w.Host, deployments, nativeDeployment("web", "nginx:2"))
+	want := map[string]string{"a": "nginx:2", "b": "nginx:2"}
+	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
+		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+
+	require.NoError(t, fedsync.Rollback(ctx, w.Host, federation.DeploymentType, key, 0))
+	want = map[string]string{"a": "nginx:1", "b": "nginx:1"}
+	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
+		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	native, err := w.Host.Peek(deployments, "shop", "web")
+	require.NoError(t, err)
+	cs, _, _ := unstructured.NestedSlice(native.Object, "spec", "template", "spec", "containers")
+	require.Equal(t, "nginx:1", cs[0].(map[string]any)["image"], "the native Deployment is rolled back")
+	for range 5 {
+		w.Clock.Step(time.Second)
+	}
+	require.Equal(t, want, w.images(t, "web"), "the rollback stays")
+
+	// The policy's overrides change: a revision with other overrides is the policy's to
+	// restore, not the rollback's.
+	fedtest.Apply(t, w.Host, cpps, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: web}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {app: web}}}]
+  placement: {clusters: [{name: a}, {name: b}]}
+  overrides: [{clusterName: a, replicas: 1}]`)
+	w.until(t, func() string { return "a does not run the override's one replica" }, func() bool {
+		u, err := w.Member(t, "a").Peek(deployments, "shop", "web")
+		if err != nil {
+			return false
+		}
+		n, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+		return n == 1
+	})
+	err = fedsync.Rollback(ctx, w.Host, federation.DeploymentType, key, 0)
+	require.ErrorIs(t, err, fedsync.ErrGenerated)
+	require.ErrorContains(t, err, "cluster/web")
+}
