@@ -107,9 +107,10 @@ type PropagationSpec struct {
 	ConflictResolution ConflictResolution `json:"conflictResolution,omitempty"`
 
 	// Preemption says whether this policy takes over an object another policy already
-	// federates when it ranks above that one (priority, then a PropagationPolicy before a
-	// ClusterPropagationPolicy, then the more specific selector, then the name): Always
-	// does, Never (the default) leaves the object with the policy that has it.
+	// federates, as Karmada's: Always does, from a policy of lower priority, and a
+	// PropagationPolicy from any ClusterPropagationPolicy (a ClusterPropagationPolicy never
+	// takes one from a PropagationPolicy); Never (the default) leaves the object with the
+	// policy that has it.
 	// +optional
 	Preemption Preemption `json:"preemption,omitempty"`
 
@@ -180,8 +181,8 @@ type PolicyConflict struct {
 	Winner string `json:"winner"`
 	// Loser is the policy that selects the object and does not federate it.
 	Loser string `json:"loser"`
-	// Reason is why the loser does not federate it: ReasonLowerPrecedence or
-	// ReasonNotPreempting.
+	// Reason is why the loser does not federate it: ReasonLowerPrecedence,
+	// ReasonNotPreempting or ReasonCannotPreempt.
 	Reason string `json:"reason"`
 }
 
@@ -208,12 +209,17 @@ const (
 	ReasonKindNotFederated = "KindNotFederated"
 	// ReasonNoConflict: ConditionConflict is False.
 	ReasonNoConflict = "NoConflict"
-	// ReasonNotPreempting: this policy ranks above the one that federates an object it
-	// selects, but does not take it over (preemption Never).
+	// ReasonNotPreempting: this policy could take over an object it selects from the
+	// policy that federates it, but does not (preemption Never).
 	ReasonNotPreempting = "NotPreempting"
 	// ReasonLowerPrecedence: an object this policy selects is federated by a policy that
 	// ranks above it.
 	ReasonLowerPrecedence = "LowerPrecedence"
+	// ReasonCannotPreempt: this policy ranks above the policy that federates an object it
+	// selects, which had it first, but may not take it over: preemption needs a higher
+	// priority, and a ClusterPropagationPolicy never takes an object from a
+	// PropagationPolicy.
+	ReasonCannotPreempt = "CannotPreempt"
 	// ReasonSelectedByOthers: this policy federates objects that other policies select too.
 	ReasonSelectedByOthers = "SelectedByOthers"
 )

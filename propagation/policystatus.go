@@ -73,7 +73,7 @@ func conflicts(p Policy, decisions []ObjectDecision) ([]federation.PolicyConflic
 	var out []federation.PolicyConflict
 	add := func(o ObjectDecision, winner, loser Match) {
 		out = append(out, federation.PolicyConflict{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
-			Winner: winner.Policy.Ref(), Loser: loser.Policy.Ref(), Reason: lossReason(winner, loser)})
+			Winner: winner.Policy.Ref(), Loser: loser.Policy.Ref(), Reason: LossReason(winner, loser)})
 	}
 	for _, o := range decisions {
 		d := o.Decision
@@ -117,18 +117,12 @@ func conflicts(p Policy, decisions []ObjectDecision) ([]federation.PolicyConflic
 	return out, cond
 }
 
-// lossReason is [LossReason], and ReasonNotPreempting for a winner that is invalid (it
-// keeps what it federated, whatever ranks above it).
-func lossReason(winner, loser Match) string {
-	if winner.Policy.Err != nil {
-		return federation.ReasonNotPreempting
-	}
-	return LossReason(winner, loser)
-}
-
 func reasonPhrase(reason string) string {
-	if reason == federation.ReasonNotPreempting {
-		return "the loser ranks higher but does not preempt: preemption Never"
+	switch reason {
+	case federation.ReasonNotPreempting:
+		return "the loser could take it over but does not preempt: preemption Never"
+	case federation.ReasonCannotPreempt:
+		return "the loser ranks higher but may not take it over: a ClusterPropagationPolicy never preempts a PropagationPolicy, and preemption needs a higher priority"
 	}
 	return "the winner ranks higher"
 }

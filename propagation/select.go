@@ -96,9 +96,11 @@ type Decision struct {
 
 // Decide returns which of policies federates obj, given holder, the Ref of the policy that
 // federates it now ("" when none). A policy never takes over an object another one
-// federates unless it ranks above that one ([Better]) and its spec.preemption is Always:
-// the holder keeps it while it still selects it. Otherwise the best match wins. A holder
-// that is invalid (Err set) keeps the object whatever the others say (Frozen).
+// federates unless its spec.preemption is Always and [CanPreempt] says it may, as in
+// Karmada: the holder keeps the object while it still selects it. When nobody holds it, or
+// the holder no longer selects it, the best match ([Matches]) wins, unless one that may
+// preempt it does. A holder that is invalid (Err set) keeps the object whatever the others
+// say (Frozen).
 func Decide(obj *unstructured.Unstructured, policies []Policy, holder string) Decision {
 	for _, p := range policies {
 		if p.Err != nil && holder != "" && p.Ref() == holder {
@@ -111,25 +113,46 @@ func Decide(obj *unstructured.Unstructured, policies []Policy, holder string) De
 	}
 	win := slices.IndexFunc(matches, func(m Match) bool { return m.Policy.Ref() == holder })
 	if win < 0 {
-		win = 0 // nobody holds it, or the holder no longer selects it: the best wins
+		win = 0 // nobody holds it, or the holder no longer selects it: the best would
 	}
-	// The best policy ranked above the holder that preempts takes it over.
-	if i := slices.IndexFunc(matches[:win], func(m Match) bool { return m.Policy.Spec.Preemption == federation.PreemptAlways }); i >= 0 {
-		win = i
+	if i := slices.IndexFunc(matches, func(m Match) bool {
+		return m.Policy.Spec.Preemption == federation.PreemptAlways && CanPreempt(m.Policy, matches[win].Policy)
+	}); i >= 0 {
+		win = i // the best of those that preempt it takes it over
 	}
 	d := Decision{Winner: matches[win]}
 	d.Losers = append(append(d.Losers, matches[:win]...), matches[win+1:]...)
 	return d
 }
 
-// LossReason is why loser does not federate an object winner does:
-// federation.ReasonLowerPrecedence when winner ranks above it, else
-// federation.ReasonNotPreempting (it ranks above the winner, which had the object first).
-func LossReason(winner, loser Match) string {
-	if Better(loser, winner) {
-		return federation.ReasonNotPreempting
+// CanPreempt reports whether p may take over an object holder federates when p's
+// spec.preemption is Always, as Karmada has it: a PropagationPolicy may take it from any
+// ClusterPropagationPolicy, and from a PropagationPolicy of lower priority; a
+// ClusterPropagationPolicy only from a ClusterPropagationPolicy of lower priority, never from
+// a PropagationPolicy (a team's policy is never taken over by a cluster-wide one).
+func CanPreempt(p, holder Policy) bool {
+	switch {
+	case p.Cluster() && !holder.Cluster():
+		return false
+	case !p.Cluster() && holder.Cluster():
+		return true
 	}
-	return federation.ReasonLowerPrecedence
+	return p.Spec.Priority > holder.Spec.Priority
+}
+
+// LossReason is why loser does not federate an object winner does:
+// federation.ReasonNotPreempting when loser could take it over with preemption Always
+// ([CanPreempt]), federation.ReasonLowerPrecedence when winner ranks above it ([Better]),
+// else federation.ReasonCannotPreempt (it ranks above the winner, which had the object
+// first, and may not take it over).
+func LossReason(winner, loser Match) string {
+	switch {
+	case winner.Policy.Err == nil && CanPreempt(loser.Policy, winner.Policy):
+		return federation.ReasonNotPreempting
+	case winner.Policy.Err == nil && Better(winner, loser):
+		return federation.ReasonLowerPrecedence
+	}
+	return federation.ReasonCannotPreempt
 }
 
 // Better reports whether a takes precedence over b.
@@ -152,8 +175,10 @@ func Lost(winner, loser Match) string {
 	switch {
 	case w.Err != nil:
 		return "the winner federated it first and is invalid: its last valid decision stays"
-	case Better(loser, winner):
+	case !Better(winner, loser) && CanPreempt(l, w):
 		return "the winner federated it first, and this policy does not preempt (preemption Never)"
+	case !Better(winner, loser):
+		return "the winner federated it first, and this policy may not preempt it"
 	case w.Spec.Priority != l.Spec.Priority:
 		return fmt.Sprintf("priority %d is lower than %d", l.Spec.Priority, w.Spec.Priority)
 	case w.Cluster() != l.Cluster():

@@ -111,14 +111,24 @@ func TestDecide(t *testing.T) {
 			winner: "cluster/low", losers: []string{"shop/high: NotPreempting"}},
 		{name: "the better one preempts", policies: []propagation.Policy{low, always(high)}, holder: "cluster/low",
 			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
-		{name: "a worse one never preempts", policies: []propagation.Policy{always(low), high}, holder: "shop/high",
+		{name: "a cluster policy never preempts a namespaced one", policies: []propagation.Policy{always(low), high}, holder: "shop/high",
 			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
+		{name: "a namespaced policy preempts a cluster one whatever their priorities", policies: []propagation.Policy{policy("", "big", 9, byKind), always(policy("shop", "small", 0, byKind))}, holder: "cluster/big",
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
+		{name: "a namespaced policy preempts a namespaced one of lower priority only", policies: []propagation.Policy{policy("shop", "a", 5, byKind), always(policy("shop", "b", 5, byName))}, holder: "shop/a",
+			winner: "shop/a", losers: []string{"shop/b: CannotPreempt"}},
+		{name: "a cluster policy preempts a cluster one of lower priority", policies: []propagation.Policy{policy("", "a", 1, byName), always(policy("", "b", 2, byKind))}, holder: "cluster/a",
+			winner: "cluster/b", losers: []string{"cluster/a: LowerPrecedence"}},
+		{name: "nobody holds it: one that may preempt the best takes it", policies: []propagation.Policy{policy("", "big", 9, byKind), always(policy("shop", "small", 0, byKind))},
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
+		{name: "a higher priority cluster policy loses to the namespaced holder", policies: []propagation.Policy{always(policy("", "big", 9, byKind)), policy("shop", "small", 0, byKind)}, holder: "shop/small",
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
 		{name: "the holder no longer selects it", policies: []propagation.Policy{low, policy("shop", "gone", 9, federation.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap"})}, holder: "shop/gone",
 			winner: "cluster/low"},
 		{name: "the holder is deleted", policies: []propagation.Policy{low, high}, holder: "shop/deleted",
 			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
 		{name: "an invalid holder keeps it", policies: []propagation.Policy{invalid(low), always(high)}, holder: "cluster/low",
-			winner: "cluster/low", frozen: true, losers: []string{"shop/high: NotPreempting"}},
+			winner: "cluster/low", frozen: true, losers: []string{"shop/high: CannotPreempt"}},
 		{name: "an invalid policy selects nothing", policies: []propagation.Policy{low, invalid(always(high))},
 			winner: "cluster/low"},
 	} {
@@ -130,11 +140,7 @@ func TestDecide(t *testing.T) {
 			}
 			var losers []string
 			for _, l := range d.Losers {
-				reason := propagation.LossReason(d.Winner, l)
-				if d.Winner.Policy.Err != nil {
-					reason = federation.ReasonNotPreempting
-				}
-				losers = append(losers, l.Policy.Ref()+": "+reason)
+				losers = append(losers, l.Policy.Ref()+": "+propagation.LossReason(d.Winner, l))
 			}
 			if diff := cmp.Diff(tc.winner, winner); diff != "" {
 				t.Errorf("winner (-want +got):\n%s", diff)
