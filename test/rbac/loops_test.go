@@ -149,7 +149,12 @@ spec:
 		return done("create", dnsrecord.DNSEndpointGVR, "")
 	})
 	e.stepUntil(t, "the policy api's status written", func() bool {
-		return done("update", federation.ClusterPropagationPolicyGVR, "status")
+		u, err := e.host.Peek(federation.ClusterPropagationPolicyGVR, "", "api")
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		return len(conds) > 0
 	})
 
 	require.NoError(t, e.fleet.Partition("eu"))
