@@ -25,12 +25,7 @@ const policyKinds = "PropagationPolicy+ClusterPropagationPolicy"
 // [Propagator]s act on the same decisions ([Decide]). A control plane runs one for all its
 // propagated types. A PolicyMonitor is safe for concurrent use.
 type PolicyMonitor struct {
-	host    federation.ClusterClient
-	types   []federation.TypeConfig
-	opts    Options
-	metrics *fedmetrics.Reconciles
-	notifier
-	decoded decodeCache
+	base
 }
 
 // NewPolicyMonitor returns a PolicyMonitor of the policies over the native kinds of types
@@ -39,15 +34,11 @@ type PolicyMonitor struct {
 // Options.ControlPlaneNamespace is left out as the Propagator leaves it out. It starts
 // nothing.
 func NewPolicyMonitor(host federation.ClusterClient, types []federation.TypeConfig, opts Options) (*PolicyMonitor, error) {
-	if err := check(host, types, opts); err != nil {
+	m := &PolicyMonitor{}
+	if err := m.init(host, types, opts, policyKinds); err != nil {
 		return nil, fmt.Errorf("propagation: NewPolicyMonitor: %w", err)
 	}
-	opts.complete()
-	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, policyKinds)
-	if err != nil {
-		return nil, fmt.Errorf("propagation: NewPolicyMonitor: %w", err)
-	}
-	return &PolicyMonitor{host: host, types: append([]federation.TypeConfig(nil), types...), opts: opts, metrics: m, notifier: notifier{events: opts.Events}}, nil
+	return m, nil
 }
 
 // policyGVR is the resource of a policy key: a PropagationPolicy when it has a namespace.
@@ -124,25 +115,13 @@ func (m *PolicyMonitor) reconcileFrom(ctx context.Context, r federation.Reader, 
 }
 
 // policies reads the policies that may select an object of namespace ("": any): its
-// PropagationPolicies (every one for "") and every ClusterPropagationPolicy.
+// PropagationPolicies (every one of Options.Namespace for "") and every
+// ClusterPropagationPolicy.
 func (m *PolicyMonitor) policies(ctx context.Context, r federation.Reader, namespace string) ([]Policy, error) {
 	if namespace == "" {
 		namespace = m.opts.Namespace
 	}
-	var out []Policy
-	for _, src := range []struct {
-		gvr       schema.GroupVersionResource
-		namespace string
-	}{{federation.PropagationPolicyGVR, namespace}, {federation.ClusterPropagationPolicyGVR, ""}} {
-		list, err := r.List(ctx, src.gvr, src.namespace, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("propagation: list %s: %w", src.gvr.Resource, err)
-		}
-		for i := range list.Items {
-			out = append(out, m.decoded.decode(&list.Items[i]))
-		}
-	}
-	return out, nil
+	return m.decoded.list(ctx, r, namespace)
 }
 
 // decisions decides every native object of pol's scope (its namespace, or every one) and of

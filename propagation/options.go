@@ -84,11 +84,15 @@ func (o *Options) complete() {
 // Reconcile is one pass over one namespace/name, for every type; Run watches the host and
 // calls it. A Propagator is safe for concurrent use.
 type Propagator struct {
+	base
+}
+
+// base is what the Propagator and the PolicyMonitor both hold.
+type base struct {
 	host    federation.ClusterClient
 	types   []federation.TypeConfig
 	opts    Options
 	metrics *fedmetrics.Reconciles
-
 	notifier
 	// decoded keeps the decoded policies.
 	decoded decodeCache
@@ -98,19 +102,29 @@ type Propagator struct {
 // target is cluster-scoped is an error), reading and writing through host. It starts
 // nothing.
 func New(host federation.ClusterClient, types []federation.TypeConfig, opts Options) (*Propagator, error) {
-	if err := check(host, types, opts); err != nil {
+	p := &Propagator{}
+	if err := p.init(host, types, opts, kinds(types)); err != nil {
 		return nil, fmt.Errorf("propagation: New: %w", err)
 	}
-	opts.complete()
-	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, kinds(types))
-	if err != nil {
-		return nil, fmt.Errorf("propagation: New: %w", err)
-	}
-	return &Propagator{host: host, types: append([]federation.TypeConfig(nil), types...), opts: opts, metrics: m, notifier: notifier{events: opts.Events}}, nil
+	return p, nil
 }
 
-// check checks New's (and NewPolicyMonitor's) arguments: a host, namespaced types without
-// duplicates, a valid shard.
+// init checks the arguments, completes opts and registers the metrics of typ.
+func (b *base) init(host federation.ClusterClient, types []federation.TypeConfig, opts Options, typ string) error {
+	if err := check(host, types, opts); err != nil {
+		return err
+	}
+	opts.complete()
+	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, typ)
+	if err != nil {
+		return err
+	}
+	b.host, b.types, b.opts, b.metrics = host, append([]federation.TypeConfig(nil), types...), opts, m
+	b.notifier.events = opts.Events
+	return nil
+}
+
+// check checks a host, namespaced types without duplicates, a valid shard.
 func check(host federation.ClusterClient, types []federation.TypeConfig, opts Options) error {
 	if host == nil {
 		return errors.New("host client is nil")

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,8 +60,7 @@ func runsWeb(t *testing.T) *world {
 	fedtest.Create(t, w.Host, cpps, webPolicy)
 	fedtest.Create(t, w.Host, deployments, nativeDeployment("web", "nginx:1"))
 	want := map[string]string{"a": "nginx:1", "b": "nginx:1"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 	w.until(t, func() string { s, _ := w.nativeStatus(t, "web"); return fmt.Sprintf("native status %v", s) },
 		func() bool { s, _ := w.nativeStatus(t, "web"); return s["readyReplicas"] == 4 })
 	return w
@@ -129,8 +127,7 @@ metadata: {name: web}
 spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {app: web}}}]
   placement: {clusters: [{name: c}]}`)
-			w.until(t, func() string { return fmt.Sprintf("members run %v, want c only", w.images(t, "web")) },
-				func() bool { return cmp.Equal(w.images(t, "web"), map[string]string{"c": "nginx:1"}) })
+			w.untilRuns(t, "web", map[string]string{"c": "nginx:1"})
 			require.Equal(t, metav1.ConditionTrue, w.condition(t, cpps, "", "web", federation.ConditionValid).Status)
 		})
 	}
@@ -200,8 +197,7 @@ spec:
   removal: Delete`)
 	fedtest.Create(t, w.Host, deployments, nativeDeployment("web", "nginx:1"))
 	want := map[string]string{"a": "nginx:1", "b": "nginx:1"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 	require.NoError(t, w.Host.Delete(context.Background(), cpps, "", "web", metav1.DeleteOptions{}))
 	w.until(t, func() string { return fmt.Sprintf("members still run %v", w.images(t, "web")) },
 		func() bool { return len(w.images(t, "web")) == 0 })
@@ -261,8 +257,7 @@ spec:
 
 	fedtest.Apply(t, w.Host, pps, team+`
   preemption: Always`)
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want c", w.images(t, "web")) },
-		func() bool { return cmp.Equal(w.images(t, "web"), map[string]string{"c": "nginx:1"}) })
+	w.untilRuns(t, "web", map[string]string{"c": "nginx:1"})
 	fed, err = w.Host.Peek(fdeployments, "shop", "web")
 	require.NoError(t, err)
 	require.Equal(t, "shop/team", fed.GetAnnotations()[federation.PolicyAnnotation])
@@ -369,8 +364,7 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, namespace: shop, name: web}]
   placement: {clusters: [{name: a}]}`)
 	fedtest.Create(t, w.Host, deployments, nativeDeployment("web", "nginx:1"))
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want a", w.images(t, "web")) },
-		func() bool { return cmp.Equal(w.images(t, "web"), map[string]string{"a": "nginx:1"}) })
+	w.untilRuns(t, "web", map[string]string{"a": "nginx:1"})
 	w.until(t, func() string { return "shop/web's Valid and Selectable are not True" }, func() bool {
 		return w.condition(t, pps, "shop", "web", federation.ConditionValid).Status == metav1.ConditionTrue &&
 			w.condition(t, pps, "shop", "web", federation.ConditionSelectable).Status == metav1.ConditionTrue
@@ -388,13 +382,11 @@ func TestRollbackOfAGeneratedObjectRollsBackTheNativeObject(t *testing.T) {
 	key := federation.Key{Namespace: "shop", Name: "web"}
 	fedtest.Apply(t, w.Host, deployments, nativeDeployment("web", "nginx:2"))
 	want := map[string]string{"a": "nginx:2", "b": "nginx:2"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 
 	require.NoError(t, fedsync.Rollback(ctx, w.Host, federation.DeploymentType, key, 0))
 	want = map[string]string{"a": "nginx:1", "b": "nginx:1"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 	native, err := w.Host.Peek(deployments, "shop", "web")
 	require.NoError(t, err)
 	cs, _, _ := unstructured.NestedSlice(native.Object, "spec", "template", "spec", "containers")

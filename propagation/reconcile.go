@@ -78,24 +78,10 @@ func (p *Propagator) reconcileFrom(ctx context.Context, r federation.Reader, key
 	})
 }
 
-// policies reads the PropagationPolicies of namespace and every ClusterPropagationPolicy,
-// decoded and validated once per resourceVersion. Invalid ones are in the list with their
-// error: they select nothing, but keep what they federate as it is ([Decide]).
+// policies reads the PropagationPolicies of namespace and every ClusterPropagationPolicy
+// ([decodeCache.list]).
 func (p *Propagator) policies(ctx context.Context, r federation.Reader, namespace string) ([]Policy, error) {
-	var out []Policy
-	for _, src := range []struct {
-		gvr       schema.GroupVersionResource
-		namespace string
-	}{{federation.PropagationPolicyGVR, namespace}, {federation.ClusterPropagationPolicyGVR, ""}} {
-		list, err := r.List(ctx, src.gvr, src.namespace, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("propagation: list %s: %w", src.gvr.Resource, err)
-		}
-		for i := range list.Items {
-			out = append(out, p.decoded.decode(&list.Items[i]))
-		}
-	}
-	return out, nil
+	return p.decoded.list(ctx, r, namespace)
 }
 
 // DecodePolicy decodes and validates a PropagationPolicy or ClusterPropagationPolicy (by its
@@ -168,6 +154,27 @@ func (c *decodeCache) decode(u *unstructured.Unstructured) Policy {
 	}
 	c.m[uid] = decodedPolicy{resourceVersion: rv, policy: pol}
 	return pol
+}
+
+// list reads the PropagationPolicies of namespace ("": every namespace) and every
+// ClusterPropagationPolicy, decoded and validated once per resourceVersion. Invalid ones
+// are in the list with their error: they select nothing, but keep what they federate as it
+// is ([Decide]).
+func (c *decodeCache) list(ctx context.Context, r federation.Reader, namespace string) ([]Policy, error) {
+	var out []Policy
+	for _, src := range []struct {
+		gvr       schema.GroupVersionResource
+		namespace string
+	}{{federation.PropagationPolicyGVR, namespace}, {federation.ClusterPropagationPolicyGVR, ""}} {
+		list, err := r.List(ctx, src.gvr, src.namespace, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("propagation: list %s: %w", src.gvr.Resource, err)
+		}
+		for i := range list.Items {
+			out = append(out, c.decode(&list.Items[i]))
+		}
+	}
+	return out, nil
 }
 
 // forget drops a deleted policy.
