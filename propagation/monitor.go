@@ -191,8 +191,8 @@ func names(pol Policy, t federation.TypeConfig) bool {
 	return false
 }
 
-// Run reports until ctx is done. It watches the policies (a change reconciles every policy
-// of its scope: ranks are relative), the native objects of its types and their
+// Run reports until ctx is done. It watches the policies (a change of spec reconciles every
+// policy of its scope: ranks are relative; its own status writes do not), the native objects of its types and their
 // Federated<Kind> (a change reconciles the policies that select the object or federate it).
 // Its passes read from the informer caches; status writes go to the host. Run returns an
 // error when its caches do not sync within Options.CacheSyncTimeout, else nil once every
@@ -211,10 +211,10 @@ func (m *PolicyMonitor) Run(ctx context.Context) error {
 		return out
 	}
 	sources := []loop.Source{
-		{GVR: federation.PropagationPolicyGVR, Namespace: m.opts.Namespace,
+		{GVR: federation.PropagationPolicyGVR, Namespace: m.opts.Namespace, Changed: specChanged,
 			Keys:    func(u *unstructured.Unstructured) []federation.Key { return keys(u.GetNamespace()) },
 			Deleted: m.decoded.forget},
-		{GVR: federation.ClusterPropagationPolicyGVR,
+		{GVR: federation.ClusterPropagationPolicyGVR, Changed: specChanged,
 			Keys:    func(*unstructured.Unstructured) []federation.Key { return keys("") },
 			Deleted: m.decoded.forget},
 	}
