@@ -3,6 +3,7 @@ package propagation
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,17 +141,22 @@ func (m *PolicyMonitor) decisions(ctx context.Context, r federation.Reader, pol 
 		if !names(pol, t) {
 			continue
 		}
-		list, err := r.List(ctx, t.TargetGVR(), scope, metav1.ListOptions{})
+		natives, err := r.List(ctx, t.TargetGVR(), scope, metav1.ListOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("propagation: list %s: %w", t.Target.Kind, err)
 		}
-		for i := range list.Items {
-			native := &list.Items[i]
-			d, ok, err := m.decide(ctx, r, t, native, pol, policies)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
+		feds, err := r.List(ctx, t.FederatedGVR(), scope, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("propagation: list %s: %w", t.Federated.Kind, err)
+		}
+		byKey := make(map[federation.Key]*unstructured.Unstructured, len(feds.Items))
+		for i := range feds.Items {
+			byKey[federation.Key{Namespace: feds.Items[i].GetNamespace(), Name: feds.Items[i].GetName()}] = &feds.Items[i]
+		}
+		for i := range natives.Items {
+			native := &natives.Items[i]
+			fed := byKey[federation.Key{Namespace: native.GetNamespace(), Name: native.GetName()}]
+			if d, ok := m.decide(t, native, fed, pol, policies); ok {
 				out = append(out, ObjectDecision{Kind: t.Target.Kind, Namespace: native.GetNamespace(), Name: native.GetName(), Decision: d})
 			}
 		}
@@ -158,27 +164,23 @@ func (m *PolicyMonitor) decisions(ctx context.Context, r federation.Reader, pol 
 	return out, nil
 }
 
-// decide decides native as the Propagator does, when pol selects it or federates it.
-func (m *PolicyMonitor) decide(ctx context.Context, r federation.Reader, t federation.TypeConfig, native *unstructured.Unstructured, pol Policy, policies []Policy) (Decision, bool, error) {
+// decide decides native (whose Federated<Kind> is fed, nil when none) as the Propagator
+// does, when pol selects it or federates it.
+func (m *PolicyMonitor) decide(t federation.TypeConfig, native, fed *unstructured.Unstructured, pol Policy, policies []Policy) (Decision, bool) {
 	if native.GetDeletionTimestamp() != nil || !Selectable(native) || native.GetNamespace() == m.opts.ControlPlaneNamespace {
-		return Decision{}, false, nil
+		return Decision{}, false
+	}
+	if fed != nil && !Generated(fed) {
+		return Decision{}, false // federated by hand: no policy has it
 	}
 	if native.GetAPIVersion() == "" {
 		native.SetAPIVersion(t.Target.GroupVersion().String())
 		native.SetKind(t.Target.Kind)
 	}
-	ref := pol.Ref()
-	if _, ok := match(native, pol); !ok && native.GetAnnotations()[federation.PolicyAnnotation] != ref {
-		return Decision{}, false, nil
+	if _, ok := match(native, pol); !ok && holder(fed) != pol.Ref() {
+		return Decision{}, false
 	}
-	fed, err := get(ctx, r, t.FederatedGVR(), federation.Key{Namespace: native.GetNamespace(), Name: native.GetName()})
-	if err != nil {
-		return Decision{}, false, err
-	}
-	if fed != nil && !Generated(fed) {
-		return Decision{}, false, nil // federated by hand: no policy has it
-	}
-	return Decide(native, policies, holder(fed)), true, nil
+	return Decide(native, policies, holder(fed)), true
 }
 
 // names reports whether a selector of pol names t's target kind (whatever its version).
@@ -193,7 +195,8 @@ func names(pol Policy, t federation.TypeConfig) bool {
 
 // Run reports until ctx is done. It watches the policies (a change of spec reconciles every
 // policy of its scope: ranks are relative; its own status writes do not), the native objects of its types and their
-// Federated<Kind> (a change reconciles the policies that select the object or federate it).
+// Federated<Kind> (a change of labels, policy annotation or deletion reconciles the policies
+// that select the object or federate it).
 // Its passes read from the informer caches; status writes go to the host. Run returns an
 // error when its caches do not sync within Options.CacheSyncTimeout, else nil once every
 // goroutine it started has exited.
@@ -221,9 +224,9 @@ func (m *PolicyMonitor) Run(ctx context.Context) error {
 	for _, t := range m.types {
 		t := t
 		sources = append(sources,
-			loop.Source{GVR: t.TargetGVR(), Namespace: m.opts.Namespace,
+			loop.Source{GVR: t.TargetGVR(), Namespace: m.opts.Namespace, Changed: selectionChanged,
 				Keys: func(u *unstructured.Unstructured) []federation.Key { return m.selecting(l.Reader(), t, u) }},
-			loop.Source{GVR: t.FederatedGVR(), Namespace: m.opts.Namespace,
+			loop.Source{GVR: t.FederatedGVR(), Namespace: m.opts.Namespace, Changed: selectionChanged,
 				Keys: func(u *unstructured.Unstructured) []federation.Key {
 					out := m.refKeys(u)
 					if native, err := get(context.Background(), l.Reader(), t.TargetGVR(), federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()}); err == nil && native != nil {
@@ -282,4 +285,14 @@ func (m *PolicyMonitor) refKeys(u *unstructured.Unstructured) []federation.Key {
 		return []federation.Key{k}
 	}
 	return nil
+}
+
+// selectionChanged reports whether an update of a native object or a Federated<Kind>
+// matters to the policies' status: its labels (what selectors see, the generated label),
+// the policy it names, its deletion. Spec and status changes do not: the Propagator and the
+// Collector write them all the time.
+func selectionChanged(old, new *unstructured.Unstructured) bool {
+	return !maps.Equal(old.GetLabels(), new.GetLabels()) ||
+		old.GetAnnotations()[federation.PolicyAnnotation] != new.GetAnnotations()[federation.PolicyAnnotation] ||
+		(old.GetDeletionTimestamp() == nil) != (new.GetDeletionTimestamp() == nil)
 }
