@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
-	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/labelselector"},
+	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
 	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
@@ -87,7 +87,7 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "controlplane"},
+	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},

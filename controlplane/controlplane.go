@@ -265,6 +265,29 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 			resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
 			resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
 	}
+	if propagated := propagation.DefaultTypes(opts.Types); !opts.Disable.Propagation && len(propagated) > 0 {
+		// One monitor writes every policy's status, over the propagated types the host
+		// serves (their native and federated resources).
+		ns := opts.Propagation.Namespace
+		add(PolicyMonitorLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+			o := opts.Propagation
+			o.Shard = shard
+			build := func(types []federation.TypeConfig) (func(context.Context) error, error) {
+				m, err := propagation.NewPolicyMonitor(host, types, o)
+				if err != nil {
+					return nil, fmt.Errorf("policy monitor: %w", err)
+				}
+				return m.Run, nil
+			}
+			if _, err := build(propagated); err != nil {
+				return nil, err
+			}
+			return cp.servedTypes(PolicyMonitorLoop, shard, ns, nil, propagated, build), nil
+		}, resource{gvr: federation.PropagationPolicyGVR, namespace: ns}, resource{gvr: federation.ClusterPropagationPolicyGVR})
+		for _, t := range propagated {
+			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))
+		}
+	}
 	if !opts.Disable.DNS {
 		ns := opts.DNS.Namespace
 		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
@@ -356,6 +379,8 @@ const (
 	// PropagationLoop prefixes the propagation loops, one per namespaced type:
 	// "propagation/<FederatedKind>".
 	PropagationLoop = "propagation"
+	// PolicyMonitorLoop writes the propagation policies' status (propagation.PolicyMonitor).
+	PolicyMonitorLoop = "propagation/policies"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

@@ -290,7 +290,7 @@ func TestDependenciesWithoutAWorkloadCRD(t *testing.T) {
 	stepUntil(t, e.clock, 30*time.Second, "two more failed checks of the Job loops", func() bool {
 		return loopStatus(t, cp, "sync/FederatedJob").Failures >= 3
 	})
-	require.Equal(t, 1, logs.count("Running without", "federatedjobs"), logs)
+	require.Equal(t, 1, logs.count("Running without", "federatedjobs", `"loop"="dependencies"`), logs)
 
 	// The CRD is installed: the next check restarts the loop with Jobs.
 	e.installCRD(t, jobs)

@@ -29,7 +29,8 @@
 // one DNS Controller, one dependencies loop (package dependencies:
 // spec.propagateDependencies), one propagation loop per namespaced type but Secrets (package
 // propagation, DefaultTypes; Disable.Propagation), and the ClusterSet's own Run when it has
-// one. A kube.ClusterSet must run to keep its member clients in line with the Cluster
+// one. One policy monitor writes the policies' status for all the propagated types it finds
+// served (propagation.PolicyMonitor, loop "propagation/policies"). A kube.ClusterSet must run to keep its member clients in line with the Cluster
 // objects, and to host the member caches the loops read. A fake.Fleet's Run drives its
 // simulated workload controllers. Options' common fields (Clock, Logger, Registerer, Events,
 // Identity) reach every loop whose own options leave them unset.

@@ -120,6 +120,7 @@ spec:
 	// sync/FederatedDeployment Running
 	// status/FederatedDeployment Running
 	// propagation/FederatedDeployment Running
+	// propagation/policies Running
 	// dependencies Running
 	// Run returned <nil>
 }

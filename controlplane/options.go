@@ -60,7 +60,10 @@ type Options struct {
 	Dependencies dependencies.Options
 
 	// Propagation is the loop over native objects selected by propagation policies, one
-	// per type of propagation.DefaultTypes(Types): namespaced targets, Secrets excluded.
+	// per type of propagation.DefaultTypes(Types): namespaced targets, Secrets excluded;
+	// and the policy monitor that writes the policies' status, one for all those types.
+	// Its ControlPlaneNamespace, where no policy selects, defaults to the Leases'
+	// namespace with LeaderElection or Sharding, else to kube.DefaultNamespace.
 	Propagation propagation.Options
 
 	// Disable switches parts of the control plane off, for embedders who run them elsewhere or
@@ -243,7 +246,20 @@ func (o *Options) complete() error {
 		return fmt.Errorf("%w: Sync.Identity %q and Status.Identity %q differ: the collector would not see the objects sync writes",
 			ErrInvalidOptions, o.Sync.Identity, o.Status.Identity)
 	}
-	return o.completeReplicas()
+	if err := o.completeReplicas(); err != nil {
+		return err
+	}
+	// No policy selects in the control plane's own namespace: where its Leases are, or
+	// the default one (propagation's default, kube.DefaultNamespace).
+	if o.Propagation.ControlPlaneNamespace == "" {
+		switch {
+		case o.LeaderElection != nil:
+			o.Propagation.ControlPlaneNamespace = o.LeaderElection.Namespace
+		case o.Sharding != nil:
+			o.Propagation.ControlPlaneNamespace = o.Sharding.Lease.Namespace
+		}
+	}
+	return nil
 }
 
 // common sets a loop's clock, logger and registerer from o where the loop leaves them unset.

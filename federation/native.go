@@ -69,3 +69,62 @@ func NativeTemplate(native *unstructured.Unstructured) map[string]any {
 	}
 	return t
 }
+
+// WithTemplate returns a copy of native with the content of template, a spec.template that
+// [NativeTemplate] made from a version of it: what NativeTemplate keeps (content, labels,
+// annotations) is template's; what it leaves out stays native's (server metadata, status,
+// the host's bookkeeping and fedkit's annotations, a Service's cluster IPs, a Job's
+// generated selector and labels, a ServiceAccount's token secrets, a PVC's bound volume).
+// NativeTemplate(WithTemplate(native, t)) is t. sync's Rollback of a generated
+// Federated<Kind> restores the native object the user owns with it.
+func WithTemplate(native *unstructured.Unstructured, template map[string]any) *unstructured.Unstructured {
+	out := native.DeepCopy()
+	for k := range out.Object {
+		switch k {
+		case "apiVersion", "kind", "metadata", "status":
+		default:
+			delete(out.Object, k)
+		}
+	}
+	t := runtime.DeepCopyJSON(template)
+	for k, v := range t {
+		if k != "metadata" {
+			out.Object[k] = v
+		}
+	}
+	labels, _, _ := unstructured.NestedStringMap(t, "metadata", "labels")
+	out.SetLabels(labels)
+	ann, _, _ := unstructured.NestedStringMap(t, "metadata", "annotations")
+	for k, v := range native.GetAnnotations() {
+		if slices.ContainsFunc(hostAnnotations, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[k] = v
+		}
+	}
+	out.SetAnnotations(ann)
+	// What NativeTemplate leaves out of a kind's content stays native's.
+	var kept [][]string
+	switch native.GroupVersionKind().GroupKind().String() {
+	case "Service":
+		kept = [][]string{{"spec", "clusterIP"}, {"spec", "clusterIPs"}}
+	case "Job.batch":
+		if manual, _, _ := unstructured.NestedBool(t, "spec", "manualSelector"); !manual {
+			kept = [][]string{{"spec", "selector"}}
+			for _, k := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
+				kept = append(kept, []string{"spec", "template", "metadata", "labels", k})
+			}
+		}
+	case "ServiceAccount":
+		kept = [][]string{{"secrets"}}
+	case "PersistentVolumeClaim":
+		kept = [][]string{{"spec", "volumeName"}}
+	}
+	for _, f := range kept {
+		if v, ok, _ := unstructured.NestedFieldCopy(native.Object, f...); ok {
+			_ = unstructured.SetNestedField(out.Object, v, f...) // a non-object on the way: the template's stays
+		}
+	}
+	return out
+}

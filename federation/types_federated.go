@@ -199,6 +199,9 @@ type SpreadConstraint struct {
 // (Replicas, Images, Containers, Labels, Annotations), each rendered to JSON patch
 // operations against the object as it is at that point, and ClusterOverrides last, so a raw
 // operation can still adjust what a typed overrider wrote.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.clusterName) && size(self.clusterName) > 0) || has(self.clusterSelector)",message="either clusterName or clusterSelector is required",fieldPath=".clusterName"
+// +kubebuilder:validation:XValidation:rule="!(has(self.clusterName) && size(self.clusterName) > 0) || !has(self.clusterSelector)",message="may not be set together with clusterName",fieldPath=".clusterSelector"
 type ClusterOverride struct {
 	// ClusterName names one cluster.
 	// +optional
@@ -238,7 +241,9 @@ type OverrideOp struct {
 	// +optional
 	// +kubebuilder:validation:Enum="";add;remove;replace;test
 	Op string `json:"op,omitempty"`
-	// Path is a JSON pointer (RFC 6901) into the member object, e.g. /spec/replicas.
+	// Path is a JSON pointer (RFC 6901) into the member object, e.g. /spec/replicas: it
+	// starts with "/", has no empty reference token, and escapes "~" as "~0" and "/" as "~1".
+	// +kubebuilder:validation:Pattern=`^(/([^/~]|~[01])+)+$`
 	Path string `json:"path"`
 	// Value is the JSON value for add, replace and test.
 	// +optional

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
@@ -12,15 +13,16 @@ import (
 )
 
 // ValidatePropagationPolicy checks a PropagationPolicy's spec. Paths are rooted at "spec".
-// Its selectors may not name a namespace: it selects in its own.
+// It selects in its own namespace: a selector may name that one (as Karmada's examples do),
+// no other.
 func ValidatePropagationPolicy(p *PropagationPolicy) field.ErrorList {
-	return validatePropagationSpec(&p.Spec, false, field.NewPath("spec"))
+	return validatePropagationSpec(&p.Spec, false, p.Namespace, field.NewPath("spec"))
 }
 
 // ValidateClusterPropagationPolicy checks a ClusterPropagationPolicy's spec. Paths are
 // rooted at "spec".
 func ValidateClusterPropagationPolicy(p *ClusterPropagationPolicy) field.ErrorList {
-	return validatePropagationSpec(&p.Spec, true, field.NewPath("spec"))
+	return validatePropagationSpec(&p.Spec, true, "", field.NewPath("spec"))
 }
 
 // ConflictResolutions returns the values spec.conflictResolution accepts besides "".
@@ -28,13 +30,14 @@ func ConflictResolutions() []ConflictResolution {
 	return []ConflictResolution{ConflictAbort, ConflictOverwrite}
 }
 
-func validatePropagationSpec(s *PropagationSpec, clusterScoped bool, path *field.Path) field.ErrorList {
+// validatePropagationSpec checks a policy's spec; namespace is a PropagationPolicy's own.
+func validatePropagationSpec(s *PropagationSpec, clusterScoped bool, namespace string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.ResourceSelectors) == 0 {
 		errs = append(errs, field.Required(path.Child("resourceSelectors"), "at least one selector"))
 	}
 	for i, rs := range s.ResourceSelectors {
-		errs = append(errs, validateResourceSelector(rs, clusterScoped, path.Child("resourceSelectors").Index(i))...)
+		errs = append(errs, validateResourceSelector(rs, clusterScoped, namespace, path.Child("resourceSelectors").Index(i))...)
 	}
 	errs = append(errs, ValidatePlacement(s.Placement, path.Child("placement"))...)
 	errs = append(errs, ValidateOverrides(s.Overrides, path.Child("overrides"))...)
@@ -61,10 +64,16 @@ func validatePropagationSpec(s *PropagationSpec, clusterScoped bool, path *field
 	if c := s.ConflictResolution; c != "" && !slices.Contains(ConflictResolutions(), c) {
 		errs = append(errs, field.NotSupported(path.Child("conflictResolution"), c, ConflictResolutions()))
 	}
+	if v := s.Preemption; v != "" && v != PreemptAlways && v != PreemptNever {
+		errs = append(errs, field.NotSupported(path.Child("preemption"), v, []Preemption{PreemptAlways, PreemptNever}))
+	}
+	if v := s.Removal; v != "" && v != PolicyRemovalOrphan && v != PolicyRemovalDelete {
+		errs = append(errs, field.NotSupported(path.Child("removal"), v, []PolicyRemoval{PolicyRemovalOrphan, PolicyRemovalDelete}))
+	}
 	return errs
 }
 
-func validateResourceSelector(rs ResourceSelector, clusterScoped bool, path *field.Path) field.ErrorList {
+func validateResourceSelector(rs ResourceSelector, clusterScoped bool, namespace string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if rs.APIVersion == "" {
 		errs = append(errs, field.Required(path.Child("apiVersion"), "e.g. apps/v1"))
@@ -79,13 +88,13 @@ func validateResourceSelector(rs ResourceSelector, clusterScoped bool, path *fie
 			errs = append(errs, field.Invalid(path.Child("name"), rs.Name, msg))
 		}
 	}
-	if rs.Namespace != "" {
-		if !clusterScoped {
-			errs = append(errs, field.Forbidden(path.Child("namespace"), "a PropagationPolicy selects in its own namespace"))
-		} else {
-			for _, msg := range validation.IsDNS1123Label(rs.Namespace) {
-				errs = append(errs, field.Invalid(path.Child("namespace"), rs.Namespace, msg))
-			}
+	switch {
+	case rs.Namespace == "":
+	case !clusterScoped && rs.Namespace != namespace:
+		errs = append(errs, field.Forbidden(path.Child("namespace"), fmt.Sprintf("a PropagationPolicy selects in its own namespace (%q) only", namespace)))
+	default:
+		for _, msg := range validation.IsDNS1123Label(rs.Namespace) {
+			errs = append(errs, field.Invalid(path.Child("namespace"), rs.Namespace, msg))
 		}
 	}
 	errs = append(errs, labelselector.Validate(rs.LabelSelector, path.Child("labelSelector"))...)

@@ -408,10 +408,11 @@ func TestValidateTemplateIdentity(t *testing.T) {
 
 func TestValidatePropagationPolicy(t *testing.T) {
 	tests := []struct {
-		name    string
-		cluster bool
-		spec    string
-		want    []string
+		name      string
+		cluster   bool
+		namespace string
+		spec      string
+		want      []string
 	}{
 		{name: "valid", spec: `
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {app: web}}}]
@@ -421,6 +422,16 @@ func TestValidatePropagationPolicy(t *testing.T) {
   conflictResolution: Overwrite`},
 		{name: "valid cluster policy with a namespace", cluster: true, spec: `
   resourceSelectors: [{apiVersion: v1, kind: ConfigMap, namespace: web, name: settings}]`},
+		{name: "valid policy naming its own namespace", namespace: "web", spec: `
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, namespace: web, name: settings}]`},
+		{name: "policy naming another namespace", namespace: "web", spec: `
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, namespace: shop, name: settings}]`,
+			want: []string{"FieldValueForbidden spec.resourceSelectors[0].namespace"}},
+		{name: "preemption and removal", spec: `
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  preemption: Sometimes
+  removal: Keep`,
+			want: []string{"FieldValueNotSupported spec.preemption", "FieldValueNotSupported spec.removal"}},
 		{name: "no selectors", spec: `
   priority: 1`, want: []string{"FieldValueRequired spec.resourceSelectors"}},
 		{name: "bad selectors", spec: `
@@ -460,6 +471,7 @@ func TestValidatePropagationPolicy(t *testing.T) {
 			} else {
 				p := &federation.PropagationPolicy{}
 				require.NoError(t, yaml.UnmarshalStrict([]byte("spec:\n"+tc.spec), p))
+				p.Namespace = tc.namespace
 				got = errorPaths(federation.ValidatePropagationPolicy(p))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

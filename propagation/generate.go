@@ -3,6 +3,8 @@ package propagation
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,8 +20,8 @@ const SourceGenerationAnnotation = "federation.k8s.io/source-generation"
 // Generate returns the Federated<Kind> of typ for native under p: the [federation.NativeTemplate], p's
 // placement, overrides, rollout, retainReplicas and propagateDependencies; the generated
 // label, the policy and source generation annotations, the orphan annotation when native
-// has it, the adopt annotation when p's conflictResolution is Overwrite; and a controller
-// ownerReference to native.
+// has it, the adopt annotation when p's conflictResolution is Overwrite, the removal
+// annotation when its removal is Delete; and a controller ownerReference to native.
 func Generate(typ federation.TypeConfig, native *unstructured.Unstructured, p Policy) (*unstructured.Unstructured, error) {
 	fed := &federation.FederatedObject{}
 	fed.APIVersion, fed.Kind = typ.Federated.ToAPIVersionAndKind()
@@ -34,6 +36,9 @@ func Generate(typ federation.TypeConfig, native *unstructured.Unstructured, p Po
 	}
 	if p.Spec.ConflictResolution == federation.ConflictOverwrite {
 		fed.Annotations[federation.AdoptAnnotation] = "true"
+	}
+	if p.Spec.Removal == federation.PolicyRemovalDelete {
+		fed.Annotations[federation.RemovalAnnotation] = string(federation.PolicyRemovalDelete)
 	}
 	controller := true
 	fed.OwnerReferences = []metav1.OwnerReference{{
@@ -107,9 +112,8 @@ func normalize(obj any) (*unstructured.Unstructured, error) {
 // generation the generated object was rendered from, once its Ready condition observed the
 // generated object's generation. ok is false for other kinds and before any aggregate.
 func NativeStatus(native, fed *unstructured.Unstructured) (fields map[string]int64, ok bool) {
-	switch native.GroupVersionKind().GroupKind().String() {
-	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps", "DaemonSet.apps":
-	default:
+	names := statusNames(native)
+	if names == nil {
 		return nil, false
 	}
 	agg, found, _ := unstructured.NestedMap(fed.Object, "status", "aggregated")
@@ -117,11 +121,6 @@ func NativeStatus(native, fed *unstructured.Unstructured) (fields map[string]int
 		return nil, false
 	}
 	num := func(k string) int64 { return toInt64(agg[k]) }
-	names := map[string]string{"replicas": "replicas", "readyReplicas": "readyReplicas", "availableReplicas": "availableReplicas", "updatedReplicas": "updatedReplicas"}
-	if native.GetKind() == "DaemonSet" {
-		// A DaemonSet counts pods, under its own names.
-		names = map[string]string{"replicas": "desiredNumberScheduled", "readyReplicas": "numberReady", "availableReplicas": "numberAvailable", "updatedReplicas": "updatedNumberScheduled"}
-	}
 	fields = map[string]int64{}
 	for from, to := range names {
 		fields[to] = num(from)
@@ -132,6 +131,39 @@ func NativeStatus(native, fed *unstructured.Unstructured) (fields map[string]int
 		}
 	}
 	return fields, true
+}
+
+// statusNames maps the aggregated counts to the native status fields of a workload kind
+// (Deployment, StatefulSet, ReplicaSet, DaemonSet); nil for other kinds.
+func statusNames(native *unstructured.Unstructured) map[string]string {
+	switch native.GroupVersionKind().GroupKind().String() {
+	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps":
+		return map[string]string{"replicas": "replicas", "readyReplicas": "readyReplicas", "availableReplicas": "availableReplicas", "updatedReplicas": "updatedReplicas"}
+	case "DaemonSet.apps":
+		// A DaemonSet counts pods, under its own names.
+		return map[string]string{"replicas": "desiredNumberScheduled", "readyReplicas": "numberReady", "availableReplicas": "numberAvailable", "updatedReplicas": "updatedNumberScheduled"}
+	}
+	return nil
+}
+
+// ClearedStatus returns native without the status fields [NativeStatus] writes (the
+// fleet's counts and observedGeneration), and whether it had any: what the host object
+// says once no policy federates it, and nothing runs for it any more.
+func ClearedStatus(native *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	names := statusNames(native)
+	st, _, _ := unstructured.NestedMap(native.Object, "status")
+	if names == nil || len(st) == 0 {
+		return native, false
+	}
+	n := native.DeepCopy()
+	changed := false
+	for _, k := range append(slices.Collect(maps.Values(names)), "observedGeneration") {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(n.Object, "status", k); ok {
+			unstructured.RemoveNestedField(n.Object, "status", k)
+			changed = true
+		}
+	}
+	return n, changed
 }
 
 // observed reports whether fed's Ready condition observed its current generation.

@@ -121,6 +121,14 @@ func (w *world) until(t *testing.T, what func() string, cond func() bool) {
 	fedtest.StepUntil(t, w.Clock.Step, time.Second, 300, what, cond)
 }
 
+// untilRuns steps the clock until the members run shop/name with the images of want, and
+// nowhere else.
+func (w *world) untilRuns(t *testing.T, name string, want map[string]string) {
+	t.Helper()
+	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, name), want) },
+		func() bool { return cmp.Equal(w.images(t, name), want) })
+}
+
 // image is the image of member's Deployment shop/name, "" when it has none.
 func (w *world) image(t *testing.T, member, name string) string {
 	u, err := w.Member(t, member).Peek(deployments, "shop", name)
@@ -171,8 +179,7 @@ func TestPolicyFederatesANativeDeployment(t *testing.T) {
 	fedtest.Create(t, w.Host, deployments, nativeDeployment("web", "nginx:1"))
 
 	want := map[string]string{"a": "nginx:1", "b": "nginx:1"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 
 	fed, err := w.Host.Peek(fdeployments, "shop", "web")
 	require.NoError(t, err)
@@ -204,8 +211,7 @@ func TestPolicyFederatesANativeDeployment(t *testing.T) {
 	// The image edit flows through.
 	fedtest.Apply(t, w.Host, deployments, nativeDeployment("web", "nginx:2"))
 	want = map[string]string{"a": "nginx:2", "b": "nginx:2"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 	w.until(t, func() string {
 		s, _ := w.nativeStatus(t, "web")
 		return fmt.Sprintf("native status %v, want %v", s, wantStatus())
@@ -221,8 +227,7 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {app: web}}}]
   placement: {clusters: [{name: c}]}`)
 	want = map[string]string{"c": "nginx:2"}
-	w.until(t, func() string { return fmt.Sprintf("members run %v, want %v", w.images(t, "web"), want) },
-		func() bool { return cmp.Equal(w.images(t, "web"), want) })
+	w.untilRuns(t, "web", want)
 
 	// Deleting the Deployment deletes the generated object and the member copies.
 	require.NoError(t, w.Host.Delete(context.Background(), deployments, "shop", "web", metav1.DeleteOptions{}))

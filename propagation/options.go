@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -48,6 +47,11 @@ type Options struct {
 	Events federation.EventRecorder
 	// Namespace restricts Run to native objects of one namespace. Default: all.
 	Namespace string
+	// ControlPlaneNamespace is the control plane's own namespace on the host (its Leases,
+	// the clusters' credentials): no policy selects objects in it, as none selects in
+	// kube-system, kube-public or kube-node-lease ([SystemNamespace]). Default:
+	// federation.DefaultNamespace ("fedkit-system").
+	ControlPlaneNamespace string
 	// Shard restricts Run to the keys this shard owns ([federation.Shard.Owns]).
 	Shard federation.Shard
 	// Workers is how many keys Run handles in parallel. Default: [DefaultWorkers].
@@ -70,6 +74,9 @@ func (o *Options) complete() {
 	if o.CacheSyncTimeout <= 0 {
 		o.CacheSyncTimeout = DefaultCacheSyncTimeout
 	}
+	if o.ControlPlaneNamespace == "" {
+		o.ControlPlaneNamespace = federation.DefaultNamespace
+	}
 }
 
 // Propagator is the loop that writes the Federated<Kind> of every native host object a
@@ -77,46 +84,65 @@ func (o *Options) complete() {
 // Reconcile is one pass over one namespace/name, for every type; Run watches the host and
 // calls it. A Propagator is safe for concurrent use.
 type Propagator struct {
+	base
+}
+
+// base is what the Propagator and the PolicyMonitor both hold.
+type base struct {
 	host    federation.ClusterClient
 	types   []federation.TypeConfig
 	opts    Options
 	metrics *fedmetrics.Reconciles
-
-	// warned remembers what was last warned about per object (a hand-federated object, an
-	// invalid policy), so a Warning is recorded once per change, not on every pass.
-	mu     sync.Mutex
-	warned map[string]string
+	notifier
+	// decoded keeps the decoded policies.
+	decoded decodeCache
 }
 
 // New returns a Propagator for the native kinds of types (namespaced ones: a type whose
 // target is cluster-scoped is an error), reading and writing through host. It starts
 // nothing.
 func New(host federation.ClusterClient, types []federation.TypeConfig, opts Options) (*Propagator, error) {
+	p := &Propagator{}
+	if err := p.init(host, types, opts, kinds(types)); err != nil {
+		return nil, fmt.Errorf("propagation: New: %w", err)
+	}
+	return p, nil
+}
+
+// init checks the arguments, completes opts and registers the metrics of typ.
+func (b *base) init(host federation.ClusterClient, types []federation.TypeConfig, opts Options, typ string) error {
+	if err := check(host, types, opts); err != nil {
+		return err
+	}
+	opts.complete()
+	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, typ)
+	if err != nil {
+		return err
+	}
+	b.host, b.types, b.opts, b.metrics = host, append([]federation.TypeConfig(nil), types...), opts, m
+	b.notifier.events = opts.Events
+	return nil
+}
+
+// check checks a host, namespaced types without duplicates, a valid shard.
+func check(host federation.ClusterClient, types []federation.TypeConfig, opts Options) error {
 	if host == nil {
-		return nil, errors.New("propagation: New: host client is nil")
+		return errors.New("host client is nil")
 	}
 	seen := map[string]bool{}
 	for _, t := range types {
 		if err := t.Validate(); err != nil {
-			return nil, fmt.Errorf("propagation: New: %w", err)
+			return err
 		}
 		if !t.Namespaced {
-			return nil, fmt.Errorf("propagation: New: %w: %s is cluster-scoped; only namespaced kinds are propagated", ErrInvalidOptions, t.Target.Kind)
+			return fmt.Errorf("%w: %s is cluster-scoped; only namespaced kinds are propagated", ErrInvalidOptions, t.Target.Kind)
 		}
 		if seen[t.Target.String()] {
-			return nil, fmt.Errorf("propagation: New: %w: %s twice", ErrInvalidOptions, t.Target.Kind)
+			return fmt.Errorf("%w: %s twice", ErrInvalidOptions, t.Target.Kind)
 		}
 		seen[t.Target.String()] = true
 	}
-	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
-		return nil, fmt.Errorf("propagation: New: %w", err)
-	}
-	opts.complete()
-	m, err := fedmetrics.NewReconciles(opts.Registerer, fedmetrics.LoopPropagation, kinds(types))
-	if err != nil {
-		return nil, fmt.Errorf("propagation: New: %w", err)
-	}
-	return &Propagator{host: host, types: append([]federation.TypeConfig(nil), types...), opts: opts, metrics: m, warned: map[string]string{}}, nil
+	return loop.ValidateShard(ErrInvalidOptions, opts.Shard)
 }
 
 // kinds names the federated kinds of types, joined by "+": the metrics' type label and the

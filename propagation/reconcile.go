@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,8 +35,12 @@ const (
 	// EventPreferenceByHand (Warning): a ReplicaSchedulingPreference of the object's name
 	// exists that the loop did not write; the policy's scheduling is not applied.
 	EventPreferenceByHand = "PreferenceByHand"
-	// EventInvalidPolicy (Warning): a policy fails validation; it selects nothing.
+	// EventInvalidPolicy (Warning), on a policy: it fails validation. It selects nothing
+	// new, and what it federates keeps its last valid decision. [PolicyMonitor] records it.
 	EventInvalidPolicy = "InvalidPolicy"
+	// EventPolicyInvalid (Warning), on a native object: the policy that federates it is
+	// invalid, so its generated object keeps its last valid spec.
+	EventPolicyInvalid = "PolicyInvalid"
 )
 
 // Reconcile is one pass over the native objects named key, of every type the Propagator
@@ -43,7 +48,8 @@ const (
 // the policy with [Matches]; and creates, updates or deletes the generated object (and the
 // ReplicaSchedulingPreference of a policy's spec.scheduling) only when it changes. It then
 // records the policy on the native object and, for workload kinds, the fleet's counts in
-// its status. Invalid policies are skipped, with a Warning event on them.
+// its status. An invalid policy selects nothing new, and the objects it federates keep
+// their generated object as it is, with a Warning on them.
 func (p *Propagator) Reconcile(ctx context.Context, key federation.Key) (federation.Result, error) {
 	return p.reconcileFrom(ctx, p.host, key)
 }
@@ -72,9 +78,89 @@ func (p *Propagator) reconcileFrom(ctx context.Context, r federation.Reader, key
 	})
 }
 
-// policies reads the PropagationPolicies of namespace and every ClusterPropagationPolicy;
-// those that do not decode or validate are left out, with a Warning once per version.
+// policies reads the PropagationPolicies of namespace and every ClusterPropagationPolicy
+// ([decodeCache.list]).
 func (p *Propagator) policies(ctx context.Context, r federation.Reader, namespace string) ([]Policy, error) {
+	return p.decoded.list(ctx, r, namespace)
+}
+
+// DecodePolicy decodes and validates a PropagationPolicy or ClusterPropagationPolicy (by its
+// kind). The error names the policy and every invalid field.
+func DecodePolicy(u *unstructured.Unstructured) (Policy, error) {
+	pol := decodePolicy(u)
+	if pol.Err != nil {
+		return Policy{}, pol.Err
+	}
+	return pol, nil
+}
+
+// decodePolicy is DecodePolicy with the error in the Policy, which always has u's name:
+// an invalid policy still names what it federated.
+func decodePolicy(u *unstructured.Unstructured) Policy {
+	switch u.GetKind() {
+	case federation.ClusterPropagationPolicyGVK.Kind:
+		pol := Policy{Name: u.GetName()}
+		cp, err := federation.ClusterPropagationPolicyFromUnstructured(u)
+		if err != nil {
+			pol.Err = err
+			return pol
+		}
+		pol.Spec = cp.Spec
+		pol.Err = federation.NewInvalidError(cp.Kind, federation.Key{Name: cp.Name}, federation.ValidateClusterPropagationPolicy(cp))
+		return pol
+	case federation.PropagationPolicyGVK.Kind:
+		pol := Policy{Namespace: u.GetNamespace(), Name: u.GetName()}
+		pp, err := federation.PropagationPolicyFromUnstructured(u)
+		if err != nil {
+			pol.Err = err
+			return pol
+		}
+		pol.Spec = pp.Spec
+		pol.Err = federation.NewInvalidError(pp.Kind, federation.Key{Namespace: pp.Namespace, Name: pp.Name}, federation.ValidatePropagationPolicy(pp))
+		return pol
+	}
+	return Policy{Namespace: u.GetNamespace(), Name: u.GetName(),
+		Err: fmt.Errorf("%w: %s %s is not a propagation policy", federation.ErrInvalidObject, u.GetKind(), u.GetName())}
+}
+
+// decodeCache keeps decoded policies per uid and resourceVersion: a pass reads every
+// policy of its scope, and a policy changes seldom.
+type decodeCache struct {
+	mu sync.Mutex
+	m  map[types.UID]decodedPolicy
+}
+
+type decodedPolicy struct {
+	resourceVersion string
+	policy          Policy
+}
+
+func (c *decodeCache) decode(u *unstructured.Unstructured) Policy {
+	uid, rv := u.GetUID(), u.GetResourceVersion()
+	c.mu.Lock()
+	if d, ok := c.m[uid]; ok && d.resourceVersion == rv && uid != "" {
+		c.mu.Unlock()
+		return d.policy
+	}
+	c.mu.Unlock()
+	pol := decodePolicy(u)
+	if uid == "" {
+		return pol
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]decodedPolicy{}
+	}
+	c.m[uid] = decodedPolicy{resourceVersion: rv, policy: pol}
+	return pol
+}
+
+// list reads the PropagationPolicies of namespace ("": every namespace) and every
+// ClusterPropagationPolicy, decoded and validated once per resourceVersion. Invalid ones
+// are in the list with their error: they select nothing, but keep what they federate as it
+// is ([Decide]).
+func (c *decodeCache) list(ctx context.Context, r federation.Reader, namespace string) ([]Policy, error) {
 	var out []Policy
 	for _, src := range []struct {
 		gvr       schema.GroupVersionResource
@@ -85,42 +171,17 @@ func (p *Propagator) policies(ctx context.Context, r federation.Reader, namespac
 			return nil, fmt.Errorf("propagation: list %s: %w", src.gvr.Resource, err)
 		}
 		for i := range list.Items {
-			u := &list.Items[i]
-			pol, err := DecodePolicy(u)
-			if err != nil {
-				p.warnOnce(ctx, u, "policy/"+u.GetNamespace()+"/"+u.GetName(), u.GetResourceVersion(), EventInvalidPolicy, err.Error())
-				continue
-			}
-			out = append(out, pol)
+			out = append(out, c.decode(&list.Items[i]))
 		}
 	}
 	return out, nil
 }
 
-// DecodePolicy decodes and validates a PropagationPolicy or ClusterPropagationPolicy (by its
-// kind). The error names the policy and every invalid field.
-func DecodePolicy(u *unstructured.Unstructured) (Policy, error) {
-	switch u.GetKind() {
-	case federation.ClusterPropagationPolicyGVK.Kind:
-		cp, err := federation.ClusterPropagationPolicyFromUnstructured(u)
-		if err != nil {
-			return Policy{}, err
-		}
-		if err := federation.NewInvalidError(cp.Kind, federation.Key{Name: cp.Name}, federation.ValidateClusterPropagationPolicy(cp)); err != nil {
-			return Policy{}, err
-		}
-		return Policy{Name: cp.Name, Spec: cp.Spec}, nil
-	case federation.PropagationPolicyGVK.Kind:
-		pp, err := federation.PropagationPolicyFromUnstructured(u)
-		if err != nil {
-			return Policy{}, err
-		}
-		if err := federation.NewInvalidError(pp.Kind, federation.Key{Namespace: pp.Namespace, Name: pp.Name}, federation.ValidatePropagationPolicy(pp)); err != nil {
-			return Policy{}, err
-		}
-		return Policy{Namespace: pp.Namespace, Name: pp.Name, Spec: pp.Spec}, nil
-	}
-	return Policy{}, fmt.Errorf("%w: %s %s is not a propagation policy", federation.ErrInvalidObject, u.GetKind(), u.GetName())
+// forget drops a deleted policy.
+func (c *decodeCache) forget(u *unstructured.Unstructured) {
+	c.mu.Lock()
+	delete(c.m, u.GetUID())
+	c.mu.Unlock()
 }
 
 // get reads one object through r; a missing one is nil without error.
@@ -135,16 +196,45 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 	return u, nil
 }
 
-// Selectable reports whether a policy may select native: not a member copy the federation
-// manages (a host that is also a member), nor credentials ([federation.Credentials]: a
-// Cluster's, a service-account token), which the dependencies loop refuses alike.
+// Selectable reports whether a policy may select native: not an object of a system
+// namespace ([SystemNamespace]), nor a member copy the federation manages (a host that is
+// also a member), nor credentials ([federation.Credentials]: a Cluster's, a service-account
+// token), which the dependencies loop refuses alike. The loop also leaves out the control
+// plane's own namespace (Options.ControlPlaneNamespace).
 func Selectable(native *unstructured.Unstructured) bool {
-	return native.GetLabels()[federation.ManagedByLabel] == "" && federation.Credentials(native, "") == ""
+	return !SystemNamespace(native.GetNamespace()) && native.GetLabels()[federation.ManagedByLabel] == "" && federation.Credentials(native, "") == ""
+}
+
+// SystemNamespace reports whether namespace is one every cluster has for its own
+// components: kube-system, kube-public or kube-node-lease. No policy selects in them,
+// whatever its selectors say: a policy that federates every Deployment would otherwise
+// copy the host's CoreDNS over every member's.
+func SystemNamespace(namespace string) bool {
+	switch namespace {
+	case metav1.NamespaceSystem, metav1.NamespacePublic, "kube-node-lease":
+		return true
+	}
+	return false
 }
 
 // Generated reports whether u (a Federated<Kind> or preference) was written by this loop.
 func Generated(u *unstructured.Unstructured) bool {
 	return u != nil && u.GetLabels()[federation.GeneratedByLabel] == federation.GeneratedByPropagation
+}
+
+// holder is the policy that federates an object now: the one its generated
+// Federated<Kind> names, unless that is being deleted. "" when none.
+func holder(fed *unstructured.Unstructured) string {
+	if !Generated(fed) || fed.GetDeletionTimestamp() != nil {
+		return ""
+	}
+	return fed.GetAnnotations()[federation.PolicyAnnotation]
+}
+
+// selectable reports whether a policy may select native ([Selectable], and not in the
+// control plane's own namespace).
+func (p *Propagator) selectable(native *unstructured.Unstructured) bool {
+	return Selectable(native) && native.GetNamespace() != p.opts.ControlPlaneNamespace
 }
 
 // reconcileType is the pass for one type. wrote reports a write to the host.
@@ -157,15 +247,15 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 	if err != nil {
 		return false, err
 	}
-	var matches []Match
-	if native != nil && native.GetDeletionTimestamp() == nil && Selectable(native) {
+	var d Decision
+	if native != nil && native.GetDeletionTimestamp() == nil && p.selectable(native) {
 		if native.GetAPIVersion() == "" {
 			native.SetAPIVersion(t.Target.GroupVersion().String())
 			native.SetKind(t.Target.Kind)
 		}
-		matches = Matches(native, policies)
+		d = Decide(native, policies, holder(fed))
 	}
-	if len(matches) == 0 {
+	if d.Winner.Policy.Name == "" {
 		return p.unselected(ctx, t, native, fed)
 	}
 	if fed != nil && !Generated(fed) {
@@ -177,13 +267,21 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 	if fed != nil && fed.GetDeletionTimestamp() != nil {
 		return false, nil // sync is deleting it; its deletion event brings the key back
 	}
+	if d.Frozen {
+		// An invalid policy never undoes its last valid decision: its generated object
+		// stays as it is until the policy is fixed or deleted.
+		p.warnOnce(ctx, native, "frozen/"+t.Target.Kind+"/"+key.String(), d.Winner.Policy.Err.Error(), EventPolicyInvalid,
+			fmt.Sprintf("policy %s is invalid, so %s %s keeps its last valid spec: %v", d.Winner.Policy.Ref(), t.Federated.Kind, key, d.Winner.Policy.Err))
+		return p.writeStatus(ctx, t, native, fed)
+	}
+	p.forget("frozen/" + t.Target.Kind + "/" + key.String())
 	// The policy annotation first: a Deployment's generation moves with its annotations, and
 	// the generated object records the generation it was rendered from.
-	wrote, err = p.annotate(ctx, t, native, matches)
+	wrote, err = p.annotate(ctx, t, native, d)
 	if err != nil {
 		return wrote, err
 	}
-	win := matches[0].Policy
+	win := d.Winner.Policy
 	desired, err := Generate(t, native, win)
 	if err != nil {
 		return false, err
@@ -208,21 +306,41 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 	return wrote || w, err
 }
 
-// unselected deletes the generated object (and its preference) of a native object that is
-// gone, being deleted, or selected by no policy, and drops the policy annotation.
+// unselected handles a native object that is gone, being deleted, or federated by no
+// policy any more. Its generated object (and preference) is deleted. The member copies go
+// with it only when the native object goes, or its last policy asked for it (spec.removal
+// Delete, recorded as federation.RemovalAnnotation). Otherwise the generated object is
+// marked federation.OrphanAnnotation first, so sync leaves the copies running, no longer
+// managed. A native object that stays loses the policy annotation and the fleet's counts
+// in its status: nothing of the federation runs for it any more.
 func (p *Propagator) unselected(ctx context.Context, t federation.TypeConfig, native, fed *unstructured.Unstructured) (bool, error) {
 	wrote := false
+	stays := native != nil && native.GetDeletionTimestamp() == nil
 	if Generated(fed) && fed.GetDeletionTimestamp() == nil {
 		if err := p.delete(ctx, federation.ReplicaSchedulingPreferenceGVR, fed, true); err != nil {
 			return false, err
+		}
+		if stays && fed.GetAnnotations()[federation.RemovalAnnotation] != string(federation.PolicyRemovalDelete) {
+			orphaned, err := p.orphan(ctx, t, fed)
+			if err != nil {
+				return false, err
+			}
+			fed = orphaned
 		}
 		if err := p.delete(ctx, t.FederatedGVR(), fed, false); err != nil {
 			return false, err
 		}
 		wrote = true
 	}
-	if native == nil || native.GetDeletionTimestamp() != nil {
+	if !stays {
 		return wrote, nil
+	}
+	if cleared, changed := ClearedStatus(native); changed {
+		updated, err := p.host.UpdateStatus(ctx, t.TargetGVR(), cleared)
+		if err != nil {
+			return wrote, fmt.Errorf("update %s status: %w", t.Target.Kind, err)
+		}
+		native, wrote = updated, true
 	}
 	old, ok := native.GetAnnotations()[federation.PolicyAnnotation]
 	if !ok {
@@ -231,8 +349,32 @@ func (p *Propagator) unselected(ctx context.Context, t federation.TypeConfig, na
 	if _, err := p.patchPolicy(ctx, t, native, nil); err != nil {
 		return wrote, err
 	}
-	p.event(ctx, native, federation.EventTypeNormal, EventPolicyRemoved, fmt.Sprintf("no policy selects it any more (was %s): %s %s deleted", old, t.Federated.Kind, native.GetName()))
+	what := "its member copies keep running, no longer managed"
+	if fed != nil && fed.GetAnnotations()[federation.OrphanAnnotation] != "true" {
+		what = "its member copies are deleted"
+	}
+	p.event(ctx, native, federation.EventTypeNormal, EventPolicyRemoved, fmt.Sprintf("no policy selects it any more (was %s): %s %s deleted; %s", old, t.Federated.Kind, native.GetName(), what))
 	return true, nil
+}
+
+// orphan marks fed with federation.OrphanAnnotation, so that its deletion leaves the member
+// copies in place, and returns the marked object.
+func (p *Propagator) orphan(ctx context.Context, t federation.TypeConfig, fed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if fed.GetAnnotations()[federation.OrphanAnnotation] == "true" {
+		return fed, nil
+	}
+	n := fed.DeepCopy()
+	ann := n.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[federation.OrphanAnnotation] = "true"
+	n.SetAnnotations(ann)
+	updated, err := p.host.Update(ctx, t.FederatedGVR(), n)
+	if err != nil {
+		return nil, fmt.Errorf("mark %s %s/%s orphaning: %w", t.Federated.Kind, fed.GetNamespace(), fed.GetName(), err)
+	}
+	return updated, nil
 }
 
 // delete deletes fed (preference: the preference of fed's name, only when generated and
@@ -249,6 +391,14 @@ func (p *Propagator) delete(ctx context.Context, gvr schema.GroupVersionResource
 	opts := metav1.DeleteOptions{}
 	if uid != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
+	}
+	if rv := fed.GetResourceVersion(); !preference && rv != "" && fed.GetAnnotations()[federation.OrphanAnnotation] == "true" {
+		// Only the version marked orphaning is deleted: the mark decides what sync does
+		// with the member copies, so a change since (the mark removed) must be seen first.
+		if opts.Preconditions == nil {
+			opts.Preconditions = &metav1.Preconditions{}
+		}
+		opts.Preconditions.ResourceVersion = &rv
 	}
 	err := p.host.Delete(ctx, gvr, fed.GetNamespace(), fed.GetName(), opts)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -363,8 +513,8 @@ func (p *Propagator) preference(ctx context.Context, r federation.Reader, t fede
 }
 
 // annotate records the winning policy on the native object, with an event when it changed.
-func (p *Propagator) annotate(ctx context.Context, t federation.TypeConfig, native *unstructured.Unstructured, matches []Match) (bool, error) {
-	ref := matches[0].Policy.Ref()
+func (p *Propagator) annotate(ctx context.Context, t federation.TypeConfig, native *unstructured.Unstructured, d Decision) (bool, error) {
+	ref := d.Winner.Policy.Ref()
 	old, had := native.GetAnnotations()[federation.PolicyAnnotation]
 	if had && old == ref {
 		return false, nil
@@ -374,14 +524,14 @@ func (p *Propagator) annotate(ctx context.Context, t federation.TypeConfig, nati
 		return false, err
 	}
 	*native = *updated
-	msg := "federated by " + describe(matches[0])
+	msg := "federated by " + describe(d.Winner)
 	if had {
 		msg += "; was " + old
 	}
-	if len(matches) > 1 {
+	if len(d.Losers) > 0 {
 		var lost []string
-		for _, m := range matches[1:] {
-			lost = append(lost, m.Policy.Ref()+" ("+Lost(matches[0], m)+")")
+		for _, m := range d.Losers {
+			lost = append(lost, m.Policy.Ref()+" ("+Lost(d.Winner, m)+")")
 		}
 		msg += "; also matched: " + strings.Join(lost, ", ")
 	}
@@ -443,32 +593,44 @@ func (p *Propagator) writeStatus(ctx context.Context, t federation.TypeConfig, n
 	return true, nil
 }
 
+// notifier records events on objects, each Warning once per change.
+type notifier struct {
+	events federation.EventRecorder
+	// warned remembers what was last warned about per object (a hand-federated object, an
+	// invalid policy), so a Warning is recorded once per change, not on every pass.
+	mu     sync.Mutex
+	warned map[string]string
+}
+
 // warnOnce records a Warning on obj unless the same warning was recorded for what (the
 // same version, or uid, of the object it is about).
-func (p *Propagator) warnOnce(ctx context.Context, obj runtime.Object, what, version, reason, msg string) {
-	p.mu.Lock()
-	seen := p.warned[what] == version+"\x00"+msg
-	p.warned[what] = version + "\x00" + msg
-	p.mu.Unlock()
+func (n *notifier) warnOnce(ctx context.Context, obj runtime.Object, what, version, reason, msg string) {
+	n.mu.Lock()
+	if n.warned == nil {
+		n.warned = map[string]string{}
+	}
+	seen := n.warned[what] == version+"\x00"+msg
+	n.warned[what] = version + "\x00" + msg
+	n.mu.Unlock()
 	if !seen {
-		p.event(ctx, obj, federation.EventTypeWarning, reason, msg)
+		n.event(ctx, obj, federation.EventTypeWarning, reason, msg)
 	}
 }
 
-func (p *Propagator) forget(what string) {
-	p.mu.Lock()
-	delete(p.warned, what)
-	p.mu.Unlock()
+func (n *notifier) forget(what string) {
+	n.mu.Lock()
+	delete(n.warned, what)
+	n.mu.Unlock()
 }
 
-// event records an event on obj through Options.Events and logs it.
-func (p *Propagator) event(ctx context.Context, obj runtime.Object, typ, reason, msg string) {
+// event records an event on obj through the recorder and logs it.
+func (n *notifier) event(ctx context.Context, obj runtime.Object, typ, reason, msg string) {
 	log := logr.FromContextOrDiscard(ctx)
 	if typ != federation.EventTypeWarning {
 		log = log.V(1)
 	}
 	log.Info(msg, "reason", reason)
-	if p.opts.Events != nil {
-		p.opts.Events.Eventf(obj, typ, reason, "%s", msg)
+	if n.events != nil {
+		n.events.Eventf(obj, typ, reason, "%s", msg)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // Run propagates until ctx is done. It watches the native objects of its types, their
 // Federated<Kind> and ReplicaSchedulingPreferences (a change reconciles the object of the
 // same name), and the policies: a PropagationPolicy change reconciles every native object
-// of its namespace, a ClusterPropagationPolicy change every native object. Its passes read
+// of its namespace, a ClusterPropagationPolicy change every native object (a change of its
+// spec: not of its status). Its passes read
 // from the informer caches; writes go to the host. Run returns an error when its caches do
 // not sync within Options.CacheSyncTimeout (a policy CRD missing on the host, say), else
 // nil once every goroutine it started has exited.
@@ -41,9 +42,9 @@ func (p *Propagator) Run(ctx context.Context) error {
 	}
 	sources = append(sources,
 		loop.Source{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: p.opts.Namespace},
-		loop.Source{GVR: federation.PropagationPolicyGVR, Namespace: p.opts.Namespace,
+		loop.Source{GVR: federation.PropagationPolicyGVR, Namespace: p.opts.Namespace, Changed: specChanged, Deleted: p.decoded.forget,
 			Keys: func(u *unstructured.Unstructured) []federation.Key { return natives(u.GetNamespace()) }},
-		loop.Source{GVR: federation.ClusterPropagationPolicyGVR,
+		loop.Source{GVR: federation.ClusterPropagationPolicyGVR, Changed: specChanged, Deleted: p.decoded.forget,
 			Keys: func(*unstructured.Unstructured) []federation.Key { return natives(p.opts.Namespace) }},
 	)
 	l, err := loop.New(p.host, sources, loop.Options{
@@ -66,4 +67,10 @@ func (p *Propagator) Run(ctx context.Context) error {
 		return fmt.Errorf("propagation: %w", err)
 	}
 	return nil
+}
+
+// specChanged reports whether a policy update matters: its spec (generation) or its
+// deletion. The PolicyMonitor's status writes do not.
+func specChanged(old, new *unstructured.Unstructured) bool {
+	return old.GetGeneration() != new.GetGeneration() || (old.GetDeletionTimestamp() == nil) != (new.GetDeletionTimestamp() == nil)
 }

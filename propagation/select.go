@@ -2,6 +2,7 @@ package propagation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +18,10 @@ type Policy struct {
 	Namespace string
 	Name      string
 	Spec      federation.PropagationSpec
+	// Err is why the policy is invalid; nil for a valid one. An invalid policy selects
+	// nothing ([Matches] passes it over), but what it federates keeps its last valid
+	// decision ([Decide]).
+	Err error
 }
 
 // Cluster reports whether p is a ClusterPropagationPolicy.
@@ -66,12 +71,88 @@ type Match struct {
 func Matches(obj *unstructured.Unstructured, policies []Policy) []Match {
 	var out []Match
 	for _, p := range policies {
+		if p.Err != nil {
+			continue
+		}
 		if m, ok := match(obj, p); ok {
 			out = append(out, m)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return Better(out[i], out[j]) })
 	return out
+}
+
+// Decision is which policy federates an object, and which others select it.
+type Decision struct {
+	// Winner federates the object. Its Policy.Name is empty when no policy does.
+	Winner Match
+	// Frozen: the policy that federates the object (its Federated<Kind>'s
+	// federation.PolicyAnnotation) is invalid. Its generated object stays as it is: an
+	// invalid policy never undoes its last valid decision.
+	Frozen bool
+	// Losers are the other valid policies that select the object, best first.
+	Losers []Match
+}
+
+// Decide returns which of policies federates obj, given holder, the Ref of the policy that
+// federates it now ("" when none). A policy never takes over an object another one
+// federates unless its spec.preemption is Always and [CanPreempt] says it may, as in
+// Karmada: the holder keeps the object while it still selects it. When nobody holds it, or
+// the holder no longer selects it, the best match ([Matches]) wins, unless one that may
+// preempt it does. A holder that is invalid (Err set) keeps the object whatever the others
+// say (Frozen).
+func Decide(obj *unstructured.Unstructured, policies []Policy, holder string) Decision {
+	for _, p := range policies {
+		if p.Err != nil && holder != "" && p.Ref() == holder {
+			return Decision{Winner: Match{Policy: p}, Frozen: true, Losers: Matches(obj, policies)}
+		}
+	}
+	matches := Matches(obj, policies)
+	if len(matches) == 0 {
+		return Decision{}
+	}
+	win := slices.IndexFunc(matches, func(m Match) bool { return m.Policy.Ref() == holder })
+	if win < 0 {
+		win = 0 // nobody holds it, or the holder no longer selects it: the best would
+	}
+	if i := slices.IndexFunc(matches, func(m Match) bool {
+		return m.Policy.Spec.Preemption == federation.PreemptAlways && CanPreempt(m.Policy, matches[win].Policy)
+	}); i >= 0 {
+		win = i // the best of those that preempt it takes it over
+	}
+	d := Decision{Winner: matches[win]}
+	d.Losers = append(append(d.Losers, matches[:win]...), matches[win+1:]...)
+	return d
+}
+
+// CanPreempt reports whether p may take over an object holder federates when p's
+// spec.preemption is Always, as Karmada has it: a PropagationPolicy may take it from any
+// ClusterPropagationPolicy, and from a PropagationPolicy of lower priority; a
+// ClusterPropagationPolicy only from a ClusterPropagationPolicy of lower priority, never from
+// a PropagationPolicy (a team's policy is never taken over by a cluster-wide one).
+func CanPreempt(p, holder Policy) bool {
+	switch {
+	case p.Cluster() && !holder.Cluster():
+		return false
+	case !p.Cluster() && holder.Cluster():
+		return true
+	}
+	return p.Spec.Priority > holder.Spec.Priority
+}
+
+// LossReason is why loser does not federate an object winner does:
+// federation.ReasonNotPreempting when loser could take it over with preemption Always
+// ([CanPreempt]), federation.ReasonLowerPrecedence when winner ranks above it ([Better]),
+// else federation.ReasonCannotPreempt (it ranks above the winner, which had the object
+// first, and may not take it over).
+func LossReason(winner, loser Match) string {
+	switch {
+	case winner.Policy.Err == nil && CanPreempt(loser.Policy, winner.Policy):
+		return federation.ReasonNotPreempting
+	case winner.Policy.Err == nil && Better(winner, loser):
+		return federation.ReasonLowerPrecedence
+	}
+	return federation.ReasonCannotPreempt
 }
 
 // Better reports whether a takes precedence over b.
@@ -92,6 +173,12 @@ func Better(a, b Match) bool {
 func Lost(winner, loser Match) string {
 	w, l := winner.Policy, loser.Policy
 	switch {
+	case w.Err != nil:
+		return "the winner federated it first and is invalid: its last valid decision stays"
+	case !Better(winner, loser) && CanPreempt(l, w):
+		return "the winner federated it first, and this policy does not preempt (preemption Never)"
+	case !Better(winner, loser):
+		return "the winner federated it first, and this policy may not preempt it"
 	case w.Spec.Priority != l.Spec.Priority:
 		return fmt.Sprintf("priority %d is lower than %d", l.Spec.Priority, w.Spec.Priority)
 	case w.Cluster() != l.Cluster():

@@ -87,3 +87,94 @@ func TestMatchesPrecedence(t *testing.T) {
 		})
 	}
 }
+
+// TestDecide is the preemption table: the policy that federates an object keeps it while it
+// selects it, unless one ranked above it preempts (preemption Always); an invalid holder
+// keeps it whatever the others say.
+func TestDecide(t *testing.T) {
+	obj := deployment("shop", "web", map[string]string{"app": "web"})
+	always := func(p propagation.Policy) propagation.Policy { p.Spec.Preemption = federation.PreemptAlways; return p }
+	invalid := func(p propagation.Policy) propagation.Policy { p.Err = federation.ErrInvalidObject; return p }
+	low, high := policy("", "low", 0, byKind), policy("shop", "high", 5, byName)
+	for _, tc := range []struct {
+		name     string
+		policies []propagation.Policy
+		holder   string
+		winner   string
+		frozen   bool
+		losers   []string // ref: reason
+	}{
+		{name: "none selects it", policies: []propagation.Policy{policy("", "cm", 0, federation.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap"})}, holder: "cluster/cm"},
+		{name: "nobody holds it: the best wins", policies: []propagation.Policy{low, high},
+			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
+		{name: "the holder keeps it: the better one does not preempt", policies: []propagation.Policy{low, high}, holder: "cluster/low",
+			winner: "cluster/low", losers: []string{"shop/high: NotPreempting"}},
+		{name: "the better one preempts", policies: []propagation.Policy{low, always(high)}, holder: "cluster/low",
+			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
+		{name: "a cluster policy never preempts a namespaced one", policies: []propagation.Policy{always(low), high}, holder: "shop/high",
+			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
+		{name: "a namespaced policy preempts a cluster one whatever their priorities", policies: []propagation.Policy{policy("", "big", 9, byKind), always(policy("shop", "small", 0, byKind))}, holder: "cluster/big",
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
+		{name: "a namespaced policy preempts a namespaced one of lower priority only", policies: []propagation.Policy{policy("shop", "a", 5, byKind), always(policy("shop", "b", 5, byName))}, holder: "shop/a",
+			winner: "shop/a", losers: []string{"shop/b: CannotPreempt"}},
+		{name: "a cluster policy preempts a cluster one of lower priority", policies: []propagation.Policy{policy("", "a", 1, byName), always(policy("", "b", 2, byKind))}, holder: "cluster/a",
+			winner: "cluster/b", losers: []string{"cluster/a: LowerPrecedence"}},
+		{name: "nobody holds it: one that may preempt the best takes it", policies: []propagation.Policy{policy("", "big", 9, byKind), always(policy("shop", "small", 0, byKind))},
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
+		{name: "a higher priority cluster policy loses to the namespaced holder", policies: []propagation.Policy{always(policy("", "big", 9, byKind)), policy("shop", "small", 0, byKind)}, holder: "shop/small",
+			winner: "shop/small", losers: []string{"cluster/big: CannotPreempt"}},
+		{name: "the holder no longer selects it", policies: []propagation.Policy{low, policy("shop", "gone", 9, federation.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap"})}, holder: "shop/gone",
+			winner: "cluster/low"},
+		{name: "the holder is deleted", policies: []propagation.Policy{low, high}, holder: "shop/deleted",
+			winner: "shop/high", losers: []string{"cluster/low: LowerPrecedence"}},
+		{name: "an invalid holder keeps it", policies: []propagation.Policy{invalid(low), always(high)}, holder: "cluster/low",
+			winner: "cluster/low", frozen: true, losers: []string{"shop/high: CannotPreempt"}},
+		{name: "an invalid policy selects nothing", policies: []propagation.Policy{low, invalid(always(high))},
+			winner: "cluster/low"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := propagation.Decide(obj, tc.policies, tc.holder)
+			winner := ""
+			if d.Winner.Policy.Name != "" {
+				winner = d.Winner.Policy.Ref()
+			}
+			var losers []string
+			for _, l := range d.Losers {
+				losers = append(losers, l.Policy.Ref()+": "+propagation.LossReason(d.Winner, l))
+			}
+			if diff := cmp.Diff(tc.winner, winner); diff != "" {
+				t.Errorf("winner (-want +got):\n%s", diff)
+			}
+			if d.Frozen != tc.frozen {
+				t.Errorf("Frozen = %v; want %v", d.Frozen, tc.frozen)
+			}
+			if diff := cmp.Diff(tc.losers, losers); diff != "" {
+				t.Errorf("losers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUnselectable: each selector that can select nothing the types federate is named,
+// with why.
+func TestUnselectable(t *testing.T) {
+	types := propagation.DefaultTypes([]federation.TypeConfig{federation.DeploymentType, federation.ConfigMapType, federation.SecretType})
+	sel := func(apiVersion, kind string) federation.ResourceSelector {
+		return federation.ResourceSelector{APIVersion: apiVersion, Kind: kind}
+	}
+	p := policy("shop", "p", 0, sel("apps/v1", "Deployment"), sel("apps/v1", "Deploymnet"), sel("apps/v1", "deployments"), sel("v1", "Secret"),
+		sel("apps/v1beta2", "Deployment"), sel("apps/v1", "StatefulSet"), sel("v1", "ConfigMap"))
+	want := []string{
+		"spec.resourceSelectors[1]: apps/v1 Deploymnet is not a kind the control plane federates: did you mean Deployment?",
+		"spec.resourceSelectors[2]: apps/v1 deployments is not a kind the control plane federates: did you mean Deployment?",
+		"spec.resourceSelectors[3]: v1 Secret is left out: Secrets hold credentials, so the control plane does not federate them by default (an embedder who wants them runs the loop with federation.SecretType)",
+		"spec.resourceSelectors[4]: apps/v1beta2 Deployment is federated as apps/v1 only: use apiVersion apps/v1",
+		"spec.resourceSelectors[5]: apps/v1 StatefulSet is not a kind the control plane federates (it federates ConfigMap, Deployment)",
+	}
+	if diff := cmp.Diff(want, propagation.Unselectable(p, types)); diff != "" {
+		t.Errorf("Unselectable (-want +got):\n%s", diff)
+	}
+	if got := propagation.Unselectable(p, append(types, federation.SecretType)); len(got) != 4 {
+		t.Errorf("with SecretType, Unselectable = %q; want the Secret selector valid", got)
+	}
+}

@@ -172,6 +172,12 @@
 // as they are, unless [Rollback] is given [RestorePlacement]. Sync then propagates it as a
 // new revision, as a Deployment rollback does.
 //
+// A federated object generated from a native host object (a propagation policy's) would be
+// rewritten from that object at once. [Rollback] restores the revision's template into the
+// native object instead, which the policy federates again. A revision whose overrides (or,
+// with RestorePlacement, placement) differ is refused with [ErrGenerated], naming the policy:
+// those are the policy's to change.
+//
 // A revision number alone never rewrites a member. A new revision that renders the same
 // object leaves it as it is: a placement change, for the clusters that stay. During a staged
 // rollout (below) it updates the revision annotation.

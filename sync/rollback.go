@@ -17,6 +17,11 @@ import (
 // message lists the revisions it has.
 var ErrRevisionNotFound = errors.New("sync: revision not found")
 
+// ErrGenerated is returned by [Rollback] when the federated object is generated from a
+// native object (federation.GeneratedByLabel) and the revision differs in what its
+// generator decides (overrides, placement): the message names the policy to edit instead.
+var ErrGenerated = errors.New("sync: generated object")
+
 // rollbackRetries bounds Rollback's re-reads after a Conflict.
 const rollbackRetries = 3
 
@@ -34,6 +39,15 @@ const rollbackRetries = 3
 //
 // A missing revision is an error wrapping [ErrRevisionNotFound] that lists the revisions
 // there are.
+//
+// A federated object generated from a native host object (federation.GeneratedByLabel: a
+// propagation policy's, or the dependencies loop's) is rewritten from that object on every
+// change, so rolling it back would not last. Rollback restores the revision's template into
+// the native object instead (federation.WithTemplate, the replica count kept), which the
+// user owns and its generator follows. The overrides, retainReplicas and placement of such
+// an object are its generator's (the policy's): a revision that differs in them, or
+// RestorePlacement where the placement differs, is an error wrapping [ErrGenerated] that
+// names the policy to edit, and nothing is written.
 func Rollback(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, key federation.Key, revision int64, opts ...RollbackOption) error {
 	o := rollbackOptions{historyNamespace: DefaultHistoryNamespace}
 	for _, opt := range opts {
@@ -93,6 +107,12 @@ func rollback(ctx context.Context, host federation.ClusterClient, typ federation
 		var snap snapshot
 		if err := json.Unmarshal(target.data, &snap); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: revision %d does not decode: %w", typ.Federated.Kind, key, target.revision, err)
+		}
+		if u.GetLabels()[federation.GeneratedByLabel] != "" {
+			if err := rollbackNative(ctx, host, typ, u, snap, target.revision, opts.restorePlacement); err != nil {
+				return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
+			}
+			return nil
 		}
 		if err := restore(u, snap, opts.restorePlacement, typ.ReplicasFields()); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
@@ -173,4 +193,48 @@ func restore(u *unstructured.Unstructured, snap snapshot, placement bool, replic
 	}
 	u.Object["spec"] = normalizeJSON(spec)
 	return nil
+}
+
+// rollbackNative restores snap's template into the native object fed was generated from
+// (same namespace and name, typ's target), keeping its replica count. It refuses a
+// revision whose other fields differ from fed's: those are the generator's.
+func rollbackNative(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, u *unstructured.Unstructured, snap snapshot, revision int64, placement bool) error {
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return err
+	}
+	owner := "the " + u.GetLabels()[federation.GeneratedByLabel] + " loop"
+	if p := u.GetAnnotations()[federation.PolicyAnnotation]; p != "" {
+		owner = "policy " + p
+	}
+	encode := func(v any) []byte { b, _ := json.Marshal(v); return b }
+	var differ []string
+	if !sameJSON(encode(snap.Overrides), encode(fed.Spec.Overrides)) {
+		differ = append(differ, "overrides")
+	}
+	if snap.RetainReplicas != fed.Spec.RetainReplicas {
+		differ = append(differ, "retainReplicas")
+	}
+	if placement && !sameJSON(encode(snap.Placement), encode(fed.Spec.Placement)) {
+		differ = append(differ, "placement")
+	}
+	if len(differ) > 0 {
+		return fmt.Errorf("%w: %s is generated from %s %s by %s, and revision %d has other %s: those are the policy's (edit it); a rollback restores the %s's own fields only",
+			ErrGenerated, typ.Federated.Kind, typ.Target.Kind, u.GetName(), owner, revision, strings.Join(differ, ", "), typ.Target.Kind)
+	}
+	gvr := typ.TargetGVR()
+	for attempt := 0; ; attempt++ {
+		native, err := host.Get(ctx, gvr, u.GetNamespace(), u.GetName())
+		if err != nil {
+			return fmt.Errorf("%s is generated from %s %s by %s, which cannot be read: %w", typ.Federated.Kind, typ.Target.Kind, u.GetName(), owner, err)
+		}
+		template := withReplicasOf(snap.Template, federation.NativeTemplate(native), typ.ReplicasFields())
+		_, err = host.Update(ctx, gvr, federation.WithTemplate(native, template))
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= rollbackRetries {
+			return fmt.Errorf("restore revision %d into %s %s (the object %s generates it from): %w", revision, typ.Target.Kind, u.GetName(), owner, err)
+		}
+	}
 }

@@ -35,7 +35,10 @@ func rollbackCommand(g *globals) *cobra.Command {
 ControllerRevisions sync writes): its template, overrides and retainReplicas; --to-revision 0
 is the revision before the current one. The placement and the replica count stay unless
 --restore-placement. The object is updated on the host like any edit and sync propagates it;
-an Event (reason ` + ReasonRollbackRequested + `) on the object records who asked for which revision.`,
+an Event (reason ` + ReasonRollbackRequested + `) on the object records who asked for which revision.
+A federated object a propagation policy generated is rewritten from its native object: the
+revision's template is restored into that object instead, and a revision whose overrides (or,
+with --restore-placement, placement) differ is refused, naming the policy to edit.`,
 		Example: "  kubectl fed rollback federateddeployment/web --to-revision 3 -n shop",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,8 +106,22 @@ func (g *globals) rollback(ctx context.Context, out io.Writer, cfg *rest.Config,
 	if _, err := cs.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
 		fmt.Fprintf(out, "warning: the rollback is done, but its Event was not recorded: %v\n", err)
 	}
-	fmt.Fprintf(out, "%s %s rolled back to %s: generation %d; sync propagates it\n", typ.Federated.Kind, key, what, fed.Generation)
+	fmt.Fprintln(out, rollbackReport(typ, key, fed, what))
 	return nil
+}
+
+// rollbackReport is the line rollback prints once fedsync.Rollback succeeded: what was
+// rolled back, and who takes it from there. A generated Federated<Kind> (a policy's) is not
+// rolled back itself: Rollback restored the native object it is generated from.
+func rollbackReport(typ federation.TypeConfig, key federation.Key, fed *federation.FederatedObject, what string) string {
+	if by := fed.Labels[federation.GeneratedByLabel]; by != "" {
+		from := "the " + by + " loop"
+		if p := fed.Annotations[federation.PolicyAnnotation]; p != "" {
+			from = "policy " + p
+		}
+		return fmt.Sprintf("%s %s rolled back to %s: %s generates %s %s from it, and sync propagates that", typ.Target.Kind, key, what, from, typ.Federated.Kind, key)
+	}
+	return fmt.Sprintf("%s %s rolled back to %s: generation %d; sync propagates it", typ.Federated.Kind, key, what, fed.Generation)
 }
 
 // whoAmI is the user the host authenticates the plugin as (a SelfSubjectReview, as

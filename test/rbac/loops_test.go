@@ -148,6 +148,14 @@ spec:
 	e.stepUntil(t, "a DNSEndpoint for web", func() bool {
 		return done("create", dnsrecord.DNSEndpointGVR, "")
 	})
+	e.stepUntil(t, "the policy api's status written", func() bool {
+		u, err := e.host.Peek(federation.ClusterPropagationPolicyGVR, "", "api")
+		if err != nil {
+			return false
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		return len(conds) > 0
+	})
 
 	require.NoError(t, e.fleet.Partition("eu"))
 	e.stepUntil(t, "eu tainted not-ready", func() bool { return tainted(e.host, "eu") })
@@ -257,7 +265,9 @@ func TestEachLoopNeedsOnlyItsRoles(t *testing.T) {
 	runs = append(runs, deps.Run)
 	prop, err := propagation.New(recs["propagation"], propagation.DefaultTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
 	require.NoError(t, err)
-	runs = append(runs, prop.Run)
+	policies, err := propagation.NewPolicyMonitor(recs["propagation"], propagation.DefaultTypes(federation.BuiltinTypes()), propagation.Options{Clock: e.clock, CacheSyncTimeout: syncTimeout})
+	require.NoError(t, err)
+	runs = append(runs, prop.Run, policies.Run)
 	// The kube.ClusterSet reads Clusters and their Secrets; its member clients are never used
 	// here (the loops use the fleet), and connect lazily.
 	set, err := kube.NewClusterSet(recs["cluster-set"], kube.ClusterSetOptions{})

@@ -1,0 +1,73 @@
+package fedtest
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// PolicyCase is one case of federation/testdata/admission.yaml: a policy, the fields
+// fedkit's validation names for it, and whether the CRD refuses it at admission.
+type PolicyCase struct {
+	Name string
+	// Policy is the PropagationPolicy (in the namespace PolicyCases was given) or
+	// ClusterPropagationPolicy, named after the case.
+	Policy *unstructured.Unstructured
+	// Invalid are the fields Go validation names; empty when the policy is valid.
+	Invalid []string
+	// Refused: the CRD refuses the policy, naming Invalid[0].
+	Refused bool
+}
+
+// PolicyCases reads the cases of file (federation/testdata/admission.yaml), the
+// PropagationPolicies in namespace (which replaces NAMESPACE in their specs), the names
+// prefixed with prefix.
+func PolicyCases(t testing.TB, file, namespace, prefix string) []PolicyCase {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("policy cases: %v", err)
+	}
+	var raw []struct {
+		Name      string         `json:"name"`
+		Kind      string         `json:"kind"`
+		Spec      map[string]any `json:"spec"`
+		Invalid   []string       `json:"invalid"`
+		Admission string         `json:"admission"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(strings.ReplaceAll(string(data), "NAMESPACE", namespace)), &raw); err != nil {
+		t.Fatalf("policy cases in %s: %v", file, err)
+	}
+	var out []PolicyCase
+	for i, r := range raw {
+		if r.Admission != "refused" && r.Admission != "accepted" {
+			t.Fatalf("policy case %q: admission %q, want refused or accepted", r.Name, r.Admission)
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": r.Spec}}
+		gvk := federation.ClusterPropagationPolicyGVK
+		if r.Kind == federation.PropagationPolicyGVK.Kind {
+			gvk = federation.PropagationPolicyGVK
+			u.SetNamespace(namespace)
+		}
+		u.SetGroupVersionKind(gvk)
+		u.SetName(prefix + strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+				return r
+			case r >= 'A' && r <= 'Z':
+				return r - 'A' + 'a'
+			}
+			return '-'
+		}, r.Name))
+		if len(u.GetName()) > 63 {
+			t.Fatalf("policy case %d: name %q too long", i, u.GetName())
+		}
+		out = append(out, PolicyCase{Name: r.Name, Policy: u, Invalid: r.Invalid, Refused: r.Admission == "refused"})
+	}
+	return out
+}
