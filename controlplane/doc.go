@@ -161,6 +161,15 @@
 // with Sharding every shard of the replica stops. Elections run on the real clock, since
 // client-go's elector takes no clock. Options.Clock drives the loops only.
 //
+// # Readiness and version
+//
+// [ControlPlane.Ready] is a readiness check for the process that runs the control plane. It
+// returns nil while Run runs and every loop it runs has synced its caches, or while the
+// replica stands by (no Lease, no shard held); a failed loop does not hold it back.
+// fedkit-controller-manager serves it as /readyz. [Options].Version names the program's
+// version on every Lease the replica writes (federation.ControlPlaneVersionAnnotation), so
+// `kubectl fed version` can say which version leads or holds each shard.
+//
 // # Testing with package fake
 //
 // The fake host and fleet serve every loop, so a whole control plane runs in a unit test:

@@ -118,6 +118,14 @@ type Options struct {
 	// Name is the component of the events' source. Default: DefaultName.
 	Name string
 
+	// Version is the version of the program that runs this control plane ("v0.4.0", a
+	// commit). With LeaderElection or Sharding, every Lease this replica writes (the
+	// election's, the shards' it holds, its presence Lease) carries it in the annotation
+	// federation.ControlPlaneVersionAnnotation, so whoever reads the Leases (`kubectl fed
+	// version`) sees which version holds them. Empty: no annotation. It changes nothing
+	// else.
+	Version string
+
 	// RetryPeriod is how long a failed loop waits before the control plane checks the host
 	// again and restarts it. Default: DefaultRetryPeriod. Negative: a failed loop stays
 	// failed.

@@ -170,7 +170,12 @@ func (l *Lease) complete(identity, suffix string, shards bool, count int) error 
 
 // options are l as package lease takes them.
 func (l Lease) options(count int, o Options) lease.Options {
+	var ann map[string]string
+	if o.Version != "" {
+		ann = map[string]string{federation.ControlPlaneVersionAnnotation: o.Version}
+	}
 	return lease.Options{
+		Annotations:     ann,
 		Namespace:       l.Namespace,
 		Name:            l.Name,
 		Identity:        l.Identity,
