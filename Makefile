@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart
+.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart image
 
 ## test: vet and lint, then every test with -race (-vet=off: all of vet has just run), the
 ## real kube-apiserver/etcd suites included, then
@@ -82,3 +82,11 @@ soak:
 
 quickstart:
 	$(GO) run ./examples/quickstart
+
+## image: fedkit-controller-manager's container image from the Dockerfile, tagged IMG, with
+## the version VERSION linked in (default: git describe). config/manager's Deployment runs
+## fedkit-controller-manager:dev, the default IMG. ko users build with .ko.yaml instead.
+IMG     ?= fedkit-controller-manager:dev
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+image:
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .

@@ -39,6 +39,8 @@ var allowedImports = map[string][]string{
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
+	// The control plane's program is an embedder like any other: public packages only.
+	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
