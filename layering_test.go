@@ -55,6 +55,8 @@ var allowedImports = map[string][]string{
 	"internal/condition": nil,
 	"internal/tools":     nil,
 	"internal/testenv":   {"federation", "federation/kube"},
+	// internal/managertest runs fedkit-controller-manager as a process for test/.
+	"internal/managertest": nil,
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.

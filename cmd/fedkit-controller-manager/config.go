@@ -49,7 +49,7 @@ func loadConfig(f *flags, getenv func(string) string) (hostConfig, error) {
 		return inCluster(f.serviceAccountDir, getenv)
 	default:
 		home := filepath.Join(getenv("HOME"), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
-		if _, err := os.Stat(home); err != nil {
+		if _, err := os.Stat(home); getenv("HOME") == "" || err != nil {
 			return hostConfig{}, errors.New("no configuration for the host: give --kubeconfig, set KUBECONFIG, run in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT), or write ~/.kube/config")
 		}
 		rules, source = &clientcmd.ClientConfigLoadingRules{Precedence: []string{home}}, "~/.kube/config"
