@@ -1,7 +1,9 @@
 package deploy_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,8 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fedkit/fedkit/dnsrecord"
@@ -25,6 +30,7 @@ import (
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/internal/kubectlfed"
 	"github.com/fedkit/fedkit/internal/managertest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
@@ -257,6 +263,15 @@ func TestControllerManagerProcess(t *testing.T) {
 	})
 	t.Logf("sync's counters moved by %v", after)
 
+	// kubectl fed clusters shows what the process's monitor saw.
+	kc := kubeconfig(t, env, "")
+	clusters := kubectlFed(t, "clusters", "--kubeconfig", kc, "--context", hostName)
+	for _, m := range memberNames {
+		if !regexp.MustCompile(`(?m)^` + m + `\s+True\s+-\s+.*\sv1\.`).MatchString(clusters) {
+			t.Errorf("kubectl fed clusters does not show %s Ready with its version:\n%s", m, clusters)
+		}
+	}
+
 	documented := metricsDoc(t)
 	families := p.Scrape(t)
 	for name := range families {
@@ -328,9 +343,14 @@ func TestControllerManagerLeaderElection(t *testing.T) {
 		}
 		return leader != nil
 	})
-	who, version := holder(t, host, "fedkit-system", lease)
-	if who == "" || version != managertest.Version {
-		t.Fatalf("Lease fedkit-system/%s held by %q with version %q; want a holder with %q", lease, who, version, managertest.Version)
+	who, annotated := holder(t, host, "fedkit-system", lease)
+	if who == "" || annotated != managertest.Version {
+		t.Fatalf("Lease fedkit-system/%s held by %q with version %q; want a holder with %q", lease, who, annotated, managertest.Version)
+	}
+
+	version := kubectlFed(t, "version", "--kubeconfig", kc, "--context", hostName)
+	if !strings.Contains(version, "Control plane version: "+managertest.Version) || !regexp.MustCompile(`fedkit-system/`+lease+`\s+`+regexp.QuoteMeta(who)+`\s+`+regexp.QuoteMeta(managertest.Version)).MatchString(version) {
+		t.Errorf("kubectl fed version does not show the leader's version and Lease:\n%s", version)
 	}
 
 	if err := leader.Stop(); err != nil {
@@ -341,4 +361,58 @@ func TestControllerManagerLeaderElection(t *testing.T) {
 		t.Errorf("Lease fedkit-system/%s held by %q after %q stopped; want the standby", lease, next, who)
 	}
 	standby.WaitReady(t)
+}
+
+// kubectlFed runs `kubectl fed args...` in this process and returns its output; it fails
+// the test unless it exits 0.
+func kubectlFed(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := kubectlfed.Main(context.Background(), args, kubectlfed.Options{Stdout: &out, Stderr: &errOut}); code != 0 {
+		t.Fatalf("kubectl fed %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
+// The Cluster CRD's printer columns: kubectl get clusters shows readiness, region and
+// version, and -o wide adds the reason, zones, taints, CPU and memory, as the API server
+// serves them in its Table.
+func TestClusterPrinterColumns(t *testing.T) {
+	env, _ := setup(t)
+	cfg := env.Config(hostName)
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, cfg.Host+"/apis/core.federation.k8s.io/v1alpha1/clusters", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;g=meta.k8s.io;v=v1")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var table metav1.Table
+	if err := json.NewDecoder(resp.Body).Decode(&table); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, col := range table.ColumnDefinitions {
+		got = append(got, fmt.Sprintf("%s/%d", col.Name, col.Priority))
+	}
+	want := []string{"Name/0", "Ready/0", "Reason/1", "Region/0", "Zones/1", "Version/0", "Taints/1", "CPU/1", "Memory/1", "Age/0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the Cluster Table's columns (name/priority; 1: -o wide) (-want +got):\n%s", diff)
+	}
+	for _, m := range memberNames {
+		found := false
+		for _, row := range table.Rows {
+			found = found || (len(row.Cells) > 0 && row.Cells[0] == m)
+		}
+		if !found {
+			t.Errorf("no row for the Cluster %s in %v", m, table.Rows)
+		}
+	}
 }
