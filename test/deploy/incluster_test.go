@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -80,8 +79,8 @@ func serviceAccountDir(t *testing.T, cs kubernetes.Interface, ca []byte, ns, nam
 // the Deployment's pod would: its args, its ServiceAccount's token and the host's CA where a
 // pod has them (--serviceaccount-dir points there), KUBERNETES_SERVICE_HOST and
 // KUBERNETES_SERVICE_PORT, no kubeconfig. It finds the in-cluster configuration, leads
-// through the Lease in its namespace, and a FederatedConfigMap propagates to both members.
-// SIGTERM releases the Lease.
+// through the Lease in its namespace, and config/samples/hello.yaml (README's first
+// federated object) propagates to both members. SIGTERM releases the Lease.
 func TestDefaultManifestsInCluster(t *testing.T) {
 	env, host := setup(t)
 	objs := render(t, filepath.Join(configDir, "default"))
@@ -122,7 +121,15 @@ func TestDefaultManifestsInCluster(t *testing.T) {
 		return who != ""
 	})
 
-	federate(t, env, host, fmt.Sprintf("incluster-%d", runs.Add(1)), "hello")
+	// The README's third command: kubectl apply -f config/samples/hello.yaml.
+	apply(t, host, documents(t, filepath.Join(configDir, "samples", "hello.yaml")))
+	for _, m := range memberNames {
+		member := env.Client(t, m)
+		fedtest.Eventually(t, m+" has the sample's ConfigMap fedkit-demo/hello", func() bool {
+			_, err := member.Get(context.Background(), configMaps, "fedkit-demo", "hello")
+			return err == nil
+		})
+	}
 	if err := p.Stop(); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, p.Logs())
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fedkit/fedkit/internal/managertest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -37,7 +38,9 @@ const hostName = "host"
 var memberNames = []string{"m1", "m2", "m3"}
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, append([]string{hostName}, memberNames...)...))
+	code := testenv.Main(m, append([]string{hostName}, memberNames...)...)
+	managertest.Cleanup()
+	os.Exit(code)
 }
 
 // parseSizes parses "NxC,NxC".
