@@ -143,9 +143,9 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 			}
 		}
 	}
-	// Pending writes would outlive a shard's or a leader's hand-over: with Leases, each loop
-	// writes its own status at once.
-	if opts.StatusWindow >= 0 && opts.Sharding == nil && opts.LeaderElection == nil {
+	// Pending writes would outlive a shard's hand-over: with Sharding, each loop writes its
+	// own status at once. A leader's run its writer for their term only (see work).
+	if opts.StatusWindow >= 0 && opts.Sharding == nil {
 		cp.status = statuswrite.New(host, statuswrite.Options{Window: opts.StatusWindow, Clock: opts.Clock, Logger: opts.Logger})
 		for _, w := range []*federation.StatusWriter{&opts.Scheduler.StatusWriter, &opts.Sync.StatusWriter, &opts.Status.StatusWriter, &opts.Dependencies.StatusWriter} {
 			if *w == nil {

@@ -88,7 +88,10 @@
 // internal/statuswrite). What they change in one object within [Options].StatusWindow is
 // one status write, each loop's fields its own. A new object costs the host three writes,
 // Events included: sync's metadata patch, its ControllerRevision and that status write. With
-// leases each loop writes its own status.
+// LeaderElection the writer runs while the replica leads; what is pending when it loses the
+// Lease is dropped, since its successor may be writing already and decides again from the
+// objects. With Sharding each loop writes its own status: a pending write could land after
+// its object's shard moved.
 //
 // # Goroutines, time and errors
 //
