@@ -5,7 +5,9 @@
 //
 // `go test ./test/scale` (and so `make test`) runs bounded versions that assert what must hold
 // at any size: convergence, a resync that writes nothing, a template change that writes exactly
-// once per object and cluster. `make scale` runs the big sizes through the flags below.
+// once per object and cluster. `make scale` runs the big sizes through the flags below, the
+// real-server one with -scale.process: fedkit-controller-manager as a separate process, as
+// deployed (process_test.go).
 package scale_test
 
 import (
