@@ -43,7 +43,7 @@ the columns placement reads. It writes nothing.`,
 			for i := range list.Items {
 				c, err := federation.ClusterFromUnstructured(&list.Items[i])
 				if err != nil {
-					return fmt.Errorf("Cluster %s: %w", list.Items[i].GetName(), err)
+					return fmt.Errorf("decoding the Cluster %s: %w", list.Items[i].GetName(), err)
 				}
 				clusters = append(clusters, *c)
 			}

@@ -54,7 +54,7 @@ or --shards writes no Lease and is not shown. It writes nothing.`,
 				}
 				var l coordinationv1.Lease
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &l); err != nil {
-					return fmt.Errorf("Lease %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+					return fmt.Errorf("decoding the Lease %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 				}
 				leases = append(leases, l)
 			}

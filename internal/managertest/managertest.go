@@ -10,7 +10,7 @@
 //
 //	p := managertest.Start(t, managertest.Options{Args: []string{"--kubeconfig", path, "--host-context", "host"}})
 //	p.WaitReady(t)
-//	families := p.Scrape(t)
+//	passes := fedtest.Sum(t, p.Scrape(t), "fedkit_reconciles_total", nil)
 //	require.NoError(t, p.Stop()) // SIGTERM; nil when it exits 0
 //
 // The endpoints listen on 127.0.0.1:0 (a free port the kernel picks, no race with other
@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -241,8 +242,9 @@ func (p *Process) WaitReady(t testing.TB) {
 	}
 }
 
-// Scrape returns the metric families /metrics serves now.
-func (p *Process) Scrape(t testing.TB) map[string]*dto.MetricFamily {
+// Scrape returns what /metrics serves now, as a Gatherer of that snapshot (fedtest.Sum adds
+// up its series).
+func (p *Process) Scrape(t testing.TB) prometheus.Gatherer {
 	t.Helper()
 	code, body := Get(p.Metrics, "/metrics")
 	if code != http.StatusOK {
@@ -253,39 +255,11 @@ func (p *Process) Scrape(t testing.TB) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatalf("parsing /metrics: %v", err)
 	}
-	return mfs
-}
-
-// Sum is the sum of the family's samples (counters, gauges; a histogram's count) whose
-// labels include every label of match.
-func Sum(mfs map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
-	mf := mfs[name]
-	if mf == nil {
-		return 0
+	out := make([]*dto.MetricFamily, 0, len(mfs))
+	for _, mf := range mfs {
+		out = append(out, mf)
 	}
-	var sum float64
-	for _, m := range mf.GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		ok := true
-		for k, v := range match {
-			ok = ok && labels[k] == v
-		}
-		if !ok {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return out, nil })
 }
 
 var errStoppedBefore = errors.New("stopped before")

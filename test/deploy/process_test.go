@@ -255,9 +255,9 @@ func TestControllerManagerProcess(t *testing.T) {
 	fedtest.Eventually(t, "sync's counters moved in /metrics", func() bool {
 		now := p.Scrape(t)
 		after = map[string]float64{
-			"passes":  managertest.Sum(now, "fedkit_reconciles_total", sync) - managertest.Sum(before, "fedkit_reconciles_total", sync),
-			"creates": managertest.Sum(now, "fedkit_member_requests_total", map[string]string{"loop": "sync", "verb": "create", "result": "ok"}) - managertest.Sum(before, "fedkit_member_requests_total", map[string]string{"loop": "sync", "verb": "create", "result": "ok"}),
-			"lag":     managertest.Sum(now, "fedkit_propagation_lag_seconds", map[string]string{"type": "FederatedConfigMap"}) - managertest.Sum(before, "fedkit_propagation_lag_seconds", map[string]string{"type": "FederatedConfigMap"}),
+			"passes":  fedtest.Sum(t, now, "fedkit_reconciles_total", sync) - fedtest.Sum(t, before, "fedkit_reconciles_total", sync),
+			"creates": fedtest.Sum(t, now, "fedkit_member_requests_total", map[string]string{"loop": "sync", "verb": "create", "result": "ok"}) - fedtest.Sum(t, before, "fedkit_member_requests_total", map[string]string{"loop": "sync", "verb": "create", "result": "ok"}),
+			"lag":     fedtest.Sum(t, now, "fedkit_propagation_lag_seconds", map[string]string{"type": "FederatedConfigMap"}) - fedtest.Sum(t, before, "fedkit_propagation_lag_seconds", map[string]string{"type": "FederatedConfigMap"}),
 		}
 		return after["passes"] >= 1 && after["creates"] >= float64(len(memberNames)) && after["lag"] >= 1
 	})
@@ -273,7 +273,14 @@ func TestControllerManagerProcess(t *testing.T) {
 	}
 
 	documented := metricsDoc(t)
-	families := p.Scrape(t)
+	mfs, err := p.Scrape(t).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]bool{}
+	for _, mf := range mfs {
+		families[mf.GetName()] = true
+	}
 	for name := range families {
 		switch {
 		case strings.HasPrefix(name, "fedkit_") && !documented[name]:
@@ -286,7 +293,7 @@ func TestControllerManagerProcess(t *testing.T) {
 	for _, name := range []string{"fedkit_reconciles_total", "fedkit_reconcile_duration_seconds", "fedkit_member_requests_total",
 		"fedkit_propagation_lag_seconds", "fedkit_cluster_ready", "fedkit_workqueue_adds_total", "fedkit_workqueue_depth",
 		"go_goroutines", "process_cpu_seconds_total", "rest_client_requests_total"} {
-		if families[name] == nil {
+		if !families[name] {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
@@ -331,7 +338,7 @@ func TestControllerManagerLeaderElection(t *testing.T) {
 	a.WaitReady(t)
 	b.WaitReady(t)
 	leading := func(p *managertest.Process) float64 {
-		return managertest.Sum(p.Scrape(t), "leader_election_master_status", map[string]string{"name": lease})
+		return fedtest.Sum(t, p.Scrape(t), "leader_election_master_status", map[string]string{"name": lease})
 	}
 	var leader, standby *managertest.Process
 	fedtest.Eventually(t, "one process leads, the other stands by", func() bool {

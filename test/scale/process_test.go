@@ -26,7 +26,6 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/managertest"
-	"github.com/fedkit/fedkit/internal/testenv"
 )
 
 var processArgsFlag = flag.String("scale.process.args", "", "with -scale.process, more flags for fedkit-controller-manager, space-separated (after the Deployment's, so they win): --leader-elect=false, --types=FederatedConfigMap")
@@ -83,14 +82,7 @@ func startProcess(t *testing.T, f *realFleet) {
 			t.Errorf("fedkit-controller-manager on SIGTERM: %v", err)
 		}
 	})
-	require.Eventually(t, func() bool {
-		for _, m := range memberNames {
-			if !testenv.ClusterReady(t, f.host, m) {
-				return false
-			}
-		}
-		return true
-	}, 90*time.Second, 50*time.Millisecond, "every member Ready (the monitor's probes)")
+	f.waitMembersReady(t)
 }
 
 // deploymentArgs are the args of config/manager's Deployment.
@@ -110,13 +102,7 @@ func (f *realFleet) gatherer(t *testing.T) prometheus.Gatherer {
 	if f.proc == nil {
 		return f.reg
 	}
-	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		var out []*dto.MetricFamily
-		for _, mf := range f.proc.Scrape(t) {
-			out = append(out, mf)
-		}
-		return out, nil
-	})
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return f.proc.Scrape(t).Gather() })
 }
 
 // apiserverWriteVerbs are the verbs of apiserver_request_total that write.

@@ -108,6 +108,13 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 		rcancel()
 		require.NoError(t, <-done)
 	})
+	f.waitMembersReady(t)
+	return f
+}
+
+// waitMembersReady waits until the control plane's monitor has marked every member Ready.
+func (f *realFleet) waitMembersReady(t *testing.T) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, m := range memberNames {
 			if !testenv.ClusterReady(t, f.host, m) {
@@ -116,7 +123,6 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 		}
 		return true
 	}, 90*time.Second, 50*time.Millisecond, "every member Ready (the monitor's probes)")
-	return f
 }
 
 // unthrottled is a client of the named cluster without client-side rate limit: the test's
