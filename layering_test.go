@@ -39,8 +39,6 @@ var allowedImports = map[string][]string{
 	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":     {"internal/kubectlfed"},
 	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
-	// The control plane's program is an embedder like any other: public packages only.
-	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation"},
 	// config/rbac/member embeds member.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
@@ -57,6 +55,8 @@ var allowedImports = map[string][]string{
 	"internal/testenv":   {"federation", "federation/kube"},
 	// internal/managertest runs fedkit-controller-manager as a process for test/.
 	"internal/managertest": nil,
+	// The control plane's program is an embedder like any other: public packages only.
+	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.
