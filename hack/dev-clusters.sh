@@ -13,8 +13,7 @@
 # fedkit-controller-manager run from the shell (no pods start here), kubectl fed join.
 #
 # Only the API runs (no controller-manager, scheduler or kubelet): CRDs, RBAC and admission
-# work, but no pods start. ServiceAccount token Secrets are filled, as a token controller
-# would. Good for trying the control plane, not for running workloads.
+# work, but no pods start. Good for trying the control plane, not for running workloads.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
