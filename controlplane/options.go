@@ -97,6 +97,14 @@ type Options struct {
 	// writes.
 	Identity string
 
+	// Version is the version of the program that runs this control plane ("v0.4.0", a
+	// commit). With LeaderElection or Sharding, every Lease this replica writes (the
+	// election's, the shards' it holds, its presence Lease) carries it in the annotation
+	// federation.ControlPlaneVersionAnnotation, so whoever reads the Leases (`kubectl fed
+	// version`) sees which version holds them. Empty: no annotation. It changes nothing
+	// else.
+	Version string
+
 	// EventWindow is how long the control plane's event recorder (when Options.Events is
 	// nil) gathers Normal events of one reason in one namespace: at the window's end one
 	// object's events are written as recorded, several objects' as one digest Event naming
@@ -119,14 +127,6 @@ type Options struct {
 
 	// Name is the component of the events' source. Default: DefaultName.
 	Name string
-
-	// Version is the version of the program that runs this control plane ("v0.4.0", a
-	// commit). With LeaderElection or Sharding, every Lease this replica writes (the
-	// election's, the shards' it holds, its presence Lease) carries it in the annotation
-	// federation.ControlPlaneVersionAnnotation, so whoever reads the Leases (`kubectl fed
-	// version`) sees which version holds them. Empty: no annotation. It changes nothing
-	// else.
-	Version string
 
 	// RetryPeriod is how long a failed loop waits before the control plane checks the host
 	// again and restarts it. Default: DefaultRetryPeriod. Negative: a failed loop stays
