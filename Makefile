@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart
+.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart image
 
 ## test: vet and lint, then every test with -race (-vet=off: all of vet has just run), the
 ## real kube-apiserver/etcd suites included, then
@@ -55,15 +55,20 @@ fuzz:
 ## scale: the measured runs of SCALE.md (test/scale): the whole control plane in memory at
 ## SCALE_SIZES (objects x fake clusters, each on one control plane and on SCALE_SHARDS static
 ## shards), then SCALE_REAL FederatedConfigMaps propagated to three real members next to the
-## servers' raw create rate. Tens of minutes on 2 cores and a few GB of heap; `make test` runs
-## bounded versions (200 x 10 in memory, 100 objects on real servers).
-SCALE_SIZES  ?= 1000x100,10000x10
-SCALE_SHARDS ?= 4
-SCALE_REAL   ?= 1000
+## servers' raw create rate, by fedkit-controller-manager run as a separate process with
+## config/manager's Deployment args, as deployed (SCALE_PROCESS= runs controlplane inside the
+## test process instead, where host writes are counted by loop). Tens of minutes on 2 cores
+## and a few GB of heap; `make test` runs bounded versions (200 x 10 in memory, 100 objects on
+## real servers).
+SCALE_SIZES   ?= 1000x100,10000x10
+SCALE_SHARDS  ?= 4
+SCALE_REAL    ?= 1000
+SCALE_PROCESS ?= 1
 scale: testbins
 	FEDKIT_TESTBIN_DIR="$$(./hack/install-testbins.sh | tail -n 1)" $(GO) test -count=1 -timeout 180m -v \
 		-run 'TestMemoryScale|TestRealScale' ./test/scale \
-		-args -scale.sizes=$(SCALE_SIZES) -scale.shards=$(SCALE_SHARDS) -scale.real=$(SCALE_REAL)
+		-args -scale.sizes=$(SCALE_SIZES) -scale.shards=$(SCALE_SHARDS) -scale.real=$(SCALE_REAL) \
+		$(if $(SCALE_PROCESS),-scale.process,)
 
 ## soak: the chaos soak (test/soak) over more seeds and a bigger fleet than `make test` runs:
 ## make soak SEEDS=20 FIRST=1 CLUSTERS=20 OBJECTS=500 STEPS=40 [RUNMODE=1] [RACE=-race].
@@ -82,3 +87,11 @@ soak:
 
 quickstart:
 	$(GO) run ./examples/quickstart
+
+## image: fedkit-controller-manager's container image from the Dockerfile, tagged IMG, with
+## the version VERSION linked in (default: git describe). config/manager's Deployment runs
+## fedkit-controller-manager:dev, the default IMG. ko users build with .ko.yaml instead.
+IMG     ?= fedkit-controller-manager:dev
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+image:
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .

@@ -64,6 +64,9 @@ type spec struct {
 	// too, and records in part.missing those not served.
 	optional []resource
 	build    func(shard federation.Shard) (run func(context.Context) error, err error)
+	// ownCache: the loop watches through a Cache of its own (the embedder gave it one), not
+	// Options.Cache, so Ready cannot see its informers.
+	ownCache bool
 }
 
 // part is one loop of the control plane, with what the host must serve for it to start.
@@ -74,6 +77,7 @@ type part struct {
 	run   func(ctx context.Context) error
 
 	optional []resource
+	ownCache bool // see spec
 
 	// Guarded by ControlPlane.mu.
 	status  LoopStatus
@@ -139,9 +143,9 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 			}
 		}
 	}
-	// Pending writes would outlive a shard's or a leader's hand-over: with Leases, each loop
-	// writes its own status at once.
-	if opts.StatusWindow >= 0 && opts.Sharding == nil && opts.LeaderElection == nil {
+	// Pending writes would outlive a shard's hand-over: with Sharding, each loop writes its
+	// own status at once. A leader's run its writer for their term only (see work).
+	if opts.StatusWindow >= 0 && opts.Sharding == nil {
 		cp.status = statuswrite.New(host, statuswrite.Options{Window: opts.StatusWindow, Clock: opts.Clock, Logger: opts.Logger})
 		for _, w := range []*federation.StatusWriter{&opts.Scheduler.StatusWriter, &opts.Sync.StatusWriter, &opts.Status.StatusWriter, &opts.Dependencies.StatusWriter} {
 			if *w == nil {
@@ -176,7 +180,7 @@ func (cp *ControlPlane) newUnit(shard federation.Shard) (*unit, error) {
 			return nil, err
 		}
 		p := newPart(s.name, s.needs, run, shard)
-		p.optional = s.optional
+		p.optional, p.ownCache = s.optional, s.ownCache
 		u.loops = append(u.loops, p)
 	}
 	return u, nil
@@ -190,11 +194,14 @@ func newPart(name string, needs []resource, run func(context.Context) error, sha
 // gives the loop its shard; the loops' own Shard options are left unset (complete checks).
 func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.ClusterSet, opts Options) []spec {
 	var out []spec
+	// cache is the Cache a loop's options give it: a loop with one of its own is marked.
+	var cache *hostcache.Cache
 	add := func(name string, build func(federation.Shard) (func(context.Context) error, error), needs ...resource) {
-		out = append(out, spec{name: name, build: build, needs: needs})
+		out = append(out, spec{name: name, build: build, needs: needs, ownCache: cache != opts.Cache})
 	}
 	clusterGVR := resource{gvr: federation.ClusterGVR}
 	if !opts.Disable.Monitor {
+		cache = opts.Monitor.Cache
 		add(MonitorLoop, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.Monitor
 			o.Shard = shard
@@ -208,6 +215,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	for _, t := range opts.Types {
 		kind := t.Federated.Kind
 		if !opts.Disable.Scheduler {
+			cache = opts.Scheduler.Cache
 			add("scheduler/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
 				o := opts.Scheduler
 				o.Shard = shard
@@ -220,6 +228,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 				resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: opts.Scheduler.Namespace}, clusterGVR)
 		}
 		if !opts.Disable.Sync {
+			cache = opts.Sync.Cache
 			add("sync/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
 				o := opts.Sync
 				o.Shard = shard
@@ -235,6 +244,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 			}, federatedOf(t, opts.Sync.Namespace), clusterGVR)
 		}
 		if !opts.Disable.Status {
+			cache = opts.Status.Cache
 			add("status/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
 				o := opts.Status
 				o.Shard = shard
@@ -253,6 +263,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		// One loop per type, as for the others: a type whose CRD the host lacks stops only
 		// its own.
 		ns := opts.Propagation.Namespace
+		cache = opts.Propagation.Cache
 		add(PropagationLoop+"/"+t.Federated.Kind, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.Propagation
 			o.Shard = shard
@@ -290,6 +301,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	}
 	if !opts.Disable.DNS {
 		ns := opts.DNS.Namespace
+		cache = opts.DNS.Cache
 		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.DNS
 			o.Shard = shard
@@ -327,6 +339,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 				fixed = append(fixed, t)
 			}
 		}
+		cache = opts.Dependencies.Cache
 		add(DependenciesLoop, func(shard federation.Shard) (func(context.Context) error, error) {
 			o := opts.Dependencies
 			o.Shard = shard

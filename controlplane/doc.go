@@ -89,7 +89,10 @@
 // internal/statuswrite). What they change in one object within [Options].StatusWindow is
 // one status write, each loop's fields its own. A new object costs the host three writes,
 // Events included: sync's metadata patch, its ControllerRevision and that status write. With
-// leases each loop writes its own status.
+// LeaderElection the writer runs while the replica leads; what is pending when it loses the
+// Lease is dropped, since its successor may be writing already and decides again from the
+// objects. With Sharding each loop writes its own status: a pending write could land after
+// its object's shard moved.
 //
 // # Goroutines, time and errors
 //
@@ -161,6 +164,15 @@
 // wrapping [ErrAllFailed], as a single replica does. A leader releases its Lease first, and
 // with Sharding every shard of the replica stops. Elections run on the real clock, since
 // client-go's elector takes no clock. Options.Clock drives the loops only.
+//
+// # Readiness and version
+//
+// [ControlPlane.Ready] is a readiness check for the process that runs the control plane. It
+// returns nil while Run runs and every loop it runs has synced its caches, or while the
+// replica stands by (no Lease, no shard held); a failed loop does not hold it back.
+// fedkit-controller-manager serves it as /readyz. [Options].Version names the program's
+// version on every Lease the replica writes (federation.ControlPlaneVersionAnnotation), so
+// `kubectl fed version` can say which version leads or holds each shard.
 //
 // # Testing with package fake
 //

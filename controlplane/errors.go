@@ -29,6 +29,11 @@ var (
 	// set failing stops the replica. The error joins each loop's own.
 	ErrAllFailed = errors.New("controlplane: every loop failed")
 
+	// ErrNotReady is wrapped by [ControlPlane.Ready]'s error while this replica is not ready:
+	// Run is not running, or a loop it runs has not synced its caches yet. The message names
+	// the loops and resources it waits for.
+	ErrNotReady = errors.New("controlplane: not ready")
+
 	// ErrRunning is returned by Run when the control plane is already running.
 	ErrRunning = errors.New("controlplane: already running")
 )

@@ -101,6 +101,14 @@ type Options struct {
 	// writes.
 	Identity string
 
+	// Version is the version of the program that runs this control plane ("v0.4.0", a
+	// commit). With LeaderElection or Sharding, every Lease this replica writes (the
+	// election's, the shards' it holds, its presence Lease) carries it in the annotation
+	// federation.ControlPlaneVersionAnnotation, so whoever reads the Leases (`kubectl fed
+	// version`) sees which version holds them. Empty: no annotation. It changes nothing
+	// else.
+	Version string
+
 	// EventWindow is how long the control plane's event recorder (when Options.Events is
 	// nil) gathers Normal events of one reason in one namespace: at the window's end one
 	// object's events are written as recorded, several objects' as one digest Event naming
@@ -113,10 +121,12 @@ type Options struct {
 	// change of a federated object for the other loops' changes to it: the scheduler's, sync's
 	// and the collector's changes within the window are one status write, each loop's fields
 	// its own. 0: statuswrite's default, two seconds (changes that keep arriving hold the
-	// write up to five windows). Negative: no shared writer, each loop
-	// writes its status at once; so it is with LeaderElection or Sharding, where a pending
-	// write could land after the object's shard moved. A loop given its own StatusWriter
-	// keeps it.
+	// write up to five windows). Negative: no shared writer, each loop writes its status at
+	// once; so it is with Sharding, where a pending write could land after the object's
+	// shard moved. With LeaderElection the writer runs while this replica leads: what is
+	// pending when the replica loses its Lease is dropped, not written (its successor
+	// decides again from the objects), and what is pending on a graceful stop is written
+	// before the Lease is released. A loop given its own StatusWriter keeps it.
 	StatusWindow time.Duration
 
 	// Name is the component of the events' source. Default: DefaultName.

@@ -170,7 +170,12 @@ func (l *Lease) complete(identity, suffix string, shards bool, count int) error 
 
 // options are l as package lease takes them.
 func (l Lease) options(count int, o Options) lease.Options {
+	var ann map[string]string
+	if o.Version != "" {
+		ann = map[string]string{federation.ControlPlaneVersionAnnotation: o.Version}
+	}
 	return lease.Options{
+		Annotations:     ann,
 		Namespace:       l.Namespace,
 		Name:            l.Name,
 		Identity:        l.Identity,
@@ -193,10 +198,20 @@ func (cp *ControlPlane) work(ctx context.Context) error {
 		return lease.Shards(ctx, cp.host, o.Sharding.Lease.options(o.Sharding.Count, o), cp.runShard)
 	case o.LeaderElection != nil:
 		u := cp.units[0]
-		return lease.Elect(ctx, cp.host, o.LeaderElection.options(0, o), func(ctx context.Context) error {
+		return lease.Elect(ctx, cp.host, o.LeaderElection.options(0, o), func(term context.Context) error {
 			cp.opts.Logger.Info("Leading: starting the loops", "lease", o.LeaderElection.Namespace+"/"+o.LeaderElection.Name)
 			defer cp.setUnitState(u, StateStandby)
-			return cp.runUnit(ctx, u)
+			if cp.status == nil {
+				return cp.runUnit(term, u)
+			}
+			// The shared status writer runs for the term. When the term ends before Run
+			// does, the Lease was lost: what is pending is dropped, not written, since the
+			// successor may be writing already. Otherwise (a graceful stop, every loop
+			// failed) it is written before the Lease is released.
+			stop := cp.runStatusWriter(term)
+			err := cp.runUnit(term, u)
+			stop(ctx.Err() != nil || term.Err() == nil)
+			return err
 		})
 	default:
 		return cp.runUnit(ctx, cp.units[0])

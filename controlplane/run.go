@@ -69,19 +69,10 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 		stop := cp.startEvents(ctx)
 		defer stop()
 	}
-	if cp.status != nil {
+	if cp.status != nil && cp.opts.LeaderElection == nil {
 		// The shared status writer runs all along, and writes what the loops left pending
-		// once they have returned.
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = cp.status.Run(wctx)
-		}()
-		defer func() {
-			cancel()
-			<-done
-		}()
+		// once they have returned. A leader runs it for its term only (work).
+		defer cp.runStatusWriter(ctx)(true)
 	}
 	log.Info("Starting the control plane", "loops", len(cp.specs), "types", len(cp.opts.Types), "replicas", cp.mode())
 	if cp.opts.LeaderElection != nil {
@@ -100,6 +91,26 @@ func (cp *ControlPlane) Run(ctx context.Context) error {
 	err := g.Wait()
 	log.Info("The control plane stopped")
 	return err
+}
+
+// runStatusWriter runs the shared status writer until the returned func is called, which
+// returns once the writer has stopped: with flush, after writing what the loops left
+// pending; without, after dropping it (a leader that lost its Lease writes nothing more of
+// what its loops decided: its successor decides again from the objects).
+func (cp *ControlPlane) runStatusWriter(ctx context.Context) (stop func(flush bool)) {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = cp.status.Run(wctx)
+	}()
+	return func(flush bool) {
+		if !flush {
+			cp.status.Drop()
+		}
+		cancel()
+		<-done
+	}
 }
 
 // mode says, for the log, how this replica shares the work.

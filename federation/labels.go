@@ -134,6 +134,12 @@ const (
 	// separated and sorted, the clusters its dependent workloads run in. The dependencies
 	// loop writes it; placement adds these clusters to the object's own ([RequiredClusters]).
 	RequiredByClustersAnnotation = "federation.k8s.io/required-by-clusters"
+
+	// ControlPlaneVersionAnnotation on a coordination.k8s.io Lease of a control plane (its
+	// leader election Lease, its shard and presence Leases) is the version of the program
+	// whose replica wrote it last: the holder's, since each write sets it anew. Package
+	// controlplane writes it when Options.Version is set; `kubectl fed version` reads it.
+	ControlPlaneVersionAnnotation = "federation.k8s.io/controlplane-version"
 )
 
 // Values of [ClaimRemovalAnnotation], the words of a PersistentVolume's reclaim policy and of

@@ -13,8 +13,13 @@ import (
 // +kubebuilder:resource:scope=Cluster,categories=federation
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
+// +kubebuilder:printcolumn:name="Zones",type=string,JSONPath=`.spec.zones`,priority=1
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.kubernetesVersion`
+// +kubebuilder:printcolumn:name="Taints",type=string,JSONPath=`.spec.taints[*].key`,priority=1
+// +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.status.capacity.cpu`,priority=1
+// +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.status.capacity.memory`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -9,6 +9,8 @@
 #   hack/dev-clusters.sh [-kubeconfig FILE] [-clusters host,member1,member2]
 #   go run ./examples/realclusters -kubeconfig dev-clusters.kubeconfig \
 #       -host-context host -contexts member1,member2 -install-crds -demo
+# or README.md's "Deploy" section: kubectl apply -k config/default, then
+# fedkit-controller-manager run from the shell (no pods start here), kubectl fed join.
 #
 # Only the API runs (no controller-manager, scheduler or kubelet): CRDs, RBAC and admission
 # work, but no pods start. Good for trying the control plane, not for running workloads.

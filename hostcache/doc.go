@@ -35,5 +35,6 @@
 // uid and resourceVersion for every loop of the Cache (Cache.DecodeCluster).
 //
 // Cache.Run(ctx) runs the informers until ctx is done, and returns once they have stopped.
-// Stop the loops first.
+// Stop the loops first. Cache.Synced(gvr) says whether the informers the loops use for a
+// resource have listed: controlplane's Ready asks it for what each running loop needs.
 package hostcache

@@ -15,6 +15,9 @@
 //
 // hack/dev-clusters.sh starts a host and two members on this machine and prints a kubeconfig
 // for them.
+//
+// It is an example of embedding the library in a program of your own. To deploy the control
+// plane as it is, use cmd/fedkit-controller-manager and config/default (README.md, "Deploy").
 package main
 
 import (

@@ -193,8 +193,9 @@ func StepUntil(t testing.TB, step func(time.Duration), d time.Duration, steps in
 	t.Fatalf("%s: not after %d steps of %s", what(), steps, d)
 }
 
-// Sum adds up the series of counter name that g gathers whose labels include every pair of
-// match ("loop": "sync", say; nil: every series).
+// Sum adds up the series of the metric name that g gathers whose labels include every pair
+// of match ("loop": "sync", say; nil: every series): a counter's or a gauge's values, a
+// histogram's sample counts.
 func Sum(t testing.TB, g prometheus.Gatherer, name string, match map[string]string) float64 {
 	t.Helper()
 	mfs, err := g.Gather()
@@ -215,7 +216,15 @@ func Sum(t testing.TB, g prometheus.Gatherer, name string, match map[string]stri
 			for k, v := range match {
 				ok = ok && labels[k] == v
 			}
-			if ok {
+			if !ok {
+				continue
+			}
+			switch {
+			case m.Gauge != nil:
+				n += m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				n += float64(m.GetHistogram().GetSampleCount())
+			default:
 				n += m.GetCounter().GetValue()
 			}
 		}

@@ -1,5 +1,5 @@
-// Package kubectlfed is the kubectl plugin `kubectl fed`: join, unjoin, status, rollback,
-// preview and migrate.
+// Package kubectlfed is the kubectl plugin `kubectl fed`: join, unjoin, clusters, status,
+// rollback, preview, migrate and version.
 //
 //	code := kubectlfed.Main(ctx, os.Args[1:], kubectlfed.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 //	os.Exit(code)
@@ -20,6 +20,13 @@
 //
 // status warns of each of the object's clusters whose credentials expire soon (the Cluster's
 // CredentialsExpiring condition).
+//
+// clusters lists the Cluster objects with the columns placement reads (Ready, taints,
+// region and zones as federation.Cluster resolves them, version, capacity). version prints
+// the plugin's version (Options.Version, else the build information's) and the control
+// plane's: each replica writes its version on the Leases it holds
+// (federation.ControlPlaneVersionAnnotation), so the Leases say which version leads or
+// holds each shard, with no object or permission of its own.
 //
 // status, rollback, preview and migrate call the library: the object's status, fedsync's
 // rollback, package preview and package migrate. The command decides nothing of its own.

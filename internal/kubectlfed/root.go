@@ -30,6 +30,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// PollInterval is how often join looks for the member's token (default 500ms).
 	PollInterval time.Duration
+	// Version is the plugin's version, for `kubectl fed version` (cmd/kubectl-fed's linked
+	// main.version). Empty: the build information's.
+	Version string
 }
 
 // Main runs `kubectl fed` with args (without the program name) and returns the exit status:
@@ -75,10 +78,12 @@ func NewCommand(opts Options) *cobra.Command {
 
   kubectl fed join CLUSTER --cluster-context CTX   add a member cluster
   kubectl fed unjoin CLUSTER --cluster-context CTX remove it
+  kubectl fed clusters                             the member clusters: ready, taints, region, capacity
   kubectl fed status KIND/NAME                     why each cluster has what it has
   kubectl fed rollback KIND/NAME --to-revision N   restore a revision of the template
   kubectl fed preview -f FILE                      what the loops would do, touching nothing
-  kubectl fed migrate -f kubefed.yaml              convert KubeFed v0.10 objects`,
+  kubectl fed migrate -f kubefed.yaml              convert KubeFed v0.10 objects
+  kubectl fed version                              the plugin's and the control plane's versions`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -96,7 +101,8 @@ func NewCommand(opts Options) *cobra.Command {
 	f.StringVar(&g.context, "context", "", "the host cluster's kubeconfig context (default: the current context)")
 	f.StringVar(&g.hostContext, "host-context", "", "the same as --context, as kubefedctl spells it")
 	f.StringVarP(&g.namespace, "namespace", "n", "", "the namespace of the federated object (default: the context's namespace)")
-	root.AddCommand(joinCommand(g), unjoinCommand(g), statusCommand(g), rollbackCommand(g), previewCommand(g), migrateCommand(g))
+	root.AddCommand(joinCommand(g), unjoinCommand(g), statusCommand(g), rollbackCommand(g), previewCommand(g), migrateCommand(g),
+		clustersCommand(g), versionCommand(g))
 	return root
 }
 

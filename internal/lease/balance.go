@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,6 +268,7 @@ func (s *sharder) heartbeat(ctx context.Context, wants int) error {
 	if ann == nil {
 		ann = map[string]string{}
 	}
+	maps.Copy(ann, s.opts.Annotations)
 	ann[CountAnnotation] = strconv.Itoa(s.opts.Count)
 	if wants >= 0 {
 		ann[WantsAnnotation] = strconv.Itoa(wants)

@@ -79,6 +79,13 @@
 // annotation on the shard Leases). It then claims nothing until that peer is gone. So a
 // rolling change of Count never runs two partitions of the keys at once.
 //
+// # What the Leases say about their holder
+//
+// Options.Annotations are written on every Lease a process writes: Elect's, the shard Leases
+// it holds, its presence Lease. Each write sets them anew, so they follow a Lease from holder
+// to holder; package controlplane writes its program's version there
+// (federation.ControlPlaneVersionAnnotation).
+//
 // # Time
 //
 // client-go's LeaderElector has no clock to inject: it reads the real clock, and so do Elect

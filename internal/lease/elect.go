@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"k8s.io/utils/clock"
 
@@ -44,8 +45,10 @@ func Elect(ctx context.Context, host federation.ClusterClient, opts Options, run
 	if err := opts.complete(false); err != nil {
 		return err
 	}
+	lock := NewLock(host, opts.Namespace, opts.Name, opts.Identity)
+	lock.annotations = maps.Clone(opts.Annotations)
 	c := &candidate{
-		lock:  NewLock(host, opts.Namespace, opts.Name, opts.Identity),
+		lock:  lock,
 		opts:  opts,
 		clock: clock.RealClock{},
 		log:   opts.Logger.WithValues("identity", opts.Identity),

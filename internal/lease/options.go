@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -69,6 +70,13 @@ type Options struct {
 	// Shards (at least 1).
 	Count int
 
+	// Annotations are set on every Lease this process writes: the Lease of Elect, the shard
+	// Leases it holds and its presence Lease of Shards. They say something about the holder
+	// to whoever reads the Leases (package controlplane writes its program's version
+	// there, which `kubectl fed version` reads). Each write sets them anew, so they follow
+	// the Lease from holder to holder. Keys must be valid annotation keys.
+	Annotations map[string]string
+
 	// Logger receives the elections' transitions (acquired, lost, released, shards moved)
 	// and client-go's elector logs. Default: logr.Discard().
 	Logger logr.Logger
@@ -88,6 +96,11 @@ func (o *Options) complete(shards bool) error {
 	}
 	if shards && o.Count < 1 {
 		errs = append(errs, fmt.Errorf("Options.Count must be at least 1, got %d", o.Count))
+	}
+	for k := range o.Annotations {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("Options.Annotations: key %q: %s", k, strings.Join(msgs, "; ")))
+		}
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = DefaultLeaseDuration

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -184,7 +185,11 @@ func (s *sharder) campaign(ctx context.Context, i int, run func(context.Context,
 	shard := federation.Shard{Index: i, Count: s.opts.Count}
 	lock := NewLock(s.host, s.opts.Namespace, fmt.Sprintf("%s-%d", s.opts.Name, i), s.opts.Identity)
 	lock.labels = map[string]string{GroupLabel: s.opts.Name, RoleLabel: "shard"}
-	lock.annotations = map[string]string{CountAnnotation: strconv.Itoa(s.opts.Count)}
+	lock.annotations = maps.Clone(s.opts.Annotations)
+	if lock.annotations == nil {
+		lock.annotations = map[string]string{}
+	}
+	lock.annotations[CountAnnotation] = strconv.Itoa(s.opts.Count)
 	lock.admit = func() bool { return s.admit(i) }
 	lock.dropped = func() { s.drop(i) }
 	c := &candidate{lock: lock, opts: s.opts, clock: s.clock, log: s.log.WithValues("shard", shard.String())}

@@ -189,3 +189,52 @@ func maxTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// Options.Annotations are on every Lease a process writes: Elect's Lease, the shard Leases
+// it holds and its presence Lease, next to Shards' own annotations. A key that is no valid
+// annotation key is refused before anything is written.
+func TestAnnotationsOnEveryLease(t *testing.T) {
+	host := fake.NewCluster("host")
+	ann := map[string]string{"example.com/version": "v1.2.3"}
+	annotated := func(name string) bool {
+		u, err := host.Get(context.Background(), lease.LeaseGVR, "default", name)
+		return err == nil && u.GetAnnotations()["example.com/version"] == "v1.2.3"
+	}
+
+	elect := fast("leader", "a")
+	elect.Annotations = ann
+	leading := make(chan struct{})
+	p := startProcess(func(ctx context.Context) error {
+		return lease.Elect(ctx, host, elect, func(ctx context.Context) error {
+			close(leading)
+			<-ctx.Done()
+			return nil
+		})
+	})
+	<-leading
+	require.True(t, annotated("leader"), "Elect's Lease")
+	require.NoError(t, p.stop(t))
+
+	shards := fast("fed", "a")
+	shards.Count, shards.Annotations = 2, ann
+	p = startProcess(func(ctx context.Context) error {
+		return lease.Shards(ctx, host, shards, func(ctx context.Context, _ federation.Shard) error {
+			<-ctx.Done()
+			return nil
+		})
+	})
+	require.Eventually(t, func() bool { return annotated("fed-0") && annotated("fed-1") }, 10*time.Second, 5*time.Millisecond, "the shard Leases")
+	list, err := host.List(context.Background(), lease.LeaseGVR, "default", metav1.ListOptions{LabelSelector: lease.RoleLabel + "=member"})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	require.Equal(t, "v1.2.3", list.Items[0].GetAnnotations()["example.com/version"], "the presence Lease")
+	u, err := host.Get(context.Background(), lease.LeaseGVR, "default", "fed-0")
+	require.NoError(t, err)
+	require.Equal(t, "2", u.GetAnnotations()[lease.CountAnnotation], "Shards' own annotations stay")
+	require.NoError(t, p.stop(t))
+
+	elect.Annotations = map[string]string{"not a key": "x"}
+	err = lease.Elect(context.Background(), host, elect, func(context.Context) error { return nil })
+	require.ErrorIs(t, err, lease.ErrInvalidOptions)
+	require.ErrorContains(t, err, `Options.Annotations: key "not a key"`)
+}

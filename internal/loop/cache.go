@@ -283,6 +283,30 @@ func (c *Cache) transform(transform func(*unstructured.Unstructured)) cache.Tran
 	}
 }
 
+// Synced reports whether the Cache holds an informer of gvr that some loop uses, and every
+// informer of gvr it holds (any namespace, label selector or transform) has listed: the
+// loops reading gvr through the Cache see every object of their first list. It is false
+// while the Cache is not running, and before a loop asks for gvr. A control plane asks it
+// for each resource its running loops watch before it calls itself ready.
+func (c *Cache) Synced(gvr schema.GroupVersionResource) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		return false
+	}
+	found := false
+	for key, si := range c.informers {
+		if key.gvr != gvr {
+			continue
+		}
+		if !si.HasSynced() {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
 // notSynced describes why the informer has not synced.
 func (c *Cache) notSynced(si *sharedInformer) error {
 	if !c.running() {

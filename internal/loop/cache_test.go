@@ -127,6 +127,31 @@ func TestCacheSharesInformers(t *testing.T) {
 		"informers no loop uses are stopped")
 }
 
+// Synced says whether the informers loops use for a resource have listed: not before a loop
+// asks for the resource, not while one of its informers cannot list, not once the last loop
+// using it has returned, and not while the Cache does not run.
+func TestCacheSynced(t *testing.T) {
+	host := failingList{Cluster: fake.NewCluster("host"), gvr: secrets}
+	create(t, host, configMaps, configMap("default", "a"))
+	idle, err := loop.NewCache(host, loop.CacheOptions{})
+	require.NoError(t, err)
+	require.False(t, idle.Synced(configMaps), "a Cache that does not run")
+
+	c := runCache(t, host)
+	require.False(t, c.Synced(configMaps), "no loop asked for ConfigMaps yet")
+	all := newLoop(t, host, []loop.Source{{GVR: configMaps}, {GVR: secrets}}, loop.Options{Name: "all", Cache: c})
+	labelled := newLoop(t, host, []loop.Source{{GVR: configMaps, Namespace: "default", LabelSelector: "app"}}, loop.Options{Name: "labelled", Cache: c})
+	stopAll := start(t, all, &recorder{})
+	require.Eventually(t, func() bool { return c.Synced(configMaps) }, 10*time.Second, time.Millisecond, "the ConfigMap informer listed")
+	require.False(t, c.Synced(secrets), "the Secrets cannot be listed")
+	require.False(t, c.Synced(services), "no loop watches Services")
+	stopLabelled := start(t, labelled, &recorder{})
+	require.Eventually(t, func() bool { return c.Synced(configMaps) }, 10*time.Second, time.Millisecond, "both ConfigMap informers listed")
+	stopAll()
+	stopLabelled()
+	require.False(t, c.Synced(configMaps), "no loop uses a ConfigMap informer any more")
+}
+
 // A loop given a Cache nobody runs says so when its caches do not sync.
 func TestCacheNotRunning(t *testing.T) {
 	clk := newTimerClock()

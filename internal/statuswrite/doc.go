@@ -23,4 +23,8 @@
 // handed, unless its cache is more than a window behind the host. A write no loop reads back
 // is forgotten five windows after it, so the Writer keeps copies of the last few windows'
 // writes, not one of every object it ever wrote.
+//
+// Drop forgets what is pending and what was written: controlplane calls it when a leader
+// loses its Lease, whose successor decides again, and runs the Writer again for its next
+// term.
 package statuswrite

@@ -72,6 +72,9 @@ type Writer struct {
 	expiry []expiring
 	subs   map[schema.GroupVersionResource]map[*sub]struct{}
 	wake   chan struct{}
+	// drops counts Drop's calls: a write on its way when Drop is called neither comes back
+	// into pending when it fails nor leaves its result in written.
+	drops int
 }
 
 type objKey struct {
@@ -336,6 +339,21 @@ func (w *Writer) Notify(ctx context.Context, loop string, gvr schema.GroupVersio
 	})
 }
 
+// Drop forgets every change not written yet, and every write's answer kept for the loops to
+// read: a control plane that lost its Lease writes nothing more of what its loops decided,
+// and its next term reads the objects afresh. A write on its way to the host when Drop is
+// called completes (as any loop's write under way does), but its changes are not tried
+// again if it fails. Run may run again afterwards.
+func (w *Writer) Drop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drops++
+	clear(w.pending)
+	clear(w.flying)
+	clear(w.written)
+	w.expiry = nil
+}
+
 // Run writes the pending changes as their windows end, until ctx is done; what is pending
 // then is written before it returns (bounded by the host client's own timeouts).
 func (w *Writer) Run(ctx context.Context) error {
@@ -420,7 +438,7 @@ func (w *Writer) forgetLocked(now time.Time) time.Time {
 // it enters pending again: what it carries never drops out of what Pending shows.
 func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 	w.mu.Lock()
-	view := e.view
+	view, drops := e.view, w.drops
 	w.mu.Unlock()
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -428,6 +446,10 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 		out, err = w.host.UpdateStatus(ctx, k.gvr, view)
 		if err == nil {
 			w.mu.Lock()
+			if w.drops != drops {
+				w.mu.Unlock()
+				return // dropped meanwhile: nothing of it is kept
+			}
 			now := w.opts.Clock.Now()
 			w.written[k] = writtenCopy{obj: out, at: now}
 			w.expiry = append(w.expiry, expiring{k: k, at: now})
@@ -444,12 +466,20 @@ func (w *Writer) flush(ctx context.Context, k objKey, e *entry) {
 			break
 		}
 		w.mu.Lock()
+		if w.drops != drops {
+			w.mu.Unlock()
+			return // dropped meanwhile: the changes are not tried again
+		}
 		e.base = fresh
 		e.view, e.muts, _ = apply(fresh, e.muts, false)
 		view = e.view
 		w.mu.Unlock()
 	}
 	w.mu.Lock()
+	if w.drops != drops {
+		w.mu.Unlock()
+		return
+	}
 	delete(w.flying, k)
 	if apierrors.IsNotFound(err) {
 		delete(w.written, k)

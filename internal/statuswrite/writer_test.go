@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -344,4 +345,49 @@ func TestPendingSharedNeitherChangesNorKeeps(t *testing.T) {
 	shared.Object["spec"].(map[string]any)["template"] = "changed after the read"
 	a, _, _ = unstructured.NestedString(h.w.Pending(gvr, h.get(t)).Object, "spec", "template", "data", "a")
 	require.Equal(t, "c", a, "the Writer kept a copy of the shared object, not the object")
+}
+
+// Drop forgets what is pending, and a write on its way that fails is not tried again: a
+// control plane that lost its Lease writes nothing more. Changes handed afterwards are
+// written as before.
+func TestDropForgetsPendingChanges(t *testing.T) {
+	h := start(t)
+	u := h.get(t)
+	require.NoError(t, h.w.WriteStatus("scheduler", gvr, u, setField("schedule", map[string]any{"clusters": []any{}})))
+	h.w.Drop()
+	require.Empty(t, status(h.w.Pending(gvr, u)), "Pending after Drop")
+	h.clock.Step(5 * time.Second)
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, 0, h.statusWrites(), "a dropped change is not written")
+
+	// A write under way when Drop is called fails: it is not tried again.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once gosync.Once
+	h.host.SetHooks(fake.Hooks{UpdateStatus: func(ctx context.Context, next federation.ClusterClient, g schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		once.Do(func() { close(entered) })
+		<-release
+		return nil, apierrors.NewServiceUnavailable("the host is going away")
+	}})
+	require.NoError(t, h.w.WriteStatus("sync", gvr, u, setField("syncedRevision", int64(1))))
+	for steps := 0; ; steps++ {
+		require.Less(t, steps, 500, "the write never started")
+		h.clock.Step(time.Second)
+		select {
+		case <-entered:
+		case <-time.After(20 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	h.w.Drop()
+	close(release)
+	time.Sleep(20 * time.Millisecond)
+	h.host.SetHooks(fake.Hooks{})
+	h.clock.Step(time.Minute)
+	time.Sleep(20 * time.Millisecond)
+	require.Empty(t, status(h.get(t)), "the failed write is not tried again")
+	require.Empty(t, status(h.w.Pending(gvr, h.get(t))))
+
+	require.NoError(t, h.w.WriteStatus("sync", gvr, h.get(t), setField("syncedRevision", int64(2))))
+	h.stepUntil(t, "a change after Drop written", func() bool { return len(status(h.get(t))) == 1 })
 }

@@ -214,7 +214,7 @@ func (c *countingHost) perObject(objects int) (object, events float64) {
 // its Events included, are more than limit; call it once the events have settled.
 func (f *realFleet) checkWrites(t *testing.T, objects int, limit float64) {
 	t.Helper()
-	object, events := f.counted.perObject(objects)
+	object, events := f.perObject(t, objects)
 	t.Logf("host writes per new object: %.3f (%.3f to the object and its history, %.3f Events)", object+events, object, events)
 	if object+events > limit {
 		t.Errorf("host writes per new object: %.3f (%.3f to the object and its history, %.3f Events), want at most %g", object+events, object, events, limit)
@@ -292,6 +292,7 @@ func (f *realFleet) events(t *testing.T, ns string, objects int) string {
 		total += n
 	}
 	slices.Sort(lines)
+	f.nsEvents = total
 	lines = append(lines, fmt.Sprintf("events in all: %d (%.2f per object), %d Event objects", total, float64(total)/float64(objects), len(list.Items)))
 	return strings.Join(lines, "\n")
 }

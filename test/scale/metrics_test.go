@@ -14,7 +14,7 @@ import (
 // summarize is where a run's time went, from the control plane's own metrics: per loop and
 // outcome the passes and their mean duration, per work queue the adds and the mean wait and
 // work times, and the member requests by verb and result.
-func summarize(t testing.TB, reg *prometheus.Registry) string {
+func summarize(t testing.TB, reg prometheus.Gatherer) string {
 	t.Helper()
 	mfs, err := reg.Gather()
 	require.NoError(t, err)

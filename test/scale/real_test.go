@@ -22,6 +22,7 @@ import (
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/internal/managertest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -34,6 +35,14 @@ type realFleet struct {
 	reg     *prometheus.Registry
 	counted *countingHost           // the control plane's host client, counting its requests
 	members map[string]*kube.Client // the test's own clients of the members, unthrottled
+
+	// With -scale.process: the control plane is this process (reg and counted are nil), and
+	// writes0 are the host's writes when the measured phase began (markWrites).
+	proc    *managertest.Process
+	writes0 map[string]float64
+	// nsEvents are the Event writes about the run's objects, as events counted them (a new
+	// Event, or one more count of it).
+	nsEvents int
 }
 
 // startReal sets up the servers and runs a control plane until the test ends.
@@ -43,6 +52,10 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 	env := testenv.Shared(t)
 	f := &realFleet{env: env, members: map[string]*kube.Client{}}
 	f.host = unthrottled(t, env, hostName)
+	if *processFlag {
+		startProcess(t, f)
+		return f
+	}
 	crds, err := federation.CRDs(federation.ConfigMapType)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -95,6 +108,13 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 		rcancel()
 		require.NoError(t, <-done)
 	})
+	f.waitMembersReady(t)
+	return f
+}
+
+// waitMembersReady waits until the control plane's monitor has marked every member Ready.
+func (f *realFleet) waitMembersReady(t *testing.T) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, m := range memberNames {
 			if !testenv.ClusterReady(t, f.host, m) {
@@ -103,7 +123,6 @@ func startReal(t *testing.T, opts controlplane.Options) *realFleet {
 		}
 		return true
 	}, 90*time.Second, 50*time.Millisecond, "every member Ready (the monitor's probes)")
-	return f
 }
 
 // unthrottled is a client of the named cluster without client-side rate limit: the test's
@@ -305,6 +324,7 @@ func runReal(t *testing.T, f *realFleet, n int) realResult {
 	f.createNamespace(t, f.host, fedNS)
 	w := f.watchMembers(t, fedNS)
 	created := make([]time.Time, n)
+	f.markWrites(t)
 	stopProfile := startCPUProfile(t)
 	cpu0 = sampleCPU()
 	begin = time.Now()
@@ -351,10 +371,10 @@ func TestRealBounded(t *testing.T) {
 	r := runReal(t, f, 100)
 	t.Log(realHeader)
 	t.Log(r)
-	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + summarize(t, f.gatherer(t)))
 	f.converged(t, r.ns, 100)
 	t.Log("\n" + f.events(t, r.ns, 100))
-	t.Log("\n" + f.counted.table(100))
+	t.Log("\n" + f.hostTable(t, 100))
 	f.checkWrites(t, 100, boundedWritesPerObject)
 }
 
@@ -366,10 +386,10 @@ func TestRealScale(t *testing.T) {
 	f := startReal(t, controlplane.Options{})
 	r := runReal(t, f, *realFlag)
 	t.Log("\n" + realHeader + "\n|---|---|---|---|---|---|---|\n" + r.String())
-	t.Log("\n" + summarize(t, f.reg))
+	t.Log("\n" + summarize(t, f.gatherer(t)))
 	t.Log("\n" + r.cpu())
 	f.converged(t, r.ns, *realFlag)
 	t.Log("\n" + f.events(t, r.ns, *realFlag))
-	t.Log("\n" + f.counted.table(*realFlag))
+	t.Log("\n" + f.hostTable(t, *realFlag))
 	f.checkWrites(t, *realFlag, maxWritesPerObject)
 }

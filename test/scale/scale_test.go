@@ -5,7 +5,9 @@
 //
 // `go test ./test/scale` (and so `make test`) runs bounded versions that assert what must hold
 // at any size: convergence, a resync that writes nothing, a template change that writes exactly
-// once per object and cluster. `make scale` runs the big sizes through the flags below.
+// once per object and cluster. `make scale` runs the big sizes through the flags below, the
+// real-server one with -scale.process: fedkit-controller-manager as a separate process, as
+// deployed (process_test.go).
 package scale_test
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/fedkit/fedkit/internal/managertest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
 
@@ -37,7 +40,9 @@ const hostName = "host"
 var memberNames = []string{"m1", "m2", "m3"}
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Main(m, append([]string{hostName}, memberNames...)...))
+	code := testenv.Main(m, append([]string{hostName}, memberNames...)...)
+	managertest.Cleanup()
+	os.Exit(code)
 }
 
 // parseSizes parses "NxC,NxC".
