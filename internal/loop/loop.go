@@ -248,14 +248,22 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	ctx = logr.NewContext(ctx, l.opts.Logger) // client-go's informers log through ctx
 	config := workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock}
+	var metrics *fedmetrics.Controller // nil: no reconcile metrics
 	if l.opts.Registerer != nil {
 		// A queue without a name keeps no metrics (and starts no goroutine for them).
 		provider, err := fedmetrics.NewWorkqueue(l.opts.Registerer)
 		if err != nil {
 			return fmt.Errorf("%s: work queue metrics: %w", l.opts.prefix(), err)
 		}
+		controllers, err := fedmetrics.NewControllers(l.opts.Registerer)
+		if err != nil {
+			return fmt.Errorf("%s: reconcile metrics: %w", l.opts.prefix(), err)
+		}
 		config.Name, config.MetricsProvider = l.opts.queueName(), provider
-		defer provider.ForgetGauges(config.Name) // runs last, after the queue shut down
+		metrics = controllers.Start(config.Name, l.opts.Workers)
+		// These run last, after the queue shut down and every worker returned.
+		defer provider.ForgetGauges(config.Name)
+		defer metrics.Stop()
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](l.opts.BaseDelay, l.opts.MaxDelay),
@@ -300,7 +308,7 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	// which ends feed.
 	stopFeeding := context.AfterFunc(ctx, queue.ShutDown)
 	defer stopFeeding()
-	l.feed(ctx, queue, r)
+	l.feed(ctx, queue, r, metrics)
 	return nil
 }
 
@@ -413,7 +421,7 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 // finishes exits, so an idle Loop holds no goroutine but Run's own, which feeds. No worker
 // ever waits for a key: a worker parked on a key another had taken stayed parked until the
 // next one.
-func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
+func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller) {
 	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
 	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
 	p := &workers{}
@@ -435,7 +443,7 @@ func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 		}
 		if p.running < l.opts.Workers {
 			p.running++
-			p.done.Go(func() { l.work(ctx, queue, r, p, key) })
+			p.done.Go(func() { l.work(ctx, queue, r, metrics, p, key) })
 		} else {
 			p.next, p.handing = key, true
 		}
@@ -457,9 +465,9 @@ type workers struct {
 // work reconciles first, then each key it finds handed over as it finishes one, and returns
 // when it finds none. While handing is set every worker is running (feed sets it only then)
 // and each checks it before it exits, so a handed key is always taken.
-func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, p *workers, first federation.Key) {
+func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller, p *workers, first federation.Key) {
 	for key := first; ; {
-		l.reconcile(ctx, queue, r, key)
+		l.reconcile(ctx, queue, r, metrics, key)
 		p.mu.Lock()
 		if !p.handing {
 			p.running--
@@ -472,16 +480,23 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 	}
 }
 
-// reconcile reconciles one key taken from the queue and tells the queue what came of it.
-func (l *Loop) reconcile(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, key federation.Key) {
+// reconcile reconciles one key taken from the queue and tells the queue what came of it, and
+// metrics, as controller-runtime's reconcileHandler does; a pass cut short by the loop
+// stopping is not counted.
+func (l *Loop) reconcile(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller, key federation.Key) {
 	defer queue.Done(key)
 	if ctx.Err() != nil {
 		return // stopping
 	}
+	start := l.opts.Clock.Now()
+	metrics.Begin()
 	res, err := r.Reconcile(ctx, key)
+	if ctx.Err() != nil {
+		metrics.Abandon() // shutting down; the result does not matter any more
+		return
+	}
+	metrics.End(res, err, l.opts.Clock.Since(start))
 	switch {
-	case ctx.Err() != nil:
-		// Shutting down; the result does not matter any more.
 	case err == nil:
 		queue.Forget(key)
 		if res.RequeueAfter > 0 {

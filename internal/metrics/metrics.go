@@ -26,6 +26,13 @@ const (
 	// LabelName is a work queue's name, the loop's name ("scheduler/FederatedDeployment"),
 	// as client-go's and controller-runtime's work queue metrics label it.
 	LabelName = "name"
+	// LabelController is the controller a work queue feeds, as controller-runtime labels its
+	// work queue and reconcile metrics. A fedkit loop's is its queue's name (LabelName).
+	LabelController = "controller"
+	// LabelPriority is the priority of the keys counted in workqueue_depth, as
+	// controller-runtime's priority queue labels it; "" for a fedkit loop's queue, which has
+	// no priorities.
+	LabelPriority = "priority"
 )
 
 // Values of LabelLoop.
