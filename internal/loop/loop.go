@@ -123,11 +123,12 @@ type Options struct {
 	// produced them (events, broadcasts, Enqueue, requeues); the Reconciler is not filtered
 	// when called directly. See shard.go.
 	Shard federation.Shard
-	// Registerer receives the work queue's metrics (fedkit_workqueue_*, labelled name=Name,
-	// through client-go's workqueue metrics provider set on this queue only, never the
-	// process-wide one). nil: the queue keeps no metrics. Two loops of one Name on one
-	// registerer share their series, and the gauges among them are then wrong: give loops
-	// that run at once different names.
+	// Registerer receives the work queue's metrics (controller-runtime's workqueue_*, labelled
+	// name and controller with the queue's name, through client-go's workqueue metrics
+	// provider set on this queue only, never the process-wide one) and what Run's workers do
+	// with its keys (controller_runtime_reconcile_* and the workers). nil: no metrics. Two
+	// loops of one Name on one registerer share their series, and the gauges among them are
+	// then wrong: give loops that run at once different names.
 	Registerer prometheus.Registerer
 	// Cache holds the host informers, shared with the other loops given the same Cache (one
 	// informer per resource, namespace, selector and transform); it must be of the same host,
