@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,19 +76,12 @@ func NewControllers(reg prometheus.Registerer) (*Controllers, error) {
 			Help: "Number of currently used workers per controller",
 		}, controller),
 	}
-	var err error
-	for _, v := range []**prometheus.CounterVec{&c.total, &c.errors, &c.terminal} {
-		if *v, err = Register(reg, *v); err != nil {
-			return nil, err
-		}
-	}
-	if c.time, err = Register(reg, c.time); err != nil {
+	if err := errors.Join(
+		registerEach(reg, &c.total, &c.errors, &c.terminal),
+		registerEach(reg, &c.time),
+		registerEach(reg, &c.maxConcurrent, &c.active),
+	); err != nil {
 		return nil, err
-	}
-	for _, v := range []**prometheus.GaugeVec{&c.maxConcurrent, &c.active} {
-		if *v, err = Register(reg, *v); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }

@@ -48,6 +48,18 @@ const (
 	LoopPropagation = "propagation"
 )
 
+// registerEach registers each of cs with Register and replaces it with the collector reg
+// holds, stopping at the first error.
+func registerEach[C prometheus.Collector](reg prometheus.Registerer, cs ...*C) error {
+	for _, c := range cs {
+		var err error
+		if *c, err = Register(reg, *c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Register registers c into reg and returns it, or returns the collector of the same
 // description already registered there (so two loops share one family). A nil reg registers
 // nothing: the loop's metrics still count, unexported. Any other registration failure (a name

@@ -78,21 +78,14 @@ func NewWorkqueue(reg prometheus.Registerer) (*Workqueue, error) {
 			Help: "How many seconds has the longest running processor for workqueue been running.",
 		}, queue),
 	}
-	var err error
-	for _, g := range []**prometheus.GaugeVec{&w.depth, &w.unfinished, &w.longest} {
-		if *g, err = Register(reg, *g); err != nil {
-			return nil, err
-		}
-	}
-	if w.adds, err = Register(reg, w.adds); err != nil {
-		return nil, err
-	}
-	for _, h := range []**prometheus.HistogramVec{&w.latency, &w.work} {
-		if *h, err = Register(reg, *h); err != nil {
-			return nil, err
-		}
-	}
-	if w.retries, err = registerRetries(reg); err != nil {
+	var retriesErr error
+	w.retries, retriesErr = registerRetries(reg)
+	if err := errors.Join(
+		registerEach(reg, &w.depth, &w.unfinished, &w.longest),
+		registerEach(reg, &w.adds),
+		registerEach(reg, &w.latency, &w.work),
+		retriesErr,
+	); err != nil {
 		return nil, err
 	}
 	return w, nil
