@@ -36,7 +36,7 @@ const (
 // covers (fedkit_reconciles_total counts each).
 type Controllers struct {
 	total                 *prometheus.CounterVec
-	errors, terminal      *prometheus.CounterVec
+	errs, terminal        *prometheus.CounterVec
 	time                  *prometheus.HistogramVec
 	maxConcurrent, active *prometheus.GaugeVec
 }
@@ -50,7 +50,7 @@ func NewControllers(reg prometheus.Registerer) (*Controllers, error) {
 			Name: "controller_runtime_reconcile_total",
 			Help: "Total number of reconciliations per controller",
 		}, []string{LabelController, LabelResult}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "controller_runtime_reconcile_errors_total",
 			Help: "Total number of reconciliation errors per controller",
 		}, controller),
@@ -77,7 +77,7 @@ func NewControllers(reg prometheus.Registerer) (*Controllers, error) {
 		}, controller),
 	}
 	if err := errors.Join(
-		registerEach(reg, &c.total, &c.errors, &c.terminal),
+		registerEach(reg, &c.total, &c.errs, &c.terminal),
 		registerEach(reg, &c.time),
 		registerEach(reg, &c.maxConcurrent, &c.active),
 	); err != nil {
@@ -92,7 +92,7 @@ type Controller struct {
 	c                              *Controllers
 	name                           string
 	success, requeueAfter, failure prometheus.Counter
-	errors, terminal               prometheus.Counter
+	errs, terminal                 prometheus.Counter
 	time                           prometheus.Observer
 	active                         prometheus.Gauge
 }
@@ -106,12 +106,12 @@ func (c *Controllers) Start(name string, workers int) *Controller {
 		success:      c.total.WithLabelValues(name, ReconcileSuccess),
 		requeueAfter: c.total.WithLabelValues(name, ReconcileRequeueAfter),
 		failure:      c.total.WithLabelValues(name, ReconcileError),
-		errors:       c.errors.WithLabelValues(name),
+		errs:         c.errs.WithLabelValues(name),
 		terminal:     c.terminal.WithLabelValues(name),
 		time:         c.time.WithLabelValues(name),
 		active:       c.active.WithLabelValues(name),
 	}
-	for _, counter := range []prometheus.Counter{q.success, q.requeueAfter, q.failure, q.errors, q.terminal} {
+	for _, counter := range []prometheus.Counter{q.success, q.requeueAfter, q.failure, q.errs, q.terminal} {
 		counter.Add(0)
 	}
 	c.maxConcurrent.WithLabelValues(name).Set(float64(workers))
@@ -140,7 +140,7 @@ func (q *Controller) End(res federation.Result, err error, d time.Duration) {
 		if federation.IsTerminal(err) {
 			q.terminal.Inc()
 		}
-		q.errors.Inc()
+		q.errs.Inc()
 		q.failure.Inc()
 	case res.RequeueAfter > 0:
 		q.requeueAfter.Inc()
