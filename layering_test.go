@@ -26,13 +26,15 @@ var allowedImports = map[string][]string{
 	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// sync is the driver of sync/plan, its pure decision: read, decide, act, report.
+	"sync":      {"federation", "placement", "override", "sync/plan", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
+	"sync/plan": {"federation", "placement", "override", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":    {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
@@ -64,7 +66,7 @@ var allowedImports = map[string][]string{
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
-	// imported by federation (validation), placement, override and sync (rollout stages).
+	// imported by federation (validation), placement, override and sync/plan (rollout stages).
 	"internal/labelselector": nil,
 	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
 	// paths); imported by federation (validation) and override.
@@ -72,7 +74,8 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
-	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
+	// internal/jsonvalue: one equality of JSON values; imported by override, sync, sync/plan
+	// and fake.
 	"internal/jsonvalue": nil,
 	// internal/intern: equal flat maps of stored objects shared; imported by fake and
 	// internal/loop.
@@ -91,14 +94,14 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane"},
+	"internal/condition":     {"scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
+	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
-	"internal/jsonvalue":     {"override", "sync", "fake"},
+	"internal/jsonvalue":     {"override", "sync", "sync/plan", "fake"},
 	"internal/intern":        {"fake", "internal/loop"},
 	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 func (e *env) deleteFederated(t *testing.T) {
@@ -91,7 +92,7 @@ func TestDeletionWithADeadClusterReleasesAfterTimeout(t *testing.T) {
 	require.False(t, e.gone(t), "azure may still hold the object")
 	require.Positive(t, res.RequeueAfter)
 	require.Nil(t, e.member(t, "aws"))
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
+	require.Equal(t, plan.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
 
 	e.clock.Step(9 * time.Minute)
 	e.reconcile(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // The member objects sync created before its status write failed are not in status.clusters.
@@ -54,7 +55,7 @@ func TestNotReadyClusterStaysListedAfterPlacementLeavesIt(t *testing.T) {
 	_, err = e.host.Update(ctx, e.typ.FederatedGVR(), u)
 	require.NoError(t, err)
 	e.reconcile(t)
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
+	require.Equal(t, plan.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
 
 	e.deletionWaitsForAzure(t)
 }
@@ -123,7 +124,7 @@ func TestDeletionDoesNotWaitForANotReadyClusterWithoutACopy(t *testing.T) {
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	_, _ = e.s.Reconcile(ctx, key)
 	require.Nil(t, e.member(t, "azure"))
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
+	require.Equal(t, plan.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
 
 	e.deleteFederated(t)
 	_, err = e.s.Reconcile(ctx, key)

@@ -15,6 +15,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // normalised is a FederatedDeployment whose template a real member server does not store as
@@ -248,8 +249,8 @@ spec: {template: {spec: {containers: [{name: app, image: "app:1", resources: {re
 	live := &unstructured.Unstructured{}
 	require.NoError(t, yamlInto(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: a},
 spec: {template: {spec: {containers: [{name: istio-proxy, image: "proxy:1"}, {name: app, image: "evil:1", resources: {requests: {cpu: "1"}}}]}}}}`, live))
-	want := []fedsync.FieldChange{{Path: "/spec/template/spec/containers/0/image", Live: "evil:1", InLive: true, Desired: "app:1"}}
-	if diff := cmp.Diff(want, fedsync.OwnedDiff(desired, live)); diff != "" {
+	want := []plan.FieldChange{{Path: "/spec/template/spec/containers/0/image", Live: "evil:1", InLive: true, Desired: "app:1"}}
+	if diff := cmp.Diff(want, plan.OwnedDiff(desired, live)); diff != "" {
 		t.Errorf("OwnedDiff (-want +got):\n%s", diff)
 	}
 }
@@ -289,7 +290,7 @@ func TestOwnedDiff(t *testing.T) {
 	live.SetCreationTimestamp(metav1.Now())
 
 	var got []string
-	for _, c := range fedsync.OwnedDiff(desired, live) {
+	for _, c := range plan.OwnedDiff(desired, live) {
 		got = append(got, c.String())
 	}
 	want := []string{
@@ -300,8 +301,8 @@ func TestOwnedDiff(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("OwnedDiff (-want +got):\n%s", diff)
 	}
-	require.Empty(t, fedsync.OwnedDiff(desired, desired.DeepCopy()))
-	require.True(t, slices.ContainsFunc(fedsync.OwnedDiff(desired, nil), func(c fedsync.FieldChange) bool {
+	require.Empty(t, plan.OwnedDiff(desired, desired.DeepCopy()))
+	require.True(t, slices.ContainsFunc(plan.OwnedDiff(desired, nil), func(c plan.FieldChange) bool {
 		return c.Path == "/spec" && !c.InLive
 	}), "a create: every top-level field is new")
 }

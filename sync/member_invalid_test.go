@@ -13,6 +13,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestMemberTheServerWouldRefuseIsTerminal: a Deployment template whose selector does not
@@ -31,7 +32,7 @@ func TestMemberTheServerWouldRefuseIsTerminal(t *testing.T) {
 	}
 
 	fed := e.fed(t)
-	want := map[string]string{"aws": fedsync.ReasonInvalidMember + "@0", "azure": fedsync.ReasonInvalidMember + "@0", "gcp": fedsync.ReasonInvalidMember + "@0"}
+	want := map[string]string{"aws": plan.ReasonInvalidMember + "@0", "azure": plan.ReasonInvalidMember + "@0", "gcp": plan.ReasonInvalidMember + "@0"}
 	if diff := cmp.Diff(want, propagation(fed)); diff != "" {
 		t.Errorf("status.clusters (-want +got):\n%s", diff)
 	}
@@ -53,7 +54,7 @@ func TestMemberTheServerWouldRefuseIsTerminal(t *testing.T) {
 // gets no write (ActionNone), ReasonInvalidMember, a message naming cluster, object and field,
 // and the field errors; a valid template is created as ever.
 func TestPlanDecidesInvalidMember(t *testing.T) {
-	plan := func(doc string) []fedsync.Change {
+	decide := func(doc string) []plan.Change {
 		t.Helper()
 		var u unstructured.Unstructured
 		require.NoError(t, yamlInto(doc, &u))
@@ -64,13 +65,13 @@ func TestPlanDecidesInvalidMember(t *testing.T) {
 		for _, name := range []string{"aws", "azure", "gcp"} {
 			fleet.Add(name, nil)
 		}
-		d, err := fedsync.Plan(fedsync.PlanInput{Type: federation.DeploymentType, Object: &obj, Clusters: fleet.Clusters(),
-			Members: map[string]fedsync.MemberState{"aws": {}, "azure": {}, "gcp": {}}, Revision: 1})
+		d, err := plan.Decide(plan.Input{Type: federation.DeploymentType, Object: &obj, Clusters: fleet.Clusters(),
+			Members: map[string]plan.MemberState{"aws": {}, "azure": {}, "gcp": {}}, Revision: 1})
 		require.NoError(t, err)
 		return d.Changes
 	}
 	type row struct{ Cluster, Action, Reason, Message, Fields string }
-	rows := func(changes []fedsync.Change) []row {
+	rows := func(changes []plan.Change) []row {
 		var out []row
 		for _, ch := range changes {
 			r := row{Cluster: ch.Cluster, Action: ch.Action.String(), Reason: ch.Reason}
@@ -88,15 +89,15 @@ func TestPlanDecidesInvalidMember(t *testing.T) {
 	bad := strings.Replace(frontend, "selector: {matchLabels: {app: frontend}}", "selector: {matchLabels: {app: backend}}", 1)
 	var want []row
 	for _, c := range []string{"aws", "azure", "gcp"} {
-		want = append(want, row{Cluster: c, Action: "None", Reason: fedsync.ReasonInvalidMember,
+		want = append(want, row{Cluster: c, Action: "None", Reason: plan.ReasonInvalidMember,
 			Message: `cluster "` + c + `": the member's API server would refuse the Deployment production/app-frontend: spec.template.metadata.labels: `,
 			Fields:  "spec.template.metadata.labels;"})
 	}
-	if diff := cmp.Diff(want, rows(plan(bad))); diff != "" {
+	if diff := cmp.Diff(want, rows(decide(bad))); diff != "" {
 		t.Errorf("invalid template (-want +got):\n%s", diff)
 	}
 	want = []row{{Cluster: "aws", Action: "Create"}, {Cluster: "azure", Action: "Create"}, {Cluster: "gcp", Action: "Create"}}
-	if diff := cmp.Diff(want, rows(plan(frontend))); diff != "" {
+	if diff := cmp.Diff(want, rows(decide(frontend))); diff != "" {
 		t.Errorf("valid template (-want +got):\n%s", diff)
 	}
 }
@@ -114,7 +115,7 @@ func TestOverridePathThatDoesNotExistIsRenderFailed(t *testing.T) {
 	_, _ = e.s.Reconcile(ctx, key) // the error, if any, is the status's to report
 
 	fed := e.fed(t)
-	want := map[string]string{"aws": "@1", "azure": "@1", "gcp": fedsync.ReasonRenderFailed + "@0"}
+	want := map[string]string{"aws": "@1", "azure": "@1", "gcp": plan.ReasonRenderFailed + "@0"}
 	if diff := cmp.Diff(want, propagation(fed)); diff != "" {
 		t.Errorf("status.clusters (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // messages returns status.clusters as cluster -> message.
@@ -56,7 +57,7 @@ func TestMemberWarningsReachStatus(t *testing.T) {
 	require.Contains(t, cond.Message, "the members of aws, azure, gcp warned (status.clusters[].message)")
 	var warned []string
 	for _, ev := range e.events.list() {
-		if strings.HasPrefix(ev, "Warning "+fedsync.EventMemberWarning+" ") {
+		if strings.HasPrefix(ev, "Warning "+plan.EventMemberWarning+" ") {
 			warned = append(warned, ev)
 		}
 	}
@@ -110,11 +111,11 @@ func TestPlanReportsUnknownFieldsOfEveryBuiltinKind(t *testing.T) {
 			federation.DefaultFederatedObject(&obj)
 			fleet := fake.NewFleet()
 			fleet.Add("eu", nil)
-			d, err := fedsync.Plan(fedsync.PlanInput{Type: tc.typ, Object: &obj, Clusters: fleet.Clusters(),
-				Members: map[string]fedsync.MemberState{"eu": {}}, Revision: 1})
+			d, err := plan.Decide(plan.Input{Type: tc.typ, Object: &obj, Clusters: fleet.Clusters(),
+				Members: map[string]plan.MemberState{"eu": {}}, Revision: 1})
 			require.NoError(t, err)
 			require.Len(t, d.Changes, 1)
-			require.Equal(t, fedsync.ActionCreate, d.Changes[0].Action)
+			require.Equal(t, plan.ActionCreate, d.Changes[0].Action)
 			if diff := cmp.Diff(tc.want, d.Changes[0].Unknown); diff != "" {
 				t.Errorf("Change.Unknown (-want +got):\n%s", diff)
 			}

@@ -4,35 +4,37 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // What the Syncer remembers between passes is an optimisation and a courtesy, never a source
 // of truth: after a restart every member object is rendered and compared once, and every
 // conflicting name is tried once more.
 
-// verification is what sync knows about a member object it wrote or checked: its
-// resourceVersion then, and the key of the render input it was checked against (see
-// inputKey). While both still hold, the cluster needs neither a render nor a comparison.
-// dropped are the owned paths the member's server did not keep when sync last wrote the
-// object (fields its types do not have): a difference there is not drift, so another
-// writer's change to the object does not make sync write it again in vain.
-type verification struct {
-	rv, input string
-	dropped   []string
+// memoryOf is what the Syncer remembers of key's member objects, as plan.Decide reads it
+// (plan.Input.Memory).
+func (s *Syncer) memoryOf(key federation.Key) plan.Memory { return objectMemory{s, key} }
+
+// objectMemory is the Syncer's memory of one federated object's member objects.
+type objectMemory struct {
+	s   *Syncer
+	key federation.Key
 }
 
+func (m objectMemory) Verified(cluster string) plan.Verified { return m.s.verifiedAt(m.key, cluster) }
+
 // verifiedAt returns what sync last wrote or verified for key in cluster.
-func (s *Syncer) verifiedAt(key federation.Key, cluster string) verification {
+func (s *Syncer) verifiedAt(key federation.Key, cluster string) plan.Verified {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.verified[key][cluster]
 }
 
 // setVerified records v for key in cluster; a zero v forgets it.
-func (s *Syncer) setVerified(key federation.Key, cluster string, v verification) {
+func (s *Syncer) setVerified(key federation.Key, cluster string, v plan.Verified) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	put(s.verified, key, cluster, v, v.rv != "")
+	put(s.verified, key, cluster, v, v.ResourceVersion != "")
 }
 
 // setConflicted records (or clears) that key's name is someone else's in cluster.
@@ -45,18 +47,18 @@ func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 // wrote records a successful write for key in cluster in one locked step: the name is sync's
 // (no conflict), and, when set, v is what sync verified (a zero v forgets it). The write's
 // in-flight mark ends after (endWrite), once the version is known.
-func (s *Syncer) wrote(key federation.Key, cluster string, v verification, set bool) {
+func (s *Syncer) wrote(key federation.Key, cluster string, v plan.Verified, set bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	put(s.conflicts, key, cluster, true, false)
 	if set {
-		put(s.verified, key, cluster, v, v.rv != "")
+		put(s.verified, key, cluster, v, v.ResourceVersion != "")
 	}
 }
 
 // recall returns what sync verified for key in cluster and whether the name is someone
 // else's there, with one read lock.
-func (s *Syncer) recall(key federation.Key, cluster string) (verification, bool) {
+func (s *Syncer) recall(key federation.Key, cluster string) (plan.Verified, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.verified[key][cluster], s.conflicts[key][cluster]
@@ -151,7 +153,7 @@ func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv
 	_, writing := s.inFlight[mk]
 	if owned && !writing {
 		v := s.verified[key][cluster]
-		own = v.rv != "" && v.rv == rv
+		own = v.ResourceVersion != "" && v.ResourceVersion == rv
 	}
 	s.mu.RUnlock()
 	if !owned || !writing {
@@ -168,7 +170,7 @@ func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv
 		return leaving, true // judged when the write ends
 	}
 	v := s.verified[key][cluster] // the write ended meanwhile
-	return leaving, v.rv != "" && v.rv == rv
+	return leaving, v.ResourceVersion != "" && v.ResourceVersion == rv
 }
 
 // hostWrites is what sync knows of its own writes to one federated object and its history.

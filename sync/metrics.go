@@ -95,18 +95,3 @@ func (m *metrics) forget(key federation.Key) {
 	delete(m.pending, key)
 	m.mu.Unlock()
 }
-
-// everywhere reports in how many clusters a pass placed the object, and whether each of them
-// runs the pass's revision: written or found in line, with no propagation reason.
-func everywhere(results []result) (placed int, ok bool) {
-	for _, r := range results {
-		if !r.Placed {
-			continue
-		}
-		placed++
-		if r.Reason != "" {
-			return placed, false
-		}
-	}
-	return placed, true
-}

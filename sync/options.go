@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // ConflictPolicy says what sync does when a member already has an object of the same name that
@@ -283,14 +284,14 @@ type Syncer struct {
 	opts     Options
 	metrics  *metrics
 	limits   *limiters
-	// fields is the member type's schema, for the drift comparison (see fieldSchema).
-	fields *fieldSchema
+	// fields is the member type's schema, for the drift comparison (plan.Input.Schema).
+	fields *plan.Schema
 
 	// verified remembers, per federated object and cluster, the member object's
 	// resourceVersion when sync last wrote it or found it in line with the render, so an
 	// unchanged object is not compared field by field.
 	mu       gosync.RWMutex // read-locked by the lookups of every member read and write
-	verified map[federation.Key]map[string]verification
+	verified map[federation.Key]map[string]plan.Verified
 	// conflicts remembers, per federated object, the clusters where an object of the same
 	// name is someone else's, so later passes read it instead of trying a create that must
 	// fail.
@@ -362,9 +363,9 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		return nil, fmt.Errorf("sync: New: %w", err)
 	}
 	return &Syncer{
-		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m, fields: schemaFor(typ.Target),
+		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m, fields: plan.SchemaFor(typ.Target),
 		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
-		verified:       map[federation.Key]map[string]verification{},
+		verified:       map[federation.Key]map[string]plan.Verified{},
 		conflicts:      map[federation.Key]map[string]bool{},
 		inFlight:       map[memberKey]inFlightWrite{},
 		hostWrites:     map[federation.Key]hostWrites{},

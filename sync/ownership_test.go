@@ -10,6 +10,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // seedUnmanaged puts a Deployment of the same name, created by someone else, in cluster.
@@ -35,7 +36,7 @@ func TestUnmanagedObjectIsLeftAlone(t *testing.T) {
 	_, err := e.s.Reconcile(ctx, key)
 	require.NoError(t, err, "a conflict is not retried with backoff: it waits for a change")
 	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
-	require.Equal(t, fedsync.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
+	require.Equal(t, plan.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
 	require.Equal(t, "False", string(propagated(e.fed(t)).Status))
 	require.Equal(t, frontendImage, image(t, e.member(t, "gcp")), "the other clusters proceed")
 
@@ -107,7 +108,7 @@ func TestTwoFederationsNeverTouchEachOthersObjects(t *testing.T) {
 	require.NoError(t, err)
 	obj, err := federation.FederatedObjectFromUnstructured(fedB)
 	require.NoError(t, err)
-	require.Equal(t, fedsync.ReasonManagedByOther+"@0", propagation(obj)["aws"])
+	require.Equal(t, plan.ReasonManagedByOther+"@0", propagation(obj)["aws"])
 
 	// Deleting b's object deletes nothing of a's.
 	require.NoError(t, other.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))

@@ -10,6 +10,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Run syncs until ctx is done. It watches, on the host, the federated objects of its type, the
@@ -85,7 +86,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.enqueue = l.Enqueue
 	s.mu.Unlock()
-	if isNamespaceType(s.typ) {
+	if s.namespaceType() {
 		defer s.nsInUse.start(l.Enqueue)()
 	}
 	defer func() {
@@ -158,12 +159,12 @@ func (s *Syncer) Run(ctx context.Context) error {
 // manages it. A member object has the federated object's name, and its namespace for a
 // namespaced type; a member Namespace belongs to the FederatedNamespace in itself.
 func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, bool) {
-	if managerOf(obj) != s.opts.Identity { // called for every member write: no label copy
+	if plan.Manager(obj) != s.opts.Identity { // called for every member write: no label copy
 		return federation.Key{}, false
 	}
 	key := federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	switch {
-	case s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace":
+	case s.namespaceType():
 		key.Namespace = obj.GetName()
 	case !s.typ.FederatedNamespaced():
 		key.Namespace = ""

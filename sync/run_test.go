@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // running starts e.s.Run and returns a func that stops it and returns its error.
@@ -88,7 +89,7 @@ func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	fedtest.Eventually(t, "azure not ready", func() bool { return propagation(e.fed(t))["azure"] == fedsync.ReasonClusterNotReady+"@0" })
+	fedtest.Eventually(t, "azure not ready", func() bool { return propagation(e.fed(t))["azure"] == plan.ReasonClusterNotReady+"@0" })
 	require.Nil(t, e.member(t, "azure"))
 
 	require.NoError(t, e.fleet.Heal("azure"))

@@ -11,6 +11,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 func TestCreatePropagatesToEveryPlacedCluster(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCreatePropagatesToEveryPlacedCluster(t *testing.T) {
 	// The member namespace did not exist: sync created it, marked as its own.
 	ns, err := e.cluster(t, "aws").Peek(namespaces, "", "production")
 	require.NoError(t, err)
-	require.Equal(t, "true", ns.GetAnnotations()[fedsync.CreatedNamespaceAnnotation])
+	require.Equal(t, "true", ns.GetAnnotations()[plan.CreatedNamespaceAnnotation])
 	// One ControllerRevision records the snapshot, owned by the federated object.
 	revs := e.host.Objects(revisionsGVR)
 	require.Len(t, revs, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // six is a FederatedDeployment of 6 replicas placed in the three clusters; spread is a
@@ -109,7 +110,7 @@ func TestWaitForSchedulerOnANewObject(t *testing.T) {
 			if tc.wait {
 				require.Positive(t, res.RequeueAfter, "back soon, should no watch bring it back")
 				c := propagated(e.fed(t))
-				require.Equal(t, fedsync.ReasonWaitingForSchedule, c.Reason)
+				require.Equal(t, plan.ReasonWaitingForSchedule, c.Reason)
 				require.Equal(t, metav1.ConditionFalse, c.Status)
 				require.EqualValues(t, 1, c.ObservedGeneration)
 				require.Empty(t, e.fed(t).Finalizers, "nothing propagated: nothing to clean up")
@@ -126,7 +127,7 @@ func TestWaitForSchedulerOnANewObject(t *testing.T) {
 				t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 			}
 			c := propagated(e.fed(t))
-			require.Equal(t, fedsync.ReasonPropagated, c.Reason, c.Message)
+			require.Equal(t, plan.ReasonPropagated, c.Reason, c.Message)
 		})
 	}
 }
@@ -150,7 +151,7 @@ func TestWaitForSchedulerRunning(t *testing.T) {
 	fedtest.Eventually(t,
 
 		"propagated", func() bool {
-			return propagated(e.fed(t)).Reason == fedsync.ReasonPropagated
+			return propagated(e.fed(t)).Reason == plan.ReasonPropagated
 		})
 
 	require.NoError(t, stop())
@@ -178,7 +179,7 @@ func TestWaitForSchedulerInvalidPreference(t *testing.T) {
 	require.Empty(t, replicasWritten(t, e), "a member object was written")
 	c := propagated(e.fed(t))
 	require.Equal(t, metav1.ConditionFalse, c.Status)
-	require.Equal(t, fedsync.ReasonNotScheduled, c.Reason)
+	require.Equal(t, plan.ReasonNotScheduled, c.Reason)
 	require.Contains(t, c.Message, "the scheduler did not schedule generation 1 (Scheduled=False, InvalidPreference: ReplicaSchedulingPreference production/app-frontend is invalid: spec.clusters[*].maxReplicas")
 	require.Equal(t, []string{"Warning NotScheduled " + c.Message}, e.events.list())
 
@@ -220,7 +221,7 @@ func TestWaitForSchedulerLeavesMembersAlone(t *testing.T) {
 		require.Empty(t, e.memberWrites(t, name), name)
 		require.EqualValues(t, 6, replicas(e.member(t, name)), name)
 	}
-	require.Equal(t, fedsync.ReasonNotScheduled, propagated(e.fed(t)).Reason)
+	require.Equal(t, plan.ReasonNotScheduled, propagated(e.fed(t)).Reason)
 }
 
 // Deletion never waits for the scheduler.
@@ -229,7 +230,7 @@ func TestWaitForSchedulerDeletion(t *testing.T) {
 		e := newEnv(t, fedsync.Options{WaitForScheduler: true})
 		e.apply(t, e.typ.FederatedGVR(), six)
 		e.reconcile(t)
-		require.Equal(t, fedsync.ReasonWaitingForSchedule, propagated(e.fed(t)).Reason)
+		require.Equal(t, plan.ReasonWaitingForSchedule, propagated(e.fed(t)).Reason)
 		require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
 		_, err := e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 		require.Error(t, err, "gone at once: nothing was propagated, so no finalizer held it")
@@ -276,11 +277,11 @@ func TestPlanWaitsForTheScheduler(t *testing.T) {
 		waiting    string
 		want       map[string]outcome
 	}{
-		{name: "not looked at yet", waiting: fedsync.ReasonWaitingForSchedule},
+		{name: "not looked at yet", waiting: plan.ReasonWaitingForSchedule},
 		{name: "an older generation scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 1)}, schedule: three,
-			waiting: fedsync.ReasonWaitingForSchedule},
+			waiting: plan.WaitScheduleOutdated},
 		{name: "refused", conditions: []metav1.Condition{scheduled("False", scheduler.ReasonInvalidPreference, 2)},
-			waiting: fedsync.ReasonNotScheduled},
+			waiting: plan.ReasonNotScheduled},
 		{name: "scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 2)}, schedule: three,
 			want: map[string]outcome{"aws": {Act: "Update/"}, "azure": {Act: "Update/"}, "gcp": {Act: "Update/"}}},
 		{name: "being deleted", deleting: true,
@@ -297,9 +298,9 @@ func TestPlanWaitsForTheScheduler(t *testing.T) {
 			if tc.deleting {
 				fed.DeletionTimestamp = &metav1.Time{Time: now}
 			}
-			members := map[string]fedsync.MemberState{}
+			members := map[string]plan.MemberState{}
 			for _, name := range clusterNames {
-				members[name] = fedsync.MemberState{Object: e.member(t, name)}
+				members[name] = plan.MemberState{Object: e.member(t, name)}
 			}
 			var clusters []federation.Cluster
 			for _, u := range e.host.Objects(federation.ClusterGVR) {
@@ -307,11 +308,15 @@ func TestPlanWaitsForTheScheduler(t *testing.T) {
 				require.NoError(t, err)
 				clusters = append(clusters, *c)
 			}
-			d, err := fedsync.Plan(fedsync.PlanInput{
+			d, err := plan.Decide(plan.Input{
 				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
 			})
 			require.NoError(t, err)
-			require.Equal(t, tc.waiting, d.Targets.Waiting)
+			waiting := ""
+			if d.Wait != nil {
+				waiting = d.Wait.Reason
+			}
+			require.Equal(t, tc.waiting, waiting)
 			got := planned(d.Changes)
 			if len(got) == 0 {
 				got = nil
@@ -366,7 +371,7 @@ func TestWaitForSchedulerConflictMeetsTheSchedule(t *testing.T) {
 	if diff := cmp.Diff(map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}, replicasWritten(t, e)); diff != "" {
 		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 	}
-	require.Equal(t, fedsync.ReasonPropagated, propagated(e.fed(t)).Reason)
+	require.Equal(t, plan.ReasonPropagated, propagated(e.fed(t)).Reason)
 }
 
 // outcome is one cluster's decision as "Action/Reason", and the drift paths of an update.
@@ -375,7 +380,7 @@ type outcome struct {
 	Drift string
 }
 
-func planned(changes []fedsync.Change) map[string]outcome {
+func planned(changes []plan.Change) map[string]outcome {
 	out := map[string]outcome{}
 	for _, ch := range changes {
 		out[ch.Cluster] = outcome{Act: ch.Action.String() + "/" + ch.Reason, Drift: strings.Join(ch.Drift, ",")}

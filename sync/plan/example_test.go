@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
-// Plan is sync's decision without any I/O: given the federated object, the Clusters and the
+// Decide is sync's decision without any I/O: given the federated object, the Clusters and the
 // member objects as read, what to do in each cluster and why. Here the object is placed in eu
 // (absent there: create) and us (an object of the same name exists that the federation did
 // not create: left alone), and no longer in ap, where the federation's copy is deleted.
-func ExamplePlan() {
+func ExampleDecide() {
 	var obj federation.FederatedObject
 	_ = yaml.Unmarshal([]byte(`
 metadata: {name: web, namespace: shop, generation: 1}
@@ -37,11 +37,11 @@ spec:
 			"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": labels}}}
 	}
 
-	d, err := fedsync.Plan(fedsync.PlanInput{
+	d, err := plan.Decide(plan.Input{
 		Type:     federation.DeploymentType,
 		Object:   &obj,
 		Clusters: fleet.Clusters(),
-		Members: map[string]fedsync.MemberState{
+		Members: map[string]plan.MemberState{
 			"ap": {Object: deployment(map[string]any{federation.ManagedByLabel: federation.ManagedByValue})},
 			"eu": {},
 			"us": {Object: deployment(nil)},

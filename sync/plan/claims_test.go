@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestPlanKeepsClaims: a member PersistentVolumeClaim whose cluster leaves the placement is
@@ -36,16 +36,16 @@ func TestPlanKeepsClaims(t *testing.T) {
 		typ         federation.TypeConfig
 		annotations map[string]string
 		deleting    bool
-		want        fedsync.Action
+		want        plan.Action
 		released    bool // the orphaned copy is marked federation.ReleasedAnnotation
 	}{
-		{name: "a claim whose workload moved away is released", typ: federation.PersistentVolumeClaimType, want: fedsync.ActionOrphan, released: true},
+		{name: "a claim whose workload moved away is released", typ: federation.PersistentVolumeClaimType, want: plan.ActionOrphan, released: true},
 		{name: "unless the federated claim asks for its removal", typ: federation.PersistentVolumeClaimType,
-			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalDelete}, want: fedsync.ActionDelete},
+			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalDelete}, want: plan.ActionDelete},
 		{name: "Retain says the default", typ: federation.PersistentVolumeClaimType,
-			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalRetain}, want: fedsync.ActionOrphan, released: true},
-		{name: "deleting the federated claim deletes it", typ: federation.PersistentVolumeClaimType, deleting: true, want: fedsync.ActionDelete},
-		{name: "another kind is deleted", typ: federation.DeploymentType, want: fedsync.ActionDelete},
+			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalRetain}, want: plan.ActionOrphan, released: true},
+		{name: "deleting the federated claim deletes it", typ: federation.PersistentVolumeClaimType, deleting: true, want: plan.ActionDelete},
+		{name: "another kind is deleted", typ: federation.DeploymentType, want: plan.ActionDelete},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var obj federation.FederatedObject
@@ -62,15 +62,15 @@ spec:
 			if tc.deleting {
 				obj.DeletionTimestamp = &metav1.Time{}
 			}
-			d, err := fedsync.Plan(fedsync.PlanInput{
+			d, err := plan.Decide(plan.Input{
 				Type: tc.typ, Object: &obj, Clusters: fleet.Clusters(), Revision: 1,
-				Members: map[string]fedsync.MemberState{"eu": {Object: member(tc.typ.Target.Kind)}, "us": {}},
+				Members: map[string]plan.MemberState{"eu": {Object: member(tc.typ.Target.Kind)}, "us": {}},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]fedsync.Action{}
-			var eu fedsync.Change
+			got := map[string]plan.Action{}
+			var eu plan.Change
 			for _, c := range d.Changes {
 				got[c.Cluster] = c.Action
 				if c.Cluster == "eu" {

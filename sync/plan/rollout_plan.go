@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"slices"
@@ -46,36 +46,36 @@ func previousOf(obj *federation.FederatedObject, d RolloutDecision, placed []str
 	return prev
 }
 
-// holds reports whether the cluster is rendered from in.previous.
-func (in PlanInput) holds(cluster string) bool {
-	return in.previous != nil && slices.Contains(in.previous.Clusters, cluster)
+// holds reports whether the cluster is rendered from prev.
+func holds(prev *PreviousRevision, cluster string) bool {
+	return prev != nil && slices.Contains(prev.Clusters, cluster)
 }
 
 // revisionFor is the revision the cluster's object is rendered from.
-func (in PlanInput) revisionFor(cluster string) int64 {
-	if in.holds(cluster) {
-		return in.previous.Revision
+func revisionFor(in Input, prev *PreviousRevision, cluster string) int64 {
+	if holds(prev, cluster) {
+		return prev.Revision
 	}
 	return in.Revision
 }
 
 // forCluster is in as the cluster's render sees it: Object and Revision are the previous
 // revision's for a cluster the rollout holds back.
-func (in PlanInput) forCluster(cluster string) PlanInput {
-	if in.holds(cluster) {
-		in.Object, in.Revision = in.previous.Object, in.previous.Revision
+func forCluster(in Input, prev *PreviousRevision, cluster string) Input {
+	if holds(prev, cluster) {
+		in.Object, in.Revision = prev.Object, prev.Revision
 	}
 	return in
 }
 
-// heldBack splits the members to render into those rendered from in.Revision and those a
-// staged rollout holds back at in.previous (none without one).
-func heldBack(in PlanInput, members []override.Member) (current, held []override.Member) {
-	if in.previous == nil || len(in.previous.Clusters) == 0 {
+// heldBack splits the members to render into those rendered from the current revision and
+// those a staged rollout holds back at prev (none without one).
+func heldBack(prev *PreviousRevision, members []override.Member) (current, held []override.Member) {
+	if prev == nil || len(prev.Clusters) == 0 {
 		return members, nil
 	}
 	for _, m := range members {
-		if in.holds(m.Name) {
+		if holds(prev, m.Name) {
 			held = append(held, m)
 		} else {
 			current = append(current, m)
@@ -85,27 +85,19 @@ func heldBack(in PlanInput, members []override.Member) (current, held []override
 }
 
 // withRevision records in ch the revision its cluster's object is rendered from. During a
-// staged rollout (in.previous set) a managed member that is to run the new revision and
-// whose revision annotation says another one is updated even when the rest of the render is
-// the same: the Collector reports the annotation as observedRevision, and a stage is judged
-// by it. The clusters held back are not judged and keep theirs; without a rollout a
-// revision number alone never rewrites a member.
-func withRevision(in PlanInput, ch Change) Change {
+// staged rollout (prev set) a managed member that is to run the new revision and whose
+// revision annotation says another one is updated even when the rest of the render is the
+// same: the Collector reports the annotation as observedRevision, and a stage is judged by
+// it. The clusters held back are not judged and keep theirs; without a rollout a revision
+// number alone never rewrites a member.
+func withRevision(in Input, prev *PreviousRevision, ch Change) Change {
 	if !ch.Placed {
 		return ch
 	}
-	ch.Revision = in.revisionFor(ch.Cluster)
-	if in.previous != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
-		managedBy(ch.Live, identityOr(in.Identity)) && annotationRevision(ch.Live) != ch.Revision {
+	ch.Revision = revisionFor(in, prev, ch.Cluster)
+	if prev != nil && ch.Revision == in.Revision && ch.Action == ActionNone && ch.Reason == "" && ch.Desired != nil &&
+		managedBy(ch.Live, identityOr(in.Identity)) && RevisionOf(ch.Live) != ch.Revision {
 		ch.Action = ActionUpdate
 	}
 	return ch
-}
-
-// withRevisions applies withRevision to every change.
-func withRevisions(in PlanInput, changes []Change) []Change {
-	for i := range changes {
-		changes[i] = withRevision(in, changes[i])
-	}
-	return changes
 }

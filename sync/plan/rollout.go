@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // Revision is one entry of a federated object's revision history, as sync keeps it in a
@@ -231,10 +232,10 @@ func (r *rolloutRun) sameRendering(a, b federation.FederatedSpec) bool {
 	fields := r.in.Type.ReplicasFields()
 	enc := func(s federation.FederatedSpec) []byte {
 		tmpl := withReplicasOf(s.Template.Object, nil, fields)
-		data, _ := json.Marshal(snapshot{Template: tmpl, Overrides: s.Overrides, RetainReplicas: s.RetainReplicas})
+		data, _ := json.Marshal(Snapshot{Template: tmpl, Overrides: s.Overrides, RetainReplicas: s.RetainReplicas})
 		return data
 	}
-	return sameJSON(enc(a), enc(b))
+	return jsonvalue.EqualJSON(enc(a), enc(b))
 }
 
 // withReplicasOf returns tmpl with the replica count (at fields) of from, or without one
@@ -277,8 +278,8 @@ func withNested(obj map[string]any, fields []string, v any, set bool) map[string
 // complete ends the rollout: every placed cluster runs the revision, the stable one now.
 func (r *rolloutRun) complete(note string) {
 	name := ""
-	if data, err := snapshotOf(r.in.Object); err == nil {
-		name = revisionName(r.in.Object.GroupVersionKind().GroupKind(), r.in.Object.Name, data)
+	if data, err := SnapshotOf(r.in.Object); err == nil {
+		name = RevisionName(r.in.Object.GroupVersionKind().GroupKind(), r.in.Object.Name, data)
 	}
 	r.d.Stable = nil
 	*r.st = federation.RolloutStatus{

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"encoding/json"
@@ -55,7 +55,7 @@ func OwnedDiff(desired, live *unstructured.Unstructured) []FieldChange {
 	if live != nil {
 		liveObj = live.Object
 	}
-	fields := schemaFor(desired.GroupVersionKind())
+	fields := SchemaFor(desired.GroupVersionKind())
 	paths := ownedDiffN(desired.Object, liveObj, fields, maxInt)
 	slices.Sort(paths)
 	out := make([]FieldChange, 0, len(paths))
@@ -69,7 +69,7 @@ func OwnedDiff(desired, live *unstructured.Unstructured) []FieldChange {
 
 // lookupBoth resolves a path of ownedDiff in desired and in live. A list merged by key is
 // indexed by desired's position: live's element is the one with the same key.
-func lookupBoth(desired, live map[string]any, fs *fieldSchema, pointer string) (d, l any, inLive bool) {
+func lookupBoth(desired, live map[string]any, fs *Schema, pointer string) (d, l any, inLive bool) {
 	d, _ = lookup(desired, pointer)
 	if live == nil {
 		return d, nil, false

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func refusedMember(ch Change) Change {
 // the default), so the change is sent as it is, and the warnings reach the cluster's
 // status.clusters[].message. Only what is sent is looked at: an unchanged member costs
 // nothing.
-func withUnknownFields(ch Change, fields *fieldSchema) Change {
+func withUnknownFields(ch Change, fields *Schema) Change {
 	if ch.Desired != nil && (ch.Action == ActionCreate || ch.Action == ActionUpdate) {
 		ch.Unknown = fields.unknownFields(ch.Desired.Object)
 	}

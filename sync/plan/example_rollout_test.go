@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // ExampleRolloutStages shows which placed clusters start running a new revision in which
@@ -26,7 +26,7 @@ stages:
 		clusters = append(clusters, federation.Cluster{ObjectMeta: metav1.ObjectMeta{Name: c[0], Labels: map[string]string{"region": c[1]}}})
 	}
 	placed := []string{"us-east", "us-west", "eu-west", "eu-north", "ap-south", "ap-east"}
-	stages, err := fedsync.RolloutStages(&r, placed, clusters)
+	stages, err := plan.RolloutStages(&r, placed, clusters)
 	must(err)
 	for i, s := range stages {
 		fmt.Printf("stage %d (%s): %v, then %s ready\n", i+1, s.Name, s.Clusters, s.MinReady)
@@ -65,9 +65,9 @@ func ExampleDecideRollout() {
 		clusters = append(clusters, federation.Cluster{ObjectMeta: metav1.ObjectMeta{Name: n}, Status: federation.ClusterStatus{
 			Conditions: []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionTrue}}}})
 	}
-	d, err := fedsync.DecideRollout(fedsync.RolloutInput{
+	d, err := plan.DecideRollout(plan.RolloutInput{
 		Object: obj, Revision: 5, Placed: []string{"a", "b", "c"}, Clusters: clusters, Now: now,
-		History: []fedsync.Revision{{Number: 4, Name: "web-4", Spec: spec("web:4")}, {Number: 5, Name: "web-5", Spec: spec("web:5")}},
+		History: []plan.Revision{{Number: 4, Name: "web-4", Spec: spec("web:4")}, {Number: 5, Name: "web-5", Spec: spec("web:5")}},
 	})
 	must(err)
 	fmt.Println(d.Status.Phase, d.Status.Reason)

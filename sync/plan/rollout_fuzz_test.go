@@ -1,11 +1,11 @@
-package sync_test
+package plan_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // FuzzDecideRollout decides on arbitrary cluster states, rollout records and times. The
@@ -23,7 +23,7 @@ func FuzzDecideRollout(f *testing.F) {
 		}
 		c.in.Revision = revision
 		if revision != 5 {
-			c.in.History = append(c.in.History, fedsync.Revision{Number: revision, Name: "other", Spec: specWith("v9")})
+			c.in.History = append(c.in.History, plan.Revision{Number: revision, Name: "other", Spec: specWith("v9")})
 			c.in.Object.Spec.Template = specWith("v9").Template
 		}
 		st := inStage(int32(stage%6), -time.Duration(ago)*time.Second, nil)
@@ -36,7 +36,7 @@ func FuzzDecideRollout(f *testing.F) {
 			case 2:
 				st.ReadySince = at(-time.Duration(ago/2) * time.Second)
 			case 3:
-				st.Reason = fedsync.RolloutReasonStaleData
+				st.Reason = plan.RolloutReasonStaleData
 			case 4:
 				st.NotReadySince = at(-time.Duration(ago) * time.Second)
 			}
@@ -68,11 +68,11 @@ func FuzzDecideRollout(f *testing.F) {
 		}
 		c.in.Now = now.Add(time.Duration(len(states)) * time.Second)
 
-		d, err := fedsync.DecideRollout(c.in)
+		d, err := plan.DecideRollout(c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d2, _ := fedsync.DecideRollout(c.in)
+		d2, _ := plan.DecideRollout(c.in)
 		if d.Status.Message != d2.Status.Message || d.Status.Phase != d2.Status.Phase {
 			t.Fatalf("two decisions for one input: %q / %q", d.Status.Message, d2.Status.Message)
 		}
@@ -82,7 +82,7 @@ func FuzzDecideRollout(f *testing.F) {
 				t.Fatalf("cluster %s assigned %d (ok %v), revision %d, stable %+v", p, got, ok, revision, d.Stable)
 			}
 		}
-		if d.Failed && d.Status.Stage == 1 && allStale && d.Status.Reason == fedsync.RolloutReasonProgressDeadlineExceeded {
+		if d.Failed && d.Status.Stage == 1 && allStale && d.Status.Reason == plan.RolloutReasonProgressDeadlineExceeded {
 			t.Fatalf("failed on stale data: %s", d.Status.Message)
 		}
 		if prev := c.in.Object.Status.Rollout; prev != nil && prev.Revision == revision && prev.Phase == federation.RolloutFailed {

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ import (
 // on many alike clusters does not keep a copy of the same key per cluster.
 func TestInputKeysShareEqualKeys(t *testing.T) {
 	one, two := int64(1), int64(2)
-	in := PlanInput{
+	in := Input{
 		Object:   &federation.FederatedObject{ObjectMeta: metav1.ObjectMeta{UID: "u1", Generation: 3}},
 		Revision: 2,
 		Clusters: []federation.Cluster{
@@ -27,7 +27,7 @@ func TestInputKeysShareEqualKeys(t *testing.T) {
 		},
 	}
 	targets := Targets{Replicas: map[string]*int64{"a": &one, "b": &one, "c": &one, "d": &two}}
-	got := inputKeys(in, targets)
+	got := inputKeys(in, nil, targets)
 	want := map[string]string{
 		"a": "u1/3/2/" + federation.ManagedByValue + "/1",
 		"b": "u1/3/2/" + federation.ManagedByValue + "/1",

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"errors"
@@ -30,11 +30,6 @@ type Targets struct {
 	// Unsatisfiable is placement's ErrUnsatisfiable message, when the selection is a best
 	// effort.
 	Unsatisfiable string
-	// Waiting is set by [Plan] with PlanInput.WaitForScheduler when the object has no
-	// schedule for its current generation: ReasonWaitingForSchedule (the scheduler has not
-	// looked at it yet) or ReasonNotScheduled (it refused it). Nothing is placed then and no
-	// change planned: nothing is created, updated or deleted anywhere.
-	Waiting string
 }
 
 // TargetsFor decides where a federated object goes. When the scheduler has written a
@@ -52,7 +47,7 @@ type Targets struct {
 // under one (see placement.Place); when it is the not-ready taint, the cluster is in NotReady.
 // A toleration with tolerationSeconds holds a NoExecute-tainted cluster until the taint's
 // timeAdded plus those seconds, counted at now (placement.Options.Now); a zero now does not
-// count them. [Plan] calls it at PlanInput.Now.
+// count them. [Decide] calls it at Input.Now.
 func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clusters []federation.Cluster, now time.Time) (Targets, error) {
 	t := Targets{Replicas: map[string]*int64{}}
 	// A Cluster being deleted is leaving the federation: nothing is placed there any more.

@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"slices"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/scheduler"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 func readyCluster(name string, ready bool, labels map[string]string) federation.Cluster {
@@ -108,7 +108,7 @@ func TestTargetsFor(t *testing.T) {
 			for _, name := range tt.previous {
 				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
 			}
-			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
+			got, err := plan.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func TestTargetsForNoSchedule(t *testing.T) {
 			for _, name := range tt.previous {
 				fed.Status.Clusters = append(fed.Status.Clusters, federation.MemberStatus{Name: name})
 			}
-			got, err := fedsync.TargetsFor(fed, federation.ConfigMapType, []federation.Cluster{readyCluster("a", true, nil), tt.b}, tt.now)
+			got, err := plan.TargetsFor(fed, federation.ConfigMapType, []federation.Cluster{readyCluster("a", true, nil), tt.b}, tt.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestTargetsRequiredClusters(t *testing.T) {
 			if tc.required != "" {
 				fed.Annotations = map[string]string{federation.RequiredByClustersAnnotation: tc.required}
 			}
-			targets, err := fedsync.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
+			targets, err := plan.TargetsFor(fed, federation.ConfigMapType, clusters, time.Time{})
 			require.NoError(t, err)
 			if diff := cmp.Diff(tc.want, targets.Order); diff != "" {
 				t.Errorf("sync targets (-want +got):\n%s", diff)

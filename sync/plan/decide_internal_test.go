@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"fmt"
@@ -57,11 +57,11 @@ func TestDecideMember(t *testing.T) {
 		{name: "deleting: delete", placed: true, deleting: true, live: obj(ours, nil, "7", nil), wantAction: ActionDelete},
 		{name: "deleting with orphan", deleting: true, orphan: true, live: obj(ours, nil, "7", nil), wantAction: ActionOrphan},
 		{name: "member being deleted", placed: true, live: deleting, render: rendered{obj: desired}, wantReason: ReasonWaitingForRemoval},
-		{name: "render failed", placed: true, render: rendered{err: errTypeNotServed}, wantReason: ReasonRenderFailed},
+		{name: "render failed", placed: true, render: rendered{err: ErrTypeNotServed}, wantReason: ReasonRenderFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := decideMember(Change{Cluster: "c1", Placed: tc.placed, Live: tc.live},
-				MemberState{Object: tc.live, memo: verification{rv: tc.verified}}, tc.render, schemaFor(deploymentGVK), "fedkit", tc.adopt, tc.deleting, tc.orphan)
+				MemberState{Object: tc.live}, Verified{ResourceVersion: tc.verified}, tc.render, SchemaFor(deploymentGVK), "fedkit", tc.adopt, tc.deleting, tc.orphan)
 			got := []any{ch.Action.String(), ch.Reason, ch.Drift}
 			want := []any{tc.wantAction.String(), tc.wantReason, tc.wantDrift}
 			if diff := cmp.Diff(want, got); diff != "" {

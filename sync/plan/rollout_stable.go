@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"github.com/fedkit/fedkit/federation"
@@ -32,10 +32,11 @@ func StableRevisionOf(obj *federation.FederatedObject, revision int64) (name str
 	return name, number, true
 }
 
-// needsHistory reports whether a staged rollout of obj at revision decides from the revision
-// history: not when status.rollout says that revision's rollout completed, nor for a first
-// rollout (no status.rollout, and nothing or the same revision synced before).
-func needsHistory(obj *federation.FederatedObject, revision int64) bool {
+// NeedsHistory reports whether a staged rollout of obj at revision decides from the revision
+// history (Input.History): not without spec.rollout, not when status.rollout says that
+// revision's rollout completed, nor for a first rollout (no status.rollout, and nothing or
+// the same revision synced before). A driver reads the history only then.
+func NeedsHistory(obj *federation.FederatedObject, revision int64) bool {
 	if obj.Spec.Rollout == nil {
 		return false
 	}

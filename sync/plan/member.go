@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"errors"
@@ -43,9 +43,14 @@ func systemNamespace(obj *unstructured.Unstructured) bool {
 	return false
 }
 
-// decideMember applies the per-cluster rules of Plan to one read, ready cluster. fields is the
-// member type's schema (nil when unknown).
-func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, identity string, adopt, deleting, orphan bool) Change {
+// CreatedNamespaceAnnotation marks a member Namespace that sync created for the objects it
+// propagates (and may delete again once nothing else lives in it).
+const CreatedNamespaceAnnotation = "federation.k8s.io/created-by-sync"
+
+// decideMember applies the per-cluster rules of Decide to one read, ready cluster. memo is
+// what the driver remembers of the member object, fields the member type's schema (nil when
+// unknown).
+func decideMember(ch Change, ms MemberState, memo Verified, r rendered, fields *Schema, identity string, adopt, deleting, orphan bool) Change {
 	live := ms.Object
 	if (!ch.Placed || deleting) && createdBySync(live) {
 		return ch // another Syncer's namespace for its objects: not a FederatedNamespace's to remove
@@ -54,7 +59,7 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		if !ch.Placed || deleting {
 			return ch // never ours: leave it alone, report nothing
 		}
-		if other := managerOf(live); other != "" {
+		if other := Manager(live); other != "" {
 			ch.Reason = ReasonManagedByOther
 			ch.Message = fmt.Sprintf("cluster %q: %s is managed by another federation (%s=%s); it is left alone", ch.Cluster, describe(live), federation.ManagedByLabel, other)
 			return ch
@@ -81,12 +86,12 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		case systemNamespace(live):
 			ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
 			ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
-		case ms.Host:
+		case ms.Namespace != nil && ms.Namespace.Host:
 			ch.Action, ch.Reason = ActionOrphan, ReasonHostNamespace
 			ch.Message = fmt.Sprintf("cluster %q: %s is the host's own namespace (the host is also a member): it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
-		case ms.InUse != "":
+		case ms.Namespace != nil && ms.Namespace.InUse != "":
 			ch.Action, ch.Reason = ActionNone, ReasonNamespaceInUse
-			ch.Message = fmt.Sprintf("cluster %q: %s still holds %s, which the federation placed there: the namespace is deleted once that has left", ch.Cluster, describe(live), ms.InUse)
+			ch.Message = fmt.Sprintf("cluster %q: %s still holds %s, which the federation placed there: the namespace is deleted once that has left", ch.Cluster, describe(live), ms.Namespace.InUse)
 		}
 		return ch
 	}
@@ -113,10 +118,10 @@ func decideMember(ch Change, ms MemberState, r rendered, fields *fieldSchema, id
 		ch.Desired = withoutKubeFedLabel(r.obj)
 	case hashOf(live) != hashOf(r.obj):
 		ch.Action = ActionUpdate
-	case ms.memo.rv != "" && ms.memo.rv == live.GetResourceVersion():
-		// Nobody changed the object since sync wrote or checked it.
+	case memo.ResourceVersion != "" && memo.ResourceVersion == live.GetResourceVersion():
+		// Nobody changed the object since the driver wrote or checked it.
 	default:
-		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, fields), func(p string) bool { return slices.Contains(ms.memo.dropped, p) })
+		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, fields), func(p string) bool { return slices.Contains(memo.Dropped, p) })
 		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}
@@ -137,28 +142,48 @@ func withoutKubeFedLabel(desired *unstructured.Unstructured) *unstructured.Unstr
 	return out
 }
 
-// readFailure turns a failed member read into a propagation reason and message.
-func readFailure(cluster string, err error) (string, string) {
+// ErrTypeNotServed marks a member's 404 for the resource itself, as a server answers for a
+// type it does not serve (its CRD is not installed there), as against one for the object: a
+// driver wraps such an answer with it, and the cluster reports ReasonTypeNotServed.
+var ErrTypeNotServed = errors.New("sync: the member cluster does not serve the type")
+
+// readFailure turns a failed member read (or namespace check) into a propagation reason and
+// message.
+func readFailure(cluster string, ms MemberState) (string, string) {
+	if ms.Err == nil && ms.Namespace != nil && ms.Namespace.Err != nil {
+		return ReasonNamespaceCheckFailed, fedcond.Truncate(fmt.Sprintf("cluster %q: %v", cluster, ms.Namespace.Err), maxMessage)
+	}
+	return readError(cluster, ms.Err)
+}
+
+// readError turns a failed member read into a propagation reason and message.
+func readError(cluster string, err error) (string, string) {
 	switch {
-	case errors.As(err, new(namespaceCheckError)):
-		return ReasonNamespaceCheckFailed, fedcond.Truncate(fmt.Sprintf("cluster %q: %v", cluster, err), maxMessage)
 	case errors.Is(err, federation.ErrClusterNotFound):
 		return ReasonClusterNotFound, fmt.Sprintf("cluster %q: %v", cluster, err)
 	case errors.Is(err, federation.ErrClusterNotReady):
 		return ReasonClusterNotReady, fmt.Sprintf("cluster %q: %v", cluster, err)
-	case typeNotServed(err):
+	case errors.Is(err, ErrTypeNotServed):
 		return ReasonTypeNotServed, fmt.Sprintf("cluster %q does not serve the type: %v", cluster, err)
 	}
 	return ReasonClusterUnreachable, fedcond.Truncate(fmt.Sprintf("cluster %q: %v", cluster, err), maxMessage)
 }
 
-// managedBy reports whether obj carries the managed-by label with value identity.
-func managedBy(obj *unstructured.Unstructured, identity string) bool {
-	return obj != nil && managerOf(obj) == identity
+// ManagedBy reports whether obj (nil: absent) is the member object of the federation of
+// identity ("" = federation.ManagedByValue): it carries federation.ManagedByLabel with that
+// value. Sync modifies and deletes no other.
+func ManagedBy(obj *unstructured.Unstructured, identity string) bool {
+	return managedBy(obj, identityOr(identity))
 }
 
-// managerOf returns the managed-by label's value ("" when absent).
-func managerOf(obj *unstructured.Unstructured) string {
+// managedBy reports whether obj carries the managed-by label with value identity.
+func managedBy(obj *unstructured.Unstructured, identity string) bool {
+	return obj != nil && Manager(obj) == identity
+}
+
+// Manager returns the value of obj's federation.ManagedByLabel, "" when absent, without
+// copying its labels (a driver asks it of every member change it is notified of).
+func Manager(obj *unstructured.Unstructured) string {
 	// Without GetLabels, which copies the whole map: this runs for every member, every pass.
 	v, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "labels", federation.ManagedByLabel)
 	s, _ := v.(string)

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/jsonvalue"
@@ -18,7 +19,7 @@ import (
 // the federation wrote it" is a subset test: every field of the rendered object must be in
 // the live object with the same value. Fields only the live object has are ignored.
 //
-// Values are compared as the member's server stores them (see fieldSchema): a quantity by
+// Values are compared as the member's server stores them (see Schema): a quantity by
 // its value (cpu: 1 is "1", 0.5 is "500m"), an empty value the type drops as absent, a field
 // the type does not have as pruned when the live object lacks it, and a
 // list that strategic merge patch merges by a key (containers by name, ports by
@@ -49,12 +50,20 @@ func ignoredMeta(key string) bool {
 // set or for messages, capped at maxDiffPaths). fs is the member type's schema, nil when
 // unknown. A list element is named by its index in desired. A nil result means live holds
 // everything desired says.
-func ownedDiff(desired, live map[string]any, fs *fieldSchema) []string {
+func ownedDiff(desired, live map[string]any, fs *Schema) []string {
 	return ownedDiffN(desired, live, fs, maxDiffPaths)
 }
 
+// Dropped returns the owned paths where stored, a member object as its API server stored a
+// write of desired, does not hold what desired says: the fields its type does not have,
+// which that server never keeps. A driver remembers them (Verified.Dropped): a difference
+// there is not drift. s is the member type's schema.
+func Dropped(desired, stored *unstructured.Unstructured, s *Schema) []string {
+	return ownedDiff(desired.Object, stored.Object, s)
+}
+
 // ownedDiffN is ownedDiff collecting at most limit paths.
-func ownedDiffN(desired, live map[string]any, fs *fieldSchema, limit int) []string {
+func ownedDiffN(desired, live map[string]any, fs *Schema, limit int) []string {
 	d := differ{limit: limit}
 	for k, dv := range desired {
 		f := fs.field(k)
@@ -81,7 +90,7 @@ func ownedDiffN(desired, live map[string]any, fs *fieldSchema, limit int) []stri
 // pruned reports whether a child k that the live object lacks is one a real server prunes:
 // the type has a schema, and no field k (a typo, a field of a newer Kubernetes). A member
 // that has such a field keeps its value, which is compared.
-func pruned(s *fieldSchema, k string) bool {
+func pruned(s *Schema, k string) bool {
 	return s != nil && s.fields != nil && s.fields[k] == nil
 }
 
@@ -160,7 +169,7 @@ func (d *differ) full() bool { return len(d.paths) >= d.limit }
 // meta compares metadata: labels and annotations as subsets (the revision annotation left
 // out), the other fields the render sets (name, namespace) by value, the server's fields not
 // at all. fs is ObjectMeta's schema, nil when unknown.
-func (d *differ) meta(dv, lv any, fs *fieldSchema) {
+func (d *differ) meta(dv, lv any, fs *Schema) {
 	dm, _ := dv.(map[string]any)
 	lm, _ := lv.(map[string]any)
 	for k, v := range dm {
@@ -254,7 +263,7 @@ func (d *differ) value(dv, lv any, f *fieldInfo) {
 	}
 }
 
-// byKey compares a list merged by key (see fieldSchema) element by element by key: each
+// byKey compares a list merged by key (see Schema) element by element by key: each
 // desired element must be in have, where the element with the same key holds what it says;
 // elements only have has are not drift. It reports false, comparing nothing, when a desired
 // element has no scalar key: the list is then compared by position.

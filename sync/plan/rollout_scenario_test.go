@@ -1,4 +1,4 @@
-package sync_test
+package plan_test
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of sync/testdata/rollout/*.txt from DecideRollout's decisions")
@@ -189,7 +189,7 @@ func parseScenario(text string) ([]block, error) {
 // clock.
 type story struct {
 	obj      *federation.FederatedObject
-	history  []fedsync.Revision
+	history  []plan.Revision
 	revision int64
 	clusters []federation.Cluster
 	now      time.Time
@@ -399,11 +399,12 @@ func (s *story) newRevision(spec federation.FederatedSpec) (string, error) {
 	s.obj.Spec = spec
 	s.obj.Generation++
 	federation.DefaultFederatedObject(s.obj)
-	name, err := fedsync.RevisionNameOf(s.obj)
+	data, err := plan.SnapshotOf(s.obj)
 	if err != nil {
 		return "", err
 	}
-	rev := fedsync.Revision{Number: s.revision, Name: name, Spec: *s.obj.Spec.DeepCopy()}
+	name := plan.RevisionName(s.obj.GroupVersionKind().GroupKind(), s.obj.Name, data)
+	rev := plan.Revision{Number: s.revision, Name: name, Spec: *s.obj.Spec.DeepCopy()}
 	for i, h := range s.history {
 		if h.Name == name {
 			s.history[i].Number = s.revision
@@ -437,7 +438,7 @@ func (s *story) relp(t *metav1.Time) string {
 // decide runs DecideRollout, prints the decision and applies it as the Syncer does.
 func (s *story) decide() (string, error) {
 	placed := s.placed()
-	d, err := fedsync.DecideRollout(fedsync.RolloutInput{
+	d, err := plan.DecideRollout(plan.RolloutInput{
 		Object: s.obj.DeepCopy(), Revision: s.revision, History: s.history, Placed: placed,
 		Clusters: s.clusters, Now: s.now, Type: federation.DeploymentType,
 	})

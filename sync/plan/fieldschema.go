@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"encoding/json"
@@ -15,19 +15,23 @@ import (
 // A member API server does not store a built-in object as it was sent: it decodes it into its
 // Go type and encodes that. Quantities come back canonical (cpu: 1 as "1", 0.5 as "500m"),
 // fields the type omits when empty ("", false, 0, {}, []) are gone, and admission webhooks
-// may add list elements (a sidecar in containers). fieldSchema is what the drift comparison
+// may add list elements (a sidecar in containers). A Schema is what the drift comparison
 // needs to know of the Go type to see through that: which fields are quantities, which are
 // dropped when empty, and which lists strategic merge patch merges by a key (containers by
 // name, ports by containerPort, env by name...), so they are compared element by element by
 // key and an element only the member has is not drift. Types client-go does not know (custom
 // resources) have no schema: their values are compared as they are.
 
-// fieldSchema describes one JSON value of a Go type.
-type fieldSchema struct {
+// Schema describes one JSON value of a Go type: for a member type ([SchemaFor]), its fields
+// as the member's API server stores them, for the drift comparison and the unknown fields
+// (Change.Unknown). It is read-only and costly to build: a driver builds it once per type
+// (Input.Schema). A nil Schema is a type without one (a custom resource): its values are
+// compared as they are.
+type Schema struct {
 	// fields are a struct's fields by JSON name; nil for other values.
 	fields map[string]*fieldInfo
 	// elem is a list's element or a map's value; nil for other values.
-	elem *fieldSchema
+	elem *Schema
 	// value is elem as a field (neither dropped when empty nor merged): what a map's values
 	// and a list's elements are compared as.
 	value *fieldInfo
@@ -37,7 +41,7 @@ type fieldSchema struct {
 
 // fieldInfo is one struct field.
 type fieldInfo struct {
-	schema *fieldSchema
+	schema *Schema
 	// omitEmpty is set when the server drops the field's empty value (omitempty and not a
 	// pointer, or a list or map).
 	omitEmpty bool
@@ -48,7 +52,7 @@ type fieldInfo struct {
 
 // field returns the schema of child k of a value of schema s: a struct's field, or a map's
 // value; nil when unknown.
-func (s *fieldSchema) field(k string) *fieldInfo {
+func (s *Schema) field(k string) *fieldInfo {
 	if s == nil {
 		return nil
 	}
@@ -59,7 +63,7 @@ func (s *fieldSchema) field(k string) *fieldInfo {
 }
 
 // item returns the schema of a list's elements; nil when unknown.
-func (s *fieldSchema) item() *fieldInfo {
+func (s *Schema) item() *fieldInfo {
 	if s == nil || s.fields != nil {
 		return nil
 	}
@@ -67,16 +71,16 @@ func (s *fieldSchema) item() *fieldInfo {
 }
 
 // valueSchema returns the schema of a field's value; nil when unknown.
-func (f *fieldInfo) valueSchema() *fieldSchema {
+func (f *fieldInfo) valueSchema() *Schema {
 	if f == nil {
 		return nil
 	}
 	return f.schema
 }
 
-// schemaFor returns the schema of the built-in kind gvk, nil for a kind client-go does not
-// know.
-func schemaFor(gvk schema.GroupVersionKind) *fieldSchema {
+// SchemaFor returns the schema of the built-in kind gvk, nil for a kind client-go does not
+// know (a custom resource).
+func SchemaFor(gvk schema.GroupVersionKind) *Schema {
 	if gvk.Kind == "" {
 		return nil
 	}
@@ -84,7 +88,7 @@ func schemaFor(gvk schema.GroupVersionKind) *fieldSchema {
 	if err != nil {
 		return nil
 	}
-	return schemaOf(reflect.TypeOf(obj), map[reflect.Type]*fieldSchema{})
+	return schemaOf(reflect.TypeOf(obj), map[reflect.Type]*Schema{})
 }
 
 var (
@@ -93,14 +97,14 @@ var (
 )
 
 // schemaOf builds the schema of t; seen holds the schemas built so far (types may recur).
-func schemaOf(t reflect.Type, seen map[reflect.Type]*fieldSchema) *fieldSchema {
+func schemaOf(t reflect.Type, seen map[reflect.Type]*Schema) *Schema {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if s, ok := seen[t]; ok {
 		return s
 	}
-	s := &fieldSchema{}
+	s := &Schema{}
 	seen[t] = s
 	switch {
 	case t == quantityType:
@@ -126,7 +130,7 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]*fieldSchema) *fieldSchema {
 }
 
 // addFields adds the fields of struct t to s, those of inlined structs included.
-func addFields(s *fieldSchema, t reflect.Type, seen map[reflect.Type]*fieldSchema) {
+func addFields(s *Schema, t reflect.Type, seen map[reflect.Type]*Schema) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -181,9 +185,9 @@ func hasOption(opts, opt string) bool {
 // have ("spec.template.spec.containers[0].imagePullPolicyy"), sorted: the fields a member's
 // API server drops from a built-in object, and warns about, as it decodes it into its Go
 // type. A value the schema does not describe (a custom resource: nil; a scalar of its own
-// encoding; a map's values) is not looked into. It walks obj against the schema the Syncer
+// encoding; a map's values) is not looked into. It walks obj against the schema a driver
 // builds once, so a write costs no decoding.
-func (s *fieldSchema) unknownFields(obj map[string]any) []string {
+func (s *Schema) unknownFields(obj map[string]any) []string {
 	var out []string
 	s.unknownIn(obj, nil, &out)
 	slices.Sort(out)
@@ -192,7 +196,7 @@ func (s *fieldSchema) unknownFields(obj map[string]any) []string {
 
 // unknownIn adds to out the unknown fields of v, at path (its segments: keys, and "[i]" for a
 // list index).
-func (s *fieldSchema) unknownIn(v any, path []string, out *[]string) {
+func (s *Schema) unknownIn(v any, path []string, out *[]string) {
 	if s == nil {
 		return
 	}

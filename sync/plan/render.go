@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"slices"
@@ -15,24 +15,29 @@ import (
 type rendered struct {
 	obj *unstructured.Unstructured
 	err error
-	// unchanged: the member object is as sync last wrote or verified it, for the same
-	// input; it was not rendered.
+	// unchanged: the member object is as the driver last wrote or verified it, for the
+	// same input; it was not rendered.
 	unchanged bool
 }
 
-// unchanged reports whether the member object in ms is as sync left it, for input key k.
-func unchanged(ms MemberState, k string) bool {
-	return ms.Object != nil && ms.memo.rv != "" && ms.memo.rv == ms.Object.GetResourceVersion() && ms.memo.input == k
+// unchanged reports whether the member object in ms is as the driver left it (memo), for
+// input key k: read whole, or only its version (MemberState.Version).
+func unchanged(ms MemberState, memo Verified, k string) bool {
+	rv := ms.Version
+	if ms.Object != nil {
+		rv = ms.Object.GetResourceVersion()
+	}
+	return rv != "" && memo.ResourceVersion == rv && memo.Input == k
 }
 
 // inputKeys returns the render input key of every cluster (see inputKey), computed at once.
-// Equal keys are one string: sync remembers one per member object (verification), and the
+// Equal keys are one string: a driver remembers one per member object (Verified), and the
 // clusters of an object are mostly alike.
-func inputKeys(in PlanInput, t Targets) map[string]string {
+func inputKeys(in Input, prev *PreviousRevision, t Targets) map[string]string {
 	out := make(map[string]string, len(in.Clusters))
 	seen := map[string]string{}
 	for i := range in.Clusters {
-		k := inputKey(in, t, in.Clusters[i].Name, in.Clusters[i].Labels)
+		k := inputKey(in, revisionFor(in, prev, in.Clusters[i].Name), t, in.Clusters[i].Name, in.Clusters[i].Labels)
 		if held, ok := seen[k]; ok {
 			k = held
 		} else {
@@ -44,16 +49,16 @@ func inputKeys(in PlanInput, t Targets) map[string]string {
 }
 
 // inputKey identifies everything a cluster's render depends on besides the member object: the
-// federated object (uid and generation: its spec), the revision, the cluster's replicas and
-// labels (selector overrides), and the identity. Equal keys render equal objects from an
-// unchanged member object.
-func inputKey(in PlanInput, t Targets, cluster string, labels map[string]string) string {
+// federated object (uid and generation: its spec), the revision rev it renders, the cluster's
+// replicas and labels (selector overrides), and the identity. Equal keys render equal objects
+// from an unchanged member object.
+func inputKey(in Input, rev int64, t Targets, cluster string, labels map[string]string) string {
 	var b strings.Builder
 	b.WriteString(string(in.Object.UID))
 	b.WriteByte('/')
 	b.WriteString(strconv.FormatInt(in.Object.Generation, 10))
 	b.WriteByte('/')
-	b.WriteString(strconv.FormatInt(in.revisionFor(cluster), 10))
+	b.WriteString(strconv.FormatInt(rev, 10))
 	b.WriteByte('/')
 	b.WriteString(identityOr(in.Identity))
 	b.WriteByte('/')
@@ -73,7 +78,10 @@ func inputKey(in PlanInput, t Targets, cluster string, labels map[string]string)
 	return b.String()
 }
 
-func renderPlaced(in PlanInput, t Targets) map[string]rendered {
+// renderPlaced renders every placed cluster that was read, but those the driver left as it
+// verified them for their key (keys), from the revision each runs (prev's for the clusters a
+// staged rollout holds back).
+func renderPlaced(in Input, prev *PreviousRevision, t Targets, keys map[string]string) map[string]rendered {
 	labels := clusterLabels(in.Clusters)
 	members := make([]override.Member, 0, len(t.Order))
 	out := make(map[string]rendered, len(t.Order))
@@ -82,19 +90,23 @@ func renderPlaced(in PlanInput, t Targets) map[string]rendered {
 		if !ok || ms.Err != nil {
 			continue
 		}
-		if ms.unchanged || (ms.Object != nil && ms.memo.rv != "" && unchanged(ms, inputKey(in, t, name, labels[name]))) {
-			out[name] = rendered{unchanged: true}
-			continue
+		if ms.Object != nil || ms.Version != "" {
+			if memo := in.memo(name); memo.ResourceVersion != "" && unchanged(ms, memo, keys[name]) {
+				out[name] = rendered{unchanged: true}
+				continue
+			}
+		}
+		if ms.Object == nil && ms.Version != "" {
+			continue // only the version was read, and the memory does not vouch for it
 		}
 		members = append(members, override.Member{Name: name, Labels: labels[name], Replicas: t.Replicas[name], Existing: ms.Object})
 	}
-	members, held := heldBack(in, members)
+	members, held := heldBack(prev, members)
 	for i, res := range renderMembers(renderer(in), renderInput(in), members) {
 		out[members[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
 	}
 	if len(held) > 0 {
-		prev := in.forCluster(held[0].Name)
-		for i, res := range renderMembers(renderer(in), renderInput(prev), held) {
+		for i, res := range renderMembers(renderer(in), renderInput(forCluster(in, prev, held[0].Name)), held) {
 			out[held[i].Name] = withIdentity(rendered{obj: res.Object, err: res.Err}, in.Identity)
 		}
 	}
@@ -159,14 +171,14 @@ func renderMembers(r *override.Renderer, in override.Input, members []override.M
 	return out
 }
 
-func renderer(in PlanInput) *override.Renderer {
+func renderer(in Input) *override.Renderer {
 	if in.Renderer == nil {
 		return &override.Renderer{}
 	}
 	return in.Renderer
 }
 
-func renderInput(in PlanInput) override.Input {
+func renderInput(in Input) override.Input {
 	input := override.InputFor(in.Object, in.Type)
 	input.Revision = in.Revision
 	return input

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"testing"
@@ -78,7 +78,7 @@ func TestOwnedDiffAsStored(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tc.live), &l); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, ownedDiff(d, l, schemaFor(deploymentGVK))); diff != "" {
+			if diff := cmp.Diff(tc.want, ownedDiff(d, l, SchemaFor(deploymentGVK))); diff != "" {
 				t.Errorf("ownedDiff (-want +got):\n%s", diff)
 			}
 		})
@@ -165,7 +165,7 @@ spec:
 	if got := testing.AllocsPerRun(100, func() { _ = ownedDiff(d, d, nil) }); got != 0 {
 		t.Errorf("ownedDiff of equal objects: %v allocations; want none", got)
 	}
-	fs := schemaFor(deploymentGVK)
+	fs := SchemaFor(deploymentGVK)
 	if got := testing.AllocsPerRun(100, func() { _ = ownedDiff(d, d, fs) }); got != 0 {
 		t.Errorf("ownedDiff of equal objects with the schema: %v allocations; want none", got)
 	}

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"fmt"
@@ -7,6 +7,22 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+)
+
+// Reasons of events a pass records besides the propagation reasons.
+const (
+	// EventRolledBack (a Warning): a staged rollout failed and its stable revision was
+	// restored (spec.rollout.autoRollback).
+	EventRolledBack = "RolledBack"
+	// EventRolloutFailed (a Warning): a staged rollout failed and stopped.
+	EventRolloutFailed = "RolloutFailed"
+	// EventRolloutComplete: the revision runs in every placed cluster.
+	EventRolloutComplete = "RolloutComplete"
+	// EventRolloutStageStarted: a stage of a staged rollout started.
+	EventRolloutStageStarted = "RolloutStageStarted"
+	// EventMembersLeftBehind (a Warning): a deletion timed out (Options.DeletionTimeout)
+	// while member objects may remain; the event names the clusters.
+	EventMembersLeftBehind = "MembersLeftBehind"
 )
 
 // Member writes are reported once per pass, not once per write: each event is a write to the
@@ -63,9 +79,10 @@ func writeReason(ch Change) string {
 	return ""
 }
 
-// passEvents records the pass's successful member writes on obj: one Normal event per reason,
-// naming the clusters in name order (a drift correction with the paths put back in each).
-func (s *Syncer) passEvents(obj *federation.FederatedObject, results []result) {
+// passEvents are the pass's successful member writes: one Normal event per reason, naming
+// the clusters in name order (a drift correction with the paths put back in each), then the
+// members' warnings.
+func passEvents(in Input, results []clusterResult) []Event {
 	byReason := map[string][]string{}
 	for _, r := range results {
 		if !r.wrote {
@@ -88,6 +105,7 @@ func (s *Syncer) passEvents(obj *federation.FederatedObject, results []result) {
 		{EventDeletedFromCluster, "deleted"},
 		{EventOrphanedInCluster, "orphaned"},
 	}
+	var out []Event
 	for _, e := range order {
 		items := byReason[e.reason]
 		if len(items) == 0 {
@@ -98,15 +116,18 @@ func (s *Syncer) passEvents(obj *federation.FederatedObject, results []result) {
 		if len(items) == 1 {
 			noun = "cluster"
 		}
-		msg := fmt.Sprintf("%s %s in %d %s: %s", e.verb, s.typ.Target.Kind, len(items), noun, strings.Join(items, ", "))
-		s.event(obj, eventNormal, e.reason, "%s", fedcond.Truncate(msg, maxMessage))
+		msg := fmt.Sprintf("%s %s in %d %s: %s", e.verb, in.Type.Target.Kind, len(items), noun, strings.Join(items, ", "))
+		out = append(out, Event{Type: federation.EventTypeNormal, Reason: e.reason, Message: fedcond.Truncate(msg, maxMessage)})
 	}
-	s.warningEvent(obj, results)
+	if w, ok := warningEvent(results); ok {
+		out = append(out, w)
+	}
+	return out
 }
 
-// warningEvent records one Warning event for the pass's writes that the members answered
-// with warnings, naming each cluster and its warnings (in cluster order).
-func (s *Syncer) warningEvent(obj *federation.FederatedObject, results []result) {
+// warningEvent is one Warning event for the pass's writes that the members answered with
+// warnings, naming each cluster and its warnings (in cluster order).
+func warningEvent(results []clusterResult) (Event, bool) {
 	var items []string
 	for _, r := range results {
 		if r.wrote && len(r.warnings) > 0 {
@@ -114,8 +135,8 @@ func (s *Syncer) warningEvent(obj *federation.FederatedObject, results []result)
 		}
 	}
 	if len(items) == 0 {
-		return
+		return Event{}, false
 	}
 	slices.Sort(items)
-	s.event(obj, eventWarning, EventMemberWarning, "%s", fedcond.Truncate(strings.Join(items, ". "), maxMessage))
+	return Event{Type: federation.EventTypeWarning, Reason: EventMemberWarning, Message: fedcond.Truncate(strings.Join(items, ". "), maxMessage)}, true
 }
