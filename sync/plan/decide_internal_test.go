@@ -60,8 +60,9 @@ func TestDecideMember(t *testing.T) {
 		{name: "render failed", placed: true, render: rendered{err: ErrTypeNotServed}, wantReason: ReasonRenderFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := decideMember(Change{Cluster: "c1", Placed: tc.placed, Live: tc.live},
-				MemberState{Object: tc.live}, Verified{ResourceVersion: tc.verified}, tc.render, SchemaFor(deploymentGVK), "fedkit", tc.adopt, tc.deleting, tc.orphan)
+			ch := decideMember(Change{Cluster: "c1", Placed: tc.placed, Live: tc.live}, member{
+				MemberState: MemberState{Object: tc.live}, memo: Verified{ResourceVersion: tc.verified}, render: tc.render,
+				schema: SchemaFor(deploymentGVK), identity: "fedkit", adopt: tc.adopt, deleting: tc.deleting, orphan: tc.orphan})
 			got := []any{ch.Action.String(), ch.Reason, ch.Drift}
 			want := []any{tc.wantAction.String(), tc.wantReason, tc.wantDrift}
 			if diff := cmp.Diff(want, got); diff != "" {

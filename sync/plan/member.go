@@ -47,63 +47,101 @@ func systemNamespace(obj *unstructured.Unstructured) bool {
 // propagates (and may delete again once nothing else lives in it).
 const CreatedNamespaceAnnotation = "federation.k8s.io/created-by-sync"
 
-// decideMember applies the per-cluster rules of Decide to one read, ready cluster. memo is
-// what the driver remembers of the member object, fields the member type's schema (nil when
-// unknown).
-func decideMember(ch Change, ms MemberState, memo Verified, r rendered, fields *Schema, identity string, adopt, deleting, orphan bool) Change {
-	live := ms.Object
-	if (!ch.Placed || deleting) && createdBySync(live) {
+// member is what deciding one read, ready cluster's change takes: the member object as read,
+// what the driver remembers of it (memo), the cluster's render, the member type's schema (nil
+// when unknown), the federation's identity, and whether the object may be adopted there, is
+// being deleted, and is orphaned rather than deleted when it goes (see orphanIn).
+type member struct {
+	MemberState
+	memo                    Verified
+	render                  rendered
+	schema                  *Schema
+	identity                string
+	adopt, deleting, orphan bool
+}
+
+// decideMember applies the per-cluster rules of Decide to one read, ready cluster.
+func decideMember(ch Change, m member) Change {
+	live := m.Object
+	if (!ch.Placed || m.deleting) && createdBySync(live) {
 		return ch // another Syncer's namespace for its objects: not a FederatedNamespace's to remove
 	}
-	if live != nil && !managedBy(live, identity) {
-		if !ch.Placed || deleting {
-			return ch // never ours: leave it alone, report nothing
-		}
-		if other := Manager(live); other != "" {
-			ch.Reason = ReasonManagedByOther
-			ch.Message = fmt.Sprintf("cluster %q: %s is managed by another federation (%s=%s); it is left alone", ch.Cluster, describe(live), federation.ManagedByLabel, other)
-			return ch
-		}
-		if !adopt {
-			ch.Reason = ReasonAlreadyExists
-			ch.Message = fmt.Sprintf("cluster %q: %s exists and was not created by the federation; set the annotation %s: \"true\" on the federated object to adopt it", ch.Cluster, describe(live), federation.AdoptAnnotation)
-			return ch
+	if live != nil && !managedBy(live, m.identity) {
+		if out, decided := foreign(ch, m); decided {
+			return out
 		}
 	}
-	if deleting || !ch.Placed {
-		if live == nil {
-			return ch
-		}
-		if live.GetDeletionTimestamp() != nil {
-			ch.Reason = ReasonWaitingForRemoval
-			ch.Message = fmt.Sprintf("cluster %q: %s is being deleted", ch.Cluster, describe(live))
-			return ch
-		}
-		ch.Action = ActionDelete
-		switch {
-		case orphan:
-			ch.Action = ActionOrphan
-		case systemNamespace(live):
-			ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
-			ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
-		case ms.Namespace != nil && ms.Namespace.Host:
-			ch.Action, ch.Reason = ActionOrphan, ReasonHostNamespace
-			ch.Message = fmt.Sprintf("cluster %q: %s is the host's own namespace (the host is also a member): it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
-		case ms.Namespace != nil && ms.Namespace.InUse != "":
-			ch.Action, ch.Reason = ActionNone, ReasonNamespaceInUse
-			ch.Message = fmt.Sprintf("cluster %q: %s still holds %s, which the federation placed there: the namespace is deleted once that has left", ch.Cluster, describe(live), ms.Namespace.InUse)
-		}
+	if m.deleting || !ch.Placed {
+		return removal(ch, m)
+	}
+	return update(ch, m)
+}
+
+// foreign decides for a member object the federation does not manage: never touched where
+// the object is not placed (or is being deleted), nor where another federation manages it,
+// nor without adoption (then the cluster says why). decided is false when the object may be
+// adopted: it is updated as the federation's.
+func foreign(ch Change, m member) (out Change, decided bool) {
+	live := m.Object
+	switch {
+	case !ch.Placed || m.deleting:
+		return ch, true // never ours: leave it alone, report nothing
+	case Manager(live) != "":
+		ch.Reason = ReasonManagedByOther
+		ch.Message = fmt.Sprintf("cluster %q: %s is managed by another federation (%s=%s); it is left alone", ch.Cluster, describe(live), federation.ManagedByLabel, Manager(live))
+		return ch, true
+	case !m.adopt:
+		ch.Reason = ReasonAlreadyExists
+		ch.Message = fmt.Sprintf("cluster %q: %s exists and was not created by the federation; set the annotation %s: \"true\" on the federated object to adopt it", ch.Cluster, describe(live), federation.AdoptAnnotation)
+		return ch, true
+	}
+	return ch, false
+}
+
+// removal decides for a cluster the object is not placed in (or an object being deleted):
+// delete what the federation manages there, or orphan it (the object asks for it, or the
+// cluster leaves under RemovalOrphan, or an eviction released it), never deleting a system
+// namespace, the host's own, or one that holds what the federation placed there.
+func removal(ch Change, m member) Change {
+	live := m.Object
+	switch {
+	case live == nil:
+		return ch
+	case live.GetDeletionTimestamp() != nil:
+		ch.Reason = ReasonWaitingForRemoval
+		ch.Message = fmt.Sprintf("cluster %q: %s is being deleted", ch.Cluster, describe(live))
 		return ch
 	}
-	if r.err != nil {
+	ch.Action = ActionDelete
+	switch ns := m.Namespace; {
+	case m.orphan:
+		ch.Action = ActionOrphan
+	case systemNamespace(live):
+		ch.Action, ch.Reason = ActionOrphan, ReasonSystemNamespace
+		ch.Message = fmt.Sprintf("cluster %q: %s is a system namespace: it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
+	case ns != nil && ns.Host:
+		ch.Action, ch.Reason = ActionOrphan, ReasonHostNamespace
+		ch.Message = fmt.Sprintf("cluster %q: %s is the host's own namespace (the host is also a member): it is never deleted, only left without the federation's labels", ch.Cluster, describe(live))
+	case ns != nil && ns.InUse != "":
+		ch.Action, ch.Reason = ActionNone, ReasonNamespaceInUse
+		ch.Message = fmt.Sprintf("cluster %q: %s still holds %s, which the federation placed there: the namespace is deleted once that has left", ch.Cluster, describe(live), ns.InUse)
+	}
+	return ch
+}
+
+// update decides for a placed cluster: create what is absent, update what the desired-state
+// hash says changed, what is adopted, or what drifted since the driver last wrote or checked
+// it; nothing for what is in line.
+func update(ch Change, m member) Change {
+	r, live := m.render, m.Object
+	switch {
+	case r.err != nil:
 		ch.Reason = ReasonRenderFailed
 		ch.Message = fedcond.Truncate(r.err.Error(), maxMessage)
 		return ch
-	}
-	if r.unchanged {
-		return ch // as sync left it, for the same input
-	}
-	if r.obj == nil {
+	case r.unchanged:
+		return ch // as the driver left it, for the same input
+	case r.obj == nil:
 		return ch // not rendered: not read
 	}
 	ch.Desired = r.obj
@@ -113,15 +151,15 @@ func decideMember(ch Change, ms MemberState, memo Verified, r rendered, fields *
 	case live.GetDeletionTimestamp() != nil:
 		ch.Reason = ReasonWaitingForRemoval
 		ch.Message = fmt.Sprintf("cluster %q: %s is being deleted; it is created again once it is gone", ch.Cluster, describe(live))
-	case !managedBy(live, identity):
+	case !managedBy(live, m.identity):
 		ch.Action = ActionUpdate // adoption
 		ch.Desired = withoutKubeFedLabel(r.obj)
 	case hashOf(live) != hashOf(r.obj):
 		ch.Action = ActionUpdate
-	case memo.ResourceVersion != "" && memo.ResourceVersion == live.GetResourceVersion():
+	case m.memo.ResourceVersion != "" && m.memo.ResourceVersion == live.GetResourceVersion():
 		// Nobody changed the object since the driver wrote or checked it.
 	default:
-		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, fields), func(p string) bool { return slices.Contains(memo.Dropped, p) })
+		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, m.schema), func(p string) bool { return slices.Contains(m.memo.Dropped, p) })
 		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}

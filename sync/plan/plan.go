@@ -452,7 +452,7 @@ func (c *clusterPass) decide(name string) (Change, bool) {
 		// Listed before: sync may have put the object there, and cannot tell until the
 		// cluster is back, so the entry stays (a deletion waits for it too).
 		notReady := slices.Contains(c.t.NotReady, name)
-		if !placed && !notReady && !managedBy(ms.Object, c.identity) && !listed(in.Object, name) {
+		if !notReady && !c.mayBeThere(name, ms) {
 			return ch, false
 		}
 		ch.Reason = ReasonClusterNotReady
@@ -464,18 +464,30 @@ func (c *clusterPass) decide(name string) (Change, bool) {
 	case ms.Err != nil || (ms.Namespace != nil && ms.Namespace.Err != nil):
 		// Placed, being deleted, or where sync's object is (or was): what could not be
 		// read or checked is said, and the pass retries. Elsewhere there is nothing to do.
-		if !placed && !c.deleting && !managedBy(ms.Object, c.identity) && !listed(in.Object, name) {
+		if !c.deleting && !c.mayBeThere(name, ms) {
 			return ch, false
 		}
 		ch.Reason, ch.Message = readFailure(name, ms)
 		return ch, true
 	}
+	return c.decideRead(ch, ms)
+}
+
+// mayBeThere reports whether the object is placed in cluster name, or sync's object is (or
+// was: status.clusters lists it) there.
+func (c *clusterPass) mayBeThere(name string, ms MemberState) bool {
+	return c.placed[name] || managedBy(ms.Object, c.identity) || listed(c.in.Object, name)
+}
+
+// decideRead is the change of a ready cluster whose member object was read.
+func (c *clusterPass) decideRead(ch Change, ms MemberState) (Change, bool) {
+	in, name := c.in, ch.Cluster
 	r := c.renders[name]
-	if !placed {
+	if !ch.Placed {
 		r = rendered{}
 	}
-	memo := in.memo(name)
-	ch = decideMember(ch, ms, memo, r, c.schema, c.identity, mayAdopt(in, ms.Object), c.deleting, orphanIn(in, name, c.orphan))
+	ch = decideMember(ch, member{MemberState: ms, memo: in.memo(name), render: r, schema: c.schema, identity: c.identity,
+		adopt: mayAdopt(in, ms.Object), deleting: c.deleting, orphan: orphanIn(in, name, c.orphan)})
 	if ch.Action == ActionOrphan {
 		ch.Desired = unlabelled(ch.Live)
 		if !c.deleting && (released(in.Object, name) || keepsClaim(in)) {

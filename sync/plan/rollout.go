@@ -329,7 +329,8 @@ func (r *rolloutRun) resume() {
 	}
 }
 
-// step takes the rollout as far as the data allows in this decision (rules 2 to 5).
+// step takes the rollout as far as the data allows in this decision (rules 2 to 5): stage
+// after stage, each held by the first rule that holds it.
 func (r *rolloutRun) step() {
 	paused := r.in.Object.GetAnnotations()[federation.RolloutPausedAnnotation] == "true"
 	fresh := 0
@@ -338,10 +339,8 @@ func (r *rolloutRun) step() {
 			fresh++
 		}
 	}
-	quorum := 2*fresh > len(r.in.Placed)
 	for {
-		k := int(r.st.Stage)
-		if k == 0 {
+		if r.st.Stage == 0 {
 			if paused {
 				r.wait(federation.RolloutPaused, RolloutReasonPaused, fmt.Sprintf(
 					"revision %d waits before its first stage: the object carries %s", r.in.Revision, federation.RolloutPausedAnnotation))
@@ -350,123 +349,11 @@ func (r *rolloutRun) step() {
 			r.start(1)
 			continue
 		}
-		if k > len(r.d.Stages) { // spec.rollout lost stages on the way
-			k = len(r.d.Stages)
-			r.st.Stage = int32(k)
-		}
-		stage := r.d.Stages[k-1]
-		r.st.StageName = stage.Name
-		if r.st.StageStartTime == nil {
-			r.st.StageStartTime = r.now.DeepCopy()
-		}
-		if !quorum {
-			r.st.ReadySince = nil
-			r.pause()
-			r.wait(federation.RolloutProgressing, RolloutReasonNoQuorum, fmt.Sprintf(
-				"%s: fresh data from %d of %d placed clusters, not a majority: nothing advances or fails", r.stageLabel(), fresh, len(r.in.Placed)))
+		stage := r.current()
+		if r.noQuorum(fresh) || r.notReadyAgain(stage) || r.held(stage) || r.minReady(stage) {
 			return
 		}
-		// Rule 5, second half: a cluster of a stage that was ready turns not ready; one
-		// whose data went stale meanwhile is taken as not ready still.
-		var turned, unheard []string
-		for i := range k {
-			if i == k-1 && r.st.ReadySince == nil {
-				break
-			}
-			for _, c := range r.d.Stages[i].Clusters {
-				switch {
-				case !r.fresh(c):
-					unheard = append(unheard, c)
-				case r.onTarget(c) && !r.isReady(c):
-					turned = append(turned, c)
-				}
-			}
-		}
-		if len(turned) > 0 {
-			r.resume()
-			if r.st.NotReadySince == nil {
-				r.st.NotReadySince = r.now.DeepCopy()
-			}
-			end := r.st.NotReadySince.Add(stage.Deadline)
-			if !r.in.Now.Before(end) {
-				r.fail(RolloutReasonClusterNotReady, turned, fmt.Sprintf(
-					"%s reported revision %d ready, then not ready for %s", clusterList(turned), r.in.Revision, stage.Deadline))
-				return
-			}
-			r.d.RequeueAfter = end.Sub(r.in.Now)
-			r.wait(federation.RolloutProgressing, RolloutReasonNotReadyAgain, fmt.Sprintf(
-				"%s: %s reported revision %d ready, then not ready: waiting for it (the rollout fails when that lasts %s)",
-				r.stageLabel(), clusterList(turned), r.in.Revision, stage.Deadline))
-			return
-		}
-		if r.st.NotReadySince != nil && len(unheard) > 0 {
-			r.pause()
-			r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
-				"%s: a cluster reported revision %d not ready again; waiting for fresh data from %s (until then it counts as not ready, its clock paused)",
-				r.stageLabel(), r.in.Revision, clusterList(unheard)))
-			return
-		}
-		if r.st.NotReadySince != nil {
-			// Ready again: minReadySeconds count again from now.
-			r.st.NotReadySince = nil
-			if r.st.ReadySince != nil {
-				r.st.ReadySince = r.now.DeepCopy()
-			}
-		}
-		var stale, blocked, notReady []string
-		for _, c := range stage.Clusters {
-			switch {
-			case !r.fresh(c):
-				stale = append(stale, c)
-			case r.entry(c).Propagation != "":
-				blocked = append(blocked, c)
-			case !r.onTarget(c) || !r.isReady(c):
-				notReady = append(notReady, c)
-			}
-		}
-		if len(blocked) > 0 {
-			// Rule 6: not the revision's health; the stage holds and never fails for it.
-			r.st.ReadySince = nil
-			r.pause()
-			msg := fmt.Sprintf("%s: sync cannot bring %s to revision %d: the stage holds, its deadline paused, until it can",
-				r.stageLabel(), r.describe(blocked), r.in.Revision)
-			if len(stale) > 0 {
-				msg += "; waiting for fresh data from " + clusterList(stale)
-			}
-			r.wait(federation.RolloutProgressing, RolloutReasonNotPropagated, msg)
-			return
-		}
-		if len(stale) > 0 {
-			r.st.ReadySince = nil
-			r.pause()
-			r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
-				"%s: waiting for fresh data from %s", r.stageLabel(), clusterList(stale)))
-			return
-		}
-		r.resume()
-		if len(notReady) > 0 {
-			deadline := r.st.StageStartTime.Add(stage.Deadline)
-			if !r.in.Now.Before(deadline) {
-				r.fail(RolloutReasonProgressDeadlineExceeded, notReady, fmt.Sprintf(
-					"%s: %s did not report revision %d ready within %s", r.stageLabel(), clusterList(notReady), r.in.Revision, stage.Deadline))
-				return
-			}
-			r.d.RequeueAfter = deadline.Sub(r.in.Now)
-			r.wait(federation.RolloutProgressing, RolloutReasonWaitingForReady, fmt.Sprintf(
-				"%s: waiting for %s to report revision %d ready", r.stageLabel(), r.describe(notReady), r.in.Revision))
-			return
-		}
-		if len(stage.Clusters) > 0 {
-			if r.st.ReadySince == nil {
-				r.st.ReadySince = r.now.DeepCopy()
-			}
-			if end := r.st.ReadySince.Add(stage.MinReady); r.in.Now.Before(end) {
-				r.d.RequeueAfter = end.Sub(r.in.Now)
-				r.wait(federation.RolloutProgressing, RolloutReasonMinReady, fmt.Sprintf(
-					"%s: ready; the next stage starts after %s ready", r.stageLabel(), stage.MinReady))
-				return
-			}
-		}
+		k := int(r.st.Stage)
 		if k == len(r.d.Stages) {
 			r.complete("")
 			return
@@ -478,6 +365,162 @@ func (r *rolloutRun) step() {
 		}
 		r.start(k + 1)
 	}
+}
+
+// current is the stage the rollout is in, its name and start time recorded in the status.
+func (r *rolloutRun) current() RolloutStage {
+	if int(r.st.Stage) > len(r.d.Stages) { // spec.rollout lost stages on the way
+		r.st.Stage = int32(len(r.d.Stages))
+	}
+	stage := r.d.Stages[r.st.Stage-1]
+	r.st.StageName = stage.Name
+	if r.st.StageStartTime == nil {
+		r.st.StageStartTime = r.now.DeepCopy()
+	}
+	return stage
+}
+
+// noQuorum holds everything, clocks included, while no more than half of the placed clusters
+// have fresh data (rule 4); fresh is how many have.
+func (r *rolloutRun) noQuorum(fresh int) bool {
+	if 2*fresh > len(r.in.Placed) {
+		return false
+	}
+	r.st.ReadySince = nil
+	r.pause()
+	r.wait(federation.RolloutProgressing, RolloutReasonNoQuorum, fmt.Sprintf(
+		"%s: fresh data from %d of %d placed clusters, not a majority: nothing advances or fails", r.stageLabel(), fresh, len(r.in.Placed)))
+	return true
+}
+
+// notReadyAgain is rule 5's second half: a cluster of a stage that was ready turns not
+// ready, and the rollout waits for it, failing when that lasts the stage's deadline; one
+// whose data went stale meanwhile is taken as not ready still, its clock paused. It reports
+// whether the rollout holds for it.
+func (r *rolloutRun) notReadyAgain(stage RolloutStage) bool {
+	turned, unheard := r.turnedNotReady()
+	if len(turned) > 0 {
+		r.resume()
+		if r.st.NotReadySince == nil {
+			r.st.NotReadySince = r.now.DeepCopy()
+		}
+		end := r.st.NotReadySince.Add(stage.Deadline)
+		if !r.in.Now.Before(end) {
+			r.fail(RolloutReasonClusterNotReady, turned, fmt.Sprintf(
+				"%s reported revision %d ready, then not ready for %s", clusterList(turned), r.in.Revision, stage.Deadline))
+			return true
+		}
+		r.d.RequeueAfter = end.Sub(r.in.Now)
+		r.wait(federation.RolloutProgressing, RolloutReasonNotReadyAgain, fmt.Sprintf(
+			"%s: %s reported revision %d ready, then not ready: waiting for it (the rollout fails when that lasts %s)",
+			r.stageLabel(), clusterList(turned), r.in.Revision, stage.Deadline))
+		return true
+	}
+	if r.st.NotReadySince == nil {
+		return false
+	}
+	if len(unheard) > 0 {
+		r.pause()
+		r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
+			"%s: a cluster reported revision %d not ready again; waiting for fresh data from %s (until then it counts as not ready, its clock paused)",
+			r.stageLabel(), r.in.Revision, clusterList(unheard)))
+		return true
+	}
+	// Ready again: minReadySeconds count again from now.
+	r.st.NotReadySince = nil
+	if r.st.ReadySince != nil {
+		r.st.ReadySince = r.now.DeepCopy()
+	}
+	return false
+}
+
+// turnedNotReady are the clusters of the stages that were ready (the current one once it
+// was) that run the revision and report it not ready with fresh data (turned), and those
+// without fresh data (unheard).
+func (r *rolloutRun) turnedNotReady() (turned, unheard []string) {
+	k := int(r.st.Stage)
+	for i := range k {
+		if i == k-1 && r.st.ReadySince == nil {
+			break
+		}
+		for _, c := range r.d.Stages[i].Clusters {
+			switch {
+			case !r.fresh(c):
+				unheard = append(unheard, c)
+			case r.onTarget(c) && !r.isReady(c):
+				turned = append(turned, c)
+			}
+		}
+	}
+	return turned, unheard
+}
+
+// held holds the stage while some of its clusters cannot be brought to the revision (rule 6),
+// have no fresh data (rule 4), or are not ready yet, failing it when its deadline passes
+// (rule 5). It reports whether the stage holds.
+func (r *rolloutRun) held(stage RolloutStage) bool {
+	var stale, blocked, notReady []string
+	for _, c := range stage.Clusters {
+		switch {
+		case !r.fresh(c):
+			stale = append(stale, c)
+		case r.entry(c).Propagation != "":
+			blocked = append(blocked, c)
+		case !r.onTarget(c) || !r.isReady(c):
+			notReady = append(notReady, c)
+		}
+	}
+	switch {
+	case len(blocked) > 0:
+		// Rule 6: not the revision's health; the stage holds and never fails for it.
+		r.st.ReadySince = nil
+		r.pause()
+		msg := fmt.Sprintf("%s: sync cannot bring %s to revision %d: the stage holds, its deadline paused, until it can",
+			r.stageLabel(), r.describe(blocked), r.in.Revision)
+		if len(stale) > 0 {
+			msg += "; waiting for fresh data from " + clusterList(stale)
+		}
+		r.wait(federation.RolloutProgressing, RolloutReasonNotPropagated, msg)
+		return true
+	case len(stale) > 0:
+		r.st.ReadySince = nil
+		r.pause()
+		r.wait(federation.RolloutProgressing, RolloutReasonStaleData, fmt.Sprintf(
+			"%s: waiting for fresh data from %s", r.stageLabel(), clusterList(stale)))
+		return true
+	}
+	r.resume()
+	if len(notReady) == 0 {
+		return false
+	}
+	deadline := r.st.StageStartTime.Add(stage.Deadline)
+	if !r.in.Now.Before(deadline) {
+		r.fail(RolloutReasonProgressDeadlineExceeded, notReady, fmt.Sprintf(
+			"%s: %s did not report revision %d ready within %s", r.stageLabel(), clusterList(notReady), r.in.Revision, stage.Deadline))
+		return true
+	}
+	r.d.RequeueAfter = deadline.Sub(r.in.Now)
+	r.wait(federation.RolloutProgressing, RolloutReasonWaitingForReady, fmt.Sprintf(
+		"%s: waiting for %s to report revision %d ready", r.stageLabel(), r.describe(notReady), r.in.Revision))
+	return true
+}
+
+// minReady holds a ready stage for its minReadySeconds (rule 3). It reports whether it holds.
+func (r *rolloutRun) minReady(stage RolloutStage) bool {
+	if len(stage.Clusters) == 0 {
+		return false
+	}
+	if r.st.ReadySince == nil {
+		r.st.ReadySince = r.now.DeepCopy()
+	}
+	end := r.st.ReadySince.Add(stage.MinReady)
+	if !r.in.Now.Before(end) {
+		return false
+	}
+	r.d.RequeueAfter = end.Sub(r.in.Now)
+	r.wait(federation.RolloutProgressing, RolloutReasonMinReady, fmt.Sprintf(
+		"%s: ready; the next stage starts after %s ready", r.stageLabel(), stage.MinReady))
+	return true
 }
 
 func (r *rolloutRun) wait(phase, reason, msg string) {

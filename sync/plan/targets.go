@@ -88,33 +88,7 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	}
 	ready := readyClusters(clusters)
 	if s := currentSchedule(obj); s != nil {
-		t.Scheduled = true
-		for _, c := range s.Clusters {
-			if leaving[c.Name] {
-				continue
-			}
-			if !ready[c.Name] {
-				placed := slices.Contains(t.NotReady, c.Name) // left out by placement only for not being ready
-				if !placed {
-					t.NotReady = append(t.NotReady, c.Name)
-				}
-				if !placed && evictedAway(s, c.Name) {
-					t.Unplaced = append(t.Unplaced, c.Name)
-				}
-				continue
-			}
-			t.Order = append(t.Order, c.Name)
-			if typ.Divisible() {
-				n := c.Replicas
-				t.Replicas[c.Name] = &n
-			} else {
-				t.Replicas[c.Name] = nil
-			}
-		}
-		gone := unreachablePrevious(obj, t, ready, leaving)
-		t.Unplaced = append(t.Unplaced, gone...)
-		t.NotReady = append(t.NotReady, gone...)
-		return t, nil
+		return scheduledTargets(obj, typ, s, t, ready, leaving), nil
 	}
 	for _, c := range d.Selected {
 		if slices.Contains(t.NotReady, c.Name) {
@@ -126,6 +100,40 @@ func TargetsFor(obj *federation.FederatedObject, typ federation.TypeConfig, clus
 	t.Unplaced = unreachablePrevious(obj, t, ready, leaving)
 	t.NotReady = append(t.NotReady, t.Unplaced...)
 	return t, nil
+}
+
+// scheduledTargets are the targets of the scheduler's schedule s: its clusters that are
+// ready, with their replica counts for a divisible type; those that are not ready are in
+// NotReady, and Unplaced when the schedule lists them only for an eviction of all their
+// replicas. t holds what placement said of the clusters that are not ready.
+func scheduledTargets(obj *federation.FederatedObject, typ federation.TypeConfig, s *federation.Schedule, t Targets, ready, leaving map[string]bool) Targets {
+	t.Scheduled = true
+	for _, c := range s.Clusters {
+		if leaving[c.Name] {
+			continue
+		}
+		if !ready[c.Name] {
+			placed := slices.Contains(t.NotReady, c.Name) // left out by placement only for not being ready
+			if !placed {
+				t.NotReady = append(t.NotReady, c.Name)
+			}
+			if !placed && evictedAway(s, c.Name) {
+				t.Unplaced = append(t.Unplaced, c.Name)
+			}
+			continue
+		}
+		t.Order = append(t.Order, c.Name)
+		if typ.Divisible() {
+			n := c.Replicas
+			t.Replicas[c.Name] = &n
+		} else {
+			t.Replicas[c.Name] = nil
+		}
+	}
+	gone := unreachablePrevious(obj, t, ready, leaving)
+	t.Unplaced = append(t.Unplaced, gone...)
+	t.NotReady = append(t.NotReady, gone...)
+	return t
 }
 
 // RolloutClusters are the clusters a staged rollout lays its stages over: the placed ones,
