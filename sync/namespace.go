@@ -85,87 +85,49 @@ func (s *Syncer) governingNamespace(ctx context.Context, ns string) (*unstructur
 	return nil, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
 }
 
-// memberNamespace is a namespace in one member cluster.
-type memberNamespace struct{ cluster, namespace string }
-
-// noteNamespaceWaits records which clusters of key's pass wait for their namespace, so that
-// Run passes over key again as soon as the namespace appears there (a member cache of
-// Namespaces, started here, notifies it), and reports whether any does.
+// noteNamespaceWaits records which clusters of key's pass wait for their namespace
+// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced in rep), so that Run passes over key
+// again as soon as the namespace appears there (a member cache of Namespaces, started here,
+// notifies it).
 //
 // A namespace can appear between the pass's read and this record, its notification then
 // finding no waiter: each wait recorded here looks at the member cache once more, and a
 // namespace already there brings key back to Run's queue at once.
-func (s *Syncer) noteNamespaceWaits(ctx context.Context, key federation.Key, rep plan.Result) bool {
+func (s *Syncer) noteNamespaceWaits(ctx context.Context, key federation.Key, rep plan.Result) {
 	if !s.typ.Namespaced || rep.Status == nil {
-		return false
+		return
 	}
-	waits := func(e plan.ClusterStatus) bool {
-		return e.Propagation == plan.ReasonWaitingForNamespace || e.Propagation == plan.ReasonNamespaceNotPlaced
-	}
-	results := rep.Status.Clusters
-	waiting := slices.ContainsFunc(results, waits)
-	s.mu.RLock()
-	none := len(s.nsWaits) == 0
-	s.mu.RUnlock()
-	if !waiting && none {
-		return false // what almost every pass finds: no lock taken for writing
-	}
-	var start, recorded []string
-	s.mu.Lock()
-	enqueue := s.enqueue
-	for _, r := range results {
-		m := memberNamespace{r.Name, key.Namespace}
-		if !waits(r) {
-			if set := s.nsWaits[m]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
-					delete(s.nsWaits, m)
-				}
-			}
-			continue
+	var waiting []string
+	for _, e := range rep.Status.Clusters {
+		if e.Propagation == plan.ReasonWaitingForNamespace || e.Propagation == plan.ReasonNamespaceNotPlaced {
+			waiting = append(waiting, e.Name)
 		}
-		if s.nsWaits[m] == nil {
-			s.nsWaits[m] = map[federation.Key]bool{}
-			start = append(start, r.Name)
-		}
-		s.nsWaits[m][key] = true
-		recorded = append(recorded, r.Name)
 	}
-	s.mu.Unlock()
+	first := s.waitForNamespaces(key, waiting)
 	mc, ok := s.clusters.(federation.MemberCache)
-	if !ok {
-		return waiting
+	if !ok || len(waiting) == 0 {
+		return
 	}
-	for _, cluster := range start {
+	for _, cluster := range first {
 		// Starts the cache whose notifications Run watches; the requeue covers a failure.
 		_, _ = mc.CachedReader(cluster, namespaceGVR)
 	}
+	s.mu.RLock()
+	enqueue := s.enqueue
+	s.mu.RUnlock()
 	if enqueue == nil {
-		return waiting
+		return
 	}
-	for _, cluster := range recorded {
+	for _, cluster := range waiting {
 		r, err := mc.CachedReader(cluster, namespaceGVR)
 		if err != nil {
 			continue
 		}
 		if ns, err := r.Get(ctx, namespaceGVR, "", key.Namespace); err == nil && ns.GetDeletionTimestamp() == nil {
 			enqueue(key) // it came while this pass ran
-			break
+			return
 		}
 	}
-	return waiting
-}
-
-// namespaceWaiters returns the objects waiting for namespace ns in cluster.
-func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	set := s.nsWaits[memberNamespace{cluster, ns}]
-	out := make([]federation.Key, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	return out
 }
 
 // readNamespaces reads what plan.Decide needs to know of the member Namespaces in clusters

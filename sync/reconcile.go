@@ -112,12 +112,12 @@ func (s *Syncer) read(ctx context.Context, key federation.Key, r federation.Read
 		return nil, s.invalid(ctx, u, plan.ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
 	if fed.DeletionTimestamp != nil {
-		s.metrics.forget(key) // no propagation to wait for any more
+		s.lagEnds(key) // no propagation to wait for any more
 	} else {
 		if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
 			return nil, s.invalid(ctx, u, plan.ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
 		}
-		s.metrics.changed(key, fed, s.opts.Clock.Now()) // a new generation starts its propagation lag
+		s.lagStarts(key, fed, s.opts.Clock.Now()) // a new generation starts its propagation lag
 	}
 	clusters, err := s.listClusters(ctx, r)
 	if err != nil {
@@ -193,7 +193,7 @@ func (s *Syncer) report(ctx context.Context, p *pass, rep plan.Result, outcomes 
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	if rep.InSync {
-		s.metrics.propagated(p.key, rep.Placed, s.opts.Clock.Now())
+		s.propagated(p.key, rep.Placed)
 	}
 	if wrote {
 		s.record(p.u, rep.Events, true)
@@ -413,10 +413,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 // copy of the struct, whose maps and slices they must not change (nothing in a pass does).
 func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*federation.FederatedObject, error) {
 	rv := u.GetResourceVersion()
-	s.mu.RLock()
-	d, ok := s.decodedObjects[key]
-	s.mu.RUnlock()
-	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
+	if d := s.decoded(key); d != nil && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
 		cp := *d
 		if s.opts.StatusWriter != nil {
 			// The status may hold changes not written yet (the scheduler's schedule), which
@@ -443,29 +440,9 @@ func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*fede
 		spec.Status = federation.FederatedStatus{}
 		keep = &spec
 	}
-	s.mu.Lock()
-	s.decodedObjects[key] = keep
-	s.mu.Unlock()
+	s.keepDecoded(key, keep)
 	cp := *fed
 	return &cp, nil
-}
-
-// forget drops what the Syncer remembers about an object that is gone.
-func (s *Syncer) forget(key federation.Key) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.verified, key)
-	delete(s.conflicts, key)
-	delete(s.revisions, key)
-	delete(s.historyStale, key)
-	delete(s.decodedObjects, key)
-	s.metrics.forget(key)
-	delete(s.hostWrites, key)
-	for m, set := range s.nsWaits {
-		if delete(set, key); len(set) == 0 {
-			delete(s.nsWaits, m)
-		}
-	}
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

@@ -128,32 +128,8 @@ func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *uns
 // over its owner reads the history again, so a current revision deleted by hand is recorded
 // again at once rather than after a restart or a new spec.
 func (s *Syncer) historyDeleted(obj *unstructured.Unstructured) {
-	key, ok := s.revisionOwner(obj)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.historyEpoch++
-	s.historyStale[key] = true
-}
-
-// historyCheck reports whether key's history must be read again (historyDeleted), with the
-// count of deletions seen so far.
-func (s *Syncer) historyCheck(key federation.Key) (bool, uint64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.historyStale[key], s.historyEpoch
-}
-
-// historyChecked clears key's mark once a pass has read its history, unless another
-// ControllerRevision was deleted after the pass began: the cache it read may not have
-// shown that deletion yet.
-func (s *Syncer) historyChecked(key federation.Key, epoch uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.historyEpoch == epoch {
-		delete(s.historyStale, key)
+	if key, ok := s.revisionOwner(obj); ok {
+		s.markHistoryStale(key)
 	}
 }
 
