@@ -7,10 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
 	"github.com/fedkit/fedkit/sync/plan"
@@ -46,59 +43,6 @@ func TestMemberTheServerWouldRefuseIsTerminal(t *testing.T) {
 	e.converge(t, 5)
 	for _, st := range e.fed(t).Status.Clusters {
 		require.Empty(t, st.Propagation, "%s: %s", st.Name, st.Message)
-	}
-}
-
-// TestPlanDecidesInvalidMember: the InvalidMember decision is Plan's, so a preview and the
-// pass see the same: a placed cluster whose rendered Deployment its API server would refuse
-// gets no write (ActionNone), ReasonInvalidMember, a message naming cluster, object and field,
-// and the field errors; a valid template is created as ever.
-func TestPlanDecidesInvalidMember(t *testing.T) {
-	decide := func(doc string) []plan.Change {
-		t.Helper()
-		var u unstructured.Unstructured
-		require.NoError(t, yamlInto(doc, &u))
-		var obj federation.FederatedObject
-		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &obj))
-		federation.DefaultFederatedObject(&obj)
-		fleet := fake.NewFleet()
-		for _, name := range []string{"aws", "azure", "gcp"} {
-			fleet.Add(name, nil)
-		}
-		d, err := plan.Decide(plan.Input{Type: federation.DeploymentType, Object: &obj, Clusters: fleet.Clusters(),
-			Members: map[string]plan.MemberState{"aws": {}, "azure": {}, "gcp": {}}, Revision: 1})
-		require.NoError(t, err)
-		return d.Changes
-	}
-	type row struct{ Cluster, Action, Reason, Message, Fields string }
-	rows := func(changes []plan.Change) []row {
-		var out []row
-		for _, ch := range changes {
-			r := row{Cluster: ch.Cluster, Action: ch.Action.String(), Reason: ch.Reason}
-			if ch.Reason != "" {
-				r.Message = ch.Message[:strings.Index(ch.Message, "Invalid value")]
-			}
-			for _, e := range ch.Invalid {
-				r.Fields += e.Field + ";"
-			}
-			out = append(out, r)
-		}
-		return out
-	}
-
-	bad := strings.Replace(frontend, "selector: {matchLabels: {app: frontend}}", "selector: {matchLabels: {app: backend}}", 1)
-	var want []row
-	for _, c := range []string{"aws", "azure", "gcp"} {
-		want = append(want, row{Cluster: c, Action: "None", Reason: plan.ReasonInvalidMember,
-			Message: `cluster "` + c + `": the member's API server would refuse the Deployment production/app-frontend: spec.template.metadata.labels: `,
-			Fields:  "spec.template.metadata.labels;"})
-	}
-	if diff := cmp.Diff(want, rows(decide(bad))); diff != "" {
-		t.Errorf("invalid template (-want +got):\n%s", diff)
-	}
-	want = []row{{Cluster: "aws", Action: "Create"}, {Cluster: "azure", Action: "Create"}, {Cluster: "gcp", Action: "Create"}}
-	if diff := cmp.Diff(want, rows(decide(frontend))); diff != "" {
-		t.Errorf("valid template (-want +got):\n%s", diff)
 	}
 }
 

@@ -73,43 +73,6 @@ spec:
 	require.Contains(t, cond.Message, "metadata.name")
 }
 
-// A FederatedNamespace named otherwise than its namespace that is deleted (one written before
-// the rule, with sync's finalizer) deletes nothing: the namespace of that name is not its own.
-func TestDeletedMisnamedFederatedNamespaceDeletesNothing(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	s := newNamespaceSyncer(t, e)
-	e.hostNamespace(t, "team")
-	e.hostNamespace(t, "other-team")
-	e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: other-team, namespace: other-team}
-spec:
-  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
-`)
-	_, err := s.Reconcile(ctx, federation.Key{Namespace: "other-team", Name: "other-team"})
-	require.NoError(t, err)
-	require.NotNil(t, e.peekNamespace(t, "aws", "other-team"))
-
-	e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: other-team, namespace: team, finalizers: [federation.k8s.io/sync]}
-spec:
-  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
-`)
-	require.NoError(t, e.host.Delete(ctx, federation.NamespaceType.FederatedGVR(), "team", "other-team", deleteOpts()))
-	_, err = s.Reconcile(ctx, federation.Key{Namespace: "team", Name: "other-team"})
-	require.NoError(t, err)
-	for _, c := range clusterNames {
-		ns := e.peekNamespace(t, c, "other-team")
-		require.NotNil(t, ns, "%s: deleted the namespace of another FederatedNamespace", c)
-		require.Nil(t, ns.GetDeletionTimestamp(), c)
-	}
-	_, err = e.host.Peek(federation.NamespaceType.FederatedGVR(), "team", "other-team")
-	require.True(t, apierrors.IsNotFound(err), "its finalizer is removed: %v", err)
-}
-
 // A FederatedNamespace never deletes a namespace another Syncer of the same federation created
 // for its objects (CreatedNamespaceAnnotation), neither where it is not placed nor when it is
 // deleted: the Deployment sync put there stays, with its namespace.

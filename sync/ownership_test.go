@@ -55,24 +55,6 @@ func TestUnmanagedObjectIsLeftAlone(t *testing.T) {
 	require.NotContains(t, propagation(e.fed(t)), "aws")
 }
 
-func TestAdoptAnnotationTakesOver(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	seedUnmanaged(t, e, "aws", map[string]any{"owner": "team-a"})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
-
-	e.edit(t, func(u *unstructured.Unstructured) {
-		u.SetAnnotations(map[string]string{federation.AdoptAnnotation: "true"})
-	})
-	e.reconcile(t)
-	m := e.member(t, "aws")
-	require.Equal(t, frontendImage, image(t, m))
-	require.Equal(t, "fedkit", m.GetLabels()[federation.ManagedByLabel])
-	require.Equal(t, "team-a", m.GetLabels()["owner"], "the member's own labels stay")
-	require.Equal(t, "@1", propagation(e.fed(t))["aws"], "an annotation is not part of the revision")
-}
-
 func TestAdoptPolicy(t *testing.T) {
 	e := newEnv(t, fedsync.Options{Conflict: fedsync.ConflictAdopt})
 	seedUnmanaged(t, e, "aws", nil)

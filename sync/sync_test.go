@@ -79,47 +79,6 @@ func TestTemplateChangeUpdatesEachClusterOnce(t *testing.T) {
 	require.Len(t, e.host.Objects(revisionsGVR), 2)
 }
 
-func TestDriftIsReverted(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	aws := e.cluster(t, "aws")
-	require.NoError(t, aws.Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
-		setMemberImage(u, "evil:latest")
-		_ = unstructured.SetNestedField(u.Object, int64(9), "spec", "replicas")
-	}))
-	e.clearActions()
-	e.reconcile(t)
-	require.Equal(t, frontendImage, image(t, e.member(t, "aws")))
-	require.EqualValues(t, 3, replicas(e.member(t, "aws")))
-	require.Equal(t, map[fake.Verb]int{fake.VerbUpdate: 1}, e.memberWrites(t, "aws"))
-	require.Contains(t, e.events.list()[len(e.events.list())-1], "DriftCorrected")
-}
-
-func TestMemberControllerAnnotationsCauseNoUpdate(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	for i := range 5 {
-		require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
-			a := u.GetAnnotations()
-			a["deployment.kubernetes.io/revision"] = string(rune('1' + i))
-			u.SetAnnotations(a)
-			l := u.GetLabels()
-			l["team"] = "web"
-			u.SetLabels(l)
-			// Server defaults the template did not set.
-			_ = unstructured.SetNestedField(u.Object, int64(10), "spec", "revisionHistoryLimit")
-			_ = unstructured.SetNestedField(u.Object, "RollingUpdate", "spec", "strategy", "type")
-		}))
-		e.clearActions()
-		e.reconcile(t)
-		require.Empty(t, e.memberWrites(t, "aws"), "pass %d", i)
-	}
-	m := e.member(t, "aws")
-	require.Equal(t, "web", m.GetLabels()["team"], "member labels are retained")
-}
-
 func setMemberImage(u *unstructured.Unstructured, img string) {
 	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	containers[0].(map[string]any)["image"] = img

@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -262,72 +261,6 @@ func TestWaitForSchedulerDeletion(t *testing.T) {
 	})
 }
 
-// Plan, as a preview calls it, decides as the Syncer does: with WaitForScheduler, no change
-// without a schedule for the current generation, and why.
-func TestPlanWaitsForTheScheduler(t *testing.T) {
-	scheduled := func(status metav1.ConditionStatus, reason string, generation int64) metav1.Condition {
-		return metav1.Condition{Type: federation.ConditionScheduled, Status: status, Reason: reason, ObservedGeneration: generation}
-	}
-	three := &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "aws", Replicas: 3}, {Name: "azure", Replicas: 3}, {Name: "gcp", Replicas: 3}}}
-	for _, tc := range []struct {
-		name       string
-		conditions []metav1.Condition
-		schedule   *federation.Schedule
-		deleting   bool
-		waiting    string
-		want       map[string]outcome
-	}{
-		{name: "not looked at yet", waiting: plan.ReasonWaitingForSchedule},
-		{name: "an older generation scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 1)}, schedule: three,
-			waiting: plan.WaitScheduleOutdated},
-		{name: "refused", conditions: []metav1.Condition{scheduled("False", scheduler.ReasonInvalidPreference, 2)},
-			waiting: plan.ReasonNotScheduled},
-		{name: "scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 2)}, schedule: three,
-			want: map[string]outcome{"aws": {Act: "Update/"}, "azure": {Act: "Update/"}, "gcp": {Act: "Update/"}}},
-		{name: "being deleted", deleting: true,
-			want: map[string]outcome{"aws": {Act: "Delete/"}, "azure": {Act: "Delete/"}, "gcp": {Act: "Delete/"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, fedsync.Options{})
-			e.apply(t, e.typ.FederatedGVR(), six)
-			e.converge(t, 5) // 6 everywhere, by the placement
-			fed := e.fed(t)
-			federation.DefaultFederatedObject(fed)
-			fed.Generation = 2
-			fed.Status.Conditions, fed.Status.Schedule = tc.conditions, tc.schedule
-			if tc.deleting {
-				fed.DeletionTimestamp = &metav1.Time{Time: now}
-			}
-			members := map[string]plan.MemberState{}
-			for _, name := range clusterNames {
-				members[name] = plan.MemberState{Object: e.member(t, name)}
-			}
-			var clusters []federation.Cluster
-			for _, u := range e.host.Objects(federation.ClusterGVR) {
-				c, err := federation.ClusterFromUnstructured(u)
-				require.NoError(t, err)
-				clusters = append(clusters, *c)
-			}
-			d, err := plan.Decide(plan.Input{
-				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
-			})
-			require.NoError(t, err)
-			waiting := ""
-			if d.Wait != nil {
-				waiting = d.Wait.Reason
-			}
-			require.Equal(t, tc.waiting, waiting)
-			got := planned(d.Changes)
-			if len(got) == 0 {
-				got = nil
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("changes (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // The waiting pass's status write meets a Conflict because the scheduler wrote meanwhile: the
 // re-read carries the schedule, so the pass writes nothing over it (no WaitingForSchedule on
 // a scheduled object), and the next pass propagates.
@@ -372,20 +305,6 @@ func TestWaitForSchedulerConflictMeetsTheSchedule(t *testing.T) {
 		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 	}
 	require.Equal(t, plan.ReasonPropagated, propagated(e.fed(t)).Reason)
-}
-
-// outcome is one cluster's decision as "Action/Reason", and the drift paths of an update.
-type outcome struct {
-	Act   string
-	Drift string
-}
-
-func planned(changes []plan.Change) map[string]outcome {
-	out := map[string]outcome{}
-	for _, ch := range changes {
-		out[ch.Cluster] = outcome{Act: ch.Action.String() + "/" + ch.Reason, Drift: strings.Join(ch.Drift, ",")}
-	}
-	return out
 }
 
 // A cluster that was not ready when the scheduler last ran is absent from the schedule. When

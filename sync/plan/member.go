@@ -160,6 +160,7 @@ func update(ch Change, m member) Change {
 		// Nobody changed the object since the driver wrote or checked it.
 	default:
 		ch.Drift = slices.DeleteFunc(ownedDiff(r.obj.Object, live.Object, m.schema), func(p string) bool { return slices.Contains(m.memo.Dropped, p) })
+		slices.Sort(ch.Drift) // the walk's order is the maps': a decision is the same every time
 		if len(ch.Drift) > 0 {
 			ch.Action = ActionUpdate
 		}

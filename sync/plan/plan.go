@@ -66,8 +66,8 @@ type Change struct {
 	// Live is the member object as read, nil when absent (or when only its version was
 	// read: see [MemberState].Version).
 	Live *unstructured.Unstructured
-	// Drift lists the JSON pointers of owned fields where Live differs from Desired, when
-	// that is why the object is updated (at most a few, for messages and previews).
+	// Drift lists the JSON pointers of owned fields where Live differs from Desired, sorted,
+	// when that is why the object is updated (at most a few, for messages and previews).
 	Drift []string
 	// Placed reports whether the object is placed in the cluster.
 	Placed bool

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/storytest"
 	"github.com/fedkit/fedkit/sync/plan"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected output of sync/testdata/rollout/*.txt from DecideRollout's decisions")
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of sync/plan/testdata/*/*.txt from Decide's, DecideRollout's and Report's decisions")
 
 // TestRolloutScenarios replays each story under testdata/rollout: a staged rollout told as
 // commands that change the object's revision, the clusters, the status the Collector
@@ -28,16 +27,8 @@ var update = flag.Bool("update", false, "rewrite the expected output of sync/tes
 // story applies every decision as the Syncer would (status.rollout, and each cluster's
 // status.clusters[].revision from Assign), so the next decision starts from it.
 //
-// A file is a sequence of blocks, etcd-io/raft's interaction tests' format:
-//
-//	# comment
-//	command arg key=value ...
-//	input lines (the rollout command's YAML)
-//	----
-//	expected output (no blank line)
-//	<blank line>
-//
-// Commands:
+// A file is blocks of package internal/storytest's format, one command each, its input (the
+// rollout command's YAML) on the lines after it. Commands:
 //
 //	clusters a b c [label=k:v]  Clusters, Ready, with a label
 //	cluster a ready=false       a Cluster's Ready condition
@@ -55,134 +46,20 @@ var update = flag.Bool("update", false, "rewrite the expected output of sync/tes
 //	tick 30s                    the clock moves
 //	decide                      DecideRollout; prints the decision and applies it
 //
-// go test ./sync -run TestRolloutScenarios -update rewrites the expected outputs.
+// go test ./sync/plan -run TestRolloutScenarios -rewrite rewrites the expected outputs.
 func TestRolloutScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "rollout", "*.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no stories under testdata/rollout")
-	}
-	for _, file := range files {
+	for _, file := range storytest.Files(t, filepath.Join("testdata", "rollout", "*.txt")) {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			blocks, err := parseScenario(string(data))
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
 			s := newStory()
-			var out strings.Builder
-			for i := range blocks {
-				b := &blocks[i]
+			storytest.Run(t, file, *rewrite, func(b storytest.Block) string {
 				got, err := s.run(b)
 				if err != nil {
-					got = "error: " + err.Error()
+					return "error: " + err.Error()
 				}
-				got = strings.TrimRight(got, "\n")
-				if *update {
-					b.want = got
-				} else if diff := cmp.Diff(b.want, got); diff != "" {
-					t.Errorf("%s:%d: %s (-want +got):\n%s", file, b.line, b.cmd, diff)
-				}
-				out.WriteString(b.String())
-			}
-			if *update {
-				if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+				return got
+			})
 		})
 	}
-}
-
-// TestParseScenario pins the file format: comments before a block are kept with it,
-// input and expected output are split at "----", and a block without "----" is an error.
-func TestParseScenario(t *testing.T) {
-	text := "# story\nrollout\nstages: [{clusters: [a]}]\n----\n\n# then\ndecide\n----\nphase Progressing\nassign a=2\n"
-	blocks, err := parseScenario(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []block{
-		{comment: "# story\n", cmd: "rollout", input: "stages: [{clusters: [a]}]", line: 2},
-		{comment: "# then\n", cmd: "decide", want: "phase Progressing\nassign a=2", line: 7},
-	}
-	if diff := cmp.Diff(want, blocks, cmp.AllowUnexported(block{})); diff != "" {
-		t.Errorf("parseScenario (-want +got):\n%s", diff)
-	}
-	var round strings.Builder
-	for _, b := range blocks {
-		round.WriteString(b.String())
-	}
-	if got := strings.TrimRight(round.String(), "\n") + "\n"; got != text {
-		t.Errorf("blocks do not print back as the file:\n%q\nwant\n%q", got, text)
-	}
-	if _, err := parseScenario("decide\nphase Progressing\n"); err == nil {
-		t.Error("a block without ---- parsed")
-	}
-}
-
-// block is one command of a story with its input and expected output.
-type block struct {
-	comment string // the comment and blank lines before it, verbatim
-	cmd     string
-	input   string
-	want    string
-	line    int
-}
-
-func (b block) String() string {
-	var s strings.Builder
-	s.WriteString(b.comment)
-	s.WriteString(b.cmd + "\n")
-	if b.input != "" {
-		s.WriteString(b.input + "\n")
-	}
-	s.WriteString("----\n")
-	if b.want != "" {
-		s.WriteString(b.want + "\n")
-	}
-	s.WriteString("\n")
-	return s.String()
-}
-
-func parseScenario(text string) ([]block, error) {
-	lines := strings.Split(text, "\n")
-	var blocks []block
-	var comment strings.Builder
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			if strings.TrimSpace(l) != "" || comment.Len() > 0 {
-				comment.WriteString(l + "\n")
-			}
-			continue
-		}
-		b := block{comment: comment.String(), cmd: l, line: i + 1}
-		comment.Reset()
-		var input []string
-		for i++; ; i++ {
-			if i >= len(lines) {
-				return nil, fmt.Errorf("line %d: %q has no ---- line", b.line, b.cmd)
-			}
-			if lines[i] == "----" {
-				break
-			}
-			input = append(input, lines[i])
-		}
-		b.input = strings.Join(input, "\n")
-		var want []string
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			want = append(want, lines[i])
-		}
-		b.want = strings.Join(want, "\n")
-		blocks = append(blocks, b)
-	}
-	return blocks, nil
 }
 
 // story is the world a rollout story changes: the object, its history, the clusters, the
@@ -206,8 +83,8 @@ func newStory() *story {
 	return &story{obj: obj, now: now, start: now, replicas: 3}
 }
 
-func (s *story) run(b *block) (string, error) {
-	fields := strings.Fields(b.cmd)
+func (s *story) run(b storytest.Block) (string, error) {
+	fields := strings.Fields(b.Command())
 	args, opts := []string{}, map[string]string{}
 	for _, f := range fields[1:] {
 		if k, v, ok := strings.Cut(f, "="); ok {
@@ -242,9 +119,9 @@ func (s *story) run(b *block) (string, error) {
 		return "", nil
 	case "rollout":
 		s.obj.Spec.Rollout = nil
-		if b.input != "" {
+		if b.Input() != "" {
 			r := &federation.Rollout{}
-			if err := yaml.UnmarshalStrict([]byte(b.input), r); err != nil {
+			if err := yaml.UnmarshalStrict([]byte(b.Input()), r); err != nil {
 				return "", err
 			}
 			s.obj.Spec.Rollout = r
