@@ -39,6 +39,12 @@
 // with the same test. The workload says [ReasonDependencyRefused], naming the Secret and why. A
 // FederatedSecret the user made of one gets no required-by-clusters annotation.
 //
+// Nothing of the system travels. A workload in kube-system, kube-public or kube-node-lease
+// (federation.SystemNamespace), or in Options.ControlPlaneNamespace, federates nothing it
+// refers to: no policy selects there either (package propagation applies the same
+// federation.ReservedNamespace). The workload says [ReasonNamespaceRefused], naming the
+// namespace and the rule. The loop writes nothing else in such a namespace.
+//
 // An explicit exclusion wins. A dependency the user federated is never sent to a cluster its
 // own placement excludes: excludeClusters, clusterAffinity.required, or a taint it does not
 // tolerate. A workload's need adds only clusters the placement merely does not list or

@@ -46,6 +46,11 @@ const (
 	// a taint it does not tolerate); the message names it and the cluster. An explicit
 	// exclusion wins: it is not sent there.
 	ReasonDependencyNotPlaceable = "DependencyNotPlaceable"
+	// ReasonNamespaceRefused: the workload is in a system namespace (kube-system,
+	// kube-public, kube-node-lease) or the control plane's own: nothing there follows a
+	// workload, as no propagation policy selects there ([federation.ReservedNamespace]).
+	// Nothing is federated for it.
+	ReasonNamespaceRefused = "NamespaceRefused"
 )
 
 // Reconcile makes the dependencies of every workload with spec.propagateDependencies in
@@ -115,6 +120,7 @@ type found struct {
 
 func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns string) (federation.Result, string, error) {
 	p := newPass(r, ns)
+	p.reserved = federation.ReservedNamespace(ns, d.opts.ControlPlaneNamespace)
 	all, workloads, err := d.read(ctx, p)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
@@ -123,8 +129,10 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 
 	var errs []error
 	deps := Union(workloads)
-	if err := d.follow(ctx, p, deps); err != nil {
-		errs = append(errs, err)
+	if p.reserved == "" {
+		if err := d.follow(ctx, p, deps); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (p.requeue == 0 || p.requeue > SecretRecheck) {
 		// No watch tells of a Secret's change (see Run): look again.
@@ -172,7 +180,7 @@ func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, 
 				continue
 			}
 			f := found{w: w, u: u, obj: obj}
-			if obj.Spec.PropagateDependencies {
+			if obj.Spec.PropagateDependencies && p.reserved == "" {
 				if err := d.references(ctx, p, &f); err != nil {
 					return nil, nil, err
 				}

@@ -26,10 +26,11 @@
 // # What no policy selects
 //
 // No policy selects objects in kube-system, kube-public and kube-node-lease
-// ([SystemNamespace]), whatever its selectors say. Nor in the control plane's own namespace
+// ([federation.SystemNamespace]), whatever its selectors say. Nor in the control plane's own namespace
 // (Options.ControlPlaneNamespace, fedkit-system by default). A policy for every Deployment
 // would otherwise copy the host's CoreDNS over every member's. Karmada skips its own namespaces
-// the same way. Objects labelled federation.ManagedByLabel are member copies, never
+// the same way. The dependencies loop applies the same rule (federation.ReservedNamespace) to
+// the workloads whose dependencies it federates. Objects labelled federation.ManagedByLabel are member copies, never
 // selected. Secrets labelled federation.SecretClusterLabel hold cluster credentials, never
 // selected either. A PropagationPolicy selects in its own namespace: a selector may name
 // that namespace, as Karmada's examples do, and no other.
