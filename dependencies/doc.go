@@ -15,7 +15,7 @@
 // federated gets a Federated<Kind> the loop owns (label federation.k8s.io/generated-by:
 // dependencies). Its template is the host object, its spec.placement.clusters the union. It
 // tolerates every taint, so it follows its workloads wherever they run. The loop deletes it
-// when no workload needs it.
+// when no workload needs it (but see the claims and orphaned workloads below).
 //
 // A dependency the user federated keeps its own placement. The loop writes the union to its
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters
@@ -58,6 +58,22 @@
 // and stays while the old copy drains. A workload being deleted keeps its dependencies in the
 // clusters they are in, and adds none ([Dependency.Where]).
 //
+// An orphaned workload keeps its dependencies. A workload deleted with
+// federation.OrphanAnnotation leaves its member copies running, no longer managed: package
+// propagation deletes its generated object so when no policy selects the native object any
+// more. The loop holds every workload whose dependencies follow it with
+// federation.DependenciesFinalizer, so it sees that deletion. Before it lets the workload go,
+// it lists the workload's clusters in each dependency's federation.ReleaseClustersAnnotation.
+// When the dependency later leaves such a cluster, sync releases its copy there rather than
+// delete it, as a claim's. So the orphaned pods keep their ConfigMaps and Secrets. The list
+// stays: fedkit cannot see how long an orphaned copy runs. A shared dependency stays managed
+// where another workload still needs it; when that one moves away, the copy is released, not
+// deleted. A generated dependency that releases somewhere stays, placed nowhere, while its
+// host object exists, so a workload that returns takes its copies back. An explicit removal
+// releases nothing: a policy's spec.removal Delete, the native object deleted, or the
+// Federated<Kind> deleted without the orphan annotation. Deleting the dependency's host
+// object (or the user's own Federated<Kind> of it) deletes the copies it still manages.
+//
 // A PersistentVolumeClaim is never collateral of a move. A drain, a failover, a rebalance or a
 // placement edit never deletes a claim from a member. Sync releases the claim there instead:
 // it stays, without the federation's labels, and is taken back, data and all, if the workload
@@ -80,6 +96,8 @@
 //     it; fedkit waits until the workload's copy there is gone.
 //   - Karmada deletes a claim from a cluster its workload left; fedkit releases it.
 //   - Karmada skips a missing dependency silently; fedkit says so in a condition.
+//   - Karmada's workloads stay managed when their policy goes (their binding lives on);
+//     fedkit orphans them, and releases their dependencies with them.
 //
 // Two things Karmada does that fedkit does not. Karmada's dependency rules for other kinds
 // are declarative interpreter customizations; fedkit's are Go code (Options.Extractors).

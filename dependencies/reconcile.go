@@ -79,6 +79,16 @@ const (
 //
 // A workload being deleted (deletionTimestamp set) keeps a dependency in the clusters the
 // dependency is placed in (annotated with, for the user's) and adds none ([Dependency.Where]).
+// Every workload with spec.propagateDependencies carries federation.DependenciesFinalizer
+// while it is not being deleted. One deleted with federation.OrphanAnnotation keeps its
+// copies running: its clusters join each dependency's federation.ReleaseClustersAnnotation
+// ([Dependency.Releases]), where sync releases the copies instead of deleting them, before
+// the pass removes the finalizer. A generated dependency that lists such clusters stays,
+// placed nowhere, while its host object exists.
+//
+// Nothing of a workload in a system namespace or the control plane's own
+// ([federation.ReservedNamespace]) follows it: DependenciesResolved=False, reason
+// NamespaceRefused.
 //
 // A template (or a cluster's render of it) whose pod template does not decode sets
 // DependenciesResolved=False, reason InvalidTemplate, naming the field and the cluster; the

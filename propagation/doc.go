@@ -66,7 +66,10 @@
 // no policy selecting the object. Then the member copies stay running, no longer managed.
 // The loop marks the generated object federation.OrphanAnnotation, then deletes it (only
 // that version of it). Sync then removes fedkit's labels and annotations from the copies and
-// leaves them. A policy with spec.removal Delete asked otherwise: then its copies are deleted.
+// leaves them. Their dependencies (spec.propagateDependencies) stay with them: the
+// dependencies loop releases them in the same clusters, never deletes them. A policy with
+// spec.removal Delete asked otherwise: then its copies are deleted, and their dependencies
+// where nothing else needs them.
 // Another policy that selects the object later finds unmanaged copies, which it takes over
 // only with conflictResolution Overwrite. Karmada keeps such copies running too, but still
 // managed: its binding lives as long as the object.

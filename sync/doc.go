@@ -270,7 +270,10 @@
 // a failover, a rebalance, a placement edit). A claim whose cluster leaves the placement is
 // released, as an eviction with purge mode Never releases a copy (below), and taken back if
 // the object is placed there again. Deleting the FederatedPersistentVolumeClaim deletes its
-// claims; federation.ClaimRemovalAnnotation: Delete on it deletes them on a move too.
+// claims; federation.ClaimRemovalAnnotation: Delete on it deletes them on a move too. Any
+// object's copy in a cluster its federation.ReleaseClustersAnnotation lists is released the
+// same way when the object leaves that cluster (the dependencies loop lists where orphaned
+// pods use a dependency); the object's deletion still deletes it.
 //
 // A delete because a cluster left the placement needs proof. Right before it, sync reads
 // the federated object and that Cluster from the host's API server. If either changed in a
