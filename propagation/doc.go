@@ -96,6 +96,16 @@
 // restores the revision's template into the native object, which the policy federates
 // again. A revision with other overrides is refused: those are the policy's.
 //
+// So does sync's automated rollback (spec.rollout.autoRollback), in two steps, each by the
+// loop that owns the write. Sync restores the stable revision into the generated object, so
+// the fleet runs it at once, and marks it federation.RolledBackAnnotation. This loop then
+// restores that template into the native object (a merge patch locked on its
+// resourceVersion, with a RolledBack event on it), and renders the generated object again
+// from it, without the mark: the rollback lasts, and nothing rolls forward again
+// ([RolledBackTemplate]). A native object edited since the failed revision was rendered from
+// it is not overwritten: the user's edit is a new revision. Sync itself never writes a native
+// object.
+//
 // # Policy status
 //
 // The [PolicyMonitor] (one per control plane) writes each policy's status ([PolicyStatus]):

@@ -264,9 +264,17 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 		return p.writeStatus(ctx, t, native, fed)
 	}
 	p.forget("frozen/" + t.Target.Kind + "/" + key.String())
+	// Sync's automated rollback of the generated object goes into the native object first,
+	// so the object rendered below is the rolled-back one, not the failed one again.
+	if fed != nil {
+		if native, wrote, err = p.rollBack(ctx, t, native, fed); err != nil {
+			return false, err
+		}
+	}
 	// The policy annotation first: a Deployment's generation moves with its annotations, and
 	// the generated object records the generation it was rendered from.
-	wrote, err = p.annotate(ctx, t, native, d)
+	annotated, err := p.annotate(ctx, t, native, d)
+	wrote = wrote || annotated
 	if err != nil {
 		return wrote, err
 	}
@@ -407,7 +415,8 @@ func ownedBy(u, owner *unstructured.Unstructured) bool {
 
 // ownedAnnotations are the generated object's annotations the loop owns: present when
 // desired has them, absent when it does not.
-var ownedAnnotations = []string{federation.PolicyAnnotation, SourceGenerationAnnotation, federation.OrphanAnnotation, federation.AdoptAnnotation}
+var ownedAnnotations = []string{federation.PolicyAnnotation, SourceGenerationAnnotation, federation.OrphanAnnotation, federation.AdoptAnnotation,
+	federation.RolledBackAnnotation}
 
 // merge returns live with desired's spec, generated label, owned annotations and owner
 // references, and whether that changed anything. Everything else (finalizers, other

@@ -241,7 +241,9 @@
 //
 // With spec.rollout.autoRollback, a failed revision's stable revision is restored through
 // [Rollback]'s path. The spec is written back, so it becomes a new revision, which goes
-// everywhere at once. It changes nothing but the clusters that ran the failed one, and the
+// everywhere at once. A generated object (a propagation policy's) is also marked
+// federation.RolledBackAnnotation: the propagation loop restores the template into the native
+// object the policy renders it from, so the rollback is not undone by the next rendering. It changes nothing but the clusters that ran the failed one, and the
 // placement stays the user's. A RolledBack event and condition name the revision, the
 // clusters and the reason. Without autoRollback the rollout stops where it is and
 // status.rollout says so. A failed revision is never retried: only a new spec of what runs
