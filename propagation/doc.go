@@ -51,8 +51,9 @@
 // # What the loop does
 //
 // It writes only real changes. Of the user's own object it writes only its policy
-// annotation, by a merge patch locked on the resourceVersion it read (never an update of the
-// whole object), and the status below. A Federated<Kind> written by hand is never taken
+// annotation (and the template an automated rollback restores, below), by a merge patch
+// locked on the resourceVersion it read (never an update of the whole object), and the
+// status below. A Federated<Kind> written by hand is never taken
 // over: the native object gets a Warning event, and both are left alone. Objects labelled
 // federation.ManagedByLabel are member copies, never selected. Credentials are never
 // selected either (federation.Credentials, which the dependencies loop applies too): Secrets
