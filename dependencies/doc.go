@@ -72,7 +72,9 @@
 // host object exists, so a workload that returns takes its copies back. An explicit removal
 // releases nothing: a policy's spec.removal Delete, the native object deleted, or the
 // Federated<Kind> deleted without the orphan annotation. Deleting the dependency's host
-// object (or the user's own Federated<Kind> of it) deletes the copies it still manages.
+// object (or the user's own Federated<Kind> of it) deletes the copies it still manages. Like
+// sync's, the finalizer holds a deletion until the loop runs: an embedder that stops running
+// the loop for good removes federation.DependenciesFinalizer from the workloads.
 //
 // A PersistentVolumeClaim is never collateral of a move. A drain, a failover, a rebalance or a
 // placement edit never deletes a claim from a member. Sync releases the claim there instead:
