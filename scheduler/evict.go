@@ -74,7 +74,7 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 			continue
 		}
 		keep[n] = e.Keep
-		if e.Deadline != nil {
+		if st == federation.EvictionWaiting {
 			// Look again at the deadline: from then on the eviction ends, or is held.
 			if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
 				out.requeue = r
@@ -210,7 +210,7 @@ func (x *evictPass) advance(e federation.Eviction) (federation.Eviction, federat
 func (x *evictPass) settle(e federation.Eviction, had bool) (federation.Eviction, federation.EvictionState) {
 	n := e.Cluster
 	over := x.over(e)
-	ends := over || e.Deadline == nil
+	ends := over || e.State() == federation.EvictionHeld
 	var waiting []string
 	if !ends {
 		waiting = x.notAvailable(x.next, x.target, map[string]bool{n: true}, e.Since.Time)
@@ -255,7 +255,7 @@ func (x *evictPass) wait(e federation.Eviction, waiting []string) (federation.Ev
 func (x *evictPass) holdUntilBack(e federation.Eviction, over bool) (federation.Eviction, federation.EvictionState) {
 	n := e.Cluster
 	why := "its replacements are available"
-	if over || e.Deadline == nil {
+	if over || e.State() == federation.EvictionHeld {
 		e.Deadline = nil
 		why = fmt.Sprintf("its grace period ended while %s was out of reach", n)
 	}
@@ -308,7 +308,7 @@ func (x *evictPass) deadline(since time.Time) *metav1.Time {
 
 // over reports whether e's deadline has passed.
 func (x *evictPass) over(e federation.Eviction) bool {
-	return e.Deadline != nil && !x.now.Before(e.Deadline.Time)
+	return e.State() == federation.EvictionWaiting && !x.now.Before(e.Deadline.Time)
 }
 
 // released reports whether cluster n's copy is one purge mode Never releases: the plan
@@ -603,7 +603,7 @@ func listedIn(status []federation.MemberStatus, cluster string) bool {
 func evictionMessage(in evictInput, held map[string]int64, evictions []federation.Eviction) string {
 	var parts []string
 	for _, e := range evictions {
-		if !e.Release {
+		if e.State().Keeps() {
 			parts = append(parts, fmt.Sprintf("evicting %s (%s): %s", e.Cluster, e.Reason, e.Message))
 		}
 	}
@@ -658,7 +658,7 @@ func targetsOf(prev *federation.Schedule) *federation.Schedule {
 	}
 	t := map[string]int64{}
 	for _, e := range prev.Evictions {
-		if !e.Release {
+		if e.State().Keeps() {
 			t[e.Cluster] = e.Replicas
 		}
 	}
@@ -714,7 +714,7 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 		}
 	}
 	for _, e := range prev.Evictions {
-		if !e.Release && e.Replicas > 0 {
+		if e.State().Keeps() && e.Replicas > 0 {
 			out[e.Cluster] = e.Replicas
 		}
 	}
