@@ -196,7 +196,10 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 	var wsum uint64
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		p, src, good := lk.find(c.Name)
+		p, src, good := lk.wild, lk.wildSrc, true
+		if !lk.onlyWild {
+			p, src, good = lk.find(c.Name)
+		}
 		switch {
 		case !good:
 			return 0, 0, invalid(req)
@@ -207,7 +210,8 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 		}
 		r := &all[k] // reused from an earlier division: fill sets every field
 		k++
-		r.fill(int32(i), c, &p, src, req.Strategy)
+		r.fill(int32(i), c, &p, src)
+		r.w = weightOf(req.Strategy, c, &p)
 		need = satAdd(need, r.m)
 		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
 			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
@@ -238,8 +242,9 @@ type prefLookup struct {
 	prefs    map[string]federation.ClusterPreferences
 	wild     federation.ClusterPreferences // the "*" entry; weight 1 when there are no entries
 	hasWild  bool
-	onlyWild bool // no cluster has its own entry: skip the lookups
-	own      int  // own entries looked up and checked
+	wildSrc  Source // WildcardPreference, or NoPreference without a "*" entry
+	onlyWild bool   // no cluster has its own entry: skip the lookups
+	own      int    // own entries looked up and checked
 }
 
 func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
@@ -249,22 +254,21 @@ func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
 		l.wild, l.hasWild = federation.ClusterPreferences{Weight: 1}, true
 	}
 	l.onlyWild = l.hasWild && len(prefs) <= 1
+	if l.hasWild {
+		l.wildSrc = WildcardPreference
+	}
 	return l
 }
 
 // find returns cluster name's preference and where it comes from (NoPreference: none), and
-// false when its own entry is invalid.
+// false when its own entry is invalid. With onlyWild, the "*" entry is every cluster's:
+// candidates takes it without a call.
 func (l *prefLookup) find(name string) (federation.ClusterPreferences, Source, bool) {
-	if !l.onlyWild {
-		if p, ok := l.prefs[name]; ok {
-			l.own++
-			return p, OwnPreference, goodPreference(&p)
-		}
+	if p, ok := l.prefs[name]; ok {
+		l.own++
+		return p, OwnPreference, goodPreference(&p)
 	}
-	if !l.hasWild {
-		return federation.ClusterPreferences{}, NoPreference, true
-	}
-	return l.wild, WildcardPreference, true
+	return l.wild, l.wildSrc, true
 }
 
 // unchecked reports whether some entry was not looked up: a cluster not in the request.
@@ -277,9 +281,9 @@ func (l *prefLookup) unchecked() bool {
 }
 
 // fill sets every field of r, the candidate for request cluster c at index i, whose
-// preference p comes from src: its bounds, its minimum in full (min(lo, hi)) and its
-// effective weight.
-func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source, strategy federation.Strategy) {
+// preference p comes from src, but its weight: its bounds and its minimum in full
+// (min(lo, hi)).
+func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) {
 	*r = cand{idx: i, pref: src, hi: math.MaxInt64, max: math.MaxInt64}
 	if p.MinReplicas != nil {
 		r.lo = *p.MinReplicas
@@ -293,14 +297,18 @@ func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, 
 	}
 	r.m = min(r.lo, r.hi)
 	r.s = r.m
-	switch strategy {
-	case federation.StrategyCapacityWeighted:
-		if c.Capacity != nil {
-			r.w = uint64(*c.Capacity)
-		}
-	default:
-		r.w = uint64(p.Weight)
+}
+
+// weightOf is a candidate's effective weight: its capacity under CapacityWeighted (0 when
+// unknown), else its preference's weight.
+func weightOf(strategy federation.Strategy, c *ClusterState, p *federation.ClusterPreferences) uint64 {
+	if strategy != federation.StrategyCapacityWeighted {
+		return uint64(p.Weight)
 	}
+	if c.Capacity != nil {
+		return uint64(*c.Capacity)
+	}
+	return 0
 }
 
 // bounds marks the clusters whose hi held them back: they sit at hi and either their
