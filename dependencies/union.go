@@ -161,7 +161,8 @@ func (w Workload) Referenced() []Reference {
 
 // Clusters returns where obj's dependencies must be, sorted: the clusters of its
 // status.schedule (where it goes; a failover or placement change moves them), those of its
-// graceful evictions (status.schedule.evictions: replicas kept there meanwhile), and every
+// graceful evictions in every state (status.schedule.evictions: Waiting and Held keep
+// replicas there, Released a copy sync is releasing), and every
 // cluster status.clusters lists (sync lists the placed clusters and those that still hold
 // its member object), so a dependency never leaves a cluster before its workload does.
 func Clusters(obj *federation.FederatedObject) []string {

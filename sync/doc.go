@@ -308,10 +308,12 @@
 // keeps. The scheduler holds an eviction of a cluster sync cannot act in (its entry says
 // ClusterNotReady or ClusterUnreachable) until the cluster is back. A cluster evicted of all
 // its replicas that is not Ready is no longer placed: it leaves the rollout
-// (Targets.Unplaced), though its copy stays. One exception: an eviction with purge mode Never that ended is marked Release.
-// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it,
-// and marks it with federation.ReleasedAnnotation. If the object is placed there again, sync
-// takes that copy back instead of reporting AlreadyExists.
+// (Targets.Unplaced), though its copy stays. Sync reads an eviction by its state
+// (federation.Eviction.State). One exception to the above: an eviction with purge mode Never
+// that ended is Released. Sync then orphans that copy (removes fedkit's labels and
+// annotations) instead of deleting it, and marks it with federation.ReleasedAnnotation. If
+// the object is placed there again, sync takes that copy back instead of reporting
+// AlreadyExists.
 //
 // # Clusters leaving the federation
 //

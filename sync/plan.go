@@ -364,7 +364,7 @@ func orphanOnDeletion(obj *federation.FederatedObject) bool {
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
 // it goes: the federated object is being deleted and asks for it (orphan, see
 // orphanOnDeletion), the cluster is leaving the federation and the policy keeps what runs
-// there, an eviction with purge mode Never ended there (federation.Eviction.Release), or the
+// there, an eviction with purge mode Never ended there (federation.EvictionReleased), or the
 // copy is kept when the object leaves the cluster (keepsCopy).
 func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 	if orphan || released(in.Object, cluster) {
@@ -441,7 +441,7 @@ func releasedCopy(live *unstructured.Unstructured, fed *federation.FederatedObje
 func released(obj *federation.FederatedObject, cluster string) bool {
 	if s := currentSchedule(obj); s != nil && obj.DeletionTimestamp == nil {
 		for _, e := range s.Evictions {
-			if e.Cluster == cluster && e.Release {
+			if e.Cluster == cluster && e.State() == federation.EvictionReleased {
 				return true
 			}
 		}
