@@ -48,12 +48,12 @@ func revisionsOf(hist []historyEntry) []plan.Revision {
 // read, locked on its resourceVersion, so an edit made meanwhile wins (a Conflict, and the
 // next pass decides on it). Sync then propagates the restored spec as a new revision. The
 // status says what happened (plan.Report): status.rollout and the RolledBack condition, with
-// an event.
+// an event. The object written is plan.RolledBack's: an object a policy generated is marked
+// for its generator too.
 func (s *Syncer) rollBack(ctx context.Context, p *pass, d plan.Decision) *end {
 	stable := d.Rollback
-	obj := p.u.DeepCopy()
-	snap := plan.Snapshot{Template: stable.Spec.Template.Object, Overrides: stable.Spec.Overrides, RetainReplicas: stable.Spec.RetainReplicas}
-	if err := plan.Restore(obj, snap, false, s.typ.ReplicasFields()); err != nil {
+	obj, err := plan.RolledBack(p.u, *stable, s.typ.ReplicasFields())
+	if err != nil {
 		return failure(fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, p.key, stable.Number, err))
 	}
 	updated, err := s.host.Update(ctx, s.typ.FederatedGVR(), obj)

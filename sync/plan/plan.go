@@ -490,7 +490,7 @@ func (c *clusterPass) decideRead(ch Change, ms MemberState) (Change, bool) {
 		adopt: mayAdopt(in, ms.Object), deleting: c.deleting, orphan: orphanIn(in, name, c.orphan)})
 	if ch.Action == ActionOrphan {
 		ch.Desired = unlabelled(ch.Live)
-		if !c.deleting && (released(in.Object, name) || keepsClaim(in)) {
+		if !c.deleting && (released(in.Object, name) || keepsCopy(in, name)) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
 	}
@@ -517,8 +517,8 @@ func orphanOnDeletion(obj *federation.FederatedObject) bool {
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
 // it goes: the federated object is being deleted and asks for it (orphan, see
 // orphanOnDeletion), the cluster is leaving the federation and the driver keeps what runs
-// there, an eviction with purge mode Never ended there (federation.Eviction.Release), or it
-// is a claim that keeps its data (keepsClaim).
+// there, an eviction with purge mode Never ended there (federation.EvictionReleased), or the
+// copy is kept when the object leaves the cluster (keepsCopy).
 func orphanIn(in Input, cluster string, orphan bool) bool {
 	if orphan || released(in.Object, cluster) {
 		return true
@@ -528,7 +528,15 @@ func orphanIn(in Input, cluster string, orphan bool) bool {
 			return !in.DeleteFromLeavingClusters
 		}
 	}
-	return keepsClaim(in)
+	return keepsCopy(in, cluster)
+}
+
+// keepsCopy reports whether in.Object's member copy in cluster is released rather than
+// deleted when the object leaves the cluster: a claim keeps its data (keepsClaim), and a copy
+// in a cluster federation.ReleaseClustersAnnotation lists (a dependency that orphaned pods
+// there still use) stays. Neither changes what the object's deletion does.
+func keepsCopy(in Input, cluster string) bool {
+	return keepsClaim(in) || (in.Object.DeletionTimestamp == nil && slices.Contains(federation.ReleaseClusters(in.Object.Annotations), cluster))
 }
 
 // keepsClaim reports whether a member PersistentVolumeClaim of in.Object that leaves its
@@ -604,7 +612,7 @@ func unlabelled(obj *unstructured.Unstructured) *unstructured.Unstructured {
 func released(obj *federation.FederatedObject, cluster string) bool {
 	if s := currentSchedule(obj); s != nil && obj.DeletionTimestamp == nil {
 		for _, e := range s.Evictions {
-			if e.Cluster == cluster && e.Release {
+			if e.Cluster == cluster && e.State() == federation.EvictionReleased {
 				return true
 			}
 		}

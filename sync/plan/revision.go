@@ -114,6 +114,30 @@ func Restore(u *unstructured.Unstructured, snap Snapshot, placement bool, replic
 	return nil
 }
 
+// RolledBack is the federated object u as an automated rollback (Decision.Rollback) writes
+// it back: stable's template, overrides and retainReplicas restored (Restore; never the
+// placement nor the replica count). An object a propagation policy generated
+// (federation.GeneratedByLabel: propagation) is also marked federation.RolledBackAnnotation
+// naming stable: package propagation then restores the template into the native object it is
+// rendered from, instead of rendering it again from the failed revision, which would undo the
+// rollback. u is not modified.
+func RolledBack(u *unstructured.Unstructured, stable Revision, replicas []string) (*unstructured.Unstructured, error) {
+	obj := u.DeepCopy()
+	snap := Snapshot{Template: stable.Spec.Template.Object, Overrides: stable.Spec.Overrides, RetainReplicas: stable.Spec.RetainReplicas}
+	if err := Restore(obj, snap, false, replicas); err != nil {
+		return nil, err
+	}
+	if obj.GetLabels()[federation.GeneratedByLabel] == federation.GeneratedByPropagation {
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[federation.RolledBackAnnotation] = strconv.FormatInt(stable.Number, 10)
+		obj.SetAnnotations(ann)
+	}
+	return obj, nil
+}
+
 // RestoredTemplate is the template a rollback restores: tmpl, a revision's, with the replica
 // count (at replicas: TypeConfig.ReplicasFields) of current, the template it replaces, or
 // without one when current has none. tmpl and current are not modified.

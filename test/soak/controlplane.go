@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/dnsrecord"
@@ -40,6 +41,7 @@ type reconciler interface {
 // World's host, fleet and clock, as an embedder builds them.
 type loops struct {
 	w          *World
+	metrics    *prometheus.Registry // every loop's work queue, for [loops.Busy]
 	monitor    *status.ClusterMonitor
 	schedulers []*scheduler.Scheduler
 	syncers    []*fedsync.Syncer
@@ -53,18 +55,19 @@ type loops struct {
 // would block a round that nobody steps).
 func Loops(w *World) (ControlPlane, error) {
 	det := !w.Config.Run
-	l := &loops{w: w}
+	l := &loops{w: w, metrics: prometheus.NewRegistry()}
+	reg := l.metrics
 	var err error
-	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock}); err != nil {
+	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Registerer: reg}); err != nil {
 		return nil, err
 	}
 	for _, typ := range kinds() {
-		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock})
+		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock, Registerer: reg})
 		if err != nil {
 			return nil, err
 		}
-		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true} // as package controlplane runs it
-		co := status.Options{Clock: w.Clock}
+		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true, Registerer: reg} // as package controlplane runs it
+		co := status.Options{Clock: w.Clock, Registerer: reg}
 		if det {
 			so.ClusterConcurrency, so.ClusterQPS, co.ClusterConcurrency = 1, -1, 1
 		}
@@ -78,7 +81,7 @@ func Loops(w *World) (ControlPlane, error) {
 		}
 		l.schedulers, l.syncers, l.collectors = append(l.schedulers, s), append(l.syncers, y), append(l.collectors, c)
 	}
-	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock}); err != nil {
+	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock, Registerer: reg}); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -171,6 +174,28 @@ func (l *loops) Run(ctx context.Context) error {
 		all = append(all, err)
 	}
 	return errors.Join(all...)
+}
+
+// Busy returns how many keys the loops' queues hold ready and how many reconciles run now
+// (workqueue_depth and controller_runtime_active_workers, summed): Run mode steps the clock
+// only when both are zero, so a timer a pass started (a read's timeout) never fires on a
+// clock that jumped while the pass waited for a core. A key waiting for its requeue time is
+// not counted: the clock brings it.
+func (l *loops) Busy() (int, error) {
+	families, err := l.metrics.Gather()
+	if err != nil {
+		return 0, fmt.Errorf("soak: gather the loops' metrics: %w", err)
+	}
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "workqueue_depth" && f.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			n += m.GetGauge().GetValue()
+		}
+	}
+	return int(n), nil
 }
 
 // keysOf lists the keys of gvr's objects on the host as the harness sees them (no API call,
