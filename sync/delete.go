@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -31,7 +29,7 @@ func (s *Syncer) deleteObject(ctx context.Context, p *pass) (federation.Result, 
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	outcomes := s.execute(ctx, p.in, d)
-	outcomes = append(outcomes, s.notReadyHolders(ctx, fed, p.in.Clusters)...)
+	outcomes = append(outcomes, s.notReadyHolders(ctx, fed, d.NotReady)...)
 	rep := plan.Report(p.in, d, outcomes)
 	s.record(p.u, rep.Events, false)
 	if rep.Release {
@@ -104,63 +102,28 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 	return federation.Result{}, fedmetrics.OutcomeWritten, nil
 }
 
-// neverPlacedMargin is how long before a federated object was made a cluster must have
-// turned not Ready for sync to hold that it never wrote the object there: the time it takes
-// the host's caches to bring the monitor's Ready False to sync, and more than any skew between
-// the monitor's clock and the host's.
-const neverPlacedMargin = time.Minute
-
-// notReadyHolders returns, as outcomes (plan.Outcome.MayHold), the clusters that are not
-// ready and may hold fed's copy: the deletion waits for them. Sync writes only to Ready clusters, so it shows a cluster
-// holds no copy in two ways. The cluster has not been Ready since before fed was made (its
-// Ready condition turned False or Unknown more than neverPlacedMargin before fed's
-// creationTimestamp): sync never placed fed there. Or a read finds no copy of sync's: the
-// member cache (which keeps what a cluster that is not ready last held) or, without one or
-// when it cannot tell, a live read. A cluster that sync has reason to think holds a copy
-// (status.clusters lists it, or placement selects it but for its readiness; status.clusters
-// may miss a create whose status write failed) waits unless so shown. Any other waits only
-// when its member cache shows a copy of sync's or cannot tell (placement may have moved away
-// from a cluster that is not ready, and status with it).
-func (s *Syncer) notReadyHolders(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster) []plan.Outcome {
-	suspects := map[string]bool{}
-	for _, c := range fed.Status.Clusters {
-		suspects[c.Name] = true
-	}
-	if t, err := plan.TargetsFor(fed, s.typ, clusters, s.opts.Clock.Now()); err == nil {
-		for _, n := range t.NotReady {
-			suspects[n] = true
-		}
-	}
+// notReadyHolders checks the clusters that are not ready where fed's copy may be
+// (Decision.NotReady) and returns, as outcomes (plan.Outcome.MayHold), those it cannot show
+// hold none: the deletion waits for them. A suspected cluster is shown by its member cache,
+// else by a live read; any other only by its member cache (without one it holds nothing up).
+func (s *Syncer) notReadyHolders(ctx context.Context, fed *federation.FederatedObject, checks []plan.NotReadyCheck) []plan.Outcome {
 	var out []plan.Outcome
-	for i := range clusters {
-		c := &clusters[i]
-		n := c.Name
-		if meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) || notReadySince(c, fed.CreationTimestamp.Time) {
-			continue
-		}
+	for _, c := range checks {
 		var holds bool
-		cached, known := s.cachedCopy(ctx, fed, n)
+		cached, known := s.cachedCopy(ctx, fed, c.Cluster)
 		switch {
 		case known:
 			holds = cached
-		case suspects[n]:
-			holds = !s.liveShowsNoCopy(ctx, fed, n)
+		case c.Suspected:
+			holds = !s.liveShowsNoCopy(ctx, fed, c.Cluster)
 		default:
-			holds = s.hasMemberCache(n) // its cache cannot tell: wait, at most the deletion timeout
+			holds = s.hasMemberCache(c.Cluster) // its cache cannot tell: wait, at most the deletion timeout
 		}
 		if holds {
-			out = append(out, plan.Outcome{Change: plan.Change{Cluster: n, Reason: plan.ReasonClusterNotReady}, MayHold: true})
+			out = append(out, plan.Outcome{Change: plan.Change{Cluster: c.Cluster, Reason: plan.ReasonClusterNotReady}, MayHold: true})
 		}
 	}
 	return out
-}
-
-// notReadySince reports whether c's Ready condition has not been True since more than
-// neverPlacedMargin before t.
-func notReadySince(c *federation.Cluster, t time.Time) bool {
-	cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
-	return cond != nil && cond.Status != metav1.ConditionTrue && !t.IsZero() &&
-		cond.LastTransitionTime.Add(neverPlacedMargin).Before(t)
 }
 
 // cachedCopy reads fed's object in cluster's member cache: held reports whether the cache

@@ -9,7 +9,6 @@ import (
 	gosync "sync"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -282,25 +281,6 @@ func (s *Syncer) hostUID(ctx context.Context, name string) (types.UID, error) {
 	return h.GetUID(), nil
 }
 
-// everyNamespace holds what the API server and its controllers create in each namespace, and
-// Events, which record what happened there rather than live there.
-func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	switch {
-	case gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io"):
-		return true
-	case gvr.Group != "":
-		return false
-	case gvr.Resource == "configmaps" && obj.GetName() == "kube-root-ca.crt":
-		return true
-	case gvr.Resource == "serviceaccounts" && obj.GetName() == "default":
-		return true
-	case gvr.Resource == "secrets":
-		t, _, _ := unstructured.NestedString(obj.Object, "type")
-		return t == string(corev1.SecretTypeServiceAccountToken)
-	}
-	return false
-}
-
 // releaseNamespace deletes namespace ns in a member when sync created it, no FederatedNamespace
 // governs it, it is not the host's own, and nothing lives in it but what the federation is
 // removing (see occupant), unless Options.KeepCreatedNamespaces. deleted is the member object
@@ -321,8 +301,7 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 	case err != nil:
 		keep("it could not be read", err)
 		return
-	case obj.GetAnnotations()[plan.CreatedNamespaceAnnotation] != "true" ||
-		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil:
+	case !plan.CreatedNamespace(obj, s.opts.Identity):
 		return // not sync's to delete, or going already
 	}
 	if governed, err := s.governedNamespace(ctx, ns); err != nil {
@@ -354,55 +333,20 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 	log.V(1).Info("Deleted a member namespace sync had created")
 }
 
-// occupant returns an object that lives in member namespace ns ("" when none) and is not the
-// federation's to remove, looking at every namespaced, listable resource the member serves
-// (federation.ResourceDiscoverer). The federation's to remove are deleted (the object sync
-// just deleted), the objects it manages that are being deleted, and what those own, through
-// ownerReferences (a Deployment's ReplicaSets and their Pods, which the garbage collector
-// deletes with it); besides them, what every namespace holds (everyNamespace). Everything else
-// keeps the namespace: another team's objects of any kind, and the federation's objects of
-// other federated types still placed there. It fails when it cannot look everywhere: no
-// discovery, discovery failed, or a List failed.
+// occupant returns an object that lives in member namespace ns and is not the federation's
+// to remove (plan.Occupant), "" when none, looking at every namespaced, listable resource the
+// member serves (federation.ResourceDiscoverer). deleted is the member object sync just
+// deleted there. It fails when it cannot look everywhere: no discovery, discovery failed, or
+// a List failed.
 func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.ClusterClient, ns string, deleted *unstructured.Unstructured) (string, error) {
-	type found struct {
-		gvr schema.GroupVersionResource
-		obj *unstructured.Unstructured
-	}
-	var others []found
-	removing := map[types.UID]bool{}
-	if deleted != nil && deleted.GetUID() != "" {
-		removing[deleted.GetUID()] = true
-	}
+	var objs []plan.NamespaceObject
 	err := s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
-		switch {
-		case everyNamespace(gvr, obj):
-		case plan.ManagedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
-			removing[obj.GetUID()] = true
-		default:
-			others = append(others, found{gvr, obj})
-		}
+		objs = append(objs, plan.NamespaceObject{Resource: gvr, Object: obj})
 	})
 	if err != nil {
 		return "", err
 	}
-	// What the federation removes owns: dependents whose every owner goes, transitively.
-	for changed := true; changed; {
-		changed = false
-		others = slices.DeleteFunc(others, func(f found) bool {
-			refs := f.obj.GetOwnerReferences()
-			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return !removing[r.UID] }) {
-				return false
-			}
-			removing[f.obj.GetUID()] = true
-			changed = true
-			return true
-		})
-	}
-	if len(others) == 0 {
-		return "", nil
-	}
-	f := others[0]
-	return fmt.Sprintf("%s %s/%s", f.gvr.GroupResource(), ns, f.obj.GetName()), nil
+	return plan.Occupant(s.opts.Identity, ns, deleted, objs), nil
 }
 
 // namespaceObjects calls visit with every object of member namespace ns, over every

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -292,7 +291,7 @@ func (s *Syncer) confirmDelete(ctx context.Context, in plan.Input, cluster strin
 		return fmt.Errorf("confirm %s %s before deleting its member object: %w", s.typ.Federated.Kind, keyOfFed(obj), err)
 	case u.GetResourceVersion() != obj.ResourceVersion:
 		fresh, err := s.decode(keyOfFed(obj), u)
-		if err != nil || !sameDecisionInput(obj, fresh) {
+		if err != nil || !plan.SameDeletions(obj, fresh) {
 			return moved("the object")
 		}
 	}
@@ -309,26 +308,10 @@ func (s *Syncer) confirmDelete(ctx context.Context, in plan.Input, cluster strin
 	case live.GetResourceVersion() == in.Clusters[i].ResourceVersion:
 		return nil
 	}
-	if c, err := loop.DecodeCluster(s.host, live); err != nil || !sameCluster(&in.Clusters[i], c) {
+	if c, err := loop.DecodeCluster(s.host, live); err != nil || !plan.SamePlacement(&in.Clusters[i], c) {
 		return moved("Cluster " + cluster)
 	}
 	return nil
-}
-
-// sameDecisionInput reports whether two versions of a federated object lead Decide to the same
-// deletions: the same object, generation, deletion state, annotations and schedule. Other
-// loops' status writes alone move the resourceVersion, not these.
-func sameDecisionInput(a, b *federation.FederatedObject) bool {
-	return a.UID == b.UID && a.Generation == b.Generation &&
-		(a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
-		maps.Equal(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Status.Schedule, b.Status.Schedule)
-}
-
-// sameCluster reports whether two versions of a Cluster place the same: labels, spec (taints
-// among them) and deletion state. Status heartbeats alone do not count.
-func sameCluster(a, b *federation.Cluster) bool {
-	return a.UID == b.UID && maps.Equal(a.Labels, b.Labels) && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
-		equality.Semantic.DeepEqual(a.Spec, b.Spec)
 }
 
 // sameSchedule reports whether a and b carry the same status.schedule.

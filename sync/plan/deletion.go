@@ -2,10 +2,13 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
@@ -24,6 +27,79 @@ const ReasonDeleting = "Deleting"
 // does not reset it and an outage does not use it up); after that the finalizer goes anyway
 // and what was left behind is reported, so a dead cluster cannot keep a federated object
 // forever.
+
+// neverPlacedMargin is how long before a federated object was made a cluster must have
+// turned not Ready for sync to hold that it never wrote the object there: the time it takes
+// the host's caches to bring the monitor's Ready False to sync, and more than any skew between
+// the monitor's clock and the host's.
+const neverPlacedMargin = time.Minute
+
+// NotReadyCheck is a cluster that is not ready where the copy of an object being deleted may
+// still be (Decision.NotReady): the deletion waits for it (Outcome.MayHold) unless the driver
+// shows it holds no copy of the federation's. Sync writes only to Ready clusters, so a cluster
+// that has not been Ready since before the object was made holds none, and is never checked.
+type NotReadyCheck struct {
+	// Cluster is the cluster's name.
+	Cluster string
+	// Suspected: sync has reason to think the copy is there (status.clusters lists the
+	// cluster, or the placement selects it but for its readiness: status.clusters may miss a
+	// create whose status write failed). It holds the deletion unless a read shows no copy
+	// of the federation's: the member cache (which keeps what a cluster that is not ready
+	// last held) or, without one or when it cannot tell, a live read. A cluster not suspected
+	// (placement may have moved away from it, and status with it) holds the deletion only
+	// when its member cache shows a copy or cannot tell.
+	Suspected bool
+}
+
+// notReadyChecks is Decision.NotReady for an object being deleted: every cluster that is not
+// ready, but those not Ready since more than neverPlacedMargin before the object was made.
+func notReadyChecks(in Input) []NotReadyCheck {
+	obj := in.Object
+	suspects := map[string]bool{}
+	for _, c := range obj.Status.Clusters {
+		suspects[c.Name] = true
+	}
+	if t, err := TargetsFor(obj, in.Type, in.Clusters, in.Now); err == nil {
+		for _, n := range t.NotReady {
+			suspects[n] = true
+		}
+	}
+	var out []NotReadyCheck
+	for i := range in.Clusters {
+		c := &in.Clusters[i]
+		if meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) || notReadySince(c, obj.CreationTimestamp.Time) {
+			continue
+		}
+		out = append(out, NotReadyCheck{Cluster: c.Name, Suspected: suspects[c.Name]})
+	}
+	return out
+}
+
+// notReadySince reports whether c's Ready condition has not been True since more than
+// neverPlacedMargin before t.
+func notReadySince(c *federation.Cluster, t time.Time) bool {
+	cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
+	return cond != nil && cond.Status != metav1.ConditionTrue && !t.IsZero() &&
+		cond.LastTransitionTime.Add(neverPlacedMargin).Before(t)
+}
+
+// SameDeletions reports whether two versions of a federated object lead Decide to the same
+// deletions: the same object, generation, deletion state, annotations and schedule. Other
+// loops' status writes alone move the resourceVersion, not these. A driver confirms with it,
+// right before a delete because the object left a cluster, that the object it decided on is
+// still the host's (with SamePlacement for the Cluster).
+func SameDeletions(a, b *federation.FederatedObject) bool {
+	return a.UID == b.UID && a.Generation == b.Generation &&
+		(a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
+		maps.Equal(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Status.Schedule, b.Status.Schedule)
+}
+
+// SamePlacement reports whether two versions of a Cluster place the same: labels, spec
+// (taints among them) and deletion state. Status heartbeats alone do not count.
+func SamePlacement(a, b *federation.Cluster) bool {
+	return a.UID == b.UID && maps.Equal(a.Labels, b.Labels) && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
+		equality.Semantic.DeepEqual(a.Spec, b.Spec)
+}
 
 // deletionReport is the Report of a pass over an object being deleted.
 func deletionReport(in Input, outcomes []Outcome) Result {

@@ -35,7 +35,7 @@ func (c FieldChange) String() string {
 }
 
 // OwnedDiff returns the fields the render desired sets that the live member object does not
-// hold with the same value, sorted by path: the comparison [Plan] makes to detect drift (the
+// hold with the same value, sorted by path: the comparison [Decide] makes to detect drift (the
 // same code), with every difference and its values, for previews and messages. Fields only
 // the live object has (defaulted by the API server, added by member controllers, status) are
 // not differences, nor are elements only the live object has in a list merged by key

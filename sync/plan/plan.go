@@ -316,6 +316,10 @@ type Decision struct {
 	Read []string
 	// Changes is the decision for each cluster, in cluster name order.
 	Changes []Change
+	// NotReady names, for an object being deleted, the clusters that are not ready and may
+	// hold its copy: the driver checks each as NotReadyCheck says and reports those it cannot
+	// show hold none as Outcome.MayHold. nil for an object not being deleted.
+	NotReady []NotReadyCheck
 	// ReadNamespaces names the clusters whose member Namespace a FederatedNamespace's
 	// change would delete, which the driver must read first (MemberState.Namespace) and
 	// then decide again: never act on a Decision that asks for them.
@@ -332,7 +336,9 @@ func decideWhere(in Input) (Decision, error) {
 	}
 	var d Decision
 	obj := in.Object
-	if obj.DeletionTimestamp == nil {
+	if obj.DeletionTimestamp != nil {
+		d.NotReady = notReadyChecks(in)
+	} else {
 		var err error
 		if d.Targets, err = TargetsFor(obj, in.Type, in.Clusters, in.Now); err != nil {
 			return Decision{}, err

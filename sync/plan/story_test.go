@@ -39,8 +39,9 @@ import (
 //	options [adopt=true] [identity=x] [waitForScheduler=true] [removal=Delete] [timeout=10m]
 //	                            the Syncer's options as plan.Input has them
 //	object [new]                the federated object from the YAML input (defaulted, uid
-//	                            fed-1; again: its new spec, the next generation, but with
-//	                            new: another object)
+//	                            fed-1, made an hour before the story starts; again: its new
+//	                            spec, the next generation, but with new: another object,
+//	                            made now)
 //	annotate k=v | annotate k-  the federated object's annotations
 //	delete                      the federated object is deleted (deletionTimestamp now)
 //	schedule a=N b=M [notReady=c] [release=d] [evicted=e]
@@ -71,8 +72,9 @@ import (
 //	                            decision (v: with the messages)
 //	report [v] [a=fail:E] [a=warn:text] [a=remaining] [a=recheck:E] [a=governed:placed|other]
 //	       [holds=a,b]          plan.Report of the last decision's changes carried out (each
-//	                            one written but as its argument says); prints the result,
-//	                            then carries it out
+//	                            one written but as its argument says; holds: clusters of
+//	                            Decision.NotReady the driver could not show hold no copy);
+//	                            prints the result, then carries it out
 //
 // Errors (E): Conflict, Forbidden, Invalid, NotFound, ServerError, Unreachable,
 // TypeNotServed, ClusterNotFound, ClusterNotReady, Terminating.
@@ -291,6 +293,9 @@ func (w *world) setObject(c command) error {
 	obj.APIVersion, obj.Kind = w.typ.FederatedGVR().GroupVersion().String(), w.typ.Federated.Kind
 	obj.UID, obj.Generation = "fed-1", 1
 	obj.CreationTimestamp = metav1.NewTime(w.t0.Add(-time.Hour))
+	if slices.Contains(c.args, "new") {
+		obj.CreationTimestamp = metav1.NewTime(w.now) // made now
+	}
 	if w.obj != nil && !slices.Contains(c.args, "new") {
 		obj.Status, obj.Generation = w.obj.Status, w.obj.Generation+1
 		obj.Annotations = w.obj.Annotations
@@ -631,6 +636,17 @@ func printDecision(out *strings.Builder, d plan.Decision, verbose bool) {
 	if d.Read != nil {
 		fmt.Fprintf(out, "read %s\n", strings.Join(d.Read, " "))
 	}
+	if len(d.NotReady) > 0 {
+		var checks []string
+		for _, c := range d.NotReady {
+			if c.Suspected {
+				checks = append(checks, c.Cluster+" (suspected)")
+			} else {
+				checks = append(checks, c.Cluster)
+			}
+		}
+		fmt.Fprintf(out, "check not ready %s\n", strings.Join(checks, ", "))
+	}
 	for _, ch := range d.Changes {
 		out.WriteString(changeLine(ch, verbose) + "\n")
 	}
@@ -689,6 +705,9 @@ func (w *world) report(c command, out *strings.Builder) error {
 	}
 	if v, ok := c.opts["holds"]; ok {
 		for _, n := range strings.Split(v, ",") {
+			if !slices.ContainsFunc(w.d.NotReady, func(c plan.NotReadyCheck) bool { return c.Cluster == n }) {
+				return fmt.Errorf("holds=%s: the decision does not ask to check %s (Decision.NotReady)", v, n)
+			}
 			outcomes = append(outcomes, plan.Outcome{Change: plan.Change{Cluster: n, Reason: plan.ReasonClusterNotReady}, MayHold: true})
 		}
 	}
