@@ -3,7 +3,6 @@ package sync_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -155,22 +154,4 @@ func TestDeletionReadsANotReadyClusterWithoutACache(t *testing.T) {
 	_, err = s.Reconcile(ctx, key)
 	require.NoError(t, err)
 	require.True(t, e.gone(t), "azure holds no copy: the deletion does not wait for it")
-}
-
-// A cluster that has not been Ready since before the object was made never had a copy of it
-// (sync writes only to Ready clusters): its deletion does not wait for that cluster even when
-// nothing can read it (its member cache never synced).
-func TestDeletionDoesNotWaitForAClusterNotReadySinceBeforeTheObject(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	require.NoError(t, e.fleet.Partition("azure"))
-	require.NoError(t, e.fleet.Register(ctx, e.host))
-	e.clock.Step(2 * time.Minute)
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	_, _ = e.s.Reconcile(ctx, key)
-	require.NotNil(t, e.member(t, "aws"))
-
-	e.deleteFederated(t)
-	_, err := e.s.Reconcile(ctx, key)
-	require.NoError(t, err)
-	require.True(t, e.gone(t), "azure was not ready all along: the deletion does not wait for it")
 }

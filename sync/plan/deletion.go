@@ -67,7 +67,7 @@ func notReadyChecks(in Input) []NotReadyCheck {
 	var out []NotReadyCheck
 	for i := range in.Clusters {
 		c := &in.Clusters[i]
-		if meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) || notReadySince(c, obj.CreationTimestamp.Time) {
+		if isReady(c) || notReadySince(c, obj.CreationTimestamp.Time) {
 			continue
 		}
 		out = append(out, NotReadyCheck{Cluster: c.Name, Suspected: suspects[c.Name]})
@@ -105,8 +105,8 @@ func SamePlacement(a, b *federation.Cluster) bool {
 func deletionReport(in Input, outcomes []Outcome) Result {
 	var rep Result
 	results := make([]clusterResult, len(outcomes))
-	for i, o := range outcomes {
-		results[i], rep.Events = classify(in, o, rep.Events)
+	for i := range outcomes {
+		results[i], rep.Events = classify(in, &outcomes[i], rep.Events)
 	}
 	rep.Events = append(rep.Events, passEvents(in, results)...)
 	blocked := blockers(results)

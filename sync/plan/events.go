@@ -88,7 +88,7 @@ func passEvents(in Input, results []clusterResult) []Event {
 		if !r.wrote {
 			continue
 		}
-		reason := writeReason(r.Change)
+		reason := writeReason(*r.Change)
 		if reason == "" {
 			continue
 		}

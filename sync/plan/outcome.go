@@ -13,10 +13,13 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
-// clusterResult is one cluster's Outcome as the status tells it: the change with the reason and
-// message the cluster reports.
+// clusterResult is one cluster's Outcome as the status tells it: the change (the Outcome's,
+// shared, not copied: a pass reports on every cluster) with the reason and message the
+// cluster reports, which may not be the change's.
 type clusterResult struct {
-	Change
+	*Change
+	// Reason and Message are the propagation reason and message the cluster reports.
+	Reason, Message string
 	// wrote is true when a write succeeded.
 	wrote bool
 	// err is what keeps the cluster from being in sync, when a retry may help or the
@@ -37,8 +40,8 @@ type clusterResult struct {
 // classify is what o says about its cluster, with the events it adds to events: a failure
 // is one Warning of its own, so are a change not sent because every member would refuse it
 // and a system or host namespace orphaned instead of deleted.
-func classify(in Input, o Outcome, events []Event) (clusterResult, []Event) {
-	r := clusterResult{Change: o.Change, wrote: o.Wrote, mayHold: o.MayHold}
+func classify(in Input, o *Outcome, events []Event) (clusterResult, []Event) {
+	r := clusterResult{Change: &o.Change, Reason: o.Change.Reason, Message: o.Change.Message, wrote: o.Wrote, mayHold: o.MayHold}
 	warn := func(reason, msg string) {
 		events = append(events, Event{Type: federation.EventTypeWarning, Reason: reason, Message: msg})
 	}
@@ -47,7 +50,7 @@ func classify(in Input, o Outcome, events []Event) (clusterResult, []Event) {
 		r = failed(r, o.Err)
 		warn(r.Reason, r.Message)
 	case o.Governing != nil:
-		r.Reason, r.Message = governedReason(o.Governing, r.Cluster, memberNamespace(in, r.Change), in.Clusters, in.Now)
+		r.Reason, r.Message = governedReason(o.Governing, r.Cluster, memberNamespace(in, *r.Change), in.Clusters, in.Now)
 	case o.Wrote:
 		r = written(r, o)
 		if r.Action == ActionOrphan && protectedNamespace(r.Reason) {
@@ -56,10 +59,10 @@ func classify(in Input, o Outcome, events []Event) (clusterResult, []Event) {
 	case r.Reason == ReasonInvalidMember:
 		// Decide did not send it (see refusedMember): it waits for the object to change.
 		warn(r.Reason, r.Message)
-	case r.Reason == ReasonClusterUnreachable || r.Reason == ReasonNamespaceCheckFailed || setHasNoClient(in, r.Change):
+	case r.Reason == ReasonClusterUnreachable || r.Reason == ReasonNamespaceCheckFailed || setHasNoClient(in, *r.Change):
 		// The member (or what a namespace's deletion must check) could not be read: retry
 		// the object with backoff.
-		r.err, r.transient = readErr(in, r.Change), true
+		r.err, r.transient = readErr(in, *r.Change), true
 	}
 	return r, events
 }
@@ -67,7 +70,7 @@ func classify(in Input, o Outcome, events []Event) (clusterResult, []Event) {
 // written is a write that went through. A delete that went through and was read again
 // reports what is still there: a copy its finalizers hold is not removed yet, and a read that
 // failed does not show it gone.
-func written(r clusterResult, o Outcome) clusterResult {
+func written(r clusterResult, o *Outcome) clusterResult {
 	switch {
 	case r.Action == ActionDelete && o.RecheckErr != nil:
 		r.Reason, r.Message = readError(r.Cluster, o.RecheckErr)

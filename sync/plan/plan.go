@@ -363,12 +363,11 @@ func decideWhere(in Input) (Decision, error) {
 
 // toRead is Decision.Read.
 func toRead(in Input, t Targets) []string {
-	ready := readyClusters(in.Clusters)
 	deleting := in.Object.DeletionTimestamp != nil
 	var out []string
 	for i := range in.Clusters {
 		n := in.Clusters[i].Name
-		if ready[n] && (deleting || slices.Contains(t.Order, n) || listed(in.Object, n)) {
+		if isReady(&in.Clusters[i]) && (deleting || slices.Contains(t.Order, n) || listed(in.Object, n)) {
 			out = append(out, n)
 		}
 	}

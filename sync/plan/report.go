@@ -192,8 +192,8 @@ func waitReport(in Input, w Wait) Result {
 func passReport(in Input, d Decision, outcomes []Outcome) Result {
 	var rep Result
 	results := make([]clusterResult, len(outcomes))
-	for i, o := range outcomes {
-		results[i], rep.Events = classify(in, o, rep.Events)
+	for i := range outcomes {
+		results[i], rep.Events = classify(in, &outcomes[i], rep.Events)
 	}
 	rep.Events = append(rep.Events, passEvents(in, results)...)
 	ro := rolloutOf(in, d)
@@ -251,10 +251,7 @@ func passRequeue(ro *rolloutPass, results []clusterResult) time.Duration {
 // runs the revision, False naming those that do not; the members that warned, a staged
 // rollout's held-back clusters and an unsatisfiable placement are noted.
 func propagatedCondition(in Input, t Targets, ro *rolloutPass, results []clusterResult, entries []ClusterStatus) metav1.Condition {
-	rev, byName := in.Revision, make(map[string]ClusterStatus, len(entries))
-	for _, e := range entries {
-		byName[e.Name] = e
-	}
+	rev := in.Revision
 	var waiting, warned []string
 	placed := 0
 	for _, r := range results {
@@ -262,7 +259,7 @@ func propagatedCondition(in Input, t Targets, ro *rolloutPass, results []cluster
 			continue
 		}
 		placed++
-		switch e := byName[r.Cluster]; {
+		switch e := entryOf(entries, r.Cluster); {
 		case e.Propagation != "":
 			waiting = append(waiting, fmt.Sprintf("%s: %s", r.Cluster, e.Propagation))
 		case e.Message != "":
@@ -298,14 +295,10 @@ func propagatedCondition(in Input, t Targets, ro *rolloutPass, results []cluster
 // or where something went wrong.
 func clusterEntries(in Input, results []clusterResult) []ClusterStatus {
 	fed := in.Object
-	prev := make(map[string]federation.MemberStatus, len(fed.Status.Clusters))
-	for _, c := range fed.Status.Clusters {
-		prev[c.Name] = c
-	}
 	identity := identityOr(in.Identity)
 	out := make([]ClusterStatus, 0, len(results))
 	for _, r := range results {
-		old := prev[r.Cluster]
+		old := previousEntry(fed, r.Cluster)
 		switch {
 		case r.Reason != "":
 			e := ClusterStatus{Name: r.Cluster, Propagation: r.Reason, Message: r.Message, Revision: old.Revision}
@@ -320,6 +313,26 @@ func clusterEntries(in Input, results []clusterResult) []ClusterStatus {
 	}
 	slices.SortFunc(out, func(a, b ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// previousEntry is status.clusters' entry of cluster, the zero MemberStatus when there is
+// none.
+func previousEntry(fed *federation.FederatedObject, cluster string) federation.MemberStatus {
+	for i := range fed.Status.Clusters {
+		if fed.Status.Clusters[i].Name == cluster {
+			return fed.Status.Clusters[i]
+		}
+	}
+	return federation.MemberStatus{}
+}
+
+// entryOf is the entry of cluster in entries (sorted by name, as clusterEntries returns
+// them), the zero ClusterStatus when there is none.
+func entryOf(entries []ClusterStatus, cluster string) ClusterStatus {
+	if i, ok := slices.BinarySearchFunc(entries, cluster, func(e ClusterStatus, name string) int { return strings.Compare(e.Name, name) }); ok {
+		return entries[i]
+	}
+	return ClusterStatus{}
 }
 
 // warnedText says what the member warned about r's write.
@@ -342,15 +355,11 @@ func warnedMessage(r clusterResult, old federation.MemberStatus) string {
 // reachableInSync reports whether every placed cluster that could be reached runs the current
 // revision (then it is status.syncedRevision).
 func reachableInSync(results []clusterResult, entries []ClusterStatus) bool {
-	byName := make(map[string]string, len(entries))
-	for _, e := range entries {
-		byName[e.Name] = e.Propagation
-	}
 	for _, r := range results {
 		if !r.Placed {
 			continue
 		}
-		switch byName[r.Cluster] {
+		switch entryOf(entries, r.Cluster).Propagation {
 		case "", ReasonClusterNotReady, ReasonClusterUnreachable:
 		default:
 			return false

@@ -211,10 +211,16 @@ func scheduledBeforeReady(obj *federation.FederatedObject, clusters []federation
 	return false
 }
 
+// readyClusters maps each cluster's name to whether it is Ready.
 func readyClusters(clusters []federation.Cluster) map[string]bool {
 	out := make(map[string]bool, len(clusters))
 	for i := range clusters {
-		out[clusters[i].Name] = meta.IsStatusConditionTrue(clusters[i].Status.Conditions, federation.ConditionReady)
+		out[clusters[i].Name] = isReady(&clusters[i])
 	}
 	return out
+}
+
+// isReady reports whether c's Ready condition is True.
+func isReady(c *federation.Cluster) bool {
+	return meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady)
 }
