@@ -154,7 +154,7 @@
 // real server serves its /status: pods, services, namespaces, nodes, the apps workloads,
 // jobs, ingresses, customresourcedefinitions...; not ConfigMaps, Secrets, ServiceAccounts
 // or RBAC objects. A custom resource has one when its CRD's version declares it (fedkit's
-// ReplicaSchedulingPreference does not). [Cluster.SetStatusSubresource] overrides it.
+// do, dnsrecord's Domain excepted). [Cluster.SetStatusSubresource] overrides it.
 //
 // Scope is as discovery reports it for built-ins, and the CRD's spec.scope for custom
 // resources; [Cluster.SetNamespaced] overrides it. A namespaced resource needs a namespace on

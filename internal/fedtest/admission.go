@@ -11,7 +11,8 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// PolicyCase is one case of federation/testdata/admission.yaml: a policy, the fields
+// PolicyCase is one case of federation/testdata/admission.yaml (or autoscale.yaml): a
+// policy (or a ReplicaSchedulingPreference, kind ReplicaSchedulingPreference), the fields
 // fedkit's validation names for it, and whether the CRD refuses it at admission.
 type PolicyCase struct {
 	Name string
@@ -50,8 +51,12 @@ func PolicyCases(t testing.TB, file, namespace, prefix string) []PolicyCase {
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": r.Spec}}
 		gvk := federation.ClusterPropagationPolicyGVK
-		if r.Kind == federation.PropagationPolicyGVK.Kind {
+		switch r.Kind {
+		case federation.PropagationPolicyGVK.Kind:
 			gvk = federation.PropagationPolicyGVK
+			u.SetNamespace(namespace)
+		case federation.ReplicaSchedulingPreferenceGVK.Kind:
+			gvk = federation.ReplicaSchedulingPreferenceGVK
 			u.SetNamespace(namespace)
 		}
 		u.SetGroupVersionKind(gvk)
