@@ -51,5 +51,41 @@
 //
 // With mode Distributed every member runs its own HorizontalPodAutoscaler. [SplitBounds]
 // divides the fleet's minReplicas and maxReplicas among the members with the scheduler's
-// division, so the members' bounds add up to the fleet's where the preference allows.
+// division, so the members' bounds add up to the fleet's where the preference allows. The
+// loop writes each member's HPA (labelled federation.ManagedByLabel, annotated
+// federation.AutoscalerAnnotation with the preference's uid) and shows the sum of what the
+// members run in status.autoscale. It never fights them:
+//
+//   - no HPA is written until the federated object keeps its members' replicas
+//     (spec.retainReplicas): sync would otherwise undo what the HPAs do;
+//   - an HPA that cannot compute its metrics (ScalingActive False, desired 0) is shown at
+//     what its member runs, never 0;
+//   - an HPA of the workload's name that is not the autoscaler's is left alone, and said so;
+//   - back in Central mode, or without spec.autoscale, the autoscaler's HPAs are deleted
+//     (with their uid and resourceVersion as preconditions), and nothing else.
+//
+// # The loop
+//
+//	a, err := autoscale.New(host, clusters, autoscale.Options{Clock: clk, Events: rec})
+//	go a.Run(ctx) // or a.Reconcile(ctx, key) from your own queue
+//
+// [Autoscaler.Reconcile] is one pass over one preference: it reads the preference, its
+// federated object (the clusters status.schedule gives replicas) and the Clusters, samples
+// each member through a [MetricsSource] (each read bounded by Options.ReadTimeout on the
+// injected clock), calls [Decide] and writes status.autoscale when it changed, locked on
+// the resourceVersion read. A changed total is recorded as a SuccessfulRescale Event with
+// the explanation; a total that cannot be computed as a Warning, once per reason. The
+// scheduler, which watches preferences, divides the new total at once. Options.ResyncPeriod
+// (15 seconds, an HPA's) paces the passes. The loop remembers each preference's recent
+// recommendations and each member's last good sample; a member that does not answer counts
+// with its last sample until that is older than Options.StaleAfter.
+//
+// # Sources
+//
+// [Members] is the source of push members: their metrics APIs through their
+// ClusterClients (metrics.k8s.io PodMetrics, custom.metrics.k8s.io through
+// federation.CustomMetricsGetter, external.metrics.k8s.io), as an HPA's controller reads its
+// own cluster. Pull members (an agent in the member, the hub never reaching it) are not
+// served yet: their agent's reports will be a second MetricsSource (and HPAWriter), with
+// the pure functions and the loop unchanged.
 package autoscale

@@ -40,6 +40,10 @@ type Sample struct {
 	// member's does for every metric.
 	Failed map[string]string
 
+	// HPA is the member's HorizontalPodAutoscaler of the workload (Distributed mode); nil
+	// when it has none or was not asked.
+	HPA *MemberHPA
+
 	// Message says why the member could not be read ("" when it was).
 	Message string
 }
