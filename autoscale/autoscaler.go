@@ -17,7 +17,9 @@ import (
 // [MetricsSource], calls [Decide] and writes the fleet's total to status.autoscale (Central
 // mode); in Distributed mode it gives each member a HorizontalPodAutoscaler bounded by its
 // share ([SplitBounds]) and shows the sum. [Autoscaler.Reconcile] is one pass over one
-// preference; [Autoscaler.Run] watches the host and calls it. It is safe for concurrent use.
+// preference; [Autoscaler.Run] watches the host and calls it. It is safe for concurrent use
+// over different preferences; passes over one preference must not overlap (Run's queue
+// never lets them).
 //
 // It remembers, per preference, the recommendations and changes of recent passes (History)
 // and each member's last good sample; a restart forgets them (see [History].Since).
