@@ -28,6 +28,10 @@ var allowedImports = map[string][]string{
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
+	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
+	// the scheduler's division for the bounds of Distributed mode.
+	"autoscale": {"federation", "scheduler", "status", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
@@ -89,13 +93,13 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "federation/kube", "hostcache"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "federation/kube", "hostcache"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "internal/loop"},
+	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
+	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation", "autoscale"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
 	"internal/jsonvalue":     {"override", "sync", "fake"},

@@ -3,17 +3,16 @@ package scheduler_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -48,38 +47,11 @@ func TestScenarios(t *testing.T) {
 // the file is written back with what run printed.
 func runBlocks(t *testing.T, file string, run func(input []string) string) int {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var out strings.Builder
 	cases := 0
-	for _, block := range strings.Split(strings.TrimRight(string(data), "\n"), "\n\n") {
-		lines := strings.Split(block, "\n")
-		i := 0
-		for i < len(lines) && strings.HasPrefix(lines[i], "#") {
-			out.WriteString(lines[i] + "\n")
-			i++
-		}
-		if i == len(lines) {
-			out.WriteString("\n")
-			continue
-		}
-		sep := i
-		for sep < len(lines) && lines[sep] != "----" {
-			sep++
-		}
-		require.Less(t, sep, len(lines), "%s: case at %q has no ---- line", file, lines[i])
-		input := lines[i:sep]
-		want := strings.Join(lines[sep+1:], "\n")
-		got := run(input)
+	fedtest.Stories(t, file, *rewrite, func(input []string) string {
 		cases++
-		if !*rewrite && got != want {
-			t.Errorf("%s: %s\n(-want +got):\n%s", file, input[0], cmp.Diff(want, got))
-		}
-		out.WriteString(strings.Join(input, "\n") + "\n----\n" + got + "\n\n")
-	}
-	if *rewrite {
-		require.NoError(t, os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644))
-	}
+		return run(input)
+	})
 	return cases
 }
 
