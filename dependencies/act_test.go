@@ -61,3 +61,48 @@ func TestReconcileHoldsAnOrphanedWorkloadUntilItsReleasesAreWritten(t *testing.T
 	require.NoError(t, err)
 	require.Equal(t, []string{"eu"}, federation.ReleaseClusters(cm.GetAnnotations()))
 }
+
+// TestReconcileDeletesOnlyTheVersionItDecidedOn: a generated dependency is deleted only as
+// the pass read it. A cache that lags the host (here a List that still serves the version
+// before the dependency recorded where its copies are released) would otherwise delete what
+// orphaned pods still use: the delete is locked on the uid and resourceVersion read, so the
+// host refuses it, the pass fails, and the next pass, reading the release, keeps the
+// dependency placed nowhere.
+func TestReconcileDeletesOnlyTheVersionItDecidedOn(t *testing.T) {
+	ctx := context.Background()
+	e := fedtest.New(t, fedtest.Options{Namespaces: []string{"ns"}})
+	fedCM := federation.ConfigMapType.FederatedGVR()
+	fedtest.Create(t, e.Host, federation.ConfigMapType.TargetGVR(), `{apiVersion: v1, kind: ConfigMap, metadata: {name: cfg, namespace: ns}, data: {level: info}}`)
+	fedtest.Create(t, e.Host, fedCM, `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: cfg, namespace: ns,
+  labels: {`+federation.GeneratedByLabel+`: `+federation.GeneratedByDependencies+`}}, spec: {template: {data: {level: info}}, placement: {clusters: [{name: eu}]}}}`)
+	stale, err := e.Host.List(ctx, fedCM, "ns", metav1.ListOptions{})
+	require.NoError(t, err)
+	// An orphaned workload's pods in eu use cfg: its release is recorded.
+	u, err := e.Host.Get(ctx, fedCM, "ns", "cfg")
+	require.NoError(t, err)
+	u.SetAnnotations(map[string]string{federation.ReleaseClustersAnnotation: "eu"})
+	_, err = e.Host.Update(ctx, fedCM, u)
+	require.NoError(t, err)
+
+	d, err := dependencies.New(e.Host, federation.BuiltinTypes(), dependencies.Options{Clock: e.Clock})
+	require.NoError(t, err)
+	e.Host.SetHooks(fake.Hooks{List: func(ctx context.Context, next federation.ClusterClient, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+		if gvr == fedCM {
+			return stale.DeepCopy(), nil
+		}
+		return next.List(ctx, gvr, namespace, opts)
+	}})
+	_, err = d.Reconcile(ctx, federation.Key{Namespace: "ns"})
+	require.True(t, apierrors.IsConflict(err), "a pass on a stale list: %v; want a Conflict", err)
+	_, err = e.Host.Get(ctx, fedCM, "ns", "cfg")
+	require.NoError(t, err, "the dependency was deleted on a stale read")
+
+	e.Host.SetHooks(fake.Hooks{})
+	_, err = d.Reconcile(ctx, federation.Key{Namespace: "ns"})
+	require.NoError(t, err)
+	u, err = e.Host.Get(ctx, fedCM, "ns", "cfg")
+	require.NoError(t, err)
+	require.Equal(t, []string{"eu"}, federation.ReleaseClusters(u.GetAnnotations()))
+	clusters, _, _ := unstructured.NestedSlice(u.Object, "spec", "placement", "clusters")
+	require.Empty(t, clusters, "placed nowhere")
+}

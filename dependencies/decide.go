@@ -127,7 +127,9 @@ const (
 	Create Verb = "create"
 	// Update updates to Write.Object, locked on its resourceVersion.
 	Update Verb = "update"
-	// Delete deletes Write.Object.
+	// Delete deletes Write.Object, locked on its uid and resourceVersion: only the version
+	// decided on goes (a cache that lags may not show what was recorded since, such as the
+	// clusters its copies are released in).
 	Delete Verb = "delete"
 )
 

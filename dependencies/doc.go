@@ -29,7 +29,9 @@
 // federated gets a Federated<Kind> the loop owns (label federation.k8s.io/generated-by:
 // dependencies). Its template is the host object, its spec.placement.clusters the union. It
 // tolerates every taint, so it follows its workloads wherever they run. The loop deletes it
-// when no workload needs it (but see the claims and orphaned workloads below).
+// when no workload needs it (but see the claims and orphaned workloads below). It deletes
+// only the version it read (uid and resourceVersion preconditions): a cache that lags never
+// deletes one that has since recorded where its copies are released.
 //
 // A dependency the user federated keeps its own placement. The loop writes the union to its
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters

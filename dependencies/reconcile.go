@@ -282,7 +282,14 @@ func (d *Dependencies) write(ctx context.Context, x Write) error {
 	case Update:
 		_, err = d.host.Update(ctx, gvr, u)
 	case Delete:
-		if err = d.host.Delete(ctx, gvr, u.GetNamespace(), u.GetName(), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{}}
+		if uid := u.GetUID(); uid != "" {
+			opts.Preconditions.UID = &uid
+		}
+		if rv := u.GetResourceVersion(); rv != "" {
+			opts.Preconditions.ResourceVersion = &rv
+		}
+		if err = d.host.Delete(ctx, gvr, u.GetNamespace(), u.GetName(), opts); apierrors.IsNotFound(err) {
 			err = nil
 		}
 	}
