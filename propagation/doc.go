@@ -11,8 +11,8 @@
 //
 // # Read, decide, act, report
 //
-// A pass over one native object reads it, its Federated<Kind> and the policies. It hands
-// them to [DecideWrites], the pure decision. That returns the writes: the generated object to
+// A pass over one native object reads it, its Federated<Kind> and preference, and the
+// policies. It hands them to [DecideWrites], the pure decision. That returns the writes: the generated object to
 // create, update, mark orphaning or delete, its preference, and the native object's policy
 // annotation, restored template and status. The pass sends them in order and puts each
 // answer in its Input. A write that needs an answer first (the native object's new

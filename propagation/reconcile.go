@@ -97,9 +97,10 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 	return u, nil
 }
 
-// maxRounds bounds the calls of DecideWrites in one pass over one object. A pass from
-// scratch takes six; more means the host answers a write with something else than what was
-// written, and the next pass tries again.
+// maxRounds bounds the calls of DecideWrites in one pass over one object. A pass takes five
+// at most (a rollback, the policy annotation, the generated object, a live read of the
+// preference, the rest); more means the host answers a write with something else than what
+// was written.
 const maxRounds = 10
 
 // reader is what a pass reads through; live says it is the host's API server.
@@ -108,14 +109,18 @@ type reader struct {
 	live bool
 }
 
-// reconcileType is the pass for one type: read, [DecideWrites], carry out, until nothing is
-// left. wrote reports a write to the host.
+// reconcileType is the pass for one type: read the native object, its Federated<Kind> and
+// preference; [DecideWrites], carry out, until nothing is left. wrote reports a write to
+// the host.
 func (p *Propagator) reconcileType(ctx context.Context, r reader, t federation.TypeConfig, key federation.Key, policies []Policy) (wrote bool, err error) {
 	in := Input{Type: t, Policies: policies, ControlPlaneNamespace: p.opts.ControlPlaneNamespace}
 	if in.Native, err = get(ctx, r, t.TargetGVR(), key); err != nil {
 		return false, err
 	}
 	if in.Federated, err = get(ctx, r, t.FederatedGVR(), key); err != nil {
+		return false, err
+	}
+	if err = p.readPreference(ctx, r, Cached, key, &in); err != nil {
 		return false, err
 	}
 	for range maxRounds {
