@@ -24,7 +24,7 @@ type ReplicaSchedulingPreference struct {
 
 	// Status is written by the loops: status.autoscale by package autoscale.
 	// +optional
-	Status ReplicaSchedulingPreferenceStatus `json:"status,omitempty"`
+	Status ReplicaSchedulingPreferenceStatus `json:"status,omitzero"`
 }
 
 // ReplicaSchedulingPreferenceList is a list of ReplicaSchedulingPreferences.
