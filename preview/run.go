@@ -44,7 +44,7 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //     an override that cannot apply (a path that does not exist) is found before it is
 //     placed there, with the field at fault;
 //  0. propagation policies: each native object of Input.Other that a policy selects
-//     (propagation.Matches) becomes the Federated<Kind> and preference that package
+//     (propagation.DecideWrites) becomes the Federated<Kind> and preference that package
 //     propagation would write (propagation.Generate, propagation.Preference), previewed
 //     after the input's own federated objects;
 //  5. DNS: the status.dns the DNS loop would write (dnsrecord.ServiceStatusDNS or

@@ -167,20 +167,17 @@ func (m *PolicyMonitor) decisions(ctx context.Context, r federation.Reader, pol 
 // decide decides native (whose Federated<Kind> is fed, nil when none) as the Propagator
 // does, when pol selects it or federates it.
 func (m *PolicyMonitor) decide(t federation.TypeConfig, native, fed *unstructured.Unstructured, pol Policy, policies []Policy) (Decision, bool) {
-	if native.GetDeletionTimestamp() != nil || !Selectable(native) || native.GetNamespace() == m.opts.ControlPlaneNamespace {
-		return Decision{}, false
-	}
 	if fed != nil && !Generated(fed) {
 		return Decision{}, false // federated by hand: no policy has it
 	}
-	if native.GetAPIVersion() == "" {
-		native.SetAPIVersion(t.Target.GroupVersion().String())
-		native.SetKind(t.Target.Kind)
+	native, d, ok := choose(Input{Type: t, Native: native, Federated: fed, Policies: policies, ControlPlaneNamespace: m.opts.ControlPlaneNamespace})
+	if !ok {
+		return Decision{}, false
 	}
 	if _, ok := match(native, pol); !ok && holder(fed) != pol.Ref() {
 		return Decision{}, false
 	}
-	return Decide(native, policies, holder(fed)), true
+	return d, true
 }
 
 // names reports whether a selector of pol names t's target kind (whatever its version).

@@ -34,7 +34,7 @@ func (p *Propagator) Run(ctx context.Context) error {
 	if err == nil {
 		cached := l.Reader()
 		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-			return p.reconcileFrom(ctx, cached, key)
+			return p.reconcileFrom(ctx, cached, false, key)
 		}))
 	}
 	if err != nil {

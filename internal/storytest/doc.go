@@ -23,6 +23,6 @@
 // keeps carries over from block to block, so a file tells one story. With rewrite, Run writes
 // the file back with what the runs printed: review the diff, as for golden files.
 //
-// The scheduler's scenarios and stories and sync/plan's rollouts and stories are read with
-// it. It imports nothing from the module and is for tests only.
+// The scheduler's scenarios and stories, sync/plan's rollouts and stories and autoscale's
+// stories are read with it: the module's one story reader. It imports nothing from the module and is for tests only.
 package storytest

@@ -45,7 +45,8 @@ func TestEveryStoryFormatsBack(t *testing.T) {
 	files, _ := filepath.Glob("../../scheduler/testdata/*.txt")
 	more, _ := filepath.Glob("../../scheduler/testdata/stories/*.txt")
 	plan, _ := filepath.Glob("../../sync/plan/testdata/*/*.txt")
-	files = append(append(files, more...), plan...)
+	autoscale, _ := filepath.Glob("../../autoscale/testdata/*.txt")
+	files = append(append(append(files, more...), plan...), autoscale...)
 	if len(files) == 0 {
 		t.Fatal("no story files")
 	}

@@ -42,7 +42,7 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (go test ./internal/kubectlfed -update writes it)", err)
+		t.Fatalf("%v (go test ./cmd/kubectl-fed/internal/kubectlfed -update writes it)", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s differs (-want +got):\n%s", path, diff)
@@ -83,7 +83,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 }
 
 func TestMigrateCommand(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "migrate", "testdata", "kubefed.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "migrate", "testdata", "kubefed.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // samples is KubeFed's own example/sample1 and scheduling sample (migrate's test data), a
 // directory, as `kubectl fed migrate -f example/sample1` reads one.
-var samples = filepath.Join("..", "..", "migrate", "testdata", "kubefed-sample")
+var samples = filepath.Join("..", "..", "..", "..", "migrate", "testdata", "kubefed-sample")
 
 // TestMigrateFailsOnLoss: migrate exits 1 and writes nothing to standard output when it would
 // leave out an object or a field (here KubeFed's FederatedClusterRole, which fedkit has no
