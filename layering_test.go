@@ -26,8 +26,10 @@ var allowedImports = map[string][]string{
 	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// sync is the driver of sync/plan, its pure decision: read, decide, act, report.
+	"sync":      {"federation", "placement", "override", "sync/plan", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
+	"sync/plan": {"federation", "placement", "override", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":    {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
 	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
 	// the scheduler's division for the bounds of Distributed mode.
@@ -36,7 +38,7 @@ var allowedImports = map[string][]string{
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
@@ -66,10 +68,13 @@ var allowedImports = map[string][]string{
 	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
+	// internal/storytest reads and runs story files (tests only): the scheduler's and
+	// sync/plan's stories.
+	"internal/storytest": nil,
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
-	// imported by federation (validation), placement, override and sync (rollout stages).
+	// imported by federation (validation), placement, override and sync/plan (rollout stages).
 	"internal/labelselector": nil,
 	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
 	// paths); imported by federation (validation) and override.
@@ -77,7 +82,8 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
-	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
+	// internal/jsonvalue: one equality of JSON values; imported by override, sync, sync/plan
+	// and fake.
 	"internal/jsonvalue": nil,
 	// internal/intern: equal flat maps of stored objects shared; imported by fake and
 	// internal/loop.
@@ -96,13 +102,13 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
+	"internal/condition":     {"scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation", "autoscale"},
+	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation", "autoscale"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
-	"internal/jsonvalue":     {"override", "sync", "fake"},
+	"internal/jsonvalue":     {"override", "sync", "sync/plan", "fake"},
 	"internal/intern":        {"fake", "internal/loop"},
 	"internal/manifest":      {"fake", "preview", "migrate", "cmd/kubectl-fed/internal/kubectlfed"},
 }

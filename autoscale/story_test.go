@@ -15,7 +15,7 @@ import (
 
 	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/internal/storytest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of autoscale/testdata/*.txt")
@@ -57,9 +57,9 @@ func TestStories(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			st := &story{now: t0, in: autoscale.Input{StaleAfter: time.Minute}}
 			st.setAutoscale("{maxReplicas: 1000}")
-			fedtest.Stories(t, file, *rewrite, func(commands []string) string {
+			storytest.Run(t, file, *rewrite, func(b storytest.Block) string {
 				var out strings.Builder
-				for _, line := range commands {
+				for _, line := range b.Lines {
 					if err := st.do(line, &out); err != nil {
 						t.Fatalf("%s: %q: %v", file, line, err)
 					}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/internal/storytest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -27,32 +27,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in schedu
 //	----
 //	expected output (one Explain line per cluster, then unplaced/overflow/summary)
 //
-// and cases are separated by blank lines; lines starting with # outside a case are comments.
-// go test ./scheduler -run TestScenarios -rewrite refreshes the expected output.
+// and cases are separated by blank lines; lines starting with # outside a case are comments
+// (the format of package internal/storytest). go test ./scheduler -run TestScenarios -rewrite
+// refreshes the expected output.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
+	for _, file := range storytest.Files(t, "testdata/*.txt") {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			cases := runBlocks(t, file, func(input []string) string { return runScenario(t, input) })
+			cases := storytest.Run(t, file, *rewrite, func(b storytest.Block) string { return runScenario(t, b.Lines) })
 			t.Logf("%d cases", cases)
 		})
 	}
-}
-
-// runBlocks runs the cases of a datadriven file through run, in order, and returns how many
-// there were. Cases are separated by blank lines; lines starting with # before a case are
-// comments; a case is its input lines, "----", and the output run must print. With -rewrite
-// the file is written back with what run printed.
-func runBlocks(t *testing.T, file string, run func(input []string) string) int {
-	t.Helper()
-	cases := 0
-	fedtest.Stories(t, file, *rewrite, func(input []string) string {
-		cases++
-		return run(input)
-	})
-	return cases
 }
 
 // runScenario parses one case's input, divides, and renders the plan.

@@ -18,7 +18,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // checker checks the World at quiescence. Every expectation is computed from the fakes' state
@@ -127,7 +127,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	if fed.Status.ObservedGeneration != fed.Generation {
 		c.violate("%s: status.observedGeneration %d, generation %d", name, fed.Status.ObservedGeneration, fed.Generation)
 	}
-	targets, err := fedsync.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
+	targets, err := plan.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
 		c.violate("%s: TargetsFor: %v", name, err)
 		return
@@ -152,7 +152,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			if listed {
 				cutListed++
 			}
-		case !placed[cname] && listed && e.Propagation == fedsync.ReasonNamespaceInUse:
+		case !placed[cname] && listed && e.Propagation == plan.ReasonNamespaceInUse:
 			// A FederatedNamespace that left cname keeps the namespace while the federation's
 			// objects live in it: one must.
 			if c.inUse(cname, mname) == "" {
@@ -170,7 +170,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			c.violate("%s: placed in %s, absent there (entry %+v)", name, cname, e)
 		case !managed(obj):
 			collisions++
-			if e.Propagation != fedsync.ReasonAlreadyExists {
+			if e.Propagation != plan.ReasonAlreadyExists {
 				c.violate("%s: %s holds an object no federation manages, propagation %q", name, cname, e.Propagation)
 			}
 		default:
@@ -192,7 +192,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 }
 
 // checkMember checks one placed cluster's managed object against the render.
-func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t plan.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
 	if !listed {
 		c.violate("%s: placed in %s, missing from status.clusters", name, cluster)
 	} else if e.Propagation != "" || e.Revision != rev {
@@ -220,16 +220,16 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 	if r := revisionOf(obj); r > rev || r <= 0 {
 		c.violate("%s: %s: member revision %d, federated revision %d", name, cluster, r, rev)
 	}
-	d, err := fedsync.Plan(fedsync.PlanInput{
+	d, err := plan.Decide(plan.Input{
 		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
-		Members: map[string]fedsync.MemberState{cluster: {Object: obj}},
+		Members: map[string]plan.MemberState{cluster: {Object: obj}},
 	})
 	if err != nil {
 		c.violate("%s: Plan: %v", name, err)
 		return
 	}
 	for _, ch := range d.Changes {
-		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
+		if ch.Cluster == cluster && (ch.Action != plan.ActionNone || ch.Reason != "") {
 			c.violate("%s: %s: sync's Plan would still %s (%s %s; drift %v)", name, cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
 		}
 	}
@@ -237,7 +237,7 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 
 // checkSchedule checks the schedule against placement: only clusters placement selects; for a
 // preference, its total.
-func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *federation.FederatedObject, t fedsync.Targets) {
+func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *federation.FederatedObject, t plan.Targets) {
 	rsp, rspErr := c.w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, fed.Namespace, fed.Name)
 	p := fed.Spec.Placement
 	if rspErr == nil && typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
@@ -353,7 +353,7 @@ func (c *checker) inUse(cluster, ns string) string {
 			objs = append(objs, c.members[cluster].Objects(typ.TargetGVR())...)
 		}
 	}
-	return fedsync.FederationObjectIn("", ns, objs)
+	return plan.FederationObjectIn("", ns, objs)
 }
 
 // deleting says, for a violation's message, whether obj is being deleted and what holds it.
