@@ -82,10 +82,11 @@ func divide(req *Request) (Plan, error) {
 	sc := getScratch(n)
 	defer putScratch(sc)
 	all := sc.cands
-	k, need, err := candidates(req, all)
+	got, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
+	k := got.k
 	cs := all[:k]
 	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
 	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1, heap: sc.heap}
@@ -113,33 +114,35 @@ func divide(req *Request) (Plan, error) {
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
 	default:
-		left := req.TotalReplicas - need // step 2 as candidates left it: every minimum in full
-		if need > req.TotalReplicas {
+		left := req.TotalReplicas - got.need // step 2 as candidates left it: every minimum in full
+		if got.need > req.TotalReplicas {
 			left = d.mins(cs, req.TotalReplicas) // not enough for all: the order decides
 		}
 		plan.Unplaced = d.websterFrom(cs, left, req.Rebalance)
-		d.bounds(cs, plan.Unplaced)
-		plan.Overflow = d.overflow(cs, plan.Unplaced)
-	}
-	var used colBits // for the plan's reasons
-	for i := range cs {
-		c := &cs[i]
-		if c.bound && c.by == Unbounded {
-			c.by, c.limit = c.hiBy, c.s
+		if got.bounded {
+			d.bounds(cs, plan.Unplaced)
+			plan.Overflow = d.overflow(cs, plan.Unplaced)
 		}
-		used.add(c)
 	}
 	if moved {
 		inRequestOrder(all)
 	}
 
-	// Duplicate names are found here, while the plan's map is built.
+	// One pass in request order builds the plan's map, finds duplicate names (as the map is
+	// built), and gathers the bits the reasons' columns need. The records of clusters
+	// without a preference are all zeros: they add nothing.
 	plan.Replicas = make(map[string]int64, n)
 	names := make([]string, n)
-	for i := range req.Clusters {
+	var used colBits
+	for i := range all {
+		c := &all[i]
+		if c.bound && c.by == Unbounded {
+			c.by, c.limit = c.hiBy, c.s
+		}
+		used.add(c)
 		name := req.Clusters[i].Name
 		names[i] = name
-		plan.Replicas[name] = all[i].s
+		plan.Replicas[name] = c.s
 	}
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
@@ -174,9 +177,20 @@ func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
 // websterFrom is webster once step 2 gave the minimums, with left replicas left.
 func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 	if !rebalance {
-		left = d.keep(cs, left)
+		left, sp, all := d.keep(cs, left)
+		if all {
+			return d.give(cs, left, sp) // keep set step 4's ranges
+		}
+		return d.add(cs, left)
 	}
 	return d.add(cs, left)
+}
+
+// pool is what candidates found while it filled the records.
+type pool struct {
+	k       int   // candidates: the clusters with a preference
+	need    int64 // the sum of their minimums in full
+	bounded bool  // some candidate has a bound (maxReplicas or capacity)
 }
 
 // candidates fills all, one record per request cluster, and returns how many have a
@@ -185,13 +199,15 @@ func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 //
 // It also gives each candidate its minimum in full, min(lo, hi), as step 2 does when the
 // total covers them all, and returns need, their sum: the Webster division then skips
-// step 2's pass in that common case. Every other division sets m and s itself.
-func candidates(req *Request, all []cand) (k int, need int64, err error) {
+// step 2's pass in that common case. Every other division sets m and s itself. With no
+// bound anywhere, the Webster division skips the passes that look for clusters held at one.
+func candidates(req *Request, all []cand) (pool, error) {
 	lk := newPrefLookup(req.Preferences)
 	if lk.hasWild && !goodPreference(&lk.wild) {
-		return 0, 0, invalid(req)
+		return pool{}, invalid(req)
 	}
 	none := len(all) // candidates go to the front (from k = 0), the others to the back
+	var got pool
 	positive := false
 	var wsum uint64
 	for i := range req.Clusters {
@@ -202,19 +218,20 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 		}
 		switch {
 		case !good:
-			return 0, 0, invalid(req)
+			return pool{}, invalid(req)
 		case src == NoPreference:
 			none--
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k] // reused from an earlier division: fill sets every field
-		k++
+		r := &all[got.k] // reused from an earlier division: fill sets every field
+		got.k++
 		r.fill(int32(i), c, &p, src)
 		r.w = weightOf(req.Strategy, c, &p)
-		need = satAdd(need, r.m)
+		got.need = satAdd(got.need, r.m)
+		got.bounded = got.bounded || r.hiBy != Unbounded
 		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
-			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+			return pool{}, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
 		positive = positive || r.w > 0
 	}
@@ -224,17 +241,17 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 	if lk.unchecked() {
 		for _, p := range req.Preferences {
 			if !goodPreference(&p) {
-				return 0, 0, invalid(req)
+				return pool{}, invalid(req)
 			}
 		}
 	}
 	if !positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
-		for i := range all[:k] {
+		for i := range all[:got.k] {
 			all[i].w = 1
 		}
 	}
-	return k, need, nil
+	return got, nil
 }
 
 // prefLookup finds each cluster's preference: its own entry, else the "*" entry.

@@ -28,7 +28,9 @@ type reasons struct {
 }
 
 // newReasons copies the results of a division from its records, one per request cluster in
-// request order; used tells the bits their columns need (see colBits).
+// request order; used tells the bits their columns need (see colBits). It reads each record
+// once: a record is larger than a cache line, and a pass per column would read them all
+// again for a byte or two each.
 func newReasons(all []cand, used *colBits) reasons {
 	n := len(all)
 	limit := used.limit
@@ -47,14 +49,14 @@ func newReasons(all []cand, used *colBits) reasons {
 	buf = buf[n:]
 	r.s, r.w, r.m, r.kept, r.limit = take(ws), take(ww), take(wm), take(wk), take(wl)
 	for i := range all {
-		r.flags[i] = uint8(all[i].pref) | uint8(all[i].by)<<4
+		c := &all[i]
+		r.flags[i] = uint8(c.pref) | uint8(c.by)<<4
+		r.s.set(i, c.s) // a column of width 0 ignores its values
+		r.w.set(i, int64(c.w))
+		r.m.set(i, c.m)
+		r.kept.set(i, c.kept)
+		r.limit.set(i, c.limit)
 	}
-	// Column by column: a column of width 0 costs nothing, the others a tight loop each.
-	r.s.fill(all, fieldS)
-	r.w.fill(all, fieldW)
-	r.m.fill(all, fieldM)
-	r.kept.fill(all, fieldKept)
-	r.limit.fill(all, fieldLimit)
 	return r
 }
 
@@ -76,32 +78,6 @@ func (b *colBits) add(c *cand) {
 	b.limit |= uint64(c.limit)
 	v, ok := impliedLimit(c.by, c.s)
 	b.limited = b.limited || !ok || c.limit != v
-}
-
-// recField names one column's field of cand, for column.fill.
-type recField uint8
-
-const (
-	fieldS recField = iota
-	fieldW
-	fieldM
-	fieldKept
-	fieldLimit
-)
-
-// get returns c's value of f.
-func (c *cand) get(f recField) int64 {
-	switch f {
-	case fieldS:
-		return c.s
-	case fieldW:
-		return int64(c.w)
-	case fieldM:
-		return c.m
-	case fieldKept:
-		return c.kept
-	}
-	return c.limit
 }
 
 // impliedLimit is a cluster's Allocation.Limit when the plan stores no limit column: the
@@ -186,34 +162,9 @@ func (c column) at(i int) int64 {
 	return 0
 }
 
-// fill sets the column to field f of every record.
-func (c column) fill(all []cand, f recField) {
-	switch c.width {
-	case 1:
-		b := c.b[:len(all)]
-		for i := range all {
-			b[i] = uint8(all[i].get(f))
-		}
-	case 2:
-		b := c.b[:2*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(all[i].get(f)))
-		}
-	case 4:
-		b := c.b[:4*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(all[i].get(f)))
-		}
-	case 8:
-		b := c.b[:8*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(all[i].get(f)))
-		}
-	}
-}
-
 // set sets the i-th value to v, which the column's width must hold (as newReasons chose
-// it, or any value between 0 and one already there).
+// it, or any value between 0 and one already there). A column of width 0 holds only 0s
+// and ignores the call.
 func (c column) set(i int, v int64) {
 	switch c.width {
 	case 1:
