@@ -159,11 +159,9 @@ func (d *divider) keep(cs []cand, left int64) (int64, span, bool) {
 		c := &cs[i]
 		top := c.s
 		if cur, ok := d.current(c); ok {
-			top = max(c.s, min(cur, c.hi))
+			top = c.keptCount(cur)
 		}
-		extra = satAdd(extra, top-c.s)
-		c.s, c.kept = top, top-c.m
-		c.setRange(top)
+		extra = satAdd(extra, c.start(top))
 		next.count(c)
 	}
 	if extra <= left {
@@ -205,6 +203,20 @@ func (d *divider) give(cs []cand, left int64, sp span) int64 {
 		return left
 	}
 	return left - d.selectAll(cs, left, sp)
+}
+
+// keptCount is c's count with its cur running replicas kept: cur clamped to [s, hi], c at
+// its minimum (s == m).
+func (c *cand) keptCount(cur int64) int64 {
+	return max(c.s, min(cur, c.hi))
+}
+
+// start moves c from its minimum (s == m) to top, its count with the running replicas kept,
+// sets its range for step 4 from there, and returns the replicas kept.
+func (c *cand) start(top int64) int64 {
+	c.s, c.kept = top, top-c.m
+	c.setRange(top)
+	return c.kept
 }
 
 // setRange sets c's range for step 4 from s, its count so far: [s, hi) with a positive
