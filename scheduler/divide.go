@@ -210,9 +210,11 @@ func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 
 // pool is what candidates found while it filled the records.
 type pool struct {
-	k       int   // candidates: the clusters with a preference
-	need    int64 // the sum of their minimums in full
-	bounded bool  // some candidate has a bound (maxReplicas or capacity)
+	k        int    // candidates: the clusters with a preference
+	need     int64  // the sum of their minimums in full
+	bounded  bool   // some candidate has a bound (maxReplicas or capacity)
+	positive bool   // some candidate has a positive weight
+	wsum     uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
 
 	// For the plain Webster division, candidates also does step 3 (prepared), as if every
 	// minimum and every running replica fits, and sets step 4's ranges, counted in next:
@@ -240,8 +242,6 @@ func candidates(req *Request, all []cand) (pool, error) {
 	}
 	none := len(all) // candidates go to the front (from k = 0), the others to the back
 	got := pool{prepared: plainWebster(req), next: span{plain: true, summed: req.Rebalance}}
-	positive := false
-	var wsum uint64
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
 		p, src, good := lk.wild, lk.wildSrc, true
@@ -256,15 +256,9 @@ func candidates(req *Request, all []cand) (pool, error) {
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[got.k] // reused from an earlier division: fill sets every field
-		got.k++
-		r.fill(int32(i), c, &p, src)
-		r.w = weightOf(req.Strategy, c, &p)
-		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
+		if !got.take(&all[got.k], int32(i), c, &p, src, req) {
 			return pool{}, weightsOverflow(req)
 		}
-		positive = positive || r.w > 0
-		got.add(r, c, req.Rebalance)
 	}
 	// Entries for clusters not in the request were not looked up: check them too (a bad
 	// preference is an error wherever it is). A duplicate name counts twice here; that is
@@ -276,8 +270,8 @@ func candidates(req *Request, all []cand) (pool, error) {
 			}
 		}
 	}
-	got.ready = got.prepared && positive
-	if !positive && req.Algorithm == federation.AlgorithmWebster {
+	got.ready = got.prepared && got.positive
+	if !got.positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
 		for i := range all[:got.k] {
 			all[i].w = 1
@@ -295,13 +289,23 @@ func weightsOverflow(req *Request) error {
 	return fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 }
 
-// add counts r, the filled candidate for cluster c, and prepares it.
-func (g *pool) add(r *cand, c *ClusterState, rebalance bool) {
+// take fills r, the next record, for the request's cluster c at index i, whose preference
+// p comes from src; counts it, and prepares it. It is false when the weights' sum
+// overflows int64 under KubeFed, which refuses that.
+func (g *pool) take(r *cand, i int32, c *ClusterState, p *federation.ClusterPreferences, src Source, req *Request) bool {
+	g.k++ // r is reused from an earlier division: fill sets every field
+	r.fill(i, c, p, src)
+	r.w = weightOf(req.Strategy, c, p)
+	if g.wsum += r.w; g.wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
+		return false
+	}
+	g.positive = g.positive || r.w > 0
 	g.need = satAdd(g.need, r.m)
 	g.bounded = g.bounded || r.hiBy != Unbounded
 	if g.prepared {
-		g.prepare(r, c, rebalance)
+		g.prepare(r, c, req.Rebalance)
 	}
+	return true
 }
 
 // prepare does Webster's step 3 for r, the candidate for cluster c at its minimum in full,

@@ -48,14 +48,17 @@ func newReasons(all []cand, used *colBits) reasons {
 	r := reasons{flags: buf[:n:n], limited: used.limited}
 	buf = buf[n:]
 	r.s, r.w, r.m, r.kept, r.limit = take(ws), take(ww), take(wm), take(wk), take(wl)
+	rest := wm+wk+wl > 0 // often none: no minimums, nothing kept, no limit stored
 	for i := range all {
 		c := &all[i]
 		r.flags[i] = uint8(c.pref) | uint8(c.by)<<4
 		r.s.set(i, c.s) // a column of width 0 ignores its values
 		r.w.set(i, int64(c.w))
-		r.m.set(i, c.m)
-		r.kept.set(i, c.kept)
-		r.limit.set(i, c.limit)
+		if rest {
+			r.m.set(i, c.m)
+			r.kept.set(i, c.kept)
+			r.limit.set(i, c.limit)
+		}
 	}
 	return r
 }

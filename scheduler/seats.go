@@ -155,16 +155,21 @@ func absDiff(a, b int64) int64 {
 }
 
 // countAbove sets every positive-weight cluster to its seats with priority above 1/(2λ),
-// clamped to [base, lim], and returns how many seats that gives beyond the bases.
+// clamped to [base, lim], and returns how many seats that gives beyond the bases. It counts
+// in floating point where that is sure, and in 128 bits where not.
 func (d *divider) countAbove(cs []cand, lam float64) int64 {
-	x := divisor(2 * lam)
+	x2 := 2 * lam
+	x := divisor(x2)
 	var got int64
 	for i := range cs {
 		c := &cs[i]
 		if c.w == 0 || c.base >= c.lim {
 			continue
 		}
-		n := x.seatsAbove(c.w)
+		n, sure := seatsAboveFloat(c.w, x2) // exact but where rounding could matter
+		if !sure {
+			n = x.seatsAbove(c.w)
+		}
 		switch {
 		case n <= uint64(c.base):
 			c.s = c.base
