@@ -215,6 +215,7 @@ type pool struct {
 	bounded  bool   // some candidate has a bound (maxReplicas or capacity)
 	positive bool   // some candidate has a positive weight
 	wsum     uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
+	wrapped  bool   // wsum went past 2^64 (possible with Webster's huge weights)
 
 	// For the plain Webster division, candidates also does step 3 (prepared), as if every
 	// minimum and every running replica fits, and sets step 4's ranges, counted in next:
@@ -241,7 +242,7 @@ func candidates(req *Request, all []cand) (pool, error) {
 		return pool{}, invalid(req)
 	}
 	none := len(all) // candidates go to the front (from k = 0), the others to the back
-	got := pool{prepared: plainWebster(req), next: span{plain: true, summed: req.Rebalance}}
+	got := pool{prepared: plainWebster(req)}
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
 		p, src, good := lk.wild, lk.wildSrc, true
@@ -271,6 +272,11 @@ func candidates(req *Request, all []cand) (pool, error) {
 		}
 	}
 	got.ready = got.prepared && got.positive
+	if got.ready && req.Rebalance && got.need == 0 && !got.bounded && !got.wrapped {
+		// Every positive weight's range is [0, unbounded): the estimate's sums are the
+		// weights' (estimate sums for itself otherwise).
+		got.next.wsum, got.next.plain, got.next.summed = float64(got.wsum), true, true
+	}
 	if !got.positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
 		for i := range all[:got.k] {
@@ -296,9 +302,12 @@ func (g *pool) take(r *cand, i int32, c *ClusterState, p *federation.ClusterPref
 	g.k++ // r is reused from an earlier division: fill sets every field
 	r.fill(i, c, p, src)
 	r.w = weightOf(req.Strategy, c, p)
-	if g.wsum += r.w; g.wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
+	sum := g.wsum + r.w
+	if sum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
 		return false
 	}
+	g.wrapped = g.wrapped || sum < g.wsum
+	g.wsum = sum
 	g.positive = g.positive || r.w > 0
 	g.need = satAdd(g.need, r.m)
 	g.bounded = g.bounded || r.hiBy != Unbounded
@@ -317,9 +326,6 @@ func (g *pool) prepare(r *cand, c *ClusterState, rebalance bool) {
 	}
 	g.kept = satAdd(g.kept, r.start(top))
 	g.next.count(r)
-	if g.next.summed {
-		g.next.sum(r)
-	}
 }
 
 // prefLookup finds each cluster's preference: its own entry, else the "*" entry.

@@ -79,8 +79,10 @@ func (b *colBits) add(c *cand) {
 	b.m |= uint64(c.m)
 	b.kept |= uint64(c.kept)
 	b.limit |= uint64(c.limit)
-	v, ok := impliedLimit(c.by, c.s)
-	b.limited = b.limited || !ok || c.limit != v
+	if c.by != Unbounded || c.limit != 0 { // unbounded, impliedLimit is 0: nothing to store
+		v, ok := impliedLimit(c.by, c.s)
+		b.limited = b.limited || !ok || c.limit != v
+	}
 }
 
 // impliedLimit is a cluster's Allocation.Limit when the plan stores no limit column: the
