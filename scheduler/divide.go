@@ -225,6 +225,11 @@ type pool struct {
 	prepared, ready bool
 	kept            int64
 	next            span
+
+	// What candidates reads of the request for every record.
+	keep             bool // Rebalance is off: step 3 keeps the running replicas
+	capacityWeighted bool // the weights are the capacities
+	kubefed          bool // KubeFed refuses weights whose sum overflows int64
 }
 
 // candidates fills all, one record per request cluster, and returns how many have a
@@ -242,22 +247,28 @@ func candidates(req *Request, all []cand) (pool, error) {
 		return pool{}, invalid(req)
 	}
 	none := len(all) // candidates go to the front (from k = 0), the others to the back
-	got := pool{prepared: plainWebster(req)}
+	got := pool{
+		prepared:         plainWebster(req),
+		keep:             !req.Rebalance,
+		capacityWeighted: req.Strategy == federation.StrategyCapacityWeighted,
+		kubefed:          req.Algorithm == federation.AlgorithmKubeFed,
+	}
+	var own federation.ClusterPreferences // the cluster's own entry, when it has one
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		p, src, good := lk.wild, lk.wildSrc, true
-		if !lk.onlyWild {
-			p, src, good = lk.find(c.Name)
+		p, src := &lk.wild, lk.wildSrc
+		if !lk.onlyWild && lk.find(c.Name, &own) {
+			p, src = &own, OwnPreference
 		}
 		switch {
-		case !good || !clusterLooksValid(c):
+		case (src == OwnPreference && !goodPreference(p)) || !clusterLooksValid(c):
 			return pool{}, invalid(req)
 		case src == NoPreference:
 			none--
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		if !got.take(&all[got.k], int32(i), c, &p, src, req) {
+		if !got.take(&all[got.k], int32(i), c, p, src) {
 			return pool{}, weightsOverflow(req)
 		}
 	}
@@ -296,36 +307,26 @@ func weightsOverflow(req *Request) error {
 }
 
 // take fills r, the next record, for the request's cluster c at index i, whose preference
-// p comes from src; counts it, and prepares it. It is false when the weights' sum
-// overflows int64 under KubeFed, which refuses that.
-func (g *pool) take(r *cand, i int32, c *ClusterState, p *federation.ClusterPreferences, src Source, req *Request) bool {
-	g.k++ // r is reused from an earlier division: fill sets every field
-	r.fill(i, c, p, src)
-	r.w = weightOf(req.Strategy, c, p)
-	sum := g.wsum + r.w
-	if sum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
+// p comes from src, and counts it. It is false when the weights' sum overflows int64 under
+// KubeFed, which refuses that.
+func (g *pool) take(r *cand, i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) bool {
+	w := weightOf(g.capacityWeighted, c, p)
+	r.fill(i, c, p, src, w, g.prepared, g.keep)
+	sum := g.wsum + w
+	if sum > math.MaxInt64 && g.kubefed {
 		return false
 	}
+	g.k++
 	g.wrapped = g.wrapped || sum < g.wsum
 	g.wsum = sum
-	g.positive = g.positive || r.w > 0
+	g.positive = g.positive || w > 0
 	g.need = satAdd(g.need, r.m)
 	g.bounded = g.bounded || r.hiBy != Unbounded
 	if g.prepared {
-		g.prepare(r, c, req.Rebalance)
+		g.kept = satAdd(g.kept, r.kept)
+		g.next.count(r)
 	}
 	return true
-}
-
-// prepare does Webster's step 3 for r, the candidate for cluster c at its minimum in full,
-// as if every running replica fits, and sets its range for step 4 (as keep does).
-func (g *pool) prepare(r *cand, c *ClusterState, rebalance bool) {
-	top := r.s
-	if !rebalance && c.Current != nil {
-		top = r.keptCount(*c.Current)
-	}
-	g.kept = satAdd(g.kept, r.start(top))
-	g.next.count(r)
 }
 
 // prefLookup finds each cluster's preference: its own entry, else the "*" entry.
@@ -351,15 +352,15 @@ func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
 	return l
 }
 
-// find returns cluster name's preference and where it comes from (NoPreference: none), and
-// false when its own entry is invalid. With onlyWild, the "*" entry is every cluster's:
-// candidates takes it without a call.
-func (l *prefLookup) find(name string) (federation.ClusterPreferences, Source, bool) {
-	if p, ok := l.prefs[name]; ok {
+// find sets *p to cluster name's own entry and reports whether it has one (else the "*"
+// entry, l.wild, applies, or none). With onlyWild, the "*" entry is every cluster's:
+// candidates does not call it.
+func (l *prefLookup) find(name string, p *federation.ClusterPreferences) bool {
+	var ok bool
+	if *p, ok = l.prefs[name]; ok {
 		l.own++
-		return p, OwnPreference, goodPreference(&p)
 	}
-	return l.wild, l.wildSrc, true
+	return ok
 }
 
 // unchecked reports whether some entry was not looked up: a cluster not in the request.
@@ -372,28 +373,41 @@ func (l *prefLookup) unchecked() bool {
 }
 
 // fill sets every field of r, the candidate for request cluster c at index i, whose
-// preference p comes from src, but its weight: its bounds and its minimum in full
-// (min(lo, hi)).
-func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) {
-	*r = cand{idx: i, pref: src, hi: math.MaxInt64, max: math.MaxInt64}
+// preference p comes from src and whose weight is w: its bounds and its minimum in full
+// (min(lo, hi)). With prep, it also does step 3 as if everything fits (its count with the
+// running replicas kept, with keep) and sets its range for step 4 (see pool). It writes
+// each field once, computed first.
+func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source, w uint64, prep, keep bool) {
+	lo, most, hi, hiBy := int64(0), int64(math.MaxInt64), int64(math.MaxInt64), Unbounded
 	if p.MinReplicas != nil {
-		r.lo = *p.MinReplicas
+		lo = *p.MinReplicas
 	}
 	if p.MaxReplicas != nil {
-		r.max = *p.MaxReplicas
-		r.hi, r.hiBy = r.max, MaxReplicas
+		most = *p.MaxReplicas
+		hi, hiBy = most, MaxReplicas
 	}
-	if c.Capacity != nil && *c.Capacity < r.hi {
-		r.hi, r.hiBy = *c.Capacity, Capacity
+	if c.Capacity != nil && *c.Capacity < hi {
+		hi, hiBy = *c.Capacity, Capacity
 	}
-	r.m = min(r.lo, r.hi)
-	r.s = r.m
+	m := min(lo, hi)
+	s := m
+	var base, lim int64
+	if prep {
+		if keep && c.Current != nil {
+			s = keptCount(m, *c.Current, hi)
+		}
+		base, lim = stepRange(s, w, hi)
+	}
+	// Field by field: a composite literal would be built aside and then copied.
+	r.w, r.s, r.base, r.lim, r.lo, r.hi, r.m, r.kept = w, s, base, lim, lo, hi, m, s-m
+	r.max, r.limit, r.idx = most, 0, i
+	r.hiBy, r.by, r.pref, r.bound = hiBy, Unbounded, src, false
 }
 
 // weightOf is a candidate's effective weight: its capacity under CapacityWeighted (0 when
 // unknown), else its preference's weight.
-func weightOf(strategy federation.Strategy, c *ClusterState, p *federation.ClusterPreferences) uint64 {
-	if strategy != federation.StrategyCapacityWeighted {
+func weightOf(capacityWeighted bool, c *ClusterState, p *federation.ClusterPreferences) uint64 {
+	if !capacityWeighted {
 		return uint64(p.Weight)
 	}
 	if c.Capacity != nil {

@@ -159,9 +159,11 @@ func (d *divider) keep(cs []cand, left int64) (int64, span, bool) {
 		c := &cs[i]
 		top := c.s
 		if cur, ok := d.current(c); ok {
-			top = c.keptCount(cur)
+			top = keptCount(c.s, cur, c.hi)
 		}
-		extra = satAdd(extra, c.start(top))
+		c.s, c.kept = top, top-c.m
+		c.base, c.lim = stepRange(top, c.w, c.hi)
+		extra = satAdd(extra, c.kept)
 		next.count(c)
 	}
 	if extra <= left {
@@ -190,7 +192,7 @@ func (d *divider) add(cs []cand, left int64) int64 {
 	sp := span{plain: true, summed: true}
 	for i := range cs {
 		c := &cs[i]
-		c.setRange(c.s)
+		c.base, c.lim = stepRange(c.s, c.w, c.hi)
 		sp.count(c)
 		sp.sum(c)
 	}
@@ -205,27 +207,19 @@ func (d *divider) give(cs []cand, left int64, sp span) int64 {
 	return left - d.selectAll(cs, left, sp)
 }
 
-// keptCount is c's count with its cur running replicas kept: cur clamped to [s, hi], c at
-// its minimum (s == m).
-func (c *cand) keptCount(cur int64) int64 {
-	return max(c.s, min(cur, c.hi))
+// keptCount is a candidate's count with its cur running replicas kept: cur clamped to
+// [m, hi], m its minimum (step 3).
+func keptCount(m, cur, hi int64) int64 {
+	return max(m, min(cur, hi))
 }
 
-// start moves c from its minimum (s == m) to top, its count with the running replicas kept,
-// sets its range for step 4 from there, and returns the replicas kept.
-func (c *cand) start(top int64) int64 {
-	c.s, c.kept = top, top-c.m
-	c.setRange(top)
-	return c.kept
-}
-
-// setRange sets c's range for step 4 from s, its count so far: [s, hi) with a positive
-// weight, empty without.
-func (c *cand) setRange(s int64) {
-	c.base, c.lim = s, s
-	if c.w > 0 {
-		c.lim = c.hi
+// stepRange is a candidate's range for step 4 from s, its count so far: [s, hi) with a
+// positive weight w, empty without.
+func stepRange(s int64, w uint64, hi int64) (base, lim int64) {
+	if w > 0 {
+		return s, hi
 	}
+	return s, s
 }
 
 // span counts the ranges [base, lim) of a selection, as the step that set them went over
