@@ -148,7 +148,7 @@ func divide(req *Request) (Plan, error) {
 	}
 	// The plan reads the names (and domains) from the request's clusters rather than copy
 	// them: a copy would be a fifth of what a division allocates (see Divide).
-	plan.why, plan.clusters, plan.spread = newReasons(all, &used), req.Clusters, req.Spread != nil
+	plan.why, plan.clusters, plan.spread = newReasons(all, &used, sc.vals), req.Clusters, req.Spread != nil
 	return plan, nil
 }
 

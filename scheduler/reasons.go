@@ -28,10 +28,11 @@ type reasons struct {
 }
 
 // newReasons copies the results of a division from its records, one per request cluster in
-// request order; used tells the bits their columns need (see colBits). It reads each record
-// once: a record is larger than a cache line, and a pass per column would read them all
-// again for a byte or two each.
-func newReasons(all []cand, used *colBits) reasons {
+// request order; used tells the bits their columns need (see colBits), and vals is
+// scratch for n values. Column by column: a field of every record gathered into vals, then
+// packed at the column's width, two tight loops where a record at a time would choose the
+// width of each of its values.
+func newReasons(all []cand, used *colBits, vals []int64) reasons {
 	n := len(all)
 	limit := used.limit
 	if !used.limited {
@@ -48,19 +49,58 @@ func newReasons(all []cand, used *colBits) reasons {
 	r := reasons{flags: buf[:n:n], limited: used.limited}
 	buf = buf[n:]
 	r.s, r.w, r.m, r.kept, r.limit = take(ws), take(ww), take(wm), take(wk), take(wl)
-	rest := wm+wk+wl > 0 // often none: no minimums, nothing kept, no limit stored
 	for i := range all {
-		c := &all[i]
-		r.flags[i] = uint8(c.pref) | uint8(c.by)<<4
-		r.s.set(i, c.s) // a column of width 0 ignores its values
-		r.w.set(i, int64(c.w))
-		if rest {
-			r.m.set(i, c.m)
-			r.kept.set(i, c.kept)
-			r.limit.set(i, c.limit)
+		r.flags[i] = uint8(all[i].pref) | uint8(all[i].by)<<4
+	}
+	vals = vals[:n]
+	for _, col := range []struct {
+		c column
+		f recField
+	}{{r.s, fieldS}, {r.w, fieldW}, {r.m, fieldM}, {r.kept, fieldKept}, {r.limit, fieldLimit}} {
+		if col.c.width > 0 { // a column of width 0 holds only 0s
+			gather(vals, all, col.f)
+			col.c.pack(vals)
 		}
 	}
 	return r
+}
+
+// recField names one field of cand that a column holds.
+type recField uint8
+
+const (
+	fieldS recField = iota
+	fieldW
+	fieldM
+	fieldKept
+	fieldLimit
+)
+
+// gather sets vals[i] to field f of all[i].
+func gather(vals []int64, all []cand, f recField) {
+	vals = vals[:len(all)]
+	switch f {
+	case fieldS:
+		for i := range all {
+			vals[i] = all[i].s
+		}
+	case fieldW:
+		for i := range all {
+			vals[i] = int64(all[i].w)
+		}
+	case fieldM:
+		for i := range all {
+			vals[i] = all[i].m
+		}
+	case fieldKept:
+		for i := range all {
+			vals[i] = all[i].kept
+		}
+	case fieldLimit:
+		for i := range all {
+			vals[i] = all[i].limit
+		}
+	}
 }
 
 // colBits gathers, record by record, what newReasons needs to know before it allocates:
@@ -167,9 +207,34 @@ func (c column) at(i int) int64 {
 	return 0
 }
 
+// pack sets the column to vals, which its width must hold.
+func (c column) pack(vals []int64) {
+	switch c.width {
+	case 1:
+		b := c.b[:len(vals)]
+		for i, v := range vals {
+			b[i] = uint8(v)
+		}
+	case 2:
+		b := c.b[:2*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+		}
+	case 4:
+		b := c.b[:4*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		}
+	case 8:
+		b := c.b[:8*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+		}
+	}
+}
+
 // set sets the i-th value to v, which the column's width must hold (as newReasons chose
-// it, or any value between 0 and one already there). A column of width 0 holds only 0s
-// and ignores the call.
+// it, or any value between 0 and one already there).
 func (c column) set(i int, v int64) {
 	switch c.width {
 	case 1:

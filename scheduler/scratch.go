@@ -2,13 +2,15 @@ package scheduler
 
 import "sync"
 
-// A division's working memory: one cand per cluster and the selection's heap. Divide hands
+// A division's working memory: one cand per cluster, the selection's heap, and a value per
+// cluster for the plan's columns. Divide hands
 // the plan a compact copy of the results (reasons) and gives the working records back, so a
 // steady caller (the scheduler loop, a benchmark) reuses them instead of allocating and
 // zeroing tens of kilobytes per call for a few microseconds of use.
 type scratch struct {
 	cands []cand
 	heap  []int32
+	vals  []int64 // newReasons' column values
 }
 
 // scratchPool holds the scratch of finished divisions. It is a pool of memory, not a cache
@@ -27,6 +29,7 @@ func getScratch(n int) *scratch {
 	sc := scratchPool.Get().(*scratch)
 	if cap(sc.cands) < n {
 		sc.cands = make([]cand, n)
+		sc.vals = make([]int64, n)
 	}
 	sc.cands = sc.cands[:n]
 	return sc
