@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -210,12 +211,12 @@ func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 
 // pool is what candidates found while it filled the records.
 type pool struct {
-	k        int    // candidates: the clusters with a preference
-	need     int64  // the sum of their minimums in full
-	bounded  bool   // some candidate has a bound (maxReplicas or capacity)
-	positive bool   // some candidate has a positive weight
-	wsum     uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
-	wrapped  bool   // wsum went past 2^64 (possible with Webster's huge weights)
+	k       int    // candidates: the clusters with a preference
+	need    int64  // the sum of their minimums in full
+	bounded bool   // some candidate has a bound (maxReplicas or capacity)
+	wor     uint64 // their weights OR-ed: 0 when every weight is 0
+	wsum    uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
+	carry   uint64 // 1 when wsum went past 2^64 (possible with Webster's huge weights)
 
 	// For the plain Webster division, candidates also does step 3 (prepared), as if every
 	// minimum and every running replica fits, and sets step 4's ranges, counted in next:
@@ -225,11 +226,6 @@ type pool struct {
 	prepared, ready bool
 	kept            int64
 	next            span
-
-	// What candidates reads of the request for every record.
-	keep             bool // Rebalance is off: step 3 keeps the running replicas
-	capacityWeighted bool // the weights are the capacities
-	kubefed          bool // KubeFed refuses weights whose sum overflows int64
 }
 
 // candidates fills all, one record per request cluster, and returns how many have a
@@ -246,20 +242,17 @@ func candidates(req *Request, all []cand) (pool, error) {
 	if lk.hasWild && !goodPreference(&lk.wild) {
 		return pool{}, invalid(req)
 	}
-	none := len(all) // candidates go to the front (from k = 0), the others to the back
-	got := pool{
-		prepared:         plainWebster(req),
-		keep:             !req.Rebalance,
-		capacityWeighted: req.Strategy == federation.StrategyCapacityWeighted,
-		kubefed:          req.Algorithm == federation.AlgorithmKubeFed,
-	}
+	// The loop keeps its sums in locals, and writes each record field by field: this is
+	// the one pass that every division makes over the clusters and their preferences.
+	prepared, keep := plainWebster(req), !req.Rebalance
+	capacityWeighted := req.Strategy == federation.StrategyCapacityWeighted
+	kubefed := req.Algorithm == federation.AlgorithmKubeFed
+	var got pool
 	var own federation.ClusterPreferences // the cluster's own entry, when it has one
+	k, none := 0, len(all)                // candidates go to the front, the others to the back
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		p, src := &lk.wild, lk.wildSrc
-		if !lk.onlyWild && lk.find(c.Name, &own) {
-			p, src = &own, OwnPreference
-		}
+		p, src := lk.lookup(c.Name, &own)
 		switch {
 		case (src == OwnPreference && !goodPreference(p)) || !clusterLooksValid(c):
 			return pool{}, invalid(req)
@@ -268,33 +261,70 @@ func candidates(req *Request, all []cand) (pool, error) {
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		if !got.take(&all[got.k], int32(i), c, p, src) {
+		r := &all[k]
+		k++
+		lo, most, hi, hiBy := boundsOf(c, p)
+		w := weightOf(capacityWeighted, c, p)
+		m := min(lo, hi)
+		s, base, lim := m, int64(0), int64(0)
+		if prepared { // step 3 as if everything fits, and step 4's range
+			if keep && c.Current != nil {
+				s = keptCount(m, *c.Current, hi)
+			}
+			base, lim = stepRange(s, w, hi)
+			got.kept = satAdd(got.kept, s-m)
+			got.next.room = satAdd(got.next.room, lim-base) // empty for a zero weight
+		}
+		// Field by field: a composite literal would be built aside and then copied.
+		r.w, r.s, r.base, r.lim, r.lo, r.hi, r.m, r.kept = w, s, base, lim, lo, hi, m, s-m
+		r.max, r.limit, r.idx = most, 0, int32(i)
+		r.hiBy, r.by, r.pref, r.bound = hiBy, Unbounded, src, false
+		if got.add(w, m, hiBy); kubefed && got.wsum > math.MaxInt64 {
 			return pool{}, weightsOverflow(req)
 		}
 	}
+	got.k, got.prepared = k, prepared
+	return got, got.finish(req, &lk, all[:k])
+}
+
+// finish checks the preferences of clusters not in the request, and settles what depends
+// on every candidate: whether the prepared division stands (some weight is positive), the
+// estimate's sums when every range is [0, unbounded), and the all-zero weights rule.
+func (g *pool) finish(req *Request, lk *prefLookup, cs []cand) error {
 	// Entries for clusters not in the request were not looked up: check them too (a bad
 	// preference is an error wherever it is). A duplicate name counts twice here; that is
 	// only a wasted scan, and the duplicate is reported later.
 	if lk.unchecked() {
 		for _, p := range req.Preferences {
 			if !goodPreference(&p) {
-				return pool{}, invalid(req)
+				return invalid(req)
 			}
 		}
 	}
-	got.ready = got.prepared && got.positive
-	if got.ready && req.Rebalance && got.need == 0 && !got.bounded && !got.wrapped {
+	positive := g.wor != 0
+	g.ready = g.prepared && positive
+	if g.ready && req.Rebalance && g.need == 0 && !g.bounded && g.carry == 0 {
 		// Every positive weight's range is [0, unbounded): the estimate's sums are the
 		// weights' (estimate sums for itself otherwise).
-		got.next.wsum, got.next.plain, got.next.summed = float64(got.wsum), true, true
+		g.next.wsum, g.next.plain, g.next.summed = float64(g.wsum), true, true
 	}
-	if !got.positive && req.Algorithm == federation.AlgorithmWebster {
+	if !positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
-		for i := range all[:got.k] {
-			all[i].w = 1
+		for i := range cs {
+			cs[i].w = 1
 		}
 	}
-	return got, nil
+	return nil
+}
+
+// add counts a candidate of weight w, minimum m and bound hiBy.
+func (g *pool) add(w uint64, m int64, hiBy Bound) {
+	var carry uint64
+	g.wsum, carry = bits.Add64(g.wsum, w, 0)
+	g.carry |= carry
+	g.wor |= w
+	g.need = satAdd(g.need, m)
+	g.bounded = g.bounded || hiBy != Unbounded
 }
 
 // weightsOverflow is KubeFed's error for weights whose sum overflows int64, unless a
@@ -306,27 +336,21 @@ func weightsOverflow(req *Request) error {
 	return fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 }
 
-// take fills r, the next record, for the request's cluster c at index i, whose preference
-// p comes from src, and counts it. It is false when the weights' sum overflows int64 under
-// KubeFed, which refuses that.
-func (g *pool) take(r *cand, i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) bool {
-	w := weightOf(g.capacityWeighted, c, p)
-	r.fill(i, c, p, src, w, g.prepared, g.keep)
-	sum := g.wsum + w
-	if sum > math.MaxInt64 && g.kubefed {
-		return false
+// boundsOf returns a candidate's minReplicas (lo), maxReplicas (most, math.MaxInt64 when
+// unbounded), and hi, the smaller of maxReplicas and capacity, with what set it.
+func boundsOf(c *ClusterState, p *federation.ClusterPreferences) (lo, most, hi int64, hiBy Bound) {
+	most, hi = math.MaxInt64, math.MaxInt64
+	if p.MinReplicas != nil {
+		lo = *p.MinReplicas
 	}
-	g.k++
-	g.wrapped = g.wrapped || sum < g.wsum
-	g.wsum = sum
-	g.positive = g.positive || w > 0
-	g.need = satAdd(g.need, r.m)
-	g.bounded = g.bounded || r.hiBy != Unbounded
-	if g.prepared {
-		g.kept = satAdd(g.kept, r.kept)
-		g.next.count(r)
+	if p.MaxReplicas != nil {
+		most = *p.MaxReplicas
+		hi, hiBy = most, MaxReplicas
 	}
-	return true
+	if c.Capacity != nil && *c.Capacity < hi {
+		hi, hiBy = *c.Capacity, Capacity
+	}
+	return lo, most, hi, hiBy
 }
 
 // prefLookup finds each cluster's preference: its own entry, else the "*" entry.
@@ -352,15 +376,18 @@ func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
 	return l
 }
 
-// find sets *p to cluster name's own entry and reports whether it has one (else the "*"
-// entry, l.wild, applies, or none). With onlyWild, the "*" entry is every cluster's:
-// candidates does not call it.
-func (l *prefLookup) find(name string, p *federation.ClusterPreferences) bool {
-	var ok bool
-	if *p, ok = l.prefs[name]; ok {
-		l.own++
+// lookup returns cluster name's preference and where it comes from (NoPreference: none):
+// its own entry, read into *own, or the "*" entry. With onlyWild, the "*" entry is every
+// cluster's, without a lookup.
+func (l *prefLookup) lookup(name string, own *federation.ClusterPreferences) (*federation.ClusterPreferences, Source) {
+	if !l.onlyWild {
+		var ok bool
+		if *own, ok = l.prefs[name]; ok {
+			l.own++
+			return own, OwnPreference
+		}
 	}
-	return ok
+	return &l.wild, l.wildSrc
 }
 
 // unchecked reports whether some entry was not looked up: a cluster not in the request.
@@ -370,38 +397,6 @@ func (l *prefLookup) unchecked() bool {
 		return l.own != n-1
 	}
 	return !l.hasWild && l.own != n
-}
-
-// fill sets every field of r, the candidate for request cluster c at index i, whose
-// preference p comes from src and whose weight is w: its bounds and its minimum in full
-// (min(lo, hi)). With prep, it also does step 3 as if everything fits (its count with the
-// running replicas kept, with keep) and sets its range for step 4 (see pool). It writes
-// each field once, computed first.
-func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source, w uint64, prep, keep bool) {
-	lo, most, hi, hiBy := int64(0), int64(math.MaxInt64), int64(math.MaxInt64), Unbounded
-	if p.MinReplicas != nil {
-		lo = *p.MinReplicas
-	}
-	if p.MaxReplicas != nil {
-		most = *p.MaxReplicas
-		hi, hiBy = most, MaxReplicas
-	}
-	if c.Capacity != nil && *c.Capacity < hi {
-		hi, hiBy = *c.Capacity, Capacity
-	}
-	m := min(lo, hi)
-	s := m
-	var base, lim int64
-	if prep {
-		if keep && c.Current != nil {
-			s = keptCount(m, *c.Current, hi)
-		}
-		base, lim = stepRange(s, w, hi)
-	}
-	// Field by field: a composite literal would be built aside and then copied.
-	r.w, r.s, r.base, r.lim, r.lo, r.hi, r.m, r.kept = w, s, base, lim, lo, hi, m, s-m
-	r.max, r.limit, r.idx = most, 0, i
-	r.hiBy, r.by, r.pref, r.bound = hiBy, Unbounded, src, false
 }
 
 // weightOf is a candidate's effective weight: its capacity under CapacityWeighted (0 when
