@@ -99,10 +99,12 @@ func divide(req *Request) (Plan, error) {
 	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1, heap: sc.heap}
 	defer func() { sc.heap = d.heap }() // keep what the selection grew, for the next division
 
-	moved := k < n // records out of request order: these, and the divisions that sort
+	moved := k < n      // records out of request order: these, and the divisions that sort
+	countsOnly := false // since candidates, only the counts changed
 	switch {
 	case plainWebster(req):
-		plan.Unplaced = d.websterOf(cs, req.TotalReplicas, req.Rebalance, &got)
+		plan.Unplaced, countsOnly = d.websterOf(cs, req.TotalReplicas, req.Rebalance, &got)
+		countsOnly = countsOnly && !got.bounded
 		if got.bounded {
 			d.bounds(cs, plan.Unplaced)
 			plan.Overflow = d.overflow(cs, plan.Unplaced)
@@ -132,17 +134,13 @@ func divide(req *Request) (Plan, error) {
 	}
 
 	// One pass in request order builds the plan's map, finds duplicate names (as the map is
-	// built), and gathers the bits the reasons' columns need. The records of clusters
-	// without a preference are all zeros: they add nothing.
-	plan.Replicas = make(map[string]int64, n)
+	// built), and gathers the bits the reasons' columns need.
 	var used colBits
-	for i := range all {
-		c := &all[i]
-		if c.bound && c.by == Unbounded {
-			c.by, c.limit = c.hiBy, c.s
-		}
-		used.add(c)
-		plan.Replicas[req.Clusters[i].Name] = c.s
+	if countsOnly {
+		used = colBits{w: got.wor, m: got.mor, kept: got.kor} // as candidates left them
+		plan.Replicas = countsOf(req.Clusters, all, &used)
+	} else {
+		plan.Replicas = settle(req.Clusters, all, &used)
 	}
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
@@ -151,6 +149,34 @@ func divide(req *Request) (Plan, error) {
 	// them: a copy would be a fifth of what a division allocates (see Divide).
 	plan.why, plan.clusters, plan.spread = newReasons(all, &used, sc.vals), req.Clusters, req.Spread != nil
 	return plan, nil
+}
+
+// settle builds the plan's map from the records, in request order, and gathers the bits
+// the reasons' columns need, with the bound each record reports. The records of clusters
+// without a preference are all zeros: they add nothing.
+func settle(clusters []ClusterState, all []cand, used *colBits) map[string]int64 {
+	replicas := make(map[string]int64, len(all))
+	for i := range all {
+		c := &all[i]
+		if c.bound && c.by == Unbounded {
+			c.by, c.limit = c.hiBy, c.s
+		}
+		used.add(c)
+		replicas[clusters[i].Name] = c.s
+	}
+	return replicas
+}
+
+// countsOf is settle for a division that changed only the counts since candidates, and
+// no bound held: used has the other columns' bits already.
+func countsOf(clusters []ClusterState, all []cand, used *colBits) map[string]int64 {
+	replicas := make(map[string]int64, len(all))
+	for i := range all {
+		s := all[i].s
+		used.s |= uint64(s)
+		replicas[clusters[i].Name] = s
+	}
+	return replicas
 }
 
 // inRequestOrder puts every record back at its cluster's index in the request, in O(n)
@@ -172,12 +198,13 @@ func plainWebster(req *Request) bool {
 }
 
 // websterOf is the Webster division of total among cs, which candidates filled and
-// prepared (see pool); it returns the replicas left unplaced.
-func (d *divider) websterOf(cs []cand, total int64, rebalance bool, got *pool) int64 {
+// prepared (see pool); it returns the replicas left unplaced, and whether it used the
+// preparation: then only the counts changed since candidates.
+func (d *divider) websterOf(cs []cand, total int64, rebalance bool, got *pool) (int64, bool) {
 	if got.ready && got.need <= total && got.kept <= total-got.need {
 		// Every minimum and every running replica fits: steps 2 and 3 are as candidates
 		// left them, and so are step 4's ranges.
-		return d.give(cs, total-got.need-got.kept, got.next)
+		return d.give(cs, total-got.need-got.kept, got.next), true
 	}
 	if got.prepared {
 		for i := range cs {
@@ -188,7 +215,7 @@ func (d *divider) websterOf(cs []cand, total int64, rebalance bool, got *pool) i
 	if got.need > total {
 		left = d.mins(cs, total) // not enough for all: the order decides
 	}
-	return d.websterFrom(cs, left, rebalance)
+	return d.websterFrom(cs, left, rebalance), false
 }
 
 // webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
@@ -215,6 +242,7 @@ type pool struct {
 	need    int64  // the sum of their minimums in full
 	bounded bool   // some candidate has a bound (maxReplicas or capacity)
 	wor     uint64 // their weights OR-ed: 0 when every weight is 0
+	mor     uint64 // their minimums OR-ed
 	wsum    uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
 	carry   uint64 // 1 when wsum went past 2^64 (possible with Webster's huge weights)
 
@@ -225,6 +253,7 @@ type pool struct {
 	// the preparation when not.
 	prepared, ready bool
 	kept            int64
+	kor             uint64 // the replicas kept beyond the minimums, OR-ed
 	next            span
 }
 
@@ -273,6 +302,7 @@ func candidates(req *Request, all []cand) (pool, error) {
 			}
 			base, lim = stepRange(s, w, hi)
 			got.kept = satAdd(got.kept, s-m)
+			got.kor |= uint64(s - m)
 			got.next.room = satAdd(got.next.room, lim-base) // empty for a zero weight
 		}
 		// Field by field: a composite literal would be built aside and then copied.
@@ -323,6 +353,7 @@ func (g *pool) add(w uint64, m int64, hiBy Bound) {
 	g.wsum, carry = bits.Add64(g.wsum, w, 0)
 	g.carry |= carry
 	g.wor |= w
+	g.mor |= uint64(m)
 	g.need = satAdd(g.need, m)
 	g.bounded = g.bounded || hiBy != Unbounded
 }

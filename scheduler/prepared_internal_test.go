@@ -109,6 +109,22 @@ func straightWebster(req Request) ([]cand, int64, error) {
 	return cs, unplaced, nil
 }
 
+// allocationsOf is what a plan reports for the straight records cs: every cluster of req
+// in request order, as the plan's reasons read them back.
+func allocationsOf(req Request, cs []cand) []Allocation {
+	all := make([]cand, len(req.Clusters))
+	for i := range all {
+		all[i] = cand{idx: int32(i)} // no preference
+	}
+	for _, c := range cs {
+		all[c.idx] = c
+	}
+	var used colBits
+	settle(req.Clusters, all, &used)
+	p := Plan{why: newReasons(all, &used, make([]int64, len(all))), clusters: req.Clusters}
+	return p.Clusters()
+}
+
 // TestPreparedWebsterEqualsStraight compares the plain Webster division as Divide does it
 // (candidates keeps the running replicas and sets step 4's ranges while it fills the
 // records; websterOf uses them when everything fits and undoes them when not) with the same
@@ -153,7 +169,7 @@ func TestPreparedWebsterEqualsStraight(t *testing.T) {
 		}
 		cs := all[:got.k]
 		d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1}
-		unplaced := d.websterOf(cs, req.TotalReplicas, req.Rebalance, &got)
+		unplaced, _ := d.websterOf(cs, req.TotalReplicas, req.Rebalance, &got)
 		if got.bounded {
 			d.bounds(cs, unplaced)
 		}
@@ -165,6 +181,16 @@ func TestPreparedWebsterEqualsStraight(t *testing.T) {
 		if w, g := view(want, len(req.Clusters)), view(cs, len(req.Clusters)); !slices.Equal(w, g) || unplaced != wantUnplaced {
 			t.Fatalf("case %d (C=%d, R=%d, rebalance %v): prepared division differs (-straight +prepared):\n%s\nunplaced %d, want %d",
 				i, len(req.Clusters), req.TotalReplicas, req.Rebalance, cmp.Diff(w, g), unplaced, wantUnplaced)
+		}
+		// And the plan Divide makes of it explains each count as the straight records do
+		// (its columns take their widths from what candidates counted when only the counts
+		// changed after it).
+		plan, err := Divide(req)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if w, g := allocationsOf(req, want), plan.Clusters(); !slices.Equal(w, g) || plan.Unplaced != wantUnplaced {
+			t.Fatalf("case %d (C=%d, R=%d, rebalance %v): plan differs (-straight +Divide):\n%s", i, len(req.Clusters), req.TotalReplicas, req.Rebalance, cmp.Diff(w, g))
 		}
 	}
 	t.Logf("branches: %v", branches)
