@@ -22,12 +22,6 @@ import (
 //
 // With Refill (and Rebalance off), Divide divides twice: once with Rebalance on for the fair
 // shares, then with the running replicas of the clusters below their share raised to it.
-//
-// The plan's Replicas and Overflow maps are its own. For the names (and domains) its
-// Clusters, Cluster, Explain, Summary and Schedule report, it reads req.Clusters, the
-// caller's slice, rather than copy it: at a thousand clusters the copy was a fifth of what
-// a division allocates. A caller that reuses that slice for another request while it still
-// reads the plan passes a copy ([slices.Clone]).
 func Divide(req Request) (Plan, error) {
 	if err := validate(&req, false); err != nil {
 		return Plan{}, err
@@ -134,49 +128,75 @@ func divide(req *Request) (Plan, error) {
 	}
 
 	// One pass in request order builds the plan's map, finds duplicate names (as the map is
-	// built), and gathers the bits the reasons' columns need.
+	// built), gathers the bits the reasons' columns need, and compares the names with the
+	// last plan's (see names).
 	var used colBits
+	var same bool
 	if countsOnly {
 		used = colBits{w: got.wor, m: got.mor, kept: got.kor} // as candidates left them
-		plan.Replicas = countsOf(req.Clusters, all, &used)
+		plan.Replicas, same = countsOf(req.Clusters, all, &used, sc.names)
 	} else {
-		plan.Replicas = settle(req.Clusters, all, &used)
+		plan.Replicas, same = settle(req.Clusters, all, &used, sc.names)
 	}
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
 	}
-	// The plan reads the names (and domains) from the request's clusters rather than copy
-	// them: a copy would be a fifth of what a division allocates (see Divide).
-	plan.why, plan.clusters, plan.spread = newReasons(all, &used, sc.vals), req.Clusters, req.Spread != nil
+	if !same {
+		sc.names = namesOf(req.Clusters)
+	}
+	plan.why, plan.names = newReasons(all, &used, sc.vals), sc.names
+	if req.Spread != nil {
+		plan.domains = make([]string, n)
+		for i := range req.Clusters {
+			plan.domains[i] = req.Clusters[i].Domain
+		}
+	}
 	return plan, nil
 }
 
 // settle builds the plan's map from the records, in request order, and gathers the bits
 // the reasons' columns need, with the bound each record reports. The records of clusters
-// without a preference are all zeros: they add nothing.
-func settle(clusters []ClusterState, all []cand, used *colBits) map[string]int64 {
+// without a preference are all zeros: they add nothing. It also reports whether the
+// clusters' names are names, in order.
+func settle(clusters []ClusterState, all []cand, used *colBits, names []string) (map[string]int64, bool) {
 	replicas := make(map[string]int64, len(all))
+	same := len(names) == len(clusters)
 	for i := range all {
 		c := &all[i]
 		if c.bound && c.by == Unbounded {
 			c.by, c.limit = c.hiBy, c.s
 		}
 		used.add(c)
-		replicas[clusters[i].Name] = c.s
+		name := clusters[i].Name
+		replicas[name] = c.s
+		same = same && names[i] == name
 	}
-	return replicas
+	return replicas, same
 }
 
 // countsOf is settle for a division that changed only the counts since candidates, and
 // no bound held: used has the other columns' bits already.
-func countsOf(clusters []ClusterState, all []cand, used *colBits) map[string]int64 {
+func countsOf(clusters []ClusterState, all []cand, used *colBits, names []string) (map[string]int64, bool) {
 	replicas := make(map[string]int64, len(all))
+	same := len(names) == len(clusters)
 	for i := range all {
 		s := all[i].s
 		used.s |= uint64(s)
-		replicas[clusters[i].Name] = s
+		name := clusters[i].Name
+		replicas[name] = s
+		same = same && names[i] == name
 	}
-	return replicas
+	return replicas, same
+}
+
+// namesOf returns the clusters' names, in order: a new slice, which plans share and never
+// change (see scratch.names).
+func namesOf(clusters []ClusterState) []string {
+	names := make([]string, len(clusters))
+	for i := range clusters {
+		names[i] = clusters[i].Name
+	}
+	return names
 }
 
 // inRequestOrder puts every record back at its cluster's index in the request, in O(n)

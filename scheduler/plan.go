@@ -8,8 +8,7 @@ import (
 )
 
 // Plan is the result of [Divide]: plain data, read-only by convention, that the scheduler
-// loop writes into status.schedule and the Scheduled condition. It shares the request's
-// Clusters slice for the names it reports (see [Divide]).
+// loop writes into status.schedule and the Scheduled condition.
 type Plan struct {
 	// Replicas has an entry for every cluster of the request, 0 included.
 	Replicas map[string]int64
@@ -38,11 +37,11 @@ type Plan struct {
 	Strategy  federation.Strategy
 
 	// Each cluster's count and its reasons, in the request's cluster order, compact (see
-	// reasons): [Plan.Clusters] turns them into Allocations on demand. The names, and with
-	// a Spread the domains, are read from the request's clusters (see [Divide]).
-	why      reasons
-	clusters []ClusterState // the request's slice, not a copy
-	spread   bool           // the request had a Spread: Allocations give the domains
+	// reasons): [Plan.Clusters] turns them into Allocations on demand. Then the names, and
+	// the domains (nil without a Spread).
+	why     reasons
+	names   []string
+	domains []string
 }
 
 // Clusters explains each cluster's count: an Allocation per cluster of the request, in the
@@ -62,8 +61,8 @@ func (p Plan) Clusters() []Allocation {
 // Cluster returns the Allocation of the named cluster, and false when the request did not
 // have it.
 func (p Plan) Cluster(name string) (Allocation, bool) {
-	for i := range p.clusters {
-		if p.clusters[i].Name == name {
+	for i := range p.names {
+		if p.names[i] == name {
 			return p.allocation(i), true
 		}
 	}
@@ -74,7 +73,7 @@ func (p Plan) Cluster(name string) (Allocation, bool) {
 func (p Plan) allocation(i int) Allocation {
 	c := p.why.rec(i)
 	a := Allocation{
-		Name:       p.clusters[i].Name,
+		Name:       p.names[i],
 		Replicas:   c.s,
 		Min:        c.m,
 		Kept:       c.kept,
@@ -84,8 +83,8 @@ func (p Plan) allocation(i int) Allocation {
 		Bound:      c.by,
 		Limit:      c.limit,
 	}
-	if p.spread {
-		a.Domain = p.clusters[i].Domain
+	if p.domains != nil {
+		a.Domain = p.domains[i]
 	}
 	return a
 }
@@ -258,7 +257,7 @@ func (p Plan) Summary() string {
 		var named []string
 		for i := range p.why.len() {
 			if c := p.why.rec(i); c.by != Unbounded && len(named) < summaryCapped {
-				named = append(named, fmt.Sprintf("%s by %s %d", p.clusters[i].Name, c.by, c.limit))
+				named = append(named, fmt.Sprintf("%s by %s %d", p.names[i], c.by, c.limit))
 			}
 		}
 		b.WriteString("; capped: " + strings.Join(named, ", "))
@@ -280,7 +279,7 @@ func (p Plan) Summary() string {
 func (p Plan) Schedule() federation.Schedule {
 	s := federation.Schedule{Clusters: make([]federation.ScheduledCluster, p.why.len())}
 	for i := range s.Clusters {
-		s.Clusters[i] = federation.ScheduledCluster{Name: p.clusters[i].Name, Replicas: p.why.s.at(i)}
+		s.Clusters[i] = federation.ScheduledCluster{Name: p.names[i], Replicas: p.why.s.at(i)}
 	}
 	return s
 }

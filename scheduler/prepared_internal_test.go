@@ -120,8 +120,8 @@ func allocationsOf(req Request, cs []cand) []Allocation {
 		all[c.idx] = c
 	}
 	var used colBits
-	settle(req.Clusters, all, &used)
-	p := Plan{why: newReasons(all, &used, make([]int64, len(all))), clusters: req.Clusters}
+	settle(req.Clusters, all, &used, nil)
+	p := Plan{why: newReasons(all, &used, make([]int64, len(all))), names: namesOf(req.Clusters)}
 	return p.Clusters()
 }
 

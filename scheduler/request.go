@@ -16,8 +16,7 @@ type Request struct {
 	TotalReplicas int64
 
 	// Clusters are the candidate clusters, in placement order. Names must be unique and not
-	// empty. The plan lists every one of them, with 0 when it gets nothing, and reads their
-	// names from this slice (see [Divide]).
+	// empty. The plan lists every one of them, with 0 when it gets nothing.
 	Clusters []ClusterState
 
 	// Preferences map a cluster name, or "*" for every cluster without its own entry, to its

@@ -11,6 +11,13 @@ type scratch struct {
 	cands []cand
 	heap  []int32
 	vals  []int64 // newReasons' column values
+
+	// names are the names of the last division's clusters, in order, as its plan keeps
+	// them. Plans never change their names, so a division of the same clusters shares the
+	// slice instead of copying 16 bytes a cluster again: divide compares the names as it
+	// builds the plan's map (a string compare that stops at equal pointers), and makes a
+	// new slice when any differs. It is not a cache of results: nothing else is kept.
+	names []string
 }
 
 // scratchPool holds the scratch of finished divisions. It is a pool of memory, not a cache
