@@ -68,8 +68,8 @@ var allowedImports = map[string][]string{
 	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
-	// internal/storytest reads and runs story files (tests only): the scheduler's and
-	// sync/plan's stories.
+	// internal/storytest reads and runs story files (tests only): the scheduler's,
+	// sync/plan's and autoscale's stories.
 	"internal/storytest": nil,
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},

@@ -5,7 +5,8 @@
 //	jsonvalue.Empty(map[string]any{})             // true: what omitempty drops
 //
 // It is the one equality that sync's status writes, and override's test operation and
-// retained fields, share; [EqualJSON] compares encoded documents (sync's revision history).
+// retained fields, share; [EqualJSON] compares encoded documents (sync's revision history),
+// and [RoundTrip] gives a value built in Go the numbers a decoded one has.
 // [Empty] is what an omitempty field drops, for sync's drift check and the fake's stored
 // form. It imports nothing from the module.
 package jsonvalue

@@ -130,3 +130,41 @@ func EqualJSON(a, b []byte) bool {
 	}
 	return Equal(x, y)
 }
+
+// RoundTrip is v through JSON, with numbers as the API machinery decodes them: int64 when
+// integral, float64 otherwise. Values built in Go (an int, a struct) then compare with what a
+// server returns.
+func RoundTrip(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var out any
+	if err := d.Decode(&out); err != nil {
+		return nil, err
+	}
+	return numbers(out), nil
+}
+
+// numbers turns the json.Numbers in v into int64 (or float64), in place.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}

@@ -3,7 +3,6 @@ package jsonvalue
 import (
 	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,42 +63,13 @@ func TestEqual(t *testing.T) {
 	}
 }
 
-// roundTrip is v through JSON, numbers as the API machinery decodes them; nil when v does not
-// encode.
+// roundTrip is v through JSON (RoundTrip) in a map; nil when v does not encode.
 func roundTrip(v any) map[string]any {
-	m := map[string]any{"v": v}
-	if _, err := json.Marshal(m); err != nil {
+	out, err := RoundTrip(map[string]any{"v": v})
+	if err != nil {
 		return nil
 	}
-	data, _ := json.Marshal(m)
-	var out map[string]any
-	d := json.NewDecoder(strings.NewReader(string(data)))
-	d.UseNumber()
-	if err := d.Decode(&out); err != nil {
-		return nil
-	}
-	return numbers(out).(map[string]any)
-}
-
-// numbers turns json.Numbers into int64 (or float64), as the API machinery decodes them.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	}
-	return v
+	return out.(map[string]any)
 }
 
 // TestEqualJSON: two encodings of one value are equal (key order, spacing, a number's
@@ -119,4 +89,16 @@ func TestEqualJSON(t *testing.T) {
 			t.Errorf("EqualJSON(%s, %s) = %v; want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
+}
+
+// TestRoundTrip: values built in Go come back as the API machinery decodes JSON: integral
+// numbers as int64, others as float64, structs as maps.
+func TestRoundTrip(t *testing.T) {
+	got, err := RoundTrip(map[string]any{"a": 1, "b": 1.5, "c": []any{int32(2), "x"}, "d": struct {
+		N uint8 `json:"n"`
+	}{3}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"a": int64(1), "b": 1.5, "c": []any{int64(2), "x"}, "d": map[string]any{"n": int64(3)}}, got)
+	_, err = RoundTrip(func() {})
+	require.Error(t, err, "a value that does not encode")
 }

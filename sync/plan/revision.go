@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 )
 
 // Revisions. Every change of a federated object's template, overrides, placement or
@@ -110,7 +110,12 @@ func Restore(u *unstructured.Unstructured, snap Snapshot, placement bool, replic
 			delete(spec, k)
 		}
 	}
-	u.Object["spec"] = normalizeJSON(spec)
+	// Through JSON, so numbers compare alike (int vs int64 vs float64).
+	normalized, err := jsonvalue.RoundTrip(spec)
+	if err != nil {
+		return err
+	}
+	u.Object["spec"] = normalized
 	return nil
 }
 
@@ -143,42 +148,4 @@ func RolledBack(u *unstructured.Unstructured, stable Revision, replicas []string
 // without one when current has none. tmpl and current are not modified.
 func RestoredTemplate(tmpl, current map[string]any, replicas []string) map[string]any {
 	return withReplicasOf(tmpl, current, replicas)
-}
-
-// normalizeJSON round-trips m through JSON so numbers compare alike (int vs int64 vs float64).
-func normalizeJSON(m map[string]any) map[string]any {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return m
-	}
-	var out map[string]any
-	d := json.NewDecoder(strings.NewReader(string(data)))
-	d.UseNumber()
-	if err := d.Decode(&out); err != nil {
-		return m
-	}
-	return toInt64(out).(map[string]any)
-}
-
-// toInt64 turns json.Numbers into int64 (or float64), as the API machinery decodes them.
-func toInt64(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = toInt64(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = toInt64(e)
-		}
-		return x
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	}
-	return v
 }

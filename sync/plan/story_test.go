@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
 	"github.com/fedkit/fedkit/internal/storytest"
 	"github.com/fedkit/fedkit/sync/plan"
 )
@@ -437,7 +438,11 @@ func (w *world) edit(c command) error {
 		if err := yaml.Unmarshal([]byte(v), &val); err != nil {
 			return err
 		}
-		if err := setPointer(u.Object, pointer(p), normalize(val)); err != nil {
+		val, err := jsonvalue.RoundTrip(val) // numbers as the API machinery decodes them
+		if err != nil {
+			return err
+		}
+		if err := setPointer(u.Object, pointer(p), val); err != nil {
 			return fmt.Errorf("edit %s: %w", p, err)
 		}
 	}
@@ -479,25 +484,6 @@ func setIn(cur any, path []string, v any) (any, error) {
 		return setIn(map[string]any{}, path, v)
 	}
 	return cur, fmt.Errorf("%s: not a map or a list", tok)
-}
-
-// normalize is v with numbers as the API machinery decodes them (int64).
-func normalize(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if x == float64(int64(x)) {
-			return int64(x)
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-	}
-	return v
 }
 
 // pointer is the fields of a JSON pointer (its leading slash optional).
