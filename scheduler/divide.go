@@ -221,10 +221,15 @@ func plainWebster(req *Request) bool {
 // prepared (see pool); it returns the replicas left unplaced, and whether it used the
 // preparation: then only the counts changed since candidates.
 func (d *divider) websterOf(cs []cand, total int64, rebalance bool, got *pool) (int64, bool) {
-	if got.ready && got.need <= total && got.kept <= total-got.need {
+	switch {
+	case got.ready && got.need <= total && got.kept <= total-got.need:
 		// Every minimum and every running replica fits: steps 2 and 3 are as candidates
 		// left them, and so are step 4's ranges.
 		return d.give(cs, total-got.need-got.kept, got.next), true
+	case got.ready && got.need <= total:
+		// The minimums fit and the running replicas do not (a total that went down): every
+		// candidate is at its kept count, as trim wants them.
+		return d.add(cs, d.trim(cs, total-got.need)), false
 	}
 	if got.prepared {
 		for i := range cs {

@@ -57,12 +57,15 @@
 //     exactly one replica, and a plan never moves replicas it does not have to.
 //
 // Divide does not walk the seats. It estimates a divisor and counts each cluster's seats
-// above it exactly: products in 128 bits, so weights and replicas up to 2^63 compare exactly.
-// It moves the divisor with a few more counting passes. Then it gives or takes the last few
-// seats with a bounded selection, a heap of the few clusters that can take part. The cost is
-// O(C log C) for C clusters, whatever the number of replicas. The package tests keep the
-// seat-by-seat definition, and check both agree on thousands of random requests and under
-// fuzzing.
+// above it exactly: in floating point where the rounding cannot change the count, else
+// products in 128 bits, so weights and replicas up to 2^63 compare exactly. It moves the
+// divisor with a few more counting passes. Then it gives or takes the last few seats with a
+// bounded selection, a heap of the few clusters that can take part. The cost is O(C log C)
+// for C clusters, whatever the number of replicas. The pass that reads each cluster and its
+// preference also does steps 2 and 3 as if every minimum and running replica fits, which
+// they usually do: a total one above what runs is then that pass, one scan for the next
+// seat, and the plan's map. The package tests keep the seat-by-seat definition, and check
+// both agree on thousands of random requests and under fuzzing.
 //
 // # KubeFed
 //

@@ -169,7 +169,14 @@ func (d *divider) keep(cs []cand, left int64) (int64, span, bool) {
 	if extra <= left {
 		return left - extra, next, true
 	}
-	// Too many: back to step 3's ranges, [m, kept count], and select the kept seats.
+	return d.trim(cs, left), span{}, false
+}
+
+// trim is step 3 when the running replicas do not all fit: every candidate is at its kept
+// count (s, from its minimum m up), and only the left kept seats that come first in the
+// order stay. It returns the replicas left.
+func (d *divider) trim(cs []cand, left int64) int64 {
+	// Back to step 3's ranges, [m, kept count], and select the kept seats.
 	var sp span
 	for i := range cs {
 		c := &cs[i]
@@ -180,7 +187,7 @@ func (d *divider) keep(cs []cand, left int64) (int64, span, bool) {
 	for i := range cs {
 		cs[i].kept = cs[i].s - cs[i].m
 	}
-	return left - got, span{}, false
+	return left - got
 }
 
 // add is step 4: one seat at a time to the first seat in the order among candidates below hi
