@@ -24,8 +24,7 @@ import (
 // checker checks the World at quiescence. Every expectation is computed from the fakes' state
 // (read without API calls) with fedkit's pure functions.
 type checker struct {
-	w     *World
-	phase string
+	w *World
 	// cut are members partitioned on purpose during the check (their Cluster is not Ready):
 	// their entries must be stale and left out of the sums.
 	cut      map[string]bool
@@ -34,21 +33,22 @@ type checker struct {
 	left     map[string][]string // "Kind ns/name" -> MembersLeftBehind messages
 }
 
-func (c *checker) violate(format string, args ...any) {
-	c.w.violate("%s: %s", c.phase, fmt.Sprintf(format, args...))
+func (c *checker) violate(rule Rule, object, format string, args ...any) {
+	c.w.violate(rule, object, format, args...)
 }
 
 // check runs every check of a quiescent World.
 func (w *World) check(phase string, cut map[string]bool) {
-	c := &checker{w: w, phase: phase, cut: cut, members: w.members(), left: map[string][]string{}}
+	w.at(phase, -1)
+	c := &checker{w: w, cut: cut, members: w.members(), left: map[string][]string{}}
 	for _, u := range w.Host.Objects(federation.ClusterGVR) {
 		cl, err := federation.ClusterFromUnstructured(u)
 		if err != nil {
-			c.violate("Cluster %s does not decode: %v", u.GetName(), err)
+			c.violate(RuleDeletionCompleted, "Cluster "+u.GetName(), "does not decode: %v", err)
 			continue
 		}
 		if cl.DeletionTimestamp != nil {
-			c.violate("Cluster %s is still being deleted (finalizers %v)", cl.Name, cl.Finalizers)
+			c.violate(RuleDeletionCompleted, "Cluster "+cl.Name, "still being deleted (finalizers %v)", cl.Finalizers)
 		}
 		c.clusters = append(c.clusters, *cl)
 	}
@@ -64,8 +64,10 @@ func (w *World) check(phase string, cut map[string]bool) {
 	c.checkMemberObjects()
 	c.checkOrphans()
 	c.checkForeign()
-	c.checkUntouched()
 	c.checkReleased()
+	c.checkFeatures()
+	w.stepRules(nil)
+	w.checkInvariants(true)
 }
 
 // leftBehind reports whether a MembersLeftBehind event of the federated object (or of the
@@ -104,18 +106,18 @@ func (c *checker) checkType(typ federation.TypeConfig) {
 	for _, u := range c.w.Host.Objects(typ.FederatedGVR()) {
 		name := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
 		if u.GetDeletionTimestamp() != nil {
-			c.violate("%s: deletion did not complete (finalizers %v)", name, u.GetFinalizers())
+			c.violate(RuleDeletionCompleted, name, "deletion did not complete (finalizers %v)", u.GetFinalizers())
 			continue
 		}
 		fed, err := federation.FederatedObjectFromUnstructured(u)
 		if err != nil {
-			c.violate("%s: does not decode: %v", name, err)
+			c.violate(RulePlacedRuns, name, "does not decode: %v", err)
 			continue
 		}
 		federation.DefaultFederatedObject(fed)
 		if c.w.Config.Dump != "" && c.w.Config.Dump == objectRef(fed.Namespace, fed.Name) {
 			if data, err := yaml.Marshal(u.Object); err == nil {
-				c.violate("%s (Config.Dump):\n%s", name, data)
+				c.violate(RuleDump, name, "Config.Dump:\n%s", data)
 			}
 		}
 		c.checkObject(typ, name, fed)
@@ -125,11 +127,11 @@ func (c *checker) checkType(typ federation.TypeConfig) {
 func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *federation.FederatedObject) {
 	rev := revisionOf(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"annotations": toAny(fed.Annotations)}}})
 	if fed.Status.ObservedGeneration != fed.Generation {
-		c.violate("%s: status.observedGeneration %d, generation %d", name, fed.Status.ObservedGeneration, fed.Generation)
+		c.violate(RuleStatusMatches, name, "status.observedGeneration %d, generation %d", fed.Status.ObservedGeneration, fed.Generation)
 	}
 	targets, err := fedsync.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
-		c.violate("%s: TargetsFor: %v", name, err)
+		c.violate(RulePlacedRuns, name, "TargetsFor: %v", err)
 		return
 	}
 	c.checkSchedule(typ, name, fed, targets)
@@ -156,22 +158,22 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			// A FederatedNamespace that left cname keeps the namespace while the federation's
 			// objects live in it: one must.
 			if c.inUse(cname, mname) == "" {
-				c.violate("%s: status.clusters says %s is in use in %s, where nothing the federation placed lives in it", name, mname, cname)
+				c.violate(RuleStatusMatches, name, "status.clusters says %s is in use in %s, where nothing the federation placed lives in it", mname, cname)
 			}
 		case !placed[cname]:
 			if managed(obj) && !c.leftBehind(name, cname) {
-				c.violate("%s: a managed object runs in %s, where it is not placed%s (uid %s, resourceVersion %s, created %s)", name, cname, deleting(obj),
+				c.violate(RulePlacedOnly, name, "a managed object runs in %s, where it is not placed%s (uid %s, resourceVersion %s, created %s)", cname, deleting(obj),
 					obj.GetUID(), obj.GetResourceVersion(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339))
 			}
 			if listed {
-				c.violate("%s: status.clusters lists %s, where it is not placed", name, cname)
+				c.violate(RuleStatusMatches, name, "status.clusters lists %s, where it is not placed", cname)
 			}
 		case obj == nil:
-			c.violate("%s: placed in %s, absent there (entry %+v)", name, cname, e)
+			c.violate(RulePlacedRuns, name, "placed in %s, absent there (entry %+v)", cname, e)
 		case !managed(obj):
 			collisions++
 			if e.Propagation != fedsync.ReasonAlreadyExists {
-				c.violate("%s: %s holds an object no federation manages, propagation %q", name, cname, e.Propagation)
+				c.violate(RuleStatusMatches, name, "%s holds an object no federation manages, propagation %q", cname, e.Propagation)
 			}
 		default:
 			c.checkMember(typ, name, fed, rev, targets, cname, obj, e, listed)
@@ -180,13 +182,13 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	prop := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionPropagated)
 	switch {
 	case prop == nil:
-		c.violate("%s: no Propagated condition", name)
+		c.violate(RuleStatusMatches, name, "no Propagated condition")
 	case cutListed > 0:
 		// A cluster that is not Ready still holds the object: sync waits for it.
 	case collisions == 0 && (prop.Status != "True" || fed.Status.SyncedRevision != rev):
-		c.violate("%s: Propagated %s (%s: %s), syncedRevision %d, revision %d", name, prop.Status, prop.Reason, prop.Message, fed.Status.SyncedRevision, rev)
+		c.violate(RuleStatusMatches, name, "Propagated %s (%s: %s), syncedRevision %d, revision %d", prop.Status, prop.Reason, prop.Message, fed.Status.SyncedRevision, rev)
 	case collisions > 0 && prop.Status != "False":
-		c.violate("%s: %d cluster(s) hold objects no federation manages, yet Propagated is %s", name, collisions, prop.Status)
+		c.violate(RuleStatusMatches, name, "%d cluster(s) hold objects no federation manages, yet Propagated is %s", collisions, prop.Status)
 	}
 	c.checkAggregate(typ, name, fed, ns, mname)
 }
@@ -194,12 +196,12 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 // checkMember checks one placed cluster's managed object against the render.
 func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
 	if !listed {
-		c.violate("%s: placed in %s, missing from status.clusters", name, cluster)
+		c.violate(RuleStatusMatches, name, "placed in %s, missing from status.clusters", cluster)
 	} else if e.Propagation != "" || e.Revision != rev {
-		c.violate("%s: %s: propagation %q (%s), revision %d, want \"\" and %d", name, cluster, e.Propagation, e.Message, e.Revision, rev)
+		c.violate(RuleStatusMatches, name, "%s: propagation %q (%s), revision %d, want \"\" and %d", cluster, e.Propagation, e.Message, e.Revision, rev)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		c.violate("%s: %s: the member object is being deleted", name, cluster)
+		c.violate(RulePlacedRuns, name, "%s: the member object is being deleted", cluster)
 	}
 	in := override.InputFor(fed, typ)
 	in.Revision, in.ClusterName, in.Existing = rev, cluster, obj
@@ -211,26 +213,26 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 	}
 	want, err := (&override.Renderer{}).Render(in)
 	if err != nil {
-		c.violate("%s: %s: render: %v", name, cluster, err)
+		c.violate(RulePlacedRuns, name, "%s: render: %v", cluster, err)
 		return
 	}
 	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], want.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
-		c.violate("%s: %s: desired hash %q, the render's %q", name, cluster, got, w)
+		c.violate(RulePlacedRuns, name, "%s: desired hash %q, the render's %q", cluster, got, w)
 	}
 	if r := revisionOf(obj); r > rev || r <= 0 {
-		c.violate("%s: %s: member revision %d, federated revision %d", name, cluster, r, rev)
+		c.violate(RulePlacedRuns, name, "%s: member revision %d, federated revision %d", cluster, r, rev)
 	}
 	d, err := fedsync.Plan(fedsync.PlanInput{
 		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
 		Members: map[string]fedsync.MemberState{cluster: {Object: obj}},
 	})
 	if err != nil {
-		c.violate("%s: Plan: %v", name, err)
+		c.violate(RulePlacedRuns, name, "Plan: %v", err)
 		return
 	}
 	for _, ch := range d.Changes {
 		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
-			c.violate("%s: %s: sync's Plan would still %s (%s %s; drift %v)", name, cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
+			c.violate(RulePlacedRuns, name, "%s: sync's Plan would still %s (%s %s; drift %v)", cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
 		}
 	}
 }
@@ -255,20 +257,23 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			staying = append(staying, cl)
 		}
 	}
-	sel, err := placement.Select(p, staying)
+	d, err := placement.Evaluate(p, staying)
+	// The clusters the dependencies loop says dependent workloads run in (placement's Require).
+	d.Require(federation.RequiredClusters(fed.Annotations), staying)
+	sel := d.Names()
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
-		c.violate("%s: placement: %v", name, err)
+		c.violate(RuleScheduleFollowsPlacement, name, "placement: %v", err)
 		return
 	}
 	s := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
 	switch {
 	case s == nil || s.ObservedGeneration != fed.Generation:
-		c.violate("%s: Scheduled condition %+v, generation %d", name, s, fed.Generation)
+		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %+v, generation %d", s, fed.Generation)
 	case s.Status != "True" && !(len(sel) == 0 && s.Reason == "Unschedulable"):
-		c.violate("%s: Scheduled condition %s %s: %s; placement selects %v", name, s.Status, s.Reason, s.Message, sel)
+		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %s %s: %s; placement selects %v", s.Status, s.Reason, s.Message, sel)
 	}
 	if !t.Scheduled {
-		c.violate("%s: no current schedule", name)
+		c.violate(RuleScheduleFollowsPlacement, name, "no current schedule")
 	}
 	// A cluster under a graceful eviction keeps its replicas meanwhile (the schedule lists what
 	// it keeps): it counts at the eviction's target, and may have left the placement.
@@ -289,17 +294,17 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			if c.cut[e.Cluster] {
 				continue
 			}
-			c.violate("%s: eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", name, e.Cluster, e.Reason, e.Message, memberSummary(fed))
+			c.violate(RuleScheduleFollowsPlacement, name, "eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", e.Cluster, e.Reason, e.Message, memberSummary(fed))
 		}
 	}
 	for _, n := range t.Order {
 		if _, ok := evicting[n]; !ok && !slices.Contains(sel, n) {
-			c.violate("%s: scheduled in %s, which placement does not select (%v)", name, n, sel)
+			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %s, which placement does not select (%v)", n, sel)
 		}
 	}
 	if typ.Federated.Kind != federation.DeploymentType.Federated.Kind {
 		if len(t.Order) != len(sel) {
-			c.violate("%s: scheduled in %v, placement selects %v", name, t.Order, sel)
+			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %v, placement selects %v", t.Order, sel)
 		}
 		return
 	}
@@ -316,7 +321,7 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 		}
 	}
 	if len(sel) > 0 && sum != total {
-		c.violate("%s: the schedule places %d replicas in %v; the preference asks for %d", name, sum, t.Order, total)
+		c.violate(RuleScheduleFollowsPlacement, name, "the schedule places %d replicas in %v; the preference asks for %d", sum, t.Order, total)
 	}
 }
 

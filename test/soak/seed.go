@@ -92,9 +92,10 @@ func configMap(ns, name string, data map[string]any) *unstructured.Unstructured 
 	}}
 }
 
-// housekeep takes members whose Cluster object is gone out of the fleet (the Cluster
-// finalizers let it go: the control plane is done with it).
-func (w *World) housekeep() {
+// housekeep marks the members whose Cluster object is gone as unjoined (the Cluster
+// finalizers let it go: the control plane is done with it), and joins again those the script
+// joined meanwhile.
+func (w *World) housekeep(ctx context.Context) error {
 	w.mu.Lock()
 	leaving := sortedKeys(w.leaving)
 	w.mu.Unlock()
@@ -106,12 +107,19 @@ func (w *World) housekeep() {
 		if !ok {
 			continue
 		}
-		w.Fleet.Remove(name)
 		w.mu.Lock()
 		delete(w.leaving, name)
 		w.removed[name] = m
+		index, again := w.joining[name]
+		delete(w.joining, name)
 		w.mu.Unlock()
+		if again {
+			if err := w.addMember(ctx, name, index); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 func (w *World) removedNames() []string {
@@ -129,12 +137,15 @@ func (w *World) removedCluster(name string) *fake.Cluster {
 	return fake.NewCluster(name) // never a member: empty
 }
 
-// healAll heals every partitioned member, leaving ones included.
+// healAll heals every partitioned member, leaving and unjoined ones included.
 func (w *World) healAll() {
-	for _, m := range w.members() {
-		m.Heal()
+	for _, name := range w.Fleet.Names() {
+		if m, ok := w.Fleet.Member(name); ok {
+			m.Heal()
+		}
 	}
 	w.mu.Lock()
 	clear(w.partition)
+	w.outage = nil
 	w.mu.Unlock()
 }

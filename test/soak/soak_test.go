@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -28,6 +27,7 @@ var (
 	sampleRun    = flag.Bool("soak.sample-run", false, "in Run mode, check failover after every step too")
 	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
 	goroutines   = flag.String("soak.goroutines", "", "file for every goroutine's stack when the control plane does not settle")
+	shardsFlag   = flag.Int("shards", 0, "control planes sharing the host (0: the default, 2)")
 )
 
 // TestMain checks, after every test, that no goroutine is left: every loop's Run, every
@@ -48,7 +48,8 @@ func seeds() []uint64 {
 }
 
 func config(t *testing.T, seed uint64, run bool) soak.Config {
-	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines}
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines,
+		Shards: *shardsFlag}
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag
@@ -65,7 +66,7 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 	t.Log(res.Summary())
 	t.Log(res.FailoverSummary())
 	if *outFlag != "" {
-		if err := os.WriteFile(*outFlag, []byte(strings.Join(res.Violations, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*outFlag, []byte(lines(res.Violations)+"\n"), 0o644); err != nil {
 			t.Error(err)
 		}
 	}
@@ -76,7 +77,7 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 		if len(v) > show {
 			v, more = v[:show], "\n... and "+strconv.Itoa(len(res.Violations)-show)+" more"
 		}
-		t.Errorf("seed %d: %d violation(s):\n%s%s\nreplay: %s", cfg.Seed, len(res.Violations), strings.Join(v, "\n"), more, res.Replay())
+		t.Errorf("seed %d: %d violation(s):\n%s%s\nreplay: %s", cfg.Seed, len(res.Violations), lines(v), more, res.Replay())
 	}
 }
 

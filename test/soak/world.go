@@ -23,18 +23,21 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/propagation"
 )
 
 // startTime is the fake clock's first instant in every soak.
 func startTime() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 
 // Kinds returns the federated kinds a soak runs, in the order the loops handle them:
-// FederatedNamespace, FederatedConfigMap, FederatedService, FederatedDeployment.
+// FederatedNamespace, FederatedConfigMap, FederatedSecret, FederatedPersistentVolumeClaim
+// (the dependencies come before their workloads), FederatedService, FederatedDeployment.
 func Kinds() []federation.TypeConfig { return kinds() }
 
 func kinds() []federation.TypeConfig {
 	return []federation.TypeConfig{
-		federation.NamespaceType, federation.ConfigMapType, federation.ServiceType, federation.DeploymentType,
+		federation.NamespaceType, federation.ConfigMapType, federation.SecretType, federation.PersistentVolumeClaimType,
+		federation.ServiceType, federation.DeploymentType,
 	}
 }
 
@@ -53,15 +56,18 @@ type World struct {
 	Fleet  *fake.Fleet
 
 	mu         sync.Mutex
-	violations []string
+	violations []Violation
+	where      where // the phase and step violations name
 	events     []RecordedEvent
 	writes     writeCounts
 	calls      int // every call that got through, for Run mode's idle detection
 	trace      func(format string, args ...any)
 	latency    map[string]time.Duration // per member; see slow and delay
 	faults     bool
-	leaving    map[string]bool          // Cluster objects deleted, members still in the fleet
-	removed    map[string]*fake.Cluster // members taken out of the fleet, once their Cluster was gone
+	leaving    map[string]bool          // Cluster objects deleted, members still joined
+	removed    map[string]*fake.Cluster // members unjoined, once their Cluster was gone (still in the fleet: they may join again)
+	joining    map[string]int           // members joining again, by label index, once their old Cluster is gone
+	index      map[string]int           // each member's label index
 	partition  map[string]bool
 	tainted    map[string]bool // clusters the script drained (the drain taint on spec.taints)
 	failover   *failoverWatch
@@ -76,6 +82,15 @@ type World struct {
 	sending   map[string][]int64
 	untouched []untouchedObject
 	jumped    time.Duration
+
+	// The features' state (see Features).
+	slowness      map[string]time.Duration      // members whose rolling updates are slow
+	validPolicies map[string]propagation.Policy // the last valid version of each policy, by kind/namespace/name
+	kubeFed       []kubeFedCopy                 // member objects KubeFed made
+	migrated      map[string]bool               // "Kind namespace/name" of the migrated objects
+	outage        *outage                       // the control plane cut off from every member
+	unselected    []unselectedCopy              // copies of native Deployments no policy selects any more
+	steps         stepWatch                     // what the rules after every step compare with
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
@@ -139,6 +154,11 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		latency:   map[string]time.Duration{},
 		leaving:   map[string]bool{},
 		removed:   map[string]*fake.Cluster{},
+		joining:   map[string]int{},
+		index:     map[string]int{},
+		slowness:  map[string]time.Duration{},
+		migrated:  map[string]bool{},
+		validPolicies: map[string]propagation.Policy{},
 		partition: map[string]bool{},
 		tainted:   map[string]bool{},
 		failover:  newFailoverWatch(),
@@ -164,7 +184,7 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 	}
 	w.Fleet.SetClock(w.Clock)
 	w.Fleet.SetRecording(false)
-	w.Fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 20 * time.Second, LoadBalancers: true})
+	w.Fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: defaultReadyAfter, LoadBalancers: true})
 	w.installHooks(w.Host)
 	return w, nil
 }
@@ -185,11 +205,27 @@ func clusterLabels(i int) map[string]string {
 
 // addMember adds member name to the fleet and registers its Cluster on the host, Ready, as an
 // operator joining a cluster does. Its member caches start at once (as a control plane's
-// informers would), so a partition that follows finds them synced.
+// informers would), so a partition that follows finds them synced. A member unjoined before
+// joins again with what it holds; while its old Cluster is still being deleted, it joins
+// once that is gone (see housekeep).
 func (w *World) addMember(ctx context.Context, name string, index int) error {
+	w.mu.Lock()
+	w.index[name] = index
+	leaving := w.leaving[name]
+	if leaving {
+		w.joining[name] = index
+	}
+	w.mu.Unlock()
+	if leaving {
+		return nil
+	}
 	c := w.Fleet.Add(name, clusterLabels(index))
+	w.mu.Lock()
+	delete(w.removed, name)
+	w.mu.Unlock()
 	w.installHooks(c)
 	w.applyFaults(c)
+	c.SetWorkloads(w.workloads(name))
 	for _, typ := range kinds() {
 		if _, err := w.Fleet.CachedReader(name, typ.TargetGVR()); err != nil {
 			return err
@@ -232,11 +268,26 @@ func (w *World) releasedCopy(gvr schema.GroupVersionResource, obj *unstructured.
 	return false
 }
 
-// members returns the fleet's members, sorted by name.
+// adoptableCopy reports whether member object obj (of resource gvr) is one KubeFed made whose
+// migrated object is on the host: the migration takes it over.
+func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
+	for _, typ := range kinds() {
+		if typ.TargetGVR() == gvr {
+			return w.adoptable(typ, obj)
+		}
+	}
+	return false
+}
+
+// members returns the fleet's joined members (those unjoined stay in the fleet, to join
+// again), by name.
 func (w *World) members() map[string]*fake.Cluster {
+	w.mu.Lock()
+	removed := maps.Clone(w.removed)
+	w.mu.Unlock()
 	out := map[string]*fake.Cluster{}
 	for _, n := range w.Fleet.Names() {
-		if c, ok := w.Fleet.Member(n); ok {
+		if c, ok := w.Fleet.Member(n); ok && removed[n] == nil {
 			out[n] = c
 		}
 	}
@@ -273,8 +324,8 @@ func (w *World) installHooks(c *fake.Cluster) {
 		if err != nil {
 			return
 		}
-		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok && !w.releasedCopy(gvr, cur) {
-			w.violate("cluster %q: %s of %s %s, which no federation manages", name, verb, gvr.Resource, objectRef(ns, objName))
+		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok && !w.releasedCopy(gvr, cur) && !w.adoptableCopy(gvr, cur) {
+			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object no federation manages", verb)
 		}
 	}
 	c.SetHooks(fake.Hooks{
@@ -454,8 +505,9 @@ func (w *World) applyFaults(c *fake.Cluster) {
 	c.SetErrorRate(fake.VerbAll, rate, w.Config.Seed^h.Sum64())
 }
 
-// setFaults turns injected errors on or off everywhere; off also ends latency and injected
-// Conflicts (ResetFaults, then the hooks again).
+// setFaults turns injected errors on or off everywhere; off also ends latency, injected
+// Conflicts (ResetFaults, then the hooks again), slow rolling updates and images that never
+// start.
 func (w *World) setFaults(on bool) {
 	w.mu.Lock()
 	w.faults = on
@@ -463,24 +515,26 @@ func (w *World) setFaults(on bool) {
 		clear(w.latency)
 	}
 	w.mu.Unlock()
-	for _, c := range append([]*fake.Cluster{w.Host}, slices.Collect(maps.Values(w.members()))...) {
+	all := []*fake.Cluster{w.Host}
+	for _, name := range w.Fleet.Names() {
+		if m, ok := w.Fleet.Member(name); ok {
+			all = append(all, m)
+		}
+	}
+	for _, c := range all {
 		if !on {
 			c.ResetFaults()
 			w.installHooks(c)
 		}
 		w.applyFaults(c)
+		if c != w.Host {
+			c.SetWorkloads(w.workloads(c.Name()))
+		}
 	}
 }
 
-// violate records a violation.
-func (w *World) violate(format string, args ...any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.violations = append(w.violations, fmt.Sprintf(format, args...))
-}
-
 // Violations returns what the guard and the checks found so far.
-func (w *World) Violations() []string {
+func (w *World) Violations() []Violation {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.violations)

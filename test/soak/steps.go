@@ -1,0 +1,626 @@
+package soak
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/dependencies"
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
+	fedsync "github.com/fedkit/fedkit/sync"
+)
+
+// The rules checked after every step (and every round of the first settling): each compares
+// the fakes' state now with what it was after the step before, with fedkit's pure functions.
+
+// stepWatch is what the rules after every step remember of the step before.
+type stepWatch struct {
+	prev stepState
+}
+
+// stepState is what the rules after every step read of the fakes, without API calls.
+type stepState struct {
+	clusters []federation.Cluster
+	members  map[string]*fake.Cluster
+	// claims and secrets are the managed member PersistentVolumeClaims and Secrets, uid by
+	// memberKey.
+	claims, secrets map[string]string
+	// kubeFed is the uid of each member object KubeFed made, by memberKey ("" once gone).
+	kubeFed map[string]string
+	// schedules is every federated object's schedule, by "Kind namespace/name".
+	schedules map[string]scheduleView
+	// blocked is, by "Kind namespace/name" of a divided workload, the clusters where an
+	// object of its name that the federation does not manage blocks it, and its status says
+	// so.
+	blocked map[string]map[string]bool
+	// secretsAllowed is, by namespace/name, where a Secret may be (nil: computed on demand).
+	secretsAllowed map[string]secretPlaces
+	// host is every object of the resources the rules read, by "resource ns/name".
+	host map[string]*unstructured.Unstructured
+	// generated is, by namespace/name of the objects policies generated, the uid of their
+	// managed member copies per cluster.
+	generated map[string]map[string]string
+}
+
+// scheduleView is an object's status.schedule as the outage rule compares it.
+type scheduleView struct {
+	uid       string
+	replicas  map[string]int64 // per cluster
+	evictions []string         // the clusters losing replicas
+	generated string           // the generated-by label: dependencies and policies move with what they follow
+}
+
+// stepState reads the fakes.
+func (w *World) stepState() stepState {
+	s := stepState{members: w.members(), claims: map[string]string{}, secrets: map[string]string{}, kubeFed: map[string]string{},
+		schedules: w.schedules(), blocked: map[string]map[string]bool{}, host: map[string]*unstructured.Unstructured{}}
+	for _, u := range w.Host.Objects(federation.ClusterGVR) {
+		if cl, err := federation.ClusterFromUnstructured(u); err == nil {
+			s.clusters = append(s.clusters, *cl)
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{secretsGVR, claimsGVR, federation.SecretType.FederatedGVR(),
+		federation.PersistentVolumeClaimType.FederatedGVR(), federation.DeploymentType.FederatedGVR(), federation.ReplicaSchedulingPreferenceGVR} {
+		for _, u := range w.Host.Objects(gvr) {
+			s.host[gvr.Resource+" "+objectRef(u.GetNamespace(), u.GetName())] = u
+		}
+	}
+	for name, m := range s.members {
+		for _, u := range m.Objects(claimsGVR) {
+			if managed(u) && u.GetDeletionTimestamp() == nil {
+				s.claims[memberKey(name, claimsGVR, u.GetNamespace(), u.GetName())] = string(u.GetUID())
+			}
+		}
+		for _, u := range m.Objects(secretsGVR) {
+			if managed(u) {
+				s.secrets[memberKey(name, secretsGVR, u.GetNamespace(), u.GetName())] = string(u.GetUID())
+			}
+		}
+	}
+	w.mu.Lock()
+	kf := slices.Clone(w.kubeFed)
+	w.mu.Unlock()
+	for _, k := range kf {
+		if m, ok := s.members[k.cluster]; ok {
+			if u, err := m.Peek(k.typ.TargetGVR(), k.ns, k.name); err == nil && u.GetDeletionTimestamp() == nil {
+				s.kubeFed[memberKey(k.cluster, k.typ.TargetGVR(), k.ns, k.name)] = string(u.GetUID())
+			}
+		}
+	}
+	w.readBlocked(&s)
+	s.generated = w.generatedCopies(s)
+	return s
+}
+
+// schedules reads every federated object's schedule.
+func (w *World) schedules() map[string]scheduleView {
+	out := map[string]scheduleView{}
+	for _, typ := range kinds() {
+		for _, u := range w.Host.Objects(typ.FederatedGVR()) {
+			fed, err := federation.FederatedObjectFromUnstructured(u)
+			if err != nil || fed.DeletionTimestamp != nil {
+				continue
+			}
+			v := scheduleView{uid: string(fed.UID), generated: fed.Labels[federation.GeneratedByLabel]}
+			if s := fed.Status.Schedule; s != nil {
+				v.replicas = map[string]int64{}
+				for _, c := range s.Clusters {
+					v.replicas[c.Name] = c.Replicas
+				}
+				for _, e := range s.Evictions {
+					v.evictions = append(v.evictions, e.Cluster)
+				}
+				slices.Sort(v.evictions)
+			}
+			out[typ.Federated.Kind+" "+objectRef(fed.Namespace, fed.Name)] = v
+		}
+	}
+	return out
+}
+
+// readBlocked finds, for every divided workload, the clusters where an object of its name
+// that the federation does not manage (nor may adopt) sits, and its status.clusters says sync
+// cannot propagate there: the scheduler knows.
+func (w *World) readBlocked(s *stepState) {
+	typ := federation.DeploymentType
+	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
+		if _, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName()); err != nil {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			continue
+		}
+		for _, e := range fed.Status.Clusters {
+			if e.Propagation != fedsync.ReasonAlreadyExists && e.Propagation != fedsync.ReasonManagedByOther {
+				continue
+			}
+			m := s.members[e.Name]
+			if m == nil {
+				continue
+			}
+			obj, err := m.Peek(typ.TargetGVR(), fed.Namespace, fed.Name)
+			if err != nil || managed(obj) || w.adoptable(typ, obj) {
+				continue
+			}
+			k := typ.Federated.Kind + " " + objectRef(fed.Namespace, fed.Name)
+			if s.blocked[k] == nil {
+				s.blocked[k] = map[string]bool{}
+			}
+			s.blocked[k][e.Name] = true
+		}
+	}
+}
+
+// adoptable reports whether member object obj (of typ) is one KubeFed made whose migrated
+// object is on the host: the migration takes it over.
+func (w *World) adoptable(typ federation.TypeConfig, obj *unstructured.Unstructured) bool {
+	return obj.GetLabels()[kubeFedManagedLabel] == "true" && w.migratedObject(typ, obj.GetNamespace(), obj.GetName())
+}
+
+// afterStep runs the rules after a step (or a round of the first settling) whose events were
+// events.
+func (w *World) afterStep(events []Event) {
+	if !w.Config.Run || w.Config.SampleRun { // see the package doc, What is checked after every step
+		w.sample(events)
+	}
+	w.stepRules(events)
+	w.checkInvariants(false)
+}
+
+// stepRules checks the rules after every step, then remembers the state for the next.
+func (w *World) stepRules(events []Event) {
+	prev, cur := w.steps.prev, w.stepState()
+	touched := touchedBy(events)
+	w.checkUntouched()
+	w.checkSystemNamespaces(cur)
+	w.checkClaims(prev, cur)
+	w.checkSecrets(prev, cur)
+	w.checkOutage(cur, touched, events)
+	w.checkBlocked(prev, cur, touched)
+	w.checkKubeFed(prev, cur)
+	w.noteUnselected(prev, cur)
+	w.steps.prev = cur
+}
+
+// touchedBy lists the objects the user's events edited ("Kind namespace/name"), and "policy"
+// and "native" when a policy or a native Deployment changed (which moves generated objects).
+func touchedBy(events []Event) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range events {
+		switch e.Op {
+		case OpEditPreference:
+			out[federation.DeploymentType.Federated.Kind+" "+e.Key.String()] = true
+		case OpPolicy, OpPolicyInvalid, OpPolicyDelete:
+			out["policy"] = true
+		case OpNative, OpNativeDelete:
+			out["native"] = true
+		case OpCreate, OpDelete, OpEditTemplate, OpEditOverride, OpEditPlacement, OpMigrate:
+			out[e.Kind+" "+e.Key.String()] = true
+		}
+	}
+	return out
+}
+
+// checkUntouched: objects no federation manages are as they started (RuleForeignUntouched).
+func (w *World) checkUntouched() {
+	w.mu.Lock()
+	objs := slices.Clone(w.untouched)
+	w.mu.Unlock()
+	for _, o := range objs {
+		m, ok := w.Fleet.Member(o.cluster)
+		if !ok {
+			continue
+		}
+		obj, err := m.Peek(o.gvr, o.ns, o.name)
+		what := fmt.Sprintf("%s %s in %s", o.gvr.Resource, objectRef(o.ns, o.name), o.cluster)
+		switch {
+		case err != nil:
+			w.violate(RuleForeignUntouched, what, "no federation manages it, and it is gone: %v", err)
+		case obj.GetResourceVersion() != o.rv:
+			w.violate(RuleForeignUntouched, what, "no federation manages it, and it was changed (resourceVersion %s, was %s; labels %v)", obj.GetResourceVersion(), o.rv, obj.GetLabels())
+		default:
+			continue
+		}
+		w.mu.Lock() // reported once
+		w.untouched = slices.DeleteFunc(w.untouched, func(u untouchedObject) bool { return u == o })
+		w.mu.Unlock()
+	}
+}
+
+// systemNamespaces are the namespaces nothing is federated from or into.
+var systemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// checkSystemNamespaces: no federated object in a system namespace on the host, and no
+// managed object in one in a member (RuleSystemNamespaces).
+func (w *World) checkSystemNamespaces(s stepState) {
+	for _, typ := range kinds() {
+		if !typ.Namespaced {
+			continue
+		}
+		for _, ns := range systemNamespaces {
+			for _, u := range w.Host.Objects(typ.FederatedGVR()) {
+				if u.GetNamespace() == ns {
+					w.violate(RuleSystemNamespaces, typ.Federated.Kind+" "+objectRef(ns, u.GetName()), "federated on the host from a system namespace (labels %v, annotations %v)", u.GetLabels(), u.GetAnnotations())
+				}
+			}
+		}
+	}
+	for _, name := range sortedKeys(s.members) {
+		for _, typ := range kinds() {
+			for _, u := range s.members[name].Objects(typ.TargetGVR()) {
+				if slices.Contains(systemNamespaces, u.GetNamespace()) && managed(u) {
+					w.violate(RuleSystemNamespaces, memberRef(typ.Target.Kind, u, name), "managed by the federation in a system namespace")
+				}
+			}
+		}
+	}
+}
+
+// memberRef names a member object: "Kind namespace/name in cluster".
+func memberRef(kind string, u *unstructured.Unstructured, cluster string) string {
+	return fmt.Sprintf("%s %s in %s", kind, objectRef(u.GetNamespace(), u.GetName()), cluster)
+}
+
+// splitMemberKey splits a memberKey into its cluster, namespace and name.
+func splitMemberKey(k string) (cluster, ns, name string) {
+	parts := strings.SplitN(k, "/", 4)
+	return parts[0], parts[2], parts[3]
+}
+
+// checkClaims: a managed member claim that went since the step before went because the
+// user deleted it (the host's claim, or its FederatedPersistentVolumeClaim when it is the
+// user's), dropped the cluster from the claim's own placement, or the cluster left
+// (RuleClaimKept).
+func (w *World) checkClaims(prev, cur stepState) {
+	typ := federation.PersistentVolumeClaimType
+	for _, k := range sortedKeys(prev.claims) {
+		if cur.claims[k] == prev.claims[k] {
+			continue
+		}
+		cluster, ns, name := splitMemberKey(k)
+		if _, joined := cur.members[cluster]; !joined || w.isLeaving(cluster) || namespaceGoing(cur.members[cluster], ns) {
+			continue
+		}
+		if explicit, why := claimRemovedByUser(prev, cur, typ, cluster, ns, name); explicit {
+			_ = why
+			continue
+		}
+		fed := cur.host[typ.FederatedResource+" "+objectRef(ns, name)]
+		w.violate(RuleClaimKept, fmt.Sprintf("PersistentVolumeClaim %s in %s", objectRef(ns, name), cluster),
+			"deleted (uid %s), though the user neither deleted it nor dropped the cluster from its placement; its federated object now: %s", prev.claims[k], describeFed(fed))
+	}
+}
+
+// claimRemovedByUser reports whether the user asked for claim ns/name to leave cluster, in
+// the state before or after the step: the host's claim deleted, the user's own federated
+// claim deleted or placing it elsewhere.
+func claimRemovedByUser(prev, cur stepState, typ federation.TypeConfig, cluster, ns, name string) (bool, string) {
+	for _, s := range []stepState{prev, cur} {
+		if native := s.host[claimsGVR.Resource+" "+objectRef(ns, name)]; native == nil || native.GetDeletionTimestamp() != nil {
+			return true, "the host's claim is gone"
+		}
+		fed := s.host[typ.FederatedResource+" "+objectRef(ns, name)]
+		if fed == nil || fed.GetLabels()[federation.GeneratedByLabel] != "" {
+			continue // the dependencies loop's: the user asked nothing
+		}
+		if fed.GetDeletionTimestamp() != nil {
+			return true, "the user deleted its federated claim"
+		}
+		if !ownPlacementSelects(fed, s.clusters, cluster) {
+			return true, "its own placement does not select the cluster"
+		}
+	}
+	return false, ""
+}
+
+// ownPlacementSelects reports whether u's own spec.placement (without the clusters its
+// dependents require) selects cluster.
+func ownPlacementSelects(u *unstructured.Unstructured, clusters []federation.Cluster, cluster string) bool {
+	fed, err := federation.FederatedObjectFromUnstructured(u)
+	if err != nil {
+		return true // an object that does not decode places nothing new: keep quiet
+	}
+	sel, err := placement.Select(fed.Spec.Placement, clusters)
+	return err != nil || slices.Contains(sel, cluster)
+}
+
+// describeFed says, for a violation, what a federated object's placement and status say.
+func describeFed(u *unstructured.Unstructured) string {
+	if u == nil {
+		return "none"
+	}
+	p, _, _ := unstructured.NestedMap(u.Object, "spec", "placement")
+	return fmt.Sprintf("generated-by %q, deleting %t, placement %v, required-by-clusters %q", u.GetLabels()[federation.GeneratedByLabel],
+		u.GetDeletionTimestamp() != nil, p, u.GetAnnotations()[federation.RequiredByClustersAnnotation])
+}
+
+// namespaceGoing reports whether namespace ns is gone or being deleted in member m.
+func namespaceGoing(m *fake.Cluster, ns string) bool {
+	if m == nil {
+		return true
+	}
+	u, err := m.Peek(federation.NamespaceType.TargetGVR(), "", ns)
+	return err != nil || u.GetDeletionTimestamp() != nil
+}
+
+// isLeaving reports whether the Cluster of member name is being deleted.
+func (w *World) isLeaving(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.leaving[name]
+}
+
+// secretPlaces is where a Secret may be: clusters its own placement selects, clusters its
+// own placement excludes explicitly (excludeClusters, an untolerated taint), and clusters a
+// workload referring to it there, after overrides, is placed in or runs in.
+type secretPlaces struct {
+	own, excluded, referenced map[string]bool
+	user                      bool // the user federated it (else the dependencies loop did, or nobody)
+}
+
+// secretPlacesOf computes where every Secret of the host may be.
+func secretPlacesOf(s stepState) map[string]secretPlaces {
+	out := map[string]secretPlaces{}
+	get := func(ref string) secretPlaces {
+		p, ok := out[ref]
+		if !ok {
+			p = secretPlaces{own: map[string]bool{}, excluded: map[string]bool{}, referenced: map[string]bool{}}
+		}
+		return p
+	}
+	typ := federation.SecretType
+	for key, u := range s.host {
+		if !strings.HasPrefix(key, typ.FederatedResource+" ") || u.GetLabels()[federation.GeneratedByLabel] != "" {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			continue
+		}
+		ref := objectRef(fed.Namespace, fed.Name)
+		p := get(ref)
+		p.user = true
+		d, _ := placement.Evaluate(fed.Spec.Placement, s.clusters)
+		for _, c := range d.Selected {
+			p.own[c.Name] = true
+		}
+		for _, x := range d.Excluded {
+			if x.Rule == placement.ExcludeClusters || x.Rule == placement.Taint {
+				p.excluded[x.Cluster] = true
+			}
+		}
+		out[ref] = p
+	}
+	for key, u := range s.host {
+		if !strings.HasPrefix(key, federation.DeploymentType.FederatedResource+" ") || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil || !fed.Spec.PropagateDependencies {
+			continue
+		}
+		for cluster, refs := range referencesByCluster(fed, s) {
+			for _, r := range refs {
+				if r.Kind != dependencies.KindSecret {
+					continue
+				}
+				ref := objectRef(fed.Namespace, r.Name)
+				p := get(ref)
+				p.referenced[cluster] = true
+				out[ref] = p
+			}
+		}
+	}
+	return out
+}
+
+// referencesByCluster is what each cluster's copy of workload fed refers to, after its
+// overrides: for the clusters it is placed in (its schedule, its evictions, status.clusters:
+// dependencies.Clusters) and those where its managed copy runs.
+func referencesByCluster(fed *federation.FederatedObject, s stepState) map[string][]dependencies.Reference {
+	typ := federation.DeploymentType
+	extract := dependencies.Builtin()[typ.Target]
+	where := dependencies.Clusters(fed)
+	for name, m := range s.members {
+		if u, err := m.Peek(typ.TargetGVR(), fed.Namespace, fed.Name); err == nil && managed(u) && !slices.Contains(where, name) {
+			where = append(where, name)
+		}
+	}
+	base, _ := extract(fed.Spec.Template.Object)
+	out := map[string][]dependencies.Reference{}
+	for _, c := range where {
+		if !slices.ContainsFunc(fed.Spec.Overrides, func(o federation.ClusterOverride) bool { return o.ClusterName == c }) {
+			out[c] = base
+			continue
+		}
+		in := override.InputFor(fed, typ)
+		in.ClusterName = c
+		for i := range s.clusters {
+			if s.clusters[i].Name == c {
+				in.ClusterLabels = s.clusters[i].Labels
+			}
+		}
+		obj, err := (&override.Renderer{}).Render(in)
+		if err != nil {
+			out[c] = base
+			continue
+		}
+		refs, err := extract(obj.Object)
+		if err != nil {
+			refs = base
+		}
+		out[c] = refs
+	}
+	return out
+}
+
+// checkSecrets: a Secret copy that appeared in a member since the step before (a new uid) is
+// not in a cluster its own placement excludes (RuleSecretExcluded), and is where its own
+// placement or a workload referring to it there puts it (RuleSecretReferenced), by the
+// host's state before the step or after it.
+func (w *World) checkSecrets(prev, cur stepState) {
+	var fresh []string
+	for _, k := range sortedKeys(cur.secrets) {
+		if prev.secrets[k] != cur.secrets[k] {
+			fresh = append(fresh, k)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	if prev.secretsAllowed == nil {
+		prev.secretsAllowed = secretPlacesOf(prev)
+	}
+	cur.secretsAllowed = secretPlacesOf(cur)
+	for _, k := range fresh {
+		cluster, ns, name := splitMemberKey(k)
+		ref := objectRef(ns, name)
+		before, after := prev.secretsAllowed[ref], cur.secretsAllowed[ref]
+		what := fmt.Sprintf("Secret %s in %s", ref, cluster)
+		switch {
+		case before.excluded[cluster] && after.excluded[cluster]:
+			w.violate(RuleSecretExcluded, what, "sent to a cluster its own placement excludes (own placement selects %v; referred to there: %t)",
+				sortedKeys(after.own), after.referenced[cluster] || before.referenced[cluster])
+		case !before.own[cluster] && !after.own[cluster] && !before.referenced[cluster] && !after.referenced[cluster]:
+			w.violate(RuleSecretReferenced, what, "sent where neither its own placement (%v) nor a workload that refers to it there after overrides is placed (referred to in %v)",
+				sortedKeys(after.own), sortedKeys(after.referenced))
+		}
+	}
+}
+
+// checkOutage: while the control plane is cut off from every member, and until every member
+// is back and Ready, no object's schedule changes and no eviction begins
+// (RuleOutageMovesNothing). What the user edited meanwhile is exempt, and so is what follows
+// an edited object: the dependencies of an edited workload, the objects policies generate
+// after a policy or native change.
+func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Event) {
+	w.mu.Lock()
+	o := w.outage
+	w.mu.Unlock()
+	if o == nil {
+		return
+	}
+	for k := range touched {
+		o.exempt[k] = true
+		if ns := keyNamespace(k); ns != "" {
+			o.exempt["namespace "+ns] = true // its dependencies may move with it
+		}
+	}
+	for _, k := range sortedKeys(o.before) {
+		was, now := o.before[k], cur.schedules[k]
+		switch {
+		case now.uid != was.uid, o.exempt[k], o.exempt["namespace "+keyNamespace(k)] && was.generated == federation.GeneratedByDependencies,
+			(o.exempt["policy"] || o.exempt["native"]) && was.generated == federation.GeneratedByPropagation:
+			continue
+		}
+		if !sameReplicas(was.replicas, now.replicas) || len(newEntries(was.evictions, now.evictions)) > 0 {
+			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v): schedule %v became %v, evictions %v became %v",
+				o.since, sortedKeys(o.cut), was.replicas, now.replicas, was.evictions, now.evictions)
+			o.exempt[k] = true // reported once
+		}
+	}
+	for _, e := range events {
+		if e.Op == OpHeal {
+			delete(o.cut, e.Cluster)
+		}
+	}
+	if len(o.cut) == 0 && len(w.recovering()) == 0 {
+		w.mu.Lock()
+		w.outage = nil // every member is back and Ready
+		w.mu.Unlock()
+	}
+}
+
+// keyNamespace is the namespace of a "Kind namespace/name" key, "" without one.
+func keyNamespace(k string) string {
+	_, ref, ok := strings.Cut(k, " ")
+	if !ok {
+		return ""
+	}
+	ns, _, ok := strings.Cut(ref, "/")
+	if !ok {
+		return ""
+	}
+	return ns
+}
+
+func sameReplicas(a, b map[string]int64) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// newEntries lists what b has that a has not.
+func newEntries(a, b []string) []string {
+	var out []string
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// checkBlocked: a divided workload blocked in a cluster, by the step before and after it,
+// gets no more replicas there than it had (RuleBlockedTakesNothing), unless the user edited
+// it.
+func (w *World) checkBlocked(prev, cur stepState, touched map[string]bool) {
+	for _, k := range sortedKeys(cur.blocked) {
+		if touched[k] || prev.schedules[k].uid != cur.schedules[k].uid {
+			continue
+		}
+		for _, c := range sortedKeys(cur.blocked[k]) {
+			if !prev.blocked[k][c] {
+				continue
+			}
+			was, now := prev.schedules[k].replicas[c], cur.schedules[k].replicas[c]
+			if now > was {
+				w.violate(RuleBlockedTakesNothing, k, "cluster %s holds an object of its name that the federation does not manage, and its replicas there went from %d to %d (schedule %v)",
+					c, was, now, cur.schedules[k].replicas)
+			}
+		}
+	}
+}
+
+// checkKubeFed: a member object KubeFed made, whose migrated object is on the host and
+// places it in its cluster, is never deleted or made again (RuleAdoptedInPlace).
+func (w *World) checkKubeFed(prev, cur stepState) {
+	w.mu.Lock()
+	kf := slices.Clone(w.kubeFed)
+	w.mu.Unlock()
+	for _, k := range kf {
+		mk := memberKey(k.cluster, k.typ.TargetGVR(), k.ns, k.name)
+		if prev.kubeFed[mk] == "" || cur.kubeFed[mk] == prev.kubeFed[mk] {
+			continue
+		}
+		if _, joined := cur.members[k.cluster]; !joined || w.isLeaving(k.cluster) || !w.migratedObject(k.typ, k.ns, k.name) {
+			continue
+		}
+		u, err := w.Host.Peek(k.typ.FederatedGVR(), k.ns, k.name)
+		if err != nil || u.GetDeletionTimestamp() != nil || !ownPlacementSelects(u, cur.clusters, k.cluster) {
+			continue // the user deleted the migrated object, or placed it elsewhere
+		}
+		w.violate(RuleAdoptedInPlace, fmt.Sprintf("%s %s in %s", k.typ.Target.Kind, objectRef(k.ns, k.name), k.cluster),
+			"KubeFed made it and its migrated %s places it there, yet it was deleted or made again (uid %s, now %q)", k.typ.Federated.Kind, prev.kubeFed[mk], cur.kubeFed[mk])
+	}
+}
+
+// step returns the step (or round) violations name.
+func (w *World) step() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.where.step
+}
