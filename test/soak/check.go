@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"sigs.k8s.io/yaml"
 
@@ -135,6 +136,11 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 		return
 	}
 	c.checkSchedule(typ, name, fed, targets)
+	plan, err := c.plan(typ, fed, rev)
+	if err != nil {
+		c.violate(RulePlacedRuns, name, "Plan: %v", err)
+		return
+	}
 
 	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
 	placed := map[string]bool{}
@@ -176,7 +182,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 				c.violate(RuleStatusMatches, name, "%s holds an object no federation manages, propagation %q", cname, e.Propagation)
 			}
 		default:
-			c.checkMember(typ, name, fed, rev, targets, cname, obj, e, listed)
+			c.checkMember(typ, name, fed, rev, targets, plan, cname, obj, e, listed)
 		}
 	}
 	prop := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionPropagated)
@@ -193,15 +199,66 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	c.checkAggregate(typ, name, fed, ns, mname)
 }
 
-// checkMember checks one placed cluster's managed object against the render.
-func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+// plan is sync's Plan for fed over every member that is not cut off, as the Syncer makes it:
+// at the fake clock's now, waiting for the scheduler, with the revision history a staged
+// rollout decides from (sync.RevisionHistory of the host's ControllerRevisions).
+func (c *checker) plan(typ federation.TypeConfig, fed *federation.FederatedObject, rev int64) (fedsync.Decision, error) {
+	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
+	members := map[string]fedsync.MemberState{}
+	for cname, m := range c.members {
+		if c.cut[cname] {
+			continue
+		}
+		obj, _ := m.Peek(typ.TargetGVR(), ns, mname)
+		members[cname] = fedsync.MemberState{Object: obj}
+	}
+	var history []fedsync.Revision
+	if fed.Spec.Rollout != nil {
+		var revs []unstructured.Unstructured
+		for _, u := range c.w.Host.Objects(controllerRevisionsGVR) {
+			if u.GetNamespace() == fed.Namespace {
+				revs = append(revs, *u)
+			}
+		}
+		history = fedsync.RevisionHistory(revs, fed.UID)
+	}
+	return fedsync.Plan(fedsync.PlanInput{
+		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev, Members: members,
+		Now: c.w.Clock.Now(), History: history, WaitForScheduler: true,
+	})
+}
+
+// controllerRevisionsGVR is where sync keeps the revision history.
+var controllerRevisionsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+
+// checkMember checks one placed cluster's managed object against the render: of the current
+// revision, or of the revision a staged rollout under way holds the cluster at (then sync's
+// Plan, which renders it, says whether the member runs it).
+func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, d fedsync.Decision, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+	want := rev
+	if d.Rollout != nil {
+		if r, ok := d.Rollout.Assign[cluster]; ok {
+			want = r
+		}
+	}
 	if !listed {
 		c.violate(RuleStatusMatches, name, "placed in %s, missing from status.clusters", cluster)
-	} else if e.Propagation != "" || e.Revision != rev {
-		c.violate(RuleStatusMatches, name, "%s: propagation %q (%s), revision %d, want \"\" and %d", cluster, e.Propagation, e.Message, e.Revision, rev)
+	} else if e.Propagation != "" || e.Revision != want {
+		c.violate(RuleStatusMatches, name, "%s: propagation %q (%s), revision %d, want \"\" and %d", cluster, e.Propagation, e.Message, e.Revision, want)
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		c.violate(RulePlacedRuns, name, "%s: the member object is being deleted", cluster)
+	}
+	if r := revisionOf(obj); r > rev || r <= 0 {
+		c.violate(RulePlacedRuns, name, "%s: member revision %d, federated revision %d", cluster, r, rev)
+	}
+	for _, ch := range d.Changes {
+		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
+			c.violate(RulePlacedRuns, name, "%s: sync's Plan would still %s (%s %s; drift %v)", cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
+		}
+	}
+	if want != rev {
+		return // held back: Plan rendered the stable revision, and said whether it runs
 	}
 	in := override.InputFor(fed, typ)
 	in.Revision, in.ClusterName, in.Existing = rev, cluster, obj
@@ -211,29 +268,13 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 			in.ClusterLabels = c.clusters[i].Labels
 		}
 	}
-	want, err := (&override.Renderer{}).Render(in)
+	rendered, err := (&override.Renderer{}).Render(in)
 	if err != nil {
 		c.violate(RulePlacedRuns, name, "%s: render: %v", cluster, err)
 		return
 	}
-	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], want.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
+	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], rendered.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
 		c.violate(RulePlacedRuns, name, "%s: desired hash %q, the render's %q", cluster, got, w)
-	}
-	if r := revisionOf(obj); r > rev || r <= 0 {
-		c.violate(RulePlacedRuns, name, "%s: member revision %d, federated revision %d", cluster, r, rev)
-	}
-	d, err := fedsync.Plan(fedsync.PlanInput{
-		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
-		Members: map[string]fedsync.MemberState{cluster: {Object: obj}},
-	})
-	if err != nil {
-		c.violate(RulePlacedRuns, name, "Plan: %v", err)
-		return
-	}
-	for _, ch := range d.Changes {
-		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
-			c.violate(RulePlacedRuns, name, "%s: sync's Plan would still %s (%s %s; drift %v)", cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
-		}
 	}
 }
 

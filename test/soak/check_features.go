@@ -222,7 +222,10 @@ func (c *checker) checkDependency(fed *federation.FederatedObject, cluster strin
 		return // its own placement excludes the cluster: the exclusion wins
 	}
 	obj, err := c.members[cluster].Peek(dtyp.TargetGVR(), fed.Namespace, r.Name)
-	if err != nil || !managed(obj) {
+	if err == nil && !managed(obj) {
+		return // an object of its name no federation manages: its federated object says so
+	}
+	if err != nil {
 		c.violate(RuleDependencies, fmt.Sprintf("%s %s", fed.Kind, objectRef(fed.Namespace, fed.Name)), "placed in %s, where it refers to %s, which does not run there (managed)", cluster, r)
 	}
 }

@@ -154,10 +154,21 @@ func (w *World) at(phase string, step int) {
 	w.where = where{phase: phase, step: step}
 }
 
-// violate records a violation of rule by object.
+// violate records a violation of rule by object. After a step (or a round) a rule reports an
+// object once: the first step is the one to replay; what follows repeats it.
 func (w *World) violate(rule Rule, object, format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.where.step >= 0 {
+		k := string(rule) + " " + object
+		if w.reported[k] {
+			return
+		}
+		if w.reported == nil {
+			w.reported = map[string]bool{}
+		}
+		w.reported[k] = true
+	}
 	w.violations = append(w.violations, Violation{
 		Seed: w.Config.Seed, Phase: w.where.phase, Step: w.where.step, Rule: rule, Object: object,
 		Message: fmt.Sprintf(format, args...), Replay: w.Config.Replay(),

@@ -180,6 +180,7 @@ type generator struct {
 	// isolated: the control plane is cut off from every member (an episode), until healed.
 	isolated  bool
 	migrating []Event // KubeFed's objects, migrated in an episode
+	broken    *Event  // the policy the episode made invalid, to mend
 }
 
 // on returns the features the script uses: all but those f leaves out.

@@ -192,13 +192,18 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		}
 		g.migrating = nil
 	}
-	if i == ep.invalid || i == ep.mend {
+	if i == ep.invalid {
 		if e, ok := g.somePolicy(); ok {
-			if i == ep.invalid {
-				e.Op = OpPolicyInvalid
-			}
+			g.broken = &e
+			e.Op = OpPolicyInvalid
 			out = append(out, e)
 		}
+	}
+	if i == ep.mend && g.broken != nil {
+		if e, live := g.policies[g.broken.Kind+"/"+g.broken.Key.String()]; live {
+			out = append(out, e) // as it was before
+		}
+		g.broken = nil
 	}
 	if ep.healFrom >= 0 && i >= ep.healFrom && g.isolated {
 		// Contact returns cluster by cluster.

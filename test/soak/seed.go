@@ -66,8 +66,37 @@ func (w *World) seedForeign(script Script) error {
 				return fmt.Errorf("soak: seed %s in %s: %w", o.GetName(), name, err)
 			}
 		}
+		if !w.Config.Without.Lookalikes {
+			for _, o := range lookalikes(script, w.Config.Objects, i) {
+				if err := w.seedUntouched(m, nativeGVR(o.GetKind()), o); err != nil {
+					return fmt.Errorf("soak: seed %s in %s: %w", o.GetName(), name, err)
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// lookalikes are the objects no federation manages that the i-th member runs: its own
+// kube-system Deployment and ConfigMap (of the names the host's have), another team's
+// Deployment in every plain namespace, and, in every fourth member, a Deployment of the name
+// of one of the first divided workloads (which blocks it there).
+func lookalikes(script Script, objects, i int) []*unstructured.Unstructured {
+	sys := federation.Key{Namespace: systemNamespace, Name: "coredns"}
+	out := []*unstructured.Unstructured{lookalike("Deployment", sys, "system"), lookalike("ConfigMap", sys, "system")}
+	for _, ns := range plainNamespaces(objects) {
+		out = append(out, lookalike("Deployment", federation.Key{Namespace: ns, Name: "team-b-api"}, "team-b"))
+	}
+	var divided []Event
+	for _, e := range script.Initial {
+		if e.Op == OpCreate && e.Kind == federation.DeploymentType.Federated.Kind && e.Total > 0 && len(divided) < 2 {
+			divided = append(divided, e)
+		}
+	}
+	if i%4 == 2 && len(divided) > 0 {
+		out = append(out, lookalike("Deployment", divided[i%len(divided)].Key, "a team that was here first"))
+	}
+	return out
 }
 
 func (w *World) seedUntouched(m *fake.Cluster, gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
@@ -80,7 +109,7 @@ func (w *World) seedUntouched(m *fake.Cluster, gvr schema.GroupVersionResource, 
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.untouched = append(w.untouched, untouchedObject{cluster: m.Name(), gvr: gvr, ns: o.GetNamespace(), name: o.GetName(), rv: stored.GetResourceVersion()})
+	w.untouched = append(w.untouched, untouchedObject{cluster: m.Name(), gvr: gvr, ns: o.GetNamespace(), name: o.GetName(), uid: string(stored.GetUID()), state: untouchedState(stored)})
 	return nil
 }
 

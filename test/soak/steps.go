@@ -223,8 +223,10 @@ func (w *World) checkUntouched() {
 		switch {
 		case err != nil:
 			w.violate(RuleForeignUntouched, what, "no federation manages it, and it is gone: %v", err)
-		case obj.GetResourceVersion() != o.rv:
-			w.violate(RuleForeignUntouched, what, "no federation manages it, and it was changed (resourceVersion %s, was %s; labels %v)", obj.GetResourceVersion(), o.rv, obj.GetLabels())
+		case string(obj.GetUID()) != o.uid:
+			w.violate(RuleForeignUntouched, what, "no federation manages it, and it was deleted and made again (uid %s, was %s)", obj.GetUID(), o.uid)
+		case untouchedState(obj) != o.state:
+			w.violate(RuleForeignUntouched, what, "no federation manages it, and it was changed: %s, was %s", untouchedState(obj), o.state)
 		default:
 			continue
 		}

@@ -57,7 +57,8 @@ type World struct {
 
 	mu         sync.Mutex
 	violations []Violation
-	where      where // the phase and step violations name
+	where      where           // the phase and step violations name
+	reported   map[string]bool // "rule object" of the violations reported after a step
 	events     []RecordedEvent
 	writes     writeCounts
 	calls      int // every call that got through, for Run mode's idle detection
@@ -132,12 +133,18 @@ type orphanRecord struct {
 }
 
 // untouchedObject is an object no federation manages, seeded in a member: it must end as it
-// started.
+// started (its status aside: the members' simulated controllers write it).
 type untouchedObject struct {
 	cluster  string
 	gvr      schema.GroupVersionResource
 	ns, name string
-	rv       string
+	uid      string
+	state    string // its metadata's labels, annotations, generation and deletion, and its spec or data
+}
+
+// untouchedState is what of obj must not change: all but its status.
+func untouchedState(obj *unstructured.Unstructured) string {
+	return fmt.Sprintf("%v %v %d %v %v %v", obj.GetLabels(), obj.GetAnnotations(), obj.GetGeneration(), obj.GetDeletionTimestamp(), obj.Object["spec"], obj.Object["data"])
 }
 
 // NewWorld builds the host, the fleet and the clock of cfg, with the Clusters registered on the
@@ -147,21 +154,21 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		return nil, err
 	}
 	w := &World{
-		Config:    cfg,
-		Clock:     clocktesting.NewFakeClock(startTime()),
-		Host:      fake.NewHost("host"),
-		Fleet:     fake.NewFleet(),
-		latency:   map[string]time.Duration{},
-		leaving:   map[string]bool{},
-		removed:   map[string]*fake.Cluster{},
-		joining:   map[string]int{},
-		index:     map[string]int{},
-		slowness:  map[string]time.Duration{},
-		migrated:  map[string]bool{},
+		Config:        cfg,
+		Clock:         clocktesting.NewFakeClock(startTime()),
+		Host:          fake.NewHost("host"),
+		Fleet:         fake.NewFleet(),
+		latency:       map[string]time.Duration{},
+		leaving:       map[string]bool{},
+		removed:       map[string]*fake.Cluster{},
+		joining:       map[string]int{},
+		index:         map[string]int{},
+		slowness:      map[string]time.Duration{},
+		migrated:      map[string]bool{},
 		validPolicies: map[string]propagation.Policy{},
-		partition: map[string]bool{},
-		tainted:   map[string]bool{},
-		failover:  newFailoverWatch(),
+		partition:     map[string]bool{},
+		tainted:       map[string]bool{},
+		failover:      newFailoverWatch(),
 	}
 	if cfg.TraceWrites {
 		w.trace = cfg.Logf
