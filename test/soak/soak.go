@@ -224,7 +224,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 // takes at most Config.MaxRounds rounds; not settling is a violation. sample, when set, runs
 // after every round (violations then name the round as the step).
 func settle(ctx context.Context, w *World, d driver, phase string, sample func()) (int, error) {
-	quiet := 0
+	quiet, last := 0, ""
 	for i := 1; i <= w.Config.MaxRounds; i++ {
 		w.at(phase, i)
 		step := w.Config.RoundStep
@@ -240,6 +240,7 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func()
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
 		left, coming := w.deleting(), w.recovering()
+		last = fmt.Sprintf("the last round's writes: %s; still being deleted: %v; not Ready yet: %v", strings.Join(wc.which, "; "), left, coming)
 		if wc.members+wc.host > 0 || len(left) > 0 || len(coming) > 0 {
 			if len(left) > 0 {
 				w.Config.Logf("%s: round %d: still being deleted: %v", phase, i, left)
@@ -257,7 +258,7 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func()
 		}
 	}
 	w.at(phase, -1)
-	w.violate(RuleSettles, "the control plane", "still writing after %d rounds", w.Config.MaxRounds)
+	w.violate(RuleSettles, "the control plane", "still writing after %d rounds (%s)", w.Config.MaxRounds, last)
 	if w.Config.Goroutines != "" {
 		if err := dumpGoroutines(w.Config.Goroutines); err != nil {
 			w.Config.Logf("%s: goroutines: %v", phase, err)
@@ -299,7 +300,7 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 			return err
 		}
 		if wc := w.takeWrites(); wc.members+wc.host > 0 {
-			w.violate(RuleForeignAnnotations, "the control plane", "round %d after other controllers' annotations made %d member and %d host writes, want none", i, wc.members, wc.host)
+			w.violate(RuleForeignAnnotations, "the control plane", "round %d after other controllers' annotations made %d member and %d host writes, want none: %s", i, wc.members, wc.host, strings.Join(wc.which, "; "))
 		}
 	}
 	return nil

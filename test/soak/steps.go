@@ -401,7 +401,9 @@ func secretPlacesOf(s stepState) map[string]secretPlaces {
 		out[ref] = p
 	}
 	for key, u := range s.host {
-		if !strings.HasPrefix(key, federation.DeploymentType.FederatedResource+" ") || u.GetDeletionTimestamp() != nil {
+		// A workload being deleted counts too: its copies run until sync removes them, and
+		// they need what they refer to.
+		if !strings.HasPrefix(key, federation.DeploymentType.FederatedResource+" ") {
 			continue
 		}
 		fed, err := federation.FederatedObjectFromUnstructured(u)
@@ -491,8 +493,8 @@ func (w *World) checkSecrets(prev, cur stepState) {
 			w.violate(RuleSecretExcluded, what, "sent to a cluster its own placement excludes (own placement selects %v; referred to there: %t)",
 				sortedKeys(after.own), after.referenced[cluster] || before.referenced[cluster])
 		case !before.own[cluster] && !after.own[cluster] && !before.referenced[cluster] && !after.referenced[cluster]:
-			w.violate(RuleSecretReferenced, what, "sent where neither its own placement (%v) nor a workload that refers to it there after overrides is placed (referred to in %v)",
-				sortedKeys(after.own), sortedKeys(after.referenced))
+			w.violate(RuleSecretReferenced, what, "sent where neither its own placement (%v) nor a workload that refers to it there after overrides is placed (referred to in %v); workloads that refer to it: %s",
+				sortedKeys(after.own), sortedKeys(after.referenced), referrers(cur, ns, name))
 		}
 	}
 }
@@ -625,4 +627,31 @@ func (w *World) step() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.where.step
+}
+
+// referrers describes, for a violation, the workloads of namespace ns whose template refers to
+// Secret name: their clusters (dependencies.Clusters), whether they are being deleted, and
+// whether they propagate their dependencies.
+func referrers(s stepState, ns, name string) string {
+	var out []string
+	for _, k := range sortedKeys(s.host) {
+		u := s.host[k]
+		if !strings.HasPrefix(k, federation.DeploymentType.FederatedResource+" ") || u.GetNamespace() != ns {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			continue
+		}
+		refs, _ := dependencies.Builtin()[federation.DeploymentType.Target](fed.Spec.Template.Object)
+		if !slices.ContainsFunc(refs, func(r dependencies.Reference) bool { return r.Kind == dependencies.KindSecret && r.Name == name }) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (propagateDependencies %t, deleting %t, generated-by %q, clusters %v)", fed.Name, fed.Spec.PropagateDependencies,
+			fed.DeletionTimestamp != nil, fed.Labels[federation.GeneratedByLabel], dependencies.Clusters(fed)))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
