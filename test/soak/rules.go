@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -159,6 +160,9 @@ func (w *World) at(phase string, step int) {
 func (w *World) violate(rule Rule, object, format string, args ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if slices.Contains(w.Config.Skip, rule) {
+		return
+	}
 	if w.where.step >= 0 {
 		k := string(rule) + " " + object
 		if w.reported[k] {

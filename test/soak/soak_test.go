@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -28,6 +29,7 @@ var (
 	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
 	goroutines   = flag.String("soak.goroutines", "", "file for every goroutine's stack when the control plane does not settle")
 	shardsFlag   = flag.Int("shards", 0, "control planes sharing the host (0: the default, 2)")
+	skipFlag     = flag.String("soak.skip", "", "rules left out, comma-separated (every rule is on by default)")
 )
 
 // TestMain checks, after every test, that no goroutine is left: every loop's Run, every
@@ -50,6 +52,11 @@ func seeds() []uint64 {
 func config(t *testing.T, seed uint64, run bool) soak.Config {
 	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines,
 		Shards: *shardsFlag}
+	for _, r := range strings.Split(*skipFlag, ",") {
+		if r != "" {
+			cfg.Skip = append(cfg.Skip, soak.Rule(r))
+		}
+	}
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag
