@@ -291,6 +291,15 @@ func (w *World) sample(events []Event) {
 				f.windows[windowKey{key, c}] = win
 			}
 		}
+		// An application failover moves the workload away from a cluster where it is
+		// unhealthy as gracefully as a drain: its window opens with the eviction.
+		for _, c := range sortedKeys(o.evictions) {
+			_, had := p.evictions[c]
+			_, open := f.windows[windowKey{key, c}]
+			if pc, ok := p.copies[c]; same && !had && !open && o.evictions[c].Reason == federation.EvictionApplication && ok && pc.managed && !pc.deleting {
+				f.windows[windowKey{key, c}] = &drainWindow{since: step, floor: min(p.desired, floorBefore(p))}
+			}
+		}
 		// Capacity, while a drained cluster's eviction lasts.
 		for _, c := range sortedClusters(f.windows, key) {
 			wk := windowKey{key, c}
@@ -325,7 +334,7 @@ func (w *World) sample(events []Event) {
 			default:
 				f.checks++
 				if available < win.floor {
-					w.violate(RuleCapacityFloor, where(key), "capacity dropped while %s drains (since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
+					w.violate(RuleCapacityFloor, where(key), "capacity dropped while %s's replicas leave it (drained or failed over, since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
 						c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
 				}
 			}
