@@ -156,17 +156,17 @@ func (w *World) noteUnselected(prev, cur stepState) {
 func (w *World) generatedCopies(s stepState) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	typ := federation.DeploymentType
-	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
-		if propagation.Generated(u) && u.GetDeletionTimestamp() == nil {
-			out[objectRef(u.GetNamespace(), u.GetName())] = map[string]string{}
+	for _, u := range s.fed[typ.Federated.Kind] {
+		if !propagation.Generated(u) || u.GetDeletionTimestamp() != nil {
+			continue
 		}
-	}
-	for name, m := range s.members {
-		for _, obj := range m.Objects(typ.TargetGVR()) {
-			if copies, ok := out[objectRef(obj.GetNamespace(), obj.GetName())]; ok && managed(obj) {
+		copies := map[string]string{}
+		for name, m := range s.members {
+			if obj, err := m.Peek(typ.TargetGVR(), u.GetNamespace(), u.GetName()); err == nil && managed(obj) {
 				copies[name] = string(obj.GetUID())
 			}
 		}
+		out[objectRef(u.GetNamespace(), u.GetName())] = copies
 	}
 	return out
 }

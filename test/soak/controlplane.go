@@ -134,14 +134,17 @@ func (l *loops) Round(ctx context.Context) error {
 	natives := union(keysOf(w, deploymentsGVR), keysOf(w, federation.DeploymentType.FederatedGVR()))
 	l.each(ctx, "propagation", natives, func(s *loopSet) reconciler { return s.propagation })
 	l.each(ctx, "dependencies", namespacesOf(w), func(s *loopSet) reconciler { return s.dependencies })
+	keys := make([][]federation.Key, len(kinds()))
 	for i, typ := range kinds() {
-		keys := keysOf(w, typ.FederatedGVR())
-		l.each(ctx, "scheduler/"+typ.Federated.Kind, keys, func(s *loopSet) reconciler { return s.schedulers[i] })
-		l.each(ctx, "sync/"+typ.Federated.Kind, keys, func(s *loopSet) reconciler { return s.syncers[i] })
+		keys[i] = keysOf(w, typ.FederatedGVR())
+		l.each(ctx, "scheduler/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.schedulers[i] })
+		l.each(ctx, "sync/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.syncers[i] })
 		l.each(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusters, func(s *loopSet) reconciler { return clusterPass{s.syncers[i]} })
 	}
+	// Nothing after the propagation and dependencies loops makes federated objects: the
+	// collectors pass over the same keys (one deleted meanwhile is NotFound to them).
 	for i, typ := range kinds() {
-		l.each(ctx, "status/"+typ.Federated.Kind, keysOf(w, typ.FederatedGVR()), func(s *loopSet) reconciler { return s.collectors[i] })
+		l.each(ctx, "status/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.collectors[i] })
 	}
 	l.each(ctx, "dns", keysOf(w, dnsrecord.ServiceDNSRecordGVR), func(s *loopSet) reconciler { return s.dns })
 	return ctx.Err()

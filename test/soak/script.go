@@ -181,6 +181,7 @@ type generator struct {
 	isolated  bool
 	migrating []Event // KubeFed's objects, migrated in an episode
 	broken    *Event  // the policy the episode made invalid, to mend
+	drained   string  // the cluster the drain episode drained
 }
 
 // on returns the features the script uses: all but those f leaves out.

@@ -130,14 +130,17 @@ func (g *generator) kubeFed() []Event {
 type episodes struct {
 	unjoin, rejoin, migrate, invalid, mend int
 	calm, isolate, healFrom                int
+	drain, undrain                         int
 }
 
 func (g *generator) episodes() episodes {
 	n := g.cfg.Steps
-	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1}
+	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1, drain: -1, undrain: -1}
 	if n < 8 {
 		return e
 	}
+	e.drain = 1 + g.r.IntN(n/3)
+	e.undrain = e.drain + 5
 	if g.on.Rejoin {
 		e.unjoin = 1 + g.r.IntN(n/4)
 		e.rejoin = e.unjoin + 4
@@ -159,6 +162,11 @@ func (g *generator) episodes() episodes {
 // episode returns the events of the episodes at step i.
 func (g *generator) episode(ep episodes, i int) []Event {
 	var out []Event
+	if (i == ep.drain || i == ep.undrain) && !g.isolated {
+		if e, ok := g.drainEpisode(i == ep.drain); ok {
+			out = append(out, e)
+		}
+	}
 	switch i {
 	case ep.unjoin:
 		if len(g.clusters) > 3 {
@@ -216,6 +224,25 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		}
 	}
 	return out
+}
+
+// drainEpisode drains a cluster that is not drained (on), or ends the drain it began.
+func (g *generator) drainEpisode(on bool) (Event, bool) {
+	if !on {
+		c := g.drained
+		g.drained = ""
+		if c == "" || !g.tainted[c] {
+			return Event{}, false
+		}
+		delete(g.tainted, c)
+		return Event{Op: OpTaint, Cluster: c, Value: 0}, true
+	}
+	c := g.cluster()
+	if g.tainted[c] {
+		return Event{}, false
+	}
+	g.tainted[c], g.drained = true, c
+	return Event{Op: OpTaint, Cluster: c, Value: 1}, true
 }
 
 // somePolicy picks a live policy, as last written.

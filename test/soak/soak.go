@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	hour := w.takeWrites()
 	res.HourHostWrites, res.HourMemberWrites, res.HourClusterWrites = hour.host, hour.members, hour.clusters
 	if hour.host+hour.members > 0 {
-		w.violate(RuleQuietHour, "the control plane", "%d host and %d member writes, want none: %s", hour.host, hour.members, strings.Join(hour.which, "; "))
+		w.violate(RuleQuietHour, "the control plane", "%d host and %d member writes, want none: %s", hour.host, hour.members, hour.named())
 	}
 	if limit := 12 * len(w.Fleet.Names()); hour.clusters > limit {
 		w.violate(RuleQuietHour, "the cluster monitor", "%d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)
@@ -224,7 +224,8 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 // takes at most Config.MaxRounds rounds; not settling is a violation. sample, when set, runs
 // after every round (violations then name the round as the step).
 func settle(ctx context.Context, w *World, d driver, phase string, sample func()) (int, error) {
-	quiet, last := 0, ""
+	quiet := 0
+	var last func() string
 	for i := 1; i <= w.Config.MaxRounds; i++ {
 		w.at(phase, i)
 		step := w.Config.RoundStep
@@ -240,7 +241,9 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func()
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
 		left, coming := w.deleting(), w.recovering()
-		last = fmt.Sprintf("the last round's writes: %s; still being deleted: %v; not Ready yet: %v", strings.Join(wc.which, "; "), left, coming)
+		last = func() string {
+			return fmt.Sprintf("the last round's writes: %s; still being deleted: %v; not Ready yet: %v", wc.named(), left, coming)
+		}
 		if wc.members+wc.host > 0 || len(left) > 0 || len(coming) > 0 {
 			if len(left) > 0 {
 				w.Config.Logf("%s: round %d: still being deleted: %v", phase, i, left)
@@ -258,7 +261,7 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func()
 		}
 	}
 	w.at(phase, -1)
-	w.violate(RuleSettles, "the control plane", "still writing after %d rounds (%s)", w.Config.MaxRounds, last)
+	w.violate(RuleSettles, "the control plane", "still writing after %d rounds (%s)", w.Config.MaxRounds, last())
 	if w.Config.Goroutines != "" {
 		if err := dumpGoroutines(w.Config.Goroutines); err != nil {
 			w.Config.Logf("%s: goroutines: %v", phase, err)
@@ -300,7 +303,7 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 			return err
 		}
 		if wc := w.takeWrites(); wc.members+wc.host > 0 {
-			w.violate(RuleForeignAnnotations, "the control plane", "round %d after other controllers' annotations made %d member and %d host writes, want none: %s", i, wc.members, wc.host, strings.Join(wc.which, "; "))
+			w.violate(RuleForeignAnnotations, "the control plane", "round %d after other controllers' annotations made %d member and %d host writes, want none: %s", i, wc.members, wc.host, wc.named())
 		}
 	}
 	return nil

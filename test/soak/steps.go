@@ -46,6 +46,8 @@ type stepState struct {
 	// generated is, by namespace/name of the objects policies generated, the uid of their
 	// managed member copies per cluster.
 	generated map[string]map[string]string
+	// fed is every federated object, by kind.
+	fed map[string][]*unstructured.Unstructured
 }
 
 // scheduleView is an object's status.schedule as the outage rule compares it.
@@ -59,16 +61,21 @@ type scheduleView struct {
 // stepState reads the fakes.
 func (w *World) stepState() stepState {
 	s := stepState{members: w.members(), claims: map[string]string{}, secrets: map[string]string{}, kubeFed: map[string]string{},
-		schedules: w.schedules(), blocked: map[string]map[string]bool{}, host: map[string]*unstructured.Unstructured{}}
+		blocked: map[string]map[string]bool{}, host: map[string]*unstructured.Unstructured{}, fed: w.federatedObjects()}
+	s.schedules = schedulesOf(s.fed)
 	for _, u := range w.Host.Objects(federation.ClusterGVR) {
 		if cl, err := federation.ClusterFromUnstructured(u); err == nil {
 			s.clusters = append(s.clusters, *cl)
 		}
 	}
-	for _, gvr := range []schema.GroupVersionResource{secretsGVR, claimsGVR, federation.SecretType.FederatedGVR(),
-		federation.PersistentVolumeClaimType.FederatedGVR(), federation.DeploymentType.FederatedGVR(), federation.ReplicaSchedulingPreferenceGVR} {
+	for _, gvr := range []schema.GroupVersionResource{secretsGVR, claimsGVR} {
 		for _, u := range w.Host.Objects(gvr) {
 			s.host[gvr.Resource+" "+objectRef(u.GetNamespace(), u.GetName())] = u
+		}
+	}
+	for _, typ := range []federation.TypeConfig{federation.SecretType, federation.PersistentVolumeClaimType, federation.DeploymentType} {
+		for _, u := range s.fed[typ.Federated.Kind] {
+			s.host[typ.FederatedResource+" "+objectRef(u.GetNamespace(), u.GetName())] = u
 		}
 	}
 	for name, m := range s.members {
@@ -98,27 +105,45 @@ func (w *World) stepState() stepState {
 	return s
 }
 
+// federatedObjects reads every federated object of the host, by kind.
+func (w *World) federatedObjects() map[string][]*unstructured.Unstructured {
+	out := map[string][]*unstructured.Unstructured{}
+	for _, typ := range kinds() {
+		out[typ.Federated.Kind] = w.Host.Objects(typ.FederatedGVR())
+	}
+	return out
+}
+
 // schedules reads every federated object's schedule.
-func (w *World) schedules() map[string]scheduleView {
+func (w *World) schedules() map[string]scheduleView { return schedulesOf(w.federatedObjects()) }
+
+// schedulesOf is every object's schedule, of fed (by kind).
+func schedulesOf(fed map[string][]*unstructured.Unstructured) map[string]scheduleView {
 	out := map[string]scheduleView{}
 	for _, typ := range kinds() {
-		for _, u := range w.Host.Objects(typ.FederatedGVR()) {
-			fed, err := federation.FederatedObjectFromUnstructured(u)
-			if err != nil || fed.DeletionTimestamp != nil {
+		for _, u := range fed[typ.Federated.Kind] {
+			if u.GetDeletionTimestamp() != nil {
 				continue
 			}
-			v := scheduleView{uid: string(fed.UID), generated: fed.Labels[federation.GeneratedByLabel]}
-			if s := fed.Status.Schedule; s != nil {
+			v := scheduleView{uid: string(u.GetUID()), generated: u.GetLabels()[federation.GeneratedByLabel]}
+			if _, ok, _ := unstructured.NestedMap(u.Object, "status", "schedule"); ok {
 				v.replicas = map[string]int64{}
-				for _, c := range s.Clusters {
-					v.replicas[c.Name] = c.Replicas
+				cl, _, _ := unstructured.NestedSlice(u.Object, "status", "schedule", "clusters")
+				for _, c := range cl {
+					m, _ := c.(map[string]any)
+					name, _ := m["name"].(string)
+					n, _, _ := unstructured.NestedInt64(m, "replicas")
+					v.replicas[name] = n
 				}
-				for _, e := range s.Evictions {
-					v.evictions = append(v.evictions, e.Cluster)
+				ev, _, _ := unstructured.NestedSlice(u.Object, "status", "schedule", "evictions")
+				for _, e := range ev {
+					m, _ := e.(map[string]any)
+					name, _ := m["cluster"].(string)
+					v.evictions = append(v.evictions, name)
 				}
 				slices.Sort(v.evictions)
 			}
-			out[typ.Federated.Kind+" "+objectRef(fed.Namespace, fed.Name)] = v
+			out[typ.Federated.Kind+" "+objectRef(u.GetNamespace(), u.GetName())] = v
 		}
 	}
 	return out
@@ -129,31 +154,26 @@ func (w *World) schedules() map[string]scheduleView {
 // cannot propagate there: the scheduler knows.
 func (w *World) readBlocked(s *stepState) {
 	typ := federation.DeploymentType
-	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
-		if _, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName()); err != nil {
-			continue
-		}
-		fed, err := federation.FederatedObjectFromUnstructured(u)
-		if err != nil {
-			continue
-		}
-		for _, e := range fed.Status.Clusters {
-			if e.Propagation != fedsync.ReasonAlreadyExists && e.Propagation != fedsync.ReasonManagedByOther {
+	for _, u := range s.fed[typ.Federated.Kind] {
+		entries, _, _ := unstructured.NestedSlice(u.Object, "status", "clusters")
+		for _, x := range entries {
+			e, _ := x.(map[string]any)
+			cluster, _ := e["name"].(string)
+			if p := e["propagation"]; p != fedsync.ReasonAlreadyExists && p != fedsync.ReasonManagedByOther || s.members[cluster] == nil {
 				continue
 			}
-			m := s.members[e.Name]
-			if m == nil {
-				continue
+			if _, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName()); err != nil {
+				break // not divided
 			}
-			obj, err := m.Peek(typ.TargetGVR(), fed.Namespace, fed.Name)
+			obj, err := s.members[cluster].Peek(typ.TargetGVR(), u.GetNamespace(), u.GetName())
 			if err != nil || managed(obj) || w.adoptable(typ, obj) {
 				continue
 			}
-			k := typ.Federated.Kind + " " + objectRef(fed.Namespace, fed.Name)
+			k := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
 			if s.blocked[k] == nil {
 				s.blocked[k] = map[string]bool{}
 			}
-			s.blocked[k][e.Name] = true
+			s.blocked[k][cluster] = true
 		}
 	}
 }
@@ -239,26 +259,21 @@ func (w *World) checkUntouched() {
 // systemNamespaces are the namespaces nothing is federated from or into.
 var systemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
 
-// checkSystemNamespaces: no federated object in a system namespace on the host, and no
-// managed object in one in a member (RuleSystemNamespaces).
+// checkSystemNamespaces: no federated object in a system namespace on the host, and none of
+// its member copies managed (RuleSystemNamespaces).
 func (w *World) checkSystemNamespaces(s stepState) {
 	for _, typ := range kinds() {
 		if !typ.Namespaced {
 			continue
 		}
-		for _, ns := range systemNamespaces {
-			for _, u := range w.Host.Objects(typ.FederatedGVR()) {
-				if u.GetNamespace() == ns {
-					w.violate(RuleSystemNamespaces, typ.Federated.Kind+" "+objectRef(ns, u.GetName()), "federated on the host from a system namespace (labels %v, annotations %v)", u.GetLabels(), u.GetAnnotations())
-				}
+		for _, u := range s.fed[typ.Federated.Kind] {
+			if !slices.Contains(systemNamespaces, u.GetNamespace()) {
+				continue
 			}
-		}
-	}
-	for _, name := range sortedKeys(s.members) {
-		for _, typ := range kinds() {
-			for _, u := range s.members[name].Objects(typ.TargetGVR()) {
-				if slices.Contains(systemNamespaces, u.GetNamespace()) && managed(u) {
-					w.violate(RuleSystemNamespaces, memberRef(typ.Target.Kind, u, name), "managed by the federation in a system namespace")
+			w.violate(RuleSystemNamespaces, typ.Federated.Kind+" "+objectRef(u.GetNamespace(), u.GetName()), "federated on the host from a system namespace (labels %v, annotations %v)", u.GetLabels(), u.GetAnnotations())
+			for _, name := range sortedKeys(s.members) {
+				if obj, err := s.members[name].Peek(typ.TargetGVR(), u.GetNamespace(), u.GetName()); err == nil && managed(obj) {
+					w.violate(RuleSystemNamespaces, memberRef(typ.Target.Kind, obj, name), "managed by the federation in a system namespace")
 				}
 			}
 		}

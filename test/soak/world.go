@@ -107,7 +107,31 @@ type writeCounts struct {
 	members  int
 	// which names the first host and member writes (maxNamedWrites), for a violation that
 	// wants none: the cluster, verb, resource and object, and what a status write changed.
-	which []string
+	which []namedWrite
+}
+
+// namedWrite is a write writeCounts names: what it was, and for a status write the status
+// stored before it and the one written (diffed only when a violation names the write).
+type namedWrite struct {
+	what          string
+	before, after any
+	status        bool
+}
+
+func (n namedWrite) String() string {
+	if !n.status {
+		return n.what
+	}
+	return n.what + " (status -stored +written:\n" + cmp.Diff(n.before, n.after) + ")"
+}
+
+// named lists the writes wc names, one after the other.
+func (wc writeCounts) named() string {
+	out := make([]string, 0, len(wc.which))
+	for _, n := range wc.which {
+		out = append(out, n.String())
+	}
+	return strings.Join(out, "; ")
 }
 
 // maxNamedWrites is how many writes writeCounts.which names.
@@ -317,7 +341,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 			w.writes.host++
 		}
 		if gvr != federation.ClusterGVR && len(w.writes.which) < maxNamedWrites {
-			w.writes.which = append(w.writes.which, fmt.Sprintf("%s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName)))
+			w.writes.which = append(w.writes.which, namedWrite{what: fmt.Sprintf("%s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName))})
 		}
 		trace := w.trace
 		w.mu.Unlock()
@@ -624,11 +648,11 @@ func (w *World) nameStatusDiff(ctx context.Context, next federation.ClusterClien
 	if err != nil {
 		return
 	}
-	diff := cmp.Diff(cur.Object["status"], obj.Object["status"])
+	after := runtime.DeepCopyJSONValue(obj.Object["status"])
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if i := n - 1; i < len(w.writes.which) && strings.HasSuffix(w.writes.which[i], objectRef(obj.GetNamespace(), obj.GetName())) {
-		w.writes.which[i] += " (status -stored +written:\n" + diff + ")"
+	if i := n - 1; i < len(w.writes.which) && strings.HasSuffix(w.writes.which[i].what, objectRef(obj.GetNamespace(), obj.GetName())) {
+		w.writes.which[i].before, w.writes.which[i].after, w.writes.which[i].status = cur.Object["status"], after, true
 	}
 }
 
