@@ -267,7 +267,7 @@ func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) 
 				continue
 			}
 			obj, err := c.Peek(typ.TargetGVR(), ns, name)
-			if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" {
+			if err != nil || !managed(obj) {
 				continue
 			}
 			w.mu.Lock()
@@ -306,7 +306,7 @@ func (w *World) memberWrite(typ federation.TypeConfig, e Event) error {
 	ns, name := memberName(typ, e.Key)
 	gvr := typ.TargetGVR()
 	obj, err := m.Peek(gvr, ns, name)
-	if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" || obj.GetDeletionTimestamp() != nil {
+	if err != nil || !managed(obj) || obj.GetDeletionTimestamp() != nil {
 		return errGone // nothing of ours there to touch
 	}
 	switch e.Op {

@@ -98,8 +98,10 @@ func revisionOf(u *unstructured.Unstructured) int64 {
 	return n
 }
 
+// managed reports whether u carries this federation's identity (the loops' default,
+// federation.ManagedByValue): another federation's objects are not this one's.
 func managed(u *unstructured.Unstructured) bool {
-	return u != nil && u.GetLabels()[federation.ManagedByLabel] != ""
+	return u != nil && u.GetLabels()[federation.ManagedByLabel] == federation.ManagedByValue
 }
 
 // checkType checks every federated object of typ against its members.
@@ -178,7 +180,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			c.violate(RulePlacedRuns, name, "placed in %s, absent there (entry %+v)", cname, e)
 		case !managed(obj):
 			collisions++
-			if e.Propagation != fedsync.ReasonAlreadyExists {
+			if e.Propagation != fedsync.ReasonAlreadyExists && e.Propagation != fedsync.ReasonManagedByOther {
 				c.violate(RuleStatusMatches, name, "%s holds an object no federation manages, propagation %q", cname, e.Propagation)
 			}
 		default:

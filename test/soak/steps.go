@@ -199,6 +199,7 @@ func (w *World) stepRules(events []Event) {
 	prev, cur := w.steps.prev, w.stepState()
 	touched := touchedBy(events)
 	w.checkUntouched()
+	w.checkUserMade()
 	w.checkSystemNamespaces(cur)
 	w.checkClaims(prev, cur)
 	w.checkSecrets(prev, cur)

@@ -91,6 +91,7 @@ type World struct {
 	migrated      map[string]bool               // "Kind namespace/name" of the migrated objects
 	outage        *outage                       // the control plane cut off from every member
 	unselected    []unselectedCopy              // copies of native Deployments no policy selects any more
+	userMade      []userObject                  // the user's objects on the host
 	steps         stepWatch                     // what the rules after every step compare with
 }
 
@@ -355,8 +356,8 @@ func (w *World) installHooks(c *fake.Cluster) {
 		if err != nil {
 			return
 		}
-		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok && !w.releasedCopy(gvr, cur) && !w.adoptableCopy(gvr, cur) {
-			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object no federation manages", verb)
+		if !managed(cur) && !w.releasedCopy(gvr, cur) && !w.adoptableCopy(gvr, cur) {
+			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object that is not this federation's (managed-by %q)", verb, cur.GetLabels()[federation.ManagedByLabel])
 		}
 	}
 	c.SetHooks(fake.Hooks{
