@@ -38,6 +38,17 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// skipped is the rules -soak.skip leaves out.
+func skipped() []soak.Rule {
+	var out []soak.Rule
+	for _, r := range strings.Split(*skipFlag, ",") {
+		if r != "" {
+			out = append(out, soak.Rule(r))
+		}
+	}
+	return out
+}
+
 func seeds() []uint64 {
 	if *seedFlag >= 0 {
 		return []uint64{uint64(*seedFlag)}
@@ -52,11 +63,7 @@ func seeds() []uint64 {
 func config(t *testing.T, seed uint64, run bool) soak.Config {
 	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines,
 		Shards: *shardsFlag}
-	for _, r := range strings.Split(*skipFlag, ",") {
-		if r != "" {
-			cfg.Skip = append(cfg.Skip, soak.Rule(r))
-		}
-	}
+	cfg.Skip = skipped()
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag
