@@ -182,6 +182,7 @@ type generator struct {
 	migrating []Event // KubeFed's objects, migrated in an episode
 	broken    *Event  // the policy the episode made invalid, to mend
 	drained   string  // the cluster the drain episode drained
+	deleted   *Event  // the policy the episode deleted, to make again
 }
 
 // on returns the features the script uses: all but those f leaves out.

@@ -131,11 +131,12 @@ type episodes struct {
 	unjoin, rejoin, migrate, invalid, mend int
 	calm, isolate, healFrom                int
 	drain, undrain                         int
+	unselect, reselect                     int
 }
 
 func (g *generator) episodes() episodes {
 	n := g.cfg.Steps
-	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1, drain: -1, undrain: -1}
+	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1, drain: -1, undrain: -1, unselect: -1, reselect: -1}
 	if n < 8 {
 		return e
 	}
@@ -151,6 +152,10 @@ func (g *generator) episodes() episodes {
 	if g.on.Policies {
 		e.invalid = g.r.IntN(n / 2)
 		e.mend = e.invalid + 3
+		// The policy for every Deployment goes, and with it the only policy of some:
+		// their copies stay, no longer managed.
+		e.unselect = n/4 + g.r.IntN(n/3)
+		e.reselect = e.unselect + 6
 	}
 	if g.on.Outage && n >= 16 {
 		e.isolate = e.rejoin + 8 + g.r.IntN(max(1, n/3-8))
@@ -199,6 +204,17 @@ func (g *generator) episode(ep episodes, i int) []Event {
 			g.live[e.Kind] = append(g.live[e.Kind], e.Key)
 		}
 		g.migrating = nil
+	}
+	every := kindCPP + "/" + (federation.Key{Name: everyDeployment}).String()
+	if i == ep.unselect {
+		if e, ok := g.policies[every]; ok {
+			delete(g.policies, every)
+			g.deleted = &e
+			out = append(out, Event{Op: OpPolicyDelete, Kind: e.Kind, Key: e.Key})
+		}
+	} else if i == ep.reselect && g.deleted != nil {
+		out = append(out, g.policy(g.deleted.Kind, g.deleted.Key))
+		g.deleted = nil
 	}
 	if i == ep.invalid {
 		if e, ok := g.somePolicy(); ok {
