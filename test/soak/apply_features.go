@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -284,12 +283,4 @@ func (w *World) migratedObject(typ federation.TypeConfig, ns, name string) bool 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.migrated[typ.Federated.Kind+" "+objectRef(ns, name)]
-}
-
-// copyMap clones a map (nil stays nil).
-func copyMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return nil
-	}
-	return maps.Clone(m)
 }
