@@ -397,7 +397,18 @@ func keepsClaim(in PlanInput) bool {
 // (in.Adopt), a copy the object released earlier (releasedBy), or KubeFed's object for an
 // object migrated from KubeFed (fromKubeFed).
 func mayAdopt(in PlanInput, live *unstructured.Unstructured) bool {
-	return in.Adopt || releasedBy(live, in.Object) || fromKubeFed(live, in.Object)
+	return Adoptable(live, in.Object, in.Adopt)
+}
+
+// Adoptable reports whether sync may take over live, a member object of fed's name that no
+// federation manages: adopt (the Syncer's policy, or fed's federation.AdoptAnnotation), a
+// copy fed released earlier (federation.ReleasedAnnotation holds its uid), or the object
+// KubeFed made for fed, migrated from KubeFed (federation.MigratedFromAnnotation, and
+// federation.KubeFedManagedLabel "true" on live). It is the rule [Plan] follows, for anyone
+// who must tell a write sync may make from one it never makes (a test harness guarding
+// members' objects).
+func Adoptable(live *unstructured.Unstructured, fed *federation.FederatedObject, adopt bool) bool {
+	return adopt || releasedBy(live, fed) || fromKubeFed(live, fed)
 }
 
 // fromKubeFed reports whether live is the member object KubeFed made for fed: fed was

@@ -13,7 +13,6 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/migrate"
-	"github.com/fedkit/fedkit/propagation"
 )
 
 // applyFeature carries out the events of the features (see [Features]); ok is false for an
@@ -25,7 +24,6 @@ func (w *World) applyFeature(ctx context.Context, e Event) (ok bool, err error) 
 	case OpPolicyInvalid:
 		return true, w.breakPolicy(ctx, e)
 	case OpPolicyDelete:
-		w.policyGone(e.Kind, e.Key)
 		return true, w.userDelete(ctx, policyGVR(e.Kind), e.Key.Namespace, e.Key.Name)
 	case OpNative:
 		return true, w.writeNative(ctx, nativeObject(e.Kind, e.Key, e.Value, e.Deps, e.Target))
@@ -45,7 +43,7 @@ func (w *World) applyFeature(ctx context.Context, e Event) (ok bool, err error) 
 	return false, nil
 }
 
-// writePolicy creates policy u, or replaces its spec, and remembers its last valid version.
+// writePolicy creates policy u, or replaces its spec.
 func (w *World) writePolicy(ctx context.Context, e Event, u *unstructured.Unstructured) error {
 	gvr := policyGVR(e.Kind)
 	err := w.userEdit(ctx, gvr, u.GetNamespace(), u.GetName(), func(cur *unstructured.Unstructured) bool {
@@ -61,11 +59,7 @@ func (w *World) writePolicy(ctx context.Context, e Event, u *unstructured.Unstru
 	if apierrors.IsInvalid(err) {
 		return errGone // the API server refused it: nothing changed
 	}
-	if err != nil {
-		return err
-	}
-	w.notePolicy(e.Kind, e.Key)
-	return nil
+	return err
 }
 
 // breakPolicy makes a policy invalid in a way the API server's schema accepts (when it
@@ -78,44 +72,7 @@ func (w *World) breakPolicy(ctx context.Context, e Event) error {
 	if apierrors.IsInvalid(err) {
 		return errGone
 	}
-	if err == nil {
-		w.notePolicy(e.Kind, e.Key)
-	}
 	return err
-}
-
-// notePolicy records the policy as stored now, when fedkit's validation accepts it: the last
-// valid version, which keeps deciding while a later one is invalid.
-func (w *World) notePolicy(kind string, key federation.Key) {
-	u, err := w.Host.Peek(policyGVR(kind), key.Namespace, key.Name)
-	if err != nil {
-		return
-	}
-	p, err := propagation.DecodePolicy(u)
-	if err != nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.validPolicies[kind+"/"+key.String()] = p
-}
-
-// policyGone forgets a deleted policy's last valid version.
-func (w *World) policyGone(kind string, key federation.Key) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.validPolicies, kind+"/"+key.String())
-}
-
-// lastValidPolicies returns the last valid version of every policy, sorted by kind and key.
-func (w *World) lastValidPolicies() []propagation.Policy {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []propagation.Policy
-	for _, k := range sortedKeys(w.validPolicies) {
-		out = append(out, w.validPolicies[k])
-	}
-	return out
 }
 
 // writeNative creates a native object on the host, or replaces its content (a claim's spec

@@ -300,9 +300,10 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			staying = append(staying, cl)
 		}
 	}
-	d, err := placement.Evaluate(p, staying)
+	pin := placement.Input{Placement: p, Clusters: staying}
+	d, err := placement.Place(pin)
 	// The clusters the dependencies loop says dependent workloads run in (placement's Require).
-	d.Require(federation.RequiredClusters(fed.Annotations), staying)
+	d.Require(federation.RequiredClusters(fed.Annotations), pin)
 	sel := d.Names()
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
 		c.violate(RuleScheduleFollowsPlacement, name, "placement: %v", err)

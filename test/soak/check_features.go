@@ -6,6 +6,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
@@ -24,17 +25,30 @@ func (c *checker) checkFeatures() {
 	c.checkAdopted(s)
 }
 
-// winner is the policy that federates native among matches (best first, by
-// propagation.Matches): the first.
-func winner(matches []propagation.Match) propagation.Match { return matches[0] }
+// hostPolicies reads every policy on the host as propagation decides from them: an invalid
+// one with its error (Decide keeps what it federated, Frozen).
+func (w *World) hostPolicies() []propagation.Policy {
+	var out []propagation.Policy
+	for _, gvr := range []schema.GroupVersionResource{federation.PropagationPolicyGVR, federation.ClusterPropagationPolicyGVR} {
+		for _, u := range w.Host.Objects(gvr) {
+			p, err := propagation.DecodePolicy(u)
+			if err != nil {
+				p = propagation.Policy{Namespace: u.GetNamespace(), Name: u.GetName(), Err: err}
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
-// checkGenerated: every native Deployment a valid policy selects (by the last valid version
-// of each policy) has the Federated<Kind> propagation.Generate renders from it and the
-// winning policy, with the preference its scheduling asks for; no other native Deployment
-// has one; nothing of a system namespace is selected (RuleGeneratedMatches).
+// checkGenerated: every native Deployment that propagation.Decide gives a policy (from the
+// policies on the host, and the policy that federates it now) has the Federated<Kind>
+// propagation.Generate renders from it and that policy, with the preference its scheduling
+// asks for; one whose policy is invalid keeps its generated object as it is (Frozen); no
+// other native Deployment has one, nor any in a system namespace (RuleGeneratedMatches).
 func (c *checker) checkGenerated() {
 	typ := federation.DeploymentType
-	policies := c.w.lastValidPolicies()
+	policies := c.w.hostPolicies()
 	for _, native := range c.w.Host.Objects(deploymentsGVR) {
 		key := federation.Key{Namespace: native.GetNamespace(), Name: native.GetName()}
 		name := "Deployment " + key.String()
@@ -46,32 +60,43 @@ func (c *checker) checkGenerated() {
 			native.SetAPIVersion("apps/v1")
 			native.SetKind("Deployment")
 		}
-		var matches []propagation.Match
-		if native.GetDeletionTimestamp() == nil && propagation.Selectable(native) && !slices.Contains(systemNamespaces, key.Namespace) {
-			matches = propagation.Matches(native, policies)
-		}
-		if len(matches) == 0 {
+		var d propagation.Decision
+		if native.GetDeletionTimestamp() == nil && propagation.Selectable(native) {
+			holder := ""
 			if fed != nil {
+				holder = fed.GetAnnotations()[federation.PolicyAnnotation]
+			}
+			ns := make([]propagation.Policy, 0, len(policies))
+			for _, p := range policies {
+				if p.Cluster() || p.Namespace == key.Namespace {
+					ns = append(ns, p)
+				}
+			}
+			d = propagation.Decide(native, ns, holder)
+		}
+		switch {
+		case d.Frozen:
+			continue // its policy is invalid: what it federated stays as it is
+		case d.Winner.Policy.Name == "":
+			if fed != nil && fed.GetDeletionTimestamp() == nil {
 				c.violate(RuleGeneratedMatches, name, "no valid policy selects it, yet its %s exists (policy %q)", typ.Federated.Kind, fed.GetAnnotations()[federation.PolicyAnnotation])
 			}
 			continue
-		}
-		win := winner(matches)
-		if fed == nil {
-			c.violate(RuleGeneratedMatches, name, "%s selects it, and it has no %s", win.Policy.Ref(), typ.Federated.Kind)
+		case fed == nil:
+			c.violate(RuleGeneratedMatches, name, "%s selects it, and it has no %s", d.Winner.Policy.Ref(), typ.Federated.Kind)
 			continue
 		}
-		want, err := propagation.Generate(typ, native, win.Policy)
+		want, err := propagation.Generate(typ, native, d.Winner.Policy)
 		if err != nil {
-			c.violate(RuleGeneratedMatches, name, "propagation.Generate under %s: %v", win.Policy.Ref(), err)
+			c.violate(RuleGeneratedMatches, name, "propagation.Generate under %s: %v", d.Winner.Policy.Ref(), err)
 			continue
 		}
-		if got := fed.GetAnnotations()[federation.PolicyAnnotation]; got != win.Policy.Ref() {
-			c.violate(RuleGeneratedMatches, name, "generated under policy %q; %s wins (of %d matching)", got, win.Policy.Ref(), len(matches))
+		if got := fed.GetAnnotations()[federation.PolicyAnnotation]; got != d.Winner.Policy.Ref() {
+			c.violate(RuleGeneratedMatches, name, "generated under policy %q; %s wins (of %d matching)", got, d.Winner.Policy.Ref(), len(d.Losers)+1)
 		} else if !apiequality.Semantic.DeepEqual(fed.Object["spec"], want.Object["spec"]) {
-			c.violate(RuleGeneratedMatches, name, "its %s's spec is not what %s renders from it:\ngot  %v\nwant %v", typ.Federated.Kind, win.Policy.Ref(), fed.Object["spec"], want.Object["spec"])
+			c.violate(RuleGeneratedMatches, name, "its %s's spec is not what %s renders from it:\ngot  %v\nwant %v", typ.Federated.Kind, d.Winner.Policy.Ref(), fed.Object["spec"], want.Object["spec"])
 		}
-		c.checkGeneratedPreference(name, typ, native, fed, win.Policy)
+		c.checkGeneratedPreference(name, typ, native, fed, d.Winner.Policy)
 	}
 }
 

@@ -19,9 +19,11 @@ const (
 	// RuleSystemNamespaces (every step): nothing in kube-system, kube-public or
 	// kube-node-lease is federated from the host.
 	RuleSystemNamespaces Rule = "system-namespaces"
-	// RuleClaimKept (every step): a member PersistentVolumeClaim leaves only when the user
-	// deletes it (or its federated object, or drops the cluster from its own placement), or
-	// its cluster leaves the federation; never because a workload moved.
+	// RuleClaimKept (every step): a member PersistentVolumeClaim the federation put there
+	// (managed, or released when its workload left) leaves only when the user deletes it (or
+	// its federated object, drops the cluster from its own placement, or asks for deletion
+	// with federation.ClaimRemovalAnnotation), or its cluster leaves the federation; never
+	// because a workload moved.
 	RuleClaimKept Rule = "claim-kept"
 	// RuleSecretExcluded (every step): no Secret reaches a cluster its own placement
 	// excludes.
@@ -44,8 +46,8 @@ const (
 	// begins.
 	RuleOutageMovesNothing Rule = "outage-moves-nothing"
 	// RuleBlockedTakesNothing (every step): a cluster where a divided workload is blocked
-	// (an object of its name that the federation does not manage) is given no more
-	// replicas than it had.
+	// (its status says sync cannot write it there: federation.PropagationBlocked) is given no
+	// more replicas than it had.
 	RuleBlockedTakesNothing Rule = "blocked-takes-nothing"
 	// RuleAdoptedInPlace (every step): a member object KubeFed made is taken over by its
 	// migrated object in place: never deleted and made again.

@@ -373,6 +373,8 @@ func (g *generator) next() (Event, bool) {
 			c = g.cluster()
 		}
 		return Event{Op: OpConflicts, Cluster: c, Value: 1 + int64(g.r.IntN(5))}, true
+	case roll < 15 && g.isolated:
+		return Event{}, false
 	case roll < 15:
 		d := time.Duration(0)
 		if g.r.IntN(2) == 0 {

@@ -185,9 +185,14 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		for _, c := range sortedKeys(g.tainted) {
 			out = append(out, Event{Op: OpTaint, Cluster: c, Value: 0})
 		}
+		// Nor latency: in deterministic mode a slow member's calls move the clock, and the
+		// outage's clusters would not be lost and back within the disruption window.
+		for _, c := range g.clusters {
+			out = append(out, Event{Op: OpLatency, Cluster: c, Duration: 0})
+		}
 		clear(g.partitioned)
 		clear(g.tainted)
-		g.isolated = true // no partition, drain, clock jump or membership change from now on
+		g.isolated = true // no partition, drain, latency, clock jump or membership change from now on
 	case ep.isolate:
 		out = append(out, Event{Op: OpIsolate})
 		for _, c := range g.clusters {

@@ -11,9 +11,7 @@ import (
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
-	fedsync "github.com/fedkit/fedkit/sync"
 )
 
 // The rules checked after every step (and every round of the first settling): each compares
@@ -80,7 +78,9 @@ func (w *World) stepState() stepState {
 	}
 	for name, m := range s.members {
 		for _, u := range m.Objects(claimsGVR) {
-			if managed(u) && u.GetDeletionTimestamp() == nil {
+			// Managed or released (a claim its workload left stays, released): either way
+			// the federation put it there.
+			if (managed(u) || u.GetAnnotations()[federation.ReleasedAnnotation] != "") && u.GetDeletionTimestamp() == nil {
 				s.claims[memberKey(name, claimsGVR, u.GetNamespace(), u.GetName())] = string(u.GetUID())
 			}
 		}
@@ -149,9 +149,9 @@ func schedulesOf(fed map[string][]*unstructured.Unstructured) map[string]schedul
 	return out
 }
 
-// readBlocked finds, for every divided workload, the clusters where an object of its name
-// that the federation does not manage (nor may adopt) sits, and its status.clusters says sync
-// cannot propagate there: the scheduler knows.
+// readBlocked finds, for every divided workload, the clusters where its status.clusters says
+// sync cannot write it now (federation.PropagationBlocked: an object of its name that is not
+// the federation's, a refused write, a cluster out of reach...): the scheduler knows.
 func (w *World) readBlocked(s *stepState) {
 	typ := federation.DeploymentType
 	for _, u := range s.fed[typ.Federated.Kind] {
@@ -159,15 +159,11 @@ func (w *World) readBlocked(s *stepState) {
 		for _, x := range entries {
 			e, _ := x.(map[string]any)
 			cluster, _ := e["name"].(string)
-			if p := e["propagation"]; p != fedsync.ReasonAlreadyExists && p != fedsync.ReasonManagedByOther || s.members[cluster] == nil {
+			if p, _ := e["propagation"].(string); !federation.PropagationBlocked(p) {
 				continue
 			}
 			if _, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName()); err != nil {
 				break // not divided
-			}
-			obj, err := s.members[cluster].Peek(typ.TargetGVR(), u.GetNamespace(), u.GetName())
-			if err != nil || managed(obj) || w.adoptable(typ, obj) {
-				continue
 			}
 			k := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
 			if s.blocked[k] == nil {
@@ -176,12 +172,6 @@ func (w *World) readBlocked(s *stepState) {
 			s.blocked[k][cluster] = true
 		}
 	}
-}
-
-// adoptable reports whether member object obj (of typ) is one KubeFed made whose migrated
-// object is on the host: the migration takes it over.
-func (w *World) adoptable(typ federation.TypeConfig, obj *unstructured.Unstructured) bool {
-	return obj.GetLabels()[kubeFedManagedLabel] == "true" && w.migratedObject(typ, obj.GetNamespace(), obj.GetName())
 }
 
 // afterStep runs the rules after a step (or a round of the first settling) whose events were
@@ -325,11 +315,17 @@ func claimRemovedByUser(prev, cur stepState, typ federation.TypeConfig, cluster,
 			return true, "the host's claim is gone"
 		}
 		fed := s.host[typ.FederatedResource+" "+objectRef(ns, name)]
+		if fed != nil && fed.GetAnnotations()[federation.ClaimRemovalAnnotation] == federation.ClaimRemovalDelete {
+			return true, "its federated claim asks for its claims to be deleted"
+		}
 		if fed == nil || fed.GetLabels()[federation.GeneratedByLabel] != "" {
 			continue // the dependencies loop's: the user asked nothing
 		}
 		if fed.GetDeletionTimestamp() != nil {
 			return true, "the user deleted its federated claim"
+		}
+		if fed.GetAnnotations()[federation.ClaimRemovalAnnotation] == federation.ClaimRemovalDelete {
+			return true, "its federated claim asks for its claims to be deleted"
 		}
 		if !ownPlacementSelects(fed, s.clusters, cluster) {
 			return true, "its own placement does not select the cluster"
@@ -405,14 +401,20 @@ func secretPlacesOf(s stepState) map[string]secretPlaces {
 		ref := objectRef(fed.Namespace, fed.Name)
 		p := get(ref)
 		p.user = true
-		d, _ := placement.Evaluate(fed.Spec.Placement, s.clusters)
+		var running, names []string
+		for _, e := range fed.Status.Clusters {
+			running = append(running, e.Name)
+		}
+		for _, c := range s.clusters {
+			names = append(names, c.Name)
+		}
+		in := placement.Input{Placement: fed.Spec.Placement, Clusters: s.clusters, Running: running}
+		d, _ := placement.Place(in)
 		for _, c := range d.Selected {
 			p.own[c.Name] = true
 		}
-		for _, x := range d.Excluded {
-			if x.Rule == placement.ExcludeClusters || x.Rule == placement.Taint {
-				p.excluded[x.Cluster] = true
-			}
+		for c := range placement.Refused(in, names) {
+			p.excluded[c] = true // an explicit exclusion, which no workload's need overrides
 		}
 		out[ref] = p
 	}
@@ -442,41 +444,28 @@ func secretPlacesOf(s stepState) map[string]secretPlaces {
 }
 
 // referencesByCluster is what each cluster's copy of workload fed refers to, after its
-// overrides: for the clusters it is placed in (its schedule, its evictions, status.clusters:
-// dependencies.Clusters) and those where its managed copy runs.
+// overrides (dependencies.WorkloadOf, as the dependencies loop reads it): for the clusters
+// it is placed in or listed in (dependencies.Clusters) and those where its managed copy runs
+// still.
 func referencesByCluster(fed *federation.FederatedObject, s stepState) map[string][]dependencies.Reference {
 	typ := federation.DeploymentType
-	extract := dependencies.Builtin()[typ.Target]
-	where := dependencies.Clusters(fed)
+	w, err := dependencies.WorkloadOf(typ, dependencies.Builtin()[typ.Target], fed, s.clusters)
+	if err != nil {
+		return nil
+	}
+	where := slices.Clone(w.Clusters)
 	for name, m := range s.members {
 		if u, err := m.Peek(typ.TargetGVR(), fed.Namespace, fed.Name); err == nil && managed(u) && !slices.Contains(where, name) {
 			where = append(where, name)
 		}
 	}
-	base, _ := extract(fed.Spec.Template.Object)
 	out := map[string][]dependencies.Reference{}
 	for _, c := range where {
-		if !slices.ContainsFunc(fed.Spec.Overrides, func(o federation.ClusterOverride) bool { return o.ClusterName == c }) {
-			out[c] = base
-			continue
+		if refs, ok := w.ByCluster[c]; ok {
+			out[c] = refs
+		} else {
+			out[c] = w.References
 		}
-		in := override.InputFor(fed, typ)
-		in.ClusterName = c
-		for i := range s.clusters {
-			if s.clusters[i].Name == c {
-				in.ClusterLabels = s.clusters[i].Labels
-			}
-		}
-		obj, err := (&override.Renderer{}).Render(in)
-		if err != nil {
-			out[c] = base
-			continue
-		}
-		refs, err := extract(obj.Object)
-		if err != nil {
-			refs = base
-		}
-		out[c] = refs
 	}
 	return out
 }
@@ -608,7 +597,7 @@ func (w *World) checkBlocked(prev, cur stepState, touched map[string]bool) {
 			}
 			was, now := prev.schedules[k].replicas[c], cur.schedules[k].replicas[c]
 			if now > was {
-				w.violate(RuleBlockedTakesNothing, k, "cluster %s holds an object of its name that the federation does not manage, and its replicas there went from %d to %d (schedule %v)",
+				w.violate(RuleBlockedTakesNothing, k, "sync cannot write it in cluster %s (its status says so), and its replicas there went from %d to %d (schedule %v)",
 					c, was, now, cur.schedules[k].replicas)
 			}
 		}

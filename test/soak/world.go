@@ -23,7 +23,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/propagation"
+	fedsync "github.com/fedkit/fedkit/sync"
 )
 
 // startTime is the fake clock's first instant in every soak.
@@ -85,14 +85,13 @@ type World struct {
 	jumped    time.Duration
 
 	// The features' state (see Features).
-	slowness      map[string]time.Duration      // members whose rolling updates are slow
-	validPolicies map[string]propagation.Policy // the last valid version of each policy, by kind/namespace/name
-	kubeFed       []kubeFedCopy                 // member objects KubeFed made
-	migrated      map[string]bool               // "Kind namespace/name" of the migrated objects
-	outage        *outage                       // the control plane cut off from every member
-	unselected    []unselectedCopy              // copies of native Deployments no policy selects any more
-	userMade      []userObject                  // the user's objects on the host
-	steps         stepWatch                     // what the rules after every step compare with
+	slowness   map[string]time.Duration // members whose rolling updates are slow
+	kubeFed    []kubeFedCopy            // member objects KubeFed made
+	migrated   map[string]bool          // "Kind namespace/name" of the migrated objects
+	outage     *outage                  // the control plane cut off from every member
+	unselected []unselectedCopy         // copies of native Deployments no policy selects any more
+	userMade   []userObject             // the user's objects on the host
+	steps      stepWatch                // what the rules after every step compare with
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
@@ -179,21 +178,20 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		return nil, err
 	}
 	w := &World{
-		Config:        cfg,
-		Clock:         clocktesting.NewFakeClock(startTime()),
-		Host:          fake.NewHost("host"),
-		Fleet:         fake.NewFleet(),
-		latency:       map[string]time.Duration{},
-		leaving:       map[string]bool{},
-		removed:       map[string]*fake.Cluster{},
-		joining:       map[string]int{},
-		index:         map[string]int{},
-		slowness:      map[string]time.Duration{},
-		migrated:      map[string]bool{},
-		validPolicies: map[string]propagation.Policy{},
-		partition:     map[string]bool{},
-		tainted:       map[string]bool{},
-		failover:      newFailoverWatch(),
+		Config:    cfg,
+		Clock:     clocktesting.NewFakeClock(startTime()),
+		Host:      fake.NewHost("host"),
+		Fleet:     fake.NewFleet(),
+		latency:   map[string]time.Duration{},
+		leaving:   map[string]bool{},
+		removed:   map[string]*fake.Cluster{},
+		joining:   map[string]int{},
+		index:     map[string]int{},
+		slowness:  map[string]time.Duration{},
+		migrated:  map[string]bool{},
+		partition: map[string]bool{},
+		tainted:   map[string]bool{},
+		failover:  newFailoverWatch(),
 	}
 	if cfg.TraceWrites {
 		w.trace = cfg.Logf
@@ -282,31 +280,20 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 	return fmt.Errorf("soak: cluster %q missing from the fleet", name)
 }
 
-// releasedCopy reports whether member object obj (of resource gvr) is a copy the federated
-// object of its name released (federation.ReleasedAnnotation holds that object's uid): sync
-// may take it back.
-func (w *World) releasedCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	uid := obj.GetAnnotations()[federation.ReleasedAnnotation]
-	if uid == "" {
-		return false
-	}
+// adoptableCopy reports whether sync may take over member object obj (of resource gvr), which
+// no federation manages, for the federated object of its name on the host
+// (fedsync.Adoptable): a copy that object released, or the object KubeFed made for it.
+func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
 	for _, typ := range kinds() {
 		if typ.TargetGVR() != gvr {
 			continue
 		}
-		fed, err := w.Host.Peek(typ.FederatedGVR(), obj.GetNamespace(), obj.GetName())
-		return err == nil && string(fed.GetUID()) == uid
-	}
-	return false
-}
-
-// adoptableCopy reports whether member object obj (of resource gvr) is one KubeFed made whose
-// migrated object is on the host: the migration takes it over.
-func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	for _, typ := range kinds() {
-		if typ.TargetGVR() == gvr {
-			return w.adoptable(typ, obj)
+		u, err := w.Host.Peek(typ.FederatedGVR(), obj.GetNamespace(), obj.GetName())
+		if err != nil {
+			return false
 		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		return err == nil && fedsync.Adoptable(obj, fed, fed.Annotations[federation.AdoptAnnotation] == "true")
 	}
 	return false
 }
@@ -356,7 +343,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 		if err != nil {
 			return
 		}
-		if !managed(cur) && !w.releasedCopy(gvr, cur) && !w.adoptableCopy(gvr, cur) {
+		if !managed(cur) && !w.adoptableCopy(gvr, cur) {
 			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object that is not this federation's (managed-by %q)", verb, cur.GetLabels()[federation.ManagedByLabel])
 		}
 	}
