@@ -93,20 +93,25 @@
 //
 // After every step of the script and every round of the first settling:
 //
-//   - foreign-untouched: no member object without this federation's identity is modified,
-//     deleted or taken over, whoever's call it is: a guard on every member's write path
-//     (see [World]) and, after each step, every object no federation manages as it started
-//     (its status aside);
+//   - foreign-untouched: no member object without this federation's identity (its
+//     managed-by value) is modified, deleted or taken over, whoever's call it is: a guard on
+//     every member's write path (see [World]; sync.Adoptable says which objects sync may
+//     take over), and, after each step, every object seeded as no federation's (another
+//     team's, kube-system's, another federation's) as it started (its status aside), and
+//     every object the user made on the host still there and not taken over;
 //   - system-namespaces: nothing in kube-system, kube-public or kube-node-lease is federated
 //     from the host, and nothing there in a member is managed;
-//   - claim-kept: a managed PersistentVolumeClaim leaves a member only when the user deleted
-//     it (the host's claim, or the user's own federated claim) or dropped the cluster from
-//     its own placement, or the cluster left: never because its workload moved or went;
-//   - secret-excluded: no Secret reaches a cluster its own placement excludes
-//     (excludeClusters, a taint it does not tolerate);
+//   - claim-kept: a PersistentVolumeClaim the federation put in a member (managed, or
+//     released when its workload left) leaves it only when the user deleted it (the host's
+//     claim, or the user's own federated claim), dropped the cluster from its own placement
+//     or asked for deletion (federation.ClaimRemovalAnnotation), or the cluster left: never
+//     because its workload moved or went;
+//   - secret-excluded: no Secret reaches a cluster its own placement explicitly excludes
+//     (placement.Refused: excludeClusters, clusterAffinity.required, a taint it does not
+//     tolerate);
 //   - secret-referenced: a Secret reaches a cluster only where its own placement puts it or
-//     a workload that refers to it there, after overrides, is placed or runs (judged by the
-//     host before the step and after it);
+//     a workload that refers to it there, after overrides (dependencies.WorkloadOf), is
+//     placed or runs (judged by the host before the step and after it);
 //   - capacity-floor: while a drained cluster's eviction lasts, or an application failover
 //     moves a workload away, the available replicas of the reachable members never drop
 //     below what they were before;
@@ -117,9 +122,10 @@
 //   - outage-moves-nothing: while the control plane is cut off from every member, and until
 //     every member is back and Ready, no schedule changes and no eviction begins (but for
 //     what the user edits meanwhile);
-//   - blocked-takes-nothing: a divided workload whose status says sync cannot propagate to a
-//     cluster that holds an object of its name the federation does not manage gets no more
-//     replicas there;
+//   - blocked-takes-nothing: a divided workload whose status says sync cannot write it in a
+//     cluster (federation.PropagationBlocked: an object of its name that is not the
+//     federation's, a refused write, a cluster out of reach), before the step and after it,
+//     gets no more replicas there;
 //   - adopted-in-place: a member object KubeFed made is taken over by its migrated object in
 //     place, never deleted and made again;
 //   - the embedder's invariants that are not Quiescent.
@@ -164,10 +170,11 @@
 //     left) remain, without fedkit's labels and annotations;
 //   - foreign-annotations: other controllers' annotations on member objects survive sync's
 //     updates, and cause no federation write;
-//   - generated-matches-native: every native Deployment a valid policy selects (by the last
-//     valid version of each policy) has the Federated<Kind> and preference
-//     propagation.Generate and Preference render from it and the winning policy; no other
-//     has one;
+//   - generated-matches-native: every native Deployment propagation.Decide gives a policy
+//     (from the policies on the host and the policy that federates it now) has the
+//     Federated<Kind> and preference propagation.Generate and Preference render from it and
+//     that policy; one whose policy is invalid keeps its generated object as it is; no other
+//     has one, and none in a system namespace;
 //   - unselected-kept: the member copies of a native Deployment no policy selects any more
 //     (the policy deleted, edited away or made invalid) keep running, no longer managed;
 //   - dependencies-follow: every ConfigMap, Secret and claim a workload refers to in a
