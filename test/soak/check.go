@@ -347,8 +347,11 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 		}
 	}
 	if typ.Federated.Kind != federation.DeploymentType.Federated.Kind {
-		if len(t.Order) != len(sel) {
-			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %v, placement selects %v", t.Order, sel)
+		// A placement that tolerates the not-ready taint (a generated dependency's tolerates
+		// every taint) selects a cluster cut off too: sync counts it not ready, not placed.
+		ready := slices.DeleteFunc(slices.Clone(sel), func(n string) bool { return slices.Contains(t.NotReady, n) })
+		if len(t.Order) != len(ready) {
+			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %v, placement selects %v (not ready: %v)", t.Order, sel, t.NotReady)
 		}
 		return
 	}

@@ -505,10 +505,12 @@ func (w *World) checkSecrets(prev, cur stepState) {
 }
 
 // checkOutage: while the control plane is cut off from every member, and until every member
-// is back and Ready, no object's schedule changes and no eviction begins
-// (RuleOutageMovesNothing). What the user edited meanwhile is exempt, and so is what follows
-// an edited object: the dependencies of an edited workload, the objects policies generate
-// after a policy or native change.
+// is back and Ready, nothing moves (RuleOutageMovesNothing): no eviction begins, no cluster
+// gains replicas or joins a schedule, and none loses replicas or leaves it but one whose
+// eviction, decided before, ends. An object first scheduled meanwhile is not moved. What the
+// user edited meanwhile is exempt, and so is what follows an edited object: the objects
+// policies generate after a policy or native change; the dependencies the dependencies loop
+// generates follow their workloads, whose moves are the ones reported.
 func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Event) {
 	w.mu.Lock()
 	o := w.outage
@@ -518,20 +520,18 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 	}
 	for k := range touched {
 		o.exempt[k] = true
-		if ns := keyNamespace(k); ns != "" {
-			o.exempt["namespace "+ns] = true // its dependencies may move with it
-		}
 	}
 	for _, k := range sortedKeys(o.before) {
 		was, now := o.before[k], cur.schedules[k]
 		switch {
-		case now.uid != was.uid, o.exempt[k], o.exempt["namespace "+keyNamespace(k)] && was.generated == federation.GeneratedByDependencies,
+		case now.uid != was.uid, o.exempt[k], was.replicas == nil, was.generated == federation.GeneratedByDependencies,
 			(o.exempt["policy"] || o.exempt["native"]) && was.generated == federation.GeneratedByPropagation:
 			continue
 		}
-		if !sameReplicas(was.replicas, now.replicas) || len(newEntries(was.evictions, now.evictions)) > 0 {
-			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v): schedule %v became %v, evictions %v became %v",
-				o.since, sortedKeys(o.cut), was.replicas, now.replicas, was.evictions, now.evictions)
+		if why := moved(was, now); why != "" {
+			d := placement.FleetDisruption(cur.clusters, w.Clock.Now(), placement.DisruptionOptions{})
+			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v; placement.FleetDisruption: disrupted %t, lost %v, %s): %s; schedule %v became %v, evictions %v became %v",
+				o.since, sortedKeys(o.cut), d.Disrupted, d.Lost, d.Message, why, was.replicas, now.replicas, was.evictions, now.evictions)
 			o.exempt[k] = true // reported once
 		}
 	}
@@ -545,6 +545,26 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 		w.outage = nil // every member is back and Ready
 		w.mu.Unlock()
 	}
+}
+
+// moved says how an object's schedule moved from was to now, "" when it did not: an eviction
+// began, a cluster gained replicas or joined, or lost replicas or left without an eviction
+// (decided before) ending there.
+func moved(was, now scheduleView) string {
+	if n := newEntries(was.evictions, now.evictions); len(n) > 0 {
+		return fmt.Sprintf("an eviction of %v began", n)
+	}
+	for _, c := range sortedKeys(now.replicas) {
+		if r, ok := was.replicas[c]; !ok || now.replicas[c] > r {
+			return fmt.Sprintf("%s gained replicas (%d to %d)", c, r, now.replicas[c])
+		}
+	}
+	for _, c := range sortedKeys(was.replicas) {
+		if r, ok := now.replicas[c]; (!ok || r < was.replicas[c]) && !slices.Contains(was.evictions, c) {
+			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t)", c, was.replicas[c], r, ok)
+		}
+	}
+	return ""
 }
 
 // keyNamespace is the namespace of a "Kind namespace/name" key, "" without one.
