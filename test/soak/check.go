@@ -313,7 +313,9 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	switch {
 	case s == nil || s.ObservedGeneration != fed.Generation:
 		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %+v, generation %d", s, fed.Generation)
-	case s.Status != "True" && !(len(sel) == 0 && s.Reason == "Unschedulable"):
+	case s.Status != "True" && !(s.Reason == "Unschedulable" && (len(sel) == 0 || blockedIn(fed, sel))):
+		// Unschedulable is the truth when nothing is selected, or when replicas cannot go
+		// where sync cannot write the object (federation.PropagationBlocked).
 		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %s %s: %s; placement selects %v", s.Status, s.Reason, s.Message, sel)
 	}
 	if !t.Scheduled {
@@ -370,6 +372,16 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	if len(sel) > 0 && sum != total {
 		c.violate(RuleScheduleFollowsPlacement, name, "the schedule places %d replicas in %v; the preference asks for %d", sum, t.Order, total)
 	}
+}
+
+// blockedIn reports whether fed's status says sync cannot write it in one of clusters.
+func blockedIn(fed *federation.FederatedObject, clusters []string) bool {
+	for _, e := range fed.Status.Clusters {
+		if slices.Contains(clusters, e.Name) && federation.PropagationBlocked(e.Propagation) {
+			return true
+		}
+	}
+	return false
 }
 
 func toAny(m map[string]string) map[string]any {
