@@ -177,7 +177,7 @@ func (w *World) seedLookalike(e Event) error {
 	if _, err := m.Peek(gvr, e.Key.Namespace, e.Key.Name); err == nil {
 		return errGone
 	}
-	return w.seedUntouched(m, gvr, lookalike(e.Kind, e.Key, "a team that got there first"))
+	return w.seedUntouched(m, gvr, lookalike(e.Kind, e.Key, "team-first"))
 }
 
 // kubeFedCopy is a member object KubeFed made, for the objects migrated later.

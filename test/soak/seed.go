@@ -94,13 +94,13 @@ func lookalikes(script Script, objects, i int) []*unstructured.Unstructured {
 		}
 	}
 	if i%4 == 2 && len(divided) > 0 {
-		out = append(out, lookalike("Deployment", divided[i%len(divided)].Key, "a team that was here first"))
+		out = append(out, lookalike("Deployment", divided[i%len(divided)].Key, "team-here-first"))
 	}
 	if i%4 == 3 {
 		// Another federation's copy of an object of the same name as one of this one's.
 		for _, e := range script.Initial {
 			if e.Op == OpCreate && e.Kind == federation.ConfigMapType.Federated.Kind {
-				o := lookalike("ConfigMap", e.Key, "another federation")
+				o := lookalike("ConfigMap", e.Key, "another-federation")
 				o.SetLabels(map[string]string{federation.ManagedByLabel: "another-federation", federation.FederatedNameLabel: e.Key.Name,
 					federation.FederatedNamespaceLabel: e.Key.Namespace})
 				out = append(out, o)

@@ -344,7 +344,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 			return
 		}
 		if !managed(cur) && !w.adoptableCopy(gvr, cur) {
-			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object that is not this federation's (managed-by %q)", verb, cur.GetLabels()[federation.ManagedByLabel])
+			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object that is not this federation's (labels %v, annotations %v)", verb, cur.GetLabels(), cur.GetAnnotations())
 		}
 	}
 	c.SetHooks(fake.Hooks{
