@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -114,6 +115,21 @@ type outage struct {
 // isolate cuts the control plane off from every member.
 func (w *World) isolate() error {
 	o := &outage{cut: map[string]bool{}, before: w.schedules(), exempt: map[string]bool{}, since: w.step()}
+	// An object already moving, or placed in a cluster already lost (not Ready) when the
+	// outage began, moves for that cluster's own outage: not this one's to judge.
+	lost := map[string]bool{}
+	for _, u := range w.Host.Objects(federation.ClusterGVR) {
+		if c, err := federation.ClusterFromUnstructured(u); err == nil && !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
+			lost[c.Name] = true
+		}
+	}
+	for k, v := range o.before {
+		for c := range v.replicas {
+			if lost[c] || len(v.evictions) > 0 {
+				o.exempt[k] = true
+			}
+		}
+	}
 	for _, name := range w.Fleet.Names() {
 		if err := w.setPartition(name, true); err != nil {
 			return err
