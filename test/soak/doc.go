@@ -120,8 +120,10 @@
 //   - purge-never: with purge mode Never a drained cluster's copy is released, never
 //     deleted, and stays released;
 //   - outage-moves-nothing: while the control plane is cut off from every member, and until
-//     every member is back and Ready, no schedule changes and no eviction begins (but for
-//     what the user edits meanwhile);
+//     every member is back and Ready, nothing moves: no eviction begins, no cluster gains
+//     replicas or joins a schedule, none loses them but by an eviction decided before (what
+//     the user edits meanwhile, what was already moving or placed in a cluster already lost
+//     when the outage began, and the dependencies following their workloads aside);
 //   - blocked-takes-nothing: a divided workload whose status says sync cannot write it in a
 //     cluster (federation.PropagationBlocked: an object of its name that is not the
 //     federation's, a refused write, a cluster out of reach), before the step and after it,
