@@ -120,14 +120,15 @@
 //   - purge-never: with purge mode Never a drained cluster's copy is released, never
 //     deleted, and stays released;
 //   - outage-moves-nothing: while the control plane is cut off from every member, and until
-//     every member is back and Ready, nothing moves: no eviction begins, no cluster gains
-//     replicas or joins a schedule, none loses them but by an eviction decided before (what
-//     the user edits meanwhile, what was already moving or placed in a cluster already lost
-//     when the outage began, and the dependencies following their workloads aside);
+//     every member is back and Ready, nothing moves in a cluster it counts lost (not Ready):
+//     no eviction of it begins, it gains no replicas and joins no schedule, it loses none
+//     and leaves none but by an eviction decided before (what the user edits meanwhile, what
+//     was already moving or placed in a cluster already lost when the outage began, and the
+//     dependencies following their workloads aside);
 //   - blocked-takes-nothing: a divided workload whose status says sync cannot write it in a
 //     cluster (federation.PropagationBlocked: an object of its name that is not the
 //     federation's, a refused write, a cluster out of reach), before the step and after it,
-//     gets no more replicas there;
+//     gets no more replicas there than it had, or than its copy there runs;
 //   - adopted-in-place: a member object KubeFed made is taken over by its migrated object in
 //     place, never deleted and made again;
 //   - the embedder's invariants that are not Quiescent.

@@ -42,8 +42,8 @@ const (
 	// released, never deleted, and stays released.
 	RulePurgeNever Rule = "purge-never"
 	// RuleOutageMovesNothing (every step): while the control plane is cut off from every
-	// member, and while they come back one by one, no schedule changes and no eviction
-	// begins.
+	// member, and while they come back one by one, nothing moves in a cluster it counts
+	// lost: no eviction begins, no replicas come or go.
 	RuleOutageMovesNothing Rule = "outage-moves-nothing"
 	// RuleBlockedTakesNothing (every step): a cluster where a divided workload is blocked
 	// (its status says sync cannot write it there: federation.PropagationBlocked) is given no

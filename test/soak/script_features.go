@@ -158,8 +158,10 @@ func (g *generator) episodes() episodes {
 		e.reselect = e.unselect + 6
 	}
 	if g.on.Outage && n >= 16 {
+		// Contact returns once the cluster monitor has counted every cluster lost (three
+		// failed probes, 10s apart, by default), one cluster a step.
 		e.isolate = e.rejoin + 8 + g.r.IntN(max(1, n/3-8))
-		e.calm, e.healFrom = e.isolate-6, e.isolate+3
+		e.calm, e.healFrom = e.isolate-6, e.isolate+6
 	}
 	return e
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -37,6 +38,9 @@ type stepState struct {
 	// object of its name that the federation does not manage blocks it, and its status says
 	// so.
 	blocked map[string]map[string]bool
+	// running is, for the blocked clusters, what the workload's managed copy there runs
+	// (spec.replicas): a blocked cluster may be scheduled that much, no more.
+	running map[string]map[string]int64
 	// secretsAllowed is, by namespace/name, where a Secret may be (nil: computed on demand).
 	secretsAllowed map[string]secretPlaces
 	// host is every object of the resources the rules read, by "resource ns/name".
@@ -59,7 +63,7 @@ type scheduleView struct {
 // stepState reads the fakes.
 func (w *World) stepState() stepState {
 	s := stepState{members: w.members(), claims: map[string]string{}, secrets: map[string]string{}, kubeFed: map[string]string{},
-		blocked: map[string]map[string]bool{}, host: map[string]*unstructured.Unstructured{}, fed: w.federatedObjects()}
+		blocked: map[string]map[string]bool{}, running: map[string]map[string]int64{}, host: map[string]*unstructured.Unstructured{}, fed: w.federatedObjects()}
 	s.schedules = schedulesOf(s.fed)
 	for _, u := range w.Host.Objects(federation.ClusterGVR) {
 		if cl, err := federation.ClusterFromUnstructured(u); err == nil {
@@ -167,9 +171,16 @@ func (w *World) readBlocked(s *stepState) {
 			}
 			k := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
 			if s.blocked[k] == nil {
-				s.blocked[k] = map[string]bool{}
+				s.blocked[k], s.running[k] = map[string]bool{}, map[string]int64{}
 			}
 			s.blocked[k][cluster] = true
+			if obj, err := s.members[cluster].Peek(typ.TargetGVR(), u.GetNamespace(), u.GetName()); err == nil && managed(obj) {
+				r, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+				if !found {
+					r = 1
+				}
+				s.running[k][cluster] = r
+			}
 		}
 	}
 }
@@ -505,9 +516,9 @@ func (w *World) checkSecrets(prev, cur stepState) {
 }
 
 // checkOutage: while the control plane is cut off from every member, and until every member
-// is back and Ready, nothing moves (RuleOutageMovesNothing): no eviction begins, no cluster
-// gains replicas or joins a schedule, and none loses replicas or leaves it but one whose
-// eviction, decided before, ends. An object first scheduled meanwhile is not moved. What the
+// is back and Ready, nothing moves in a cluster it counts lost (RuleOutageMovesNothing): no
+// eviction of it begins, it gains no replicas and joins no schedule, and it loses none and
+// leaves none but by an eviction, decided before, ending. An object first scheduled meanwhile is not moved. What the
 // user edited meanwhile is exempt, and so is what follows an edited object: the objects
 // policies generate after a policy or native change; the dependencies the dependencies loop
 // generates follow their workloads, whose moves are the ones reported.
@@ -521,6 +532,14 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 	for k := range touched {
 		o.exempt[k] = true
 	}
+	// The clusters the control plane has counted lost (not Ready): what it does elsewhere it
+	// does on data it still has.
+	lost := map[string]bool{}
+	for _, c := range cur.clusters {
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
+			lost[c.Name] = true
+		}
+	}
 	for _, k := range sortedKeys(o.before) {
 		was, now := o.before[k], cur.schedules[k]
 		switch {
@@ -528,7 +547,7 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 			(o.exempt["policy"] || o.exempt["native"]) && was.generated == federation.GeneratedByPropagation:
 			continue
 		}
-		if why := moved(was, now); why != "" {
+		if why := moved(was, now, lost); why != "" {
 			d := placement.FleetDisruption(cur.clusters, w.Clock.Now(), placement.DisruptionOptions{})
 			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v; placement.FleetDisruption: disrupted %t, lost %v, %s): %s; schedule %v became %v, evictions %v became %v",
 				o.since, sortedKeys(o.cut), d.Disrupted, d.Lost, d.Message, why, was.replicas, now.replicas, was.evictions, now.evictions)
@@ -547,21 +566,21 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 	}
 }
 
-// moved says how an object's schedule moved from was to now, "" when it did not: an eviction
-// began, a cluster gained replicas or joined, or lost replicas or left without an eviction
-// (decided before) ending there.
-func moved(was, now scheduleView) string {
-	if n := newEntries(was.evictions, now.evictions); len(n) > 0 {
+// moved says how an object's schedule moved from was to now in a lost cluster, "" when it did
+// not: an eviction of it began, or it gained replicas or joined, or lost replicas or left
+// without an eviction (decided before) ending there.
+func moved(was, now scheduleView, lost map[string]bool) string {
+	if n := newEntries(was.evictions, now.evictions); len(slices.DeleteFunc(n, func(c string) bool { return !lost[c] })) > 0 {
 		return fmt.Sprintf("an eviction of %v began", n)
 	}
-	for _, c := range sortedKeys(now.replicas) {
-		if r, ok := was.replicas[c]; !ok || now.replicas[c] > r {
-			return fmt.Sprintf("%s gained replicas (%d to %d)", c, r, now.replicas[c])
-		}
-	}
-	for _, c := range sortedKeys(was.replicas) {
-		if r, ok := now.replicas[c]; (!ok || r < was.replicas[c]) && !slices.Contains(was.evictions, c) {
-			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t)", c, was.replicas[c], r, ok)
+	for _, c := range sortedKeys(lost) {
+		r, had := was.replicas[c]
+		n, has := now.replicas[c]
+		switch {
+		case has && (!had || n > r):
+			return fmt.Sprintf("%s gained replicas (%d to %d)", c, r, n)
+		case had && (!has || n < r) && !slices.Contains(was.evictions, c):
+			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t)", c, r, n, has)
 		}
 	}
 	return ""
@@ -604,8 +623,8 @@ func newEntries(a, b []string) []string {
 }
 
 // checkBlocked: a divided workload blocked in a cluster, by the step before and after it,
-// gets no more replicas there than it had (RuleBlockedTakesNothing), unless the user edited
-// it.
+// gets no more replicas there than it had, or than its copy there runs
+// (RuleBlockedTakesNothing), unless the user edited it.
 func (w *World) checkBlocked(prev, cur stepState, touched map[string]bool) {
 	for _, k := range sortedKeys(cur.blocked) {
 		if touched[k] || prev.schedules[k].uid != cur.schedules[k].uid {
@@ -616,9 +635,9 @@ func (w *World) checkBlocked(prev, cur stepState, touched map[string]bool) {
 				continue
 			}
 			was, now := prev.schedules[k].replicas[c], cur.schedules[k].replicas[c]
-			if now > was {
-				w.violate(RuleBlockedTakesNothing, k, "sync cannot write it in cluster %s (its status says so), and its replicas there went from %d to %d (schedule %v)",
-					c, was, now, cur.schedules[k].replicas)
+			if runs := max(prev.running[k][c], cur.running[k][c]); now > max(was, runs) {
+				w.violate(RuleBlockedTakesNothing, k, "sync cannot write it in cluster %s (its status says so), and its replicas there went from %d to %d, more than its copy there runs (%d) (schedule %v)",
+					c, was, now, runs, cur.schedules[k].replicas)
 			}
 		}
 	}
