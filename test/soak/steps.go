@@ -163,7 +163,7 @@ func (w *World) readBlocked(s *stepState) {
 		for _, x := range entries {
 			e, _ := x.(map[string]any)
 			cluster, _ := e["name"].(string)
-			if p, _ := e["propagation"].(string); !federation.PropagationBlocked(p) {
+			if p, _ := e["propagation"].(string); !federation.PropagationBlocked(p) || s.members[cluster] == nil {
 				continue
 			}
 			if _, err := w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, u.GetNamespace(), u.GetName()); err != nil {
