@@ -124,9 +124,10 @@
 // Every loop's Options has the same three fields for it, each nil (or zero) for "none":
 //
 //   - Registerer, a prometheus.Registerer: passes by loop, type and outcome, requests to
-//     member clusters by cluster, verb and result, the work queues of Run, and what each loop
-//     adds (schedule changes, cluster readiness, stale members, propagation lag). METRICS.md
-//     lists every metric; fedkit never uses the global registry.
+//     member clusters by cluster, verb and result, the work queues of Run and the keys they
+//     hand out (in controller-runtime's families, workqueue_* and controller_runtime_*), and
+//     what each loop adds (schedule changes, cluster readiness, stale members, propagation
+//     lag). METRICS.md lists every metric; fedkit never uses the global registry.
 //   - Events, a [federation.EventRecorder] (client-go's record.EventRecorder is one): Events
 //     on the federated objects, Clusters and DNS records when something a user cares about
 //     changes (a schedule, a Ready condition, a member write, a DNS endpoint), never on a pass

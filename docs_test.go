@@ -349,7 +349,8 @@ type metric struct {
 
 // TestMetrics lists every metric family the loops register (their constructors, and Run for
 // the work queues), checks them against Prometheus' conventions and the project's own
-// (fedkit_ prefix, shared label names, _total counters, _seconds for durations), and
+// (fedkit_ prefix unless controller-runtime's, shared label names, _total counters, _seconds
+// for durations), and
 // compares the list with testdata/metrics.txt and the table in METRICS.md: a metric added,
 // renamed or relabelled without updating the documentation fails here. Refresh both with
 // go test . -run TestMetrics -update.
@@ -412,7 +413,7 @@ func startEveryLoop(t *testing.T, reg prometheus.Registerer) {
 		mfs, err := reg.(prometheus.Gatherer).Gather()
 		require.NoError(t, err)
 		for _, mf := range mfs {
-			if mf.GetName() == "fedkit_workqueue_depth" {
+			if mf.GetName() == "workqueue_depth" {
 				return len(mf.GetMetric()) == len(queues)
 			}
 		}
@@ -466,12 +467,25 @@ func describe(t *testing.T, reg *recordingRegisterer) []metric {
 
 // sharedLabels are the label names the loops use; a family with any other is a typo or a
 // new dimension that must be added on purpose.
-var sharedLabels = []string{"loop", "type", "outcome", "cluster", "verb", "result", "name"}
+var sharedLabels = []string{"loop", "type", "outcome", "cluster", "verb", "result", "name", "controller", "priority"}
+
+// controllerRuntimeFamilies are the families the loops report under controller-runtime's
+// names (its work queue and reconcile metrics), so that one dashboard reads both and
+// controller-runtime's registry accepts them; every other family is fedkit's own, prefixed
+// fedkit_. examples/controllerruntime proves that their help and labels are
+// controller-runtime's.
+var controllerRuntimeFamilies = []string{
+	"workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds", "workqueue_work_duration_seconds",
+	"workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds", "workqueue_retries_total",
+	"controller_runtime_reconcile_total", "controller_runtime_reconcile_errors_total",
+	"controller_runtime_terminal_reconcile_errors_total", "controller_runtime_reconcile_time_seconds",
+	"controller_runtime_max_concurrent_reconciles", "controller_runtime_active_workers",
+}
 
 func checkConventions(t *testing.T, m metric) {
 	t.Helper()
-	if !strings.HasPrefix(m.name, "fedkit_") {
-		t.Errorf("%s: not prefixed fedkit_", m.name)
+	if !strings.HasPrefix(m.name, "fedkit_") && !slices.Contains(controllerRuntimeFamilies, m.name) {
+		t.Errorf("%s: neither prefixed fedkit_ nor one of controller-runtime's families", m.name)
 	}
 	switch m.typ {
 	case "counter":

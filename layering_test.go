@@ -58,7 +58,7 @@ var allowedImports = map[string][]string{
 	// internal/managertest runs fedkit-controller-manager as a process for test/.
 	"internal/managertest": nil,
 	// The control plane's program is an embedder like any other: public packages only.
-	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation"},
+	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/conformance is the behaviour suite run against fake and a real API server.

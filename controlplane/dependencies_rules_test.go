@@ -200,7 +200,8 @@ spec:
 // TestCredentialsNeverFollowWorkloads (issue 34, item 10): a member's credentials (a Secret
 // labelled federation.k8s.io/cluster), a service-account token Secret and the control plane's
 // own Secrets are refused by the dependencies loop, as by the propagation loop: nothing is
-// federated for them, the workload's condition names each, and what else it needs follows.
+// federated for them, the workload's condition names each, and what else it needs follows. A
+// workload in the control plane's own namespace federates nothing at all, and says so.
 func TestCredentialsNeverFollowWorkloads(t *testing.T) {
 	e, stop := depsEnv(t)
 	defer func() { require.NoError(t, stop()) }()
@@ -224,7 +225,7 @@ func TestCredentialsNeverFollowWorkloads(t *testing.T) {
 		s, r, msg := e.resolvedIn("default", "web")
 		as, ar, amsg := e.resolvedIn(system, "agent")
 		return s == "False" && r == dependencies.ReasonDependencyRefused && strings.Contains(msg, "Secret/eu-creds") && strings.Contains(msg, "Secret/sa-token") &&
-			as == "False" && ar == dependencies.ReasonDependencyRefused && strings.Contains(amsg, "Secret/cp-own") &&
+			as == "False" && ar == dependencies.ReasonNamespaceRefused && strings.Contains(amsg, "control plane's own namespace") &&
 			e.where(configMapGVR, "cfg") == "eu,us" && e.inNamespace(deployGVR, system, "agent") == "eu"
 	})
 	hold(t, e, time.Second, 10, func() string { return "a refused Secret was federated" }, func() bool {

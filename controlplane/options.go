@@ -57,6 +57,8 @@ type Options struct {
 	// Dependencies configures the loop that makes workloads' ConfigMaps, Secrets,
 	// ServiceAccounts and PVCs follow them (spec.propagateDependencies), over Types. It runs
 	// when some type of Types has an extractor (package dependencies: Deployment, Job, ...).
+	// Its ControlPlaneNamespace, whose Secrets never follow a workload, defaults as
+	// Propagation's does.
 	Dependencies dependencies.Options
 
 	// Propagation is the loop over native objects selected by propagation policies, one
@@ -259,17 +261,27 @@ func (o *Options) complete() error {
 	if err := o.completeReplicas(); err != nil {
 		return err
 	}
-	// No policy selects in the control plane's own namespace: where its Leases are, or
-	// the default one (propagation's default, kube.DefaultNamespace).
-	if o.Propagation.ControlPlaneNamespace == "" {
-		switch {
-		case o.LeaderElection != nil:
-			o.Propagation.ControlPlaneNamespace = o.LeaderElection.Namespace
-		case o.Sharding != nil:
-			o.Propagation.ControlPlaneNamespace = o.Sharding.Lease.Namespace
+	// No policy selects in the control plane's own namespace, and no dependency leaves it:
+	// where its Leases are, or the default one (the loops' default, kube.DefaultNamespace).
+	ns := o.ownNamespace()
+	for _, n := range []*string{&o.Propagation.ControlPlaneNamespace, &o.Dependencies.ControlPlaneNamespace} {
+		if *n == "" {
+			*n = ns
 		}
 	}
 	return nil
+}
+
+// ownNamespace is the control plane's own namespace on the host, as its Leases say: "" when
+// it holds none (the loops then default to kube.DefaultNamespace).
+func (o *Options) ownNamespace() string {
+	switch {
+	case o.LeaderElection != nil:
+		return o.LeaderElection.Namespace
+	case o.Sharding != nil:
+		return o.Sharding.Lease.Namespace
+	}
+	return ""
 }
 
 // common sets a loop's clock, logger and registerer from o where the loop leaves them unset.

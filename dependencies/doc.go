@@ -15,7 +15,7 @@
 // federated gets a Federated<Kind> the loop owns (label federation.k8s.io/generated-by:
 // dependencies). Its template is the host object, its spec.placement.clusters the union. It
 // tolerates every taint, so it follows its workloads wherever they run. The loop deletes it
-// when no workload needs it.
+// when no workload needs it (but see the claims and orphaned workloads below).
 //
 // A dependency the user federated keeps its own placement. The loop writes the union to its
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters
@@ -39,6 +39,12 @@
 // with the same test. The workload says [ReasonDependencyRefused], naming the Secret and why. A
 // FederatedSecret the user made of one gets no required-by-clusters annotation.
 //
+// Nothing of the system travels. A workload in kube-system, kube-public or kube-node-lease
+// (federation.SystemNamespace), or in Options.ControlPlaneNamespace, federates nothing it
+// refers to: no policy selects there either (package propagation applies the same
+// federation.ReservedNamespace). The workload says [ReasonNamespaceRefused], naming the
+// namespace and the rule. The loop writes nothing else in such a namespace.
+//
 // An explicit exclusion wins. A dependency the user federated is never sent to a cluster its
 // own placement excludes: excludeClusters, clusterAffinity.required, or a taint it does not
 // tolerate. A workload's need adds only clusters the placement merely does not list or
@@ -51,6 +57,24 @@
 // Foreground deletion, a member controller's cleanup). So a dependency moves with a failover
 // and stays while the old copy drains. A workload being deleted keeps its dependencies in the
 // clusters they are in, and adds none ([Dependency.Where]).
+//
+// An orphaned workload keeps its dependencies. A workload deleted with
+// federation.OrphanAnnotation leaves its member copies running, no longer managed: package
+// propagation deletes its generated object so when no policy selects the native object any
+// more. The loop holds every workload whose dependencies follow it with
+// federation.DependenciesFinalizer, so it sees that deletion. Before it lets the workload go,
+// it lists the workload's clusters in each dependency's federation.ReleaseClustersAnnotation.
+// When the dependency later leaves such a cluster, sync releases its copy there rather than
+// delete it, as a claim's. So the orphaned pods keep their ConfigMaps and Secrets. The list
+// stays: fedkit cannot see how long an orphaned copy runs. A shared dependency stays managed
+// where another workload still needs it; when that one moves away, the copy is released, not
+// deleted. A generated dependency that releases somewhere stays, placed nowhere, while its
+// host object exists, so a workload that returns takes its copies back. An explicit removal
+// releases nothing: a policy's spec.removal Delete, the native object deleted, or the
+// Federated<Kind> deleted without the orphan annotation. Deleting the dependency's host
+// object (or the user's own Federated<Kind> of it) deletes the copies it still manages. Like
+// sync's, the finalizer holds a deletion until the loop runs: an embedder that stops running
+// the loop for good removes federation.DependenciesFinalizer from the workloads.
 //
 // A PersistentVolumeClaim is never collateral of a move. A drain, a failover, a rebalance or a
 // placement edit never deletes a claim from a member. Sync releases the claim there instead:
@@ -74,6 +98,8 @@
 //     it; fedkit waits until the workload's copy there is gone.
 //   - Karmada deletes a claim from a cluster its workload left; fedkit releases it.
 //   - Karmada skips a missing dependency silently; fedkit says so in a condition.
+//   - Karmada's workloads stay managed when their policy goes (their binding lives on);
+//     fedkit orphans them, and releases their dependencies with them.
 //
 // Two things Karmada does that fedkit does not. Karmada's dependency rules for other kinds
 // are declarative interpreter customizations; fedkit's are Go code (Options.Extractors).

@@ -18,6 +18,9 @@ import (
 type pass struct {
 	r  federation.Reader
 	ns string
+	// reserved says why nothing in ns follows a workload (federation.ReservedNamespace: a
+	// system namespace, the control plane's own); "" when things may.
+	reserved string
 
 	// clusters are the host's Clusters, read at the first need (overrides to render, a
 	// user's dependency to place); listed says they were.
@@ -69,10 +72,13 @@ func (p *pass) later(d time.Duration) {
 type problem struct{ reason, message string }
 
 // problems are what is wrong with f's dependencies, the one that decides the condition's
-// reason first: a template that cannot be read, then dependencies missing, refused
+// reason first: a namespace nothing is federated from (alone), a template that cannot be read, then dependencies missing, refused
 // (credentials), and excluded by their own placement from clusters f runs in. Each names the
 // dependencies, and the clusters where that matters.
 func (p *pass) problems(f *found) []problem {
+	if p.reserved != "" {
+		return []problem{{ReasonNamespaceRefused, p.reserved + ", so no dependency follows a workload there"}}
+	}
 	if f.invalid != nil {
 		return []problem{{ReasonInvalidTemplate, f.invalid.Error()}}
 	}

@@ -46,6 +46,11 @@ const (
 	// a taint it does not tolerate); the message names it and the cluster. An explicit
 	// exclusion wins: it is not sent there.
 	ReasonDependencyNotPlaceable = "DependencyNotPlaceable"
+	// ReasonNamespaceRefused: the workload is in a system namespace (kube-system,
+	// kube-public, kube-node-lease) or the control plane's own: nothing there follows a
+	// workload, as no propagation policy selects there ([federation.ReservedNamespace]).
+	// Nothing is federated for it.
+	ReasonNamespaceRefused = "NamespaceRefused"
 )
 
 // Reconcile makes the dependencies of every workload with spec.propagateDependencies in
@@ -74,6 +79,16 @@ const (
 //
 // A workload being deleted (deletionTimestamp set) keeps a dependency in the clusters the
 // dependency is placed in (annotated with, for the user's) and adds none ([Dependency.Where]).
+// Every workload with spec.propagateDependencies carries federation.DependenciesFinalizer
+// while it is not being deleted. One deleted with federation.OrphanAnnotation keeps its
+// copies running: its clusters join each dependency's federation.ReleaseClustersAnnotation
+// ([Dependency.Releases]), where sync releases the copies instead of deleting them, before
+// the pass removes the finalizer. A generated dependency that lists such clusters stays,
+// placed nowhere, while its host object exists.
+//
+// Nothing of a workload in a system namespace or the control plane's own
+// ([federation.ReservedNamespace]) follows it: DependenciesResolved=False, reason
+// NamespaceRefused.
 //
 // A template (or a cluster's render of it) whose pod template does not decode sets
 // DependenciesResolved=False, reason InvalidTemplate, naming the field and the cluster; the
@@ -111,10 +126,13 @@ type found struct {
 	// refs is what its pods refer to anywhere; wl, what the union is given.
 	refs []Reference
 	wl   Workload
+	// letGo: it is being deleted and the pass removed the loop's finalizer (it may be gone).
+	letGo bool
 }
 
 func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns string) (federation.Result, string, error) {
 	p := newPass(r, ns)
+	p.reserved = federation.ReservedNamespace(ns, d.opts.ControlPlaneNamespace)
 	all, workloads, err := d.read(ctx, p)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
@@ -123,7 +141,21 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 
 	var errs []error
 	deps := Union(workloads)
-	if err := d.follow(ctx, p, deps); err != nil {
+	// Every workload whose dependencies follow it is held by the loop's finalizer first, so
+	// that its deletion is seen: what an orphaned workload's pods use must be released,
+	// not deleted.
+	held := d.hold(ctx, p, all)
+	if held != nil {
+		errs = append(errs, held)
+	}
+	followed := held == nil && p.reserved == ""
+	if followed {
+		if err := d.follow(ctx, p, deps); err != nil {
+			errs = append(errs, err)
+			followed = false
+		}
+	}
+	if err := d.letGo(ctx, p, all, followed); err != nil {
 		errs = append(errs, err)
 	}
 	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (p.requeue == 0 || p.requeue > SecretRecheck) {
@@ -131,6 +163,9 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 		p.requeue = SecretRecheck
 	}
 	for i := range all {
+		if all[i].letGo {
+			continue
+		}
 		changed, err := d.setCondition(ctx, &all[i], p)
 		p.wrote = p.wrote || changed
 		if err != nil {
@@ -172,7 +207,7 @@ func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, 
 				continue
 			}
 			f := found{w: w, u: u, obj: obj}
-			if obj.Spec.PropagateDependencies {
+			if obj.Spec.PropagateDependencies && p.reserved == "" {
 				if err := d.references(ctx, p, &f); err != nil {
 					return nil, nil, err
 				}
@@ -266,15 +301,15 @@ func (d *Dependencies) followOne(ctx context.Context, p *pass, typ federation.Ty
 		p.refuse(dep, why)
 		return false, nil
 	}
-	clusters := dep.Where(placedIn(cur))
+	placed := placedIn(cur)
+	clusters := dep.Where(placed)
 	if len(clusters) == 0 {
 		return false, nil
 	}
 	desired := generate(typ, native, clusters)
-	gvr := typ.FederatedGVR()
 	switch {
 	case cur == nil:
-		if _, err := d.host.Create(ctx, gvr, desired); err != nil {
+		if _, err := d.host.Create(ctx, typ.FederatedGVR(), desired); err != nil {
 			return true, fmt.Errorf("dependencies: create %s %s/%s: %w", typ.Federated.Kind, p.ns, dep.Name, err)
 		}
 		p.wrote = true
@@ -282,15 +317,33 @@ func (d *Dependencies) followOne(ctx context.Context, p *pass, typ federation.Ty
 		// The last one is still going (sync removes its member copies first): make it again
 		// once it is gone.
 		p.later(requeueGone)
-	case !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"]):
-		next := cur.DeepCopy()
-		next.Object["spec"] = desired.Object["spec"]
-		if _, err := d.host.Update(ctx, gvr, next); err != nil {
-			return true, fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, p.ns, dep.Name, err)
-		}
-		p.wrote = true
+	default:
+		return true, d.updateGenerated(ctx, p, typ, cur, desired, dep.Releases(federation.ReleaseClusters(cur.GetAnnotations()), placed))
 	}
 	return true, nil
+}
+
+// updateGenerated gives cur, a federated object the loop generated, desired's spec and the
+// clusters where its copies are released when it leaves them
+// (federation.ReleaseClustersAnnotation), in one update when either changed: the release of
+// a cluster is written no later than the placement that leaves it.
+func (d *Dependencies) updateGenerated(ctx context.Context, p *pass, typ federation.TypeConfig, cur, desired *unstructured.Unstructured, release []string) error {
+	next, annotated := withAnnotation(cur, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
+	respec := !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"])
+	switch {
+	case !annotated && !respec:
+		return nil
+	case !annotated:
+		next = cur.DeepCopy()
+	}
+	if respec {
+		next.Object["spec"] = desired.Object["spec"]
+	}
+	if _, err := d.host.Update(ctx, typ.FederatedGVR(), next); err != nil {
+		return fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, cur.GetNamespace(), cur.GetName(), err)
+	}
+	p.wrote = true
+	return nil
 }
 
 // followUsers makes a dependency the user federated (cur) follow its workloads: its spec is
@@ -298,7 +351,9 @@ func (d *Dependencies) followOne(ctx context.Context, p *pass, typ federation.Ty
 // placement adds those clusters but for the ones its placement explicitly refuses, which p
 // records. A Secret that holds credentials gets no annotation: it never follows a workload.
 func (d *Dependencies) followUsers(ctx context.Context, p *pass, typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) error {
-	required := dep.Where(federation.RequiredClusters(cur.GetAnnotations()))
+	was := federation.RequiredClusters(cur.GetAnnotations())
+	required := dep.Where(was)
+	release := dep.Releases(federation.ReleaseClusters(cur.GetAnnotations()), was)
 	if why := d.credentials(dep.Kind, templateOf(cur)); why != "" {
 		p.refuse(dep, why)
 		required = nil
@@ -312,7 +367,7 @@ func (d *Dependencies) followUsers(ctx context.Context, p *pass, typ federation.
 			p.excluded[dep.String()] = refused
 		}
 	}
-	changed, err := d.annotate(ctx, typ, cur, required)
+	changed, err := d.annotate(ctx, typ, cur, required, release)
 	p.wrote = p.wrote || changed
 	return err
 }
@@ -338,14 +393,16 @@ func (d *Dependencies) refusedBy(ctx context.Context, p *pass, cur *unstructured
 
 // retire deals with cur, a federated dependency no workload needs any more (or none can have:
 // it is missing, or refused). The user's loses its required-by-clusters annotation. A
-// generated one is deleted, and sync removes its member copies; but a generated
-// FederatedPersistentVolumeClaim whose host claim exists is kept, placed nowhere: sync
-// releases its member claims rather than delete them (a claim's data is never collateral of a
-// move), and takes them back if a workload needs the claim there again. It goes when the
-// host claim does.
+// generated one is deleted, and sync removes its member copies; but one whose host object
+// exists is kept, placed nowhere, when it is a FederatedPersistentVolumeClaim or lists
+// clusters to release its copies in (federation.ReleaseClustersAnnotation: orphaned
+// workloads there use them): sync releases those copies rather than delete them (a claim's
+// data, an orphaned pod's ConfigMap, are never collateral of a move), and takes them back if
+// a workload needs them there again. It goes when the host object does.
 func (d *Dependencies) retire(ctx context.Context, p *pass, typ federation.TypeConfig, kind string, cur *unstructured.Unstructured) error {
+	release := federation.ReleaseClusters(cur.GetAnnotations())
 	if !generated(cur) {
-		changed, err := d.annotate(ctx, typ, cur, nil)
+		changed, err := d.annotate(ctx, typ, cur, nil, release)
 		p.wrote = p.wrote || changed
 		return err
 	}
@@ -353,21 +410,11 @@ func (d *Dependencies) retire(ctx context.Context, p *pass, typ federation.TypeC
 		return nil
 	}
 	gvr, ns, name := typ.FederatedGVR(), cur.GetNamespace(), cur.GetName()
-	if kind == KindPersistentVolumeClaim {
+	if kind == KindPersistentVolumeClaim || len(release) > 0 {
 		native, err := p.r.Get(ctx, d.nativeGVR(kind), ns, name)
 		switch {
 		case err == nil:
-			desired := generate(typ, native, nil)
-			if apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"]) {
-				return nil
-			}
-			next := cur.DeepCopy()
-			next.Object["spec"] = desired.Object["spec"]
-			if _, err := d.host.Update(ctx, gvr, next); err != nil {
-				return fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, ns, name, err)
-			}
-			p.wrote = true
-			return nil
+			return d.updateGenerated(ctx, p, typ, cur, generate(typ, native, nil), release)
 		case !apierrors.IsNotFound(err):
 			return fmt.Errorf("dependencies: get %s %s/%s: %w", kind, ns, name, err)
 		}
@@ -427,29 +474,38 @@ func generated(u *unstructured.Unstructured) bool {
 	return u.GetLabels()[federation.GeneratedByLabel] == federation.GeneratedByDependencies
 }
 
-// annotate sets (or, for no clusters, removes) the required-by-clusters annotation of a
-// federated object the user made.
-func (d *Dependencies) annotate(ctx context.Context, typ federation.TypeConfig, u *unstructured.Unstructured, clusters []string) (bool, error) {
-	want := federation.FormatRequiredClusters(clusters)
-	ann := u.GetAnnotations()
-	if ann[federation.RequiredByClustersAnnotation] == want {
+// annotate sets (or, for no clusters, removes) the required-by-clusters and release-clusters
+// annotations of a federated object the user made, in one update.
+func (d *Dependencies) annotate(ctx context.Context, typ federation.TypeConfig, u *unstructured.Unstructured, required, release []string) (bool, error) {
+	next, changed := withAnnotation(u, federation.RequiredByClustersAnnotation, federation.FormatRequiredClusters(required))
+	next, released := withAnnotation(next, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
+	if !changed && !released {
 		return false, nil
 	}
-	next := u.DeepCopy()
-	ann = maps.Clone(ann)
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	if want == "" {
-		delete(ann, federation.RequiredByClustersAnnotation)
-	} else {
-		ann[federation.RequiredByClustersAnnotation] = want
-	}
-	next.SetAnnotations(ann)
 	if _, err := d.host.Update(ctx, typ.FederatedGVR(), next); err != nil {
 		return false, fmt.Errorf("dependencies: annotate %s %s/%s: %w", typ.Federated.Kind, u.GetNamespace(), u.GetName(), err)
 	}
 	return true, nil
+}
+
+// withAnnotation returns a copy of u whose annotation key is value ("" removes it), and true;
+// or u itself, and false, when it has that already.
+func withAnnotation(u *unstructured.Unstructured, key, value string) (*unstructured.Unstructured, bool) {
+	if u.GetAnnotations()[key] == value {
+		return u, false
+	}
+	next := u.DeepCopy()
+	ann := maps.Clone(u.GetAnnotations())
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	if value == "" {
+		delete(ann, key)
+	} else {
+		ann[key] = value
+	}
+	next.SetAnnotations(ann)
+	return next, true
 }
 
 // generate is the federated object the loop owns for native, placed in clusters. Nobody gave

@@ -22,6 +22,10 @@ type Workload struct {
 	// where it is (its member copies run until sync removes them) and add none: they are
 	// the dependency's Leaving.
 	Deleting bool
+	// Orphaning: the workload is being deleted with federation.OrphanAnnotation, so sync
+	// orphans its member copies: they keep running, no longer managed. Its clusters are
+	// its dependencies' Released.
+	Orphaning bool
 }
 
 // Dependency is one referenced object and where it must be.
@@ -34,6 +38,26 @@ type Dependency struct {
 	// Leaving are the clusters only workloads being deleted give it, sorted: it stays in
 	// those it is in, and goes to none of them ([Dependency.Where]).
 	Leaving []string
+	// Released are the clusters where an orphaning workload's pods refer to it, sorted:
+	// those pods keep running, so its copy there is released, never deleted, when it leaves
+	// ([Dependency.Releases]).
+	Released []string
+}
+
+// Releases returns the clusters where d's copy is released rather than deleted when d leaves
+// them, sorted: those of current (federation.ReleaseClustersAnnotation as it is) and those of
+// Released that d is in (placed, the clusters it is in now; nil when federated nowhere). A
+// cluster stays listed: an orphaned copy of a workload there may use d for as long as it
+// runs, which fedkit cannot see any more, so d's copy there is never deleted by a move.
+func (d Dependency) Releases(current, placed []string) []string {
+	out := slices.Clone(current)
+	for _, c := range d.Released {
+		if slices.Contains(placed, c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Where returns the clusters d must be in, sorted, given current, the clusters it is in now
@@ -59,7 +83,7 @@ func (d Dependency) Where(current []string) []string {
 // nowhere refers to what its template does. A dependency is Optional only when every
 // workload's reference to it is. A dependency whose workloads run nowhere has no Clusters: it
 // follows them nowhere. The clusters of workloads being deleted are the dependency's Leaving,
-// not its Clusters.
+// not its Clusters; those of workloads being orphaned are its Released too.
 func Union(workloads []Workload) []Dependency {
 	var out []Dependency
 	at := func(r Reference) *Dependency {
@@ -85,6 +109,9 @@ func Union(workloads []Workload) []Dependency {
 				} else {
 					d.Clusters = append(d.Clusters, c)
 				}
+				if w.Orphaning {
+					d.Released = append(d.Released, c)
+				}
 			}
 		}
 	}
@@ -98,6 +125,8 @@ func Union(workloads []Workload) []Dependency {
 		if len(d.Leaving) == 0 {
 			d.Leaving = nil
 		}
+		slices.Sort(d.Released)
+		d.Released = slices.Compact(d.Released)
 		slices.Sort(d.RequiredBy)
 		d.RequiredBy = slices.Compact(d.RequiredBy)
 	}
@@ -132,7 +161,8 @@ func (w Workload) Referenced() []Reference {
 
 // Clusters returns where obj's dependencies must be, sorted: the clusters of its
 // status.schedule (where it goes; a failover or placement change moves them), those of its
-// graceful evictions (status.schedule.evictions: replicas kept there meanwhile), and every
+// graceful evictions in every state (status.schedule.evictions: Waiting and Held keep
+// replicas there, Released a copy sync is releasing), and every
 // cluster status.clusters lists (sync lists the placed clusters and those that still hold
 // its member object), so a dependency never leaves a cluster before its workload does.
 func Clusters(obj *federation.FederatedObject) []string {

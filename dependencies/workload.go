@@ -24,7 +24,9 @@ func WorkloadOf(typ federation.TypeConfig, extract Extractor, obj *federation.Fe
 	if err != nil {
 		return Workload{}, fmt.Errorf("%s %s/%s: %w", kind, obj.Namespace, obj.Name, err)
 	}
-	w := Workload{Kind: kind, Name: obj.Name, Clusters: Clusters(obj), References: refs, Deleting: obj.DeletionTimestamp != nil}
+	deleting := obj.DeletionTimestamp != nil
+	w := Workload{Kind: kind, Name: obj.Name, Clusters: Clusters(obj), References: refs, Deleting: deleting,
+		Orphaning: deleting && obj.Annotations[federation.OrphanAnnotation] == "true"}
 	if len(obj.Spec.Overrides) == 0 || len(w.Clusters) == 0 {
 		return w, nil
 	}

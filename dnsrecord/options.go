@@ -46,7 +46,7 @@ type Options struct {
 	// Registerer receives the controller's metrics: fedkit_reconciles_total and
 	// fedkit_reconcile_duration_seconds with loop="dns" and the record kind as type,
 	// fedkit_member_requests_total (its live member reads), fedkit_dns_endpoint_writes_total,
-	// and Run's work queue (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
+	// and Run's work queue (workqueue_*, controller_runtime_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

@@ -135,6 +135,22 @@ const (
 	// loop writes it; placement adds these clusters to the object's own ([RequiredClusters]).
 	RequiredByClustersAnnotation = "federation.k8s.io/required-by-clusters"
 
+	// ReleaseClustersAnnotation on a federated object lists, comma separated and sorted, the
+	// clusters where its member object is released rather than deleted when the object
+	// leaves them (its placement no longer has them): sync removes the federation's labels
+	// there, marks the copy [ReleasedAnnotation], and leaves it, as a claim's. The
+	// dependencies loop writes it on a workload's dependencies ([ReleaseClusters]) for the
+	// clusters where that workload's copies were orphaned (deleted with [OrphanAnnotation]):
+	// the orphaned pods there still use them. It does not change what the object's own
+	// deletion does.
+	ReleaseClustersAnnotation = "federation.k8s.io/release-clusters"
+
+	// DependenciesFinalizer is put by the dependencies loop on every workload with
+	// spec.propagateDependencies, so the loop sees its deletion: when it is deleted with
+	// [OrphanAnnotation], its dependencies are released where its copies were orphaned
+	// ([ReleaseClustersAnnotation]) before the finalizer goes.
+	DependenciesFinalizer = "federation.k8s.io/dependencies"
+
 	// ControlPlaneVersionAnnotation on a coordination.k8s.io Lease of a control plane (its
 	// leader election Lease, its shard and presence Leases) is the version of the program
 	// whose replica wrote it last: the holder's, since each write sets it anew. Package

@@ -9,7 +9,31 @@ import (
 // sorted, without empty or repeated names; nil when there are none. Placement adds them to
 // the clusters a placement selects (placement.Require).
 func RequiredClusters(annotations map[string]string) []string {
-	v := annotations[RequiredByClustersAnnotation]
+	return clusterList(annotations[RequiredByClustersAnnotation])
+}
+
+// FormatRequiredClusters is the value of [RequiredByClustersAnnotation] for clusters: sorted,
+// comma separated, without repeats.
+func FormatRequiredClusters(clusters []string) string {
+	return formatClusterList(clusters)
+}
+
+// ReleaseClusters returns the clusters [ReleaseClustersAnnotation] lists in annotations,
+// sorted, without empty or repeated names; nil when there are none. Sync releases the
+// object's copy in them, rather than delete it, when the object leaves them.
+func ReleaseClusters(annotations map[string]string) []string {
+	return clusterList(annotations[ReleaseClustersAnnotation])
+}
+
+// FormatReleaseClusters is the value of [ReleaseClustersAnnotation] for clusters: sorted,
+// comma separated, without repeats.
+func FormatReleaseClusters(clusters []string) string {
+	return formatClusterList(clusters)
+}
+
+// clusterList parses a comma separated list of cluster names: sorted, without empty or
+// repeated names; nil when there are none.
+func clusterList(v string) []string {
 	if v == "" {
 		return nil
 	}
@@ -23,9 +47,8 @@ func RequiredClusters(annotations map[string]string) []string {
 	return slices.Compact(out)
 }
 
-// FormatRequiredClusters is the value of [RequiredByClustersAnnotation] for clusters: sorted,
-// comma separated, without repeats.
-func FormatRequiredClusters(clusters []string) string {
+// formatClusterList is clusters sorted, comma separated, without repeats.
+func formatClusterList(clusters []string) string {
 	c := slices.Clone(clusters)
 	slices.Sort(c)
 	return strings.Join(slices.Compact(c), ",")

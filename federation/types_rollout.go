@@ -45,6 +45,16 @@ const RolloutPausedAnnotation = "federation.k8s.io/rollout-paused"
 // out.
 const ConditionRolledBack = "RolledBack"
 
+// RolledBackAnnotation on a Federated<Kind> a propagation policy generated (GeneratedByLabel:
+// propagation) says that sync's automated rollback (spec.rollout.autoRollback) wrote the
+// revision it names back into the object's spec. Such an object is rendered from a native
+// object on every change, so the rollback lasts only once the native object holds it too:
+// package propagation, which owns the writes of native objects, restores the object's
+// template into the native object, then renders the object again from it, without the
+// annotation. A native object changed since the object was rendered from it wins: its change
+// is a new revision, and the annotation goes.
+const RolledBackAnnotation = "federation.k8s.io/rolled-back-to"
+
 // Defaults of a rollout stage.
 const (
 	// DefaultProgressDeadlineSeconds is how long a stage may take to become ready, as a

@@ -78,8 +78,9 @@
 //
 // [Input].Down previews a failover: the named clusters are taken as down (not Ready, with
 // the not-ready taint at NoExecute). Each [Object].Failover then lists what moves where,
-// against status.schedule. It also lists the evictions that keep copies until the
-// replacements are ready.
+// against status.schedule. It also lists the evictions, each with a state
+// (federation.Eviction.State): a copy kept until the replacements are ready or its cluster
+// is back, or a copy released.
 //
 // Preview does not read the revision history either. It says a revision after a synced one goes stage by
 // stage. Sync does so unless the revision renders as the stable one: a change of placement

@@ -172,8 +172,9 @@ type Failover struct {
 	Disrupted string `json:"disrupted,omitempty"`
 	// Moves are the clusters whose replicas change, against the object's status.schedule.
 	Moves []Move `json:"moves,omitempty"`
-	// Evictions are the schedule's evictions: the clusters that keep their copies until the
-	// replacements are ready (status.schedule.evictions).
+	// Evictions are the schedule's evictions (status.schedule.evictions). Read each by its
+	// state (federation.Eviction.State): Waiting keeps the copy until the replacements are
+	// ready, Held until its cluster is back, and Released lets it go unmanaged.
 	Evictions []federation.Eviction `json:"evictions,omitempty"`
 }
 

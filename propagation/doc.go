@@ -26,10 +26,11 @@
 // # What no policy selects
 //
 // No policy selects objects in kube-system, kube-public and kube-node-lease
-// ([SystemNamespace]), whatever its selectors say. Nor in the control plane's own namespace
+// ([federation.SystemNamespace]), whatever its selectors say. Nor in the control plane's own namespace
 // (Options.ControlPlaneNamespace, fedkit-system by default). A policy for every Deployment
 // would otherwise copy the host's CoreDNS over every member's. Karmada skips its own namespaces
-// the same way. Objects labelled federation.ManagedByLabel are member copies, never
+// the same way. The dependencies loop applies the same rule (federation.ReservedNamespace) to
+// the workloads whose dependencies it federates. Objects labelled federation.ManagedByLabel are member copies, never
 // selected. Secrets labelled federation.SecretClusterLabel hold cluster credentials, never
 // selected either. A PropagationPolicy selects in its own namespace: a selector may name
 // that namespace, as Karmada's examples do, and no other.
@@ -50,8 +51,9 @@
 // # What the loop does
 //
 // It writes only real changes. Of the user's own object it writes only its policy
-// annotation, by a merge patch locked on the resourceVersion it read (never an update of the
-// whole object), and the status below. A Federated<Kind> written by hand is never taken
+// annotation (and the template an automated rollback restores, below), by a merge patch
+// locked on the resourceVersion it read (never an update of the whole object), and the
+// status below. A Federated<Kind> written by hand is never taken
 // over: the native object gets a Warning event, and both are left alone. Objects labelled
 // federation.ManagedByLabel are member copies, never selected. Credentials are never
 // selected either (federation.Credentials, which the dependencies loop applies too): Secrets
@@ -65,7 +67,10 @@
 // no policy selecting the object. Then the member copies stay running, no longer managed.
 // The loop marks the generated object federation.OrphanAnnotation, then deletes it (only
 // that version of it). Sync then removes fedkit's labels and annotations from the copies and
-// leaves them. A policy with spec.removal Delete asked otherwise: then its copies are deleted.
+// leaves them. Their dependencies (spec.propagateDependencies) stay with them: the
+// dependencies loop releases them in the same clusters, never deletes them. A policy with
+// spec.removal Delete asked otherwise: then its copies are deleted, and their dependencies
+// where nothing else needs them.
 // Another policy that selects the object later finds unmanaged copies, which it takes over
 // only with conflictResolution Overwrite. Karmada keeps such copies running too, but still
 // managed: its binding lives as long as the object.
@@ -91,6 +96,16 @@
 // Rolling back a generated Federated<Kind> (fedsync.Rollback, kubectl fed rollback)
 // restores the revision's template into the native object, which the policy federates
 // again. A revision with other overrides is refused: those are the policy's.
+//
+// So does sync's automated rollback (spec.rollout.autoRollback), in two steps, each by the
+// loop that owns the write. Sync restores the stable revision into the generated object, so
+// the fleet runs it at once, and marks it federation.RolledBackAnnotation. This loop then
+// restores that template into the native object (a merge patch locked on its
+// resourceVersion, with a RolledBack event on it), and renders the generated object again
+// from it, without the mark: the rollback lasts, and nothing rolls forward again
+// ([RolledBackTemplate]). A native object edited since the failed revision was rendered from
+// it is not overwritten: the user's edit is a new revision. Sync itself never writes a native
+// object.
 //
 // # Policy status
 //

@@ -49,7 +49,7 @@ type Options struct {
 	Namespace string
 	// ControlPlaneNamespace is the control plane's own namespace on the host (its Leases,
 	// the clusters' credentials): no policy selects objects in it, as none selects in
-	// kube-system, kube-public or kube-node-lease ([SystemNamespace]). Default:
+	// kube-system, kube-public or kube-node-lease ([federation.ReservedNamespace]). Default:
 	// federation.DefaultNamespace ("fedkit-system").
 	ControlPlaneNamespace string
 	// Shard restricts Run to the keys this shard owns ([federation.Shard.Owns]).

@@ -197,24 +197,13 @@ func get(ctx context.Context, r federation.Reader, gvr schema.GroupVersionResour
 }
 
 // Selectable reports whether a policy may select native: not an object of a system
-// namespace ([SystemNamespace]), nor a member copy the federation manages (a host that is
-// also a member), nor credentials ([federation.Credentials]: a Cluster's, a service-account
-// token), which the dependencies loop refuses alike. The loop also leaves out the control
-// plane's own namespace (Options.ControlPlaneNamespace).
+// namespace ([federation.SystemNamespace]), nor a member copy the federation manages (a host
+// that is also a member), nor credentials ([federation.Credentials]: a Cluster's, a
+// service-account token), which the dependencies loop refuses alike. The loop also leaves
+// out the control plane's own namespace (Options.ControlPlaneNamespace,
+// [federation.ReservedNamespace]).
 func Selectable(native *unstructured.Unstructured) bool {
-	return !SystemNamespace(native.GetNamespace()) && native.GetLabels()[federation.ManagedByLabel] == "" && federation.Credentials(native, "") == ""
-}
-
-// SystemNamespace reports whether namespace is one every cluster has for its own
-// components: kube-system, kube-public or kube-node-lease. No policy selects in them,
-// whatever its selectors say: a policy that federates every Deployment would otherwise
-// copy the host's CoreDNS over every member's.
-func SystemNamespace(namespace string) bool {
-	switch namespace {
-	case metav1.NamespaceSystem, metav1.NamespacePublic, "kube-node-lease":
-		return true
-	}
-	return false
+	return !federation.SystemNamespace(native.GetNamespace()) && native.GetLabels()[federation.ManagedByLabel] == "" && federation.Credentials(native, "") == ""
 }
 
 // Generated reports whether u (a Federated<Kind> or preference) was written by this loop.
@@ -231,10 +220,10 @@ func holder(fed *unstructured.Unstructured) string {
 	return fed.GetAnnotations()[federation.PolicyAnnotation]
 }
 
-// selectable reports whether a policy may select native ([Selectable], and not in the
-// control plane's own namespace).
+// selectable reports whether a policy may select native ([Selectable], and not in a
+// namespace [federation.ReservedNamespace] names: the control plane's own).
 func (p *Propagator) selectable(native *unstructured.Unstructured) bool {
-	return Selectable(native) && native.GetNamespace() != p.opts.ControlPlaneNamespace
+	return Selectable(native) && federation.ReservedNamespace(native.GetNamespace(), p.opts.ControlPlaneNamespace) == ""
 }
 
 // reconcileType is the pass for one type. wrote reports a write to the host.
@@ -275,9 +264,17 @@ func (p *Propagator) reconcileType(ctx context.Context, r federation.Reader, t f
 		return p.writeStatus(ctx, t, native, fed)
 	}
 	p.forget("frozen/" + t.Target.Kind + "/" + key.String())
+	// Sync's automated rollback of the generated object goes into the native object first,
+	// so the object rendered below is the rolled-back one, not the failed one again.
+	if fed != nil {
+		if native, wrote, err = p.rollBack(ctx, t, native, fed); err != nil {
+			return false, err
+		}
+	}
 	// The policy annotation first: a Deployment's generation moves with its annotations, and
 	// the generated object records the generation it was rendered from.
-	wrote, err = p.annotate(ctx, t, native, d)
+	annotated, err := p.annotate(ctx, t, native, d)
+	wrote = wrote || annotated
 	if err != nil {
 		return wrote, err
 	}
@@ -418,7 +415,8 @@ func ownedBy(u, owner *unstructured.Unstructured) bool {
 
 // ownedAnnotations are the generated object's annotations the loop owns: present when
 // desired has them, absent when it does not.
-var ownedAnnotations = []string{federation.PolicyAnnotation, SourceGenerationAnnotation, federation.OrphanAnnotation, federation.AdoptAnnotation}
+var ownedAnnotations = []string{federation.PolicyAnnotation, SourceGenerationAnnotation, federation.OrphanAnnotation, federation.AdoptAnnotation,
+	federation.RolledBackAnnotation}
 
 // merge returns live with desired's spec, generated label, owned annotations and owner
 // references, and whether that changed anything. Everything else (finalizers, other

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -34,82 +35,105 @@ type appFailover struct {
 // selected cluster could take the replicas, the cluster stays and the note says so.
 // Without application failover nothing is left out and nothing stays avoided.
 func decideAppFailover(f federation.Failover, fed *federation.FederatedObject, prev *federation.Schedule, selected []placement.Candidate, clusters map[string]*federation.Cluster, now time.Time) appFailover {
-	var out appFailover
-	app := f.Application
-	if app == nil {
-		return out
+	if f.Application == nil {
+		return appFailover{}
 	}
-	tolerance := time.Duration(*app.ToleranceSeconds) * time.Second
-	backoff := time.Duration(*app.BackoffSeconds) * time.Second
-	isSelected := func(name string) bool {
-		return slices.ContainsFunc(selected, func(c placement.Candidate) bool { return c.Name == name })
-	}
-	wait := func(d time.Duration) {
-		if d > 0 && (out.requeue == 0 || d < out.requeue) {
-			out.requeue = d
-		}
-	}
-	leaving := map[string]placement.Diagnosis{}
-	var avoided []federation.AvoidedCluster
-	if prev != nil {
-		for _, a := range prev.Avoided {
-			if !now.Before(a.Until.Time) {
-				continue // the back-off ended: it may be chosen again
+	a := appFailoverPass{app: f.Application, selected: selected, now: now, leaving: map[string]placement.Diagnosis{}}
+	a.stillAvoided(prev)
+	a.unhealthy(fed.Status.Clusters, clusters)
+	switch {
+	case len(a.leaving) == 0:
+		a.out.avoided = a.avoided
+	case len(a.leaving) >= len(selected):
+		a.stay(prev)
+	default:
+		for _, c := range selected {
+			if x, ok := a.leaving[c.Name]; ok {
+				a.out.out = append(a.out.out, x)
 			}
-			avoided = append(avoided, a)
-			if isSelected(a.Cluster) {
-				leaving[a.Cluster] = placement.Diagnosis{Cluster: a.Cluster, Rule: placement.ApplicationFailure, Until: a.Until.Time,
-					Detail: "avoided after an application failover until " + stamp(a.Until.Time)}
-			}
-			wait(a.Until.Sub(now))
 		}
+		a.out.avoided = a.avoided
 	}
-	for _, m := range fed.Status.Clusters {
+	return a.out
+}
+
+// appFailoverPass is one decideAppFailover call: its input, and what it found so far.
+type appFailoverPass struct {
+	app      *federation.ApplicationFailover
+	selected []placement.Candidate
+	now      time.Time
+	leaving  map[string]placement.Diagnosis // the selected clusters that leave, and why
+	avoided  []federation.AvoidedCluster
+	out      appFailover
+}
+
+// isSelected reports whether placement selected cluster name.
+func (a *appFailoverPass) isSelected(name string) bool {
+	return slices.ContainsFunc(a.selected, func(c placement.Candidate) bool { return c.Name == name })
+}
+
+// wait asks to look again within d.
+func (a *appFailoverPass) wait(d time.Duration) {
+	if d > 0 && (a.out.requeue == 0 || d < a.out.requeue) {
+		a.out.requeue = d
+	}
+}
+
+// stillAvoided keeps the back-offs of prev that have not ended: a selected cluster among
+// them leaves until then.
+func (a *appFailoverPass) stillAvoided(prev *federation.Schedule) {
+	if prev == nil {
+		return
+	}
+	for _, av := range prev.Avoided {
+		if !a.now.Before(av.Until.Time) {
+			continue // the back-off ended: it may be chosen again
+		}
+		a.avoided = append(a.avoided, av)
+		if a.isSelected(av.Cluster) {
+			a.leaving[av.Cluster] = placement.Diagnosis{Cluster: av.Cluster, Rule: placement.ApplicationFailure, Until: av.Until.Time,
+				Detail: "avoided after an application failover until " + stamp(av.Until.Time)}
+		}
+		a.wait(av.Until.Sub(a.now))
+	}
+}
+
+// unhealthy finds the selected, Ready clusters where fresh data says the workload has been
+// unhealthy for longer than toleranceSeconds: each leaves, and is avoided from now on.
+func (a *appFailoverPass) unhealthy(status []federation.MemberStatus, clusters map[string]*federation.Cluster) {
+	tolerance := time.Duration(*a.app.ToleranceSeconds) * time.Second
+	backoff := time.Duration(*a.app.BackoffSeconds) * time.Second
+	for _, m := range status {
 		c := clusters[m.Name]
-		if m.UnhealthySince == nil || m.Stale || c == nil || !isSelected(m.Name) || leaving[m.Name].Cluster != "" ||
+		if m.UnhealthySince == nil || m.Stale || c == nil || !a.isSelected(m.Name) || a.leaving[m.Name].Cluster != "" ||
 			!meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
 			continue
 		}
-		if left := m.UnhealthySince.Add(tolerance).Sub(now); left > 0 {
-			wait(left)
+		if left := m.UnhealthySince.Add(tolerance).Sub(a.now); left > 0 {
+			a.wait(left)
 			continue
 		}
-		until := now.Add(backoff).Truncate(time.Second)
-		leaving[m.Name] = placement.Diagnosis{Cluster: m.Name, Rule: placement.ApplicationFailure, Until: until,
+		until := a.now.Add(backoff).Truncate(time.Second)
+		a.leaving[m.Name] = placement.Diagnosis{Cluster: m.Name, Rule: placement.ApplicationFailure, Until: until,
 			Detail: fmt.Sprintf("the workload is unhealthy there since %s, longer than toleranceSeconds (%ds); avoided until %s",
-				stamp(m.UnhealthySince.Time), *app.ToleranceSeconds, stamp(until))}
-		avoided = append(avoided, federation.AvoidedCluster{Cluster: m.Name, Reason: federation.EvictionApplication, Until: metav1.NewTime(until)})
-		wait(backoff)
+				stamp(m.UnhealthySince.Time), *a.app.ToleranceSeconds, stamp(until))}
+		a.avoided = append(a.avoided, federation.AvoidedCluster{Cluster: m.Name, Reason: federation.EvictionApplication, Until: metav1.NewTime(until)})
+		a.wait(backoff)
 	}
-	if len(leaving) == 0 {
-		out.avoided = avoided
-		return out
-	}
-	if len(leaving) >= len(selected) {
-		// Never into nothing: the replicas stay where they are.
-		names := make([]string, 0, len(leaving))
-		for name := range leaving {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		out.note = fmt.Sprintf("application failover would leave out %v, but no other cluster could take its replicas", names)
-		// Only the back-offs already running stay, and only they ask to look again.
-		out.requeue = 0
-		for _, a := range avoided {
-			if prev != nil && slices.Contains(prev.Avoided, a) {
-				out.avoided = append(out.avoided, a)
-				wait(a.Until.Sub(now))
-			}
-		}
-		return out
-	}
-	for _, c := range selected {
-		if x, ok := leaving[c.Name]; ok {
-			out.out = append(out.out, x)
+}
+
+// stay is never into nothing: when every selected cluster would leave, the replicas stay
+// where they are. Only the back-offs already running stay, and only they ask to look again.
+func (a *appFailoverPass) stay(prev *federation.Schedule) {
+	names := slices.Sorted(maps.Keys(a.leaving))
+	a.out.note = fmt.Sprintf("application failover would leave out %v, but no other cluster could take its replicas", names)
+	a.out.requeue = 0
+	for _, av := range a.avoided {
+		if prev != nil && slices.Contains(prev.Avoided, av) {
+			a.out.avoided = append(a.out.avoided, av)
+			a.wait(av.Until.Sub(a.now))
 		}
 	}
-	out.avoided = avoided
-	return out
 }
 
 // stamp formats a time for a message.

@@ -69,150 +69,246 @@ func (e *inputError) Unwrap() error { return e.err }
 // The error is ErrUnsatisfiable from placement (the decision is then the best effort), or an
 // *inputError.
 //
-// The steps: the template's replicas are checked; the clusters the preference does not cover
-// are set aside (and diagnosed); placement selects among the others and says how replicas are
-// spread; each selected cluster's current replicas and capacity are derived (capacity.go);
-// the preference (or Duplicated without one) becomes a Request, with Refill when the
-// rebalance period allows it; Divide plans; the plan becomes the schedule.
+// The steps, one function each: the template's replicas are checked; the clusters the
+// preference does not cover are set aside (and diagnosed) and placement selects among the
+// others (place); application failover leaves some out (leaveUnhealthy); each selected
+// cluster's current replicas and capacity are derived (states, capacity.go); the preference
+// (or Duplicated without one) becomes a Request, with Refill when the rebalance period
+// allows it (request); Divide plans (divide); the plan becomes the schedule (scheduleOf),
+// graceful evictions keep what the losing clusters run (evictions), and the message says
+// why (message).
 func decide(typ federation.TypeConfig, fed *federation.FederatedObject, rsp *federation.ReplicaSchedulingPreference, clusters []federation.Cluster, at placed, key federation.Key, now time.Time, fd placement.Disruption) (decision, error) {
-	kind := typ.Federated.Kind
+	s := &scheduling{typ: typ, fed: fed, rsp: rsp, all: clusters, clusters: clusters, at: at, key: key, now: now, fd: fd}
 	total, errs := templateReplicas(fed, typ)
 	if len(errs) > 0 {
-		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, errs)}
+		return decision{}, s.invalidObject(errs)
 	}
-	p := fed.Spec.Placement
-	all := clusters // before the preference filters them, for the warnings
+	pd, placeErr := s.place()
+	if bad := (*inputError)(nil); errors.As(placeErr, &bad) {
+		return decision{}, bad
+	}
+	app := s.leaveUnhealthy(&pd)
+	states, blocked, err := s.states(pd)
+	if err != nil {
+		return decision{}, err
+	}
+	req, ref, err := s.request(pd, states, total)
+	if err != nil {
+		return decision{}, err
+	}
+	plan, err := s.divide(req)
+	if err != nil {
+		return decision{}, err
+	}
+	d := s.scheduleOf(plan, pd, ref, app)
+	d.noClusters = len(states) == 0
+	evicted := s.evictions(&d, ref)
+	d.schedule.NotReady = append(d.schedule.NotReady, keptOutNotReady(pd)...)
+	d.warnings = warnings(typ.Federated.Kind, fed, rsp, s.all, pd)
+	d.message = s.message(d, evicted, app.note, blocked)
+	return d, placeErr
+}
+
+// scheduling is one decide call: its input, shared by its steps.
+type scheduling struct {
+	typ      federation.TypeConfig
+	fed      *federation.FederatedObject
+	rsp      *federation.ReplicaSchedulingPreference
+	all      []federation.Cluster // the fleet: for the warnings, and the evictions' reach
+	clusters []federation.Cluster // those the preference covers (place narrows all)
+	byName   map[string]*federation.Cluster
+	at       placed
+	key      federation.Key
+	now      time.Time
+	fd       placement.Disruption
+}
+
+// invalidObject is the inputError for field errors in the object.
+func (s *scheduling) invalidObject(errs field.ErrorList) error {
+	return &inputError{ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, s.key, errs)}
+}
+
+// place selects the clusters: among those the preference covers, by the placement (or, for
+// a preference that does not intersect with it, by every cluster, KubeFed's rule), plus the
+// clusters the object's dependent workloads run in. The error is placement's
+// ErrUnsatisfiable (the decision is then its best effort), or an *inputError for a placement
+// placement rejects.
+func (s *scheduling) place() (placement.Decision, error) {
+	p := s.fed.Spec.Placement
 	var noPref []placement.Diagnosis
-	if rsp != nil {
-		if !rsp.Spec.IntersectWithClusterSelector {
+	if s.rsp != nil {
+		if !s.rsp.Spec.IntersectWithClusterSelector {
 			// KubeFed: the preference, not the object's membership rules, says which clusters.
 			p.Clusters, p.ClusterSelector = nil, &metav1.LabelSelector{}
 		}
-		clusters, noPref = withPreference(clusters, rsp.Spec.Clusters)
+		s.clusters, noPref = withPreference(s.clusters, s.rsp.Spec.Clusters)
+	}
+	s.byName = make(map[string]*federation.Cluster, len(s.clusters))
+	for i := range s.clusters {
+		s.byName[s.clusters[i].Name] = &s.clusters[i]
 	}
 	// NoSchedule refuses new placements only: the clusters the object runs in stay
 	// (placement.Input.Running); tolerationSeconds counts at now. While the fleet is
 	// disrupted a lost cluster keeps what runs there (placement.Input.Disruption).
-	pin := placement.Input{Placement: p, Clusters: clusters, Running: at.in, Now: now, Disruption: fd}
-	pd, placeErr := placement.Place(pin)
-	if placeErr != nil && !errors.Is(placeErr, placement.ErrUnsatisfiable) {
-		return decision{}, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", kind, key, placeErr)}
+	pin := placement.Input{Placement: p, Clusters: s.clusters, Running: s.at.in, Now: s.now, Disruption: s.fd}
+	pd, err := placement.Place(pin)
+	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
+		return pd, &inputError{ReasonInvalidPlacement, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, s.key, err)}
 	}
 	// The clusters the dependencies loop says the object's dependent workloads run in.
-	pd.Require(federation.RequiredClusters(fed.Annotations), pin)
+	pd.Require(federation.RequiredClusters(s.fed.Annotations), pin)
 	pd.Exclude(noPref...)
-	byName := make(map[string]*federation.Cluster, len(clusters))
-	for i := range clusters {
-		byName[clusters[i].Name] = &clusters[i]
-	}
-	// Application failover (appfailover.go): clusters where the workload is unhealthy leave.
-	app := decideAppFailover(federation.EffectiveFailover(fed.Spec.Placement, rsp), fed, at.prev, pd.Selected, byName, now)
+	return pd, err
+}
+
+// leaveUnhealthy applies application failover (appfailover.go): the selected clusters where
+// the workload is unhealthy leave pd.
+func (s *scheduling) leaveUnhealthy(pd *placement.Decision) appFailover {
+	app := decideAppFailover(federation.EffectiveFailover(s.fed.Spec.Placement, s.rsp), s.fed, s.at.prev, pd.Selected, s.byName, s.now)
 	if len(app.out) > 0 {
 		pd.Selected = slices.DeleteFunc(pd.Selected, func(c placement.Candidate) bool {
 			return slices.ContainsFunc(app.out, func(x placement.Diagnosis) bool { return x.Cluster == c.Name })
 		})
 		pd.Exclude(app.out...)
 	}
+	return app
+}
 
-	perReplica, ferr := podRequests(fed.Spec.Template.Object)
+// states returns each selected cluster's state for the division, and, for a divisible type,
+// the clusters that get no new replicas because sync cannot write the object there (each
+// with why).
+func (s *scheduling) states(pd placement.Decision) ([]ClusterState, []string, error) {
+	perReplica, ferr := podRequests(s.fed.Spec.Template.Object)
 	if ferr != nil {
-		return decision{}, &inputError{ReasonInvalidObject, federation.NewInvalidError(kind, key, field.ErrorList{ferr})}
+		return nil, nil, s.invalidObject(field.ErrorList{ferr})
 	}
 	states := make([]ClusterState, 0, len(pd.Selected))
 	var blocked []string
 	for _, c := range pd.Selected {
-		cl := byName[c.Name]
+		cl := s.byName[c.Name]
 		st := clusterState(cl, c.Domain)
-		if current, known := at.current[c.Name]; known && at.sticky {
+		if current, known := s.at.current[c.Name]; known && s.at.sticky {
 			st.Current = &current
 		}
 		var why string
-		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), at.running[c.Name]), at.running[c.Name], fed.Status.Clusters, c.Name)
-		if why != "" && typ.Divisible() && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
+		running := s.at.running[c.Name]
+		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), running), running, s.fed.Status.Clusters, c.Name)
+		if why != "" && s.typ.Divisible() && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
 			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
 		}
 		states = append(states, st)
 	}
+	return states, blocked, nil
+}
 
-	var req Request
-	var ref window
-	if rsp != nil {
-		req = RequestFor(key, rsp, states)
-		if rs := pd.ReplicaSpread; rs != nil {
-			if errs := spreadConflict(rsp, rs, kind, key); len(errs) > 0 {
-				return decision{}, &inputError{ReasonInvalidPreference, federation.NewInvalidError("ReplicaSchedulingPreference", key, errs)}
-			}
-			req.Spread = &Spread{MinDomains: rs.MinGroups, MaxSkew: rs.MaxSkew}
-		}
-		ref = refillFor(rsp, at.prev, now)
-		req.Refill = ref.due
-	} else {
-		req = Request{Key: key.String(), TotalReplicas: total, Clusters: states, Strategy: federation.StrategyDuplicated}
+// request is the division's Request: the preference's, with the placement's replica spread
+// and a refill when the rebalance period allows it (ref); without a preference, the
+// template's total in every cluster (Duplicated).
+func (s *scheduling) request(pd placement.Decision, states []ClusterState, total int64) (Request, window, error) {
+	if s.rsp == nil {
+		return Request{Key: s.key.String(), TotalReplicas: total, Clusters: states, Strategy: federation.StrategyDuplicated}, window{}, nil
 	}
+	req := RequestFor(s.key, s.rsp, states)
+	if rs := pd.ReplicaSpread; rs != nil {
+		if errs := spreadConflict(s.rsp, rs, s.typ.Federated.Kind, s.key); len(errs) > 0 {
+			return req, window{}, &inputError{ReasonInvalidPreference, federation.NewInvalidError("ReplicaSchedulingPreference", s.key, errs)}
+		}
+		req.Spread = &Spread{MinDomains: rs.MinGroups, MaxSkew: rs.MaxSkew}
+	}
+	ref := refillFor(s.rsp, s.at.prev, s.now)
+	req.Refill = ref.due
+	return req, ref, nil
+}
+
+// divide plans req. The states are built valid (names unique, numbers non-negative), so
+// what Divide rejects is the preference's, or without one the object's.
+func (s *scheduling) divide(req Request) (Plan, error) {
 	plan, err := Divide(req)
 	switch {
-	case err != nil && rsp != nil:
-		// The states are built valid (names unique, numbers non-negative), so what Divide
-		// rejects is the preference's.
-		return decision{}, &inputError{ReasonInvalidPreference, fmt.Errorf("ReplicaSchedulingPreference %s: %w", key, err)}
-	case err != nil:
-		return decision{}, &inputError{ReasonInvalidObject, fmt.Errorf("%s %s: %w", kind, key, err)}
+	case err == nil:
+		return plan, nil
+	case s.rsp != nil:
+		return plan, &inputError{ReasonInvalidPreference, fmt.Errorf("ReplicaSchedulingPreference %s: %w", s.key, err)}
 	}
-	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced, noClusters: len(states) == 0}
-	if !typ.Divisible() {
+	return plan, &inputError{ReasonInvalidObject, fmt.Errorf("%s %s: %w", s.typ.Federated.Kind, s.key, err)}
+}
+
+// scheduleOf turns the plan into the decision's schedule (0 replicas each for a type that
+// is not divisible), with the refill stamp, the avoided clusters and when to look again.
+func (s *scheduling) scheduleOf(plan Plan, pd placement.Decision, ref window, app appFailover) decision {
+	d := decision{placement: pd, plan: plan, schedule: plan.Schedule(), unplaced: plan.Unplaced}
+	if !s.typ.Divisible() {
 		for i := range d.schedule.Clusters {
 			d.schedule.Clusters[i].Replicas = 0
 		}
 	}
-	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(at.prev, d.schedule.Clusters, now)
+	d.schedule.LastRebalanceTime, d.requeue = ref.stamp(s.at.prev, d.schedule.Clusters, s.now)
 	d.schedule.Avoided = app.avoided
 	if app.requeue > 0 && (d.requeue == 0 || app.requeue < d.requeue) {
 		d.requeue = app.requeue
 	}
 	if !pd.Recheck.IsZero() {
 		// A tolerationSeconds ends then: the cluster is left out from that moment.
-		if wait := pd.Recheck.Sub(now); d.requeue == 0 || wait < d.requeue {
+		if wait := pd.Recheck.Sub(s.now); d.requeue == 0 || wait < d.requeue {
 			d.requeue = max(wait, time.Second)
 		}
 	}
-	var evicted string
-	if at.sticky && typ.Divisible() {
-		ev := evict(evictInput{
-			before: at.before, running: at.running, failover: federation.EffectiveFailover(fed.Spec.Placement, rsp),
-			status: fed.Status.Clusters, pd: pd, plan: plan, now: now,
-			hold:   rsp != nil && plan.Strategy != federation.StrategyDuplicated,
-			copies: plan.Strategy == federation.StrategyDuplicated,
-			moving: rsp != nil && (rsp.Spec.Rebalance || ref.due),
-			pinned: override.ReplicasOverrides(fed.Spec.Overrides, typ, clusters),
-			retain: fed.Spec.RetainReplicas,
-			fleet:  all,
-		}, d.schedule.Clusters)
-		d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
-		d.unplaced, d.held, evicted = ev.unplaced, ev.held, ev.message
-		if ev.requeue > 0 && (d.requeue <= 0 || ev.requeue < d.requeue) {
-			d.requeue = ev.requeue
-		}
+	return d
+}
+
+// evictions applies graceful eviction (evict.go) to d's schedule, for a divisible type
+// scheduled before, and returns what it says for the message.
+func (s *scheduling) evictions(d *decision, ref window) string {
+	if !s.at.sticky || !s.typ.Divisible() {
+		return ""
 	}
-	// Sync must not read the absence of these clusters as "no longer placed" once they are
-	// Ready again and this schedule is not yet redone (federation.Schedule.NotReady).
+	plan := d.plan
+	ev := evict(evictInput{
+		before: s.at.before, running: s.at.running, failover: federation.EffectiveFailover(s.fed.Spec.Placement, s.rsp),
+		status: s.fed.Status.Clusters, pd: d.placement, plan: plan, now: s.now,
+		hold:   s.rsp != nil && plan.Strategy != federation.StrategyDuplicated,
+		copies: plan.Strategy == federation.StrategyDuplicated,
+		moving: s.rsp != nil && (s.rsp.Spec.Rebalance || ref.due),
+		pinned: override.ReplicasOverrides(s.fed.Spec.Overrides, s.typ, s.clusters),
+		retain: s.fed.Spec.RetainReplicas,
+		fleet:  s.all,
+	}, d.schedule.Clusters)
+	d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
+	d.unplaced, d.held = ev.unplaced, ev.held
+	if ev.requeue > 0 && (d.requeue <= 0 || ev.requeue < d.requeue) {
+		d.requeue = ev.requeue
+	}
+	return ev.message
+}
+
+// keptOutNotReady returns the clusters placement left out only because they are not ready:
+// sync must not read their absence as "no longer placed" once they are Ready again and this
+// schedule is not yet redone (federation.Schedule.NotReady).
+func keptOutNotReady(pd placement.Decision) []string {
+	var out []string
 	for _, x := range pd.Excluded {
 		if x.Rule == placement.NotReady {
-			d.schedule.NotReady = append(d.schedule.NotReady, x.Cluster)
+			out = append(out, x.Cluster)
 		}
 	}
-	d.warnings = warnings(kind, fed, rsp, all, pd)
-	d.message = message(plan, pd, typ.Divisible())
+	return out
+}
+
+// message is the Scheduled condition's message for d: the plan and placement (message),
+// then what the evictions wait for, application failover's note, the clusters blocked for
+// new replicas, and the warnings.
+func (s *scheduling) message(d decision, evicted, note string, blocked []string) string {
+	m := message(d.plan, d.placement, s.typ.Divisible())
 	if evicted != "" {
-		d.message += "; " + evicted
+		m += "; " + evicted
 	}
-	if app.note != "" {
-		d.message += "; " + app.note
+	if note != "" {
+		m += "; " + note
 	}
 	if len(blocked) > 0 {
-		d.message += "; no new replicas where sync cannot write the object: " + strings.Join(blocked, ", ")
+		m += "; no new replicas where sync cannot write the object: " + strings.Join(blocked, ", ")
 	}
-	d.message += notes(d.warnings)
-	return d, placeErr
+	return m + notes(d.warnings)
 }
 
 // keptNotReady reports whether placement kept cluster under its not-ready taint (the object

@@ -187,65 +187,32 @@ func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 // total covers them all, and returns need, their sum: the Webster division then skips
 // step 2's pass in that common case. Every other division sets m and s itself.
 func candidates(req *Request, all []cand) (k int, need int64, err error) {
-	prefs := req.Preferences
-	wild, hasWild := prefs[federation.WildcardCluster]
-	if len(prefs) == 0 {
-		wild, hasWild = federation.ClusterPreferences{Weight: 1}, true
-	}
-	if hasWild && !goodPreference(&wild) {
+	lk := newPrefLookup(req.Preferences)
+	if lk.hasWild && !goodPreference(&lk.wild) {
 		return 0, 0, invalid(req)
 	}
-	onlyWild := hasWild && len(prefs) <= 1 // no cluster has its own entry: skip the lookups
-	own := 0                               // own entries looked up and checked
-	none := len(all)                       // candidates go to the front (from k = 0), the others to the back
+	none := len(all) // candidates go to the front (from k = 0), the others to the back
 	positive := false
 	var wsum uint64
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		var p federation.ClusterPreferences
-		ok := false
-		if !onlyWild {
-			p, ok = prefs[c.Name]
-			if ok {
-				if !goodPreference(&p) {
-					return 0, 0, invalid(req)
-				}
-				own++
-			}
+		p, src, good := lk.wild, lk.wildSrc, true
+		if !lk.onlyWild {
+			p, src, good = lk.find(c.Name)
 		}
-		src := OwnPreference
-		if !ok {
-			p, ok, src = wild, hasWild, WildcardPreference
-		}
-		if !ok {
+		switch {
+		case !good:
+			return 0, 0, invalid(req)
+		case src == NoPreference:
 			none--
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k] // reused from an earlier division: every field is set here
+		r := &all[k] // reused from an earlier division: fill sets every field
 		k++
-		*r = cand{idx: int32(i), pref: src, hi: math.MaxInt64, max: math.MaxInt64}
-		if p.MinReplicas != nil {
-			r.lo = *p.MinReplicas
-		}
-		if p.MaxReplicas != nil {
-			r.max = *p.MaxReplicas
-			r.hi, r.hiBy = r.max, MaxReplicas
-		}
-		if c.Capacity != nil && *c.Capacity < r.hi {
-			r.hi, r.hiBy = *c.Capacity, Capacity
-		}
-		r.m = min(r.lo, r.hi)
-		r.s = r.m
+		r.fill(int32(i), c, &p, src)
+		r.w = weightOf(req.Strategy, c, &p)
 		need = satAdd(need, r.m)
-		switch req.Strategy {
-		case federation.StrategyCapacityWeighted:
-			if c.Capacity != nil {
-				r.w = uint64(*c.Capacity)
-			}
-		default:
-			r.w = uint64(p.Weight)
-		}
 		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
 			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
 		}
@@ -254,8 +221,8 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 	// Entries for clusters not in the request were not looked up: check them too (a bad
 	// preference is an error wherever it is). A duplicate name counts twice here; that is
 	// only a wasted scan, and the duplicate is reported later.
-	if entries := len(prefs); hasWild && len(prefs) > 0 && own != entries-1 || !hasWild && own != entries {
-		for _, p := range prefs {
+	if lk.unchecked() {
+		for _, p := range req.Preferences {
 			if !goodPreference(&p) {
 				return 0, 0, invalid(req)
 			}
@@ -268,6 +235,80 @@ func candidates(req *Request, all []cand) (k int, need int64, err error) {
 		}
 	}
 	return k, need, nil
+}
+
+// prefLookup finds each cluster's preference: its own entry, else the "*" entry.
+type prefLookup struct {
+	prefs    map[string]federation.ClusterPreferences
+	wild     federation.ClusterPreferences // the "*" entry; weight 1 when there are no entries
+	hasWild  bool
+	wildSrc  Source // WildcardPreference, or NoPreference without a "*" entry
+	onlyWild bool   // no cluster has its own entry: skip the lookups
+	own      int    // own entries looked up and checked
+}
+
+func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
+	l := prefLookup{prefs: prefs}
+	l.wild, l.hasWild = prefs[federation.WildcardCluster]
+	if len(prefs) == 0 {
+		l.wild, l.hasWild = federation.ClusterPreferences{Weight: 1}, true
+	}
+	l.onlyWild = l.hasWild && len(prefs) <= 1
+	if l.hasWild {
+		l.wildSrc = WildcardPreference
+	}
+	return l
+}
+
+// find returns cluster name's preference and where it comes from (NoPreference: none), and
+// false when its own entry is invalid. With onlyWild, the "*" entry is every cluster's:
+// candidates takes it without a call.
+func (l *prefLookup) find(name string) (federation.ClusterPreferences, Source, bool) {
+	if p, ok := l.prefs[name]; ok {
+		l.own++
+		return p, OwnPreference, goodPreference(&p)
+	}
+	return l.wild, l.wildSrc, true
+}
+
+// unchecked reports whether some entry was not looked up: a cluster not in the request.
+func (l *prefLookup) unchecked() bool {
+	n := len(l.prefs)
+	if l.hasWild && n > 0 {
+		return l.own != n-1
+	}
+	return !l.hasWild && l.own != n
+}
+
+// fill sets every field of r, the candidate for request cluster c at index i, whose
+// preference p comes from src, but its weight: its bounds and its minimum in full
+// (min(lo, hi)).
+func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) {
+	*r = cand{idx: i, pref: src, hi: math.MaxInt64, max: math.MaxInt64}
+	if p.MinReplicas != nil {
+		r.lo = *p.MinReplicas
+	}
+	if p.MaxReplicas != nil {
+		r.max = *p.MaxReplicas
+		r.hi, r.hiBy = r.max, MaxReplicas
+	}
+	if c.Capacity != nil && *c.Capacity < r.hi {
+		r.hi, r.hiBy = *c.Capacity, Capacity
+	}
+	r.m = min(r.lo, r.hi)
+	r.s = r.m
+}
+
+// weightOf is a candidate's effective weight: its capacity under CapacityWeighted (0 when
+// unknown), else its preference's weight.
+func weightOf(strategy federation.Strategy, c *ClusterState, p *federation.ClusterPreferences) uint64 {
+	if strategy != federation.StrategyCapacityWeighted {
+		return uint64(p.Weight)
+	}
+	if c.Capacity != nil {
+		return uint64(*c.Capacity)
+	}
+	return 0
 }
 
 // bounds marks the clusters whose hi held them back: they sit at hi and either their

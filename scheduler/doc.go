@@ -160,6 +160,14 @@
 // A cluster that left the schedule does not win its leftover replicas back by stickiness.
 // When it recovers, only the rebalance rules give it replicas (see Rebalancing).
 //
+// An eviction is in one of three states, federation.EvictionState, which Eviction.State
+// reads from its fields. Waiting has a deadline. Held has none: its grace period ended while
+// its cluster was out of reach. Released ended under purge mode Never. Each pass takes every
+// cluster one step, with one function per transition (evict.go): begin, wait, holdUntilBack,
+// resume, release, stayReleased and end. An eviction that ends leaves the schedule (Ended).
+// Sync, dependencies and preview read the state, not the fields. The story
+// testdata/stories/evictions.txt walks every transition.
+//
 // # Where the object runs, and where it cannot
 //
 // A NoSchedule taint keeps the clusters the object runs in. The object runs in a cluster

@@ -30,8 +30,25 @@ func validate(req *Request, detailed bool) error {
 	if !detailed && looksValid(req) {
 		return nil
 	}
-	dups := detailed
 	spec := field.NewPath("spec")
+	errs := specErrors(req, spec)
+	for name, p := range req.Preferences {
+		if len(errs) > 32 {
+			break // enough to act on; the map order makes the rest arbitrary anyway
+		}
+		errs = append(errs, federation.ValidateClusterPreferences(p, spec.Child("clusters").Key(name))...)
+	}
+	errs = append(errs, clusterErrors(req.Clusters, detailed)...)
+	if len(errs) == 0 {
+		return nil
+	}
+	sortErrors(errs)
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, errs.ToAggregate().Error())
+}
+
+// specErrors returns the problems of req's own fields: the total, the algorithm, the
+// strategy, the spread and the refill, and the combinations they cannot honour.
+func specErrors(req *Request, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if req.TotalReplicas < 0 {
 		errs = append(errs, field.Invalid(spec.Child("totalReplicas"), req.TotalReplicas, "must be non-negative"))
@@ -47,35 +64,42 @@ func validate(req *Request, detailed bool) error {
 		}
 	}
 	if s := req.Spread; s != nil {
-		sp := spec.Child("spread")
-		switch {
-		case kubefed:
-			errs = append(errs, field.Forbidden(sp, "needs algorithm Webster"))
-		case req.Strategy == federation.StrategyCostOptimized || req.Strategy == federation.StrategyDuplicated:
-			errs = append(errs, field.Forbidden(sp, fmt.Sprintf("needs strategy Weighted or CapacityWeighted, not %s", req.Strategy)))
-		}
-		if s.MinDomains < 0 {
-			errs = append(errs, field.Invalid(sp.Child("minDomains"), s.MinDomains, "must be non-negative"))
-		}
-		if s.MaxSkew < 0 {
-			errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
-		}
+		errs = append(errs, spreadErrors(s, req, spec.Child("spread"))...)
 	}
 	if req.Refill && kubefed {
 		errs = append(errs, field.Forbidden(spec.Child("refill"), "needs algorithm Webster: KubeFed's planner has no notion of a fair share to refill"))
 	}
-	for name, p := range req.Preferences {
-		if len(errs) > 32 {
-			break // enough to act on; the map order makes the rest arbitrary anyway
-		}
-		errs = append(errs, federation.ValidateClusterPreferences(p, spec.Child("clusters").Key(name))...)
+	return errs
+}
+
+// spreadErrors returns the problems of req's spread s, at sp.
+func spreadErrors(s *Spread, req *Request, sp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case req.Algorithm == federation.AlgorithmKubeFed:
+		errs = append(errs, field.Forbidden(sp, "needs algorithm Webster"))
+	case req.Strategy == federation.StrategyCostOptimized || req.Strategy == federation.StrategyDuplicated:
+		errs = append(errs, field.Forbidden(sp, fmt.Sprintf("needs strategy Weighted or CapacityWeighted, not %s", req.Strategy)))
 	}
+	if s.MinDomains < 0 {
+		errs = append(errs, field.Invalid(sp.Child("minDomains"), s.MinDomains, "must be non-negative"))
+	}
+	if s.MaxSkew < 0 {
+		errs = append(errs, field.Invalid(sp.Child("maxSkew"), s.MaxSkew, "must be non-negative"))
+	}
+	return errs
+}
+
+// clusterErrors returns the problems of the request's clusters, at clusters[i]: duplicate
+// names only when dups (see validate).
+func clusterErrors(clusters []ClusterState, dups bool) field.ErrorList {
+	var errs field.ErrorList
 	var seen map[string]struct{}
 	if dups {
-		seen = make(map[string]struct{}, len(req.Clusters))
+		seen = make(map[string]struct{}, len(clusters))
 	}
-	for i := range req.Clusters {
-		c := &req.Clusters[i]
+	for i := range clusters {
+		c := &clusters[i]
 		cp := field.NewPath("clusters").Index(i)
 		if c.Name == "" {
 			errs = append(errs, field.Required(cp.Child("name"), "a cluster name is required"))
@@ -85,21 +109,19 @@ func validate(req *Request, detailed bool) error {
 		if dups {
 			seen[c.Name] = struct{}{}
 		}
-		if c.Current != nil && *c.Current < 0 {
-			errs = append(errs, field.Invalid(cp.Child("current"), *c.Current, "must be non-negative"))
-		}
-		if c.Capacity != nil && *c.Capacity < 0 {
-			errs = append(errs, field.Invalid(cp.Child("capacity"), *c.Capacity, "must be non-negative"))
-		}
-		if c.Cost != nil && *c.Cost < 0 {
-			errs = append(errs, field.Invalid(cp.Child("cost"), *c.Cost, "must be non-negative"))
-		}
+		errs = nonNegative(errs, cp.Child("current"), c.Current)
+		errs = nonNegative(errs, cp.Child("capacity"), c.Capacity)
+		errs = nonNegative(errs, cp.Child("cost"), c.Cost)
 	}
-	if len(errs) == 0 {
-		return nil
+	return errs
+}
+
+// nonNegative returns errs with an error at path when v is set and negative.
+func nonNegative(errs field.ErrorList, path *field.Path, v *int64) field.ErrorList {
+	if v != nil && *v < 0 {
+		errs = append(errs, field.Invalid(path, *v, "must be non-negative"))
 	}
-	sortErrors(errs)
-	return fmt.Errorf("%w: %s", ErrInvalidRequest, errs.ToAggregate().Error())
+	return errs
 }
 
 // invalid reports a problem Divide found on its way: the detailed field errors, which always
@@ -115,10 +137,12 @@ func invalid(req *Request) error {
 // builds the field errors. It leaves the preferences to candidates, which checks each while it
 // looks it up rather than walking the map twice.
 func looksValid(req *Request) bool {
-	if req.TotalReplicas < 0 {
-		return false
-	}
-	kubefed := false
+	return req.TotalReplicas >= 0 && specLooksValid(req) && clustersLookValid(req.Clusters)
+}
+
+// specLooksValid is looksValid for the algorithm, the strategy, the spread and the refill.
+func specLooksValid(req *Request) bool {
+	var kubefed bool
 	switch req.Algorithm {
 	case "", federation.AlgorithmWebster:
 	case federation.AlgorithmKubeFed:
@@ -143,15 +167,19 @@ func looksValid(req *Request) bool {
 	default:
 		return false
 	}
-	if s := req.Spread; s != nil && (kubefed || s.MinDomains < 0 || s.MaxSkew < 0) {
-		return false
-	}
-	if req.Refill && kubefed {
-		return false
-	}
-	// Preferences are checked by candidates as it looks them up (see goodPreference).
-	for i := range req.Clusters {
-		c := &req.Clusters[i]
+	return spreadLooksValid(req.Spread, kubefed) && !(req.Refill && kubefed)
+}
+
+// spreadLooksValid is looksValid for a spread (nil: none).
+func spreadLooksValid(s *Spread, kubefed bool) bool {
+	return s == nil || (!kubefed && s.MinDomains >= 0 && s.MaxSkew >= 0)
+}
+
+// clustersLookValid is looksValid for the clusters; preferences are checked by candidates
+// as it looks them up (see goodPreference).
+func clustersLookValid(clusters []ClusterState) bool {
+	for i := range clusters {
+		c := &clusters[i]
 		if c.Name == "" || (c.Current != nil && *c.Current < 0) || (c.Capacity != nil && *c.Capacity < 0) || (c.Cost != nil && *c.Cost < 0) {
 			return false
 		}

@@ -99,7 +99,7 @@ func (s *Scheduler) reportEvictions(ctx context.Context, u *unstructured.Unstruc
 		out := map[string]federation.Eviction{}
 		if sc != nil {
 			for _, e := range sc.Evictions {
-				if !e.Release {
+				if e.State().Keeps() {
 					out[e.Cluster] = e
 				}
 			}
@@ -108,7 +108,7 @@ func (s *Scheduler) reportEvictions(ctx context.Context, u *unstructured.Unstruc
 	}
 	was, is := running(old), running(next)
 	for _, e := range next.Evictions {
-		if _, ok := was[e.Cluster]; !ok && !e.Release {
+		if _, ok := was[e.Cluster]; !ok && e.State().Keeps() {
 			s.event(ctx, u, federation.EventTypeNormal, EventEvictionStarted, fmt.Sprintf("cluster %q (%s) %s", e.Cluster, e.Reason, e.Message))
 		}
 	}
@@ -117,11 +117,11 @@ func (s *Scheduler) reportEvictions(ctx context.Context, u *unstructured.Unstruc
 	}
 	now := s.opts.Clock.Now()
 	for _, e := range old.Evictions {
-		if _, ok := is[e.Cluster]; ok || e.Release {
+		if _, ok := is[e.Cluster]; ok || e.State() == federation.EvictionReleased {
 			continue
 		}
 		why := "its replacements are available"
-		if e.Deadline != nil && !now.Before(e.Deadline.Time) {
+		if e.State() == federation.EvictionWaiting && !now.Before(e.Deadline.Time) {
 			why = "its grace period ended at " + e.Deadline.UTC().Format("2006-01-02T15:04:05Z") + ", replacements available or not"
 		}
 		s.event(ctx, u, federation.EventTypeNormal, EventEvictionEnded, fmt.Sprintf("cluster %q (%s): the eviction ended: %s", e.Cluster, e.Reason, why))

@@ -48,192 +48,294 @@ type evictOutcome struct {
 	requeue   time.Duration
 }
 
-// evict applies the evictions to the plan's schedule next (plan order).
+// evict applies the evictions to the plan's schedule next (plan order). Every cluster that
+// runs replicas, had an eviction or was scheduled before takes one step (evictPass.step):
+// its eviction begins, waits, is held, resumes, is released or ends, each by its own
+// transition below.
 func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	out := evictOutcome{unplaced: in.plan.Unplaced}
-	target := make(map[string]int64, len(next))
-	for _, c := range next {
-		target[c.Name] = c.Replicas
-	}
 	if in.failover.PurgeMode == federation.PurgeImmediately {
 		out.clusters = next
 		return out
 	}
 	in.running = withLeftovers(in)
-	names := evictionClusters(in.running, in.before)
-
+	x := newEvictPass(in, next)
 	// Never evict into nothing: what fits nowhere stays where it runs, without a deadline.
-	held := holdInPlace(in, names, target, &out)
-	gains := false
-	for n, t := range target {
-		if t > in.running[n] {
-			gains = true
-		}
-	}
-	prev := map[string]federation.Eviction{}
-	if in.before != nil {
-		for _, e := range in.before.Evictions {
-			prev[e.Cluster] = e
-		}
-	}
-	// The clusters that take the replicas: every scheduled cluster that does not lose any.
-	losing := map[string]bool{}
-	for _, n := range names {
-		if e, ok := prev[n]; (ok && !e.Release && target[n] < e.Keep) || in.running[n] > target[n] {
-			losing[n] = true
-		}
-	}
-	// A cluster the plan keeps, with 0 replicas, keeps the federation's object there, scaled
-	// to 0 (KubeFed's rule): there is no copy to release under PurgeNever.
-	planned := make(map[string]bool, len(next))
-	for _, c := range next {
-		planned[c.Name] = true
-	}
-	released := func(n string) bool { return target[n] == 0 && !planned[n] && listedIn(in.status, n) }
-	// begin starts cluster n's eviction now, keeping keep replicas until its deadline.
-	begin := func(n string, keep int64) federation.Eviction {
-		e := federation.Eviction{
-			Cluster: n, Reason: evictionReason(n, in), Replicas: target[n], Keep: keep,
-			PurgeMode: in.failover.PurgeMode, Since: metav1.NewTime(in.now.Truncate(time.Second)),
-		}
-		d := metav1.NewTime(e.Since.Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
-		e.Deadline = &d
-		return e
-	}
+	held := holdInPlace(in, x.names, x.target, &out)
+	x.compare()
 	keep := map[string]int64{}
-	for _, n := range names {
-		e, had := prev[n]
-		// What runs in n, and the most a new eviction of n keeps: the schedule's count, or
-		// what the status says runs when it says more.
-		running, most := in.running[n], in.mostKept(n)
-		if had && !e.Release && e.Deadline != nil && !in.now.Before(e.Deadline.Time) && target[n] < e.Replicas {
-			// The grace period ended for the loss it was for (down to e.Replicas): n may drop
-			// to that now. What n loses beyond it (its target fell since) is a loss of its
-			// own, graceful as any: without this, the ended deadline took it at once.
-			had, running, most = false, min(running, e.Replicas), min(most, e.Replicas)
-		}
-		switch {
-		case had && e.Release:
-			// Ended under PurgeNever: sync releases the copy; the entry goes once the status
-			// no longer lists the cluster, or the cluster is scheduled again.
-			if released(n) {
-				out.evictions = append(out.evictions, e)
-			}
-			continue
-		case had && target[n] >= e.Keep:
-			continue // selected again with enough replicas: nothing to wait for
-		case had:
-			e.Replicas = target[n]
-			if e.Deadline == nil && !in.outOfReach(n) {
-				// Held while the cluster was not Ready, after its grace period ran out (below).
-				// It is back: before its copy goes, a new grace period from now gives the
-				// replacements, checked again, the time to come up. They may have gone meanwhile.
-				d := metav1.NewTime(in.now.Truncate(time.Second).Add(time.Duration(*in.failover.GracePeriodSeconds) * time.Second))
-				e.Deadline = &d
-			}
-		case running > target[n] && (gains || (in.hold && availableAbove(in.status, n, pinnedOr(in.pinned, n, target[n])) &&
-			len(in.notAvailable(next, target, losing, time.Time{})) > 0)):
-			// Replicas move (another cluster gains), or, for a divided preference, none does
-			// but the cluster loses available replicas while the clusters that keep theirs do
-			// not all have them available (a drained cluster whose replica an evicted cluster
-			// coming back takes over by what it kept, while the clusters that gained before
-			// are still coming up): the copy waits. Only a reduction the rest of the fleet
-			// already runs is immediate.
-			e = begin(n, running)
-		case in.failover.PurgeMode == federation.PurgeNever && released(n) && excluded(in.pd, n):
-			// Evicted, with nothing for the rest of the fleet to make up (it already runs the
-			// targets): no wait, but under PurgeNever the copy is released, never deleted.
-			e = begin(n, running)
-			e.Release, e.Deadline, e.Message = true, nil, releasedMessage
-			out.evictions = append(out.evictions, e)
-			continue
-		case in.othersTakeOver() && most > target[n] && excluded(in.pd, n):
-			// A divided workload's cluster evicted (a taint, a placement rule, application
-			// failover) while nothing seems to gain: the status that says so may be old (a
-			// clock jump, a collector behind), so the copy still waits for the others to
-			// report theirs available, as any eviction. So does a copied workload's: the
-			// other clusters' copies may be there and not available (crashing, starting).
-			// The status may also be behind what the last schedule asked for (a copy just
-			// created there, not yet seen running): what it keeps is the larger.
-			e = begin(n, most)
-		default:
+	for _, n := range x.names {
+		e, st := x.step(n)
+		if st == federation.EvictionEnded {
 			continue
 		}
-		// Every other cluster the object stays in counts, those losing replicas too: one that
-		// keeps fewer than it had must have what it keeps available, or removing this copy
-		// drops what runs (its own copy may be restarting).
-		waiting := in.notAvailable(next, target, map[string]bool{n: true}, e.Since.Time)
-		over := e.Deadline != nil && !in.now.Before(e.Deadline.Time)
-		ends := over || (len(waiting) == 0 && had) || e.Deadline == nil
-		switch {
-		case ends && in.outOfReach(n) && !(e.PurgeMode == federation.PurgeNever && released(n)):
-			// The eviction would end, but sync removes nothing from a cluster that is not
-			// Ready or that it cannot reach: the copy would go only once the cluster is back,
-			// when the replacements that made the end safe may be gone (a cluster removed, a
-			// partition). So the eviction goes on, the copy keeps its replicas in the
-			// schedule, and its end is decided again, with fresh data, once the cluster is
-			// back. A grace period that runs out meanwhile leaves no deadline: a new one
-			// begins when it is back.
-			why := "its replacements are available"
-			if over || e.Deadline == nil {
-				e.Deadline = nil
-				why = fmt.Sprintf("its grace period ended while %s was out of reach", n)
-			} else if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
-				out.requeue = r // the deadline: from then on the eviction is held without one
-			}
-			e.Message = fmt.Sprintf("%s; the copy stays until %s is back (sync removes nothing from a cluster that is not Ready or that it cannot reach), and its replacements are checked again then", why, n)
-			keep[n] = e.Keep
-			out.evictions = append(out.evictions, e)
+		out.evictions = append(out.evictions, e)
+		if !st.Keeps() {
 			continue
-		case over || e.Deadline == nil:
-			// The deadline passed (while the cluster was out of reach, for one held with
-			// none): the replacements are ready or not.
-		case len(waiting) == 0 && had:
-			// The replacements are available.
-		default:
-			e.Message = fmt.Sprintf("keeps %d replica(s) (to %d) until %s report their replicas available with fresh data, or until %s",
-				e.Keep, e.Replicas, strings.Join(waiting, ", "), e.Deadline.UTC().Format(time.RFC3339))
-			if in.outOfReach(n) {
-				e.Message += fmt.Sprintf("; %s is out of reach: nothing is removed there until it is back", n)
-			}
-			keep[n] = e.Keep
-			out.evictions = append(out.evictions, e)
+		}
+		keep[n] = e.Keep
+		if st == federation.EvictionWaiting {
+			// Look again at the deadline: from then on the eviction ends, or is held.
 			if r := e.Deadline.Sub(in.now); out.requeue == 0 || r < out.requeue {
 				out.requeue = r
 			}
-			continue
-		}
-		if e.PurgeMode == federation.PurgeNever && released(n) {
-			e.Release, e.Deadline = true, nil
-			e.Message = releasedMessage
-			out.evictions = append(out.evictions, e)
 		}
 	}
-
-	// The schedule: the plan's clusters at their targets, or what an eviction keeps; then the
-	// clusters the plan does not have that still keep or hold replicas, by name.
-	inPlan := map[string]bool{}
-	for _, c := range next {
-		inPlan[c.Name] = true
-		n := target[c.Name]
-		if k, ok := keep[c.Name]; ok {
-			n = k
-		}
-		out.clusters = append(out.clusters, federation.ScheduledCluster{Name: c.Name, Replicas: n})
-	}
-	for _, n := range names {
-		if inPlan[n] {
-			continue
-		}
-		r := target[n]
-		if k, ok := keep[n]; ok {
-			r = k
-		}
-		if r > 0 {
-			out.clusters = append(out.clusters, federation.ScheduledCluster{Name: n, Replicas: r})
-		}
-	}
+	out.clusters = x.schedule(keep)
 	out.message = evictionMessage(in, held, out.evictions)
+	return out
+}
+
+// evictPass is one pass of evict: its input, and what it derived from it for the steps.
+type evictPass struct {
+	evictInput
+	next    []federation.ScheduledCluster
+	names   []string                       // evictionClusters, sorted
+	target  map[string]int64               // the plan's counts, plus what holdInPlace holds
+	planned map[string]bool                // the clusters of the plan
+	prev    map[string]federation.Eviction // the previous schedule's evictions, by cluster
+	losing  map[string]bool                // the clusters losing replicas (compare)
+	gains   bool                           // some cluster gains replicas (compare)
+}
+
+func newEvictPass(in evictInput, next []federation.ScheduledCluster) *evictPass {
+	x := &evictPass{
+		evictInput: in, next: next, names: evictionClusters(in.running, in.before),
+		target: make(map[string]int64, len(next)), planned: make(map[string]bool, len(next)),
+		prev: map[string]federation.Eviction{}, losing: map[string]bool{},
+	}
+	for _, c := range next {
+		x.target[c.Name] = c.Replicas
+		x.planned[c.Name] = true
+	}
+	if in.before != nil {
+		for _, e := range in.before.Evictions {
+			x.prev[e.Cluster] = e
+		}
+	}
+	return x
+}
+
+// compare finds, once holdInPlace has set the targets, whether some cluster gains replicas
+// and which clusters lose some: the others take the replicas over.
+func (x *evictPass) compare() {
+	for n, t := range x.target {
+		if t > x.running[n] {
+			x.gains = true
+		}
+	}
+	for _, n := range x.names {
+		e, ok := x.prev[n]
+		if (ok && e.State().Keeps() && x.target[n] < e.Keep) || x.running[n] > x.target[n] {
+			x.losing[n] = true
+		}
+	}
+}
+
+// step decides cluster n's eviction for this pass: the eviction and its state, Ended when
+// there is none (it ended, or none begins).
+func (x *evictPass) step(n string) (federation.Eviction, federation.EvictionState) {
+	e, had := x.prev[n]
+	switch {
+	case !had:
+		return x.start(n, x.running[n], x.mostKept(n))
+	case e.State() == federation.EvictionReleased:
+		return x.stayReleased(e)
+	case e.State() == federation.EvictionWaiting && x.over(e) && x.target[n] < e.Replicas:
+		// The grace period ended for the loss it was for (down to e.Replicas): n may drop to
+		// that now. What n loses beyond it (its target fell since) is a loss of its own,
+		// graceful as any: without this, the ended deadline took it at once.
+		return x.start(n, min(x.running[n], e.Replicas), min(x.mostKept(n), e.Replicas))
+	}
+	return x.advance(e)
+}
+
+// start begins an eviction of cluster n, which runs running replicas (most: the most a new
+// eviction keeps, see mostKept), when it loses replicas that must wait; Ended when none
+// begins (a loss the rest of the fleet already runs is immediate).
+func (x *evictPass) start(n string, running, most int64) (federation.Eviction, federation.EvictionState) {
+	t := x.target[n]
+	switch {
+	case running > t && (x.gains || x.shortfall(n)):
+		// Replicas move (another cluster gains), or, for a divided preference, none does but
+		// the cluster loses available replicas while the clusters that keep theirs do not
+		// all have them available (a drained cluster whose replica an evicted cluster coming
+		// back takes over by what it kept, while the clusters that gained before are still
+		// coming up): the copy waits.
+		return x.settle(x.begin(n, running), false)
+	case x.failover.PurgeMode == federation.PurgeNever && x.released(n) && excluded(x.pd, n):
+		// Evicted, with nothing for the rest of the fleet to make up (it already runs the
+		// targets): no wait, but under PurgeNever the copy is released, never deleted.
+		return x.release(x.begin(n, running))
+	case x.othersTakeOver() && most > t && excluded(x.pd, n):
+		// A divided workload's cluster evicted (a taint, a placement rule, application
+		// failover) while nothing seems to gain: the status that says so may be old (a clock
+		// jump, a collector behind), so the copy still waits for the others to report theirs
+		// available, as any eviction. So does a copied workload's: the other clusters'
+		// copies may be there and not available (crashing, starting). The status may also
+		// be behind what the last schedule asked for (a copy just created there, not yet
+		// seen running): what it keeps is the larger.
+		return x.settle(x.begin(n, most), false)
+	}
+	return x.end()
+}
+
+// shortfall reports whether cluster n's loss must wait though no cluster gains: a divided
+// preference, n may have more than its target available, and some cluster that keeps its
+// replicas does not report them available.
+func (x *evictPass) shortfall(n string) bool {
+	return x.hold && availableAbove(x.status, n, pinnedOr(x.pinned, n, x.target[n])) &&
+		len(x.notAvailable(x.next, x.target, x.losing, time.Time{})) > 0
+}
+
+// advance takes a Waiting or Held eviction on: it ends when the cluster is selected again
+// with enough replicas; else it goes to the cluster's new target, resumes when it was held
+// and the cluster is back, and settles.
+func (x *evictPass) advance(e federation.Eviction) (federation.Eviction, federation.EvictionState) {
+	n := e.Cluster
+	if x.target[n] >= e.Keep {
+		return x.end() // selected again with enough replicas: nothing to wait for
+	}
+	e.Replicas = x.target[n]
+	if e.State() == federation.EvictionHeld && !x.outOfReach(n) {
+		e = x.resume(e)
+	}
+	return x.settle(e, true)
+}
+
+// settle decides whether eviction e, begun or going on (had), waits, is held or ends. Every
+// other cluster the object stays in counts, those losing replicas too: one that keeps fewer
+// than it had must have what it keeps available, or removing this copy drops what runs (its
+// own copy may be restarting).
+func (x *evictPass) settle(e federation.Eviction, had bool) (federation.Eviction, federation.EvictionState) {
+	n := e.Cluster
+	over := x.over(e)
+	ends := over || e.State() == federation.EvictionHeld
+	var waiting []string
+	if !ends {
+		waiting = x.notAvailable(x.next, x.target, map[string]bool{n: true}, e.Since.Time)
+		ends = had && len(waiting) == 0 // the replacements are available
+	}
+	switch {
+	case !ends:
+		return x.wait(e, waiting)
+	case x.outOfReach(n) && !(e.PurgeMode == federation.PurgeNever && x.released(n)):
+		return x.holdUntilBack(e, over)
+	}
+	return x.finish(e)
+}
+
+// begin starts cluster n's eviction now, keeping keep replicas until its deadline: Waiting.
+func (x *evictPass) begin(n string, keep int64) federation.Eviction {
+	since := metav1.NewTime(x.now.Truncate(time.Second))
+	return federation.Eviction{
+		Cluster: n, Reason: evictionReason(n, x.evictInput), Replicas: x.target[n], Keep: keep,
+		PurgeMode: x.failover.PurgeMode, Since: since, Deadline: x.deadline(since.Time),
+	}
+}
+
+// wait keeps e Waiting for the clusters not yet reporting their replicas available.
+func (x *evictPass) wait(e federation.Eviction, waiting []string) (federation.Eviction, federation.EvictionState) {
+	n := e.Cluster
+	e.Message = fmt.Sprintf("keeps %d replica(s) (to %d) until %s report their replicas available with fresh data, or until %s",
+		e.Keep, e.Replicas, strings.Join(waiting, ", "), e.Deadline.UTC().Format(time.RFC3339))
+	if x.outOfReach(n) {
+		e.Message += fmt.Sprintf("; %s is out of reach: nothing is removed there until it is back", n)
+	}
+	return e, federation.EvictionWaiting
+}
+
+// holdUntilBack keeps e, which would end, while its cluster is out of reach: sync removes nothing
+// from a cluster that is not Ready or that it cannot reach, so the copy would go only once
+// the cluster is back, when the replacements that made the end safe may be gone (a cluster
+// removed, a partition). The copy keeps its replicas in the schedule, and the end is
+// decided again, with fresh data, once the cluster is back. A grace period that is over
+// (over, or none left) leaves it Held, with no deadline: resume begins a new one. One still
+// running leaves it Waiting until then.
+func (x *evictPass) holdUntilBack(e federation.Eviction, over bool) (federation.Eviction, federation.EvictionState) {
+	n := e.Cluster
+	why := "its replacements are available"
+	if over || e.State() == federation.EvictionHeld {
+		e.Deadline = nil
+		why = fmt.Sprintf("its grace period ended while %s was out of reach", n)
+	}
+	e.Message = fmt.Sprintf("%s; the copy stays until %s is back (sync removes nothing from a cluster that is not Ready or that it cannot reach), and its replacements are checked again then", why, n)
+	return e, e.State()
+}
+
+// resume gives a Held eviction, whose cluster is back, a new grace period from now: before
+// its copy goes, the replacements, checked again, have the time to come up. They may have
+// gone meanwhile. It is Waiting again.
+func (x *evictPass) resume(e federation.Eviction) federation.Eviction {
+	e.Deadline = x.deadline(x.now.Truncate(time.Second))
+	return e
+}
+
+// finish ends e: Released under purge mode Never for a cluster that leaves the schedule,
+// else Ended.
+func (x *evictPass) finish(e federation.Eviction) (federation.Eviction, federation.EvictionState) {
+	if e.PurgeMode == federation.PurgeNever && x.released(e.Cluster) {
+		return x.release(e)
+	}
+	return x.end()
+}
+
+// release ends e under purge mode Never: sync releases the copy instead of deleting it.
+func (x *evictPass) release(e federation.Eviction) (federation.Eviction, federation.EvictionState) {
+	e.Release, e.Deadline, e.Message = true, nil, releasedMessage
+	return e, federation.EvictionReleased
+}
+
+// stayReleased keeps a Released eviction until the status no longer lists its cluster, or
+// the cluster is scheduled again; then it has Ended.
+func (x *evictPass) stayReleased(e federation.Eviction) (federation.Eviction, federation.EvictionState) {
+	if x.released(e.Cluster) {
+		return e, federation.EvictionReleased
+	}
+	return x.end()
+}
+
+// end is the end of an eviction, or the absence of one: the cluster runs its target.
+func (x *evictPass) end() (federation.Eviction, federation.EvictionState) {
+	return federation.Eviction{}, federation.EvictionEnded
+}
+
+// deadline is the end of a grace period that begins at since.
+func (x *evictPass) deadline(since time.Time) *metav1.Time {
+	d := metav1.NewTime(since.Add(time.Duration(*x.failover.GracePeriodSeconds) * time.Second))
+	return &d
+}
+
+// over reports whether e's deadline has passed.
+func (x *evictPass) over(e federation.Eviction) bool {
+	return e.State() == federation.EvictionWaiting && !x.now.Before(e.Deadline.Time)
+}
+
+// released reports whether cluster n's copy is one purge mode Never releases: the plan
+// leaves n (a cluster the plan keeps with 0 replicas keeps the federation's object there,
+// scaled to 0, KubeFed's rule) and the status lists it.
+func (x *evictPass) released(n string) bool {
+	return x.target[n] == 0 && !x.planned[n] && listedIn(x.status, n)
+}
+
+// schedule is the plan's clusters at their targets, or what an eviction keeps; then the
+// clusters the plan does not have that still keep or hold replicas, by name.
+func (x *evictPass) schedule(keep map[string]int64) []federation.ScheduledCluster {
+	var out []federation.ScheduledCluster
+	at := func(n string) int64 {
+		if k, ok := keep[n]; ok {
+			return k
+		}
+		return x.target[n]
+	}
+	for _, c := range x.next {
+		out = append(out, federation.ScheduledCluster{Name: c.Name, Replicas: at(c.Name)})
+	}
+	for _, n := range x.names {
+		if r := at(n); !x.planned[n] && r > 0 {
+			out = append(out, federation.ScheduledCluster{Name: n, Replicas: r})
+		}
+	}
 	return out
 }
 
@@ -501,7 +603,7 @@ func listedIn(status []federation.MemberStatus, cluster string) bool {
 func evictionMessage(in evictInput, held map[string]int64, evictions []federation.Eviction) string {
 	var parts []string
 	for _, e := range evictions {
-		if !e.Release {
+		if e.State().Keeps() {
 			parts = append(parts, fmt.Sprintf("evicting %s (%s): %s", e.Cluster, e.Reason, e.Message))
 		}
 	}
@@ -556,7 +658,7 @@ func targetsOf(prev *federation.Schedule) *federation.Schedule {
 	}
 	t := map[string]int64{}
 	for _, e := range prev.Evictions {
-		if !e.Release {
+		if e.State().Keeps() {
 			t[e.Cluster] = e.Replicas
 		}
 	}
@@ -612,7 +714,7 @@ func stickyReplicas(fed *federation.FederatedObject, prev *federation.Schedule) 
 		}
 	}
 	for _, e := range prev.Evictions {
-		if !e.Release && e.Replicas > 0 {
+		if e.State().Keeps() && e.Replicas > 0 {
 			out[e.Cluster] = e.Replicas
 		}
 	}

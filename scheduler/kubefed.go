@@ -30,6 +30,27 @@ import (
 // replicas draining while weights are orders of magnitude apart, where KubeFed spins) gets
 // an error instead of a hang.
 func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (left int64, overflow map[string]int64, err error) {
+	d.kubefedOrder(cs, key)
+	r := kubefedRun{d: d, cs: cs, left: total, prealloc: make([]int64, len(cs))}
+	r.mins()
+	if !rebalance {
+		r.keep()
+	}
+	if err := r.rounds(); err != nil {
+		return 0, nil, err
+	}
+	if !rebalance {
+		r.trimOverflow()
+	}
+	if len(r.overflow) == 0 {
+		r.overflow = nil
+	}
+	return r.left, r.overflow, nil
+}
+
+// kubefedOrder sorts cs as step 1 does: weight descending, then the FNV-1 hash of name+key
+// ascending, then the name.
+func (d *divider) kubefedOrder(cs []cand, key string) {
 	hash := make([]uint32, len(d.clusters)) // by cand.idx
 	for i := range cs {
 		hash[cs[i].idx] = fnv1Pair(d.name(&cs[i]), key)
@@ -44,118 +65,142 @@ func (d *divider) kubefed(cs []cand, total int64, rebalance bool, key string) (l
 		}
 		return d.name(a) < d.name(b)
 	})
-	capacity := func(c *cand) (int64, bool) {
-		if p := d.clusters[c.idx].Capacity; p != nil {
-			return *p, true
-		}
-		return 0, false
-	}
-	prealloc := make([]int64, len(cs)) // replicas kept in step 3 and not yet counted
+}
 
-	left = total
-	for i := range cs {
-		c := &cs[i]
-		m := min(c.lo, left)
-		if cp, ok := capacity(c); ok {
+// kubefedRun is one run of KubeFed's planner over candidates in step 1's order.
+type kubefedRun struct {
+	d        *divider
+	cs       []cand
+	left     int64            // replicas not yet given
+	prealloc []int64          // replicas kept in step 3 and not yet counted, by position in cs
+	overflow map[string]int64 // what capacity cut off, by cluster name
+}
+
+// capacity returns c's capacity, and false when it has none.
+func (r *kubefedRun) capacity(c *cand) (int64, bool) {
+	if p := r.d.clusters[c.idx].Capacity; p != nil {
+		return *p, true
+	}
+	return 0, false
+}
+
+// mins is step 2: each candidate's minimum, in order, capped by what is left and capacity.
+func (r *kubefedRun) mins() {
+	for i := range r.cs {
+		c := &r.cs[i]
+		m := min(c.lo, r.left)
+		if cp, ok := r.capacity(c); ok {
 			m = min(m, cp)
 		}
 		c.m, c.s = m, m
-		left -= m
+		r.left -= m
 	}
+}
 
-	if !rebalance {
-		for i := range cs {
-			c := &cs[i]
-			cur, ok := d.current(c)
-			if !ok || cur <= c.s {
-				continue
-			}
-			target := min(cur, c.max) // max is math.MaxInt64 when there is none
-			if cp, ok := capacity(c); ok {
-				target = min(target, cp)
-			}
-			extra := max(0, min(target-c.s, left))
-			left -= extra
-			prealloc[i], c.kept = extra, extra
-			c.s += extra
+// keep is step 3, rebalance off: running replicas kept, capped by max, capacity and what is
+// left. They are preallocated: the rounds count them towards each share.
+func (r *kubefedRun) keep() {
+	for i := range r.cs {
+		c := &r.cs[i]
+		cur, ok := r.d.current(c)
+		if !ok || cur <= c.s {
+			continue
 		}
+		target := min(cur, c.max) // max is math.MaxInt64 when there is none
+		if cp, ok := r.capacity(c); ok {
+			target = min(target, cp)
+		}
+		extra := max(0, min(target-c.s, r.left))
+		r.left -= extra
+		r.prealloc[i], c.kept = extra, extra
+		c.s += extra
 	}
+}
 
-	active := make([]int32, len(cs))
+// rounds is step 4: rounds until one changes nothing or nothing is left, within
+// kubefedBudget.
+func (r *kubefedRun) rounds() error {
+	active := make([]int32, len(r.cs))
 	for i := range active {
 		active[i] = int32(i)
 	}
 	budget := int64(kubefedBudget)
-	for modified := true; modified && left > 0; {
-		modified = false
+	for modified := true; modified && r.left > 0; {
 		var wsum uint64 // Divide checked that the weights' sum fits in an int64
 		for _, i := range active {
-			wsum += cs[i].w
+			wsum += r.cs[i].w
 		}
-		dist := uint64(left)
 		if budget -= int64(len(active)) + 1; budget < 0 {
-			return 0, nil, fmt.Errorf("%w: spec.algorithm: KubeFed's planner needs more than %d steps for this request "+
+			return fmt.Errorf("%w: spec.algorithm: KubeFed's planner needs more than %d steps for this request "+
 				"(replicas kept in some clusters while weights are far apart); use Webster", ErrInvalidRequest, kubefedBudget)
 		}
-		if wsum > 0 {
-			skipAbsorbingRounds(cs, active, prealloc, dist, wsum, left)
-		}
-		next := active[:0] // in place: writes never pass reads
-		for _, i := range active {
-			if wsum == 0 {
-				break
-			}
-			c := &cs[i]
-			start := c.s
-			extra := min(ceilMulDiv(dist, c.w, wsum), left)
-			used := min(extra, prealloc[i])
-			prealloc[i] -= used
-			extra -= used
-			if used > 0 {
-				modified = true
-			}
-			t := start + extra
-			full := false
-			if t > c.max {
-				t, full = c.max, true
-				c.bound, c.hiBy = true, MaxReplicas
-			}
-			if cp, ok := capacity(c); ok && t > cp {
-				if overflow == nil {
-					overflow = make(map[string]int64)
-				}
-				overflow[d.name(c)] = t - cp
-				t, full = cp, true
-				c.bound, c.hiBy = true, Capacity
-			}
-			if !full {
-				next = append(next, i)
-			}
-			left -= t - start
-			c.s = t
-			if t > start {
-				modified = true
-			}
-		}
 		if wsum == 0 {
-			next = next[:0] // KubeFed's round stops before keeping anyone
+			return nil // KubeFed's round stops before keeping anyone
 		}
-		active = next
+		skipAbsorbingRounds(r.cs, active, r.prealloc, uint64(r.left), wsum, r.left)
+		active, modified = r.round(active, wsum)
 	}
+	return nil
+}
 
-	if !rebalance {
-		for name, v := range overflow {
-			if v = min(v, left); v > 0 {
-				overflow[name] = v
-			} else {
-				delete(overflow, name)
-			}
+// round gives every cluster still in play its share of what is left, ceil(left·w/wsum),
+// kept replicas counting toward it, and returns those still in play (active, reused) and
+// whether anything changed.
+func (r *kubefedRun) round(active []int32, wsum uint64) ([]int32, bool) {
+	cs, prealloc, left := r.cs, r.prealloc, r.left
+	dist := uint64(left)
+	modified := false
+	next := active[:0] // in place: writes never pass reads
+	for _, i := range active {
+		c := &cs[i]
+		start := c.s
+		extra := min(ceilMulDiv(dist, c.w, wsum), left)
+		used := min(extra, prealloc[i])
+		prealloc[i] -= used
+		t, full := start+extra-used, false
+		if t > c.hi { // hi is min(max, capacity) (candidates): one test for both
+			t, full = r.capped(c, t)
+		}
+		if !full {
+			next = append(next, i)
+		}
+		left -= t - start
+		c.s = t
+		modified = modified || used > 0 || t > start
+	}
+	r.left = left
+	return next, modified
+}
+
+// capped caps c's new count t by its max, then by its capacity (the excess is overflow), and
+// reports whether either held it: the cluster then leaves the rounds.
+func (r *kubefedRun) capped(c *cand, t int64) (int64, bool) {
+	full := false
+	if t > c.max {
+		t, full = c.max, true
+		c.bound, c.hiBy = true, MaxReplicas
+	}
+	if cp, ok := r.capacity(c); ok && t > cp {
+		if r.overflow == nil {
+			r.overflow = make(map[string]int64)
+		}
+		r.overflow[r.d.name(c)] = t - cp
+		t, full = cp, true
+		c.bound, c.hiBy = true, Capacity
+	}
+	return t, full
+}
+
+// trimOverflow is step 5, rebalance off: each overflow is cut to what is left and dropped
+// when not positive.
+func (r *kubefedRun) trimOverflow() {
+	for name, v := range r.overflow {
+		if v = min(v, r.left); v > 0 {
+			r.overflow[name] = v
+		} else {
+			delete(r.overflow, name)
 		}
 	}
-	if len(overflow) == 0 {
-		overflow = nil
-	}
-	return left, overflow, nil
 }
 
 // kubefedBudget bounds the work of the KubeFed rounds, in cluster steps: about 50ms. Rounds

@@ -36,7 +36,7 @@ type Options struct {
 
 	// Registerer receives the scheduler's metrics (fedkit_reconciles_total and
 	// fedkit_reconcile_duration_seconds with loop="scheduler", fedkit_scheduler_*, and Run's
-	// work queue, fedkit_workqueue_*; see METRICS.md). nil: no metrics.
+	// work queue, workqueue_*, controller_runtime_*; see METRICS.md). nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

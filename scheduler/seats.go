@@ -41,14 +41,13 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 	// not, so a few counting passes (each O(C), far cheaper than C heap operations) move the
 	// divisor first.
 	tolerance := int64(8 + len(cs)/64)
-	if k <= tolerance {
+	var got int64
+	switch {
+	case k <= tolerance:
 		// A handful of seats (a total that moved by a few replicas): the empty selection
 		// (every cluster at its base, as on entry) is already a prefix of the order, so the
 		// heap alone is cheapest.
-		d.grow(cs, k)
-		return
-	}
-	if room-k <= tolerance {
+	case room-k <= tolerance:
 		// All but a handful (a total one lower, replicas kept): the full selection is a
 		// prefix too.
 		for i := range cs {
@@ -56,49 +55,37 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 				cs[i].s = cs[i].lim
 			}
 		}
-		d.shrink(cs, room-k)
-		return
+		got = room
+	default:
+		got = d.seatsNear(cs, k, tolerance)
 	}
+	switch {
+	case got < k:
+		d.grow(cs, k-got)
+	case got > k:
+		d.shrink(cs, got-k)
+	}
+}
+
+// seatsNear sets the clusters to the seats above the divisor whose count comes closest to
+// k (within tolerance, or as close as the search gets), and returns that count.
+func (d *divider) seatsNear(cs []cand, k, tolerance int64) int64 {
 	lam := d.estimate(cs, k)
 	got := d.countAbove(cs, lam)
 	best, bestDiff := lam, absDiff(got, k)
 	// The exact count is a monotone step function of λ: bracket k and narrow the bracket,
 	// by interpolation first (fast when the estimate was close), then by bisection (sure,
 	// down to float resolution, for inputs whose counts jump in narrow windows).
-	lo, hi := 0.0, math.Inf(1)
-	glo, ghi := int64(0), int64(0)
+	b := bracket{lo: 0, hi: math.Inf(1)}
 	for step := 0; step < 200 && bestDiff > tolerance; step++ {
-		if got < k {
-			lo, glo = lam, got
-		} else {
-			hi, ghi = lam, got
-		}
-		if !math.IsInf(hi, 1) && ghi-glo <= int64(len(cs)) {
+		b.narrow(lam, got, k)
+		if !math.IsInf(b.hi, 1) && b.ghi-b.glo <= int64(len(cs)) {
 			// Counts can jump at one divisor by at most a seat per cluster (ties); a gap this
 			// small is cheaper to close by selection than by bisecting towards the jump.
 			break
 		}
-		next := math.NaN()
-		switch {
-		case step >= 6: // bisect
-		case math.IsInf(hi, 1) && got > 0:
-			next = lam * min(float64(k)/float64(got), 16)
-		case glo < ghi && !math.IsInf(hi, 1):
-			next = lo + (hi-lo)*float64(k-glo)/float64(ghi-glo)
-		}
-		if !(next > lo && next < hi) || next == lam {
-			switch {
-			case math.IsInf(hi, 1):
-				next = max(lam*16, 1)
-			case lo == 0:
-				next = hi / 16
-			case hi/lo > 4:
-				next = math.Sqrt(lo) * math.Sqrt(hi)
-			default:
-				next = lo + (hi-lo)/2
-			}
-		}
-		if !(next > lo && next < hi) {
+		next, ok := b.next(step, lam, got, k)
+		if !ok {
 			break // float resolution: the heap does the rest
 		}
 		lam = next
@@ -110,12 +97,51 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 	if lam != best {
 		got = d.countAbove(cs, best)
 	}
-	switch {
-	case got < k:
-		d.grow(cs, k-got)
-	case got > k:
-		d.shrink(cs, got-k)
+	return got
+}
+
+// bracket is the divisors seatsNear has counted at: lo gave glo seats (below k), hi gave
+// ghi (k or more; +Inf until one did).
+type bracket struct {
+	lo, hi   float64
+	glo, ghi int64
+}
+
+// narrow moves the bound that lam, which gave got seats, replaces.
+func (b *bracket) narrow(lam float64, got, k int64) {
+	if got < k {
+		b.lo, b.glo = lam, got
+	} else {
+		b.hi, b.ghi = lam, got
 	}
+}
+
+// next is the divisor to count at after lam (got seats) at step: extrapolated while there
+// is no upper bound, interpolated for the first steps, then by bisection (geometric while
+// the bounds are far apart). It is false when no divisor lies strictly between the bounds.
+func (b *bracket) next(step int, lam float64, got, k int64) (float64, bool) {
+	lo, hi := b.lo, b.hi
+	next := math.NaN()
+	switch {
+	case step >= 6: // bisect
+	case math.IsInf(hi, 1) && got > 0:
+		next = lam * min(float64(k)/float64(got), 16)
+	case b.glo < b.ghi && !math.IsInf(hi, 1):
+		next = lo + (hi-lo)*float64(k-b.glo)/float64(b.ghi-b.glo)
+	}
+	if !(next > lo && next < hi) || next == lam {
+		switch {
+		case math.IsInf(hi, 1):
+			next = max(lam*16, 1)
+		case lo == 0:
+			next = hi / 16
+		case hi/lo > 4:
+			next = math.Sqrt(lo) * math.Sqrt(hi)
+		default:
+			next = lo + (hi-lo)/2
+		}
+	}
+	return next, next > lo && next < hi
 }
 
 // absDiff returns |a-b| for non-negative a and b.

@@ -42,7 +42,8 @@ import (
 //	                          available (or N available), observed now; a cluster not Ready
 //	                          keeps what it ran, stale, ClusterNotReady; a Ready cluster no
 //	                          longer scheduled runs nothing
-//	decide [v]                Decide at now: the schedule, the evictions, the Scheduled
+//	decide [v]                Decide at now: the schedule, the evictions (each with its
+//	                          state, federation.EvictionState, and deadline), the Scheduled
 //	                          condition (and with v its message)
 //
 // go test ./scheduler -run TestStories -rewrite refreshes the expected output.
@@ -295,14 +296,11 @@ func (s *story) decide(out *strings.Builder, verbose bool) error {
 	}
 	fmt.Fprintf(out, "%s schedule: %s\n", s.now.Sub(s.t0), strings.Join(parts, " "))
 	for _, e := range d.Schedule.Evictions {
-		until := "no deadline"
+		state := e.State().String()
 		if e.Deadline != nil {
-			until = "until +" + e.Deadline.Sub(s.t0).String()
+			state += " until +" + e.Deadline.Sub(s.t0).String()
 		}
-		if e.Release {
-			until = "released"
-		}
-		fmt.Fprintf(out, "  evicting %s (%s): keeps %d, to %d, %s\n", e.Cluster, e.Reason, e.Keep, e.Replicas, until)
+		fmt.Fprintf(out, "  evicting %s (%s): keeps %d, to %d, %s\n", e.Cluster, e.Reason, e.Keep, e.Replicas, state)
 	}
 	fmt.Fprintf(out, "  Scheduled=%s %s\n", d.Condition.Status, d.Condition.Reason)
 	if verbose {

@@ -82,33 +82,53 @@ func (d *divider) tiers(cs []cand) [][]cand {
 // plus MaxSkew (but never below its clusters' minimums). The first MinDomains domains in
 // weight order get at least one replica. It returns the replicas left unplaced.
 func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread) int64 {
-	domain := func(c *cand) string { return d.clusters[c.idx].Domain }
-	sort.SliceStable(cs, func(x, y int) bool { return domain(&cs[x]) < domain(&cs[y]) })
+	sort.SliceStable(cs, func(x, y int) bool { return d.domain(&cs[x]) < d.domain(&cs[y]) })
 	left := d.mins(cs, total)
+	groups := d.domains(cs)
+	if len(groups) == 0 {
+		return total
+	}
+	dc, dd := d.domainCands(groups, total, sp)
+	if sp.MinDomains > 0 {
+		dd.coverDomains(dc, left, sp.MinDomains)
+	}
+	du := dd.webster(dc, total, rebalance)
+	dd.bounds(dc, du)
+	return total - d.withinDomains(groups, dc, du, rebalance)
+}
 
+// domain is c's failure domain.
+func (d *divider) domain(c *cand) string { return d.clusters[c.idx].Domain }
+
+// domains splits cs, sorted by domain, into one run per domain.
+func (d *divider) domains(cs []cand) [][]cand {
 	var groups [][]cand
 	for i := 0; i < len(cs); {
 		j := i + 1
-		for j < len(cs) && domain(&cs[j]) == domain(&cs[i]) {
+		for j < len(cs) && d.domain(&cs[j]) == d.domain(&cs[i]) {
 			j++
 		}
 		groups = append(groups, cs[i:j])
 		i = j
 	}
-	if len(groups) == 0 {
-		return total
-	}
+	return groups
+}
+
+// domainCands returns one candidate per domain, and the divider among them. A domain weighs
+// the sum of its clusters' weights; its minimum is the sum of theirs; its bound the sum of
+// theirs, capped by an even share plus MaxSkew (never below its minimum). Its current
+// replicas are its clusters' (each clamped to its bounds), unknown when none of theirs is
+// known.
+func (d *divider) domainCands(groups [][]cand, total int64, sp *Spread) ([]cand, *divider) {
 	skewCap := int64(math.MaxInt64)
 	if sp.MaxSkew > 0 {
 		skewCap = satAdd(total/int64(len(groups)), sp.MaxSkew)
 	}
 	dc := make([]cand, len(groups))
-	// dd divides among domains: a domain's current replicas are its clusters' (each clamped
-	// to its bounds), unknown when none of theirs is known.
-	dd := divider{names: make([]string, len(groups)), cur: make([]int64, len(groups)), desc: d.desc}
+	dd := &divider{names: make([]string, len(groups)), cur: make([]int64, len(groups)), desc: d.desc}
 	for j, g := range groups {
 		c := &dc[j]
-		dd.names[j] = domain(&g[0])
+		dd.names[j] = d.domain(&g[0])
 		c.idx = int32(j)
 		var sumHi int64
 		cur := int64(-1)
@@ -127,45 +147,51 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread) int
 			c.hi, c.hiBy = capped, DomainSkew
 		}
 	}
-	// MinDomains: a replica for each of the first domains by weight that have none yet.
-	if sp.MinDomains > 0 {
-		order := make([]int, len(dc))
-		for j := range order {
-			order[j] = j
+	return dc, dd
+}
+
+// coverDomains is MinDomains: a replica, of the left ones, for each of the first domains
+// by weight that have none yet, until minDomains have some.
+func (d *divider) coverDomains(dc []cand, left int64, minDomains int32) {
+	order := make([]int, len(dc))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		a, b := &dc[order[x]], &dc[order[y]]
+		if a.w != b.w {
+			return a.w > b.w
 		}
-		sort.SliceStable(order, func(x, y int) bool {
-			a, b := &dc[order[x]], &dc[order[y]]
-			if a.w != b.w {
-				return a.w > b.w
-			}
-			return d.nameFirst(dd.name(a), dd.name(b))
-		})
-		covered := 0
-		for _, j := range order {
-			if dc[j].lo > 0 {
-				covered++
-			}
-		}
-		for _, j := range order {
-			if covered >= int(sp.MinDomains) || left == 0 {
-				break
-			}
-			if c := &dc[j]; c.lo == 0 && c.hi > 0 && c.w > 0 {
-				c.lo, left = 1, left-1
-				covered++
-			}
+		return d.nameFirst(d.name(a), d.name(b))
+	})
+	covered := 0
+	for _, j := range order {
+		if dc[j].lo > 0 {
+			covered++
 		}
 	}
-	du := dd.webster(dc, total, rebalance)
-	dd.bounds(dc, du)
+	for _, j := range order {
+		if covered >= int(minDomains) || left == 0 {
+			break
+		}
+		if c := &dc[j]; c.lo == 0 && c.hi > 0 && c.w > 0 {
+			c.lo, left = 1, left-1
+			covered++
+		}
+	}
+}
 
+// withinDomains divides each domain's replicas (dc[j].s) among its clusters and returns the
+// replicas placed. A full domain passes the unplaced replicas du on to its clusters' bounds;
+// a cluster held back only by its domain's bound is marked DomainSkew.
+func (d *divider) withinDomains(groups [][]cand, dc []cand, du int64, rebalance bool) int64 {
 	var placed int64
 	for j, g := range groups {
 		for i := range g {
 			g[i].lo = g[i].m // the minimums were settled across domains
 		}
 		d.webster(g, dc[j].s, rebalance)
-		var inner int64 // a full domain passes the unplaced replicas on to its clusters
+		var inner int64
 		if dc[j].hiBy == Unbounded && dc[j].s == dc[j].hi {
 			inner = du
 		}
@@ -177,5 +203,5 @@ func (d *divider) spread(cs []cand, total int64, rebalance bool, sp *Spread) int
 			}
 		}
 	}
-	return total - placed
+	return placed
 }

@@ -46,8 +46,8 @@ type MonitorOptions struct {
 	// Registerer receives the monitor's metrics: fedkit_reconciles_total and
 	// fedkit_reconcile_duration_seconds with loop="cluster-monitor", its probes and reads in
 	// fedkit_member_requests_total (probes with verb="probe"), fedkit_cluster_ready, and
-	// Run's work queue (fedkit_workqueue_*); see METRICS.md. A deleted Cluster's series go.
-	// nil: no metrics.
+	// Run's work queue (workqueue_*, controller_runtime_*); see METRICS.md. A deleted
+	// Cluster's series go. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

@@ -50,7 +50,7 @@ type Options struct {
 	// Registerer receives the Collector's metrics: fedkit_reconciles_total and
 	// fedkit_reconcile_duration_seconds with loop="status", fedkit_member_requests_total
 	// (its live member reads), fedkit_status_stale_members, and Run's work queue
-	// (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
+	// (workqueue_*, controller_runtime_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

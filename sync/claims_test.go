@@ -16,7 +16,9 @@ import (
 // TestPlanKeepsClaims: a member PersistentVolumeClaim whose cluster leaves the placement is
 // released, never deleted (its data is not collateral of a move), unless the
 // FederatedPersistentVolumeClaim asks for it (federation.ClaimRemovalAnnotation: Delete) or is
-// itself being deleted. Other kinds are deleted as ever.
+// itself being deleted. Other kinds are deleted as ever, but in a cluster
+// federation.ReleaseClustersAnnotation lists (a dependency orphaned pods there use): released
+// there too, unless the object itself is being deleted.
 func TestPlanKeepsClaims(t *testing.T) {
 	fleet := fake.NewFleet()
 	for _, name := range []string{"eu", "us"} {
@@ -46,6 +48,12 @@ func TestPlanKeepsClaims(t *testing.T) {
 			annotations: map[string]string{federation.ClaimRemovalAnnotation: federation.ClaimRemovalRetain}, want: fedsync.ActionOrphan, released: true},
 		{name: "deleting the federated claim deletes it", typ: federation.PersistentVolumeClaimType, deleting: true, want: fedsync.ActionDelete},
 		{name: "another kind is deleted", typ: federation.DeploymentType, want: fedsync.ActionDelete},
+		{name: "a ConfigMap whose cluster is listed for release is released", typ: federation.ConfigMapType,
+			annotations: map[string]string{federation.ReleaseClustersAnnotation: "eu"}, want: fedsync.ActionOrphan, released: true},
+		{name: "a ConfigMap listed for release elsewhere is deleted", typ: federation.ConfigMapType,
+			annotations: map[string]string{federation.ReleaseClustersAnnotation: "ap,us"}, want: fedsync.ActionDelete},
+		{name: "deleting a ConfigMap listed for release deletes it", typ: federation.ConfigMapType,
+			annotations: map[string]string{federation.ReleaseClustersAnnotation: "eu"}, deleting: true, want: fedsync.ActionDelete},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var obj federation.FederatedObject

@@ -241,7 +241,9 @@
 //
 // With spec.rollout.autoRollback, a failed revision's stable revision is restored through
 // [Rollback]'s path. The spec is written back, so it becomes a new revision, which goes
-// everywhere at once. It changes nothing but the clusters that ran the failed one, and the
+// everywhere at once. A generated object (a propagation policy's) is also marked
+// federation.RolledBackAnnotation: the propagation loop restores the template into the native
+// object the policy renders it from, so the rollback is not undone by the next rendering. It changes nothing but the clusters that ran the failed one, and the
 // placement stays the user's. A RolledBack event and condition name the revision, the
 // clusters and the reason. Without autoRollback the rollout stops where it is and
 // status.rollout says so. A failed revision is never retried: only a new spec of what runs
@@ -270,7 +272,10 @@
 // a failover, a rebalance, a placement edit). A claim whose cluster leaves the placement is
 // released, as an eviction with purge mode Never releases a copy (below), and taken back if
 // the object is placed there again. Deleting the FederatedPersistentVolumeClaim deletes its
-// claims; federation.ClaimRemovalAnnotation: Delete on it deletes them on a move too.
+// claims; federation.ClaimRemovalAnnotation: Delete on it deletes them on a move too. Any
+// object's copy in a cluster its federation.ReleaseClustersAnnotation lists is released the
+// same way when the object leaves that cluster (the dependencies loop lists where orphaned
+// pods use a dependency); the object's deletion still deletes it.
 //
 // A delete because a cluster left the placement needs proof. Right before it, sync reads
 // the federated object and that Cluster from the host's API server. If either changed in a
@@ -303,10 +308,12 @@
 // keeps. The scheduler holds an eviction of a cluster sync cannot act in (its entry says
 // ClusterNotReady or ClusterUnreachable) until the cluster is back. A cluster evicted of all
 // its replicas that is not Ready is no longer placed: it leaves the rollout
-// (Targets.Unplaced), though its copy stays. One exception: an eviction with purge mode Never that ended is marked Release.
-// Sync then orphans that copy (removes fedkit's labels and annotations) instead of deleting it,
-// and marks it with federation.ReleasedAnnotation. If the object is placed there again, sync
-// takes that copy back instead of reporting AlreadyExists.
+// (Targets.Unplaced), though its copy stays. Sync reads an eviction by its state
+// (federation.Eviction.State). One exception to the above: an eviction with purge mode Never
+// that ended is Released. Sync then orphans that copy (removes fedkit's labels and
+// annotations) instead of deleting it, and marks it with federation.ReleasedAnnotation. If
+// the object is placed there again, sync takes that copy back instead of reporting
+// AlreadyExists.
 //
 // # Clusters leaving the federation
 //

@@ -65,7 +65,7 @@ type Options struct {
 	// Registerer receives the syncer's metrics: fedkit_reconciles_total and
 	// fedkit_reconcile_duration_seconds with loop="sync", fedkit_member_requests_total (its
 	// writes to members and live reads), fedkit_propagation_lag_seconds, and Run's work
-	// queues (fedkit_workqueue_*); see METRICS.md. nil: no metrics.
+	// queues (workqueue_*, controller_runtime_*); see METRICS.md. nil: no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

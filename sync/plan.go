@@ -327,7 +327,7 @@ func planFor(in PlanInput, t Targets) []Change {
 			r = rendered{}
 		}
 		ch = decideMember(ch, ms, r, fields, identity, mayAdopt(in, ms.Object), deleting, orphanIn(in, name, orphan))
-		if ch.Action == ActionOrphan && !deleting && (released(in.Object, name) || keepsClaim(in)) {
+		if ch.Action == ActionOrphan && !deleting && (released(in.Object, name) || keepsCopy(in, name)) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
 		if ch.Placed || ch.Action != ActionNone || ch.Reason != "" {
@@ -364,8 +364,8 @@ func orphanOnDeletion(obj *federation.FederatedObject) bool {
 // orphanIn reports whether the managed object in cluster is orphaned rather than deleted when
 // it goes: the federated object is being deleted and asks for it (orphan, see
 // orphanOnDeletion), the cluster is leaving the federation and the policy keeps what runs
-// there, an eviction with purge mode Never ended there (federation.Eviction.Release), or it
-// is a claim that keeps its data (keepsClaim).
+// there, an eviction with purge mode Never ended there (federation.EvictionReleased), or the
+// copy is kept when the object leaves the cluster (keepsCopy).
 func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 	if orphan || released(in.Object, cluster) {
 		return true
@@ -375,7 +375,15 @@ func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 			return in.ClusterRemoval != RemovalDelete
 		}
 	}
-	return keepsClaim(in)
+	return keepsCopy(in, cluster)
+}
+
+// keepsCopy reports whether in.Object's member copy in cluster is released rather than
+// deleted when the object leaves the cluster: a claim keeps its data (keepsClaim), and a copy
+// in a cluster federation.ReleaseClustersAnnotation lists (a dependency that orphaned pods
+// there still use) stays. Neither changes what the object's deletion does.
+func keepsCopy(in PlanInput, cluster string) bool {
+	return keepsClaim(in) || (in.Object.DeletionTimestamp == nil && slices.Contains(federation.ReleaseClusters(in.Object.Annotations), cluster))
 }
 
 // keepsClaim reports whether a member PersistentVolumeClaim of in.Object that leaves its
@@ -444,7 +452,7 @@ func releasedCopy(live *unstructured.Unstructured, fed *federation.FederatedObje
 func released(obj *federation.FederatedObject, cluster string) bool {
 	if s := currentSchedule(obj); s != nil && obj.DeletionTimestamp == nil {
 		for _, e := range s.Evictions {
-			if e.Cluster == cluster && e.Release {
+			if e.Cluster == cluster && e.State() == federation.EvictionReleased {
 				return true
 			}
 		}

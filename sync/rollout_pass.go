@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -157,7 +158,8 @@ func (s *Syncer) rolloutEvents(u *unstructured.Unstructured, p *rolloutPass) {
 // placement nor the replica count, see Decision.Stable), one update of the object as read, locked on its
 // resourceVersion, so an edit made meanwhile wins (a Conflict, and the next pass decides on
 // it). Sync then propagates the restored spec as a new revision. The status says what
-// happened: status.rollout and the RolledBack condition, with an event.
+// happened: status.rollout and the RolledBack condition, with an event. An object a policy
+// generated is marked for its generator too (forGenerator).
 func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *rolloutPass) (federation.Result, string, error) {
 	d := p.decision
 	key := keyOf(u)
@@ -167,6 +169,7 @@ func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *
 	if err := restore(obj, snap, false, s.typ.ReplicasFields()); err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
 	}
+	forGenerator(obj, d.Stable.Number)
 	updated, err := s.host.Update(ctx, s.typ.FederatedGVR(), obj)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: roll %s %s back to revision %d: %w", s.typ.Federated.Kind, key, d.Stable.Number, err)
@@ -185,4 +188,21 @@ func (s *Syncer) rollBack(ctx context.Context, u *unstructured.Unstructured, p *
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	return federation.Result{RequeueAfter: s.opts.ResyncPeriod}, "synced", nil
+}
+
+// forGenerator marks obj, the spec an automated rollback restored, with
+// federation.RolledBackAnnotation naming revision when a propagation policy generated it:
+// package propagation then restores the template into the native object obj is rendered from
+// (sync writes no native object), instead of rendering obj again from the failed one, which
+// would undo the rollback.
+func forGenerator(obj *unstructured.Unstructured, revision int64) {
+	if obj.GetLabels()[federation.GeneratedByLabel] != federation.GeneratedByPropagation {
+		return
+	}
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[federation.RolledBackAnnotation] = strconv.FormatInt(revision, 10)
+	obj.SetAnnotations(ann)
 }

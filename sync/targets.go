@@ -166,7 +166,7 @@ func unreachablePrevious(obj *federation.FederatedObject, t Targets, ready, leav
 // the cluster is no longer placed.
 func evictedAway(s *federation.Schedule, cluster string) bool {
 	for _, e := range s.Evictions {
-		if e.Cluster == cluster && !e.Release && e.Replicas == 0 {
+		if e.Cluster == cluster && e.State().Keeps() && e.Replicas == 0 {
 			return true
 		}
 	}

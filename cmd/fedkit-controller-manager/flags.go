@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
@@ -40,6 +41,11 @@ type flags struct {
 	syncResyncPeriod, statusPeriod, monitorPeriod, dnsResync     time.Duration
 	syncClusterQPS                                               float64
 	retryPeriod, cacheSyncTimeout, eventWindow                   time.Duration
+
+	// Failover.
+	fleetDisruption                      bool
+	disruptionThreshold                  float64
+	disruptionWindow, credentialsWarning time.Duration
 
 	// Replicas.
 	leaderElect                                    bool
@@ -97,6 +103,11 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.retryPeriod, "loop-retry-period", controlplane.DefaultRetryPeriod, "how long a failed loop (its CRD missing, say) waits before it is checked and started again")
 	fs.DurationVar(&f.cacheSyncTimeout, "cache-sync-timeout", scheduler.DefaultCacheSyncTimeout, "how long each loop waits for its first lists before it fails")
 	fs.DurationVar(&f.eventWindow, "event-window", controlplane.DefaultEventWindow, "how long Normal events of one reason in one namespace are gathered before they are written (negative: at once)")
+
+	fs.BoolVar(&f.fleetDisruption, "fleet-disruption", true, "treat Clusters lost together as the control plane's own outage: no NoExecute taint, no eviction, nothing moves (false: every lost Cluster is an outage of its own)")
+	fs.Float64Var(&f.disruptionThreshold, "fleet-disruption-threshold", placement.DefaultDisruptionThreshold, "share of the fleet (above 0, at most 1) that, lost within --fleet-disruption-window, is the control plane's own outage; every Cluster lost always is")
+	fs.DurationVar(&f.disruptionWindow, "fleet-disruption-window", placement.DefaultDisruptionWindow, "how close together the lost Clusters must have turned not Ready to count as one disruption, and how long a Cluster that came back still counts with them")
+	fs.DurationVar(&f.credentialsWarning, "credentials-warning", status.DefaultCredentialsWarning, "how long before a member's credentials expire the cluster monitor warns (condition CredentialsExpiring, a Warning event)")
 
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "run the loops only while holding a Lease on the host: of several replicas one works, the others stand by")
 	fs.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a standby waits after the holder's last renewal before it takes the Lease (whole seconds)")
@@ -247,6 +258,11 @@ func (f *flags) options(podNamespace, version string) (controlplane.Options, err
 	o.DNS.Workers, o.DNS.CacheSyncTimeout, o.DNS.ResyncPeriod = f.dnsWorkers, f.cacheSyncTimeout, f.dnsResync
 	o.Dependencies.Workers, o.Dependencies.CacheSyncTimeout = f.dependenciesWorkers, f.cacheSyncTimeout
 	o.Propagation.Workers, o.Propagation.CacheSyncTimeout = f.propagationWorkers, f.cacheSyncTimeout
+	o.Disruption = placement.DisruptionOptions{Threshold: f.disruptionThreshold, Window: f.disruptionWindow, Disabled: !f.fleetDisruption}
+	if err := o.Disruption.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--fleet-disruption-threshold, --fleet-disruption-window: %w", err))
+	}
+	o.Monitor.CredentialsWarning = f.credentialsWarning
 
 	lease := controlplane.Lease{
 		Namespace:     f.leaseNamespace,

@@ -15,23 +15,26 @@ import (
 
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // summary is what a test compares of the Options the flags give.
 type summary struct {
-	Types          []string
-	Disable        controlplane.Parts
-	Identity       string
-	Version        string
-	Shard          federation.Shard
-	LeaderElection *controlplane.Lease
-	Sharding       *controlplane.Sharding
-	Leases         []string
-	Workers        [7]int // scheduler, sync, status, monitor, dns, dependencies, propagation
-	Periods        [4]time.Duration
-	CacheSync      time.Duration
-	Retry, Events  time.Duration
-	ClusterQPS     float64
+	Types              []string
+	Disable            controlplane.Parts
+	Identity           string
+	Version            string
+	Shard              federation.Shard
+	LeaderElection     *controlplane.Lease
+	Sharding           *controlplane.Sharding
+	Leases             []string
+	Workers            [7]int // scheduler, sync, status, monitor, dns, dependencies, propagation
+	Periods            [4]time.Duration
+	CacheSync          time.Duration
+	Retry, Events      time.Duration
+	ClusterQPS         float64
+	Disruption         placement.DisruptionOptions
+	CredentialsWarning time.Duration
 }
 
 func summarize(o controlplane.Options) summary {
@@ -40,11 +43,13 @@ func summarize(o controlplane.Options) summary {
 		LeaderElection: o.LeaderElection, Sharding: o.Sharding, Leases: leaseNames(o),
 		Workers: [7]int{o.Scheduler.Workers, o.Sync.Workers, o.Status.Workers, o.Monitor.Workers, o.DNS.Workers,
 			o.Dependencies.Workers, o.Propagation.Workers},
-		Periods:    [4]time.Duration{o.Sync.ResyncPeriod, o.Status.Period, o.Monitor.Period, o.DNS.ResyncPeriod},
-		CacheSync:  o.Sync.CacheSyncTimeout,
-		Retry:      o.RetryPeriod,
-		Events:     o.EventWindow,
-		ClusterQPS: o.Sync.ClusterQPS,
+		Periods:            [4]time.Duration{o.Sync.ResyncPeriod, o.Status.Period, o.Monitor.Period, o.DNS.ResyncPeriod},
+		CacheSync:          o.Sync.CacheSyncTimeout,
+		Retry:              o.RetryPeriod,
+		Events:             o.EventWindow,
+		ClusterQPS:         o.Sync.ClusterQPS,
+		Disruption:         o.Disruption,
+		CredentialsWarning: o.Monitor.CredentialsWarning,
 	}
 	for _, t := range o.Types {
 		s.Types = append(s.Types, t.Federated.Kind)
@@ -81,6 +86,8 @@ func TestOptions(t *testing.T) {
 		Workers:   [7]int{8, 16, 8, 4, 2, 2, 1},
 		Periods:   [4]time.Duration{10 * time.Minute, 30 * time.Second, 10 * time.Second, 30 * time.Second},
 		CacheSync: 2 * time.Minute, Retry: time.Minute, Events: 10 * time.Second,
+		Disruption:         placement.DisruptionOptions{Threshold: placement.DefaultDisruptionThreshold, Window: placement.DefaultDisruptionWindow},
+		CredentialsWarning: 7 * 24 * time.Hour,
 	}
 	with := func(edit func(*summary)) summary {
 		s := defaults
@@ -130,6 +137,11 @@ func TestOptions(t *testing.T) {
 			s.Periods = [4]time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute}
 			s.CacheSync, s.Retry, s.Events, s.ClusterQPS = 5*time.Minute, 6*time.Minute, -time.Second, 50
 		})},
+		{"failover", []string{"--fleet-disruption-threshold=0.8", "--fleet-disruption-window=2m", "--credentials-warning=48h"}, "fedkit-system", with(func(s *summary) {
+			s.Disruption = placement.DisruptionOptions{Threshold: 0.8, Window: 2 * time.Minute}
+			s.CredentialsWarning = 48 * time.Hour
+		})},
+		{"no fleet disruption rule", []string{"--fleet-disruption=false"}, "fedkit-system", with(func(s *summary) { s.Disruption.Disabled = true })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := optionsOf(tc.args, tc.podNamespace)
@@ -159,6 +171,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"an unknown type", []string{"--types=Pod"}, `--types: "Pod" is not a built-in federated type`},
 		{"an argument", []string{"extra"}, "unexpected arguments"},
 		{"an unknown flag", []string{"--nope"}, "flag provided but not defined: -nope"},
+		{"a disruption threshold out of range", []string{"--fleet-disruption-threshold=1.5"}, "Threshold must be between 0 and 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := optionsOf(tc.args, "fedkit-system")

@@ -398,13 +398,13 @@ func TestRunCacheSyncTimeout(t *testing.T) {
 	require.ErrorContains(t, runErr, "RBAC: list not allowed")
 }
 
-// queueAdds returns fedkit_workqueue_adds_total of the queue named name in reg.
+// queueAdds returns workqueue_adds_total of the queue named name in reg.
 func queueAdds(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_workqueue_adds_total" {
+		if mf.GetName() != "workqueue_adds_total" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -437,7 +437,7 @@ func queueDone(t *testing.T, reg *prometheus.Registry, name string) uint64 {
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
-		if mf.GetName() != "fedkit_workqueue_work_duration_seconds" {
+		if mf.GetName() != "workqueue_work_duration_seconds" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -108,8 +108,8 @@ type ClusterSetOptions struct {
 	// DefaultCacheSyncTimeout.
 	CacheSyncTimeout time.Duration
 
-	// Registerer receives the metrics of Run's work queue (fedkit_workqueue_*, queue name
-	// "kube/clusterset"; see METRICS.md), as every loop's. Nil means no metrics.
+	// Registerer receives the metrics of Run's work queue (workqueue_*, controller_runtime_*,
+	// queue name "kube/clusterset"; see METRICS.md), as every loop's. Nil means no metrics.
 	Registerer prometheus.Registerer
 
 	// Cache is the host informer cache Run adds its handlers to, shared with the other loops

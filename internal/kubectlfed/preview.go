@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/preview"
 )
 
@@ -134,8 +135,9 @@ func printPreview(out io.Writer, rep preview.Report, format string) error {
 	return nil
 }
 
-// printFailover prints an object's failover plan: what moves where, and which clusters keep
-// their copies until the replacements are ready.
+// printFailover prints an object's failover plan: what moves where, and each eviction by its
+// state: the clusters that keep their copies until the replacements are ready (Waiting) or
+// until they are back (Held), and those whose copies are released (purge mode Never).
 func printFailover(out io.Writer, f *preview.Failover) {
 	fmt.Fprintf(out, "  failover with %s down:", strings.Join(f.Down, ", "))
 	if len(f.Moves) == 0 {
@@ -146,7 +148,14 @@ func printFailover(out io.Writer, f *preview.Failover) {
 		fmt.Fprintf(out, "    %s: %d -> %d replicas\n", m.Cluster, m.Before, m.After)
 	}
 	for _, e := range f.Evictions {
-		fmt.Fprintf(out, "    %s keeps %d until the replacements are ready (%s)\n", e.Cluster, e.Keep, e.Reason)
+		switch e.State() {
+		case federation.EvictionWaiting:
+			fmt.Fprintf(out, "    %s keeps %d until the replacements are ready (%s)\n", e.Cluster, e.Keep, e.Reason)
+		case federation.EvictionHeld:
+			fmt.Fprintf(out, "    %s keeps %d until it is back, when the replacements are checked again (%s)\n", e.Cluster, e.Keep, e.Reason)
+		case federation.EvictionReleased:
+			fmt.Fprintf(out, "    %s: its copy is released, not deleted (purge mode Never; %s)\n", e.Cluster, e.Reason)
+		}
 	}
 }
 

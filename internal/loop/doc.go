@@ -100,13 +100,18 @@
 //
 // # Metrics and logs
 //
-// With Options.Registerer set, the queue reports client-go's work queue metrics, labelled
-// name=Options.Name: fedkit_workqueue_depth, _adds_total, _queue_duration_seconds,
+// With Options.Registerer set, the queue reports client-go's work queue metrics in
+// controller-runtime's families, labelled name and controller with the queue's name
+// (Options.Name): workqueue_depth, _adds_total, _queue_duration_seconds,
 // _work_duration_seconds, _unfinished_work_seconds, _longest_running_processor_seconds,
 // _retries_total. They go through a workqueue.MetricsProvider given to this queue only.
 // client-go's SetProvider is process-wide, and a library must not take it from its embedder.
-// The gauges are deleted when Run returns, so a loop that stops (a lost leader election)
-// shows no stale depth.
+// The worker that takes a key counts it as controller-runtime's controller counts a request:
+// controller_runtime_reconcile_total{controller,result}, _reconcile_errors_total,
+// _terminal_reconcile_errors_total, _reconcile_time_seconds, _active_workers and
+// _max_concurrent_reconciles. Pass.Run records each pass in fedkit_reconciles_total instead: a
+// key can be several passes, and a pass can be driven by another queue. The gauges are deleted
+// when Run returns, so a loop that stops (a lost leader election) shows no stale depth.
 //
 // The engine's own log lines name the queue and the object. Each pass gets a ctx whose logger
 // names the queue. Pass.Run is every loop's one reconcile wrapper. It adds the loop, type and

@@ -123,11 +123,12 @@ type Options struct {
 	// produced them (events, broadcasts, Enqueue, requeues); the Reconciler is not filtered
 	// when called directly. See shard.go.
 	Shard federation.Shard
-	// Registerer receives the work queue's metrics (fedkit_workqueue_*, labelled name=Name,
-	// through client-go's workqueue metrics provider set on this queue only, never the
-	// process-wide one). nil: the queue keeps no metrics. Two loops of one Name on one
-	// registerer share their series, and the gauges among them are then wrong: give loops
-	// that run at once different names.
+	// Registerer receives the work queue's metrics (controller-runtime's workqueue_*, labelled
+	// name and controller with the queue's name, through client-go's workqueue metrics
+	// provider set on this queue only, never the process-wide one) and what Run's workers do
+	// with its keys (controller_runtime_reconcile_* and the workers). nil: no metrics. Two
+	// loops of one Name on one registerer share their series, and the gauges among them are
+	// then wrong: give loops that run at once different names.
 	Registerer prometheus.Registerer
 	// Cache holds the host informers, shared with the other loops given the same Cache (one
 	// informer per resource, namespace, selector and transform); it must be of the same host,
@@ -248,14 +249,22 @@ func Run(ctx context.Context, host federation.ClusterClient, r Reconciler, sourc
 func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	ctx = logr.NewContext(ctx, l.opts.Logger) // client-go's informers log through ctx
 	config := workqueue.TypedRateLimitingQueueConfig[federation.Key]{Clock: l.opts.Clock}
+	var metrics *fedmetrics.Controller // nil: no reconcile metrics
 	if l.opts.Registerer != nil {
 		// A queue without a name keeps no metrics (and starts no goroutine for them).
 		provider, err := fedmetrics.NewWorkqueue(l.opts.Registerer)
 		if err != nil {
 			return fmt.Errorf("%s: work queue metrics: %w", l.opts.prefix(), err)
 		}
+		controllers, err := fedmetrics.NewControllers(l.opts.Registerer)
+		if err != nil {
+			return fmt.Errorf("%s: reconcile metrics: %w", l.opts.prefix(), err)
+		}
 		config.Name, config.MetricsProvider = l.opts.queueName(), provider
-		defer provider.ForgetGauges(config.Name) // runs last, after the queue shut down
+		metrics = controllers.Start(config.Name, l.opts.Workers)
+		// These run last, after the queue shut down and every worker returned.
+		defer provider.ForgetGauges(config.Name)
+		defer metrics.Stop()
 	}
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[federation.Key](l.opts.BaseDelay, l.opts.MaxDelay),
@@ -300,7 +309,7 @@ func (l *Loop) Run(ctx context.Context, r Reconciler) error {
 	// which ends feed.
 	stopFeeding := context.AfterFunc(ctx, queue.ShutDown)
 	defer stopFeeding()
-	l.feed(ctx, queue, r)
+	l.feed(ctx, queue, r, metrics)
 	return nil
 }
 
@@ -413,7 +422,7 @@ func (l *Loop) waitForSync(ctx context.Context, run *running) error {
 // finishes exits, so an idle Loop holds no goroutine but Run's own, which feeds. No worker
 // ever waits for a key: a worker parked on a key another had taken stayed parked until the
 // next one.
-func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler) {
+func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller) {
 	// A pass logs through the logger in ctx (see Pass.Run): it names the queue.
 	ctx = logr.NewContext(ctx, l.opts.Logger.WithValues("queue", l.opts.queueName()))
 	p := &workers{}
@@ -435,7 +444,7 @@ func (l *Loop) feed(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 		}
 		if p.running < l.opts.Workers {
 			p.running++
-			p.done.Go(func() { l.work(ctx, queue, r, p, key) })
+			p.done.Go(func() { l.work(ctx, queue, r, metrics, p, key) })
 		} else {
 			p.next, p.handing = key, true
 		}
@@ -457,9 +466,9 @@ type workers struct {
 // work reconciles first, then each key it finds handed over as it finishes one, and returns
 // when it finds none. While handing is set every worker is running (feed sets it only then)
 // and each checks it before it exits, so a handed key is always taken.
-func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, p *workers, first federation.Key) {
+func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller, p *workers, first federation.Key) {
 	for key := first; ; {
-		l.reconcile(ctx, queue, r, key)
+		l.reconcile(ctx, queue, r, metrics, key)
 		p.mu.Lock()
 		if !p.handing {
 			p.running--
@@ -472,16 +481,23 @@ func (l *Loop) work(ctx context.Context, queue workqueue.TypedRateLimitingInterf
 	}
 }
 
-// reconcile reconciles one key taken from the queue and tells the queue what came of it.
-func (l *Loop) reconcile(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, key federation.Key) {
+// reconcile reconciles one key taken from the queue and tells the queue what came of it, and
+// metrics, as controller-runtime's reconcileHandler does; a pass cut short by the loop
+// stopping is not counted.
+func (l *Loop) reconcile(ctx context.Context, queue workqueue.TypedRateLimitingInterface[federation.Key], r Reconciler, metrics *fedmetrics.Controller, key federation.Key) {
 	defer queue.Done(key)
 	if ctx.Err() != nil {
 		return // stopping
 	}
+	start := l.opts.Clock.Now()
+	metrics.Begin()
 	res, err := r.Reconcile(ctx, key)
+	if ctx.Err() != nil {
+		metrics.Abandon() // shutting down; the result does not matter any more
+		return
+	}
+	metrics.End(res, err, l.opts.Clock.Since(start))
 	switch {
-	case ctx.Err() != nil:
-		// Shutting down; the result does not matter any more.
 	case err == nil:
 		queue.Forget(key)
 		if res.RequeueAfter > 0 {

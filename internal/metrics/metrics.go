@@ -26,6 +26,13 @@ const (
 	// LabelName is a work queue's name, the loop's name ("scheduler/FederatedDeployment"),
 	// as client-go's and controller-runtime's work queue metrics label it.
 	LabelName = "name"
+	// LabelController is the controller a work queue feeds, as controller-runtime labels its
+	// work queue and reconcile metrics. A fedkit loop's is its queue's name (LabelName).
+	LabelController = "controller"
+	// LabelPriority is the priority of the keys counted in workqueue_depth, as
+	// controller-runtime's priority queue labels it; "" for a fedkit loop's queue, which has
+	// no priorities.
+	LabelPriority = "priority"
 )
 
 // Values of LabelLoop.
@@ -40,6 +47,18 @@ const (
 	// LoopPropagation is package propagation's loop over native objects.
 	LoopPropagation = "propagation"
 )
+
+// registerEach registers each of cs with Register and replaces it with the collector reg
+// holds, stopping at the first error.
+func registerEach[C prometheus.Collector](reg prometheus.Registerer, cs ...*C) error {
+	for _, c := range cs {
+		var err error
+		if *c, err = Register(reg, *c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Register registers c into reg and returns it, or returns the collector of the same
 // description already registered there (so two loops share one family). A nil reg registers

@@ -26,10 +26,10 @@ func summarize(t testing.TB, reg prometheus.Gatherer) string {
 			case "fedkit_reconcile_duration_seconds":
 				h := m.GetHistogram()
 				lines = append(lines, fmt.Sprintf("pass %s/%s %s: %d, mean %.1fms", l["loop"], l["type"], l["outcome"], h.GetSampleCount(), mean(h)))
-			case "fedkit_workqueue_queue_duration_seconds":
+			case "workqueue_queue_duration_seconds":
 				h := m.GetHistogram()
 				lines = append(lines, fmt.Sprintf("queue %s: %d waits, mean %.1fms", l["name"], h.GetSampleCount(), mean(h)))
-			case "fedkit_workqueue_work_duration_seconds":
+			case "workqueue_work_duration_seconds":
 				h := m.GetHistogram()
 				lines = append(lines, fmt.Sprintf("work %s: %d, mean %.1fms", l["name"], h.GetSampleCount(), mean(h)))
 			case "fedkit_member_requests_total":

@@ -326,7 +326,7 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	evicting := map[string]int64{}
 	if fed.Status.Schedule != nil {
 		for _, e := range fed.Status.Schedule.Evictions {
-			if !e.Release {
+			if e.State().Keeps() {
 				evicting[e.Cluster] = e.Replicas
 			}
 		}

@@ -449,7 +449,7 @@ func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Tim
 		}
 	}
 	for c, pe := range p.evictions {
-		if _, still := o.evictions[c]; still || pe.Release {
+		if _, still := o.evictions[c]; still || pe.State() == federation.EvictionReleased {
 			continue
 		}
 		if _, scheduled := o.scheduled[c]; scheduled {
@@ -568,7 +568,7 @@ func evictionsSummary(d divided) string {
 		if e.Deadline != nil {
 			dl = e.Deadline.Format(time.TimeOnly)
 		}
-		fmt.Fprintf(&b, "[%s %s keep %d then %d deadline %s]", n, e.Reason, e.Keep, e.Replicas, dl)
+		fmt.Fprintf(&b, "[%s %s %s keep %d then %d deadline %s]", n, e.State(), e.Reason, e.Keep, e.Replicas, dl)
 	}
 	if b.Len() == 0 {
 		return "none"

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/dependencies"
@@ -48,6 +49,7 @@ type loops struct {
 // loopSet is one control plane's loops, over the keys of its shard.
 type loopSet struct {
 	shard        federation.Shard
+	metrics      *prometheus.Registry // the set's work queues and reconciles, for [loops.Busy]
 	monitor      *status.ClusterMonitor
 	schedulers   []*scheduler.Scheduler
 	syncers      []*fedsync.Syncer
@@ -80,18 +82,18 @@ func Loops(w *World) (ControlPlane, error) {
 
 func newLoopSet(w *World, shard federation.Shard) (*loopSet, error) {
 	det := !w.Config.Run
-	l := &loopSet{shard: shard}
+	l := &loopSet{shard: shard, metrics: prometheus.NewRegistry()} // a registry per set: the sets' loops have the same names
 	var err error
-	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Shard: shard}); err != nil {
+	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
 	for _, typ := range kinds() {
-		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock, Shard: shard})
+		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics})
 		if err != nil {
 			return nil, err
 		}
-		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true, Shard: shard} // as package controlplane runs it
-		co := status.Options{Clock: w.Clock, Shard: shard}
+		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true, Shard: shard, Registerer: l.metrics} // as package controlplane runs it
+		co := status.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics}
 		if det {
 			so.ClusterConcurrency, so.ClusterQPS, co.ClusterConcurrency = 1, -1, 1
 		}
@@ -105,13 +107,13 @@ func newLoopSet(w *World, shard federation.Shard) (*loopSet, error) {
 		}
 		l.schedulers, l.syncers, l.collectors = append(l.schedulers, s), append(l.syncers, y), append(l.collectors, c)
 	}
-	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock, Shard: shard}); err != nil {
+	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
-	if l.propagation, err = propagation.New(w.Host, []federation.TypeConfig{federation.DeploymentType}, propagation.Options{Clock: w.Clock, Events: w, Shard: shard}); err != nil {
+	if l.propagation, err = propagation.New(w.Host, []federation.TypeConfig{federation.DeploymentType}, propagation.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
-	if l.dependencies, err = dependencies.New(w.Host, kinds(), dependencies.Options{Clock: w.Clock, Events: w, Shard: shard}); err != nil {
+	if l.dependencies, err = dependencies.New(w.Host, kinds(), dependencies.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -239,6 +241,30 @@ func namespacesOf(w *World) []federation.Key {
 		out = append(out, federation.Key{Namespace: k.Name})
 	}
 	return out
+}
+
+// Busy returns how many keys the loops' queues hold ready and how many reconciles run now, in
+// every set (workqueue_depth and controller_runtime_active_workers, summed): Run mode steps the clock
+// only when both are zero, so a timer a pass started (a read's timeout) never fires on a
+// clock that jumped while the pass waited for a core. A key waiting for its requeue time is
+// not counted: the clock brings it.
+func (l *loops) Busy() (int, error) {
+	n := 0.0
+	for _, set := range l.sets {
+		families, err := set.metrics.Gather()
+		if err != nil {
+			return 0, fmt.Errorf("soak: gather the loops' metrics of shard %d: %w", set.shard.Index, err)
+		}
+		for _, f := range families {
+			if f.GetName() != "workqueue_depth" && f.GetName() != "controller_runtime_active_workers" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				n += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return int(n), nil
 }
 
 // keysOf lists the keys of gvr's objects on the host as the harness sees them (no API call,

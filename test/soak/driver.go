@@ -70,8 +70,10 @@ func (d *runDriver) stop() error {
 }
 
 // Settling in Run mode: the goroutines are idle when no call reaches a cluster for
-// idleWindow; the harness waits at most maxIdleWait for that (real time: the loops run on
-// real goroutines, only their clock is fake).
+// idleWindow and, for a control plane that can tell ([Busy]), no key waits in a queue and no
+// reconcile runs all that time (a pass over member caches makes no call at all). The harness
+// waits at most maxIdleWait for that (real time: the loops run on real goroutines, only their
+// clock is fake).
 const (
 	idlePoll    = 2 * time.Millisecond
 	idleWindow  = 30 * idlePoll
@@ -90,13 +92,21 @@ func (d *runDriver) advance(ctx context.Context, step time.Duration) error {
 	return ctx.Err()
 }
 
-// idle waits until no call has reached any cluster for idleWindow.
+// Busy is what a [ControlPlane] may also offer: how much work its loops hold now (keys
+// ready in their queues and reconciles running; zero when idle). Run mode then steps the clock
+// only once it has stayed zero for a while.
+type Busy interface {
+	Busy() (int, error)
+}
+
+// idle waits until no call has reached any cluster, and the control plane was not busy, for
+// idleWindow.
 func (d *runDriver) idle() {
 	last, still := d.w.callCount(), 0
 	deadline := time.Now().Add(maxIdleWait)
 	for time.Now().Before(deadline) {
 		time.Sleep(idlePoll)
-		if n := d.w.callCount(); n != last {
+		if n := d.w.callCount(); n != last || d.busy() {
 			last, still = n, 0
 			continue
 		}
@@ -104,4 +114,19 @@ func (d *runDriver) idle() {
 			return
 		}
 	}
+}
+
+// busy reports whether the control plane says it holds work. One that cannot tell is never
+// busy; one whose answer fails is (the wait then ends at maxIdleWait, logged).
+func (d *runDriver) busy() bool {
+	b, ok := d.cp.(Busy)
+	if !ok {
+		return false
+	}
+	n, err := b.Busy()
+	if err != nil {
+		d.w.Config.Logf("run mode: %v", err)
+		return true
+	}
+	return n > 0
 }

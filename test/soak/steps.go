@@ -258,18 +258,15 @@ func (w *World) checkUntouched() {
 	}
 }
 
-// systemNamespaces are the namespaces nothing is federated from or into.
-var systemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
-
-// checkSystemNamespaces: no federated object in a system namespace on the host, and none of
-// its member copies managed (RuleSystemNamespaces).
+// checkSystemNamespaces: no federated object in a system namespace (federation.SystemNamespace)
+// on the host, and none of its member copies managed (RuleSystemNamespaces).
 func (w *World) checkSystemNamespaces(s stepState) {
 	for _, typ := range kinds() {
 		if !typ.Namespaced {
 			continue
 		}
 		for _, u := range s.fed[typ.Federated.Kind] {
-			if !slices.Contains(systemNamespaces, u.GetNamespace()) {
+			if !federation.SystemNamespace(u.GetNamespace()) {
 				continue
 			}
 			w.violate(RuleSystemNamespaces, typ.Federated.Kind+" "+objectRef(u.GetNamespace(), u.GetName()), "federated on the host from a system namespace (labels %v, annotations %v)", u.GetLabels(), u.GetAnnotations())
