@@ -110,11 +110,28 @@ type outage struct {
 	before map[string]scheduleView
 	exempt map[string]bool
 	since  int
+	// copies are, by object, the clusters that ran a managed copy of it when the outage
+	// began: only there can anything move. A cluster scheduled where sync had made no copy
+	// (not yet, or it could not) runs nothing, and under the not-ready taint's NoSchedule it
+	// is a new placement, refused.
+	copies map[string]map[string]bool
+	// lostAt is, in Run mode, every object's schedule at the first check that found each
+	// cluster lost: what the cluster is judged from.
+	lostAt map[string]map[string]scheduleView
 }
 
 // isolate cuts the control plane off from every member.
 func (w *World) isolate() error {
-	o := &outage{cut: map[string]bool{}, before: w.schedules(), exempt: map[string]bool{}, since: w.step()}
+	fed := w.federatedObjects()
+	o := &outage{cut: map[string]bool{}, before: schedulesOf(fed), exempt: map[string]bool{}, since: w.step(), copies: w.copiesOf(fed),
+		lostAt: map[string]map[string]scheduleView{}}
+	// An edit the scheduler has not acted on yet takes effect during the outage: the user's
+	// move, not the outage's.
+	for k, u := range keyed(fed) {
+		if scheduledGeneration(u) < u.GetGeneration() {
+			o.exempt[k] = true
+		}
+	}
 	// An object already moving, or placed in a cluster already lost (not Ready) when the
 	// outage began, moves for that cluster's own outage: not this one's to judge.
 	lost := map[string]bool{}
@@ -140,6 +157,52 @@ func (w *World) isolate() error {
 	w.outage = o
 	w.mu.Unlock()
 	return nil
+}
+
+// copiesOf returns, for each federated object of fed (by "Kind namespace/name"), the member
+// clusters that run a managed copy of it.
+func (w *World) copiesOf(fed map[string][]*unstructured.Unstructured) map[string]map[string]bool {
+	members := w.members()
+	out := map[string]map[string]bool{}
+	for _, typ := range kinds() {
+		for _, u := range fed[typ.Federated.Kind] {
+			ns := u.GetNamespace()
+			if !typ.Namespaced {
+				ns = ""
+			}
+			in := map[string]bool{}
+			for name, m := range members {
+				if c, err := m.Peek(typ.TargetGVR(), ns, u.GetName()); err == nil && managed(c) {
+					in[name] = true
+				}
+			}
+			out[typ.Federated.Kind+" "+objectRef(u.GetNamespace(), u.GetName())] = in
+		}
+	}
+	return out
+}
+
+// keyed returns the federated objects of fed by "Kind namespace/name".
+func keyed(fed map[string][]*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for kind, objs := range fed {
+		for _, u := range objs {
+			out[kind+" "+objectRef(u.GetNamespace(), u.GetName())] = u
+		}
+	}
+	return out
+}
+
+// scheduledGeneration is the observedGeneration of u's Scheduled condition, 0 without one.
+func scheduledGeneration(u *unstructured.Unstructured) int64 {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, x := range conds {
+		if c, _ := x.(map[string]any); c["type"] == federation.ConditionScheduled {
+			g, _, _ := unstructured.NestedInt64(c, "observedGeneration")
+			return g
+		}
+	}
+	return 0
 }
 
 // Fault images and rollout times of the members' simulated workloads.

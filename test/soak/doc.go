@@ -121,10 +121,12 @@
 //     deleted, and stays released;
 //   - outage-moves-nothing: while the control plane is cut off from every member, and until
 //     every member is back and Ready, nothing moves in a cluster it counts lost (not Ready):
-//     no eviction of it begins, it gains no replicas and joins no schedule, it loses none
-//     and leaves none but by an eviction decided before (what the user edits meanwhile, what
-//     was already moving or placed in a cluster already lost when the outage began, and the
-//     dependencies following their workloads aside);
+//     it gains no replicas and joins no schedule, and where a copy ran when the outage began
+//     no eviction of it begins and it loses none and leaves none but by an eviction decided
+//     before (what the user edits meanwhile, or edited before and the scheduler had not
+//     acted on, what was already moving or placed in a cluster already lost when the outage
+//     began, and the dependencies following their workloads aside; in Run mode a cluster is
+//     judged from the first check that finds it lost);
 //   - blocked-takes-nothing: a divided workload whose status says sync cannot write it in a
 //     cluster (federation.PropagationBlocked: an object of its name that is not the
 //     federation's, a refused write, a cluster out of reach), before the step and after it,

@@ -43,7 +43,7 @@ const (
 	RulePurgeNever Rule = "purge-never"
 	// RuleOutageMovesNothing (every step): while the control plane is cut off from every
 	// member, and while they come back one by one, nothing moves in a cluster it counts
-	// lost: no eviction begins, no replicas come or go.
+	// lost: no replicas come, and where a copy ran none go and no eviction begins.
 	RuleOutageMovesNothing Rule = "outage-moves-nothing"
 	// RuleBlockedTakesNothing (every step): a cluster where a divided workload is blocked
 	// (its status says sync cannot write it there: federation.PropagationBlocked) is given no

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -117,9 +119,6 @@ func (w *World) federatedObjects() map[string][]*unstructured.Unstructured {
 	}
 	return out
 }
-
-// schedules reads every federated object's schedule.
-func (w *World) schedules() map[string]scheduleView { return schedulesOf(w.federatedObjects()) }
 
 // schedulesOf is every object's schedule, of fed (by kind).
 func schedulesOf(fed map[string][]*unstructured.Unstructured) map[string]scheduleView {
@@ -513,10 +512,11 @@ func (w *World) checkSecrets(prev, cur stepState) {
 }
 
 // checkOutage: while the control plane is cut off from every member, and until every member
-// is back and Ready, nothing moves in a cluster it counts lost (RuleOutageMovesNothing): no
-// eviction of it begins, it gains no replicas and joins no schedule, and it loses none and
-// leaves none but by an eviction, decided before, ending. An object first scheduled meanwhile is not moved. What the
-// user edited meanwhile is exempt, and so is what follows an edited object: the objects
+// is back and Ready, nothing moves in a cluster it counts lost (RuleOutageMovesNothing): it
+// gains no replicas and joins no schedule, and where a copy of the object ran when the outage
+// began (outage.copies) no eviction of it begins and it loses none and leaves none but by an
+// eviction, decided before, ending. An object first scheduled meanwhile is not moved. What
+// the user edited meanwhile, or before and not yet scheduled, is exempt, and so is what follows an edited object: the objects
 // policies generate after a policy or native change; the dependencies the dependencies loop
 // generates follow their workloads, whose moves are the ones reported.
 func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Event) {
@@ -537,6 +537,16 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 			lost[c.Name] = true
 		}
 	}
+	if w.Config.Run {
+		// The loops run in any order: the scheduler may have placed replicas in a cluster,
+		// or moved them away, a moment before the monitor counted it lost. A cluster is
+		// judged from the first check that finds it lost.
+		for c := range lost {
+			if _, ok := o.lostAt[c]; !ok {
+				o.lostAt[c] = cur.schedules
+			}
+		}
+	}
 	for _, k := range sortedKeys(o.before) {
 		was, now := o.before[k], cur.schedules[k]
 		switch {
@@ -544,10 +554,16 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 			(o.exempt["policy"] || o.exempt["native"]) && was.generated == federation.GeneratedByPropagation:
 			continue
 		}
-		if why := moved(was, now, lost); why != "" {
+		base := func(c string) scheduleView {
+			if v, ok := o.lostAt[c][k]; ok && v.uid == was.uid {
+				return v
+			}
+			return was
+		}
+		if why := moved(base, now, lost, o.copies[k]); why != "" {
 			d := placement.FleetDisruption(cur.clusters, w.Clock.Now(), placement.DisruptionOptions{})
-			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v; placement.FleetDisruption: disrupted %t, lost %v, %s): %s; schedule %v became %v, evictions %v became %v",
-				o.since, sortedKeys(o.cut), d.Disrupted, d.Lost, d.Message, why, was.replicas, now.replicas, was.evictions, now.evictions)
+			w.violate(RuleOutageMovesNothing, k, "the control plane is cut off from the members (since step %d; still cut off: %v; placement.FleetDisruption: disrupted %t, lost %v, %s): %s; schedule %v became %v, evictions %v became %v; NoExecute taints: %s; %s",
+				o.since, sortedKeys(o.cut), d.Disrupted, d.Lost, d.Message, why, was.replicas, now.replicas, was.evictions, now.evictions, noExecute(cur.clusters), scheduledSummary(cur, k))
 			o.exempt[k] = true // reported once
 		}
 	}
@@ -563,60 +579,72 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 	}
 }
 
-// moved says how an object's schedule moved from was to now in a lost cluster, "" when it did
-// not: an eviction of it began, or it gained replicas or joined, or lost replicas or left
-// without an eviction (decided before) ending there.
-func moved(was, now scheduleView, lost map[string]bool) string {
-	if n := newEntries(was.evictions, now.evictions); len(slices.DeleteFunc(n, func(c string) bool { return !lost[c] })) > 0 {
-		return fmt.Sprintf("an eviction of %v began", n)
+// noExecute names, for a violation's message, the clusters with a NoExecute taint and when
+// each was added.
+func noExecute(clusters []federation.Cluster) string {
+	var out []string
+	for _, c := range clusters {
+		for _, t := range c.Spec.Taints {
+			if t.Effect == corev1.TaintEffectNoExecute {
+				at := "?"
+				if t.TimeAdded != nil {
+					at = t.TimeAdded.UTC().Format(time.TimeOnly)
+				}
+				out = append(out, fmt.Sprintf("%s %s since %s", c.Name, t.Key, at))
+			}
+		}
 	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// scheduledSummary is, for a violation's message, the Scheduled condition of the object of
+// key k ("Kind namespace/name") and its status.clusters.
+func scheduledSummary(s stepState, k string) string {
+	kind, ref, _ := strings.Cut(k, " ")
+	for _, u := range s.fed[kind] {
+		if objectRef(u.GetNamespace(), u.GetName()) != ref {
+			continue
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		if err != nil {
+			return err.Error()
+		}
+		msg := "no Scheduled condition"
+		if c := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled); c != nil {
+			msg = fmt.Sprintf("Scheduled %s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		var entries []string
+		for _, m := range fed.Status.Clusters {
+			entries = append(entries, fmt.Sprintf("[%s %q revision %d/%d replicas %d available %d stale %t]", m.Name, m.Propagation, m.Revision, m.ObservedRevision, ptrv(m.Replicas), ptrv(m.AvailableReplicas), m.Stale))
+		}
+		return msg + "; status.clusters " + strings.Join(entries, "")
+	}
+	return "not on the host"
+}
+
+// moved says how an object's schedule moved to now in a lost cluster since base (its schedule
+// when the outage began, or in Run mode when the cluster was first found lost), "" when it
+// did not: it gained replicas or joined, or, where it ran a copy (copies), an eviction of it
+// began, or it lost replicas or left without an eviction (decided before) ending there.
+func moved(base func(cluster string) scheduleView, now scheduleView, lost, copies map[string]bool) string {
 	for _, c := range sortedKeys(lost) {
+		was := base(c)
 		r, had := was.replicas[c]
 		n, has := now.replicas[c]
+		evicted := slices.Contains(was.evictions, c)
 		switch {
+		case copies[c] && !evicted && slices.Contains(now.evictions, c):
+			return fmt.Sprintf("an eviction of %s began (schedule %v)", c, was.replicas)
 		case has && (!had || n > r):
-			return fmt.Sprintf("%s gained replicas (%d to %d)", c, r, n)
-		case had && (!has || n < r) && !slices.Contains(was.evictions, c):
-			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t)", c, r, n, has)
+			return fmt.Sprintf("%s gained replicas (%d to %d; schedule %v)", c, r, n, was.replicas)
+		case had && (!has || n < r) && !evicted && copies[c]:
+			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t; schedule %v)", c, r, n, has, was.replicas)
 		}
 	}
 	return ""
-}
-
-// keyNamespace is the namespace of a "Kind namespace/name" key, "" without one.
-func keyNamespace(k string) string {
-	_, ref, ok := strings.Cut(k, " ")
-	if !ok {
-		return ""
-	}
-	ns, _, ok := strings.Cut(ref, "/")
-	if !ok {
-		return ""
-	}
-	return ns
-}
-
-func sameReplicas(a, b map[string]int64) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-// newEntries lists what b has that a has not.
-func newEntries(a, b []string) []string {
-	var out []string
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // checkBlocked: a divided workload blocked in a cluster, by the step before and after it,
