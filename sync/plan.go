@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Action is what sync does to the member object in one cluster.
@@ -293,6 +294,7 @@ func planFor(in PlanInput, t Targets) []Change {
 	identity := identityOr(in.Identity)
 	orphan := orphanOnDeletion(obj)
 	fields := in.memberSchema()
+	refused := refusedNow(in, t)
 	out := make([]Change, 0, len(names)) // at most one per cluster: no growing and copying
 	for _, name := range names {
 		ms, read := in.Members[name]
@@ -327,6 +329,7 @@ func planFor(in PlanInput, t Targets) []Change {
 			r = rendered{}
 		}
 		ch = decideMember(ch, ms, r, fields, identity, mayAdopt(in, ms.Object), deleting, orphanIn(in, name, orphan))
+		ch = refuseCreate(ch, refused)
 		if ch.Action == ActionOrphan && !deleting && (released(in.Object, name) || keepsCopy(in, name)) {
 			ch.Desired = releasedCopy(ch.Live, in.Object) // marked, so that it can be taken back
 		}
@@ -376,6 +379,32 @@ func orphanIn(in PlanInput, cluster string, orphan bool) bool {
 		}
 	}
 	return keepsCopy(in, cluster)
+}
+
+// refusedNow returns the clusters of a schedule that the object's placement refuses now
+// (placement.Refused: excludeClusters, clusterAffinity.required, a NoExecute taint it does not
+// tolerate): the schedule may have been written before a Cluster changed, and the scheduler
+// may not have looked again yet. NoSchedule refuses new placements only, and every scheduled
+// cluster counts as one the object runs in: that stays the scheduler's call.
+func refusedNow(in PlanInput, t Targets) map[string]placement.Diagnosis {
+	if !t.Scheduled || len(t.Order) == 0 {
+		return nil
+	}
+	return placement.Refused(placement.Input{Placement: in.Object.Spec.Placement, Clusters: in.Clusters, Running: t.Order, Now: in.Now}, t.Order)
+}
+
+// refuseCreate turns a create in a cluster the placement refuses now (refusedNow) into no
+// change: nothing is created there until the scheduler has decided again. A copy already
+// there follows the schedule: taking it away, gracefully, is the scheduler's.
+func refuseCreate(ch Change, refused map[string]placement.Diagnosis) Change {
+	x, ok := refused[ch.Cluster]
+	if ch.Action != ActionCreate || !ok {
+		return ch
+	}
+	ch.Action, ch.Desired = ActionNone, nil
+	ch.Reason = ReasonPlacementRefused
+	ch.Message = fmt.Sprintf("cluster %q: the placement refuses it now (%s: %s); nothing is created there until the scheduler has decided again", ch.Cluster, x.Rule, x.Detail)
+	return ch
 }
 
 // keepsCopy reports whether in.Object's member copy in cluster is released rather than
