@@ -111,12 +111,12 @@ type outage struct {
 	exempt map[string]bool
 	since  int
 	// copies are, by object, the clusters that ran a managed copy of it when the outage
-	// began: only there can anything move. A cluster scheduled where sync had made no copy
-	// (not yet, or it could not) runs nothing, and under the not-ready taint's NoSchedule it
-	// is a new placement, refused.
-	copies map[string]map[string]bool
-	// lostAt is, in Run mode, every object's schedule at the first check that found each
-	// cluster lost: what the cluster is judged from.
+	// began, with its spec.replicas (-1 for a kind without): only there can anything move. A
+	// cluster scheduled where sync had made no copy (not yet, or it could not) runs nothing,
+	// and under the not-ready taint's NoSchedule it is a new placement, refused.
+	copies map[string]map[string]int64
+	// lostAt is, by cluster lost now, every object's schedule at the check it is judged
+	// from: the one before it was found lost (in Run mode the one that found it lost).
 	lostAt map[string]map[string]scheduleView
 }
 
@@ -160,20 +160,23 @@ func (w *World) isolate() error {
 }
 
 // copiesOf returns, for each federated object of fed (by "Kind namespace/name"), the member
-// clusters that run a managed copy of it.
-func (w *World) copiesOf(fed map[string][]*unstructured.Unstructured) map[string]map[string]bool {
+// clusters that run a managed copy of it, with the copy's spec.replicas (-1 without).
+func (w *World) copiesOf(fed map[string][]*unstructured.Unstructured) map[string]map[string]int64 {
 	members := w.members()
-	out := map[string]map[string]bool{}
+	out := map[string]map[string]int64{}
 	for _, typ := range kinds() {
 		for _, u := range fed[typ.Federated.Kind] {
 			ns := u.GetNamespace()
 			if !typ.Namespaced {
 				ns = ""
 			}
-			in := map[string]bool{}
+			in := map[string]int64{}
 			for name, m := range members {
 				if c, err := m.Peek(typ.TargetGVR(), ns, u.GetName()); err == nil && managed(c) {
-					in[name] = true
+					in[name] = -1
+					if n, ok, _ := unstructured.NestedInt64(c.Object, "spec", "replicas"); ok {
+						in[name] = n
+					}
 				}
 			}
 			out[typ.Federated.Kind+" "+objectRef(u.GetNamespace(), u.GetName())] = in

@@ -26,7 +26,8 @@
 //     Secret; claims the user deletes;
 //   - application failover: workloads that fail over when unhealthy, members whose rolling
 //     updates take minutes, and images that never start (in every member, or in every third);
-//   - the control plane cut off from every member at once, then healed cluster by cluster;
+//   - the control plane cut off from every member at once, for longer than the cluster
+//     monitor's eviction delay, then healed cluster by cluster;
 //   - member objects KubeFed made, then the objects `kubectl fed migrate` converts from
 //     KubeFed's, which take them over;
 //   - staged rollouts (a canary stage, then everyone) with automated rollback;
@@ -121,12 +122,13 @@
 //     deleted, and stays released;
 //   - outage-moves-nothing: while the control plane is cut off from every member, and until
 //     every member is back and Ready, nothing moves in a cluster it counts lost (not Ready):
-//     it gains no replicas and joins no schedule, and where a copy ran when the outage began
-//     no eviction of it begins and it loses none and leaves none but by an eviction decided
-//     before (what the user edits meanwhile, or edited before and the scheduler had not
-//     acted on, what was already moving or placed in a cluster already lost when the outage
-//     began, and the dependencies following their workloads aside; in Run mode a cluster is
-//     judged from the first check that finds it lost);
+//     it gains no replicas and joins no schedule beyond what its copy runs, and where a copy
+//     ran when the outage began no eviction of it begins, and it leaves none and loses none
+//     of the replicas the copy ran but by an eviction decided before (what the user edits
+//     meanwhile, or edited before and the scheduler had not acted on, what was already
+//     moving or placed in a cluster already lost when the outage began, and the dependencies
+//     following their workloads aside; a cluster is judged from the check before it was
+//     counted lost, in Run mode from the first that finds it lost);
 //   - blocked-takes-nothing: a divided workload whose status says sync cannot write it in a
 //     cluster (federation.PropagationBlocked: an object of its name that is not the
 //     federation's, a refused write, a cluster out of reach), before the step and after it,

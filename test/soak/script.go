@@ -305,7 +305,10 @@ func (g *generator) failover() *federation.Failover {
 		f.GracePeriodSeconds = &s
 	}
 	if g.on.AppFailover && g.r.IntN(3) == 0 {
-		tolerance, backoff := int32(30+30*g.r.IntN(4)), int32(120+60*g.r.IntN(4))
+		// A new copy takes defaultReadyAfter (20s) to be available, and the collector and
+		// then the scheduler see it a round (10s) each later: a tolerance of 40s or less
+		// fails over every copy it starts, a fresh try after each back-off, for ever.
+		tolerance, backoff := int32(60+30*g.r.IntN(4)), int32(120+60*g.r.IntN(4))
 		f.Application = &federation.ApplicationFailover{ToleranceSeconds: &tolerance, BackoffSeconds: &backoff}
 	}
 	return f

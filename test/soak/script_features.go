@@ -124,6 +124,14 @@ func (g *generator) kubeFed() []Event {
 	return out
 }
 
+// outageJump is how far the clock jumps while the control plane is cut off from every
+// member, once the cluster monitor has counted every cluster lost: past
+// status.DefaultEvictionDelay (5m), after which every lost cluster's taint would turn
+// NoExecute but for the fleet disruption. (A jump before the monitor has probed every
+// cluster enough would stand for a monitor that stopped probing for minutes, and count a
+// cluster lost alone for that long.)
+const outageJump = 6 * time.Minute
+
 // episodes are the steps of the events every soak with enough steps has once: a cluster
 // unjoined then joined again, the migration, a policy made invalid then mended, and the
 // control plane cut off from every member.
@@ -200,6 +208,8 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		for _, c := range g.clusters {
 			g.partitioned[c] = true
 		}
+	case ep.healFrom - 1:
+		out = append(out, Event{Op: OpClockJump, Duration: outageJump})
 	}
 	if i == ep.rejoin && len(g.unjoined) > 0 {
 		out = append(out, g.rejoin())

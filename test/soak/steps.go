@@ -203,7 +203,7 @@ func (w *World) stepRules(events []Event) {
 	w.checkSystemNamespaces(cur)
 	w.checkClaims(prev, cur)
 	w.checkSecrets(prev, cur)
-	w.checkOutage(cur, touched, events)
+	w.checkOutage(prev, cur, touched, events)
 	w.checkBlocked(prev, cur, touched)
 	w.checkKubeFed(prev, cur)
 	w.noteUnselected(prev, cur)
@@ -519,7 +519,7 @@ func (w *World) checkSecrets(prev, cur stepState) {
 // the user edited meanwhile, or before and not yet scheduled, is exempt, and so is what follows an edited object: the objects
 // policies generate after a policy or native change; the dependencies the dependencies loop
 // generates follow their workloads, whose moves are the ones reported.
-func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Event) {
+func (w *World) checkOutage(prev, cur stepState, touched map[string]bool, events []Event) {
 	w.mu.Lock()
 	o := w.outage
 	w.mu.Unlock()
@@ -537,14 +537,20 @@ func (w *World) checkOutage(cur stepState, touched map[string]bool, events []Eve
 			lost[c.Name] = true
 		}
 	}
-	if w.Config.Run {
-		// The loops run in any order: the scheduler may have placed replicas in a cluster,
-		// or moved them away, a moment before the monitor counted it lost. A cluster is
-		// judged from the first check that finds it lost.
-		for c := range lost {
-			if _, ok := o.lostAt[c]; !ok {
-				o.lostAt[c] = cur.schedules
-			}
+	// What the control plane did while it counted a cluster Ready was its judgement, not
+	// the outage's: a cluster is judged from the check before the one that first finds it
+	// lost (a round runs the monitor before the scheduler). In Run mode the loops run in
+	// any order, and the scheduler may have moved something a moment before the monitor
+	// counted the cluster lost: a cluster is judged from the first check that finds it lost.
+	for _, c := range cur.clusters {
+		switch _, known := o.lostAt[c.Name]; {
+		case !lost[c.Name]:
+			delete(o.lostAt, c.Name)
+		case known:
+		case w.Config.Run:
+			o.lostAt[c.Name] = cur.schedules
+		default:
+			o.lostAt[c.Name] = prev.schedules
 		}
 	}
 	for _, k := range sortedKeys(o.before) {
@@ -625,23 +631,31 @@ func scheduledSummary(s stepState, k string) string {
 	return "not on the host"
 }
 
-// moved says how an object's schedule moved to now in a lost cluster since base (its schedule
-// when the outage began, or in Run mode when the cluster was first found lost), "" when it
-// did not: it gained replicas or joined, or, where it ran a copy (copies), an eviction of it
-// began, or it lost replicas or left without an eviction (decided before) ending there.
-func moved(base func(cluster string) scheduleView, now scheduleView, lost, copies map[string]bool) string {
+// moved says how an object's schedule moved to now in a lost cluster since base (its
+// schedule at the check the cluster is judged from, outage.lostAt, else when the outage
+// began), "" when it did not. Nothing can be written in a cluster cut off, so its copy runs
+// what it ran when the outage began (copies: its spec.replicas, -1 for a kind without). The
+// cluster gained replicas, or joined, beyond what the schedule gave it and its copy runs;
+// or, where a copy ran, an eviction of it began, or it left, or lost replicas its copy ran,
+// without an eviction (decided before) ending there.
+func moved(base func(cluster string) scheduleView, now scheduleView, lost map[string]bool, copies map[string]int64) string {
 	for _, c := range sortedKeys(lost) {
 		was := base(c)
 		r, had := was.replicas[c]
 		n, has := now.replicas[c]
+		ran, copied := copies[c]
+		kept, most := r, r
+		if copied && ran >= 0 {
+			kept, most = min(r, ran), max(r, ran)
+		}
 		evicted := slices.Contains(was.evictions, c)
 		switch {
-		case copies[c] && !evicted && slices.Contains(now.evictions, c):
+		case copied && !evicted && slices.Contains(now.evictions, c):
 			return fmt.Sprintf("an eviction of %s began (schedule %v)", c, was.replicas)
-		case has && (!had || n > r):
-			return fmt.Sprintf("%s gained replicas (%d to %d; schedule %v)", c, r, n, was.replicas)
-		case had && (!has || n < r) && !evicted && copies[c]:
-			return fmt.Sprintf("%s lost replicas or left the schedule (%d to %d, present %t; schedule %v)", c, r, n, has, was.replicas)
+		case has && (n > most || (!had && !copied)):
+			return fmt.Sprintf("%s gained replicas (%d to %d, its copy ran %d; schedule %v)", c, r, n, ran, was.replicas)
+		case had && (!has || n < kept) && !evicted && copied:
+			return fmt.Sprintf("%s left the schedule or lost replicas its copy ran (%d of %d to %d, present %t; schedule %v)", c, kept, r, n, has, was.replicas)
 		}
 	}
 	return ""
