@@ -75,8 +75,9 @@
 // Package override renders the member object for one cluster: the template, retained member
 // fields, the scheduled replicas and the cluster's RFC 6902 overrides.
 //
-// Package sync (imported as fedsync) is the push loop. [sync.Plan] decides, purely, what to
-// create, update or delete in each cluster. The [sync.Syncer] does it with optimistic
+// Package sync (imported as fedsync) is the push loop. [plan.Decide] (package sync/plan)
+// decides, purely, what to create, update or delete in each cluster, and [plan.Report] what
+// the status then says. The [sync.Syncer] drives them: it reads, acts with optimistic
 // locking. It corrects drift in the fields the federation owns without fighting member
 // controllers. It records revisions for [sync.Rollback]. It takes a new revision through the
 // stages of spec.rollout, and rolls it back by itself when it fails. It cleans up on
@@ -176,10 +177,11 @@
 // [federation.Result]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Result
 // [federation.Terminal]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#Terminal
 // [federation.TypeConfig]: https://pkg.go.dev/github.com/fedkit/fedkit/federation#TypeConfig
+// [plan.Decide]: https://pkg.go.dev/github.com/fedkit/fedkit/sync/plan#Decide
+// [plan.Report]: https://pkg.go.dev/github.com/fedkit/fedkit/sync/plan#Report
 // [scheduler.Divide]: https://pkg.go.dev/github.com/fedkit/fedkit/scheduler#Divide
 // [status.ClusterMonitor]: https://pkg.go.dev/github.com/fedkit/fedkit/status#ClusterMonitor
 // [status.Collector]: https://pkg.go.dev/github.com/fedkit/fedkit/status#Collector
-// [sync.Plan]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Plan
 // [sync.Rollback]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Rollback
 // [sync.Syncer]: https://pkg.go.dev/github.com/fedkit/fedkit/sync#Syncer
 package fedkit

@@ -26,21 +26,28 @@ var allowedImports = map[string][]string{
 	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
-	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// sync is the driver of sync/plan, its pure decision: read, decide, act, report.
+	"sync":      {"federation", "placement", "override", "sync/plan", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
+	"sync/plan": {"federation", "placement", "override", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"status":    {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
+	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
+	// the scheduler's division for the bounds of Distributed mode.
+	"autoscale": {"federation", "scheduler", "status", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
 	"dependencies": {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
-	// The kubectl plugin: main only calls internal/kubectlfed, which calls the library.
-	"cmd/kubectl-fed":     {"internal/kubectlfed"},
-	"internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
+	// The kubectl plugin, an application of the packages: main only calls its own
+	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
+	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
+	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
@@ -61,10 +68,13 @@ var allowedImports = map[string][]string{
 	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
+	// internal/storytest reads and runs story files (tests only): the scheduler's and
+	// sync/plan's stories.
+	"internal/storytest": nil,
 	// internal/conformance is the behaviour suite run against fake and a real API server.
 	"internal/conformance": {"federation"},
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
-	// imported by federation (validation), placement, override and sync (rollout stages).
+	// imported by federation (validation), placement, override and sync/plan (rollout stages).
 	"internal/labelselector": nil,
 	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
 	// paths); imported by federation (validation) and override.
@@ -72,7 +82,8 @@ var allowedImports = map[string][]string{
 	// internal/imageref: Docker's image reference grammar, parsing and rewriting; imported by
 	// federation (validation) and override.
 	"internal/imageref": nil,
-	// internal/jsonvalue: one equality of JSON values; imported by override, sync and fake.
+	// internal/jsonvalue: one equality of JSON values; imported by override, sync, sync/plan
+	// and fake.
 	"internal/jsonvalue": nil,
 	// internal/intern: equal flat maps of stored objects shared; imported by fake and
 	// internal/loop.
@@ -89,19 +100,25 @@ var allowedImports = map[string][]string{
 // test/ and hack/, which may import anything). An internal package missing here may be
 // imported by nothing but those.
 var internalImporters = map[string][]string{
-	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "federation/kube", "hostcache"},
-	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "controlplane"},
+	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "federation/kube", "hostcache"},
+	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "internal/loop"},
+	"internal/condition":     {"scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
-	"internal/kubectlfed":    {"cmd/kubectl-fed"},
 	"internal/statuswrite":   {"controlplane"},
-	"internal/labelselector": {"federation", "placement", "override", "sync", "propagation"},
+	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation", "autoscale"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},
-	"internal/jsonvalue":     {"override", "sync", "fake"},
+	"internal/jsonvalue":     {"override", "sync", "sync/plan", "fake"},
 	"internal/intern":        {"fake", "internal/loop"},
-	"internal/manifest":      {"fake", "preview", "migrate", "internal/kubectlfed"},
+	"internal/manifest":      {"fake", "preview", "migrate", "cmd/kubectl-fed/internal/kubectlfed"},
 }
+
+// internalBelow is all a package under internal/ may import from the module besides other
+// internal packages: the API, the real client and the fake. An internal package is a helper
+// of the packages above it, never an application of them (that lives under cmd/, as
+// cmd/kubectl-fed/internal/kubectlfed does), so the import graph never runs upward from
+// internal/.
+var internalBelow = []string{"federation", "federation/kube", "fake"}
 
 // layerOf maps a package path (relative to the module) to its row in allowedImports.
 func layerOf(rel string) (layer string, anything bool) {
@@ -156,6 +173,9 @@ func TestLayeringRejects(t *testing.T) {
 		{"but not fake", "controlplane", []string{"fake"}, 1},
 		{"unknown package", "newpkg", nil, 1},
 		{"examples import anything", "examples/quickstart", []string{"fake", "internal/testenv"}, 0},
+		{"an internal package imports no loop", "internal/loop", []string{"sync"}, 2},
+		{"nor preview", "internal/manifest", []string{"preview"}, 2},
+		{"the plugin's logic is under cmd/", "cmd/kubectl-fed/internal/kubectlfed", []string{"preview", "sync", "internal/manifest"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			imports := []string{"fmt", "k8s.io/client-go/tools/cache"} // outside the module: ignored
@@ -170,6 +190,13 @@ func TestLayeringRejects(t *testing.T) {
 	for internal := range internalImporters {
 		if _, ok := allowedImports[internal]; !ok {
 			t.Errorf("%s has importers but no row of its own in allowedImports", internal)
+		}
+	}
+	for pkg, allowed := range allowedImports {
+		for _, dep := range allowed {
+			if strings.HasPrefix(pkg, "internal/") && !strings.HasPrefix(dep, "internal/") && !slices.Contains(internalBelow, dep) {
+				t.Errorf("allowedImports lets %s import %s, above internal/; want it under cmd/ or the import gone", pkg, dep)
+			}
 		}
 	}
 }
@@ -215,7 +242,7 @@ func TestArchitectureTable(t *testing.T) {
 				t.Errorf("ARCHITECTURE.md's row for %s says everything but fake; allowedImports has fake", pkg)
 			}
 		default:
-			words := strings.FieldsFunc(imports, func(r rune) bool { return r != '/' && r != '_' && (r < 'a' || r > 'z') })
+			words := strings.FieldsFunc(imports, func(r rune) bool { return r != '/' && r != '_' && r != '-' && (r < 'a' || r > 'z') })
 			for _, dep := range allowed {
 				if !slices.Contains(words, dep) {
 					t.Errorf("ARCHITECTURE.md's row for %s does not name %s, which allowedImports lets it import", pkg, dep)
@@ -243,6 +270,9 @@ func violations(pkg string, imports []string) []string {
 		dep := rel(imp)
 		if !slices.Contains(allowed, dep) {
 			out = append(out, fmt.Sprintf("%s imports %s; ARCHITECTURE.md allows only %v", layer, dep, sorted(allowed)))
+		}
+		if strings.HasPrefix(layer, "internal/") && !strings.HasPrefix(dep, "internal/") && !slices.Contains(internalBelow, dep) {
+			out = append(out, fmt.Sprintf("%s imports %s; an internal package imports only internal packages and %v: an application of the packages lives under cmd/", layer, dep, internalBelow))
 		}
 		if strings.HasPrefix(dep, "internal/") && !slices.Contains(internalImporters[dep], layer) {
 			out = append(out, fmt.Sprintf("%s imports %s, which may be imported only by %v", layer, dep, sorted(internalImporters[dep])))

@@ -58,12 +58,13 @@ type unit struct {
 // spec is the recipe of one loop, validated by New: Run builds a loop from it for each shard
 // it claims.
 type spec struct {
-	name  string
-	needs []resource
+	name string
 	// optional are resources the loop runs without (see servedTypes): the check lists them
 	// too, and records in part.missing those not served.
 	optional []resource
-	build    func(shard federation.Shard) (run func(context.Context) error, err error)
+	// build makes the loop of a shard. What it needs the host to serve, and waits for in
+	// the cache, is what the loop says it watches (its Watches), but the optional resources.
+	build func(shard federation.Shard) (watcher, error)
 	// ownCache: the loop watches through a Cache of its own (the embedder gave it one), not
 	// Options.Cache, so Ready cannot see its informers.
 	ownCache bool
@@ -88,6 +89,26 @@ type part struct {
 type resource struct {
 	gvr       schema.GroupVersionResource
 	namespace string
+}
+
+// watcher is a loop as the control plane runs it: its Run, and the host resources Run
+// watches, which each loop states once (scheduler.Scheduler.Watches, fedsync.Syncer.Watches
+// and the others'), so the control plane keeps no copy of them.
+type watcher interface {
+	Run(ctx context.Context) error
+	Watches() []federation.Watch
+}
+
+// needsOf is what a loop that watches ws needs the host to serve, but optional.
+func needsOf(ws []federation.Watch, optional []resource) []resource {
+	out := make([]resource, 0, len(ws))
+	for _, w := range ws {
+		r := resource{gvr: w.GVR, namespace: w.Namespace}
+		if !slices.Contains(optional, r) && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // runner is what a ClusterSet with a reconcile of its own offers: kube.ClusterSet (watching
@@ -175,11 +196,11 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 func (cp *ControlPlane) newUnit(shard federation.Shard) (*unit, error) {
 	u := &unit{shard: shard}
 	for _, s := range cp.specs {
-		run, err := s.build(shard)
+		w, err := s.build(shard)
 		if err != nil {
 			return nil, err
 		}
-		p := newPart(s.name, s.needs, run, shard)
+		p := newPart(s.name, needsOf(w.Watches(), s.optional), w.Run, shard)
 		p.optional, p.ownCache = s.optional, s.ownCache
 		u.loops = append(u.loops, p)
 	}
@@ -196,40 +217,34 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	var out []spec
 	// cache is the Cache a loop's options give it: a loop with one of its own is marked.
 	var cache *hostcache.Cache
-	add := func(name string, build func(federation.Shard) (func(context.Context) error, error), needs ...resource) {
-		out = append(out, spec{name: name, build: build, needs: needs, ownCache: cache != opts.Cache})
+	add := func(name string, build func(federation.Shard) (watcher, error)) {
+		out = append(out, spec{name: name, build: build, ownCache: cache != opts.Cache})
 	}
-	clusterGVR := resource{gvr: federation.ClusterGVR}
 	if !opts.Disable.Monitor {
 		cache = opts.Monitor.Cache
-		add(MonitorLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(MonitorLoop, func(shard federation.Shard) (watcher, error) {
 			o := opts.Monitor
 			o.Shard = shard
-			m, err := status.NewClusterMonitor(host, clusters, o)
-			if err != nil {
-				return nil, err
-			}
-			return m.Run, nil
-		}, clusterGVR)
+			return status.NewClusterMonitor(host, clusters, o)
+		})
 	}
 	for _, t := range opts.Types {
 		kind := t.Federated.Kind
 		if !opts.Disable.Scheduler {
 			cache = opts.Scheduler.Cache
-			add("scheduler/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+			add("scheduler/"+kind, func(shard federation.Shard) (watcher, error) {
 				o := opts.Scheduler
 				o.Shard = shard
 				s, err := scheduler.New(host, t, o)
 				if err != nil {
 					return nil, fmt.Errorf("scheduler for %s: %w", kind, err)
 				}
-				return s.Run, nil
-			}, federatedOf(t, opts.Scheduler.Namespace),
-				resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: opts.Scheduler.Namespace}, clusterGVR)
+				return s, nil
+			})
 		}
 		if !opts.Disable.Sync {
 			cache = opts.Sync.Cache
-			add("sync/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+			add("sync/"+kind, func(shard federation.Shard) (watcher, error) {
 				o := opts.Sync
 				o.Shard = shard
 				// The scheduler runs for the type, over every object sync handles: sync
@@ -240,20 +255,20 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 				if err != nil {
 					return nil, fmt.Errorf("sync for %s: %w", kind, err)
 				}
-				return s.Run, nil
-			}, federatedOf(t, opts.Sync.Namespace), clusterGVR)
+				return s, nil
+			})
 		}
 		if !opts.Disable.Status {
 			cache = opts.Status.Cache
-			add("status/"+kind, func(shard federation.Shard) (func(context.Context) error, error) {
+			add("status/"+kind, func(shard federation.Shard) (watcher, error) {
 				o := opts.Status
 				o.Shard = shard
 				c, err := status.New(host, clusters, t, o)
 				if err != nil {
 					return nil, fmt.Errorf("status collector for %s: %w", kind, err)
 				}
-				return c.Run, nil
-			}, federatedOf(t, opts.Status.Namespace), clusterGVR)
+				return c, nil
+			})
 		}
 	}
 	for _, t := range propagation.DefaultTypes(opts.Types) {
@@ -262,60 +277,44 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		}
 		// One loop per type, as for the others: a type whose CRD the host lacks stops only
 		// its own.
-		ns := opts.Propagation.Namespace
 		cache = opts.Propagation.Cache
-		add(PropagationLoop+"/"+t.Federated.Kind, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(PropagationLoop+"/"+t.Federated.Kind, func(shard federation.Shard) (watcher, error) {
 			o := opts.Propagation
 			o.Shard = shard
 			p, err := propagation.New(host, []federation.TypeConfig{t}, o)
 			if err != nil {
 				return nil, fmt.Errorf("propagation for %s: %w", t.Federated.Kind, err)
 			}
-			return p.Run, nil
-		}, resource{gvr: federation.PropagationPolicyGVR, namespace: ns}, resource{gvr: federation.ClusterPropagationPolicyGVR},
-			resource{gvr: federation.ReplicaSchedulingPreferenceGVR, namespace: ns},
-			resource{gvr: t.TargetGVR(), namespace: ns}, federatedOf(t, ns))
+			return p, nil
+		})
 	}
 	if propagated := propagation.DefaultTypes(opts.Types); !opts.Disable.Propagation && len(propagated) > 0 {
 		// One monitor writes every policy's status, over the propagated types the host
 		// serves (their native and federated resources).
 		ns := opts.Propagation.Namespace
-		add(PolicyMonitorLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(PolicyMonitorLoop, func(shard federation.Shard) (watcher, error) {
 			o := opts.Propagation
 			o.Shard = shard
-			build := func(types []federation.TypeConfig) (func(context.Context) error, error) {
+			build := func(types []federation.TypeConfig) (watcher, error) {
 				m, err := propagation.NewPolicyMonitor(host, types, o)
 				if err != nil {
 					return nil, fmt.Errorf("policy monitor: %w", err)
 				}
-				return m.Run, nil
+				return m, nil
 			}
-			if _, err := build(propagated); err != nil {
-				return nil, err
-			}
-			return cp.servedTypes(PolicyMonitorLoop, shard, ns, nil, propagated, build), nil
-		}, resource{gvr: federation.PropagationPolicyGVR, namespace: ns}, resource{gvr: federation.ClusterPropagationPolicyGVR})
+			return cp.servedTypes(PolicyMonitorLoop, shard, ns, nil, propagated, build)
+		})
 		for _, t := range propagated {
 			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))
 		}
 	}
 	if !opts.Disable.DNS {
-		ns := opts.DNS.Namespace
 		cache = opts.DNS.Cache
-		add(DNSLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(DNSLoop, func(shard federation.Shard) (watcher, error) {
 			o := opts.DNS
 			o.Shard = shard
-			d, err := dnsrecord.New(host, clusters, o)
-			if err != nil {
-				return nil, err
-			}
-			return d.Run, nil
-		},
-			resource{gvr: dnsrecord.ServiceDNSRecordGVR, namespace: ns},
-			resource{gvr: dnsrecord.IngressDNSRecordGVR, namespace: ns},
-			resource{gvr: dnsrecord.DNSEndpointGVR, namespace: ns},
-			resource{gvr: dnsrecord.DomainGVR, namespace: opts.DNS.DomainNamespace},
-			federatedOf(federation.ServiceType, ns), federatedOf(federation.IngressType, ns), clusterGVR)
+			return dnsrecord.New(host, clusters, o)
+		})
 	}
 	// The dependencies loop runs when some type of Types is a workload it has an extractor
 	// for (a control plane of ConfigMaps alone has nothing to follow).
@@ -324,13 +323,10 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
 	if !opts.Disable.Dependencies && workloads {
 		ns := opts.Dependencies.Namespace
-		// What the loop needs: the Clusters and the dependency kinds' federated types. The workload types
-		// are optional: it runs over those the host serves (a platform team installs the
-		// CRDs of the types it federates only) and picks up the others once served.
-		needs := []resource{clusterGVR}
-		for _, t := range []federation.TypeConfig{federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType} {
-			needs = append(needs, federatedOf(t, ns))
-		}
+		// What the loop needs: what it watches (the Clusters, the dependency kinds' federated
+		// types and native objects). The workload types are optional: it runs over those the
+		// host serves (a platform team installs the CRDs of the types it federates only) and
+		// picks up the others once served.
 		var fixed, optional []federation.TypeConfig
 		for _, t := range opts.Types {
 			if extractors[t.Target] != nil {
@@ -340,22 +336,14 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 			}
 		}
 		cache = opts.Dependencies.Cache
-		add(DependenciesLoop, func(shard federation.Shard) (func(context.Context) error, error) {
+		add(DependenciesLoop, func(shard federation.Shard) (watcher, error) {
 			o := opts.Dependencies
 			o.Shard = shard
-			build := func(types []federation.TypeConfig) (func(context.Context) error, error) {
-				d, err := dependencies.New(host, types, o)
-				if err != nil {
-					return nil, err
-				}
-				return d.Run, nil
+			build := func(types []federation.TypeConfig) (watcher, error) {
+				return dependencies.New(host, types, o)
 			}
-			// Every option is checked now, with every type.
-			if _, err := build(opts.Types); err != nil {
-				return nil, err
-			}
-			return cp.servedTypes(DependenciesLoop, shard, ns, fixed, optional, build), nil
-		}, needs...)
+			return cp.servedTypes(DependenciesLoop, shard, ns, fixed, optional, build)
+		})
 		for _, t := range optional {
 			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))
 		}

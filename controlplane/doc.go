@@ -46,15 +46,17 @@
 // # A type whose CRD is missing
 //
 // A host need not serve every federated type: a platform team installs the CRDs of the types
-// it federates. Before starting the loops, Run lists (limit 1) each resource they watch. A
-// loop whose resource the host does not serve is not started. It is reported in
+// it federates. Before starting the loops, Run lists (limit 1) each resource they watch, as
+// each loop states it (its Watches method: the scheduler's, sync's, the collector's...; the
+// control plane keeps no list of its own), and [ControlPlane.Ready] waits for the same
+// resources' caches. A loop whose resource the host does not serve is not started. It is reported in
 // [ControlPlane.Status] as [StateFailed], with an error wrapping [ErrNotServed] that names
 // the resource, and logged once. The other loops run. Every [Options].RetryPeriod (a minute
 // by default) it is checked again. So installing the CRD later brings its loops up without a
 // restart.
 //
-// The dependencies loop needs only the Clusters and the dependency kinds' federated types.
-// It runs over the workload types the host serves. [LoopStatus].Partial names the others,
+// The dependencies loop needs only the Clusters and the dependency kinds' federated types and
+// native objects. It runs over the workload types the host serves. [LoopStatus].Partial names the others,
 // wrapping [ErrNotServed], and the log says so once. They are checked every RetryPeriod;
 // once one is served, the loop restarts with it.
 //

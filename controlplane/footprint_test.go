@@ -24,6 +24,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // hostWrites returns the host writes among actions, one line each ("patch
@@ -142,7 +143,7 @@ func newObjectHostWrites(t *testing.T, lease *controlplane.Lease) {
 		return fmt.Sprintf("an UpdatedInCluster event on cfg; events: %v", e.hostEvents(t))
 	}, func() bool {
 		for _, ev := range e.hostEvents(t) {
-			if ev.Reason == fedsync.EventUpdatedInCluster && ev.InvolvedObject.Name == "cfg" {
+			if ev.Reason == plan.EventUpdatedInCluster && ev.InvolvedObject.Name == "cfg" {
 				return true
 			}
 		}

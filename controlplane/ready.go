@@ -18,7 +18,8 @@ import (
 //
 // A replica is ready while Run runs and each loop it runs has synced its caches: the host
 // cache ([Options].Cache, or the one New made) has listed every resource the loop needs
-// (its federated type, the Clusters, the preferences...). So:
+// (every resource its Watches names: its federated type, the Clusters, the preferences, sync's
+// revision history...). So:
 //
 //   - without LeaderElection or Sharding, it is ready once every loop's caches synced;
 //   - with LeaderElection, a standby (no Lease) is ready at once, and the leader once its

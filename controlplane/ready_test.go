@@ -161,3 +161,52 @@ func holdsBoth(cp *controlplane.ControlPlane) bool {
 	}
 	return len(held) == 2
 }
+
+// Each loop says what it watches, and the control plane waits for all of it: sync reads the
+// revision history (apps/v1 ControllerRevisions) from the host cache, and the dependencies
+// loop the host's ConfigMaps, so a replica where either has not listed yet does not do that
+// loop's work and is not ready. Ready names the loop and the resource until the list comes.
+func TestReadyWaitsForEveryResourceALoopWatches(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		resource schema.GroupVersionResource
+		waiting  string
+	}{
+		{name: "sync's revision history", resource: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"},
+			waiting: "sync/FederatedDeployment: caches of controllerrevisions.apps not synced"},
+		{name: "the dependencies' ConfigMaps", resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+			waiting: controlplane.DependenciesLoop + ": caches of configmaps not synced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			release := holdLists(e.host, tc.resource)
+			defer release()
+			opts := e.options(federation.DeploymentType)
+			opts.Disable.DNS = true
+			cp, err := controlplane.New(e.host, e.fleet, opts)
+			require.NoError(t, err)
+			stop := run(cp)
+			defer func() { require.NoError(t, stop()) }()
+
+			// Until every other cache synced: then Ready waits for the one held, or nothing.
+			held := tc.resource.GroupResource().String()
+			stepUntilf(t, e.clock, time.Second, func() string { return "every other cache synced: " + readiness(cp) }, func() bool {
+				_, waits, running := strings.Cut(readiness(cp), "not ready: ")
+				if !running {
+					return true // ready
+				}
+				for _, w := range strings.Split(waits, "; ") {
+					if !strings.HasSuffix(w, "caches of "+held+" not synced") {
+						return false
+					}
+				}
+				return true
+			})
+			require.ErrorIs(t, cp.Ready(), controlplane.ErrNotReady, "ready while %s has not listed", tc.resource.GroupResource())
+			require.ErrorContains(t, cp.Ready(), tc.waiting)
+
+			release()
+			stepUntilf(t, e.clock, time.Second, func() string { return "ready: " + readiness(cp) }, func() bool { return cp.Ready() == nil })
+		})
+	}
+}

@@ -10,15 +10,26 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// servedTypes returns the run of a loop that reads several types of which only some need to be
-// served: the dependencies loop, which follows the workload types the host serves. fixed are
-// always given to build; optional only when the host serves their federated resource (listed
-// in namespace). The missing ones are reported in the loop's LoopStatus.Partial and logged
-// once. While some are missing, every Options.RetryPeriod they are checked again; when one is
-// served, the loop is stopped and built again with it.
+// servedTypes returns a loop that reads several types of which only some need to be served:
+// the dependencies loop, which follows the workload types the host serves, and the policy
+// monitor. fixed are always given to build; optional only when the host serves their
+// federated resource (listed in namespace). The missing ones are reported in the loop's
+// LoopStatus.Partial and logged once. While some are missing, every Options.RetryPeriod they
+// are checked again; when one is served, the loop is stopped and built again with it.
+//
+// It builds the loop with every type, so that every option is checked now, and with fixed
+// alone: what that one watches is what the loop needs whatever the host serves (its
+// Watches); what an optional type adds is waited for only while it is served.
 func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespace string, fixed, optional []federation.TypeConfig,
-	build func(types []federation.TypeConfig) (func(context.Context) error, error)) func(context.Context) error {
-	return func(ctx context.Context) error {
+	build func(types []federation.TypeConfig) (watcher, error)) (watcher, error) {
+	if _, err := build(append(slices.Clone(fixed), optional...)); err != nil {
+		return nil, err
+	}
+	base, err := build(fixed)
+	if err != nil {
+		return nil, err
+	}
+	return composed{watches: base.Watches(), run: func(ctx context.Context) error {
 		log := cp.opts.Logger.WithValues("loop", name)
 		if shard.Sharded() {
 			log = log.WithValues("shard", shard.String())
@@ -33,10 +44,11 @@ func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespa
 				log.Info("Running without the types the host does not serve; they are picked up once served", "missing", partial.Error(), "retryPeriod", cp.opts.RetryPeriod)
 				last = partial.Error()
 			}
-			run, err := build(append(slices.Clone(fixed), served...))
+			w, err := build(append(slices.Clone(fixed), served...))
 			if err != nil {
 				return err
 			}
+			run := w.Run
 			if len(missing) == 0 || cp.opts.RetryPeriod < 0 {
 				return run(ctx)
 			}
@@ -52,8 +64,18 @@ func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespa
 			log.Info("A type the loop runs without is served now; restarting the loop with it")
 			served, missing = cp.split(ctx, namespace, optional)
 		}
-	}
+	}}, nil
 }
+
+// composed is a watcher made of a run and the watches it stands for: a loop servedTypes runs
+// over the types the host serves.
+type composed struct {
+	run     func(context.Context) error
+	watches []federation.Watch
+}
+
+func (c composed) Run(ctx context.Context) error { return c.run(ctx) }
+func (c composed) Watches() []federation.Watch   { return c.watches }
 
 // awaitServed checks missing every RetryPeriod until one is served (restart), the loop's run
 // returns (its error) or ctx is done (nil, after the run returned).

@@ -12,7 +12,7 @@ import (
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // The control plane runs sync waiting for the scheduler of the type (unless the scheduler is
@@ -61,7 +61,7 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 2, clusters: {"*": {minRe
 				return fmt.Sprintf("Propagated=False, NotScheduled (last reason seen: %q)", last)
 			}, func() bool {
 				last = e.propagatedReason("web")
-				return last == fedsync.ReasonNotScheduled
+				return last == plan.ReasonNotScheduled
 			})
 			require.Equal(t, "False", e.condition(deployments, "web", "Scheduled"))
 			for _, name := range []string{"eu", "us"} {

@@ -8,14 +8,30 @@
 // The pure half: an [Extractor] per workload kind reads a federated template's references
 // ([Builtin]: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod).
 // [WorkloadOf] reads a workload as the union needs it, and [Union] gives each dependency the
-// clusters whose pods refer to it. Package preview calls the same functions.
+// clusters whose pods refer to it. [Decide] turns them into the loop's writes. Package
+// preview calls WorkloadOf and Union.
+//
+// # Read, decide, act, report
+//
+// A pass over a namespace reads its workloads and its federated dependencies. It hands them
+// to [Decide], the pure decision. Decide may first ask for more (Decision.Reads): the
+// Clusters, for overrides and a user's dependency, and the host objects the workloads refer
+// to. The pass reads those and calls again. The [Decision] holds every write: the finalizer
+// on new workloads, the federated dependencies to create, update or delete, the finalizers
+// that go, and each workload's condition. The pass carries them out in that order. The
+// dependencies' writes wait until every new workload holds the finalizer. An orphaned
+// workload keeps its finalizer until every write succeeded: only then are its releases
+// recorded. Then the pass reports: events, the requeue. Decide reads no clock and no client
+// ([Input] has Now), so a test calls it with objects in hand.
 //
 // The loop ([New], [Dependencies.Reconcile], [Dependencies.Run]) passes over one namespace
 // at a time. It reads every workload with spec.propagateDependencies. A dependency nobody
 // federated gets a Federated<Kind> the loop owns (label federation.k8s.io/generated-by:
 // dependencies). Its template is the host object, its spec.placement.clusters the union. It
 // tolerates every taint, so it follows its workloads wherever they run. The loop deletes it
-// when no workload needs it (but see the claims and orphaned workloads below).
+// when no workload needs it (but see the claims and orphaned workloads below). It deletes
+// only the version it read (uid and resourceVersion preconditions): a cache that lags never
+// deletes one that has since recorded where its copies are released.
 //
 // A dependency the user federated keeps its own placement. The loop writes the union to its
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters

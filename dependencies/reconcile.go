@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +19,6 @@ import (
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
-	"github.com/fedkit/fedkit/placement"
 )
 
 // Reasons of the DependenciesResolved condition, and of the events.
@@ -115,85 +111,48 @@ const SecretRecheck = time.Minute
 // deleted while a workload needs it anew.
 const requeueGone = 5 * time.Second
 
-// found is one workload read in a pass.
-type found struct {
-	w   workload
-	u   *unstructured.Unstructured
-	obj *federation.FederatedObject
-	// invalid is the extractor's error, when the template (or a cluster's render of it)
-	// cannot be read.
-	invalid error
-	// refs is what its pods refer to anywhere; wl, what the union is given.
-	refs []Reference
-	wl   Workload
-	// letGo: it is being deleted and the pass removed the loop's finalizer (it may be gone).
-	letGo bool
-}
-
+// reconcile is one pass over namespace ns: read, [Decide] (reading what it asks for), act,
+// report.
 func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns string) (federation.Result, string, error) {
-	p := newPass(r, ns)
-	p.reserved = federation.ReservedNamespace(ns, d.opts.ControlPlaneNamespace)
-	all, workloads, err := d.read(ctx, p)
+	in, all, err := d.read(ctx, r, ns)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	d.seen(ns, len(workloads) > 0)
-
-	var errs []error
-	deps := Union(workloads)
-	// Every workload whose dependencies follow it is held by the loop's finalizer first, so
-	// that its deletion is seen: what an orphaned workload's pods use must be released,
-	// not deleted.
-	held := d.hold(ctx, p, all)
-	if held != nil {
-		errs = append(errs, held)
-	}
-	followed := held == nil && p.reserved == ""
-	if followed {
-		if err := d.follow(ctx, p, deps); err != nil {
-			errs = append(errs, err)
-			followed = false
-		}
-	}
-	if err := d.letGo(ctx, p, all, followed); err != nil {
-		errs = append(errs, err)
-	}
-	if slices.ContainsFunc(deps, func(dep Dependency) bool { return dep.Kind == KindSecret }) && (p.requeue == 0 || p.requeue > SecretRecheck) {
-		// No watch tells of a Secret's change (see Run): look again.
-		p.requeue = SecretRecheck
-	}
-	for i := range all {
-		if all[i].letGo {
-			continue
-		}
-		changed, err := d.setCondition(ctx, &all[i], p)
-		p.wrote = p.wrote || changed
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	outcome := fedmetrics.OutcomeUnchanged
-	if p.wrote {
-		outcome = fedmetrics.OutcomeWritten
-	}
-	if err := errors.Join(errs...); err != nil {
+	dec, err := d.decide(ctx, r, &in)
+	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	return federation.Result{RequeueAfter: p.requeue}, outcome, nil
+	d.seen(ns, len(dec.Workloads) > 0)
+	wrote, err := d.act(ctx, in.Now, dec, all)
+	outcome := fedmetrics.OutcomeUnchanged
+	if wrote {
+		outcome = fedmetrics.OutcomeWritten
+	}
+	if err != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
+	return federation.Result{RequeueAfter: dec.Requeue}, outcome, nil
 }
 
-// read lists the workloads of p's namespace: every federated object of the workload types
-// (for their conditions), and, for those with spec.propagateDependencies, what the union
-// needs of them.
-func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, error) {
+// workloadObject is a workload as read: its type and the object as the host (or the status
+// writer's pending change) has it.
+type workloadObject struct {
+	typ federation.TypeConfig
+	u   *unstructured.Unstructured
+}
+
+// read lists what a pass over ns decides on: every federated object of the workload types
+// (for their conditions; one that does not decode is the scheduler's and sync's to report),
+// and the Federated<Kind> of each dependency kind.
+func (d *Dependencies) read(ctx context.Context, r federation.Reader, ns string) (Input, []workloadObject, error) {
 	log := logr.FromContextOrDiscard(ctx)
-	var all []found
-	var workloads []Workload
+	in := Input{Namespace: ns, ControlPlaneNamespace: d.opts.ControlPlaneNamespace, Now: d.opts.Clock.Now(), Kinds: map[string]Federated{}}
+	var all []workloadObject
 	for _, w := range d.workloads {
 		gvr := w.typ.FederatedGVR()
-		list, err := p.r.List(ctx, gvr, p.ns, metav1.ListOptions{})
+		list, err := r.List(ctx, gvr, ns, metav1.ListOptions{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("dependencies: list %s in %s: %w", w.typ.Federated.Kind, p.ns, err)
+			return Input{}, nil, fmt.Errorf("dependencies: list %s in %s: %w", w.typ.Federated.Kind, ns, err)
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
@@ -202,391 +161,168 @@ func (d *Dependencies) read(ctx context.Context, p *pass) ([]found, []Workload, 
 			}
 			obj, err := federation.FederatedObjectFromUnstructured(u)
 			if err != nil {
-				// The scheduler and sync report an object that does not decode.
 				log.V(1).Info("skipping a federated object that does not decode", "kind", w.typ.Federated.Kind, "name", u.GetName(), "error", err.Error())
 				continue
 			}
-			f := found{w: w, u: u, obj: obj}
-			if obj.Spec.PropagateDependencies && p.reserved == "" {
-				if err := d.references(ctx, p, &f); err != nil {
-					return nil, nil, err
-				}
-				if f.invalid == nil {
-					workloads = append(workloads, f.wl)
-				}
-			}
-			all = append(all, f)
+			in.Workloads = append(in.Workloads, WorkloadObject{Type: w.typ, Extract: w.extract, Object: obj})
+			all = append(all, workloadObject{typ: w.typ, u: u})
 		}
 	}
-	return all, workloads, nil
-}
-
-// references fills f's Workload ([WorkloadOf]; the Clusters are listed only for a workload
-// with overrides) and refs. A template or render that cannot be read is f.invalid, naming the
-// object, the field and the cluster. The error is the Clusters' List.
-func (d *Dependencies) references(ctx context.Context, p *pass, f *found) error {
-	var fleet []federation.Cluster
-	if len(f.obj.Spec.Overrides) > 0 {
-		var err error
-		if fleet, err = p.fleet(ctx, d); err != nil {
-			return err
-		}
-	}
-	wl, err := WorkloadOf(f.w.typ, f.w.extract, f.obj, fleet)
-	if err != nil {
-		f.invalid = err
-		return nil
-	}
-	f.wl, f.refs = wl, wl.Referenced()
-	return nil
-}
-
-// follow creates, updates and deletes the generated federated objects and the
-// required-by-clusters annotations of the user's, for the dependencies deps of p's namespace.
-// What it learns of them (missing, refused, excluded somewhere) it records in p.
-func (d *Dependencies) follow(ctx context.Context, p *pass, deps []Dependency) error {
-	var errs []error
-	for _, kind := range []string{KindConfigMap, KindPersistentVolumeClaim, KindSecret, KindServiceAccount} {
-		typ := d.kinds[kind]
-		list, err := p.r.List(ctx, typ.FederatedGVR(), p.ns, metav1.ListOptions{})
+	for kind, typ := range d.kinds {
+		k := Federated{Type: typ}
+		list, err := r.List(ctx, typ.FederatedGVR(), ns, metav1.ListOptions{})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("dependencies: list %s in %s: %w", typ.Federated.Kind, p.ns, err))
-			continue
-		}
-		existing := map[string]*unstructured.Unstructured{}
-		for i := range list.Items {
-			existing[list.Items[i].GetName()] = &list.Items[i]
-		}
-		wanted := map[string]bool{}
-		for _, dep := range deps {
-			if dep.Kind != kind {
-				continue
-			}
-			want, err := d.followOne(ctx, p, typ, dep, existing[dep.Name])
-			wanted[dep.Name] = want
-			if err != nil {
-				errs = append(errs, err)
+			k.Err = err
+		} else {
+			for i := range list.Items {
+				k.Objects = append(k.Objects, &list.Items[i])
 			}
 		}
-		for _, name := range slices.Sorted(maps.Keys(existing)) {
-			if wanted[name] {
-				continue
-			}
-			if err := d.retire(ctx, p, typ, kind, existing[name]); err != nil {
-				errs = append(errs, err)
-			}
-		}
+		in.Kinds[kind] = k
 	}
-	return errors.Join(errs...)
+	return in, all, nil
 }
 
-// followOne makes dependency dep follow its workloads, given cur, its federated object (nil
-// when there is none). It reports whether cur is still wanted: false makes [retire] deal with
-// it.
-func (d *Dependencies) followOne(ctx context.Context, p *pass, typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) (bool, error) {
-	if cur != nil && !generated(cur) {
-		return true, d.followUsers(ctx, p, typ, dep, cur)
+// maxDecides bounds the calls of Decide in a pass: the Clusters for overrides, then the host
+// objects (and the Clusters for the user's dependencies), then the decision.
+const maxDecides = 4
+
+// decide calls Decide, reads what it asks for into in, and calls it again, until it decides.
+func (d *Dependencies) decide(ctx context.Context, r federation.Reader, in *Input) (Decision, error) {
+	for range maxDecides {
+		dec, err := Decide(*in)
+		if err != nil || dec.Reads.Empty() {
+			return dec, err
+		}
+		in.References = dec.References
+		if dec.Reads.Fleet && !in.FleetRead {
+			in.Fleet, in.FleetErr = d.clusters.List(ctx, r, logr.FromContextOrDiscard(ctx))
+			in.FleetRead = true
+		}
+		for _, ref := range dec.Reads.Objects {
+			d.readObject(ctx, r, in, ref)
+		}
 	}
-	native, err := p.r.Get(ctx, d.nativeGVR(dep.Kind), p.ns, dep.Name)
+	return Decision{}, fmt.Errorf("dependencies: namespace %s: Decide asked for reads %d times", in.Namespace, maxDecides)
+}
+
+// readObject gets the host object ref of in's namespace into in.Objects.
+func (d *Dependencies) readObject(ctx context.Context, r federation.Reader, in *Input, ref Reference) {
+	if in.Objects == nil {
+		in.Objects = map[string]HostObject{}
+	}
+	u, err := r.Get(ctx, d.nativeGVR(ref.Kind), in.Namespace, ref.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		if !dep.Optional {
-			p.missing[dep.String()] = true
-		}
-		return false, nil
+		in.Objects[ref.String()] = HostObject{}
 	case err != nil:
-		return true, fmt.Errorf("dependencies: get %s %s/%s: %w", dep.Kind, p.ns, dep.Name, err)
-	}
-	if why := d.credentials(dep.Kind, native); why != "" {
-		p.refuse(dep, why)
-		return false, nil
-	}
-	placed := placedIn(cur)
-	clusters := dep.Where(placed)
-	if len(clusters) == 0 {
-		return false, nil
-	}
-	desired := generate(typ, native, clusters)
-	switch {
-	case cur == nil:
-		if _, err := d.host.Create(ctx, typ.FederatedGVR(), desired); err != nil {
-			return true, fmt.Errorf("dependencies: create %s %s/%s: %w", typ.Federated.Kind, p.ns, dep.Name, err)
-		}
-		p.wrote = true
-	case cur.GetDeletionTimestamp() != nil:
-		// The last one is still going (sync removes its member copies first): make it again
-		// once it is gone.
-		p.later(requeueGone)
+		in.Objects[ref.String()] = HostObject{Err: err}
 	default:
-		return true, d.updateGenerated(ctx, p, typ, cur, desired, dep.Releases(federation.ReleaseClusters(cur.GetAnnotations()), placed))
+		in.Objects[ref.String()] = HostObject{Object: u}
 	}
-	return true, nil
 }
 
-// updateGenerated gives cur, a federated object the loop generated, desired's spec and the
-// clusters where its copies are released when it leaves them
-// (federation.ReleaseClustersAnnotation), in one update when either changed: the release of
-// a cluster is written no later than the placement that leaves it.
-func (d *Dependencies) updateGenerated(ctx context.Context, p *pass, typ federation.TypeConfig, cur, desired *unstructured.Unstructured, release []string) error {
-	next, annotated := withAnnotation(cur, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
-	respec := !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"])
-	switch {
-	case !annotated && !respec:
-		return nil
-	case !annotated:
-		next = cur.DeepCopy()
+// act carries dec out: the finalizer on the workloads of Hold first; the dependencies'
+// writes once all of them hold; the finalizers of LetGo (an orphaning workload's only once
+// every write succeeded); then the conditions, but for workloads being deleted that it let
+// go. wrote reports a write sent.
+func (d *Dependencies) act(ctx context.Context, now time.Time, dec Decision, all []workloadObject) (wrote bool, err error) {
+	var o outcome
+	var held error
+	for _, i := range dec.Hold {
+		held = errors.Join(held, o.add(d.setFinalizer(ctx, &all[i], true)))
 	}
-	if respec {
-		next.Object["spec"] = desired.Object["spec"]
+	o.errs = append(o.errs, dec.Errors...)
+	followed := held == nil && len(dec.Errors) == 0
+	if held == nil {
+		for _, x := range dec.Writes {
+			err := d.write(ctx, x)
+			o.add(err == nil, err)
+			followed = followed && err == nil
+		}
 	}
-	if _, err := d.host.Update(ctx, typ.FederatedGVR(), next); err != nil {
-		return fmt.Errorf("dependencies: update %s %s/%s: %w", typ.Federated.Kind, cur.GetNamespace(), cur.GetName(), err)
+	letGo := map[int]bool{}
+	for _, g := range dec.LetGo {
+		if g.Orphaning && !followed {
+			continue // what its copies use is not recorded yet: keep it, and the pass fails
+		}
+		err := o.add(d.setFinalizer(ctx, &all[g.Workload], false))
+		// A workload being deleted that the loop let go may be gone: its condition is not
+		// written any more.
+		letGo[g.Workload] = err == nil && all[g.Workload].u.GetDeletionTimestamp() != nil
 	}
-	p.wrote = true
-	return nil
+	for _, c := range dec.Conditions {
+		if !letGo[c.Workload] {
+			o.add(d.setCondition(ctx, all[c.Workload], c, now))
+		}
+	}
+	return o.wrote, errors.Join(o.errs...)
 }
 
-// followUsers makes a dependency the user federated (cur) follow its workloads: its spec is
-// the user's, the required-by-clusters annotation says where the workloads need it, and
-// placement adds those clusters but for the ones its placement explicitly refuses, which p
-// records. A Secret that holds credentials gets no annotation: it never follows a workload.
-func (d *Dependencies) followUsers(ctx context.Context, p *pass, typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) error {
-	was := federation.RequiredClusters(cur.GetAnnotations())
-	required := dep.Where(was)
-	release := dep.Releases(federation.ReleaseClusters(cur.GetAnnotations()), was)
-	if why := d.credentials(dep.Kind, templateOf(cur)); why != "" {
-		p.refuse(dep, why)
-		required = nil
-	}
-	if len(required) > 0 {
-		refused, err := d.refusedBy(ctx, p, cur, required)
-		if err != nil {
-			return err
-		}
-		if len(refused) > 0 {
-			p.excluded[dep.String()] = refused
-		}
-	}
-	changed, err := d.annotate(ctx, typ, cur, required, release)
-	p.wrote = p.wrote || changed
+// outcome is what act's writes came to: whether one was sent, and their errors.
+type outcome struct {
+	wrote bool
+	errs  []error
+}
+
+// add records one write's result and returns its error.
+func (o *outcome) add(wrote bool, err error) error {
+	o.wrote = o.wrote || wrote
+	o.errs = append(o.errs, err)
 	return err
 }
 
-// refusedBy returns the clusters of required that the placement of cur, a dependency the
-// user federated, explicitly refuses ([placement.Refused]), as the scheduler and sync will
-// find. An object that does not decode refuses nothing here: the scheduler reports it.
-func (d *Dependencies) refusedBy(ctx context.Context, p *pass, cur *unstructured.Unstructured, required []string) (map[string]placement.Diagnosis, error) {
-	obj, err := federation.FederatedObjectFromUnstructured(cur)
-	if err != nil {
-		return nil, nil
-	}
-	fleet, err := p.fleet(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	running := make([]string, 0, len(obj.Status.Clusters))
-	for _, c := range obj.Status.Clusters {
-		running = append(running, c.Name)
-	}
-	return placement.Refused(placement.Input{Placement: obj.Spec.Placement, Clusters: fleet, Running: running, Now: d.opts.Clock.Now()}, required), nil
-}
-
-// retire deals with cur, a federated dependency no workload needs any more (or none can have:
-// it is missing, or refused). The user's loses its required-by-clusters annotation. A
-// generated one is deleted, and sync removes its member copies; but one whose host object
-// exists is kept, placed nowhere, when it is a FederatedPersistentVolumeClaim or lists
-// clusters to release its copies in (federation.ReleaseClustersAnnotation: orphaned
-// workloads there use them): sync releases those copies rather than delete them (a claim's
-// data, an orphaned pod's ConfigMap, are never collateral of a move), and takes them back if
-// a workload needs them there again. It goes when the host object does.
-func (d *Dependencies) retire(ctx context.Context, p *pass, typ federation.TypeConfig, kind string, cur *unstructured.Unstructured) error {
-	release := federation.ReleaseClusters(cur.GetAnnotations())
-	if !generated(cur) {
-		changed, err := d.annotate(ctx, typ, cur, nil, release)
-		p.wrote = p.wrote || changed
-		return err
-	}
-	if cur.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	gvr, ns, name := typ.FederatedGVR(), cur.GetNamespace(), cur.GetName()
-	if kind == KindPersistentVolumeClaim || len(release) > 0 {
-		native, err := p.r.Get(ctx, d.nativeGVR(kind), ns, name)
-		switch {
-		case err == nil:
-			return d.updateGenerated(ctx, p, typ, cur, generate(typ, native, nil), release)
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("dependencies: get %s %s/%s: %w", kind, ns, name, err)
+// write sends one write of a federated dependency.
+func (d *Dependencies) write(ctx context.Context, x Write) error {
+	gvr, u := x.Type.FederatedGVR(), x.Object
+	var err error
+	switch x.Verb {
+	case Create:
+		_, err = d.host.Create(ctx, gvr, u)
+	case Update:
+		_, err = d.host.Update(ctx, gvr, u)
+	case Delete:
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{}}
+		if uid := u.GetUID(); uid != "" {
+			opts.Preconditions.UID = &uid
+		}
+		if rv := u.GetResourceVersion(); rv != "" {
+			opts.Preconditions.ResourceVersion = &rv
+		}
+		if err = d.host.Delete(ctx, gvr, u.GetNamespace(), u.GetName(), opts); apierrors.IsNotFound(err) {
+			err = nil
 		}
 	}
-	if err := d.host.Delete(ctx, gvr, ns, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("dependencies: delete %s %s/%s: %w", typ.Federated.Kind, ns, name, err)
+	if err != nil {
+		return fmt.Errorf("dependencies: %s %s %s/%s: %w", x.Verb, x.Type.Federated.Kind, u.GetNamespace(), u.GetName(), err)
 	}
-	p.wrote = true
 	return nil
 }
 
-// credentials says why the dependency obj of kind must never follow a workload
-// ([federation.Credentials]: a member's credentials, a service-account token, the control
-// plane's own Secrets), or "". Only Secrets are refused.
-func (d *Dependencies) credentials(kind string, obj *unstructured.Unstructured) string {
-	if kind != KindSecret {
-		return ""
+// setCondition writes c, a workload's DependenciesResolved change, and records its event.
+func (d *Dependencies) setCondition(ctx context.Context, w workloadObject, c ConditionChange, now time.Time) (bool, error) {
+	set := func(conds []metav1.Condition) ([]metav1.Condition, bool) {
+		out := slices.Clone(conds)
+		return out, meta.RemoveStatusCondition(&out, federation.ConditionDependenciesResolved)
 	}
-	return federation.Credentials(obj, d.opts.ControlPlaneNamespace)
-}
-
-// templateOf is the member object the federated object u's template describes, as far as
-// [federation.Credentials] reads it: its labels and type, in u's namespace.
-func templateOf(u *unstructured.Unstructured) *unstructured.Unstructured {
-	t, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
-	out := &unstructured.Unstructured{Object: map[string]any{}}
-	if typ, ok := t["type"]; ok {
-		out.Object["type"] = typ
-	}
-	if l, _, _ := unstructured.NestedStringMap(t, "metadata", "labels"); len(l) > 0 {
-		out.SetLabels(l)
-	}
-	out.SetNamespace(u.GetNamespace())
-	return out
-}
-
-// placedIn returns the clusters the generated object u places its dependency in; none when
-// there is no u or it is being deleted (what a workload being deleted holds goes with it).
-func placedIn(u *unstructured.Unstructured) []string {
-	if u == nil || u.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "placement", "clusters")
-	var out []string
-	for _, r := range refs {
-		if m, ok := r.(map[string]any); ok {
-			if name, ok := m["name"].(string); ok && name != "" {
-				out = append(out, name)
-			}
+	if c.Condition != nil {
+		set = func(conds []metav1.Condition) ([]metav1.Condition, bool) {
+			return fedcond.Set(conds, *c.Condition, now)
 		}
 	}
-	return out
-}
-
-// generated reports whether the dependencies loop owns u.
-func generated(u *unstructured.Unstructured) bool {
-	return u.GetLabels()[federation.GeneratedByLabel] == federation.GeneratedByDependencies
-}
-
-// annotate sets (or, for no clusters, removes) the required-by-clusters and release-clusters
-// annotations of a federated object the user made, in one update.
-func (d *Dependencies) annotate(ctx context.Context, typ federation.TypeConfig, u *unstructured.Unstructured, required, release []string) (bool, error) {
-	next, changed := withAnnotation(u, federation.RequiredByClustersAnnotation, federation.FormatRequiredClusters(required))
-	next, released := withAnnotation(next, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
-	if !changed && !released {
-		return false, nil
-	}
-	if _, err := d.host.Update(ctx, typ.FederatedGVR(), next); err != nil {
-		return false, fmt.Errorf("dependencies: annotate %s %s/%s: %w", typ.Federated.Kind, u.GetNamespace(), u.GetName(), err)
-	}
-	return true, nil
-}
-
-// withAnnotation returns a copy of u whose annotation key is value ("" removes it), and true;
-// or u itself, and false, when it has that already.
-func withAnnotation(u *unstructured.Unstructured, key, value string) (*unstructured.Unstructured, bool) {
-	if u.GetAnnotations()[key] == value {
-		return u, false
-	}
-	next := u.DeepCopy()
-	ann := maps.Clone(u.GetAnnotations())
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	if value == "" {
-		delete(ann, key)
-	} else {
-		ann[key] = value
-	}
-	next.SetAnnotations(ann)
-	return next, true
-}
-
-// generate is the federated object the loop owns for native, placed in clusters. Nobody gave
-// it a placement of its own, so it follows its workloads wherever they run: it tolerates
-// every taint (a workload that tolerates a tainted cluster, or is still being evicted from a
-// drained one, has its dependency there). An untolerated taint would be an exclusion nobody
-// asked for.
-func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clusters []string) *unstructured.Unstructured {
-	refs := make([]any, 0, len(clusters))
-	for _, c := range clusters {
-		refs = append(refs, map[string]any{"name": c})
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"spec": map[string]any{
-			"template": federation.NativeTemplate(native),
-			"placement": map[string]any{
-				"clusters":    refs,
-				"tolerations": []any{map[string]any{"operator": string(corev1.TolerationOpExists)}},
-			},
-		},
-	}}
-	u.SetAPIVersion(typ.Federated.GroupVersion().String())
-	u.SetKind(typ.Federated.Kind)
-	u.SetNamespace(native.GetNamespace())
-	u.SetName(native.GetName())
-	u.SetLabels(map[string]string{federation.GeneratedByLabel: federation.GeneratedByDependencies})
-	return u
-}
-
-// setCondition writes f's DependenciesResolved condition: False when its template cannot be
-// read or a dependency is missing, refused or excluded where f runs ([pass.problems]: the
-// first decides the reason, the message says them all), True otherwise; removed from a
-// workload that no longer propagates its dependencies. An event marks a change of status or
-// reason.
-func (d *Dependencies) setCondition(ctx context.Context, f *found, p *pass) (bool, error) {
-	var prev *metav1.Condition
-	if c := meta.FindStatusCondition(f.obj.Status.Conditions, federation.ConditionDependenciesResolved); c != nil {
-		prev = c.DeepCopy()
-	}
-	if !f.obj.Spec.PropagateDependencies {
-		if prev == nil {
-			return false, nil
-		}
-		return d.writeStatus(ctx, f, func(conds []metav1.Condition) ([]metav1.Condition, bool) {
-			out := slices.Clone(conds)
-			return out, meta.RemoveStatusCondition(&out, federation.ConditionDependenciesResolved)
-		})
-	}
-	cond := metav1.Condition{Type: federation.ConditionDependenciesResolved, Status: metav1.ConditionTrue, Reason: ReasonResolved, ObservedGeneration: f.obj.Generation}
-	switch problems := p.problems(f); {
-	case len(problems) > 0:
-		msgs := make([]string, len(problems))
-		for i, pr := range problems {
-			msgs[i] = pr.message
-		}
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, problems[0].reason, strings.Join(msgs, "; ")
-	case len(f.refs) == 0:
-		cond.Message = "the template refers to no ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim"
-	default:
-		cond.Message = "following the workload: " + strings.Join(f.named(Reference.String), ", ")
-	}
-	cond.Message = fedcond.Truncate(cond.Message, fedcond.MaxMessage)
-	now := d.opts.Clock.Now()
-	changed, err := d.writeStatus(ctx, f, func(conds []metav1.Condition) ([]metav1.Condition, bool) {
-		return fedcond.Set(conds, cond, now)
-	})
+	changed, err := d.writeStatus(ctx, w, set)
 	if err != nil || !changed {
 		return changed, err
 	}
-	switch {
-	case cond.Status == metav1.ConditionFalse && (prev == nil || prev.Status != cond.Status || prev.Reason != cond.Reason):
-		d.event(ctx, f.u, federation.EventTypeWarning, cond.Reason, cond.Message)
-	case cond.Status == metav1.ConditionTrue && prev != nil && prev.Status == metav1.ConditionFalse:
-		d.event(ctx, f.u, federation.EventTypeNormal, cond.Reason, cond.Message)
+	if e := c.Event; e != nil {
+		d.event(ctx, w.u, e.Type, e.Reason, e.Message)
 	}
 	return true, nil
 }
 
 // writeStatus applies set to the workload's status.conditions and writes the status when it
 // changed, through Options.StatusWriter when there is one; every other field is kept.
-func (d *Dependencies) writeStatus(ctx context.Context, f *found, set func([]metav1.Condition) ([]metav1.Condition, bool)) (bool, error) {
+func (d *Dependencies) writeStatus(ctx context.Context, f workloadObject, set func([]metav1.Condition) ([]metav1.Condition, bool)) (bool, error) {
 	mutate := func(status map[string]any) (bool, error) {
 		var old struct {
 			Conditions []metav1.Condition `json:"conditions,omitempty"`
@@ -620,8 +356,8 @@ func (d *Dependencies) writeStatus(ctx context.Context, f *found, set func([]met
 	if err != nil || !changed {
 		return false, err
 	}
-	gvr := f.w.typ.FederatedGVR()
-	what := fmt.Sprintf("%s %s/%s", f.w.typ.Federated.Kind, f.u.GetNamespace(), f.u.GetName())
+	gvr := f.typ.FederatedGVR()
+	what := fmt.Sprintf("%s %s/%s", f.typ.Federated.Kind, f.u.GetNamespace(), f.u.GetName())
 	if w := d.opts.StatusWriter; w != nil {
 		if err := w.WriteStatus(fedmetrics.LoopDependencies, gvr, f.u, func(s map[string]any) error { _, err := mutate(s); return err }); err != nil {
 			return false, fmt.Errorf("dependencies: status of %s: %w", what, err)

@@ -19,7 +19,7 @@ import (
 
 // workloadWith creates FederatedDeployment ns/name whose pod spec is podSpec (YAML, indented
 // for spec.template.spec.template.spec), scheduled to clusters.
-func workloadWith(t *testing.T, host *fake.Cluster, name, podSpec string, clusters ...string) {
+func workloadWith(t testing.TB, host *fake.Cluster, name, podSpec string, clusters ...string) {
 	t.Helper()
 	gvr := federation.DeploymentType.FederatedGVR()
 	fedtest.Create(t, host, gvr, `

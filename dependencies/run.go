@@ -24,30 +24,7 @@ import (
 // the host does not serve). Otherwise it blocks until ctx is done and returns nil after every
 // goroutine it started has exited.
 func (d *Dependencies) Run(ctx context.Context) error {
-	byNamespace := func(u *unstructured.Unstructured) []federation.Key {
-		return []federation.Key{{Namespace: u.GetNamespace()}}
-	}
-	var sources []loop.Source
-	for _, w := range d.workloads {
-		sources = append(sources, loop.Source{GVR: w.typ.FederatedGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
-	}
-	for _, kind := range []string{KindConfigMap, KindPersistentVolumeClaim, KindSecret, KindServiceAccount} {
-		typ := d.kinds[kind]
-		sources = append(sources, loop.Source{GVR: typ.FederatedGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
-		if kind == KindSecret {
-			// The host's Secrets are not watched: the control plane's role may get a Secret
-			// by name, never list the Secrets of the workloads' namespaces. A pass reads each
-			// Secret it needs from the host, and looks again every SecretRecheck.
-			continue
-		}
-		sources = append(sources, loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
-	}
-	// A Cluster's labels choose selector overrides (what a cluster's pods refer to), and its
-	// spec (taints, region, zones) and readiness what a user's dependency refuses: their
-	// change concerns every namespace with workloads that propagate their dependencies.
-	sources = append(sources, loop.Source{GVR: federation.ClusterGVR, Changed: clusterChanged,
-		Keys: func(*unstructured.Unstructured) []federation.Key { return d.namespaceKeys() }})
-	l, err := loop.New(d.host, sources, loop.Options{
+	l, err := loop.New(d.host, d.sources(), loop.Options{
 		Name:             "dependencies",
 		Workers:          d.opts.Workers,
 		Clock:            d.opts.Clock,
@@ -85,4 +62,37 @@ func clusterChanged(old, new *unstructured.Unstructured) bool {
 		return []any{u.GetLabels(), u.Object["spec"], u.GetDeletionTimestamp() != nil, ready}
 	}
 	return !apiequality.Semantic.DeepEqual(view(old), view(new))
+}
+
+// Watches returns the host resources Run watches: the workload types' and the dependency
+// kinds' federated resources, the host's ConfigMaps, ServiceAccounts and
+// PersistentVolumeClaims (in Options.Namespace; never its Secrets), and the Clusters.
+func (d *Dependencies) Watches() []federation.Watch { return loop.Watches(d.sources()) }
+
+// sources are what Run watches, and how a change maps to keys: a namespace.
+func (d *Dependencies) sources() []loop.Source {
+	byNamespace := func(u *unstructured.Unstructured) []federation.Key {
+		return []federation.Key{{Namespace: u.GetNamespace()}}
+	}
+	var sources []loop.Source
+	for _, w := range d.workloads {
+		sources = append(sources, loop.Source{GVR: w.typ.FederatedGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
+	}
+	for _, kind := range []string{KindConfigMap, KindPersistentVolumeClaim, KindSecret, KindServiceAccount} {
+		typ := d.kinds[kind]
+		sources = append(sources, loop.Source{GVR: typ.FederatedGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
+		if kind == KindSecret {
+			// The host's Secrets are not watched: the control plane's role may get a Secret
+			// by name, never list the Secrets of the workloads' namespaces. A pass reads each
+			// Secret it needs from the host, and looks again every SecretRecheck.
+			continue
+		}
+		sources = append(sources, loop.Source{GVR: typ.TargetGVR(), Namespace: d.opts.Namespace, Keys: byNamespace})
+	}
+	// A Cluster's labels choose selector overrides (what a cluster's pods refer to), and its
+	// spec (taints, region, zones) and readiness what a user's dependency refuses: their
+	// change concerns every namespace with workloads that propagate their dependencies.
+	sources = append(sources, loop.Source{GVR: federation.ClusterGVR, Changed: clusterChanged,
+		Keys: func(*unstructured.Unstructured) []federation.Key { return d.namespaceKeys() }})
+	return sources
 }

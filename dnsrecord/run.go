@@ -48,29 +48,13 @@ import (
 // can run it as manager.RunnableFunc(c.Run).
 func (c *Controller) Run(ctx context.Context) error {
 	ns := c.opts.Namespace
-	every := func(_, _ *unstructured.Unstructured) bool { return true }
 	claims := newClaimIndex()
 	c.setIndex(claims)
 	defer c.setIndex(nil)
 	// The loop's reader, set before Run adds the handlers that call the predicate: Clusters
 	// decode once per resourceVersion for every loop of the Cache.
 	var cached federation.Reader
-	changed := func(old, new *unstructured.Unstructured) bool { return clusterChanged(cached, old, new) }
-	l, err := loop.New(c.host, []loop.Source{
-		{GVR: ServiceDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindService), Deleted: claims.recordDeleted(kindService)},
-		{GVR: IngressDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindIngress), Deleted: claims.recordDeleted(kindIngress)},
-		{GVR: DNSEndpointGVR, Namespace: ns, Keys: endpointKeys},
-		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
-		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
-		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
-		// Any Domain can allow or refuse any IngressDNSRecord's hosts.
-		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
-		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
-		// reader serves Cluster reads from the first.
-		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
-			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
-		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
-	}, loop.Options{
+	l, err := loop.New(c.host, c.sources(claims, &cached), loop.Options{
 		Name:             "dnsrecord",
 		Workers:          c.opts.Workers,
 		Clock:            c.opts.Clock,
@@ -154,5 +138,36 @@ func dnsView(c *federation.Cluster) clusterView {
 		Zones:       c.Zones(),
 		APIEndpoint: c.Spec.APIEndpoint, ProxyURL: c.Spec.ProxyURL, CABundle: c.Spec.CABundle,
 		SecretRef: c.Spec.SecretRef, Insecure: c.Spec.InsecureSkipTLSVerify,
+	}
+}
+
+// Watches returns the host resources Run watches: the DNS records, DNSEndpoints,
+// FederatedServices and FederatedIngresses (in Options.Namespace), the Domains (in
+// Options.DomainNamespace) and the Clusters.
+func (c *Controller) Watches() []federation.Watch {
+	var cached federation.Reader
+	return loop.Watches(c.sources(newClaimIndex(), &cached))
+}
+
+// sources are what Run watches, and how a change maps to keys: claims is the index of the
+// names the records claim, cached the loop's reader once Run has it.
+func (c *Controller) sources(claims *claimIndex, cached *federation.Reader) []loop.Source {
+	ns := c.opts.Namespace
+	every := func(_, _ *unstructured.Unstructured) bool { return true }
+	changed := func(old, new *unstructured.Unstructured) bool { return clusterChanged(*cached, old, new) }
+	return []loop.Source{
+		{GVR: ServiceDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindService), Deleted: claims.recordDeleted(kindService)},
+		{GVR: IngressDNSRecordGVR, Namespace: ns, Keys: claims.recordKeys(kindIngress), Deleted: claims.recordDeleted(kindIngress)},
+		{GVR: DNSEndpointGVR, Namespace: ns, Keys: endpointKeys},
+		{GVR: federation.ServiceType.FederatedGVR(), Namespace: ns},
+		{GVR: federation.IngressType.FederatedGVR(), Namespace: ns},
+		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: namesDomain}},
+		// Any Domain can allow or refuse any IngressDNSRecord's hosts.
+		{GVR: DomainGVR, Namespace: c.opts.DomainNamespace, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
+		// Two sources of Clusters, one per record kind a Cluster change concerns; the loop's
+		// reader serves Cluster reads from the first.
+		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: ServiceDNSRecordGVR, RefersTo: every},
+			Deleted: func(u *unstructured.Unstructured) { c.metrics.members.ForgetCluster(u.GetName()) }},
+		{GVR: federation.ClusterGVR, Changed: changed, Referrers: &loop.Referrers{GVR: IngressDNSRecordGVR, RefersTo: every}},
 	}
 }

@@ -158,6 +158,9 @@ func (s storage) Get(_ context.Context, gvr schema.GroupVersionResource, namespa
 func (s storage) List(_ context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	s.c.lock()
 	defer s.c.mu.Unlock()
+	if list, ok, err := s.c.metricsListLocked(gvr, namespace, opts); ok {
+		return list, err
+	}
 	return s.c.listLocked(gvr, namespace, opts)
 }
 

@@ -23,6 +23,7 @@ var (
 	_ federation.VersionGetter           = (*Cluster)(nil)
 	_ federation.ResourceDiscoverer      = (*Cluster)(nil)
 	_ federation.CredentialsExpiryGetter = (*Cluster)(nil)
+	_ federation.CustomMetricsGetter     = (*Cluster)(nil)
 )
 
 // defaultWatchHistory is how many events a cluster keeps for watches that resume from an old
@@ -78,6 +79,9 @@ type Cluster struct {
 
 	// Simulated controllers.
 	sim simulation
+
+	// metrics is what the metrics APIs serve (SetPodMetrics, ...); nil: none is served.
+	metrics *metricsState
 
 	// Member caches (see Fleet.CachedReader): the fleet the cluster is a member of, the
 	// started caches, and the change notifications unlock delivers.

@@ -154,7 +154,7 @@
 // real server serves its /status: pods, services, namespaces, nodes, the apps workloads,
 // jobs, ingresses, customresourcedefinitions...; not ConfigMaps, Secrets, ServiceAccounts
 // or RBAC objects. A custom resource has one when its CRD's version declares it (fedkit's
-// ReplicaSchedulingPreference does not). [Cluster.SetStatusSubresource] overrides it.
+// do, dnsrecord's Domain excepted). [Cluster.SetStatusSubresource] overrides it.
 //
 // Scope is as discovery reports it for built-ins, and the CRD's spec.scope for custom
 // resources; [Cluster.SetNamespaced] overrides it. A namespaced resource needs a namespace on
@@ -260,6 +260,20 @@
 // handlers ([federation.ReadOnlyMemberChanges]) are called the same way with the stored
 // object itself, not a copy: they must not modify it.
 //
+// # Metrics
+//
+// A member serves the metrics APIs an HPA reads once the test gives it a series:
+// metrics.k8s.io PodMetrics after [Cluster.SetPodMetrics] (metrics-server installed),
+// custom.metrics.k8s.io after [Cluster.SetCustomMetric] and external.metrics.k8s.io after
+// [Cluster.SetExternalMetric] (an adapter installed). Before that each answers 404, as a
+// cluster without them does. A series is a list of points in time: at the cluster's clock
+// the last point at or before it is served, stamped with the clock. A pod without a point yet
+// has no PodMetrics. PodMetrics carry their pod's labels, so a List with the workload's
+// selector finds its pods; only pods stored in the cluster have them. PodMetrics and external
+// values are read with List; custom metrics with [Cluster.GetCustomMetric]
+// ([federation.CustomMetricsGetter]). Calls are recorded and fail like any other
+// (partitions, faults). PodMetrics cannot be read with Get.
+//
 // # Simulated controllers
 //
 // [Workloads] stand in for the controllers of a real cluster. Set them with
@@ -286,7 +300,8 @@
 //     (NamesAccepted is always True). Printer columns, selectable fields and the scale
 //     subresource are ignored.
 //   - Review resources (TokenReview, SubjectAccessReview...) are stored like any object
-//     instead of being answered, and APIServices serve nothing.
+//     instead of being answered, and APIServices serve nothing: the metrics APIs are
+//     served by the cluster itself (# Metrics).
 //   - The delay of the real controllers. A CRD is served and Established, and a deleted
 //     namespace or CRD emptied, at once, where a real cluster takes a moment. (A
 //     kube-apiserver without a controller manager leaves deleted namespaces Terminating.)

@@ -54,7 +54,7 @@ func TestResourceDefaults(t *testing.T) {
 		{"admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, false, true},
 		{"apiregistration.k8s.io/v1/apiservices", "APIService", false, true, false},
 		{"core.federation.k8s.io/v1alpha1/clusters", "Cluster", false, true, true},
-		{"core.federation.k8s.io/v1alpha1/replicaschedulingpreferences", "ReplicaSchedulingPreference", true, false, true}, // its CRD declares no status subresource
+		{"core.federation.k8s.io/v1alpha1/replicaschedulingpreferences", "ReplicaSchedulingPreference", true, true, true}, // status.autoscale
 		{"types.federation.k8s.io/v1alpha1/federateddeployments", "FederatedDeployment", true, true, true},
 		{"example.com/v1/widgets", "Widget", true, true, true},
 	}

@@ -123,6 +123,7 @@ func (c *Cluster) ServedResources(ctx context.Context) ([]metav1.APIResource, er
 			Namespaced: ri.namespaced, Kind: ri.kind, Verbs: slices.Clone(ri.verbs),
 		})
 	}
+	out = append(out, c.servedMetricsLocked()...)
 	slices.SortFunc(out, func(a, b metav1.APIResource) int {
 		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Version, b.Version), strings.Compare(a.Name, b.Name))
 	})

@@ -210,3 +210,20 @@ type VersionReader interface {
 	// apierrors.IsNotFound when it is absent, as Get would.
 	ResourceVersion(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (string, error)
 }
+
+// CustomMetricsGetter is implemented by clients that can read a cluster's custom metrics API
+// (custom.metrics.k8s.io/v1beta2, served by an adapter such as Prometheus Adapter or KEDA),
+// whose paths the Get and List of a [ClusterClient] cannot address. Package autoscale reads
+// Pods and Object metrics through it; metrics.k8s.io and external.metrics.k8s.io are read
+// with List.
+//
+// +kubebuilder:object:generate=false
+type CustomMetricsGetter interface {
+	// GetCustomMetric returns the MetricValueList of metric for the object of resource (a
+	// group-qualified resource: "pods", "ingresses.networking.k8s.io") named name in
+	// namespace, or, with name "*", for every object of resource that selector (a label
+	// selector, "" for all) selects. metricSelector ("" for none) selects among the metric's
+	// series. A cluster that serves no custom metrics API, or not that metric, answers an
+	// error satisfying apierrors.IsNotFound; network failures wrap ErrUnreachable.
+	GetCustomMetric(ctx context.Context, namespace, resource, name, metric, selector, metricSelector string) (*unstructured.UnstructuredList, error)
+}

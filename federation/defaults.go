@@ -21,7 +21,8 @@ const (
 // DefaultReplicaSchedulingPreference fills in absent fields in place: rebalancePeriod 5m, and
 // for every cluster entry without a minReplicas, minReplicas 1 or its maxReplicas when that is
 // lower: {maxReplicas: 0}, the usual way to drain a cluster, defaults to {minReplicas: 0,
-// maxReplicas: 0}, as a default must never make a valid preference invalid. Weights are not
+// maxReplicas: 0}, as a default must never make a valid preference invalid; and
+// spec.autoscale's defaults ([DefaultAutoscale]). Weights are not
 // defaulted here: "no weights at all" means an even split, which the scheduler decides. It is
 // idempotent.
 func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
@@ -29,6 +30,7 @@ func DefaultReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) {
 		rsp.Spec.RebalancePeriod = &metav1.Duration{Duration: DefaultRebalancePeriod}
 	}
 	defaultFailover(rsp.Spec.Failover)
+	DefaultAutoscale(rsp.Spec.Autoscale)
 	for name, p := range rsp.Spec.Clusters {
 		if p.MinReplicas == nil {
 			m := DefaultMinReplicas

@@ -120,6 +120,12 @@ const (
 	// the Secret (the one trusted with the credentials) decides which Cluster uses them.
 	SecretClusterLabel = "federation.k8s.io/cluster"
 
+	// AutoscalerAnnotation on a member HorizontalPodAutoscaler holds the uid of the
+	// ReplicaSchedulingPreference whose Distributed autoscaling wrote it (package autoscale).
+	// With [ManagedByLabel] it is the proof that the HPA is the autoscaler's: an HPA without
+	// both is never changed or deleted.
+	AutoscalerAnnotation = "federation.k8s.io/autoscaled-by"
+
 	// GeneratedByLabel on a federated object names the loop that created it and owns it
 	// ([GeneratedByDependencies], [GeneratedByPropagation]). Objects without it are the
 	// user's.

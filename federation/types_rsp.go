@@ -9,14 +9,22 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=rsp,categories=federation
+// +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.targetKind`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.totalReplicas`
+// +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.spec.autoscale.minReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.autoscale.maxReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.autoscale.desiredReplicas`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ReplicaSchedulingPreference struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec ReplicaSchedulingPreferenceSpec `json:"spec,omitempty"`
+
+	// Status is written by the loops: status.autoscale by package autoscale.
+	// +optional
+	Status ReplicaSchedulingPreferenceStatus `json:"status,omitzero"`
 }
 
 // ReplicaSchedulingPreferenceList is a list of ReplicaSchedulingPreferences.
@@ -34,7 +42,8 @@ type ReplicaSchedulingPreferenceSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	TargetKind string `json:"targetKind"`
 
-	// TotalReplicas is divided among the clusters.
+	// TotalReplicas is divided among the clusters. With Autoscale it is the total until the
+	// autoscaler's first decision, kept within Autoscale's bounds ([FleetTotal]).
 	// +kubebuilder:validation:Minimum=0
 	TotalReplicas int64 `json:"totalReplicas"`
 
@@ -77,6 +86,12 @@ type ReplicaSchedulingPreferenceSpec struct {
 	// no failover of its own.
 	// +optional
 	Failover *Failover `json:"failover,omitempty"`
+
+	// Autoscale scales the total with the load the members report (package autoscale), as
+	// an HPA scales a Deployment: the scheduler then divides the autoscaler's total
+	// (status.autoscale.desiredReplicas) with the cluster preferences above.
+	// +optional
+	Autoscale *Autoscale `json:"autoscale,omitempty"`
 }
 
 // ClusterPreferences bound and weight one cluster's share.

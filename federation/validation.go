@@ -318,6 +318,7 @@ func ValidateReplicaSchedulingPreference(rsp *ReplicaSchedulingPreference) field
 	errs = append(errs, ValidateAlgorithm(rsp.Spec.Algorithm, spec.Child("algorithm"))...)
 	errs = append(errs, ValidateStrategy(rsp.Spec.Strategy, spec.Child("strategy"))...)
 	errs = append(errs, ValidateFailover(rsp.Spec.Failover, spec.Child("failover"))...)
+	errs = append(errs, ValidateAutoscale(rsp.Spec.Autoscale, spec.Child("autoscale"))...)
 	names := make([]string, 0, len(rsp.Spec.Clusters))
 	for name := range rsp.Spec.Clusters {
 		names = append(names, name)

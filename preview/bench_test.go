@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkRun is the cost of a preview of one object with a selector override and a named
-// one over 100 ready clusters: scheduling, sync.Plan for the 100 placed clusters and
+// one over 100 ready clusters: scheduling, plan.Decide for the 100 placed clusters and
 // override.Validate rendering for each of them.
 func BenchmarkRun(b *testing.B) {
 	benchmarkRun(b, "")

@@ -46,7 +46,7 @@
 //   - scheduler.Decide is the whole decision of the Scheduler's Reconcile: placement with a
 //     ReplicaSchedulingPreference, its defaulting, the capacity estimate, the Scheduled
 //     condition. Reconcile reads its inputs, calls it and writes the result.
-//   - sync.Plan is the whole decision of the Syncer's Reconcile. The Syncer reads the
+//   - plan.Decide is the whole decision of the Syncer's Reconcile. The Syncer reads the
 //     object, its history and the member objects, calls it and carries out its Decision:
 //     where the object goes, the rollout's stages over the placed clusters, the change per
 //     cluster. sync.OwnedDiff is the comparison it detects drift with.
@@ -55,7 +55,7 @@
 //   - override renders the member objects, and dnsrecord computes the names and records.
 //
 // It previews a control plane that runs the scheduler. So sync waits for its schedule, as
-// package controlplane sets it (sync.PlanInput.WaitForScheduler; package sync explains the
+// package controlplane sets it (sync/plan's Input.WaitForScheduler; package sync explains the
 // wait). An object the scheduler refuses (an invalid ReplicaSchedulingPreference, say) is
 // written nowhere. With live objects, every cluster shows no change with reason
 // NotScheduled.
@@ -113,10 +113,10 @@
 // A member object the member's API server would refuse on every create is an error naming
 // the template field and the cluster. Examples are a Deployment without a selector matching
 // its pod labels, a container without an image, and a Job without restartPolicy. It is
-// sync.Plan's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
+// plan.Decide's InvalidMember decision (federation.ValidateMember), the one the Syncer makes.
 // A field the member's type does not have, in any built-in kind (imagePullPolicyy, an
 // Ingress's removed serviceName), is a warning naming the template field and each cluster
-// sync would write it to: the member's API server drops it. It is sync.Plan's Change.Unknown, which the Syncer
+// sync would write it to: the member's API server drops it. It is plan.Decide's Change.Unknown, which the Syncer
 // records in status. An object placed in no
 // cluster is a warning. [Report.Check] turns a
 // report into a CI verdict: an error for errors, and with strict for warnings too.

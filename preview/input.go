@@ -44,7 +44,7 @@ type Input struct {
 	// Live holds the member objects of each cluster, by cluster name; nil for a preview
 	// without live state. With it, Run reports each cluster's change (create, update with the
 	// owned fields that differ, delete, nothing), decided by the function sync decides with
-	// (sync.Plan), and fills the DNS records' load balancers from the member Services and
+	// (plan.Decide), and fills the DNS records' load balancers from the member Services and
 	// Ingresses that sync manages, by the DNS loop's rules (dnsrecord.ServiceStatusDNS). A
 	// cluster missing from a non-nil Live was not read: no change is reported for it, and
 	// its DNS load balancer is the one the record's status has. Objects of other kinds or

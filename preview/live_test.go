@@ -18,6 +18,7 @@ import (
 	"github.com/fedkit/fedkit/preview"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 var (
@@ -196,7 +197,7 @@ func TestRunLiveAgreesWithTheLoops(t *testing.T) {
 		}
 		// The manifest is what sync wrote, but for what the member and its server own.
 		live := l.member(t, c.Name)
-		require.Empty(t, fedsync.OwnedDiff(c.Manifest, live), "cluster %s", c.Name)
+		require.Empty(t, plan.OwnedDiff(c.Manifest, live), "cluster %s", c.Name)
 		require.Equal(t, live.GetAnnotations()[federation.RevisionAnnotation], c.Manifest.GetAnnotations()[federation.RevisionAnnotation])
 	}
 
@@ -245,7 +246,7 @@ func TestRunLiveAgreesWhileTheSchedulerRefuses(t *testing.T) {
 
 // TestRunLiveAgreesOnAnInvalidMember: a template every member's API server refuses (the
 // selector does not match the pod labels). The preview's change in each placed cluster is
-// sync.Plan's InvalidMember, with the field as a problem; the loops then write nothing and
+// plan.Decide's InvalidMember, with the field as a problem; the loops then write nothing and
 // report the same reason.
 func TestRunLiveAgreesOnAnInvalidMember(t *testing.T) {
 	bad := strings.Replace(web(`{clusters: [{name: a}, {name: b}]}`, ""), "selector: {matchLabels: {app: web}}", "selector: {matchLabels: {app: api}}", 1)
@@ -258,7 +259,7 @@ func TestRunLiveAgreesOnAnInvalidMember(t *testing.T) {
 			got[c.Name] = c.Change.Action + "/" + c.Change.Reason
 		}
 	}
-	want := map[string]string{"a": "None/" + fedsync.ReasonInvalidMember, "b": "None/" + fedsync.ReasonInvalidMember}
+	want := map[string]string{"a": "None/" + plan.ReasonInvalidMember, "b": "None/" + plan.ReasonInvalidMember}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("preview (-want +got):\n%s", diff)
 	}
@@ -279,7 +280,7 @@ func TestRunLiveAgreesOnAnInvalidMember(t *testing.T) {
 	for _, st := range o.Status.Clusters {
 		did[st.Name] = st.Propagation
 	}
-	if diff := cmp.Diff(map[string]string{"a": fedsync.ReasonInvalidMember, "b": fedsync.ReasonInvalidMember}, did); diff != "" {
+	if diff := cmp.Diff(map[string]string{"a": plan.ReasonInvalidMember, "b": plan.ReasonInvalidMember}, did); diff != "" {
 		t.Errorf("the loops report (-want +got):\n%s", diff)
 	}
 	for _, n := range []string{"a", "b", "c"} {

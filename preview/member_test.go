@@ -11,7 +11,7 @@ import (
 
 // TestUnknownTemplateFieldsAreWarnings: a template field the member's type does not have,
 // in any built-in kind (an Ingress's removed serviceName, a typo in a ConfigMap or a
-// Deployment's container), is what sync.Plan finds the member's API server would drop: a
+// Deployment's container), is what plan.Decide finds the member's API server would drop: a
 // warning per placed cluster with the federated object's field path, which --strict
 // (Check(true)) fails on.
 func TestUnknownTemplateFieldsAreWarnings(t *testing.T) {

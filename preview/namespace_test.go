@@ -10,7 +10,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/preview"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestRunKeepsANamespaceInUse: a FederatedNamespace that leaves a cluster where a Deployment
@@ -47,7 +47,7 @@ spec:
 			got[c.Name] = c.Change.Action + "/" + c.Change.Reason
 		}
 	}
-	want := map[string]string{"us": "Update/", "ap": "None/" + fedsync.ReasonNamespaceInUse, "sa": "Delete/"}
+	want := map[string]string{"us": "Update/", "ap": "None/" + plan.ReasonNamespaceInUse, "sa": "Delete/"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("changes (-want +got):\n%s", diff)
 	}

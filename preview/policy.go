@@ -12,8 +12,9 @@ import (
 )
 
 // natives previews the propagation policies: for each native object of a type's target
-// kind in Input.Other, the policy that wins and those that lost, and the Federated<Kind>
-// (and preference) generated for it. Invalid policies are problems and select nothing.
+// kind in Input.Other, the policy that wins and those that lost (propagation.DecideWrites,
+// as the loop decides an object nobody federates yet), and the Federated<Kind> (and
+// preference) generated for it. Invalid policies are problems and select nothing.
 func (r *run) natives() ([]Native, []federation.FederatedObject, []Problem) {
 	var policies []propagation.Policy
 	var problems []Problem
@@ -43,14 +44,23 @@ func (r *run) natives() ([]Native, []federation.FederatedObject, []Problem) {
 			continue
 		}
 		n := Native{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-		matches := propagation.Matches(u, policies)
-		if len(matches) == 0 {
+		// The loop's own decision over an object nobody federates yet, with the control
+		// plane's default namespace.
+		w, err := propagation.DecideWrites(propagation.Input{Type: typ, Native: u, Policies: policies, Read: propagation.Cached,
+			ControlPlaneNamespace: federation.DefaultNamespace})
+		win := w.Policy.Winner
+		if win.Policy.Name == "" {
 			natives = append(natives, n)
 			continue
 		}
-		n.Policy, n.Selected = matches[0].Policy.Ref(), matches[0].Specificity.String()
-		for _, m := range matches[1:] {
-			n.Lost = append(n.Lost, LostPolicy{Policy: m.Policy.Ref(), Why: propagation.Lost(matches[0], m)})
+		n.Policy, n.Selected = win.Policy.Ref(), win.Specificity.String()
+		for _, m := range w.Policy.Losers {
+			n.Lost = append(n.Lost, LostPolicy{Policy: m.Policy.Ref(), Why: propagation.Lost(win, m)})
+		}
+		if err != nil {
+			n.Problem = err.Error()
+			natives = append(natives, n)
+			continue
 		}
 		id := typ.Federated.Kind + "/" + u.GetNamespace() + "/" + u.GetName()
 		if r.objects[id] {
@@ -58,7 +68,7 @@ func (r *run) natives() ([]Native, []federation.FederatedObject, []Problem) {
 			natives = append(natives, n)
 			continue
 		}
-		fed, rsp, err := generate(typ, u, matches[0].Policy)
+		fed, rsp, err := generate(typ, u, win.Policy)
 		if err != nil {
 			n.Problem = err.Error()
 			natives = append(natives, n)

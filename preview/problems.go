@@ -11,7 +11,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // problems collects an object's problems, each once: the scheduler and validation report
@@ -96,19 +96,19 @@ func (r *run) labels(name string) map[string]string {
 }
 
 // memberProblems are what a member's API server would make of the member objects sync
-// sends, from sync.Plan's changes, one Problem per cluster and field, in cluster name order:
+// sends, from plan.Decide's changes, one Problem per cluster and field, in cluster name order:
 // an error for each field of an InvalidMember change (Change.Invalid, from
 // federation.ValidateMember: refused on every create), a warning for each field the
 // member's type does not have (Change.Unknown, from federation.UnknownFields: dropped). The
 // field is given as the federated object's (spec.template. and the member's path).
-func memberProblems(names []string, changes map[string]fedsync.Change, what string) []Problem {
+func memberProblems(names []string, changes map[string]plan.Change, what string) []Problem {
 	var out []Problem
 	for _, name := range names {
 		ch, ok := changes[name]
 		if !ok {
 			continue
 		}
-		if ch.Reason == fedsync.ReasonInvalidMember {
+		if ch.Reason == plan.ReasonInvalidMember {
 			for _, e := range ch.Invalid {
 				out = append(out, Problem{Severity: Error, Object: what, Field: "spec.template." + e.Field, Cluster: name,
 					Message: fmt.Sprintf("the member's API server refuses the %s: %s", ch.Desired.GetKind(), e.Error())})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Report is what the pipeline would do with the input: plain data, in the input's order of
@@ -185,7 +185,7 @@ type Move struct {
 	After   int64  `json:"after"`
 }
 
-// Change is sync's decision for one cluster (sync.Plan's Change, made readable).
+// Change is sync's decision for one cluster (plan.Decide's Change, made readable).
 type Change struct {
 	// Action is Create, Update, Delete, Orphan or None.
 	Action string `json:"action"`
@@ -199,7 +199,7 @@ type Change struct {
 	// (sync.OwnedDiff, less fedkit's desired-state hash annotation, which changes with every
 	// change). It is empty for an update that rewrites the object because its desired state
 	// changed in a way the subset comparison cannot see (a field removed from the template).
-	Diff []fedsync.FieldChange `json:"diff,omitempty"`
+	Diff []plan.FieldChange `json:"diff,omitempty"`
 }
 
 // DNS is what one DNS record publishes for the object.

@@ -8,12 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Rollout is how a revision of an object with spec.rollout reaches its clusters: which
 // clusters change in which stage, and what each stage waits for before the next one starts.
-// The stages are sync's own (sync.RolloutStages over the clusters sync.Plan places the
+// The stages are sync's own (plan.RolloutStages over the clusters plan.Decide places the
 // object in), so they are numbered and named as status.rollout and sync's events will name
 // them.
 type Rollout struct {
@@ -70,22 +70,22 @@ type RolloutStage struct {
 	ProgressDeadlineSeconds int32 `json:"progressDeadlineSeconds"`
 }
 
-// rollout previews spec.rollout for a valid object from sync.Plan's decision d: its stages
+// rollout previews spec.rollout for a valid object from plan.Decide's decision d: its stages
 // are the rollout's (d.Rollout.Stages, over the clusters sync places the object in, ready or
 // not). It adds to ps the stages' names that place nothing, which sync ignores without a word.
-func (r *run) rollout(fed *federation.FederatedObject, revision int64, d fedsync.Decision, changes map[string]fedsync.Change, what string, ps *problems) *Rollout {
+func (r *run) rollout(fed *federation.FederatedObject, revision int64, d plan.Decision, changes map[string]plan.Change, what string, ps *problems) *Rollout {
 	spec := fed.Spec.Rollout
 	if spec == nil {
 		return nil
 	}
 	placed := d.Targets.RolloutClusters()
-	var stages []fedsync.RolloutStage
+	var stages []plan.RolloutStage
 	if d.Rollout != nil {
 		stages = d.Rollout.Stages
 	} else {
 		// Waiting for the scheduler, sync decides nothing: the stages place no cluster yet.
 		var err error
-		if stages, err = fedsync.RolloutStages(spec, placed, r.clusters); err != nil {
+		if stages, err = plan.RolloutStages(spec, placed, r.clusters); err != nil {
 			ps.addError(what, err)
 			return nil
 		}
@@ -110,7 +110,7 @@ func (r *run) rollout(fed *federation.FederatedObject, revision int64, d fedsync
 		}
 		out.Stages = append(out.Stages, st)
 	}
-	_, stable, ok := fedsync.StableRevisionOf(fed, revision)
+	_, stable, ok := plan.StableRevisionOf(fed, revision)
 	done := fed.Status.Rollout != nil && fed.Status.Rollout.Revision == revision && fed.Status.Rollout.Phase == federation.RolloutComplete
 	switch {
 	case len(placed) == 0:
@@ -139,15 +139,15 @@ const (
 	blocked
 )
 
-// stageChange classifies a cluster of a stage by its Change, the decision sync.Plan took for
+// stageChange classifies a cluster of a stage by its Change, the decision plan.Decide took for
 // the new revision there.
-func (r *run) stageChange(cluster string, changes map[string]fedsync.Change) lot {
+func (r *run) stageChange(cluster string, changes map[string]plan.Change) lot {
 	ch, ok := changes[cluster]
 	_, read := r.in.Live[cluster]
 	switch {
 	case ok && ch.Reason != "":
 		return blocked
-	case !ok || ch.Action == fedsync.ActionCreate || ch.Action == fedsync.ActionUpdate:
+	case !ok || ch.Action == plan.ActionCreate || ch.Action == plan.ActionUpdate:
 		return changed
 	case r.in.Live != nil && !read:
 		return changed // not read: it may change, as without live objects
@@ -158,7 +158,7 @@ func (r *run) stageChange(cluster string, changes map[string]fedsync.Change) lot
 // stageWarnings points out stages that do not do what they seem to: a name that is not
 // placed (a typo makes a canary stage empty, and the rollout skips it), and a selector that
 // adds no cluster. A percentage that adds none is normal (earlier stages took them).
-func stageWarnings(spec *federation.Rollout, stages []fedsync.RolloutStage, placed []string, what string) []Problem {
+func stageWarnings(spec *federation.Rollout, stages []plan.RolloutStage, placed []string, what string) []Problem {
 	var out []Problem
 	base := field.NewPath("spec", "rollout", "stages")
 	for i, st := range spec.Stages {

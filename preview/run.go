@@ -19,7 +19,7 @@ import (
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // ErrInvalidInput is returned by Run for input no preview can be made of: two Clusters of
@@ -35,7 +35,7 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //  2. the scheduler: scheduler.Decide, the function the Scheduler's Reconcile calls, with
 //     the object's ReplicaSchedulingPreference: placement with each left-out cluster's
 //     reason, the replicas per cluster with the plan's explanation, the Scheduled condition;
-//  3. sync: the schedule as the scheduler would write it, then sync.Plan, the function the
+//  3. sync: the schedule as the scheduler would write it, then plan.Decide, the function the
 //     Syncer's Reconcile calls: the member object per cluster (rendered with the live
 //     object's retained fields when there is one) and, with Input.Live, the change per
 //     cluster, with the owned fields an update changes (sync.OwnedDiff);
@@ -44,7 +44,7 @@ var ErrInvalidInput = errors.New("preview: invalid input")
 //     an override that cannot apply (a path that does not exist) is found before it is
 //     placed there, with the field at fault;
 //  0. propagation policies: each native object of Input.Other that a policy selects
-//     (propagation.Matches) becomes the Federated<Kind> and preference that package
+//     (propagation.DecideWrites) becomes the Federated<Kind> and preference that package
 //     propagation would write (propagation.Generate, propagation.Preference), previewed
 //     after the input's own federated objects;
 //  5. DNS: the status.dns the DNS loop would write (dnsrecord.ServiceStatusDNS or
@@ -206,11 +206,11 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		fed.Status.Schedule = d.Schedule
 	}
 	meta.SetStatusCondition(&fed.Status.Conditions, d.Condition)
-	var changes map[string]fedsync.Change
+	var changes map[string]plan.Change
 	placed := map[string]bool{}
-	waiting := "" // why sync decides nothing (fedsync.Targets.Waiting)
+	waiting := "" // why sync decides nothing (plan.Targets.Waiting)
 	if len(v.Invalid) == 0 {
-		in := fedsync.PlanInput{
+		in := plan.Input{
 			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
 			Revision: o.Revision, Identity: r.in.Identity,
 			Adopt: r.in.Adopt || fed.GetAnnotations()[federation.AdoptAnnotation] == "true",
@@ -222,16 +222,18 @@ func (r *run) object(src *federation.FederatedObject) Object {
 			// preview shows the revision as it renders everywhere, and its stages.
 			Now: r.in.Now,
 		}
-		d, err := fedsync.Plan(in)
+		d, err := plan.Decide(in)
 		ps.addError(what, err)
-		changes = make(map[string]fedsync.Change, len(d.Changes))
+		changes = make(map[string]plan.Change, len(d.Changes))
 		for _, ch := range d.Changes {
 			changes[ch.Cluster] = ch
 		}
 		for _, n := range d.Targets.Order {
 			placed[n] = true
 		}
-		waiting = d.Targets.Waiting
+		if d.Wait != nil {
+			waiting = d.Wait.Reason
+		}
 		ps.add(renderProblems(v.Failures, what)...)
 		if err == nil {
 			o.Rollout = r.rollout(fed, o.Revision, d, changes, what, &ps)
@@ -240,7 +242,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	for _, name := range r.names {
 		c := r.cluster(name, typ, d, placed[name], changes)
 		if _, read := r.in.Live[name]; waiting != "" && read {
-			c.Change = &Change{Action: fedsync.ActionNone.String(), Reason: waiting}
+			c.Change = &Change{Action: plan.ActionNone.String(), Reason: waiting}
 		}
 		o.Clusters = append(o.Clusters, c)
 	}
@@ -259,7 +261,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 }
 
 // cluster is one row of an object's preview.
-func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decision, placed bool, changes map[string]fedsync.Change) Cluster {
+func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decision, placed bool, changes map[string]plan.Change) Cluster {
 	c := Cluster{Name: name, Selected: placed}
 	if why, ok := d.Placement.Why(name); ok && !placed {
 		c.Rule, c.Why = why.Rule.String(), why.Detail
@@ -277,7 +279,7 @@ func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decisi
 	if !ok {
 		return c
 	}
-	if ch.Placed && ch.Desired != nil && (ch.Action == fedsync.ActionCreate || ch.Action == fedsync.ActionUpdate || ch.Action == fedsync.ActionNone) {
+	if ch.Placed && ch.Desired != nil && (ch.Action == plan.ActionCreate || ch.Action == plan.ActionUpdate || ch.Action == plan.ActionNone) {
 		c.Manifest = ch.Desired
 		if n, ok, _ := unstructured.NestedInt64(c.Manifest.Object, typ.ReplicasFields()...); ok && typ.Divisible() {
 			c.MemberReplicas = &n
@@ -290,8 +292,8 @@ func (r *run) cluster(name string, typ federation.TypeConfig, d scheduler.Decisi
 		return c
 	}
 	c.Change = &Change{Action: ch.Action.String(), Reason: ch.Reason, Message: ch.Message}
-	if ch.Action == fedsync.ActionUpdate {
-		for _, f := range fedsync.OwnedDiff(ch.Desired, ch.Live) {
+	if ch.Action == plan.ActionUpdate {
+		for _, f := range plan.OwnedDiff(ch.Desired, ch.Live) {
 			if f.Path != hashPointer { // it changes with every change: noise in a diff
 				c.Change.Diff = append(c.Change.Diff, f)
 			}
@@ -306,9 +308,9 @@ var hashPointer = "/metadata/annotations/" + strings.ReplaceAll(federation.Desir
 // members is what sync would read in each cluster: the live objects when the input has
 // them (a cluster without an entry was not read), else nothing anywhere, so that every
 // placed cluster is rendered as for a create. A live Namespace of a FederatedNamespace also
-// says which object the federation placed in it, if any (MemberState.InUse).
-func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject) map[string]fedsync.MemberState {
-	out := make(map[string]fedsync.MemberState, len(r.names))
+// says which object the federation placed in it, if any (MemberState.Namespace).
+func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject) map[string]plan.MemberState {
+	out := make(map[string]plan.MemberState, len(r.names))
 	ns := fed.Namespace
 	if !typ.Namespaced {
 		ns = ""
@@ -318,10 +320,10 @@ func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject
 		if r.in.Live != nil && !read {
 			continue
 		}
-		ms := fedsync.MemberState{Object: find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, ns, fed.Name)}
+		ms := plan.MemberState{Object: find(objs, typ.Target.GroupVersion().String(), typ.Target.Kind, ns, fed.Name)}
 		if ms.Object != nil && typ.Target.Group == "" && typ.Target.Kind == "Namespace" {
 			// As sync: a namespace that holds what the federation placed is not deleted.
-			ms.InUse = fedsync.FederationObjectIn(r.in.Identity, fed.Name, objs)
+			ms.Namespace = &plan.NamespaceCheck{InUse: plan.FederationObjectIn(r.in.Identity, fed.Name, objs)}
 		}
 		out[name] = ms
 	}

@@ -9,6 +9,18 @@
 //	m, err := propagation.NewPolicyMonitor(host, types, propagation.Options{}) // the policies' status
 //	err = m.Run(ctx)
 //
+// # Read, decide, act, report
+//
+// A pass over one native object reads it, its Federated<Kind> and preference, and the
+// policies. It hands them to [DecideWrites], the pure decision. That returns the writes: the generated object to
+// create, update, mark orphaning or delete, its preference, and the native object's policy
+// annotation, restored template and status. The pass sends them in order and puts each
+// answer in its Input. A write that needs an answer first (the native object's new
+// generation, a created object's uid) comes from the next call. The pass calls again until
+// nothing is left, then reports: events on the answers, warnings once per change.
+// DecideWrites reads no clock and no client, so a test or a preview calls it with objects in
+// hand ([Input], [Writes]).
+//
 // # Precedence and preemption
 //
 // [Matches] is the pure rule. Higher spec.priority wins. At equal priority a

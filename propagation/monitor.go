@@ -167,20 +167,17 @@ func (m *PolicyMonitor) decisions(ctx context.Context, r federation.Reader, pol 
 // decide decides native (whose Federated<Kind> is fed, nil when none) as the Propagator
 // does, when pol selects it or federates it.
 func (m *PolicyMonitor) decide(t federation.TypeConfig, native, fed *unstructured.Unstructured, pol Policy, policies []Policy) (Decision, bool) {
-	if native.GetDeletionTimestamp() != nil || !Selectable(native) || native.GetNamespace() == m.opts.ControlPlaneNamespace {
-		return Decision{}, false
-	}
 	if fed != nil && !Generated(fed) {
 		return Decision{}, false // federated by hand: no policy has it
 	}
-	if native.GetAPIVersion() == "" {
-		native.SetAPIVersion(t.Target.GroupVersion().String())
-		native.SetKind(t.Target.Kind)
+	native, d, ok := choose(Input{Type: t, Native: native, Federated: fed, Policies: policies, ControlPlaneNamespace: m.opts.ControlPlaneNamespace})
+	if !ok {
+		return Decision{}, false
 	}
 	if _, ok := match(native, pol); !ok && holder(fed) != pol.Ref() {
 		return Decision{}, false
 	}
-	return Decide(native, policies, holder(fed)), true
+	return d, true
 }
 
 // names reports whether a selector of pol names t's target kind (whatever its version).
@@ -202,8 +199,40 @@ func names(pol Policy, t federation.TypeConfig) bool {
 // goroutine it started has exited.
 func (m *PolicyMonitor) Run(ctx context.Context) error {
 	var l *loop.Loop
+	l, err := loop.New(m.host, m.sources(&l), loop.Options{
+		Name:             "propagation/policies",
+		Workers:          m.opts.Workers,
+		Clock:            m.opts.Clock,
+		Logger:           m.opts.Logger,
+		CacheSyncTimeout: m.opts.CacheSyncTimeout,
+		Shard:            m.opts.Shard,
+		Registerer:       m.opts.Registerer,
+		Cache:            m.opts.Cache,
+	})
+	if err == nil {
+		cached := l.Reader()
+		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return m.reconcileFrom(ctx, cached, key)
+		}))
+	}
+	if err != nil {
+		return fmt.Errorf("propagation: %w", err)
+	}
+	return nil
+}
+
+// Watches returns the host resources Run watches: the policies, and the native objects of its
+// types and their Federated<Kind> (in Options.Namespace).
+func (m *PolicyMonitor) Watches() []federation.Watch {
+	var l *loop.Loop
+	return loop.Watches(m.sources(&l))
+}
+
+// sources are what Run watches, and how a change maps to keys; l is the loop once Run made
+// it (the keys are read from its cache).
+func (m *PolicyMonitor) sources(l **loop.Loop) []loop.Source {
 	keys := func(namespace string) []federation.Key {
-		pols, err := m.policies(context.Background(), l.Reader(), namespace)
+		pols, err := m.policies(context.Background(), (*l).Reader(), namespace)
 		if err != nil {
 			return nil
 		}
@@ -225,36 +254,17 @@ func (m *PolicyMonitor) Run(ctx context.Context) error {
 		t := t
 		sources = append(sources,
 			loop.Source{GVR: t.TargetGVR(), Namespace: m.opts.Namespace, Changed: selectionChanged,
-				Keys: func(u *unstructured.Unstructured) []federation.Key { return m.selecting(l.Reader(), t, u) }},
+				Keys: func(u *unstructured.Unstructured) []federation.Key { return m.selecting((*l).Reader(), t, u) }},
 			loop.Source{GVR: t.FederatedGVR(), Namespace: m.opts.Namespace, Changed: selectionChanged,
 				Keys: func(u *unstructured.Unstructured) []federation.Key {
 					out := m.refKeys(u)
-					if native, err := get(context.Background(), l.Reader(), t.TargetGVR(), federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()}); err == nil && native != nil {
-						out = append(out, m.selecting(l.Reader(), t, native)...)
+					if native, err := get(context.Background(), (*l).Reader(), t.TargetGVR(), federation.Key{Namespace: u.GetNamespace(), Name: u.GetName()}); err == nil && native != nil {
+						out = append(out, m.selecting((*l).Reader(), t, native)...)
 					}
 					return out
 				}})
 	}
-	l, err := loop.New(m.host, sources, loop.Options{
-		Name:             "propagation/policies",
-		Workers:          m.opts.Workers,
-		Clock:            m.opts.Clock,
-		Logger:           m.opts.Logger,
-		CacheSyncTimeout: m.opts.CacheSyncTimeout,
-		Shard:            m.opts.Shard,
-		Registerer:       m.opts.Registerer,
-		Cache:            m.opts.Cache,
-	})
-	if err == nil {
-		cached := l.Reader()
-		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-			return m.reconcileFrom(ctx, cached, key)
-		}))
-	}
-	if err != nil {
-		return fmt.Errorf("propagation: %w", err)
-	}
-	return nil
+	return sources
 }
 
 // selecting returns the keys of the policies that select native, and of the one its

@@ -1,14 +1,11 @@
 package propagation
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -38,36 +35,10 @@ func RolledBackTemplate(native, fed *unstructured.Unstructured) (template map[st
 	return t, revision, true
 }
 
-// rollBack carries out sync's automated rollback of fed on native ([RolledBackTemplate]): it
-// restores fed's template into native (federation.WithTemplate) by a merge patch locked on
-// the resourceVersion read, and returns the native object as the host now has it, so the
-// generated object rendered from it is the rolled-back one. Without a rollback to carry out
-// it returns native as it is.
-func (p *Propagator) rollBack(ctx context.Context, t federation.TypeConfig, native, fed *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
-	template, revision, ok := RolledBackTemplate(native, fed)
-	if !ok {
-		return native, false, nil
-	}
-	data, err := templatePatch(native, template)
-	if err != nil {
-		return nil, false, fmt.Errorf("restore revision %s into %s %s/%s: %w", revision, t.Target.Kind, native.GetNamespace(), native.GetName(), err)
-	}
-	if data == nil {
-		return native, false, nil // it holds the template already (a pass that stopped half way)
-	}
-	out, err := p.host.Patch(ctx, t.TargetGVR(), native.GetNamespace(), native.GetName(), types.MergePatchType, data)
-	if err != nil {
-		return nil, false, fmt.Errorf("restore revision %s into %s %s/%s: %w", revision, t.Target.Kind, native.GetNamespace(), native.GetName(), err)
-	}
-	p.event(ctx, out, federation.EventTypeWarning, EventRolledBack, fmt.Sprintf(
-		"the rollout of %s %s failed and was rolled back (spec.rollout.autoRollback): the template of revision %s is restored into this %s",
-		t.Federated.Kind, fed.GetName(), revision, t.Target.Kind))
-	return out, true, nil
-}
-
 // templatePatch is the merge patch that gives native the content of template
-// (federation.WithTemplate), locked on native's resourceVersion; nil when native has it.
-func templatePatch(native *unstructured.Unstructured, template map[string]any) ([]byte, error) {
+// (federation.WithTemplate); nil when native has it. The driver locks it on the
+// resourceVersion it holds.
+func templatePatch(native *unstructured.Unstructured, template map[string]any) (map[string]any, error) {
 	from, err := json.Marshal(native.Object)
 	if err != nil {
 		return nil, err
@@ -87,11 +58,5 @@ func templatePatch(native *unstructured.Unstructured, template map[string]any) (
 	if len(m) == 0 {
 		return nil, nil
 	}
-	meta, _ := m["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["resourceVersion"] = native.GetResourceVersion()
-	m["metadata"] = meta
-	return json.Marshal(m)
+	return m, nil
 }

@@ -21,10 +21,42 @@ import (
 // nil once every goroutine it started has exited.
 func (p *Propagator) Run(ctx context.Context) error {
 	var l *loop.Loop
+	l, err := loop.New(p.host, p.sources(&l), loop.Options{
+		Name:             "propagation/" + kinds(p.types),
+		Workers:          p.opts.Workers,
+		Clock:            p.opts.Clock,
+		Logger:           p.opts.Logger,
+		CacheSyncTimeout: p.opts.CacheSyncTimeout,
+		Shard:            p.opts.Shard,
+		Registerer:       p.opts.Registerer,
+		Cache:            p.opts.Cache,
+	})
+	if err == nil {
+		cached := l.Reader()
+		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
+			return p.reconcileFrom(ctx, cached, false, key)
+		}))
+	}
+	if err != nil {
+		return fmt.Errorf("propagation: %w", err)
+	}
+	return nil
+}
+
+// Watches returns the host resources Run watches: the native objects of its types and their
+// Federated<Kind>, the ReplicaSchedulingPreferences (in Options.Namespace) and the policies.
+func (p *Propagator) Watches() []federation.Watch {
+	var l *loop.Loop
+	return loop.Watches(p.sources(&l))
+}
+
+// sources are what Run watches, and how a change maps to keys; l is the loop once Run made
+// it (a policy's change reads the native objects from its cache).
+func (p *Propagator) sources(l **loop.Loop) []loop.Source {
 	natives := func(namespace string) []federation.Key {
 		var keys []federation.Key
 		for _, t := range p.types {
-			list, err := l.Reader().List(context.Background(), t.TargetGVR(), namespace, metav1.ListOptions{})
+			list, err := (*l).Reader().List(context.Background(), t.TargetGVR(), namespace, metav1.ListOptions{})
 			if err != nil {
 				continue
 			}
@@ -47,26 +79,7 @@ func (p *Propagator) Run(ctx context.Context) error {
 		loop.Source{GVR: federation.ClusterPropagationPolicyGVR, Changed: specChanged, Deleted: p.decoded.forget,
 			Keys: func(*unstructured.Unstructured) []federation.Key { return natives(p.opts.Namespace) }},
 	)
-	l, err := loop.New(p.host, sources, loop.Options{
-		Name:             "propagation/" + kinds(p.types),
-		Workers:          p.opts.Workers,
-		Clock:            p.opts.Clock,
-		Logger:           p.opts.Logger,
-		CacheSyncTimeout: p.opts.CacheSyncTimeout,
-		Shard:            p.opts.Shard,
-		Registerer:       p.opts.Registerer,
-		Cache:            p.opts.Cache,
-	})
-	if err == nil {
-		cached := l.Reader()
-		err = l.Run(ctx, loop.ReconcilerFunc(func(ctx context.Context, key federation.Key) (federation.Result, error) {
-			return p.reconcileFrom(ctx, cached, key)
-		}))
-	}
-	if err != nil {
-		return fmt.Errorf("propagation: %w", err)
-	}
-	return nil
+	return sources
 }
 
 // specChanged reports whether a policy update matters: its spec (generation) or its

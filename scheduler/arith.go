@@ -71,6 +71,28 @@ func (x scale) seatsAbove(w uint64) uint64 {
 	return q >> 1
 }
 
+// seatsAboveFloat is seatsAbove(w) at the scale x in floating point: the odd numbers below
+// W = w·x are ceil((W-1)/2). It returns false, and the caller counts exactly, when W is 2^52
+// or more (or NaN) or lies so close to an odd number that the rounding of the product
+// could change the count. The product v is W rounded twice (w to a float, then v), each time
+// by at most 2^-53 relatively, and v-1 and the halving are exact below 2^52; so a t more
+// than v·2^-48 from every integer has the ceiling of the exact (W-1)/2.
+func seatsAboveFloat(w uint64, x float64) (uint64, bool) {
+	v := float64(int64(w)) * x // weights never exceed math.MaxInt64
+	switch {
+	case !(v < 1<<52):
+		return 0, false
+	case v < 1-0x1p-40:
+		return 0, true // W < 1: not even seat 0
+	}
+	t := (v - 1) / 2       // more than -2^-41
+	f := float64(int64(t)) // its floor when t >= 0; when t < 0, the margin test fails
+	if margin := v * 0x1p-48; t-f <= margin || f+1-t <= margin {
+		return 0, false
+	}
+	return uint64(int64(f)) + 1, true
+}
+
 // siftUp moves element i up to its place.
 func siftUp(h []int32, i int, less func(x, y int32) bool) {
 	for i > 0 {

@@ -54,6 +54,45 @@ func TestSeatsAboveExact(t *testing.T) {
 	}
 }
 
+// TestSeatsAboveFloat checks the floating-point count against exact arithmetic wherever it
+// says it is sure, on random weights and scales and on products right at an odd number,
+// where it must defer to the exact count.
+func TestSeatsAboveFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	sure := 0
+	check := func(w uint64, x float64) {
+		got, ok := seatsAboveFloat(w, x)
+		if !ok {
+			return
+		}
+		sure++
+		if want := bigSeatsAbove(w, x); !want.IsUint64() || want.Uint64() != got {
+			t.Fatalf("seatsAboveFloat(%d, %g) = %d; want %s", w, x, got, want)
+		}
+	}
+	for _, w := range []uint64{1, 2, 3, 7, 100, 1000, 1<<53 - 1, 1 << 53, 1<<53 + 1, 1<<62 + 12345, 1<<63 - 1} {
+		for _, x := range []float64{0, 1e-300, 0.1, 0.5, 1, 1.5, 2, 3, 1 << 20, 1 << 52, math.Inf(1), math.NaN()} {
+			check(w, x)
+		}
+	}
+	for range 300000 {
+		w := r.Uint64() >> (1 + r.IntN(63)) // up to math.MaxInt64, as weights are
+		x := math.Ldexp(r.Float64()+0.5, r.IntN(120)-80)
+		check(w, x)
+		// x near (2k+1)/w, so that w·x is near an odd number: below, at and above it.
+		if w > 0 {
+			k := r.Uint64N(1 << 40)
+			x0 := float64(2*k+1) / float64(w)
+			check(w, x0)
+			check(w, math.Nextafter(x0, 0))
+			check(w, math.Nextafter(x0, math.Inf(1)))
+		}
+	}
+	if sure < 100000 {
+		t.Errorf("the float path was sure only %d times: it no longer saves anything", sure)
+	}
+}
+
 func TestCeilMulDiv(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for range 100000 {

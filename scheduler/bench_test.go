@@ -171,3 +171,56 @@ func BenchmarkKubeFedPlanner(b *testing.B) {
 		}
 	}
 }
+
+// fleetRequest is the workload of the side-by-side benchmark against KubeFed's planner, as
+// issue 39 measures it: c clusters "member-%05d" (names, shared by every request of the
+// same fleet, as a fleet's requests share its Clusters' names) with random weights 1..100
+// (PCG seed 42, c), total replicas, Webster, rebalance on. With current, rebalance is off
+// and each cluster runs its count in current (a previous plan).
+func fleetRequest(names []string, total int64, current map[string]int64) scheduler.Request {
+	c := len(names)
+	r := rand.New(rand.NewPCG(42, uint64(c)))
+	req := scheduler.Request{Key: "default/app", TotalReplicas: total, Rebalance: current == nil, Algorithm: scheduler.Webster,
+		Preferences: make(map[string]federation.ClusterPreferences, c)}
+	for _, name := range names {
+		req.Preferences[name] = federation.ClusterPreferences{Weight: int64(1 + r.IntN(100))}
+		cs := scheduler.ClusterState{Name: name}
+		if current != nil {
+			cs.Current = ptr(current[name])
+		}
+		req.Clusters = append(req.Clusters, cs)
+	}
+	return req
+}
+
+// BenchmarkDivideFleet is the side-by-side benchmark's fedkit half: a fresh plan of R
+// replicas over C clusters, and R+1 rescheduled from the plan of R (rebalance off).
+func BenchmarkDivideFleet(b *testing.B) {
+	for _, c := range []int{100, 1000, 5000} {
+		const total = 100000
+		names := make([]string, c)
+		for i := range names {
+			names[i] = fmt.Sprintf("member-%05d", i)
+		}
+		prev, err := scheduler.Divide(fleetRequest(names, total, nil))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range []struct {
+			name string
+			req  scheduler.Request
+		}{
+			{"fresh", fleetRequest(names, total, nil)},
+			{"+1", fleetRequest(names, total+1, prev.Replicas)},
+		} {
+			b.Run(fmt.Sprintf("%s/C=%d/R=%d", w.name, c, total), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := scheduler.Divide(w.req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

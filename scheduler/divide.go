@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -82,17 +83,26 @@ func divide(req *Request) (Plan, error) {
 	sc := getScratch(n)
 	defer putScratch(sc)
 	all := sc.cands
-	k, need, err := candidates(req, all)
+	got, err := candidates(req, all)
 	if err != nil {
 		return Plan{}, err
 	}
+	k := got.k
 	cs := all[:k]
 	plan := Plan{Total: req.TotalReplicas, Algorithm: req.Algorithm, Strategy: req.Strategy}
 	d := divider{clusters: req.Clusters, desc: req.Key != "" && fnv1a(req.Key)%2 == 1, heap: sc.heap}
 	defer func() { sc.heap = d.heap }() // keep what the selection grew, for the next division
 
-	moved := k < n // records out of request order: these, and the divisions that sort
+	moved := k < n      // records out of request order: these, and the divisions that sort
+	countsOnly := false // since candidates, only the counts changed
 	switch {
+	case plainWebster(req):
+		plan.Unplaced, countsOnly = d.websterOf(cs, req.TotalReplicas, req.Rebalance, &got)
+		countsOnly = countsOnly && !got.bounded
+		if got.bounded {
+			d.bounds(cs, plan.Unplaced)
+			plan.Overflow = d.overflow(cs, plan.Unplaced)
+		}
 	case req.Strategy == federation.StrategyDuplicated:
 		plan.Overflow = d.duplicate(cs, req.TotalReplicas)
 		for _, v := range plan.Overflow {
@@ -108,43 +118,33 @@ func divide(req *Request) (Plan, error) {
 		plan.Unplaced = d.spread(cs, req.TotalReplicas, req.Rebalance, req.Spread)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
-	case req.Strategy == federation.StrategyCostOptimized:
+	default: // CostOptimized
 		plan.Unplaced = d.cheapest(cs, req.TotalReplicas, req.Rebalance)
 		plan.Overflow = d.overflow(cs, plan.Unplaced)
 		moved = true
-	default:
-		left := req.TotalReplicas - need // step 2 as candidates left it: every minimum in full
-		if need > req.TotalReplicas {
-			left = d.mins(cs, req.TotalReplicas) // not enough for all: the order decides
-		}
-		plan.Unplaced = d.websterFrom(cs, left, req.Rebalance)
-		d.bounds(cs, plan.Unplaced)
-		plan.Overflow = d.overflow(cs, plan.Unplaced)
-	}
-	var used colBits // for the plan's reasons
-	for i := range cs {
-		c := &cs[i]
-		if c.bound && c.by == Unbounded {
-			c.by, c.limit = c.hiBy, c.s
-		}
-		used.add(c)
 	}
 	if moved {
 		inRequestOrder(all)
 	}
 
-	// Duplicate names are found here, while the plan's map is built.
-	plan.Replicas = make(map[string]int64, n)
-	names := make([]string, n)
-	for i := range req.Clusters {
-		name := req.Clusters[i].Name
-		names[i] = name
-		plan.Replicas[name] = all[i].s
+	// One pass in request order builds the plan's map, finds duplicate names (as the map is
+	// built), gathers the bits the reasons' columns need, and compares the names with the
+	// last plan's (see names).
+	var used colBits
+	var same bool
+	if countsOnly {
+		used = colBits{w: got.wor, m: got.mor, kept: got.kor} // as candidates left them
+		plan.Replicas, same = countsOf(req.Clusters, all, &used, sc.names)
+	} else {
+		plan.Replicas, same = settle(req.Clusters, all, &used, sc.names)
 	}
 	if len(plan.Replicas) != n {
 		return Plan{}, invalid(req)
 	}
-	plan.why, plan.names = newReasons(all, &used), names
+	if !same {
+		sc.names = namesOf(req.Clusters)
+	}
+	plan.why, plan.names = newReasons(all, &used, sc.vals), sc.names
 	if req.Spread != nil {
 		plan.domains = make([]string, n)
 		for i := range req.Clusters {
@@ -152,6 +152,51 @@ func divide(req *Request) (Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// settle builds the plan's map from the records, in request order, and gathers the bits
+// the reasons' columns need, with the bound each record reports. The records of clusters
+// without a preference are all zeros: they add nothing. It also reports whether the
+// clusters' names are names, in order.
+func settle(clusters []ClusterState, all []cand, used *colBits, names []string) (map[string]int64, bool) {
+	replicas := make(map[string]int64, len(all))
+	same := len(names) == len(clusters)
+	for i := range all {
+		c := &all[i]
+		if c.bound && c.by == Unbounded {
+			c.by, c.limit = c.hiBy, c.s
+		}
+		used.add(c)
+		name := clusters[i].Name
+		replicas[name] = c.s
+		same = same && names[i] == name
+	}
+	return replicas, same
+}
+
+// countsOf is settle for a division that changed only the counts since candidates, and
+// no bound held: used has the other columns' bits already.
+func countsOf(clusters []ClusterState, all []cand, used *colBits, names []string) (map[string]int64, bool) {
+	replicas := make(map[string]int64, len(all))
+	same := len(names) == len(clusters)
+	for i := range all {
+		s := all[i].s
+		used.s |= uint64(s)
+		name := clusters[i].Name
+		replicas[name] = s
+		same = same && names[i] == name
+	}
+	return replicas, same
+}
+
+// namesOf returns the clusters' names, in order: a new slice, which plans share and never
+// change (see scratch.names).
+func namesOf(clusters []ClusterState) []string {
+	names := make([]string, len(clusters))
+	for i := range clusters {
+		names[i] = clusters[i].Name
+	}
+	return names
 }
 
 // inRequestOrder puts every record back at its cluster's index in the request, in O(n)
@@ -165,6 +210,34 @@ func inRequestOrder(all []cand) {
 	}
 }
 
+// plainWebster reports whether req takes the Webster division on the preferences' (or the
+// capacities') weights, without a spread: divide's first case, which candidates prepares.
+func plainWebster(req *Request) bool {
+	return req.Algorithm == federation.AlgorithmWebster && req.Spread == nil &&
+		(req.Strategy == federation.StrategyWeighted || req.Strategy == federation.StrategyCapacityWeighted)
+}
+
+// websterOf is the Webster division of total among cs, which candidates filled and
+// prepared (see pool); it returns the replicas left unplaced, and whether it used the
+// preparation: then only the counts changed since candidates.
+func (d *divider) websterOf(cs []cand, total int64, rebalance bool, got *pool) (int64, bool) {
+	if got.ready && got.need <= total && got.kept <= total-got.need {
+		// Every minimum and every running replica fits: steps 2 and 3 are as candidates
+		// left them, and so are step 4's ranges.
+		return d.give(cs, total-got.need-got.kept, got.next), true
+	}
+	if got.prepared {
+		for i := range cs {
+			cs[i].s, cs[i].kept = cs[i].m, 0 // back to every minimum in full
+		}
+	}
+	left := total - got.need // step 2 as candidates left it: every minimum in full
+	if got.need > total {
+		left = d.mins(cs, total) // not enough for all: the order decides
+	}
+	return d.websterFrom(cs, left, rebalance), false
+}
+
 // webster is the Webster division of total among cs (steps 2 to 4 of doc.go's definition);
 // it returns the replicas left unplaced.
 func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
@@ -174,67 +247,161 @@ func (d *divider) webster(cs []cand, total int64, rebalance bool) int64 {
 // websterFrom is webster once step 2 gave the minimums, with left replicas left.
 func (d *divider) websterFrom(cs []cand, left int64, rebalance bool) int64 {
 	if !rebalance {
-		left = d.keep(cs, left)
+		left, sp, all := d.keep(cs, left)
+		if all {
+			return d.give(cs, left, sp) // keep set step 4's ranges
+		}
+		return d.add(cs, left)
 	}
 	return d.add(cs, left)
 }
 
+// pool is what candidates found while it filled the records.
+type pool struct {
+	k       int    // candidates: the clusters with a preference
+	need    int64  // the sum of their minimums in full
+	bounded bool   // some candidate has a bound (maxReplicas or capacity)
+	wor     uint64 // their weights OR-ed: 0 when every weight is 0
+	mor     uint64 // their minimums OR-ed
+	wsum    uint64 // the sum of their weights (KubeFed refuses more than math.MaxInt64)
+	carry   uint64 // 1 when wsum went past 2^64 (possible with Webster's huge weights)
+
+	// For the plain Webster division, candidates also does step 3 (prepared), as if every
+	// minimum and every running replica fits, and sets step 4's ranges, counted in next:
+	// kept is the sum of the replicas kept beyond the minimums. ready says that the weights
+	// are the ones it used (not all 0); websterOf checks that everything fits, and undoes
+	// the preparation when not.
+	prepared, ready bool
+	kept            int64
+	kor             uint64 // the replicas kept beyond the minimums, OR-ed
+	next            span
+}
+
 // candidates fills all, one record per request cluster, and returns how many have a
 // preference: their records come first, in request order, with their bounds and effective
-// weights; the others follow in any order, marked NoPreference (Divide puts them back).
+// weights; the others follow in any order, marked NoPreference (Divide puts them back). It
+// checks each cluster and each preference as it reads them.
 //
 // It also gives each candidate its minimum in full, min(lo, hi), as step 2 does when the
 // total covers them all, and returns need, their sum: the Webster division then skips
-// step 2's pass in that common case. Every other division sets m and s itself.
-func candidates(req *Request, all []cand) (k int, need int64, err error) {
+// step 2's pass in that common case. Every other division sets m and s itself. With no
+// bound anywhere, the Webster division skips the passes that look for clusters held at one.
+func candidates(req *Request, all []cand) (pool, error) {
 	lk := newPrefLookup(req.Preferences)
 	if lk.hasWild && !goodPreference(&lk.wild) {
-		return 0, 0, invalid(req)
+		return pool{}, invalid(req)
 	}
-	none := len(all) // candidates go to the front (from k = 0), the others to the back
-	positive := false
-	var wsum uint64
+	// The loop keeps its sums in locals, and writes each record field by field: this is
+	// the one pass that every division makes over the clusters and their preferences.
+	prepared, keep := plainWebster(req), !req.Rebalance
+	capacityWeighted := req.Strategy == federation.StrategyCapacityWeighted
+	kubefed := req.Algorithm == federation.AlgorithmKubeFed
+	var got pool
+	var own federation.ClusterPreferences // the cluster's own entry, when it has one
+	k, none := 0, len(all)                // candidates go to the front, the others to the back
 	for i := range req.Clusters {
 		c := &req.Clusters[i]
-		p, src, good := lk.wild, lk.wildSrc, true
-		if !lk.onlyWild {
-			p, src, good = lk.find(c.Name)
-		}
+		p, src := lk.lookup(c.Name, &own)
 		switch {
-		case !good:
-			return 0, 0, invalid(req)
+		case (src == OwnPreference && !goodPreference(p)) || !clusterLooksValid(c):
+			return pool{}, invalid(req)
 		case src == NoPreference:
 			none--
 			all[none] = cand{idx: int32(i)} // pref NoPreference, the zero value
 			continue
 		}
-		r := &all[k] // reused from an earlier division: fill sets every field
+		r := &all[k]
 		k++
-		r.fill(int32(i), c, &p, src)
-		r.w = weightOf(req.Strategy, c, &p)
-		need = satAdd(need, r.m)
-		if wsum += r.w; wsum > math.MaxInt64 && req.Algorithm == federation.AlgorithmKubeFed {
-			return 0, 0, fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+		lo, most, hi, hiBy := boundsOf(c, p)
+		w := weightOf(capacityWeighted, c, p)
+		m := min(lo, hi)
+		s, base, lim := m, int64(0), int64(0)
+		if prepared { // step 3 as if everything fits, and step 4's range
+			if keep && c.Current != nil {
+				s = keptCount(m, *c.Current, hi)
+			}
+			base, lim = stepRange(s, w, hi)
+			got.kept = satAdd(got.kept, s-m)
+			got.kor |= uint64(s - m)
+			got.next.room = satAdd(got.next.room, lim-base) // empty for a zero weight
 		}
-		positive = positive || r.w > 0
+		// Field by field: a composite literal would be built aside and then copied.
+		r.w, r.s, r.base, r.lim, r.lo, r.hi, r.m, r.kept = w, s, base, lim, lo, hi, m, s-m
+		r.max, r.limit, r.idx = most, 0, int32(i)
+		r.hiBy, r.by, r.pref, r.bound = hiBy, Unbounded, src, false
+		if got.add(w, m, hiBy); kubefed && got.wsum > math.MaxInt64 {
+			return pool{}, weightsOverflow(req)
+		}
 	}
+	got.k, got.prepared = k, prepared
+	return got, got.finish(req, &lk, all[:k])
+}
+
+// finish checks the preferences of clusters not in the request, and settles what depends
+// on every candidate: whether the prepared division stands (some weight is positive), the
+// estimate's sums when every range is [0, unbounded), and the all-zero weights rule.
+func (g *pool) finish(req *Request, lk *prefLookup, cs []cand) error {
 	// Entries for clusters not in the request were not looked up: check them too (a bad
 	// preference is an error wherever it is). A duplicate name counts twice here; that is
 	// only a wasted scan, and the duplicate is reported later.
 	if lk.unchecked() {
 		for _, p := range req.Preferences {
 			if !goodPreference(&p) {
-				return 0, 0, invalid(req)
+				return invalid(req)
 			}
 		}
 	}
+	positive := g.wor != 0
+	g.ready = g.prepared && positive
+	if g.ready && req.Rebalance && g.need == 0 && !g.bounded && g.carry == 0 {
+		// Every positive weight's range is [0, unbounded): the estimate's sums are the
+		// weights' (estimate sums for itself otherwise).
+		g.next.wsum, g.next.plain, g.next.summed = float64(g.wsum), true, true
+	}
 	if !positive && req.Algorithm == federation.AlgorithmWebster {
 		// Every weight 0 (or no capacity known): all count as 1.
-		for i := range all[:k] {
-			all[i].w = 1
+		for i := range cs {
+			cs[i].w = 1
 		}
 	}
-	return k, need, nil
+	return nil
+}
+
+// add counts a candidate of weight w, minimum m and bound hiBy.
+func (g *pool) add(w uint64, m int64, hiBy Bound) {
+	var carry uint64
+	g.wsum, carry = bits.Add64(g.wsum, w, 0)
+	g.carry |= carry
+	g.wor |= w
+	g.mor |= uint64(m)
+	g.need = satAdd(g.need, m)
+	g.bounded = g.bounded || hiBy != Unbounded
+}
+
+// weightsOverflow is KubeFed's error for weights whose sum overflows int64, unless a
+// cluster is invalid: that error comes first, as when the clusters were checked before.
+func weightsOverflow(req *Request) error {
+	if !clustersLookValid(req.Clusters) {
+		return invalid(req)
+	}
+	return fmt.Errorf("%w: spec.clusters: Invalid value: the weights' sum overflows int64", ErrInvalidRequest)
+}
+
+// boundsOf returns a candidate's minReplicas (lo), maxReplicas (most, math.MaxInt64 when
+// unbounded), and hi, the smaller of maxReplicas and capacity, with what set it.
+func boundsOf(c *ClusterState, p *federation.ClusterPreferences) (lo, most, hi int64, hiBy Bound) {
+	most, hi = math.MaxInt64, math.MaxInt64
+	if p.MinReplicas != nil {
+		lo = *p.MinReplicas
+	}
+	if p.MaxReplicas != nil {
+		most = *p.MaxReplicas
+		hi, hiBy = most, MaxReplicas
+	}
+	if c.Capacity != nil && *c.Capacity < hi {
+		hi, hiBy = *c.Capacity, Capacity
+	}
+	return lo, most, hi, hiBy
 }
 
 // prefLookup finds each cluster's preference: its own entry, else the "*" entry.
@@ -260,15 +427,18 @@ func newPrefLookup(prefs map[string]federation.ClusterPreferences) prefLookup {
 	return l
 }
 
-// find returns cluster name's preference and where it comes from (NoPreference: none), and
-// false when its own entry is invalid. With onlyWild, the "*" entry is every cluster's:
-// candidates takes it without a call.
-func (l *prefLookup) find(name string) (federation.ClusterPreferences, Source, bool) {
-	if p, ok := l.prefs[name]; ok {
-		l.own++
-		return p, OwnPreference, goodPreference(&p)
+// lookup returns cluster name's preference and where it comes from (NoPreference: none):
+// its own entry, read into *own, or the "*" entry. With onlyWild, the "*" entry is every
+// cluster's, without a lookup.
+func (l *prefLookup) lookup(name string, own *federation.ClusterPreferences) (*federation.ClusterPreferences, Source) {
+	if !l.onlyWild {
+		var ok bool
+		if *own, ok = l.prefs[name]; ok {
+			l.own++
+			return own, OwnPreference
+		}
 	}
-	return l.wild, l.wildSrc, true
+	return &l.wild, l.wildSrc
 }
 
 // unchecked reports whether some entry was not looked up: a cluster not in the request.
@@ -280,29 +450,10 @@ func (l *prefLookup) unchecked() bool {
 	return !l.hasWild && l.own != n
 }
 
-// fill sets every field of r, the candidate for request cluster c at index i, whose
-// preference p comes from src, but its weight: its bounds and its minimum in full
-// (min(lo, hi)).
-func (r *cand) fill(i int32, c *ClusterState, p *federation.ClusterPreferences, src Source) {
-	*r = cand{idx: i, pref: src, hi: math.MaxInt64, max: math.MaxInt64}
-	if p.MinReplicas != nil {
-		r.lo = *p.MinReplicas
-	}
-	if p.MaxReplicas != nil {
-		r.max = *p.MaxReplicas
-		r.hi, r.hiBy = r.max, MaxReplicas
-	}
-	if c.Capacity != nil && *c.Capacity < r.hi {
-		r.hi, r.hiBy = *c.Capacity, Capacity
-	}
-	r.m = min(r.lo, r.hi)
-	r.s = r.m
-}
-
 // weightOf is a candidate's effective weight: its capacity under CapacityWeighted (0 when
 // unknown), else its preference's weight.
-func weightOf(strategy federation.Strategy, c *ClusterState, p *federation.ClusterPreferences) uint64 {
-	if strategy != federation.StrategyCapacityWeighted {
+func weightOf(capacityWeighted bool, c *ClusterState, p *federation.ClusterPreferences) uint64 {
+	if !capacityWeighted {
 		return uint64(p.Weight)
 	}
 	if c.Capacity != nil {

@@ -23,13 +23,19 @@ var ErrInvalidRequest = errors.New("scheduler: invalid request")
 var ErrInvalidOptions = errors.New("scheduler: invalid options")
 
 // validate returns every problem of req at once, as field errors. Without detailed, it
-// first runs the allocation-free looksValid, which leaves duplicate names and preferences to
-// [Divide] (it finds them for free while it builds the candidates and the plan's map, and
-// then calls validate with detailed set to report them with everything else).
+// first runs the allocation-free looksValid, which leaves the clusters, duplicate names and
+// preferences to [Divide] (it finds them for free while it builds the candidates and the
+// plan's map, and then reports them with everything else: see invalid).
 func validate(req *Request, detailed bool) error {
 	if !detailed && looksValid(req) {
 		return nil
 	}
+	return fieldErrors(req, detailed)
+}
+
+// fieldErrors returns every problem of req at once, as field errors; duplicate names only
+// with dups.
+func fieldErrors(req *Request, dups bool) error {
 	spec := field.NewPath("spec")
 	errs := specErrors(req, spec)
 	for name, p := range req.Preferences {
@@ -38,7 +44,7 @@ func validate(req *Request, detailed bool) error {
 		}
 		errs = append(errs, federation.ValidateClusterPreferences(p, spec.Child("clusters").Key(name))...)
 	}
-	errs = append(errs, clusterErrors(req.Clusters, detailed)...)
+	errs = append(errs, clusterErrors(req.Clusters, dups)...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -124,20 +130,22 @@ func nonNegative(errs field.ErrorList, path *field.Path, v *int64) field.ErrorLi
 	return errs
 }
 
-// invalid reports a problem Divide found on its way: the detailed field errors, which always
-// name it (the fallback only guards against the two checks drifting apart).
+// invalid reports a problem Divide found on its way: the field errors, which always name it
+// (the fallback only guards against the checks drifting apart). Duplicate names are among
+// them only when every cluster is valid otherwise, as when the clusters were checked before
+// the plan's map looked for duplicates.
 func invalid(req *Request) error {
-	if err := validate(req, true); err != nil {
+	if err := fieldErrors(req, clustersLookValid(req.Clusters)); err != nil {
 		return err
 	}
 	return fmt.Errorf("%w: spec: a preference or cluster name is invalid", ErrInvalidRequest)
 }
 
-// looksValid is validate's fast path: a scan that allocates nothing. When it says no, validate
-// builds the field errors. It leaves the preferences to candidates, which checks each while it
-// looks it up rather than walking the map twice.
+// looksValid is validate's fast path: a check that allocates nothing. When it says no,
+// validate builds the field errors. It leaves the clusters and the preferences to
+// candidates, which checks each as it reads it rather than walking them twice.
 func looksValid(req *Request) bool {
-	return req.TotalReplicas >= 0 && specLooksValid(req) && clustersLookValid(req.Clusters)
+	return req.TotalReplicas >= 0 && specLooksValid(req)
 }
 
 // specLooksValid is looksValid for the algorithm, the strategy, the spread and the refill.
@@ -175,16 +183,20 @@ func spreadLooksValid(s *Spread, kubefed bool) bool {
 	return s == nil || (!kubefed && s.MinDomains >= 0 && s.MaxSkew >= 0)
 }
 
-// clustersLookValid is looksValid for the clusters; preferences are checked by candidates
-// as it looks them up (see goodPreference).
+// clustersLookValid reports whether every cluster looks valid (see clusterLooksValid).
 func clustersLookValid(clusters []ClusterState) bool {
 	for i := range clusters {
-		c := &clusters[i]
-		if c.Name == "" || (c.Current != nil && *c.Current < 0) || (c.Capacity != nil && *c.Capacity < 0) || (c.Cost != nil && *c.Cost < 0) {
+		if !clusterLooksValid(&clusters[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// clusterLooksValid is the allocation-free check of one cluster: a name, and no negative
+// number. Duplicate names are found as the plan's map is built.
+func clusterLooksValid(c *ClusterState) bool {
+	return c.Name != "" && (c.Current == nil || *c.Current >= 0) && (c.Capacity == nil || *c.Capacity >= 0) && (c.Cost == nil || *c.Cost >= 0)
 }
 
 // goodPreference is the allocation-free form of federation.ValidateClusterPreferences.

@@ -255,8 +255,9 @@ func eligible(c *cand, growing bool) bool {
 // inverse priority of the next seat) or shrink (the priority of the last seat), smaller
 // first, as before does up to rounding.
 func seatKey(c *cand, growing bool) (num, den float64) {
+	w := float64(int64(c.w)) // weights never exceed math.MaxInt64; the int64 conversion is one instruction
 	if growing {
-		return 2*float64(c.s) + 1, float64(c.w)
+		return 2*float64(c.s) + 1, w
 	}
-	return float64(c.w), 2*float64(c.s) - 1
+	return w, 2*float64(c.s) - 1
 }

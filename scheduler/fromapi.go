@@ -4,7 +4,8 @@ import (
 	"github.com/fedkit/fedkit/federation"
 )
 
-// RequestFor builds a request from a ReplicaSchedulingPreference: its total, rebalance flag,
+// RequestFor builds a request from a ReplicaSchedulingPreference: its total
+// ([federation.FleetTotal]: with spec.autoscale, the autoscaler's), rebalance flag,
 // cluster preferences, algorithm and strategy, for the given clusters (in placement order). It
 // is pure. The RSP is used as given: defaulting (minReplicas 1) is the caller's choice, see
 // [Request.Preferences]; an unknown algorithm or strategy is reported by [Divide], with its
@@ -13,7 +14,7 @@ import (
 func RequestFor(key federation.Key, rsp *federation.ReplicaSchedulingPreference, clusters []ClusterState) Request {
 	return Request{
 		Key:           key.String(),
-		TotalReplicas: rsp.Spec.TotalReplicas,
+		TotalReplicas: federation.FleetTotal(rsp),
 		Clusters:      clusters,
 		Preferences:   rsp.Spec.Clusters,
 		Rebalance:     rsp.Spec.Rebalance,

@@ -290,3 +290,35 @@ func TestRefillProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNamesAreItsOwn: a plan's explanations keep the names of the request it was made
+// for, when the caller then reuses its cluster slice for another request (divisions of the
+// same names share one immutable copy; a division of others makes a new one).
+func TestPlanNamesAreItsOwn(t *testing.T) {
+	clusters := []scheduler.ClusterState{{Name: "a"}, {Name: "b"}}
+	first, err := scheduler.Divide(scheduler.Request{TotalReplicas: 3, Clusters: clusters})
+	require.NoError(t, err)
+	again, err := scheduler.Divide(scheduler.Request{TotalReplicas: 4, Clusters: clusters})
+	require.NoError(t, err)
+	clusters[0].Name = "c" // the caller's slice, reused
+	other, err := scheduler.Divide(scheduler.Request{TotalReplicas: 5, Clusters: clusters})
+	require.NoError(t, err)
+	names := func(p scheduler.Plan) []string {
+		var out []string
+		for _, c := range p.Schedule().Clusters {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		plan scheduler.Plan
+		want []string
+	}{{first, []string{"a", "b"}}, {again, []string{"a", "b"}}, {other, []string{"c", "b"}}} {
+		if diff := cmp.Diff(tc.want, names(tc.plan)); diff != "" {
+			t.Errorf("plan of %d: names (-want +got):\n%s", tc.plan.Total, diff)
+		}
+		if a, ok := tc.plan.Cluster(tc.want[0]); !ok || a.Name != tc.want[0] {
+			t.Errorf("plan of %d: Cluster(%q) = %+v, %v", tc.plan.Total, tc.want[0], a, ok)
+		}
+	}
+}

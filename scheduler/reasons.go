@@ -28,8 +28,11 @@ type reasons struct {
 }
 
 // newReasons copies the results of a division from its records, one per request cluster in
-// request order; used tells the bits their columns need (see colBits).
-func newReasons(all []cand, used *colBits) reasons {
+// request order; used tells the bits their columns need (see colBits), and vals is
+// scratch for n values. Column by column: a field of every record gathered into vals, then
+// packed at the column's width, two tight loops where a record at a time would choose the
+// width of each of its values.
+func newReasons(all []cand, used *colBits, vals []int64) reasons {
 	n := len(all)
 	limit := used.limit
 	if !used.limited {
@@ -49,13 +52,55 @@ func newReasons(all []cand, used *colBits) reasons {
 	for i := range all {
 		r.flags[i] = uint8(all[i].pref) | uint8(all[i].by)<<4
 	}
-	// Column by column: a column of width 0 costs nothing, the others a tight loop each.
-	r.s.fill(all, fieldS)
-	r.w.fill(all, fieldW)
-	r.m.fill(all, fieldM)
-	r.kept.fill(all, fieldKept)
-	r.limit.fill(all, fieldLimit)
+	vals = vals[:n]
+	for _, col := range []struct {
+		c column
+		f recField
+	}{{r.s, fieldS}, {r.w, fieldW}, {r.m, fieldM}, {r.kept, fieldKept}, {r.limit, fieldLimit}} {
+		if col.c.width > 0 { // a column of width 0 holds only 0s
+			gather(vals, all, col.f)
+			col.c.pack(vals)
+		}
+	}
 	return r
+}
+
+// recField names one field of cand that a column holds.
+type recField uint8
+
+const (
+	fieldS recField = iota
+	fieldW
+	fieldM
+	fieldKept
+	fieldLimit
+)
+
+// gather sets vals[i] to field f of all[i].
+func gather(vals []int64, all []cand, f recField) {
+	vals = vals[:len(all)]
+	switch f {
+	case fieldS:
+		for i := range all {
+			vals[i] = all[i].s
+		}
+	case fieldW:
+		for i := range all {
+			vals[i] = int64(all[i].w)
+		}
+	case fieldM:
+		for i := range all {
+			vals[i] = all[i].m
+		}
+	case fieldKept:
+		for i := range all {
+			vals[i] = all[i].kept
+		}
+	case fieldLimit:
+		for i := range all {
+			vals[i] = all[i].limit
+		}
+	}
 }
 
 // colBits gathers, record by record, what newReasons needs to know before it allocates:
@@ -74,34 +119,10 @@ func (b *colBits) add(c *cand) {
 	b.m |= uint64(c.m)
 	b.kept |= uint64(c.kept)
 	b.limit |= uint64(c.limit)
-	v, ok := impliedLimit(c.by, c.s)
-	b.limited = b.limited || !ok || c.limit != v
-}
-
-// recField names one column's field of cand, for column.fill.
-type recField uint8
-
-const (
-	fieldS recField = iota
-	fieldW
-	fieldM
-	fieldKept
-	fieldLimit
-)
-
-// get returns c's value of f.
-func (c *cand) get(f recField) int64 {
-	switch f {
-	case fieldS:
-		return c.s
-	case fieldW:
-		return int64(c.w)
-	case fieldM:
-		return c.m
-	case fieldKept:
-		return c.kept
+	if c.by != Unbounded || c.limit != 0 { // unbounded, impliedLimit is 0: nothing to store
+		v, ok := impliedLimit(c.by, c.s)
+		b.limited = b.limited || !ok || c.limit != v
 	}
-	return c.limit
 }
 
 // impliedLimit is a cluster's Allocation.Limit when the plan stores no limit column: the
@@ -186,28 +207,28 @@ func (c column) at(i int) int64 {
 	return 0
 }
 
-// fill sets the column to field f of every record.
-func (c column) fill(all []cand, f recField) {
+// pack sets the column to vals, which its width must hold.
+func (c column) pack(vals []int64) {
 	switch c.width {
 	case 1:
-		b := c.b[:len(all)]
-		for i := range all {
-			b[i] = uint8(all[i].get(f))
+		b := c.b[:len(vals)]
+		for i, v := range vals {
+			b[i] = uint8(v)
 		}
 	case 2:
-		b := c.b[:2*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint16(b[2*i:], uint16(all[i].get(f)))
+		b := c.b[:2*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
 		}
 	case 4:
-		b := c.b[:4*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(all[i].get(f)))
+		b := c.b[:4*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
 		}
 	case 8:
-		b := c.b[:8*len(all)]
-		for i := range all {
-			binary.LittleEndian.PutUint64(b[8*i:], uint64(all[i].get(f)))
+		b := c.b[:8*len(vals)]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
 		}
 	}
 }

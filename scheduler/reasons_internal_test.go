@@ -39,7 +39,7 @@ func TestReasonsRoundTrip(t *testing.T) {
 		for i := range all {
 			used.add(&all[i])
 		}
-		why := newReasons(all, &used)
+		why := newReasons(all, &used, make([]int64, n))
 		if why.len() != n {
 			t.Fatalf("round %d: len() = %d; want %d", round, why.len(), n)
 		}

@@ -31,11 +31,7 @@ import (
 // has the func(context.Context) error shape, so a controller-runtime manager can run it as
 // manager.RunnableFunc(s.Run).
 func (s *Scheduler) Run(ctx context.Context) error {
-	l, err := loop.New(s.host, []loop.Source{
-		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace},
-		{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: s.opts.Namespace},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
-	}, loop.Options{
+	l, err := loop.New(s.host, s.sources(), loop.Options{
 		Name:             "scheduler/" + s.typ.Federated.Kind,
 		Workers:          s.opts.Workers,
 		Clock:            s.opts.Clock,
@@ -55,4 +51,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	return nil
+}
+
+// Watches returns the host resources Run watches: the federated type, the
+// ReplicaSchedulingPreferences (in Options.Namespace) and the Clusters.
+func (s *Scheduler) Watches() []federation.Watch { return loop.Watches(s.sources()) }
+
+// sources are what Run watches, and how a change maps to keys.
+func (s *Scheduler) sources() []loop.Source {
+	return []loop.Source{
+		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace},
+		{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: s.opts.Namespace},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
+	}
 }

@@ -3,17 +3,16 @@ package scheduler_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/storytest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -28,59 +27,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in schedu
 //	----
 //	expected output (one Explain line per cluster, then unplaced/overflow/summary)
 //
-// and cases are separated by blank lines; lines starting with # outside a case are comments.
-// go test ./scheduler -run TestScenarios -rewrite refreshes the expected output.
+// and cases are separated by blank lines; lines starting with # outside a case are comments
+// (the format of package internal/storytest). go test ./scheduler -run TestScenarios -rewrite
+// refreshes the expected output.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
+	for _, file := range storytest.Files(t, "testdata/*.txt") {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			cases := runBlocks(t, file, func(input []string) string { return runScenario(t, input) })
+			cases := storytest.Run(t, file, *rewrite, func(b storytest.Block) string { return runScenario(t, b.Lines) })
 			t.Logf("%d cases", cases)
 		})
 	}
-}
-
-// runBlocks runs the cases of a datadriven file through run, in order, and returns how many
-// there were. Cases are separated by blank lines; lines starting with # before a case are
-// comments; a case is its input lines, "----", and the output run must print. With -rewrite
-// the file is written back with what run printed.
-func runBlocks(t *testing.T, file string, run func(input []string) string) int {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var out strings.Builder
-	cases := 0
-	for _, block := range strings.Split(strings.TrimRight(string(data), "\n"), "\n\n") {
-		lines := strings.Split(block, "\n")
-		i := 0
-		for i < len(lines) && strings.HasPrefix(lines[i], "#") {
-			out.WriteString(lines[i] + "\n")
-			i++
-		}
-		if i == len(lines) {
-			out.WriteString("\n")
-			continue
-		}
-		sep := i
-		for sep < len(lines) && lines[sep] != "----" {
-			sep++
-		}
-		require.Less(t, sep, len(lines), "%s: case at %q has no ---- line", file, lines[i])
-		input := lines[i:sep]
-		want := strings.Join(lines[sep+1:], "\n")
-		got := run(input)
-		cases++
-		if !*rewrite && got != want {
-			t.Errorf("%s: %s\n(-want +got):\n%s", file, input[0], cmp.Diff(want, got))
-		}
-		out.WriteString(strings.Join(input, "\n") + "\n----\n" + got + "\n\n")
-	}
-	if *rewrite {
-		require.NoError(t, os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644))
-	}
-	return cases
 }
 
 // runScenario parses one case's input, divides, and renders the plan.

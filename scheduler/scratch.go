@@ -2,13 +2,22 @@ package scheduler
 
 import "sync"
 
-// A division's working memory: one cand per cluster and the selection's heap. Divide hands
+// A division's working memory: one cand per cluster, the selection's heap, and a value per
+// cluster for the plan's columns. Divide hands
 // the plan a compact copy of the results (reasons) and gives the working records back, so a
 // steady caller (the scheduler loop, a benchmark) reuses them instead of allocating and
 // zeroing tens of kilobytes per call for a few microseconds of use.
 type scratch struct {
 	cands []cand
 	heap  []int32
+	vals  []int64 // newReasons' column values
+
+	// names are the names of the last division's clusters, in order, as its plan keeps
+	// them. Plans never change their names, so a division of the same clusters shares the
+	// slice instead of copying 16 bytes a cluster again: divide compares the names as it
+	// builds the plan's map (a string compare that stops at equal pointers), and makes a
+	// new slice when any differs. It is not a cache of results: nothing else is kept.
+	names []string
 }
 
 // scratchPool holds the scratch of finished divisions. It is a pool of memory, not a cache
@@ -27,6 +36,7 @@ func getScratch(n int) *scratch {
 	sc := scratchPool.Get().(*scratch)
 	if cap(sc.cands) < n {
 		sc.cands = make([]cand, n)
+		sc.vals = make([]int64, n)
 	}
 	sc.cands = sc.cands[:n]
 	return sc

@@ -10,14 +10,15 @@ import (
 
 // selectAll gives up to k seats of the ranges [base, lim) in the order, zero weights
 // included (they come after every positive weight), and returns how many it gave. Every
-// cluster is at its base (s == base) on entry; room and zeroRoom are the sums of lim-base
-// over the positive and the zero weights, which the caller counted while it set the ranges.
-func (d *divider) selectAll(cs []cand, k, room, zeroRoom int64) int64 {
+// cluster is at its base (s == base) on entry; sp counts the ranges, as the caller counted
+// them while it set them.
+func (d *divider) selectAll(cs []cand, k int64, sp span) int64 {
 	if k <= 0 {
 		return 0
 	}
+	room, zeroRoom := sp.room, sp.zeroRoom
 	if k < room {
-		d.selectPositive(cs, k, room)
+		d.selectPositive(cs, k, &sp)
 		return k
 	}
 	for i := range cs {
@@ -33,8 +34,9 @@ func (d *divider) selectAll(cs []cand, k, room, zeroRoom int64) int64 {
 }
 
 // selectPositive gives exactly k seats among the positive-weight ranges, whose room (the sum
-// of lim-base) is more than k.
-func (d *divider) selectPositive(cs []cand, k, room int64) {
+// of lim-base, sp.room) is more than k.
+func (d *divider) selectPositive(cs []cand, k int64, sp *span) {
+	room := sp.room
 	// Every cluster's seats above a divisor are counted exactly, so the set they form is a
 	// prefix of the order and only the difference to k is left for the heap. The continuous
 	// estimate is close when shares are large; when many shares are below one seat it is
@@ -57,7 +59,7 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 		}
 		got = room
 	default:
-		got = d.seatsNear(cs, k, tolerance)
+		got = d.seatsNear(cs, k, tolerance, sp)
 	}
 	switch {
 	case got < k:
@@ -69,8 +71,8 @@ func (d *divider) selectPositive(cs []cand, k, room int64) {
 
 // seatsNear sets the clusters to the seats above the divisor whose count comes closest to
 // k (within tolerance, or as close as the search gets), and returns that count.
-func (d *divider) seatsNear(cs []cand, k, tolerance int64) int64 {
-	lam := d.estimate(cs, k)
+func (d *divider) seatsNear(cs []cand, k, tolerance int64, sp *span) int64 {
+	lam := d.estimate(cs, k, sp)
 	got := d.countAbove(cs, lam)
 	best, bestDiff := lam, absDiff(got, k)
 	// The exact count is a monotone step function of λ: bracket k and narrow the bracket,
@@ -153,16 +155,21 @@ func absDiff(a, b int64) int64 {
 }
 
 // countAbove sets every positive-weight cluster to its seats with priority above 1/(2λ),
-// clamped to [base, lim], and returns how many seats that gives beyond the bases.
+// clamped to [base, lim], and returns how many seats that gives beyond the bases. It counts
+// in floating point where that is sure, and in 128 bits where not.
 func (d *divider) countAbove(cs []cand, lam float64) int64 {
-	x := divisor(2 * lam)
+	x2 := 2 * lam
+	x := divisor(x2)
 	var got int64
 	for i := range cs {
 		c := &cs[i]
 		if c.w == 0 || c.base >= c.lim {
 			continue
 		}
-		n := x.seatsAbove(c.w)
+		n, sure := seatsAboveFloat(c.w, x2) // exact but where rounding could matter
+		if !sure {
+			n = x.seatsAbove(c.w)
+		}
 		switch {
 		case n <= uint64(c.base):
 			c.s = c.base
@@ -177,22 +184,20 @@ func (d *divider) countAbove(cs []cand, lam float64) int64 {
 }
 
 // estimate returns λ with Σ clamp(w·λ, base, lim) - base ≈ k over the positive-weight
-// ranges: the continuous version of the division. Only speed depends on it, not the result.
-func (d *divider) estimate(cs []cand, k int64) float64 {
-	var wsum, bsum float64
-	plain := true // every range [0, unbounded): nothing clamps, the first λ is the answer
-	for i := range cs {
-		c := &cs[i]
-		if c.w > 0 && c.base < c.lim {
-			wsum += float64(c.w)
-			bsum += float64(c.base)
-			plain = plain && c.base == 0 && c.lim == math.MaxInt64
+// ranges, counted in sp: the continuous version of the division. Only speed depends on it,
+// not the result.
+func (d *divider) estimate(cs []cand, k int64, sp *span) float64 {
+	if !sp.summed {
+		sp.plain, sp.summed = true, true
+		for i := range cs {
+			sp.sum(&cs[i])
 		}
 	}
+	wsum := sp.wsum
 	target := float64(k)
-	lam := (target + bsum) / wsum
-	if plain {
-		return lam // the loop below would check Σ w·λ = k and stop
+	lam := (target + sp.bsum) / wsum
+	if sp.plain {
+		return lam // every range [0, unbounded): nothing clamps, and Σ w·λ = k
 	}
 	lo, hi := 0.0, math.Inf(1)
 	for range 64 {

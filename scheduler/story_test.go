@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/storytest"
 	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
 )
@@ -48,16 +49,12 @@ import (
 //
 // go test ./scheduler -run TestStories -rewrite refreshes the expected output.
 func TestStories(t *testing.T) {
-	files, err := filepath.Glob("testdata/stories/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no stories: %v", err)
-	}
-	for _, file := range files {
+	for _, file := range storytest.Files(t, "testdata/stories/*.txt") {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			st := newStory()
-			runBlocks(t, file, func(input []string) string {
+			storytest.Run(t, file, *rewrite, func(b storytest.Block) string {
 				var out strings.Builder
-				for _, line := range input {
+				for _, line := range b.Lines {
 					if err := st.do(line, &out); err != nil {
 						t.Fatalf("%s: %q: %v", file, line, err)
 					}

@@ -34,7 +34,7 @@ func (d *divider) cheapest(cs []cand, total int64, rebalance bool) int64 {
 	left := d.mins(cs, total)
 	if !rebalance {
 		for _, t := range d.tiers(cs) {
-			left = d.keep(t, left)
+			left, _, _ = d.keep(t, left) // add sets its ranges below, tier by tier
 		}
 	}
 	ts := d.tiers(cs)

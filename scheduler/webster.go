@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"math/bits"
 	"sort"
 )
@@ -144,36 +145,42 @@ func (d *divider) mins(cs []cand, total int64) int64 {
 }
 
 // keep is step 3 (rebalance off): every candidate starts at its current replicas clamped to
-// [m, hi]; when that is more than is left, the kept seats that come last in the order go.
-// It returns the replicas left.
-func (d *divider) keep(cs []cand, left int64) int64 {
-	var room, zeroRoom int64
+// [m, hi] (it finds every candidate at m); when that is more than is left, the kept seats
+// that come last in the order go. It returns the replicas left.
+//
+// When every running replica fits (the steady state of a workload that scales up), keep
+// also sets the records to step 4's ranges and returns them counted, with true: step 4 is
+// then one selection on them (see give), with no second pass.
+func (d *divider) keep(cs []cand, left int64) (int64, span, bool) {
+	// One pass, as if everything fits: each candidate at its kept count, ranges for step 4.
+	var extra int64
+	var next span
 	for i := range cs {
 		c := &cs[i]
-		c.base, c.lim = c.s, c.s
+		top := c.s
 		if cur, ok := d.current(c); ok {
-			c.lim = max(c.s, min(cur, c.hi))
+			top = keptCount(c.s, cur, c.hi)
 		}
-		if c.w > 0 {
-			room = satAdd(room, c.lim-c.base)
-		} else {
-			zeroRoom = satAdd(zeroRoom, c.lim-c.base)
-		}
+		c.s, c.kept = top, top-c.m
+		c.base, c.lim = stepRange(top, c.w, c.hi)
+		extra = satAdd(extra, c.kept)
+		next.count(c)
 	}
-	if extra := satAdd(room, zeroRoom); extra <= left {
-		// Everything is kept (the steady state of a workload that scales up).
-		for i := range cs {
-			c := &cs[i]
-			c.s = c.lim
-			c.kept = c.s - c.m
-		}
-		return left - extra
+	if extra <= left {
+		return left - extra, next, true
 	}
-	got := d.selectAll(cs, left, room, zeroRoom)
+	// Too many: back to step 3's ranges, [m, kept count], and select the kept seats.
+	var sp span
+	for i := range cs {
+		c := &cs[i]
+		c.base, c.lim, c.s = c.m, c.s, c.m
+		sp.count(c)
+	}
+	got := d.selectAll(cs, left, sp)
 	for i := range cs {
 		cs[i].kept = cs[i].s - cs[i].m
 	}
-	return left - got
+	return left - got, span{}, false
 }
 
 // add is step 4: one seat at a time to the first seat in the order among candidates below hi
@@ -182,14 +189,65 @@ func (d *divider) add(cs []cand, left int64) int64 {
 	if left <= 0 {
 		return left // nothing to give (no step after this one reads base and lim)
 	}
-	var room int64
+	sp := span{plain: true, summed: true}
 	for i := range cs {
 		c := &cs[i]
-		c.base, c.lim = c.s, c.s
-		if c.w > 0 {
-			c.lim = c.hi
-			room = satAdd(room, c.lim-c.base)
-		}
+		c.base, c.lim = stepRange(c.s, c.w, c.hi)
+		sp.count(c)
+		sp.sum(c)
 	}
-	return left - d.selectAll(cs, left, room, 0)
+	return d.give(cs, left, sp)
+}
+
+// give is step 4 on records whose ranges are set and counted in sp.
+func (d *divider) give(cs []cand, left int64, sp span) int64 {
+	if left <= 0 {
+		return left
+	}
+	return left - d.selectAll(cs, left, sp)
+}
+
+// keptCount is a candidate's count with its cur running replicas kept: cur clamped to
+// [m, hi], m its minimum (step 3).
+func keptCount(m, cur, hi int64) int64 {
+	return max(m, min(cur, hi))
+}
+
+// stepRange is a candidate's range for step 4 from s, its count so far: [s, hi) with a
+// positive weight w, empty without.
+func stepRange(s int64, w uint64, hi int64) (base, lim int64) {
+	if w > 0 {
+		return s, hi
+	}
+	return s, s
+}
+
+// span counts the ranges [base, lim) of a selection, as the step that set them went over
+// them: the room of the positive and of the zero weights and, when summed, what the
+// divisor's estimate needs: the sums of the weights and of the bases of the positive
+// weights' ranges that are not empty, and whether every one of those is [0, unbounded).
+// keep does not sum (its selections are mostly a handful of seats, which need no estimate):
+// estimate then sums for itself.
+type span struct {
+	room, zeroRoom int64
+	wsum, bsum     float64
+	plain, summed  bool
+}
+
+// count adds c's range to the rooms.
+func (sp *span) count(c *cand) {
+	if c.w == 0 {
+		sp.zeroRoom = satAdd(sp.zeroRoom, c.lim-c.base)
+	} else {
+		sp.room = satAdd(sp.room, c.lim-c.base)
+	}
+}
+
+// sum adds c's range to the sums; summed must be true and plain start true.
+func (sp *span) sum(c *cand) {
+	if c.w > 0 && c.base < c.lim {
+		sp.wsum += float64(int64(c.w)) // weights never exceed math.MaxInt64
+		sp.bsum += float64(c.base)
+		sp.plain = sp.plain && c.base == 0 && c.lim == math.MaxInt64
+	}
 }

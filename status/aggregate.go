@@ -134,7 +134,7 @@ func Aggregate(in Input) Aggregation {
 	}
 	placed := len(st.Clusters)
 	sum.StaleClusters = int32(placed - out.Fresh)
-	out.Quorum = placed > 0 && 2*out.Fresh > placed
+	out.Quorum = HasQuorum(out.Fresh, placed)
 
 	out.Aggregated = st.Aggregated
 	if out.Quorum || placed == 0 {
@@ -197,7 +197,22 @@ func (in *Input) member(i int) Member {
 
 // fresh reports whether m's data is fresh (rule 1 of Aggregate).
 func (in *Input) fresh(m Member) bool {
-	return m.ClusterReady && m.Observation != nil && !m.LastRead.IsZero() && in.Now.Sub(m.LastRead) <= in.StaleAfter
+	return m.Observation != nil && IsFresh(m.ClusterReady, m.LastRead, in.Now, in.StaleAfter)
+}
+
+// IsFresh is rule 1 of [Aggregate], for every loop that sums what members report (package
+// autoscale too): data read at lastRead from a cluster whose Ready condition is clusterReady
+// is fresh at now when the cluster is Ready and the read is at most staleAfter old. A zero
+// lastRead (never read) is stale.
+func IsFresh(clusterReady bool, lastRead, now time.Time, staleAfter time.Duration) bool {
+	return clusterReady && !lastRead.IsZero() && now.Sub(lastRead) <= staleAfter
+}
+
+// HasQuorum is rule 2 of [Aggregate], for every loop that sums what members report (package
+// autoscale too): fresh clusters are a quorum when they are more than half of the placed
+// ones. Numbers built from a partitioned minority are never published.
+func HasQuorum(fresh, placed int) bool {
+	return placed > 0 && 2*fresh > placed
 }
 
 // nextEntry returns old with the observed fields decided for m, and whether they changed:

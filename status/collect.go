@@ -127,7 +127,7 @@ func waitingForSync(st *federation.FederatedStatus) bool {
 }
 
 // reasonWaitingForSchedule is sync's Propagated reason while it waits for a new object's
-// schedule (fedsync.ReasonWaitingForSchedule; the packages do not import each other).
+// schedule (sync/plan's ReasonWaitingForSchedule; the packages do not import each other).
 const reasonWaitingForSchedule = "WaitingForSchedule"
 
 // decodeStatus decodes the federated object's status only (the template can be large and is

@@ -38,11 +38,7 @@ import (
 // func(context.Context) error shape, so a controller-runtime manager can run it as
 // manager.RunnableFunc(c.Run).
 func (c *Collector) Run(ctx context.Context) error {
-	l, err := loop.New(c.host, []loop.Source{
-		{GVR: c.typ.FederatedGVR(), Namespace: c.opts.Namespace, Changed: placementChanged},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged,
-			Deleted: func(u *unstructured.Unstructured) { c.metrics.forgetCluster(u.GetName()) }},
-	}, loop.Options{
+	l, err := loop.New(c.host, c.sources(), loop.Options{
 		Name:             "status/" + c.typ.Federated.Kind,
 		Workers:          c.opts.Workers,
 		Clock:            c.opts.Clock,
@@ -92,9 +88,7 @@ func (c *Collector) Run(ctx context.Context) error {
 // nil after every goroutine it started has exited, and the fedkit_cluster_ready series it
 // set are deleted.
 func (m *ClusterMonitor) Run(ctx context.Context) error {
-	l, err := loop.New(m.host, []loop.Source{
-		{GVR: federation.ClusterGVR, Changed: specChanged},
-	}, loop.Options{
+	l, err := loop.New(m.host, m.sources(), loop.Options{
 		Name:             "cluster-monitor",
 		Workers:          m.opts.Workers,
 		Clock:            m.opts.Clock,
@@ -196,4 +190,26 @@ func ownerKey(obj *unstructured.Unstructured) (federation.Key, bool) {
 		return federation.Key{}, false
 	}
 	return federation.Key{Namespace: labels[federation.FederatedNamespaceLabel], Name: name}, true
+}
+
+// Watches returns the host resources Run watches: the federated type (in
+// Options.Namespace) and the Clusters. The member objects it reads come from the cluster
+// set's member caches.
+func (c *Collector) Watches() []federation.Watch { return loop.Watches(c.sources()) }
+
+// sources are what the Collector's Run watches, and how a change maps to keys.
+func (c *Collector) sources() []loop.Source {
+	return []loop.Source{
+		{GVR: c.typ.FederatedGVR(), Namespace: c.opts.Namespace, Changed: placementChanged},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: readinessChanged,
+			Deleted: func(u *unstructured.Unstructured) { c.metrics.forgetCluster(u.GetName()) }},
+	}
+}
+
+// Watches returns the host resources Run watches: the Clusters.
+func (m *ClusterMonitor) Watches() []federation.Watch { return loop.Watches(m.sources()) }
+
+// sources are what the monitor's Run watches.
+func (m *ClusterMonitor) sources() []loop.Source {
+	return []loop.Source{{GVR: federation.ClusterGVR, Changed: specChanged}}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Clusters leaving the federation. A Syncer puts its ClusterFinalizer (one per type and
@@ -41,7 +42,7 @@ const clusterRecheck = 5 * time.Second
 func ClusterFinalizer(typ federation.TypeConfig, identity string) string {
 	const prefix = "federation.k8s.io/"
 	name := "sync-" + typ.FederatedResource
-	if identity = identityOr(identity); identity == federation.ManagedByValue {
+	if identity == "" || identity == federation.ManagedByValue {
 		return prefix + name
 	}
 	if n := name + "." + identity; len(n) <= maxFinalizerName {
@@ -199,7 +200,7 @@ func (s *Syncer) managedIn(ctx context.Context, cluster string) (int, error) {
 	for i := range list.Items {
 		// A namespace sync created for the objects of other types is not this Syncer's (a
 		// FederatedNamespace Syncer's) to clean up: those objects' own passes see to it.
-		if list.Items[i].GetAnnotations()[CreatedNamespaceAnnotation] != "true" {
+		if list.Items[i].GetAnnotations()[plan.CreatedNamespaceAnnotation] != "true" {
 			n++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // leave deletes the Cluster azure from the host, as an operator removing it from the
@@ -105,7 +106,7 @@ spec:
 	e.reconcile(t)
 	ns, err := e.cluster(t, "azure").Peek(namespaces, "", "production")
 	require.NoError(t, err)
-	require.Equal(t, "true", ns.GetAnnotations()[fedsync.CreatedNamespaceAnnotation])
+	require.Equal(t, "true", ns.GetAnnotations()[plan.CreatedNamespaceAnnotation])
 
 	e.leave(t, "azure")
 	_, err = nsSyncer.Reconcile(ctx, team) // orphans "team" in azure

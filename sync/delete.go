@@ -2,178 +2,97 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
-// ReasonDeleting is the Propagated condition's reason while a federated object waits for its
-// member objects to be removed.
-const ReasonDeleting = "Deleting"
-
-// deletionRecheck is how soon a deletion that waits for clusters comes back when nothing else
-// brings it back first.
-const deletionRecheck = 30 * time.Second
-
 // deleteObject removes a federated object's member objects (or orphans them), then its
-// finalizer. The finalizer goes only once every member object is gone (NotFound), not when its
-// delete was sent: one that its own finalizers hold (a foreground deletion, a member
-// controller's cleanup) holds it too, and so do clusters that are not ready or unreachable
-// and may hold a copy (notReadyHolders: one shown to hold none never does).
-// The wait is bounded by Options.DeletionTimeout, counted from the first pass that had to wait
-// (federation.DeletionStartedAnnotation, recorded on the object so that a restart does not
-// reset it and an outage does not use it up); after that the finalizer is removed anyway and
-// what was left behind is reported (an event and the log), so a dead cluster cannot keep a
-// federated object forever.
-func (s *Syncer) deleteObject(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject) (federation.Result, string, error) {
-	key := keyOfFed(fed)
-	if !slices.Contains(u.GetFinalizers(), federation.SyncFinalizer) {
-		s.forget(key)
+// finalizer, as plan.Report says once they are gone or the deletion timed out (see the
+// package documentation on deletion). Meanwhile status.clusters lists what still holds it.
+func (s *Syncer) deleteObject(ctx context.Context, p *pass) (federation.Result, string, error) {
+	fed := p.in.Object
+	if !slices.Contains(p.u.GetFinalizers(), federation.SyncFinalizer) {
+		s.forget(p.key)
 		return federation.Result{}, fedmetrics.OutcomeGone, nil
 	}
-	clusters, err := s.listClusters(ctx, r)
+	d, err := s.decideMembers(ctx, p)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	members := s.readMembers(ctx, fed, clusters, Targets{}, nil)
-	in := PlanInput{
-		Type: s.typ, Object: fed, Clusters: clusters, Members: members,
-		Identity: s.opts.Identity, Renderer: s.opts.Renderer,
+	outcomes := s.execute(ctx, p.in, d)
+	outcomes = append(outcomes, s.notReadyHolders(ctx, fed, d.NotReady)...)
+	rep := plan.Report(p.in, d, outcomes)
+	s.record(p.u, rep.Events, false)
+	if rep.Release {
+		return s.release(ctx, p.u, p.key, rep.LeftBehind)
 	}
-	d, err := Plan(in)
-	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
-	}
-	if s.markNamespaces(ctx, &in, d.Changes) {
-		d, _ = Plan(in) // the host's own namespaces are orphaned, those in use kept
-	}
-	results := s.executeWith(ctx, in, d.inputs, d.Changes)
-	s.checkRemoved(ctx, fed, results)
-
-	// What still holds the finalizer: failures, objects still being removed, namespaces that
-	// still hold what the federation placed there (ReasonNamespaceInUse), and clusters
-	// that are not ready but may have the object (notReadyHolders).
-	blocked := map[string]string{}
-	messages := map[string]string{}
-	for _, r := range results {
-		if r.err != nil || r.Reason == ReasonWaitingForRemoval || r.Reason == ReasonClusterUnreachable || r.Reason == ReasonNamespaceInUse {
-			blocked[r.Cluster] = r.Reason
-			messages[r.Cluster] = r.Message
+	if !rep.DeletionStarted.IsZero() {
+		if p.u, err = s.recordDeletionStart(ctx, p.u, rep.DeletionStarted); err != nil {
+			return federation.Result{}, fedmetrics.OutcomeError, err
 		}
 	}
-	for n := range s.notReadyHolders(ctx, fed, clusters, blocked) {
-		blocked[n] = ReasonClusterNotReady
-	}
-	if len(blocked) == 0 {
-		return s.release(ctx, u, key, nil)
-	}
-	u, since, err := s.deletionStart(ctx, u, fed)
-	if err != nil {
+	if _, err := s.writeStatus(ctx, p.u, rep.Status); err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	if waited := s.opts.Clock.Since(since); waited >= s.opts.DeletionTimeout {
-		return s.release(ctx, u, key, blocked)
+	if rep.Retry != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: delete %s %s: %w", s.typ.Federated.Kind, p.key, rep.Retry)
 	}
-	entries := map[string]memberEntry{}
-	names := make([]string, 0, len(blocked))
-	for n, reason := range blocked {
-		msg := messages[n]
-		if msg == "" || reason != ReasonWaitingForRemoval {
-			msg = fmt.Sprintf("cluster %q: the member object is not removed yet (%s)", n, reason)
-		}
-		entries[n] = memberEntry{propagation: reason, message: msg}
-		names = append(names, n+": "+reason)
-	}
-	slices.Sort(names)
-	cond := condition(federation.ConditionPropagated, "False", ReasonDeleting,
-		fmt.Sprintf("waiting for member objects to be removed: %s", summarize(names)), fed.Generation)
-	if _, err := s.updateStatus(ctx, u, func(status map[string]any) error {
-		setMemberEntries(status, entries)
-		return s.setCondition(status, cond)
-	}); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
-	}
-	if err := retryable(results); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: delete %s %s: %w", s.typ.Federated.Kind, key, err)
-	}
-	remaining := s.opts.DeletionTimeout - s.opts.Clock.Since(since)
-	return federation.Result{RequeueAfter: min(max(remaining, time.Second), deletionRecheck)}, "deleting", nil
+	return federation.Result{RequeueAfter: rep.RequeueAfter}, "deleting", nil
 }
 
-// checkRemoved reads again, live, each member object whose delete was just sent (the
-// federated object is being deleted, or the cluster left its placement): one that is still
-// there (held by its finalizers: the garbage collector's foregroundDeletion, a member
-// controller's) is not removed yet, and its result says ReasonWaitingForRemoval with the
-// finalizers that hold it, so status.clusters keeps listing the cluster. One that cannot be
-// read is not known to be gone either.
-func (s *Syncer) checkRemoved(ctx context.Context, fed *federation.FederatedObject, results []result) {
+// checkRemoved reads again, live, each member object whose delete went through (the
+// federated object is being deleted, or the cluster left its placement), into its outcome:
+// what is still there (held by its finalizers: the garbage collector's foregroundDeletion, a
+// member controller's), or why it could not be read. plan.Report keeps such a cluster listed
+// until the copy is gone.
+func (s *Syncer) checkRemoved(ctx context.Context, fed *federation.FederatedObject, outcomes []plan.Outcome) {
 	ns, name := s.memberName(fed)
 	var sent []int
-	for i := range results {
-		if results[i].Action == ActionDelete && results[i].wrote {
+	for i := range outcomes {
+		if outcomes[i].Change.Action == plan.ActionDelete && outcomes[i].Wrote {
 			sent = append(sent, i)
 		}
 	}
 	forEach(ctx, s.opts.ClusterConcurrency, sent, func(i int) {
-		r := &results[i]
-		obj, err := s.liveGet(ctx, r.Cluster, ns, name)
+		o := &outcomes[i]
+		obj, err := s.liveGet(ctx, o.Change.Cluster, ns, name)
 		switch {
 		case err != nil:
-			r.Reason, r.Message = readFailure(r.Cluster, err)
-			r.err, r.transient = err, true
-		case obj != nil && obj.GetUID() == r.Live.GetUID():
-			r.Reason = ReasonWaitingForRemoval
-			r.Message = fmt.Sprintf("cluster %q: %s is being deleted; its finalizers hold it: %s", r.Cluster, describe(obj), strings.Join(obj.GetFinalizers(), ", "))
+			o.RecheckErr = err
+		case obj != nil && obj.GetUID() == o.Change.Live.GetUID():
+			o.Remaining = obj
 		}
 	})
 }
 
-// deletionStart returns when the wait for fed's member objects began: the time that
-// federation.DeletionStartedAnnotation records, or now, which it then records (u is returned
-// as written). A value that does not parse, or is older than the deletionTimestamp (copied
-// from another object: it was not written for this deletion), is replaced. The time recorded
-// is never before the deletionTimestamp, so a clock behind the host's cannot make it look
-// copied.
-func (s *Syncer) deletionStart(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject) (*unstructured.Unstructured, time.Time, error) {
-	deleted := fed.DeletionTimestamp.Time
+// recordDeletionStart records when the wait for the member objects began
+// (federation.DeletionStartedAnnotation), replacing a value that was not this deletion's,
+// and returns u as written.
+func (s *Syncer) recordDeletionStart(ctx context.Context, u *unstructured.Unstructured, start time.Time) (*unstructured.Unstructured, error) {
 	if v, ok := u.GetAnnotations()[federation.DeletionStartedAnnotation]; ok {
-		t, err := time.Parse(time.RFC3339, v)
-		if err == nil && !t.Before(deleted) {
-			return u, t, nil
-		}
 		logr.FromContextOrDiscard(ctx).Info("Replacing a deletion start that is not this deletion's", "annotation", federation.DeletionStartedAnnotation, "value", v)
 	}
-	now := s.opts.Clock.Now().UTC().Truncate(time.Second) // what RFC 3339 keeps
-	if now.Before(deleted) {
-		now = deleted.UTC()
-	}
-	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.DeletionStartedAnnotation: now.Format(time.RFC3339)}})
+	out, err := s.patchMeta(ctx, u, map[string]any{"annotations": map[string]any{federation.DeletionStartedAnnotation: start.Format(time.RFC3339)}})
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("sync: record the start of the deletion of %s %s: %w", s.typ.Federated.Kind, keyOfFed(fed), err)
+		return nil, fmt.Errorf("sync: record the start of the deletion of %s %s: %w", s.typ.Federated.Kind, keyOf(u), err)
 	}
-	return out, now, nil
+	return out, nil
 }
 
-// release removes sync's finalizer; left names the clusters whose objects were left behind.
-func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key federation.Key, left map[string]string) (federation.Result, string, error) {
+// release removes sync's finalizer; left names the clusters whose objects may be left
+// behind (plan.Report's event says so too).
+func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key federation.Key, left []string) (federation.Result, string, error) {
 	if len(left) > 0 {
-		names := make([]string, 0, len(left))
-		for n, reason := range left {
-			names = append(names, n+" ("+reason+")")
-		}
-		slices.Sort(names)
-		s.event(u, eventWarning, "MembersLeftBehind",
-			"deletion timed out after %s: member objects may remain in %s", s.opts.DeletionTimeout, summarize(names))
-		logr.FromContextOrDiscard(ctx).Error(nil, "Deletion timed out; member objects may remain", "clusters", names)
+		logr.FromContextOrDiscard(ctx).Error(nil, "Deletion timed out; member objects may remain", "clusters", left)
 	}
 	fins := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == federation.SyncFinalizer })
 	if _, err := s.patchMeta(ctx, u, map[string]any{"finalizers": fins}); err != nil {
@@ -183,60 +102,28 @@ func (s *Syncer) release(ctx context.Context, u *unstructured.Unstructured, key 
 	return federation.Result{}, fedmetrics.OutcomeWritten, nil
 }
 
-// neverPlacedMargin is how long before a federated object was made a cluster must have
-// turned not Ready for sync to hold that it never wrote the object there: the time it takes
-// the host's caches to bring the monitor's Ready False to sync, and more than any skew between
-// the monitor's clock and the host's.
-const neverPlacedMargin = time.Minute
-
-// notReadyHolders returns the clusters that are not ready, not blocked yet, and may hold fed's
-// copy: the deletion waits for them. Sync writes only to Ready clusters, so it shows a cluster
-// holds no copy in two ways. The cluster has not been Ready since before fed was made (its
-// Ready condition turned False or Unknown more than neverPlacedMargin before fed's
-// creationTimestamp): sync never placed fed there. Or a read finds no copy of sync's: the
-// member cache (which keeps what a cluster that is not ready last held) or, without one or
-// when it cannot tell, a live read. A cluster that sync has reason to think holds a copy
-// (status.clusters lists it, or placement selects it but for its readiness; status.clusters
-// may miss a create whose status write failed) waits unless so shown. Any other waits only
-// when its member cache shows a copy of sync's or cannot tell (placement may have moved away
-// from a cluster that is not ready, and status with it).
-func (s *Syncer) notReadyHolders(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, blocked map[string]string) map[string]bool {
-	suspects := map[string]bool{}
-	for _, c := range fed.Status.Clusters {
-		suspects[c.Name] = true
-	}
-	if t, err := TargetsFor(fed, s.typ, clusters, s.opts.Clock.Now()); err == nil {
-		for _, n := range t.NotReady {
-			suspects[n] = true
-		}
-	}
-	out := map[string]bool{}
-	for i := range clusters {
-		c := &clusters[i]
-		n := c.Name
-		if blocked[n] != "" || meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) || notReadySince(c, fed.CreationTimestamp.Time) {
-			continue
-		}
-		cached, known := s.cachedCopy(ctx, fed, n)
+// notReadyHolders checks the clusters that are not ready where fed's copy may be
+// (Decision.NotReady) and returns, as outcomes (plan.Outcome.MayHold), those it cannot show
+// hold none: the deletion waits for them. A suspected cluster is shown by its member cache,
+// else by a live read; any other only by its member cache (without one it holds nothing up).
+func (s *Syncer) notReadyHolders(ctx context.Context, fed *federation.FederatedObject, checks []plan.NotReadyCheck) []plan.Outcome {
+	var out []plan.Outcome
+	for _, c := range checks {
+		var holds bool
+		cached, known := s.cachedCopy(ctx, fed, c.Cluster)
 		switch {
-		case known && cached:
-			out[n] = true
 		case known:
-		case suspects[n]:
-			out[n] = !s.liveShowsNoCopy(ctx, fed, n)
+			holds = cached
+		case c.Suspected:
+			holds = !s.liveShowsNoCopy(ctx, fed, c.Cluster)
 		default:
-			out[n] = s.hasMemberCache(n) // its cache cannot tell: wait, at most the deletion timeout
+			holds = s.hasMemberCache(c.Cluster) // its cache cannot tell: wait, at most the deletion timeout
+		}
+		if holds {
+			out = append(out, plan.Outcome{Change: plan.Change{Cluster: c.Cluster, Reason: plan.ReasonClusterNotReady}, MayHold: true})
 		}
 	}
 	return out
-}
-
-// notReadySince reports whether c's Ready condition has not been True since more than
-// neverPlacedMargin before t.
-func notReadySince(c *federation.Cluster, t time.Time) bool {
-	cond := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
-	return cond != nil && cond.Status != metav1.ConditionTrue && !t.IsZero() &&
-		cond.LastTransitionTime.Add(neverPlacedMargin).Before(t)
 }
 
 // cachedCopy reads fed's object in cluster's member cache: held reports whether the cache
@@ -254,7 +141,7 @@ func (s *Syncer) cachedCopy(ctx context.Context, fed *federation.FederatedObject
 	obj, err := r.Get(ctx, s.typ.TargetGVR(), ns, name)
 	switch {
 	case err == nil:
-		return managedBy(obj, s.opts.Identity), true
+		return plan.ManagedBy(obj, s.opts.Identity), true
 	case objectNotFound(err, name):
 		return false, true
 	}
@@ -279,9 +166,9 @@ func (s *Syncer) liveShowsNoCopy(ctx context.Context, fed *federation.FederatedO
 	obj, err := s.liveGet(ctx, cluster, ns, name)
 	switch {
 	case err != nil:
-		return typeNotServed(err)
+		return errors.Is(err, plan.ErrTypeNotServed)
 	case obj == nil:
 		return true
 	}
-	return !managedBy(obj, s.opts.Identity)
+	return !plan.ManagedBy(obj, s.opts.Identity)
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // With DeletionPropagation Foreground the member objects wait for their dependents
@@ -56,10 +57,10 @@ func TestPlacementDeleteHeldByFinalizersStaysListed(t *testing.T) {
 	m := e.member(t, "azure")
 	require.NotNil(t, m)
 	require.NotNil(t, m.GetDeletionTimestamp())
-	require.Equal(t, map[string]string{"aws": "@2", "gcp": "@2", "azure": fedsync.ReasonWaitingForRemoval + "@1"}, propagation(e.fed(t)))
+	require.Equal(t, map[string]string{"aws": "@2", "gcp": "@2", "azure": plan.ReasonWaitingForRemoval + "@1"}, propagation(e.fed(t)))
 	require.Positive(t, res.RequeueAfter, "a pass looks again where no member cache brings it back")
 	e.reconcile(t)
-	require.Equal(t, fedsync.ReasonWaitingForRemoval+"@1", propagation(e.fed(t))["azure"], "still held")
+	require.Equal(t, plan.ReasonWaitingForRemoval+"@1", propagation(e.fed(t))["azure"], "still held")
 
 	// The member's garbage collector finishes.
 	require.NoError(t, e.cluster(t, "azure").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) { u.SetFinalizers(nil) }))

@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // memberCleanup is a finalizer a member controller puts on the member object.
@@ -107,7 +108,7 @@ func TestDeletionWaitsForMembersTheirFinalizersHold(t *testing.T) {
 	m := e.member(t, "aws")
 	require.NotNil(t, m)
 	require.NotNil(t, m.GetDeletionTimestamp(), "the delete was sent")
-	require.Equal(t, fedsync.ReasonWaitingForRemoval+"@0", propagation(e.fed(t))["aws"])
+	require.Equal(t, plan.ReasonWaitingForRemoval+"@0", propagation(e.fed(t))["aws"])
 	for _, c := range []string{"gcp", "azure"} {
 		require.Nil(t, e.member(t, c), c)
 	}
@@ -143,7 +144,7 @@ func TestDeletionWaitForHeldMembersIsBounded(t *testing.T) {
 	require.True(t, e.gone(t), "released after the timeout")
 	last := e.events.list()[len(e.events.list())-1]
 	require.Contains(t, last, "MembersLeftBehind")
-	require.Contains(t, last, "aws ("+fedsync.ReasonWaitingForRemoval+")")
+	require.Contains(t, last, "aws ("+plan.ReasonWaitingForRemoval+")")
 }
 
 // DeletionTimeout counts from sync's first pass over the deletion, recorded on the object: an

@@ -15,6 +15,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 func (e *env) deleteFederated(t *testing.T) {
@@ -91,7 +92,7 @@ func TestDeletionWithADeadClusterReleasesAfterTimeout(t *testing.T) {
 	require.False(t, e.gone(t), "azure may still hold the object")
 	require.Positive(t, res.RequeueAfter)
 	require.Nil(t, e.member(t, "aws"))
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
+	require.Equal(t, plan.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
 
 	e.clock.Step(9 * time.Minute)
 	e.reconcile(t)
@@ -144,38 +145,6 @@ func TestHistoryIsPrunedToTheLimit(t *testing.T) {
 	}
 	revs := e.host.Objects(revisionsGVR)
 	require.Len(t, revs, 2)
-}
-
-// The orphan annotation orphans on deletion of the federated object only, as KubeFed's did: a
-// cluster that leaves the placement has its member object deleted, annotation or not.
-func TestOrphanAnnotationOrphansOnDeletionOnly(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.edit(t, func(u *unstructured.Unstructured) {
-		a := u.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[federation.OrphanAnnotation] = "true"
-		u.SetAnnotations(a)
-	})
-	e.reconcile(t)
-	require.NotNil(t, e.member(t, "azure"))
-
-	e.edit(t, func(u *unstructured.Unstructured) {
-		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters")
-	})
-	e.reconcile(t)
-	require.Nil(t, e.member(t, "azure"), "azure left the placement: its object is deleted, not orphaned")
-
-	e.deleteFederated(t)
-	e.reconcile(t)
-	require.True(t, e.gone(t))
-	for _, c := range []string{"aws", "gcp"} {
-		m := e.member(t, c)
-		require.NotNil(t, m, "%s: the deletion orphans", c)
-		require.NotContains(t, m.GetLabels(), federation.ManagedByLabel, c)
-	}
 }
 
 // TestRollbackFindsAClusterScopedHistory: a cluster-scoped federated object keeps its history

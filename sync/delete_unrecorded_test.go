@@ -3,7 +3,6 @@ package sync_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // The member objects sync created before its status write failed are not in status.clusters.
@@ -54,7 +54,7 @@ func TestNotReadyClusterStaysListedAfterPlacementLeavesIt(t *testing.T) {
 	_, err = e.host.Update(ctx, e.typ.FederatedGVR(), u)
 	require.NoError(t, err)
 	e.reconcile(t)
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
+	require.Equal(t, plan.ReasonClusterNotReady+"@1", propagation(e.fed(t))["azure"], "azure may still hold the object")
 
 	e.deletionWaitsForAzure(t)
 }
@@ -123,7 +123,7 @@ func TestDeletionDoesNotWaitForANotReadyClusterWithoutACopy(t *testing.T) {
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	_, _ = e.s.Reconcile(ctx, key)
 	require.Nil(t, e.member(t, "azure"))
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
+	require.Equal(t, plan.ReasonClusterNotReady+"@0", propagation(e.fed(t))["azure"])
 
 	e.deleteFederated(t)
 	_, err = e.s.Reconcile(ctx, key)
@@ -154,22 +154,4 @@ func TestDeletionReadsANotReadyClusterWithoutACache(t *testing.T) {
 	_, err = s.Reconcile(ctx, key)
 	require.NoError(t, err)
 	require.True(t, e.gone(t), "azure holds no copy: the deletion does not wait for it")
-}
-
-// A cluster that has not been Ready since before the object was made never had a copy of it
-// (sync writes only to Ready clusters): its deletion does not wait for that cluster even when
-// nothing can read it (its member cache never synced).
-func TestDeletionDoesNotWaitForAClusterNotReadySinceBeforeTheObject(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	require.NoError(t, e.fleet.Partition("azure"))
-	require.NoError(t, e.fleet.Register(ctx, e.host))
-	e.clock.Step(2 * time.Minute)
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	_, _ = e.s.Reconcile(ctx, key)
-	require.NotNil(t, e.member(t, "aws"))
-
-	e.deleteFederated(t)
-	_, err := e.s.Reconcile(ctx, key)
-	require.NoError(t, err)
-	require.True(t, e.gone(t), "azure was not ready all along: the deletion does not wait for it")
 }

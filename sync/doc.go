@@ -12,29 +12,28 @@
 //
 // # Two halves
 //
-// The package is a pure decision and a pass that acts on it. [Plan] is the decision's one
-// entry point. It takes the federated object, the Clusters, the member objects and the
-// history, and returns a [Decision] of plain data. The Syncer's pass reads those inputs,
-// calls Plan and carries out the Decision. Package preview calls the same Plan. What the
-// Syncer remembers between passes is unexported state, never Plan's input: the versions it
-// verified and the fields a server dropped.
-//
-// The decision's files: reasons.go (every reason), plan.go, targets.go, render.go,
-// member.go and member_check.go (one cluster's decision), compare.go, diff.go and
-// fieldschema.go (drift), rollout*.go but rollout_pass.go (staged rollouts). The pass's: reconcile.go,
-// reads.go, apply.go, memory.go, revision.go (history), rollback.go, rollout_pass.go,
-// status.go, events*.go, wait.go, delete.go, namespace.go, cluster.go, run.go, writers.go.
-// layout_test.go keeps the decision's files free of I/O.
+// Sync is a driver of a pure decision, as etcd-io/raft's node drives its RawNode. Package
+// sync/plan decides: [plan.Decide] takes the federated object, the Clusters, the
+// member objects read, the revision history and what the Syncer remembers of the member
+// objects (plan.Input.Memory), and returns a [plan.Decision] of plain data; [plan.Report]
+// turns what the driver did ([plan.Outcome]) into the status, the events and the requeue.
+// Package preview calls the same functions. This package reads, calls them, carries the
+// decision out and writes the report: reconcile.go (the pass: read, decide, act, report),
+// reads.go (the member objects), execute.go (the writes, and send, the one function that
+// writes to a member), delete.go, namespace.go, revision.go (the history), rollback.go,
+// rollout_pass.go, wait.go, status.go, events.go, memory.go (what the Syncer remembers of a
+// federated object: one record, one lock, one forget), cluster.go, run.go, writers.go,
+// limiter.go, metrics.go, triggers.go.
 //
 // Options.Cache is the process's shared host cache ([package hostcache]); nil gives Run its own.
 //
 // # One pass
 //
 // [Syncer.Reconcile] reads the federated object, decides, acts and reports, in that order.
-// The decision is [Plan]. Embedders and previews can call it with the same inputs to see
-// exactly what sync would do:
+// The decision is [plan.Decide]. Embedders and previews can call it with the same inputs to
+// see exactly what sync would do:
 //
-//  1. Where and how many: [TargetsFor] takes the scheduler's status.schedule when it was
+//  1. Where and how many: [plan.TargetsFor] takes the scheduler's status.schedule when it was
 //     written for the object's current generation. Else it evaluates spec.placement and
 //     keeps the template's replica count. It waits for the scheduler in the cases of
 //     "Waiting for the scheduler" below.
@@ -68,7 +67,7 @@
 //     ReasonNotScheduled with the scheduler's reason and message (and a NotScheduled
 //     warning event); member objects that run already stay as they are.
 //
-// [Plan] decides the same with [PlanInput].WaitForScheduler ([Targets].Waiting says why).
+// [plan.Decide] decides the same with plan.Input.WaitForScheduler (Decision.Wait says why).
 // Deletion never waits. Without the option, a new object goes out by spec.placement with the
 // template's count; this is for embedders who run sync without a scheduler. Two waits hold
 // even without the option. Once a scheduler has scheduled an older generation, sync waits
@@ -76,7 +75,7 @@
 // is Ready again, sync waits for the scheduler to place it rather than delete what runs there.
 // A schedule may also predate a change of a Cluster: sync creates nothing in a scheduled cluster
 // that the object's placement refuses now (placement.Refused: a NoExecute taint it does not
-// tolerate, clusterAffinity.required), and says ReasonPlacementRefused there until the
+// tolerate, clusterAffinity.required), and says plan.ReasonPlacementRefused there until the
 // scheduler has decided again. A copy already there follows the schedule: the scheduler takes
 // it away, gracefully.
 //
@@ -92,7 +91,7 @@
 // To make that cheap, sync remembers the member object's resourceVersion after each write or
 // check. An object that has not changed since is not compared at all. One that changed is
 // compared field by field once. A member controller that only adds its own annotations
-// causes no write. [OwnedDiff] is that comparison with every differing field and both
+// causes no write. [plan.OwnedDiff] is that comparison with every differing field and both
 // values, for previews and reviews.
 //
 // Fields are compared as the member's server stores a built-in object, which the Go type
@@ -126,9 +125,9 @@
 // A member object is the federation's when it carries federation.ManagedByLabel with the
 // Syncer's Options.Identity. Sync never modifies or deletes any other object. If an object of
 // the same name exists and no federation manages it, the cluster reports
-// [ReasonAlreadyExists] (the default [ConflictAbort]), unless adoption is allowed:
+// [plan.ReasonAlreadyExists] (the default [ConflictAbort]), unless adoption is allowed:
 // [ConflictAdopt], or federation.AdoptAnnotation on the federated object. An object of
-// another federation (another identity) reports [ReasonManagedByOther] and is never taken.
+// another federation (another identity) reports [plan.ReasonManagedByOther] and is never taken.
 //
 // An object migrated from KubeFed (federation.MigratedFromAnnotation: "kubefed", which
 // package migrate writes) adopts the member objects KubeFed made: those labelled
@@ -141,27 +140,28 @@
 //
 // A real API server refuses an object whose namespace does not exist. Sync creates a missing
 // member namespace, labelled as the federation's and annotated with
-// [CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. With a
-// FederatedNamespace the object waits for it ([ReasonWaitingForNamespace]). In a cluster the
+// [plan.CreatedNamespaceAnnotation], unless a FederatedNamespace governs it. With a
+// FederatedNamespace the object waits for it ([plan.ReasonWaitingForNamespace]). In a cluster the
 // FederatedNamespace does not place the namespace in, it says it will not come
-// ([ReasonNamespaceNotPlaced]). Run passes over a waiting object again as soon as its
+// ([plan.ReasonNamespaceNotPlaced]). Run passes over a waiting object again as soon as its
 // namespace appears.
 //
 // When the last object sync put there goes, sync deletes a namespace it created only if
 // nothing else lives in it. It lists every namespaced, listable resource the member serves
 // (federation.ResourceDiscoverer). It may find only what the federation is removing: the
 // deleted object, managed objects being deleted, and what they own. What every namespace
-// holds, and Events, do not count. When it cannot look everywhere (no discovery, a failed
-// List), it keeps the namespace and logs why. Options.KeepCreatedNamespaces keeps them all.
+// holds, and Events, do not count ([plan.Occupant] decides, [plan.CreatedNamespace] says
+// which namespaces are sync's). When it cannot look everywhere (no discovery, a failed List),
+// it keeps the namespace and logs why. Options.KeepCreatedNamespaces keeps them all.
 //
 // A FederatedNamespace must be named as its namespace. Its deletion never deletes a namespace
 // sync created for other objects: that one is left alone. Nor does it delete a system
 // namespace, or the host's own namespace when the host is also a member (the same uid).
-// Those two are orphaned with a warning ([ReasonSystemNamespace], [ReasonHostNamespace]).
+// Those two are orphaned with a warning ([plan.ReasonSystemNamespace], [plan.ReasonHostNamespace]).
 // A FederatedNamespace leaving a cluster keeps the member namespace while objects the
-// federation placed live in it ([ReasonNamespaceInUse]). When sync cannot check that, or
+// federation placed live in it ([plan.ReasonNamespaceInUse]). When sync cannot check that, or
 // whether the namespace is the host's own, it keeps the namespace, reports
-// [ReasonNamespaceCheckFailed] and retries with backoff.
+// [plan.ReasonNamespaceCheckFailed] and retries with backoff.
 //
 // # Revisions and rollback
 //
@@ -200,7 +200,7 @@
 //     still found; the current entry is recorded again under its new name, number unchanged.
 //
 // The host may refuse a history write (RBAC, a quota, an admission webhook). Then nothing is
-// propagated. Propagated=False says [ReasonHistoryWriteFailed], naming the write (create,
+// propagated. Propagated=False says [plan.ReasonHistoryWriteFailed], naming the write (create,
 // update or delete ControllerRevision namespace/name) and the host's error. A Warning event
 // says the same, and the pass is retried with backoff.
 //
@@ -208,11 +208,11 @@
 //
 // With spec.rollout, a new revision goes through the placed clusters stage by stage instead of everywhere at once. A
 // new revision here is a change of template, overrides or retainReplicas. The stages say the
-// order: a canary, then a region, then a percentage. [RolloutStages] lays them over the
+// order: a canary, then a region, then a percentage. [plan.RolloutStages] lays them over the
 // placed clusters; those no stage selects come last.
 //
 // The clusters of the stages that have not started keep the stable revision, the last one
-// that completed. Sync renders them from its snapshot in the history ([Decision].Previous).
+// that completed. Sync renders them from its snapshot in the history ([plan.Decision].Previous).
 // It uses the current placement, schedule, overrides' retention and labels, so where an
 // object goes and with how many replicas is never held back.
 //
@@ -254,7 +254,7 @@
 // status.rollout says so. A failed revision is never retried: only a new spec of what runs
 // starts a new rollout.
 //
-// [DecideRollout] is the whole decision as a pure function. status.rollout records where the
+// [plan.DecideRollout] is the whole decision as a pure function. status.rollout records where the
 // rollout stands: stage, start and ready times, which clusters run which revision, why it
 // waits. Without spec.rollout none of this happens: every revision goes to every placed
 // cluster at once.
@@ -285,21 +285,22 @@
 // A delete because a cluster left the placement needs proof. Right before it, sync reads
 // the federated object and that Cluster from the host's API server. If either changed in a
 // way that matters (spec, annotations, schedule, deletion; the Cluster's labels, taints or
-// deletion), nothing is deleted. The pass fails with a Conflict and the key is decided again
-// on the new version. So a cache that lags never deletes a copy that the user meanwhile
+// deletion: [plan.SameDeletions], [plan.SamePlacement]), nothing is deleted. The pass fails
+// with a Conflict and the key is decided again on the new version. So a cache that lags never deletes a copy that the user meanwhile
 // orphaned, or that the cluster, back from a drain, should keep.
 //
 // A member object deleted because its cluster left the placement is read again right after.
-// While its finalizers hold it, status.clusters lists the cluster, [ReasonWaitingForRemoval],
+// While its finalizers hold it, status.clusters lists the cluster, [plan.ReasonWaitingForRemoval],
 // until it is NotFound: what runs there, and what depends on it, is still there.
 //
 // The finalizer goes once every member object is gone (NotFound), not when its delete was
 // sent. A member object that its own finalizers hold (foregroundDeletion, a member
-// controller's) holds it too ([ReasonWaitingForRemoval]). So does a cluster that is not
+// controller's) holds it too ([plan.ReasonWaitingForRemoval]). So does a cluster that is not
 // ready or cannot be reached, unless sync shows it holds no copy. Sync writes only to Ready
 // clusters, so a cluster not Ready since before the object was made (by more than a minute)
 // never got one. Otherwise its member cache, which keeps what the cluster last held, or a
 // live read, must find no copy; when neither can answer, the cluster holds the deletion.
+// [plan.Decide] names the clusters to check and how (Decision.NotReady); the driver reads.
 // Options.DeletionTimeout bounds the wait (default 10 minutes).
 // It counts from sync's first pass that had to wait, which
 // federation.DeletionStartedAnnotation records. So a restart does not start it again, and an
@@ -362,38 +363,38 @@
 // A failure in one cluster never stops the others.
 //
 //   - Clusters that are not ready get no writes (and no deletes) and report
-//     [ReasonClusterNotReady].
-//   - An unreachable member reports [ReasonClusterUnreachable]. The pass returns an error, so
+//     [plan.ReasonClusterNotReady].
+//   - An unreachable member reports [plan.ReasonClusterUnreachable]. The pass returns an error, so
 //     the object is retried with backoff. So does a Ready cluster the cluster set has no
-//     client for yet ([ReasonClusterNotFound], or ReasonClusterNotReady from the set).
+//     client for yet ([plan.ReasonClusterNotFound], or ReasonClusterNotReady from the set).
 //   - A member that refuses the object (invalid, forbidden) reports why and waits for a
 //     change.
 //   - Bad input is recorded in the Propagated condition and returned wrapped with
 //     federation.Terminal: an object that does not decode or validate, an invalid placement.
 //   - A workload every member would refuse is not sent (federation.ValidateMember: a selector
-//     that does not match the pod labels, a container without an image). [Plan] decides
-//     [ReasonInvalidMember], naming the member's field, and nothing is retried until the
+//     that does not match the pod labels, a container without an image). [plan.Decide] decides
+//     [plan.ReasonInvalidMember], naming the member's field, and nothing is retried until the
 //     object changes.
 //
 // # Warnings
 //
 // A member's API server drops a field its type does not have (a typo such as
 // imagePullPolicyy, an Ingress's v1beta1 serviceName) and answers the write with a warning.
-// [Plan] finds those fields itself, from the schema of the Go type of every built-in kind
+// [plan.Decide] finds those fields itself, from the schema of the Go type of every built-in kind
 // (the one drift is compared with, built once per Syncer), and lists them in
-// [Change].Unknown; the write goes out all the same. The Syncer hands every write a warning handler (federation.WithWarningHandler), so a
+// [plan.Change].Unknown; the write goes out all the same. The Syncer hands every write a warning handler (federation.WithWarningHandler), so a
 // member's Warning headers, whatever they say, reach it. What a cluster's write was warned
 // about, the member's words first, then the unknown fields it did not mention, is that
 // cluster's status.clusters[].message (its propagation stays "": the object runs there). It
 // stays until the next write there. The Propagated condition names the clusters that warned,
-// and one [EventMemberWarning] Warning event per pass says what each was warned about.
+// and one [plan.EventMemberWarning] Warning event per pass says what each was warned about.
 //
 // # Events
 //
 // Each event is a write to the host. So a pass reports its member writes in one Normal event
-// per reason, naming every cluster it wrote, not one per cluster: [EventCreatedInCluster],
-// [EventUpdatedInCluster], [EventDriftCorrected], [EventDeletedFromCluster],
-// [EventOrphanedInCluster]. A failure is one Warning per cluster, with the propagation reason
+// per reason, naming every cluster it wrote, not one per cluster: [plan.EventCreatedInCluster],
+// [plan.EventUpdatedInCluster], [plan.EventDriftCorrected], [plan.EventDeletedFromCluster],
+// [plan.EventOrphanedInCluster]. A failure is one Warning per cluster, with the propagation reason
 // and the member's error.
 //
 // # Your own queue

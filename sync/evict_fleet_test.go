@@ -15,6 +15,7 @@ import (
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // failoverFleet is the scheduler, sync and the status collector over three members whose
@@ -431,7 +432,7 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 6, rebalance: true, inter
 			m = e.member(t, "azure")
 			require.Equal(t, released, m.GetUID(), "the same copy")
 			require.Equal(t, federation.ManagedByValue, m.GetLabels()[federation.ManagedByLabel], "taken back: %s", propagation(e.fed(t))["azure"])
-			require.NotContains(t, propagation(e.fed(t))["azure"], fedsync.ReasonAlreadyExists)
+			require.NotContains(t, propagation(e.fed(t))["azure"], plan.ReasonAlreadyExists)
 		})
 	}
 }
@@ -520,5 +521,5 @@ spec: {targetKind: FederatedDeployment, totalReplicas: 8, rebalance: true, inter
 			require.Zero(t, c.Replicas, "azure takes no replicas while sync cannot propagate there")
 		}
 	}
-	require.Contains(t, propagation(x.fed(t))["azure"], fedsync.ReasonAlreadyExists)
+	require.Contains(t, propagation(x.fed(t))["azure"], plan.ReasonAlreadyExists)
 }

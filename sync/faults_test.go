@@ -14,6 +14,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 var deploymentsGR = schema.GroupResource{Group: "apps", Resource: "deployments"}
@@ -43,7 +44,7 @@ func TestConflictsBeyondRetriesAreRetriedLater(t *testing.T) {
 	_, err := e.s.Reconcile(ctx, key)
 	require.Error(t, err, "the key must be retried with backoff")
 	require.True(t, apierrors.IsConflict(err))
-	require.Equal(t, fedsync.ReasonUpdateFailed+"@1", propagation(e.fed(t))["aws"])
+	require.Equal(t, plan.ReasonUpdateFailed+"@1", propagation(e.fed(t))["aws"])
 	require.Equal(t, "@2", propagation(e.fed(t))["gcp"])
 	e.converge(t, 5)
 	require.Equal(t, "nginx:1.22", image(t, e.member(t, "aws")))
@@ -107,7 +108,7 @@ func TestPartitionedClusterGetsNoWritesAndRecovers(t *testing.T) {
 	e.reconcile(t)
 	require.Empty(t, e.cluster(t, "azure").Actions(), "no call at all to a cluster that is not ready")
 	fed := e.fed(t)
-	require.Equal(t, fedsync.ReasonClusterNotReady+"@1", propagation(fed)["azure"])
+	require.Equal(t, plan.ReasonClusterNotReady+"@1", propagation(fed)["azure"])
 	require.Equal(t, "@2", propagation(fed)["aws"])
 	require.EqualValues(t, 2, fed.Status.SyncedRevision, "every reachable cluster runs revision 2")
 	require.Equal(t, "False", string(propagated(fed).Status))
@@ -127,7 +128,7 @@ func TestUnreachableDuringWriteIsRetried(t *testing.T) {
 	require.NoError(t, e.fleet.Partition("azure")) // not yet noticed by the monitor: still Ready
 	_, err := e.s.Reconcile(ctx, key)
 	require.Error(t, err)
-	require.Equal(t, fedsync.ReasonClusterUnreachable+"@1", propagation(e.fed(t))["azure"])
+	require.Equal(t, plan.ReasonClusterUnreachable+"@1", propagation(e.fed(t))["azure"])
 	require.NoError(t, e.fleet.Heal("azure"))
 	e.converge(t, 3)
 	require.Equal(t, "nginx:1.22", image(t, e.member(t, "azure")))
@@ -158,8 +159,8 @@ func TestSetWithoutClientIsRetried(t *testing.T) {
 		err    error
 		reason string
 	}{
-		{err: federation.ErrClusterNotFound, reason: fedsync.ReasonClusterNotFound},
-		{err: federation.ErrClusterNotReady, reason: fedsync.ReasonClusterNotReady},
+		{err: federation.ErrClusterNotFound, reason: plan.ReasonClusterNotFound},
+		{err: federation.ErrClusterNotReady, reason: plan.ReasonClusterNotReady},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			e := newEnv(t, fedsync.Options{})

@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 var schemaSecrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -105,7 +106,7 @@ spec:
 			require.True(t, gone == nil || gone.GetDeletionTimestamp() != nil, "aws, a member only, lets the namespace go")
 			var warned int
 			for _, ev := range e.events.list() {
-				if strings.Contains(ev, fedsync.ReasonHostNamespace) {
+				if strings.Contains(ev, plan.ReasonHostNamespace) {
 					warned++
 				}
 			}
@@ -127,7 +128,7 @@ func TestImplicitNamespaceReleaseSparesTheHostsNamespace(t *testing.T) {
 	// object before the federated objects came.
 	require.NoError(t, e.host.Drift(namespaces, "", "production", func(u *unstructured.Unstructured) {
 		u.SetLabels(map[string]string{federation.ManagedByLabel: federation.ManagedByValue})
-		u.SetAnnotations(map[string]string{fedsync.CreatedNamespaceAnnotation: "true"})
+		u.SetAnnotations(map[string]string{plan.CreatedNamespaceAnnotation: "true"})
 	}))
 	e.apply(t, e.typ.FederatedGVR(), strings.Replace(frontend, "clusters: [{name: aws}, {name: gcp}, {name: azure}]", "clusters: [{name: host}, {name: aws}]", 1))
 	e.reconcile(t)
@@ -198,7 +199,7 @@ spec:
 			}
 			var warned int
 			for _, ev := range e.events.list() {
-				if strings.Contains(ev, fedsync.ReasonSystemNamespace) {
+				if strings.Contains(ev, plan.ReasonSystemNamespace) {
 					warned++
 				}
 			}

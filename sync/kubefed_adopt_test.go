@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // migratedFrontend is frontend as package migrate writes it: marked as migrated from KubeFed.
@@ -40,8 +41,8 @@ func TestMigratedObjectAdoptsKubeFedMembers(t *testing.T) {
 	require.Equal(t, "mine:1", image(t, e.member(t, "azure")), "kubefed.io/managed: false is not KubeFed's")
 	p := propagation(e.fed(t))
 	require.Equal(t, "@1", p["aws"])
-	require.Equal(t, fedsync.ReasonAlreadyExists+"@0", p["gcp"])
-	require.Equal(t, fedsync.ReasonAlreadyExists+"@0", p["azure"])
+	require.Equal(t, plan.ReasonAlreadyExists+"@0", p["gcp"])
+	require.Equal(t, plan.ReasonAlreadyExists+"@0", p["azure"])
 
 	// The next pass writes nothing more: adopted once, in sync since.
 	e.clearActions()
@@ -57,7 +58,7 @@ func TestKubeFedMembersNeedAMigratedObject(t *testing.T) {
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	e.reconcile(t)
 	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
-	require.Equal(t, fedsync.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
+	require.Equal(t, plan.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
 	e.edit(t, func(u *unstructured.Unstructured) {
 		u.SetAnnotations(map[string]string{federation.MigratedFromAnnotation: "elsewhere"})
 	})

@@ -7,12 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestMemberTheServerWouldRefuseIsTerminal: a Deployment template whose selector does not
@@ -31,7 +29,7 @@ func TestMemberTheServerWouldRefuseIsTerminal(t *testing.T) {
 	}
 
 	fed := e.fed(t)
-	want := map[string]string{"aws": fedsync.ReasonInvalidMember + "@0", "azure": fedsync.ReasonInvalidMember + "@0", "gcp": fedsync.ReasonInvalidMember + "@0"}
+	want := map[string]string{"aws": plan.ReasonInvalidMember + "@0", "azure": plan.ReasonInvalidMember + "@0", "gcp": plan.ReasonInvalidMember + "@0"}
 	if diff := cmp.Diff(want, propagation(fed)); diff != "" {
 		t.Errorf("status.clusters (-want +got):\n%s", diff)
 	}
@@ -48,59 +46,6 @@ func TestMemberTheServerWouldRefuseIsTerminal(t *testing.T) {
 	}
 }
 
-// TestPlanDecidesInvalidMember: the InvalidMember decision is Plan's, so a preview and the
-// pass see the same: a placed cluster whose rendered Deployment its API server would refuse
-// gets no write (ActionNone), ReasonInvalidMember, a message naming cluster, object and field,
-// and the field errors; a valid template is created as ever.
-func TestPlanDecidesInvalidMember(t *testing.T) {
-	plan := func(doc string) []fedsync.Change {
-		t.Helper()
-		var u unstructured.Unstructured
-		require.NoError(t, yamlInto(doc, &u))
-		var obj federation.FederatedObject
-		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &obj))
-		federation.DefaultFederatedObject(&obj)
-		fleet := fake.NewFleet()
-		for _, name := range []string{"aws", "azure", "gcp"} {
-			fleet.Add(name, nil)
-		}
-		d, err := fedsync.Plan(fedsync.PlanInput{Type: federation.DeploymentType, Object: &obj, Clusters: fleet.Clusters(),
-			Members: map[string]fedsync.MemberState{"aws": {}, "azure": {}, "gcp": {}}, Revision: 1})
-		require.NoError(t, err)
-		return d.Changes
-	}
-	type row struct{ Cluster, Action, Reason, Message, Fields string }
-	rows := func(changes []fedsync.Change) []row {
-		var out []row
-		for _, ch := range changes {
-			r := row{Cluster: ch.Cluster, Action: ch.Action.String(), Reason: ch.Reason}
-			if ch.Reason != "" {
-				r.Message = ch.Message[:strings.Index(ch.Message, "Invalid value")]
-			}
-			for _, e := range ch.Invalid {
-				r.Fields += e.Field + ";"
-			}
-			out = append(out, r)
-		}
-		return out
-	}
-
-	bad := strings.Replace(frontend, "selector: {matchLabels: {app: frontend}}", "selector: {matchLabels: {app: backend}}", 1)
-	var want []row
-	for _, c := range []string{"aws", "azure", "gcp"} {
-		want = append(want, row{Cluster: c, Action: "None", Reason: fedsync.ReasonInvalidMember,
-			Message: `cluster "` + c + `": the member's API server would refuse the Deployment production/app-frontend: spec.template.metadata.labels: `,
-			Fields:  "spec.template.metadata.labels;"})
-	}
-	if diff := cmp.Diff(want, rows(plan(bad))); diff != "" {
-		t.Errorf("invalid template (-want +got):\n%s", diff)
-	}
-	want = []row{{Cluster: "aws", Action: "Create"}, {Cluster: "azure", Action: "Create"}, {Cluster: "gcp", Action: "Create"}}
-	if diff := cmp.Diff(want, rows(plan(frontend))); diff != "" {
-		t.Errorf("valid template (-want +got):\n%s", diff)
-	}
-}
-
 // TestOverridePathThatDoesNotExistIsRenderFailed: an override whose path the object does not
 // have passes validation and the scheduler; sync finds it when it renders, reports
 // RenderFailed for that cluster only (naming the object, the cluster, the operation and the
@@ -114,7 +59,7 @@ func TestOverridePathThatDoesNotExistIsRenderFailed(t *testing.T) {
 	_, _ = e.s.Reconcile(ctx, key) // the error, if any, is the status's to report
 
 	fed := e.fed(t)
-	want := map[string]string{"aws": "@1", "azure": "@1", "gcp": fedsync.ReasonRenderFailed + "@0"}
+	want := map[string]string{"aws": "@1", "azure": "@1", "gcp": plan.ReasonRenderFailed + "@0"}
 	if diff := cmp.Diff(want, propagation(fed)); diff != "" {
 		t.Errorf("status.clusters (-want +got):\n%s", diff)
 	}

@@ -9,11 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // messages returns status.clusters as cluster -> message.
@@ -56,7 +56,7 @@ func TestMemberWarningsReachStatus(t *testing.T) {
 	require.Contains(t, cond.Message, "the members of aws, azure, gcp warned (status.clusters[].message)")
 	var warned []string
 	for _, ev := range e.events.list() {
-		if strings.HasPrefix(ev, "Warning "+fedsync.EventMemberWarning+" ") {
+		if strings.HasPrefix(ev, "Warning "+plan.EventMemberWarning+" ") {
 			warned = append(warned, ev)
 		}
 	}
@@ -75,49 +75,4 @@ func TestMemberWarningsReachStatus(t *testing.T) {
 	e.reconcile(t)
 	require.Equal(t, map[string]string{"aws": "", "azure": "", "gcp": ""}, messages(e.fed(t)))
 	require.NotContains(t, propagated(e.fed(t)).Message, "warned")
-}
-
-// TestPlanReportsUnknownFieldsOfEveryBuiltinKind: Plan names, for every create and update of a
-// built-in kind, the fields the member's type does not have (Change.Unknown), from the type's
-// own schema: what the member's API server drops. A custom resource's schema is its CRD's.
-func TestPlanReportsUnknownFieldsOfEveryBuiltinKind(t *testing.T) {
-	for _, tc := range []struct {
-		typ      federation.TypeConfig
-		template string
-		want     []string
-	}{
-		{federation.IngressType, `{spec: {rules: [{http: {paths: [{path: /, pathType: Prefix, backend: {serviceName: web, servicePort: 80}}]}}]}}`,
-			[]string{"spec.rules[0].http.paths[0].backend.serviceName", "spec.rules[0].http.paths[0].backend.servicePort"}},
-		{federation.ServiceType, `{spec: {ports: [{port: 80, targetPortt: 8080}]}}`, []string{"spec.ports[0].targetPortt"}},
-		{federation.ConfigMapType, `{dataa: {k: v}}`, []string{"dataa"}},
-		{federation.SecretType, `{stringData: {k: v}, typee: Opaque}`, []string{"typee"}},
-		{federation.ServiceAccountType, `{automountServiceAccountTokenn: true}`, []string{"automountServiceAccountTokenn"}},
-		{federation.JobType, `{spec: {template: {spec: {restartPolicy: Never, containers: [{name: j, image: j, imagePullPolicyy: Always}]}}}}`,
-			[]string{"spec.template.spec.containers[0].imagePullPolicyy"}},
-		{federation.PersistentVolumeClaimType, `{spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, storageClasss: x}}`, []string{"spec.storageClasss"}},
-		{federation.NamespaceType, `{metadata: {labelz: {a: b}}}`, []string{"metadata.labelz"}},
-		{federation.ConfigMapType, `{data: {k: v}}`, nil},
-		{federation.NewTypeConfig(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, "widgets", true, ""), `{spec: {anything: 1}}`, nil},
-	} {
-		t.Run(tc.typ.Target.Kind, func(t *testing.T) {
-			name := "web"
-			if tc.typ.Target.Kind == "Namespace" {
-				name = "shop"
-			}
-			var obj federation.FederatedObject
-			doc := "metadata: {name: " + name + ", namespace: shop, generation: 1}\nspec: {template: " + tc.template + ", placement: {clusters: [{name: eu}]}}"
-			require.NoError(t, yaml.Unmarshal([]byte(doc), &obj))
-			federation.DefaultFederatedObject(&obj)
-			fleet := fake.NewFleet()
-			fleet.Add("eu", nil)
-			d, err := fedsync.Plan(fedsync.PlanInput{Type: tc.typ, Object: &obj, Clusters: fleet.Clusters(),
-				Members: map[string]fedsync.MemberState{"eu": {}}, Revision: 1})
-			require.NoError(t, err)
-			require.Len(t, d.Changes, 1)
-			require.Equal(t, fedsync.ActionCreate, d.Changes[0].Action)
-			if diff := cmp.Diff(tc.want, d.Changes[0].Unknown); diff != "" {
-				t.Errorf("Change.Unknown (-want +got):\n%s", diff)
-			}
-		})
-	}
 }

@@ -1,65 +1,172 @@
 package sync
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // What the Syncer remembers between passes is an optimisation and a courtesy, never a source
-// of truth: after a restart every member object is rendered and compared once, and every
-// conflicting name is tried once more.
+// of truth: after a restart every member object is rendered and compared once, every
+// conflicting name is tried once more, every history is read once. It is one record per
+// federated object, under the Syncer's one lock, and forget drops the record whole when the
+// object is gone. What plan.Decide needs of it is plan.Input.Memory (memoryOf).
 
-// verification is what sync knows about a member object it wrote or checked: its
-// resourceVersion then, and the key of the render input it was checked against (see
-// inputKey). While both still hold, the cluster needs neither a render nor a comparison.
-// dropped are the owned paths the member's server did not keep when sync last wrote the
-// object (fields its types do not have): a difference there is not drift, so another
-// writer's change to the object does not make sync write it again in vain.
-type verification struct {
-	rv, input string
-	dropped   []string
+// record is what the Syncer remembers of one federated object.
+type record struct {
+	// members is what it knows of each member object, by cluster.
+	members map[string]*memberRecord
+	// decoded is the object decoded and defaulted, for its resourceVersion (see decode).
+	decoded *federation.FederatedObject
+	// revision is the revision found for the object's uid and generation, so a pass over an
+	// unchanged spec reads no history; historyStale marks a history to read again: Run saw
+	// one of its ControllerRevisions deleted (historyDeleted).
+	revision     revisionMemo
+	historyStale bool
+	// host is what sync knows of its own writes to the object and its history (hostWrite).
+	host hostWrites
+	// nsWaits are the clusters whose member namespace the object's last pass waited for
+	// (noteNamespaceWaits): Run passes over it again when the namespace appears there.
+	nsWaits []string
+	// lagSince is when sync first saw a change of the object (a generation it had not
+	// recorded in status.observedGeneration) that has not reached every placed cluster yet:
+	// the start of its propagation lag; zero when none is running.
+	lagSince time.Time
 }
 
+// memberRecord is what the Syncer knows of one member object.
+type memberRecord struct {
+	// verified is what sync last wrote, or found in line with the render, so an unchanged
+	// object is not compared field by field (plan.Verified).
+	verified plan.Verified
+	// conflicted: an object of the same name is someone else's, so later passes read it
+	// live instead of trying a create that must fail.
+	conflicted bool
+	// writing is set while a write of sync's own is under way (startWrite), with the versions
+	// the member cache notified meanwhile.
+	writing *inFlightWrite
+}
+
+// empty reports whether m remembers nothing: it is dropped.
+func (m *memberRecord) empty() bool {
+	return m.verified.ResourceVersion == "" && !m.conflicted && m.writing == nil
+}
+
+// recordOf returns key's record, made when there is none. The caller holds s.mu for writing.
+func (s *Syncer) recordOf(key federation.Key) *record {
+	r := s.objects[key]
+	if r == nil {
+		r = &record{}
+		s.objects[key] = r
+	}
+	return r
+}
+
+// memberOf returns key's record of its member object in cluster, made when there is none.
+// The caller holds s.mu for writing, and calls tidy after changing it.
+func (s *Syncer) memberOf(key federation.Key, cluster string) *memberRecord {
+	r := s.recordOf(key)
+	if r.members == nil {
+		r.members = map[string]*memberRecord{}
+	}
+	m := r.members[cluster]
+	if m == nil {
+		m = &memberRecord{}
+		r.members[cluster] = m
+	}
+	return m
+}
+
+// tidy drops key's record of its member object in cluster when it remembers nothing. The
+// caller holds s.mu for writing.
+func (s *Syncer) tidy(key federation.Key, cluster string) {
+	if r := s.objects[key]; r != nil {
+		if m := r.members[cluster]; m != nil && m.empty() {
+			delete(r.members, cluster)
+		}
+	}
+}
+
+// member returns what the Syncer knows of key's member object in cluster (zero when
+// nothing). The caller holds s.mu.
+func (s *Syncer) member(key federation.Key, cluster string) memberRecord {
+	if r := s.objects[key]; r != nil {
+		if m := r.members[cluster]; m != nil {
+			return *m
+		}
+	}
+	return memberRecord{}
+}
+
+// forget drops what the Syncer remembers about an object that is gone.
+func (s *Syncer) forget(key federation.Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.objects[key]; r != nil {
+		s.unindexNamespaceWaits(key, r)
+	}
+	delete(s.objects, key)
+}
+
+// memoryOf is what the Syncer remembers of key's member objects, as plan.Decide reads it
+// (plan.Input.Memory).
+func (s *Syncer) memoryOf(key federation.Key) plan.Memory { return objectMemory{s, key} }
+
+// objectMemory is the Syncer's memory of one federated object's member objects.
+type objectMemory struct {
+	s   *Syncer
+	key federation.Key
+}
+
+func (m objectMemory) Verified(cluster string) plan.Verified { return m.s.verifiedAt(m.key, cluster) }
+
 // verifiedAt returns what sync last wrote or verified for key in cluster.
-func (s *Syncer) verifiedAt(key federation.Key, cluster string) verification {
+func (s *Syncer) verifiedAt(key federation.Key, cluster string) plan.Verified {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.verified[key][cluster]
+	return s.member(key, cluster).verified
 }
 
 // setVerified records v for key in cluster; a zero v forgets it.
-func (s *Syncer) setVerified(key federation.Key, cluster string, v verification) {
+func (s *Syncer) setVerified(key federation.Key, cluster string, v plan.Verified) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	put(s.verified, key, cluster, v, v.rv != "")
+	s.memberOf(key, cluster).verified = v
+	s.tidy(key, cluster)
 }
 
 // setConflicted records (or clears) that key's name is someone else's in cluster.
 func (s *Syncer) setConflicted(key federation.Key, cluster string, on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	put(s.conflicts, key, cluster, true, on)
+	s.memberOf(key, cluster).conflicted = on
+	s.tidy(key, cluster)
 }
 
 // wrote records a successful write for key in cluster in one locked step: the name is sync's
 // (no conflict), and, when set, v is what sync verified (a zero v forgets it). The write's
 // in-flight mark ends after (endWrite), once the version is known.
-func (s *Syncer) wrote(key federation.Key, cluster string, v verification, set bool) {
+func (s *Syncer) wrote(key federation.Key, cluster string, v plan.Verified, set bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	put(s.conflicts, key, cluster, true, false)
+	m := s.memberOf(key, cluster)
+	m.conflicted = false
 	if set {
-		put(s.verified, key, cluster, v, v.rv != "")
+		m.verified = v
 	}
+	s.tidy(key, cluster)
 }
 
 // recall returns what sync verified for key in cluster and whether the name is someone
 // else's there, with one read lock.
-func (s *Syncer) recall(key federation.Key, cluster string) (verification, bool) {
+func (s *Syncer) recall(key federation.Key, cluster string) (plan.Verified, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.verified[key][cluster], s.conflicts[key][cluster]
+	m := s.member(key, cluster)
+	return m.verified, m.conflicted
 }
 
 // revisionMemo is the revision sync found for one generation of a federated object.
@@ -73,17 +180,90 @@ type revisionMemo struct {
 func (s *Syncer) knownRevision(key federation.Key, uid string, generation int64) (int64, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	m, ok := s.revisions[key]
-	if !ok || m.uid != uid || m.generation != generation {
+	r := s.objects[key]
+	if r == nil || r.revision.uid != uid || r.revision.generation != generation {
 		return 0, false
 	}
-	return m.revision, true
+	return r.revision.revision, true
 }
 
 func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, revision int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revisions[key] = revisionMemo{uid: uid, generation: generation, revision: revision}
+	s.recordOf(key).revision = revisionMemo{uid: uid, generation: generation, revision: revision}
+}
+
+// markHistoryStale makes the next pass over key read its history again, and counts one more
+// deletion seen (see historyDeleted).
+func (s *Syncer) markHistoryStale(key federation.Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.historyEpoch++
+	s.recordOf(key).historyStale = true
+}
+
+// historyCheck reports whether key's history must be read again (historyDeleted), with the
+// count of deletions seen so far.
+func (s *Syncer) historyCheck(key federation.Key) (bool, uint64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r := s.objects[key]
+	return r != nil && r.historyStale, s.historyEpoch
+}
+
+// historyChecked clears key's mark once a pass has read its history, unless another
+// ControllerRevision was deleted after the pass began: the cache it read may not have
+// shown that deletion yet.
+func (s *Syncer) historyChecked(key federation.Key, epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.objects[key]; r != nil && s.historyEpoch == epoch {
+		r.historyStale = false
+	}
+}
+
+// decoded returns key's object as decoded for its last resourceVersion, nil when none.
+func (s *Syncer) decoded(key federation.Key) *federation.FederatedObject {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.objects[key]; r != nil {
+		return r.decoded
+	}
+	return nil
+}
+
+// keepDecoded remembers fed, key's object decoded and defaulted.
+func (s *Syncer) keepDecoded(key federation.Key, fed *federation.FederatedObject) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordOf(key).decoded = fed
+}
+
+// lagStarts starts key's propagation lag at now when fed has a generation sync has not
+// recorded yet and no earlier change is still on its way: the lag of overlapping changes is
+// measured from the oldest, as the fleet lags the spec since then.
+func (s *Syncer) lagStarts(key federation.Key, fed *federation.FederatedObject, now time.Time) {
+	if fed.Generation <= fed.Status.ObservedGeneration {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.recordOf(key); r.lagSince.IsZero() {
+		r.lagSince = now
+	}
+}
+
+// lagEnds ends key's propagation lag, and returns when it started; ok is false when none
+// was running.
+func (s *Syncer) lagEnds(key federation.Key) (since time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.objects[key]
+	if r == nil || r.lagSince.IsZero() {
+		return time.Time{}, false
+	}
+	since, r.lagSince = r.lagSince, time.Time{}
+	return since, true
 }
 
 // startWrite marks a write of sync's own in progress for key in cluster: the member cache's
@@ -92,7 +272,7 @@ func (s *Syncer) setKnownRevision(key federation.Key, uid string, generation, re
 func (s *Syncer) startWrite(key federation.Key, cluster string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.inFlight[memberKey{key, cluster}] = inFlightWrite{}
+	s.memberOf(key, cluster).writing = &inFlightWrite{}
 }
 
 // endWrite ends the write startWrite marked, which left the member at resourceVersion
@@ -102,12 +282,13 @@ func (s *Syncer) startWrite(key federation.Key, cluster string) {
 // back to it before the resync.
 func (s *Syncer) endWrite(key federation.Key, cluster, written string) {
 	s.mu.Lock()
-	mk := memberKey{key, cluster}
-	w := s.inFlight[mk]
-	delete(s.inFlight, mk)
+	m := s.memberOf(key, cluster)
+	w := m.writing
+	m.writing = nil
+	s.tidy(key, cluster)
 	enqueue := s.enqueue
 	s.mu.Unlock()
-	if written == "" || enqueue == nil || !w.other(written) {
+	if written == "" || enqueue == nil || w == nil || !w.other(written) {
 		return
 	}
 	enqueue(key)
@@ -133,42 +314,34 @@ func (w inFlightWrite) other(written string) bool {
 	return false
 }
 
-// memberKey names one federated object's member object in one cluster.
-type memberKey struct {
-	key     federation.Key
-	cluster string
-}
-
 // memberChange tells Run's member notification handler whether cluster is leaving the
 // federation and, when owned, whether the member object's version rv is sync's own doing:
 // the version sync last wrote or verified, or, while a write is in progress, possibly (the
 // write's end judges it: endWrite). It read-locks the Syncer, and write-locks it only to note
 // a version seen during a write.
 func (s *Syncer) memberChange(cluster string, key federation.Key, owned bool, rv string) (leaving, own bool) {
-	mk := memberKey{key, cluster}
 	s.mu.RLock()
 	leaving = s.leaving[cluster]
-	_, writing := s.inFlight[mk]
-	if owned && !writing {
-		v := s.verified[key][cluster]
-		own = v.rv != "" && v.rv == rv
+	m := s.member(key, cluster)
+	if owned && m.writing == nil {
+		own = m.verified.ResourceVersion != "" && m.verified.ResourceVersion == rv
 	}
 	s.mu.RUnlock()
-	if !owned || !writing {
+	if !owned || m.writing == nil {
 		return leaving, own
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w, ok := s.inFlight[mk]; ok {
+	m = s.member(key, cluster)
+	if w := m.writing; w != nil {
 		if w.n < len(w.seen) {
 			w.seen[w.n] = rv
 		}
 		w.n++
-		s.inFlight[mk] = w
 		return leaving, true // judged when the write ends
 	}
-	v := s.verified[key][cluster] // the write ended meanwhile
-	return leaving, v.rv != "" && v.rv == rv
+	// The write ended meanwhile.
+	return leaving, m.verified.ResourceVersion != "" && m.verified.ResourceVersion == rv
 }
 
 // hostWrites is what sync knows of its own writes to one federated object and its history.
@@ -189,14 +362,12 @@ type hostWrites struct {
 // its history), and remembers the version it leaves (see changedByOthers).
 func (s *Syncer) hostWrite(key federation.Key, write func() (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	s.mu.Lock()
-	w := s.hostWrites[key]
-	w.writing = true
-	s.hostWrites[key] = w
+	s.recordOf(key).host.writing = true
 	s.mu.Unlock()
 	out, err := write()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w = s.hostWrites[key]
+	w := &s.recordOf(key).host
 	if err == nil && out != nil {
 		w.rvs = [3]string{w.rvs[1], w.rvs[2], out.GetResourceVersion()}
 	}
@@ -204,7 +375,6 @@ func (s *Syncer) hostWrite(key federation.Key, write func() (*unstructured.Unstr
 		w.missed = w.missed || !w.own(rv)
 	}
 	w.writing, w.pending = false, nil
-	s.hostWrites[key] = w
 	return out, err
 }
 
@@ -220,15 +390,14 @@ func (w hostWrites) own(rv string) bool {
 func (s *Syncer) changedByOthers(key federation.Key, rv string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w, ok := s.hostWrites[key]
+	r, ok := s.objects[key]
 	switch {
 	case !ok:
 		return true
-	case w.own(rv):
+	case r.host.own(rv):
 		return false
-	case w.writing:
-		w.pending = append(w.pending, rv)
-		s.hostWrites[key] = w
+	case r.host.writing:
+		r.host.pending = append(r.host.pending, rv)
 		return false
 	}
 	return true
@@ -239,29 +408,67 @@ func (s *Syncer) changedByOthers(key federation.Key, rv string) bool {
 func (s *Syncer) missedChange(key federation.Key) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w, ok := s.hostWrites[key]
-	if !ok || !w.missed {
+	r, ok := s.objects[key]
+	if !ok || !r.host.missed {
 		return false
 	}
-	w.missed = false
-	s.hostWrites[key] = w
+	r.host.missed = false
 	return true
 }
 
-// put sets m[key][cluster] to v when keep, and deletes it otherwise, creating and dropping the
-// inner map as needed. The caller holds s.mu.
-func put[V any](m map[federation.Key]map[string]V, key federation.Key, cluster string, v V, keep bool) {
-	inner := m[key]
-	if !keep {
-		delete(inner, cluster)
-		if len(inner) == 0 {
-			delete(m, key)
+// memberNamespace is a namespace in one member cluster.
+type memberNamespace struct{ cluster, namespace string }
+
+// waitForNamespaces records that key's last pass waited for its member namespace in
+// clusters (none: it waits for none), in its record and in the Syncer's index of waits by
+// namespace (nsWaiting); it returns the clusters where no object waited for that namespace
+// before.
+func (s *Syncer) waitForNamespaces(key federation.Key, clusters []string) (first []string) {
+	s.mu.RLock()
+	r, none := s.objects[key], len(s.nsWaiting) == 0
+	idle := len(clusters) == 0 && (none || r == nil || len(r.nsWaits) == 0)
+	s.mu.RUnlock()
+	if idle {
+		return nil // what almost every pass finds: no lock taken for writing
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r = s.recordOf(key)
+	s.unindexNamespaceWaits(key, r)
+	r.nsWaits = clusters
+	for _, cluster := range clusters {
+		m := memberNamespace{cluster, key.Namespace}
+		if s.nsWaiting[m] == nil {
+			s.nsWaiting[m] = map[federation.Key]bool{}
+			first = append(first, cluster)
 		}
-		return
+		s.nsWaiting[m][key] = true
 	}
-	if inner == nil {
-		inner = map[string]V{}
-		m[key] = inner
+	return first
+}
+
+// unindexNamespaceWaits removes r's waits, key's, from the Syncer's index. The caller holds
+// s.mu for writing.
+func (s *Syncer) unindexNamespaceWaits(key federation.Key, r *record) {
+	for _, cluster := range r.nsWaits {
+		m := memberNamespace{cluster, key.Namespace}
+		if set := s.nsWaiting[m]; set != nil {
+			if delete(set, key); len(set) == 0 {
+				delete(s.nsWaiting, m)
+			}
+		}
 	}
-	inner[cluster] = v
+	r.nsWaits = nil
+}
+
+// namespaceWaiters returns the objects waiting for namespace ns in cluster.
+func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	set := s.nsWaiting[memberNamespace{cluster, ns}]
+	out := make([]federation.Key, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	gosync "sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,12 +15,9 @@ import (
 type metrics struct {
 	reconciles *fedmetrics.Reconciles
 	members    *fedmetrics.Members
-	lag        prometheus.Observer
-	// pending remembers, per federated object, when sync first saw a change (a generation it
-	// had not recorded in status.observedGeneration) that has not reached every placed
-	// cluster yet: the start of its propagation lag.
-	mu      gosync.Mutex
-	pending map[federation.Key]time.Time
+	// lag observes the propagation lag, from the time the object's record holds (see
+	// record.lagSince).
+	lag prometheus.Observer
 }
 
 // lagBuckets span a change that reaches every cluster in the pass that sees it (well under a
@@ -45,7 +41,7 @@ func newMetrics(reg prometheus.Registerer, kind string) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metrics{reconciles: r, members: m, lag: lag.WithLabelValues(kind), pending: map[federation.Key]time.Time{}}, nil
+	return &metrics{reconciles: r, members: m, lag: lag.WithLabelValues(kind)}, nil
 }
 
 func (m *metrics) observe(outcome string, err error, start, end time.Time) {
@@ -62,51 +58,11 @@ func (s *Syncer) memberClient(cluster string) (federation.ClusterClient, error) 
 	return s.metrics.members.Client(cluster, c), nil
 }
 
-// changed starts the propagation lag of key at now when fed has a generation sync has not
-// recorded yet and no earlier change is still on its way: the lag of overlapping changes is
-// measured from the oldest, as the fleet lags the spec since then.
-func (m *metrics) changed(key federation.Key, fed *federation.FederatedObject, now time.Time) {
-	if fed.Generation <= fed.Status.ObservedGeneration {
-		return
+// propagated ends key's propagation lag, when one is running: every placed cluster runs the
+// current revision. With no cluster placed there is nothing to measure, and the start is
+// dropped.
+func (s *Syncer) propagated(key federation.Key, placed int) {
+	if since, ok := s.lagEnds(key); ok && placed > 0 {
+		s.metrics.lag.Observe(s.opts.Clock.Since(since).Seconds())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.pending[key]; !ok {
-		m.pending[key] = now
-	}
-}
-
-// propagated ends key's propagation lag at now, when one is running: every placed cluster
-// runs the current revision. With no cluster placed there is nothing to measure, and the
-// start is dropped.
-func (m *metrics) propagated(key federation.Key, placed int, now time.Time) {
-	m.mu.Lock()
-	since, ok := m.pending[key]
-	delete(m.pending, key)
-	m.mu.Unlock()
-	if ok && placed > 0 {
-		m.lag.Observe(now.Sub(since).Seconds())
-	}
-}
-
-// forget drops key's pending lag: the object is gone or being deleted.
-func (m *metrics) forget(key federation.Key) {
-	m.mu.Lock()
-	delete(m.pending, key)
-	m.mu.Unlock()
-}
-
-// everywhere reports in how many clusters a pass placed the object, and whether each of them
-// runs the pass's revision: written or found in line, with no propagation reason.
-func everywhere(results []result) (placed int, ok bool) {
-	for _, r := range results {
-		if !r.Placed {
-			continue
-		}
-		placed++
-		if r.Reason != "" {
-			return placed, false
-		}
-	}
-	return placed, true
 }

@@ -7,10 +7,8 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
-	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Member namespaces. A real API server refuses an object whose namespace does not exist, and
@@ -29,27 +28,15 @@ import (
 // and nothing lives in it but what the federation is removing, as discovery and a List of
 // every namespaced resource tell (see occupant); when they cannot tell, it is kept.
 
-// CreatedNamespaceAnnotation marks a member Namespace that sync created for the objects it
-// propagates (and may delete again).
-const CreatedNamespaceAnnotation = "federation.k8s.io/created-by-sync"
-
 var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// namespaceRecheck is how soon an object waiting for its member namespace is passed over
-// again, when no member cache brings it back first (see Run).
-const namespaceRecheck = 30 * time.Second
-
-// ensureNamespace creates namespace ns in a member. It returns a propagation reason (and
-// message) instead when a FederatedNamespace governs the namespace: ReasonWaitingForNamespace
-// where that places it in the cluster, ReasonNamespaceNotPlaced where it does not (clusters
-// are the federation's, for its placement).
-func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string, clusters []federation.Cluster) (string, string, error) {
+// ensureNamespace creates namespace ns in a member. When a FederatedNamespace governs the
+// namespace it creates nothing and returns that FederatedNamespace: the object waits for it
+// (plan.Report says whether it places the namespace in the cluster).
+func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient, cluster, ns string) (*unstructured.Unstructured, error) {
 	governing, err := s.governingNamespace(ctx, ns)
-	if err != nil {
-		return "", "", err
-	}
-	if governing != nil {
-		return governedReason(governing, cluster, ns, clusters, s.opts.Clock.Now())
+	if err != nil || governing != nil {
+		return governing, err
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
@@ -57,47 +44,21 @@ func (s *Syncer) ensureNamespace(ctx context.Context, c federation.ClusterClient
 		"metadata": map[string]any{
 			"name":        ns,
 			"labels":      map[string]any{federation.ManagedByLabel: s.opts.Identity},
-			"annotations": map[string]any{CreatedNamespaceAnnotation: "true"},
+			"annotations": map[string]any{plan.CreatedNamespaceAnnotation: "true"},
 		},
 	}}
 	if err := s.limits.wait(ctx, cluster); err != nil {
-		return "", "", err
+		return nil, err
 	}
-	_, err = c.Create(ctx, namespaceGVR, obj)
+	_, err = s.send(ctx, c, memberWrite{gvr: namespaceGVR, action: plan.ActionCreate, desired: obj})
 	switch {
 	case err == nil:
 		logr.FromContextOrDiscard(ctx).V(1).Info("Created a member namespace", "cluster", cluster, "namespace", ns)
-		return "", "", nil
+		return nil, nil
 	case apierrors.IsAlreadyExists(err):
-		return "", "", nil // created meanwhile, by anyone
+		return nil, nil // created meanwhile, by anyone
 	}
-	return "", "", fmt.Errorf("create namespace %q: %w", ns, err)
-}
-
-// governedReason is the propagation reason of a cluster whose namespace ns is missing and
-// governed by the FederatedNamespace u: waiting, where its placement puts it in cluster (or
-// would, but for the cluster's readiness); not placed otherwise, saying why.
-func governedReason(u *unstructured.Unstructured, cluster, ns string, clusters []federation.Cluster, now time.Time) (string, string, error) {
-	name := ns + "/" + ns
-	notPlaced := func(why string) (string, string, error) {
-		return ReasonNamespaceNotPlaced, fmt.Sprintf("cluster %q: namespace %q does not exist, and FederatedNamespace %s, which governs it, %s: sync does not create it", cluster, ns, name, why), nil
-	}
-	fed, err := federation.FederatedObjectFromUnstructured(u)
-	if err != nil {
-		return notPlaced(fmt.Sprintf("does not decode (%v)", err))
-	}
-	if fed.DeletionTimestamp != nil {
-		return notPlaced("is being deleted")
-	}
-	federation.DefaultFederatedObject(fed)
-	t, err := TargetsFor(fed, federation.NamespaceType, clusters, now)
-	if err != nil {
-		return notPlaced(fmt.Sprintf("has an invalid placement (%v)", err))
-	}
-	if _, placed := t.Replicas[cluster]; !placed && !slices.Contains(t.NotReady, cluster) {
-		return notPlaced("does not place it in this cluster; add the cluster to its placement")
-	}
-	return ReasonWaitingForNamespace, fmt.Sprintf("cluster %q: namespace %q does not exist yet; its FederatedNamespace %s creates it", cluster, ns, name), nil
+	return nil, fmt.Errorf("create namespace %q: %w", ns, err)
 }
 
 // governedNamespace reports whether a FederatedNamespace for ns exists on the host (a host
@@ -110,7 +71,7 @@ func (s *Syncer) governedNamespace(ctx context.Context, ns string) (bool, error)
 // governingNamespace returns the FederatedNamespace for ns, nil when there is none (or the
 // host does not serve FederatedNamespaces, or the Syncer is one of FederatedNamespaces).
 func (s *Syncer) governingNamespace(ctx context.Context, ns string) (*unstructured.Unstructured, error) {
-	if isNamespaceType(s.typ) {
+	if s.namespaceType() {
 		return nil, nil
 	}
 	u, err := s.host.Get(ctx, federation.NamespaceType.FederatedGVR(), ns, ns)
@@ -123,145 +84,92 @@ func (s *Syncer) governingNamespace(ctx context.Context, ns string) (*unstructur
 	return nil, fmt.Errorf("read FederatedNamespace %s: %w", ns, err)
 }
 
-// memberNamespace is a namespace in one member cluster.
-type memberNamespace struct{ cluster, namespace string }
-
-// noteNamespaceWaits records which clusters of key's pass wait for their namespace, so that
-// Run passes over key again as soon as the namespace appears there (a member cache of
-// Namespaces, started here, notifies it), and reports whether any does.
+// noteNamespaceWaits records which clusters of key's pass wait for their namespace
+// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced in rep), so that Run passes over key
+// again as soon as the namespace appears there (a member cache of Namespaces, started here,
+// notifies it).
 //
 // A namespace can appear between the pass's read and this record, its notification then
 // finding no waiter: each wait recorded here looks at the member cache once more, and a
 // namespace already there brings key back to Run's queue at once.
-func (s *Syncer) noteNamespaceWaits(ctx context.Context, key federation.Key, results []result) bool {
-	if !s.typ.Namespaced {
-		return false
+func (s *Syncer) noteNamespaceWaits(ctx context.Context, key federation.Key, rep plan.Result) {
+	if !s.typ.Namespaced || rep.Status == nil {
+		return
 	}
-	waits := func(r result) bool {
-		return r.Reason == ReasonWaitingForNamespace || r.Reason == ReasonNamespaceNotPlaced
-	}
-	waiting := slices.ContainsFunc(results, waits)
-	s.mu.RLock()
-	none := len(s.nsWaits) == 0
-	s.mu.RUnlock()
-	if !waiting && none {
-		return false // what almost every pass finds: no lock taken for writing
-	}
-	var start, recorded []string
-	s.mu.Lock()
-	enqueue := s.enqueue
-	for _, r := range results {
-		m := memberNamespace{r.Cluster, key.Namespace}
-		if !waits(r) {
-			if set := s.nsWaits[m]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
-					delete(s.nsWaits, m)
-				}
-			}
-			continue
+	var waiting []string
+	for _, e := range rep.Status.Clusters {
+		if e.Propagation == plan.ReasonWaitingForNamespace || e.Propagation == plan.ReasonNamespaceNotPlaced {
+			waiting = append(waiting, e.Name)
 		}
-		if s.nsWaits[m] == nil {
-			s.nsWaits[m] = map[federation.Key]bool{}
-			start = append(start, r.Cluster)
-		}
-		s.nsWaits[m][key] = true
-		recorded = append(recorded, r.Cluster)
 	}
-	s.mu.Unlock()
+	first := s.waitForNamespaces(key, waiting)
 	mc, ok := s.clusters.(federation.MemberCache)
-	if !ok {
-		return waiting
+	if !ok || len(waiting) == 0 {
+		return
 	}
-	for _, cluster := range start {
+	for _, cluster := range first {
 		// Starts the cache whose notifications Run watches; the requeue covers a failure.
 		_, _ = mc.CachedReader(cluster, namespaceGVR)
 	}
+	s.mu.RLock()
+	enqueue := s.enqueue
+	s.mu.RUnlock()
 	if enqueue == nil {
-		return waiting
+		return
 	}
-	for _, cluster := range recorded {
+	for _, cluster := range waiting {
 		r, err := mc.CachedReader(cluster, namespaceGVR)
 		if err != nil {
 			continue
 		}
 		if ns, err := r.Get(ctx, namespaceGVR, "", key.Namespace); err == nil && ns.GetDeletionTimestamp() == nil {
 			enqueue(key) // it came while this pass ran
-			break
+			return
 		}
 	}
-	return waiting
 }
 
-// namespaceWaiters returns the objects waiting for namespace ns in cluster.
-func (s *Syncer) namespaceWaiters(cluster, ns string) []federation.Key {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	set := s.nsWaits[memberNamespace{cluster, ns}]
-	out := make([]federation.Key, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	return out
-}
-
-// markNamespaces sets what Plan needs to know of the member Namespaces that changes would
-// delete, in in.Members: [MemberState].Host for those that are the host's own (the host is
-// also a member, and the member Namespace has the uid of the host's Namespace of that name:
-// KubeFed's IsPrimaryCluster), and [MemberState].InUse for those where objects the federation
-// placed still live (FederationObjectIn, over everything the namespace holds). When it cannot
-// tell, the cluster's read fails instead (nothing is deleted there, the pass is retried). It
-// reports whether it changed in.Members: then the caller plans again. It reads only when a
-// FederatedNamespace's deletion is planned.
-func (s *Syncer) markNamespaces(ctx context.Context, in *PlanInput, changes []Change) bool {
-	if !isNamespaceType(s.typ) {
-		return false
-	}
-	marked := false
+// readNamespaces reads what plan.Decide needs to know of the member Namespaces in clusters
+// (Decision.ReadNamespaces: a FederatedNamespace's change would delete them) into
+// in.Members[cluster].Namespace: whether one is the host's own (the host is also a member, and
+// the member Namespace has the uid of the host's Namespace of that name: KubeFed's
+// IsPrimaryCluster), and whether objects the federation placed still live in it
+// (plan.FederationObjectIn, over everything the namespace holds). When it cannot tell, it
+// says why (NamespaceCheck.Err): nothing is deleted there, and the pass is retried.
+func (s *Syncer) readNamespaces(ctx context.Context, in plan.Input, clusters []string) {
 	type answer struct {
 		uid types.UID
 		err error
 	}
 	host := map[string]answer{} // one read per namespace, whatever the number of clusters
-	for _, ch := range changes {
-		if ch.Action != ActionDelete || ch.Live == nil {
+	for _, cluster := range clusters {
+		ms := in.Members[cluster]
+		if ms.Object == nil {
 			continue
 		}
-		ms := in.Members[ch.Cluster]
-		name := ch.Live.GetName()
+		name := ms.Object.GetName()
 		a, ok := host[name]
 		if !ok {
 			a.uid, a.err = s.hostUID(ctx, name)
 			host[name] = a
 		}
+		check := &plan.NamespaceCheck{}
 		switch {
 		case a.err != nil:
-			ms.Err = namespaceCheckError{fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", name, a.err)}
-		case a.uid != "" && a.uid == ch.Live.GetUID():
-			ms.Host = true
+			check.Err = fmt.Errorf("cannot tell whether namespace %q is the host's own, so it is not deleted: %w", name, a.err)
+		case a.uid != "" && a.uid == ms.Object.GetUID():
+			check.Host = true
 		default:
-			inUse, err := s.inUse(ctx, federation.Key{Namespace: in.Object.Namespace, Name: in.Object.Name}, ch.Cluster, name)
-			switch {
-			case err != nil:
-				ms.Err = namespaceCheckError{fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)}
-			case inUse != "":
-				ms.InUse = inUse
-			default:
-				continue
+			inUse, err := s.inUse(ctx, federation.Key{Namespace: in.Object.Namespace, Name: in.Object.Name}, cluster, name)
+			if err != nil {
+				check.Err = fmt.Errorf("cannot tell whether objects the federation placed live in namespace %q, so it is not deleted: %w", name, err)
 			}
+			check.InUse = inUse
 		}
-		in.Members[ch.Cluster] = ms
-		marked = true
+		ms.Namespace = check
+		in.Members[cluster] = ms
 	}
-	return marked
 }
-
-// namespaceCheckError is a read failed while checking whether a member namespace may be
-// deleted: the change reports ReasonNamespaceCheckFailed, not the read's own reason (the
-// member, or the host, may have answered).
-type namespaceCheckError struct{ error }
-
-func (e namespaceCheckError) Unwrap() error { return e.error }
 
 // inUse returns an object the federation placed in member namespace ns of cluster
 // (FederationObjectIn), "" when there is none. Under Run, the FederatedNamespace key is then
@@ -275,7 +183,7 @@ func (s *Syncer) inUse(ctx context.Context, key federation.Key, cluster, ns stri
 	var objs []*unstructured.Unstructured
 	var kinds []schema.GroupVersionResource
 	err = s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
-		if keepsNamespace(obj, s.opts.Identity) {
+		if plan.KeepsNamespace(obj, s.opts.Identity) {
 			objs = append(objs, obj)
 			kinds = append(kinds, gvr)
 		}
@@ -283,7 +191,7 @@ func (s *Syncer) inUse(ctx context.Context, key federation.Key, cluster, ns stri
 	if err != nil {
 		return "", err
 	}
-	found := FederationObjectIn(s.opts.Identity, ns, objs)
+	found := plan.FederationObjectIn(s.opts.Identity, ns, objs)
 	if found != "" {
 		s.nsInUse.wait(s.clusters, memberNamespace{cluster, ns}, key, kinds)
 	}
@@ -293,9 +201,9 @@ func (s *Syncer) inUse(ctx context.Context, key federation.Key, cluster, ns stri
 // namespacesInUse brings a FederatedNamespace kept in a member for the federation's objects
 // (ReasonNamespaceInUse) back to Run's queue when one of them changes or leaves, through the
 // member caches of their kinds, which the kinds' own Syncers run: the namespace goes right
-// after its last object instead of at the next recheck (namespaceRecheck, which still bounds
-// the wait where no cache notifies). A wait is used once: the pass it brings records it again
-// while objects remain.
+// after its last object instead of at the next recheck (plan.Report's requeue, which still
+// bounds the wait where no cache notifies). A wait is used once: the pass it brings records
+// it again while objects remain.
 type namespacesInUse struct {
 	mu      gosync.Mutex
 	enqueue func(...federation.Key) // Run's; nil outside Run
@@ -373,25 +281,6 @@ func (s *Syncer) hostUID(ctx context.Context, name string) (types.UID, error) {
 	return h.GetUID(), nil
 }
 
-// everyNamespace holds what the API server and its controllers create in each namespace, and
-// Events, which record what happened there rather than live there.
-func everyNamespace(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	switch {
-	case gvr.Resource == "events" && (gvr.Group == "" || gvr.Group == "events.k8s.io"):
-		return true
-	case gvr.Group != "":
-		return false
-	case gvr.Resource == "configmaps" && obj.GetName() == "kube-root-ca.crt":
-		return true
-	case gvr.Resource == "serviceaccounts" && obj.GetName() == "default":
-		return true
-	case gvr.Resource == "secrets":
-		t, _, _ := unstructured.NestedString(obj.Object, "type")
-		return t == string(corev1.SecretTypeServiceAccountToken)
-	}
-	return false
-}
-
 // releaseNamespace deletes namespace ns in a member when sync created it, no FederatedNamespace
 // governs it, it is not the host's own, and nothing lives in it but what the federation is
 // removing (see occupant), unless Options.KeepCreatedNamespaces. deleted is the member object
@@ -412,8 +301,7 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 	case err != nil:
 		keep("it could not be read", err)
 		return
-	case obj.GetAnnotations()[CreatedNamespaceAnnotation] != "true" ||
-		obj.GetLabels()[federation.ManagedByLabel] != s.opts.Identity || obj.GetDeletionTimestamp() != nil:
+	case !plan.CreatedNamespace(obj, s.opts.Identity):
 		return // not sync's to delete, or going already
 	}
 	if governed, err := s.governedNamespace(ctx, ns); err != nil {
@@ -438,65 +326,27 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 		log.V(1).Info("Kept a member namespace sync had created: something else lives in it", "object", who)
 		return
 	}
-	uid, rv := obj.GetUID(), obj.GetResourceVersion()
-	err = c.Delete(ctx, namespaceGVR, "", ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
-	switch {
-	case err == nil:
-		log.V(1).Info("Deleted a member namespace sync had created")
-	case !apierrors.IsNotFound(err):
+	if _, err := s.send(ctx, c, memberWrite{gvr: namespaceGVR, action: plan.ActionDelete, live: obj}); err != nil {
 		keep("the delete failed", err)
+		return
 	}
+	log.V(1).Info("Deleted a member namespace sync had created")
 }
 
-// occupant returns an object that lives in member namespace ns ("" when none) and is not the
-// federation's to remove, looking at every namespaced, listable resource the member serves
-// (federation.ResourceDiscoverer). The federation's to remove are deleted (the object sync
-// just deleted), the objects it manages that are being deleted, and what those own, through
-// ownerReferences (a Deployment's ReplicaSets and their Pods, which the garbage collector
-// deletes with it); besides them, what every namespace holds (everyNamespace). Everything else
-// keeps the namespace: another team's objects of any kind, and the federation's objects of
-// other federated types still placed there. It fails when it cannot look everywhere: no
-// discovery, discovery failed, or a List failed.
+// occupant returns an object that lives in member namespace ns and is not the federation's
+// to remove (plan.Occupant), "" when none, looking at every namespaced, listable resource the
+// member serves (federation.ResourceDiscoverer). deleted is the member object sync just
+// deleted there. It fails when it cannot look everywhere: no discovery, discovery failed, or
+// a List failed.
 func (s *Syncer) occupant(ctx context.Context, cluster string, c federation.ClusterClient, ns string, deleted *unstructured.Unstructured) (string, error) {
-	type found struct {
-		gvr schema.GroupVersionResource
-		obj *unstructured.Unstructured
-	}
-	var others []found
-	removing := map[types.UID]bool{}
-	if deleted != nil && deleted.GetUID() != "" {
-		removing[deleted.GetUID()] = true
-	}
+	var objs []plan.NamespaceObject
 	err := s.namespaceObjects(ctx, cluster, c, ns, func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) {
-		switch {
-		case everyNamespace(gvr, obj):
-		case managedBy(obj, s.opts.Identity) && obj.GetDeletionTimestamp() != nil:
-			removing[obj.GetUID()] = true
-		default:
-			others = append(others, found{gvr, obj})
-		}
+		objs = append(objs, plan.NamespaceObject{Resource: gvr, Object: obj})
 	})
 	if err != nil {
 		return "", err
 	}
-	// What the federation removes owns: dependents whose every owner goes, transitively.
-	for changed := true; changed; {
-		changed = false
-		others = slices.DeleteFunc(others, func(f found) bool {
-			refs := f.obj.GetOwnerReferences()
-			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return !removing[r.UID] }) {
-				return false
-			}
-			removing[f.obj.GetUID()] = true
-			changed = true
-			return true
-		})
-	}
-	if len(others) == 0 {
-		return "", nil
-	}
-	f := others[0]
-	return fmt.Sprintf("%s %s/%s", f.gvr.GroupResource(), ns, f.obj.GetName()), nil
+	return plan.Occupant(s.opts.Identity, ns, deleted, objs), nil
 }
 
 // namespaceObjects calls visit with every object of member namespace ns, over every
@@ -535,28 +385,4 @@ func (s *Syncer) namespaceObjects(ctx context.Context, cluster string, c federat
 		}
 	}
 	return nil
-}
-
-// FederationObjectIn returns one of objs that keeps a FederatedNamespace's member namespace
-// ns ("Kind ns/name"), "" when none does: an object in ns, not being deleted, that the
-// federation of identity manages (federation.ManagedByLabel; "" = federation.ManagedByValue)
-// or that a PurgeNever eviction released (federation.ReleasedAnnotation). The first was
-// placed there by another federated object, whose own sync removes it; the second was
-// promised to stay until a person removes it. Deleting the namespace first would delete
-// either behind that promise (see ReasonNamespaceInUse). The Syncer and preview both decide
-// with it.
-func FederationObjectIn(identity, ns string, objs []*unstructured.Unstructured) string {
-	identity = identityOr(identity)
-	for _, obj := range objs {
-		if obj != nil && obj.GetNamespace() == ns && keepsNamespace(obj, identity) && obj.GetDeletionTimestamp() == nil {
-			return describe(obj)
-		}
-	}
-	return ""
-}
-
-// keepsNamespace reports whether obj, in a FederatedNamespace's member namespace, keeps it
-// (see FederationObjectIn): the federation manages it, or a PurgeNever eviction released it.
-func keepsNamespace(obj *unstructured.Unstructured, identity string) bool {
-	return managedBy(obj, identityOr(identity)) || obj.GetAnnotations()[federation.ReleasedAnnotation] != ""
 }

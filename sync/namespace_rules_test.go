@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // newNamespaceSyncer returns a Syncer of FederatedNamespaces on e's host and fleet.
@@ -68,45 +69,8 @@ spec:
 	fed, err := federation.FederatedObjectFromUnstructured(u)
 	require.NoError(t, err)
 	cond := propagated(fed)
-	require.Equal(t, fedsync.ReasonInvalidObject, cond.Reason)
+	require.Equal(t, plan.ReasonInvalidObject, cond.Reason)
 	require.Contains(t, cond.Message, "metadata.name")
-}
-
-// A FederatedNamespace named otherwise than its namespace that is deleted (one written before
-// the rule, with sync's finalizer) deletes nothing: the namespace of that name is not its own.
-func TestDeletedMisnamedFederatedNamespaceDeletesNothing(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	s := newNamespaceSyncer(t, e)
-	e.hostNamespace(t, "team")
-	e.hostNamespace(t, "other-team")
-	e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: other-team, namespace: other-team}
-spec:
-  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
-`)
-	_, err := s.Reconcile(ctx, federation.Key{Namespace: "other-team", Name: "other-team"})
-	require.NoError(t, err)
-	require.NotNil(t, e.peekNamespace(t, "aws", "other-team"))
-
-	e.apply(t, federation.NamespaceType.FederatedGVR(), `
-apiVersion: types.federation.k8s.io/v1alpha1
-kind: FederatedNamespace
-metadata: {name: other-team, namespace: team, finalizers: [federation.k8s.io/sync]}
-spec:
-  placement: {clusters: [{name: aws}, {name: gcp}, {name: azure}]}
-`)
-	require.NoError(t, e.host.Delete(ctx, federation.NamespaceType.FederatedGVR(), "team", "other-team", deleteOpts()))
-	_, err = s.Reconcile(ctx, federation.Key{Namespace: "team", Name: "other-team"})
-	require.NoError(t, err)
-	for _, c := range clusterNames {
-		ns := e.peekNamespace(t, c, "other-team")
-		require.NotNil(t, ns, "%s: deleted the namespace of another FederatedNamespace", c)
-		require.Nil(t, ns.GetDeletionTimestamp(), c)
-	}
-	_, err = e.host.Peek(federation.NamespaceType.FederatedGVR(), "team", "other-team")
-	require.True(t, apierrors.IsNotFound(err), "its finalizer is removed: %v", err)
 }
 
 // A FederatedNamespace never deletes a namespace another Syncer of the same federation created
@@ -117,7 +81,7 @@ func TestFederatedNamespaceNeverDeletesNamespacesSyncCreated(t *testing.T) {
 	e.apply(t, e.typ.FederatedGVR(), frontend) // creates "production" in every member
 	e.reconcile(t)
 	for _, c := range clusterNames {
-		require.Equal(t, "true", e.peekNamespace(t, c, "production").GetAnnotations()[fedsync.CreatedNamespaceAnnotation], c)
+		require.Equal(t, "true", e.peekNamespace(t, c, "production").GetAnnotations()[plan.CreatedNamespaceAnnotation], c)
 	}
 	s := newNamespaceSyncer(t, e)
 	nsKey := federation.Key{Namespace: "production", Name: "production"}
@@ -175,7 +139,7 @@ func TestFederatedNamespaceWaitsForTheFederationsObjectsToLeave(t *testing.T) {
 	require.NotNil(t, ns, "the namespace was deleted with the Deployment in it")
 	require.Nil(t, ns.GetDeletionTimestamp(), "the namespace is being deleted with the Deployment in it")
 	require.NotNil(t, e.member(t, "aws"))
-	require.Equal(t, fedsync.ReasonNamespaceInUse+"@1", namespaceReason("aws"))
+	require.Equal(t, plan.ReasonNamespaceInUse+"@1", namespaceReason("aws"))
 
 	e.edit(t, func(u *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
@@ -232,7 +196,7 @@ func TestRunReleasesANamespaceOnceItsObjectsLeave(t *testing.T) {
 	fedtest.StepUntil(t, step, 10*time.Second, 60, func() string {
 		return "the namespace kept in aws for the Deployment: " + e.productionPropagation(t, "aws")
 	},
-		func() bool { return strings.HasPrefix(e.productionPropagation(t, "aws"), fedsync.ReasonNamespaceInUse) })
+		func() bool { return strings.HasPrefix(e.productionPropagation(t, "aws"), plan.ReasonNamespaceInUse) })
 	e.edit(t, func(u *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "gcp"}, map[string]any{"name": "azure"}}, "spec", "placement", "clusters"))
 	})
@@ -315,7 +279,7 @@ func TestNamespaceLeftInPlaceWhenItsCheckFailsIsRetried(t *testing.T) {
 			ns := e.peekNamespace(t, "aws", "production")
 			require.NotNil(t, ns, "deleted without knowing what lives in it")
 			require.Nil(t, ns.GetDeletionTimestamp(), "deleted without knowing what lives in it")
-			require.Equal(t, fedsync.ReasonNamespaceCheckFailed+"@1", e.productionPropagation(t, "aws"),
+			require.Equal(t, plan.ReasonNamespaceCheckFailed+"@1", e.productionPropagation(t, "aws"),
 				"status.clusters says why aws still has the namespace")
 
 			tc.heal(e, aws)
@@ -361,7 +325,7 @@ func TestFederatedNamespaceKeepsACopyPurgeNeverReleased(t *testing.T) {
 	ns := e.peekNamespace(t, "aws", "production")
 	require.NotNil(t, ns, "the namespace was deleted with the released copy in it")
 	require.Nil(t, ns.GetDeletionTimestamp(), "the namespace is being deleted with the released copy in it")
-	require.Equal(t, fedsync.ReasonNamespaceInUse+"@1", e.productionPropagation(t, "aws"))
+	require.Equal(t, plan.ReasonNamespaceInUse+"@1", e.productionPropagation(t, "aws"))
 
 	require.NoError(t, aws.Delete(ctx, deployments, "production", "web", metav1.DeleteOptions{})) // a person removes it
 	_, err = s.Reconcile(ctx, nsKey)

@@ -9,6 +9,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 const productionNamespace = `
@@ -30,9 +31,9 @@ func TestWaitingForANamespaceSaysWhenItWillNotCome(t *testing.T) {
 	res := e.reconcile(t)
 	fed := e.fed(t)
 	got := propagation(fed)
-	require.Equal(t, fedsync.ReasonWaitingForNamespace+"@0", got["aws"])
+	require.Equal(t, plan.ReasonWaitingForNamespace+"@0", got["aws"])
 	for _, c := range []string{"gcp", "azure"} {
-		require.Equal(t, fedsync.ReasonNamespaceNotPlaced+"@0", got[c], c)
+		require.Equal(t, plan.ReasonNamespaceNotPlaced+"@0", got[c], c)
 		for _, m := range fed.Status.Clusters {
 			if m.Name == c {
 				require.Contains(t, m.Message, `FederatedNamespace production/production`)
@@ -53,7 +54,7 @@ func TestObjectWaitingForANamespaceIsWokenWhenItAppears(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	fedtest.Eventually(t, "waiting for the namespace", func() bool { return propagation(e.fed(t))["aws"] == fedsync.ReasonWaitingForNamespace+"@0" })
+	fedtest.Eventually(t, "waiting for the namespace", func() bool { return propagation(e.fed(t))["aws"] == plan.ReasonWaitingForNamespace+"@0" })
 
 	ns := newNamespaceSyncer(t, e)
 	_, err := ns.Reconcile(ctx, federation.Key{Namespace: "production", Name: "production"})

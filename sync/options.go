@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // ConflictPolicy says what sync does when a member already has an object of the same name that
@@ -283,38 +284,22 @@ type Syncer struct {
 	opts     Options
 	metrics  *metrics
 	limits   *limiters
-	// fields is the member type's schema, for the drift comparison (see fieldSchema).
-	fields *fieldSchema
+	// fields is the member type's schema, for the drift comparison (plan.Input.Schema).
+	fields *plan.Schema
 
-	// verified remembers, per federated object and cluster, the member object's
-	// resourceVersion when sync last wrote it or found it in line with the render, so an
-	// unchanged object is not compared field by field.
-	mu       gosync.RWMutex // read-locked by the lookups of every member read and write
-	verified map[federation.Key]map[string]verification
-	// conflicts remembers, per federated object, the clusters where an object of the same
-	// name is someone else's, so later passes read it instead of trying a create that must
-	// fail.
-	conflicts map[federation.Key]map[string]bool
-	// hostWrites remembers, per federated object, sync's own last writes to it and its
-	// history (see hostWrite): Run does not pass over an object again for them.
-	hostWrites map[federation.Key]hostWrites
-	// inFlight marks writes of sync's own in progress (see startWrite), one flat entry per
-	// write, with the member versions notified meanwhile.
-	inFlight map[memberKey]inFlightWrite
+	// mu guards what the Syncer remembers: objects, the index nsWaiting, historyEpoch,
+	// enqueue, held and leaving. It is read-locked by the lookups of every member read and
+	// write.
+	mu gosync.RWMutex
+	// objects is what the Syncer remembers of each federated object (see record).
+	objects map[federation.Key]*record
+	// nsWaiting indexes the objects' namespace waits (record.nsWaits) by member namespace.
+	nsWaiting map[memberNamespace]map[federation.Key]bool
+	// historyEpoch counts the ControllerRevision deletions Run saw (see historyChecked).
+	historyEpoch uint64
 	// enqueue asks Run's loop for another pass over a key (nil outside Run): a member change
 	// seen while sync's own write to it was under way, and not that write, must not be lost.
 	enqueue func(...federation.Key)
-
-	// revisions remembers each object's revision for its uid and generation, so a pass over
-	// an unchanged spec reads no history.
-	revisions map[federation.Key]revisionMemo
-	// historyStale marks the objects whose history must be read again: Run saw one of their
-	// ControllerRevisions deleted (historyDeleted). historyEpoch counts those deletions.
-	historyStale map[federation.Key]bool
-	historyEpoch uint64
-	// decodedObjects keeps each federated object decoded and defaulted, for its
-	// resourceVersion.
-	decodedObjects map[federation.Key]*federation.FederatedObject
 
 	// held remembers the clusters found to carry this Syncer's ClusterFinalizer, by name, with
 	// the uid of the Cluster that carried it; leaving, those being deleted that wait for sync's
@@ -323,10 +308,6 @@ type Syncer struct {
 	leaving map[string]bool
 	// holding makes the passes that need one Cluster held at once share one read and patch.
 	holding singleflight.Group
-	// nsWaits holds, per member namespace, the objects whose last pass waited for it
-	// (ReasonWaitingForNamespace, ReasonNamespaceNotPlaced): Run passes over them again when
-	// the namespace appears.
-	nsWaits map[memberNamespace]map[federation.Key]bool
 	// nsInUse holds the member namespaces Run keeps for the federation's objects
 	// (ReasonNamespaceInUse), to pass over their FederatedNamespace again as those leave.
 	nsInUse namespacesInUse
@@ -362,17 +343,11 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		return nil, fmt.Errorf("sync: New: %w", err)
 	}
 	return &Syncer{
-		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m, fields: schemaFor(typ.Target),
-		limits:         newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
-		verified:       map[federation.Key]map[string]verification{},
-		conflicts:      map[federation.Key]map[string]bool{},
-		inFlight:       map[memberKey]inFlightWrite{},
-		hostWrites:     map[federation.Key]hostWrites{},
-		revisions:      map[federation.Key]revisionMemo{},
-		historyStale:   map[federation.Key]bool{},
-		decodedObjects: map[federation.Key]*federation.FederatedObject{},
-		held:           map[string]types.UID{},
-		leaving:        map[string]bool{},
-		nsWaits:        map[memberNamespace]map[federation.Key]bool{},
+		host: host, clusters: clusters, typ: typ, opts: opts, metrics: m, fields: plan.SchemaFor(typ.Target),
+		limits:    newLimiters(opts.Clock, opts.ClusterQPS, opts.ClusterBurst),
+		objects:   map[federation.Key]*record{},
+		nsWaiting: map[memberNamespace]map[federation.Key]bool{},
+		held:      map[string]types.UID{},
+		leaving:   map[string]bool{},
 	}, nil
 }

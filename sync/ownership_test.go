@@ -10,6 +10,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // seedUnmanaged puts a Deployment of the same name, created by someone else, in cluster.
@@ -35,7 +36,7 @@ func TestUnmanagedObjectIsLeftAlone(t *testing.T) {
 	_, err := e.s.Reconcile(ctx, key)
 	require.NoError(t, err, "a conflict is not retried with backoff: it waits for a change")
 	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
-	require.Equal(t, fedsync.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
+	require.Equal(t, plan.ReasonAlreadyExists+"@0", propagation(e.fed(t))["aws"])
 	require.Equal(t, "False", string(propagated(e.fed(t)).Status))
 	require.Equal(t, frontendImage, image(t, e.member(t, "gcp")), "the other clusters proceed")
 
@@ -52,24 +53,6 @@ func TestUnmanagedObjectIsLeftAlone(t *testing.T) {
 	require.NotNil(t, e.member(t, "aws"))
 	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
 	require.NotContains(t, propagation(e.fed(t)), "aws")
-}
-
-func TestAdoptAnnotationTakesOver(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	seedUnmanaged(t, e, "aws", map[string]any{"owner": "team-a"})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	require.Equal(t, "mine:1", image(t, e.member(t, "aws")))
-
-	e.edit(t, func(u *unstructured.Unstructured) {
-		u.SetAnnotations(map[string]string{federation.AdoptAnnotation: "true"})
-	})
-	e.reconcile(t)
-	m := e.member(t, "aws")
-	require.Equal(t, frontendImage, image(t, m))
-	require.Equal(t, "fedkit", m.GetLabels()[federation.ManagedByLabel])
-	require.Equal(t, "team-a", m.GetLabels()["owner"], "the member's own labels stay")
-	require.Equal(t, "@1", propagation(e.fed(t))["aws"], "an annotation is not part of the revision")
 }
 
 func TestAdoptPolicy(t *testing.T) {
@@ -107,7 +90,7 @@ func TestTwoFederationsNeverTouchEachOthersObjects(t *testing.T) {
 	require.NoError(t, err)
 	obj, err := federation.FederatedObjectFromUnstructured(fedB)
 	require.NoError(t, err)
-	require.Equal(t, fedsync.ReasonManagedByOther+"@0", propagation(obj)["aws"])
+	require.Equal(t, plan.ReasonManagedByOther+"@0", propagation(obj)["aws"])
 
 	// Deleting b's object deletes nothing of a's.
 	require.NoError(t, other.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))

@@ -11,7 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
+
+// namespaceType reports whether the Syncer federates core Namespaces (FederatedNamespace).
+func (s *Syncer) namespaceType() bool {
+	return s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace"
+}
 
 // memberName returns the namespace and name of fed's object in a member cluster: the federated
 // object's own, without a namespace for a cluster-scoped target type.
@@ -22,41 +28,29 @@ func (s *Syncer) memberName(fed *federation.FederatedObject) (string, string) {
 	return fed.Namespace, fed.Name
 }
 
-// readMembers reads fed's member object in every ready cluster where it may be. With a
-// cluster set that offers member caches ([federation.MemberCache]) that is every ready
-// cluster, at no API cost, one after the other (they answer from memory); without, a live Get,
-// several at once, in the placed clusters and the clusters status.clusters lists (where sync
-// put the object before). keys are the clusters' render input keys (Decision.inputs): a placed
-// cluster whose object is still at the version sync verified for the same key is not even
-// read when the cache can tell its version ([federation.VersionReader]).
-func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, t Targets, keys map[string]string) map[string]MemberState {
+// readMembers reads fed's member object in the clusters d says Decide needs (Decision.Read).
+// With a cluster set that offers member caches ([federation.MemberCache]) it reads every
+// ready cluster instead, at no API cost, one after the other (they answer from memory);
+// without, it makes a live Get in each of d.Read, several at once. A placed cluster whose
+// object is still at the version the Syncer verified for its render input key (d.Keys) is
+// not even read when the cache can tell its version ([federation.VersionReader]).
+func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObject, clusters []federation.Cluster, d plan.Decision) map[string]plan.MemberState {
 	key := federation.Key{Namespace: fed.Namespace, Name: fed.Name}
 	mc, cached := s.clusters.(federation.MemberCache)
-	var wanted map[string]bool // live reads only: a cache is read for every ready cluster
-	if !cached {
-		wanted = make(map[string]bool, len(t.Order)+len(fed.Status.Clusters))
-		for _, n := range t.Order {
-			wanted[n] = true
-		}
-		for _, c := range fed.Status.Clusters {
-			wanted[c.Name] = true
-		}
-	}
-	var names []string
-	for i := range clusters {
-		c := &clusters[i]
-		if !meta.IsStatusConditionTrue(c.Status.Conditions, federation.ConditionReady) {
-			continue
-		}
-		if cached || wanted[c.Name] || fed.DeletionTimestamp != nil {
-			names = append(names, c.Name)
+	names := d.Read
+	if cached {
+		names = make([]string, 0, len(clusters))
+		for i := range clusters {
+			if meta.IsStatusConditionTrue(clusters[i].Status.Conditions, federation.ConditionReady) {
+				names = append(names, clusters[i].Name)
+			}
 		}
 	}
-	out := make(map[string]MemberState, len(names))
-	placed := func(name string) bool { _, ok := t.Replicas[name]; return ok && fed.DeletionTimestamp == nil }
+	out := make(map[string]plan.MemberState, len(names))
+	placed := func(name string) bool { _, ok := d.Targets.Replicas[name]; return ok && fed.DeletionTimestamp == nil }
 	if cached {
 		for _, name := range names {
-			out[name] = s.readMember(ctx, mc, key, fed, name, placed(name), keys[name])
+			out[name] = s.readMember(ctx, mc, key, fed, name, placed(name), d.Keys[name])
 		}
 		return out
 	}
@@ -69,7 +63,7 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ms := s.readMember(ctx, nil, key, fed, name, placed(name), keys[name])
+			ms := s.readMember(ctx, nil, key, fed, name, placed(name), d.Keys[name])
 			mu.Lock()
 			out[name] = ms
 			mu.Unlock()
@@ -82,34 +76,31 @@ func (s *Syncer) readMembers(ctx context.Context, fed *federation.FederatedObjec
 // readMember reads fed's object in one cluster: from the member cache mc when there is one,
 // live otherwise, and live when the name is known to be taken by an object the cache cannot
 // see (it has no managed-by label). A placed cluster whose object the cache reports still at
-// the version sync verified for input key k is not read at all (MemberState.unchanged).
-func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key federation.Key, fed *federation.FederatedObject, cluster string, placed bool, k string) MemberState {
+// the version the Syncer verified for input key k is not read at all: only its version
+// (MemberState.Version).
+func (s *Syncer) readMember(ctx context.Context, mc federation.MemberCache, key federation.Key, fed *federation.FederatedObject, cluster string, placed bool, k string) plan.MemberState {
 	ns, name := s.memberName(fed)
 	gvr := s.typ.TargetGVR()
 	v, conflicted := s.recall(key, cluster)
-	ms := MemberState{memo: v}
 	if mc != nil && !conflicted {
 		if r, err := mc.CachedReader(cluster, gvr); err == nil {
-			if vr, ok := r.(federation.VersionReader); ok && placed && v.rv != "" && v.input == k {
-				if rv, err := vr.ResourceVersion(ctx, gvr, ns, name); err == nil && rv == v.rv {
-					ms.unchanged = true
-					return ms
+			if vr, ok := r.(federation.VersionReader); ok && placed && v.ResourceVersion != "" && v.Input == k {
+				if rv, err := vr.ResourceVersion(ctx, gvr, ns, name); err == nil && rv == v.ResourceVersion {
+					return plan.MemberState{Version: rv}
 				}
 			}
 			obj, err := r.Get(ctx, gvr, ns, name)
 			switch {
 			case err == nil:
-				ms.Object = obj
-				return ms
+				return plan.MemberState{Object: obj}
 			case objectNotFound(err, name):
-				return ms
+				return plan.MemberState{}
 			}
 			// Any other answer from the cache (not running, not synced): ask the member.
 		}
 	}
 	obj, err := s.liveGet(ctx, cluster, ns, name)
-	ms.Object, ms.Err = obj, err
-	return ms
+	return plan.MemberState{Object: obj, Err: err}
 }
 
 // liveGet reads a member object from the member's API server: nil, nil when it is absent.
@@ -125,15 +116,10 @@ func (s *Syncer) liveGet(ctx context.Context, cluster, ns, name string) (*unstru
 	case objectNotFound(err, name):
 		return nil, nil
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%w: %v", errTypeNotServed, err)
+		return nil, fmt.Errorf("%w: %v", plan.ErrTypeNotServed, err)
 	}
 	return nil, err
 }
-
-// errTypeNotServed marks a member answering 404 for the resource itself.
-var errTypeNotServed = errors.New("sync: the member cluster does not serve the type")
-
-func typeNotServed(err error) bool { return errors.Is(err, errTypeNotServed) }
 
 // objectNotFound tells "this object does not exist" (a 404 naming the object) from "this
 // resource does not exist" (a 404 for the path, as a server answers for a type it does not

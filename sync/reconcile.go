@@ -5,48 +5,42 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 	"github.com/fedkit/fedkit/placement"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
-// waitForScheduleDelay is how soon a pass waiting for the scheduler comes back when no watch
-// brings it back first.
-const waitForScheduleDelay = 5 * time.Second
-
-// Reconcile syncs one federated object with its member clusters, in one pass:
+// Reconcile syncs one federated object with its member clusters, in one pass that reads,
+// decides, acts and reports:
 //
-//  1. Read the object. Being deleted: delete (or orphan) its member objects, then remove
-//     federation.SyncFinalizer (see the package documentation on deletion). Otherwise make
-//     sure it carries the finalizer (a patch).
-//  2. With Options.WaitForScheduler, stop here while the scheduler has not scheduled the
-//     object's current generation (the Propagated condition says so; see the package
-//     documentation on the scheduler). Record its revision (see the package documentation
-//     on revisions).
-//  3. Decide with [Plan]: where it goes and with how many replicas, during a staged rollout
-//     which revision each cluster runs, and what to do in each cluster, from the member
-//     objects read through the cluster set's caches where it offers them
-//     ([federation.MemberCache]). The pass decides nothing itself: it acts on the Decision.
-//  4. Carry out the changes, several clusters at once (Options.ClusterConcurrency), each
-//     cluster rate-limited; a Conflict re-reads, re-renders and retries
-//     (Options.ConflictRetries) before the pass fails.
-//  5. Write status.clusters[].propagation, message and revision, status.syncedRevision,
-//     status.observedGeneration and the Propagated condition, only when they changed.
+//  1. Read the object and the Clusters. Being deleted: delete (or orphan) its member objects,
+//     then remove federation.SyncFinalizer (see the package documentation on deletion).
+//  2. Decide with [plan.Decide], in its steps: whether the pass waits for the scheduler (see
+//     the package documentation on the scheduler; then nothing else happens); with the
+//     revision recorded (see the package documentation on revisions) and the finalizer on
+//     the object, where it goes and with how many replicas, during a staged rollout which
+//     revision each cluster runs, or a rollback to perform; with the member objects read
+//     through the cluster set's caches where it offers them ([federation.MemberCache]),
+//     what to do in each cluster. The pass decides nothing itself.
+//  3. Carry out the changes, several clusters at once (Options.ClusterConcurrency), each
+//     cluster rate-limited; a Conflict re-reads, decides again and retries
+//     (Options.ConflictRetries) before the cluster fails.
+//  4. Report with [plan.Report]: write status.clusters[].propagation, message and revision,
+//     status.syncedRevision, status.observedGeneration, status.rollout and the Propagated
+//     condition, only when they changed, and record the events.
 //
 // Failures that a retry can fix (an unreachable member, a server error) are returned after
 // the status is written, so the caller retries with backoff; bad input (an invalid object or
@@ -64,125 +58,161 @@ func (s *Syncer) reconcileWith(ctx context.Context, key federation.Key, r federa
 	return p.Run(ctx, key, func(ctx context.Context) (federation.Result, string, error) { return s.reconcile(ctx, key, r) })
 }
 
+// pass is what one pass read and the input it decides on.
+type pass struct {
+	key federation.Key
+	r   federation.Reader
+	// u is the federated object as read, then as the pass's metadata write left it.
+	u  *unstructured.Unstructured
+	in plan.Input
+}
+
+// end is how a pass that stops before it acts ends.
+type end struct {
+	res     federation.Result
+	outcome string
+	err     error
+}
+
+func (e *end) values() (federation.Result, string, error) { return e.res, e.outcome, e.err }
+
+// failure ends a pass with err.
+func failure(err error) *end { return &end{outcome: fedmetrics.OutcomeError, err: err} }
+
 func (s *Syncer) reconcile(ctx context.Context, key federation.Key, r federation.Reader) (federation.Result, string, error) {
+	p, stop := s.read(ctx, key, r)
+	if stop != nil {
+		return stop.values()
+	}
+	if p.in.Object.DeletionTimestamp != nil {
+		return s.deleteObject(ctx, p)
+	}
+	ctx, d, stop := s.decide(ctx, p)
+	if stop != nil {
+		return stop.values()
+	}
+	outcomes := s.execute(ctx, p.in, d)
+	return s.report(ctx, p, plan.Report(p.in, d, outcomes), outcomes)
+}
+
+// read reads the federated object and the Clusters, and makes the input of the pass's
+// decision. An object that is gone or invalid ends the pass.
+func (s *Syncer) read(ctx context.Context, key federation.Key, r federation.Reader) (*pass, *end) {
 	u, err := r.Get(ctx, s.typ.FederatedGVR(), key.Namespace, key.Name)
 	if apierrors.IsNotFound(err) {
 		s.forget(key)
-		return federation.Result{}, fedmetrics.OutcomeGone, nil
+		return nil, &end{outcome: fedmetrics.OutcomeGone}
 	}
 	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err)
+		return nil, failure(fmt.Errorf("sync: get %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
 	fed, err := s.decode(key, u)
 	if err != nil {
-		return s.invalid(ctx, u, ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+		return nil, s.invalid(ctx, u, plan.ReasonInvalidObject, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
 	}
 	if fed.DeletionTimestamp != nil {
-		s.metrics.forget(key) // no propagation to wait for any more
-		return s.deleteObject(ctx, r, u, fed)
-	}
-	if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
-		return s.invalid(ctx, u, ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
-	}
-	s.metrics.changed(key, fed, s.opts.Clock.Now()) // a new generation starts its propagation lag
-	if scheduleOutdated(fed) {
-		// The scheduler's write for this generation brings the object back.
-		return federation.Result{RequeueAfter: waitForScheduleDelay}, fedmetrics.OutcomeUnchanged, nil
-	}
-	if s.opts.WaitForScheduler {
-		if reason, message := scheduleWait(fed); reason != "" {
-			return s.waitForScheduler(ctx, u, fed, reason, message)
+		s.lagEnds(key) // no propagation to wait for any more
+	} else {
+		if errs := federation.ValidateFederatedObject(fed); len(errs) > 0 {
+			return nil, s.invalid(ctx, u, plan.ReasonInvalidObject, federation.NewInvalidError(s.typ.Federated.Kind, key, errs))
 		}
+		s.lagStarts(key, fed, s.opts.Clock.Now()) // a new generation starts its propagation lag
 	}
 	clusters, err := s.listClusters(ctx, r)
 	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
+		return nil, failure(err)
 	}
-	if scheduledBeforeReady(fed, clusters) {
-		// The scheduler's write, after the Cluster's change, brings the object back.
-		return federation.Result{RequeueAfter: waitForScheduleDelay}, fedmetrics.OutcomeUnchanged, nil
+	return &pass{key: key, r: r, u: u, in: plan.Input{
+		Type: s.typ, Object: fed, Clusters: clusters,
+		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
+		DeleteFromLeavingClusters: s.opts.ClusterRemoval == RemovalDelete, WaitForScheduler: s.opts.WaitForScheduler,
+		Now: s.opts.Clock.Now(), Memory: s.memoryOf(key), Schema: s.fields, DeletionTimeout: s.opts.DeletionTimeout,
+	}}, nil
+}
+
+// decide takes the pass's decision in plan.Decide's steps: whether it waits for the
+// scheduler; with the revision recorded, where the object goes (or a rollback to perform);
+// with the member objects read, what to do in each cluster. A pass that waits, rolls back or
+// cannot decide ends here. The context returned logs the revision.
+func (s *Syncer) decide(ctx context.Context, p *pass) (context.Context, plan.Decision, *end) {
+	if d, _ := plan.Decide(p.in); d.Wait != nil {
+		return ctx, d, s.wait(ctx, p, d)
 	}
-	rev, err := s.ensureRevision(ctx, r, u, fed)
+	fed := p.in.Object
+	rev, err := s.ensureRevision(ctx, p.r, p.u, fed)
 	if err != nil {
-		return s.historyRefused(ctx, u, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
+		return ctx, plan.Decision{}, s.historyRefused(ctx, p.u, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, p.key, err))
 	}
 	ctx = logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("revision", rev))
 	// The finalizer (before any member object exists) and the revision, in one write.
-	if u, err = s.ensureMeta(ctx, u, rev); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, err
+	if p.u, err = s.ensureMeta(ctx, p.u, rev); err != nil {
+		return ctx, plan.Decision{}, failure(err)
 	}
-	fed.ResourceVersion = u.GetResourceVersion()
+	fed.ResourceVersion = p.u.GetResourceVersion()
+	p.in.Revision = rev
+	if p.in.History, err = s.rolloutHistory(ctx, p.r, fed, rev); err != nil {
+		return ctx, plan.Decision{}, failure(fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, p.key, err))
+	}
+	d, err := s.decideMembers(ctx, p)
+	switch {
+	case errors.Is(err, placement.ErrInvalidPlacement):
+		return ctx, d, s.invalid(ctx, p.u, plan.ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, p.key, err))
+	case err != nil:
+		return ctx, d, failure(fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, p.key, err))
+	case d.Rollback != nil:
+		return ctx, d, s.rollBack(ctx, p, d)
+	}
+	return ctx, d, nil
+}
 
-	in := PlanInput{
-		Type: s.typ, Object: fed, Clusters: clusters, Revision: rev,
-		Identity: s.opts.Identity, Adopt: s.adopt(fed), Renderer: s.opts.Renderer,
-		ClusterRemoval: s.opts.ClusterRemoval, WaitForScheduler: s.opts.WaitForScheduler,
-		Now: s.opts.Clock.Now(), fields: s.fields,
+// decideMembers decides where the object goes, reads the member objects that tells it to
+// read, and decides what to do in each cluster, reading first the member namespaces a
+// deletion needs to know about (Decision.ReadNamespaces).
+func (s *Syncer) decideMembers(ctx context.Context, p *pass) (plan.Decision, error) {
+	d, err := plan.Decide(p.in)
+	if err != nil || d.Rollback != nil {
+		return d, err
 	}
-	if in.History, err = s.rolloutHistory(ctx, r, fed, rev); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	p.in.Members = s.readMembers(ctx, p.in.Object, p.in.Clusters, d)
+	p.in.Decided = &d
+	if d, err = plan.Decide(p.in); err != nil || len(d.ReadNamespaces) == 0 {
+		return d, err
 	}
-	// Where the object goes (and a staged rollout's step) tells which members to read; Plan
-	// then decides on what they hold.
-	where, err := decideTargets(in)
-	if err != nil {
-		if errors.Is(err, placement.ErrInvalidPlacement) {
-			return s.invalid(ctx, u, ReasonInvalidPlacement, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err))
-		}
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
-	}
-	ro := rolloutOf(fed, rev, where)
-	if ro != nil && ro.decision.Rollback {
-		return s.rollBack(ctx, u, ro)
-	}
-	in.decided = &where
-	in.Members = s.readMembers(ctx, fed, clusters, where.Targets, where.inputs)
-	d, err := Plan(in)
-	if err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
-	}
-	if s.markNamespaces(ctx, &in, d.Changes) {
-		d, _ = Plan(in) // the host's own namespaces are orphaned, those in use kept
-	}
-	targets := d.Targets
-	results := s.executeWith(ctx, in, d.inputs, d.Changes)
-	// A copy deleted because its cluster left the placement is listed until it is gone: its
-	// finalizers may hold it, and what runs there (and its dependencies) is still there.
-	s.checkRemoved(ctx, fed, results)
-	waitingForNamespace := s.noteNamespaceWaits(ctx, key, results)
-	wrote, err := s.writeStatus(ctx, u, fed, rev, targets, results, ro)
+	s.readNamespaces(ctx, p.in, d.ReadNamespaces)
+	return plan.Decide(p.in)
+}
+
+// report writes what the pass came to (rep) and records its events: the status, only when it
+// changed, the events of the rollout's steps only then.
+func (s *Syncer) report(ctx context.Context, p *pass, rep plan.Result, outcomes []plan.Outcome) (federation.Result, string, error) {
+	s.noteNamespaceWaits(ctx, p.key, rep)
+	s.record(p.u, rep.Events, false)
+	wrote, err := s.writeStatus(ctx, p.u, rep.Status)
 	if err != nil {
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
-	if placed, ok := everywhere(results); ok {
-		s.metrics.propagated(key, placed, s.opts.Clock.Now())
+	if rep.InSync {
+		s.propagated(p.key, rep.Placed)
 	}
 	if wrote {
-		s.rolloutEvents(u, ro)
+		s.record(p.u, rep.Events, true)
 	}
-	if err := retryable(results); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, key, err)
+	if rep.Retry != nil {
+		return federation.Result{}, fedmetrics.OutcomeError, fmt.Errorf("sync: %s %s: %w", s.typ.Federated.Kind, p.key, rep.Retry)
 	}
 	outcome := fedmetrics.OutcomeUnchanged
-	if wrote || anyWrite(results) {
+	if wrote || slices.ContainsFunc(outcomes, func(o plan.Outcome) bool { return o.Wrote }) {
 		outcome = fedmetrics.OutcomeWritten
 	}
-	res := federation.Result{RequeueAfter: ro.requeue(s.opts.ResyncPeriod)}
-	if waitingForNamespace {
-		// Run's member cache of Namespaces brings the object back when its namespace appears;
-		// this bounds the wait where no cache does.
-		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
+	return federation.Result{RequeueAfter: s.requeue(rep)}, outcome, nil
+}
+
+// requeue is when the pass comes back: at the resync, or sooner when rep says so.
+func (s *Syncer) requeue(rep plan.Result) time.Duration {
+	if rep.RequeueAfter > 0 && rep.RequeueAfter < s.opts.ResyncPeriod {
+		return rep.RequeueAfter
 	}
-	if slices.ContainsFunc(results, func(r result) bool { return r.Reason == ReasonNamespaceInUse }) {
-		// Nothing watches the objects that keep the namespace: look again soon.
-		res.RequeueAfter = min(res.RequeueAfter, namespaceRecheck)
-	}
-	if slices.ContainsFunc(results, func(r result) bool { return !r.Placed && r.Reason == ReasonWaitingForRemoval }) {
-		// Run's member caches bring the object back when the copy goes; this bounds the wait
-		// where no cache does.
-		res.RequeueAfter = min(res.RequeueAfter, deletionRecheck)
-	}
-	return res, outcome, nil
+	return s.opts.ResyncPeriod
 }
 
 // adopt reports whether fed may take over member objects no federation manages.
@@ -190,15 +220,15 @@ func (s *Syncer) adopt(fed *federation.FederatedObject) bool {
 	return s.opts.Conflict == ConflictAdopt || fed.GetAnnotations()[federation.AdoptAnnotation] == "true"
 }
 
-// invalid records a terminal problem in the Propagated condition and returns the error marked
-// terminal. Member objects are left as they are.
-func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) (federation.Result, string, error) {
-	s.event(u, eventWarning, reason, "%s", fedcond.Truncate(cause.Error(), maxMessage))
-	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, reason, cause.Error(), u.GetGeneration())
-	if _, err := s.writeCondition(ctx, u, cond); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
+// invalid records a terminal problem in the Propagated condition and ends the pass with the
+// error marked terminal. Member objects are left as they are.
+func (s *Syncer) invalid(ctx context.Context, u *unstructured.Unstructured, reason string, cause error) *end {
+	rep := plan.Stopped(reason, cause.Error(), u.GetGeneration())
+	s.record(u, rep.Events, false)
+	if _, err := s.writeStatus(ctx, u, rep.Status); err != nil {
+		return failure(errors.Join(cause, err))
 	}
-	return federation.Result{}, fedmetrics.OutcomeInvalid, federation.Terminal(cause)
+	return &end{outcome: fedmetrics.OutcomeInvalid, err: federation.Terminal(cause)}
 }
 
 // ensureMeta makes sure the federated object carries federation.SyncFinalizer and
@@ -247,7 +277,7 @@ func (s *Syncer) ensureMeta(ctx context.Context, u *unstructured.Unstructured, r
 // orphan one, a deletion; the Cluster's new taints or labels) would delete on a decision
 // nobody holds any more. When anything moved it returns a Conflict: nothing is deleted, and
 // the newer version is decided again.
-func (s *Syncer) confirmDelete(ctx context.Context, in PlanInput, cluster string) error {
+func (s *Syncer) confirmDelete(ctx context.Context, in plan.Input, cluster string) error {
 	obj := in.Object
 	moved := func(what string) error {
 		return apierrors.NewConflict(s.typ.FederatedGVR().GroupResource(), obj.Name,
@@ -261,7 +291,7 @@ func (s *Syncer) confirmDelete(ctx context.Context, in PlanInput, cluster string
 		return fmt.Errorf("confirm %s %s before deleting its member object: %w", s.typ.Federated.Kind, keyOfFed(obj), err)
 	case u.GetResourceVersion() != obj.ResourceVersion:
 		fresh, err := s.decode(keyOfFed(obj), u)
-		if err != nil || !sameDecisionInput(obj, fresh) {
+		if err != nil || !plan.SameDeletions(obj, fresh) {
 			return moved("the object")
 		}
 	}
@@ -278,26 +308,10 @@ func (s *Syncer) confirmDelete(ctx context.Context, in PlanInput, cluster string
 	case live.GetResourceVersion() == in.Clusters[i].ResourceVersion:
 		return nil
 	}
-	if c, err := loop.DecodeCluster(s.host, live); err != nil || !sameCluster(&in.Clusters[i], c) {
+	if c, err := loop.DecodeCluster(s.host, live); err != nil || !plan.SamePlacement(&in.Clusters[i], c) {
 		return moved("Cluster " + cluster)
 	}
 	return nil
-}
-
-// sameDecisionInput reports whether two versions of a federated object lead Plan to the same
-// deletions: the same object, generation, deletion state, annotations and schedule. Other
-// loops' status writes alone move the resourceVersion, not these.
-func sameDecisionInput(a, b *federation.FederatedObject) bool {
-	return a.UID == b.UID && a.Generation == b.Generation &&
-		(a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
-		maps.Equal(a.Annotations, b.Annotations) && equality.Semantic.DeepEqual(a.Status.Schedule, b.Status.Schedule)
-}
-
-// sameCluster reports whether two versions of a Cluster place the same: labels, spec (taints
-// among them) and deletion state. Status heartbeats alone do not count.
-func sameCluster(a, b *federation.Cluster) bool {
-	return a.UID == b.UID && maps.Equal(a.Labels, b.Labels) && (a.DeletionTimestamp == nil) == (b.DeletionTimestamp == nil) &&
-		equality.Semantic.DeepEqual(a.Spec, b.Spec)
 }
 
 // sameSchedule reports whether a and b carry the same status.schedule.
@@ -382,10 +396,7 @@ func (s *Syncer) listClusters(ctx context.Context, r federation.Reader) ([]feder
 // copy of the struct, whose maps and slices they must not change (nothing in a pass does).
 func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*federation.FederatedObject, error) {
 	rv := u.GetResourceVersion()
-	s.mu.RLock()
-	d, ok := s.decodedObjects[key]
-	s.mu.RUnlock()
-	if ok && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
+	if d := s.decoded(key); d != nil && rv != "" && d.ResourceVersion == rv && d.UID == u.GetUID() {
 		cp := *d
 		if s.opts.StatusWriter != nil {
 			// The status may hold changes not written yet (the scheduler's schedule), which
@@ -412,29 +423,9 @@ func (s *Syncer) decode(key federation.Key, u *unstructured.Unstructured) (*fede
 		spec.Status = federation.FederatedStatus{}
 		keep = &spec
 	}
-	s.mu.Lock()
-	s.decodedObjects[key] = keep
-	s.mu.Unlock()
+	s.keepDecoded(key, keep)
 	cp := *fed
 	return &cp, nil
-}
-
-// forget drops what the Syncer remembers about an object that is gone.
-func (s *Syncer) forget(key federation.Key) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.verified, key)
-	delete(s.conflicts, key)
-	delete(s.revisions, key)
-	delete(s.historyStale, key)
-	delete(s.decodedObjects, key)
-	s.metrics.forget(key)
-	delete(s.hostWrites, key)
-	for m, set := range s.nsWaits {
-		if delete(set, key); len(set) == 0 {
-			delete(s.nsWaits, m)
-		}
-	}
 }
 
 func keyOf(u *unstructured.Unstructured) federation.Key {

@@ -2,15 +2,11 @@ package sync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +16,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
-	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Revisions. Every change of a federated object's template, overrides or placement gets the
@@ -38,54 +34,9 @@ var controllerRevisionGVR = schema.GroupVersionResource{Group: "apps", Version: 
 // selects one object's history exactly, whatever the length of its name.
 const OwnerUIDLabel = "federation.k8s.io/owner-uid"
 
-// snapshot is what a revision records: the parts of the spec that define the member objects.
-type snapshot struct {
-	Template       map[string]any               `json:"template,omitempty"`
-	Overrides      []federation.ClusterOverride `json:"overrides,omitempty"`
-	Placement      federation.Placement         `json:"placement"`
-	RetainReplicas bool                         `json:"retainReplicas,omitempty"`
-}
-
-func snapshotOf(fed *federation.FederatedObject) ([]byte, error) {
-	// encoding/json sorts map keys, so equal specs give equal bytes.
-	return json.Marshal(snapshot{
-		Template:       fed.Spec.Template.Object,
-		Overrides:      fed.Spec.Overrides,
-		Placement:      fed.Spec.Placement,
-		RetainReplicas: fed.Spec.RetainReplicas,
-	})
-}
-
-// revisionName is the ControllerRevision's name: the object's name (cut to leave room) and a
-// hash of the federated kind's group and kind with the snapshot, as the apps controllers name
-// theirs. The kind is in the hash because two kinds can have an object of the same name with
-// the same snapshot in one namespace (a FederatedDeployment and a FederatedStatefulSet made
-// from one manifest), and each needs its own history.
-func revisionName(gk schema.GroupKind, name string, data []byte) string {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(gk.Group + "/" + gk.Kind + "\n"))
-	_, _ = h.Write(data)
-	return nameWithSuffix(name, strconv.FormatUint(h.Sum64(), 36))
-}
-
-// legacyRevisionName is the name earlier versions gave a snapshot's ControllerRevision: a hash
-// of the snapshot alone. History recorded under it is still found (see recordRevision).
-func legacyRevisionName(name string, data []byte) string {
-	h := fnv.New64a()
-	_, _ = h.Write(data)
-	return nameWithSuffix(name, strconv.FormatUint(h.Sum64(), 36))
-}
-
-func nameWithSuffix(name, suffix string) string {
-	if max := 253 - 1 - len(suffix); len(name) > max {
-		name = name[:max]
-	}
-	return name + "-" + suffix
-}
-
 // revisionNameOf is the name of fed's ControllerRevision for the snapshot data.
 func (s *Syncer) revisionNameOf(fed *federation.FederatedObject, data []byte) string {
-	return revisionName(s.typ.Federated.GroupKind(), fed.Name, data)
+	return plan.RevisionName(s.typ.Federated.GroupKind(), fed.Name, data)
 }
 
 // historyEntry is one ControllerRevision of an object's history.
@@ -112,9 +63,9 @@ func listHistory(ctx context.Context, r federation.Reader, namespace string, uid
 // owner, from the ControllerRevisions of its history namespace (its own namespace, or
 // Options.HistoryNamespace for a cluster-scoped object), given in any order: the revisions
 // owned by it whose snapshot decodes, oldest first. It is pure. It is what the Syncer gives
-// [PlanInput].History while a staged rollout is under way, so a caller of [Plan] outside the
-// Syncer (a dry run, a test harness) decides as the Syncer does.
-func RevisionHistory(revisions []unstructured.Unstructured, owner types.UID) []Revision {
+// plan.Input.History while a staged rollout is under way, so a caller of plan.Decide outside
+// the Syncer (a dry run, a test harness) decides as the Syncer does.
+func RevisionHistory(revisions []unstructured.Unstructured, owner types.UID) []plan.Revision {
 	return revisionsOf(historyEntries(revisions, owner))
 }
 
@@ -175,7 +126,7 @@ func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *uns
 	// saw a ControllerRevision of the object deleted since (see historyDeleted).
 	known, ok := s.knownRevision(key, string(fed.UID), fed.Generation)
 	check, epoch := s.historyCheck(key)
-	if ok && annotationRevision(u) == known && !check {
+	if ok && plan.RevisionOf(u) == known && !check {
 		return known, nil
 	}
 	if !ok {
@@ -193,32 +144,8 @@ func (s *Syncer) ensureRevision(ctx context.Context, r federation.Reader, u *uns
 // over its owner reads the history again, so a current revision deleted by hand is recorded
 // again at once rather than after a restart or a new spec.
 func (s *Syncer) historyDeleted(obj *unstructured.Unstructured) {
-	key, ok := s.revisionOwner(obj)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.historyEpoch++
-	s.historyStale[key] = true
-}
-
-// historyCheck reports whether key's history must be read again (historyDeleted), with the
-// count of deletions seen so far.
-func (s *Syncer) historyCheck(key federation.Key) (bool, uint64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.historyStale[key], s.historyEpoch
-}
-
-// historyChecked clears key's mark once a pass has read its history, unless another
-// ControllerRevision was deleted after the pass began: the cache it read may not have
-// shown that deletion yet.
-func (s *Syncer) historyChecked(key federation.Key, epoch uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.historyEpoch == epoch {
-		delete(s.historyStale, key)
+	if key, ok := s.revisionOwner(obj); ok {
+		s.markHistoryStale(key)
 	}
 }
 
@@ -227,7 +154,7 @@ func (s *Syncer) historyChecked(key federation.Key, epoch uint64) {
 // ControllerRevision is gone (deleted by hand) and no later one exists, the spec is recorded
 // again under that number, since it did not change.
 func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *unstructured.Unstructured, fed *federation.FederatedObject, known int64) (int64, error) {
-	data, err := snapshotOf(fed)
+	data, err := plan.SnapshotOf(fed)
 	if err != nil {
 		return 0, fmt.Errorf("encode revision snapshot: %w", err)
 	}
@@ -235,7 +162,7 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 	if err != nil {
 		return 0, err
 	}
-	latest := annotationRevision(u)
+	latest := plan.RevisionOf(u)
 	for _, h := range hist {
 		latest = max(latest, h.revision)
 	}
@@ -243,12 +170,12 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 	i := slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == name })
 	if i < 0 {
 		// History an earlier version recorded, named by the snapshot alone.
-		legacy := legacyRevisionName(fed.Name, data)
+		legacy := plan.LegacyRevisionName(fed.Name, data)
 		i = slices.IndexFunc(hist, func(h historyEntry) bool { return h.obj.GetName() == legacy })
 	}
 	current := int64(0)
 	switch {
-	case i >= 0 && !sameJSON(hist[i].data, data):
+	case i >= 0 && !jsonvalue.EqualJSON(hist[i].data, data):
 		return 0, fmt.Errorf("revision history: ControllerRevision %s holds another snapshot with the same hash", hist[i].obj.GetName())
 	case i >= 0 && hist[i].obj.GetName() != name:
 		// The current spec lives under its name, which status.rollout records: the entry of
@@ -318,18 +245,18 @@ func refusedWrite(err error) bool {
 // Warning event) and returns cause, for the pass to be retried with backoff: the refusal is
 // lifted on the host (a Role, a quota, a webhook's policy), not by a change of the object.
 // Other failures are only returned.
-func (s *Syncer) historyRefused(ctx context.Context, u *unstructured.Unstructured, cause error) (federation.Result, string, error) {
+func (s *Syncer) historyRefused(ctx context.Context, u *unstructured.Unstructured, cause error) *end {
 	var hw *historyWriteError
 	if !errors.As(cause, &hw) || !refusedWrite(hw.err) {
-		return federation.Result{}, fedmetrics.OutcomeError, cause
+		return failure(cause)
 	}
 	msg := fmt.Sprintf("revision history: %s; nothing is propagated until the host accepts it", hw.Error())
-	s.event(u, eventWarning, ReasonHistoryWriteFailed, "%s", fedcond.Truncate(msg, maxMessage))
-	cond := condition(federation.ConditionPropagated, metav1.ConditionFalse, ReasonHistoryWriteFailed, msg, u.GetGeneration())
-	if _, err := s.writeCondition(ctx, u, cond); err != nil {
-		return federation.Result{}, fedmetrics.OutcomeError, errors.Join(cause, err)
+	rep := plan.Stopped(plan.ReasonHistoryWriteFailed, msg, u.GetGeneration())
+	s.record(u, rep.Events, false)
+	if _, err := s.writeStatus(ctx, u, rep.Status); err != nil {
+		return failure(errors.Join(cause, err))
 	}
-	return federation.Result{}, fedmetrics.OutcomeError, cause
+	return failure(cause)
 }
 
 // createRevision stores a new ControllerRevision. When one of that name exists already (the
@@ -361,7 +288,7 @@ func (s *Syncer) createRevision(ctx context.Context, fed *federation.FederatedOb
 			if err = s.deleteRevision(ctx, fed, &got); err == nil {
 				stored, err = create()
 			}
-		case cerr != nil || !sameJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID):
+		case cerr != nil || !jsonvalue.EqualJSON(got.Data.Raw, data) || !ownedBy(got.OwnerReferences, fed.UID):
 			return nil, fmt.Errorf("revision history: ControllerRevision %s/%s exists and is not this snapshot of %s", ns, name, fed.Name)
 		}
 	}
@@ -492,29 +419,7 @@ func keptForRollout(fed *federation.FederatedObject, h historyEntry) bool {
 	return h.revision == fed.Status.SyncedRevision
 }
 
-// annotationRevision reads federation.RevisionAnnotation (0 when absent or malformed).
-func annotationRevision(u *unstructured.Unstructured) int64 {
-	n, err := strconv.ParseInt(u.GetAnnotations()[federation.RevisionAnnotation], 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
 func revisionOf(u *unstructured.Unstructured) int64 {
 	n, _, _ := unstructured.NestedInt64(u.Object, "revision")
 	return n
-}
-
-// sameJSON compares two JSON documents by value: a ControllerRevision's data comes back from
-// the API server re-encoded, not byte for byte as written.
-func sameJSON(a, b []byte) bool {
-	if string(a) == string(b) {
-		return true
-	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return equality.Semantic.DeepEqual(x, y)
 }

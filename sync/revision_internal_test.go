@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestRevisionObjectIsTheConvertedType: the ControllerRevision sync builds as a map is what the
@@ -96,9 +97,9 @@ func TestHistoryUnderLegacyNamesIsKept(t *testing.T) {
 			require.NoError(t, err)
 			federation.DefaultFederatedObject(fed)
 
-			data, err := snapshotOf(fed)
+			data, err := plan.SnapshotOf(fed)
 			require.NoError(t, err)
-			legacy := legacyRevisionName(fed.Name, data)
+			legacy := plan.LegacyRevisionName(fed.Name, data)
 			require.NotEqual(t, legacy, s.revisionNameOf(fed, data))
 			m, err := s.revisionObject(fed, "production", legacy, data, tc.legacy)
 			require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // TestRecreatedObjectReplacesTheHistoryLeftBehind: a federated object deleted and created
@@ -138,14 +139,14 @@ func TestRefusedHistoryWriteIsReported(t *testing.T) {
 			fed := e.fed(t)
 			cond := propagated(fed)
 			require.Equal(t, metav1.ConditionFalse, cond.Status)
-			require.Equal(t, fedsync.ReasonHistoryWriteFailed, cond.Reason)
+			require.Equal(t, plan.ReasonHistoryWriteFailed, cond.Reason)
 			require.Contains(t, cond.Message, tc.write)
 			require.Contains(t, cond.Message, tc.err.Error())
 			require.Equal(t, fed.Generation, cond.ObservedGeneration)
 			require.Equal(t, before, fed.Status.SyncedRevision, "nothing was propagated")
 			warned := false
 			for _, ev := range e.events.list()[seen:] {
-				warned = warned || (strings.Contains(ev, "Warning "+fedsync.ReasonHistoryWriteFailed) && strings.Contains(ev, tc.write))
+				warned = warned || (strings.Contains(ev, "Warning "+plan.ReasonHistoryWriteFailed) && strings.Contains(ev, tc.write))
 			}
 			require.True(t, warned, "a Warning event names the write: %v", e.events.list())
 

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/jsonvalue"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // ErrRevisionNotFound is returned by [Rollback] when the history has no such revision; the
@@ -100,11 +102,11 @@ func rollback(ctx context.Context, host federation.ClusterClient, typ federation
 		if err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
 		}
-		target, err := pick(hist, annotationRevision(u), revision)
+		target, err := pick(hist, plan.RevisionOf(u), revision)
 		if err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
 		}
-		var snap snapshot
+		var snap plan.Snapshot
 		if err := json.Unmarshal(target.data, &snap); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: revision %d does not decode: %w", typ.Federated.Kind, key, target.revision, err)
 		}
@@ -114,7 +116,7 @@ func rollback(ctx context.Context, host federation.ClusterClient, typ federation
 			}
 			return nil
 		}
-		if err := restore(u, snap, opts.restorePlacement, typ.ReplicasFields()); err != nil {
+		if err := plan.Restore(u, snap, opts.restorePlacement, typ.ReplicasFields()); err != nil {
 			return fmt.Errorf("sync: rollback %s %s: %w", typ.Federated.Kind, key, err)
 		}
 		_, err = host.Update(ctx, gvr, u)
@@ -160,45 +162,10 @@ func pick(hist []historyEntry, current, revision int64) (historyEntry, error) {
 	return historyEntry{}, fmt.Errorf("%w: %s; the history has %s", ErrRevisionNotFound, want, strings.Join(have, ", "))
 }
 
-// restore writes a snapshot's fields into the federated object's spec: what runs (template,
-// overrides, retainReplicas), and with placement the snapshot's placement too. The
-// template's replica count (at replicas) stays the spec's.
-func restore(u *unstructured.Unstructured, snap snapshot, placement bool, replicas []string) error {
-	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
-	if spec == nil {
-		spec = map[string]any{}
-	}
-	current, _ := spec["template"].(map[string]any)
-	snap.Template = withReplicasOf(snap.Template, current, replicas)
-	fields := []string{"template", "overrides", "retainReplicas"}
-	if placement {
-		fields = append(fields, "placement")
-	} else {
-		snap.Placement = federation.Placement{}
-	}
-	data, err := json.Marshal(snap)
-	if err != nil {
-		return err
-	}
-	var values map[string]any
-	if err := json.Unmarshal(data, &values); err != nil {
-		return err
-	}
-	for _, k := range fields {
-		if v, ok := values[k]; ok {
-			spec[k] = v
-		} else {
-			delete(spec, k)
-		}
-	}
-	u.Object["spec"] = normalizeJSON(spec)
-	return nil
-}
-
 // rollbackNative restores snap's template into the native object fed was generated from
 // (same namespace and name, typ's target), keeping its replica count. It refuses a
 // revision whose other fields differ from fed's: those are the generator's.
-func rollbackNative(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, u *unstructured.Unstructured, snap snapshot, revision int64, placement bool) error {
+func rollbackNative(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig, u *unstructured.Unstructured, snap plan.Snapshot, revision int64, placement bool) error {
 	fed, err := federation.FederatedObjectFromUnstructured(u)
 	if err != nil {
 		return err
@@ -209,13 +176,13 @@ func rollbackNative(ctx context.Context, host federation.ClusterClient, typ fede
 	}
 	encode := func(v any) []byte { b, _ := json.Marshal(v); return b }
 	var differ []string
-	if !sameJSON(encode(snap.Overrides), encode(fed.Spec.Overrides)) {
+	if !jsonvalue.EqualJSON(encode(snap.Overrides), encode(fed.Spec.Overrides)) {
 		differ = append(differ, "overrides")
 	}
 	if snap.RetainReplicas != fed.Spec.RetainReplicas {
 		differ = append(differ, "retainReplicas")
 	}
-	if placement && !sameJSON(encode(snap.Placement), encode(fed.Spec.Placement)) {
+	if placement && !jsonvalue.EqualJSON(encode(snap.Placement), encode(fed.Spec.Placement)) {
 		differ = append(differ, "placement")
 	}
 	if len(differ) > 0 {
@@ -228,7 +195,7 @@ func rollbackNative(ctx context.Context, host federation.ClusterClient, typ fede
 		if err != nil {
 			return fmt.Errorf("%s is generated from %s %s by %s, which cannot be read: %w", typ.Federated.Kind, typ.Target.Kind, u.GetName(), owner, err)
 		}
-		template := withReplicasOf(snap.Template, federation.NativeTemplate(native), typ.ReplicasFields())
+		template := plan.RestoredTemplate(snap.Template, federation.NativeTemplate(native), typ.ReplicasFields())
 		_, err = host.Update(ctx, gvr, federation.WithTemplate(native, template))
 		if err == nil {
 			return nil

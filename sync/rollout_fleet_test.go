@@ -17,6 +17,7 @@ import (
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // The staged rollout on the whole control plane in memory: four members running simulated
@@ -399,7 +400,7 @@ func TestRolloutFailingImageRolledBack(t *testing.T) {
 	require.Equal(t, map[string][]string{"a": {"web:broken", "web:v1"}}, e.pushed(t), "only the canary ever ran the failing image")
 	f := e.fed(t)
 	cond := meta.FindStatusCondition(f.Status.Conditions, federation.ConditionRolledBack)
-	require.Equal(t, fedsync.ReasonRolloutFailed, cond.Reason)
+	require.Equal(t, plan.ReasonRolloutFailed, cond.Reason)
 	require.Contains(t, cond.Message, "revision 2 failed in cluster a (ProgressDeadlineExceeded: stage 1 of 3 (canary): cluster a did not report revision 2 ready within 2m0s); revision 1 restored")
 	require.Equal(t, "web:v1", image(t, &unstructured.Unstructured{Object: map[string]any{"spec": f.Spec.Template.Object["spec"]}}))
 	st := f.Status.Rollout
@@ -467,7 +468,7 @@ func TestRolloutPartition(t *testing.T) {
 	st := f.Status.Rollout
 	require.Equal(t, int64(2), st.Revision)
 	require.Equal(t, int32(2), st.Stage, st.Message)
-	require.Equal(t, fedsync.RolloutReasonStaleData, st.Reason, st.Message)
+	require.Equal(t, plan.RolloutReasonStaleData, st.Reason, st.Message)
 	require.Zero(t, st.FailedRevision)
 	require.Nil(t, meta.FindStatusCondition(f.Status.Conditions, federation.ConditionRolledBack))
 	require.Equal(t, "web:v1", e.imageIn(t, "c"), "the next stage did not start")
@@ -532,4 +533,120 @@ func TestRolloutHeldClustersUntouched(t *testing.T) {
 	for _, n := range []string{"c", "d"} {
 		require.Zero(t, e.memberUpdates(n), n)
 	}
+}
+
+// TestRollbackRestoresWhatRan: Rollback brings back revision 1's template and leaves where
+// the object goes and how many replicas run as they are now: azure, excluded since, stays
+// excluded, and the template keeps its new replica count. RestorePlacement is the explicit
+// choice to put it back where revision 1 was too.
+func TestRollbackRestoresWhatRan(t *testing.T) {
+	e := newEnv(t, fedsync.Options{})
+	e.apply(t, e.typ.FederatedGVR(), frontend)
+	e.reconcile(t)
+	e.edit(t, setImage("nginx:1.22"))
+	e.edit(t, func(u *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, []any{map[string]any{"name": "aws"}, map[string]any{"name": "gcp"}}, "spec", "placement", "clusters"))
+		require.NoError(t, unstructured.SetNestedField(u.Object, int64(5), "spec", "template", "spec", "replicas"))
+	})
+	e.reconcile(t)
+	require.False(t, e.exists(t, "azure"))
+
+	require.NoError(t, fedsync.Rollback(ctx, e.host, e.typ, key, 1))
+	e.reconcile(t)
+	f := e.fed(t)
+	require.Equal(t, []federation.ClusterReference{{Name: "aws"}, {Name: "gcp"}}, f.Spec.Placement.Clusters, "the placement stays the user's")
+	for _, c := range []string{"aws", "gcp"} {
+		require.Equal(t, frontendImage, image(t, e.member(t, c)), c)
+	}
+	require.EqualValues(t, 5, replicas(e.member(t, "aws")), "the template keeps its replica count")
+	require.EqualValues(t, 4, replicas(e.member(t, "gcp")), "revision 1's override")
+	require.False(t, e.exists(t, "azure"), "a rollback does not place the object back in an excluded cluster")
+
+	require.NoError(t, fedsync.Rollback(ctx, e.host, e.typ, key, 1, fedsync.RestorePlacement()))
+	e.reconcile(t)
+	require.Len(t, e.fed(t).Spec.Placement.Clusters, 3)
+	require.Equal(t, frontendImage, image(t, e.member(t, "azure")), "RestorePlacement puts it back")
+}
+
+// exists reports whether the cluster has the member object of key.
+func (e *env) exists(t *testing.T, cluster string) bool {
+	t.Helper()
+	c, ok := e.fleet.Member(cluster)
+	require.True(t, ok, cluster)
+	_, err := c.Peek(deployments, key.Namespace, key.Name)
+	return err == nil
+}
+
+// layout lists each member's Deployment as cluster=image/replicas@revision, "-" where there
+// is none: "a=web:v2/2@2 b=web:v1/2@1 ...".
+func (e *fleetEnv) layout(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, n := range e.names {
+		m, _ := e.fleet.Member(n)
+		u, err := m.Peek(deployments, webKey.Namespace, webKey.Name)
+		if err != nil {
+			out = append(out, n+"=-")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s=%s/%d@%s", n, image(t, u), replicas(u), u.GetAnnotations()[federation.RevisionAnnotation]))
+	}
+	return strings.Join(out, " ")
+}
+
+// TestRolloutScheduleChangesNotGated: while a staged rollout is held at its canary (paused),
+// changes that are not a new revision go everywhere at once: new replica counts reach the
+// clusters still on the previous revision, and a cluster that joins gets the object at
+// once, rendered from the revision its stage runs (the previous one). Neither moves the
+// rollout past its gate; resuming it completes it on every cluster, the new one included.
+func TestRolloutScheduleChangesNotGated(t *testing.T) {
+	e := newFleetEnv(t, threeStages)
+	require.Equal(t, "a=web:v1/2@1 b=web:v1/2@1 c=web:v1/2@1 d=web:v1/2@1", e.layout(t))
+	e.setImage(t, "web:v2")
+	e.until(t, "the canary runs revision 2", 5, func(*federation.FederatedObject) bool {
+		return e.layout(t) == "a=web:v2/2@2 b=web:v1/2@1 c=web:v1/2@1 d=web:v1/2@1"
+	})
+	e.editFed(t, setPaused(true))
+	e.until(t, "the rollout paused", 20, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Phase == federation.RolloutPaused
+	})
+
+	// The replicas are redistributed: 12 instead of 8.
+	rsp, err := e.host.Get(ctx, federation.ReplicaSchedulingPreferenceGVR, webKey.Namespace, webKey.Name)
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(rsp.Object, int64(12), "spec", "totalReplicas"))
+	_, err = e.host.Update(ctx, federation.ReplicaSchedulingPreferenceGVR, rsp)
+	require.NoError(t, err)
+	e.until(t, "12 replicas in every cluster, each on its revision", 3, func(*federation.FederatedObject) bool {
+		return e.layout(t) == "a=web:v2/3@2 b=web:v1/3@1 c=web:v1/3@1 d=web:v1/3@1"
+	})
+
+	// A cluster joins: placed at once (the selector takes every cluster), on the previous
+	// revision since its stage has not started.
+	e.fleet.Add("e", nil)
+	e.names = append(e.names, "e")
+	require.NoError(t, e.fleet.Register(ctx, e.host))
+	e.until(t, "the new cluster runs the previous revision", 5, func(*federation.FederatedObject) bool {
+		l := e.layout(t)
+		return strings.Contains(l, " e=web:v1/") && strings.HasSuffix(l, "@1")
+	})
+	t.Logf("after e joined: %s", e.layout(t))
+	// The canary's new replicas make it not ready for a moment: the rollout waits for it,
+	// then holds at the paused gate again. It stays at stage 1 throughout.
+	e.until(t, "the rollout paused again", 10, func(f *federation.FederatedObject) bool {
+		st := f.Status.Rollout
+		require.Equal(t, int32(1), st.Stage, st.Message)
+		require.Zero(t, st.FailedRevision, st.Message)
+		return st.Phase == federation.RolloutPaused
+	})
+	require.Equal(t, "web:v2", e.imageIn(t, "a"))
+	for _, n := range []string{"b", "c", "d"} {
+		require.Equal(t, "web:v1", e.imageIn(t, n), n)
+	}
+
+	e.editFed(t, setPaused(false))
+	e.until(t, "revision 2 complete", 60, func(f *federation.FederatedObject) bool {
+		return f.Status.Rollout.Revision == 2 && f.Status.Rollout.Phase == federation.RolloutComplete
+	})
+	require.Equal(t, "a=web:v2 b=web:v2 c=web:v2 d=web:v2 e=web:v2", e.images(t))
 }

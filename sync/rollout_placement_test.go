@@ -12,7 +12,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/status"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // A staged rollout gates what runs (template, overrides, retainReplicas); where an object
@@ -133,7 +133,7 @@ func TestRolloutClusterLeavesPlacement(t *testing.T) {
 	})
 	require.NoError(t, e.fleet.Partition("b"))
 	e.until(t, "waiting for b's data", 30, func(f *federation.FederatedObject) bool {
-		return f.Status.Rollout.Reason == fedsync.RolloutReasonStaleData
+		return f.Status.Rollout.Reason == plan.RolloutReasonStaleData
 	})
 	e.editFed(t, placeOn("a", "c", "d"))
 	e.until(t, "the rollout complete without b", 60+60, func(f *federation.FederatedObject) bool {
@@ -177,8 +177,8 @@ spec:
 	st := f.Status.Rollout
 	require.Equal(t, federation.RolloutProgressing, st.Phase, st.Message)
 	require.Equal(t, int32(1), st.Stage, st.Message)
-	require.Equal(t, fedsync.RolloutReasonNotPropagated, st.Reason, st.Message)
-	require.Contains(t, st.Message, "a ("+fedsync.ReasonAlreadyExists+")")
+	require.Equal(t, plan.RolloutReasonNotPropagated, st.Reason, st.Message)
+	require.Contains(t, st.Message, "a ("+plan.ReasonAlreadyExists+")")
 	require.Zero(t, st.FailedRevision, st.Message)
 	require.Nil(t, meta.FindStatusCondition(f.Status.Conditions, federation.ConditionRolledBack))
 	require.Equal(t, "a=other:v1 b=web:v1 c=web:v1 d=web:v1", e.images(t))
@@ -219,7 +219,7 @@ func TestRolloutFlappingClusterFails(t *testing.T) {
 			require.NoError(t, e.fleet.Heal("a"))
 		}
 		e.round(t)
-		if e.fed(t).Status.Rollout.Reason == fedsync.RolloutReasonStaleData {
+		if e.fed(t).Status.Rollout.Reason == plan.RolloutReasonStaleData {
 			stale++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Run syncs until ctx is done. It watches, on the host, the federated objects of its type, the
@@ -33,10 +34,6 @@ import (
 // func(context.Context) error shape, so a controller-runtime manager can run it as
 // manager.RunnableFunc(s.Run).
 func (s *Syncer) Run(ctx context.Context) error {
-	historyNS := s.opts.Namespace
-	if !s.typ.FederatedNamespaced() {
-		historyNS = s.opts.HistoryNamespace
-	}
 	// The two loops below share one cache: the Syncer's own when Options.Cache is nil.
 	shared, ownCache := s.opts.Cache, false
 	if shared == nil {
@@ -56,13 +53,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		Registerer:       s.opts.Registerer,
 		Cache:            shared,
 	}
-	l, err := loop.New(s.host, []loop.Source{
-		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
-			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
-		}},
-		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
-		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision, Deleted: s.historyDeleted},
-	}, opts)
+	l, err := loop.New(s.host, s.sources(), opts)
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -85,7 +76,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.enqueue = l.Enqueue
 	s.mu.Unlock()
-	if isNamespaceType(s.typ) {
+	if s.namespaceType() {
 		defer s.nsInUse.start(l.Enqueue)()
 	}
 	defer func() {
@@ -158,12 +149,12 @@ func (s *Syncer) Run(ctx context.Context) error {
 // manages it. A member object has the federated object's name, and its namespace for a
 // namespaced type; a member Namespace belongs to the FederatedNamespace in itself.
 func (s *Syncer) ownerOfMember(obj *unstructured.Unstructured) (federation.Key, bool) {
-	if managerOf(obj) != s.opts.Identity { // called for every member write: no label copy
+	if plan.Manager(obj) != s.opts.Identity { // called for every member write: no label copy
 		return federation.Key{}, false
 	}
 	key := federation.Key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	switch {
-	case s.typ.Target.Group == "" && s.typ.Target.Kind == "Namespace":
+	case s.namespaceType():
 		key.Namespace = obj.GetName()
 	case !s.typ.FederatedNamespaced():
 		key.Namespace = ""
@@ -199,4 +190,26 @@ func (s *Syncer) revisionOwner(obj *unstructured.Unstructured) (federation.Key, 
 		return federation.Key{Namespace: ns, Name: ref.Name}, true
 	}
 	return federation.Key{}, false
+}
+
+// Watches returns the host resources Run watches: the federated type (in Options.Namespace),
+// the Clusters, and the revision history (apps/v1 ControllerRevisions, in Options.Namespace,
+// or Options.HistoryNamespace for a cluster-scoped federated type). The member objects come
+// from the cluster set's member caches.
+func (s *Syncer) Watches() []federation.Watch { return loop.Watches(s.sources()) }
+
+// sources are what Run watches, and how a change maps to keys. Its second loop, over the
+// Clusters, watches nothing more.
+func (s *Syncer) sources() []loop.Source {
+	historyNS := s.opts.Namespace
+	if !s.typ.FederatedNamespaced() {
+		historyNS = s.opts.HistoryNamespace
+	}
+	return []loop.Source{
+		{GVR: s.typ.FederatedGVR(), Namespace: s.opts.Namespace, Changed: func(_, obj *unstructured.Unstructured) bool {
+			return s.changedByOthers(keyOf(obj), obj.GetResourceVersion())
+		}},
+		{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged},
+		{GVR: controllerRevisionGVR, Namespace: historyNS, LabelSelector: OwnerUIDLabel, IndexLabels: []string{OwnerUIDLabel}, Keys: s.ownerOfRevision, Deleted: s.historyDeleted},
+	}
 }

@@ -33,7 +33,8 @@ func TestRunPassesAgainForAChangeMadeWhileItWrote(t *testing.T) {
 			fedtest.Eventually(t, "Run sees the user's change while sync writes", func() bool {
 				s.mu.Lock()
 				defer s.mu.Unlock()
-				return len(s.hostWrites[key].pending) > 0
+				r := s.objects[key]
+				return r != nil && len(r.host.pending) > 0
 			})
 		}
 		return next.UpdateStatus(ctx, gvr, obj)

@@ -2,9 +2,12 @@ package sync_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +20,7 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // running starts e.s.Run and returns a func that stops it and returns its error.
@@ -88,7 +92,7 @@ func TestRunRequeuesWhenAClusterRecovers(t *testing.T) {
 	stop := e.running(t)
 	defer func() { require.NoError(t, stop()) }()
 	e.apply(t, e.typ.FederatedGVR(), frontend)
-	fedtest.Eventually(t, "azure not ready", func() bool { return propagation(e.fed(t))["azure"] == fedsync.ReasonClusterNotReady+"@0" })
+	fedtest.Eventually(t, "azure not ready", func() bool { return propagation(e.fed(t))["azure"] == plan.ReasonClusterNotReady+"@0" })
 	require.Nil(t, e.member(t, "azure"))
 
 	require.NoError(t, e.fleet.Heal("azure"))
@@ -193,4 +197,46 @@ func TestRunCachesOnlyFedkitRevisions(t *testing.T) {
 		require.True(t, own, "%s of ControllerRevisions with selector %q: it must require %s", a.Verb, a.ListOptions.LabelSelector, fedsync.OwnerUIDLabel)
 	}
 	require.Equal(t, 1, watches, "watches of ControllerRevisions")
+}
+
+// TestWatchesIsWhatRunWatches: Watches names every host resource Run opens a watch on, with
+// its namespace, and nothing else: what a control plane checks and waits for before it calls
+// the Syncer ready (the revision history among them).
+func TestWatchesIsWhatRunWatches(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts fedsync.Options
+	}{
+		{name: "every namespace"},
+		{name: "one namespace", opts: fedsync.Options{Namespace: "production"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts)
+			stop := e.running(t)
+			e.apply(t, e.typ.FederatedGVR(), frontend)
+			fedtest.Eventually(t, "propagated", func() bool { return propagated(e.fed(t)).Status == "True" })
+			require.NoError(t, stop())
+
+			var watched []federation.Watch
+			for _, a := range e.host.Actions() {
+				if w := (federation.Watch{GVR: a.Resource, Namespace: a.Namespace}); a.Verb == fake.VerbWatch && !slices.Contains(watched, w) {
+					watched = append(watched, w)
+				}
+			}
+			want := e.s.Watches()
+			sortWatches := func(ws []federation.Watch) {
+				slices.SortFunc(ws, func(a, b federation.Watch) int {
+					return strings.Compare(a.GVR.String()+"|"+a.Namespace, b.GVR.String()+"|"+b.Namespace)
+				})
+			}
+			sortWatches(want)
+			sortWatches(watched)
+			if diff := cmp.Diff(want, watched); diff != "" {
+				t.Errorf("Watches() and the watches Run opened differ (-Watches +Run):\n%s", diff)
+			}
+			if !slices.ContainsFunc(want, func(w federation.Watch) bool { return w.GVR.Resource == "controllerrevisions" }) {
+				t.Errorf("Watches() = %v; want the revision history (controllerrevisions) among them", want)
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -60,7 +61,7 @@ spec:
 	_, err = e.s.Reconcile(ctx, key)
 	require.NoError(t, err, "a member that does not serve the type is not retried with backoff")
 	got := propagation(e.fed(t))
-	require.Equal(t, fedsync.ReasonTypeNotServed+"@0", got["azure"])
+	require.Equal(t, plan.ReasonTypeNotServed+"@0", got["azure"])
 	require.Equal(t, "@1", got["aws"])
 	require.Equal(t, "@1", got["gcp"])
 	w, err := e.cluster(t, "gcp").Peek(widgets.TargetGVR(), key.Namespace, key.Name)
@@ -84,9 +85,9 @@ spec:
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	e.reconcile(t)
 	got := propagation(e.fed(t))
-	require.Equal(t, fedsync.ReasonWaitingForNamespace+"@0", got["aws"])
+	require.Equal(t, plan.ReasonWaitingForNamespace+"@0", got["aws"])
 	for _, c := range []string{"gcp", "azure"} { // the FederatedNamespace does not place them
-		require.Equal(t, fedsync.ReasonNamespaceNotPlaced+"@0", got[c], c)
+		require.Equal(t, plan.ReasonNamespaceNotPlaced+"@0", got[c], c)
 	}
 	_, err := e.cluster(t, "aws").Peek(namespaces, "", key.Namespace)
 	require.Error(t, err, "sync left the namespace to its FederatedNamespace")

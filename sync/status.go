@@ -1,13 +1,10 @@
 package sync
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,155 +13,81 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
-	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/jsonvalue"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // Sync owns status.clusters[].propagation, .message and .revision, which clusters the list
 // holds, status.syncedRevision, status.observedGeneration, status.rollout and the Propagated
-// and RolledBack conditions. Every
-// other field (the scheduler's schedule, the collector's observed fields and aggregate) is
-// carried over untouched: a status write is the object as read with sync's fields replaced,
-// locked on its resourceVersion, and re-done on a fresh read after a Conflict.
+// and RolledBack conditions, which plan.Report decides. Every other field (the scheduler's
+// schedule, the collector's observed fields and aggregate) is carried over untouched: a
+// status write is the object as read with sync's fields replaced, locked on its
+// resourceVersion, and re-done on a fresh read after a Conflict.
 
 // statusRetries bounds how often a status write is re-done after a Conflict in one pass.
 const statusRetries = 3
 
-// memberEntry is sync's part of one status.clusters[] entry.
-type memberEntry struct {
-	propagation, message string
-	revision             int64
+// writeStatus writes st (plan.Result.Status) over u's status when that changes it, and
+// reports whether it wrote. A nil st writes nothing.
+func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, st *plan.Status) (bool, error) {
+	if st == nil {
+		return false, nil
+	}
+	return s.updateStatus(ctx, u, func(status map[string]any) error { return s.applyStatus(status, st) })
 }
 
-// writeStatus computes sync's fields from the pass's results and writes them when they
-// changed. It reports whether it wrote.
-func (s *Syncer) writeStatus(ctx context.Context, u *unstructured.Unstructured, fed *federation.FederatedObject, rev int64, t Targets, results []result, ro *rolloutPass) (bool, error) {
-	entries := s.entries(fed, rev, results)
-	synced := fed.Status.SyncedRevision
-	var waiting, warned []string
-	placed := 0
-	for _, r := range results {
-		if !r.Placed {
-			continue
-		}
-		placed++
-		switch e := entries[r.Cluster]; {
-		case e.propagation != "":
-			waiting = append(waiting, fmt.Sprintf("%s: %s", r.Cluster, e.propagation))
-		case e.message != "":
-			warned = append(warned, r.Cluster)
-		}
+// applyStatus sets sync's fields of status (unstructured) that st writes.
+func (s *Syncer) applyStatus(status map[string]any, st *plan.Status) error {
+	if st.ObservedGeneration > 0 {
+		status["observedGeneration"] = st.ObservedGeneration
 	}
-	if reachableInSync(results, entries) && ro.complete() {
-		synced = rev
+	if st.SyncedRevision > 0 {
+		status["syncedRevision"] = st.SyncedRevision
 	}
-	cond := condition(federation.ConditionPropagated, metav1.ConditionTrue, ReasonPropagated,
-		fmt.Sprintf("revision %d runs in %d cluster(s)", rev, placed), fed.Generation)
-	if len(waiting) > 0 {
-		slices.Sort(waiting)
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotPropagated
-		cond.Message = fedcond.Truncate(fmt.Sprintf("revision %d runs in %d of %d cluster(s); waiting: %s",
-			rev, placed-len(waiting), placed, summarize(waiting)), maxMessage)
+	if st.SetClusters {
+		setMemberEntries(status, st.Clusters)
 	}
-	if len(warned) > 0 {
-		slices.Sort(warned)
-		cond.Message = fedcond.Truncate(fmt.Sprintf("%s; the members of %s warned (status.clusters[].message)", cond.Message, summarize(warned)), maxMessage)
-	}
-	if note := ro.note(); note != "" {
-		cond.Message = fedcond.Truncate(cond.Message+note, maxMessage)
-	}
-	if t.Unsatisfiable != "" {
-		cond.Message = fedcond.Truncate(cond.Message+"; "+t.Unsatisfiable, maxMessage)
-	}
-	if placed == 0 {
-		cond.Message = "placed in no cluster"
-	}
-	return s.updateStatus(ctx, u, func(status map[string]any) error {
-		status["observedGeneration"] = fed.Generation
-		if synced > 0 {
-			status["syncedRevision"] = synced
-		}
-		setMemberEntries(status, entries)
-		if err := s.setRollout(status, fed.Generation, ro); err != nil {
+	if st.SetRollout {
+		if err := setRollout(status, st.Rollout); err != nil {
 			return err
 		}
-		return s.setCondition(status, cond)
-	})
-}
-
-// entries computes sync's status.clusters[] entries: every cluster where the object is
-// placed, where it still is (waiting for removal, or a cluster that is not ready), or where
-// something went wrong.
-func (s *Syncer) entries(fed *federation.FederatedObject, rev int64, results []result) map[string]memberEntry {
-	prev := make(map[string]federation.MemberStatus, len(fed.Status.Clusters))
-	for _, c := range fed.Status.Clusters {
-		prev[c.Name] = c
 	}
-	out := make(map[string]memberEntry, len(results))
-	for _, r := range results {
-		old := prev[r.Cluster]
-		switch {
-		case r.Reason != "":
-			e := memberEntry{propagation: r.Reason, message: r.Message, revision: old.Revision}
-			if r.Live != nil && managedBy(r.Live, s.opts.Identity) {
-				e.revision = annotationRevision(r.Live)
-			}
-			out[r.Cluster] = e
-		case r.Placed:
-			// Placed clusters are always read (or known unchanged): no reason is in sync.
-			out[r.Cluster] = memberEntry{revision: cmp.Or(r.Revision, rev), message: warnedMessage(r, old)}
+	for _, c := range st.Conditions {
+		if err := s.setCondition(status, c); err != nil {
+			return err
 		}
 	}
-	return out
+	return nil
 }
 
-// warnedText says what the member warned about r's write.
-func warnedText(r result) string {
-	return fmt.Sprintf("cluster %q warned: %s", r.Cluster, strings.Join(r.warnings, "; "))
-}
-
-// warnedMessage is the message of a cluster in sync: the warnings of the last write there
-// (see result.warnings), kept while nothing is written there, replaced by the next write's.
-func warnedMessage(r result, old federation.MemberStatus) string {
-	switch {
-	case r.wrote && len(r.warnings) > 0:
-		return fedcond.Truncate(warnedText(r), maxMessage)
-	case !r.wrote && old.Propagation == "":
-		return old.Message
+// setRollout writes status.rollout, removing it for nil.
+func setRollout(status map[string]any, r *federation.RolloutStatus) error {
+	if r == nil {
+		delete(status, "rollout")
+		return nil
 	}
-	return ""
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r)
+	if err != nil {
+		return fmt.Errorf("encode status.rollout: %w", err)
+	}
+	status["rollout"] = m
+	return nil
 }
 
-// reachableInSync reports whether every placed cluster that could be reached runs the current
-// revision (then it is status.syncedRevision).
-func reachableInSync(results []result, entries map[string]memberEntry) bool {
-	for _, r := range results {
-		if !r.Placed {
-			continue
-		}
-		switch e := entries[r.Cluster]; e.propagation {
-		case "", ReasonClusterNotReady, ReasonClusterUnreachable:
-		default:
-			return false
+// record records events on obj: those of OnChange, or the others.
+func (s *Syncer) record(obj *unstructured.Unstructured, events []plan.Event, onChange bool) {
+	for _, e := range events {
+		if e.OnChange == onChange {
+			s.event(obj, e.Type, e.Reason, "%s", e.Message)
 		}
 	}
-	return true
 }
 
-// summarize lists up to five items and counts the rest.
-func summarize(items []string) string {
-	const n = 5
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}
-
-// setMemberEntries writes entries into status.clusters: sync's three fields of each entry
-// are replaced, the other loops' fields kept; entries sync does not list are dropped; the list
-// is sorted by name.
-func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
+// setMemberEntries writes entries (sorted by name) into status.clusters: sync's three fields
+// of each entry are replaced, the other loops' fields kept; entries sync does not list are
+// dropped.
+func setMemberEntries(status map[string]any, entries []plan.ClusterStatus) {
 	old, _ := status["clusters"].([]any)
 	byName := map[string]map[string]any{}
 	for _, x := range old {
@@ -174,14 +97,9 @@ func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
 			}
 		}
 	}
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	list := make([]any, 0, len(names))
-	for _, n := range names {
-		e := entries[n]
+	list := make([]any, 0, len(entries))
+	for _, e := range entries {
+		n := e.Name
 		if prev, ok := byName[n]; ok && sameEntry(prev, e) {
 			list = append(list, prev) // unchanged: the same map, which compares at once
 			continue
@@ -191,10 +109,10 @@ func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
 			m[k] = v
 		}
 		m["name"] = n
-		setOrDelete(m, "propagation", e.propagation)
-		setOrDelete(m, "message", e.message)
-		if e.revision > 0 {
-			m["revision"] = e.revision
+		setOrDelete(m, "propagation", e.Propagation)
+		setOrDelete(m, "message", e.Message)
+		if e.Revision > 0 {
+			m["revision"] = e.Revision
 		} else {
 			delete(m, "revision")
 		}
@@ -208,17 +126,17 @@ func setMemberEntries(status map[string]any, entries map[string]memberEntry) {
 }
 
 // sameEntry reports whether an existing status.clusters[] entry already holds e's fields.
-func sameEntry(m map[string]any, e memberEntry) bool {
+func sameEntry(m map[string]any, e plan.ClusterStatus) bool {
 	p, _ := m["propagation"].(string)
 	msg, _ := m["message"].(string)
 	rev, hasRev := m["revision"]
-	if p != e.propagation || msg != e.message {
+	if p != e.Propagation || msg != e.Message {
 		return false
 	}
-	if e.revision <= 0 {
+	if e.Revision <= 0 {
 		return !hasRev
 	}
-	return equalScalar(rev, e.revision)
+	return jsonvalue.Equal(rev, e.Revision)
 }
 
 func setOrDelete(m map[string]any, k, v string) {
@@ -244,7 +162,7 @@ func (s *Syncer) setCondition(status map[string]any, cond metav1.Condition) erro
 	if idx >= 0 {
 		m := list[idx].(map[string]any)
 		if m["status"] == string(cond.Status) {
-			if m["reason"] == cond.Reason && m["message"] == cond.Message && equalScalar(m["observedGeneration"], cond.ObservedGeneration) {
+			if m["reason"] == cond.Reason && m["message"] == cond.Message && jsonvalue.Equal(m["observedGeneration"], cond.ObservedGeneration) {
 				return nil
 			}
 			if t, ok := m["lastTransitionTime"].(string); ok {
@@ -269,14 +187,6 @@ func (s *Syncer) setCondition(status map[string]any, cond metav1.Condition) erro
 	}
 	status["conditions"] = out
 	return nil
-}
-
-// writeCondition writes only the Propagated condition and observedGeneration.
-func (s *Syncer) writeCondition(ctx context.Context, u *unstructured.Unstructured, cond metav1.Condition) (bool, error) {
-	return s.updateStatus(ctx, u, func(status map[string]any) error {
-		status["observedGeneration"] = u.GetGeneration()
-		return s.setCondition(status, cond)
-	})
 }
 
 // updateStatus applies mutate to a copy of u's status and writes it when it changed, locked on
@@ -325,42 +235,4 @@ func (s *Syncer) updateStatus(ctx context.Context, u *unstructured.Unstructured,
 		}
 		u = fresh
 	}
-}
-
-// normalizeJSON round-trips m through JSON so numbers compare alike (int vs int64 vs float64).
-func normalizeJSON(m map[string]any) map[string]any {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return m
-	}
-	var out map[string]any
-	d := json.NewDecoder(strings.NewReader(string(data)))
-	d.UseNumber()
-	if err := d.Decode(&out); err != nil {
-		return m
-	}
-	return toInt64(out).(map[string]any)
-}
-
-// toInt64 turns json.Numbers into int64 (or float64), as the API machinery decodes them.
-func toInt64(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = toInt64(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = toInt64(e)
-		}
-		return x
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	}
-	return v
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 func TestCreatePropagatesToEveryPlacedCluster(t *testing.T) {
@@ -42,7 +43,7 @@ func TestCreatePropagatesToEveryPlacedCluster(t *testing.T) {
 	// The member namespace did not exist: sync created it, marked as its own.
 	ns, err := e.cluster(t, "aws").Peek(namespaces, "", "production")
 	require.NoError(t, err)
-	require.Equal(t, "true", ns.GetAnnotations()[fedsync.CreatedNamespaceAnnotation])
+	require.Equal(t, "true", ns.GetAnnotations()[plan.CreatedNamespaceAnnotation])
 	// One ControllerRevision records the snapshot, owned by the federated object.
 	revs := e.host.Objects(revisionsGVR)
 	require.Len(t, revs, 1)
@@ -76,47 +77,6 @@ func TestTemplateChangeUpdatesEachClusterOnce(t *testing.T) {
 	fed := e.fed(t)
 	require.EqualValues(t, 2, fed.Status.SyncedRevision)
 	require.Len(t, e.host.Objects(revisionsGVR), 2)
-}
-
-func TestDriftIsReverted(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	aws := e.cluster(t, "aws")
-	require.NoError(t, aws.Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
-		setMemberImage(u, "evil:latest")
-		_ = unstructured.SetNestedField(u.Object, int64(9), "spec", "replicas")
-	}))
-	e.clearActions()
-	e.reconcile(t)
-	require.Equal(t, frontendImage, image(t, e.member(t, "aws")))
-	require.EqualValues(t, 3, replicas(e.member(t, "aws")))
-	require.Equal(t, map[fake.Verb]int{fake.VerbUpdate: 1}, e.memberWrites(t, "aws"))
-	require.Contains(t, e.events.list()[len(e.events.list())-1], "DriftCorrected")
-}
-
-func TestMemberControllerAnnotationsCauseNoUpdate(t *testing.T) {
-	e := newEnv(t, fedsync.Options{})
-	e.apply(t, e.typ.FederatedGVR(), frontend)
-	e.reconcile(t)
-	for i := range 5 {
-		require.NoError(t, e.cluster(t, "aws").Drift(deployments, key.Namespace, key.Name, func(u *unstructured.Unstructured) {
-			a := u.GetAnnotations()
-			a["deployment.kubernetes.io/revision"] = string(rune('1' + i))
-			u.SetAnnotations(a)
-			l := u.GetLabels()
-			l["team"] = "web"
-			u.SetLabels(l)
-			// Server defaults the template did not set.
-			_ = unstructured.SetNestedField(u.Object, int64(10), "spec", "revisionHistoryLimit")
-			_ = unstructured.SetNestedField(u.Object, "RollingUpdate", "spec", "strategy", "type")
-		}))
-		e.clearActions()
-		e.reconcile(t)
-		require.Empty(t, e.memberWrites(t, "aws"), "pass %d", i)
-	}
-	m := e.member(t, "aws")
-	require.Equal(t, "web", m.GetLabels()["team"], "member labels are retained")
 }
 
 func setMemberImage(u *unstructured.Unstructured, img string) {

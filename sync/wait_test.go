@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // six is a FederatedDeployment of 6 replicas placed in the three clusters; spread is a
@@ -109,7 +109,7 @@ func TestWaitForSchedulerOnANewObject(t *testing.T) {
 			if tc.wait {
 				require.Positive(t, res.RequeueAfter, "back soon, should no watch bring it back")
 				c := propagated(e.fed(t))
-				require.Equal(t, fedsync.ReasonWaitingForSchedule, c.Reason)
+				require.Equal(t, plan.ReasonWaitingForSchedule, c.Reason)
 				require.Equal(t, metav1.ConditionFalse, c.Status)
 				require.EqualValues(t, 1, c.ObservedGeneration)
 				require.Empty(t, e.fed(t).Finalizers, "nothing propagated: nothing to clean up")
@@ -126,7 +126,7 @@ func TestWaitForSchedulerOnANewObject(t *testing.T) {
 				t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 			}
 			c := propagated(e.fed(t))
-			require.Equal(t, fedsync.ReasonPropagated, c.Reason, c.Message)
+			require.Equal(t, plan.ReasonPropagated, c.Reason, c.Message)
 		})
 	}
 }
@@ -150,7 +150,7 @@ func TestWaitForSchedulerRunning(t *testing.T) {
 	fedtest.Eventually(t,
 
 		"propagated", func() bool {
-			return propagated(e.fed(t)).Reason == fedsync.ReasonPropagated
+			return propagated(e.fed(t)).Reason == plan.ReasonPropagated
 		})
 
 	require.NoError(t, stop())
@@ -178,7 +178,7 @@ func TestWaitForSchedulerInvalidPreference(t *testing.T) {
 	require.Empty(t, replicasWritten(t, e), "a member object was written")
 	c := propagated(e.fed(t))
 	require.Equal(t, metav1.ConditionFalse, c.Status)
-	require.Equal(t, fedsync.ReasonNotScheduled, c.Reason)
+	require.Equal(t, plan.ReasonNotScheduled, c.Reason)
 	require.Contains(t, c.Message, "the scheduler did not schedule generation 1 (Scheduled=False, InvalidPreference: ReplicaSchedulingPreference production/app-frontend is invalid: spec.clusters[*].maxReplicas")
 	require.Equal(t, []string{"Warning NotScheduled " + c.Message}, e.events.list())
 
@@ -220,7 +220,7 @@ func TestWaitForSchedulerLeavesMembersAlone(t *testing.T) {
 		require.Empty(t, e.memberWrites(t, name), name)
 		require.EqualValues(t, 6, replicas(e.member(t, name)), name)
 	}
-	require.Equal(t, fedsync.ReasonNotScheduled, propagated(e.fed(t)).Reason)
+	require.Equal(t, plan.ReasonNotScheduled, propagated(e.fed(t)).Reason)
 }
 
 // Deletion never waits for the scheduler.
@@ -229,7 +229,7 @@ func TestWaitForSchedulerDeletion(t *testing.T) {
 		e := newEnv(t, fedsync.Options{WaitForScheduler: true})
 		e.apply(t, e.typ.FederatedGVR(), six)
 		e.reconcile(t)
-		require.Equal(t, fedsync.ReasonWaitingForSchedule, propagated(e.fed(t)).Reason)
+		require.Equal(t, plan.ReasonWaitingForSchedule, propagated(e.fed(t)).Reason)
 		require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
 		_, err := e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 		require.Error(t, err, "gone at once: nothing was propagated, so no finalizer held it")
@@ -259,68 +259,6 @@ func TestWaitForSchedulerDeletion(t *testing.T) {
 		_, err = e.host.Peek(e.typ.FederatedGVR(), key.Namespace, key.Name)
 		require.Error(t, err, "the finalizer was not removed")
 	})
-}
-
-// Plan, as a preview calls it, decides as the Syncer does: with WaitForScheduler, no change
-// without a schedule for the current generation, and why.
-func TestPlanWaitsForTheScheduler(t *testing.T) {
-	scheduled := func(status metav1.ConditionStatus, reason string, generation int64) metav1.Condition {
-		return metav1.Condition{Type: federation.ConditionScheduled, Status: status, Reason: reason, ObservedGeneration: generation}
-	}
-	three := &federation.Schedule{Clusters: []federation.ScheduledCluster{{Name: "aws", Replicas: 3}, {Name: "azure", Replicas: 3}, {Name: "gcp", Replicas: 3}}}
-	for _, tc := range []struct {
-		name       string
-		conditions []metav1.Condition
-		schedule   *federation.Schedule
-		deleting   bool
-		waiting    string
-		want       map[string]outcome
-	}{
-		{name: "not looked at yet", waiting: fedsync.ReasonWaitingForSchedule},
-		{name: "an older generation scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 1)}, schedule: three,
-			waiting: fedsync.ReasonWaitingForSchedule},
-		{name: "refused", conditions: []metav1.Condition{scheduled("False", scheduler.ReasonInvalidPreference, 2)},
-			waiting: fedsync.ReasonNotScheduled},
-		{name: "scheduled", conditions: []metav1.Condition{scheduled("True", "Scheduled", 2)}, schedule: three,
-			want: map[string]outcome{"aws": {Act: "Update/"}, "azure": {Act: "Update/"}, "gcp": {Act: "Update/"}}},
-		{name: "being deleted", deleting: true,
-			want: map[string]outcome{"aws": {Act: "Delete/"}, "azure": {Act: "Delete/"}, "gcp": {Act: "Delete/"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, fedsync.Options{})
-			e.apply(t, e.typ.FederatedGVR(), six)
-			e.converge(t, 5) // 6 everywhere, by the placement
-			fed := e.fed(t)
-			federation.DefaultFederatedObject(fed)
-			fed.Generation = 2
-			fed.Status.Conditions, fed.Status.Schedule = tc.conditions, tc.schedule
-			if tc.deleting {
-				fed.DeletionTimestamp = &metav1.Time{Time: now}
-			}
-			members := map[string]fedsync.MemberState{}
-			for _, name := range clusterNames {
-				members[name] = fedsync.MemberState{Object: e.member(t, name)}
-			}
-			var clusters []federation.Cluster
-			for _, u := range e.host.Objects(federation.ClusterGVR) {
-				c, err := federation.ClusterFromUnstructured(u)
-				require.NoError(t, err)
-				clusters = append(clusters, *c)
-			}
-			d, err := fedsync.Plan(fedsync.PlanInput{
-				Type: e.typ, Object: fed, Clusters: clusters, Members: members, Revision: 1, WaitForScheduler: true,
-			})
-			require.NoError(t, err)
-			require.Equal(t, tc.waiting, d.Targets.Waiting)
-			got := planned(d.Changes)
-			if len(got) == 0 {
-				got = nil
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("changes (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 // The waiting pass's status write meets a Conflict because the scheduler wrote meanwhile: the
@@ -366,21 +304,7 @@ func TestWaitForSchedulerConflictMeetsTheSchedule(t *testing.T) {
 	if diff := cmp.Diff(map[string][]int64{"aws": {3}, "gcp": {3}, "azure": {3}}, replicasWritten(t, e)); diff != "" {
 		t.Errorf("replicas written to the members (-want +got):\n%s", diff)
 	}
-	require.Equal(t, fedsync.ReasonPropagated, propagated(e.fed(t)).Reason)
-}
-
-// outcome is one cluster's decision as "Action/Reason", and the drift paths of an update.
-type outcome struct {
-	Act   string
-	Drift string
-}
-
-func planned(changes []fedsync.Change) map[string]outcome {
-	out := map[string]outcome{}
-	for _, ch := range changes {
-		out[ch.Cluster] = outcome{Act: ch.Action.String() + "/" + ch.Reason, Drift: strings.Join(ch.Drift, ",")}
-	}
-	return out
+	require.Equal(t, plan.ReasonPropagated, propagated(e.fed(t)).Reason)
 }
 
 // A cluster that was not ready when the scheduler last ran is absent from the schedule. When

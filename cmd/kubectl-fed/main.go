@@ -1,7 +1,7 @@
 // Command kubectl-fed is the kubectl plugin `kubectl fed`: join and unjoin member clusters,
 // clusters, status, rollback, preview, migrate and version. Install it with
 // `go install ./cmd/kubectl-fed`; kubectl finds it on PATH. Its logic is in
-// internal/kubectlfed.
+// cmd/kubectl-fed/internal/kubectlfed.
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/fedkit/fedkit/internal/kubectlfed"
+	"github.com/fedkit/fedkit/cmd/kubectl-fed/internal/kubectlfed"
 )
 
 // version is the plugin's version, set by the linker (go build -ldflags "-X

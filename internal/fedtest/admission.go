@@ -1,17 +1,20 @@
 package fedtest
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/federation"
 )
 
-// PolicyCase is one case of federation/testdata/admission.yaml: a policy, the fields
+// PolicyCase is one case of federation/testdata/admission.yaml (or autoscale.yaml): a
+// policy (or a ReplicaSchedulingPreference, kind ReplicaSchedulingPreference), the fields
 // fedkit's validation names for it, and whether the CRD refuses it at admission.
 type PolicyCase struct {
 	Name string
@@ -50,8 +53,12 @@ func PolicyCases(t testing.TB, file, namespace, prefix string) []PolicyCase {
 		}
 		u := &unstructured.Unstructured{Object: map[string]any{"spec": r.Spec}}
 		gvk := federation.ClusterPropagationPolicyGVK
-		if r.Kind == federation.PropagationPolicyGVK.Kind {
+		switch r.Kind {
+		case federation.PropagationPolicyGVK.Kind:
 			gvk = federation.PropagationPolicyGVK
+			u.SetNamespace(namespace)
+		case federation.ReplicaSchedulingPreferenceGVK.Kind:
+			gvk = federation.ReplicaSchedulingPreferenceGVK
 			u.SetNamespace(namespace)
 		}
 		u.SetGroupVersionKind(gvk)
@@ -70,4 +77,29 @@ func PolicyCases(t testing.TB, file, namespace, prefix string) []PolicyCase {
 		out = append(out, PolicyCase{Name: r.Name, Policy: u, Invalid: r.Invalid, Refused: r.Admission == "refused"})
 	}
 	return out
+}
+
+// RequireAdmission checks the answer err of a real API server to the creation of tc.Policy:
+// accepted when the case says so; else refused as Invalid, naming tc.Invalid[0] or a part of
+// the object that holds it.
+func RequireAdmission(t testing.TB, tc PolicyCase, err error) {
+	t.Helper()
+	if !tc.Refused {
+		if err != nil {
+			t.Fatalf("the CRD refuses %s: %v", tc.Name, err)
+		}
+		return
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		t.Fatalf("the CRD accepts %s: %v", tc.Name, err)
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		fields = append(fields, c.Field)
+		if strings.HasPrefix(tc.Invalid[0], c.Field) {
+			return
+		}
+	}
+	t.Errorf("the CRD names %q, not %s or a part of the object that holds it: %v", fields, tc.Invalid[0], err)
 }

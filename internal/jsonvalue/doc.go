@@ -5,6 +5,7 @@
 //	jsonvalue.Empty(map[string]any{})             // true: what omitempty drops
 //
 // It is the one equality that sync's status writes, and override's test operation and
-// retained fields, share. [Empty] is what an omitempty field drops, for sync's drift check
-// and the fake's stored form. It imports nothing from the module.
+// retained fields, share; [EqualJSON] compares encoded documents (sync's revision history).
+// [Empty] is what an omitempty field drops, for sync's drift check and the fake's stored
+// form. It imports nothing from the module.
 package jsonvalue

@@ -116,3 +116,17 @@ func sameEncoding(a, b any) bool {
 	}
 	return bytes.Equal(x, y)
 }
+
+// EqualJSON reports whether two JSON documents hold the same value: what a server stores
+// comes back re-encoded, not byte for byte as written (a ControllerRevision's data, say). A
+// document that does not decode equals only its own bytes.
+func EqualJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return Equal(x, y)
+}

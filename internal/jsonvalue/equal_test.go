@@ -101,3 +101,22 @@ func numbers(v any) any {
 	}
 	return v
 }
+
+// TestEqualJSON: two encodings of one value are equal (key order, spacing, a number's
+// notation); another value, or a document that does not decode, is not.
+func TestEqualJSON(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a":1,"b":[true]}`, `{"b": [true], "a": 1.0}`, true},
+		{`{"a":1}`, `{"a":2}`, false},
+		{`{"a":null}`, `{}`, false},
+		{`{"a":`, `{"a":`, true},
+		{`{"a":`, `{"a":1}`, false},
+	} {
+		if got := EqualJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
+			t.Errorf("EqualJSON(%s, %s) = %v; want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

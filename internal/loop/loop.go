@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -524,4 +525,17 @@ func indexOf(sources []Source, gvr schema.GroupVersionResource) int {
 		}
 	}
 	return -1
+}
+
+// Watches returns what sources watch, each resource and namespace once, in the order of
+// their first source: what a loop's Watches method states.
+func Watches(sources []Source) []federation.Watch {
+	out := make([]federation.Watch, 0, len(sources))
+	for _, s := range sources {
+		w := federation.Watch{GVR: s.GVR, Namespace: s.Namespace}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -1,6 +1,6 @@
 // Package managertest runs fedkit-controller-manager as a separate process for tests: the
 // binary a deployment runs, built once per test binary, with its endpoints found in its log
-// and its metrics scraped over HTTP.
+// and its metrics scraped over HTTP. [Plugin] builds the kubectl plugin the same way.
 //
 //	func TestMain(m *testing.M) {
 //		code := testenv.Main(m, "host", "m1")
@@ -42,17 +42,42 @@ import (
 
 // Package is the binary's package; Version is the version Binary links into it
 // (-X main.version), which the process reports in --version, its log and its Leases.
+// PluginPackage is the kubectl plugin's package, which Plugin builds.
 const (
-	Package = "github.com/fedkit/fedkit/cmd/fedkit-controller-manager"
-	Version = "v0.0.0-managertest"
+	Package       = "github.com/fedkit/fedkit/cmd/fedkit-controller-manager"
+	PluginPackage = "github.com/fedkit/fedkit/cmd/kubectl-fed"
+	Version       = "v0.0.0-managertest"
 )
 
-// built is the binary of this test process, built on first use.
-var built struct {
+// binary is a program of this checkout, built on first use.
+type binary struct {
 	once sync.Once
 	dir  string
 	path string
 	err  error
+}
+
+// built and plugin are the binaries of this test process.
+var built, plugin binary
+
+// build builds pkg into b as name with Version linked in, on the first call.
+func (b *binary) build(t testing.TB, pkg, name string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "managertest-")
+		if b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, name)
+		out, err := exec.Command("go", "build", "-o", b.path, "-ldflags", "-X main.version="+Version, pkg).CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
 }
 
 // Binary returns the path of fedkit-controller-manager built from this checkout with
@@ -60,27 +85,24 @@ var built struct {
 // cache). Cleanup removes it.
 func Binary(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "managertest-")
-		if built.err != nil {
-			return
-		}
-		built.path = filepath.Join(built.dir, "fedkit-controller-manager")
-		out, err := exec.Command("go", "build", "-o", built.path, "-ldflags", "-X main.version="+Version, Package).CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build %s: %w\n%s", Package, err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
+	return built.build(t, Package, "fedkit-controller-manager")
 }
 
-// Cleanup removes the binary Binary built; call it from TestMain after the tests ran.
+// Plugin returns the path of the kubectl plugin (kubectl-fed) built from this checkout with
+// Version linked in, building it on the first call: a test runs `kubectl fed` as a user
+// does, a program of its own (its logic is internal to cmd/kubectl-fed). Cleanup removes it.
+func Plugin(t testing.TB) string {
+	t.Helper()
+	return plugin.build(t, PluginPackage, "kubectl-fed")
+}
+
+// Cleanup removes the binaries Binary and Plugin built; call it from TestMain after the
+// tests ran.
 func Cleanup() {
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
+	for _, b := range []*binary{&built, &plugin} {
+		if b.dir != "" {
+			_ = os.RemoveAll(b.dir)
+		}
 	}
 }
 

@@ -46,6 +46,8 @@ const (
 	LoopDependencies = "dependencies"
 	// LoopPropagation is package propagation's loop over native objects.
 	LoopPropagation = "propagation"
+	// LoopAutoscale is package autoscale's loop over autoscaled preferences.
+	LoopAutoscale = "autoscale"
 )
 
 // registerEach registers each of cs with Register and replaces it with the collector reg

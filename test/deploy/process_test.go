@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -30,7 +31,6 @@ import (
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/conformance"
 	"github.com/fedkit/fedkit/internal/fedtest"
-	"github.com/fedkit/fedkit/internal/kubectlfed"
 	"github.com/fedkit/fedkit/internal/managertest"
 	"github.com/fedkit/fedkit/internal/testenv"
 )
@@ -375,13 +375,16 @@ func TestControllerManagerLeaderElection(t *testing.T) {
 	standby.WaitReady(t)
 }
 
-// kubectlFed runs `kubectl fed args...` in this process and returns its output; it fails
-// the test unless it exits 0.
+// kubectlFed runs `kubectl fed args...` (the plugin built from this checkout, as a process)
+// and returns its output; it fails the test unless it exits 0.
 func kubectlFed(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if code := kubectlfed.Main(context.Background(), args, kubectlfed.Options{Stdout: &out, Stderr: &errOut}); code != 0 {
-		t.Fatalf("kubectl fed %q: exit %d\n%s%s", args, code, out.String(), errOut.String())
+	cmd := exec.Command(managertest.Plugin(t), args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Env = []string{"HOME=" + t.TempDir()} // no KUBECONFIG or ~/.kube/config of the test's
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl fed %q: %v\n%s%s", args, err, out.String(), errOut.String())
 	}
 	return out.String()
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // want is what a hostile object's status must say.
@@ -88,27 +88,27 @@ func TestHostileInput(t *testing.T) {
 			return federated(t, "FederatedDeployment", `{placement: {clusterSelector: {}}, template: {spec: {replicas: three}}}`)
 		},
 		want: want{conditions: map[string]string{"Scheduled": "False InvalidObject", "Propagated": "False InvalidObject"},
-			message: `spec.template.spec.replicas: Invalid value: "three"`, event: fedsync.ReasonInvalidObject},
+			message: `spec.template.spec.replicas: Invalid value: "three"`, event: plan.ReasonInvalidObject},
 	}, {
 		name: "wrong type in an override", typ: federation.DeploymentType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedDeployment", `{placement: {clusterSelector: {}}, overrides: [{clusterName: a, clusterOverrides: [{path: /spec/replicas, value: many}]}], template: `+deploymentTemplate+`}`)
 		},
 		want: want{conditions: map[string]string{"Propagated": "False NotPropagated"}, message: `cluster "a"`,
-			clusters: map[string]string{"a": fedsync.ReasonCreationFailed, "b": "", "c": ""}, event: fedsync.ReasonCreationFailed},
+			clusters: map[string]string{"a": plan.ReasonCreationFailed, "b": "", "c": ""}, event: plan.ReasonCreationFailed},
 	}, {
 		name: "override of a path that does not exist", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {}}, overrides: [{clusterName: a, clusterOverrides: [{path: /nothing/here, value: 1}]}], template: `+configMapTemplate+`}`)
 		},
 		want: want{conditions: map[string]string{"Propagated": "False NotPropagated"}, message: "/nothing does not exist",
-			clusters: map[string]string{"a": fedsync.ReasonRenderFailed, "b": "", "c": ""}},
+			clusters: map[string]string{"a": plan.ReasonRenderFailed, "b": "", "c": ""}},
 	}, {
 		name: "override with an unknown op", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {}}, overrides: [{clusterName: a, clusterOverrides: [{op: explode, path: /data/k, value: w}]}], template: `+configMapTemplate+`}`)
 		},
-		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: `spec.overrides[0].clusterOverrides[0].op: Unsupported value: "explode"`, event: fedsync.ReasonInvalidObject},
+		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: `spec.overrides[0].clusterOverrides[0].op: Unsupported value: "explode"`, event: plan.ReasonInvalidObject},
 	}, {
 		// The fake keeps unknown fields; a real server prunes them (test/sync checks that sync
 		// does not fight the pruning).
@@ -134,14 +134,14 @@ func TestHostileInput(t *testing.T) {
 			return u
 		},
 		want: want{conditions: map[string]string{"Propagated": "False NotPropagated"}, message: "metadata.labels: Invalid value",
-			clusters: map[string]string{"a": fedsync.ReasonCreationFailed, "b": fedsync.ReasonCreationFailed, "c": fedsync.ReasonCreationFailed}, event: fedsync.ReasonCreationFailed},
+			clusters: map[string]string{"a": plan.ReasonCreationFailed, "b": plan.ReasonCreationFailed, "c": plan.ReasonCreationFailed}, event: plan.ReasonCreationFailed},
 	}, {
 		name: "negative replicas", typ: federation.DeploymentType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedDeployment", `{placement: {clusterSelector: {}}, template: {spec: {replicas: -3}}}`)
 		},
 		want: want{conditions: map[string]string{"Scheduled": "False InvalidObject", "Propagated": "False InvalidObject"},
-			message: "spec.template.spec.replicas: Invalid value: -3: must be non-negative", event: fedsync.ReasonInvalidObject},
+			message: "spec.template.spec.replicas: Invalid value: -3: must be non-negative", event: plan.ReasonInvalidObject},
 	}, {
 		name: "negative numbers in a preference", typ: federation.DeploymentType,
 		make: func(t *testing.T) *unstructured.Unstructured {
@@ -155,39 +155,39 @@ func TestHostileInput(t *testing.T) {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {matchExpressions: [{key: region, operator: Bogus, values: [x]}]}}, template: `+configMapTemplate+`}`)
 		},
 		want: want{conditions: map[string]string{"Scheduled": "False InvalidPlacement", "Propagated": "False InvalidObject"},
-			message: `spec.placement.clusterSelector.matchExpressions[0].operator: Invalid value: "Bogus"`, event: fedsync.ReasonInvalidObject},
+			message: `spec.placement.clusterSelector.matchExpressions[0].operator: Invalid value: "Bogus"`, event: plan.ReasonInvalidObject},
 	}, {
 		name: "placement selector with an invalid key", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {matchLabels: {"a/b/c": "x y"}}}, template: `+configMapTemplate+`}`)
 		},
 		want: want{conditions: map[string]string{"Scheduled": "False InvalidPlacement", "Propagated": "False InvalidObject"},
-			message: "spec.placement.clusterSelector.matchLabels[a/b/c]", event: fedsync.ReasonInvalidObject},
+			message: "spec.placement.clusterSelector.matchLabels[a/b/c]", event: plan.ReasonInvalidObject},
 	}, {
 		name: "override selector that does not parse", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {}}, overrides: [{clusterSelector: {matchExpressions: [{key: "", operator: In}]}, clusterOverrides: [{path: /data/k, value: w}]}], template: `+configMapTemplate+`}`)
 		},
-		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: "spec.overrides[0].clusterSelector.matchExpressions[0]", event: fedsync.ReasonInvalidObject},
+		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: "spec.overrides[0].clusterSelector.matchExpressions[0]", event: plan.ReasonInvalidObject},
 	}, {
 		name: "template naming another namespace", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {}}, template: {metadata: {namespace: kube-system}, data: {k: v}}}`)
 		},
-		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: `spec.template.metadata.namespace: Invalid value: "kube-system"`, event: fedsync.ReasonInvalidObject},
+		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: `spec.template.metadata.namespace: Invalid value: "kube-system"`, event: plan.ReasonInvalidObject},
 	}, {
 		name: "override moving the object to another namespace", typ: federation.ConfigMapType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return federated(t, "FederatedConfigMap", `{placement: {clusterSelector: {}}, overrides: [{clusterName: a, clusterOverrides: [{op: add, path: /metadata/namespace, value: kube-system}]}], template: `+configMapTemplate+`}`)
 		},
-		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: "/metadata/namespace identifies the object", event: fedsync.ReasonInvalidObject},
+		want: want{conditions: map[string]string{"Propagated": "False InvalidObject"}, message: "/metadata/namespace identifies the object", event: plan.ReasonInvalidObject},
 	}, {
 		name: "a system namespace without adoption", typ: federation.NamespaceType,
 		make: func(t *testing.T) *unstructured.Unstructured {
 			return obj(t, `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedNamespace, metadata: {name: kube-system, namespace: kube-system}, spec: {placement: {clusterSelector: {}}}}`)
 		},
 		want: want{conditions: map[string]string{"Propagated": "False NotPropagated"}, message: "was not created by the federation",
-			clusters: map[string]string{"a": fedsync.ReasonAlreadyExists, "b": fedsync.ReasonAlreadyExists, "c": fedsync.ReasonAlreadyExists}},
+			clusters: map[string]string{"a": plan.ReasonAlreadyExists, "b": plan.ReasonAlreadyExists, "c": plan.ReasonAlreadyExists}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -271,7 +271,7 @@ spec: {template: {metadata: {labels: {team: platform}}}, placement: {clusterSele
 				require.NoError(t, err, "%s: %s was deleted", c, name)
 				require.Nil(t, ns.GetDeletionTimestamp(), "%s: %s is being deleted", c, name)
 				require.NotContains(t, ns.GetLabels(), federation.ManagedByLabel, "%s: orphaned", c)
-				require.True(t, e.events.has("Warning "+fedsync.ReasonSystemNamespace+" "+name+"/"+name+": ", `cluster "`+c+`"`), "no warning for %s: %v", c, e.events.list())
+				require.True(t, e.events.has("Warning "+plan.ReasonSystemNamespace+" "+name+"/"+name+": ", `cluster "`+c+`"`), "no warning for %s: %v", c, e.events.list())
 			}
 			e.requireGoodNeighbour(t)
 		})

@@ -20,6 +20,7 @@ import (
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // checker checks the World at quiescence. Every expectation is computed from the fakes' state
@@ -132,13 +133,13 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	if fed.Status.ObservedGeneration != fed.Generation {
 		c.violate(RuleStatusMatches, name, "status.observedGeneration %d, generation %d", fed.Status.ObservedGeneration, fed.Generation)
 	}
-	targets, err := fedsync.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
+	targets, err := plan.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
 		c.violate(RulePlacedRuns, name, "TargetsFor: %v", err)
 		return
 	}
 	c.checkSchedule(typ, name, fed, targets)
-	plan, err := c.plan(typ, fed, rev)
+	d, err := c.syncPlan(typ, fed, rev)
 	if err != nil {
 		c.violate(RulePlacedRuns, name, "Plan: %v", err)
 		return
@@ -162,7 +163,7 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			if listed {
 				cutListed++
 			}
-		case !placed[cname] && listed && e.Propagation == fedsync.ReasonNamespaceInUse:
+		case !placed[cname] && listed && e.Propagation == plan.ReasonNamespaceInUse:
 			// A FederatedNamespace that left cname keeps the namespace while the federation's
 			// objects live in it: one must.
 			if c.inUse(cname, mname) == "" {
@@ -180,11 +181,11 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			c.violate(RulePlacedRuns, name, "placed in %s, absent there (entry %+v)", cname, e)
 		case !managed(obj):
 			collisions++
-			if e.Propagation != fedsync.ReasonAlreadyExists && e.Propagation != fedsync.ReasonManagedByOther {
+			if e.Propagation != plan.ReasonAlreadyExists && e.Propagation != plan.ReasonManagedByOther {
 				c.violate(RuleStatusMatches, name, "%s holds an object no federation manages, propagation %q", cname, e.Propagation)
 			}
 		default:
-			c.checkMember(typ, name, fed, rev, targets, plan, cname, obj, e, listed)
+			c.checkMember(typ, name, fed, rev, targets, d, cname, obj, e, listed)
 		}
 	}
 	prop := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionPropagated)
@@ -201,20 +202,21 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 	c.checkAggregate(typ, name, fed, ns, mname)
 }
 
-// plan is sync's Plan for fed over every member that is not cut off, as the Syncer makes it:
-// at the fake clock's now, waiting for the scheduler, with the revision history a staged
-// rollout decides from (sync.RevisionHistory of the host's ControllerRevisions).
-func (c *checker) plan(typ federation.TypeConfig, fed *federation.FederatedObject, rev int64) (fedsync.Decision, error) {
+// syncPlan is sync's decision (plan.Decide) for fed over every member that is not cut off,
+// as the Syncer makes it: at the fake clock's now, waiting for the scheduler, with the
+// revision history a staged rollout decides from (sync.RevisionHistory of the host's
+// ControllerRevisions).
+func (c *checker) syncPlan(typ federation.TypeConfig, fed *federation.FederatedObject, rev int64) (plan.Decision, error) {
 	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
-	members := map[string]fedsync.MemberState{}
+	members := map[string]plan.MemberState{}
 	for cname, m := range c.members {
 		if c.cut[cname] {
 			continue
 		}
 		obj, _ := m.Peek(typ.TargetGVR(), ns, mname)
-		members[cname] = fedsync.MemberState{Object: obj}
+		members[cname] = plan.MemberState{Object: obj}
 	}
-	var history []fedsync.Revision
+	var history []plan.Revision
 	if fed.Spec.Rollout != nil {
 		var revs []unstructured.Unstructured
 		for _, u := range c.w.Host.Objects(controllerRevisionsGVR) {
@@ -224,7 +226,7 @@ func (c *checker) plan(typ federation.TypeConfig, fed *federation.FederatedObjec
 		}
 		history = fedsync.RevisionHistory(revs, fed.UID)
 	}
-	return fedsync.Plan(fedsync.PlanInput{
+	return plan.Decide(plan.Input{
 		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev, Members: members,
 		Now: c.w.Clock.Now(), History: history, WaitForScheduler: true,
 	})
@@ -236,7 +238,7 @@ var controllerRevisionsGVR = schema.GroupVersionResource{Group: "apps", Version:
 // checkMember checks one placed cluster's managed object against the render: of the current
 // revision, or of the revision a staged rollout under way holds the cluster at (then sync's
 // Plan, which renders it, says whether the member runs it).
-func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t fedsync.Targets, d fedsync.Decision, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t plan.Targets, d plan.Decision, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
 	want := rev
 	if d.Rollout != nil {
 		if r, ok := d.Rollout.Assign[cluster]; ok {
@@ -255,7 +257,7 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 		c.violate(RulePlacedRuns, name, "%s: member revision %d, federated revision %d", cluster, r, rev)
 	}
 	for _, ch := range d.Changes {
-		if ch.Cluster == cluster && (ch.Action != fedsync.ActionNone || ch.Reason != "") {
+		if ch.Cluster == cluster && (ch.Action != plan.ActionNone || ch.Reason != "") {
 			c.violate(RulePlacedRuns, name, "%s: sync's Plan would still %s (%s %s; drift %v)", cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
 		}
 	}
@@ -282,7 +284,7 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 
 // checkSchedule checks the schedule against placement: only clusters placement selects; for a
 // preference, its total.
-func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *federation.FederatedObject, t fedsync.Targets) {
+func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *federation.FederatedObject, t plan.Targets) {
 	rsp, rspErr := c.w.Host.Peek(federation.ReplicaSchedulingPreferenceGVR, fed.Namespace, fed.Name)
 	p := fed.Spec.Placement
 	if rspErr == nil && typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
@@ -417,7 +419,7 @@ func (c *checker) inUse(cluster, ns string) string {
 			objs = append(objs, c.members[cluster].Objects(typ.TargetGVR())...)
 		}
 	}
-	return fedsync.FederationObjectIn("", ns, objs)
+	return plan.FederationObjectIn("", ns, objs)
 }
 
 // deleting says, for a violation's message, whether obj is being deleted and what holds it.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // failoverWatch samples the divided workloads (FederatedDeployments with a preference) after
@@ -193,7 +193,7 @@ func (w *World) snapshot() map[federation.Key]divided {
 				d.evictions[e.Cluster] = e
 			}
 		}
-		if t, err := fedsync.TargetsFor(fed, typ, clusters, w.Clock.Now()); err == nil {
+		if t, err := plan.TargetsFor(fed, typ, clusters, w.Clock.Now()); err == nil {
 			for _, n := range t.Order {
 				if r := t.Replicas[n]; r != nil {
 					d.replicas[n] = *r
@@ -523,7 +523,7 @@ func (c *checker) placedIn(fed, cluster string) bool {
 	if err != nil {
 		return false
 	}
-	t, err := fedsync.TargetsFor(obj, typ, c.clusters, c.w.Clock.Now())
+	t, err := plan.TargetsFor(obj, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
 		return false
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/propagation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // The features' checks at quiescence (see Features).
@@ -216,7 +216,7 @@ func (c *checker) checkDependencies(s stepState) {
 		if err != nil || !fed.Spec.PropagateDependencies || fed.DeletionTimestamp != nil {
 			continue
 		}
-		t, err := fedsync.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
+		t, err := plan.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 		if err != nil {
 			continue
 		}
@@ -294,7 +294,7 @@ func (c *checker) checkAdopted(s stepState) {
 		if err != nil {
 			continue
 		}
-		t, err := fedsync.TargetsFor(fed, k.typ, c.clusters, c.w.Clock.Now())
+		t, err := plan.TargetsFor(fed, k.typ, c.clusters, c.w.Clock.Now())
 		if err != nil || !slices.Contains(t.Order, k.cluster) {
 			continue
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
-	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // startTime is the fake clock's first instant in every soak.
@@ -282,7 +282,7 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 
 // adoptableCopy reports whether sync may take over member object obj (of resource gvr), which
 // no federation manages, for the federated object of its name on the host
-// (fedsync.Adoptable): a copy that object released, or the object KubeFed made for it.
+// (plan.Adoptable): a copy that object released, or the object KubeFed made for it.
 func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
 	for _, typ := range kinds() {
 		if typ.TargetGVR() != gvr {
@@ -293,7 +293,7 @@ func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured
 			return false
 		}
 		fed, err := federation.FederatedObjectFromUnstructured(u)
-		return err == nil && fedsync.Adoptable(obj, fed, fed.Annotations[federation.AdoptAnnotation] == "true")
+		return err == nil && plan.Adoptable(obj, fed, fed.Annotations[federation.AdoptAnnotation] == "true")
 	}
 	return false
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fedkit/fedkit/internal/testenv"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // clusterSet hands out the members' real clients by name.
@@ -471,7 +472,7 @@ spec:
 		rollOut("refuse-1")
 		obj := fed()
 		for _, e := range obj.Status.Clusters {
-			if e.Name == "refuse-2" && e.Propagation == fedsync.ReasonUpdateFailed {
+			if e.Name == "refuse-2" && e.Propagation == plan.ReasonUpdateFailed {
 				return obj.Status.ObservedGeneration == 2
 			}
 		}

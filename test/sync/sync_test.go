@@ -29,6 +29,7 @@ import (
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 const hostName = "host"
@@ -199,7 +200,7 @@ func TestSyncOnRealServers(t *testing.T) {
 	t.Run("the member namespace was created by sync", func(t *testing.T) {
 		ns, err := f.members["m1"].Get(ctx, namespaces, "", "shop")
 		require.NoError(t, err)
-		require.Equal(t, "true", ns.GetAnnotations()[fedsync.CreatedNamespaceAnnotation])
+		require.Equal(t, "true", ns.GetAnnotations()[plan.CreatedNamespaceAnnotation])
 	})
 
 	t.Run("server defaults and a member writer cause no updates; drift is reverted", func(t *testing.T) {
@@ -323,7 +324,7 @@ spec:
 	for _, c := range obj.Status.Clusters {
 		got[c.Name] = c.Propagation
 	}
-	require.Equal(t, map[string]string{"m1": "", "m2": fedsync.ReasonTypeNotServed}, got)
+	require.Equal(t, map[string]string{"m1": "", "m2": plan.ReasonTypeNotServed}, got)
 	_, err = f.members["m1"].Get(ctx, widgets.TargetGVR(), "gadgets", "gadget")
 	require.NoError(t, err)
 }
@@ -777,7 +778,7 @@ func TestStagedRolloutOnRealServers(t *testing.T) {
 	// The Syncer decides on that (its status says why it waits), and m2 keeps revision 1.
 	eventually(t, func() bool {
 		st := fedObj().Status.Rollout
-		return st.Reason == fedsync.RolloutReasonWaitingForReady && strings.Contains(st.Message, "m1 (not ready)")
+		return st.Reason == plan.RolloutReasonWaitingForReady && strings.Contains(st.Message, "m1 (not ready)")
 	}, "the Syncer saw m1 not ready")
 	require.Equal(t, "nginx:1.21", image(member("m2")))
 	st := fedObj().Status.Rollout

@@ -1,0 +1,426 @@
+package autoscale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
+)
+
+// MetricsSource gathers what one member reports about a workload. The loop asks it once per
+// scheduled cluster and pass; [Members] reads push members through their ClusterClients,
+// and a pull member's reports are another source of the same shape.
+type MetricsSource interface {
+	// Sample reads req.Cluster's part of the workload: its pods, their usage and metrics,
+	// the Object and External metrics, and (req.HPA) its HorizontalPodAutoscaler. It sets
+	// Read when the data was read (req.Now for a live read) and leaves ClusterReady to the
+	// loop. A metric the member cannot report goes in Sample.Failed; an error means nothing
+	// could be read, and the loop keeps the member's last sample while it is fresh.
+	Sample(ctx context.Context, req SampleRequest) (Sample, error)
+}
+
+// SampleRequest is one [MetricsSource.Sample] call.
+type SampleRequest struct {
+	// Cluster is the member.
+	Cluster string
+	// Type is the workload's type; Key its namespace and name (the federated object's).
+	Type federation.TypeConfig
+	Key  federation.Key
+	// Metrics are spec.autoscale.metrics.
+	Metrics []autoscalingv2.MetricSpec
+	// HPA asks for the member's HorizontalPodAutoscaler of the workload (Distributed mode).
+	HPA bool
+	// Now stamps a live read.
+	Now time.Time
+}
+
+// MemberHPA is what a member's HorizontalPodAutoscaler of the workload reports (Distributed
+// mode).
+type MemberHPA struct {
+	// Min and Max are its spec's bounds.
+	Min, Max int32
+	// Current and Desired are its status.currentReplicas and desiredReplicas.
+	Current, Desired int32
+	// Active is its ScalingActive condition; Message that condition's message when False.
+	Active  bool
+	Message string
+}
+
+// HPAGVR is the resource of HorizontalPodAutoscalers (autoscaling/v2).
+var HPAGVR = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+
+var (
+	podsGVR       = corev1.SchemeGroupVersion.WithResource("pods")
+	podMetricsGVR = schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}
+	externalGV    = schema.GroupVersion{Group: "external.metrics.k8s.io", Version: "v1beta1"}
+)
+
+// Members is the [MetricsSource] of push members: it reads each member's API through its
+// ClusterClient, as a HorizontalPodAutoscaler's controller reads its own cluster. The
+// workload (status.replicas, spec.selector), the selector's pods, metrics.k8s.io's PodMetrics
+// (Resource and ContainerResource metrics), custom.metrics.k8s.io through
+// [federation.CustomMetricsGetter] (Pods and Object metrics) and external.metrics.k8s.io
+// (External metrics). A metrics API the member does not serve makes its metrics Failed for
+// that member, not an error.
+type Members struct {
+	// Clusters hands out the members' clients.
+	Clusters federation.ClusterSet
+	// Identity is the value of federation.ManagedByLabel on the HorizontalPodAutoscalers it
+	// writes (as [HPAWriter]). Default: federation.ManagedByValue.
+	Identity string
+}
+
+var (
+	_ MetricsSource = Members{}
+	_ HPAWriter     = Members{}
+)
+
+// Sample implements [MetricsSource].
+func (m Members) Sample(ctx context.Context, req SampleRequest) (Sample, error) {
+	s := Sample{Cluster: req.Cluster}
+	c, err := m.Clusters.Client(req.Cluster)
+	if err != nil {
+		return s, err
+	}
+	ns := req.Key.Namespace
+	w, err := c.Get(ctx, req.Type.TargetGVR(), ns, req.Key.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.Read = req.Now // nothing runs there yet
+		return s, nil
+	case err != nil:
+		return s, err
+	}
+	replicas, _, _ := unstructured.NestedInt64(w.Object, "status", "replicas")
+	s.Replicas = int32(replicas)
+	selector, err := selectorOf(w)
+	if err != nil {
+		return s, fmt.Errorf("%s %s in cluster %s: %w", req.Type.Target.Kind, req.Key, req.Cluster, err)
+	}
+	if s.Pods, err = pods(ctx, c, ns, selector); err != nil {
+		return s, err
+	}
+	r := reader{c: c, ns: ns, selector: selector, s: &s}
+	for _, spec := range req.Metrics {
+		if err := r.read(ctx, spec); err != nil {
+			return s, err
+		}
+	}
+	if req.HPA {
+		if err := r.hpa(ctx, req.Key.Name); err != nil {
+			return s, err
+		}
+	}
+	s.Read = req.Now
+	return s, nil
+}
+
+// selectorOf returns a workload's spec.selector as a label selector string.
+func selectorOf(w *unstructured.Unstructured) (string, error) {
+	raw, found, err := unstructured.NestedMap(w.Object, "spec", "selector")
+	if err != nil || !found {
+		return "", fmt.Errorf("no spec.selector")
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
+		return "", fmt.Errorf("spec.selector: %w", err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return "", fmt.Errorf("spec.selector: %w", err)
+	}
+	return sel.String(), nil
+}
+
+// pods lists the selector's pods.
+func pods(ctx context.Context, c federation.ClusterClient, ns, selector string) ([]Pod, error) {
+	list, err := c.List(ctx, podsGVR, ns, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Pod, 0, len(list.Items))
+	for i := range list.Items {
+		var p corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &p); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", list.Items[i].GetName(), err)
+		}
+		out = append(out, podOf(&p))
+	}
+	return out, nil
+}
+
+// podOf is what the autoscaler needs of a pod.
+func podOf(p *corev1.Pod) Pod {
+	out := Pod{Name: p.Name, Phase: p.Status.Phase, Deleting: p.DeletionTimestamp != nil}
+	if p.Status.StartTime != nil {
+		out.Started = p.Status.StartTime.Time
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			out.Ready, out.ReadySince = c.Status, c.LastTransitionTime.Time
+		}
+	}
+	containers := p.Spec.Containers
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			containers = append(containers, c) // a sidecar runs with the pod
+		}
+	}
+	for _, c := range containers {
+		out.Containers = append(out.Containers, Container{Name: c.Name, Requests: milliValues(c.Resources.Requests)})
+	}
+	return out
+}
+
+func milliValues(l corev1.ResourceList) map[corev1.ResourceName]int64 {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(map[corev1.ResourceName]int64, len(l))
+	for k, q := range l {
+		out[k] = q.MilliValue()
+	}
+	return out
+}
+
+// reader reads the metrics of one member into s.
+type reader struct {
+	c        federation.ClusterClient
+	ns       string
+	selector string
+	s        *Sample
+	resource bool // metrics.k8s.io read already
+}
+
+// read reads one metric's data. An error is the member's (unreachable); a metric the member
+// cannot report is recorded in s.Failed.
+func (r *reader) read(ctx context.Context, m autoscalingv2.MetricSpec) error {
+	key := MetricKey(m)
+	var err error
+	switch m.Type {
+	case autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType:
+		if r.resource {
+			return nil
+		}
+		r.resource = true
+		err = r.podMetrics(ctx)
+	case autoscalingv2.PodsMetricSourceType:
+		err = r.custom(ctx, key, "pods", "*", m.Pods.Metric)
+	case autoscalingv2.ObjectMetricSourceType:
+		err = r.object(ctx, key, m.Object)
+	case autoscalingv2.ExternalMetricSourceType:
+		err = r.external(ctx, key, m.External.Metric)
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, federation.ErrUnreachable) || ctx.Err() != nil {
+		return err
+	}
+	if r.s.Failed == nil {
+		r.s.Failed = map[string]string{}
+	}
+	r.s.Failed[key] = failure(err)
+	return nil
+}
+
+// failure says why a metric could not be read.
+func failure(err error) string {
+	if apierrors.IsNotFound(err) {
+		return "not served: " + err.Error()
+	}
+	return err.Error()
+}
+
+// podMetrics reads metrics.k8s.io's PodMetrics of the pods into their Usage.
+func (r *reader) podMetrics(ctx context.Context) error {
+	list, err := r.c.List(ctx, podMetricsGVR, r.ns, metav1.ListOptions{LabelSelector: r.selector})
+	if err != nil {
+		return err
+	}
+	byName := map[string]*Usage{}
+	for _, item := range list.Items {
+		u, err := usageFrom(item.Object)
+		if err != nil {
+			return fmt.Errorf("PodMetrics %s: %w", item.GetName(), err)
+		}
+		byName[item.GetName()] = u
+	}
+	for i := range r.s.Pods {
+		r.s.Pods[i].Usage = byName[r.s.Pods[i].Name]
+	}
+	return nil
+}
+
+// usageFrom decodes one PodMetrics.
+func usageFrom(obj map[string]any) (*Usage, error) {
+	var pm struct {
+		Timestamp  metav1.Time     `json:"timestamp"`
+		Window     metav1.Duration `json:"window"`
+		Containers []struct {
+			Name  string              `json:"name"`
+			Usage corev1.ResourceList `json:"usage"`
+		} `json:"containers"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &pm); err != nil {
+		return nil, err
+	}
+	u := &Usage{Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration, Containers: map[string]map[corev1.ResourceName]int64{}}
+	for _, c := range pm.Containers {
+		u.Containers[c.Name] = milliValues(c.Usage)
+	}
+	return u, nil
+}
+
+// custom reads a custom metric: a Pods metric into the pods' Values (name "*"), an Object
+// metric into the sample's Values.
+func (r *reader) custom(ctx context.Context, key, resource, name string, id autoscalingv2.MetricIdentifier) error {
+	g, ok := r.c.(federation.CustomMetricsGetter)
+	if !ok {
+		return fmt.Errorf("this cluster's client cannot read custom.metrics.k8s.io")
+	}
+	list, err := g.GetCustomMetric(ctx, r.ns, resource, name, id.Name, r.selector, selectorString(id.Selector))
+	if err != nil {
+		return err
+	}
+	values := map[string]int64{}
+	for _, item := range list.Items {
+		v, err := quantity(item.Object, "value")
+		if err != nil {
+			return err
+		}
+		n, _, _ := unstructured.NestedString(item.Object, "describedObject", "name")
+		values[n] = v
+	}
+	if name != "*" {
+		v, ok := values[name]
+		if !ok {
+			return fmt.Errorf("no value of %s for %s %s", id.Name, resource, name)
+		}
+		r.value(key, v)
+		return nil
+	}
+	for i := range r.s.Pods {
+		if v, ok := values[r.s.Pods[i].Name]; ok {
+			if r.s.Pods[i].Values == nil {
+				r.s.Pods[i].Values = map[string]int64{}
+			}
+			r.s.Pods[i].Values[key] = v
+		}
+	}
+	return nil
+}
+
+// object reads an Object metric: the described object's resource comes from the client's
+// REST mapping when it has one, else from its kind.
+func (r *reader) object(ctx context.Context, key string, o *autoscalingv2.ObjectMetricSource) error {
+	gv, err := schema.ParseGroupVersion(o.DescribedObject.APIVersion)
+	if err != nil {
+		return fmt.Errorf("describedObject.apiVersion: %w", err)
+	}
+	gvk := gv.WithKind(o.DescribedObject.Kind)
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	if m, ok := r.c.(interface {
+		RESTMapping(schema.GroupVersionKind) (*meta.RESTMapping, error)
+	}); ok {
+		if mapping, err := m.RESTMapping(gvk); err == nil {
+			gvr = mapping.Resource
+		}
+	}
+	res := gvr.Resource
+	if gvr.Group != "" {
+		res += "." + gvr.Group
+	}
+	return r.custom(ctx, key, res, o.DescribedObject.Name, o.Metric)
+}
+
+// external reads an External metric: the sum of the series its selector selects, as an HPA
+// sums them.
+func (r *reader) external(ctx context.Context, key string, id autoscalingv2.MetricIdentifier) error {
+	list, err := r.c.List(ctx, externalGV.WithResource(id.Name), r.ns, metav1.ListOptions{LabelSelector: selectorString(id.Selector)})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return fmt.Errorf("no series of %s", id.Name)
+	}
+	var sum int64
+	for _, item := range list.Items {
+		v, err := quantity(item.Object, "value")
+		if err != nil {
+			return err
+		}
+		sum = addMilli(sum, v)
+	}
+	r.value(key, sum)
+	return nil
+}
+
+func (r *reader) value(key string, v int64) {
+	if r.s.Values == nil {
+		r.s.Values = map[string]Value{}
+	}
+	r.s.Values[key] = Value{Milli: v}
+}
+
+// hpa reads the member's HorizontalPodAutoscaler of the workload, if any.
+func (r *reader) hpa(ctx context.Context, name string) error {
+	u, err := r.c.Get(ctx, HPAGVR, r.ns, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	var h autoscalingv2.HorizontalPodAutoscaler
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &h); err != nil {
+		return fmt.Errorf("HorizontalPodAutoscaler %s: %w", name, err)
+	}
+	r.s.HPA = hpaOf(&h)
+	return nil
+}
+
+func hpaOf(h *autoscalingv2.HorizontalPodAutoscaler) *MemberHPA {
+	out := &MemberHPA{Max: h.Spec.MaxReplicas, Current: h.Status.CurrentReplicas, Desired: h.Status.DesiredReplicas, Active: true}
+	if h.Spec.MinReplicas != nil {
+		out.Min = *h.Spec.MinReplicas
+	}
+	for _, c := range h.Status.Conditions {
+		if c.Type == autoscalingv2.ScalingActive && c.Status == corev1.ConditionFalse {
+			out.Active, out.Message = false, c.Reason+": "+c.Message
+		}
+	}
+	return out
+}
+
+func quantity(obj map[string]any, field string) (int64, error) {
+	s, _, _ := unstructured.NestedString(obj, field)
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %w", field, s, err)
+	}
+	return q.MilliValue(), nil
+}
+
+func selectorString(ls *metav1.LabelSelector) string {
+	if ls == nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return ""
+	}
+	return sel.String()
+}
