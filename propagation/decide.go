@@ -317,7 +317,8 @@ func (w *Writes) status(typ federation.TypeConfig, native, fed *unstructured.Uns
 	changed := false
 	for k, v := range fields {
 		cur, found, _ := unstructured.NestedFieldNoCopy(n.Object, "status", k)
-		if found && sameJSON(cur, v) {
+		// The API server drops zero counts (omitempty): an absent one is a zero already.
+		if found && sameJSON(cur, v) || !found && v == 0 {
 			continue
 		}
 		if err := unstructured.SetNestedField(n.Object, v, "status", k); err != nil {

@@ -157,11 +157,17 @@ func blockedCapacity(capacity *int64, running int64, status []federation.MemberS
 		if m.Name != cluster || !federation.PropagationBlocked(m.Propagation) {
 			continue
 		}
-		held := max(running, 0)
-		if capacity != nil && *capacity < held {
-			held = *capacity
-		}
-		return &held, m.Propagation
+		return heldAt(capacity, running), m.Propagation
 	}
 	return capacity, ""
+}
+
+// heldAt returns capacity capped at running, what the object runs in the cluster already: a
+// cluster that takes no new replicas.
+func heldAt(capacity *int64, running int64) *int64 {
+	held := max(running, 0)
+	if capacity != nil && *capacity < held {
+		held = *capacity
+	}
+	return &held
 }

@@ -193,7 +193,12 @@ func (s *scheduling) states(pd placement.Decision) ([]ClusterState, []string, er
 		var why string
 		running := s.at.running[c.Name]
 		st.Capacity, why = blockedCapacity(capacityFor(headroomReplicas(cl, perReplica), running), running, s.fed.Status.Clusters, c.Name)
-		if why != "" && s.typ.Divisible() && !keptNotReady(pd, c.Name) { // a cluster kept not ready says so already
+		switch {
+		case keptNotReady(pd, c.Name):
+			// Not Ready: sync cannot write there, whether or not its status entry says so
+			// yet. Placement kept the cluster for what runs there, and says so.
+			st.Capacity = heldAt(st.Capacity, running)
+		case why != "" && s.typ.Divisible():
 			blocked = append(blocked, fmt.Sprintf("%s (%s)", c.Name, why))
 		}
 		states = append(states, st)

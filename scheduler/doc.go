@@ -185,7 +185,9 @@
 // is not the federation's, a refused write, the cluster out of reach). Its capacity is what
 // the object runs there. The first division may give it replicas before sync has tried; the
 // next takes them back, and the evictions that waited on it end with the losing clusters
-// keeping their replicas. The Scheduled message names such clusters.
+// keeping their replicas. The Scheduled message names such clusters. A cluster kept under its
+// not-ready taint takes no new replicas either: it is not Ready, so sync cannot write there,
+// even before its status entry says so.
 //
 // # A fleet disruption
 //

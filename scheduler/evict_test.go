@@ -588,3 +588,40 @@ func evicted(s *federation.Schedule) []string {
 	}
 	return out
 }
+
+// TestNotReadyClusterTakesNoNewReplicas: a cluster the monitor has just lost (Ready False,
+// its not-ready taint NoSchedule) keeps what runs there and takes no new replicas, even
+// before sync has marked its status entry: sync cannot write there. Here c's replica has
+// nowhere to run (sync cannot reach c, which has no copy), and the user scales up: both go to
+// a, none to b. (The soak, seed 1, at the start of the control plane's outage: a cluster
+// already counted lost gained the replica of a cluster sync could not reach.)
+func TestNotReadyClusterTakesNoNewReplicas(t *testing.T) {
+	fed := &federation.FederatedObject{}
+	fed.Name, fed.Namespace, fed.Generation = "web", "default", 2
+	fed.Spec.Template.Object = map[string]any{"spec": map[string]any{"replicas": int64(1)}}
+	fed.Spec.Placement.ClusterSelector = &metav1.LabelSelector{}
+	rsp := decodeYAML[federation.ReplicaSchedulingPreference](t, `
+metadata: {name: web, namespace: default}
+spec: {targetKind: FederatedDeployment, totalReplicas: 8, clusters: {"*": {weight: 1}}}`)
+	lost := metav1.NewTime(evictT0.Add(-time.Minute))
+	b := evictCluster("b", "", corev1.Taint{Key: federation.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &lost})
+	b.Status.Conditions = []metav1.Condition{{Type: federation.ConditionReady, Status: metav1.ConditionFalse, Reason: "Unreachable", LastTransitionTime: lost}}
+	clusters := []federation.Cluster{evictCluster("a", ""), b, evictCluster("c", "")}
+	before := evictT0.Add(-2 * time.Minute)
+	staleB := member("b", 2, 2, before)
+	staleB.Stale = true // the collector cannot read b any more; sync has not tried since
+	fed.Status.Clusters = []federation.MemberStatus{member("a", 2, 2, before), staleB,
+		{Name: "c", Propagation: federation.PropagationClusterUnreachable, Message: "cannot reach c"}}
+	steady := &federation.Schedule{Clusters: sched("a", 2, "b", 2, "c", 2), LastRebalanceTime: &metav1.Time{Time: evictT0.Add(-time.Hour)}}
+	d, err := scheduler.Decide(scheduler.Input{Type: federation.DeploymentType, Object: fed, Preference: rsp, Clusters: clusters, Previous: steady, Now: evictT0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, c := range d.Schedule.Clusters {
+		got[c.Name] = c.Replicas
+	}
+	if diff := cmp.Diff(map[string]int64{"a": 6, "b": 2}, got, cmpopts.IgnoreMapEntries(func(_ string, v int64) bool { return v == 0 })); diff != "" {
+		t.Errorf("schedule (-want +got): b is not Ready, sync cannot write there\n%s\n%s", diff, d.Message)
+	}
+}

@@ -170,7 +170,9 @@
 // cluster, nothing is drained while the others come back; a cluster still lost once enough
 // have been back for the window is an outage of its own. The judgement is made from the
 // Cluster objects alone, so it survives a restart and every replica makes the same. A
-// NoExecute taint set before the disruption stays.
+// NoExecute taint set before the disruption began stays. One set since it began goes back to
+// NoSchedule: a cluster not Ready for long within the readiness window turns NoExecute at its
+// first failed probe, before the monitor has lost the others and sees the disruption.
 //
 // A NoExecute taint without timeAdded, the user's included, gets one when the monitor first
 // sees it, as Karmada's API does: a toleration's tolerationSeconds counts from timeAdded and

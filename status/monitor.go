@@ -110,7 +110,7 @@ func (m *ClusterMonitor) reconcile(ctx context.Context, r federation.Reader, nam
 		}
 	}
 	status, statusChanged := nextStatus(cluster, h, info, res.kind == probeOK, now, m.opts.HeartbeatInterval)
-	ti := taintInputs{ready: h.ready, unreachable: h.unreachable, notReadyFor: notReadyFor, now: now, evictionDelay: m.opts.EvictionDelay, disrupted: fleet.Message}
+	ti := taintInputs{ready: h.ready, unreachable: h.unreachable, notReadyFor: notReadyFor, now: now, evictionDelay: m.opts.EvictionDelay, disrupted: fleet.Message, disruptedSince: fleet.Since}
 	taints, taintsChanged, evictIn := desiredTaints(cluster.Spec.Taints, ti)
 	stage := failoverCondition(cluster.Status.Conditions, h.ready, taints, evictIn, ti.disrupted, now)
 	stageChanged := false

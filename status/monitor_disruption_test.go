@@ -108,3 +108,58 @@ func inUTC(taints []corev1.Taint) []corev1.Taint {
 	}
 	return taints
 }
+
+// TestMonitorDisruptionTakesBackNoExecuteOfItsOnset: a cluster not Ready for long within the
+// readiness window (its own outage, minutes ago) turns NoExecute at the first failed probe
+// of the control plane's own outage: at its pass the others still look Ready, and the fleet
+// is not disrupted yet. Once the monitor has lost the others too, the fleet is disrupted, and
+// the NoExecute taint it added since the disruption began goes back to NoSchedule (as the
+// node lifecycle controller takes its NoExecute taints back in a full disruption). A
+// NoExecute taint from before the disruption began stays. (The soak, seed 1, Run mode: c-00,
+// partitioned and healed minutes before, was evicted by the control plane's outage.)
+func TestMonitorDisruptionTakesBackNoExecuteOfItsOnset(t *testing.T) {
+	names := []string{"a", "b", "c", "d"}
+	e := newMonitorEnv(t, status.MonitorOptions{Period: time.Minute, FailureThreshold: 1, SuccessThreshold: 1}, names...)
+	effect := func(n string) corev1.TaintEffect {
+		for _, taint := range e.cluster(t, n).Spec.Taints {
+			if taint.Key == federation.TaintClusterNotReady {
+				return taint.Effect
+			}
+		}
+		return ""
+	}
+	round := func(names ...string) {
+		t.Helper()
+		for _, n := range names {
+			e.probe(t, n)
+		}
+		e.clock.Step(time.Minute)
+	}
+	round(names...)
+	// a flaps: down six minutes, back.
+	require.NoError(t, e.fleet.Partition("a"))
+	for range 6 {
+		round(names...)
+	}
+	require.NoError(t, e.fleet.Heal("a"))
+	round(names...)
+	require.Empty(t, e.cluster(t, "a").Spec.Taints, "a is back")
+	// d's own outage, long enough to be evicted.
+	require.NoError(t, e.fleet.Partition("d"))
+	for range 6 {
+		round(names...)
+	}
+	require.Equal(t, corev1.TaintEffectNoExecute, effect("d"))
+	// The control plane loses every cluster; a is probed first.
+	for _, n := range names {
+		require.NoError(t, e.fleet.Partition(n))
+	}
+	round("a")
+	require.Equal(t, corev1.TaintEffectNoExecute, effect("a"), "alone, a is an outage of its own: its time not Ready within the window is over EvictionDelay")
+	round(names...) // b and c lost after a's pass: the fleet is disrupted
+	round(names...)
+	require.Equal(t, corev1.TaintEffectNoSchedule, effect("a"), "the fleet is disrupted since a was lost: a's NoExecute goes back")
+	require.Equal(t, corev1.TaintEffectNoSchedule, effect("b"))
+	require.Equal(t, corev1.TaintEffectNoExecute, effect("d"), "d turned NoExecute before the disruption began")
+	require.Equal(t, status.ReasonFailoverFleetDisrupted, conditionOf(e.cluster(t, "a"), federation.ConditionFailover).Reason)
+}

@@ -31,8 +31,10 @@ type taintInputs struct {
 	// evictionDelay is MonitorOptions.EvictionDelay.
 	evictionDelay time.Duration
 	// disrupted, when not "", says why the fleet is disrupted (placement.FleetDisruption): no
-	// taint turns NoExecute meanwhile.
-	disrupted string
+	// taint turns NoExecute meanwhile. disruptedSince is when its lost clusters began to go
+	// (placement.Disruption.Since): a NoExecute taint added since then goes back.
+	disrupted      string
+	disruptedSince time.Time
 }
 
 // desiredTaints returns spec.taints with the monitor's taints brought in line with the Ready
@@ -46,8 +48,8 @@ type taintInputs struct {
 // from then on (placement takes the work away unless it is tolerated). While the fleet is
 // disrupted (in.disrupted) the taints stay NoSchedule however long: the control plane's own
 // outage evicts nothing. A NoExecute taint already there stays NoExecute while Ready is not
-// True: a monitor that restarts, or a replica that takes over, never brings evicted work back
-// only because it has not counted long enough itself. When Ready is True both are removed.
+// True (keepsNoExecute): a monitor that restarts, or a replica that takes over, never brings
+// evicted work back only because it has not counted long enough itself. When Ready is True both are removed.
 // The not-ready taint is set even when unreachable: placement implies a NoExecute not-ready
 // taint on a cluster whose Ready is not True unless the monitor set its own, and the
 // monitor's own is what makes the delay hold.
@@ -59,9 +61,7 @@ func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool,
 	want := map[string]corev1.TaintEffect{}
 	var next time.Duration
 	if in.ready.Status != metav1.ConditionTrue {
-		evicting := slices.ContainsFunc(taints, func(t corev1.Taint) bool {
-			return monitorTaint(t.Key) && t.Effect == corev1.TaintEffectNoExecute
-		}) || (in.disrupted == "" && in.notReadyFor >= in.evictionDelay)
+		evicting := slices.ContainsFunc(taints, in.keepsNoExecute) || (in.disrupted == "" && in.notReadyFor >= in.evictionDelay)
 		effect := corev1.TaintEffectNoSchedule
 		switch {
 		case evicting:
@@ -107,6 +107,19 @@ func desiredTaints(taints []corev1.Taint, in taintInputs) ([]corev1.Taint, bool,
 		out = nil
 	}
 	return out, changed, next
+}
+
+// keepsNoExecute reports whether t is the monitor's NoExecute taint and stays so: always,
+// but while the fleet is disrupted and t was added since the disruption began. Such a taint
+// is the disruption's own: the monitor judged the cluster before it had lost the others (a
+// cluster not Ready for long within the readiness window turns NoExecute at its first failed
+// probe), and takes the taint back once it sees the fleet disrupted, as the node lifecycle
+// controller does in a full disruption. Taints carry seconds, so the start does too.
+func (in taintInputs) keepsNoExecute(t corev1.Taint) bool {
+	if !monitorTaint(t.Key) || t.Effect != corev1.TaintEffectNoExecute {
+		return false
+	}
+	return in.disrupted == "" || t.TimeAdded == nil || t.TimeAdded.Before(&metav1.Time{Time: in.disruptedSince.Truncate(time.Second)})
 }
 
 // stampTaint sets timeAdded to now on a NoExecute taint that has none, as Karmada's API does

@@ -73,6 +73,11 @@
 // even without the option. Once a scheduler has scheduled an older generation, sync waits
 // for it to catch up with a new one. And while a cluster the schedule left out as not ready
 // is Ready again, sync waits for the scheduler to place it rather than delete what runs there.
+// A schedule may also predate a change of a Cluster: sync creates nothing in a scheduled cluster
+// that the object's placement refuses now (placement.Refused: a NoExecute taint it does not
+// tolerate, clusterAffinity.required), and says plan.ReasonPlacementRefused there until the
+// scheduler has decided again. A copy already there follows the schedule: the scheduler takes
+// it away, gracefully.
 //
 // # Owned fields, drift and no thrash
 //

@@ -56,19 +56,35 @@ func listHistory(ctx context.Context, r federation.Reader, namespace string, uid
 	if err != nil {
 		return nil, fmt.Errorf("list revision history: %w", err)
 	}
-	out := make([]historyEntry, 0, len(list.Items))
-	for i := range list.Items {
+	return historyEntries(list.Items, uid), nil
+}
+
+// RevisionHistory decodes the revision history sync keeps of the federated object whose uid is
+// owner, from the ControllerRevisions of its history namespace (its own namespace, or
+// Options.HistoryNamespace for a cluster-scoped object), given in any order: the revisions
+// owned by it whose snapshot decodes, oldest first. It is pure. It is what the Syncer gives
+// plan.Input.History while a staged rollout is under way, so a caller of plan.Decide outside
+// the Syncer (a dry run, a test harness) decides as the Syncer does.
+func RevisionHistory(revisions []unstructured.Unstructured, owner types.UID) []plan.Revision {
+	return revisionsOf(historyEntries(revisions, owner))
+}
+
+// historyEntries decodes the ControllerRevisions of items that uid owns, oldest revision
+// first.
+func historyEntries(items []unstructured.Unstructured, uid types.UID) []historyEntry {
+	out := make([]historyEntry, 0, len(items))
+	for i := range items {
 		var cr appsv1.ControllerRevision
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &cr); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &cr); err != nil {
 			continue // not ours to judge; it cannot be a revision we wrote
 		}
 		if !ownedBy(cr.OwnerReferences, uid) {
 			continue
 		}
-		out = append(out, historyEntry{obj: &list.Items[i], revision: cr.Revision, data: cr.Data.Raw})
+		out = append(out, historyEntry{obj: &items[i], revision: cr.Revision, data: cr.Data.Raw})
 	}
 	slices.SortFunc(out, func(a, b historyEntry) int { return compareInt(a.revision, b.revision) })
-	return out, nil
+	return out
 }
 
 func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {

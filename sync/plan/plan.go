@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
+	"github.com/fedkit/fedkit/placement"
 )
 
 // Action is what sync does to the member object in one cluster.
@@ -427,12 +428,15 @@ type clusterPass struct {
 	orphan   bool
 	deleting bool
 	schema   *Schema
+	// refused are the scheduled clusters the placement refuses now (refusedNow).
+	refused map[string]placement.Diagnosis
 }
 
 func newCluster(in Input, d Decision) *clusterPass {
 	c := &clusterPass{in: in, t: d.Targets, keys: d.Keys, ready: readyClusters(in.Clusters),
 		placed: make(map[string]bool, len(d.Targets.Order)), identity: identityOr(in.Identity),
-		orphan: orphanOnDeletion(in.Object), deleting: in.Object.DeletionTimestamp != nil, schema: in.schema()}
+		orphan: orphanOnDeletion(in.Object), deleting: in.Object.DeletionTimestamp != nil, schema: in.schema(),
+		refused: refusedNow(in, d.Targets)}
 	for _, n := range d.Targets.Order {
 		c.placed[n] = true
 	}
@@ -493,6 +497,7 @@ func (c *clusterPass) decideRead(ch Change, ms MemberState) (Change, bool) {
 	}
 	ch = decideMember(ch, member{MemberState: ms, memo: in.memo(name), render: r, schema: c.schema, identity: c.identity,
 		adopt: mayAdopt(in, ms.Object), deleting: c.deleting, orphan: orphanIn(in, name, c.orphan)})
+	ch = refuseCreate(ch, c.refused)
 	if ch.Action == ActionOrphan {
 		ch.Desired = unlabelled(ch.Live)
 		if !c.deleting && (released(in.Object, name) || keepsCopy(in, name)) {
@@ -500,6 +505,32 @@ func (c *clusterPass) decideRead(ch Change, ms MemberState) (Change, bool) {
 		}
 	}
 	return ch, ch.Placed || ch.Action != ActionNone || ch.Reason != ""
+}
+
+// refusedNow returns the clusters of a schedule that the object's placement refuses now
+// (placement.Refused: excludeClusters, clusterAffinity.required, a NoExecute taint it does not
+// tolerate): the schedule may have been written before a Cluster changed, and the scheduler
+// may not have looked again yet. NoSchedule refuses new placements only, and every scheduled
+// cluster counts as one the object runs in: that stays the scheduler's call.
+func refusedNow(in Input, t Targets) map[string]placement.Diagnosis {
+	if !t.Scheduled || len(t.Order) == 0 {
+		return nil
+	}
+	return placement.Refused(placement.Input{Placement: in.Object.Spec.Placement, Clusters: in.Clusters, Running: t.Order, Now: in.Now}, t.Order)
+}
+
+// refuseCreate turns a create in a cluster the placement refuses now (refusedNow) into no
+// change: nothing is created there until the scheduler has decided again. A copy already
+// there follows the schedule: taking it away, gracefully, is the scheduler's.
+func refuseCreate(ch Change, refused map[string]placement.Diagnosis) Change {
+	x, ok := refused[ch.Cluster]
+	if ch.Action != ActionCreate || !ok {
+		return ch
+	}
+	ch.Action, ch.Desired = ActionNone, nil
+	ch.Reason = ReasonPlacementRefused
+	ch.Message = fmt.Sprintf("cluster %q: the placement refuses it now (%s: %s); nothing is created there until the scheduler has decided again", ch.Cluster, x.Rule, x.Detail)
+	return ch
 }
 
 // listed reports whether status.clusters has an entry for cluster.
@@ -563,7 +594,18 @@ func keepsClaim(in Input) bool {
 // (in.Adopt), a copy the object released earlier (releasedBy), or KubeFed's object for an
 // object migrated from KubeFed (fromKubeFed).
 func mayAdopt(in Input, live *unstructured.Unstructured) bool {
-	return in.Adopt || releasedBy(live, in.Object) || fromKubeFed(live, in.Object)
+	return Adoptable(live, in.Object, in.Adopt)
+}
+
+// Adoptable reports whether sync may take over live, a member object of fed's name that no
+// federation manages: adopt (the Syncer's policy, or fed's federation.AdoptAnnotation), a
+// copy fed released earlier (federation.ReleasedAnnotation holds its uid), or the object
+// KubeFed made for fed, migrated from KubeFed (federation.MigratedFromAnnotation, and
+// federation.KubeFedManagedLabel "true" on live). It is the rule [Decide] follows, for anyone
+// who must tell a write sync may make from one it never makes (a test harness guarding
+// members' objects).
+func Adoptable(live *unstructured.Unstructured, fed *federation.FederatedObject, adopt bool) bool {
+	return adopt || releasedBy(live, fed) || fromKubeFed(live, fed)
 }
 
 // fromKubeFed reports whether live is the member object KubeFed made for fed: fed was

@@ -48,6 +48,11 @@ const (
 	// ReasonWaitingForNamespace: the member namespace does not exist and a FederatedNamespace
 	// governs it; sync waits for that to create it.
 	ReasonWaitingForNamespace = "WaitingForNamespace"
+	// ReasonPlacementRefused: the object is not in the cluster and its placement refuses the
+	// cluster now (excludeClusters, clusterAffinity.required, a NoExecute taint it does not
+	// tolerate: placement.Refused), though the schedule, written before, lists it. Sync
+	// creates nothing there until the scheduler has decided again.
+	ReasonPlacementRefused = "PlacementRefused"
 	// ReasonNamespaceNotPlaced: the member namespace does not exist and a FederatedNamespace
 	// governs it, but does not place it in this cluster (or is being deleted, or its placement
 	// is invalid): the namespace will not come until its placement changes.

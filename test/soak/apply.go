@@ -31,6 +31,9 @@ func (w *World) Apply(ctx context.Context, e Event) (skipped bool, err error) {
 }
 
 func (w *World) apply(ctx context.Context, e Event) error {
+	if ok, err := w.applyFeature(ctx, e); ok {
+		return err
+	}
 	typ := typeOf(e.Kind)
 	switch e.Op {
 	case OpAddCluster:
@@ -48,12 +51,15 @@ func (w *World) apply(ctx context.Context, e Event) error {
 		return w.create(ctx, typ, e)
 	case OpEditTemplate:
 		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
-			_ = unstructured.SetNestedMap(u.Object, template(e.Kind, e.Key.Name, e.Value), "spec", "template")
+			_ = unstructured.SetNestedMap(u.Object, workloadTemplate(e), "spec", "template")
 			return true
 		})
 	case OpEditOverride:
 		return w.userEdit(ctx, typ.FederatedGVR(), e.Key.Namespace, e.Key.Name, func(u *unstructured.Unstructured) bool {
 			setOverride(u, e.Kind, e.Cluster, e.Value)
+			if e.Deps > 0 && e.Value%2 == 1 {
+				pointAtAltSecret(u, e.Cluster, e.Deps)
+			}
 			return true
 		})
 	case OpEditPlacement:
@@ -180,6 +186,13 @@ func (w *World) create(ctx context.Context, typ federation.TypeConfig, e Event) 
 		}
 	}
 	obj := federatedObject(typ, e.Key, e.Value, e.Placement)
+	_ = unstructured.SetNestedMap(obj.Object, workloadTemplate(e), "spec", "template")
+	if e.Deps > 0 {
+		_ = unstructured.SetNestedField(obj.Object, true, "spec", "propagateDependencies")
+	}
+	if e.Rollout {
+		_ = unstructured.SetNestedMap(obj.Object, stagedRollout(), "spec", "rollout")
+	}
 	if e.Failover != nil {
 		f, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e.Failover)
 		if err != nil {
@@ -254,7 +267,7 @@ func (w *World) delete(ctx context.Context, typ federation.TypeConfig, e Event) 
 				continue
 			}
 			obj, err := c.Peek(typ.TargetGVR(), ns, name)
-			if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" {
+			if err != nil || !managed(obj) {
 				continue
 			}
 			w.mu.Lock()
@@ -293,7 +306,7 @@ func (w *World) memberWrite(typ federation.TypeConfig, e Event) error {
 	ns, name := memberName(typ, e.Key)
 	gvr := typ.TargetGVR()
 	obj, err := m.Peek(gvr, ns, name)
-	if err != nil || obj.GetLabels()[federation.ManagedByLabel] == "" || obj.GetDeletionTimestamp() != nil {
+	if err != nil || !managed(obj) || obj.GetDeletionTimestamp() != nil {
 		return errGone // nothing of ours there to touch
 	}
 	switch e.Op {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"sigs.k8s.io/yaml"
 
@@ -18,14 +19,14 @@ import (
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
+	fedsync "github.com/fedkit/fedkit/sync"
 	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // checker checks the World at quiescence. Every expectation is computed from the fakes' state
 // (read without API calls) with fedkit's pure functions.
 type checker struct {
-	w     *World
-	phase string
+	w *World
 	// cut are members partitioned on purpose during the check (their Cluster is not Ready):
 	// their entries must be stale and left out of the sums.
 	cut      map[string]bool
@@ -34,21 +35,22 @@ type checker struct {
 	left     map[string][]string // "Kind ns/name" -> MembersLeftBehind messages
 }
 
-func (c *checker) violate(format string, args ...any) {
-	c.w.violate("%s: %s", c.phase, fmt.Sprintf(format, args...))
+func (c *checker) violate(rule Rule, object, format string, args ...any) {
+	c.w.violate(rule, object, format, args...)
 }
 
 // check runs every check of a quiescent World.
 func (w *World) check(phase string, cut map[string]bool) {
-	c := &checker{w: w, phase: phase, cut: cut, members: w.members(), left: map[string][]string{}}
+	w.at(phase, -1)
+	c := &checker{w: w, cut: cut, members: w.members(), left: map[string][]string{}}
 	for _, u := range w.Host.Objects(federation.ClusterGVR) {
 		cl, err := federation.ClusterFromUnstructured(u)
 		if err != nil {
-			c.violate("Cluster %s does not decode: %v", u.GetName(), err)
+			c.violate(RuleDeletionCompleted, "Cluster "+u.GetName(), "does not decode: %v", err)
 			continue
 		}
 		if cl.DeletionTimestamp != nil {
-			c.violate("Cluster %s is still being deleted (finalizers %v)", cl.Name, cl.Finalizers)
+			c.violate(RuleDeletionCompleted, "Cluster "+cl.Name, "still being deleted (finalizers %v)", cl.Finalizers)
 		}
 		c.clusters = append(c.clusters, *cl)
 	}
@@ -64,8 +66,10 @@ func (w *World) check(phase string, cut map[string]bool) {
 	c.checkMemberObjects()
 	c.checkOrphans()
 	c.checkForeign()
-	c.checkUntouched()
 	c.checkReleased()
+	c.checkFeatures()
+	w.stepRules(nil)
+	w.checkInvariants(true)
 }
 
 // leftBehind reports whether a MembersLeftBehind event of the federated object (or of the
@@ -95,8 +99,10 @@ func revisionOf(u *unstructured.Unstructured) int64 {
 	return n
 }
 
+// managed reports whether u carries this federation's identity (the loops' default,
+// federation.ManagedByValue): another federation's objects are not this one's.
 func managed(u *unstructured.Unstructured) bool {
-	return u != nil && u.GetLabels()[federation.ManagedByLabel] != ""
+	return u != nil && u.GetLabels()[federation.ManagedByLabel] == federation.ManagedByValue
 }
 
 // checkType checks every federated object of typ against its members.
@@ -104,18 +110,18 @@ func (c *checker) checkType(typ federation.TypeConfig) {
 	for _, u := range c.w.Host.Objects(typ.FederatedGVR()) {
 		name := typ.Federated.Kind + " " + objectRef(u.GetNamespace(), u.GetName())
 		if u.GetDeletionTimestamp() != nil {
-			c.violate("%s: deletion did not complete (finalizers %v)", name, u.GetFinalizers())
+			c.violate(RuleDeletionCompleted, name, "deletion did not complete (finalizers %v)", u.GetFinalizers())
 			continue
 		}
 		fed, err := federation.FederatedObjectFromUnstructured(u)
 		if err != nil {
-			c.violate("%s: does not decode: %v", name, err)
+			c.violate(RulePlacedRuns, name, "does not decode: %v", err)
 			continue
 		}
 		federation.DefaultFederatedObject(fed)
 		if c.w.Config.Dump != "" && c.w.Config.Dump == objectRef(fed.Namespace, fed.Name) {
 			if data, err := yaml.Marshal(u.Object); err == nil {
-				c.violate("%s (Config.Dump):\n%s", name, data)
+				c.violate(RuleDump, name, "Config.Dump:\n%s", data)
 			}
 		}
 		c.checkObject(typ, name, fed)
@@ -125,14 +131,19 @@ func (c *checker) checkType(typ federation.TypeConfig) {
 func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *federation.FederatedObject) {
 	rev := revisionOf(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"annotations": toAny(fed.Annotations)}}})
 	if fed.Status.ObservedGeneration != fed.Generation {
-		c.violate("%s: status.observedGeneration %d, generation %d", name, fed.Status.ObservedGeneration, fed.Generation)
+		c.violate(RuleStatusMatches, name, "status.observedGeneration %d, generation %d", fed.Status.ObservedGeneration, fed.Generation)
 	}
 	targets, err := plan.TargetsFor(fed, typ, c.clusters, c.w.Clock.Now())
 	if err != nil {
-		c.violate("%s: TargetsFor: %v", name, err)
+		c.violate(RulePlacedRuns, name, "TargetsFor: %v", err)
 		return
 	}
 	c.checkSchedule(typ, name, fed, targets)
+	d, err := c.syncPlan(typ, fed, rev)
+	if err != nil {
+		c.violate(RulePlacedRuns, name, "Plan: %v", err)
+		return
+	}
 
 	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
 	placed := map[string]bool{}
@@ -156,50 +167,102 @@ func (c *checker) checkObject(typ federation.TypeConfig, name string, fed *feder
 			// A FederatedNamespace that left cname keeps the namespace while the federation's
 			// objects live in it: one must.
 			if c.inUse(cname, mname) == "" {
-				c.violate("%s: status.clusters says %s is in use in %s, where nothing the federation placed lives in it", name, mname, cname)
+				c.violate(RuleStatusMatches, name, "status.clusters says %s is in use in %s, where nothing the federation placed lives in it", mname, cname)
 			}
 		case !placed[cname]:
 			if managed(obj) && !c.leftBehind(name, cname) {
-				c.violate("%s: a managed object runs in %s, where it is not placed%s (uid %s, resourceVersion %s, created %s)", name, cname, deleting(obj),
+				c.violate(RulePlacedOnly, name, "a managed object runs in %s, where it is not placed%s (uid %s, resourceVersion %s, created %s)", cname, deleting(obj),
 					obj.GetUID(), obj.GetResourceVersion(), obj.GetCreationTimestamp().UTC().Format(time.RFC3339))
 			}
 			if listed {
-				c.violate("%s: status.clusters lists %s, where it is not placed", name, cname)
+				c.violate(RuleStatusMatches, name, "status.clusters lists %s, where it is not placed", cname)
 			}
 		case obj == nil:
-			c.violate("%s: placed in %s, absent there (entry %+v)", name, cname, e)
+			c.violate(RulePlacedRuns, name, "placed in %s, absent there (entry %+v)", cname, e)
 		case !managed(obj):
 			collisions++
-			if e.Propagation != plan.ReasonAlreadyExists {
-				c.violate("%s: %s holds an object no federation manages, propagation %q", name, cname, e.Propagation)
+			if e.Propagation != plan.ReasonAlreadyExists && e.Propagation != plan.ReasonManagedByOther {
+				c.violate(RuleStatusMatches, name, "%s holds an object no federation manages, propagation %q", cname, e.Propagation)
 			}
 		default:
-			c.checkMember(typ, name, fed, rev, targets, cname, obj, e, listed)
+			c.checkMember(typ, name, fed, rev, targets, d, cname, obj, e, listed)
 		}
 	}
 	prop := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionPropagated)
 	switch {
 	case prop == nil:
-		c.violate("%s: no Propagated condition", name)
+		c.violate(RuleStatusMatches, name, "no Propagated condition")
 	case cutListed > 0:
 		// A cluster that is not Ready still holds the object: sync waits for it.
 	case collisions == 0 && (prop.Status != "True" || fed.Status.SyncedRevision != rev):
-		c.violate("%s: Propagated %s (%s: %s), syncedRevision %d, revision %d", name, prop.Status, prop.Reason, prop.Message, fed.Status.SyncedRevision, rev)
+		c.violate(RuleStatusMatches, name, "Propagated %s (%s: %s), syncedRevision %d, revision %d", prop.Status, prop.Reason, prop.Message, fed.Status.SyncedRevision, rev)
 	case collisions > 0 && prop.Status != "False":
-		c.violate("%s: %d cluster(s) hold objects no federation manages, yet Propagated is %s", name, collisions, prop.Status)
+		c.violate(RuleStatusMatches, name, "%d cluster(s) hold objects no federation manages, yet Propagated is %s", collisions, prop.Status)
 	}
 	c.checkAggregate(typ, name, fed, ns, mname)
 }
 
-// checkMember checks one placed cluster's managed object against the render.
-func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t plan.Targets, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+// syncPlan is sync's decision (plan.Decide) for fed over every member that is not cut off,
+// as the Syncer makes it: at the fake clock's now, waiting for the scheduler, with the
+// revision history a staged rollout decides from (sync.RevisionHistory of the host's
+// ControllerRevisions).
+func (c *checker) syncPlan(typ federation.TypeConfig, fed *federation.FederatedObject, rev int64) (plan.Decision, error) {
+	ns, mname := memberName(typ, federation.Key{Namespace: fed.Namespace, Name: fed.Name})
+	members := map[string]plan.MemberState{}
+	for cname, m := range c.members {
+		if c.cut[cname] {
+			continue
+		}
+		obj, _ := m.Peek(typ.TargetGVR(), ns, mname)
+		members[cname] = plan.MemberState{Object: obj}
+	}
+	var history []plan.Revision
+	if fed.Spec.Rollout != nil {
+		var revs []unstructured.Unstructured
+		for _, u := range c.w.Host.Objects(controllerRevisionsGVR) {
+			if u.GetNamespace() == fed.Namespace {
+				revs = append(revs, *u)
+			}
+		}
+		history = fedsync.RevisionHistory(revs, fed.UID)
+	}
+	return plan.Decide(plan.Input{
+		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev, Members: members,
+		Now: c.w.Clock.Now(), History: history, WaitForScheduler: true,
+	})
+}
+
+// controllerRevisionsGVR is where sync keeps the revision history.
+var controllerRevisionsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}
+
+// checkMember checks one placed cluster's managed object against the render: of the current
+// revision, or of the revision a staged rollout under way holds the cluster at (then sync's
+// Plan, which renders it, says whether the member runs it).
+func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *federation.FederatedObject, rev int64, t plan.Targets, d plan.Decision, cluster string, obj *unstructured.Unstructured, e federation.MemberStatus, listed bool) {
+	want := rev
+	if d.Rollout != nil {
+		if r, ok := d.Rollout.Assign[cluster]; ok {
+			want = r
+		}
+	}
 	if !listed {
-		c.violate("%s: placed in %s, missing from status.clusters", name, cluster)
-	} else if e.Propagation != "" || e.Revision != rev {
-		c.violate("%s: %s: propagation %q (%s), revision %d, want \"\" and %d", name, cluster, e.Propagation, e.Message, e.Revision, rev)
+		c.violate(RuleStatusMatches, name, "placed in %s, missing from status.clusters", cluster)
+	} else if e.Propagation != "" || e.Revision != want {
+		c.violate(RuleStatusMatches, name, "%s: propagation %q (%s), revision %d, want \"\" and %d", cluster, e.Propagation, e.Message, e.Revision, want)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		c.violate("%s: %s: the member object is being deleted", name, cluster)
+		c.violate(RulePlacedRuns, name, "%s: the member object is being deleted", cluster)
+	}
+	if r := revisionOf(obj); r > rev || r <= 0 {
+		c.violate(RulePlacedRuns, name, "%s: member revision %d, federated revision %d", cluster, r, rev)
+	}
+	for _, ch := range d.Changes {
+		if ch.Cluster == cluster && (ch.Action != plan.ActionNone || ch.Reason != "") {
+			c.violate(RulePlacedRuns, name, "%s: sync's Plan would still %s (%s %s; drift %v)", cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
+		}
+	}
+	if want != rev {
+		return // held back: Plan rendered the stable revision, and said whether it runs
 	}
 	in := override.InputFor(fed, typ)
 	in.Revision, in.ClusterName, in.Existing = rev, cluster, obj
@@ -209,29 +272,13 @@ func (c *checker) checkMember(typ federation.TypeConfig, name string, fed *feder
 			in.ClusterLabels = c.clusters[i].Labels
 		}
 	}
-	want, err := (&override.Renderer{}).Render(in)
+	rendered, err := (&override.Renderer{}).Render(in)
 	if err != nil {
-		c.violate("%s: %s: render: %v", name, cluster, err)
+		c.violate(RulePlacedRuns, name, "%s: render: %v", cluster, err)
 		return
 	}
-	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], want.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
-		c.violate("%s: %s: desired hash %q, the render's %q", name, cluster, got, w)
-	}
-	if r := revisionOf(obj); r > rev || r <= 0 {
-		c.violate("%s: %s: member revision %d, federated revision %d", name, cluster, r, rev)
-	}
-	d, err := plan.Decide(plan.Input{
-		Type: typ, Object: fed, Clusters: c.clusters, Revision: rev,
-		Members: map[string]plan.MemberState{cluster: {Object: obj}},
-	})
-	if err != nil {
-		c.violate("%s: Plan: %v", name, err)
-		return
-	}
-	for _, ch := range d.Changes {
-		if ch.Cluster == cluster && (ch.Action != plan.ActionNone || ch.Reason != "") {
-			c.violate("%s: %s: sync's Plan would still %s (%s %s; drift %v)", name, cluster, ch.Action, ch.Reason, ch.Message, ch.Drift)
-		}
+	if got, w := obj.GetAnnotations()[federation.DesiredHashAnnotation], rendered.GetAnnotations()[federation.DesiredHashAnnotation]; got != w {
+		c.violate(RulePlacedRuns, name, "%s: desired hash %q, the render's %q", cluster, got, w)
 	}
 }
 
@@ -255,27 +302,33 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			staying = append(staying, cl)
 		}
 	}
-	sel, err := placement.Select(p, staying)
+	pin := placement.Input{Placement: p, Clusters: staying}
+	d, err := placement.Place(pin)
+	// The clusters the dependencies loop says dependent workloads run in (placement's Require).
+	d.Require(federation.RequiredClusters(fed.Annotations), pin)
+	sel := d.Names()
 	if err != nil && !errors.Is(err, placement.ErrUnsatisfiable) {
-		c.violate("%s: placement: %v", name, err)
+		c.violate(RuleScheduleFollowsPlacement, name, "placement: %v", err)
 		return
 	}
 	s := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionScheduled)
 	switch {
 	case s == nil || s.ObservedGeneration != fed.Generation:
-		c.violate("%s: Scheduled condition %+v, generation %d", name, s, fed.Generation)
-	case s.Status != "True" && !(len(sel) == 0 && s.Reason == "Unschedulable"):
-		c.violate("%s: Scheduled condition %s %s: %s; placement selects %v", name, s.Status, s.Reason, s.Message, sel)
+		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %+v, generation %d", s, fed.Generation)
+	case s.Status != "True" && !(s.Reason == "Unschedulable" && (len(sel) == 0 || blockedIn(fed, sel))):
+		// Unschedulable is the truth when nothing is selected, or when replicas cannot go
+		// where sync cannot write the object (federation.PropagationBlocked).
+		c.violate(RuleScheduleFollowsPlacement, name, "Scheduled condition %s %s: %s; placement selects %v", s.Status, s.Reason, s.Message, sel)
 	}
 	if !t.Scheduled {
-		c.violate("%s: no current schedule", name)
+		c.violate(RuleScheduleFollowsPlacement, name, "no current schedule")
 	}
 	// A cluster under a graceful eviction keeps its replicas meanwhile (the schedule lists what
 	// it keeps): it counts at the eviction's target, and may have left the placement.
 	evicting := map[string]int64{}
 	if fed.Status.Schedule != nil {
 		for _, e := range fed.Status.Schedule.Evictions {
-			if !e.Release {
+			if e.State().Keeps() {
 				evicting[e.Cluster] = e.Replicas
 			}
 		}
@@ -289,17 +342,20 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			if c.cut[e.Cluster] {
 				continue
 			}
-			c.violate("%s: eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", name, e.Cluster, e.Reason, e.Message, memberSummary(fed))
+			c.violate(RuleScheduleFollowsPlacement, name, "eviction of %s still in status.schedule at quiescence (%s: %s); status.clusters: %s", e.Cluster, e.Reason, e.Message, memberSummary(fed))
 		}
 	}
 	for _, n := range t.Order {
 		if _, ok := evicting[n]; !ok && !slices.Contains(sel, n) {
-			c.violate("%s: scheduled in %s, which placement does not select (%v)", name, n, sel)
+			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %s, which placement does not select (%v)", n, sel)
 		}
 	}
 	if typ.Federated.Kind != federation.DeploymentType.Federated.Kind {
-		if len(t.Order) != len(sel) {
-			c.violate("%s: scheduled in %v, placement selects %v", name, t.Order, sel)
+		// A placement that tolerates the not-ready taint (a generated dependency's tolerates
+		// every taint) selects a cluster cut off too: sync counts it not ready, not placed.
+		ready := slices.DeleteFunc(slices.Clone(sel), func(n string) bool { return slices.Contains(t.NotReady, n) })
+		if len(t.Order) != len(ready) {
+			c.violate(RuleScheduleFollowsPlacement, name, "scheduled in %v, placement selects %v (not ready: %v)", t.Order, sel, t.NotReady)
 		}
 		return
 	}
@@ -316,8 +372,18 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 		}
 	}
 	if len(sel) > 0 && sum != total {
-		c.violate("%s: the schedule places %d replicas in %v; the preference asks for %d", name, sum, t.Order, total)
+		c.violate(RuleScheduleFollowsPlacement, name, "the schedule places %d replicas in %v; the preference asks for %d", sum, t.Order, total)
 	}
+}
+
+// blockedIn reports whether fed's status says sync cannot write it in one of clusters.
+func blockedIn(fed *federation.FederatedObject, clusters []string) bool {
+	for _, e := range fed.Status.Clusters {
+		if slices.Contains(clusters, e.Name) && federation.PropagationBlocked(e.Propagation) {
+			return true
+		}
+	}
+	return false
 }
 
 func toAny(m map[string]string) map[string]any {

@@ -231,9 +231,8 @@ func (w *World) snapshot() map[federation.Key]divided {
 	return out
 }
 
-// sample checks the divided workloads after a step whose events were events (phase and step
-// name it in a violation).
-func (w *World) sample(phase string, step int, events []Event) {
+// sample checks the divided workloads after a step whose events were events.
+func (w *World) sample(events []Event) {
 	f := w.failover
 	cur := w.snapshot()
 	now := w.Clock.Now()
@@ -269,9 +268,8 @@ func (w *World) sample(phase string, step int, events []Event) {
 		tainted[n] = !w.leaving[n] // a cluster leaving the federation loses its copies anyway
 	}
 	w.mu.Unlock()
-	where := func(key federation.Key) string {
-		return fmt.Sprintf("%s, step %d: FederatedDeployment %s", phase, step, key)
-	}
+	where := func(key federation.Key) string { return "FederatedDeployment " + key.String() }
+	step := w.step()
 	for key, o := range cur {
 		for c, e := range o.evictions {
 			if e.Deadline != nil {
@@ -291,6 +289,15 @@ func (w *World) sample(phase string, step int, events []Event) {
 				win := &drainWindow{since: step}
 				win.floor = min(p.desired, floorBefore(p))
 				f.windows[windowKey{key, c}] = win
+			}
+		}
+		// An application failover moves the workload away from a cluster where it is
+		// unhealthy as gracefully as a drain: its window opens with the eviction.
+		for _, c := range sortedKeys(o.evictions) {
+			_, had := p.evictions[c]
+			_, open := f.windows[windowKey{key, c}]
+			if pc, ok := p.copies[c]; same && !had && !open && o.evictions[c].Reason == federation.EvictionApplication && ok && pc.managed && !pc.deleting {
+				f.windows[windowKey{key, c}] = &drainWindow{since: step, floor: min(p.desired, floorBefore(p))}
 			}
 		}
 		// Capacity, while a drained cluster's eviction lasts.
@@ -327,8 +334,8 @@ func (w *World) sample(phase string, step int, events []Event) {
 			default:
 				f.checks++
 				if available < win.floor {
-					w.violate("%s: capacity dropped while %s drains (since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
-						where(key), c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
+					w.violate(RuleCapacityFloor, where(key), "capacity dropped while %s's replicas leave it (drained or failed over, since step %d): %d available, %d before the drain (total %d); purge %s; available per cluster %s; evictions %s",
+						c, win.since, available, win.floor, o.desired, o.purge, copiesSummary(o), evictionsSummary(o))
 				}
 			}
 			if oc, ok := o.copies[c]; !evicting && (!ok || !oc.managed || !tainted[c] || f.let[wk] == oc.uid) {
@@ -363,7 +370,7 @@ func (w *World) sample(phase string, step int, events []Event) {
 				continue
 			case o.purge == federation.PurgeNever:
 				f.checks++
-				w.violate("%s: the copy in drained cluster %s (%d available) was deleted; purge Never releases it instead (its namespace gone there: %t)", where(key), c, pc.available, o.nsGone[c])
+				w.violate(RulePurgeNever, where(key), "the copy in drained cluster %s (%d available) was deleted; purge Never releases it instead (its namespace gone there: %t)", c, pc.available, o.nsGone[c])
 				continue
 			case o.purge == federation.PurgeImmediately:
 				f.skip("purge Immediately")
@@ -390,8 +397,8 @@ func (w *World) sample(phase string, step int, events []Event) {
 				// The copy went somewhere between the two samples: with every replacement
 				// available at the first, the eviction could end then. (Another drain in the
 				// step may already have given clusters replicas that are not up yet.)
-				w.violate("%s: the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t; its namespace gone there: %t",
-					where(key), c, pc.available, strings.Join(missing, ", "), o.purge, had, o.nsGone[c])
+				w.violate(RuleDrainedCopyKept, where(key), "the copy in drained cluster %s (%d available) was deleted before its replacements were available (%s); purge %s; eviction seen before: %t; its namespace gone there: %t",
+					c, pc.available, strings.Join(missing, ", "), o.purge, had, o.nsGone[c])
 			}
 		}
 	}
@@ -442,7 +449,7 @@ func (f *failoverWatch) noteEnded(key federation.Key, p, o divided, now time.Tim
 		}
 	}
 	for c, pe := range p.evictions {
-		if _, still := o.evictions[c]; still || pe.Release {
+		if _, still := o.evictions[c]; still || pe.State() == federation.EvictionReleased {
 			continue
 		}
 		if _, scheduled := o.scheduled[c]; scheduled {
@@ -496,9 +503,9 @@ func (c *checker) checkReleased() {
 		obj, err := m.Peek(federation.DeploymentType.TargetGVR(), r.ns, r.name)
 		switch {
 		case err != nil || string(obj.GetUID()) != r.uid:
-			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is gone", r.fed, r.cluster)
+			c.violate(RulePurgeNever, "FederatedDeployment "+r.fed, "the copy its PurgeNever eviction released in %s is gone", r.cluster)
 		case managed(obj) && !c.placedIn(r.fed, r.cluster):
-			c.violate("FederatedDeployment %s: the copy its PurgeNever eviction released in %s is managed again, where it is not placed", r.fed, r.cluster)
+			c.violate(RulePurgeNever, "FederatedDeployment "+r.fed, "the copy its PurgeNever eviction released in %s is managed again, where it is not placed", r.cluster)
 		}
 	}
 }
@@ -561,7 +568,7 @@ func evictionsSummary(d divided) string {
 		if e.Deadline != nil {
 			dl = e.Deadline.Format(time.TimeOnly)
 		}
-		fmt.Fprintf(&b, "[%s %s keep %d then %d deadline %s]", n, e.Reason, e.Keep, e.Replicas, dl)
+		fmt.Fprintf(&b, "[%s %s %s keep %d then %d deadline %s]", n, e.State(), e.Reason, e.Keep, e.Replicas, dl)
 	}
 	if b.Len() == 0 {
 		return "none"

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"fmt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
@@ -14,13 +15,13 @@ func (c *checker) checkAggregate(typ federation.TypeConfig, name string, fed *fe
 	for _, e := range fed.Status.Clusters {
 		if c.cut[e.Name] || !c.ready(e.Name) {
 			if !e.Stale {
-				c.violate("%s: %s is not Ready, its entry is not stale", name, e.Name)
+				c.violate(RuleStatusMatches, name, "%s is not Ready, its entry is not stale", e.Name)
 			}
 			want.StaleClusters++
 			continue
 		}
 		if e.Stale {
-			c.violate("%s: %s is Ready and was read, its entry is stale", name, e.Name)
+			c.violate(RuleStatusMatches, name, "%s is Ready and was read, its entry is stale", e.Name)
 		}
 		want.Clusters++
 		m := c.members[e.Name]
@@ -49,13 +50,13 @@ func (c *checker) checkAggregate(typ federation.TypeConfig, name string, fed *fe
 	case 2*int(want.Clusters) <= len(fed.Status.Clusters) && len(fed.Status.Clusters) > 0:
 		return // no quorum: the last good values stay, by design
 	case got == nil:
-		c.violate("%s: no status.aggregated; want %+v", name, want)
+		c.violate(RuleStatusMatches, name, "no status.aggregated; want %+v", want)
 	case typ.Federated.Kind != federation.DeploymentType.Federated.Kind:
 		if got.Clusters != want.Clusters || got.StaleClusters != want.StaleClusters {
-			c.violate("%s: status.aggregated %+v, want clusters %d, staleClusters %d", name, *got, want.Clusters, want.StaleClusters)
+			c.violate(RuleStatusMatches, name, "status.aggregated %+v, want clusters %d, staleClusters %d", *got, want.Clusters, want.StaleClusters)
 		}
 	case *got != want:
-		c.violate("%s: status.aggregated %+v, the members say %+v", name, *got, want)
+		c.violate(RuleStatusMatches, name, "status.aggregated %+v, the members say %+v", *got, want)
 	}
 }
 
@@ -71,7 +72,7 @@ func (c *checker) checkMemberObjects() {
 		for _, cname := range sortedKeys(c.members) {
 			for _, obj := range c.members[cname].Objects(typ.TargetGVR()) {
 				if obj.GetDeletionTimestamp() != nil && typ.Federated.Kind != federation.NamespaceType.Federated.Kind {
-					c.violate("%s %s in %s is still being deleted (finalizers %v)", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), cname, obj.GetFinalizers())
+					c.violate(RuleDeletionCompleted, memberRef(typ.Target.Kind, obj, cname), "still being deleted (finalizers %v)", obj.GetFinalizers())
 				}
 				fname := obj.GetLabels()[federation.FederatedNameLabel]
 				if !managed(obj) || fname == "" {
@@ -79,7 +80,7 @@ func (c *checker) checkMemberObjects() {
 				}
 				fkey := objectRef(obj.GetLabels()[federation.FederatedNamespaceLabel], fname)
 				if !fedKeys[fkey] && !c.leftBehind(typ.Federated.Kind+" "+fkey, cname) {
-					c.violate("%s %s in %s: managed, and its %s is gone", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), cname, typ.Federated.Kind)
+					c.violate(RulePlacedOnly, memberRef(typ.Target.Kind, obj, cname), "managed, and its %s is gone", typ.Federated.Kind)
 				}
 			}
 		}
@@ -89,7 +90,7 @@ func (c *checker) checkMemberObjects() {
 		for _, typ := range kinds() {
 			for _, obj := range m.Objects(typ.TargetGVR()) {
 				if managed(obj) && obj.GetLabels()[federation.FederatedNameLabel] != "" && !c.leftBehind("", name) {
-					c.violate("%s %s in %s, which left the federation: still managed, not orphaned", typ.Target.Kind, objectRef(obj.GetNamespace(), obj.GetName()), name)
+					c.violate(RuleOrphaned, memberRef(typ.Target.Kind, obj, name), "its cluster left the federation: still managed, not orphaned")
 				}
 			}
 		}
@@ -127,18 +128,18 @@ func (c *checker) checkOrphans() {
 			}
 		}
 		if err != nil {
-			c.violate("%s was deleted with orphan: its object in %s is gone: %v", o.fed, o.cluster, err)
+			c.violate(RuleOrphaned, o.fed, "deleted with orphan: its object in %s is gone: %v", o.cluster, err)
 			continue
 		}
 		if uid := string(obj.GetUID()); uid != o.uid {
-			c.violate("%s was deleted with orphan: its object in %s is gone: uid %s there now, was %s (labels %v)", o.fed, o.cluster, uid, o.uid, obj.GetLabels())
+			c.violate(RuleOrphaned, o.fed, "deleted with orphan: its object in %s is gone: uid %s there now, was %s (labels %v)", o.cluster, uid, o.uid, obj.GetLabels())
 			continue
 		}
 		for _, k := range fedkitMarks {
 			_, l := obj.GetLabels()[k]
 			_, a := obj.GetAnnotations()[k]
 			if l || a {
-				c.violate("%s was deleted with orphan: its object in %s still carries %s", o.fed, o.cluster, k)
+				c.violate(RuleOrphaned, o.fed, "deleted with orphan: its object in %s still carries %s", o.cluster, k)
 			}
 		}
 	}
@@ -165,27 +166,7 @@ func (c *checker) checkForeign() {
 			continue // deleted since (placement, drift, deletion): the mark went with it
 		}
 		if got := obj.GetAnnotations()[f.key]; got != f.val {
-			c.violate("%s %s in %s: another controller's annotation %s=%q became %q", f.gvr.Resource, objectRef(f.ns, f.name), f.cluster, f.key, f.val, got)
-		}
-	}
-}
-
-// checkUntouched: objects no federation manages end as they started.
-func (c *checker) checkUntouched() {
-	c.w.mu.Lock()
-	objs := append([]untouchedObject(nil), c.w.untouched...)
-	c.w.mu.Unlock()
-	for _, o := range objs {
-		m := c.members[o.cluster]
-		if m == nil {
-			m = c.w.removedCluster(o.cluster)
-		}
-		obj, err := m.Peek(o.gvr, o.ns, o.name)
-		switch {
-		case err != nil:
-			c.violate("%s %s in %s, which no federation manages, is gone: %v", o.gvr.Resource, objectRef(o.ns, o.name), o.cluster, err)
-		case obj.GetResourceVersion() != o.rv:
-			c.violate("%s %s in %s, which no federation manages, was changed (resourceVersion %s, was %s)", o.gvr.Resource, objectRef(o.ns, o.name), o.cluster, obj.GetResourceVersion(), o.rv)
+			c.violate(RuleForeignAnnotations, fmt.Sprintf("%s %s in %s", f.gvr.Resource, objectRef(f.ns, f.name), f.cluster), "another controller's annotation %s=%q became %q", f.key, f.val, got)
 		}
 	}
 }

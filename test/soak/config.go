@@ -17,8 +17,24 @@ type Config struct {
 
 	// Objects is how many federated objects the host starts with, spread over the kinds
 	// (FederatedDeployment, half of them with a ReplicaSchedulingPreference; FederatedService;
-	// FederatedConfigMap; FederatedNamespace). Default: 500.
+	// FederatedConfigMap; FederatedNamespace), with native Deployments for the policies and
+	// the dependencies of the workloads that propagate theirs on top. Default: 500.
 	Objects int
+
+	// Without leaves features out of the script (the zero value: every feature). An embedder
+	// whose control plane runs no propagation loop sets Without.Policies.
+	Without Features
+
+	// Shards is how many control planes share the host, each over the keys of its shard
+	// (federation.Shard). Default: 2. 1: one control plane.
+	Shards int
+
+	// Invariants are the embedder's rules, checked with the soak's own (see [Invariant]).
+	Invariants []Invariant
+
+	// Skip leaves rules out: their violations are not reported. For a rule a known defect
+	// breaks until its fix lands; every rule is on by default.
+	Skip []Rule
 
 	// Steps is how many steps the script has; each applies a few events, then lets the
 	// control plane work (one round, or a clock step in Run mode). Default: 40.
@@ -72,7 +88,36 @@ const (
 	DefaultErrorRate = 0.2
 	DefaultMaxRounds = 120
 	DefaultRoundStep = 10 * time.Second
+	DefaultShards    = 2
 )
+
+// Features are the parts of the script beyond Federated<Kind> objects, their edits and the
+// fleet's faults. In [Config].Without, a true field leaves that part out.
+type Features struct {
+	// Policies: native Deployments on the host, and PropagationPolicies and
+	// ClusterPropagationPolicies over them (created, edited, made invalid in ways the API
+	// server accepts, deleted, competing by priority), one of them for every Deployment.
+	Policies bool
+	// Dependencies: workloads with spec.propagateDependencies referring to ConfigMaps,
+	// Secrets (some federated by the user with their own placement and exclusions) and
+	// PersistentVolumeClaims, with per-cluster overrides that change which ones.
+	Dependencies bool
+	// AppFailover: workloads with application failover, slow members whose rolling
+	// updates take minutes, and images that never start.
+	AppFailover bool
+	// Outage: the control plane cut off from every member at once, healed one by one.
+	Outage bool
+	// Rejoin: members unjoined, then joined again under the same name.
+	Rejoin bool
+	// Migration: member objects KubeFed made, and the objects `kubectl fed migrate`
+	// converts from KubeFed's, which take them over.
+	Migration bool
+	// Rollouts: staged rollouts with automated rollback.
+	Rollouts bool
+	// Lookalikes: objects no federation manages in the members, some of the federated
+	// objects' names, in the namespaces the federation uses and in kube-system.
+	Lookalikes bool
+}
 
 func (c *Config) complete() error {
 	if c.Clusters <= 0 {
@@ -101,6 +146,9 @@ func (c *Config) complete() error {
 	if c.RoundStep <= 0 {
 		c.RoundStep = DefaultRoundStep
 	}
+	if c.Shards <= 0 {
+		c.Shards = DefaultShards
+	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}
@@ -115,6 +163,9 @@ func (c Config) Replay() string {
 	mode := ""
 	if c.Run {
 		mode = " -run-mode"
+	}
+	if c.Shards > 0 && c.Shards != DefaultShards {
+		mode += fmt.Sprintf(" -shards=%d", c.Shards)
 	}
 	return fmt.Sprintf("go test ./test/soak -run 'TestSoak$' -seed=%d -clusters=%d -objects=%d -steps=%d%s",
 		c.Seed, c.Clusters, c.Objects, c.Steps, mode)

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/propagation"
 	"github.com/fedkit/fedkit/scheduler"
 	"github.com/fedkit/fedkit/status"
 	fedsync "github.com/fedkit/fedkit/sync"
@@ -38,36 +42,60 @@ type reconciler interface {
 }
 
 // loops is the default control plane: every fedkit loop, built with New(deps, Options) on the
-// World's host, fleet and clock, as an embedder builds them.
+// World's host, fleet and clock, as an embedder builds them; one set per shard.
 type loops struct {
-	w          *World
-	metrics    *prometheus.Registry // every loop's work queue, for [loops.Busy]
-	monitor    *status.ClusterMonitor
-	schedulers []*scheduler.Scheduler
-	syncers    []*fedsync.Syncer
-	collectors []*status.Collector
-	dns        *dnsrecord.Controller
+	w    *World
+	sets []*loopSet
 }
 
-// Loops is the [Factory] of fedkit's own loops: the cluster monitor; a scheduler, a syncer
-// and a collector for each of [Kinds]; the DNS loop. In deterministic mode each loop touches
-// one cluster at a time and sync's per-cluster rate limit is off (a wait on the fake clock
-// would block a round that nobody steps).
+// loopSet is one control plane's loops, over the keys of its shard.
+type loopSet struct {
+	shard        federation.Shard
+	metrics      *busyRegistry // the set's work queues and reconciles, for [loops.Busy]
+	monitor      *status.ClusterMonitor
+	schedulers   []*scheduler.Scheduler
+	syncers      []*fedsync.Syncer
+	collectors   []*status.Collector
+	dns          *dnsrecord.Controller
+	propagation  *propagation.Propagator
+	dependencies *dependencies.Dependencies
+}
+
+// Loops is the [Factory] of fedkit's own loops, one set per shard (Config.Shards, each with
+// Options.Shard): the cluster monitor; a scheduler, a syncer and a collector for each of
+// [Kinds]; the DNS loop; the propagation loop over Deployments; the dependencies loop. In
+// deterministic mode each loop touches one cluster at a time and sync's per-cluster rate
+// limit is off (a wait on the fake clock would block a round that nobody steps).
 func Loops(w *World) (ControlPlane, error) {
-	det := !w.Config.Run
-	l := &loops{w: w, metrics: prometheus.NewRegistry()}
-	reg := l.metrics
-	var err error
-	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Registerer: reg}); err != nil {
-		return nil, err
-	}
-	for _, typ := range kinds() {
-		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock, Registerer: reg})
+	l := &loops{w: w}
+	for i := range w.Config.Shards {
+		shard := federation.Shard{Index: i, Count: w.Config.Shards}
+		if w.Config.Shards == 1 {
+			shard = federation.Shard{}
+		}
+		set, err := newLoopSet(w, shard)
 		if err != nil {
 			return nil, err
 		}
-		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true, Registerer: reg} // as package controlplane runs it
-		co := status.Options{Clock: w.Clock, Registerer: reg}
+		l.sets = append(l.sets, set)
+	}
+	return l, nil
+}
+
+func newLoopSet(w *World, shard federation.Shard) (*loopSet, error) {
+	det := !w.Config.Run
+	l := &loopSet{shard: shard, metrics: newBusyRegistry()} // a registry per set: the sets' loops have the same names
+	var err error
+	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Shard: shard, Registerer: l.metrics}); err != nil {
+		return nil, err
+	}
+	for _, typ := range kinds() {
+		s, err := scheduler.New(w.Host, typ, scheduler.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics})
+		if err != nil {
+			return nil, err
+		}
+		so := fedsync.Options{Clock: w.Clock, Events: w, WaitForScheduler: true, Shard: shard, Registerer: l.metrics} // as package controlplane runs it
+		co := status.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics}
 		if det {
 			so.ClusterConcurrency, so.ClusterQPS, co.ClusterConcurrency = 1, -1, 1
 		}
@@ -81,7 +109,13 @@ func Loops(w *World) (ControlPlane, error) {
 		}
 		l.schedulers, l.syncers, l.collectors = append(l.schedulers, s), append(l.syncers, y), append(l.collectors, c)
 	}
-	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock, Registerer: reg}); err != nil {
+	if l.dns, err = dnsrecord.New(w.Host, w.Fleet, dnsrecord.Options{Clock: w.Clock, Shard: shard, Registerer: l.metrics}); err != nil {
+		return nil, err
+	}
+	if l.propagation, err = propagation.New(w.Host, []federation.TypeConfig{federation.DeploymentType}, propagation.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
+		return nil, err
+	}
+	if l.dependencies, err = dependencies.New(w.Host, kinds(), dependencies.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -92,36 +126,43 @@ func Loops(w *World) (ControlPlane, error) {
 // the fake clock, which nobody steps during a round).
 const reconcileTimeout = 2 * time.Minute
 
-// Round runs, in the order data flows: the monitor over every Cluster; for each kind the
-// scheduler, then sync (and its Cluster pass, which releases leaving Clusters), then the
-// collector over every federated object; the DNS loop over every record.
+// Round runs, in the order data flows, each loop of every shard over the keys its shard owns:
+// the monitor over every Cluster; the propagation loop over every native Deployment; the
+// dependencies loop over every namespace; for each kind the scheduler, then sync (and its
+// Cluster pass, which releases leaving Clusters), then the collector over every federated
+// object; the DNS loop over every record.
 func (l *loops) Round(ctx context.Context) error {
 	w := l.w
 	clusters := keysOf(w, federation.ClusterGVR)
-	for _, k := range clusters {
-		l.call(ctx, "monitor", l.monitor, k)
-	}
+	l.each(ctx, "monitor", clusters, func(s *loopSet) reconciler { return s.monitor })
+	natives := union(keysOf(w, deploymentsGVR), keysOf(w, federation.DeploymentType.FederatedGVR()))
+	l.each(ctx, "propagation", natives, func(s *loopSet) reconciler { return s.propagation })
+	l.each(ctx, "dependencies", namespacesOf(w), func(s *loopSet) reconciler { return s.dependencies })
+	keys := make([][]federation.Key, len(kinds()))
 	for i, typ := range kinds() {
-		keys := keysOf(w, typ.FederatedGVR())
-		for _, k := range keys {
-			l.call(ctx, "scheduler/"+typ.Federated.Kind, l.schedulers[i], k)
-		}
-		for _, k := range keys {
-			l.call(ctx, "sync/"+typ.Federated.Kind, l.syncers[i], k)
-		}
-		for _, k := range clusters {
-			l.call(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusterPass{l.syncers[i]}, k)
-		}
+		keys[i] = keysOf(w, typ.FederatedGVR())
+		l.each(ctx, "scheduler/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.schedulers[i] })
+		l.each(ctx, "sync/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.syncers[i] })
+		l.each(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusters, func(s *loopSet) reconciler { return clusterPass{s.syncers[i]} })
 	}
+	// Nothing after the propagation and dependencies loops makes federated objects: the
+	// collectors pass over the same keys (one deleted meanwhile is NotFound to them).
 	for i, typ := range kinds() {
-		for _, k := range keysOf(w, typ.FederatedGVR()) {
-			l.call(ctx, "status/"+typ.Federated.Kind, l.collectors[i], k)
-		}
+		l.each(ctx, "status/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.collectors[i] })
 	}
-	for _, k := range keysOf(w, dnsrecord.ServiceDNSRecordGVR) {
-		l.call(ctx, "dns", l.dns, k)
-	}
+	l.each(ctx, "dns", keysOf(w, dnsrecord.ServiceDNSRecordGVR), func(s *loopSet) reconciler { return s.dns })
 	return ctx.Err()
+}
+
+// each reconciles every key with the loop of the set whose shard owns it.
+func (l *loops) each(ctx context.Context, loop string, keys []federation.Key, r func(*loopSet) reconciler) {
+	for _, k := range keys {
+		for _, s := range l.sets {
+			if s.shard.Owns(k) {
+				l.call(ctx, loop, r(s), k)
+			}
+		}
+	}
 }
 
 // clusterPass is a Syncer's Cluster pass as a reconciler.
@@ -143,16 +184,16 @@ func (l *loops) call(ctx context.Context, loop string, r reconciler, key federat
 	switch {
 	case err == nil:
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		l.w.violate("%s: Reconcile(%s) did not return within %s (stuck on the fake clock?)", loop, key, reconcileTimeout)
+		l.w.violate(RuleLoopsHealthy, loop+" "+key.String(), "Reconcile did not return within %s (stuck on the fake clock?)", reconcileTimeout)
 	case federation.IsTerminal(err):
-		l.w.violate("%s: Reconcile(%s): terminal error on valid input: %v", loop, key, err)
+		l.w.violate(RuleLoopsHealthy, loop+" "+key.String(), "terminal error on valid input: %v", err)
 	}
 }
 
-// Run runs every loop's Run until ctx is done.
+// Run runs every loop's Run of every shard until ctx is done.
 func (l *loops) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
+	errs := make(chan error, 128)
 	run := func(name string, f func(context.Context) error) {
 		wg.Go(func() {
 			if err := f(ctx); err != nil {
@@ -160,13 +201,18 @@ func (l *loops) Run(ctx context.Context) error {
 			}
 		})
 	}
-	run("monitor", l.monitor.Run)
-	for i, typ := range kinds() {
-		run("scheduler/"+typ.Federated.Kind, l.schedulers[i].Run)
-		run("sync/"+typ.Federated.Kind, l.syncers[i].Run)
-		run("status/"+typ.Federated.Kind, l.collectors[i].Run)
+	for _, s := range l.sets {
+		shard := " (shard " + s.shard.String() + ")"
+		run("monitor"+shard, s.monitor.Run)
+		for i, typ := range kinds() {
+			run("scheduler/"+typ.Federated.Kind+shard, s.schedulers[i].Run)
+			run("sync/"+typ.Federated.Kind+shard, s.syncers[i].Run)
+			run("status/"+typ.Federated.Kind+shard, s.collectors[i].Run)
+		}
+		run("dns"+shard, s.dns.Run)
+		run("propagation"+shard, s.propagation.Run)
+		run("dependencies"+shard, s.dependencies.Run)
 	}
-	run("dns", l.dns.Run)
 	wg.Wait()
 	close(errs)
 	var all []error
@@ -176,26 +222,108 @@ func (l *loops) Run(ctx context.Context) error {
 	return errors.Join(all...)
 }
 
-// Busy returns how many keys the loops' queues hold ready and how many reconciles run now
-// (workqueue_depth and controller_runtime_active_workers, summed): Run mode steps the clock
+// union returns the keys of a and b, each once, in order.
+func union(a, b []federation.Key) []federation.Key {
+	seen := map[federation.Key]bool{}
+	var out []federation.Key
+	for _, k := range append(a, b...) {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// namespacesOf lists the host's namespaces as keys (name empty): the dependencies loop's
+// passes.
+func namespacesOf(w *World) []federation.Key {
+	var out []federation.Key
+	for _, k := range keysOf(w, federation.NamespaceType.TargetGVR()) {
+		out = append(out, federation.Key{Namespace: k.Name})
+	}
+	return out
+}
+
+// Busy returns how many keys the loops' queues hold ready and how many reconciles run now, in
+// every set (workqueue_depth and controller_runtime_active_workers, summed): Run mode steps the clock
 // only when both are zero, so a timer a pass started (a read's timeout) never fires on a
 // clock that jumped while the pass waited for a core. A key waiting for its requeue time is
 // not counted: the clock brings it.
 func (l *loops) Busy() (int, error) {
-	families, err := l.metrics.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("soak: gather the loops' metrics: %w", err)
-	}
 	n := 0.0
-	for _, f := range families {
-		if f.GetName() != "workqueue_depth" && f.GetName() != "controller_runtime_active_workers" {
-			continue
+	for _, set := range l.sets {
+		families, err := set.metrics.busy.Gather()
+		if err != nil {
+			return 0, fmt.Errorf("soak: gather the loops' metrics of shard %d: %w", set.shard.Index, err)
 		}
-		for _, m := range f.GetMetric() {
-			n += m.GetGauge().GetValue()
+		for _, f := range families {
+			if f.GetName() != "workqueue_depth" && f.GetName() != "controller_runtime_active_workers" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				n += m.GetGauge().GetValue()
+			}
 		}
 	}
 	return int(n), nil
+}
+
+// busyRegistry is a loop set's prometheus registry. The collectors of the two families Busy
+// sums (workqueue_depth, controller_runtime_active_workers) also go into a registry of their
+// own, which Busy gathers alone: gathering every family (histograms included) at every poll
+// of Run mode's idle wait took most of Run mode's CPU.
+type busyRegistry struct {
+	*prometheus.Registry
+	busy *prometheus.Registry
+}
+
+func newBusyRegistry() *busyRegistry {
+	return &busyRegistry{Registry: prometheus.NewRegistry(), busy: prometheus.NewRegistry()}
+}
+
+// Register registers c, and also into the busy registry when it is of a family Busy sums.
+func (r *busyRegistry) Register(c prometheus.Collector) error {
+	if err := r.Registry.Register(c); err != nil {
+		return err
+	}
+	if busyFamily(c) {
+		return r.busy.Register(c)
+	}
+	return nil
+}
+
+// MustRegister registers cs as Register does, panicking as prometheus.Registry does.
+func (r *busyRegistry) MustRegister(cs ...prometheus.Collector) {
+	r.Registry.MustRegister(cs...)
+	for _, c := range cs {
+		if busyFamily(c) {
+			r.busy.MustRegister(c)
+		}
+	}
+}
+
+// Unregister unregisters c from both registries.
+func (r *busyRegistry) Unregister(c prometheus.Collector) bool {
+	r.busy.Unregister(c)
+	return r.Registry.Unregister(c)
+}
+
+// busyFamilies are the families Busy sums. A Desc names its family only in its String form.
+var busyFamilies = []string{`fqName: "workqueue_depth"`, `fqName: "controller_runtime_active_workers"`}
+
+// busyFamily reports whether c describes one of busyFamilies.
+func busyFamily(c prometheus.Collector) bool {
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		c.Describe(ch)
+		close(ch)
+	}()
+	found := false
+	for d := range ch {
+		found = found || slices.ContainsFunc(busyFamilies, func(f string) bool { return strings.Contains(d.String(), f) })
+	}
+	return found
 }
 
 // keysOf lists the keys of gvr's objects on the host as the harness sees them (no API call,

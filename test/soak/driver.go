@@ -36,8 +36,7 @@ func (d *roundDriver) advance(ctx context.Context, step time.Duration) error {
 		return err
 	}
 	d.w.Fleet.Tick()
-	d.w.housekeep()
-	return nil
+	return d.w.housekeep(ctx)
 }
 
 // runDriver runs the control plane's Run and the members' simulated controllers, and steps
@@ -87,7 +86,9 @@ func (d *runDriver) advance(ctx context.Context, step time.Duration) error {
 	// a chance to run: failures no real clock would cause.
 	d.w.Clock.Step(step)
 	d.idle()
-	d.w.housekeep()
+	if err := d.w.housekeep(ctx); err != nil {
+		return err
+	}
 	return ctx.Err()
 }
 

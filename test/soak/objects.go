@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 
@@ -33,28 +34,44 @@ func plainNamespaces(objects int) []string {
 type Placement struct {
 	Clusters []string          `json:"clusters,omitempty"`
 	Selector map[string]string `json:"selector,omitempty"`
+	// Exclude is spec.placement.excludeClusters.
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 func (p Placement) render() map[string]any {
+	out := map[string]any{}
 	if p.Clusters != nil {
 		list := make([]any, 0, len(p.Clusters))
 		for _, c := range p.Clusters {
 			list = append(list, map[string]any{"name": c})
 		}
-		return map[string]any{"clusters": list}
+		out["clusters"] = list
+	} else {
+		labels := map[string]any{}
+		for k, v := range p.Selector {
+			labels[k] = v
+		}
+		out["clusterSelector"] = map[string]any{"matchLabels": labels}
 	}
-	labels := map[string]any{}
-	for k, v := range p.Selector {
-		labels[k] = v
+	if len(p.Exclude) > 0 {
+		ex := make([]any, 0, len(p.Exclude))
+		for _, c := range p.Exclude {
+			ex = append(ex, c)
+		}
+		out["excludeClusters"] = ex
 	}
-	return map[string]any{"clusterSelector": map[string]any{"matchLabels": labels}}
+	return out
 }
 
 func (p Placement) String() string {
+	s := fmt.Sprintf("selector=%v", p.Selector)
 	if p.Clusters != nil {
-		return fmt.Sprintf("clusters=%v", p.Clusters)
+		s = fmt.Sprintf("clusters=%v", p.Clusters)
 	}
-	return fmt.Sprintf("selector=%v", p.Selector)
+	if len(p.Exclude) > 0 {
+		s += fmt.Sprintf(" exclude=%v", p.Exclude)
+	}
+	return s
 }
 
 // template returns a federated object's spec.template for kind and value v.
@@ -87,6 +104,8 @@ func template(kind string, name string, v int64) map[string]any {
 		}}
 	case federation.ConfigMapType.Federated.Kind:
 		return map[string]any{"data": map[string]any{"value": fmt.Sprint(v), "name": name}}
+	case federation.SecretType.Federated.Kind:
+		return map[string]any{"type": "Opaque", "data": map[string]any{"password": base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "pw-%d", v))}}
 	default: // Namespace
 		return map[string]any{"metadata": map[string]any{"labels": map[string]any{"soak": fmt.Sprintf("v%d", v)}}}
 	}
@@ -101,6 +120,8 @@ func overrideOp(kind string, v int64) map[string]any {
 		return map[string]any{"op": "replace", "path": "/spec/ports/0/port", "value": 8000 + v%100}
 	case federation.ConfigMapType.Federated.Kind:
 		return map[string]any{"op": "replace", "path": "/data/value", "value": fmt.Sprintf("override-%d", v)}
+	case federation.SecretType.Federated.Kind:
+		return map[string]any{"op": "replace", "path": "/data/password", "value": base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "override-%d", v))}
 	default:
 		return map[string]any{"op": "replace", "path": "/metadata/labels/soak", "value": fmt.Sprintf("o%d", v)}
 	}

@@ -66,8 +66,49 @@ func (w *World) seedForeign(script Script) error {
 				return fmt.Errorf("soak: seed %s in %s: %w", o.GetName(), name, err)
 			}
 		}
+		if !w.Config.Without.Lookalikes {
+			for _, o := range lookalikes(script, w.Config.Objects, i) {
+				if err := w.seedUntouched(m, nativeGVR(o.GetKind()), o); err != nil {
+					return fmt.Errorf("soak: seed %s in %s: %w", o.GetName(), name, err)
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// lookalikes are the objects no federation manages that the i-th member runs: its own
+// kube-system Deployment and ConfigMap (of the names the host's have), another team's
+// Deployment in every plain namespace, and, in every fourth member, a Deployment of the name
+// of one of the first divided workloads (which blocks it there).
+func lookalikes(script Script, objects, i int) []*unstructured.Unstructured {
+	sys := federation.Key{Namespace: systemNamespace, Name: "coredns"}
+	out := []*unstructured.Unstructured{lookalike("Deployment", sys, "system"), lookalike("ConfigMap", sys, "system")}
+	for _, ns := range plainNamespaces(objects) {
+		out = append(out, lookalike("Deployment", federation.Key{Namespace: ns, Name: "team-b-api"}, "team-b"))
+	}
+	var divided []Event
+	for _, e := range script.Initial {
+		if e.Op == OpCreate && e.Kind == federation.DeploymentType.Federated.Kind && e.Total > 0 && len(divided) < 2 {
+			divided = append(divided, e)
+		}
+	}
+	if i%4 == 2 && len(divided) > 0 {
+		out = append(out, lookalike("Deployment", divided[i%len(divided)].Key, "team-here-first"))
+	}
+	if i%4 == 3 {
+		// Another federation's copy of an object of the same name as one of this one's.
+		for _, e := range script.Initial {
+			if e.Op == OpCreate && e.Kind == federation.ConfigMapType.Federated.Kind {
+				o := lookalike("ConfigMap", e.Key, "another-federation")
+				o.SetLabels(map[string]string{federation.ManagedByLabel: "another-federation", federation.FederatedNameLabel: e.Key.Name,
+					federation.FederatedNamespaceLabel: e.Key.Namespace})
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (w *World) seedUntouched(m *fake.Cluster, gvr schema.GroupVersionResource, o *unstructured.Unstructured) error {
@@ -80,7 +121,7 @@ func (w *World) seedUntouched(m *fake.Cluster, gvr schema.GroupVersionResource, 
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.untouched = append(w.untouched, untouchedObject{cluster: m.Name(), gvr: gvr, ns: o.GetNamespace(), name: o.GetName(), rv: stored.GetResourceVersion()})
+	w.untouched = append(w.untouched, untouchedObject{cluster: m.Name(), gvr: gvr, ns: o.GetNamespace(), name: o.GetName(), uid: string(stored.GetUID()), state: untouchedState(stored)})
 	return nil
 }
 
@@ -92,9 +133,10 @@ func configMap(ns, name string, data map[string]any) *unstructured.Unstructured 
 	}}
 }
 
-// housekeep takes members whose Cluster object is gone out of the fleet (the Cluster
-// finalizers let it go: the control plane is done with it).
-func (w *World) housekeep() {
+// housekeep marks the members whose Cluster object is gone as unjoined (the Cluster
+// finalizers let it go: the control plane is done with it), and joins again those the script
+// joined meanwhile.
+func (w *World) housekeep(ctx context.Context) error {
 	w.mu.Lock()
 	leaving := sortedKeys(w.leaving)
 	w.mu.Unlock()
@@ -106,12 +148,19 @@ func (w *World) housekeep() {
 		if !ok {
 			continue
 		}
-		w.Fleet.Remove(name)
 		w.mu.Lock()
 		delete(w.leaving, name)
 		w.removed[name] = m
+		index, again := w.joining[name]
+		delete(w.joining, name)
 		w.mu.Unlock()
+		if again {
+			if err := w.addMember(ctx, name, index); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 func (w *World) removedNames() []string {
@@ -129,12 +178,15 @@ func (w *World) removedCluster(name string) *fake.Cluster {
 	return fake.NewCluster(name) // never a member: empty
 }
 
-// healAll heals every partitioned member, leaving ones included.
+// healAll heals every partitioned member, leaving and unjoined ones included.
 func (w *World) healAll() {
-	for _, m := range w.members() {
-		m.Heal()
+	for _, name := range w.Fleet.Names() {
+		if m, ok := w.Fleet.Member(name); ok {
+			m.Heal()
+		}
 	}
 	w.mu.Lock()
 	clear(w.partition)
+	w.outage = nil
 	w.mu.Unlock()
 }

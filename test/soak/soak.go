@@ -20,8 +20,9 @@ import (
 type Result struct {
 	// Config is the soak's configuration, defaults filled in.
 	Config Config
-	// Violations lists every broken invariant, each naming the phase, object and cluster.
-	Violations []string
+	// Violations lists every broken invariant, each naming the seed, the phase and step, the
+	// rule and the object, with the replay command.
+	Violations []Violation
 	// Events and Skipped count the script's events applied, and those that found nothing to
 	// act on (a drift of an object that is not there).
 	Events, Skipped int
@@ -92,6 +93,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	}
 	res.Config = w.Config
 	logf := w.Config.Logf
+	w.at("the seed", -1)
 	if err := w.seedHost(ctx); err != nil {
 		return res, err
 	}
@@ -115,7 +117,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	d := newDriver(w, cp)
 	defer func() {
 		if err := d.stop(); err != nil {
-			w.violate("stopping the control plane: %v", err)
+			w.violate(RuleLoopsHealthy, "the control plane", "stopping it: %v", err)
 		}
 	}()
 	if err := d.start(ctx); err != nil {
@@ -125,7 +127,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	// The chaos.
 	w.setFaults(true)
 	w.failover.prev = w.snapshot()
+	w.steps.prev = w.stepState()
 	for i, step := range script.Steps {
+		w.at("the chaos", i)
 		for _, e := range step {
 			logf("step %d: %s", i, e)
 			skipped, err := w.Apply(ctx, e)
@@ -140,9 +144,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
 			return res, err
 		}
-		if !w.Config.Run || w.Config.SampleRun { // see the package doc, What is checked after every step
-			w.sample("the chaos", i, step)
-		}
+		w.afterStep(step)
 		res.Rounds++
 		wc := w.takeWrites()
 		res.MemberWrites += wc.members
@@ -154,11 +156,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.setFaults(false)
 	w.healAll()
 	healed := []Event{{Op: OpHeal}} // the first sample after the healing cannot compare
-	n, err := settle(ctx, w, d, "after the chaos", func(round int) {
-		if !w.Config.Run || w.Config.SampleRun {
-			w.sample("after the chaos", round, healed)
-			healed = nil
-		}
+	n, err := settle(ctx, w, d, "after the chaos", func() {
+		w.afterStep(healed)
+		healed = nil
 	})
 	res.Settle, res.Rounds = n, res.Rounds+n
 	if err != nil {
@@ -167,13 +167,14 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.check("after the chaos", nil)
 
 	// Other controllers annotate member objects: no federation write may follow.
+	w.at("other controllers' annotations", -1)
 	if err := foreignWrites(ctx, w, d); err != nil {
 		return res, err
 	}
 	res.Rounds += quietRounds
 
 	// A member is cut off: its entries go stale and leave the sums.
-	cut := w.Fleet.Names()[0]
+	cut := sortedKeys(w.members())[0]
 	if err := w.setPartition(cut, true); err != nil {
 		return res, err
 	}
@@ -192,6 +193,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	w.check("healed", nil)
 
 	// A further hour: nothing but the monitor's heartbeats.
+	w.at("an hour later", -1)
 	w.takeWrites()
 	for range 12 {
 		if err := d.advance(ctx, 5*time.Minute); err != nil {
@@ -202,10 +204,10 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	hour := w.takeWrites()
 	res.HourHostWrites, res.HourMemberWrites, res.HourClusterWrites = hour.host, hour.members, hour.clusters
 	if hour.host+hour.members > 0 {
-		w.violate("the hour after quiescence: %d host and %d member writes, want none: %s", hour.host, hour.members, strings.Join(hour.which, "; "))
+		w.violate(RuleQuietHour, "the control plane", "%d host and %d member writes, want none: %s", hour.host, hour.members, hour.named())
 	}
 	if limit := 12 * len(w.Fleet.Names()); hour.clusters > limit {
-		w.violate("the hour after quiescence: %d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)
+		w.violate(RuleQuietHour, "the cluster monitor", "%d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)
 	}
 	w.check("an hour later", nil)
 
@@ -220,10 +222,12 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 // and deletes nothing for quietRounds rounds, then for longQuietRounds longer ones: deferred work
 // (a preference's rebalance period, 5 minutes by default) happens within that window. It
 // takes at most Config.MaxRounds rounds; not settling is a violation. sample, when set, runs
-// after every round.
-func settle(ctx context.Context, w *World, d driver, phase string, sample func(round int)) (int, error) {
+// after every round (violations then name the round as the step).
+func settle(ctx context.Context, w *World, d driver, phase string, sample func()) (int, error) {
 	quiet := 0
+	var last func() string
 	for i := 1; i <= w.Config.MaxRounds; i++ {
+		w.at(phase, i)
 		step := w.Config.RoundStep
 		if quiet >= quietRounds {
 			step = 2 * time.Minute
@@ -232,11 +236,14 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func(r
 			return i, err
 		}
 		if sample != nil {
-			sample(i)
+			sample()
 		}
 		wc := w.takeWrites()
 		w.Config.Logf("%s: round %d (+%s): %d member writes, %d host writes, %d Cluster writes", phase, i, step, wc.members, wc.host, wc.clusters)
 		left, coming := w.deleting(), w.recovering()
+		last = func() string {
+			return fmt.Sprintf("the last round's writes: %s; still being deleted: %v; not Ready yet: %v", wc.named(), left, coming)
+		}
 		if wc.members+wc.host > 0 || len(left) > 0 || len(coming) > 0 {
 			if len(left) > 0 {
 				w.Config.Logf("%s: round %d: still being deleted: %v", phase, i, left)
@@ -253,7 +260,8 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func(r
 			return i, nil
 		}
 	}
-	w.violate("%s: still writing after %d rounds", phase, w.Config.MaxRounds)
+	w.at(phase, -1)
+	w.violate(RuleSettles, "the control plane", "still writing after %d rounds (%s)", w.Config.MaxRounds, last())
 	if w.Config.Goroutines != "" {
 		if err := dumpGoroutines(w.Config.Goroutines); err != nil {
 			w.Config.Logf("%s: goroutines: %v", phase, err)
@@ -266,8 +274,9 @@ func settle(ctx context.Context, w *World, d driver, phase string, sample func(r
 // quietRounds rounds without a federation write.
 func foreignWrites(ctx context.Context, w *World, d driver) error {
 	n := 0
-	for _, name := range w.Fleet.Names() {
-		m, _ := w.Fleet.Member(name)
+	members := w.members()
+	for _, name := range sortedKeys(members) {
+		m := members[name]
 		for _, typ := range kinds() {
 			if typ.Federated.Kind == federation.DeploymentType.Federated.Kind {
 				// A Deployment's generation follows its annotations (the real strategy's
@@ -294,7 +303,7 @@ func foreignWrites(ctx context.Context, w *World, d driver) error {
 			return err
 		}
 		if wc := w.takeWrites(); wc.members+wc.host > 0 {
-			w.violate("other controllers' annotations: round %d after them made %d member and %d host writes, want none", i, wc.members, wc.host)
+			w.violate(RuleForeignAnnotations, "the control plane", "round %d after other controllers' annotations made %d member and %d host writes, want none: %s", i, wc.members, wc.host, wc.named())
 		}
 	}
 	return nil

@@ -28,12 +28,25 @@ var (
 	sampleRun    = flag.Bool("soak.sample-run", false, "in Run mode, check failover after every step too")
 	dumpFlag     = flag.String("soak.dump", "", "namespace/name of a federated object to dump into the violations")
 	goroutines   = flag.String("soak.goroutines", "", "file for every goroutine's stack when the control plane does not settle")
+	shardsFlag   = flag.Int("shards", 0, "control planes sharing the host (0: the default, 2)")
+	skipFlag     = flag.String("soak.skip", "", "rules left out, comma-separated (every rule is on by default)")
 )
 
 // TestMain checks, after every test, that no goroutine is left: every loop's Run, every
 // watch and member cache ended with the soak.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// skipped is the rules -soak.skip leaves out.
+func skipped() []soak.Rule {
+	var out []soak.Rule
+	for _, r := range strings.Split(*skipFlag, ",") {
+		if r != "" {
+			out = append(out, soak.Rule(r))
+		}
+	}
+	return out
 }
 
 func seeds() []uint64 {
@@ -48,7 +61,9 @@ func seeds() []uint64 {
 }
 
 func config(t *testing.T, seed uint64, run bool) soak.Config {
-	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines}
+	cfg := soak.Config{Seed: seed, Clusters: *clustersFlag, Objects: *objectsFlag, Steps: *stepsFlag, Run: run, SampleRun: *sampleRun, Dump: *dumpFlag, Goroutines: *goroutines,
+		Shards: *shardsFlag}
+	cfg.Skip = skipped()
 	if *verboseFlag {
 		cfg.Logf = t.Logf
 		cfg.TraceWrites = *traceFlag
@@ -65,7 +80,7 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 	t.Log(res.Summary())
 	t.Log(res.FailoverSummary())
 	if *outFlag != "" {
-		if err := os.WriteFile(*outFlag, []byte(strings.Join(res.Violations, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*outFlag, []byte(lines(res.Violations)+"\n"), 0o644); err != nil {
 			t.Error(err)
 		}
 	}
@@ -76,7 +91,7 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 		if len(v) > show {
 			v, more = v[:show], "\n... and "+strconv.Itoa(len(res.Violations)-show)+" more"
 		}
-		t.Errorf("seed %d: %d violation(s):\n%s%s\nreplay: %s", cfg.Seed, len(res.Violations), strings.Join(v, "\n"), more, res.Replay())
+		t.Errorf("seed %d: %d violation(s):\n%s%s\nreplay: %s", cfg.Seed, len(res.Violations), lines(v), more, res.Replay())
 	}
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // The user's hands on the host: a person with kubectl, whose writes go through the API (so
@@ -35,6 +38,9 @@ func (w *World) userCreate(ctx context.Context, gvr schema.GroupVersionResource,
 	for range userAttempts {
 		var out *unstructured.Unstructured
 		if out, err = w.Host.Create(ctx, gvr, obj.DeepCopy()); err == nil || !retryable(err) {
+			if err == nil {
+				w.noteUserMade(gvr, out)
+			}
 			return out, err
 		}
 	}
@@ -91,6 +97,7 @@ func (w *World) userUpdateStatus(ctx context.Context, gvr schema.GroupVersionRes
 
 // userDelete deletes an object; a missing one is fine.
 func (w *World) userDelete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) error {
+	w.forgetUserMade(gvr, ns, name)
 	var err error
 	for range userAttempts {
 		err = w.Host.Delete(ctx, gvr, ns, name, metav1.DeleteOptions{})
@@ -102,4 +109,64 @@ func (w *World) userDelete(ctx context.Context, gvr schema.GroupVersionResource,
 		}
 	}
 	return fmt.Errorf("soak: delete %s %s: %w", gvr.Resource, objectRef(ns, name), err)
+}
+
+// userObject is an object the user made on the host: no loop deletes it or takes it over.
+type userObject struct {
+	gvr      schema.GroupVersionResource
+	ns, name string
+	uid      string
+}
+
+// userMadeKinds are the resources whose objects the user's are watched: the native objects
+// and the federated objects.
+func userMadeKind(gvr schema.GroupVersionResource) bool {
+	switch gvr {
+	case deploymentsGVR, configMapsGVR, secretsGVR, claimsGVR:
+		return true
+	}
+	for _, typ := range kinds() {
+		if typ.FederatedGVR() == gvr {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) noteUserMade(gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	if u == nil || !userMadeKind(gvr) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.userMade = append(w.userMade, userObject{gvr: gvr, ns: u.GetNamespace(), name: u.GetName(), uid: string(u.GetUID())})
+}
+
+func (w *World) forgetUserMade(gvr schema.GroupVersionResource, ns, name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.userMade = slices.DeleteFunc(w.userMade, func(o userObject) bool { return o.gvr == gvr && o.ns == ns && o.name == name })
+}
+
+// checkUserMade: every object the user made on the host and did not delete is still there,
+// the same object, and no loop took it over (the generated-by label) (RuleForeignUntouched).
+func (w *World) checkUserMade() {
+	w.mu.Lock()
+	objs := slices.Clone(w.userMade)
+	w.mu.Unlock()
+	for _, o := range objs {
+		u, err := w.Host.Peek(o.gvr, o.ns, o.name)
+		what := fmt.Sprintf("%s %s on the host", o.gvr.Resource, objectRef(o.ns, o.name))
+		switch {
+		case err != nil || string(u.GetUID()) != o.uid:
+			w.violate(RuleForeignUntouched, what, "the user made it and did not delete it, and it is gone or made again (%v)", err)
+		case u.GetDeletionTimestamp() != nil:
+			w.violate(RuleForeignUntouched, what, "the user made it and did not delete it, and it is being deleted")
+		case u.GetLabels()[federation.GeneratedByLabel] != "":
+			w.violate(RuleForeignUntouched, what, "the user made it, and the %s loop took it over", u.GetLabels()[federation.GeneratedByLabel])
+		default:
+			continue
+		}
+		w.forgetUserMade(o.gvr, o.ns, o.name) // reported once
+	}
 }

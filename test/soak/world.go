@@ -23,18 +23,21 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/sync/plan"
 )
 
 // startTime is the fake clock's first instant in every soak.
 func startTime() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
 
 // Kinds returns the federated kinds a soak runs, in the order the loops handle them:
-// FederatedNamespace, FederatedConfigMap, FederatedService, FederatedDeployment.
+// FederatedNamespace, FederatedConfigMap, FederatedSecret, FederatedPersistentVolumeClaim
+// (the dependencies come before their workloads), FederatedService, FederatedDeployment.
 func Kinds() []federation.TypeConfig { return kinds() }
 
 func kinds() []federation.TypeConfig {
 	return []federation.TypeConfig{
-		federation.NamespaceType, federation.ConfigMapType, federation.ServiceType, federation.DeploymentType,
+		federation.NamespaceType, federation.ConfigMapType, federation.SecretType, federation.PersistentVolumeClaimType,
+		federation.ServiceType, federation.DeploymentType,
 	}
 }
 
@@ -53,15 +56,19 @@ type World struct {
 	Fleet  *fake.Fleet
 
 	mu         sync.Mutex
-	violations []string
+	violations []Violation
+	where      where           // the phase and step violations name
+	reported   map[string]bool // "rule object" of the violations reported after a step
 	events     []RecordedEvent
 	writes     writeCounts
 	calls      int // every call that got through, for Run mode's idle detection
 	trace      func(format string, args ...any)
 	latency    map[string]time.Duration // per member; see slow and delay
 	faults     bool
-	leaving    map[string]bool          // Cluster objects deleted, members still in the fleet
-	removed    map[string]*fake.Cluster // members taken out of the fleet, once their Cluster was gone
+	leaving    map[string]bool          // Cluster objects deleted, members still joined
+	removed    map[string]*fake.Cluster // members unjoined, once their Cluster was gone (still in the fleet: they may join again)
+	joining    map[string]int           // members joining again, by label index, once their old Cluster is gone
+	index      map[string]int           // each member's label index
 	partition  map[string]bool
 	tainted    map[string]bool // clusters the script drained (the drain taint on spec.taints)
 	failover   *failoverWatch
@@ -76,6 +83,15 @@ type World struct {
 	sending   map[string][]int64
 	untouched []untouchedObject
 	jumped    time.Duration
+
+	// The features' state (see Features).
+	slowness   map[string]time.Duration // members whose rolling updates are slow
+	kubeFed    []kubeFedCopy            // member objects KubeFed made
+	migrated   map[string]bool          // "Kind namespace/name" of the migrated objects
+	outage     *outage                  // the control plane cut off from every member
+	unselected []unselectedCopy         // copies of native Deployments no policy selects any more
+	userMade   []userObject             // the user's objects on the host
+	steps      stepWatch                // what the rules after every step compare with
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
@@ -91,7 +107,31 @@ type writeCounts struct {
 	members  int
 	// which names the first host and member writes (maxNamedWrites), for a violation that
 	// wants none: the cluster, verb, resource and object, and what a status write changed.
-	which []string
+	which []namedWrite
+}
+
+// namedWrite is a write writeCounts names: what it was, and for a status write the status
+// stored before it and the one written (diffed only when a violation names the write).
+type namedWrite struct {
+	what          string
+	before, after any
+	status        bool
+}
+
+func (n namedWrite) String() string {
+	if !n.status {
+		return n.what
+	}
+	return n.what + " (status -stored +written:\n" + cmp.Diff(n.before, n.after) + ")"
+}
+
+// named lists the writes wc names, one after the other.
+func (wc writeCounts) named() string {
+	out := make([]string, 0, len(wc.which))
+	for _, n := range wc.which {
+		out = append(out, n.String())
+	}
+	return strings.Join(out, "; ")
 }
 
 // maxNamedWrites is how many writes writeCounts.which names.
@@ -117,12 +157,18 @@ type orphanRecord struct {
 }
 
 // untouchedObject is an object no federation manages, seeded in a member: it must end as it
-// started.
+// started (its status aside: the members' simulated controllers write it).
 type untouchedObject struct {
 	cluster  string
 	gvr      schema.GroupVersionResource
 	ns, name string
-	rv       string
+	uid      string
+	state    string // its metadata's labels, annotations, generation and deletion, and its spec or data
+}
+
+// untouchedState is what of obj must not change: all but its status.
+func untouchedState(obj *unstructured.Unstructured) string {
+	return fmt.Sprintf("%v %v %d %v %v %v", obj.GetLabels(), obj.GetAnnotations(), obj.GetGeneration(), obj.GetDeletionTimestamp(), obj.Object["spec"], obj.Object["data"])
 }
 
 // NewWorld builds the host, the fleet and the clock of cfg, with the Clusters registered on the
@@ -139,6 +185,10 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		latency:   map[string]time.Duration{},
 		leaving:   map[string]bool{},
 		removed:   map[string]*fake.Cluster{},
+		joining:   map[string]int{},
+		index:     map[string]int{},
+		slowness:  map[string]time.Duration{},
+		migrated:  map[string]bool{},
 		partition: map[string]bool{},
 		tainted:   map[string]bool{},
 		failover:  newFailoverWatch(),
@@ -164,7 +214,7 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 	}
 	w.Fleet.SetClock(w.Clock)
 	w.Fleet.SetRecording(false)
-	w.Fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: 20 * time.Second, LoadBalancers: true})
+	w.Fleet.SetWorkloads(fake.Workloads{Apps: true, ReadyAfter: defaultReadyAfter, LoadBalancers: true})
 	w.installHooks(w.Host)
 	return w, nil
 }
@@ -185,11 +235,27 @@ func clusterLabels(i int) map[string]string {
 
 // addMember adds member name to the fleet and registers its Cluster on the host, Ready, as an
 // operator joining a cluster does. Its member caches start at once (as a control plane's
-// informers would), so a partition that follows finds them synced.
+// informers would), so a partition that follows finds them synced. A member unjoined before
+// joins again with what it holds; while its old Cluster is still being deleted, it joins
+// once that is gone (see housekeep).
 func (w *World) addMember(ctx context.Context, name string, index int) error {
+	w.mu.Lock()
+	w.index[name] = index
+	leaving := w.leaving[name]
+	if leaving {
+		w.joining[name] = index
+	}
+	w.mu.Unlock()
+	if leaving {
+		return nil
+	}
 	c := w.Fleet.Add(name, clusterLabels(index))
+	w.mu.Lock()
+	delete(w.removed, name)
+	w.mu.Unlock()
 	w.installHooks(c)
 	w.applyFaults(c)
+	c.SetWorkloads(w.workloads(name))
 	for _, typ := range kinds() {
 		if _, err := w.Fleet.CachedReader(name, typ.TargetGVR()); err != nil {
 			return err
@@ -214,29 +280,33 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 	return fmt.Errorf("soak: cluster %q missing from the fleet", name)
 }
 
-// releasedCopy reports whether member object obj (of resource gvr) is a copy the federated
-// object of its name released (federation.ReleasedAnnotation holds that object's uid): sync
-// may take it back.
-func (w *World) releasedCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
-	uid := obj.GetAnnotations()[federation.ReleasedAnnotation]
-	if uid == "" {
-		return false
-	}
+// adoptableCopy reports whether sync may take over member object obj (of resource gvr), which
+// no federation manages, for the federated object of its name on the host
+// (plan.Adoptable): a copy that object released, or the object KubeFed made for it.
+func (w *World) adoptableCopy(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) bool {
 	for _, typ := range kinds() {
 		if typ.TargetGVR() != gvr {
 			continue
 		}
-		fed, err := w.Host.Peek(typ.FederatedGVR(), obj.GetNamespace(), obj.GetName())
-		return err == nil && string(fed.GetUID()) == uid
+		u, err := w.Host.Peek(typ.FederatedGVR(), obj.GetNamespace(), obj.GetName())
+		if err != nil {
+			return false
+		}
+		fed, err := federation.FederatedObjectFromUnstructured(u)
+		return err == nil && plan.Adoptable(obj, fed, fed.Annotations[federation.AdoptAnnotation] == "true")
 	}
 	return false
 }
 
-// members returns the fleet's members, sorted by name.
+// members returns the fleet's joined members (those unjoined stay in the fleet, to join
+// again), by name.
 func (w *World) members() map[string]*fake.Cluster {
+	w.mu.Lock()
+	removed := maps.Clone(w.removed)
+	w.mu.Unlock()
 	out := map[string]*fake.Cluster{}
 	for _, n := range w.Fleet.Names() {
-		if c, ok := w.Fleet.Member(n); ok {
+		if c, ok := w.Fleet.Member(n); ok && removed[n] == nil {
 			out[n] = c
 		}
 	}
@@ -259,7 +329,7 @@ func (w *World) installHooks(c *fake.Cluster) {
 			w.writes.host++
 		}
 		if gvr != federation.ClusterGVR && len(w.writes.which) < maxNamedWrites {
-			w.writes.which = append(w.writes.which, fmt.Sprintf("%s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName)))
+			w.writes.which = append(w.writes.which, namedWrite{what: fmt.Sprintf("%s %s %s %s", name, verb, gvr.Resource, objectRef(ns, objName))})
 		}
 		trace := w.trace
 		w.mu.Unlock()
@@ -273,8 +343,8 @@ func (w *World) installHooks(c *fake.Cluster) {
 		if err != nil {
 			return
 		}
-		if _, ok := cur.GetLabels()[federation.ManagedByLabel]; !ok && !w.releasedCopy(gvr, cur) {
-			w.violate("cluster %q: %s of %s %s, which no federation manages", name, verb, gvr.Resource, objectRef(ns, objName))
+		if !managed(cur) && !w.adoptableCopy(gvr, cur) {
+			w.violate(RuleForeignUntouched, fmt.Sprintf("%s %s in %s", gvr.Resource, objectRef(ns, objName), name), "%s of an object that is not this federation's (labels %v, annotations %v)", verb, cur.GetLabels(), cur.GetAnnotations())
 		}
 	}
 	c.SetHooks(fake.Hooks{
@@ -454,8 +524,9 @@ func (w *World) applyFaults(c *fake.Cluster) {
 	c.SetErrorRate(fake.VerbAll, rate, w.Config.Seed^h.Sum64())
 }
 
-// setFaults turns injected errors on or off everywhere; off also ends latency and injected
-// Conflicts (ResetFaults, then the hooks again).
+// setFaults turns injected errors on or off everywhere; off also ends latency, injected
+// Conflicts (ResetFaults, then the hooks again), slow rolling updates and images that never
+// start.
 func (w *World) setFaults(on bool) {
 	w.mu.Lock()
 	w.faults = on
@@ -463,24 +534,26 @@ func (w *World) setFaults(on bool) {
 		clear(w.latency)
 	}
 	w.mu.Unlock()
-	for _, c := range append([]*fake.Cluster{w.Host}, slices.Collect(maps.Values(w.members()))...) {
+	all := []*fake.Cluster{w.Host}
+	for _, name := range w.Fleet.Names() {
+		if m, ok := w.Fleet.Member(name); ok {
+			all = append(all, m)
+		}
+	}
+	for _, c := range all {
 		if !on {
 			c.ResetFaults()
 			w.installHooks(c)
 		}
 		w.applyFaults(c)
+		if c != w.Host {
+			c.SetWorkloads(w.workloads(c.Name()))
+		}
 	}
 }
 
-// violate records a violation.
-func (w *World) violate(format string, args ...any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.violations = append(w.violations, fmt.Sprintf(format, args...))
-}
-
 // Violations returns what the guard and the checks found so far.
-func (w *World) Violations() []string {
+func (w *World) Violations() []Violation {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.violations)
@@ -563,11 +636,11 @@ func (w *World) nameStatusDiff(ctx context.Context, next federation.ClusterClien
 	if err != nil {
 		return
 	}
-	diff := cmp.Diff(cur.Object["status"], obj.Object["status"])
+	after := runtime.DeepCopyJSONValue(obj.Object["status"])
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if i := n - 1; i < len(w.writes.which) && strings.HasSuffix(w.writes.which[i], objectRef(obj.GetNamespace(), obj.GetName())) {
-		w.writes.which[i] += " (status -stored +written:\n" + diff + ")"
+	if i := n - 1; i < len(w.writes.which) && strings.HasSuffix(w.writes.which[i].what, objectRef(obj.GetNamespace(), obj.GetName())) {
+		w.writes.which[i].before, w.writes.which[i].after, w.writes.which[i].status = cur.Object["status"], after, true
 	}
 }
 
