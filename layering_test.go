@@ -27,7 +27,9 @@ var allowedImports = map[string][]string{
 	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":     {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
+	"kinds":      {"federation"},
+	"status":     {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
 	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
 	// the scheduler's division for the bounds of Distributed mode.
@@ -40,15 +42,15 @@ var allowedImports = map[string][]string{
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
-	"dependencies": {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"dependencies": {"federation", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
-	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
+	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics", "internal/intern"},
