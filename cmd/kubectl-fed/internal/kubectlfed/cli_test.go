@@ -250,7 +250,7 @@ func TestArgumentErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"status", "widget/x"}, `kind "widget" is not a federated type`},
+		{[]string{"rollback", "widget/x"}, `kind "widget" is not a federated type`},
 		{[]string{"status", "deployment/"}, `want KIND/NAME`},
 		{[]string{"rollback", "x", "--context", "a", "--host-context", "b"}, `--context "a" and --host-context "b" disagree`},
 		{[]string{"join"}, "accepts 1 arg(s)"},

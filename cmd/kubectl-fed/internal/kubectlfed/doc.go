@@ -1,6 +1,6 @@
 // Package kubectlfed is the kubectl plugin `kubectl fed`: join, unjoin, clusters, status,
 // rollback, preview, migrate and version, and the operator verbs federate, promote, get,
-// describe, cordon, uncordon, taint and orphaning-deletion.
+// describe, cordon, uncordon, taint and orphaning-deletion, enable and disable.
 //
 //	code := kubectlfed.Main(ctx, os.Args[1:], kubectlfed.Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 //	os.Exit(code)
@@ -48,4 +48,13 @@
 // collector's extractor of the kind. orphaning-deletion sets, removes or reads
 // federation.OrphanAnnotation. Options.Host and Options.Clusters replace the kubeconfig's host
 // and members: the verbs' tests run on the fake fleet.
+//
+// enable federates a served type without Go code: it reads the target's schema (a CRD's
+// openAPIV3Schema, or a built-in kind's from the API server's OpenAPI v3, references inlined
+// and made structural), writes federation.CRDWithTemplateSchema's CRD and the
+// federation.FederatedTypeConfig (its rules compiled by package kinds first: bad rules write
+// nothing), and prints the RBAC the loops need. Every verb knows the host's
+// FederatedTypeConfigs' types besides the built-in ones. disable deletes the configuration;
+// --delete-crd deletes the Federated<Kind> CRD only when no object of it is left, as deleting
+// it would delete them. Neither touches a member object.
 package kubectlfed

@@ -99,7 +99,7 @@ func (g *globals) readMembers(ctx context.Context, arg string, o *getOptions) (*
 	if err != nil {
 		return nil, typ, nil, err
 	}
-	extract := g.extractor(ctx, host, typ)
+	extract := g.extractor(typ)
 	out := make([]memberCopy, 0, len(names))
 	for _, n := range names {
 		out = append(out, readMember(ctx, fed, typ, set, n, extract))
@@ -107,12 +107,9 @@ func (g *globals) readMembers(ctx context.Context, arg string, o *getOptions) (*
 	return fed, typ, out, nil
 }
 
-// extractor is the status collector's extractor of typ's kind.
-func (g *globals) extractor(ctx context.Context, host federation.ClusterClient, typ federation.TypeConfig) status.Extractor {
-	if e := status.DefaultExtractors()[typ.Target.GroupKind()]; e != nil {
-		return e
-	}
-	return status.GenericStatus
+// extractor is the status collector's extractor of typ's kind: its Go code, or its rules.
+func (g *globals) extractor(typ federation.TypeConfig) status.Extractor {
+	return status.KindExtractor(typ)
 }
 
 func readMember(ctx context.Context, fed *federation.FederatedObject, typ federation.TypeConfig, set federation.ClusterSet, name string, extract status.Extractor) memberCopy {

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -39,6 +42,9 @@ type Options struct {
 	// name: a fake fleet in tests, an embedder's own clients.
 	Host     federation.ClusterClient
 	Clusters federation.ClusterSet
+	// OpenAPI, when set, reads the host's OpenAPI v3 document at a path
+	// (/openapi/v3/apis/apps/v1), for enable's built-in kinds; nil: the kubeconfig's host.
+	OpenAPI func(ctx context.Context, path string) ([]byte, error)
 }
 
 // Main runs `kubectl fed` with args (without the program name) and returns the exit status:
@@ -97,7 +103,9 @@ func NewCommand(opts Options) *cobra.Command {
   kubectl fed describe KIND/NAME                   the same with conditions and events
   kubectl fed cordon|uncordon CLUSTER              no new placements in a cluster, or again
   kubectl fed taint CLUSTER KEY[=VALUE]:EFFECT     taint a cluster (KEY- removes)
-  kubectl fed orphaning-deletion enable KIND/NAME  leave the member objects when it is deleted`,
+  kubectl fed orphaning-deletion enable KIND/NAME  leave the member objects when it is deleted
+  kubectl fed enable RESOURCE.GROUP                federate a type, custom resources included
+  kubectl fed disable RESOURCE.GROUP               stop federating it, touching no member object`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -117,7 +125,7 @@ func NewCommand(opts Options) *cobra.Command {
 	f.StringVarP(&g.namespace, "namespace", "n", "", "the namespace of the federated object (default: the context's namespace)")
 	root.AddCommand(joinCommand(g), unjoinCommand(g), statusCommand(g), rollbackCommand(g), previewCommand(g), migrateCommand(g),
 		clustersCommand(g), versionCommand(g), federateCommand(g), promoteCommand(g), getCommand(g), describeCommand(g),
-		cordonCommand(g, true), cordonCommand(g, false), taintCommand(g), orphanCommand(g))
+		cordonCommand(g, true), cordonCommand(g, false), taintCommand(g), orphanCommand(g), enableCommand(g), disableCommand(g))
 	return root
 }
 
@@ -232,13 +240,22 @@ func (g *globals) typeAndKeyIn(ctx context.Context, host federation.ClusterClien
 	return g.typeAndKeyOf(types, arg, kind)
 }
 
-func (g *globals) typeAndKeyOf(types []federation.TypeConfig, arg, kind string) (federation.TypeConfig, federation.Key, error) {
+// kindAndName splits KIND/NAME, or NAME with kind (--kind).
+func kindAndName(arg, kind string) (string, string, error) {
 	name := arg
 	if k, n, ok := strings.Cut(arg, "/"); ok {
 		kind, name = k, n
 	}
 	if name == "" || kind == "" {
-		return federation.TypeConfig{}, federation.Key{}, fmt.Errorf("%q: want KIND/NAME or NAME with --kind", arg)
+		return "", "", fmt.Errorf("%q: want KIND/NAME or NAME with --kind", arg)
+	}
+	return kind, name, nil
+}
+
+func (g *globals) typeAndKeyOf(types []federation.TypeConfig, arg, kind string) (federation.TypeConfig, federation.Key, error) {
+	kind, name, err := kindAndName(arg, kind)
+	if err != nil {
+		return federation.TypeConfig{}, federation.Key{}, err
 	}
 	typ, ok := typeIn(types, kind)
 	if !ok {
@@ -262,9 +279,32 @@ func (g *globals) typeAndKeyOf(types []federation.TypeConfig, arg, kind string) 
 	return typ, key, nil
 }
 
-// types are the types the verbs know: the built-in ones.
+// types are the types the verbs know: the host's FederatedTypeConfigs (those that are valid),
+// then the built-in types they do not configure.
 func (g *globals) types(ctx context.Context, host federation.ClusterClient) ([]federation.TypeConfig, error) {
-	return federation.BuiltinTypes(), nil
+	var out []federation.TypeConfig
+	list, err := host.List(ctx, federation.FederatedTypeConfigGVR, "", metav1.ListOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("FederatedTypeConfigs: %w", err)
+	default:
+		for i := range list.Items {
+			ftc := &federation.FederatedTypeConfig{}
+			if federation.FromUnstructured(&list.Items[i], ftc) != nil {
+				continue
+			}
+			if t, err := ftc.TypeConfig(); err == nil {
+				out = append(out, t)
+			}
+		}
+	}
+	for _, t := range federation.BuiltinTypes() {
+		if !slices.ContainsFunc(out, func(c federation.TypeConfig) bool { return c.Federated.Kind == t.Federated.Kind }) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // typeIn finds kind among types: a federated or target kind, resource or group-qualified

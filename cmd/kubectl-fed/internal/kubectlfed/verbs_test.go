@@ -40,8 +40,9 @@ func newFleet(t *testing.T) *fleet {
 	return &fleet{Env: env}
 }
 
-// uids are the fake's random uids, which the transcripts leave out.
-var uids = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+// uids are the fake's random uids and its resourceVersions (which count every write, fixtures
+// included), which the transcripts leave out.
+var uids = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|resourceVersion: "[0-9]+"`)
 
 var namespaceGVR = federation.NamespaceType.TargetGVR()
 
@@ -51,9 +52,9 @@ func (f *fleet) kubectl(t *testing.T, args ...string) int {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Main(context.Background(), args, Options{Stdout: &out, Stderr: &errOut, Clock: f.Clock, Host: f.Host, Clusters: f.Fleet})
-	fmt.Fprintf(&f.out, "$ kubectl fed %s\n%s", strings.Join(args, " "), uids.ReplaceAllString(out.String(), "<uid>"))
+	fmt.Fprintf(&f.out, "$ kubectl fed %s\n%s", strings.Join(args, " "), uids.ReplaceAllString(out.String(), "<...>"))
 	if errOut.Len() > 0 {
-		fmt.Fprintf(&f.out, "[stderr] %s", uids.ReplaceAllString(errOut.String(), "<uid>"))
+		fmt.Fprintf(&f.out, "[stderr] %s", uids.ReplaceAllString(errOut.String(), "<...>"))
 	}
 	if code != 0 {
 		fmt.Fprintf(&f.out, "[exit %d]\n", code)
