@@ -28,8 +28,8 @@ var allowedImports = map[string][]string{
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"sync":       {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
-	"kinds":      {"federation"},
-	"status":     {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"kinds":  {"federation"},
+	"status": {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
 	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
 	// the scheduler's division for the bounds of Distributed mode.
@@ -38,7 +38,7 @@ var allowedImports = map[string][]string{
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "kinds", "placement", "scheduler", "override", "sync", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
