@@ -56,7 +56,9 @@
 // The configuration's Ready condition says what runs. One that does not decode, whose rules
 // do not compile, or whose federated kind Types or another configuration has already, starts
 // nothing (reason InvalidTypeConfig, InvalidRules or Conflict, and a Warning): the last valid
-// configuration of that name keeps running, as invalid input never stops what works. A
+// configuration of that name keeps running, as invalid input never stops what works. Rules
+// that do not compile with no configuration before still start the loops, and every object
+// of the type says the error (its members not ready, a KindRulesFailed Warning). A
 // FederatedTypeConfig is a small cluster-scoped object, as KubeFed's was, rather than a
 // ConfigMap: the API server checks its fields, it has a status to say what is wrong, RBAC
 // names it, and `kubectl get ftc` lists the types federated.

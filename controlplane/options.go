@@ -53,6 +53,9 @@ type Options struct {
 	// member object. A configuration that is invalid, whose rules do not compile, or whose
 	// federated kind Types has already, runs nothing new: the previous valid configuration of
 	// that name keeps running, and the configuration's Ready condition and a Warning say why.
+	// Rules that do not compile in a configuration with no previous one start the loops all
+	// the same: sync needs no rule, and the collector reports each object's members not ready
+	// with the compile error, so the objects say it too.
 	// The loops of a configured type are listed in Status like the others. False: Types only.
 	TypeConfigs bool
 

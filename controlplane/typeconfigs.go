@@ -90,14 +90,17 @@ func (tc *typeConfigs) reconcile(ctx context.Context, r federation.Reader, name 
 		return tc.report(ctx, u, metav1.ConditionFalse, ReasonInvalidTypeConfig, err.Error())
 	}
 	t, reason, err := tc.check(ftc)
-	if err != nil {
-		msg := err.Error()
-		if old := tc.current(name); old != nil {
-			msg += fmt.Sprintf("; the configuration of generation %d still runs", old.generation)
-		} else {
-			msg += "; no loop runs for it"
-		}
-		return tc.report(ctx, u, metav1.ConditionFalse, reason, msg)
+	switch old := tc.current(name); {
+	case err == nil:
+	case old != nil:
+		return tc.report(ctx, u, metav1.ConditionFalse, reason, fmt.Sprintf("%v; the configuration of generation %d still runs", err, old.generation))
+	case reason == ReasonInvalidRules:
+		// Nothing ran before: the loops run, sync propagates (it needs no rule), and the
+		// collector reports every member not ready with this error, on each object.
+		tc.start(ctx, name, t, ftc.Generation)
+		return tc.report(ctx, u, metav1.ConditionFalse, reason, err.Error()+"; the type's loops run, and its objects' members are reported not ready with this error")
+	default:
+		return tc.report(ctx, u, metav1.ConditionFalse, reason, err.Error()+"; no loop runs for it")
 	}
 	if old := tc.current(name); old == nil || !reflect.DeepEqual(old.typ, t) {
 		tc.stop(name)

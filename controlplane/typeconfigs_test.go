@@ -168,3 +168,62 @@ func mustYAML(t *testing.T, obj map[string]any) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// TestTypeConfigWithBadRulesFromTheStart: rules that do not compile, with no configuration
+// before, still run the type's loops, and the objects say the error: a FederatedWidget
+// propagates, its Ready condition is False naming the rule, as is the configuration's.
+func TestTypeConfigWithBadRulesFromTheStart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	eu, _ := e.fleet.Member("eu")
+	fedtest.InstallWidgets(t, e.host, eu)
+	for _, c := range []federation.ClusterClient{e.host, eu} {
+		fedtest.Create(t, c, federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	}
+	typ := fedtest.WidgetType
+	crd, err := federation.CRDFor(typ)
+	require.NoError(t, err)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	_, err = e.host.Create(ctx, crdGVR, &unstructured.Unstructured{Object: u})
+	require.NoError(t, err)
+	ftc := federation.NewFederatedTypeConfig(typ)
+	ftc.Spec.Rules = &federation.KindRules{Ready: "self.status.phase =="}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ftc)
+	require.NoError(t, err)
+	delete(obj, "status")
+	fedtest.Apply(t, e.host, federation.FederatedTypeConfigGVR, mustYAML(t, obj))
+	fedtest.Create(t, e.host, typ.FederatedGVR(), `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedWidget, metadata: {name: w, namespace: shop},
+  spec: {template: {spec: {replicas: 1, color: blue}}, placement: {clusters: [{name: eu}]}}}`)
+
+	o := e.options()
+	o.TypeConfigs = true
+	o.Disable.DNS, o.Disable.Propagation = true, true
+	cp, err := controlplane.New(e.host, e.fleet, o)
+	require.NoError(t, err)
+	stop := run(cp)
+	defer func() { require.NoError(t, stop()) }()
+	ready := func() string {
+		got, err := e.host.Get(ctx, typ.FederatedGVR(), "shop", "w")
+		require.NoError(t, err)
+		f, err := federation.FederatedObjectFromUnstructured(got)
+		require.NoError(t, err)
+		if r := meta.FindStatusCondition(f.Status.Conditions, federation.ConditionReady); r != nil {
+			return string(r.Status) + " " + r.Message
+		}
+		return ""
+	}
+	stepUntilf(t, e.clock, time.Second, func() string { return "the object says the rule does not compile; got " + ready() }, func() bool {
+		r := ready()
+		return strings.HasPrefix(r, "False") && strings.Contains(r, "invalid rules") && strings.Contains(r, "spec.rules.ready")
+	})
+	_, err = eu.Get(ctx, typ.TargetGVR(), "shop", "w")
+	require.NoError(t, err, "sync propagated the widget")
+	got, err := e.host.Get(ctx, federation.FederatedTypeConfigGVR, "", "widgets.example.com")
+	require.NoError(t, err)
+	var c federation.FederatedTypeConfig
+	require.NoError(t, federation.FromUnstructured(got, &c))
+	r := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
+	require.NotNil(t, r)
+	require.Equal(t, controlplane.ReasonInvalidRules, r.Reason)
+}
