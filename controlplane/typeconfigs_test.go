@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fedkit/fedkit/controlplane"
+	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
 )
@@ -27,19 +28,8 @@ import (
 func TestTypeConfigsStartAndStopLoops(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	eu, _ := e.fleet.Member("eu")
-	us, _ := e.fleet.Member("us")
-	fedtest.InstallWidgets(t, e.host, eu, us)
-	for _, c := range []federation.ClusterClient{e.host, eu, us} {
-		fedtest.Create(t, c, federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
-	}
+	eu := widgets(t, e)
 	typ := fedtest.WidgetType
-	crd, err := federation.CRDFor(typ)
-	require.NoError(t, err)
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	require.NoError(t, err)
-	_, err = e.host.Create(ctx, crdGVR, &unstructured.Unstructured{Object: u})
-	require.NoError(t, err)
 
 	o := e.options(federation.ConfigMapType)
 	o.TypeConfigs = true
@@ -160,6 +150,25 @@ func TestTypeConfigConflicts(t *testing.T) {
 	require.Equal(t, 1, n, "one sync loop for FederatedConfigMap")
 }
 
+// widgets installs the Widget CRD in the host and the members, the namespace shop in each,
+// and the FederatedWidget CRD on the host; it returns the member eu.
+func widgets(t *testing.T, e *env) *fake.Cluster {
+	t.Helper()
+	eu, _ := e.fleet.Member("eu")
+	us, _ := e.fleet.Member("us")
+	fedtest.InstallWidgets(t, e.host, eu, us)
+	for _, c := range []federation.ClusterClient{e.host, eu, us} {
+		fedtest.Create(t, c, federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	}
+	crd, err := federation.CRDFor(fedtest.WidgetType)
+	require.NoError(t, err)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	require.NoError(t, err)
+	_, err = e.host.Create(context.Background(), crdGVR, &unstructured.Unstructured{Object: u})
+	require.NoError(t, err)
+	return eu
+}
+
 type metaCondition struct{ status, reason, message string }
 
 func mustYAML(t *testing.T, obj map[string]any) string {
@@ -175,18 +184,8 @@ func mustYAML(t *testing.T, obj map[string]any) string {
 func TestTypeConfigWithBadRulesFromTheStart(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	eu, _ := e.fleet.Member("eu")
-	fedtest.InstallWidgets(t, e.host, eu)
-	for _, c := range []federation.ClusterClient{e.host, eu} {
-		fedtest.Create(t, c, federation.NamespaceType.TargetGVR(), `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
-	}
+	eu := widgets(t, e)
 	typ := fedtest.WidgetType
-	crd, err := federation.CRDFor(typ)
-	require.NoError(t, err)
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	require.NoError(t, err)
-	_, err = e.host.Create(ctx, crdGVR, &unstructured.Unstructured{Object: u})
-	require.NoError(t, err)
 	ftc := federation.NewFederatedTypeConfig(typ)
 	ftc.Spec.Rules = &federation.KindRules{Ready: "self.status.phase =="}
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ftc)
