@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,9 @@ func TestTypeConfigsStartAndStopLoops(t *testing.T) {
 	o := e.options(federation.ConfigMapType)
 	o.TypeConfigs = true
 	o.Disable.DNS, o.Disable.Propagation = true, true
+	// Metrics, as fedkit-controller-manager has them: a type's loops restarted register
+	// theirs again.
+	o.Registerer = prometheus.NewRegistry()
 	cp, err := controlplane.New(e.host, e.fleet, o)
 	require.NoError(t, err)
 	stop := run(cp)
