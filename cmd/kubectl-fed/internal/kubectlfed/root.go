@@ -285,7 +285,8 @@ func (g *globals) types(ctx context.Context, host federation.ClusterClient) ([]f
 	var out []federation.TypeConfig
 	list, err := host.List(ctx, federation.FederatedTypeConfigGVR, "", metav1.ListOptions{})
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		// No configured types on this host, or none this user may read: the built-in ones.
 	case err != nil:
 		return nil, fmt.Errorf("FederatedTypeConfigs: %w", err)
 	default:
