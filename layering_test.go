@@ -29,7 +29,9 @@ var allowedImports = map[string][]string{
 	// sync is the driver of sync/plan, its pure decision: read, decide, act, report.
 	"sync":      {"federation", "placement", "override", "sync/plan", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
 	"sync/plan": {"federation", "placement", "override", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
-	"status":    {"federation", "placement", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"status":    {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
+	"kinds": {"federation"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
 	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
 	// the scheduler's division for the bounds of Distributed mode.
@@ -38,19 +40,19 @@ var allowedImports = map[string][]string{
 	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "kinds", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
-	"dependencies": {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"dependencies": {"federation", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
-	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "preview", "sync", "migrate", "config/rbac/member", "internal/manifest"},
+	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics", "internal/intern"},

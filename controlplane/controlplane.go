@@ -43,6 +43,9 @@ type ControlPlane struct {
 
 	mu      sync.Mutex
 	running bool
+	// dynamic are the loops of the types FederatedTypeConfigs configure (Options.TypeConfigs),
+	// while they run.
+	dynamic []*part
 	// units are the sets of loops: the one set New builds, or (Options.Sharding) one per
 	// shard held while Run runs, in shard order.
 	units []*unit
@@ -229,47 +232,18 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		})
 	}
 	for _, t := range opts.Types {
-		kind := t.Federated.Kind
-		if !opts.Disable.Scheduler {
-			cache = opts.Scheduler.Cache
-			add("scheduler/"+kind, func(shard federation.Shard) (watcher, error) {
-				o := opts.Scheduler
-				o.Shard = shard
-				s, err := scheduler.New(host, t, o)
-				if err != nil {
-					return nil, fmt.Errorf("scheduler for %s: %w", kind, err)
-				}
-				return s, nil
-			})
-		}
-		if !opts.Disable.Sync {
-			cache = opts.Sync.Cache
-			add("sync/"+kind, func(shard federation.Shard) (watcher, error) {
-				o := opts.Sync
-				o.Shard = shard
-				// The scheduler runs for the type, over every object sync handles: sync
-				// waits for its schedule rather than push the template's replica count
-				// before it (see fedsync.Options.WaitForScheduler).
-				o.WaitForScheduler = o.WaitForScheduler || schedules(t, opts)
-				s, err := fedsync.New(host, clusters, t, o)
-				if err != nil {
-					return nil, fmt.Errorf("sync for %s: %w", kind, err)
-				}
-				return s, nil
-			})
-		}
-		if !opts.Disable.Status {
-			cache = opts.Status.Cache
-			add("status/"+kind, func(shard federation.Shard) (watcher, error) {
-				o := opts.Status
-				o.Shard = shard
-				c, err := status.New(host, clusters, t, o)
-				if err != nil {
-					return nil, fmt.Errorf("status collector for %s: %w", kind, err)
-				}
-				return c, nil
-			})
-		}
+		out = append(out, typeSpecs(host, clusters, opts, t)...)
+	}
+	if opts.TypeConfigs {
+		cache = opts.Cache
+		// The types the host's FederatedTypeConfigs configure: their loops start, restart
+		// and stop with the configurations (typeconfigs.go).
+		add(TypeConfigsLoop, func(shard federation.Shard) (watcher, error) {
+			return funcLoop{
+				run:     cp.runTypeConfigs(host, clusters, opts, shard),
+				watches: []federation.Watch{{GVR: federation.FederatedTypeConfigGVR}},
+			}, nil
+		})
 	}
 	for _, t := range propagation.DefaultTypes(opts.Types) {
 		if opts.Disable.Propagation {
@@ -351,6 +325,67 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 	return out
 }
 
+// typeSpecs are the recipes of t's scheduler, sync and status collector (those opts does not
+// disable), each named "<loop>/<FederatedKind>".
+func typeSpecs(host federation.ClusterClient, clusters federation.ClusterSet, opts Options, t federation.TypeConfig) []spec {
+	var out []spec
+	var cache *hostcache.Cache
+	add := func(name string, build func(federation.Shard) (watcher, error)) {
+		out = append(out, spec{name: name, build: build, ownCache: cache != opts.Cache})
+	}
+	kind := t.Federated.Kind
+	if !opts.Disable.Scheduler {
+		cache = opts.Scheduler.Cache
+		add("scheduler/"+kind, func(shard federation.Shard) (watcher, error) {
+			o := opts.Scheduler
+			o.Shard = shard
+			s, err := scheduler.New(host, t, o)
+			if err != nil {
+				return nil, fmt.Errorf("scheduler for %s: %w", kind, err)
+			}
+			return s, nil
+		})
+	}
+	if !opts.Disable.Sync {
+		cache = opts.Sync.Cache
+		add("sync/"+kind, func(shard federation.Shard) (watcher, error) {
+			o := opts.Sync
+			o.Shard = shard
+			// The scheduler runs for the type, over every object sync handles: sync
+			// waits for its schedule rather than push the template's replica count
+			// before it (see fedsync.Options.WaitForScheduler).
+			o.WaitForScheduler = o.WaitForScheduler || schedules(t, opts)
+			s, err := fedsync.New(host, clusters, t, o)
+			if err != nil {
+				return nil, fmt.Errorf("sync for %s: %w", kind, err)
+			}
+			return s, nil
+		})
+	}
+	if !opts.Disable.Status {
+		cache = opts.Status.Cache
+		add("status/"+kind, func(shard federation.Shard) (watcher, error) {
+			o := opts.Status
+			o.Shard = shard
+			c, err := status.New(host, clusters, t, o)
+			if err != nil {
+				return nil, fmt.Errorf("status collector for %s: %w", kind, err)
+			}
+			return c, nil
+		})
+	}
+	return out
+}
+
+// funcLoop is a loop given as its run and what it watches.
+type funcLoop struct {
+	run     func(context.Context) error
+	watches []federation.Watch
+}
+
+func (r funcLoop) Run(ctx context.Context) error { return r.run(ctx) }
+func (r funcLoop) Watches() []federation.Watch   { return r.watches }
+
 // schedules reports whether the control plane runs the scheduler for t over every object its
 // sync handles: not when the scheduler is off, nor when the scheduler is restricted to a
 // namespace sync is not (sync would wait forever for the objects of the others).
@@ -382,6 +417,9 @@ const (
 	PropagationLoop = "propagation"
 	// PolicyMonitorLoop writes the propagation policies' status (propagation.PolicyMonitor).
 	PolicyMonitorLoop = "propagation/policies"
+	// TypeConfigsLoop reads the host's FederatedTypeConfigs (Options.TypeConfigs) and runs
+	// the loops of the types they configure.
+	TypeConfigsLoop = "typeconfigs"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

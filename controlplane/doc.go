@@ -43,6 +43,26 @@
 // pending controllers ensure. An object the scheduler refuses is propagated nowhere, with
 // Propagated=False and reason NotScheduled.
 //
+// # Types configured on the host
+//
+// With [Options].TypeConfigs (fedkit-controller-manager's --type-configs, on by default), the
+// loop "typeconfigs" watches the host's FederatedTypeConfigs (`kubectl fed enable` writes
+// them) and runs a scheduler, a Syncer and a Collector for each configured type, besides
+// Types, with the kind's rules (package kinds). A configuration created starts its loops; a
+// change of its spec stops them and starts them again with the new configuration; a deleted
+// one stops them. No process restarts, the other loops go on, and no member object is
+// touched: stopping a loop deletes nothing. Each is supervised like every other loop (its
+// CRD checked, retried every RetryPeriod, listed in Status as "sync/FederatedWidget").
+// The configuration's Ready condition says what runs. One that does not decode, whose rules
+// do not compile, or whose federated kind Types or another configuration has already, starts
+// nothing (reason InvalidTypeConfig, InvalidRules or Conflict, and a Warning): the last valid
+// configuration of that name keeps running, as invalid input never stops what works. Rules
+// that do not compile with no configuration before still start the loops, and every object
+// of the type says the error (its members not ready, a KindRulesFailed Warning). A
+// FederatedTypeConfig is a small cluster-scoped object, as KubeFed's was, rather than a
+// ConfigMap: the API server checks its fields, it has a status to say what is wrong, RBAC
+// names it, and `kubectl get ftc` lists the types federated.
+//
 // # A type whose CRD is missing
 //
 // A host need not serve every federated type: a platform team installs the CRDs of the types

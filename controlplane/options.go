@@ -45,6 +45,20 @@ type Options struct {
 	// non-nil slice runs no per-type loop. Two types with the same federated kind are an error.
 	Types []federation.TypeConfig
 
+	// TypeConfigs, when true, also runs the scheduler, sync and the status collector of every
+	// type a FederatedTypeConfig on the host configures (`kubectl fed enable`), custom
+	// resources included, with the kind's rules: a loop "typeconfigs" watches them, starts a
+	// type's loops when its configuration appears, restarts them when its spec changes and
+	// stops them when it is deleted, without restarting the process and without touching a
+	// member object. A configuration that is invalid, whose rules do not compile, or whose
+	// federated kind Types has already, runs nothing new: the previous valid configuration of
+	// that name keeps running, and the configuration's Ready condition and a Warning say why.
+	// Rules that do not compile in a configuration with no previous one start the loops all
+	// the same: sync needs no rule, and the collector reports each object's members not ready
+	// with the compile error, so the objects say it too.
+	// The loops of a configured type are listed in Status like the others. False: Types only.
+	TypeConfigs bool
+
 	// Per-loop options, applied to the loop of every type (Scheduler, Sync, Status) or to the
 	// one loop (Monitor, DNS). See each package for the fields and their defaults. New sets
 	// Sync.WaitForScheduler for the types whose scheduler runs (see the package

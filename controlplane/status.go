@@ -80,7 +80,7 @@ func (cp *ControlPlane) partsLocked() []*part {
 	for _, u := range cp.units {
 		out = append(out, u.loops...)
 	}
-	return out
+	return append(out, cp.dynamic...)
 }
 
 // setState records p's new state; err is nil unless state is StateFailed. It returns whether

@@ -117,9 +117,11 @@
 //   - Karmada's workloads stay managed when their policy goes (their binding lives on);
 //     fedkit orphans them, and releases their dependencies with them.
 //
-// Two things Karmada does that fedkit does not. Karmada's dependency rules for other kinds
-// are declarative interpreter customizations; fedkit's are Go code (Options.Extractors).
-// Karmada's OverridePolicies apply to dependencies too; a generated dependency here is the
+// Other kinds declare their dependencies as rules in their type configuration
+// (federation.KindRules.Dependencies: CEL over the template, each naming objects of one
+// kind), read by [RulesExtractor]; [ExtractorFor] is the loop's choice, which preview makes
+// too. Go code (Options.Extractors) still wins for a kind that has both. One thing Karmada
+// does that fedkit does not: Karmada's OverridePolicies apply to dependencies too; a generated dependency here is the
 // host object as it is, so federate the object yourself to override it per cluster.
 //
 // # Other kinds

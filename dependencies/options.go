@@ -111,7 +111,7 @@ type Dependencies struct {
 }
 
 // New returns the loop for the workload types among types that have an Extractor (built in,
-// or in Options.Extractors). Dependencies are federated with the types among types whose
+// in Options.Extractors, or from the kind's dependency rules: RulesExtractor). Dependencies are federated with the types among types whose
 // target is a core/v1 ConfigMap, Secret, ServiceAccount or PersistentVolumeClaim, else with
 // the built-in TypeConfigs. It starts nothing. It returns an error when host is nil, a type
 // is incomplete, the shard is invalid (wrapping ErrInvalidOptions), or the metrics cannot be
@@ -141,7 +141,7 @@ func New(host federation.ClusterClient, types []federation.TypeConfig, opts Opti
 				d.kinds[t.Target.Kind] = t
 			}
 		}
-		if x := extractors[t.Target]; x != nil {
+		if x := ExtractorFor(extractors, t); x != nil {
 			d.workloads = append(d.workloads, workload{typ: t, extract: x})
 		}
 	}

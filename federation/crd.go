@@ -61,6 +61,11 @@ func ClusterPropagationPolicyCRD() (*apiextensionsv1.CustomResourceDefinition, e
 	return loadCRD("core.federation.k8s.io_clusterpropagationpolicies.yaml")
 }
 
+// FederatedTypeConfigCRD returns the CRD of FederatedTypeConfig.
+func FederatedTypeConfigCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadCRD("core.federation.k8s.io_federatedtypeconfigs.yaml")
+}
+
 // CRDFor returns the CRD of t's Federated<Kind>: spec.template preserves unknown fields (any
 // target type fits), placement, overrides and status have full structural schemas, status is
 // a subresource, and kubectl shows the conditions, ready and desired replicas, the synced
@@ -136,8 +141,8 @@ func shortNames(t TypeConfig) []string {
 }
 
 // CRDs returns every CRD fedkit needs on the host for the given federated types: Cluster,
-// ReplicaSchedulingPreference, PropagationPolicy, ClusterPropagationPolicy, then one per
-// type. Pass BuiltinTypes() for the ready-made ones.
+// ReplicaSchedulingPreference, PropagationPolicy, ClusterPropagationPolicy,
+// FederatedTypeConfig, then one per type. Pass BuiltinTypes() for the ready-made ones.
 func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	c, err := ClusterCRD()
 	if err != nil {
@@ -155,7 +160,11 @@ func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	out := []*apiextensionsv1.CustomResourceDefinition{c, r, pp, cpp}
+	ftc, err := FederatedTypeConfigCRD()
+	if err != nil {
+		return nil, err
+	}
+	out := []*apiextensionsv1.CustomResourceDefinition{c, r, pp, cpp, ftc}
 	var template *apiextensionsv1.CustomResourceDefinition
 	if len(types) > 0 {
 		if template, err = loadCRD(federatedObjectsCRD); err != nil {

@@ -83,7 +83,12 @@
 // (FederatedDeployment). It says whether replicas are divided among clusters (ReplicasPath)
 // or the object is copied whole. Every loop is built for one TypeConfig. Ready-made ones
 // cover the common built-ins ([DeploymentType], [ServiceType], ...; [BuiltinTypes] lists
-// them). [NewTypeConfig] federates any other type.
+// them). [NewTypeConfig] federates any other type. TypeConfig.Rules holds a kind's
+// declarative rules ([KindRules]: readiness, counts, status values, dependencies and
+// retained fields, in CEL; package kinds compiles them). A [FederatedTypeConfig] on the host
+// is a TypeConfig as an object (`kubectl fed enable` writes it; a control plane with
+// TypeConfigs runs its loops), and [CRDWithTemplateSchema] is its Federated<Kind> CRD with the
+// target's schema under spec.template.
 //
 // [CRDFor] returns the CustomResourceDefinition of a federated type, and [CRDs] the whole set
 // to install on a host. [AddToScheme] and [AddFederatedKind] register the Go types with a

@@ -113,6 +113,11 @@ const (
 	// TaintClusterUnreachable is the taint the cluster monitor puts on a Cluster it cannot reach.
 	TaintClusterUnreachable = "federation.k8s.io/unreachable"
 
+	// TaintClusterUnschedulable is the NoSchedule taint `kubectl fed cordon` puts on a
+	// Cluster and uncordon removes, as kubectl cordon marks a node: no new placements go
+	// there, and what runs there stays.
+	TaintClusterUnschedulable = "federation.k8s.io/unschedulable"
+
 	// SecretClusterLabel on a Secret names the one Cluster that may use its credentials. A
 	// Cluster whose spec.secretRef names a Secret without this label, or labelled for another
 	// Cluster, gets no client: whoever may write Clusters cannot point one at another

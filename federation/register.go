@@ -18,6 +18,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		&ReplicaSchedulingPreference{}, &ReplicaSchedulingPreferenceList{},
 		&PropagationPolicy{}, &PropagationPolicyList{},
 		&ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{},
+		&FederatedTypeConfig{}, &FederatedTypeConfigList{},
 	)
 	metav1.AddToGroupVersion(s, CoreGroupVersion)
 	for _, t := range BuiltinTypes() {

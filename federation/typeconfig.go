@@ -29,6 +29,10 @@ type TypeConfig struct {
 	// ReplicasPath is the dotted path of the replica count in the target object
 	// ("spec.replicas"), or "" for types that are not divided among clusters but copied whole.
 	ReplicasPath string
+	// Rules are the kind's declarative rules (package kinds compiles them), for kinds fedkit
+	// has no Go code for; nil for the built-in types and for kinds with the default rules.
+	// A FederatedTypeConfig's spec.rules. Loops read them; nothing changes them.
+	Rules *KindRules
 }
 
 // NewTypeConfig returns the TypeConfig federating target, whose plural resource name is

@@ -241,6 +241,9 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 				return nil, fmt.Errorf("retain: %w", err)
 			}
 		}
+		if err := retainDeclared(desired, existing, in.Type); err != nil {
+			return nil, fmt.Errorf("retain: %w", err)
+		}
 		if in.RetainReplicas && in.Type.Divisible() {
 			fields := in.Type.ReplicasFields()
 			if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {

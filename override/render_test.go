@@ -246,6 +246,29 @@ func TestRendererRetainers(t *testing.T) {
 	require.Empty(t, out.GetResourceVersion())
 }
 
+// TestRetainDeclared: a kind's type configuration names fields the member owns
+// (KindRules.Retain); each the member has is kept over the template, overrides still win,
+// and a field the member lacks is the template's.
+func TestRetainDeclared(t *testing.T) {
+	typ := federation.NewTypeConfig(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, "widgets", true, "")
+	typ.Rules = &federation.KindRules{Retain: []string{"spec.endpoint", "spec.port", "spec.absent"}}
+	in := override.Input{
+		Key:         federation.Key{Namespace: "ns", Name: "w"},
+		Type:        typ,
+		ClusterName: "eu",
+		Template:    map[string]any{"spec": map[string]any{"color": "blue", "endpoint": "template", "absent": "mine"}},
+		Existing:    obj(t, `{metadata: {resourceVersion: "3"}, spec: {color: red, endpoint: 10.0.0.7, port: 8443}}`),
+		Overrides:   []federation.ClusterOverride{{ClusterName: "eu", ClusterOverrides: []federation.OverrideOp{{Op: "add", Path: "/spec/port", Value: mustRaw(t, 9000)}}}},
+	}
+	out, err := override.Render(in)
+	require.NoError(t, err)
+	spec := out.Object["spec"].(map[string]any)
+	require.Equal(t, "blue", spec["color"], "a field not retained is the template's")
+	require.Equal(t, "10.0.0.7", spec["endpoint"], "a retained field is the member's")
+	require.EqualValues(t, 9000, spec["port"], "an override wins over a retained field")
+	require.Equal(t, "mine", spec["absent"], "a retained field the member lacks is the template's")
+}
+
 // FuzzRender: arbitrary templates, existing objects and operations never make Render panic,
 // and a failure is an error wrapping one of the package's sentinels.
 func FuzzRender(f *testing.F) {
@@ -481,4 +504,11 @@ func TestRenderDropsFinalizersTheTemplateNoLongerSets(t *testing.T) {
 	}
 	first := render(t, []string{"example.com/b", "example.com/a", "example.com/b"}, nil)
 	require.Equal(t, "example.com/a,example.com/b", first.GetAnnotations()[federation.ManagedFinalizersAnnotation], "sorted, each once")
+}
+
+func mustRaw(t *testing.T, v any) *federation.RawValue {
+	t.Helper()
+	r, err := federation.NewRawValue(v)
+	require.NoError(t, err)
+	return r
 }

@@ -41,7 +41,9 @@ type Retainers map[schema.GroupKind][]RetainFunc
 //   - PersistentVolumeClaim: RetainVolumeName;
 //   - batch Job: RetainJobSelector (selector and controller-uid / job-name labels).
 //
-// Retaining spec.replicas for Input.RetainReplicas is a step of Render, not a table entry.
+// Retaining spec.replicas for Input.RetainReplicas is a step of Render, not a table entry,
+// and so is retaining the fields a kind's type configuration declares the member's
+// (federation.KindRules.Retain, for kinds without Go code), after the table's functions.
 func DefaultRetainers() Retainers {
 	return Retainers{
 		{}:                              {RetainMetadata}, // every kind
@@ -269,5 +271,26 @@ func (t *Target) Remove(fields ...string) error {
 		return err
 	}
 	delete(m, fields[len(fields)-1])
+	return nil
+}
+
+// retainDeclared keeps the fields a kind's type configuration declares the member's
+// (federation.KindRules.Retain, dotted paths such as spec.clusterIP): each one the member
+// object has is copied into desired, over the template's. A path the member object lacks
+// is left to the template.
+func retainDeclared(desired *Target, existing *unstructured.Unstructured, t federation.TypeConfig) error {
+	if t.Rules == nil {
+		return nil
+	}
+	for _, p := range t.Rules.Retain {
+		fields := strings.Split(p, ".")
+		v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...)
+		if !ok {
+			continue
+		}
+		if err := desired.Set(deepCopyValue(v), fields...); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
 	return nil
 }

@@ -18,10 +18,10 @@ func (r *run) workload(typ federation.TypeConfig, fed *federation.FederatedObjec
 	if !fed.Spec.PropagateDependencies {
 		return nil
 	}
-	extract := dependencies.Builtin()[typ.Target]
+	extract := dependencies.ExtractorFor(dependencies.Builtin(), typ)
 	if extract == nil {
 		return []Problem{{Severity: Warning, Object: what, Field: "spec.propagateDependencies",
-			Message: "the dependencies loop has no extractor for " + typ.Target.Kind + ": nothing follows it (register one in dependencies.Options.Extractors)"}}
+			Message: "the dependencies loop has no extractor for " + typ.Target.Kind + ": nothing follows it (register one in dependencies.Options.Extractors, or give the kind dependency rules)"}}
 	}
 	w, err := dependencies.WorkloadOf(typ, extract, fed, r.clusters)
 	if err != nil {

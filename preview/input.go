@@ -2,6 +2,7 @@ package preview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/manifest"
+	"github.com/fedkit/fedkit/kinds"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -138,6 +140,12 @@ func (in *Input) add(d manifest.Document) error {
 	case gk == federation.PropagationPolicyGVK.GroupKind():
 		var o federation.PropagationPolicy
 		into, keep = &o, func() { in.Policies = append(in.Policies, o) }
+	case gk == federation.CoreGroupVersion.WithKind("FederatedTypeConfig").GroupKind():
+		var o federation.FederatedTypeConfig
+		into, keep = &o, func() {
+			t, _ := o.TypeConfig() // checked below
+			in.addType(t)
+		}
 	case gk == federation.ClusterPropagationPolicyGVK.GroupKind():
 		var o federation.ClusterPropagationPolicy
 		into, keep = &o, func() { in.ClusterPolicies = append(in.ClusterPolicies, o) }
@@ -162,8 +170,27 @@ func (in *Input) add(d manifest.Document) error {
 	if err := federation.FromUnstructured(u, into); err != nil {
 		return fmt.Errorf("%s: %w", d, err)
 	}
+	if ftc, ok := into.(*federation.FederatedTypeConfig); ok {
+		t, err := ftc.TypeConfig()
+		if err == nil {
+			_, err = kinds.Compile(t)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+	}
 	keep()
 	return nil
+}
+
+// addType adds a type a FederatedTypeConfig of the input configures to Types (the built-in
+// ones when none were given), in place of a type of the same federated kind.
+func (in *Input) addType(t federation.TypeConfig) {
+	if in.Types == nil {
+		in.Types = federation.BuiltinTypes()
+	}
+	in.Types = slices.DeleteFunc(in.Types, func(c federation.TypeConfig) bool { return c.Federated.Kind == t.Federated.Kind })
+	in.Types = append(in.Types, t)
 }
 
 func orNone(kind string) string {

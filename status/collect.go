@@ -61,6 +61,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		u, err := objects.Get(ctx, c.typ.FederatedGVR(), key.Namespace, key.Name)
 		if apierrors.IsNotFound(err) {
 			c.freshness.forget(key)
+			c.rules.forget(key)
 			c.metrics.setStale(key, nil)
 			return federation.Result{}, fedmetrics.OutcomeGone, nil
 		}
@@ -69,6 +70,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		}
 		if u.GetDeletionTimestamp() != nil {
 			c.freshness.forget(key)
+			c.rules.forget(key)
 			c.metrics.setStale(key, nil)
 			return federation.Result{}, fedmetrics.OutcomeGone, nil // sync is deleting the members
 		}
@@ -83,6 +85,7 @@ func (c *Collector) reconcile(ctx context.Context, r federation.Reader, cached b
 		}
 		c.freshness.retain(key, st.Clusters)
 		members := c.observe(ctx, key, st.Clusters, ready, read, log)
+		c.rules.report(ctx, c.opts.Events, u, key)
 		agg := Aggregate(Input{
 			Generation: u.GetGeneration(),
 			Status:     st,
@@ -318,6 +321,7 @@ func (c *Collector) readMember(ctx context.Context, key federation.Key, cluster 
 		return nil, time.Time{}, false
 	}
 	o, err := c.extract(obj)
+	c.rules.observed(key, cluster, err)
 	if err != nil {
 		log.Info("Member object has an invalid status", "cluster", cluster, "error", err.Error())
 		return &Observation{Message: strings.TrimPrefix(err.Error(), "status: ")}, at, true

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fedkit/fedkit/federation"
 )
 
 // Observation is what the Collector learns from one member object: the fields it copies into
@@ -62,7 +64,8 @@ type Observation struct {
 type Extractor func(obj *unstructured.Unstructured) (Observation, error)
 
 // Extractors maps a target kind to its Extractor. [Options].Extractors adds to and overrides
-// [DefaultExtractors]; a kind found in neither is read by [GenericStatus].
+// [DefaultExtractors]; a kind found in neither is read by [RulesExtractor]: [GenericStatus]
+// and the kind's rules.
 type Extractors map[schema.GroupKind]Extractor
 
 // DefaultExtractors returns a new table of the built-in extractors: apps Deployment,
@@ -78,19 +81,16 @@ func DefaultExtractors() Extractors {
 	}
 }
 
-// extractorFor returns the extractor of gk: custom's entry (nil there means GenericStatus),
-// else the default table's, else GenericStatus.
-func extractorFor(custom Extractors, gk schema.GroupKind) Extractor {
-	if e, ok := custom[gk]; ok {
+// extractorFor returns the extractor of typ's kind: custom's entry (nil there means
+// GenericStatus), else KindExtractor's.
+func extractorFor(custom Extractors, typ federation.TypeConfig) Extractor {
+	if e, ok := custom[typ.Target.GroupKind()]; ok {
 		if e == nil {
 			return GenericStatus
 		}
 		return e
 	}
-	if e, ok := DefaultExtractors()[gk]; ok {
-		return e
-	}
-	return GenericStatus
+	return KindExtractor(typ)
 }
 
 // fields reads integer fields of one object, remembering the first type error, so an

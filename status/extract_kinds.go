@@ -282,19 +282,26 @@ func GenericStatus(obj *unstructured.Unstructured) (Observation, error) {
 			return o, nil
 		}
 	}
+	o.Ready, o.Message = conditionsReady(obj)
+	return o, nil
+}
+
+// conditionsReady is the common shape's readiness by conditions: the Ready condition, else
+// the Available condition, must be True when there is one; without either, ready.
+func conditionsReady(obj *unstructured.Unstructured) (bool, string) {
 	for _, t := range []string{"Ready", "Available"} {
 		c := condition(obj.Object, t)
 		if c == nil {
 			continue
 		}
 		if s := str(c, "status"); s != "True" {
-			o.Ready = false
-			o.Message = fmt.Sprintf("condition %s is %s", t, cmp.Or(s, "empty"))
+			msg := fmt.Sprintf("condition %s is %s", t, cmp.Or(s, "empty"))
 			if r := str(c, "reason"); r != "" {
-				o.Message += " (" + r + ")"
+				msg += " (" + r + ")"
 			}
+			return false, msg
 		}
-		break
+		return true, ""
 	}
-	return o, nil
+	return true, ""
 }

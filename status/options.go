@@ -187,6 +187,7 @@ type Collector struct {
 	extract   Extractor
 	freshness *freshness
 	metrics   *collectorMetrics
+	rules     ruleEvents
 }
 
 // New returns a Collector for the federated type of typ, reading and writing federated
@@ -217,7 +218,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, typ fede
 		clusters:  clusters,
 		typ:       typ,
 		opts:      opts,
-		extract:   extractorFor(opts.Extractors, typ.Target.GroupKind()),
+		extract:   extractorFor(opts.Extractors, typ),
 		freshness: newFreshness(),
 		metrics:   m,
 	}, nil

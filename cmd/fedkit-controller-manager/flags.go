@@ -34,6 +34,7 @@ type flags struct {
 	// What runs.
 	types, controllers string
 	identity           string
+	typeConfigs        bool
 
 	// Workers, periods and timeouts of the loops.
 	schedulerWorkers, syncWorkers, statusWorkers, monitorWorkers int
@@ -84,6 +85,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Float64Var(&f.qps, "kube-api-qps", 0, "client-side requests per second to the host and to each member (0: no client-side limit, the API servers' Priority and Fairness protects them)")
 	fs.IntVar(&f.burst, "kube-api-burst", 0, "client-side burst with --kube-api-qps")
 
+	fs.BoolVar(&f.typeConfigs, "type-configs", true, "also run the loops of every type a FederatedTypeConfig on the host configures (kubectl fed enable), started, restarted and stopped as the configurations change")
 	fs.StringVar(&f.types, "types", "", "comma-separated federated types to run the scheduler, sync and status loops for, by kind (FederatedDeployment or Deployment; default: every built-in type)")
 	fs.StringVar(&f.controllers, "controllers", "*", "loops to run: '*' is every one, 'foo' enables foo, '-foo' disables it; one of "+strings.Join(partNames(), ", "))
 	fs.StringVar(&f.identity, "identity", federation.ManagedByValue, "value of the federation.k8s.io/managed-by label on the member objects this control plane manages")
@@ -248,6 +250,7 @@ func (f *flags) options(podNamespace, version string) (controlplane.Options, err
 		errs = append(errs, err)
 	}
 	o.Identity, o.Version = f.identity, version
+	o.TypeConfigs = f.typeConfigs
 	o.RetryPeriod, o.EventWindow = f.retryPeriod, f.eventWindow
 
 	o.Scheduler.Workers, o.Scheduler.CacheSyncTimeout = f.schedulerWorkers, f.cacheSyncTimeout

@@ -335,8 +335,9 @@ func TestControlPlaneNeedsOnlyItsRoles(t *testing.T) {
 	e := newEnv(t)
 	rec := record(e.host)
 	opts := controlplane.Options{
-		Clock:    e.clock,
-		Sharding: &controlplane.Sharding{Count: 2},
+		Clock:       e.clock,
+		Sharding:    &controlplane.Sharding{Count: 2},
+		TypeConfigs: true,
 	}
 	opts.Scheduler.CacheSyncTimeout = syncTimeout
 	opts.Sync.CacheSyncTimeout = syncTimeout

@@ -177,11 +177,49 @@ kind: Secret
 metadata: {name: web-token, namespace: shop}
 data: {token: c2VjcmV0}
 `
+	// A kind without Go code, configured in the input: its replicas divided at its
+	// replicasPath, its dependencies named by its rules.
+	const widgets = `
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: FederatedTypeConfig
+metadata: {name: widgets.example.com}
+spec:
+  targetType: {group: example.com, version: v1, kind: Widget, pluralName: widgets, scope: Namespaced}
+  replicasPath: spec.replicas
+  rules:
+    ready: "has(self.status) && self.status.phase == 'Running'"
+    dependencies: [{kind: ConfigMap, names: "[self.spec.configRef]"}]
+---
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedWidget
+metadata: {name: blue, namespace: shop}
+spec:
+  template: {spec: {replicas: 4, color: blue, configRef: settings}}
+  placement: {clusters: [{name: a}, {name: b}]}
+  propagateDependencies: true
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: ReplicaSchedulingPreference
+metadata: {name: blue, namespace: shop}
+spec: {targetKind: FederatedWidget, totalReplicas: 4, clusters: {"*": {weight: 1}}}
+`
+	const badRules = `
+---
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: FederatedTypeConfig
+metadata: {name: widgets.example.com}
+spec:
+  targetType: {group: example.com, version: v1, kind: Widget, pluralName: widgets, scope: Namespaced}
+  rules: {ready: "self.status.phase =="}
+`
 	for _, tc := range []struct {
 		name, in string
 		args     []string
 		code     int
 	}{
+		{"configured kind", objects + widgets, nil, 0},
+		{"configured kind bad rules", objects + badRules, nil, 2},
 		{"clean", objects, nil, 0},
 		{"warning", objects + unused, nil, 0},
 		{"warning strict", objects + unused, []string{"--strict"}, 1},
@@ -250,7 +288,7 @@ func TestArgumentErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"status", "widget/x"}, `kind "widget" is not a built-in federated type`},
+		{[]string{"rollback", "widget/x"}, `kind "widget" is not a federated type`},
 		{[]string{"status", "deployment/"}, `want KIND/NAME`},
 		{[]string{"rollback", "x", "--context", "a", "--host-context", "b"}, `--context "a" and --host-context "b" disagree`},
 		{[]string{"join"}, "accepts 1 arg(s)"},

@@ -31,11 +31,14 @@ is a federated or target kind: FederatedDeployment, deployment, ...`,
 		Example: "  kubectl fed status federateddeployment/web -n shop\n  kubectl fed status web --kind deployment",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			typ, key, err := g.typeAndKey(args[0], kind)
+			if _, _, err := kindAndName(args[0], kind); err != nil {
+				return err
+			}
+			host, err := g.hostClient()
 			if err != nil {
 				return err
 			}
-			_, host, err := g.host()
+			typ, key, err := g.typeAndKeyIn(cmd.Context(), host, args[0], kind)
 			if err != nil {
 				return err
 			}
