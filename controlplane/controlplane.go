@@ -239,7 +239,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		// The types the host's FederatedTypeConfigs configure: their loops start, restart
 		// and stop with the configurations (typeconfigs.go).
 		add(TypeConfigsLoop, func(shard federation.Shard) (watcher, error) {
-			return funcLoop{
+			return composed{
 				run:     cp.runTypeConfigs(host, clusters, opts, shard),
 				watches: []federation.Watch{{GVR: federation.FederatedTypeConfigGVR}},
 			}, nil
@@ -376,15 +376,6 @@ func typeSpecs(host federation.ClusterClient, clusters federation.ClusterSet, op
 	}
 	return out
 }
-
-// funcLoop is a loop given as its run and what it watches.
-type funcLoop struct {
-	run     func(context.Context) error
-	watches []federation.Watch
-}
-
-func (r funcLoop) Run(ctx context.Context) error { return r.run(ctx) }
-func (r funcLoop) Watches() []federation.Watch   { return r.watches }
 
 // schedules reports whether the control plane runs the scheduler for t over every object its
 // sync handles: not when the scheduler is off, nor when the scheduler is restricted to a
