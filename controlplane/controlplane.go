@@ -49,6 +49,12 @@ type ControlPlane struct {
 	// units are the sets of loops: the one set New builds, or (Options.Sharding) one per
 	// shard held while Run runs, in shard order.
 	units []*unit
+
+	// configured are the types FederatedTypeConfigs configure now, by shard and
+	// configuration name (typeconfigs.go); typesChanged is closed, and replaced, when they
+	// change, so that the loops over several types (servedTypes) run again with them.
+	configured   map[configKey]federation.TypeConfig
+	typesChanged chan struct{}
 }
 
 // unit is one set of the per-shard loops (monitor, scheduler, sync, collector, DNS): the
@@ -148,7 +154,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	if err := opts.complete(); err != nil {
 		return nil, fmt.Errorf("controlplane: New: %w", err)
 	}
-	cp := &ControlPlane{host: host, opts: opts, cache: own}
+	cp := &ControlPlane{host: host, opts: opts, cache: own, configured: map[configKey]federation.TypeConfig{}, typesChanged: make(chan struct{})}
 	if opts.Events == nil && !opts.Disable.Events {
 		cp.events = &forwarder{window: opts.EventWindow, clock: opts.Clock}
 		opts.Events = cp.events
@@ -276,7 +282,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 				}
 				return m, nil
 			}
-			return cp.servedTypes(PolicyMonitorLoop, shard, ns, nil, propagated, build)
+			return cp.servedTypes(PolicyMonitorLoop, shard, ns, nil, propagated, nil, build)
 		})
 		for _, t := range propagated {
 			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))
@@ -291,24 +297,30 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		})
 	}
 	// The dependencies loop runs when some type of Types is a workload it has an extractor
-	// for (a control plane of ConfigMaps alone has nothing to follow).
+	// for (built in, Options.Dependencies.Extractors, or the kind's dependency rules), or
+	// when a FederatedTypeConfig may configure one (Options.TypeConfigs) and Types has a
+	// kind to follow it: a control plane of ConfigMaps alone has nothing to follow.
 	extractors := dependencies.Builtin()
 	maps.Copy(extractors, opts.Dependencies.Extractors)
-	workloads := slices.ContainsFunc(opts.Types, func(t federation.TypeConfig) bool { return extractors[t.Target] != nil })
-	if !opts.Disable.Dependencies && workloads {
-		ns := opts.Dependencies.Namespace
-		// What the loop needs: what it watches (the Clusters, the dependency kinds' federated
-		// types and native objects). The workload types are optional: it runs over those the
-		// host serves (a platform team installs the CRDs of the types it federates only) and
-		// picks up the others once served.
-		var fixed, optional []federation.TypeConfig
-		for _, t := range opts.Types {
-			if extractors[t.Target] != nil {
-				optional = append(optional, t)
-			} else {
-				fixed = append(fixed, t)
-			}
+	follows := func(t federation.TypeConfig) bool { return dependencies.ExtractorFor(extractors, t) != nil }
+	// What the loop needs: what it watches (the Clusters, the dependency kinds' federated
+	// types and native objects). The workload types are optional: it runs over those the
+	// host serves (a platform team installs the CRDs of the types it federates only) and
+	// picks up the others once served, and those FederatedTypeConfigs configure as they do.
+	var fixed, optional []federation.TypeConfig
+	for _, t := range opts.Types {
+		if follows(t) {
+			optional = append(optional, t)
+		} else {
+			fixed = append(fixed, t)
 		}
+	}
+	var configured func(federation.TypeConfig) bool
+	if opts.TypeConfigs {
+		configured = follows
+	}
+	if !opts.Disable.Dependencies && (len(optional) > 0 || configured != nil && len(fixed) > 0) {
+		ns := opts.Dependencies.Namespace
 		cache = opts.Dependencies.Cache
 		add(DependenciesLoop, func(shard federation.Shard) (watcher, error) {
 			o := opts.Dependencies
@@ -316,7 +328,7 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 			build := func(types []federation.TypeConfig) (watcher, error) {
 				return dependencies.New(host, types, o)
 			}
-			return cp.servedTypes(DependenciesLoop, shard, ns, fixed, optional, build)
+			return cp.servedTypes(DependenciesLoop, shard, ns, fixed, optional, configured, build)
 		})
 		for _, t := range optional {
 			out[len(out)-1].optional = append(out[len(out)-1].optional, federatedOf(t, ns))

@@ -56,7 +56,12 @@ type Options struct {
 	// Rules that do not compile in a configuration with no previous one start the loops all
 	// the same: sync needs no rule, and the collector reports each object's members not ready
 	// with the compile error, so the objects say it too.
-	// The loops of a configured type are listed in Status like the others. False: Types only.
+	// The loops of a configured type are listed in Status like the others. A configured kind
+	// with dependency rules is a workload of the dependencies loop too, which restarts with
+	// it when configurations come and go (it runs when Types has a kind to follow, such as
+	// ConfigMaps); a dependency such a kind required stays where it is while the kind is
+	// disabled (see package dependencies). Policies over native objects of a configured kind
+	// are not served (the propagation loops run over Types). False: Types only.
 	TypeConfigs bool
 
 	// Per-loop options, applied to the loop of every type (Scheduler, Sync, Status) or to the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -20,8 +21,11 @@ import (
 // It builds the loop with every type, so that every option is checked now, and with fixed
 // alone: what that one watches is what the loop needs whatever the host serves (its
 // Watches); what an optional type adds is waited for only while it is served.
+//
+// configured, when not nil, picks the types FederatedTypeConfigs configure that the loop
+// runs over too, as optional ones: when they change, the loop is built again.
 func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespace string, fixed, optional []federation.TypeConfig,
-	build func(types []federation.TypeConfig) (watcher, error)) (watcher, error) {
+	configured func(federation.TypeConfig) bool, build func(types []federation.TypeConfig) (watcher, error)) (watcher, error) {
 	if _, err := build(append(slices.Clone(fixed), optional...)); err != nil {
 		return nil, err
 	}
@@ -37,6 +41,9 @@ func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespa
 		var last string
 		// The first start uses the control plane's check; a restart checks again.
 		served, missing := cp.checked(name, shard, namespace, optional)
+		dynamic, changed := cp.configuredTypes(configured)
+		more, notYet := cp.split(ctx, namespace, dynamic)
+		served, missing = append(served, more...), append(missing, notYet...)
 		for {
 			partial := notServedTypes(missing, namespace)
 			cp.setPartial(name, shard, partial)
@@ -48,21 +55,21 @@ func (cp *ControlPlane) servedTypes(name string, shard federation.Shard, namespa
 			if err != nil {
 				return err
 			}
-			run := w.Run
-			if len(missing) == 0 || cp.opts.RetryPeriod < 0 {
-				return run(ctx)
+			if changed == nil && (len(missing) == 0 || cp.opts.RetryPeriod < 0) {
+				return w.Run(ctx)
 			}
 			rctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
-			go func() { done <- run(rctx) }()
-			restart, err := cp.awaitServed(ctx, namespace, missing, done)
+			go func() { done <- w.Run(rctx) }()
+			restart, err := cp.awaitServed(ctx, namespace, missing, changed, done)
 			cancel()
 			if !restart {
 				return err
 			}
 			<-done
-			log.Info("A type the loop runs without is served now; restarting the loop with it")
-			served, missing = cp.split(ctx, namespace, optional)
+			log.Info("A type the loop runs without is served now, or the configured types changed; restarting the loop")
+			dynamic, changed = cp.configuredTypes(configured)
+			served, missing = cp.split(ctx, namespace, append(slices.Clone(optional), dynamic...))
 		}
 	}}, nil
 }
@@ -77,23 +84,39 @@ type composed struct {
 func (c composed) Run(ctx context.Context) error { return c.run(ctx) }
 func (c composed) Watches() []federation.Watch   { return c.watches }
 
-// awaitServed checks missing every RetryPeriod until one is served (restart), the loop's run
-// returns (its error) or ctx is done (nil, after the run returned).
-func (cp *ControlPlane) awaitServed(ctx context.Context, namespace string, missing []federation.TypeConfig, done <-chan error) (restart bool, err error) {
+// awaitServed checks missing every RetryPeriod until one is served, or waits until changed
+// is closed (restart), the loop's run returns (its error) or ctx is done (nil, after the run
+// returned). A nil changed is never closed.
+func (cp *ControlPlane) awaitServed(ctx context.Context, namespace string, missing []federation.TypeConfig, changed <-chan struct{}, done <-chan error) (restart bool, err error) {
 	for {
-		t := cp.opts.Clock.NewTimer(cp.opts.RetryPeriod)
-		select {
-		case err := <-done:
-			t.Stop()
-			return false, err
-		case <-ctx.Done():
-			t.Stop()
-			return false, <-done
-		case <-t.C():
+		restart, err, again := cp.awaitOnce(ctx, len(missing) > 0, changed, done)
+		if !again {
+			return restart, err
 		}
 		if served, _ := cp.split(ctx, namespace, missing); len(served) > 0 {
 			return true, nil
 		}
+	}
+}
+
+// awaitOnce waits for one of awaitServed's events; again when RetryPeriod passed (only
+// when retry: some type is missing and RetryPeriod is not negative).
+func (cp *ControlPlane) awaitOnce(ctx context.Context, retry bool, changed <-chan struct{}, done <-chan error) (restart bool, err error, again bool) {
+	var tick <-chan time.Time
+	if retry && cp.opts.RetryPeriod >= 0 {
+		t := cp.opts.Clock.NewTimer(cp.opts.RetryPeriod)
+		defer t.Stop()
+		tick = t.C()
+	}
+	select {
+	case err := <-done:
+		return false, err, false
+	case <-ctx.Done():
+		return false, <-done, false
+	case <-changed:
+		return true, nil, false
+	case <-tick:
+		return false, nil, true
 	}
 }
 

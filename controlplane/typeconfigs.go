@@ -172,6 +172,7 @@ func (tc *typeConfigs) start(ctx context.Context, name string, t federation.Type
 	tc.mu.Lock()
 	tc.running[name] = c
 	tc.mu.Unlock()
+	tc.cp.setConfigured(tc.shard, name, &t)
 	log.Info("Started the loops of a configured type", "type", t.String())
 }
 
@@ -184,6 +185,7 @@ func (tc *typeConfigs) stop(name string) {
 	if c == nil {
 		return
 	}
+	tc.cp.setConfigured(tc.shard, name, nil)
 	c.cancel()
 	c.done.Wait()
 	tc.cp.mu.Lock()
@@ -250,4 +252,51 @@ func (tc *typeConfigs) report(ctx context.Context, u *unstructured.Unstructured,
 		loop.Event(ctx, tc.opts.Status.Events, live, federation.EventTypeWarning, reason, msg)
 	}
 	return nil
+}
+
+// configKey names a configuration as one shard's typeconfigs loop runs it.
+type configKey struct {
+	shard federation.Shard
+	name  string
+}
+
+// setConfigured records that the typeconfigs loop of shard runs configuration name with t,
+// or runs it no more (nil), and wakes the loops over several types when that changes what
+// runs.
+func (cp *ControlPlane) setConfigured(shard federation.Shard, name string, t *federation.TypeConfig) {
+	k := configKey{shard: shard, name: name}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	old, had := cp.configured[k]
+	switch {
+	case t == nil && !had:
+		return
+	case t == nil:
+		delete(cp.configured, k)
+	case had && reflect.DeepEqual(old, *t):
+		return
+	default:
+		cp.configured[k] = *t
+	}
+	close(cp.typesChanged)
+	cp.typesChanged = make(chan struct{})
+}
+
+// configuredTypes returns the types FederatedTypeConfigs configure that pick picks (each
+// kind once, by Federated kind), and a channel closed when they change; nil and nil when
+// pick is nil.
+func (cp *ControlPlane) configuredTypes(pick func(federation.TypeConfig) bool) ([]federation.TypeConfig, <-chan struct{}) {
+	if pick == nil {
+		return nil, nil
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var out []federation.TypeConfig
+	for _, t := range cp.configured {
+		if pick(t) && !slices.ContainsFunc(out, func(o federation.TypeConfig) bool { return o.Federated.Kind == t.Federated.Kind }) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b federation.TypeConfig) int { return strings.Compare(a.Federated.Kind, b.Federated.Kind) })
+	return out, cp.typesChanged
 }

@@ -230,3 +230,61 @@ func TestTypeConfigWithBadRulesFromTheStart(t *testing.T) {
 	require.NotNil(t, r)
 	require.Equal(t, controlplane.ReasonInvalidRules, r.Reason)
 }
+
+// TestConfiguredTypeDependencies: a kind a FederatedTypeConfig configures while the control
+// plane runs, with a dependency rule, has its dependencies follow it as a built-in workload's
+// do: the ConfigMap a FederatedWidget's spec.configRef names reaches the widget's cluster
+// only. Deleting the configuration takes the kind out of the dependencies loop again.
+func TestConfiguredTypeDependencies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	eu := widgets(t, e)
+	us, _ := e.fleet.Member("us")
+	typ := fedtest.WidgetType
+
+	o := e.options(federation.ConfigMapType)
+	o.TypeConfigs = true
+	o.Disable.DNS, o.Disable.Propagation = true, true
+	cp, err := controlplane.New(e.host, e.fleet, o)
+	require.NoError(t, err)
+	stop := run(cp)
+	defer func() { require.NoError(t, stop()) }()
+
+	ftc := federation.NewFederatedTypeConfig(typ)
+	ftc.Spec.Rules = &federation.KindRules{Dependencies: []federation.DependencyRule{
+		{Kind: "ConfigMap", Names: "has(self.spec.configRef) ? [self.spec.configRef] : []"},
+	}}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ftc)
+	require.NoError(t, err)
+	delete(obj, "status")
+	fedtest.Apply(t, e.host, federation.FederatedTypeConfigGVR, mustYAML(t, obj))
+	stepUntil(t, e.clock, time.Second, "FederatedWidget's sync runs", func() bool {
+		return states(cp)["sync/FederatedWidget"] == controlplane.StateRunning
+	})
+
+	fedtest.Create(t, e.host, federation.ConfigMapType.TargetGVR(), `{apiVersion: v1, kind: ConfigMap, metadata: {name: paint, namespace: shop}, data: {color: blue}}`)
+	fedtest.Create(t, e.host, typ.FederatedGVR(), `{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedWidget, metadata: {name: w, namespace: shop},
+  spec: {propagateDependencies: true, template: {spec: {replicas: 1, color: blue, configRef: paint}}, placement: {clusters: [{name: eu}]}}}`)
+	stepUntil(t, e.clock, time.Second, "the widget's ConfigMap in eu", func() bool {
+		_, err := eu.Get(ctx, federation.ConfigMapType.TargetGVR(), "shop", "paint")
+		return err == nil
+	})
+	_, err = us.Get(ctx, federation.ConfigMapType.TargetGVR(), "shop", "paint")
+	require.Error(t, err, "the ConfigMap reached us, where no widget is placed")
+
+	// Disabled: the type leaves the dependencies loop, and what runs in eu stays as it is,
+	// the ConfigMap the widget still uses included.
+	require.NoError(t, e.host.Delete(ctx, federation.FederatedTypeConfigGVR, "", "widgets.example.com", metav1.DeleteOptions{}))
+	stepUntil(t, e.clock, time.Second, "FederatedWidget's loops gone", func() bool {
+		_, ok := states(cp)["sync/FederatedWidget"]
+		return !ok
+	})
+	for range 120 {
+		e.clock.Step(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	_, err = eu.Get(ctx, federation.ConfigMapType.TargetGVR(), "shop", "paint")
+	require.NoError(t, err, "disabling the widget type deleted the ConfigMap its member widget uses")
+	_, err = eu.Get(ctx, typ.TargetGVR(), "shop", "w")
+	require.NoError(t, err)
+}

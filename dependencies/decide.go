@@ -26,6 +26,12 @@ type Input struct {
 	Now time.Time
 	// Workloads are the federated objects of the workload types in Namespace.
 	Workloads []WorkloadObject
+	// WorkloadKinds are the Federated kinds of the workload types the loop runs over,
+	// whether or not Namespace has objects of them. A dependency that a kind not among them
+	// required when it was last written (federation.RequiredByKindsAnnotation) is neither
+	// narrowed nor retired while its host object exists: the loop cannot see that kind's
+	// workloads, whose copies may still use it (Decision.Kept).
+	WorkloadKinds []string
 	// References are what the Workloads refer to, index for index, as an earlier Decide of
 	// this Input found them (Decision.References); nil: Decide reads the templates. The
 	// driver hands them back with the reads a Decision asked for, so a pass reads each
@@ -106,6 +112,17 @@ type Decision struct {
 	Errors []error
 	// Requeue is how soon to look again; 0: no need.
 	Requeue time.Duration
+	// Kept are the federated dependencies left where they are placed, at least, because
+	// kinds the loop does not run over required them (Input.WorkloadKinds).
+	Kept []Kept
+}
+
+// Kept is a federated dependency of Type the loop does not narrow nor retire, and the kinds
+// that required it which it does not run over.
+type Kept struct {
+	Type  federation.TypeConfig
+	Name  string
+	Kinds []string
 }
 
 // Reads is what Decide must see before it decides.
@@ -185,7 +202,7 @@ func Decide(in Input) (Decision, error) {
 		// No watch tells of a Secret's change (see Run): look again.
 		x.later(SecretRecheck)
 	}
-	d.Writes, d.Errors, d.Requeue = x.writes, x.errs, x.requeue
+	d.Writes, d.Errors, d.Requeue, d.Kept = x.writes, x.errs, x.requeue, x.kept
 	for i := range in.Workloads {
 		x.finalizer(&d, i)
 		if c, ok := x.condition(i); ok {
@@ -222,6 +239,7 @@ type decider struct {
 	refused  map[string]string
 	excluded map[string]map[string]placement.Diagnosis
 	writes   []Write
+	kept     []Kept
 	errs     []error
 	requeue  time.Duration
 }

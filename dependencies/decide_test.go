@@ -62,8 +62,12 @@ func hostObject(t *testing.T, kind, name, more string) dependencies.HostObject {
 	return dependencies.HostObject{Object: object(t, `{apiVersion: v1, kind: `+kind+`, metadata: {name: `+name+`, namespace: ns`+more+`}}`)}
 }
 
-// generatedCM is a FederatedConfigMap the loop generated, placed in clusters.
+// generatedCM is a FederatedConfigMap the loop generated, placed in clusters, that
+// FederatedDeployments required (unless annotations, more YAML for metadata, says otherwise).
 func generatedCM(t *testing.T, name, annotations string, clusters ...string) *unstructured.Unstructured {
+	if !strings.Contains(annotations, "annotations:") {
+		annotations += `, annotations: {` + federation.RequiredByKindsAnnotation + `: FederatedDeployment}`
+	}
 	var cs []string
 	for _, c := range clusters {
 		cs = append(cs, "{name: "+c+"}")
@@ -99,7 +103,7 @@ func decisionSummary(in dependencies.Input, d dependencies.Decision) []string {
 			if w.Object.GetLabels()[federation.GeneratedByLabel] != "" {
 				s += " in [" + strings.Join(placed, ",") + "]"
 			}
-			for _, k := range []string{federation.RequiredByClustersAnnotation, federation.ReleaseClustersAnnotation} {
+			for _, k := range []string{federation.RequiredByClustersAnnotation, federation.ReleaseClustersAnnotation, federation.RequiredByKindsAnnotation} {
 				if v := w.Object.GetAnnotations()[k]; v != "" {
 					s += " " + strings.TrimPrefix(k, "federation.k8s.io/") + "=" + v
 				}
@@ -129,6 +133,9 @@ func decisionSummary(in dependencies.Input, d dependencies.Decision) []string {
 	for _, err := range d.Errors {
 		out = append(out, "error: "+err.Error())
 	}
+	for _, k := range d.Kept {
+		out = append(out, fmt.Sprintf("keep %s %s for %s", k.Type.Federated.Kind, k.Name, strings.Join(k.Kinds, ",")))
+	}
 	if d.Requeue > 0 {
 		out = append(out, "requeue in "+d.Requeue.String())
 	}
@@ -150,7 +157,7 @@ func TestDecide(t *testing.T) {
 		{name: "then federated where it runs",
 			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, scheduledTo("b", "a"))},
 				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
-			want: []string{"hold web", "create FederatedConfigMap cfg in [a,b]",
+			want: []string{"hold web", "create FederatedConfigMap cfg in [a,b] required-by-kinds=FederatedDeployment",
 				"condition web True DependenciesResolved: following the workload: ConfigMap/cfg"}},
 		{name: "missing on the host: said, with a Warning; nothing federated",
 			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held), workload(t, "ns", "api", cfg, scheduledTo("a"))},
@@ -173,7 +180,7 @@ func TestDecide(t *testing.T) {
 			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held, `{spec: {overrides: [{clusterName: eu, clusterOverrides: [{path: /spec/template/spec/containers/0/envFrom/0/configMapRef/name, value: cfg-eu}]}]}, status: {schedule: {clusters: [{name: eu, replicas: 1}, {name: us, replicas: 1}]}}}`)},
 				FleetRead: true,
 				Objects:   map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", ""), "ConfigMap/cfg-eu": hostObject(t, "ConfigMap", "cfg-eu", "")}},
-			want: []string{"create FederatedConfigMap cfg in [us]", "create FederatedConfigMap cfg-eu in [eu]",
+			want: []string{"create FederatedConfigMap cfg in [us] required-by-kinds=FederatedDeployment", "create FederatedConfigMap cfg-eu in [eu] required-by-kinds=FederatedDeployment",
 				"condition web True DependenciesResolved: following the workload: ConfigMap/cfg, ConfigMap/cfg-eu"}},
 
 		// An explicit exclusion wins.
@@ -182,7 +189,7 @@ func TestDecide(t *testing.T) {
 				Fleet: []federation.Cluster{cluster("a"), cluster("b")},
 				Kinds: map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{object(t,
 					`{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: cfg, namespace: ns}, spec: {template: {}, placement: {excludeClusters: [b]}}}`)}}}},
-			want: []string{"update FederatedConfigMap cfg required-by-clusters=a,b",
+			want: []string{"update FederatedConfigMap cfg required-by-clusters=a,b required-by-kinds=FederatedDeployment",
 				"condition web False DependencyNotPlaceable: an explicit exclusion wins, so not placed where the workload runs: ConfigMap/cfg in b (ExcludeClusters: listed in spec.placement.excludeClusters) (Warning event)"}},
 
 		// Credentials never travel.
@@ -202,7 +209,7 @@ func TestDecide(t *testing.T) {
 			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held, `{status: {schedule: {clusters: [{name: b, replicas: 1}]}, clusters: [{name: b}]}}`)},
 				Kinds:   map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", "", "a", "b")}}},
 				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
-			want: []string{"update FederatedConfigMap cfg in [b]", "condition web True DependenciesResolved: following the workload: ConfigMap/cfg"}},
+			want: []string{"update FederatedConfigMap cfg in [b] required-by-kinds=FederatedDeployment", "condition web True DependenciesResolved: following the workload: ConfigMap/cfg"}},
 		{name: "a generated dependency still being deleted is made again once gone",
 			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held, scheduledTo("a"))},
 				Kinds: map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{
@@ -232,7 +239,7 @@ func TestDecide(t *testing.T) {
 				`{metadata: {finalizers: [`+federation.DependenciesFinalizer+`], deletionTimestamp: "2026-12-01T00:00:00Z", annotations: {`+federation.OrphanAnnotation+`: "true"}}, status: {schedule: {clusters: [{name: eu, replicas: 1}, {name: us, replicas: 1}]}}}`)},
 				Kinds:   map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", "", "eu", "us")}}},
 				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
-			want: []string{"update FederatedConfigMap cfg in [eu,us] release-clusters=eu,us", "let go web (orphaning)",
+			want: []string{"update FederatedConfigMap cfg in [eu,us] release-clusters=eu,us required-by-kinds=FederatedDeployment", "let go web (orphaning)",
 				"condition web True DependenciesResolved: following the workload: ConfigMap/cfg"}},
 		{name: "what it released stays, placed nowhere, while the host object exists",
 			in: dependencies.Input{
@@ -250,6 +257,35 @@ func TestDecide(t *testing.T) {
 				`{metadata: {finalizers: [`+federation.DependenciesFinalizer+`]}, spec: {propagateDependencies: false}, status: {conditions: [{type: DependenciesResolved, status: "True", reason: DependenciesResolved, message: m, lastTransitionTime: "2026-12-01T00:00:00Z"}]}}`)}},
 			want: []string{"let go web", "condition web removed"}},
 
+		// What a kind the loop does not run over required stays (a type disabled, or left
+		// out of the control plane's types): its workloads may still use it.
+		{name: "a ConfigMap only a kind the loop cannot see required stays as it is",
+			in: dependencies.Input{
+				Kinds:   map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", `, annotations: {`+federation.RequiredByKindsAnnotation+`: FederatedWidget}`, "eu")}}},
+				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
+			want: []string{"keep FederatedConfigMap cfg for FederatedWidget"}},
+		{name: "and goes with its host object",
+			in: dependencies.Input{
+				Kinds:   map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", `, annotations: {`+federation.RequiredByKindsAnnotation+`: FederatedWidget}`, "eu")}}},
+				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": {}}},
+			want: []string{"delete FederatedConfigMap cfg"}},
+		{name: "one shared with such a kind is not narrowed to the workloads the loop sees",
+			in: dependencies.Input{Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held, scheduledTo("a"))},
+				Kinds:   map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", `, annotations: {`+federation.RequiredByKindsAnnotation+`: "FederatedDeployment,FederatedWidget"}`, "a", "b")}}},
+				Objects: map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
+			want: []string{"condition web True DependenciesResolved: following the workload: ConfigMap/cfg", "keep FederatedConfigMap cfg for FederatedWidget"}},
+		{name: "a kind the loop runs over again is judged as any",
+			in: dependencies.Input{WorkloadKinds: []string{"FederatedDeployment", "FederatedWidget"},
+				Workloads: []dependencies.WorkloadObject{workload(t, "ns", "web", cfg, held, scheduledTo("a"))},
+				Kinds:     map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{generatedCM(t, "cfg", `, annotations: {`+federation.RequiredByKindsAnnotation+`: "FederatedDeployment,FederatedWidget"}`, "a", "b")}}},
+				Objects:   map[string]dependencies.HostObject{"ConfigMap/cfg": hostObject(t, "ConfigMap", "cfg", "")}},
+			want: []string{"update FederatedConfigMap cfg in [a] required-by-kinds=FederatedDeployment", "condition web True DependenciesResolved: following the workload: ConfigMap/cfg"}},
+		{name: "a user's dependency such a kind required keeps its required clusters",
+			in: dependencies.Input{
+				Kinds: map[string]dependencies.Federated{dependencies.KindConfigMap: {Type: federation.ConfigMapType, Objects: []*unstructured.Unstructured{object(t,
+					`{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedConfigMap, metadata: {name: cfg, namespace: ns, annotations: {`+federation.RequiredByClustersAnnotation+`: a, `+federation.RequiredByKindsAnnotation+`: FederatedWidget}}, spec: {template: {}}}`)}}}},
+			want: []string{"keep FederatedConfigMap cfg for FederatedWidget"}},
+
 		// Nothing of the system travels.
 		{name: "a workload in a system namespace federates nothing and is let go",
 			in: dependencies.Input{Namespace: "kube-system", Workloads: []dependencies.WorkloadObject{workload(t, "kube-system", "coredns", cfg, held, scheduledTo("a"))}},
@@ -265,6 +301,9 @@ func TestDecide(t *testing.T) {
 				in.Namespace = "ns"
 			}
 			in.Now = now
+			if in.WorkloadKinds == nil {
+				in.WorkloadKinds = []string{"FederatedDeployment"}
+			}
 			got, err := dependencies.Decide(in)
 			if err != nil {
 				t.Fatal(err)

@@ -37,6 +37,13 @@
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters
 // (placement's Decision.Require).
 //
+// What the loop cannot see, it does not remove. Every federated dependency it follows
+// records the kinds of the workloads that required it (annotation
+// federation.k8s.io/required-by-kinds). A kind the loop does not run over (a type whose
+// FederatedTypeConfig was deleted, or that was left out of the control plane's types) may
+// still have copies using it: such a dependency is neither narrowed nor deleted while its host
+// object exists ([Decision.Kept], logged), and goes when the host object does.
+//
 // # The rules
 //
 // Each one below is a promise the workload's DependenciesResolved condition keeps. When one is

@@ -88,11 +88,11 @@ func (x *decider) followOne(typ federation.TypeConfig, dep Dependency, cur *unst
 		return false
 	}
 	placed := placedIn(cur)
-	clusters := dep.Where(placed)
+	clusters, kinds := x.where(typ, dep, cur, placed)
 	if len(clusters) == 0 {
 		return false
 	}
-	desired := generate(typ, o.Object, clusters)
+	desired := generate(typ, o.Object, clusters, kinds)
 	switch {
 	case cur == nil:
 		x.writes = append(x.writes, Write{Verb: Create, Type: typ, Object: desired})
@@ -111,7 +111,9 @@ func (x *decider) followOne(typ federation.TypeConfig, dep Dependency, cur *unst
 // (federation.ReleaseClustersAnnotation), in one update when either changed: the release of
 // a cluster is written no later than the placement that leaves it.
 func (x *decider) updateGenerated(typ federation.TypeConfig, cur, desired *unstructured.Unstructured, release []string) {
-	next, annotated := withAnnotation(cur, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
+	next, released := withAnnotation(cur, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
+	next, kinds := withAnnotation(next, federation.RequiredByKindsAnnotation, desired.GetAnnotations()[federation.RequiredByKindsAnnotation])
+	annotated := released || kinds
 	respec := !apiequality.Semantic.DeepEqual(cur.Object["spec"], desired.Object["spec"])
 	switch {
 	case !annotated && !respec:
@@ -132,7 +134,7 @@ func (x *decider) updateGenerated(typ federation.TypeConfig, cur, desired *unstr
 // workload.
 func (x *decider) followUsers(typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured) {
 	was := federation.RequiredClusters(cur.GetAnnotations())
-	required := dep.Where(was)
+	required, kinds := x.where(typ, dep, cur, was)
 	release := dep.Releases(federation.ReleaseClusters(cur.GetAnnotations()), was)
 	if why := x.credentials(dep.Kind, templateOf(cur)); why != "" {
 		x.refused[dep.String()] = why
@@ -147,7 +149,50 @@ func (x *decider) followUsers(typ federation.TypeConfig, dep Dependency, cur *un
 			x.excluded[dep.String()] = refused
 		}
 	}
-	x.annotate(typ, cur, required, release)
+	x.annotate(typ, cur, required, release, kinds)
+}
+
+// where returns the clusters dependency dep goes to, given current, those it is placed in
+// (or, for a user's dependency cur, required in), and the kinds of the workloads it follows:
+// dep's ([Dependency.Where]), and, when kinds the loop does not run over required cur
+// ([decider.unseen]), current and those kinds too (recorded in Kept).
+func (x *decider) where(typ federation.TypeConfig, dep Dependency, cur *unstructured.Unstructured, current []string) ([]string, []string) {
+	clusters, kinds := dep.Where(current), dep.Kinds()
+	if unseen := x.unseen(cur); len(unseen) > 0 {
+		if !isSubset(current, clusters) {
+			x.kept = append(x.kept, Kept{Type: typ, Name: cur.GetName(), Kinds: unseen})
+		}
+		clusters = sortedUnion(clusters, current)
+		kinds = sortedUnion(kinds, unseen)
+	}
+	return clusters, kinds
+}
+
+// unseen returns the kinds that required cur (a federated dependency, or nil) when it was
+// last written and that the loop does not run over (Input.WorkloadKinds).
+func (x *decider) unseen(cur *unstructured.Unstructured) []string {
+	if cur == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range federation.RequiredKinds(cur.GetAnnotations()) {
+		if !slices.Contains(x.in.WorkloadKinds, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// sortedUnion returns a and b's names, sorted, without repeats.
+func sortedUnion(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// isSubset reports whether every name of a is in b.
+func isSubset(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }
 
 // refusedBy returns the clusters of required that the placement of cur, a dependency the
@@ -184,14 +229,19 @@ func (x *decider) refusedBy(cur *unstructured.Unstructured, required []string) (
 // a workload needs them there again. It goes when the host object does.
 func (x *decider) retire(typ federation.TypeConfig, kind string, cur *unstructured.Unstructured) {
 	release := federation.ReleaseClusters(cur.GetAnnotations())
+	unseen := x.unseen(cur)
 	if !generated(cur) {
-		x.annotate(typ, cur, nil, release)
+		if len(unseen) > 0 {
+			x.kept = append(x.kept, Kept{Type: typ, Name: cur.GetName(), Kinds: unseen})
+			return
+		}
+		x.annotate(typ, cur, nil, release, nil)
 		return
 	}
 	if cur.GetDeletionTimestamp() != nil {
 		return
 	}
-	if kind == KindPersistentVolumeClaim || len(release) > 0 {
+	if kind == KindPersistentVolumeClaim || len(release) > 0 || len(unseen) > 0 {
 		o, read := x.object(Reference{Kind: kind, Name: cur.GetName()})
 		switch {
 		case !read:
@@ -199,8 +249,11 @@ func (x *decider) retire(typ federation.TypeConfig, kind string, cur *unstructur
 		case o.Err != nil:
 			x.errs = append(x.errs, fmt.Errorf("dependencies: get %s %s/%s: %w", kind, cur.GetNamespace(), cur.GetName(), o.Err))
 			return
+		case o.Object != nil && len(unseen) > 0:
+			x.kept = append(x.kept, Kept{Type: typ, Name: cur.GetName(), Kinds: unseen})
+			return
 		case o.Object != nil:
-			x.updateGenerated(typ, cur, generate(typ, o.Object, nil), release)
+			x.updateGenerated(typ, cur, generate(typ, o.Object, nil, nil), release)
 			return
 		}
 	}
@@ -209,10 +262,11 @@ func (x *decider) retire(typ federation.TypeConfig, kind string, cur *unstructur
 
 // annotate sets (or, for no clusters, removes) the required-by-clusters and release-clusters
 // annotations of a federated object the user made, in one update.
-func (x *decider) annotate(typ federation.TypeConfig, u *unstructured.Unstructured, required, release []string) {
+func (x *decider) annotate(typ federation.TypeConfig, u *unstructured.Unstructured, required, release, kinds []string) {
 	next, changed := withAnnotation(u, federation.RequiredByClustersAnnotation, federation.FormatRequiredClusters(required))
 	next, released := withAnnotation(next, federation.ReleaseClustersAnnotation, federation.FormatReleaseClusters(release))
-	if changed || released {
+	next, kinded := withAnnotation(next, federation.RequiredByKindsAnnotation, federation.FormatRequiredKinds(kinds))
+	if changed || released || kinded {
 		x.writes = append(x.writes, Write{Verb: Update, Type: typ, Object: next})
 	}
 }
@@ -290,7 +344,7 @@ func withAnnotation(u *unstructured.Unstructured, key, value string) (*unstructu
 // every taint (a workload that tolerates a tainted cluster, or is still being evicted from a
 // drained one, has its dependency there). An untolerated taint would be an exclusion nobody
 // asked for.
-func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clusters []string) *unstructured.Unstructured {
+func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clusters, kinds []string) *unstructured.Unstructured {
 	refs := make([]any, 0, len(clusters))
 	for _, c := range clusters {
 		refs = append(refs, map[string]any{"name": c})
@@ -309,5 +363,8 @@ func generate(typ federation.TypeConfig, native *unstructured.Unstructured, clus
 	u.SetNamespace(native.GetNamespace())
 	u.SetName(native.GetName())
 	u.SetLabels(map[string]string{federation.GeneratedByLabel: federation.GeneratedByDependencies})
+	if len(kinds) > 0 {
+		u.SetAnnotations(map[string]string{federation.RequiredByKindsAnnotation: federation.FormatRequiredKinds(kinds)})
+	}
 	return u
 }

@@ -123,6 +123,10 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	d.seen(ns, len(dec.Workloads) > 0)
+	for _, k := range dec.Kept {
+		logr.FromContextOrDiscard(ctx).Info("Keeping a dependency where it is: kinds this loop does not run over required it, and their workloads may still use it",
+			"kind", k.Type.Federated.Kind, "name", k.Name, "requiredBy", k.Kinds)
+	}
 	wrote, err := d.act(ctx, in.Now, dec, all)
 	outcome := fedmetrics.OutcomeUnchanged
 	if wrote {
@@ -149,6 +153,7 @@ func (d *Dependencies) read(ctx context.Context, r federation.Reader, ns string)
 	in := Input{Namespace: ns, ControlPlaneNamespace: d.opts.ControlPlaneNamespace, Now: d.opts.Clock.Now(), Kinds: map[string]Federated{}}
 	var all []workloadObject
 	for _, w := range d.workloads {
+		in.WorkloadKinds = append(in.WorkloadKinds, w.typ.Federated.Kind)
 		gvr := w.typ.FederatedGVR()
 		list, err := r.List(ctx, gvr, ns, metav1.ListOptions{})
 		if err != nil {

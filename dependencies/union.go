@@ -2,6 +2,7 @@ package dependencies
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -71,6 +72,19 @@ func (d Dependency) Where(current []string) []string {
 	for _, c := range d.Leaving {
 		if slices.Contains(current, c) {
 			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Kinds returns the Federated kinds of the workloads that require d (its RequiredBy), sorted,
+// without repeats.
+func (d Dependency) Kinds() []string {
+	var out []string
+	for _, w := range d.RequiredBy {
+		if kind, _, ok := strings.Cut(w, "/"); ok {
+			out = append(out, kind)
 		}
 	}
 	slices.Sort(out)

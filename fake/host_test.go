@@ -36,7 +36,7 @@ func TestNewHost(t *testing.T) {
 		_, err = host.List(ctx, gvr, "", metav1.ListOptions{})
 		require.NoError(t, err, crd.Name)
 	}
-	require.Len(t, crds, 4+len(federation.BuiltinTypes()))
+	require.Len(t, crds, 5+len(federation.BuiltinTypes()), "Cluster, ReplicaSchedulingPreference, the two policies, FederatedTypeConfig and one per built-in type")
 }
 
 // TestHostTemplate: hosts made from one template serve the same API as NewHost's, and each

@@ -146,6 +146,13 @@ const (
 	// loop writes it; placement adds these clusters to the object's own ([RequiredClusters]).
 	RequiredByClustersAnnotation = "federation.k8s.io/required-by-clusters"
 
+	// RequiredByKindsAnnotation on a federated dependency (generated or the user's) lists,
+	// comma separated and sorted, the Federated kinds of the workloads it follows. The
+	// dependencies loop writes it, and never narrows nor deletes a dependency a kind it does
+	// not run over required (a type disabled, or left out of the control plane's types): it
+	// cannot see that kind's workloads, whose copies may still use it.
+	RequiredByKindsAnnotation = "federation.k8s.io/required-by-kinds"
+
 	// ReleaseClustersAnnotation on a federated object lists, comma separated and sorted, the
 	// clusters where its member object is released rather than deleted when the object
 	// leaves them (its placement no longer has them): sync removes the federation's labels

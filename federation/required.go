@@ -18,6 +18,18 @@ func FormatRequiredClusters(clusters []string) string {
 	return formatClusterList(clusters)
 }
 
+// RequiredKinds returns the kinds [RequiredByKindsAnnotation] lists in annotations, sorted,
+// without empty or repeated names; nil when there are none.
+func RequiredKinds(annotations map[string]string) []string {
+	return clusterList(annotations[RequiredByKindsAnnotation])
+}
+
+// FormatRequiredKinds is the value of [RequiredByKindsAnnotation] for kinds: sorted, comma
+// separated, without repeats.
+func FormatRequiredKinds(kinds []string) string {
+	return formatClusterList(kinds)
+}
+
 // ReleaseClusters returns the clusters [ReleaseClustersAnnotation] lists in annotations,
 // sorted, without empty or repeated names; nil when there are none. Sync releases the
 // object's copy in them, rather than delete it, when the object leaves them.
