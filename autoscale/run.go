@@ -23,12 +23,7 @@ import (
 // missing on the host). Otherwise it blocks until ctx is done and returns nil after every
 // goroutine it started has exited. It has the func(context.Context) error shape.
 func (a *Autoscaler) Run(ctx context.Context) error {
-	sources := []loop.Source{{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: a.opts.Namespace, Changed: specChanged}}
-	for _, t := range a.opts.Types {
-		sources = append(sources, loop.Source{GVR: t.FederatedGVR(), Namespace: a.opts.Namespace, Changed: scheduleChanged})
-	}
-	sources = append(sources, loop.Source{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged})
-	l, err := loop.New(a.host, sources, loop.Options{
+	l, err := loop.New(a.host, a.sources(), loop.Options{
 		Name:             "autoscale",
 		Workers:          a.opts.Workers,
 		Clock:            a.opts.Clock,
@@ -48,6 +43,19 @@ func (a *Autoscaler) Run(ctx context.Context) error {
 		return fmt.Errorf("autoscale: %w", err)
 	}
 	return nil
+}
+
+// Watches returns what Run watches on the host: the ReplicaSchedulingPreferences, the
+// federated objects of Options.Types and the Clusters (see federation.Watch).
+func (a *Autoscaler) Watches() []federation.Watch { return loop.Watches(a.sources()) }
+
+// sources are what Run watches, and how a change maps to keys.
+func (a *Autoscaler) sources() []loop.Source {
+	sources := []loop.Source{{GVR: federation.ReplicaSchedulingPreferenceGVR, Namespace: a.opts.Namespace, Changed: specChanged}}
+	for _, t := range a.opts.Types {
+		sources = append(sources, loop.Source{GVR: t.FederatedGVR(), Namespace: a.opts.Namespace, Changed: scheduleChanged})
+	}
+	return append(sources, loop.Source{GVR: federation.ClusterGVR, Broadcast: true, Changed: loop.ClusterChanged})
 }
 
 // specChanged lets a preference's update through unless only its status changed: the

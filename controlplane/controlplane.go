@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
@@ -167,7 +168,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	// Events, like the other common fields, reach every loop that leaves its own recorder
 	// unset.
 	if opts.Events != nil {
-		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Dependencies.Events, &opts.Propagation.Events} {
+		for _, r := range []*federation.EventRecorder{&opts.Scheduler.Events, &opts.Sync.Events, &opts.Status.Events, &opts.Monitor.Events, &opts.DNS.Events, &opts.Dependencies.Events, &opts.Propagation.Events, &opts.Autoscale.Events} {
 			if *r == nil {
 				*r = opts.Events
 			}
@@ -296,6 +297,10 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 			return dnsrecord.New(host, clusters, o)
 		})
 	}
+	if spec, ok := autoscaleSpec(cp, host, clusters, opts); ok {
+		cache = opts.Autoscale.Cache
+		out = append(out, spec(cache != opts.Cache))
+	}
 	// The dependencies loop runs when some type of Types is a workload it has an extractor
 	// for (built in, Options.Dependencies.Extractors, or the kind's dependency rules), or
 	// when a FederatedTypeConfig may configure one (Options.TypeConfigs) and Types has a
@@ -335,6 +340,43 @@ func specs(cp *ControlPlane, host federation.ClusterClient, clusters federation.
 		}
 	}
 	return out
+}
+
+// autoscaleSpec is the recipe of the autoscaler (package autoscale), unless opts disables it
+// or no type it may scale is divisible: it runs over the divisible types of Types the host
+// serves (optional, as the dependencies loop's workloads), and those FederatedTypeConfigs
+// configure with Options.TypeConfigs.
+func autoscaleSpec(cp *ControlPlane, host federation.ClusterClient, clusters federation.ClusterSet, opts Options) (func(ownCache bool) spec, bool) {
+	divisible := func(t federation.TypeConfig) bool { return t.Divisible() }
+	optional := slices.Clone(opts.Autoscale.Types)
+	if optional == nil {
+		optional = slices.DeleteFunc(slices.Clone(opts.Types), func(t federation.TypeConfig) bool { return !divisible(t) })
+	}
+	var configured func(federation.TypeConfig) bool
+	if opts.TypeConfigs && opts.Autoscale.Types == nil {
+		configured = divisible
+	}
+	if opts.Disable.Autoscale || len(optional) == 0 && configured == nil {
+		return nil, false
+	}
+	ns := opts.Autoscale.Namespace
+	return func(ownCache bool) spec {
+		s := spec{name: AutoscaleLoop, ownCache: ownCache, build: func(shard federation.Shard) (watcher, error) {
+			o := opts.Autoscale
+			o.Shard = shard
+			build := func(types []federation.TypeConfig) (watcher, error) {
+				// Not nil, even when empty: nil is autoscale's default (every built-in
+				// divisible type), and these are the types the host serves.
+				o.Types = append([]federation.TypeConfig{}, types...)
+				return autoscale.New(host, clusters, o)
+			}
+			return cp.servedTypes(AutoscaleLoop, shard, ns, nil, optional, configured, build)
+		}}
+		for _, t := range optional {
+			s.optional = append(s.optional, federatedOf(t, ns))
+		}
+		return s
+	}, true
 }
 
 // typeSpecs are the recipes of t's scheduler, sync and status collector (those opts does not
@@ -423,6 +465,9 @@ const (
 	// TypeConfigsLoop reads the host's FederatedTypeConfigs (Options.TypeConfigs) and runs
 	// the loops of the types they configure.
 	TypeConfigsLoop = "typeconfigs"
+	// AutoscaleLoop writes the fleet totals of autoscaled ReplicaSchedulingPreferences
+	// (package autoscale).
+	AutoscaleLoop = "autoscale"
 )
 
 // eventScheme is the event recorder's scheme, for the object references of events. The loops

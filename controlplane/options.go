@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
@@ -79,6 +80,12 @@ type Options struct {
 	// Its ControlPlaneNamespace, whose Secrets never follow a workload, defaults as
 	// Propagation's does.
 	Dependencies dependencies.Options
+
+	// Autoscale configures the autoscaler (package autoscale): it writes the fleet total of
+	// every ReplicaSchedulingPreference with spec.autoscale, from the members' metrics, and
+	// the scheduler divides it. It runs over the divisible types of Types (its Types, when
+	// set). Its Identity defaults to Identity.
+	Autoscale autoscale.Options
 
 	// Propagation is the loop over native objects selected by propagation policies, one
 	// per type of propagation.DefaultTypes(Types): namespaced targets, Secrets excluded;
@@ -205,6 +212,9 @@ type Parts struct {
 	// Propagation switches off the propagation loop (PropagationPolicy and
 	// ClusterPropagationPolicy over native host objects).
 	Propagation bool
+	// Autoscale switches off the autoscaler: preferences with spec.autoscale then keep
+	// their spec.totalReplicas.
+	Autoscale bool
 	// Events stops the control plane from recording events on the host when Options.Events
 	// is nil: the loops then record none (they still log them).
 	Events bool
@@ -259,7 +269,8 @@ func (o *Options) complete() error {
 	common(&o.DNS.Clock, &o.DNS.Logger, &o.DNS.Registerer, o)
 	common(&o.Dependencies.Clock, &o.Dependencies.Logger, &o.Dependencies.Registerer, o)
 	common(&o.Propagation.Clock, &o.Propagation.Logger, &o.Propagation.Registerer, o)
-	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache, &o.Dependencies.Cache, &o.Propagation.Cache} {
+	common(&o.Autoscale.Clock, &o.Autoscale.Logger, &o.Autoscale.Registerer, o)
+	for _, c := range []**hostcache.Cache{&o.Scheduler.Cache, &o.Sync.Cache, &o.Status.Cache, &o.Monitor.Cache, &o.DNS.Cache, &o.Dependencies.Cache, &o.Propagation.Cache, &o.Autoscale.Cache} {
 		if *c == nil {
 			*c = o.Cache
 		}
@@ -272,6 +283,9 @@ func (o *Options) complete() error {
 	}
 	if o.DNS.Identity == "" {
 		o.DNS.Identity = o.Identity
+	}
+	if o.Autoscale.Identity == "" {
+		o.Autoscale.Identity = o.Identity
 	}
 	if o.Sync.Identity != o.Status.Identity {
 		return fmt.Errorf("%w: Sync.Identity %q and Status.Identity %q differ: the collector would not see the objects sync writes",

@@ -155,6 +155,7 @@ var parts = []struct {
 	{"propagation", func(p *controlplane.Parts) *bool { return &p.Propagation }},
 	{"dependencies", func(p *controlplane.Parts) *bool { return &p.Dependencies }},
 	{"dns", func(p *controlplane.Parts) *bool { return &p.DNS }},
+	{"autoscale", func(p *controlplane.Parts) *bool { return &p.Autoscale }},
 	{"events", func(p *controlplane.Parts) *bool { return &p.Events }},
 }
 

@@ -123,8 +123,9 @@ func TestOptions(t *testing.T) {
 			s.Shard, s.LeaderElection, s.Leases = federation.Shard{Index: 0, Count: 2}, nil, nil
 		})},
 		{"loops off", []string{"--controllers=*,-dns,-events"}, "fedkit-system", with(func(s *summary) { s.Disable = controlplane.Parts{DNS: true, Events: true} })},
+		{"no autoscaler", []string{"--controllers=*,-autoscale"}, "fedkit-system", with(func(s *summary) { s.Disable = controlplane.Parts{Autoscale: true} })},
 		{"only the loops named", []string{"--controllers=sync,status"}, "fedkit-system", with(func(s *summary) {
-			s.Disable = controlplane.Parts{Monitor: true, Scheduler: true, Propagation: true, Dependencies: true, DNS: true, Events: true}
+			s.Disable = controlplane.Parts{Monitor: true, Scheduler: true, Propagation: true, Dependencies: true, DNS: true, Autoscale: true, Events: true}
 		})},
 		{"types by either kind", []string{"--types=Deployment, FederatedConfigMap"}, "fedkit-system", with(func(s *summary) {
 			s.Types = []string{"FederatedDeployment", "FederatedConfigMap"}
