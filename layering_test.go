@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "autoscale", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics", "internal/intern"},
