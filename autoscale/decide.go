@@ -51,6 +51,13 @@ type Decision struct {
 // Changed reports whether the decision changes the total.
 func (d Decision) Changed() bool { return d.Desired != d.Current }
 
+// Total returns the fleet total Central mode writes to status.autoscale.desiredReplicas, and
+// whether it writes one: when the metrics gave a recommendation or the total changed (a
+// total brought within the bounds). Otherwise the total written before holds.
+func (d Decision) Total() (int32, bool) {
+	return d.Desired, d.Recommendation.Active || d.Changed()
+}
+
 // Decide is the autoscaler's one decision for a preference: [Recommend], then [Stabilize]
 // within the fleet's bounds, with an HPA's conditions and a one-line explanation. The loop
 // and package preview call it. It is a pure function.

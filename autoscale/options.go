@@ -95,6 +95,10 @@ type Options struct {
 	CacheSyncTimeout time.Duration
 }
 
+// StaleAfter is Options.StaleAfter's default for a ResyncPeriod: three of them, so that a
+// member read once a period counts until it missed two reads.
+func StaleAfter(resync time.Duration) time.Duration { return 3 * resync }
+
 // complete fills in the defaults.
 func (o *Options) complete(clusters federation.ClusterSet) {
 	if o.Clock == nil {
@@ -120,7 +124,7 @@ func (o *Options) complete(clusters federation.ClusterSet) {
 		o.ResyncPeriod = DefaultResyncPeriod
 	}
 	if o.StaleAfter <= 0 {
-		o.StaleAfter = 3 * o.ResyncPeriod
+		o.StaleAfter = StaleAfter(o.ResyncPeriod)
 	}
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout

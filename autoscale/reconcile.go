@@ -255,8 +255,7 @@ func (a *Autoscaler) central(w *world, rsp *federation.ReplicaSchedulingPreferen
 		CPUInitializationPeriod: a.opts.CPUInitializationPeriod, InitialReadinessDelay: a.opts.InitialReadinessDelay,
 	}, History: mem.history})
 	st := statusOf(rsp)
-	if d.Recommendation.Active || d.Changed() {
-		desired := d.Desired
+	if desired, ok := d.Total(); ok {
 		st.DesiredReplicas = &desired
 	}
 	if d.Changed() {
