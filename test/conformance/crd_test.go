@@ -277,6 +277,7 @@ aggregated: {replicas: 5, readyReplicas: 3, availableReplicas: 3, updatedReplica
 		"FederatedServiceAccount": {"fsa"}, "FederatedStatefulSet": {"fsts"},
 		"ReplicaSchedulingPreference": {"rsp"},
 		"PropagationPolicy":           {"pp"}, "ClusterPropagationPolicy": {"cpp"},
+		"FederatedTypeConfig": {"ftc"},
 	}
 	if diff := cmp.Diff(want, short); diff != "" {
 		t.Errorf("short names in discovery (-want +got):\n%s", diff)
