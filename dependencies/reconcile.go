@@ -173,7 +173,10 @@ func (d *Dependencies) read(ctx context.Context, r federation.Reader, ns string)
 			all = append(all, workloadObject{typ: w.typ, u: u})
 		}
 	}
-	for kind, typ := range d.kinds {
+	// In a fixed order: reads are requests, and a replay (the soak's, say) makes the same
+	// ones in the same order.
+	for _, kind := range slices.Sorted(maps.Keys(d.kinds)) {
+		typ := d.kinds[kind]
 		k := Federated{Type: typ}
 		list, err := r.List(ctx, typ.FederatedGVR(), ns, metav1.ListOptions{})
 		if err != nil {
