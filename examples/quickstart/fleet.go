@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
@@ -34,6 +35,11 @@ type world struct {
 	syncers   []*fedsync.Syncer // Deployments, Services
 	collector *status.Collector
 	dns       *dnsrecord.Controller
+	autoscale *autoscale.Autoscaler
+
+	// load is the cpu (millicores) app-frontend's pods use in each member, once set (see
+	// pods): nil before.
+	load map[string]int64
 }
 
 var (
@@ -92,12 +98,15 @@ func newWorld(ctx context.Context) (*world, error) {
 	if w.dns, err = dnsrecord.New(w.host, w.fleet, dnsrecord.Options{Clock: w.clock}); err != nil {
 		return nil, err
 	}
+	if w.autoscale, err = autoscale.New(w.host, w.fleet, autoscale.Options{Clock: w.clock}); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
 // round runs every loop once, in the order data flows: the monitor probes the clusters, the
-// scheduler divides, sync pushes, the members' controllers act, the collector pulls, DNS
-// publishes. Errors that a loop would retry (a cluster that cannot be reached) are not
+// autoscaler sets the fleet's total from the members' metrics, the scheduler divides, sync
+// pushes, the members' controllers act, the collector pulls, DNS publishes. Errors that a loop would retry (a cluster that cannot be reached) are not
 // fatal: the next round retries, as Run would.
 func (w *world) round() error {
 	for _, name := range w.fleet.Names() {
@@ -105,6 +114,7 @@ func (w *world) round() error {
 			return err
 		}
 	}
+	_, _ = w.autoscale.Reconcile(w.ctx, key) // a preference without spec.autoscale: nothing to do
 	if _, err := w.scheduler.Reconcile(w.ctx, key); err != nil && federation.IsTerminal(err) {
 		return err
 	}
@@ -112,6 +122,9 @@ func (w *world) round() error {
 		_, _ = s.Reconcile(w.ctx, key) // status records what failed; the next round retries
 	}
 	w.fleet.Tick()
+	if err := w.pods(); err != nil {
+		return err
+	}
 	_, _ = w.collector.Reconcile(w.ctx, key)
 	_, _ = w.dns.Reconcile(w.ctx, key)
 	return nil

@@ -5,7 +5,8 @@
 // update and its rollback, a cluster cut off (not Ready: its data stale and not counted, its
 // replicas kept while its taint is NoSchedule) and back, a staged rollout, a failed
 // revision rolled back by itself, a drained cluster and an unhealthy workload failed over
-// gracefully, and deletion.
+// gracefully, the fleet autoscaled up under load and back down after the stabilization
+// window, and deletion.
 //
 //	go run ./examples/quickstart
 package main
@@ -407,7 +408,53 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	p.members()
 
-	p.section("14. Deleting the FederatedDeployment deletes its member objects, then the object")
+	p.section("14. Load rises: the autoscaler raises the fleet's total, and the scheduler divides it")
+	// The members' pods use 90% of the 250m cpu each asks for; the preference's autoscale
+	// block targets 60%, as an HPA's would.
+	if err := f.autoscaleWith(map[string]any{"minReplicas": int64(3), "maxReplicas": int64(15),
+		"metrics": []any{map[string]any{"type": "Resource", "resource": map[string]any{"name": "cpu",
+			"target": map[string]any{"type": "Utilization", "averageUtilization": int64(60)}}}}}); err != nil {
+		return err
+	}
+	if err := f.setLoad(225); err != nil {
+		return err
+	}
+	if err := f.wait(10 * time.Second); err != nil {
+		return err
+	}
+	if err := p.autoscaled(); err != nil {
+		return err
+	}
+	if err := p.schedule(); err != nil {
+		return err
+	}
+	if err := f.wait(40 * time.Second); err != nil {
+		return err
+	}
+	p.line("40s later the new pods run, and the same load over more of them is near the target:")
+	p.members()
+	if err := p.autoscaled(); err != nil {
+		return err
+	}
+
+	p.section("15. The load falls: the total holds for the 5-minute stabilization window, then comes down")
+	before := p.total()
+	f.setLoadTotal(0.2)
+	waited = 0
+	for ; p.total() == before && waited < 10*time.Minute; waited += 10 * time.Second {
+		if err := f.wait(10 * time.Second); err != nil {
+			return err
+		}
+	}
+	p.line("after %s:", waited)
+	if err := p.autoscaled(); err != nil {
+		return err
+	}
+	if err := p.schedule(); err != nil {
+		return err
+	}
+
+	p.section("16. Deleting the FederatedDeployment deletes its member objects, then the object")
 	if err := f.host.Delete(ctx, deployment.FederatedGVR(), key.Namespace, key.Name, deleteOptions()); err != nil {
 		return err
 	}

@@ -288,3 +288,39 @@ func (p printer) avoided() error {
 	}
 	return nil
 }
+
+// autoscaled prints the fleet total the autoscaler wrote and why (status.autoscale).
+func (p printer) autoscaled() error {
+	u, err := p.f.host.Peek(federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
+	if err != nil {
+		return err
+	}
+	rsp, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
+	if err != nil {
+		return err
+	}
+	st := rsp.Status.Autoscale
+	if st == nil {
+		p.line("autoscale: no status yet")
+		return nil
+	}
+	p.line("fleet total %d (ran %d)", federation.FleetTotal(rsp), st.CurrentReplicas)
+	for _, c := range st.Conditions {
+		p.line("  %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return nil
+}
+
+// total is the fleet's total as the scheduler reads it (federation.FleetTotal); -1 when the
+// preference cannot be read.
+func (p printer) total() int64 {
+	u, err := p.f.host.Peek(federation.ReplicaSchedulingPreferenceGVR, key.Namespace, key.Name)
+	if err != nil {
+		return -1
+	}
+	rsp, err := federation.ReplicaSchedulingPreferenceFromUnstructured(u)
+	if err != nil {
+		return -1
+	}
+	return federation.FleetTotal(rsp)
+}
