@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +18,14 @@ import (
 // ErrRefused is wrapped by every [Refusal]: errors.Is(err, gate.ErrRefused) tells a write the
 // gate refused from one the API server failed.
 var ErrRefused = errors.New("refused by the gate")
+
+// ReasonRefused is the reason of the events and conditions that say the gate refused a
+// write.
+const ReasonRefused = "RefusedByGate"
+
+// RecheckAfter is how soon a driver looks again at an object the gate refused a write of:
+// not with an error's backoff (only a change can help), never in a hot loop.
+const RecheckAfter = 30 * time.Second
 
 // Verb is what a destructive write does to its object.
 type Verb string
@@ -170,6 +179,28 @@ func (r *Refusal) Object() string {
 		name = r.Namespace + "/" + name
 	}
 	return r.Resource.GroupResource().String() + " " + name
+}
+
+// Refused reports whether err is refusals only (one, or errors.Join of several, wrapped or
+// not): a driver then comes back after RecheckAfter rather than retry with an error's
+// backoff. Any other error among them makes it false.
+func Refused(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *Refusal:
+		return true
+	case interface{ Unwrap() []error }:
+		some := false
+		for _, x := range e.Unwrap() {
+			if x != nil && !Refused(x) {
+				return false
+			}
+			some = some || x != nil
+		}
+		return some
+	}
+	return Refused(errors.Unwrap(err))
 }
 
 // Invariant is one rule every destructive write must keep. Check returns why w breaks it,

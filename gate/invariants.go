@@ -19,8 +19,9 @@ const (
 	// off (that is how sync lets a system namespace go). The control plane's bookkeeping on
 	// the host (its Leases, sync's ControllerRevisions) is the one exception.
 	InvariantReservedNamespace = "reserved-namespace"
-	// InvariantClaim: a PersistentVolumeClaim is deleted only when its owner was deleted or
-	// asks for it (Evidence.OwnerDeleted, Evidence.RemovalAsked).
+	// InvariantClaim: a PersistentVolumeClaim (or the Federated<PersistentVolumeClaim> whose
+	// deletion deletes its copies) is deleted only when its owner was deleted or asks for it
+	// (Evidence.OwnerDeleted, Evidence.RemovalAsked).
 	InvariantClaim = "claim"
 	// InvariantLastCopy: a member workload (Deployment, StatefulSet, ReplicaSet, DaemonSet)
 	// that runs available replicas is deleted only when a replacement is available elsewhere
@@ -101,7 +102,8 @@ func ours(w Write) string {
 }
 
 func claim(w Write) string {
-	if w.Verb != Delete || !core(w, "persistentvolumeclaims") || w.Evidence.OwnerDeleted || w.Evidence.RemovalAsked {
+	if w.Verb != Delete || !(core(w, "persistentvolumeclaims") || w.Resource.Resource == "federatedpersistentvolumeclaims") ||
+		w.Evidence.OwnerDeleted || w.Evidence.RemovalAsked {
 		return ""
 	}
 	return "a claim holds data: it leaves a cluster only when its owner is deleted or asks for it (" +

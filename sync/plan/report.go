@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
@@ -238,7 +239,7 @@ func passRequeue(ro *rolloutPass, results []clusterResult) time.Duration {
 		case r.Reason == ReasonRefused:
 			// A refusal waits for what the gate asked for (a replacement available, the
 			// object deleted): look again after a while, never in a hot loop.
-			soon(recheck)
+			soon(gate.RecheckAfter)
 		case r.Reason == ReasonNamespaceInUse:
 			// Nothing need watch the objects that keep the namespace: look again soon.
 			soon(recheck)
