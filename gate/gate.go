@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -234,12 +235,15 @@ func (o Options) complete() Options {
 // them. A nil *Gate is the default Gate (New(Options{})). It is safe for concurrent use.
 type Gate struct {
 	invariants []Invariant
+	// readNamespace is set when an embedder's invariants may look at Evidence.Namespace:
+	// Delete and Update then read it when the driver did not.
+	readNamespace bool
 }
 
 // New returns a Gate with the built-in invariants and opts.Invariants.
 func New(opts Options) *Gate {
 	opts = opts.complete()
-	return &Gate{invariants: append(Builtin(opts.ControlPlaneNamespace), opts.Invariants...)}
+	return &Gate{invariants: append(Builtin(opts.ControlPlaneNamespace), opts.Invariants...), readNamespace: len(opts.Invariants) > 0}
 }
 
 func (g *Gate) orDefault() *Gate {
@@ -289,6 +293,10 @@ func (g *Gate) Delete(ctx context.Context, c federation.ClusterClient, w Write, 
 	if w.Verb != Delete {
 		return fmt.Errorf("gate: Delete of a %s write", w.Verb)
 	}
+	w, err := g.withNamespace(ctx, c, w)
+	if err != nil {
+		return err
+	}
 	if r := g.Check(w); r != nil {
 		return r
 	}
@@ -301,11 +309,37 @@ func (g *Gate) Update(ctx context.Context, c federation.ClusterClient, w Write, 
 	if w.Verb == Delete {
 		return nil, fmt.Errorf("gate: Update of a %s write", w.Verb)
 	}
+	w, err := g.withNamespace(ctx, c, w)
+	if err != nil {
+		return nil, err
+	}
 	if r := g.Check(w); r != nil {
 		return nil, r
 	}
 	return c.Update(ctx, w.Resource, next)
 }
+
+// withNamespace is w with Evidence.Namespace read through c, when the gate has invariants of
+// an embedder's, the driver did not read it and w.Object is namespaced. A namespace that is
+// not there stays nil; a read that fails is the write's error (nothing is sent, and the
+// driver retries).
+func (g *Gate) withNamespace(ctx context.Context, c federation.ClusterClient, w Write) (Write, error) {
+	g = g.orDefault()
+	if !g.readNamespace || w.Evidence.Namespace != nil || w.Object == nil || w.Object.GetNamespace() == "" {
+		return w, nil
+	}
+	ns, err := c.Get(ctx, namespaceResource, "", w.Object.GetNamespace())
+	switch {
+	case apierrors.IsNotFound(err):
+		return w, nil
+	case err != nil:
+		return w, fmt.Errorf("gate: read namespace %s for its invariants: %w", w.Object.GetNamespace(), err)
+	}
+	w.Evidence.Namespace = ns
+	return w, nil
+}
+
+var namespaceResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // Create creates w.Object, a Place, through c once Check allows it; the *Refusal when not.
 func (g *Gate) Create(ctx context.Context, c federation.ClusterClient, w Write) (*unstructured.Unstructured, error) {
