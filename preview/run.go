@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
@@ -209,6 +210,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	var changes map[string]plan.Change
 	placed := map[string]bool{}
 	waiting := "" // why sync decides nothing (plan.Targets.Waiting)
+	var refused map[string]*gate.Refusal
 	if len(v.Invalid) == 0 {
 		in := plan.Input{
 			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
@@ -228,6 +230,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		for _, ch := range d.Changes {
 			changes[ch.Cluster] = ch
 		}
+		refused = r.refusals(in, d)
 		for _, n := range d.Targets.Order {
 			placed[n] = true
 		}
@@ -243,6 +246,10 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		c := r.cluster(name, typ, d, placed[name], changes)
 		if _, read := r.in.Live[name]; waiting != "" && read {
 			c.Change = &Change{Action: plan.ActionNone.String(), Reason: waiting}
+		}
+		if ref := refused[name]; ref != nil && c.Change != nil {
+			c.Change.Refused = &Refused{Invariant: ref.Invariant, Reason: ref.Reason}
+			ps.add(Problem{Severity: Warning, Object: what, Cluster: name, Message: "the gate would refuse it: " + ref.Error()})
 		}
 		o.Clusters = append(o.Clusters, c)
 	}
@@ -326,6 +333,30 @@ func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject
 			ms.Namespace = &plan.NamespaceCheck{InUse: plan.FederationObjectIn(r.in.Identity, fed.Name, objs)}
 		}
 		out[name] = ms
+	}
+	return out
+}
+
+// refusals are the gate's refusals of d's changes with live objects, by cluster: the writes
+// the Syncer would send through it (plan.GateWrite), checked by gate.Check, with the member
+// Namespace in Input.Live as evidence.
+func (r *run) refusals(in plan.Input, d plan.Decision) map[string]*gate.Refusal {
+	var out map[string]*gate.Refusal
+	for _, ch := range d.Changes {
+		objs, read := r.in.Live[ch.Cluster]
+		w, ok := plan.GateWrite(in, d, ch)
+		if !read || !ok {
+			continue
+		}
+		if ns := w.Object.GetNamespace(); w.Object != nil && ns != "" {
+			w.Evidence.Namespace = find(objs, "v1", "Namespace", "", ns)
+		}
+		if ref := r.in.Gate.Check(w); ref != nil {
+			if out == nil {
+				out = map[string]*gate.Refusal{}
+			}
+			out[ch.Cluster] = ref
+		}
 	}
 	return out
 }
