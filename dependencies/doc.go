@@ -37,6 +37,10 @@
 // annotation federation.k8s.io/required-by-clusters; placement adds those clusters
 // (placement's Decision.Require).
 //
+// Every delete of a generated object goes through Options.Gate (package gate, with
+// [Write.GateWrite]'s evidence); a refusal is a Warning (RefusedByGate) on the object, and
+// the pass comes back after gate.RecheckAfter.
+//
 // # The rules
 //
 // Each one below is a promise the workload's DependenciesResolved condition keeps. When one is
