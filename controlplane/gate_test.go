@@ -169,3 +169,22 @@ func TestEveryDeleteGoesThroughTheGate(t *testing.T) {
 		require.Contains(t, callers, want, "deletes through the gate came from %v", guard.gated)
 	}
 }
+
+// TestShardLeasesAreDeletedThroughTheGate: a replica that lets its shards go deletes its
+// presence Lease (Lease.ReleaseOnCancel); that delete, too, goes through the gate.
+func TestShardLeasesAreDeletedThroughTheGate(t *testing.T) {
+	e := newEnv(t)
+	guard := &deleteGuard{gated: map[string]int{}}
+	guard.watch(e.host, "")
+	l := fastLease()
+	l.ReleaseOnCancel = true
+	r := e.replica(t, newJournal(), "a", func(o *controlplane.Options) { o.Sharding = &controlplane.Sharding{Count: 2, Lease: l} })
+	r.start(t)
+	realEventually(t, "both shards held", func() bool { return len(r.shards()) == 2 })
+	require.NoError(t, r.stop())
+
+	guard.mu.Lock()
+	defer guard.mu.Unlock()
+	require.Empty(t, guard.violations)
+	require.Positive(t, guard.gated["github.com/fedkit/fedkit/controlplane"], "the presence Lease deleted through the gate: %v", guard.gated)
+}

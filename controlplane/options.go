@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -118,6 +117,8 @@ type Options struct {
 	// namespace, goes to sync, propagation, dependencies and DNS, unless a loop's Options
 	// already has a Gate. For example: never delete in namespaces labelled protected=true.
 	Invariants []gate.Invariant
+	// gate is the Gate completeGate made: the loops' and the shards' Leases'.
+	gate *gate.Gate
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this control
 	// plane manages, for sync (which writes it), the status collector and the DNS loop
@@ -292,14 +293,18 @@ func (o *Options) complete() error {
 			*n = ns
 		}
 	}
-	o.completeGate(ns)
+	o.completeGate()
 	return nil
 }
 
-// completeGate gives every loop that has none the one Gate of the control plane: its own
-// namespace (ns, else federation.DefaultNamespace) and Options.Invariants.
-func (o *Options) completeGate(ns string) {
-	g := gate.New(gate.Options{ControlPlaneNamespace: cmp.Or(ns, federation.DefaultNamespace), Invariants: o.Invariants})
+// completeGate gives every loop that has none the one Gate of the control plane, with
+// Options.Invariants. Its own namespace is federation.DefaultNamespace, where kubectl fed
+// join puts a member's ServiceAccount and the host keeps the clusters' credentials, whatever
+// namespace its Leases are in (an embedder who moved those gives each loop a Gate of its
+// own).
+func (o *Options) completeGate() {
+	g := gate.New(gate.Options{ControlPlaneNamespace: federation.DefaultNamespace, Invariants: o.Invariants})
+	o.gate = g
 	for _, loop := range []**gate.Gate{&o.Sync.Gate, &o.Propagation.Gate, &o.Dependencies.Gate, &o.DNS.Gate} {
 		if *loop == nil {
 			*loop = g
