@@ -247,10 +247,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		if _, read := r.in.Live[name]; waiting != "" && read {
 			c.Change = &Change{Action: plan.ActionNone.String(), Reason: waiting}
 		}
-		if ref := refused[name]; ref != nil && c.Change != nil {
-			c.Change.Refused = &Refused{Invariant: ref.Invariant, Reason: ref.Reason}
-			ps.add(Problem{Severity: Warning, Object: what, Cluster: name, Message: "the gate would refuse it: " + ref.Error()})
-		}
+		ps.add(refusedChange(&c, refused[name], what)...)
 		o.Clusters = append(o.Clusters, c)
 	}
 	ps.add(memberProblems(r.names, changes, what)...)
@@ -335,6 +332,16 @@ func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject
 		out[name] = ms
 	}
 	return out
+}
+
+// refusedChange notes ref, the gate's refusal of c's change (nil: none), on the change, and
+// returns the Warning that says it.
+func refusedChange(c *Cluster, ref *gate.Refusal, what string) []Problem {
+	if ref == nil || c.Change == nil {
+		return nil
+	}
+	c.Change.Refused = &Refused{Invariant: ref.Invariant, Reason: ref.Reason}
+	return []Problem{{Severity: Warning, Object: what, Cluster: c.Name, Message: "the gate would refuse it: " + ref.Error()}}
 }
 
 // refusals are the gate's refusals of d's changes with live objects, by cluster: the writes
