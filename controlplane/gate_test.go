@@ -104,24 +104,9 @@ func TestEveryDeleteGoesThroughTheGate(t *testing.T) {
 	for _, c := range []string{"eu", "us"} {
 		guard.watch(f.Member(t, c), c)
 	}
-	o := e.options(federation.DeploymentType, federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType)
-	o.Dependencies.CacheSyncTimeout = 2 * time.Minute
-	o.Propagation.CacheSyncTimeout = 2 * time.Minute
-	o.Disable.DNS = true
-	cp, err := controlplane.New(e.host, e.fleet, o)
-	require.NoError(t, err)
-	stop := run(cp)
-	defer func() { require.NoError(t, stop()) }()
+	startWebAndAPI(t, e)
 	user := context.WithValue(context.Background(), userKey{}, true)
 	deployments := federation.DeploymentType.TargetGVR()
-
-	fedtest.Create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "shared", "level", "info"))
-	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "web-token", "token", "d2Vi"))
-	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "api-token", "token", "YXBp"))
-	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("frontend", "web", "eu", "us"))
-	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("backend", "api", "us"))
-	fedtest.Create(t, e.host, deployments, plainDeployment("web", "web", "shared", "web-token"))
-	fedtest.Create(t, e.host, deployments, plainDeployment("api", "api", "shared", "api-token"))
 
 	in := func(gvr schema.GroupVersionResource, name string) string {
 		var out []string
