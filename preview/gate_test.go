@@ -49,7 +49,11 @@ func TestRunShowsWhatTheGateRefuses(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"a": "Create", "c": "Delete refused: " + gate.InvariantLastCopy}, changes()); diff != "" {
 		t.Fatalf("preview before a runs (-want +got):\n%s", diff)
 	}
-	l.pass(t)
+	_, err = l.sched.Reconcile(ctx, webKey)
+	require.NoError(t, err)
+	res, err := l.sync.Reconcile(ctx, webKey)
+	require.NoError(t, err, "a refusal is no error to retry with backoff")
+	require.Equal(t, gate.RecheckAfter, res.RequeueAfter, "a refusal is looked at again after a while")
 	require.NotNil(t, l.member(t, "c"), "c's copy, the last running one, was deleted before a's was available")
 	fed, err := l.host.Peek(federation.DeploymentType.FederatedGVR(), webKey.Namespace, webKey.Name)
 	require.NoError(t, err)
@@ -61,6 +65,16 @@ func TestRunShowsWhatTheGateRefuses(t *testing.T) {
 		}
 	}
 	require.Equal(t, plan.ReasonRefused, reason, "c's entry: %v", entries)
+	conds, _, _ := unstructured.NestedSlice(fed.Object, "status", "conditions")
+	var propagated map[string]any
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == federation.ConditionPropagated {
+			propagated = m
+		}
+	}
+	require.Equal(t, plan.ReasonRefused, propagated["reason"], "Propagated: %v", propagated)
+	require.Contains(t, propagated["message"], "delete deployments.apps shop/web in cluster c")
+	require.Contains(t, propagated["message"], "(invariant "+gate.InvariantLastCopy+")")
 
 	// The collector sees a's copy available: the gate lets c's go.
 	require.NoError(t, l.host.Drift(federation.DeploymentType.FederatedGVR(), webKey.Namespace, webKey.Name, func(u *unstructured.Unstructured) {
