@@ -214,6 +214,16 @@ const (
 	DefaultHistoryNamespace   = "default"
 )
 
+// completeIdentity defaults the federation's identity and the gate its writes go through.
+func (o *Options) completeIdentity() {
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
+	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{})
+	}
+}
+
 func (o *Options) complete() error {
 	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
 		return err
@@ -224,12 +234,7 @@ func (o *Options) complete() error {
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
-	if o.Identity == "" {
-		o.Identity = federation.ManagedByValue
-	}
-	if o.Gate == nil {
-		o.Gate = gate.New(gate.Options{})
-	}
+	o.completeIdentity()
 	switch o.Conflict {
 	case "":
 		o.Conflict = ConflictAbort
