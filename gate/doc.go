@@ -26,7 +26,8 @@
 //   - last-running-copy: a member workload that runs available replicas is deleted only once
 //     a replacement is available in another cluster, the user deleted the workload, or its
 //     placement places it nowhere.
-//   - namespace-empty: a Namespace is deleted only when shown to hold nothing else.
+//   - namespace-empty: a Namespace is deleted only when shown to hold nothing it must keep
+//     (Evidence.NamespaceEmpty says what sync shows).
 //   - secret-placement: a Secret goes only into a cluster its own placement places it in.
 //
 // An embedder adds invariants of its own ([Options].Invariants; controlplane.Options

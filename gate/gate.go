@@ -84,8 +84,11 @@ type Evidence struct {
 	// Replacement names a cluster where a replacement of the workload runs available (the
 	// status collector's word); "" when none.
 	Replacement string
-	// NamespaceEmpty is set, for a Namespace, when the driver listed everything the
-	// namespace holds and found nothing but what the federation is removing.
+	// NamespaceEmpty is set, for a Namespace, when the driver showed it holds nothing it
+	// must keep: sync lists everything in a namespace it created for its objects and finds
+	// nothing but what the federation is removing; for a FederatedNamespace the user
+	// deleted (or moved), it finds nothing the federation placed left in it, and that it is
+	// not the host's own (its content is the user's to delete with it, as KubeFed does).
 	NamespaceEmpty bool
 	// Placed is set, for Place, when the object's own placement places it in Cluster.
 	Placed bool
