@@ -7,12 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
-	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/propagation"
 )
 
@@ -22,17 +19,7 @@ import (
 // to retry with backoff: it comes back after gate.RecheckAfter.
 func TestRefusedDeleteIsAWarningAndALaterLook(t *testing.T) {
 	ctx := context.Background()
-	host := fake.NewHost("host")
-	fedtest.Create(t, host, federation.ClusterGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: a}, spec: {apiEndpoint: "https://a"}}`)
-	fedtest.Create(t, host, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
-	fedtest.Create(t, host, pps, `
-apiVersion: core.federation.k8s.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement: {clusters: [{name: a}]}`)
-	fedtest.Create(t, host, deployments, nativeDeployment("web", "nginx:1"))
+	host := shopWithWeb(t, "")
 	frozen := gate.Invariant{Name: "frozen-shop", Check: func(w gate.Write) string {
 		if w.Verb == gate.Delete && w.Object.GetNamespace() == "shop" {
 			return "shop is frozen"
