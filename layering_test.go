@@ -24,27 +24,30 @@ var allowedImports = map[string][]string{
 	"federation": {"internal/imageref", "internal/jsonpointer", "internal/labelselector"},
 	"placement":  {"federation", "internal/labelselector"},
 	"override":   {"federation", "internal/imageref", "internal/jsonpointer", "internal/jsonvalue", "internal/labelselector"},
-	"dnsrecord":  {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"dnsrecord":  {"federation", "gate", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"scheduler":  {"federation", "placement", "override", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// sync is the driver of sync/plan, its pure decision: read, decide, act, report.
-	"sync":      {"federation", "placement", "override", "sync/plan", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
-	"sync/plan": {"federation", "placement", "override", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	"sync":      {"federation", "placement", "override", "sync/plan", "gate", "hostcache", "internal/loop", "internal/metrics", "internal/jsonvalue"},
+	"sync/plan": {"federation", "placement", "override", "gate", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
+	// gate: the invariants every destructive write keeps, and the one function that sends
+	// it (PURE checks; its Delete, Update and Create call the client they are given).
+	"gate": {"federation"},
 	"status":    {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
 	"kinds": {"federation"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
 	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
 	// the scheduler's division for the bounds of Distributed mode.
-	"autoscale": {"federation", "scheduler", "status", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
+	"autoscale": {"federation", "gate", "scheduler", "status", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
-	"propagation":     {"federation", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
+	"propagation":     {"federation", "gate", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "kinds", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "gate", "kinds", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
-	"dependencies": {"federation", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"dependencies": {"federation", "gate", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
@@ -52,7 +55,7 @@ var allowedImports = map[string][]string{
 	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
-	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "autoscale", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
+	"controlplane":       {"federation", "gate", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "autoscale", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
 	// internal/statuswrite: the shared status writer the control plane gives its loops.
 	"internal/statuswrite": {"federation"},
 	"internal/loop":        {"federation", "internal/metrics", "internal/intern"},

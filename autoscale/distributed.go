@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 )
 
 // Reasons of Distributed mode's conditions.
@@ -162,7 +163,7 @@ func (a *Autoscaler) hpas() HPAWriter {
 	if w, ok := a.opts.Source.(HPAWriter); ok {
 		return w
 	}
-	return Members{Clusters: a.clusters, Identity: a.opts.Identity}
+	return Members{Clusters: a.clusters, Identity: a.opts.Identity, Gate: a.opts.Gate}
 }
 
 // removeHPAs deletes the autoscaler's HorizontalPodAutoscalers of key in clusters.
@@ -259,7 +260,11 @@ func (m Members) DeleteHPA(ctx context.Context, cluster, namespace, name string,
 		return nil
 	}
 	uid, rv := cur.GetUID(), cur.GetResourceVersion()
-	err = c.Delete(ctx, HPAGVR, namespace, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+	// The evidence: ours checked the federation's label and the owner's annotation.
+	err = m.Gate.Delete(ctx, c, gate.Write{
+		Verb: gate.Delete, Cluster: cluster, Resource: HPAGVR, Object: cur,
+		Evidence: gate.Evidence{Mark: gate.Mark{Annotation: federation.AutoscalerAnnotation, Value: string(owner)}},
+	}, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -51,6 +51,10 @@ func (e *env) memberHPA(t *testing.T, m string) *autoscalingv2.HorizontalPodAuto
 // in Central mode the autoscaler's HPAs go and nothing else.
 func TestDistributedMode(t *testing.T) {
 	e := newEnv(t, distributed, autoscale.Options{})
+	guard := fedtest.NewDeleteGuard() // every HPA delete goes through the gate
+	for _, m := range []string{"ap", "eu", "us"} {
+		guard.Watch(e.Member(t, m), m)
+	}
 	require.NoError(t, e.Member(t, "us").Apply(`
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
@@ -107,4 +111,5 @@ spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minRe
 	require.Nil(t, e.memberHPA(t, "ap"))
 	require.Nil(t, e.memberHPA(t, "eu"))
 	require.NotNil(t, e.memberHPA(t, "us"))
+	guard.Check(t, "github.com/fedkit/fedkit/autoscale")
 }

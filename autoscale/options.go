@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
@@ -61,6 +62,10 @@ type Options struct {
 	// Identity is the value of federation.ManagedByLabel on the HorizontalPodAutoscalers
 	// Distributed mode writes in the members. Default: federation.ManagedByValue.
 	Identity string
+	// Gate is where Distributed mode's deletes of member HorizontalPodAutoscalers go
+	// (package gate). Default: gate.New(gate.Options{}); the control plane passes one Gate
+	// to every loop.
+	Gate *gate.Gate
 
 	// ResyncPeriod is how often an autoscaled preference is looked at again.
 	// Default: [DefaultResyncPeriod].
@@ -110,8 +115,11 @@ func (o *Options) complete(clusters federation.ClusterSet) {
 	if o.Identity == "" {
 		o.Identity = federation.ManagedByValue
 	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{})
+	}
 	if o.Source == nil {
-		o.Source = Members{Clusters: clusters, Identity: o.Identity}
+		o.Source = Members{Clusters: clusters, Identity: o.Identity, Gate: o.Gate}
 	}
 	if o.Types == nil {
 		for _, t := range federation.BuiltinTypes() {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 )
 
 // MetricsSource gathers what one member reports about a workload. The loop asks it once per
@@ -80,6 +81,10 @@ type Members struct {
 	// Identity is the value of federation.ManagedByLabel on the HorizontalPodAutoscalers it
 	// writes (as [HPAWriter]). Default: federation.ManagedByValue.
 	Identity string
+	// Gate is where DeleteHPA sends its deletes (package gate: the HPA must carry
+	// federation.ManagedByLabel with Identity, outside the reserved namespaces). nil:
+	// gate.New(gate.Options{}).
+	Gate *gate.Gate
 }
 
 var (

@@ -105,6 +105,13 @@
 // recorded; several objects' as one digest naming each object and its clusters. The loops
 // log every event, dropped ones included.
 //
+// # The gate
+//
+// One gate (package gate), with the control plane's namespace and [Options].Invariants, the
+// embedder's own rules, goes to sync, propagation, dependencies and DNS: every destructive
+// write of theirs is checked against it before it is sent (ARCHITECTURE.md, "What fedkit
+// may destroy, and who decides").
+//
 // # Status writes
 //
 // The scheduler, sync and the collector share one status writer (package

@@ -12,6 +12,7 @@ import (
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/propagation"
@@ -121,6 +122,15 @@ type Options struct {
 	// them on the host, through a client-go record.EventBroadcaster it starts in Run and shuts
 	// down before Run returns (Disable.Events turns that off).
 	Events federation.EventRecorder
+
+	// Invariants are the embedder's own rules that every destructive write of every loop
+	// (a delete, an orphaning, an adoption, a Secret's placement) must keep, besides the
+	// gate's built-in ones (package gate): one Gate with them, and the control plane's
+	// namespace, goes to sync, propagation, dependencies and DNS, unless a loop's Options
+	// already has a Gate. For example: never delete in namespaces labelled protected=true.
+	Invariants []gate.Invariant
+	// gate is the Gate completeGate made: the loops' and the shards' Leases'.
+	gate *gate.Gate
 
 	// Identity is the value of federation.ManagedByLabel on the member objects this control
 	// plane manages, for sync (which writes it), the status collector and the DNS loop
@@ -302,7 +312,23 @@ func (o *Options) complete() error {
 			*n = ns
 		}
 	}
+	o.completeGate()
 	return nil
+}
+
+// completeGate gives every loop that has none the one Gate of the control plane, with
+// Options.Invariants. Its own namespace is federation.DefaultNamespace, where kubectl fed
+// join puts a member's ServiceAccount and the host keeps the clusters' credentials, whatever
+// namespace its Leases are in (an embedder who moved those gives each loop a Gate of its
+// own).
+func (o *Options) completeGate() {
+	g := gate.New(gate.Options{ControlPlaneNamespace: federation.DefaultNamespace, Invariants: o.Invariants})
+	o.gate = g
+	for _, loop := range []**gate.Gate{&o.Sync.Gate, &o.Propagation.Gate, &o.Dependencies.Gate, &o.DNS.Gate, &o.Autoscale.Gate} {
+		if *loop == nil {
+			*loop = g
+		}
+	}
 }
 
 // ownNamespace is the control plane's own namespace on the host, as its Leases say: "" when

@@ -28,24 +28,9 @@ import (
 func TestOrphanedWorkloadKeepsItsDependencies(t *testing.T) {
 	f := fedtest.New(t, fedtest.Options{Members: []fedtest.Member{{Name: "eu"}, {Name: "us"}}, Workloads: fake.Workloads{Apps: true}})
 	e := &env{host: f.Host, fleet: f.Fleet, clock: f.Clock}
-	o := e.options(federation.DeploymentType, federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType)
-	o.Dependencies.CacheSyncTimeout = 2 * time.Minute
-	o.Propagation.CacheSyncTimeout = 2 * time.Minute
-	o.Disable.DNS = true
-	cp, err := controlplane.New(e.host, e.fleet, o)
-	require.NoError(t, err)
-	stop := run(cp)
-	defer func() { require.NoError(t, stop()) }()
+	startWebAndAPI(t, e)
 	ctx := context.Background()
 	deployments := federation.DeploymentType.TargetGVR()
-
-	fedtest.Create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "shared", "level", "info"))
-	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "web-token", "token", "d2Vi"))
-	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "api-token", "token", "YXBp"))
-	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("frontend", "web", "eu", "us"))
-	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("backend", "api", "us"))
-	fedtest.Create(t, e.host, deployments, plainDeployment("web", "web", "shared", "web-token"))
-	fedtest.Create(t, e.host, deployments, plainDeployment("api", "api", "shared", "api-token"))
 
 	// managed lists, per object, the clusters holding it and whether the federation manages
 	// it there: "web eu(managed),us(managed)".
@@ -102,4 +87,27 @@ func TestOrphanedWorkloadKeepsItsDependencies(t *testing.T) {
 	require.NoError(t, err)
 	v, _, _ := unstructured.NestedString(cm.Object, "data", "level")
 	require.Equal(t, "info", v)
+}
+
+// startWebAndAPI runs a control plane for Deployments and their dependencies on e (no DNS)
+// until the test ends, and creates the story of two workloads: web (policy frontend: eu,
+// us) and api (policy backend: us), sharing the ConfigMap shared, each with its Secret.
+func startWebAndAPI(t *testing.T, e *env) {
+	t.Helper()
+	o := e.options(federation.DeploymentType, federation.ConfigMapType, federation.SecretType, federation.ServiceAccountType, federation.PersistentVolumeClaimType)
+	o.Dependencies.CacheSyncTimeout = 2 * time.Minute
+	o.Propagation.CacheSyncTimeout = 2 * time.Minute
+	o.Disable.DNS = true
+	cp, err := controlplane.New(e.host, e.fleet, o)
+	require.NoError(t, err)
+	stop := run(cp)
+	t.Cleanup(func() { require.NoError(t, stop()) })
+	deployments := federation.DeploymentType.TargetGVR()
+	fedtest.Create(t, e.host, configMapGVR, nativeDoc("ConfigMap", "shared", "level", "info"))
+	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "web-token", "token", "d2Vi"))
+	fedtest.Create(t, e.host, secretGVR, nativeDoc("Secret", "api-token", "token", "YXBp"))
+	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("frontend", "web", "eu", "us"))
+	fedtest.Create(t, e.host, federation.ClusterPropagationPolicyGVR, clusterPolicy("backend", "api", "us"))
+	fedtest.Create(t, e.host, deployments, plainDeployment("web", "web", "shared", "web-token"))
+	fedtest.Create(t, e.host, deployments, plainDeployment("api", "api", "shared", "api-token"))
 }

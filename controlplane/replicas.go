@@ -7,10 +7,13 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/federation/kube"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/internal/lease"
 )
 
@@ -195,7 +198,8 @@ func (l Lease) options(count int, o Options) lease.Options {
 func (cp *ControlPlane) work(ctx context.Context) error {
 	switch o := cp.opts; {
 	case o.Sharding != nil:
-		return lease.Shards(ctx, cp.host, o.Sharding.Lease.options(o.Sharding.Count, o), cp.runShard)
+		host := leaseHost{ClusterClient: cp.host, gate: o.gate, group: o.Sharding.Lease.Name}
+		return lease.Shards(ctx, host, o.Sharding.Lease.options(o.Sharding.Count, o), cp.runShard)
 	case o.LeaderElection != nil:
 		u := cp.units[0]
 		return lease.Elect(ctx, cp.host, o.LeaderElection.options(0, o), func(term context.Context) error {
@@ -231,4 +235,26 @@ func (cp *ControlPlane) runShard(ctx context.Context, shard federation.Shard) er
 	cp.opts.Logger.Info("Holding a shard: starting its loops", "shard", shard.String())
 	defer cp.opts.Logger.Info("Shard stopped", "shard", shard.String())
 	return cp.runUnit(ctx, u)
+}
+
+// leaseHost is the host as package lease sees it: its deletes (a peer's presence Lease gone
+// stale, its own when it lets go) go through the gate, the Lease read first, its
+// lease.GroupLabel (group) the mark that it is this deployment's.
+type leaseHost struct {
+	federation.ClusterClient
+	gate  *gate.Gate
+	group string
+}
+
+// Delete reads the Lease and deletes it through the gate; a missing one is NotFound, as a
+// delete's.
+func (h leaseHost) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
+	live, err := h.ClusterClient.Get(ctx, gvr, namespace, name)
+	if err != nil {
+		return err
+	}
+	return h.gate.Delete(ctx, h.ClusterClient, gate.Write{
+		Verb: gate.Delete, Resource: gvr, Object: live,
+		Evidence: gate.Evidence{Mark: gate.Mark{Label: lease.GroupLabel, Value: h.group}},
+	}, opts)
 }

@@ -44,6 +44,10 @@
 // still have copies using it: such a dependency is neither narrowed nor deleted while its host
 // object exists ([Decision.Kept], logged), and goes when the host object does.
 //
+// Every delete of a generated object goes through Options.Gate (package gate, with
+// [Write.GateWrite]'s evidence); a refusal is a Warning (RefusedByGate) on the object, and
+// the pass comes back after gate.RecheckAfter.
+//
 // # The rules
 //
 // Each one below is a promise the workload's DependenciesResolved condition keeps. When one is

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -258,6 +259,20 @@ func (x *decider) retire(typ federation.TypeConfig, kind string, cur *unstructur
 		}
 	}
 	x.writes = append(x.writes, Write{Verb: Delete, Type: typ, Object: cur})
+}
+
+// GateWrite is the gate.Write of w, a Delete, with the evidence retire decided it on: the
+// object carries federation.GeneratedByLabel: dependencies, and a generated
+// Federated<PersistentVolumeClaim> is deleted only once the host claim it was made from is
+// gone (its owner's deletion).
+func (w Write) GateWrite() gate.Write {
+	return gate.Write{
+		Verb: gate.Delete, Resource: w.Type.FederatedGVR(), Object: w.Object,
+		Evidence: gate.Evidence{
+			Mark:         gate.Mark{Label: federation.GeneratedByLabel, Value: federation.GeneratedByDependencies},
+			OwnerDeleted: w.Type.Target.Group == "" && w.Type.Target.Kind == KindPersistentVolumeClaim,
+		},
+	}
 }
 
 // annotate sets (or, for no clusters, removes) the required-by-clusters and release-clusters

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
@@ -54,6 +55,14 @@ type Options struct {
 	// credentials, its Leases): no Secret there ever follows a workload
 	// (federation.Credentials). Default: federation.DefaultNamespace ("fedkit-system").
 	ControlPlaneNamespace string
+	// Gate is where every delete of the loop goes (a generated Federated<ConfigMap|Secret|
+	// ServiceAccount|PersistentVolumeClaim>, [Write.GateWrite]): package gate checks it
+	// carries federation.GeneratedByLabel: dependencies, outside the reserved namespaces,
+	// and that a claim goes only once its host claim is gone. A refusal is an error of the
+	// workloads' pass (their DependenciesResolved condition says it, naming the object and
+	// the invariant), and the pass comes back after gate.RecheckAfter. Default: gate.New
+	// with ControlPlaneNamespace.
+	Gate *gate.Gate
 	// Shard restricts Run to the namespaces this shard owns (the key of a pass is the
 	// namespace, its name empty). Default: every namespace.
 	Shard federation.Shard
@@ -83,6 +92,9 @@ func (o *Options) complete() {
 	}
 	if o.ControlPlaneNamespace == "" {
 		o.ControlPlaneNamespace = federation.DefaultNamespace
+	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{ControlPlaneNamespace: o.ControlPlaneNamespace})
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
@@ -132,7 +133,12 @@ func (d *Dependencies) reconcile(ctx context.Context, r federation.Reader, ns st
 	if wrote {
 		outcome = fedmetrics.OutcomeWritten
 	}
-	if err != nil {
+	switch {
+	case gate.Refused(err):
+		// A refusal is no error to retry with backoff: its event is recorded (write); the
+		// pass comes back after gate.RecheckAfter, never in a hot loop.
+		return federation.Result{RequeueAfter: gate.RecheckAfter}, fedmetrics.OutcomeError, nil
+	case err != nil:
 		return federation.Result{}, fedmetrics.OutcomeError, err
 	}
 	return federation.Result{RequeueAfter: dec.Requeue}, outcome, nil
@@ -297,9 +303,12 @@ func (d *Dependencies) write(ctx context.Context, x Write) error {
 		if rv := u.GetResourceVersion(); rv != "" {
 			opts.Preconditions.ResourceVersion = &rv
 		}
-		if err = d.host.Delete(ctx, gvr, u.GetNamespace(), u.GetName(), opts); apierrors.IsNotFound(err) {
+		if err = d.opts.Gate.Delete(ctx, d.host, x.GateWrite(), opts); apierrors.IsNotFound(err) {
 			err = nil
 		}
+	}
+	if r := (*gate.Refusal)(nil); errors.As(err, &r) {
+		d.event(ctx, u, federation.EventTypeWarning, gate.ReasonRefused, r.Error())
 	}
 	if err != nil {
 		return fmt.Errorf("dependencies: %s %s %s/%s: %w", x.Verb, x.Type.Federated.Kind, u.GetNamespace(), u.GetName(), err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // The names of the record web in namespace default, domainRef fed, domain example.com.
@@ -313,6 +314,9 @@ func TestControllerDNSEndpointOwnership(t *testing.T) {
 // has its DNSEndpoint deleted at once; a DNSEndpoint whose record is gone is deleted.
 func TestControllerDeletion(t *testing.T) {
 	w := newWorld(t)
+	guard := fedtest.NewDeleteGuard() // the controller's deletes go through the gate
+	guard.Watch(w.host, "")
+	user := fedtest.AsUser(w.ctx)
 	w.federateService("web", "eu")
 	w.serviceRecord("web", "{domainRef: fed}")
 	c := w.controller(dnsrecord.Options{})
@@ -324,7 +328,7 @@ func TestControllerDeletion(t *testing.T) {
 	rec.SetFinalizers([]string{"example.com/hold"})
 	_, err = w.host.Update(w.ctx, dnsrecord.ServiceDNSRecordGVR, rec)
 	require.NoError(t, err)
-	require.NoError(t, w.host.Delete(w.ctx, dnsrecord.ServiceDNSRecordGVR, "default", "web", metav1.DeleteOptions{}))
+	require.NoError(t, w.host.Delete(user, dnsrecord.ServiceDNSRecordGVR, "default", "web", metav1.DeleteOptions{}))
 	w.writes()
 	_, err = c.Reconcile(w.ctx, webKey)
 	require.NoError(t, err)
@@ -336,11 +340,12 @@ func TestControllerDeletion(t *testing.T) {
 	w.serviceRecord("gone", "{domainRef: fed}")
 	_, err = c.Reconcile(w.ctx, federation.Key{Namespace: "default", Name: "gone"})
 	require.NoError(t, err)
-	require.NoError(t, w.host.Delete(w.ctx, dnsrecord.ServiceDNSRecordGVR, "default", "gone", metav1.DeleteOptions{}))
+	require.NoError(t, w.host.Delete(user, dnsrecord.ServiceDNSRecordGVR, "default", "gone", metav1.DeleteOptions{}))
 	_, err = c.Reconcile(w.ctx, federation.Key{Namespace: "default", Name: "gone"})
 	require.NoError(t, err)
 	_, err = w.host.Peek(dnsrecord.DNSEndpointGVR, "default", "service-gone")
 	require.Error(t, err)
+	guard.Check(t, "github.com/fedkit/fedkit/dnsrecord")
 }
 
 func TestJoinedErrorsStayRetryable(t *testing.T) {

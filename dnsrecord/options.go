@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 )
@@ -102,6 +103,10 @@ type Options struct {
 	// watches before it returns an error naming the one that could not be listed (a CRD
 	// missing on the host, say). It runs on Clock. Default: [DefaultCacheSyncTimeout] (2 minutes).
 	CacheSyncTimeout time.Duration
+	// Gate is where the controller's deletes of DNSEndpoints go (package gate: the
+	// endpoint must be owned by its record, outside the reserved namespaces). Default:
+	// gate.New(gate.Options{}); the control plane passes one Gate to every loop.
+	Gate *gate.Gate
 }
 
 // complete fills in defaults.
@@ -117,6 +122,9 @@ func (o *Options) complete() {
 	}
 	if o.Identity == "" {
 		o.Identity = federation.ManagedByValue
+	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{})
 	}
 	if o.DomainNamespace == "" {
 		o.DomainNamespace = DefaultDomainNamespace

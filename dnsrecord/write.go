@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 )
 
 // Record kinds, as metric labels and owner reference kinds.
@@ -133,17 +134,21 @@ func (c *Controller) deleteEndpoints(ctx context.Context, r federation.Reader, o
 	case u.GetDeletionTimestamp() != nil:
 		return false, nil
 	}
-	owned := false
+	var owned types.UID
 	for _, ref := range u.GetOwnerReferences() {
-		owned = owned || o.owns(ref)
+		if o.owns(ref) {
+			owned = ref.UID
+		}
 	}
-	if !owned {
+	if owned == "" {
 		return false, nil
 	}
 	uid, rv := u.GetUID(), u.GetResourceVersion()
-	err = c.host.Delete(ctx, DNSEndpointGVR, o.namespace, name, metav1.DeleteOptions{
-		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
-	})
+	// The evidence: the record's owner reference.
+	err = c.opts.Gate.Delete(ctx, c.host, gate.Write{
+		Verb: gate.Delete, Resource: DNSEndpointGVR, Object: u,
+		Evidence: gate.Evidence{Mark: gate.Mark{OwnerUID: owned}},
+	}, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -63,6 +63,10 @@
 // Since the loops call the same functions, no test needs to keep two copies of a rule in
 // step.
 //
+// With live member objects, each cluster's Change says what the gate would refuse
+// (Change.Refused), from plan.GateWrite and gate.Check, which the Syncer's writes pass; the
+// embedder's own invariants come in Input.Gate.
+//
 // # What it cannot know
 //
 // A preview sees what it is given:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/internal/manifest"
 	"github.com/fedkit/fedkit/kinds"
 	"github.com/fedkit/fedkit/placement"
@@ -52,6 +53,12 @@ type Input struct {
 	// its DNS load balancer is the one the record's status has. Objects of other kinds or
 	// names are ignored.
 	Live map[string][]*unstructured.Unstructured
+	// Gate is the gate whose invariants each member change with live objects is checked
+	// against (gate.Check, the function the loops' writes pass): the embedder's own
+	// invariants with the built-in ones, as its control plane has them. A member Namespace
+	// in Live is the evidence an invariant of the embedder's may look at. nil:
+	// gate.New(gate.Options{}).
+	Gate *gate.Gate
 
 	// Types are the federated types the objects may have. nil: federation.BuiltinTypes.
 	Types []federation.TypeConfig

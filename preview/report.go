@@ -200,6 +200,16 @@ type Change struct {
 	// change). It is empty for an update that rewrites the object because its desired state
 	// changed in a way the subset comparison cannot see (a field removed from the template).
 	Diff []plan.FieldChange `json:"diff,omitempty"`
+	// Refused is what the gate would refuse of this change (package gate, from the same
+	// gate.Check the loops' writes pass): the invariant and why. The loop would not send
+	// the write, and would say so (reason RefusedByGate). nil when it passes.
+	Refused *Refused `json:"refused,omitempty"`
+}
+
+// Refused is a write the gate would refuse: the invariant it breaks, and why.
+type Refused struct {
+	Invariant string `json:"invariant"`
+	Reason    string `json:"reason"`
 }
 
 // DNS is what one DNS record publishes for the object.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/override"
 	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/scheduler"
@@ -209,6 +210,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 	var changes map[string]plan.Change
 	placed := map[string]bool{}
 	waiting := "" // why sync decides nothing (plan.Targets.Waiting)
+	var refused map[string]*gate.Refusal
 	if len(v.Invalid) == 0 {
 		in := plan.Input{
 			Type: typ, Object: fed, Clusters: r.clusters, Members: r.members(typ, fed),
@@ -228,6 +230,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		for _, ch := range d.Changes {
 			changes[ch.Cluster] = ch
 		}
+		refused = r.refusals(in, d)
 		for _, n := range d.Targets.Order {
 			placed[n] = true
 		}
@@ -244,6 +247,7 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		if _, read := r.in.Live[name]; waiting != "" && read {
 			c.Change = &Change{Action: plan.ActionNone.String(), Reason: waiting}
 		}
+		ps.add(refusedChange(&c, refused[name], what)...)
 		o.Clusters = append(o.Clusters, c)
 	}
 	ps.add(memberProblems(r.names, changes, what)...)
@@ -326,6 +330,40 @@ func (r *run) members(typ federation.TypeConfig, fed *federation.FederatedObject
 			ms.Namespace = &plan.NamespaceCheck{InUse: plan.FederationObjectIn(r.in.Identity, fed.Name, objs)}
 		}
 		out[name] = ms
+	}
+	return out
+}
+
+// refusedChange notes ref, the gate's refusal of c's change (nil: none), on the change, and
+// returns the Warning that says it.
+func refusedChange(c *Cluster, ref *gate.Refusal, what string) []Problem {
+	if ref == nil || c.Change == nil {
+		return nil
+	}
+	c.Change.Refused = &Refused{Invariant: ref.Invariant, Reason: ref.Reason}
+	return []Problem{{Severity: Warning, Object: what, Cluster: c.Name, Message: "the gate would refuse it: " + ref.Error()}}
+}
+
+// refusals are the gate's refusals of d's changes with live objects, by cluster: the writes
+// the Syncer would send through it (plan.GateWrite), checked by gate.Check, with the member
+// Namespace in Input.Live as evidence.
+func (r *run) refusals(in plan.Input, d plan.Decision) map[string]*gate.Refusal {
+	var out map[string]*gate.Refusal
+	for _, ch := range d.Changes {
+		objs, read := r.in.Live[ch.Cluster]
+		w, ok := plan.GateWrite(in, d, ch)
+		if !read || !ok {
+			continue
+		}
+		if ns := w.Object.GetNamespace(); w.Object != nil && ns != "" {
+			w.Evidence.Namespace = find(objs, "v1", "Namespace", "", ns)
+		}
+		if ref := r.in.Gate.Check(w); ref != nil {
+			if out == nil {
+				out = map[string]*gate.Refusal{}
+			}
+			out[ch.Cluster] = ref
+		}
 	}
 	return out
 }

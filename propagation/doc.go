@@ -60,6 +60,13 @@
 // A policy's spec.scheduling becomes a ReplicaSchedulingPreference of the same name,
 // owned by the generated object.
 //
+// # Deletes
+//
+// Every delete of the loop (a generated Federated<Kind>, a generated
+// ReplicaSchedulingPreference) goes through Options.Gate (package gate), which checks that it
+// carries federation.GeneratedByLabel: propagation. A refusal is a Warning (RefusedByGate)
+// on the native object; the pass comes back after gate.RecheckAfter.
+//
 // # What the loop does
 //
 // It writes only real changes. Of the user's own object it writes only its policy

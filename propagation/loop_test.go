@@ -287,20 +287,10 @@ spec:
 // host is never selected.
 func TestReconcileWritesOnlyRealChanges(t *testing.T) {
 	ctx := context.Background()
-	host := fake.NewHost("host")
-	fedtest.Create(t, host, federation.ClusterGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: a}, spec: {apiEndpoint: "https://a"}}`)
-	fedtest.Create(t, host, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
-	fedtest.Create(t, host, pps, `
-apiVersion: core.federation.k8s.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: shop}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement: {clusters: [{name: a}]}
+	host := shopWithWeb(t, `
   scheduling: {clusters: {"*": {weight: 1}}}
   conflictResolution: Overwrite
   propagateDependencies: true`)
-	fedtest.Create(t, host, deployments, nativeDeployment("web", "nginx:1"))
 	p, err := propagation.New(host, []federation.TypeConfig{federation.DeploymentType, federation.ConfigMapType}, propagation.Options{})
 	require.NoError(t, err)
 	key := federation.Key{Namespace: "shop", Name: "web"}
@@ -375,4 +365,23 @@ func writes(actions []fake.Action) []string {
 		}
 	}
 	return out
+}
+
+// shopWithWeb is a host with Cluster a, namespace shop, the native Deployment shop/web and
+// the PropagationPolicy shop/web that selects it by name and places it in a, with more
+// (YAML lines of its spec, indented by two).
+func shopWithWeb(t *testing.T, more string) *fake.Cluster {
+	t.Helper()
+	host := fake.NewHost("host")
+	fedtest.Create(t, host, federation.ClusterGVR, `{apiVersion: core.federation.k8s.io/v1alpha1, kind: Cluster, metadata: {name: a}, spec: {apiEndpoint: "https://a"}}`)
+	fedtest.Create(t, host, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, `{apiVersion: v1, kind: Namespace, metadata: {name: shop}}`)
+	fedtest.Create(t, host, pps, `
+apiVersion: core.federation.k8s.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusters: [{name: a}]}`+more)
+	fedtest.Create(t, host, deployments, nativeDeployment("web", "nginx:1"))
+	return host
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
@@ -52,6 +53,12 @@ type Options struct {
 	// kube-system, kube-public or kube-node-lease ([federation.ReservedNamespace]). Default:
 	// federation.DefaultNamespace ("fedkit-system").
 	ControlPlaneNamespace string
+	// Gate is where every delete of the loop goes (a generated Federated<Kind> or
+	// ReplicaSchedulingPreference): package gate checks it carries
+	// federation.GeneratedByLabel: propagation, outside the reserved namespaces. A refusal
+	// is a Warning (gate's reason RefusedByGate) on the native object, and the object is
+	// looked at again after gate.RecheckAfter. Default: gate.New with ControlPlaneNamespace.
+	Gate *gate.Gate
 	// Shard restricts Run to the keys this shard owns ([federation.Shard.Owns]).
 	Shard federation.Shard
 	// Workers is how many keys Run handles in parallel. Default: [DefaultWorkers].
@@ -76,6 +83,9 @@ func (o *Options) complete() {
 	}
 	if o.ControlPlaneNamespace == "" {
 		o.ControlPlaneNamespace = federation.DefaultNamespace
+	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{ControlPlaneNamespace: o.ControlPlaneNamespace})
 	}
 }
 

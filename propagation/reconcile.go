@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/internal/loop"
 	fedmetrics "github.com/fedkit/fedkit/internal/metrics"
 )
@@ -73,10 +74,26 @@ func (p *Propagator) reconcileFrom(ctx context.Context, r federation.Reader, liv
 			}
 		}
 		if len(errs) > 0 {
-			return federation.Result{}, fedmetrics.OutcomeError, errors.Join(errs...)
+			return p.failed(ctx, key, errors.Join(errs...))
 		}
 		return federation.Result{}, outcome, nil
 	})
+}
+
+// failed is the end of a pass that failed with err. A delete the gate refused is no error
+// to retry with backoff: it is a Warning on the native object, naming the object, the
+// invariant and the host, and the pass comes back after gate.RecheckAfter.
+func (p *Propagator) failed(ctx context.Context, key federation.Key, err error) (federation.Result, string, error) {
+	var r *gate.Refusal
+	if !gate.Refused(err) || !errors.As(err, &r) {
+		return federation.Result{}, fedmetrics.OutcomeError, err
+	}
+	for _, t := range p.types {
+		if native, gerr := get(ctx, p.host, t.TargetGVR(), key); gerr == nil && native != nil {
+			p.warnOnce(ctx, native, "refused/"+r.Object(), string(native.GetUID()), gate.ReasonRefused, r.Error())
+		}
+	}
+	return federation.Result{RequeueAfter: gate.RecheckAfter}, fedmetrics.OutcomeError, nil
 }
 
 // policies reads the PropagationPolicies of namespace and every ClusterPropagationPolicy
@@ -250,7 +267,10 @@ func (p *Propagator) delete(ctx context.Context, gvr schema.GroupVersionResource
 	if pre.UID != nil || pre.ResourceVersion != nil {
 		opts.Preconditions = &pre
 	}
-	err := p.host.Delete(ctx, gvr, held.GetNamespace(), held.GetName(), opts)
+	err := p.opts.Gate.Delete(ctx, p.host, gate.Write{
+		Verb: gate.Delete, Resource: gvr, Object: held,
+		Evidence: gate.Evidence{Mark: gate.Mark{Label: federation.GeneratedByLabel, Value: federation.GeneratedByPropagation}},
+	}, opts)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

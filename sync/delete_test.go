@@ -20,7 +20,7 @@ import (
 
 func (e *env) deleteFederated(t *testing.T) {
 	t.Helper()
-	require.NoError(t, e.host.Delete(ctx, e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
+	require.NoError(t, e.host.Delete(fedtest.AsUser(ctx), e.typ.FederatedGVR(), key.Namespace, key.Name, deleteOpts()))
 }
 
 func (e *env) gone(t *testing.T) bool {

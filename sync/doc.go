@@ -308,6 +308,16 @@
 // finalizer is removed anyway. A MembersLeftBehind event and the log report what may have
 // been left behind.
 //
+// # The gate
+//
+// Every member delete, orphaning and adoption, a Secret's create or update, the release of a
+// namespace sync created and the pruning of its ControllerRevisions go through
+// Options.Gate (package gate), with the evidence plan.Decide decided them on
+// (plan.GateWrite). A write the gate refuses is not sent: the cluster's entry says
+// RefusedByGate, naming the object and the invariant, as does the Propagated condition and
+// a Warning event, and the object is looked at again after gate.RecheckAfter. A workload's
+// last running copy, for one, stays until status.clusters says a replacement is available.
+//
 // # Evictions
 //
 // The scheduler's evictions need nothing of sync: the schedule lists what a losing cluster

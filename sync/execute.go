@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/sync/plan"
 )
 
@@ -85,7 +86,7 @@ func (s *Syncer) applyOnce(ctx context.Context, in plan.Input, d plan.Decision, 
 	key := keyOfFed(in.Object)
 	s.startWrite(key, ch.Cluster)
 	var warned warnings
-	stored, err := s.send(federation.WithWarningHandler(ctx, warned.add), client, s.writeOf(ch))
+	stored, err := s.send(federation.WithWarningHandler(ctx, warned.add), client, s.writeOf(in, d, ch))
 	written := ""
 	if err == nil {
 		s.succeeded(in, d, ch, stored) // recorded before the write stops being in flight
@@ -195,11 +196,18 @@ type memberWrite struct {
 	desired, live *unstructured.Unstructured
 	// propagation is a delete's propagationPolicy; nil: none (a namespace's).
 	propagation *metav1.DeletionPropagation
+	// gated is set when the write goes through the gate, as gate: every delete, orphaning
+	// and adoption, a Secret's create and update.
+	gated bool
+	gate  gate.Write
 }
 
-// writeOf is the write of a Change.
-func (s *Syncer) writeOf(ch plan.Change) memberWrite {
-	return memberWrite{gvr: s.typ.TargetGVR(), action: ch.Action, desired: ch.Desired, live: ch.Live, propagation: &s.opts.DeletionPropagation}
+// writeOf is the write of a Change of d, with the evidence d was decided on
+// (plan.GateWrite).
+func (s *Syncer) writeOf(in plan.Input, d plan.Decision, ch plan.Change) memberWrite {
+	w := memberWrite{gvr: s.typ.TargetGVR(), action: ch.Action, desired: ch.Desired, live: ch.Live, propagation: &s.opts.DeletionPropagation}
+	w.gate, w.gated = plan.GateWrite(in, d, ch)
+	return w
 }
 
 // send is the one function that writes to a member cluster: every create, update, delete and
@@ -210,6 +218,9 @@ func (s *Syncer) writeOf(ch plan.Change) memberWrite {
 func (s *Syncer) send(ctx context.Context, c federation.ClusterClient, w memberWrite) (*unstructured.Unstructured, error) {
 	switch w.action {
 	case plan.ActionCreate:
+		if w.gated {
+			return s.opts.Gate.Create(ctx, c, w.gate)
+		}
 		return c.Create(ctx, w.gvr, w.desired)
 	case plan.ActionUpdate, plan.ActionOrphan:
 		obj := w.desired
@@ -219,13 +230,19 @@ func (s *Syncer) send(ctx context.Context, c federation.ClusterClient, w memberW
 			obj = obj.DeepCopy()
 			obj.SetResourceVersion(w.live.GetResourceVersion())
 		}
+		if w.gated {
+			return s.opts.Gate.Update(ctx, c, w.gate, obj)
+		}
 		return c.Update(ctx, w.gvr, obj)
 	case plan.ActionDelete:
 		uid, rv := w.live.GetUID(), w.live.GetResourceVersion()
 		// Preconditions: never delete an object that was replaced, or changed (perhaps
 		// unlabelled by its owner) since it was read. A member object's propagation policy
 		// is always set: a kind's own default may orphan (batch/v1 Jobs orphan their Pods).
-		err := c.Delete(ctx, w.gvr, w.live.GetNamespace(), w.live.GetName(), metav1.DeleteOptions{
+		if !w.gated {
+			return nil, fmt.Errorf("sync: delete of %s %s without the gate's evidence", w.gvr.Resource, w.live.GetName())
+		}
+		err := s.opts.Gate.Delete(ctx, c, w.gate, metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 			PropagationPolicy: w.propagation,
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedsync "github.com/fedkit/fedkit/sync"
 	"github.com/fedkit/fedkit/sync/plan"
 )
@@ -102,15 +103,22 @@ spec:
 			require.NotContains(t, ns.GetLabels(), federation.ManagedByLabel, "orphaned")
 			_, err = e.host.Peek(schemaSecrets, "fedkit-system", "aws-credentials")
 			require.NoError(t, err, "the federation's credentials are still there")
-			gone := e.peekNamespace(t, "aws", "fedkit-system")
-			require.True(t, gone == nil || gone.GetDeletionTimestamp() != nil, "aws, a member only, lets the namespace go")
-			var warned int
+			// In a member, fedkit-system is the control plane's namespace too (kubectl fed
+			// join puts the member's ServiceAccount there): the gate refuses its deletion.
+			kept := e.peekNamespace(t, "aws", "fedkit-system")
+			require.NotNil(t, kept, "aws's fedkit-system, which holds the member's credentials, was deleted")
+			require.Nil(t, kept.GetDeletionTimestamp(), "aws's fedkit-system is being deleted")
+			var warned, refused int
 			for _, ev := range e.events.list() {
-				if strings.Contains(ev, plan.ReasonHostNamespace) {
+				switch {
+				case strings.Contains(ev, plan.ReasonHostNamespace):
 					warned++
+				case strings.Contains(ev, plan.ReasonRefused) && strings.Contains(ev, `cluster aws`) && strings.Contains(ev, gate.InvariantReservedNamespace):
+					refused++
 				}
 			}
 			require.Equal(t, 1, warned, "one warning, for the host: %v", e.events.list())
+			require.Equal(t, 1, refused, "one refusal, for aws, naming the cluster and the invariant: %v", e.events.list())
 		})
 	}
 }

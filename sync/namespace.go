@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/sync/plan"
 )
 
@@ -326,7 +327,13 @@ func (s *Syncer) releaseNamespace(ctx context.Context, c federation.ClusterClien
 		log.V(1).Info("Kept a member namespace sync had created: something else lives in it", "object", who)
 		return
 	}
-	if _, err := s.send(ctx, c, memberWrite{gvr: namespaceGVR, action: plan.ActionDelete, live: obj}); err != nil {
+	// The evidence: sync's own namespace (its label and annotation, plan.CreatedNamespace),
+	// shown by occupant to hold nothing else.
+	w := memberWrite{gvr: namespaceGVR, action: plan.ActionDelete, live: obj, gated: true, gate: gate.Write{
+		Verb: gate.Delete, Cluster: cluster, Resource: namespaceGVR, Object: obj,
+		Evidence: gate.Evidence{Mark: gate.ManagedBy(s.opts.Identity), NamespaceEmpty: true},
+	}}
+	if _, err := s.send(ctx, c, w); err != nil {
 		keep("the delete failed", err)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
 	"github.com/fedkit/fedkit/internal/loop"
 	"github.com/fedkit/fedkit/override"
@@ -191,6 +192,14 @@ type Options struct {
 	// embedders who run sync without a scheduler (the template's count by spec.placement);
 	// even then sync waits for a scheduler that has scheduled an older generation.
 	WaitForScheduler bool
+
+	// Gate is where every destructive write of the Syncer goes (member deletes, orphanings,
+	// adoptions, a namespace it created and deletes again, a Secret's placement, the
+	// ControllerRevisions of its history): package gate checks each against its invariants
+	// with the evidence plan.Decide decided it on, and refuses what breaks one
+	// (plan.ReasonRefused). Default: gate.New(gate.Options{}); the control plane passes
+	// one Gate to every loop.
+	Gate *gate.Gate
 }
 
 // Defaults of Options.
@@ -205,6 +214,16 @@ const (
 	DefaultHistoryNamespace   = "default"
 )
 
+// completeIdentity defaults the federation's identity and the gate its writes go through.
+func (o *Options) completeIdentity() {
+	if o.Identity == "" {
+		o.Identity = federation.ManagedByValue
+	}
+	if o.Gate == nil {
+		o.Gate = gate.New(gate.Options{})
+	}
+}
+
 func (o *Options) complete() error {
 	if err := loop.ValidateShard(ErrInvalidOptions, o.Shard); err != nil {
 		return err
@@ -215,9 +234,7 @@ func (o *Options) complete() error {
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
-	if o.Identity == "" {
-		o.Identity = federation.ManagedByValue
-	}
+	o.completeIdentity()
 	switch o.Conflict {
 	case "":
 		o.Conflict = ConflictAbort

@@ -16,6 +16,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/internal/jsonvalue"
 	"github.com/fedkit/fedkit/sync/plan"
 )
@@ -189,7 +190,7 @@ func (s *Syncer) recordRevision(ctx context.Context, r federation.Reader, u *uns
 		if err != nil {
 			return 0, err
 		}
-		if err := s.deleteEntry(ctx, hist[i], "replaced by "+name); err != nil {
+		if err := s.deleteEntry(ctx, fed, hist[i], "replaced by "+name); err != nil {
 			return 0, err
 		}
 		hist[i] = historyEntry{obj: stored, revision: current, data: data}
@@ -324,7 +325,12 @@ func (s *Syncer) leftBehind(rev *appsv1.ControllerRevision, fed *federation.Fede
 // is still the one read.
 func (s *Syncer) deleteRevision(ctx context.Context, fed *federation.FederatedObject, rev *appsv1.ControllerRevision) error {
 	uid, rv := rev.UID, rev.ResourceVersion
-	err := s.host.Delete(ctx, controllerRevisionGVR, rev.Namespace, rev.Name, metav1.DeleteOptions{
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rev)
+	if err != nil {
+		return err
+	}
+	// The evidence: the label leftBehind found naming the earlier object, gone.
+	err = s.deleteHistory(ctx, &unstructured.Unstructured{Object: obj}, rev.Labels[OwnerUIDLabel], metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -335,13 +341,22 @@ func (s *Syncer) deleteRevision(ctx context.Context, fed *federation.FederatedOb
 
 // deleteEntry deletes a ControllerRevision of the object's own history, on the condition that
 // it is still the one read; why says what for.
-func (s *Syncer) deleteEntry(ctx context.Context, h historyEntry, why string) error {
+func (s *Syncer) deleteEntry(ctx context.Context, fed *federation.FederatedObject, h historyEntry, why string) error {
 	uid := h.obj.GetUID()
-	err := s.host.Delete(ctx, controllerRevisionGVR, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := s.deleteHistory(ctx, h.obj, string(fed.UID), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return &historyWriteError{write: fmt.Sprintf("delete ControllerRevision %s/%s (revision %d, %s)", h.obj.GetNamespace(), h.obj.GetName(), h.revision, why), err: err}
 	}
 	return nil
+}
+
+// deleteHistory deletes rev, a ControllerRevision of the history of the federated object of
+// uid owner (its OwnerUIDLabel), through the gate.
+func (s *Syncer) deleteHistory(ctx context.Context, rev *unstructured.Unstructured, owner string, opts metav1.DeleteOptions) error {
+	return s.opts.Gate.Delete(ctx, s.host, gate.Write{
+		Verb: gate.Delete, Resource: controllerRevisionGVR, Object: rev,
+		Evidence: gate.Evidence{Mark: gate.Mark{Label: OwnerUIDLabel, Value: owner}},
+	}, opts)
 }
 
 // revisionObject is the ControllerRevision of fed's snapshot data, as the map the API machinery
@@ -399,7 +414,7 @@ func (s *Syncer) prune(ctx context.Context, fed *federation.FederatedObject, his
 		if h.revision == current || keptForRollout(fed, h) {
 			continue
 		}
-		if err := s.deleteEntry(ctx, h, "pruned beyond spec.revisionHistoryLimit"); err != nil {
+		if err := s.deleteEntry(ctx, fed, h, "pruned beyond spec.revisionHistoryLimit"); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	fedsync "github.com/fedkit/fedkit/sync"
 	"github.com/fedkit/fedkit/sync/plan"
 )
@@ -28,6 +29,12 @@ import (
 // at revision 1.
 func TestRecreatedObjectReplacesTheHistoryLeftBehind(t *testing.T) {
 	e := newEnv(t, fedsync.Options{})
+	guard := fedtest.NewDeleteGuard() // the member copies and the history left behind go through the gate
+	guard.Watch(e.host, "")
+	for _, m := range e.fleet.Names() {
+		c, _ := e.fleet.Member(m)
+		guard.Watch(c, m)
+	}
 	e.apply(t, e.typ.FederatedGVR(), frontend)
 	e.reconcile(t)
 	old := e.fed(t).UID
@@ -54,6 +61,7 @@ func TestRecreatedObjectReplacesTheHistoryLeftBehind(t *testing.T) {
 	require.Len(t, owners, 1)
 	require.Equal(t, e.fed(t).UID, owners[0].UID, "the history is the new object's")
 	require.NotNil(t, e.member(t, "aws"))
+	guard.Check(t, "github.com/fedkit/fedkit/sync")
 }
 
 // webhookDenial is what the API server returns when a validating admission webhook denies a

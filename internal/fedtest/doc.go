@@ -7,7 +7,9 @@
 // [New] builds a fake host and a fleet of registered members on one fake clock, with a
 // Prometheus registry. [Create] and [Apply] write YAML through any ClusterClient (fake or
 // real). [Eventually] polls real-time work with one limit, [Limit]. [StepUntil] steps a fake
-// clock until a condition holds. Story files are read by package internal/storytest.
+// clock until a condition holds. [DeleteGuard] fails a test when a delete reaches the host or
+// a member from anywhere but the gate (package gate), the user ([AsUser]) or the fake itself,
+// by the call path. Story files are read by package internal/storytest.
 //
 // Only tests import it; ARCHITECTURE.md's import table has its row.
 package fedtest

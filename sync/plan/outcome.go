@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
@@ -141,6 +142,8 @@ func failed(r clusterResult, err error) clusterResult {
 		r.Reason = ReasonClusterNotFound // see setHasNoClient: retried with backoff
 	case errors.Is(err, federation.ErrClusterNotReady):
 		r.Reason = ReasonClusterNotReady
+	case errors.Is(err, gate.ErrRefused):
+		r.Reason, r.transient = ReasonRefused, false
 	case errors.Is(err, ErrTypeNotServed), r.Action == ActionCreate && apierrors.IsNotFound(err):
 		r.Reason, r.transient = ReasonTypeNotServed, false
 	case isTerminating(err):

@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
@@ -26,6 +27,11 @@ const (
 	ReasonCreationFailed = federation.PropagationCreationFailed
 	ReasonUpdateFailed   = federation.PropagationUpdateFailed
 	ReasonDeletionFailed = "DeletionFailed"
+	// ReasonRefused: the gate refused the write (a delete, an orphaning, an adoption, a
+	// Secret's placement) because it breaks one of its invariants (package gate); the
+	// message names the object, the cluster and the invariant. Nothing was sent; the object
+	// is looked at again after a while (not retried with backoff: only a change can help).
+	ReasonRefused = gate.ReasonRefused
 	// ReasonAlreadyExists: an object of the same name exists in the member and the
 	// federation did not create it; sync leaves it alone unless adoption is allowed.
 	ReasonAlreadyExists = federation.PropagationAlreadyExists

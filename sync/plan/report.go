@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/gate"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 )
 
@@ -235,6 +236,10 @@ func passRequeue(ro *rolloutPass, results []clusterResult) time.Duration {
 			// A member cache of Namespaces brings the object back when its namespace
 			// appears; this bounds the wait where no cache does.
 			soon(recheck)
+		case r.Reason == ReasonRefused:
+			// A refusal waits for what the gate asked for (a replacement available, the
+			// object deleted): look again after a while, never in a hot loop.
+			soon(gate.RecheckAfter)
 		case r.Reason == ReasonNamespaceInUse:
 			// Nothing need watch the objects that keep the namespace: look again soon.
 			soon(recheck)
@@ -287,6 +292,24 @@ func propagatedCondition(in Input, t Targets, ro *rolloutPass, results []cluster
 	if placed == 0 {
 		cond.Message = "placed in no cluster"
 	}
+	return refusedCondition(cond, results)
+}
+
+// refusedCondition is cond saying what the gate refused, in placed clusters or not:
+// Propagated=False, reason RefusedByGate, naming the object, each cluster and the invariant.
+func refusedCondition(cond metav1.Condition, results []clusterResult) metav1.Condition {
+	var refused []string
+	for _, r := range results {
+		if r.Reason == ReasonRefused && r.err != nil {
+			refused = append(refused, r.err.Error())
+		}
+	}
+	if len(refused) == 0 {
+		return cond
+	}
+	slices.Sort(refused)
+	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonRefused
+	cond.Message = fedcond.Truncate(cond.Message+"; the gate refused: "+strings.Join(refused, "; "), maxMessage)
 	return cond
 }
 
