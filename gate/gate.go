@@ -40,7 +40,7 @@ const (
 	// Adopt updates an object no federation manages into the federation's: it takes it over.
 	Adopt Verb = "Adopt"
 	// Place creates or updates a copy in a member cluster. Only a Secret's is checked (see
-	// [SecretPlacement]); a driver sends every other create and update as it likes.
+	// [InvariantSecretPlacement]); a driver sends every other create and update as it likes.
 	Place Verb = "Place"
 )
 
