@@ -46,6 +46,9 @@ var allowedImports = map[string][]string{
 	// cluster's pods (what they reference after overrides), as sync renders them.
 	"dependencies": {"federation", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
+	// agent: pull mode, both ends: the agent in a member (it applies Assignments with
+	// sync/plan's rules and override's retention) and the host's ClusterSet of Assignments.
+	"agent": {"federation", "override", "sync/plan", "internal/condition"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
@@ -104,7 +107,7 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
+	"internal/condition":     {"agent", "scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/statuswrite":   {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation", "autoscale"},

@@ -1,0 +1,34 @@
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// DecideApply is the change of one placed cluster for one rendered member object, desired,
+// given the member object as it is, live (nil: absent), by the rules [Decide] applies to
+// each read cluster: create what is absent; leave alone what another federation manages or
+// the federation did not create (ReasonManagedByOther, ReasonAlreadyExists: a pull
+// cluster's agent adopts nothing); wait for what is being deleted; update what the
+// desired-state hash says changed, or what drifted from desired (Change.Drift). memo is
+// what the caller remembers of live (zero: nothing, so live is compared). Package agent
+// calls it for every Assignment it applies, so a pull cluster follows the same rules as a
+// push cluster.
+func DecideApply(cluster, identity string, desired, live *unstructured.Unstructured, memo Verified) Change {
+	m := member{MemberState: MemberState{Object: live}, memo: memo, render: rendered{obj: desired},
+		schema: SchemaFor(desired.GroupVersionKind()), identity: identityOr(identity)}
+	return decideMember(Change{Cluster: cluster, Placed: true, Live: live}, m)
+}
+
+// DecideRemoval is the change of one cluster a member object leaves, given the member
+// object as it is (nil: absent), by [Decide]'s rules: delete it only when it carries the
+// federation's identity (ActionDelete), or, with orphan, leave it without the federation's
+// labels and annotations (ActionOrphan, Desired set); a system namespace is only orphaned;
+// what is being deleted is waited for; anything else is left alone.
+func DecideRemoval(cluster, identity string, live *unstructured.Unstructured, orphan bool) Change {
+	m := member{MemberState: MemberState{Object: live}, identity: identityOr(identity), orphan: orphan}
+	ch := decideMember(Change{Cluster: cluster, Live: live}, m)
+	if ch.Action == ActionOrphan {
+		ch.Desired = unlabelled(live)
+	}
+	return ch
+}
