@@ -95,8 +95,13 @@ var (
 	_ federation.HealthChecker = (*HubClient)(nil)
 )
 
-// Get returns the member object as its Assignment presents it (see present).
+// Get returns the member object as its Assignment presents it (see present). While the
+// agent's Lease is expired (Healthy fails), its reports are not current: Get fails as a
+// read of an unreachable member does, so what the loops last read ages as it would.
 func (c *HubClient) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	if err := c.Healthy(ctx); err != nil {
+		return nil, err
+	}
 	a, err := c.assignment(ctx, gvr, namespace, name)
 	if err != nil {
 		return nil, err
@@ -106,8 +111,11 @@ func (c *HubClient) Get(ctx context.Context, gvr schema.GroupVersionResource, na
 
 // List returns the member objects of gvr in namespace ("": all) that opts select, as their
 // Assignments present them. Label selectors and the metadata.name and metadata.namespace
-// field selectors are applied.
+// field selectors are applied. It fails as Get does while the agent's Lease is expired.
 func (c *HubClient) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if err := c.Healthy(ctx); err != nil {
+		return nil, err
+	}
 	sel, err := selectorOf(opts)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -231,7 +232,7 @@ func TestPullClusterAmongPush(t *testing.T) {
 	e.start(t)
 	fedtest.Create(t, e.Host, fedDeploys, web)
 
-	e.step(t, "propagated to eu and us, and to edge with its override", time.Second, func() bool {
+	e.step(t, "propagated to eu and us, and to edge with its override", 5*time.Second, func() bool {
 		return replicas(e.Member(t, "eu"), "web") == 4 && replicas(e.Member(t, "us"), "web") == 4 && replicas(e.edge, "web") == 2
 	})
 	as, err := e.Host.Peek(federation.AssignmentGVR, federation.PullNamespace("edge"), federation.AssignmentName(deployments, "default", "web"))
@@ -241,7 +242,7 @@ func TestPullClusterAmongPush(t *testing.T) {
 	if got, _, _ := unstructured.NestedString(as.Object, "spec", "change"); got != "Apply" {
 		t.Errorf("edge's Assignment spec.change = %q, want Apply", got)
 	}
-	e.step(t, "Propagated and Ready, edge's status reported by its agent", time.Second, func() bool {
+	e.step(t, "Propagated and Ready, edge's status reported by its agent", 5*time.Second, func() bool {
 		return e.condition("web", "Propagated") == "True" && e.condition("web", "Ready") == "True"
 	})
 	if got := e.clusterStatus(t, "web", "edge", "readyReplicas"); got != int64(2) {
@@ -260,7 +261,7 @@ func TestPullClusterAmongPush(t *testing.T) {
 	if _, err := e.edge.Update(context.Background(), deployments, u); err != nil {
 		t.Fatal(err)
 	}
-	e.step(t, "edge's drift corrected", time.Second, func() bool { return replicas(e.edge, "web") == 2 })
+	e.step(t, "edge's drift corrected", 5*time.Second, func() bool { return replicas(e.edge, "web") == 2 })
 
 	// A partition between the agent and the host.
 	e.link.cut.Store(true)
@@ -273,7 +274,7 @@ func TestPullClusterAmongPush(t *testing.T) {
 	}
 	e.link.cut.Store(false)
 	e.step(t, "edge Ready again after the heal", 5*time.Second, func() bool { return e.clusterReady("edge") })
-	e.step(t, "Ready again", time.Second, func() bool { return e.condition("web", "Ready") == "True" })
+	e.step(t, "Ready again", 5*time.Second, func() bool { return e.condition("web", "Ready") == "True" })
 	after, err := e.edge.Get(context.Background(), deployments, "default", "web")
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +282,18 @@ func TestPullClusterAmongPush(t *testing.T) {
 	if after.GetUID() != uid {
 		t.Errorf("edge's Deployment was re-created after the heal: uid %s, was %s", after.GetUID(), uid)
 	}
+
+	// Deleting the federated object deletes edge's copy through its Assignment, which goes
+	// once the agent has reported it done; then sync's finalizer goes.
+	if err := e.Host.Delete(context.Background(), fedDeploys, "default", "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.step(t, "edge's Deployment, its Assignment and the FederatedDeployment gone", 5*time.Second, func() bool {
+		_, errMember := e.edge.Peek(deployments, "default", "web")
+		_, errAssigned := e.Host.Peek(federation.AssignmentGVR, federation.PullNamespace("edge"), federation.AssignmentName(deployments, "default", "web"))
+		_, errFed := e.Host.Peek(fedDeploys, "default", "web")
+		return apierrors.IsNotFound(errMember) && apierrors.IsNotFound(errAssigned) && apierrors.IsNotFound(errFed)
+	})
 }
 
 // clusterStatus returns the field of the federated object's status.clusters entry of

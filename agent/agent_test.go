@@ -1,0 +1,230 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/fedkit/fedkit/agent"
+	"github.com/fedkit/fedkit/fake"
+	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
+	"github.com/fedkit/fedkit/sync/plan"
+)
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// unit is a host with edge's namespace, edge's member, edge's HubClient and its agent, on
+// one fake clock, without a control plane: the test plays sync through the HubClient.
+type unit struct {
+	host, member *fake.Cluster
+	hub          *agent.HubClient
+	agent        *agent.Agent
+	clock        *clocktesting.FakeClock
+}
+
+func newUnit(t *testing.T) *unit {
+	t.Helper()
+	env := fedtest.New(t, fedtest.Options{Namespaces: []string{federation.PullNamespace("edge")}})
+	u := &unit{host: env.Host, member: fake.NewCluster("edge"), clock: env.Clock}
+	u.member.SetClock(env.Clock)
+	u.hub = agent.NewHubClient(env.Host, "edge", env.Clock)
+	a, err := agent.New(env.Host, u.member, agent.Options{Cluster: "edge", Clock: env.Clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.agent = a
+	if err := a.Reconcile(context.Background()); err != nil { // the Lease
+		t.Fatal(err)
+	}
+	return u
+}
+
+func configMap(name string, labels map[string]string, data string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"data": map[string]any{"k": data}}}
+	u.SetNamespace("default")
+	u.SetName(name)
+	u.SetLabels(labels)
+	return u
+}
+
+var ours = map[string]string{federation.ManagedByLabel: federation.ManagedByValue}
+
+// applied returns the reason of the Applied condition of the Assignment of ConfigMap
+// default/name.
+func (u *unit) applied(t *testing.T, name string) string {
+	t.Helper()
+	obj, err := u.host.Peek(federation.AssignmentGVR, federation.PullNamespace("edge"), federation.AssignmentName(configMaps, "default", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &federation.Assignment{}
+	if err := federation.FromUnstructured(obj, a); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(a.Status.Conditions, federation.ConditionApplied)
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}
+
+// data returns the member ConfigMap's data.k, "(absent)" when there is none.
+func (u *unit) data(name string) string {
+	obj, err := u.member.Peek(configMaps, "default", name)
+	if apierrors.IsNotFound(err) {
+		return "(absent)"
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "data", "k")
+	return v
+}
+
+// TestAgentFollowsSyncRules: the agent applies an Assignment by sync's rules: it creates,
+// corrects drift and deletes what carries the federation's identity, and never changes or
+// deletes what another federation manages or what the federation did not create: it
+// reports why instead.
+func TestAgentFollowsSyncRules(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	for _, cm := range []*unstructured.Unstructured{
+		configMap("foreign", nil, "theirs"),
+		configMap("other", map[string]string{federation.ManagedByLabel: "another"}, "theirs"),
+	} {
+		if _, err := u.member.Create(ctx, configMaps, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"web", "foreign", "other"} {
+		if _, err := u.hub.Create(ctx, configMaps, configMap(name, ours, "v1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type state struct{ Web, Foreign, Other, WebReason, ForeignReason, OtherReason string }
+	got := state{u.data("web"), u.data("foreign"), u.data("other"), u.applied(t, "web"), u.applied(t, "foreign"), u.applied(t, "other")}
+	want := state{"v1", "theirs", "theirs", "Applied", plan.ReasonAlreadyExists, plan.ReasonManagedByOther}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after Apply (-want +got):\n%s", diff)
+	}
+
+	// Drift in the member is corrected on the next pass.
+	live, err := u.member.Get(ctx, configMaps, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(live.Object, "drifted", "data", "k")
+	if _, err := u.member.Update(ctx, configMaps, live); err != nil {
+		t.Fatal(err)
+	}
+	u.clock.Step(time.Second)
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.data("web"); got != "v1" {
+		t.Errorf("after drift: data.k = %q, want v1", got)
+	}
+
+	// Deletes: ours goes, the others stay, and every Assignment goes once read after the
+	// agent reported.
+	for _, name := range []string{"web", "foreign", "other"} {
+		presented, err := u.hub.Get(ctx, configMaps, "default", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, rv := presented.GetUID(), presented.GetResourceVersion()
+		if err := u.hub.Delete(ctx, configMaps, "default", name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = state{Web: u.data("web"), Foreign: u.data("foreign"), Other: u.data("other")}
+	want = state{Web: "(absent)", Foreign: "theirs", Other: "theirs"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after Delete (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"web", "foreign", "other"} {
+		if _, err := u.hub.Get(ctx, configMaps, "default", name); !apierrors.IsNotFound(err) {
+			t.Errorf("Get %s after the agent deleted it: %v, want NotFound", name, err)
+		}
+		if _, err := u.host.Peek(federation.AssignmentGVR, federation.PullNamespace("edge"), federation.AssignmentName(configMaps, "default", name)); !apierrors.IsNotFound(err) {
+			t.Errorf("Assignment of %s: %v, want NotFound (collected)", name, err)
+		}
+	}
+}
+
+// TestHubClientLocksOnTheAssignment: writes through the HubClient are locked on the
+// Assignment as a member's writes are on the object: a stale version or uid is a Conflict,
+// and nothing changes.
+func TestHubClientLocksOnTheAssignment(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	created, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1")); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("second Create: %v, want AlreadyExists", err)
+	}
+	next := configMap("web", ours, "v2")
+	next.SetResourceVersion(created.GetResourceVersion())
+	updated, err := u.hub.Update(ctx, configMaps, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := configMap("web", ours, "v3")
+	stale.SetResourceVersion(created.GetResourceVersion())
+	if _, err := u.hub.Update(ctx, configMaps, stale); !apierrors.IsConflict(err) {
+		t.Errorf("Update at a stale version: %v, want Conflict", err)
+	}
+	rv, uid := created.GetResourceVersion(), updated.GetUID()
+	if err := u.hub.Delete(ctx, configMaps, "default", "web", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}); !apierrors.IsConflict(err) {
+		t.Errorf("Delete at a stale version: %v, want Conflict", err)
+	}
+	got, err := u.hub.Get(ctx, configMaps, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "data", "k"); v != "v2" || got.GetDeletionTimestamp() != nil {
+		t.Errorf("after the refused writes: data.k %q, deleting %v; want v2, not deleting", v, got.GetDeletionTimestamp() != nil)
+	}
+}
+
+// TestHubClientHealthIsTheLease: a pull cluster is healthy while its agent's Lease is
+// fresh; once it is older than its duration, Healthy and every read fail as an unreachable
+// member's do.
+func TestHubClientHealthIsTheLease(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	if err := u.hub.Healthy(ctx); err != nil {
+		t.Fatalf("Healthy right after the agent's pass: %v", err)
+	}
+	u.clock.Step(agent.DefaultLeaseDuration + time.Second)
+	for what, err := range map[string]error{
+		"Healthy": u.hub.Healthy(ctx),
+		"Get":     func() error { _, err := u.hub.Get(ctx, configMaps, "default", "web"); return err }(),
+	} {
+		if !errors.Is(err, federation.ErrUnreachable) {
+			t.Errorf("%s with an expired Lease: %v, want ErrUnreachable", what, err)
+		}
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.hub.Healthy(ctx); err != nil {
+		t.Errorf("Healthy after the agent renewed: %v", err)
+	}
+}
