@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	gosync "sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,27 +47,128 @@ type ClusterSet struct {
 	host federation.ClusterClient
 	push federation.ClusterSet
 	opts SetOptions
+
+	mu    gosync.Mutex
+	modes map[string]mode
 }
 
 // NewClusterSet returns the ClusterSet of a federation whose host is host and whose push
-// clusters push reaches (kube.ClusterSet, fake.Fleet).
-func NewClusterSet(host federation.ClusterClient, push federation.ClusterSet, opts SetOptions) (*ClusterSet, error) {
+// clusters push reaches (kube.ClusterSet, fake.Fleet). When push offers member caches
+// (federation.MemberCache, MemberCacheHealth, ReadOnlyMemberChanges) and a Run, as both
+// of those do, the set returned offers them too: push clusters' from push, a pull
+// cluster's reads from its Assignments, its health from its agent's Lease.
+func NewClusterSet(host federation.ClusterClient, push federation.ClusterSet, opts SetOptions) (federation.ClusterSet, error) {
 	if host == nil || push == nil {
 		return nil, fmt.Errorf("agent: NewClusterSet: %w: host and push are required", ErrInvalidOptions)
 	}
+	if _, ok := push.(*ClusterSet); ok {
+		return nil, fmt.Errorf("agent: NewClusterSet: %w: push is already a ClusterSet of this package", ErrInvalidOptions)
+	}
+	if _, ok := push.(*cachedSet); ok {
+		return nil, fmt.Errorf("agent: NewClusterSet: %w: push is already a ClusterSet of this package", ErrInvalidOptions)
+	}
 	opts.complete(host)
-	return &ClusterSet{host: host, push: push, opts: opts}, nil
+	s := &ClusterSet{host: host, push: push, opts: opts, modes: map[string]mode{}}
+	if c, ok := push.(cachedPush); ok {
+		return &cachedSet{ClusterSet: s, cached: c}, nil
+	}
+	return s, nil
 }
 
 // Client returns the client of the cluster named name: for a pull cluster a client of its
 // Assignments on the host ([HubClient]), else push's.
 func (s *ClusterSet) Client(name string) (federation.ClusterClient, error) {
-	u, err := s.opts.Clusters.Get(context.Background(), federation.ClusterGVR, "", name)
-	if err != nil || !pullMode(u) {
-		return s.push.Client(name)
+	if h := s.hub(name); h != nil {
+		return h, nil
 	}
-	return NewHubClient(s.host, name, s.opts.Clock), nil
+	return s.push.Client(name)
 }
+
+// modeTTL is how long the set trusts the mode it read of a Cluster: a cluster changes mode
+// only by being registered again, and every member read asks.
+const modeTTL = 10 * time.Second
+
+// mode is what the set read of a Cluster's mode, and when.
+type mode struct {
+	hub *HubClient // nil: push (or no such Cluster)
+	at  time.Time
+}
+
+// hub returns the HubClient of name when it is a pull cluster, else nil. The Cluster is read
+// at most once per modeTTL.
+func (s *ClusterSet) hub(name string) *HubClient {
+	now := s.opts.Clock.Now()
+	s.mu.Lock()
+	m, ok := s.modes[name]
+	s.mu.Unlock()
+	if ok && now.Sub(m.at) < modeTTL {
+		return m.hub
+	}
+	u, err := s.opts.Clusters.Get(context.Background(), federation.ClusterGVR, "", name)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && !pullMode(u)):
+		m = mode{at: now}
+	case err == nil:
+		if m.hub == nil {
+			m.hub = NewHubClient(s.host, name, s.opts.Clock)
+		}
+		m.at = now
+	default:
+		return m.hub // the host cannot say now: keep what it said last
+	}
+	s.mu.Lock()
+	s.modes[name] = m
+	s.mu.Unlock()
+	return m.hub
+}
+
+// cachedPush is what a push ClusterSet offers for the set to offer it too.
+type cachedPush interface {
+	federation.ClusterSet
+	federation.MemberCache
+	federation.MemberCacheHealth
+	federation.ReadOnlyMemberChanges
+	Run(ctx context.Context) error
+}
+
+// cachedSet is a ClusterSet over a push set with member caches.
+type cachedSet struct {
+	*ClusterSet
+	cached cachedPush
+}
+
+var _ cachedPush = (*cachedSet)(nil)
+
+// CachedReader returns push's cache of a push cluster; a pull cluster's reads are its
+// HubClient's (the Assignments on the host).
+func (s *cachedSet) CachedReader(cluster string, gvr schema.GroupVersionResource) (federation.Reader, error) {
+	if h := s.hub(cluster); h != nil {
+		return h, nil
+	}
+	return s.cached.CachedReader(cluster, gvr)
+}
+
+// OnMemberChange is push's: a pull cluster's changes reach the loops on their resyncs.
+func (s *cachedSet) OnMemberChange(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) func() {
+	return s.cached.OnMemberChange(gvr, fn)
+}
+
+// OnMemberChangeReadOnly is push's, as OnMemberChange.
+func (s *cachedSet) OnMemberChangeReadOnly(gvr schema.GroupVersionResource, fn func(cluster string, obj *unstructured.Unstructured)) func() {
+	return s.cached.OnMemberChangeReadOnly(gvr, fn)
+}
+
+// CacheHealth is push's for a push cluster; for a pull cluster its agent's Lease: the
+// renew time, and the reason when it is expired.
+func (s *cachedSet) CacheHealth(cluster string, gvr schema.GroupVersionResource) (time.Time, error) {
+	if h := s.hub(cluster); h != nil {
+		return h.leaseHealth(context.Background())
+	}
+	return s.cached.CacheHealth(cluster, gvr)
+}
+
+// Run runs push's Run.
+func (s *cachedSet) Run(ctx context.Context) error { return s.cached.Run(ctx) }
 
 // pullMode reports whether the Cluster u is in pull mode.
 func pullMode(u *unstructured.Unstructured) bool {
@@ -223,19 +325,26 @@ func (c *HubClient) Delete(ctx context.Context, gvr schema.GroupVersionResource,
 // an error wrapping federation.ErrUnreachable, so the monitor applies the thresholds and
 // taints of an unreachable push cluster.
 func (c *HubClient) Healthy(ctx context.Context) error {
+	_, err := c.leaseHealth(ctx)
+	return err
+}
+
+// leaseHealth returns when the agent last renewed its Lease, and an error when that is
+// longer ago than the Lease's duration, or there is no Lease.
+func (c *HubClient) leaseHealth(ctx context.Context) (time.Time, error) {
 	u, err := c.host.Get(ctx, leaseGVR, c.ns, federation.AgentLeaseName)
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: the agent of pull cluster %q has no Lease %s/%s on the host: it never reported", federation.ErrUnreachable, c.cluster, c.ns, federation.AgentLeaseName)
+		return time.Time{}, fmt.Errorf("%w: the agent of pull cluster %q has no Lease %s/%s on the host: it never reported", federation.ErrUnreachable, c.cluster, c.ns, federation.AgentLeaseName)
 	}
 	if err != nil {
-		return fmt.Errorf("pull cluster %q: read the agent's Lease: %w", c.cluster, err)
+		return time.Time{}, fmt.Errorf("pull cluster %q: read the agent's Lease: %w", c.cluster, err)
 	}
 	renewed, duration := leaseTimes(u)
 	if age := c.clock.Since(renewed); renewed.IsZero() || age > duration {
-		return fmt.Errorf("%w: the agent of pull cluster %q last renewed its Lease at %s, %s ago, more than its duration %s",
+		return renewed, fmt.Errorf("%w: the agent of pull cluster %q last renewed its Lease at %s, %s ago, more than its duration %s",
 			federation.ErrUnreachable, c.cluster, renewed.UTC().Format(time.RFC3339), age.Truncate(time.Second), duration)
 	}
-	return nil
+	return c.clock.Now(), nil
 }
 
 // assignment reads the Assignment of the member object (gvr, namespace, name); a missing

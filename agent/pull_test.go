@@ -130,8 +130,8 @@ func newPullEnv(t *testing.T) *pullEnv {
 	return e
 }
 
-// start runs the control plane, the fleet's simulated controllers and edge's agent until
-// the test ends.
+// start runs the control plane (and with it the fleet's simulated controllers: the set's
+// Run is the fleet's) and edge's agent until the test ends.
 func (e *pullEnv) start(t *testing.T) {
 	t.Helper()
 	set, err := agent.NewClusterSet(e.Host, e.Fleet, agent.SetOptions{Clock: e.Clock})
@@ -150,13 +150,12 @@ func (e *pullEnv) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 3)
-	go func() { done <- cp.Run(ctx) }()
-	go func() { done <- e.Fleet.Run(ctx) }()
+	done := make(chan error, 2)
+	go func() { done <- cp.Run(ctx) }() // and the fleet's Run, the set's (its simulated controllers)
 	go func() { done <- ag.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		for range 3 {
+		for range 2 {
 			if err := <-done; err != nil {
 				t.Errorf("Run: %v", err)
 			}
