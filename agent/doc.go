@@ -16,9 +16,9 @@
 // A pull cluster's Cluster has spec.mode: Pull and no connection (no apiEndpoint, no
 // secretRef: the host holds no credential for it). Its namespace on the host is
 // federation.PullNamespace(name), "fedkit-cluster-<name>"; it must exist before the
-// cluster gets anything. The agent's identity needs, in that namespace only: get, list and
-// watch on assignments, update on assignments/status, and get, create and update on the
-// Lease federation.AgentLeaseName.
+// cluster gets anything. [HostManifests] returns it with the agent's identity there: a
+// ServiceAccount and a Role that grants, in that namespace only, get, list and watch on
+// Assignments, update and patch on their status, and get, create and update on Leases.
 //
 // # Assignments
 //
