@@ -146,7 +146,7 @@ func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 func (a *Agent) carryOut(ctx context.Context, gvr schema.GroupVersionResource, as *federation.Assignment, ch plan.Change) (*unstructured.Unstructured, error) {
 	switch ch.Action {
 	case plan.ActionCreate:
-		return a.member.Create(ctx, gvr, ch.Desired.DeepCopy())
+		return a.create(ctx, gvr, ch.Desired)
 	case plan.ActionUpdate:
 		obj, err := a.opts.Renderer.Retain(ch.Desired, ch.Live)
 		if err != nil {
@@ -173,6 +173,33 @@ func (a *Agent) carryOut(ctx context.Context, gvr schema.GroupVersionResource, a
 	}
 	return ch.Live, nil
 }
+
+// create creates desired in the member. When its namespace is missing, the agent creates
+// it first as sync does in push mode (with the federation's identity and
+// plan.CreatedNamespaceAnnotation) and tries once more.
+func (a *Agent) create(ctx context.Context, gvr schema.GroupVersionResource, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	obj, err := a.member.Create(ctx, gvr, desired.DeepCopy())
+	ns := desired.GetNamespace()
+	if !plan.NamespaceMissing(err, ns) {
+		return obj, err
+	}
+	identity := a.opts.Identity
+	if identity == "" {
+		identity = federation.ManagedByValue
+	}
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+		"name":        ns,
+		"labels":      map[string]any{federation.ManagedByLabel: identity},
+		"annotations": map[string]any{plan.CreatedNamespaceAnnotation: "true"},
+	}}}
+	if _, err := a.member.Create(ctx, namespaceGVR, nsObj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return a.member.Create(ctx, gvr, desired.DeepCopy())
+}
+
+// namespaceGVR addresses core Namespaces.
+var namespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // withMetadataOf is live with the labels and annotations of manifest: an orphaning as sync
 // decided it (the federation's removed, a released copy marked).

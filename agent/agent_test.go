@@ -166,6 +166,31 @@ func TestAgentFollowsSyncRules(t *testing.T) {
 	}
 }
 
+// TestAgentCreatesTheNamespace: an object whose namespace the member lacks gets it, as sync
+// creates it in push mode: marked as the federation's and as created for its objects.
+func TestAgentCreatesTheNamespace(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	cm := configMap("web", ours, "v1")
+	cm.SetNamespace("shop")
+	if _, err := u.hub.Create(ctx, configMaps, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.member.Peek(configMaps, "shop", "web"); err != nil {
+		t.Errorf("ConfigMap shop/web in the member: %v", err)
+	}
+	ns, err := u.member.Peek(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", "shop")
+	if err != nil {
+		t.Fatalf("namespace shop in the member: %v", err)
+	}
+	if !plan.CreatedNamespace(ns, "") {
+		t.Errorf("namespace shop: labels %v, annotations %v; want it marked as created by the federation", ns.GetLabels(), ns.GetAnnotations())
+	}
+}
+
 // TestHubClientLocksOnTheAssignment: writes through the HubClient are locked on the
 // Assignment as a member's writes are on the object: a stale version or uid is a Conflict,
 // and nothing changes.

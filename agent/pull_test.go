@@ -178,17 +178,18 @@ func replicas(c *fake.Cluster, name string) int64 {
 	return n
 }
 
+// condition returns the status of the federated object's condition typ, "" when absent.
 func (e *pullEnv) condition(name, typ string) string {
 	u, err := e.Host.Peek(fedDeploys, "default", name)
 	if err != nil {
 		return ""
 	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			s, _ := m["status"].(string)
-			return s
-		}
+	var fed federation.FederatedObject
+	if federation.FromUnstructured(u, &fed) != nil {
+		return ""
+	}
+	if c := meta.FindStatusCondition(fed.Status.Conditions, typ); c != nil {
+		return string(c.Status)
 	}
 	return ""
 }

@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -31,4 +34,16 @@ func DecideRemoval(cluster, identity string, live *unstructured.Unstructured, or
 		ch.Desired = unlabelled(live)
 	}
 	return ch
+}
+
+// NamespaceMissing reports whether err is a member's answer to a create in namespace that
+// does not exist (NotFound naming the namespace, not the object): the driver creates the
+// namespace and tries again (sync, and a pull cluster's agent).
+func NamespaceMissing(err error, namespace string) bool {
+	var se apierrors.APIStatus
+	if namespace == "" || !apierrors.IsNotFound(err) || !errors.As(err, &se) {
+		return false
+	}
+	d := se.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == namespace
 }
