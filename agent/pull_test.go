@@ -226,7 +226,8 @@ spec:
 // Assignment, with edge's override; a drift in edge is corrected by the agent; edge's
 // status, as the agent reports it, counts in Ready. When the link between the agent and the
 // host is cut, edge keeps running what it has, the monitor marks it not Ready by its
-// Lease's age, and on heal it is Ready again with the same Deployment (never re-created).
+// Lease's age, its data goes stale, and on heal it is Ready again with the same Deployment
+// (never re-created). Deleting the federated object deletes edge's copy.
 func TestPullClusterAmongPush(t *testing.T) {
 	e := newPullEnv(t)
 	e.start(t)
@@ -269,6 +270,9 @@ func TestPullClusterAmongPush(t *testing.T) {
 	if msg := e.readyMessage(t, "edge"); !strings.Contains(msg, "last renewed its Lease") {
 		t.Errorf("edge's Ready message = %q, want the Lease's age", msg)
 	}
+	// Its reports are not read while its Lease is expired: its data ages out of the quorum
+	// as an unreachable push cluster's does.
+	e.step(t, "edge's data stale", 5*time.Second, func() bool { return e.staleClusters(t, "web") == 1 })
 	if got := replicas(e.edge, "web"); got != 2 {
 		t.Errorf("edge's Deployment during the partition: replicas %d, want 2 (it keeps running what it has)", got)
 	}
@@ -311,6 +315,17 @@ func (e *pullEnv) clusterStatus(t *testing.T, name, cluster, field string) any {
 		}
 	}
 	return nil
+}
+
+// staleClusters returns the federated object's status.aggregated.staleClusters.
+func (e *pullEnv) staleClusters(t *testing.T, name string) int64 {
+	t.Helper()
+	u, err := e.Host.Peek(fedDeploys, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _, _ := unstructured.NestedInt64(u.Object, "status", "aggregated", "staleClusters")
+	return n
 }
 
 // readyMessage returns the message of the Cluster's Ready condition.
