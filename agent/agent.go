@@ -25,6 +25,9 @@ type Agent struct {
 	opts        Options
 	ns          string
 
+	schemasMu gosync.Mutex
+	schemas   map[schema.GroupVersionKind]*plan.Schema
+
 	mu gosync.Mutex
 	// last holds the Assignments last read from the host: while the host cannot be read,
 	// the member keeps what it was assigned, drift corrected.
@@ -41,7 +44,19 @@ func New(hub, member federation.ClusterClient, opts Options) (*Agent, error) {
 	if err := opts.complete(); err != nil {
 		return nil, fmt.Errorf("agent: New: %w", err)
 	}
-	return &Agent{hub: hub, member: member, opts: opts, ns: federation.PullNamespace(opts.Cluster)}, nil
+	return &Agent{hub: hub, member: member, opts: opts, ns: federation.PullNamespace(opts.Cluster), schemas: map[schema.GroupVersionKind]*plan.Schema{}}, nil
+}
+
+// schema returns the schema drift is compared with for gvk, built once per kind.
+func (a *Agent) schema(gvk schema.GroupVersionKind) *plan.Schema {
+	a.schemasMu.Lock()
+	defer a.schemasMu.Unlock()
+	s, ok := a.schemas[gvk]
+	if !ok {
+		s = plan.SchemaFor(gvk)
+		a.schemas[gvk] = s
+	}
+	return s
 }
 
 // Run reconciles every Options.Period on Options.Clock until ctx is done, then returns nil.
@@ -128,7 +143,7 @@ func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 	var ch plan.Change
 	switch as.Spec.Change {
 	case federation.AssignmentApply:
-		ch = plan.DecideApply(a.opts.Cluster, a.opts.Identity, desired, live, plan.Verified{})
+		ch = plan.DecideApply(a.opts.Cluster, a.opts.Identity, desired, live, plan.Verified{}, a.schema(desired.GroupVersionKind()))
 	case federation.AssignmentDelete, federation.AssignmentOrphan:
 		orphan := as.Spec.Change == federation.AssignmentOrphan
 		ch = plan.DecideRemoval(a.opts.Cluster, a.opts.Identity, live, orphan)

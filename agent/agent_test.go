@@ -32,7 +32,7 @@ type unit struct {
 	clock        *clocktesting.FakeClock
 }
 
-func newUnit(t *testing.T) *unit {
+func newUnit(t testing.TB) *unit {
 	t.Helper()
 	env := fedtest.New(t, fedtest.Options{Namespaces: []string{federation.PullNamespace("edge")}})
 	u := &unit{host: env.Host, member: fake.NewCluster("edge"), clock: env.Clock}

@@ -13,12 +13,16 @@ import (
 // the federation did not create (ReasonManagedByOther, ReasonAlreadyExists: a pull
 // cluster's agent adopts nothing); wait for what is being deleted; update what the
 // desired-state hash says changed, or what drifted from desired (Change.Drift). memo is
-// what the caller remembers of live (zero: nothing, so live is compared). Package agent
-// calls it for every Assignment it applies, so a pull cluster follows the same rules as a
-// push cluster.
-func DecideApply(cluster, identity string, desired, live *unstructured.Unstructured, memo Verified) Change {
+// what the caller remembers of live (zero: nothing, so live is compared). fields is the
+// schema of desired's kind, which drift is compared with ([SchemaFor], built once per kind
+// by the caller; nil: built here). Package agent calls it for every Assignment it applies,
+// so a pull cluster follows the same rules as a push cluster.
+func DecideApply(cluster, identity string, desired, live *unstructured.Unstructured, memo Verified, fields *Schema) Change {
+	if fields == nil {
+		fields = SchemaFor(desired.GroupVersionKind())
+	}
 	m := member{MemberState: MemberState{Object: live}, memo: memo, render: rendered{obj: desired},
-		schema: SchemaFor(desired.GroupVersionKind()), identity: identityOr(identity)}
+		schema: fields, identity: identityOr(identity)}
 	return decideMember(Change{Cluster: cluster, Placed: true, Live: live}, m)
 }
 

@@ -45,7 +45,7 @@ func TestDecideApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch := plan.DecideApply("edge", "", desired, tc.live, plan.Verified{})
+			ch := plan.DecideApply("edge", "", desired, tc.live, plan.Verified{}, nil)
 			type got struct {
 				Action plan.Action
 				Reason string
