@@ -70,7 +70,7 @@ var allowedImports = map[string][]string{
 	// internal/managertest runs fedkit-controller-manager as a process for test/.
 	"internal/managertest": nil,
 	// The control plane's program is an embedder like any other: public packages only.
-	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
+	"cmd/fedkit-controller-manager": {"agent", "controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/storytest reads and runs story files (tests only): the scheduler's,
