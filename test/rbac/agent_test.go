@@ -7,11 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/agent"
+	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
@@ -85,4 +88,69 @@ func TestAgentNeedsOnlyItsRole(t *testing.T) {
 		require.NotContains(t, r.Resources, rbacv1.ResourceAll)
 		require.NotContains(t, r.Verbs, rbacv1.VerbAll)
 	}
+}
+
+// TestControlPlaneWithPullClusterNeedsOnlyItsRoles: a control plane serving a pull cluster
+// (edge, with its agent in process) among a push one makes only requests its roles grant
+// (fedkit-pull: Assignments, the agents' Leases by name), through a FederatedDeployment
+// propagated, Ready and deleted.
+func TestControlPlaneWithPullClusterNeedsOnlyItsRoles(t *testing.T) {
+	ctx := context.Background()
+	m := loadManifests(t)
+	f := fedtest.New(t, fedtest.Options{Now: t0, Workloads: fake.Workloads{Apps: true},
+		Members: []fedtest.Member{{Name: "eu"}, {Name: "edge"}}})
+	require.NoError(t, f.Host.Apply(`{apiVersion: v1, kind: Namespace, metadata: {name: fedkit-system}}`))
+	_, err := f.Host.Create(ctx, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, agent.HostManifests("edge")[0])
+	require.NoError(t, err)
+	edge, err := f.Host.Get(ctx, federation.ClusterGVR, "", "edge")
+	require.NoError(t, err)
+	edge.Object["spec"] = map[string]any{"mode": "Pull"}
+	_, err = f.Host.Update(ctx, federation.ClusterGVR, edge)
+	require.NoError(t, err)
+
+	rec := record(f.Host)
+	set, err := agent.NewClusterSet(rec, f.Fleet, agent.SetOptions{Clock: f.Clock})
+	require.NoError(t, err)
+	opts := controlplane.Options{Clock: f.Clock, Types: []federation.TypeConfig{federation.DeploymentType}}
+	opts.Disable.DNS = true
+	opts.Scheduler.CacheSyncTimeout, opts.Sync.CacheSyncTimeout, opts.Status.CacheSyncTimeout = syncTimeout, syncTimeout, syncTimeout
+	opts.Monitor.CacheSyncTimeout, opts.Dependencies.CacheSyncTimeout, opts.Propagation.CacheSyncTimeout = syncTimeout, syncTimeout, syncTimeout
+	cp, err := controlplane.New(rec, set, opts)
+	require.NoError(t, err)
+	member, _ := f.Fleet.Member("edge")
+	ag, err := agent.New(f.Host, member, agent.Options{Cluster: "edge", Clock: f.Clock})
+	require.NoError(t, err)
+	stop := runAll(cp.Run, ag.Run)
+
+	require.NoError(t, f.Host.Apply(`
+apiVersion: types.federation.k8s.io/v1alpha1
+kind: FederatedDeployment
+metadata: {name: web, namespace: default}
+spec:
+  template:
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: "nginx:1.27"}]}
+  placement: {clusters: [{name: eu}, {name: edge}]}
+`))
+	step := func(what string, cond func() bool) {
+		t.Helper()
+		fedtest.StepUntil(t, f.Clock.Step, 5*time.Second, 300, func() string { return what }, cond)
+	}
+	step("Ready in eu and edge", func() bool {
+		_, err := member.Peek(federation.DeploymentType.TargetGVR(), "default", "web")
+		return err == nil && condition(f.Host, "Ready")
+	})
+	require.NoError(t, f.Host.Delete(ctx, fedDeploy, "default", "web", metav1.DeleteOptions{}))
+	step("deleted", func() bool {
+		_, err := f.Host.Peek(fedDeploy, "default", "web")
+		return apierrors.IsNotFound(err)
+	})
+	require.NoError(t, stop())
+	require.True(t, rec.saw("create", federation.AssignmentGVR, ""), "no Assignment written")
+	require.True(t, rec.saw("delete", federation.AssignmentGVR, ""), "no Assignment collected")
+	checkGranted(t, m, "the control plane with a pull cluster", m.boundTo(ServiceAccount), rec)
 }
