@@ -133,6 +133,9 @@ type outcome struct {
 func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 	gvr := as.Spec.Resource.GVR()
 	desired := &unstructured.Unstructured{Object: as.Spec.Manifest.Object}
+	if err := checkAssignment(as, gvr, desired); err != nil {
+		return outcome{err: err}
+	}
 	live, err := a.member.Get(ctx, gvr, desired.GetNamespace(), desired.GetName())
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
@@ -155,6 +158,27 @@ func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 	}
 	obj, err := a.carryOut(ctx, gvr, as, ch)
 	return outcome{ch: ch, obj: obj, err: err}
+}
+
+// ErrInvalidAssignment is wrapped by the error of an Assignment the agent refuses to act on:
+// its manifest names no object, or another object than the Assignment's name says, or is
+// of another group and version than spec.resource. It is reported (Applied False, reason
+// InvalidAssignment), and nothing is written to the member.
+var ErrInvalidAssignment = errors.New("agent: invalid Assignment")
+
+// checkAssignment checks that as's manifest is the object its name and resource say.
+func checkAssignment(as *federation.Assignment, gvr schema.GroupVersionResource, desired *unstructured.Unstructured) error {
+	gv, err := schema.ParseGroupVersion(desired.GetAPIVersion())
+	switch {
+	case desired.GetName() == "" || desired.GetKind() == "":
+		return fmt.Errorf("%w %s: its manifest has no name or kind", ErrInvalidAssignment, as.Name)
+	case err != nil || gv != gvr.GroupVersion():
+		return fmt.Errorf("%w %s: its manifest's apiVersion %q is not spec.resource's %s", ErrInvalidAssignment, as.Name, desired.GetAPIVersion(), gvr.GroupVersion())
+	case as.Name != federation.AssignmentName(gvr, desired.GetNamespace(), desired.GetName()):
+		return fmt.Errorf("%w %s: its manifest is %s %s/%s, whose Assignment is named %s", ErrInvalidAssignment, as.Name, gvr.Resource,
+			desired.GetNamespace(), desired.GetName(), federation.AssignmentName(gvr, desired.GetNamespace(), desired.GetName()))
+	}
+	return nil
 }
 
 // carryOut writes ch to the member and returns the member object afterwards.
@@ -260,6 +284,8 @@ func reported(obj *unstructured.Unstructured) map[string]any {
 func applied(o outcome) metav1.Condition {
 	c := metav1.Condition{Type: federation.ConditionApplied, Status: metav1.ConditionTrue, Reason: "Applied"}
 	switch {
+	case errors.Is(o.err, ErrInvalidAssignment):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "InvalidAssignment", fedcond.Truncate(o.err.Error(), 1024)
 	case o.err != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Failed", fedcond.Truncate(o.err.Error(), 1024)
 	case o.ch.Reason != "":

@@ -191,6 +191,40 @@ func TestAgentCreatesTheNamespace(t *testing.T) {
 	}
 }
 
+// TestAgentRefusesAnInvalidAssignment: an Assignment whose manifest is not the object its
+// name says (written by hand, or by something else than sync) is reported and never
+// applied; the others are.
+func TestAgentRefusesAnInvalidAssignment(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	if _, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	forged := &federation.Assignment{Spec: federation.AssignmentSpec{Resource: federation.AssignedResourceOf(configMaps),
+		Change: federation.AssignmentApply, Manifest: federation.RawObject{Object: configMap("kube-proxy", ours, "forged").Object}}}
+	forged.APIVersion, forged.Kind = federation.AssignmentGVK.ToAPIVersionAndKind()
+	forged.Namespace, forged.Name = federation.PullNamespace("edge"), federation.AssignmentName(configMaps, "default", "other")
+	obj, err := federation.ToUnstructured(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.host.Create(ctx, federation.AssignmentGVR, obj); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.data("kube-proxy"); got != "(absent)" {
+		t.Errorf("the forged manifest was applied: data.k %q", got)
+	}
+	if got := u.data("web"); got != "v1" {
+		t.Errorf("web: data.k %q, want v1 (the valid Assignment applied all the same)", got)
+	}
+	if got := u.applied(t, "other"); got != "InvalidAssignment" {
+		t.Errorf("the forged Assignment's Applied reason = %q, want InvalidAssignment", got)
+	}
+}
+
 // TestHubClientLocksOnTheAssignment: writes through the HubClient are locked on the
 // Assignment as a member's writes are on the object: a stale version or uid is a Conflict,
 // and nothing changes.

@@ -60,7 +60,9 @@
 // says changed or what drifted, leave alone what another federation manages or the
 // federation did not create) with override's retention (Renderer.Retain) before an update;
 // plan.DecideRemoval for a Delete or an Orphan (delete only what carries the federation's
-// identity, with the uid and version read as preconditions). It then writes the report
+// identity, with the uid and version read as preconditions). An Assignment whose manifest is
+// not the object its name and spec.resource say is never applied ([ErrInvalidAssignment]).
+// It then writes the report
 // (status: the member object, observedGeneration, the Applied condition) when it changed.
 //
 // When the host cannot be reached, the agent keeps the Assignments it read last and goes on
