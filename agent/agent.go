@@ -76,11 +76,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// Reconcile is one pass: it renews the agent's Lease on the host, reads the cluster's
+// Reconcile is one pass: it probes the member (its /readyz when the member client is a
+// federation.HealthChecker, else a list of one Namespace), renews the agent's Lease on the
+// host, reads the cluster's
 // Assignments (the last ones read when the host cannot be reached), carries out each one
 // in the member and writes its report. A failure in one Assignment never stops the others;
 // the errors are returned together.
 func (a *Agent) Reconcile(ctx context.Context) error {
+	if err := a.probe(ctx); err != nil {
+		// The Lease is not renewed: the host sees the cluster as it would see a push member
+		// that does not answer. Nothing is read or reported: the reports stay as they were.
+		return fmt.Errorf("agent: cluster %q: the member does not answer (the Lease is not renewed): %w", a.opts.Cluster, err)
+	}
 	var errs []error
 	if err := a.renew(ctx); err != nil {
 		errs = append(errs, err)
@@ -96,6 +103,15 @@ func (a *Agent) Reconcile(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// probe asks the member whether it answers, as the cluster monitor asks a push member.
+func (a *Agent) probe(ctx context.Context) error {
+	if hc, ok := a.member.(federation.HealthChecker); ok {
+		return hc.Healthy(ctx)
+	}
+	_, err := a.member.List(ctx, namespaceGVR, "", metav1.ListOptions{Limit: 1})
+	return err
 }
 
 // assignments reads the cluster's Assignments from the host; when that fails, the ones
@@ -141,7 +157,12 @@ func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 		live, err = nil, nil
 	}
 	if err != nil {
-		return outcome{err: fmt.Errorf("read %s %s/%s: %w", gvr.Resource, desired.GetNamespace(), desired.GetName(), err)}
+		// What was reported last stays: the member object is not known to be gone.
+		last := &unstructured.Unstructured{Object: as.Status.Object.Object}
+		if last.Object == nil {
+			last = nil
+		}
+		return outcome{obj: last, err: fmt.Errorf("read %s %s/%s: %w", gvr.Resource, desired.GetNamespace(), desired.GetName(), err)}
 	}
 	var ch plan.Change
 	switch as.Spec.Change {
@@ -159,6 +180,15 @@ func (a *Agent) apply(ctx context.Context, as *federation.Assignment) outcome {
 	obj, err := a.carryOut(ctx, gvr, as, ch)
 	return outcome{ch: ch, obj: obj, err: err}
 }
+
+// Reasons of an Assignment's Applied condition besides sync's own (plan.ReasonAlreadyExists,
+// plan.ReasonManagedByOther, plan.ReasonWaitingForRemoval) and "Applied".
+const (
+	// ReasonFailed: the member refused the write, or could not be read.
+	ReasonFailed = "Failed"
+	// ReasonInvalidAssignment: see ErrInvalidAssignment.
+	ReasonInvalidAssignment = "InvalidAssignment"
+)
 
 // ErrInvalidAssignment is wrapped by the error of an Assignment the agent refuses to act on:
 // its manifest names no object, or another object than the Assignment's name says, or is
@@ -285,9 +315,9 @@ func applied(o outcome) metav1.Condition {
 	c := metav1.Condition{Type: federation.ConditionApplied, Status: metav1.ConditionTrue, Reason: "Applied"}
 	switch {
 	case errors.Is(o.err, ErrInvalidAssignment):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "InvalidAssignment", fedcond.Truncate(o.err.Error(), 1024)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonInvalidAssignment, fedcond.Truncate(o.err.Error(), 1024)
 	case o.err != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Failed", fedcond.Truncate(o.err.Error(), 1024)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonFailed, fedcond.Truncate(o.err.Error(), 1024)
 	case o.ch.Reason != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, o.ch.Reason, o.ch.Message
 	case o.ch.Action == plan.ActionDelete && o.obj != nil:

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,6 +223,72 @@ func TestAgentRefusesAnInvalidAssignment(t *testing.T) {
 	}
 	if got := u.applied(t, "other"); got != "InvalidAssignment" {
 		t.Errorf("the forged Assignment's Applied reason = %q, want InvalidAssignment", got)
+	}
+}
+
+// TestAgentOfAMemberThatDoesNotAnswer: an agent whose member does not answer stops renewing
+// its Lease (the host then sees the cluster as an unreachable push member) and leaves its
+// reports as they were.
+func TestAgentOfAMemberThatDoesNotAnswer(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	if _, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u.member.Partition()
+	u.clock.Step(agent.DefaultLeaseDuration / 2)
+	if err := u.agent.Reconcile(ctx); !errors.Is(err, federation.ErrUnreachable) {
+		t.Errorf("Reconcile with the member cut off: %v, want ErrUnreachable", err)
+	}
+	u.clock.Step(agent.DefaultLeaseDuration/2 + time.Second)
+	if err := u.hub.Healthy(ctx); !errors.Is(err, federation.ErrUnreachable) {
+		t.Errorf("Healthy while the member does not answer: %v, want ErrUnreachable (the Lease not renewed)", err)
+	}
+	u.member.Heal()
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := u.hub.Get(ctx, configMaps, "default", "web")
+	if err != nil {
+		t.Fatalf("Get after the heal: %v", err)
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "data", "k"); v != "v1" {
+		t.Errorf("reported data.k %q, want v1", v)
+	}
+}
+
+// TestHubClientSurfacesTheAgentsFailure: when the member refuses what the agent writes, sync
+// learns it as it would from a push member: the object is NotFound, and creating it again
+// with the same manifest fails with the member's answer.
+func TestHubClientSurfacesTheAgentsFailure(t *testing.T) {
+	ctx := context.Background()
+	u := newUnit(t)
+	u.member.FailOn(fake.VerbCreate, apierrors.NewForbidden(configMaps.GroupResource(), "web", errors.New("quota exceeded")), 0)
+	if _, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.hub.Get(ctx, configMaps, "default", "web"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get after the member refused the create: %v, want NotFound", err)
+	}
+	_, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v1"))
+	if err == nil || !strings.Contains(err.Error(), "quota exceeded") {
+		t.Errorf("Create again: %v, want the member's answer", err)
+	}
+	u.member.FailOn(fake.VerbCreate, nil, 0)
+	if _, err := u.hub.Create(ctx, configMaps, configMap("web", ours, "v2")); err != nil {
+		t.Errorf("Create with a new manifest: %v", err)
+	}
+	if err := u.agent.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.data("web"); got != "v2" {
+		t.Errorf("member data.k %q, want v2", got)
 	}
 }
 

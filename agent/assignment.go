@@ -62,6 +62,27 @@ func done(a *federation.Assignment) bool {
 	return meta.IsStatusConditionTrue(a.Status.Conditions, federation.ConditionApplied)
 }
 
+// failure returns the agent's report that it could not carry out a's current spec (the
+// member refused a write, or the Assignment is invalid), nil when it did not report one.
+// Reasons sync decides itself from the reported object (AlreadyExists, ManagedByOther,
+// WaitingForRemoval) are not failures.
+func failure(a *federation.Assignment) error {
+	if a.Status.ObservedGeneration != a.Generation {
+		return nil
+	}
+	c := meta.FindStatusCondition(a.Status.Conditions, federation.ConditionApplied)
+	if c == nil || c.Status != metav1.ConditionFalse || (c.Reason != ReasonFailed && c.Reason != ReasonInvalidAssignment) {
+		return nil
+	}
+	return fmt.Errorf("the agent of the pull cluster could not carry out %s: %s", a.Name, c.Message)
+}
+
+// absent reports whether the agent reported that it could not create a's object: the member
+// has none.
+func absent(a *federation.Assignment) bool {
+	return a.Spec.Change == federation.AssignmentApply && a.Status.Object.Object == nil && failure(a) != nil
+}
+
 // manifestOf is obj as an Assignment carries it: without status and without what its
 // server sets (resourceVersion, uid, generation, creation and deletion times, managed
 // fields), which are the member's.

@@ -46,6 +46,10 @@
 //     sync's optimistic locking and delete preconditions hold on the Assignment.
 //   - Once the agent reports a Delete or an Orphan carried out, the next read removes the
 //     Assignment and answers NotFound.
+//   - When the agent reports that the member refused its write (ReasonFailed), sync learns it
+//     as from a push member: an object the agent could not create is NotFound, and the
+//     same create or update again fails with the member's answer (sync's status says
+//     CreationFailed or UpdateFailed with it); a new manifest replaces the refused one.
 //   - Healthy is the agent's Lease: renewed within its duration, or an error wrapping
 //     federation.ErrUnreachable. The cluster monitor probes a pull cluster through it, so
 //     the same thresholds, taints and eviction rules apply.
@@ -54,8 +58,9 @@
 //
 // # The agent
 //
-// Each pass ([Agent.Reconcile]; [Agent.Run] calls it every Options.Period) renews the
-// Lease, reads the cluster's Assignments and carries out each one in the member with sync's
+// Each pass ([Agent.Reconcile]; [Agent.Run] calls it every Options.Period) probes the
+// member (a member that does not answer renews no Lease, so the host sees the cluster as an
+// unreachable push member, and the reports stay as they were), renews the Lease, reads the cluster's Assignments and carries out each one in the member with sync's
 // own rules: plan.DecideApply (create what is absent, update what the desired-state hash
 // says changed or what drifted, leave alone what another federation manages or the
 // federation did not create) with override's retention (Renderer.Retain) before an update;

@@ -266,7 +266,7 @@ func (c *HubClient) Create(ctx context.Context, gvr schema.GroupVersionResource,
 	}
 	stored, err := c.host.Create(ctx, federation.AssignmentGVR, u)
 	if apierrors.IsAlreadyExists(err) {
-		return nil, apierrors.NewAlreadyExists(gvr.GroupResource(), obj.GetName())
+		return c.createAgain(ctx, gvr, obj)
 	}
 	if err != nil {
 		return nil, c.hostError(err)
@@ -276,6 +276,20 @@ func (c *HubClient) Create(ctx context.Context, gvr schema.GroupVersionResource,
 		return nil, err
 	}
 	return present(got), nil
+}
+
+// createAgain answers a Create whose Assignment exists. When the agent reported that it
+// could not create the object (the member refused it), this is sync trying again: the same
+// manifest gets the agent's failure as the answer, a new one replaces it. Otherwise the
+// object exists: AlreadyExists.
+func (c *HubClient) createAgain(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	a, err := c.assignment(ctx, gvr, obj.GetNamespace(), obj.GetName())
+	if err != nil || a.Spec.Change != federation.AssignmentApply || a.Status.Object.Object != nil || failure(a) == nil {
+		return nil, apierrors.NewAlreadyExists(gvr.GroupResource(), obj.GetName())
+	}
+	return c.change(ctx, gvr, obj.GetNamespace(), obj.GetName(), "", "", func(s *federation.AssignmentSpec) {
+		s.Manifest = federation.RawObject{Object: manifestOf(obj)}
+	})
 }
 
 // Update assigns obj in place of the Assignment's manifest: Apply when obj carries the
@@ -373,6 +387,9 @@ func (c *HubClient) change(ctx context.Context, gvr schema.GroupVersionResource,
 	spec := *a.Spec.DeepCopy()
 	edit(&spec)
 	if reflect.DeepEqual(spec, a.Spec) {
+		if err := failure(a); err != nil && spec.Change == federation.AssignmentApply {
+			return nil, err // the same write the agent could not carry out
+		}
 		return present(a), nil
 	}
 	a.Spec = spec
@@ -393,10 +410,13 @@ func (c *HubClient) change(ctx context.Context, gvr schema.GroupVersionResource,
 	return present(a), nil
 }
 
-// presentOrCollect presents a, or, for a Delete or Orphan the agent has carried out,
+// presentOrCollect presents a (NotFound when the agent could not create the object), or, for a Delete or Orphan the agent has carried out,
 // removes the Assignment and answers NotFound: the member object is gone, or no longer the
 // federation's.
 func (c *HubClient) presentOrCollect(ctx context.Context, gvr schema.GroupVersionResource, a *federation.Assignment) (*unstructured.Unstructured, error) {
+	if absent(a) {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), a.Name)
+	}
 	if !done(a) {
 		return present(a), nil
 	}
