@@ -59,20 +59,51 @@ func (a *Agent) schema(gvk schema.GroupVersionKind) *plan.Schema {
 	return s
 }
 
-// Run reconciles every Options.Period on Options.Clock until ctx is done, then returns nil.
-// A failed pass is logged and retried on the next period.
+// Run reconciles every Options.Period on Options.Clock, and at once when an Assignment in
+// the cluster's namespace changes (a watch on the host; while it cannot be opened, the
+// period alone), until ctx is done, then returns nil. A failed pass is logged and retried.
 func (a *Agent) Run(ctx context.Context) error {
 	t := a.opts.Clock.NewTicker(a.opts.Period)
 	defer t.Stop()
+	changed := make(chan struct{}, 1)
+	var wg gosync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { a.watch(ctx, changed) })
 	for {
 		if err := a.Reconcile(ctx); err != nil && ctx.Err() == nil {
-			a.opts.Logger.Info("Agent pass failed; retrying next period", "cluster", a.opts.Cluster, "error", err.Error())
+			a.opts.Logger.Info("Agent pass failed; retrying", "cluster", a.opts.Cluster, "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
+		case <-changed:
 		}
+	}
+}
+
+// watch signals changed (without blocking: changes in a burst make one pass) for every
+// change of an Assignment in the cluster's namespace, opening the watch again when it ends,
+// after Options.Period when it cannot be opened.
+func (a *Agent) watch(ctx context.Context, changed chan<- struct{}) {
+	for ctx.Err() == nil {
+		w, err := a.hub.Watch(ctx, federation.AssignmentGVR, a.ns, metav1.ListOptions{})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-a.opts.Clock.After(a.opts.Period):
+			}
+			continue
+		}
+		for range w.ResultChan() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+		w.Stop()
 	}
 }
 

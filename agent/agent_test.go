@@ -292,6 +292,23 @@ func TestHubClientSurfacesTheAgentsFailure(t *testing.T) {
 	}
 }
 
+// TestRunAppliesAChangeAtOnce: Run watches the cluster's Assignments, so a new one is
+// applied without waiting for the period (the fake clock does not move here).
+func TestRunAppliesAChangeAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	u := newUnit(t)
+	done := make(chan error, 1)
+	go func() { done <- u.agent.Run(ctx) }()
+	if _, err := u.hub.Create(context.Background(), configMaps, configMap("web", ours, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	fedtest.Eventually(t, "web applied in the member", func() bool { return u.data("web") == "v1" })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
 // TestHubClientLocksOnTheAssignment: writes through the HubClient are locked on the
 // Assignment as a member's writes are on the object: a stale version or uid is a Conflict,
 // and nothing changes.

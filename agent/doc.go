@@ -58,7 +58,8 @@
 //
 // # The agent
 //
-// Each pass ([Agent.Reconcile]; [Agent.Run] calls it every Options.Period) probes the
+// Each pass ([Agent.Reconcile]; [Agent.Run] calls it every Options.Period, and at once when
+// a watch on the cluster's Assignments sees one change) probes the
 // member (a member that does not answer renews no Lease, so the host sees the cluster as an
 // unreachable push member, and the reports stay as they were), renews the Lease, reads the cluster's Assignments and carries out each one in the member with sync's
 // own rules: plan.DecideApply (create what is absent, update what the desired-state hash
