@@ -309,6 +309,25 @@ func TestRunAppliesAChangeAtOnce(t *testing.T) {
 	}
 }
 
+// TestNewValidates: New refuses what it cannot run with, naming the field.
+func TestNewValidates(t *testing.T) {
+	host, member := fake.NewCluster("host"), fake.NewCluster("edge")
+	for _, tc := range []struct {
+		name string
+		opts agent.Options
+		want string
+	}{
+		{"no cluster", agent.Options{}, "Cluster is required"},
+		{"a cluster whose namespace is no name", agent.Options{Cluster: "Edge_1"}, `Cluster "Edge_1"`},
+		{"a Lease shorter than the period", agent.Options{Cluster: "edge", Period: time.Minute}, "LeaseDuration"},
+	} {
+		_, err := agent.New(host, member, tc.opts)
+		if !errors.Is(err, agent.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New: %v, want ErrInvalidOptions naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestHubClientLocksOnTheAssignment: writes through the HubClient are locked on the
 // Assignment as a member's writes are on the object: a stale version or uid is a Conflict,
 // and nothing changes.

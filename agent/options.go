@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/override"
 )
 
@@ -50,6 +52,9 @@ type Options struct {
 func (o *Options) complete() error {
 	if o.Cluster == "" {
 		return fmt.Errorf("%w: Cluster is required", ErrInvalidOptions)
+	}
+	if errs := validation.IsDNS1123Label(federation.PullNamespace(o.Cluster)); len(errs) > 0 {
+		return fmt.Errorf("%w: Cluster %q: its namespace on the host, %s, is not a valid name: %s", ErrInvalidOptions, o.Cluster, federation.PullNamespace(o.Cluster), errs[0])
 	}
 	if o.Period == 0 {
 		o.Period = DefaultPeriod
