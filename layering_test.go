@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
-	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
+	"cmd/kubectl-fed/internal/kubectlfed": {"agent", "federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
