@@ -93,3 +93,32 @@ func writeAgentConfig(path, server string, ca []byte, ns, token string) error {
 	}
 	return os.Chmod(path, 0o600)
 }
+
+// pullCluster reports whether the Cluster named name is registered in pull mode.
+func pullCluster(ctx context.Context, host federation.Reader, name string) bool {
+	u, err := host.Get(ctx, federation.ClusterGVR, "", name)
+	if err != nil {
+		return false
+	}
+	mode, _, _ := unstructured.NestedString(u.Object, "spec", "mode")
+	return mode == string(federation.ClusterModePull)
+}
+
+// revokeAgent deletes what join --mode Pull made on the host for cluster: the agent's
+// RoleBinding, Role and ServiceAccount (its tokens stop working with it), then the
+// cluster's namespace. The member is never reached.
+func revokeAgent(ctx context.Context, out io.Writer, h *applier, cluster string) error {
+	objs := agent.HostManifests(cluster)
+	deleted := 0
+	for i := len(objs) - 1; i >= 0; i-- { // the binding first, the namespace last
+		gone, err := h.remove(ctx, objs[i])
+		if err != nil {
+			return fmt.Errorf("host: %w", err)
+		}
+		if gone {
+			deleted++
+		}
+	}
+	fmt.Fprintf(out, "host: the agent's identity and namespace %s deleted (%d of %d objects)\n", federation.PullNamespace(cluster), deleted, len(objs))
+	return nil
+}

@@ -22,7 +22,7 @@ import (
 // reaching the member: the Cluster has no connection, and the agent's kubeconfig holds a
 // token that may read its own namespace's Assignments and nothing else (another cluster's
 // Assignments, Secrets: Forbidden). An agent with that token, reaching the member itself,
-// applies what sync assigns and reports it.
+// applies what sync assigns and reports it. Unjoin revokes that token.
 func TestJoinPullReal(t *testing.T) {
 	e := startReal(t)
 	ctx := context.Background()
@@ -74,4 +74,13 @@ func TestJoinPullReal(t *testing.T) {
 	reported, err := hub.Get(ctx, configMaps, "default", "pulled")
 	require.NoError(t, err, "the host reads the agent's report")
 	require.Equal(t, map[string]any{"k": "v"}, reported.Object["data"])
+
+	// Unjoin revokes the agent's identity on the host and never reaches the member.
+	out = e.run(t, "unjoin", cluster)
+	require.Contains(t, out, `cluster "edge" unjoined`)
+	require.Contains(t, out, "the agent's identity and namespace fedkit-cluster-edge deleted")
+	_, err = asAgent.List(ctx, federation.AssignmentGVR, ns, metav1.ListOptions{})
+	require.True(t, revoked(err), "the agent's token after unjoin: %v; want Unauthorized or Forbidden", err)
+	_, err = e.member.CoreV1().ConfigMaps("default").Get(ctx, "pulled", metav1.GetOptions{})
+	require.NoError(t, err, "unjoin left the member as it was")
 }
