@@ -22,7 +22,7 @@ import (
 // reaching the member: the Cluster has no connection, and the agent's kubeconfig holds a
 // token that may read its own namespace's Assignments and nothing else (another cluster's
 // Assignments, Secrets: Forbidden). An agent with that token, reaching the member itself,
-// applies what sync assigns and reports it. Unjoin revokes that token.
+// applies what sync assigns, corrects drift and reports it. Unjoin revokes that token.
 func TestJoinPullReal(t *testing.T) {
 	e := startReal(t)
 	ctx := context.Background()
@@ -74,6 +74,15 @@ func TestJoinPullReal(t *testing.T) {
 	reported, err := hub.Get(ctx, configMaps, "default", "pulled")
 	require.NoError(t, err, "the host reads the agent's report")
 	require.Equal(t, map[string]any{"k": "v"}, reported.Object["data"])
+
+	// Drift in the member is corrected by the agent, with the member's own API server.
+	got.Data["k"] = "drifted"
+	_, err = e.member.CoreV1().ConfigMaps("default").Update(ctx, got, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, a.Reconcile(ctx))
+	got, err = e.member.CoreV1().ConfigMaps("default").Get(ctx, "pulled", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "v", got.Data["k"], "the agent corrects drift")
 
 	// Unjoin revokes the agent's identity on the host and never reaches the member.
 	out = e.run(t, "unjoin", cluster)
