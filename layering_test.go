@@ -49,10 +49,13 @@ var allowedImports = map[string][]string{
 	// cluster's pods (what they reference after overrides), as sync renders them.
 	"dependencies": {"federation", "gate", "placement", "override", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	"migrate":      {"federation", "internal/manifest"},
+	// agent: pull mode, both ends: the agent in a member (it applies Assignments with
+	// sync/plan's rules and override's retention) and the host's ClusterSet of Assignments.
+	"agent": {"federation", "override", "sync/plan", "internal/condition"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
-	"cmd/kubectl-fed/internal/kubectlfed": {"federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
+	"cmd/kubectl-fed/internal/kubectlfed": {"agent", "federation", "federation/kube", "kinds", "preview", "sync", "status", "migrate", "config/rbac/member", "internal/manifest"},
 	// config/rbac/member embeds member.yaml and secrets.yaml for `kubectl fed join`.
 	"config/rbac/member": nil,
 	"controlplane":       {"federation", "gate", "federation/kube", "placement", "override", "kinds", "dnsrecord", "scheduler", "sync", "status", "dependencies", "propagation", "autoscale", "internal/loop", "internal/metrics", "internal/condition", "hostcache", "internal/lease", "internal/statuswrite"},
@@ -70,7 +73,7 @@ var allowedImports = map[string][]string{
 	// internal/managertest runs fedkit-controller-manager as a process for test/.
 	"internal/managertest": nil,
 	// The control plane's program is an embedder like any other: public packages only.
-	"cmd/fedkit-controller-manager": {"controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
+	"cmd/fedkit-controller-manager": {"agent", "controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/storytest reads and runs story files (tests only): the scheduler's,
@@ -107,7 +110,7 @@ var allowedImports = map[string][]string{
 var internalImporters = map[string][]string{
 	"internal/loop":          {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "federation/kube", "hostcache"},
 	"internal/metrics":       {"scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane", "internal/loop"},
-	"internal/condition":     {"scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
+	"internal/condition":     {"agent", "scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/statuswrite":   {"controlplane"},
 	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation", "autoscale"},

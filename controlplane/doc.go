@@ -32,8 +32,11 @@
 // one. One policy monitor writes the policies' status for all the propagated types it finds
 // served (propagation.PolicyMonitor, loop "propagation/policies"). A kube.ClusterSet must run to keep its member clients in line with the Cluster
 // objects, and to host the member caches the loops read. A fake.Fleet's Run drives its
-// simulated workload controllers. Options' common fields (Clock, Logger, Registerer, Events,
-// Identity) reach every loop whose own options leave them unset.
+// simulated workload controllers. For pull clusters (Cluster spec.mode: Pull), pass the set
+// agent.NewClusterSet makes over yours: it serves them through their Assignments on the host
+// and hands on your set's caches and Run (fedkit-controller-manager does). Options' common
+// fields (Clock, Logger, Registerer, Events, Identity) reach every loop whose own options
+// leave them unset.
 //
 // Sync waits for the scheduler. The control plane sets [fedsync.Options].WaitForScheduler
 // for every type whose scheduler it runs. It does not with Disable.Scheduler, nor when

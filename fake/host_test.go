@@ -36,7 +36,9 @@ func TestNewHost(t *testing.T) {
 		_, err = host.List(ctx, gvr, "", metav1.ListOptions{})
 		require.NoError(t, err, crd.Name)
 	}
-	require.Len(t, crds, 5+len(federation.BuiltinTypes()), "Cluster, ReplicaSchedulingPreference, the two policies, FederatedTypeConfig and one per built-in type")
+	// Cluster, ReplicaSchedulingPreference, PropagationPolicy, ClusterPropagationPolicy,
+	// FederatedTypeConfig, Assignment, then one per type.
+	require.Len(t, crds, 6+len(federation.BuiltinTypes()))
 }
 
 // TestHostTemplate: hosts made from one template serve the same API as NewHost's, and each

@@ -61,6 +61,11 @@ func ClusterPropagationPolicyCRD() (*apiextensionsv1.CustomResourceDefinition, e
 	return loadCRD("core.federation.k8s.io_clusterpropagationpolicies.yaml")
 }
 
+// AssignmentCRD returns the CRD of Assignment, the member objects of pull clusters.
+func AssignmentCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	return loadCRD("core.federation.k8s.io_assignments.yaml")
+}
+
 // FederatedTypeConfigCRD returns the CRD of FederatedTypeConfig.
 func FederatedTypeConfigCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 	return loadCRD("core.federation.k8s.io_federatedtypeconfigs.yaml")
@@ -142,7 +147,7 @@ func shortNames(t TypeConfig) []string {
 
 // CRDs returns every CRD fedkit needs on the host for the given federated types: Cluster,
 // ReplicaSchedulingPreference, PropagationPolicy, ClusterPropagationPolicy,
-// FederatedTypeConfig, then one per type. Pass BuiltinTypes() for the ready-made ones.
+// FederatedTypeConfig, Assignment (pull clusters'), then one per type. Pass BuiltinTypes() for the ready-made ones.
 func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	c, err := ClusterCRD()
 	if err != nil {
@@ -164,7 +169,11 @@ func CRDs(types ...TypeConfig) ([]*apiextensionsv1.CustomResourceDefinition, err
 	if err != nil {
 		return nil, err
 	}
-	out := []*apiextensionsv1.CustomResourceDefinition{c, r, pp, cpp, ftc}
+	as, err := AssignmentCRD()
+	if err != nil {
+		return nil, err
+	}
+	out := []*apiextensionsv1.CustomResourceDefinition{c, r, pp, cpp, ftc, as}
 	var template *apiextensionsv1.CustomResourceDefinition
 	if len(types) > 0 {
 		if template, err = loadCRD(federatedObjectsCRD); err != nil {

@@ -15,6 +15,7 @@ import (
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(CoreGroupVersion,
 		&Cluster{}, &ClusterList{},
+		&Assignment{}, &AssignmentList{},
 		&ReplicaSchedulingPreference{}, &ReplicaSchedulingPreferenceList{},
 		&PropagationPolicy{}, &PropagationPolicyList{},
 		&ClusterPropagationPolicy{}, &ClusterPropagationPolicyList{},

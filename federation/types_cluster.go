@@ -42,9 +42,18 @@ type ClusterList struct {
 
 // ClusterSpec says how to reach a member cluster and where it runs.
 type ClusterSpec struct {
-	// APIEndpoint is the member's API server URL, e.g. https://10.0.0.1:6443.
-	// +kubebuilder:validation:MinLength=1
-	APIEndpoint string `json:"apiEndpoint"`
+	// Mode is Push (the default, also when empty): the control plane reaches the member's
+	// API server at apiEndpoint with the credential of secretRef. Or Pull: an agent in the
+	// member reads the cluster's Assignments from its namespace on the host (PullNamespace)
+	// and reports back; the host holds no credential for the member, and apiEndpoint,
+	// caBundle, secretRef, proxyURL and insecureSkipTLSVerify must be empty.
+	// +optional
+	Mode ClusterMode `json:"mode,omitempty"`
+
+	// APIEndpoint is the member's API server URL, e.g. https://10.0.0.1:6443. Required in
+	// push mode, empty in pull mode.
+	// +optional
+	APIEndpoint string `json:"apiEndpoint,omitempty"`
 
 	// CABundle is the PEM bundle that verifies the API server's certificate (base64 in YAML).
 	// +optional

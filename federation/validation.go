@@ -365,10 +365,14 @@ func ValidateClusterPreferences(p ClusterPreferences, path *field.Path) field.Er
 }
 
 // ValidateCluster checks a Cluster's spec: the connection rules of
-// [ValidateClusterConnection], taints and cost.
+// [ValidateClusterConnection], taints and cost; a pull cluster's name must leave a valid
+// namespace name for [PullNamespace] (48 characters at most).
 func ValidateCluster(c *Cluster) field.ErrorList {
 	spec := field.NewPath("spec")
 	errs := ValidateClusterConnection(&c.Spec, spec)
+	if c.Spec.Pull() {
+		errs = append(errs, validatePullName(c.Name)...)
+	}
 	for i, t := range c.Spec.Taints {
 		tp := spec.Child("taints").Index(i)
 		if t.Key == "" {

@@ -3,6 +3,7 @@ package federation
 import (
 	"net/url"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -22,7 +23,18 @@ import (
 // Errors never contain user information, queries or fragments: they quote URLs reduced to
 // scheme, host and path, and a value that does not parse as a URL not at all (the parser's
 // message would quote it).
+//
+// A pull cluster (spec.mode Pull) is reached by no one: every one of these fields, caBundle
+// and insecureSkipTLSVerify must be empty, so the host never holds a credential for it.
+// spec.mode must be Push, Pull or empty.
 func ValidateClusterConnection(spec *ClusterSpec, path *field.Path) field.ErrorList {
+	switch spec.Mode {
+	case "", ClusterModePush:
+	case ClusterModePull:
+		return validatePullConnection(spec, path)
+	default:
+		return field.ErrorList{field.NotSupported(path.Child("mode"), spec.Mode, []string{string(ClusterModePush), string(ClusterModePull)})}
+	}
 	var errs field.ErrorList
 	ep := path.Child("apiEndpoint")
 	if spec.APIEndpoint == "" {
@@ -64,4 +76,31 @@ func redactedURL(u *url.URL, err error) string {
 		return "(not quoted)"
 	}
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// validatePullConnection checks that a pull cluster's spec says nothing of how to reach it.
+func validatePullConnection(spec *ClusterSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	forbid := func(set bool, name string) {
+		if set {
+			errs = append(errs, field.Forbidden(path.Child(name), "a pull cluster is reached by its agent, never by the host: leave it empty"))
+		}
+	}
+	forbid(spec.APIEndpoint != "", "apiEndpoint")
+	forbid(len(spec.CABundle) > 0, "caBundle")
+	forbid(spec.SecretRef != nil, "secretRef")
+	forbid(spec.ProxyURL != "", "proxyURL")
+	forbid(spec.InsecureSkipTLSVerify, "insecureSkipTLSVerify")
+	return errs
+}
+
+// validatePullName checks that a pull cluster's name gives a valid namespace name
+// ([PullNamespace]).
+func validatePullName(name string) field.ErrorList {
+	ns := PullNamespace(name)
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(ns) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, "a pull cluster's namespace on the host, "+ns+", is not a valid namespace name: "+msg))
+	}
+	return errs
 }

@@ -3,6 +3,7 @@ package federation_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -185,10 +187,19 @@ func TestValidateReplicaSchedulingPreference(t *testing.T) {
 func TestValidateCluster(t *testing.T) {
 	neg := resource.MustParse("-1")
 	tests := []struct {
-		name string
-		spec federation.ClusterSpec
-		want []string
+		name, cluster string
+		spec          federation.ClusterSpec
+		want          []string
 	}{
+		{name: "pull", spec: federation.ClusterSpec{Mode: federation.ClusterModePull, Region: "edge"}},
+		{name: "pull with a connection", spec: federation.ClusterSpec{Mode: federation.ClusterModePull,
+			APIEndpoint: "https://10.0.0.1:6443", CABundle: []byte("x"), SecretRef: &federation.LocalSecretReference{Name: "s"},
+			ProxyURL: "https://proxy", InsecureSkipTLSVerify: true},
+			want: []string{"FieldValueForbidden spec.apiEndpoint", "FieldValueForbidden spec.caBundle",
+				"FieldValueForbidden spec.secretRef", "FieldValueForbidden spec.proxyURL", "FieldValueForbidden spec.insecureSkipTLSVerify"}},
+		{name: "pull, name too long for its namespace", cluster: strings.Repeat("a", 49), spec: federation.ClusterSpec{Mode: federation.ClusterModePull},
+			want: []string{"FieldValueInvalid metadata.name"}},
+		{name: "unknown mode", spec: federation.ClusterSpec{Mode: "Carrier"}, want: []string{"FieldValueNotSupported spec.mode"}},
 		{name: "valid", spec: federation.ClusterSpec{APIEndpoint: "https://10.0.0.1:6443", Region: "us-east-1",
 			Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}}},
 		{name: "missing endpoint", want: []string{"FieldValueRequired spec.apiEndpoint"}},
@@ -206,7 +217,12 @@ func TestValidateCluster(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := errorPaths(federation.ValidateCluster(&federation.Cluster{Spec: tc.spec}))
+			c := &federation.Cluster{Spec: tc.spec}
+			c.Name = tc.cluster
+			if c.Name == "" {
+				c.Name = "edge-1"
+			}
+			got := errorPaths(federation.ValidateCluster(c))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ValidateCluster() paths (-want +got):\n%s", diff)
 			}
@@ -478,5 +494,31 @@ func TestValidatePropagationPolicy(t *testing.T) {
 				t.Errorf("paths (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAssignmentName(t *testing.T) {
+	deploy := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	ns := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	long := strings.Repeat("n", 250)
+	tests := []struct {
+		gvr             schema.GroupVersionResource
+		namespace, name string
+		want            string
+	}{
+		{deploy, "prod", "web", "deployments.apps.prod.web"},
+		{cm, "prod", "web", "configmaps.core.prod.web"},
+		{ns, "", "prod", "namespaces.core.cluster-scoped.prod"},
+		{cm, "prod", long, "configmaps.core.prod." + long[:253-17-len("configmaps.core.prod.")] + ".56827cd946e50976"},
+	}
+	for _, tc := range tests {
+		got := federation.AssignmentName(tc.gvr, tc.namespace, tc.name)
+		if got != tc.want {
+			t.Errorf("AssignmentName(%v, %q, %.20q...) = %q, want %q", tc.gvr, tc.namespace, tc.name, got, tc.want)
+		}
+		if len(got) > 253 {
+			t.Errorf("AssignmentName(...) has %d characters, more than a name may", len(got))
+		}
 	}
 }

@@ -227,31 +227,9 @@ func (r *Renderer) pass(in *Input, plans []plan, existing *unstructured.Unstruct
 	// depends on the federated object (RetainReplicas) and on the TypeConfig's path.
 	replicasRetained := false
 	if existing != nil {
-		desired := &Target{e: &e, root: root}
-		var buf [4]RetainFunc
-		fns := buf[:0]
-		gk := in.Type.Target.GroupKind()
-		if r.retainers == nil {
-			fns = builtinRetainers(gk, fns)
-		} else {
-			fns = r.retainers.lookup(gk, fns)
-		}
-		for _, f := range fns {
-			if err := f(desired, existing); err != nil {
-				return nil, fmt.Errorf("retain: %w", err)
-			}
-		}
-		if err := retainDeclared(desired, existing, in.Type); err != nil {
-			return nil, fmt.Errorf("retain: %w", err)
-		}
-		if in.RetainReplicas && in.Type.Divisible() {
-			fields := in.Type.ReplicasFields()
-			if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {
-				if err := desired.Set(deepCopyValue(v), fields...); err != nil {
-					return nil, err
-				}
-				replicasRetained = true
-			}
+		var err error
+		if replicasRetained, err = r.retain(&Target{e: &e, root: root}, existing, in.Type, in.RetainReplicas); err != nil {
+			return nil, err
 		}
 	}
 
@@ -412,4 +390,52 @@ func isLabelValue(s string) bool {
 		}
 	}
 	return true
+}
+
+// retain runs step 2 of Render on desired: the retention table's functions for typ's kind,
+// the fields typ declares the member's, and the replica count with retainReplicas.
+// replicasRetained reports whether the count was retained.
+func (r *Renderer) retain(desired *Target, existing *unstructured.Unstructured, typ federation.TypeConfig, retainReplicas bool) (replicasRetained bool, err error) {
+	var buf [4]RetainFunc
+	fns := buf[:0]
+	gk := typ.Target.GroupKind()
+	if r.retainers == nil {
+		fns = builtinRetainers(gk, fns)
+	} else {
+		fns = r.retainers.lookup(gk, fns)
+	}
+	for _, f := range fns {
+		if err := f(desired, existing); err != nil {
+			return false, fmt.Errorf("retain: %w", err)
+		}
+	}
+	if err := retainDeclared(desired, existing, typ); err != nil {
+		return false, fmt.Errorf("retain: %w", err)
+	}
+	if retainReplicas && typ.Divisible() {
+		fields := typ.ReplicasFields()
+		if v, ok, _ := unstructured.NestedFieldNoCopy(existing.Object, fields...); ok {
+			if err := desired.Set(deepCopyValue(v), fields...); err != nil {
+				return false, err
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Retain returns desired, a rendered member object, with what the member owns retained
+// from existing, the member object as it is now: step 2 of Render, with the same retention
+// table, on an object rendered elsewhere. Package agent calls it before it writes an
+// Assignment's manifest over a pull cluster's member object, so that the member keeps its
+// resourceVersion, its allocated clusterIP, its controllers' labels, as in push mode.
+// desired and existing are not modified; the result shares no memory with existing.
+func (r *Renderer) Retain(desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	e := editor{shared: true}
+	root := e.ownRoot(desired.Object)
+	typ := federation.TypeConfig{Target: desired.GroupVersionKind()}
+	if _, err := r.retain(&Target{e: &e, root: root}, existing, typ, false); err != nil {
+		return nil, fmt.Errorf("override: retain %s %s/%s: %w", desired.GetKind(), desired.GetNamespace(), desired.GetName(), err)
+	}
+	return &unstructured.Unstructured{Object: root}, nil
 }

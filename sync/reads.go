@@ -137,15 +137,7 @@ func objectNotFound(err error, name string) bool {
 }
 
 // namespaceMissing reports whether a create failed because its namespace does not exist (the
-// NamespaceLifecycle admission's 404 names the namespace).
+// NamespaceLifecycle admission's 404 names the namespace): plan.NamespaceMissing.
 func namespaceMissing(err error, namespace string) bool {
-	if !apierrors.IsNotFound(err) || namespace == "" {
-		return false
-	}
-	var se apierrors.APIStatus
-	if !errors.As(err, &se) {
-		return false
-	}
-	d := se.Status().Details
-	return d != nil && d.Kind == "namespaces" && d.Name == namespace
+	return plan.NamespaceMissing(err, namespace)
 }

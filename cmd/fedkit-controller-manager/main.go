@@ -37,6 +37,7 @@ import (
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/klog/v2"
 
+	"github.com/fedkit/fedkit/agent"
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/hostcache"
@@ -141,8 +142,14 @@ func run(ctx context.Context, args []string, sys system) error {
 	if err != nil {
 		return err
 	}
+	// Pull clusters (spec.mode: Pull) are served through their Assignments on the host;
+	// the others through the cluster set (package agent).
+	set, err := agent.NewClusterSet(host, clusters, agent.SetOptions{})
+	if err != nil {
+		return err
+	}
 	opts.Logger, opts.Registerer, opts.Cache = log.WithName("controlplane"), reg, cache
-	cp, err := controlplane.New(host, clusters, opts)
+	cp, err := controlplane.New(host, set, opts)
 	if err != nil {
 		return err
 	}

@@ -171,6 +171,13 @@ func (s *ClusterSet) reconcile(ctx context.Context, r federation.Reader, secrets
 	if err != nil {
 		return federation.Result{}, s.notReady(name, &member{notReady: err})
 	}
+	if cluster.Spec.Pull() {
+		// Reached by its agent, never from here: no client, no credential (package agent).
+		if s.release(name) {
+			s.opts.Logger.Info("Released the client of a Cluster now in pull mode", "cluster", name)
+		}
+		return federation.Result{}, nil
+	}
 	ref := cluster.Spec.SecretRef
 	if ref == nil || ref.Name == "" {
 		return federation.Result{}, s.notReady(name, &member{

@@ -499,3 +499,19 @@ func TestRunReadsSecretsOnlyWhenTheyChange(t *testing.T) {
 	require.Eventually(t, func() bool { c, err := set.Client("eu"); return err == nil && c != federation.ClusterClient(first) }, 10*time.Second, 10*time.Millisecond)
 	require.Greater(t, host.n.Load(), reads)
 }
+
+// TestReconcilePullCluster: a pull cluster gets no client (its agent reaches the host, never
+// the other way round): Client says it is not found, and a Cluster turned to pull mode
+// releases the client it had.
+func TestReconcilePullCluster(t *testing.T) {
+	pull := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "core.federation.k8s.io/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "edge"}, "spec": map[string]any{"mode": "Pull"},
+	}}
+	set, err := kube.NewClusterSet(fakeHost(pull), kube.ClusterSetOptions{})
+	require.NoError(t, err)
+	_, err = set.Reconcile(t.Context(), federation.Key{Name: "edge"})
+	require.NoError(t, err)
+	_, err = set.Client("edge")
+	require.ErrorIs(t, err, federation.ErrClusterNotFound)
+}

@@ -128,6 +128,9 @@ func stripComments(doc []byte) []byte {
 // namespace ("" for cluster-scoped resources and requests across all namespaces).
 type request struct {
 	Verb, Group, Resource, Subresource, Namespace string
+	// Name is the object a get names ("" for other verbs): a rule limited to resourceNames
+	// grants only those.
+	Name string
 	// URL is the path of a non-resource request (/readyz); the fields above but Verb are
 	// then empty.
 	URL string
@@ -217,8 +220,8 @@ func rulesAllow(rules []rbacv1.PolicyRule, req request) bool {
 			}
 			continue
 		}
-		if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
-			continue // no loop's request is limited to names here
+		if len(rule.NonResourceURLs) > 0 || (len(rule.ResourceNames) > 0 && (req.Name == "" || !slices.Contains(rule.ResourceNames, req.Name))) {
+			continue
 		}
 		if matches(rule.Verbs, req.Verb) && matches(rule.APIGroups, req.Group) && matches(rule.Resources, resource) {
 			return true

@@ -29,9 +29,15 @@ func record(c federation.ClusterClient) *recorder {
 }
 
 func (r *recorder) add(verb string, gvr schema.GroupVersionResource, sub, namespace string) {
+	r.addNamed(verb, gvr, sub, namespace, "")
+}
+
+// addNamed records a request for one object by name (a get), which a rule limited to
+// resourceNames may grant.
+func (r *recorder) addNamed(verb string, gvr schema.GroupVersionResource, sub, namespace, name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.seen[request{Verb: verb, Group: gvr.Group, Resource: gvr.Resource, Subresource: sub, Namespace: namespace}] = true
+	r.seen[request{Verb: verb, Group: gvr.Group, Resource: gvr.Resource, Subresource: sub, Namespace: namespace, Name: name}] = true
 }
 
 // requests returns what was recorded, sorted.
@@ -59,7 +65,7 @@ func (r *recorder) saw(verb string, gvr schema.GroupVersionResource, sub string)
 }
 
 func (r *recorder) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
-	r.add("get", gvr, "", namespace)
+	r.addNamed("get", gvr, "", namespace, name)
 	return r.ClusterClient.Get(ctx, gvr, namespace, name)
 }
 

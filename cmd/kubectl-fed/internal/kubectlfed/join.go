@@ -42,6 +42,8 @@ type joinOptions struct {
 	namespace      string // the host namespace of Cluster Secrets
 	lifetime       time.Duration
 	secrets        bool
+	mode           string // Push or Pull
+	agentConfig    string // pull: where the agent's kubeconfig for the host is written
 }
 
 func (o *joinOptions) flags(cmd *cobra.Command) {
@@ -77,6 +79,8 @@ is written with server-side apply and stays as it is.`,
 	o.flags(cmd)
 	cmd.Flags().DurationVar(&o.lifetime, "token-lifetime", DefaultTokenLifetime, "how long the member's token is valid (at least 10m; the member's API server may grant less)")
 	cmd.Flags().BoolVar(&o.secrets, "secrets", false, "grant the member's Secrets too (config/rbac/member/secrets.yaml), for FederatedSecrets and workloads' Secrets; without it, join takes that grant away")
+	cmd.Flags().StringVar(&o.mode, "mode", string(federation.ClusterModePush), "Push: the control plane reaches the member; Pull: an agent in the member reaches the host (package agent), and the host holds no credential for the member")
+	cmd.Flags().StringVar(&o.agentConfig, "agent-kubeconfig", "", "with --mode Pull: the file to write the agent's kubeconfig for the host to (mode 0600; its token is the agent's, confined to the cluster's namespace)")
 	cmd.Flags().Duration("token-timeout", 0, "")
 	_ = cmd.Flags().MarkDeprecated("token-timeout", "join requests its token through the TokenRequest API and waits for no token controller")
 	return cmd
@@ -165,6 +169,13 @@ func (g *globals) join(ctx context.Context, out io.Writer, o *joinOptions) error
 	}
 	if o.lifetime < minTokenLifetime {
 		return fmt.Errorf("--token-lifetime %s: the TokenRequest API grants no less than %s", o.lifetime, minTokenLifetime)
+	}
+	switch federation.ClusterMode(o.mode) {
+	case federation.ClusterModePush:
+	case federation.ClusterModePull:
+		return g.joinPull(ctx, out, o)
+	default:
+		return fmt.Errorf("--mode %q: want Push or Pull", o.mode)
 	}
 	hostCfg, host, err := g.host()
 	if err != nil {

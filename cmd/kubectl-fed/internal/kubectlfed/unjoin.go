@@ -40,7 +40,9 @@ its objects there, without fedkit's labels). Only then does it revoke the member
 credentials: the Cluster's Secret on the host (only when it is labelled
 ` + federation.SecretClusterLabel + `=CLUSTER), then this federation's and Cluster's
 ClusterRoleBindings, ClusterRoles and ServiceAccount in the member. Other Clusters' accounts
-and the member's namespace stay.
+and the member's namespace stay. A pull cluster's (join --mode Pull) are on the host only: its
+agent's RoleBinding, Role and ServiceAccount, then its namespace there; the member is not
+reached.
 
 When the Cluster is not gone within --timeout, unjoin fails and keeps the credentials, so sync
 can still finish: run it again, or give --force to revoke them anyway (what sync has not
@@ -70,6 +72,7 @@ func (g *globals) unjoin(ctx context.Context, out io.Writer, o *unjoinOptions) e
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
+	pull := pullCluster(ctx, host, o.cluster)
 	secretName, err := g.removeCluster(ctx, out, host, h, o)
 	switch {
 	case errors.Is(err, errClusterStays) && o.force:
@@ -79,6 +82,13 @@ func (g *globals) unjoin(ctx context.Context, out io.Writer, o *unjoinOptions) e
 		return nil
 	case err != nil:
 		return err
+	}
+	if pull {
+		if err := revokeAgent(ctx, out, h, o.cluster); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "cluster %q unjoined\n", o.cluster)
+		return nil
 	}
 	if err := g.revokeHost(ctx, out, host, h, o, secretName); err != nil {
 		return err
