@@ -121,6 +121,7 @@ spec:
 	// status/FederatedDeployment Running
 	// propagation/FederatedDeployment Running
 	// propagation/policies Running
+	// autoscale Running
 	// dependencies Running
 	// Run returned <nil>
 }

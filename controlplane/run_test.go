@@ -65,6 +65,7 @@ func TestRunPropagatesAndReportsReady(t *testing.T) {
 		controlplane.DependenciesLoop:     controlplane.StateRunning,
 		"propagation/FederatedDeployment": controlplane.StateRunning,
 		controlplane.PolicyMonitorLoop:    controlplane.StateRunning,
+		controlplane.AutoscaleLoop:        controlplane.StateRunning,
 	}
 	if diff := cmp.Diff(want, states(cp)); diff != "" {
 		t.Errorf("Status() (-want +got):\n%s", diff)
@@ -327,9 +328,9 @@ func TestNew(t *testing.T) {
 	// Every built-in type, every loop, one registry: the loops' metrics do not collide.
 	cp, err := controlplane.New(host, fleet, controlplane.Options{Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	// + a propagation loop per namespaced type but Secrets, the policy monitor, DNS and
-	// dependencies
-	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+len(federation.BuiltinTypes())-2+3)
+	// + a propagation loop per namespaced type but Secrets, the policy monitor, DNS, the
+	// autoscaler and dependencies
+	require.Len(t, cp.Status(), 2+3*len(federation.BuiltinTypes())+len(federation.BuiltinTypes())-2+4)
 }
 
 func TestRunTwice(t *testing.T) {
