@@ -106,7 +106,9 @@
 //     released when its workload left) leaves it only when the user deleted it (the host's
 //     claim, or the user's own federated claim), dropped the cluster from its own placement
 //     or asked for deletion (federation.ClaimRemovalAnnotation), or the cluster left: never
-//     because its workload moved or went;
+//     because its workload moved or went. A copy that was in a cluster out of reach when
+//     the user deleted it goes when the cluster is back, even if the user has made a claim
+//     of that name again meanwhile;
 //   - secret-excluded: no Secret reaches a cluster its own placement explicitly excludes
 //     (placement.Refused: excludeClusters, clusterAffinity.required, a taint it does not
 //     tolerate);

@@ -23,6 +23,12 @@ import (
 // stepWatch is what the rules after every step remember of the step before.
 type stepWatch struct {
 	prev stepState
+	// deletedClaims are the member claims (uid by memberKey) that were in their cluster when
+	// the user deleted what they belong to (the host's claim, the user's own federated
+	// claim): their removal is the user's, whenever it completes. A cluster out of reach
+	// then (a partition, the control plane's outage) has its copy removed only when it is
+	// back, by which time the user may have made a claim of the same name again.
+	deletedClaims map[string]string
 }
 
 // stepState is what the rules after every step read of the fakes, without API calls.
@@ -295,6 +301,7 @@ func splitMemberKey(k string) (cluster, ns, name string) {
 // (RuleClaimKept).
 func (w *World) checkClaims(prev, cur stepState) {
 	typ := federation.PersistentVolumeClaimType
+	w.noteDeletedClaims(prev, cur)
 	for _, k := range sortedKeys(prev.claims) {
 		if cur.claims[k] == prev.claims[k] {
 			continue
@@ -303,14 +310,45 @@ func (w *World) checkClaims(prev, cur stepState) {
 		if _, joined := cur.members[cluster]; !joined || w.isLeaving(cluster) || namespaceGoing(cur.members[cluster], ns) {
 			continue
 		}
-		if explicit, why := claimRemovedByUser(prev, cur, typ, cluster, ns, name); explicit {
-			_ = why
+		if w.steps.deletedClaims[k] == prev.claims[k] {
+			continue // the user deleted it earlier; its cluster was out of reach then
+		}
+		if explicit, _ := claimRemovedByUser(prev, cur, typ, cluster, ns, name); explicit {
 			continue
 		}
 		fed := cur.host[typ.FederatedResource+" "+objectRef(ns, name)]
 		w.violate(RuleClaimKept, fmt.Sprintf("PersistentVolumeClaim %s in %s", objectRef(ns, name), cluster),
 			"deleted (uid %s), though the user neither deleted it nor dropped the cluster from its placement; its federated object now: %s", prev.claims[k], describeFed(fed))
 	}
+}
+
+// noteDeletedClaims remembers the member claims of prev and cur whose host claim, or whose
+// federated claim the user made, is gone or being deleted (claimDeleted): what removes them
+// later removes what the user deleted.
+func (w *World) noteDeletedClaims(prev, cur stepState) {
+	typ := federation.PersistentVolumeClaimType
+	for _, s := range []stepState{prev, cur} {
+		for k, uid := range s.claims {
+			_, ns, name := splitMemberKey(k)
+			if !claimDeleted(prev, typ, ns, name) && !claimDeleted(cur, typ, ns, name) {
+				continue
+			}
+			if w.steps.deletedClaims == nil {
+				w.steps.deletedClaims = map[string]string{}
+			}
+			w.steps.deletedClaims[k] = uid
+		}
+	}
+}
+
+// claimDeleted reports whether, in s, the user deleted claim ns/name: the host's claim is
+// gone or being deleted, or the user's own federated claim is being deleted.
+func claimDeleted(s stepState, typ federation.TypeConfig, ns, name string) bool {
+	if native := s.host[claimsGVR.Resource+" "+objectRef(ns, name)]; native == nil || native.GetDeletionTimestamp() != nil {
+		return true
+	}
+	fed := s.host[typ.FederatedResource+" "+objectRef(ns, name)]
+	return fed != nil && fed.GetLabels()[federation.GeneratedByLabel] == "" && fed.GetDeletionTimestamp() != nil
 }
 
 // claimRemovedByUser reports whether the user asked for claim ns/name to leave cluster, in
