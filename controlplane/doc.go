@@ -31,8 +31,8 @@
 // propagation, DefaultTypes; Disable.Propagation), and the ClusterSet's own Run when it has
 // one. One policy monitor writes the policies' status for all the propagated types it finds
 // served (propagation.PolicyMonitor, loop "propagation/policies"). One autoscaler (package
-autoscale, loop "autoscale"; Disable.Autoscale) writes the fleet total of every preference
-with spec.autoscale, over the divisible types the host serves. A kube.ClusterSet must run to keep its member clients in line with the Cluster
+// autoscale, loop "autoscale"; Disable.Autoscale) writes the fleet total of every preference
+// with spec.autoscale, over the divisible types the host serves. A kube.ClusterSet must run to keep its member clients in line with the Cluster
 // objects, and to host the member caches the loops read. A fake.Fleet's Run drives its
 // simulated workload controllers. For pull clusters (Cluster spec.mode: Pull), pass the set
 // agent.NewClusterSet makes over yours: it serves them through their Assignments on the host
