@@ -41,6 +41,8 @@ type ClusterList struct {
 }
 
 // ClusterSpec says how to reach a member cluster and where it runs.
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'Pull') || (has(self.apiEndpoint) && size(self.apiEndpoint) > 0)",message="apiEndpoint is required in push mode",fieldPath=".apiEndpoint",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!(has(self.mode) && self.mode == 'Pull') || (!has(self.apiEndpoint) && !has(self.caBundle) && !has(self.secretRef) && !has(self.proxyURL))",message="a pull cluster holds no connection: apiEndpoint, caBundle, secretRef and proxyURL must be empty"
 type ClusterSpec struct {
 	// Mode is Push (the default, also when empty): the control plane reaches the member's
 	// API server at apiEndpoint with the credential of secretRef. Or Pull: an agent in the

@@ -174,6 +174,8 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		{"Cluster without spec.apiEndpoint", cluster + "spec: {region: eu}", "spec.apiEndpoint: Required value"},
 		{"Cluster without a spec", cluster, "spec"},
 		{"Cluster with an empty apiEndpoint", cluster + "spec: {apiEndpoint: ''}", "spec.apiEndpoint"},
+		{"pull Cluster with an apiEndpoint", cluster + "spec: {mode: Pull, apiEndpoint: 'https://x'}", "a pull cluster holds no connection"},
+		{"pull Cluster with a secretRef", cluster + "spec: {mode: Pull, secretRef: {name: creds}}", "a pull cluster holds no connection"},
 		{"Cluster with a numeric apiEndpoint", cluster + "spec: {apiEndpoint: 6443}", "spec.apiEndpoint"},
 		{"Cluster with zones as a string", cluster + "spec: {apiEndpoint: 'https://x', zones: eu-1a}", "spec.zones"},
 		{"Cluster secretRef without a name", cluster + "spec: {apiEndpoint: 'https://x', secretRef: {}}", "spec.secretRef.name"},
