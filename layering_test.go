@@ -31,8 +31,8 @@ var allowedImports = map[string][]string{
 	"sync/plan": {"federation", "placement", "override", "gate", "internal/condition", "internal/labelselector", "internal/jsonvalue"},
 	// gate: the invariants every destructive write keeps, and the one function that sends
 	// it (PURE checks; its Delete, Update and Create call the client they are given).
-	"gate": {"federation"},
-	"status":    {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"gate":   {"federation"},
+	"status": {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
 	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
 	"kinds": {"federation"},
 	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
