@@ -130,7 +130,8 @@ type write struct {
 	key                federation.Key
 	start, end         time.Time
 	err                error
-	landed             bool // a create that returned an error but made the object (see Create)
+	landed             bool      // a create that returned an error but made the object (see Create)
+	uid                types.UID // the object a create made or found made (see do)
 }
 
 // journal records every write the replicas make, and those made by a replica that ran no
@@ -160,13 +161,16 @@ func (j *journal) check(t *testing.T) []write {
 	return slices.Clone(j.writes)
 }
 
-// creators returns who created the member ConfigMap ns/name in cluster, once per create.
+// creators returns who created the member ConfigMap ns/name in cluster, once per object made
+// (by UID): an object deleted and made again counts twice.
 func (j *journal) creators(cluster, ns, name string) []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []string
+	seen := map[types.UID]bool{}
 	for _, w := range j.writes {
-		if w.verb == "create" && (w.err == nil || w.landed) && w.cluster == cluster && w.resource == "configmaps" && w.key == (federation.Key{Namespace: ns, Name: name}) {
+		if w.verb == "create" && (w.err == nil || w.landed) && w.cluster == cluster && w.resource == "configmaps" && w.key == (federation.Key{Namespace: ns, Name: name}) && !seen[w.uid] {
+			seen[w.uid] = true
 			out = append(out, w.who)
 		}
 	}
@@ -202,7 +206,9 @@ func keyOf(gvr schema.GroupVersionResource, ns, name string) federation.Key {
 // A create that fails with an error other than AlreadyExists or NotFound (a missing
 // namespace) may still have made the object: a replica that loses its shard cancels the pass
 // while its create is on the wire. When the object exists afterwards the create is recorded
-// as landed.
+// as landed. Every create that made or found an object records its UID: a retry after a
+// create that timed out but landed also fails and finds the object, and it is the same
+// object, not a second create (CI saw such a pair counted as two creates by one leader).
 func (c *recorder) do(verb string, gvr schema.GroupVersionResource, ns, name string, fn func() error) error {
 	if gvr == leases {
 		if c.cut.Load() {
@@ -218,9 +224,10 @@ func (c *recorder) do(verb string, gvr schema.GroupVersionResource, ns, name str
 	start := time.Now()
 	err := fn()
 	w := write{who: c.r.name, cluster: c.cluster, verb: verb, resource: gvr.Resource, key: key, start: start, end: time.Now(), err: err}
-	if verb == "create" && err != nil && !apierrors.IsAlreadyExists(err) && !apierrors.IsNotFound(err) {
-		_, gerr := c.ClusterClient.Get(context.Background(), gvr, ns, name)
-		w.landed = gerr == nil
+	if verb == "create" && (err == nil || !apierrors.IsAlreadyExists(err) && !apierrors.IsNotFound(err)) {
+		if u, gerr := c.ClusterClient.Get(context.Background(), gvr, ns, name); gerr == nil {
+			w.landed, w.uid = err != nil, u.GetUID()
+		}
 	}
 	c.j.record(w, owns)
 	return err
