@@ -1,4 +1,5 @@
-# fedkit-controller-manager's image (README.md, "Deploy"):
+# fedkit's image (README.md, "Deploy"): fedkit-controller-manager, its entrypoint, and
+# fedkit-agent, which config/agent runs in pull-mode members (command /fedkit-agent):
 #
 #   make image                                  # docker build -t fedkit-controller-manager:dev
 #   make image IMG=registry.example.com/fedkit/fedkit-controller-manager:v0.1.0 VERSION=v0.1.0
@@ -19,8 +20,11 @@ ARG TARGETARCH=amd64
 ARG VERSION=dev
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/fedkit-controller-manager ./cmd/fedkit-controller-manager
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/fedkit-agent ./cmd/fedkit-agent
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/fedkit-controller-manager /fedkit-controller-manager
+COPY --from=build /out/fedkit-agent /fedkit-agent
 USER 65532:65532
 ENTRYPOINT ["/fedkit-controller-manager"]

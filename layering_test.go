@@ -73,7 +73,13 @@ var allowedImports = map[string][]string{
 	// internal/managertest runs fedkit-controller-manager as a process for test/.
 	"internal/managertest": nil,
 	// The control plane's program is an embedder like any other: public packages only.
-	"cmd/fedkit-controller-manager": {"agent", "controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement"},
+	"cmd/fedkit-controller-manager": {"agent", "controlplane", "federation", "federation/kube", "hostcache", "scheduler", "sync", "status", "dnsrecord", "dependencies", "propagation", "placement", "cmd/internal/process"},
+	// The pull-mode agent's program: the agent package on client-go's clients.
+	"cmd/fedkit-agent": {"agent", "federation/kube", "cmd/internal/process"},
+	// What fedkit's programs share as processes (configuration, logger, version), and its
+	// test helpers.
+	"cmd/internal/process":             nil,
+	"cmd/internal/process/processtest": nil,
 	// internal/fedtest is the support fedkit's tests share (fake host and fleet, waits).
 	"internal/fedtest": {"federation", "fake"},
 	// internal/storytest reads and runs story files (tests only): the scheduler's,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedkit/fedkit/cmd/internal/process"
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
@@ -68,10 +69,9 @@ type flags struct {
 
 // Defaults of the process itself (the library has none for these).
 const (
-	defaultMetricsAddr       = ":8080"
-	defaultProbeAddr         = ":8081"
-	defaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
-	defaultGracefulShutdown  = 30 * time.Second
+	defaultMetricsAddr      = ":8080"
+	defaultProbeAddr        = ":8081"
+	defaultGracefulShutdown = 30 * time.Second
 )
 
 // newFlagSet returns the program's flags, bound to f, with the library's defaults.
@@ -80,7 +80,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the host cluster. Default: $KUBECONFIG, else the in-cluster configuration (a pod's ServiceAccount), else ~/.kube/config")
 	fs.StringVar(&f.hostContext, "host-context", "", "kubeconfig context of the host cluster (default: the current context; not with the in-cluster configuration)")
-	fs.StringVar(&f.serviceAccountDir, "serviceaccount-dir", defaultServiceAccountDir, "directory of the in-cluster credentials: token, ca.crt and namespace, as every pod has them")
+	fs.StringVar(&f.serviceAccountDir, "serviceaccount-dir", process.DefaultServiceAccountDir, "directory of the in-cluster credentials: token, ca.crt and namespace, as every pod has them")
 	fs.StringVar(&f.clusterNamespace, "cluster-namespace", kube.DefaultNamespace, "namespace of the member clusters' Secrets on the host")
 	fs.Float64Var(&f.qps, "kube-api-qps", 0, "client-side requests per second to the host and to each member (0: no client-side limit, the API servers' Priority and Fairness protects them)")
 	fs.IntVar(&f.burst, "kube-api-burst", 0, "client-side burst with --kube-api-qps")

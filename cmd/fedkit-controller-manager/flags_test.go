@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fedkit/fedkit/cmd/internal/process/processtest"
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/placement"
@@ -186,8 +185,8 @@ func TestOptionsErrors(t *testing.T) {
 // run refuses what the control plane would refuse, before it serves or runs anything: the
 // error is controlplane.New's or the listener's.
 func TestRunRefusesBeforeRunning(t *testing.T) {
-	kubeconfig := writeKubeconfig(t, "host")
-	taken := listen(t)
+	kubeconfig := processtest.Kubeconfig(t, "host")
+	taken := processtest.Listen(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -217,9 +216,6 @@ func TestVersionAndHelp(t *testing.T) {
 	if got, want := out.String(), "fedkit-controller-manager v9.8.7\n"; got != want {
 		t.Errorf("--version printed %q; want %q", got, want)
 	}
-	if got := buildVersion(""); got == "" {
-		t.Error("buildVersion without a linked version is empty; want the build information's or (devel)")
-	}
 
 	help := helpText(t)
 	var f flags
@@ -242,20 +238,3 @@ func helpText(t *testing.T) string {
 }
 
 func noEnv(string) string { return "" }
-
-// writeKubeconfig writes a kubeconfig with contexts of the given names, the first one current,
-// and no server behind.
-func writeKubeconfig(t *testing.T, names ...string) string {
-	t.Helper()
-	var clusters, contexts string
-	for _, name := range names {
-		clusters += "- {name: " + name + ", cluster: {server: \"https://" + name + ".invalid\"}}\n"
-		contexts += "- {name: " + name + ", context: {cluster: " + name + ", user: u}}\n"
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	data := "apiVersion: v1\nkind: Config\ncurrent-context: " + names[0] + "\nclusters:\n" + clusters + "users: [{name: u, user: {token: x}}]\ncontexts:\n" + contexts
-	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

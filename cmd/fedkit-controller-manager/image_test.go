@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fedkit/fedkit/cmd/internal/process/processtest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -25,36 +25,14 @@ var root = filepath.Join("..", "..")
 // pkgPath is this package as the image builds name it.
 const pkgPath = "./cmd/fedkit-controller-manager"
 
-func readFile(t *testing.T, rel string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 // managerDeployment is config/manager's Deployment.
 func managerDeployment(t *testing.T) appsv1.Deployment {
 	t.Helper()
 	var d appsv1.Deployment
-	if err := yaml.UnmarshalStrict(readFile(t, "config/manager/manager.yaml"), &d); err != nil {
+	if err := yaml.UnmarshalStrict(processtest.ReadFile(t, root, "config/manager/manager.yaml"), &d); err != nil {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// dockerfile is the Dockerfile's instructions, continuation lines joined, comments dropped.
-func dockerfile(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	joined := strings.ReplaceAll(string(readFile(t, "Dockerfile")), "\\\n", " ")
-	for _, line := range strings.Split(joined, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			out = append(out, strings.Join(strings.Fields(line), " "))
-		}
-	}
-	return out
 }
 
 // The image builds (the Dockerfile, .ko.yaml, make image) and config/manager's Deployment
@@ -71,58 +49,23 @@ func TestImageBuildAndManifestsAgree(t *testing.T) {
 	version = ""
 
 	// The Dockerfile: a static build of this package with the version linked in, copied
-	// onto distroless's static image, run as its nonroot user.
-	lines := dockerfile(t)
-	build := regexp.MustCompile(`^RUN CGO_ENABLED=0 .*go build .*-ldflags "[^"]*-X main\.version=\$\{VERSION\}[^"]*" -o (\S+) (\S+)$`)
-	var out, base, user, entry string
-	for _, l := range lines {
-		if m := build.FindStringSubmatch(l); m != nil {
-			if m[2] != pkgPath {
-				t.Errorf("the Dockerfile builds %s; want %s", m[2], pkgPath)
-			}
-			out = m[1]
-		}
-		if f, ok := strings.CutPrefix(l, "FROM "); ok {
-			base = strings.Fields(f)[0]
-		}
-		if u, ok := strings.CutPrefix(l, "USER "); ok {
-			user = u
-		}
-		if e, ok := strings.CutPrefix(l, "ENTRYPOINT "); ok {
-			entry = e
-		}
+	// onto distroless's static image, run as its nonroot user; .ko.yaml builds the same.
+	img := processtest.ImageOf(t, root, pkgPath)
+	if img.Built == "" {
+		t.Fatalf("no static go build with -X main.version=${VERSION} -o OUT %s in the Dockerfile", pkgPath)
 	}
-	if out == "" {
-		t.Fatalf("no static go build with -X main.version=${VERSION} -o OUT %s in the Dockerfile:\n%s", pkgPath, strings.Join(lines, "\n"))
+	binary, user := img.Binary(), img.User
+	if !img.Copied || img.Entrypoint != `["`+binary+`"]` {
+		t.Errorf("the Dockerfile's last stage does not copy %s to %s and run it: %+v", img.Built, binary, img)
 	}
-	binary := "/" + filepath.Base(out)
-	if !slices.Contains(lines, "COPY --from=build "+out+" "+binary) || entry != `["`+binary+`"]` {
-		t.Errorf("the Dockerfile's last stage does not copy %s to %s and run it: %q", out, binary, lines)
-	}
-	if base != "gcr.io/distroless/static:nonroot" {
-		t.Errorf("the image's base is %s; want gcr.io/distroless/static:nonroot", base)
+	if img.Base != "gcr.io/distroless/static:nonroot" {
+		t.Errorf("the image's base is %s; want gcr.io/distroless/static:nonroot", img.Base)
 	}
 	if user != "65532:65532" {
 		t.Errorf("the image's USER is %q; want 65532:65532 (distroless's nonroot)", user)
 	}
-
-	// .ko.yaml builds the same.
-	var ko struct {
-		DefaultBaseImage string `json:"defaultBaseImage"`
-		Builds           []struct {
-			ID      string   `json:"id"`
-			Main    string   `json:"main"`
-			Env     []string `json:"env"`
-			Flags   []string `json:"flags"`
-			Ldflags []string `json:"ldflags"`
-		} `json:"builds"`
-	}
-	if err := yaml.UnmarshalStrict(readFile(t, ".ko.yaml"), &ko); err != nil {
-		t.Fatal(err)
-	}
-	if ko.DefaultBaseImage != base || len(ko.Builds) != 1 || ko.Builds[0].Main != pkgPath || !slices.Contains(ko.Builds[0].Env, "CGO_ENABLED=0") ||
-		!strings.Contains(strings.Join(ko.Builds[0].Ldflags, " "), "-X main.version=") {
-		t.Errorf(".ko.yaml builds %+v on %s; want %s, static, with -X main.version=, on %s", ko.Builds, ko.DefaultBaseImage, pkgPath, base)
+	if !img.Ko {
+		t.Errorf(".ko.yaml does not build %s, static, with -X main.version=, on %s", pkgPath, img.Base)
 	}
 
 	// The Deployment.
@@ -132,7 +75,7 @@ func TestImageBuildAndManifestsAgree(t *testing.T) {
 		t.Fatalf("the Deployment has %d containers; want 1", len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if img := regexp.MustCompile(`(?m)^IMG +\?= (\S+)$`).FindSubmatch(readFile(t, "Makefile")); img == nil || string(img[1]) != c.Image {
+	if img := regexp.MustCompile(`(?m)^IMG +\?= (\S+)$`).FindSubmatch(processtest.ReadFile(t, root, "Makefile")); img == nil || string(img[1]) != c.Image {
 		t.Errorf("the Deployment runs %s; want the image `make image` tags (Makefile's IMG: %q)", c.Image, img)
 	}
 	help := helpText(t)
@@ -176,17 +119,8 @@ func TestImageBuildAndManifestsAgree(t *testing.T) {
 	if pod.ServiceAccountName != "fedkit-controlplane" {
 		t.Errorf("serviceAccountName %q; want config/rbac's fedkit-controlplane", pod.ServiceAccountName)
 	}
-	sc := c.SecurityContext
-	uid, gid, _ := strings.Cut(user, ":")
-	switch {
-	case sc == nil, sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot,
-		sc.RunAsUser == nil || strconv.FormatInt(*sc.RunAsUser, 10) != uid,
-		sc.RunAsGroup == nil || strconv.FormatInt(*sc.RunAsGroup, 10) != gid,
-		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation,
-		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem,
-		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}),
-		pod.SecurityContext == nil || pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault:
-		t.Errorf("security context %+v (pod %+v); want non-root as %s, no privilege escalation, a read-only root filesystem, no capabilities, RuntimeDefault seccomp", sc, pod.SecurityContext, user)
+	if !processtest.Restricted(pod, c, user) {
+		t.Errorf("security context %+v (pod %+v); want non-root as %s, no privilege escalation, a read-only root filesystem, no capabilities, RuntimeDefault seccomp", c.SecurityContext, pod.SecurityContext, user)
 	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 		t.Errorf("resource requests %v; want CPU and memory", c.Resources.Requests)
@@ -194,7 +128,7 @@ func TestImageBuildAndManifestsAgree(t *testing.T) {
 
 	// The PodDisruptionBudget keeps one of the Deployment's Pods.
 	var pdb policyv1.PodDisruptionBudget
-	if err := yaml.UnmarshalStrict(readFile(t, "config/manager/pdb.yaml"), &pdb); err != nil {
+	if err := yaml.UnmarshalStrict(processtest.ReadFile(t, root, "config/manager/pdb.yaml"), &pdb); err != nil {
 		t.Fatal(err)
 	}
 	sel := labels.SelectorFromSet(pdb.Spec.Selector.MatchLabels)

@@ -32,12 +32,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/klog/v2"
 
 	"github.com/fedkit/fedkit/agent"
+	"github.com/fedkit/fedkit/cmd/internal/process"
 	"github.com/fedkit/fedkit/controlplane"
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/hostcache"
@@ -95,12 +95,12 @@ func run(ctx context.Context, args []string, sys system) error {
 	if err := parseFlags(fs, &f, args); err != nil {
 		return err
 	}
-	ver := buildVersion(sys.version)
+	ver := process.Version(sys.version)
 	if f.version {
 		_, err := fmt.Fprintln(sys.stdout, programName, ver)
 		return err
 	}
-	log, err := newLogger(f.logFormat, f.verbosity, sys.stderr)
+	log, err := process.NewLogger(f.logFormat, f.verbosity, sys.stderr)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, sys system) error {
 	if err != nil {
 		return err
 	}
-	podNamespace := hc.namespace
+	podNamespace := hc.Namespace
 	if podNamespace == "" {
 		podNamespace = kube.DefaultNamespace
 	}
@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, sys system) error {
 	// The host's client, one informer cache for the cluster set and every loop, the member
 	// clusters registered on the host, and the control plane over them.
 	client := kube.Options{QPS: float32(f.qps), Burst: f.burst, UserAgent: programName + "/" + ver}
-	host, err := kube.New(hc.rest, client)
+	host, err := kube.New(hc.Rest, client)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func run(ctx context.Context, args []string, sys system) error {
 		return err
 	}
 	defer srv.shutdown(5 * time.Second)
-	log.Info("Starting", "version", ver, "host", hc.rest.Host, "config", hc.source, "replicas", replicas(opts))
+	log.Info("Starting", "version", ver, "host", hc.Rest.Host, "config", hc.Source, "replicas", replicas(opts))
 	return runControlPlane(ctx, cp, cache, f.gracefulShutdown, log)
 }
 
@@ -212,36 +212,4 @@ func runControlPlane(ctx context.Context, cp *controlplane.ControlPlane, cache *
 	}
 	log.Info("Stopped")
 	return nil
-}
-
-// newLogger returns the process's logger: funcr's key=value text, or one JSON object a
-// line, at verbosity v, to w (one write per line, whatever goroutine logs).
-func newLogger(format string, v int, w io.Writer) (logr.Logger, error) {
-	lw := &lockedWriter{w: w}
-	opts := funcr.Options{Verbosity: v, LogTimestamp: true}
-	switch format {
-	case "text":
-		return funcr.New(func(prefix, args string) {
-			if prefix != "" {
-				lw.line(prefix + " " + args)
-				return
-			}
-			lw.line(args)
-		}, opts), nil
-	case "json":
-		return funcr.NewJSON(lw.line, opts), nil
-	}
-	return logr.Logger{}, fmt.Errorf("--log-format %q: want text or json", format)
-}
-
-// lockedWriter writes whole lines from any goroutine.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) line(s string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, _ = io.WriteString(l.w, s+"\n")
 }

@@ -1,6 +1,7 @@
 // Package managertest runs fedkit-controller-manager as a separate process for tests: the
 // binary a deployment runs, built once per test binary, with its endpoints found in its log
-// and its metrics scraped over HTTP. [Plugin] builds the kubectl plugin the same way.
+// and its metrics scraped over HTTP. [Plugin] builds the kubectl plugin the same way, and
+// Options.Agent runs the pull-mode agent, fedkit-agent, instead.
 //
 //	func TestMain(m *testing.M) {
 //		code := testenv.Main(m, "host", "m1")
@@ -46,6 +47,7 @@ import (
 const (
 	Package       = "github.com/fedkit/fedkit/cmd/fedkit-controller-manager"
 	PluginPackage = "github.com/fedkit/fedkit/cmd/kubectl-fed"
+	AgentPackage  = "github.com/fedkit/fedkit/cmd/fedkit-agent"
 	Version       = "v0.0.0-managertest"
 )
 
@@ -57,8 +59,8 @@ type binary struct {
 	err  error
 }
 
-// built and plugin are the binaries of this test process.
-var built, plugin binary
+// built, plugin and agentBin are the binaries of this test process.
+var built, plugin, agentBin binary
 
 // build builds pkg into b as name with Version linked in, on the first call.
 func (b *binary) build(t testing.TB, pkg, name string) string {
@@ -96,10 +98,17 @@ func Plugin(t testing.TB) string {
 	return plugin.build(t, PluginPackage, "kubectl-fed")
 }
 
-// Cleanup removes the binaries Binary and Plugin built; call it from TestMain after the
-// tests ran.
+// Agent returns the path of fedkit-agent built from this checkout with Version linked in,
+// building it on the first call. Cleanup removes it.
+func Agent(t testing.TB) string {
+	t.Helper()
+	return agentBin.build(t, AgentPackage, "fedkit-agent")
+}
+
+// Cleanup removes the binaries Binary, Plugin and Agent built; call it from TestMain after
+// the tests ran.
 func Cleanup() {
-	for _, b := range []*binary{&built, &plugin} {
+	for _, b := range []*binary{&built, &plugin, &agentBin} {
 		if b.dir != "" {
 			_ = os.RemoveAll(b.dir)
 		}
@@ -114,9 +123,12 @@ type Options struct {
 	// Env is the process's whole environment (nil: none at all, not even HOME, so neither
 	// KUBECONFIG nor ~/.kube/config nor the in-cluster variables leak in from the test's).
 	Env []string
+	// Agent runs fedkit-agent instead of fedkit-controller-manager: it serves /healthz only,
+	// so Start adds only --health-probe-bind-address and --log-format, and waits for it.
+	Agent bool
 }
 
-// Process is fedkit-controller-manager running.
+// Process is fedkit-controller-manager (or fedkit-agent) running.
 type Process struct {
 	cmd     *exec.Cmd
 	logPath string
@@ -137,8 +149,11 @@ func Start(t testing.TB, opts Options) *Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{}, opts.Args...), "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0", "--log-format=json")
-	cmd := exec.Command(Binary(t), args...)
+	program, args := Binary(t), append(append([]string{}, opts.Args...), "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0", "--log-format=json")
+	if opts.Agent {
+		program, args = Agent(t), append(append([]string{}, opts.Args...), "--health-probe-bind-address=127.0.0.1:0", "--log-format=json")
+	}
+	cmd := exec.Command(program, args...)
 	cmd.Env = opts.Env
 	if cmd.Env == nil {
 		cmd.Env = []string{}
@@ -162,9 +177,9 @@ func Start(t testing.TB, opts Options) *Process {
 		}
 	})
 	deadline := time.Now().Add(time.Minute)
-	for p.Metrics == "" || p.Probes == "" {
+	for (p.Metrics == "" && !opts.Agent) || p.Probes == "" {
 		if p.exited() || time.Now().After(deadline) {
-			t.Fatalf("fedkit-controller-manager serves no endpoints (exited: %t):\n%s", p.exited(), p.Logs())
+			t.Fatalf("%s serves no endpoints (exited: %t):\n%s", filepath.Base(program), p.exited(), p.Logs())
 		}
 		time.Sleep(20 * time.Millisecond)
 		p.Metrics, p.Probes = p.Address("Serving metrics"), p.Address("Serving health probes")

@@ -116,7 +116,8 @@ spec:
 }
 
 // gate is a TCP proxy to an API server that holds every connection until it is opened: a
-// host the process cannot list from yet.
+// host the process cannot list from yet. Once open, cut partitions it (every connection
+// closed, new ones refused) until heal.
 type gate struct {
 	ln      net.Listener
 	target  string
@@ -126,7 +127,22 @@ type gate struct {
 	mu      sync.Mutex
 	conns   []net.Conn
 	stopped bool
+	down    atomic.Bool
 }
+
+// cut closes every connection through the gate and refuses new ones until heal.
+func (g *gate) cut() {
+	g.down.Store(true)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.conns {
+		_ = c.Close()
+	}
+	g.conns = nil
+}
+
+// heal lets new connections through again.
+func (g *gate) heal() { g.down.Store(false) }
 
 func newGate(t *testing.T, server string) *gate {
 	t.Helper()
@@ -177,6 +193,10 @@ func (g *gate) track(c net.Conn) bool {
 
 func (g *gate) forward(c net.Conn) {
 	<-g.open
+	if g.down.Load() {
+		_ = c.Close()
+		return
+	}
 	s, err := net.Dial("tcp", g.target)
 	if err != nil {
 		_ = c.Close()
@@ -380,7 +400,9 @@ func TestControllerManagerLeaderElection(t *testing.T) {
 func kubectlFed(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(managertest.Plugin(t), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, managertest.Plugin(t), args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.Env = []string{"HOME=" + t.TempDir()} // no KUBECONFIG or ~/.kube/config of the test's
 	if err := cmd.Run(); err != nil {
