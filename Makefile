@@ -5,7 +5,7 @@ PKGS      ?= ./...
 BENCH     ?= .
 BENCHTIME ?= 1s
 
-.PHONY: test testbins vet lint unit generate verify-generate bench fuzz soak scale quickstart image
+.PHONY: test testbins vet lint unit properties generate verify-generate bench fuzz soak scale quickstart image
 
 ## test: vet and lint, then every test with -race (-vet=off: all of vet has just run), the
 ## real kube-apiserver/etcd suites included, then
@@ -38,6 +38,11 @@ lint:
 unit:
 	$(GO) test -race $(PKGS)
 
+## properties: the property tests of the pure functions with every case they draw
+## (fedtest.Iterations: `make test`'s -race build draws a fifth of them), without -race.
+properties:
+	$(GO) test -count=1 ./scheduler ./placement
+
 ## generate: deep copies and CRD schemas (controller-gen), then the installable CRDs.
 generate:
 	$(GO) generate ./...
@@ -58,7 +63,7 @@ fuzz:
 ## servers' raw create rate, by fedkit-controller-manager run as a separate process with
 ## config/manager's Deployment args, as deployed (SCALE_PROCESS= runs controlplane inside the
 ## test process instead, where host writes are counted by loop). Tens of minutes on 2 cores
-## and a few GB of heap; `make test` runs bounded versions (200 x 10 in memory, 100 objects on
+## and a few GB of heap; `make test` runs bounded versions (100 x 10 in memory, 100 objects on
 ## real servers).
 SCALE_SIZES   ?= 1000x100,10000x10
 SCALE_SHARDS  ?= 4

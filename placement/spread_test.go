@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/placement"
 )
 
@@ -143,7 +144,7 @@ func TestEvaluateReplicaSpread(t *testing.T) {
 func TestEvaluateSpreadFindsASelection(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	keys := []string{"region", "provider", "tier"}
-	for i := range 3000 {
+	for i := range fedtest.Iterations(3000) {
 		n := 1 + r.IntN(9)
 		fleet := make([]federation.Cluster, n)
 		for j := range fleet {

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/fedkit/fedkit/internal/fedtest"
 )
 
 // bigSeatsAbove is seatsAbove in exact rational arithmetic: #{k >= 0 : 2k+1 < w·x}.
@@ -41,7 +43,7 @@ func TestSeatsAboveExact(t *testing.T) {
 			check(w, x)
 		}
 	}
-	for range 200000 {
+	for range fedtest.Iterations(200000) {
 		w := r.Uint64() >> r.IntN(64)
 		x := math.Ldexp(r.Float64()+0.5, r.IntN(140)-70)
 		check(w, x)
@@ -75,7 +77,7 @@ func TestSeatsAboveFloat(t *testing.T) {
 			check(w, x)
 		}
 	}
-	for range 60000 {
+	for range fedtest.Iterations(60000) {
 		w := r.Uint64() >> (1 + r.IntN(63)) // up to math.MaxInt64, as weights are
 		x := math.Ldexp(r.Float64()+0.5, r.IntN(120)-80)
 		check(w, x)
@@ -95,7 +97,7 @@ func TestSeatsAboveFloat(t *testing.T) {
 
 func TestCeilMulDiv(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	for range 100000 {
+	for range fedtest.Iterations(100000) {
 		a, b, c := r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64), r.Uint64()>>r.IntN(64)|1
 		want := new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
 		want.Add(want, new(big.Int).SetUint64(c-1))
@@ -147,7 +149,7 @@ func BenchmarkCore(b *testing.B) {
 
 func TestNthElement(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	for range 3000 {
+	for range fedtest.Iterations(3000) {
 		size := 1 + r.IntN(300)
 		keys := r.Perm(size)
 		h := make([]int32, size)
@@ -183,7 +185,7 @@ func TestNthElement(t *testing.T) {
 // them tied, for fewestKeyed to note more than fewestNoted of them and read them all again.
 func TestFewestExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for i := range 20000 {
+	for i := range fedtest.Iterations(20000) {
 		c, ties := 1+r.IntN(40), 0
 		if i%40 == 0 {
 			c, ties = fewestNoted+r.IntN(2*fewestNoted), 9 // of 10 clusters

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -121,7 +122,7 @@ func TestWebsterEqualsSeatBySeat(t *testing.T) {
 		{maxClusters: 12, maxTotal: 60, maxWeight: 3},
 		{maxClusters: 8, maxTotal: 80, maxWeight: 10, bigWeights: true},
 	} {
-		for i := range 2500 {
+		for i := range fedtest.Iterations(2500) {
 			req := randomRequest(r, o)
 			for _, st := range []federation.Strategy{federation.StrategyWeighted, federation.StrategyCapacityWeighted, federation.StrategyCostOptimized} {
 				req.Strategy = st
@@ -146,7 +147,7 @@ func TestKubeFedEqualsTranscription(t *testing.T) {
 		{maxClusters: 6, maxTotal: 30, maxWeight: 5},
 		{maxClusters: 12, maxTotal: 300, maxWeight: 1000},
 	} {
-		for i := range 4000 {
+		for i := range fedtest.Iterations(4000) {
 			req := randomRequest(r, o)
 			req.Algorithm = federation.AlgorithmKubeFed
 			plan, err := scheduler.Divide(req)
@@ -199,7 +200,7 @@ func describe(req scheduler.Request) string {
 // times while its kept replicas drain.
 func TestKubeFedReschedulingEqualsTranscription(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
-	for i := range 1500 {
+	for i := range fedtest.Iterations(1500) {
 		c := 1 + r.IntN(12)
 		total := r.Int64N(20000)
 		req := randomWorkload(r, c, total)

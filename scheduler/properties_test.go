@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/scheduler"
 )
 
@@ -21,7 +22,7 @@ import (
 // plan for R+1 is the plan for R plus one replica.
 func TestHouseMonotone(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for i := range 3000 {
+	for i := range fedtest.Iterations(3000) {
 		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 200, maxWeight: 50})
 		for j := range req.Clusters {
 			req.Clusters[j].Current = nil
@@ -83,7 +84,7 @@ func oneMove(base, next scheduler.Plan, delta int64) string {
 func TestDeviation(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	worst := map[federation.Algorithm]float64{}
-	for range 2000 {
+	for range fedtest.Iterations(2000) {
 		c := 2 + r.IntN(200)
 		total := r.Int64N(5000)
 		req := randomWorkload(r, c, total)
@@ -103,7 +104,7 @@ func TestDeviation(t *testing.T) {
 // the order of Plan.Clusters().
 func TestOrderIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for i := range 2000 {
+	for i := range fedtest.Iterations(2000) {
 		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 100, maxWeight: 9})
 		req.Algorithm = federation.Algorithms()[r.IntN(2)]
 		want, err := scheduler.Divide(req)
@@ -123,7 +124,7 @@ func TestOrderIndependent(t *testing.T) {
 func TestSpreadProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	domains := []string{"us", "eu", "ap", "sa"}
-	for i := range 3000 {
+	for i := range fedtest.Iterations(3000) {
 		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 60, maxWeight: 9})
 		req.Spread = &scheduler.Spread{MinDomains: int32(r.IntN(4)), MaxSkew: r.Int64N(3)}
 		for j := range req.Clusters {
@@ -246,7 +247,7 @@ func TestExplain(t *testing.T) {
 // cluster runs its share.
 func TestRefillProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for i := range 3000 {
+	for i := range fedtest.Iterations(3000) {
 		req := randomRequest(r, genOptions{maxClusters: 10, maxTotal: 60, maxWeight: 9})
 		req.Rebalance, req.Refill = false, true
 		req.Strategy = []federation.Strategy{"", federation.StrategyCapacityWeighted}[r.IntN(2)]

@@ -367,6 +367,7 @@ func memberConfigMap(ns, name string) *unstructured.Unstructured {
 // host writes per new object (checkWrites), not rates: rates on a shared 2-core machine vary
 // too much for a bound in CI.
 func TestRealBounded(t *testing.T) {
+	t.Parallel()
 	f := startReal(t, controlplane.Options{})
 	r := runReal(t, f, 100)
 	t.Log(realHeader)

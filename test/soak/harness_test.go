@@ -33,6 +33,7 @@ func TestScriptDependsOnTheSeedOnly(t *testing.T) {
 
 // A deterministic soak replays exactly: the same seed makes the same writes, round for round.
 func TestSoakReplaysExactly(t *testing.T) {
+	t.Parallel()
 	run := func() soak.Result {
 		res, err := soak.Run(context.Background(), tiny(3), soak.Loops)
 		require.NoError(t, err)
@@ -59,6 +60,7 @@ func (s *sabotaged) Run(ctx context.Context) error   { return s.inner.Run(ctx) }
 // The checks can fail: a control plane that does nothing, one that touches an object no
 // federation manages, and one that never stops writing are each caught, and named.
 func TestSoakCatchesBrokenControlPlanes(t *testing.T) {
+	t.Parallel()
 	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	for _, tc := range []struct {
 		name  string

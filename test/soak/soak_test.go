@@ -95,8 +95,11 @@ func soakSeed(t *testing.T, cfg soak.Config) {
 	}
 }
 
-// TestSoak runs the deterministic soak for each seed: a seed replays exactly.
+// TestSoak runs the deterministic soak for each seed: a seed replays exactly. It runs beside
+// the package's other tests (each soak is a world of its own), so `make test` keeps both
+// cores busy while the soak, its longest package, runs last.
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	for _, seed := range seeds() {
 		t.Run("seed="+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			soakSeed(t, config(t, seed, *runModeFlag))
@@ -107,6 +110,7 @@ func TestSoak(t *testing.T) {
 // TestSoakRunMode runs the first seed with every loop's Run goroutine: the same script and
 // checks, an interleaving that does not replay.
 func TestSoakRunMode(t *testing.T) {
+	t.Parallel()
 	if *runModeFlag {
 		t.Skip("TestSoak runs in Run mode already")
 	}
