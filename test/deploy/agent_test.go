@@ -3,17 +3,13 @@ package deploy_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fedkit/fedkit/federation"
@@ -92,25 +88,8 @@ func TestAgentProcessThroughAPartition(t *testing.T) {
 	edge := env.Client(t, edgeName)
 	objs := render(t, filepath.Join(configDir, "agent"))
 	apply(t, edge, objs)
-	var deployment appsv1.Deployment
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &deployment); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	deployment, dir, podEnv := asPod(t, env, edgeName, objs)
 	pod := deployment.Spec.Template.Spec
-	cfg := env.Config(edgeName)
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := serviceAccountDir(t, cs, cfg.CAData, deployment.Namespace, pod.ServiceAccountName)
-	server, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var args []string
 	for _, a := range pod.Containers[0].Args {
 		a = strings.ReplaceAll(a, "$(CLUSTER)", cluster) // the kubelet expands it from the Secret
@@ -121,7 +100,7 @@ func TestAgentProcessThroughAPartition(t *testing.T) {
 	}
 	agentProc := managertest.Start(t, managertest.Options{Agent: true,
 		Args: append(args, "--serviceaccount-dir="+dir, "--period=500ms", "--lease-duration=3s"),
-		Env:  []string{"KUBERNETES_SERVICE_HOST=" + server.Hostname(), "KUBERNETES_SERVICE_PORT=" + server.Port()},
+		Env:  podEnv,
 	})
 	if !strings.Contains(agentProc.Logs(), `"member":"in-cluster (`+dir+`)"`) {
 		fedtest.Eventually(t, "the agent started with the in-cluster configuration", func() bool {

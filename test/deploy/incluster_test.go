@@ -20,6 +20,7 @@ import (
 	"github.com/fedkit/fedkit/federation/kube"
 	"github.com/fedkit/fedkit/internal/fedtest"
 	"github.com/fedkit/fedkit/internal/managertest"
+	"github.com/fedkit/fedkit/internal/testenv"
 )
 
 // applyOrder is the order objects are applied in, as kubectl apply -k orders them: what
@@ -74,6 +75,35 @@ func serviceAccountDir(t *testing.T, cs kubernetes.Interface, ca []byte, ns, nam
 	return dir
 }
 
+// asPod returns the one Deployment of objs (applied in cluster), with what its pod would
+// find there: its ServiceAccount's credentials in a directory (serviceAccountDir) and the
+// in-cluster environment, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT.
+func asPod(t *testing.T, env *testenv.Env, cluster string, objs []*unstructured.Unstructured) (deployment appsv1.Deployment, dir string, podEnv []string) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &deployment); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pod := deployment.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("the Deployment %s has %d containers; want 1", deployment.Name, len(pod.Containers))
+	}
+	cfg := env.Config(cluster)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = serviceAccountDir(t, cs, cfg.CAData, deployment.Namespace, pod.ServiceAccountName)
+	server, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return deployment, dir, []string{"KUBERNETES_SERVICE_HOST=" + server.Hostname(), "KUBERNETES_SERVICE_PORT=" + server.Port()}
+}
+
 // config/default on a host that authorizes with RBAC: its objects are applied (its
 // Deployment cannot start pods here, the servers run no kubelet), then the binary runs as
 // the Deployment's pod would: its args, its ServiceAccount's token and the host's CA where a
@@ -85,32 +115,11 @@ func TestDefaultManifestsInCluster(t *testing.T) {
 	env, host := setup(t)
 	objs := render(t, filepath.Join(configDir, "default"))
 	apply(t, host, objs)
-	var deployment appsv1.Deployment
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &deployment); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	deployment, dir, podEnv := asPod(t, env, hostName, objs)
 	pod := deployment.Spec.Template.Spec
-	if len(pod.Containers) != 1 {
-		t.Fatalf("config/default's Deployment has %d containers; want 1", len(pod.Containers))
-	}
-
-	cfg := env.Config(hostName)
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := serviceAccountDir(t, cs, cfg.CAData, deployment.Namespace, pod.ServiceAccountName)
-	server, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := managertest.Start(t, managertest.Options{
 		Args: append(append([]string{}, pod.Containers[0].Args...), "--serviceaccount-dir="+dir),
-		Env:  []string{"KUBERNETES_SERVICE_HOST=" + server.Hostname(), "KUBERNETES_SERVICE_PORT=" + server.Port()},
+		Env:  podEnv,
 	})
 	p.WaitReady(t)
 	if !p.Logged("Starting") || !strings.Contains(p.Logs(), `"config":"in-cluster (`+dir+`)"`) {
