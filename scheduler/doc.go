@@ -197,7 +197,10 @@
 // disrupted when every cluster is lost, or at least 55% of it and 3 clusters within 5
 // minutes of one another. Meanwhile a lost cluster keeps its replicas and gets no new ones:
 // the not-ready taint placement implies for it is NoSchedule, and the cluster monitor keeps
-// its own taints NoSchedule (package status). The clusters back within the window count with
+// its own taints NoSchedule (package status). Its schedule is at least what it runs, whatever
+// the division gives it (a total cut meanwhile, a change sync had not carried out before
+// the outage), and no eviction of it begins, whatever the purge mode; one decided before
+// goes on. The Scheduled message says so. The clusters back within the window count with
 // the lost ones. So when contact returns cluster by cluster, nothing moves while the others
 // come back. Give the monitor and the scheduler the same options; package controlplane does.
 //
