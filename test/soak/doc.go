@@ -36,7 +36,8 @@
 //
 // Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
 // short grace period. Each soak of 16 steps or more has each episode once: a cluster unjoined
-// and joined again, the migration, a policy made invalid and mended, the outage.
+// and joined again, the migration, a policy made invalid and mended, the outage, and a
+// workload's pods pointed at another Secret in every cluster but one.
 // Config.Without leaves features out.
 //
 // Two control planes share the host by default (Config.Shards), each running every loop over
