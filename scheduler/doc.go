@@ -156,7 +156,8 @@
 // waits for it to report its replicas available, as for a divided workload.
 //
 // The settings are federation.EffectiveFailover's: spec.placement.failover, else the
-// preference's, else Graciously with 600 seconds. Immediately moves replicas at once.
+// preference's, else Graciously with 600 seconds. Immediately moves replicas at once (but
+// never out of a cluster lost in a fleet disruption, below).
 // Never ends the eviction with Release: sync releases the copy instead of deleting it.
 // The scheduler drops that entry once status.clusters no longer lists the cluster.
 //
