@@ -169,8 +169,8 @@
 //   - placed-only: nothing the federation manages runs where it is not placed, unless a
 //     MembersLeftBehind event announced it;
 //   - schedule-follows-placement: the schedule names only clusters the placement (with the
-//     clusters dependent workloads require) selects, divides a preference's total, and keeps
-//     no eviction;
+//     clusters dependent workloads require) selects, divides a preference's total (less
+//     when sync can write the object in none of them), and keeps no eviction;
 //   - status-matches: status.clusters, schedule, syncedRevision, the conditions and
 //     status.aggregated agree with the members; a partitioned cluster's entry is stale and
 //     not counted;
