@@ -110,8 +110,13 @@ type Disruption struct {
 	// transitions.
 	Together int
 	Since    time.Time
-	// Fleet counts the clusters judged: every Cluster not being deleted.
+	// Fleet counts the clusters judged: every Cluster not being deleted, but the silent.
 	Fleet int
+	// Silent are the clusters Ready but not reached within Window before now (their
+	// status.lastHeartbeatTime is older), sorted by name: the monitor has not judged them
+	// lately (it was down, or cut off, or has not come to them yet), so their Ready says
+	// nothing about now. They are not counted in the fleet until it reaches them again.
+	Silent []string
 	// Message says why, for a condition or an event ("every cluster (4) lost", "6 of 10
 	// clusters lost within 5m0s of one another, 2 of them back within 5m0s (at least 55% and
 	// 3)"); "" when the fleet is not disrupted.
@@ -123,7 +128,11 @@ type Disruption struct {
 // Unknown (not judged yet, a new cluster) counts in the fleet but is not lost. A cluster is
 // back when it is Ready and its Failover condition, which the cluster monitor sets when a
 // cluster stops being Ready, turned False (Recovered) within Window before now. A Cluster
-// being deleted is not counted.
+// being deleted is not counted, nor is one silent: Ready, but not reached by the monitor
+// within Window (its status.lastHeartbeatTime is older). After the control plane's own outage
+// the monitor judges the clusters one by one; until it has reached the others, their Ready
+// is older than the outage, and the first clusters it finds lost are judged among those it
+// has seen since.
 //
 // The fleet is disrupted while some cluster is lost and either every cluster is lost or back,
 // or the largest group of lost clusters whose Ready conditions turned False within Window of
@@ -145,8 +154,12 @@ func FleetDisruption(clusters []federation.Cluster, now time.Time, o DisruptionO
 		if c.DeletionTimestamp != nil {
 			continue
 		}
-		d.Fleet++
 		r := meta.FindStatusCondition(c.Status.Conditions, federation.ConditionReady)
+		if r != nil && r.Status == metav1.ConditionTrue && silent(c, now, o.Window) {
+			d.Silent = append(d.Silent, c.Name)
+			continue
+		}
+		d.Fleet++
 		switch {
 		case r == nil:
 		case r.Status == metav1.ConditionFalse:
@@ -159,6 +172,7 @@ func FleetDisruption(clusters []federation.Cluster, now time.Time, o DisruptionO
 		return d
 	}
 	slices.Sort(d.Back)
+	slices.Sort(d.Silent)
 	slices.SortFunc(all, func(a, b lost) int {
 		if n := a.at.Compare(b.at); n != 0 {
 			return n
@@ -196,7 +210,18 @@ func FleetDisruption(clusters []federation.Cluster, now time.Time, o DisruptionO
 		d.Message = fmt.Sprintf("%d of %d clusters lost within %s of one another%s (at least %d%% and %d)",
 			counted, d.Fleet, o.Window, back, int(math.Round(o.Threshold*100)), MinDisruptedClusters)
 	}
+	if d.Disrupted && len(d.Silent) > 0 {
+		d.Message += fmt.Sprintf("; %d more Ready but not heard from within %s", len(d.Silent), o.Window)
+	}
 	return d
+}
+
+// silent reports whether the monitor last reached c (status.lastHeartbeatTime) longer than
+// window before now. A cluster without a heartbeat (not reached yet, or written by hand) is
+// not silent: its Ready condition is all there is.
+func silent(c *federation.Cluster, now time.Time, window time.Duration) bool {
+	hb := c.Status.LastHeartbeatTime
+	return hb != nil && now.Sub(hb.Time) > window
 }
 
 // backWithin reports whether c came back from not being Ready within window before now: its

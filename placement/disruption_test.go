@@ -71,6 +71,12 @@ func TestFleetDisruption(t *testing.T) {
 		{name: "a wider window", fleet: fleetOf(4, map[int]time.Duration{0: 0, 1: 2 * time.Minute, 2: 9 * time.Minute}), opts: placement.DisruptionOptions{Window: 10 * time.Minute}, want: true},
 		{name: "threshold 1: only every cluster", fleet: fleetOf(4, map[int]time.Duration{0: 0, 1: 0, 2: 0}), opts: placement.DisruptionOptions{Threshold: 1}},
 		{name: "disabled", fleet: fleetOf(3, every), opts: placement.DisruptionOptions{Disabled: true}},
+		// The monitor, back after the control plane's own outage, has judged three clusters
+		// lost (two before the outage's clock jump, one since) and not yet reached the other
+		// three: their Ready is ten minutes old and says nothing about now.
+		{name: "a Ready cluster not heard from within the window is no evidence", fleet: heard(fleetOf(6, map[int]time.Duration{0: 10 * time.Minute, 1: 0, 2: 0}), 0, 3, 4, 5), want: true,
+			message: "every cluster (3) lost; 3 more Ready but not heard from within 5m0s"},
+		{name: "a Ready cluster heard from within the window counts", fleet: heard(fleetOf(6, map[int]time.Duration{0: 10 * time.Minute, 1: 0, 2: 0}), 6*time.Minute, 3, 4, 5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := placement.FleetDisruption(tc.fleet, disruptionNow, tc.opts)
@@ -113,6 +119,16 @@ func back(fleet []federation.Cluster, at time.Duration, idx ...int) []federation
 			{Type: federation.ConditionReady, Status: metav1.ConditionTrue, LastTransitionTime: since},
 			{Type: federation.ConditionFailover, Status: metav1.ConditionFalse, Reason: "Recovered", LastTransitionTime: since},
 		}
+	}
+	return fleet
+}
+
+// heard sets the clusters at the indices' lastHeartbeatTime to disruptionT0 plus at: when the
+// monitor last reached them.
+func heard(fleet []federation.Cluster, at time.Duration, idx ...int) []federation.Cluster {
+	for _, i := range idx {
+		t := metav1.NewTime(disruptionT0.Add(at))
+		fleet[i].Status.LastHeartbeatTime = &t
 	}
 	return fleet
 }

@@ -68,7 +68,10 @@
 // every cluster is lost, or when at least [DisruptionOptions].Threshold of it (55%) and at
 // least three clusters were lost within Window (5 minutes) of one another. The clusters back
 // within the window (their Failover condition Recovered) count with the lost ones, so a
-// disruption ends only once enough of them have been back for the window. While the fleet is
+// disruption ends only once enough of them have been back for the window. A Ready cluster the
+// monitor has not reached within the window (status.lastHeartbeatTime) is not counted: after
+// the control plane's own outage its Ready is old news, and the first clusters the monitor
+// finds lost are judged among those it has reached since. While the fleet is
 // disrupted ([Input].Disruption), the not-ready taint this package implies for a lost cluster
 // is NoSchedule: the object keeps what runs there and gets nothing new there.
 //

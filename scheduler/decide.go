@@ -276,7 +276,7 @@ func (s *scheduling) evictions(d *decision, ref window) string {
 		moving: s.rsp != nil && (s.rsp.Spec.Rebalance || ref.due),
 		pinned: override.ReplicasOverrides(s.fed.Spec.Overrides, s.typ, s.clusters),
 		retain: s.fed.Spec.RetainReplicas,
-		fleet:  s.all,
+		fleet:  s.all, disrupted: s.fd,
 	}, d.schedule.Clusters)
 	d.schedule.Clusters, d.schedule.Evictions = ev.clusters, ev.evictions
 	d.unplaced, d.held = ev.unplaced, ev.held

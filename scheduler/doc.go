@@ -156,7 +156,8 @@
 // waits for it to report its replicas available, as for a divided workload.
 //
 // The settings are federation.EffectiveFailover's: spec.placement.failover, else the
-// preference's, else Graciously with 600 seconds. Immediately moves replicas at once.
+// preference's, else Graciously with 600 seconds. Immediately moves replicas at once (but
+// never out of a cluster lost in a fleet disruption, below).
 // Never ends the eviction with Release: sync releases the copy instead of deleting it.
 // The scheduler drops that entry once status.clusters no longer lists the cluster.
 //
@@ -197,7 +198,10 @@
 // disrupted when every cluster is lost, or at least 55% of it and 3 clusters within 5
 // minutes of one another. Meanwhile a lost cluster keeps its replicas and gets no new ones:
 // the not-ready taint placement implies for it is NoSchedule, and the cluster monitor keeps
-// its own taints NoSchedule (package status). The clusters back within the window count with
+// its own taints NoSchedule (package status). Its schedule is at least what it runs, whatever
+// the division gives it (a total cut meanwhile, a change sync had not carried out before
+// the outage), and no eviction of it begins, whatever the purge mode; one decided before
+// goes on. The Scheduled message says so. The clusters back within the window count with
 // the lost ones. So when contact returns cluster by cluster, nothing moves while the others
 // come back. Give the monitor and the scheduler the same options; package controlplane does.
 //

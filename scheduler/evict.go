@@ -35,7 +35,10 @@ type evictInput struct {
 	// fleet is every Cluster: sync removes nothing from one that is not Ready, so an
 	// eviction there does not end until the cluster is back (see outOfReach).
 	fleet []federation.Cluster
-	now   time.Time
+	// disrupted is the fleet's disruption (placement.FleetDisruption): a cluster it counts
+	// lost keeps what it runs (holdLost).
+	disrupted placement.Disruption
+	now       time.Time
 }
 
 // evictOutcome is what the eviction step changes in the decision.
@@ -54,11 +57,12 @@ type evictOutcome struct {
 // transition below.
 func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 	out := evictOutcome{unplaced: in.plan.Unplaced}
+	in.running = withLeftovers(in)
+	next, lost := holdLost(in, next)
 	if in.failover.PurgeMode == federation.PurgeImmediately {
-		out.clusters = next
+		out.clusters, out.message = next, lost
 		return out
 	}
-	in.running = withLeftovers(in)
 	x := newEvictPass(in, next)
 	// Never evict into nothing: what fits nowhere stays where it runs, without a deadline.
 	held := holdInPlace(in, x.names, x.target, &out)
@@ -82,8 +86,56 @@ func evict(in evictInput, next []federation.ScheduledCluster) evictOutcome {
 		}
 	}
 	out.clusters = x.schedule(keep)
-	out.message = evictionMessage(in, held, out.evictions)
+	out.message = joinNonEmpty(evictionMessage(in, held, out.evictions), lost)
 	return out
+}
+
+// holdLost returns next with every cluster the fleet's disruption counts lost
+// (in.disrupted.Includes) at least at what it runs, unless an eviction of it was decided
+// before, and the message that says so ("" when none is held). A disruption is the control
+// plane's own outage, not the fleet's: what the plan would take from a lost cluster (a
+// change sync had not carried out before the outage, a division redone on old data) waits
+// until the cluster is back. No eviction begins there meanwhile, whatever the purge mode:
+// nothing moves on the outage's data.
+func holdLost(in evictInput, next []federation.ScheduledCluster) ([]federation.ScheduledCluster, string) {
+	if !in.disrupted.Disrupted {
+		return next, ""
+	}
+	var held []string
+	for _, n := range in.disrupted.Lost {
+		r := in.running[n]
+		if r <= 0 || evicting(in.before, n) {
+			continue
+		}
+		i := slices.IndexFunc(next, func(c federation.ScheduledCluster) bool { return c.Name == n })
+		if i >= 0 && next[i].Replicas >= r {
+			continue
+		}
+		if len(held) == 0 {
+			next = slices.Clone(next)
+		}
+		if i < 0 {
+			next = append(next, federation.ScheduledCluster{Name: n, Replicas: r})
+		} else {
+			next[i].Replicas = r
+		}
+		held = append(held, fmt.Sprintf("%s keeps %d", n, r))
+	}
+	if len(held) == 0 {
+		return next, ""
+	}
+	return next, fmt.Sprintf("the fleet is disrupted (%s), the control plane's own outage: what runs in its lost clusters stays until they are back (%s)",
+		in.disrupted.Message, strings.Join(held, ", "))
+}
+
+// evicting reports whether schedule s has an eviction of cluster.
+func evicting(s *federation.Schedule, cluster string) bool {
+	return s != nil && slices.ContainsFunc(s.Evictions, func(e federation.Eviction) bool { return e.Cluster == cluster })
+}
+
+// joinNonEmpty joins the parts that are not "" with "; ".
+func joinNonEmpty(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "; ")
 }
 
 // evictPass is one pass of evict: its input, and what it derived from it for the steps.

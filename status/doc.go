@@ -172,7 +172,11 @@
 // MonitorOptions.Disruption; by default at least 55% of the fleet and 3 clusters within 5
 // minutes). While the fleet is disrupted, no taint turns NoExecute: the lost clusters stay in
 // the NoSchedule stage, and their Failover condition says FleetDisrupted. The clusters that
-// came back within the window count with the lost ones. So when contact returns cluster by
+// came back within the window count with the lost ones. A Ready cluster the monitor has not
+// reached within the window (status.lastHeartbeatTime) does not count: after a long gap (the
+// control plane down or cut off) the monitor probes the clusters one by one, and judges the
+// first it finds lost among those it has reached since, not by the others' old Ready. So
+// HeartbeatInterval must be shorter than the window. So when contact returns cluster by
 // cluster, nothing is drained while the others come back; a cluster still lost once enough
 // have been back for the window is an outage of its own. The judgement is made from the
 // Cluster objects alone, so it survives a restart and every replica makes the same. A

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -94,7 +95,9 @@ type MonitorOptions struct {
 
 	// HeartbeatInterval is the longest a ready cluster goes without a status write:
 	// status.lastHeartbeatTime is refreshed (and the version, nodes and pods read again) at
-	// most this often, and on every Ready transition. Default: [DefaultHeartbeatInterval] (1m).
+	// most this often, and on every Ready transition. It must be shorter than
+	// Disruption.Window: a Ready cluster not heard from within the window does not count
+	// when the fleet's disruption is judged. Default: [DefaultHeartbeatInterval] (1m).
 	HeartbeatInterval time.Duration
 
 	// EvictionDelay is how long a cluster must have been not Ready, in all within
@@ -186,6 +189,10 @@ func (o *MonitorOptions) complete() error {
 	}
 	if o.ReadinessWindow == 0 {
 		o.ReadinessWindow = DefaultReadinessWindowDelays * o.EvictionDelay
+	}
+	if w := cmp.Or(o.Disruption.Window, placement.DefaultDisruptionWindow); o.HeartbeatInterval >= w {
+		return fmt.Errorf("%w: HeartbeatInterval (%s) must be shorter than Disruption.Window (%s): a Ready cluster not heard from within the window does not count in the fleet's disruption (placement.FleetDisruption)",
+			ErrInvalidOptions, o.HeartbeatInterval, w)
 	}
 	if o.ReadinessWindow < o.EvictionDelay {
 		return fmt.Errorf("%w: ReadinessWindow (%s) must not be shorter than EvictionDelay (%s): the not-ready time within it could never reach the delay",

@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
+	"github.com/fedkit/fedkit/placement"
 	"github.com/fedkit/fedkit/status"
 )
 
@@ -119,4 +121,21 @@ func TestOptionsRejectAnInvalidShard(t *testing.T) {
 	require.ErrorIs(t, err, status.ErrInvalidOptions)
 	require.ErrorIs(t, err, federation.ErrInvalidShard)
 	require.ErrorContains(t, err, "status: NewClusterMonitor: status: invalid options: Options.Shard")
+}
+
+// TestMonitorRejectsAHeartbeatAsLongAsTheDisruptionWindow: a Ready cluster not heard from
+// within the disruption window does not count when the fleet's disruption is judged
+// (placement.FleetDisruption), so a heartbeat that slow would leave every Ready cluster out.
+func TestMonitorRejectsAHeartbeatAsLongAsTheDisruptionWindow(t *testing.T) {
+	for _, o := range []status.MonitorOptions{
+		{HeartbeatInterval: placement.DefaultDisruptionWindow},
+		{HeartbeatInterval: 2 * time.Minute, Disruption: placement.DisruptionOptions{Window: time.Minute}},
+	} {
+		if _, err := status.NewClusterMonitor(newHost(t), fake.NewFleet(), o); !errors.Is(err, status.ErrInvalidOptions) {
+			t.Errorf("NewClusterMonitor(HeartbeatInterval %s, Window %s) = %v; want ErrInvalidOptions", o.HeartbeatInterval, o.Disruption.Window, err)
+		}
+	}
+	if _, err := status.NewClusterMonitor(newHost(t), fake.NewFleet(), status.MonitorOptions{HeartbeatInterval: 4 * time.Minute}); err != nil {
+		t.Errorf("NewClusterMonitor(HeartbeatInterval 4m) = %v", err)
+	}
 }

@@ -371,7 +371,11 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 			sum += *r
 		}
 	}
-	if len(sel) > 0 && sum != total {
+	// Where sync can write the object in no selected cluster (federation.PropagationBlocked:
+	// an object of its name that is not the federation's, the copies a deleted policy left
+	// unmanaged among them), no cluster takes new replicas: the rest are unplaced, and the
+	// Scheduled condition says so.
+	if len(sel) > 0 && sum != total && !(sum < total && everyBlocked(fed, sel)) {
 		c.violate(RuleScheduleFollowsPlacement, name, "the schedule places %d replicas in %v; the preference asks for %d", sum, t.Order, total)
 	}
 }
@@ -384,6 +388,19 @@ func blockedIn(fed *federation.FederatedObject, clusters []string) bool {
 		}
 	}
 	return false
+}
+
+// everyBlocked reports whether sync cannot write fed in any of clusters: each has a status
+// entry whose propagation reason says so (federation.PropagationBlocked).
+func everyBlocked(fed *federation.FederatedObject, clusters []string) bool {
+	for _, n := range clusters {
+		if !slices.ContainsFunc(fed.Status.Clusters, func(e federation.MemberStatus) bool {
+			return e.Name == n && federation.PropagationBlocked(e.Propagation)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func toAny(m map[string]string) map[string]any {

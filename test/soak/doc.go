@@ -36,7 +36,8 @@
 //
 // Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
 // short grace period. Each soak of 16 steps or more has each episode once: a cluster unjoined
-// and joined again, the migration, a policy made invalid and mended, the outage.
+// and joined again, the migration, a policy made invalid and mended, the outage, and a
+// workload's pods pointed at another Secret in every cluster but one.
 // Config.Without leaves features out.
 //
 // Two control planes share the host by default (Config.Shards), each running every loop over
@@ -168,8 +169,8 @@
 //   - placed-only: nothing the federation manages runs where it is not placed, unless a
 //     MembersLeftBehind event announced it;
 //   - schedule-follows-placement: the schedule names only clusters the placement (with the
-//     clusters dependent workloads require) selects, divides a preference's total, and keeps
-//     no eviction;
+//     clusters dependent workloads require) selects, divides a preference's total (less
+//     when sync can write the object in none of them), and keeps no eviction;
 //   - status-matches: status.clusters, schedule, syncedRevision, the conditions and
 //     status.aggregated agree with the members; a partitioned cluster's entry is stale and
 //     not counted;

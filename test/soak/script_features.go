@@ -133,23 +133,28 @@ func (g *generator) kubeFed() []Event {
 const outageJump = 6 * time.Minute
 
 // episodes are the steps of the events every soak with enough steps has once: a cluster
-// unjoined then joined again, the migration, a policy made invalid then mended, and the
-// control plane cut off from every member.
+// unjoined then joined again, the migration, a policy made invalid then mended, the
+// control plane cut off from every member, and a workload's pods pointed at another
+// Secret in every cluster but one.
 type episodes struct {
 	unjoin, rejoin, migrate, invalid, mend int
 	calm, isolate, healFrom                int
 	drain, undrain                         int
 	unselect, reselect                     int
+	alt                                    int
 }
 
 func (g *generator) episodes() episodes {
 	n := g.cfg.Steps
-	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1, drain: -1, undrain: -1, unselect: -1, reselect: -1}
+	e := episodes{unjoin: -1, rejoin: -1, migrate: -1, invalid: -1, mend: -1, calm: -1, isolate: -1, healFrom: -1, drain: -1, undrain: -1, unselect: -1, reselect: -1, alt: -1}
 	if n < 8 {
 		return e
 	}
 	e.drain = 1 + g.r.IntN(n/3)
 	e.undrain = e.drain + 5
+	if g.on.Dependencies {
+		e.alt = e.drain + 2 // no draw of its own: the rest of the script stays as it was
+	}
 	if g.on.Rejoin {
 		e.unjoin = 1 + g.r.IntN(n/4)
 		e.rejoin = e.unjoin + 4
@@ -181,6 +186,9 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		if e, ok := g.drainEpisode(i == ep.drain); ok {
 			out = append(out, e)
 		}
+	}
+	if i == ep.alt {
+		out = append(out, g.altSecretEpisode()...)
 	}
 	switch i {
 	case ep.unjoin:
@@ -257,6 +265,27 @@ func (g *generator) episode(ep episodes, i int) []Event {
 		}
 	}
 	return out
+}
+
+// altSecretEpisode points the pods of a FederatedDeployment that propagates its
+// dependencies at its set's other Secret (pointAtAltSecret) in every cluster but the first:
+// each cluster's dependencies then follow its own render, not the template. A random
+// override edit does that too, but too seldom for a small soak to see it. It draws nothing
+// from the seed's source.
+func (g *generator) altSecretEpisode() []Event {
+	kind := federation.DeploymentType.Federated.Kind
+	for _, key := range g.live[kind] {
+		deps := g.deps[key]
+		if deps == 0 {
+			continue
+		}
+		var out []Event
+		for _, c := range g.clusters[1:] {
+			out = append(out, Event{Op: OpEditOverride, Kind: kind, Key: key, Cluster: c, Value: 1, Deps: deps})
+		}
+		return out
+	}
+	return nil
 }
 
 // drainEpisode drains a cluster that is not drained (on), or ends the drain it began.
