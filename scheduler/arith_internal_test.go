@@ -77,7 +77,8 @@ func TestSeatsAboveFloat(t *testing.T) {
 			check(w, x)
 		}
 	}
-	for range fedtest.Iterations(60000) {
+	n := fedtest.Iterations(60000)
+	for range n {
 		w := r.Uint64() >> (1 + r.IntN(63)) // up to math.MaxInt64, as weights are
 		x := math.Ldexp(r.Float64()+0.5, r.IntN(120)-80)
 		check(w, x)
@@ -90,8 +91,8 @@ func TestSeatsAboveFloat(t *testing.T) {
 			check(w, math.Nextafter(x0, math.Inf(1)))
 		}
 	}
-	if sure < 20000 {
-		t.Errorf("the float path was sure only %d times: it no longer saves anything", sure)
+	if sure < n/3 {
+		t.Errorf("the float path was sure only %d times in %d draws: it no longer saves anything", sure, n)
 	}
 }
 
