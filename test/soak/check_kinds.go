@@ -144,9 +144,12 @@ func (w *World) checkReported(ftc *federation.FederatedTypeConfig, typ federatio
 }
 
 // checkNotReadyOnFailure: no federated object of typ is Ready for its generation while a rule
-// of typ fails on one of its members that status.clusters counts fresh.
+// of typ fails on one of its members that status.clusters counts fresh (kinds' Evaluate).
 func (w *World) checkNotReadyOnFailure(typ federation.TypeConfig) {
-	extract := status.KindExtractor(typ)
+	rules, err := kindrules.Compile(typ)
+	if err != nil || rules == nil {
+		return
+	}
 	members := w.members()
 	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
 		fed, err := federation.FederatedObjectFromUnstructured(u)
@@ -166,7 +169,7 @@ func (w *World) checkNotReadyOnFailure(typ federation.TypeConfig) {
 			if err != nil {
 				continue
 			}
-			if _, err := extract(obj); err != nil {
+			if _, err := rules.Evaluate(obj); err != nil {
 				w.violate(RuleInvalidRules, typ.Federated.Kind+" "+objectRef(fed.Namespace, fed.Name), "Ready True, yet a rule fails on its member in %s: %v", e.Name, err)
 			}
 		}

@@ -97,10 +97,9 @@ func widgetRules(set int64) *federation.KindRules {
 	case rulesNoParse:
 		r.Ready = "self.status.conditions.exists(c, c.type == "
 	case rulesFailing:
-		// Compiles; fails on a widget its controller has not reported on yet (no status), and
-		// on one without a configRef.
-		r.ReadyReplicas = "self.status.readyCount"
-		r.Dependencies[0].Names = "[self.spec.configRef]"
+		// Compiles, and fails on every widget: fields read unguarded that widgets lack.
+		r.ReadyReplicas = "self.status.readyCount + self.status.spares"
+		r.Dependencies[0].Names = "[self.spec.configRef, self.spec.paint]"
 	}
 	return r
 }
