@@ -27,6 +27,9 @@ type kindsWatch struct {
 	kept map[string]keptObject
 	// keptRule is the rule kept is held by ("" when nothing is kept).
 	keptRule Rule
+	// readyFailing counts, by FederatedWidget, the checks in a row that found it Ready while
+	// a rule failed on a member it counts fresh.
+	readyFailing map[string]int
 }
 
 // keptObject is a member object as it was when its type was disabled or its rules made invalid.

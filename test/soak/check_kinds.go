@@ -151,11 +151,13 @@ func (w *World) checkNotReadyOnFailure(typ federation.TypeConfig) {
 		return
 	}
 	members := w.members()
+	failing := map[string]string{}
 	for _, u := range w.Host.Objects(typ.FederatedGVR()) {
 		fed, err := federation.FederatedObjectFromUnstructured(u)
 		if err != nil {
 			continue
 		}
+		name := typ.Federated.Kind + " " + objectRef(fed.Namespace, fed.Name)
 		ready := meta.FindStatusCondition(fed.Status.Conditions, federation.ConditionReady)
 		if ready == nil || ready.Status != "True" || ready.ObservedGeneration != fed.Generation {
 			continue
@@ -170,11 +172,34 @@ func (w *World) checkNotReadyOnFailure(typ federation.TypeConfig) {
 				continue
 			}
 			if _, err := rules.Evaluate(obj); err != nil {
-				w.violate(RuleInvalidRules, typ.Federated.Kind+" "+objectRef(fed.Namespace, fed.Name), "Ready True, yet a rule fails on its member in %s: %v", e.Name, err)
+				failing[name] = fmt.Sprintf("in %s: %v", e.Name, err)
 			}
 		}
 	}
+	w.readyWhileFailing(failing)
 }
+
+// readyWhileFailing reports the objects checkNotReadyOnFailure found Ready while a rule fails
+// on a member: those found so at readyFailingChecks checks in a row (the collector judges
+// with new rules from the first round that reads them, and its status write may fail).
+func (w *World) readyWhileFailing(failing map[string]string) {
+	w.mu.Lock()
+	prev := w.kindsState.readyFailing
+	next := map[string]int{}
+	for name := range failing {
+		next[name] = prev[name] + 1
+	}
+	w.kindsState.readyFailing = next
+	w.mu.Unlock()
+	for _, name := range sortedKeys(failing) {
+		if next[name] >= readyFailingChecks {
+			w.violate(RuleInvalidRules, name, "Ready True at %d checks in a row, yet a rule fails on a member it counts fresh: %s", next[name], failing[name])
+		}
+	}
+}
+
+// readyFailingChecks: see readyWhileFailing.
+const readyFailingChecks = 3
 
 // checkKinds checks the configured kind at quiescence: every rule of checkType for its
 // federated objects, managed member objects without one, and their status by the kind's rules.

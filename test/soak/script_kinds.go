@@ -24,6 +24,11 @@ type kindsEpisodes struct {
 	enable, strict, noParse, mendParse, failing, mendFailing, disable, reenable int
 }
 
+// failingSteps is how long rules that fail on every widget stay: the collector judges with
+// them from the first round whose read of the configuration succeeds, and its status writes
+// may fail for a round or two more (RuleInvalidRules counts steps in a row).
+const failingSteps = 4
+
 // kindsGen generates the configured kind's events.
 type kindsGen struct {
 	r    *rand.Rand
@@ -50,7 +55,7 @@ func newKindsGen(cfg Config, g *generator) *kindsGen {
 	k.ep.noParse = max(k.ep.strict+1, n/3)
 	k.ep.mendParse = k.ep.noParse + 2
 	k.ep.failing = max(k.ep.mendParse+1, n/2)
-	k.ep.mendFailing = k.ep.failing + 2
+	k.ep.mendFailing = k.ep.failing + failingSteps
 	k.ep.disable = max(k.ep.mendFailing+1, n*2/3)
 	k.ep.reenable = k.ep.disable + 3
 	if k.ep.reenable >= n {
