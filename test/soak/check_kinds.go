@@ -207,9 +207,12 @@ func (c *checker) checkKinds() {
 	if !kindsOn(c.w.Config) {
 		return
 	}
-	_, typ, ok := c.w.typeConfig()
+	ftc, typ, ok := c.w.typeConfig()
 	if !ok {
 		return
+	}
+	if ftc.Status.ObservedGeneration != ftc.Generation {
+		c.violate(RuleTypeConfigReported, "FederatedTypeConfig "+ftc.Name, "at quiescence, status.observedGeneration %d, generation %d", ftc.Status.ObservedGeneration, ftc.Generation)
 	}
 	if _, err := kindrules.Compile(typ); err != nil {
 		return // invalid rules at the end: the episodes mend them; checkReported says the rest

@@ -160,8 +160,7 @@ var widgetColors = []string{"red", "green", "blue"}
 func federatedWidget(e Event) *unstructured.Unstructured {
 	spec := map[string]any{"scale": map[string]any{"count": e.Value % 7}, "color": widgetColors[e.Value%3]}
 	if e.Deps > 0 {
-		cm, _, _, _ := depNames(e.Deps)
-		spec["configRef"] = cm
+		spec["configRef"] = paintName(e.Deps)
 	}
 	obj := map[string]any{
 		"apiVersion": federation.TypesGroupVersion.String(), "kind": widgetKind,
@@ -199,6 +198,12 @@ func setWidgetOverride(u *unstructured.Unstructured, cluster string, value int64
 	}
 	_ = unstructured.SetNestedSlice(u.Object, out, "spec", "overrides")
 }
+
+// paintSets is how many ConfigMaps of their own the widgets of a namespace refer to.
+const paintSets = 2
+
+// paintName names the widgets' own ConfigMaps.
+func paintName(set int64) string { return fmt.Sprintf("paint-%d", set) }
 
 // widgetName names the script's widgets.
 func widgetName(i int) string { return fmt.Sprintf("wid-%04d", i) }

@@ -53,7 +53,7 @@ func newKindsGen(cfg Config, g *generator) *kindsGen {
 	}
 	k.ep.strict = k.ep.enable + 2
 	k.ep.noParse = max(k.ep.strict+1, n/3)
-	k.ep.mendParse = k.ep.noParse + 2
+	k.ep.mendParse = k.ep.noParse + 3
 	k.ep.failing = max(k.ep.mendParse+1, n/2)
 	k.ep.mendFailing = k.ep.failing + failingSteps
 	k.ep.disable = max(k.ep.mendFailing+1, n*2/3)
@@ -81,6 +81,12 @@ func (k *kindsGen) step(i int) []Event {
 		out = append(out, Event{Op: OpEnable, Value: set[i]})
 	}
 	if i == k.ep.enable {
+		// The widgets' own ConfigMaps, which no other workload refers to.
+		for _, ns := range plainNamespaces(k.g.cfg.Objects) {
+			for set := int64(1); set <= paintSets; set++ {
+				out = append(out, Event{Op: OpNative, Kind: "ConfigMap", Key: federation.Key{Namespace: ns, Name: paintName(set)}, Value: int64(k.r.IntN(1000))})
+			}
+		}
 		for range max(6, k.g.cfg.Objects/5) {
 			out = append(out, k.create())
 		}
@@ -140,8 +146,8 @@ func (k *kindsGen) create() Event {
 // of a dependency set, a placement, a third of the time an override of one cluster.
 func (k *kindsGen) widget(key federation.Key) Event {
 	e := Event{Op: OpWidget, Kind: widgetKind, Key: key, Value: int64(1 + k.r.IntN(1000))}
-	if k.g.on.Dependencies && k.r.IntN(2) == 0 {
-		e.Deps = 1 + int64(k.r.IntN(int(depSets(k.g.cfg.Objects))))
+	if k.r.IntN(3) > 0 {
+		e.Deps = 1 + int64(k.r.IntN(paintSets))
 	}
 	switch k.r.IntN(3) {
 	case 0:
