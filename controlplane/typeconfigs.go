@@ -193,12 +193,6 @@ func checkTypeConfig(ftc *federation.FederatedTypeConfig, own []federation.TypeC
 	return t, "", nil
 }
 
-func (tc *typeConfigs) current(name string) *configured {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	return tc.running[name]
-}
-
 // start builds t's loops for the shard and runs each under the control plane's supervision
 // (checked, retried every RetryPeriod, listed in Status).
 func (tc *typeConfigs) start(ctx context.Context, name string, t federation.TypeConfig, generation int64) {
