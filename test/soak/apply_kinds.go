@@ -119,7 +119,7 @@ func (w *World) keep(rule Rule) {
 				continue
 			}
 			kept[memberKey(cname, typ.TargetGVR(), obj.GetNamespace(), obj.GetName())] = keptObject{cluster: cname, kind: "Widget",
-				ns: obj.GetNamespace(), name: obj.GetName(), uid: string(obj.GetUID()), state: widgetState(obj)}
+				ns: obj.GetNamespace(), name: obj.GetName(), uid: string(obj.GetUID()), state: widgetState(obj, rule)}
 			ref, _, _ := unstructured.NestedString(obj.Object, "spec", "configRef")
 			if ref == "" {
 				continue
@@ -135,11 +135,17 @@ func (w *World) keep(rule Rule) {
 	w.mu.Unlock()
 }
 
-// widgetState is what of a member widget a disabled type or invalid rules must not change:
-// its labels, annotations and spec (but spec.serial, its own controller's).
-func widgetState(obj *unstructured.Unstructured) string {
+// widgetState is what of a member widget a disabled type or invalid rules (rule) must not
+// change: its labels, annotations and spec, but spec.serial (its own controller's) and, under
+// invalid rules, its replica count: the loops still run with the last valid configuration,
+// and the scheduler's share follows the fleet (clusters Ready or not, their capacity), not
+// the kind's rules.
+func widgetState(obj *unstructured.Unstructured, rule Rule) string {
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	delete(spec, "serial")
+	if rule == RuleInvalidRules {
+		delete(spec, "scale")
+	}
 	return fmt.Sprintf("%v %v %v", obj.GetLabels(), obj.GetAnnotations(), spec)
 }
 

@@ -88,8 +88,8 @@ func (w *World) checkKept() {
 			w.violate(rule, what, "deleted (%v)", err)
 		case obj.GetDeletionTimestamp() != nil:
 			w.violate(rule, what, "being deleted (finalizers %v)", obj.GetFinalizers())
-		case o.state != "" && widgetState(obj) != o.state:
-			w.violate(rule, what, "changed: %s, was %s", widgetState(obj), o.state)
+		case o.state != "" && widgetState(obj, rule) != o.state:
+			w.violate(rule, what, "changed: %s, was %s", widgetState(obj, rule), o.state)
 		}
 	}
 }
