@@ -139,14 +139,16 @@ func (w *World) keep(rule Rule) {
 // change: its labels, annotations and spec, but spec.serial (its own controller's) and, under
 // invalid rules, its replica count: the loops still run with the last valid configuration,
 // and the scheduler's share follows the fleet (clusters Ready or not, their capacity), not
-// the kind's rules.
+// the kind's rules (so is the render's hash, federation.DesiredHashAnnotation).
 func widgetState(obj *unstructured.Unstructured, rule Rule) string {
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	delete(spec, "serial")
+	annotations := obj.GetAnnotations()
 	if rule == RuleInvalidRules {
 		delete(spec, "scale")
+		delete(annotations, federation.DesiredHashAnnotation) // the render's hash: of the count too
 	}
-	return fmt.Sprintf("%v %v %v", obj.GetLabels(), obj.GetAnnotations(), spec)
+	return fmt.Sprintf("%v %v %v", obj.GetLabels(), annotations, spec)
 }
 
 // widgetController is the members' own controller of widgets: it gives each widget a serial
