@@ -66,7 +66,10 @@
 // of the type says the error (its members not ready, a KindRulesFailed Warning). A
 // FederatedTypeConfig is a small cluster-scoped object, as KubeFed's was, rather than a
 // ConfigMap: the API server checks its fields, it has a status to say what is wrong, RBAC
-// names it, and `kubectl get ftc` lists the types federated.
+// names it, and `kubectl get ftc` lists the types federated. [DecideTypeConfig] is the
+// loop's decision (what runs for a configuration, and its Ready condition), pure, and
+// [ReportTypeConfig] its status write: an embedder that runs the loops itself (the chaos
+// soak does) calls them to run configured types as the control plane does.
 //
 // # A type whose CRD is missing
 //

@@ -3,10 +3,12 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,8 +76,8 @@ func (cp *ControlPlane) runTypeConfigs(host federation.ClusterClient, clusters f
 	}
 }
 
-// reconcile brings the loops of configuration name in line with it, and says so in its
-// status.
+// reconcile brings the loops of configuration name in line with it (DecideTypeConfig), and
+// says so in its status.
 func (tc *typeConfigs) reconcile(ctx context.Context, r federation.Reader, name string) error {
 	u, err := r.Get(ctx, federation.FederatedTypeConfigGVR, "", name)
 	if apierrors.IsNotFound(err) {
@@ -89,33 +91,90 @@ func (tc *typeConfigs) reconcile(ctx context.Context, r federation.Reader, name 
 	if err := federation.FromUnstructured(u, ftc); err != nil {
 		return tc.report(ctx, u, metav1.ConditionFalse, ReasonInvalidTypeConfig, err.Error())
 	}
-	t, reason, err := tc.check(ftc)
-	switch old := tc.current(name); {
-	case err == nil:
-	case old != nil:
-		return tc.report(ctx, u, metav1.ConditionFalse, reason, fmt.Sprintf("%v; the configuration of generation %d still runs", err, old.generation))
-	case reason == ReasonInvalidRules:
-		// Nothing ran before: the loops run, sync propagates (it needs no rule), and the
-		// collector reports every member not ready with this error, on each object.
-		tc.start(ctx, name, t, ftc.Generation)
-		return tc.report(ctx, u, metav1.ConditionFalse, reason, err.Error()+"; the type's loops run, and its objects' members are reported not ready with this error")
-	default:
-		return tc.report(ctx, u, metav1.ConditionFalse, reason, err.Error()+"; no loop runs for it")
+	tc.mu.Lock()
+	running := make(map[string]RunningType, len(tc.running))
+	for n, c := range tc.running {
+		running[n] = RunningType{Type: c.typ, Generation: c.generation}
 	}
-	if old := tc.current(name); old == nil || !reflect.DeepEqual(old.typ, t) {
+	tc.mu.Unlock()
+	d := DecideTypeConfig(ftc, tc.opts.Types, running)
+	switch {
+	case d.Run == nil:
 		tc.stop(name)
-		tc.start(ctx, name, t, ftc.Generation)
-	} else {
+	case d.Restart:
+		tc.stop(name)
+		tc.start(ctx, name, d.Run.Type, d.Run.Generation)
+	default:
 		tc.mu.Lock()
-		old.generation = ftc.Generation
+		if c := tc.running[name]; c != nil {
+			c.generation = d.Run.Generation
+		}
 		tc.mu.Unlock()
 	}
-	return tc.report(ctx, u, metav1.ConditionTrue, ReasonTypeRunning, fmt.Sprintf("%s: %s", t, strings.Join(tc.loopNames(name), ", ")))
+	msg := d.Message
+	if d.Status == metav1.ConditionTrue {
+		msg += ": " + strings.Join(tc.loopNames(name), ", ")
+	}
+	return tc.report(ctx, u, d.Status, d.Reason, msg)
 }
 
-// check decodes the configuration's type and compiles its rules, refusing a kind another
-// configuration or Options.Types federates.
-func (tc *typeConfigs) check(ftc *federation.FederatedTypeConfig) (federation.TypeConfig, string, error) {
+// RunningType is the configuration a configured type's loops run with, and the generation of
+// its FederatedTypeConfig they act on.
+type RunningType struct {
+	Type       federation.TypeConfig
+	Generation int64
+}
+
+// TypeConfigDecision is what a control plane does with one FederatedTypeConfig: the
+// configuration its type's loops run with from now on, and the configuration's Ready
+// condition.
+type TypeConfigDecision struct {
+	// Run is what the type's loops run with from now on; nil: no loop runs for it.
+	Run *RunningType
+	// Restart: the loops start, or start again, with Run (none ran, or another
+	// configuration ran). Otherwise those that run go on as they are.
+	Restart bool
+	// Status, Reason and Message are the configuration's Ready condition. A True message
+	// names the type; the control plane adds the names of its loops.
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+}
+
+// DecideTypeConfig decides what runs for ftc, given the control plane's own types (Options.Types)
+// and the configurations whose loops run now, by FederatedTypeConfig name. It is pure:
+//
+//   - a valid configuration runs, restarting the loops when the type or its rules changed;
+//   - an invalid one (a field missing, rules that do not compile, a kind another
+//     configuration or Options.Types federates) leaves the last valid configuration of its
+//     name running, and says so: invalid input never stops nor changes what runs;
+//   - rules that do not compile, with nothing running before, still run the type's loops:
+//     sync needs no rule, and the status collector reports every member not ready with the
+//     error, on each object;
+//   - anything else invalid runs nothing.
+//
+// The control plane's typeconfigs loop and an embedder's own (the chaos soak's) call it.
+func DecideTypeConfig(ftc *federation.FederatedTypeConfig, own []federation.TypeConfig, running map[string]RunningType) TypeConfigDecision {
+	t, reason, err := checkTypeConfig(ftc, own, running)
+	old, ran := running[ftc.Name]
+	switch {
+	case err == nil:
+	case ran:
+		return TypeConfigDecision{Run: &old, Status: metav1.ConditionFalse, Reason: reason,
+			Message: fmt.Sprintf("%v; the configuration of generation %d still runs", err, old.Generation)}
+	case reason == ReasonInvalidRules:
+		return TypeConfigDecision{Run: &RunningType{Type: t, Generation: ftc.Generation}, Restart: true, Status: metav1.ConditionFalse, Reason: reason,
+			Message: err.Error() + "; the type's loops run, and its objects' members are reported not ready with this error"}
+	default:
+		return TypeConfigDecision{Status: metav1.ConditionFalse, Reason: reason, Message: err.Error() + "; no loop runs for it"}
+	}
+	return TypeConfigDecision{Run: &RunningType{Type: t, Generation: ftc.Generation}, Restart: !ran || !reflect.DeepEqual(old.Type, t),
+		Status: metav1.ConditionTrue, Reason: ReasonTypeRunning, Message: t.String()}
+}
+
+// checkTypeConfig decodes the configuration's type and compiles its rules, refusing a kind
+// another configuration or own federates.
+func checkTypeConfig(ftc *federation.FederatedTypeConfig, own []federation.TypeConfig, running map[string]RunningType) (federation.TypeConfig, string, error) {
 	t, err := ftc.TypeConfig()
 	if err != nil {
 		return t, ReasonInvalidTypeConfig, err
@@ -123,23 +182,15 @@ func (tc *typeConfigs) check(ftc *federation.FederatedTypeConfig) (federation.Ty
 	if _, err := kinds.Compile(t); err != nil {
 		return t, ReasonInvalidRules, err
 	}
-	if slices.ContainsFunc(tc.opts.Types, func(s federation.TypeConfig) bool { return s.Federated.Kind == t.Federated.Kind }) {
+	if slices.ContainsFunc(own, func(s federation.TypeConfig) bool { return s.Federated.Kind == t.Federated.Kind }) {
 		return t, ReasonTypeConflict, fmt.Errorf("%s is one of the control plane's own types (Options.Types, --types)", t.Federated.Kind)
 	}
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	for other, c := range tc.running {
-		if other != ftc.Name && c.typ.Federated.Kind == t.Federated.Kind {
+	for _, other := range slices.Sorted(maps.Keys(running)) {
+		if other != ftc.Name && running[other].Type.Federated.Kind == t.Federated.Kind {
 			return t, ReasonTypeConflict, fmt.Errorf("FederatedTypeConfig %s federates %s already", other, t.Federated.Kind)
 		}
 	}
 	return t, "", nil
-}
-
-func (tc *typeConfigs) current(name string) *configured {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	return tc.running[name]
 }
 
 // start builds t's loops for the shard and runs each under the control plane's supervision
@@ -218,13 +269,20 @@ func (tc *typeConfigs) loopNames(name string) []string {
 	return out
 }
 
-// report writes the configuration's Ready condition and observedGeneration when they change
-// (from the first shard only: every shard decides alike), with a Warning when it turns False.
+// report writes the configuration's Ready condition (ReportTypeConfig), from the first shard
+// only: every shard decides alike.
 func (tc *typeConfigs) report(ctx context.Context, u *unstructured.Unstructured, status metav1.ConditionStatus, reason, msg string) error {
 	if tc.shard.Sharded() && tc.shard.Index != 0 {
 		return nil
 	}
-	live, err := tc.host.Get(ctx, federation.FederatedTypeConfigGVR, "", u.GetName())
+	return ReportTypeConfig(ctx, tc.host, u.GetName(), status, reason, msg, tc.opts.Clock.Now(), tc.opts.Status.Events)
+}
+
+// ReportTypeConfig writes FederatedTypeConfig name's Ready condition and observedGeneration
+// when they change, with a Warning Event (to events, when not nil) when it turns False or
+// says something new while False. A Conflict is returned, to retry on a fresh read.
+func ReportTypeConfig(ctx context.Context, host federation.ClusterClient, name string, status metav1.ConditionStatus, reason, msg string, now time.Time, events federation.EventRecorder) error {
+	live, err := host.Get(ctx, federation.FederatedTypeConfigGVR, "", name)
 	if err != nil {
 		return err
 	}
@@ -237,7 +295,7 @@ func (tc *typeConfigs) report(ctx context.Context, u *unstructured.Unstructured,
 	if prev != nil && prev.Status == status && prev.Reason == reason && prev.Message == msg && ftc.Status.ObservedGeneration == live.GetGeneration() {
 		return nil
 	}
-	cond.LastTransitionTime = metav1.NewTime(tc.opts.Clock.Now())
+	cond.LastTransitionTime = metav1.NewTime(now)
 	meta.SetStatusCondition(&ftc.Status.Conditions, cond)
 	ftc.Status.ObservedGeneration = live.GetGeneration()
 	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ftc.Status)
@@ -245,11 +303,11 @@ func (tc *typeConfigs) report(ctx context.Context, u *unstructured.Unstructured,
 		return err
 	}
 	live.Object["status"] = st
-	if _, err := tc.host.UpdateStatus(ctx, federation.FederatedTypeConfigGVR, live); err != nil {
+	if _, err := host.UpdateStatus(ctx, federation.FederatedTypeConfigGVR, live); err != nil {
 		return err // a Conflict too: the loop retries on a fresh read
 	}
 	if status != metav1.ConditionTrue && (prev == nil || prev.Reason != reason || prev.Message != msg) {
-		loop.Event(ctx, tc.opts.Status.Events, live, federation.EventTypeWarning, reason, msg)
+		loop.Event(ctx, events, live, federation.EventTypeWarning, reason, msg)
 	}
 	return nil
 }

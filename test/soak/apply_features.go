@@ -19,6 +19,9 @@ import (
 // applyFeature carries out the events of the features (see [Features]); ok is false for an
 // op that is not one of theirs.
 func (w *World) applyFeature(ctx context.Context, e Event) (ok bool, err error) {
+	if ok, err := w.applyKinds(ctx, e); ok {
+		return true, err
+	}
 	switch e.Op {
 	case OpPolicy:
 		return true, w.writePolicy(ctx, e, policyObject(e))

@@ -68,6 +68,7 @@ func (w *World) check(phase string, cut map[string]bool) {
 	c.checkForeign()
 	c.checkReleased()
 	c.checkFeatures()
+	c.checkKinds()
 	w.stepRules(nil)
 	w.checkInvariants(true)
 }

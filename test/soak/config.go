@@ -117,6 +117,10 @@ type Features struct {
 	// Lookalikes: objects no federation manages in the members, some of the federated
 	// objects' names, in the namespaces the federation uses and in kube-system.
 	Lookalikes bool
+	// Kinds: a custom resource (widgets.example.com) enabled, reconfigured, disabled and
+	// enabled again by a FederatedTypeConfig while the control plane runs, and FederatedWidgets
+	// (deterministic mode only).
+	Kinds bool
 }
 
 func (c *Config) complete() error {

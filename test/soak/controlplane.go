@@ -59,6 +59,7 @@ type loopSet struct {
 	dns          *dnsrecord.Controller
 	propagation  *propagation.Propagator
 	dependencies *dependencies.Dependencies
+	configured   map[string]*configuredKind // by FederatedTypeConfig name (see controlplane_kinds.go)
 }
 
 // Loops is the [Factory] of fedkit's own loops, one set per shard (Config.Shards, each with
@@ -84,7 +85,7 @@ func Loops(w *World) (ControlPlane, error) {
 
 func newLoopSet(w *World, shard federation.Shard) (*loopSet, error) {
 	det := !w.Config.Run
-	l := &loopSet{shard: shard, metrics: newBusyRegistry()} // a registry per set: the sets' loops have the same names
+	l := &loopSet{shard: shard, metrics: newBusyRegistry(), configured: map[string]*configuredKind{}} // a registry per set: the sets' loops have the same names
 	var err error
 	if l.monitor, err = status.NewClusterMonitor(w.Host, w.Fleet, status.MonitorOptions{Clock: w.Clock, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
@@ -135,6 +136,7 @@ func (l *loops) Round(ctx context.Context) error {
 	w := l.w
 	clusters := keysOf(w, federation.ClusterGVR)
 	l.each(ctx, "monitor", clusters, func(s *loopSet) reconciler { return s.monitor })
+	l.typeConfigs(ctx)
 	natives := union(keysOf(w, deploymentsGVR), keysOf(w, federation.DeploymentType.FederatedGVR()))
 	l.each(ctx, "propagation", natives, func(s *loopSet) reconciler { return s.propagation })
 	l.each(ctx, "dependencies", namespacesOf(w), func(s *loopSet) reconciler { return s.dependencies })
@@ -145,11 +147,13 @@ func (l *loops) Round(ctx context.Context) error {
 		l.each(ctx, "sync/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.syncers[i] })
 		l.each(ctx, "sync/"+typ.Federated.Kind+"/clusters", clusters, func(s *loopSet) reconciler { return clusterPass{s.syncers[i]} })
 	}
+	configured := l.configuredRound(ctx, clusters)
 	// Nothing after the propagation and dependencies loops makes federated objects: the
 	// collectors pass over the same keys (one deleted meanwhile is NotFound to them).
 	for i, typ := range kinds() {
 		l.each(ctx, "status/"+typ.Federated.Kind, keys[i], func(s *loopSet) reconciler { return s.collectors[i] })
 	}
+	l.collectConfigured(ctx, configured)
 	l.each(ctx, "dns", keysOf(w, dnsrecord.ServiceDNSRecordGVR), func(s *loopSet) reconciler { return s.dns })
 	return ctx.Err()
 }
@@ -158,8 +162,8 @@ func (l *loops) Round(ctx context.Context) error {
 func (l *loops) each(ctx context.Context, loop string, keys []federation.Key, r func(*loopSet) reconciler) {
 	for _, k := range keys {
 		for _, s := range l.sets {
-			if s.shard.Owns(k) {
-				l.call(ctx, loop, r(s), k)
+			if rec := r(s); rec != nil && s.shard.Owns(k) {
+				l.call(ctx, loop, rec, k)
 			}
 		}
 	}

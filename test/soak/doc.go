@@ -32,7 +32,16 @@
 //     KubeFed's, which take them over;
 //   - staged rollouts (a canary stage, then everyone) with automated rollback;
 //   - objects no federation manages in the members: kube-system's own, another team's in the
-//     namespaces the federation uses, objects of the federated objects' names.
+//     namespaces the federation uses, objects of the federated objects' names;
+//   - a configured kind: widgets.example.com, a custom resource in the host and every member
+//     (its replicas at spec.scale.count, a status with conditions its own controller in each
+//     member writes, a ConfigMap it refers to, a field that controller owns), enabled while
+//     the loops run by the FederatedTypeConfig `kubectl fed enable` writes (with CEL rules:
+//     readiness, replica counts, status values, the ConfigMap a dependency, the owned field
+//     retained), its rules made stricter, made not to compile and mended, made to fail on
+//     every widget and mended, then disabled and enabled again; FederatedWidgets created,
+//     edited, overridden and deleted meanwhile (deterministic mode only; the script's other
+//     events are the same with or without it).
 //
 // Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
 // short grace period. Each soak of 16 steps or more has each episode once: a cluster unjoined
@@ -74,7 +83,10 @@
 // order ([ControlPlane.Round]), and run its loops' Run goroutines ([ControlPlane.Run]).
 // [Loops] builds the default one over a [World], from fedkit's loop types, one set per shard:
 // status.NewClusterMonitor, propagation.New, dependencies.New, and for each kind
-// scheduler.New, fedsync.New and status.New; dnsrecord.New. An embedder passes its own
+// scheduler.New, fedsync.New and status.New; dnsrecord.New. Each set also runs the kinds the
+// host's FederatedTypeConfigs configure, as package controlplane does: a pass over them each
+// round decides what runs with controlplane.DecideTypeConfig and writes their Ready condition
+// with controlplane.ReportTypeConfig. An embedder passes its own
 // [Factory] to soak its own loops over the same seeded fleet.
 //
 // # Two modes
@@ -138,6 +150,15 @@
 //     gets no more replicas there than it had, or than its copy there runs;
 //   - adopted-in-place: a member object KubeFed made is taken over by its migrated object in
 //     place, never deleted and made again;
+//   - disabled-kept: while a configured kind is disabled, no member widget, and no ConfigMap
+//     a member widget refers to, is deleted or changed;
+//   - invalid-rules-kept: rules that do not compile or fail on the widgets delete and change no
+//     member widget that sync had propagated nor the ConfigMaps they refer to (a cluster not
+//     Ready or tainted NoExecute aside), and no FederatedWidget is Ready while a rule fails
+//     on a member it counts fresh (kinds' Evaluate);
+//   - typeconfig-reported: a FederatedTypeConfig whose generation the control plane observed
+//     is Ready True when its rules compile, and False with reason InvalidRules naming the rule
+//     when they do not (kinds.Compile);
 //   - the embedder's invariants that are not Quiescent.
 //
 // The failover rules (capacity-floor, drained-copy-kept, purge-never) concern
@@ -192,6 +213,11 @@
 //   - secret-excluded and secret-referenced, for every Secret copy;
 //   - adopted-in-place: every member object KubeFed made, where its migrated object is
 //     placed, is the federation's now, the same object;
+//   - kind-status-aggregates: each FederatedWidget's status.aggregated sums, and each fresh
+//     entry carries, what the kind's rules read from its members (status.KindExtractor), and
+//     it is Ready exactly when every placed member is ready by them;
+//   - placed-runs-render, placed-only, status-matches and deletion-completed hold for the
+//     FederatedWidgets too, rendered with the kind's configuration (its retained field kept);
 //   - quiet-hour: a further simulated hour makes no write but the cluster monitor's
 //     heartbeats;
 //   - settles and loops-healthy: the control plane stops writing within Config.MaxRounds,

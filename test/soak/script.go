@@ -143,6 +143,7 @@ func NewScript(cfg Config) (Script, error) {
 	s.Initial = append(s.Initial, g.policiesAndNatives()...)
 	s.Initial = append(s.Initial, g.kubeFed()...)
 	episodes := g.episodes()
+	kg := newKindsGen(cfg, g)
 	for i := range cfg.Steps {
 		step := make([]Event, 0, cfg.EventsPerStep+2)
 		step = append(step, g.episode(episodes, i)...)
@@ -151,6 +152,7 @@ func NewScript(cfg Config) (Script, error) {
 				step = append(step, e)
 			}
 		}
+		step = append(step, kg.step(i)...)
 		s.Steps = append(s.Steps, step)
 	}
 	return s, nil
@@ -188,7 +190,7 @@ type generator struct {
 // on returns the features the script uses: all but those f leaves out.
 func (f Features) on() Features {
 	return Features{Policies: !f.Policies, Dependencies: !f.Dependencies, AppFailover: !f.AppFailover, Outage: !f.Outage,
-		Rejoin: !f.Rejoin, Migration: !f.Migration, Rollouts: !f.Rollouts, Lookalikes: !f.Lookalikes}
+		Rejoin: !f.Rejoin, Migration: !f.Migration, Rollouts: !f.Rollouts, Lookalikes: !f.Lookalikes, Kinds: !f.Kinds}
 }
 
 func (g *generator) addCluster() Event {

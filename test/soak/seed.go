@@ -160,7 +160,7 @@ func (w *World) housekeep(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return w.widgetController()
 }
 
 func (w *World) removedNames() []string {

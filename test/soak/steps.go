@@ -213,6 +213,7 @@ func (w *World) stepRules(events []Event) {
 	w.checkBlocked(prev, cur, touched)
 	w.checkKubeFed(prev, cur)
 	w.noteUnselected(prev, cur)
+	w.checkKinds()
 	w.steps.prev = cur
 }
 

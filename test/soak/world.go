@@ -92,6 +92,7 @@ type World struct {
 	unselected []unselectedCopy         // copies of native Deployments no policy selects any more
 	userMade   []userObject             // the user's objects on the host
 	steps      stepWatch                // what the rules after every step compare with
+	kindsState kindsWatch               // the configured kind's (see apply_kinds.go)
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
@@ -196,6 +197,7 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 	if cfg.TraceWrites {
 		w.trace = cfg.Logf
 	}
+	w.kindsState.set = -1
 	w.Host.SetClock(w.Clock)
 	w.Host.SetRecording(false)
 	w.Host.ClearActions()
@@ -211,6 +213,9 @@ func NewWorld(ctx context.Context, cfg Config) (*World, error) {
 		if _, err := w.Host.Create(ctx, schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, &unstructured.Unstructured{Object: m}); err != nil {
 			return nil, fmt.Errorf("soak: install %s: %w", crd.Name, err)
 		}
+	}
+	if err := w.installWidgets(ctx, w.Host); err != nil {
+		return nil, err
 	}
 	w.Fleet.SetClock(w.Clock)
 	w.Fleet.SetRecording(false)
@@ -256,6 +261,9 @@ func (w *World) addMember(ctx context.Context, name string, index int) error {
 	w.installHooks(c)
 	w.applyFaults(c)
 	c.SetWorkloads(w.workloads(name))
+	if err := w.installWidgets(ctx, c); err != nil {
+		return err
+	}
 	for _, typ := range kinds() {
 		if _, err := w.Fleet.CachedReader(name, typ.TargetGVR()); err != nil {
 			return err
