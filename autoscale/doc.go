@@ -24,16 +24,16 @@
 // spec.totalReplicas stays the total until the autoscaler's first decision, within the
 // fleet's bounds. KubeFed users keep their preferences and add a block.
 //
-// # The fleet's recommendation
+// # The decision: package autoscale/recommend
 //
-// [Recommend] counts the pods of every fresh member as one HPA counts one cluster's: kube's
-// replica calculator, its tolerance, its unready and missing pods. Its facts are ported as
-// stories (testdata/replicas.txt, one block per case of kube's replica_calculator_test.go).
-// Freshness and quorum are status's rules ([status.IsFresh], [status.HasQuorum]). A stale
-// member's share holds at what it last ran, so the fleet never scales on data nobody has.
-// [Stabilize] applies the behavior (windows, rate policies, kube's facts in
-// testdata/behavior.txt). [Decide] puts both together with an HPA's conditions and a
-// one-line explanation; the loop and package preview call it.
+// The decision is pure and lives in package autoscale/recommend, as sync's
+// lives in sync/plan: [recommend.Recommend] (kube's replica calculator over the fleet's
+// fresh members, with status's freshness and quorum rules), [recommend.Stabilize] (the
+// behavior's windows and policies) and [recommend.Decide], which puts both together and
+// which this loop and package preview call. It links no loop, client or Prometheus. The
+// names above ([Decide], [Sample], [History]...) are the same types and functions, kept
+// here where users first found them. [SplitBounds] stays here: it is pure, but it is the
+// scheduler's division, and the scheduler is a loop.
 //
 // # Never fights, never harms
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
@@ -18,7 +19,7 @@ import (
 const (
 	// DefaultResyncPeriod is how often an autoscaled preference is looked at again: the
 	// kube-controller-manager's --horizontal-pod-autoscaler-sync-period.
-	DefaultResyncPeriod = 15 * time.Second
+	DefaultResyncPeriod = recommend.DefaultSyncPeriod
 	// DefaultReadTimeout bounds the reads of one member in a pass.
 	DefaultReadTimeout = 10 * time.Second
 	// DefaultWorkers is how many preferences Run handles in parallel.
@@ -100,9 +101,8 @@ type Options struct {
 	CacheSyncTimeout time.Duration
 }
 
-// StaleAfter is Options.StaleAfter's default for a ResyncPeriod: three of them, so that a
-// member read once a period counts until it missed two reads.
-func StaleAfter(resync time.Duration) time.Duration { return 3 * resync }
+// StaleAfter is Options.StaleAfter's default for a ResyncPeriod ([recommend.StaleAfter]).
+func StaleAfter(resync time.Duration) time.Duration { return recommend.StaleAfter(resync) }
 
 // complete fills in the defaults.
 func (o *Options) complete(clusters federation.ClusterSet) {

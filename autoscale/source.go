@@ -47,18 +47,6 @@ type SampleRequest struct {
 	Now time.Time
 }
 
-// MemberHPA is what a member's HorizontalPodAutoscaler of the workload reports (Distributed
-// mode).
-type MemberHPA struct {
-	// Min and Max are its spec's bounds.
-	Min, Max int32
-	// Current and Desired are its status.currentReplicas and desiredReplicas.
-	Current, Desired int32
-	// Active is its ScalingActive condition; Message that condition's message when False.
-	Active  bool
-	Message string
-}
-
 // HPAGVR is the resource of HorizontalPodAutoscalers (autoscaling/v2).
 var HPAGVR = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
 

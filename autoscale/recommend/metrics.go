@@ -1,4 +1,4 @@
-package autoscale
+package recommend
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/status"
+	"github.com/fedkit/fedkit/internal/quorum"
 )
 
 const defaultTolerance = federation.DefaultTolerance
@@ -53,7 +53,7 @@ func hasSource(m autoscalingv2.MetricSpec) bool {
 // of the scheduled clusters reporting it.
 func (f *fleet) reported(name string, p part) (MetricResult, bool) {
 	r := MetricResult{Name: name, Held: p.why}
-	if !status.HasQuorum(len(p.reporting), len(f.samples)) {
+	if !quorum.HasQuorum(len(p.reporting), len(f.samples)) {
 		r.Err = fmt.Sprintf("reported by %d of %d clusters, not a majority (%s)", len(p.reporting), len(f.samples), strings.Join(p.why, ", "))
 		return r, false
 	}
