@@ -52,7 +52,7 @@ var allowedImports = map[string][]string{
 	"migrate":      {"federation", "internal/manifest"},
 	// agent: pull mode, both ends: the agent in a member (it applies Assignments with
 	// sync/plan's rules and override's retention) and the host's ClusterSet of Assignments.
-	"agent": {"federation", "override", "sync/plan", "internal/condition"},
+	"agent": {"federation", "override", "sync/plan", "autoscale/recommend", "internal/condition"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},

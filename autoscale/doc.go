@@ -85,7 +85,12 @@
 // [Members] is the source of push members: their metrics APIs through their
 // ClusterClients (metrics.k8s.io PodMetrics, custom.metrics.k8s.io through
 // federation.CustomMetricsGetter, external.metrics.k8s.io), as an HPA's controller reads its
-// own cluster. Pull members (an agent in the member, the hub never reaching it) are not
-// served yet: their agent's reports will be a second MetricsSource (and HPAWriter), with
-// the pure functions and the loop unchanged.
+// own cluster. [Reports] is the source of pull members, which the hub never reaches: their
+// agent (package agent) reads the workload's pods and their usage from the member and adds
+// them to the report of the workload's Assignment (status.metrics); Reports reads them
+// there. A report is as fresh as the agent's read, so an agent cut off from the host goes
+// stale and the quorum rule leaves its cluster out. Agents report Resource and
+// ContainerResource metrics; other metrics are Failed for pull members (their shares hold).
+// The default source, [ByMode], asks each cluster's source by its spec.mode. Distributed
+// mode writes member HPAs through push members' clients only.
 package autoscale

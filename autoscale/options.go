@@ -52,8 +52,9 @@ type Options struct {
 	// given it (package hostcache); its owner runs it. nil: Run keeps a cache of its own.
 	Cache *hostcache.Cache
 
-	// Source gathers the members' samples. Default: [Members] over the Autoscaler's
-	// ClusterSet (push members, read through their ClusterClients).
+	// Source gathers the members' samples. Default: [ByMode] with [Members] over the
+	// Autoscaler's ClusterSet for push members (read through their ClusterClients) and
+	// [Reports] over the host for pull members (their agents' reports).
 	Source MetricsSource
 
 	// Types are the federated types a preference's spec.targetKind may name. Default: the
@@ -105,7 +106,7 @@ type Options struct {
 func StaleAfter(resync time.Duration) time.Duration { return recommend.StaleAfter(resync) }
 
 // complete fills in the defaults.
-func (o *Options) complete(clusters federation.ClusterSet) {
+func (o *Options) complete(host federation.ClusterClient, clusters federation.ClusterSet) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -119,7 +120,7 @@ func (o *Options) complete(clusters federation.ClusterSet) {
 		o.Gate = gate.New(gate.Options{})
 	}
 	if o.Source == nil {
-		o.Source = Members{Clusters: clusters, Identity: o.Identity, Gate: o.Gate}
+		o.Source = ByMode{Push: Members{Clusters: clusters, Identity: o.Identity, Gate: o.Gate}, Pull: Reports{Host: host}}
 	}
 	if o.Types == nil {
 		for _, t := range federation.BuiltinTypes() {
