@@ -117,6 +117,9 @@ type Features struct {
 	// Lookalikes: objects no federation manages in the members, some of the federated
 	// objects' names, in the namespaces the federation uses and in kube-system.
 	Lookalikes bool
+	// Autoscale: workloads whose preference has spec.autoscale, their pods' load flapping
+	// from step to step, one member serving no metrics.
+	Autoscale bool
 }
 
 func (c *Config) complete() error {

@@ -32,7 +32,10 @@
 //     KubeFed's, which take them over;
 //   - staged rollouts (a canary stage, then everyone) with automated rollback;
 //   - objects no federation manages in the members: kube-system's own, another team's in the
-//     namespaces the federation uses, objects of the federated objects' names.
+//     namespaces the federation uses, objects of the federated objects' names;
+//   - autoscaling: workloads whose preference has spec.autoscale, with pods in every member
+//     whose load flaps from step to step (a pod now and then without a sample, one member
+//     serving no metrics at all), under the same partitions and outage.
 //
 // Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
 // short grace period. Each soak of 16 steps or more has each episode once: a cluster unjoined
@@ -72,8 +75,8 @@
 // A [ControlPlane] is anything that can reconcile every key of every loop once, in a fixed
 // order ([ControlPlane.Round]), and run its loops' Run goroutines ([ControlPlane.Run]).
 // [Loops] builds the default one over a [World], from fedkit's loop types, one set per shard:
-// status.NewClusterMonitor, propagation.New, dependencies.New, and for each kind
-// scheduler.New, fedsync.New and status.New; dnsrecord.New. An embedder passes its own
+// status.NewClusterMonitor, propagation.New, dependencies.New, autoscale.New, and for each
+// kind scheduler.New, fedsync.New and status.New; dnsrecord.New. An embedder passes its own
 // [Factory] to soak its own loops over the same seeded fleet.
 //
 // # Two modes
@@ -137,6 +140,11 @@
 //     gets no more replicas there than it had, or than its copy there runs;
 //   - adopted-in-place: a member object KubeFed made is taken over by its migrated object in
 //     place, never deleted and made again;
+//   - no-thrash: an autoscaled workload's fleet total changes direction at most once per
+//     stabilization window (judged at the checks, a round's slack allowed);
+//   - never-zero: an autoscaled workload's fleet total is never below its minReplicas, and
+//     while a majority of its scheduled clusters have been cut off longer than their data
+//     stays fresh (autoscale's StaleAfter) the total holds;
 //   - the embedder's invariants that are not Quiescent.
 //
 // The failover rules (capacity-floor, drained-copy-kept, purge-never) concern

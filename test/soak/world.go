@@ -92,6 +92,7 @@ type World struct {
 	unselected []unselectedCopy         // copies of native Deployments no policy selects any more
 	userMade   []userObject             // the user's objects on the host
 	steps      stepWatch                // what the rules after every step compare with
+	autoscale  *autoscaleWatch          // the autoscaled workloads' totals (nil: Without.Autoscale)
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.
