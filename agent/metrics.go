@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/autoscale/recommend"
@@ -56,15 +55,7 @@ func (a *Agent) pods(ctx context.Context, ns, selector string) ([]recommend.Pod,
 	if err != nil {
 		return nil, err
 	}
-	out := make([]recommend.Pod, 0, len(list.Items))
-	for i := range list.Items {
-		var p corev1.Pod
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &p); err != nil {
-			return nil, fmt.Errorf("pod %s: %w", list.Items[i].GetName(), err)
-		}
-		out = append(out, recommend.PodOf(&p))
-	}
-	return out, nil
+	return recommend.PodsOf(list)
 }
 
 // usage reads metrics.k8s.io's PodMetrics of the selector's pods into pods.
@@ -73,13 +64,9 @@ func (a *Agent) usage(ctx context.Context, ns, selector string, pods []recommend
 	if err != nil {
 		return err
 	}
-	byName := make(map[string]*recommend.Usage, len(list.Items))
-	for i := range list.Items {
-		u, err := recommend.UsageOf(list.Items[i].Object)
-		if err != nil {
-			return fmt.Errorf("PodMetrics %s: %w", list.Items[i].GetName(), err)
-		}
-		byName[list.Items[i].GetName()] = u
+	byName, err := recommend.UsageByPod(list)
+	if err != nil {
+		return err
 	}
 	for i := range pods {
 		pods[i].Usage = byName[pods[i].Name]

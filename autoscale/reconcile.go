@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
@@ -288,7 +289,7 @@ func membersOf(rec Recommendation, samples []Sample) (int32, []federation.Autosc
 	}
 	for _, s := range samples {
 		n := s.Replicas
-		sum = add(sum, n)
+		sum = recommend.AddReplicas(sum, n)
 		e := federation.AutoscaleCluster{Name: s.Cluster, CurrentReplicas: &n, Message: fedcond.Truncate(s.Message, 256)}
 		if f, ok := fresh[s.Cluster]; ok && !f {
 			e.Stale = true

@@ -129,15 +129,7 @@ func pods(ctx context.Context, c federation.ClusterClient, ns, selector string) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Pod, 0, len(list.Items))
-	for i := range list.Items {
-		var p corev1.Pod
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &p); err != nil {
-			return nil, fmt.Errorf("pod %s: %w", list.Items[i].GetName(), err)
-		}
-		out = append(out, recommend.PodOf(&p))
-	}
-	return out, nil
+	return recommend.PodsOf(list)
 }
 
 // reader reads the metrics of one member into s.
@@ -195,13 +187,9 @@ func (r *reader) podMetrics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]*Usage{}
-	for _, item := range list.Items {
-		u, err := recommend.UsageOf(item.Object)
-		if err != nil {
-			return fmt.Errorf("PodMetrics %s: %w", item.GetName(), err)
-		}
-		byName[item.GetName()] = u
+	byName, err := recommend.UsageByPod(list)
+	if err != nil {
+		return err
 	}
 	for i := range r.s.Pods {
 		r.s.Pods[i].Usage = byName[r.s.Pods[i].Name]
@@ -287,7 +275,7 @@ func (r *reader) external(ctx context.Context, key string, id autoscalingv2.Metr
 		if err != nil {
 			return err
 		}
-		sum = addMilli(sum, v)
+		sum = recommend.AddMilli(sum, v)
 	}
 	r.value(key, sum)
 	return nil

@@ -56,6 +56,32 @@ func Selector(w *unstructured.Unstructured) (string, error) {
 	return sel.String(), nil
 }
 
+// PodsOf decodes a list of pods ([PodOf] each).
+func PodsOf(list *unstructured.UnstructuredList) ([]Pod, error) {
+	out := make([]Pod, 0, len(list.Items))
+	for i := range list.Items {
+		var p corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &p); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", list.Items[i].GetName(), err)
+		}
+		out = append(out, PodOf(&p))
+	}
+	return out, nil
+}
+
+// UsageByPod decodes a list of metrics.k8s.io PodMetrics ([UsageOf] each), by pod name.
+func UsageByPod(list *unstructured.UnstructuredList) (map[string]*Usage, error) {
+	out := make(map[string]*Usage, len(list.Items))
+	for i := range list.Items {
+		u, err := UsageOf(list.Items[i].Object)
+		if err != nil {
+			return nil, fmt.Errorf("PodMetrics %s: %w", list.Items[i].GetName(), err)
+		}
+		out[list.Items[i].GetName()] = u
+	}
+	return out, nil
+}
+
 // UsageOf decodes one metrics.k8s.io PodMetrics object.
 func UsageOf(obj map[string]any) (*Usage, error) {
 	var pm struct {

@@ -56,7 +56,7 @@ func (w *World) checkAutoscale() {
 	// A member cut off since before staleBy has nothing fresh: the autoscaler read it last
 	// before it was cut, and that read is older than its freshness now.
 	staleBy := now.Add(-autoscale.StaleAfter(autoscale.DefaultResyncPeriod) - w.Config.RoundStep)
-	for _, key := range slices.SortedFunc(maps.Keys(a.totals), func(x, y federation.Key) int { return strings.Compare(x.String(), y.String()) }) {
+	for _, key := range a.keys() {
 		w.checkTotal(key, a.totals[key], now, staleBy)
 	}
 }
@@ -132,9 +132,14 @@ func (w *World) scheduledClusters(key federation.Key) []string {
 // summary says, for -soak.v, what the autoscaling rules saw of each total.
 func (a *autoscaleWatch) summary() string {
 	var out []string
-	for _, key := range slices.SortedFunc(maps.Keys(a.totals), func(x, y federation.Key) int { return strings.Compare(x.String(), y.String()) }) {
+	for _, key := range a.keys() {
 		h := a.totals[key]
 		out = append(out, fmt.Sprintf("%s: %d changes, %d turns, %d checks without a quorum, last %d", key, h.changes, len(h.turns), h.held, h.last))
 	}
 	return strings.Join(out, "; ")
+}
+
+// keys are the autoscaled preferences' keys, sorted: the checks run in a fixed order.
+func (a *autoscaleWatch) keys() []federation.Key {
+	return slices.SortedFunc(maps.Keys(a.totals), func(x, y federation.Key) int { return strings.Compare(x.String(), y.String()) })
 }
