@@ -126,3 +126,36 @@ func TestPullMemberDrivesAScaleUp(t *testing.T) {
 		t.Errorf("status.autoscale.clusters stale = %v, want %v", stale, want)
 	}
 }
+
+// TestAgentReportsMetricsItCannotRead: a member that does not serve metrics.k8s.io gets its
+// workload's pods reported without usage, and why (status.metrics.failed): the autoscaler
+// never reads that as 0 usage.
+func TestAgentReportsMetricsItCannotRead(t *testing.T) {
+	e := newPullEnv(t)
+	e.start(t)
+	fedtest.Create(t, e.Host, fedDeploys, autoscaledWeb)
+	e.step(t, "edge runs web", 5*time.Second, func() bool { return replicas(e.edge, "web") == 2 })
+	started := e.Clock.Now().Add(-time.Hour).Format(time.RFC3339)
+	if err := e.edge.Apply(fmt.Sprintf(`{apiVersion: v1, kind: Pod, metadata: {name: web-1, namespace: default, labels: {app: web}},
+  spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: "1"}}}]},
+  status: {phase: Running, startTime: %q, conditions: [{type: Ready, status: "True", lastTransitionTime: %q}]}}`, started, started)); err != nil {
+		t.Fatal(err)
+	}
+	var metrics map[string]any
+	e.step(t, "edge's report lists the pod", 5*time.Second, func() bool {
+		as, err := e.Host.Peek(federation.AssignmentGVR, federation.PullNamespace("edge"), federation.AssignmentName(deployments, "default", "web"))
+		if err != nil {
+			return false
+		}
+		metrics, _, _ = unstructured.NestedMap(as.Object, "status", "metrics")
+		pods, _, _ := unstructured.NestedSlice(metrics, "pods")
+		return len(pods) == 1
+	})
+	if failed, _ := metrics["failed"].(string); failed == "" {
+		t.Errorf("status.metrics.failed is empty; want why metrics.k8s.io could not be read: %v", metrics)
+	}
+	pod := metrics["pods"].([]any)[0].(map[string]any)
+	if _, sampled := pod["sampled"]; sampled {
+		t.Errorf("the pod is reported sampled, with no metrics.k8s.io in the member: %v", pod)
+	}
+}
