@@ -105,8 +105,8 @@ func scaledPod(key federation.Key, p int, now time.Time) *unstructured.Unstructu
 }
 
 // flapLoad sets the load of every autoscaled pod for step (seeded: the step's load replays):
-// each workload high (1.2 cores of the 1 asked) and low (0.2) on alternate steps in every
-// member, a load that flaps faster than the window; a pod in ten has no sample (seeded). The last member never
+// each workload high (1.2 cores of the 1 asked) or low (0.2) in every member, as a load
+// that flaps faster than the window; a pod in ten has no sample. The last member never
 // serves metrics.k8s.io (the one whose name sorted last when the soak began).
 func (w *World) flapLoad(step int) {
 	if w.Config.Without.Autoscale || w.autoscale == nil {
@@ -117,8 +117,8 @@ func (w *World) flapLoad(step int) {
 	for i := range scaledWorkloads {
 		key := scaledKey(w.Config.Objects, i)
 		milli := int64(200)
-		if (step+int(w.Config.Seed)+i)%2 == 0 {
-			milli = 1200 // high and low on alternate steps: faster than any window
+		if r.IntN(2) == 0 {
+			milli = 1200
 		}
 		for _, name := range w.Fleet.Names() {
 			m, ok := w.Fleet.Member(name)
