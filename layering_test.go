@@ -32,18 +32,19 @@ var allowedImports = map[string][]string{
 	// gate: the invariants every destructive write keeps, and the one function that sends
 	// it (PURE checks; its Delete, Update and Create call the client they are given).
 	"gate":   {"federation"},
-	"status": {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition"},
+	"status": {"federation", "placement", "kinds", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/quorum"},
 	// kinds: a kind's rules in CEL, compiled and evaluated (PURE).
 	"kinds": {"federation"},
-	// autoscale: the fleet's total from the members' metrics (PURE Recommend, Stabilize,
-	// Decide, SplitBounds) and the loop that writes it; status's freshness and quorum rules,
-	// the scheduler's division for the bounds of Distributed mode.
-	"autoscale": {"federation", "gate", "scheduler", "status", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
+	// autoscale is the driver of autoscale/recommend, its pure decision: it samples the
+	// members, decides and writes the fleet's total; the scheduler's division for the
+	// bounds of Distributed mode.
+	"autoscale":           {"federation", "autoscale/recommend", "gate", "scheduler", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
+	"autoscale/recommend": {"federation", "internal/quorum"},
 	// propagation turns native host objects selected by policies into Federated<Kind>.
 	"propagation":     {"federation", "gate", "hostcache", "internal/loop", "internal/metrics", "internal/condition", "internal/labelselector"},
 	"federation/kube": {"federation", "hostcache", "internal/loop"},
 	"fake":            {"federation", "internal/manifest", "internal/jsonvalue", "internal/intern"},
-	"preview":         {"federation", "gate", "kinds", "placement", "scheduler", "override", "sync/plan", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
+	"preview":         {"federation", "gate", "kinds", "placement", "scheduler", "override", "sync/plan", "autoscale/recommend", "dnsrecord", "dependencies", "propagation", "internal/manifest"},
 	// dependencies: PURE extractors and union, and the loop that makes dependents follow;
 	// placement says which clusters a user's dependency refuses, override renders each
 	// cluster's pods (what they reference after overrides), as sync renders them.
@@ -51,7 +52,7 @@ var allowedImports = map[string][]string{
 	"migrate":      {"federation", "internal/manifest"},
 	// agent: pull mode, both ends: the agent in a member (it applies Assignments with
 	// sync/plan's rules and override's retention) and the host's ClusterSet of Assignments.
-	"agent": {"federation", "override", "sync/plan", "internal/condition"},
+	"agent": {"federation", "override", "sync/plan", "autoscale/recommend", "internal/condition"},
 	// The kubectl plugin, an application of the packages: main only calls its own
 	// cmd/kubectl-fed/internal/kubectlfed, which calls the library.
 	"cmd/kubectl-fed":                     {"cmd/kubectl-fed/internal/kubectlfed"},
@@ -90,6 +91,7 @@ var allowedImports = map[string][]string{
 	// internal/labelselector: the one meaning of a label selector (the API machinery's);
 	// imported by federation (validation), placement, override and sync/plan (rollout stages).
 	"internal/labelselector": nil,
+	"internal/quorum":        nil,
 	// internal/jsonpointer: RFC 6901 pointers as override paths (checks, escaping, identity
 	// paths); imported by federation (validation) and override.
 	"internal/jsonpointer": nil,
@@ -119,6 +121,7 @@ var internalImporters = map[string][]string{
 	"internal/condition":     {"agent", "scheduler", "sync/plan", "status", "dnsrecord", "dependencies", "propagation", "autoscale", "controlplane"},
 	"internal/lease":         {"controlplane"},
 	"internal/statuswrite":   {"controlplane"},
+	"internal/quorum":        {"status", "autoscale/recommend"},
 	"internal/labelselector": {"federation", "placement", "override", "sync/plan", "propagation", "autoscale"},
 	"internal/jsonpointer":   {"federation", "override"},
 	"internal/imageref":      {"federation", "override"},

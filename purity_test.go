@@ -15,7 +15,7 @@ import (
 
 // purePackages are the packages ARCHITECTURE.md marks PURE: deterministic functions of their
 // arguments, with no I/O, clock, goroutine or logger (a loop calls them and acts).
-var purePackages = []string{"placement", "override", "sync/plan", "migrate", "preview"}
+var purePackages = []string{"placement", "override", "sync/plan", "autoscale/recommend", "internal/quorum", "migrate", "preview"}
 
 // ioImports are imports a pure package never has: clients, clocks, loggers, metrics, the
 // process. client-go's scheme is a registry of Go types (a member type's fields), not a

@@ -316,6 +316,7 @@ func (a *Agent) report(ctx context.Context, as *federation.Assignment, o outcome
 	st.ObservedGeneration = as.Generation
 	st.Object = federation.RawObject{Object: reported(o.obj)}
 	st.Conditions, _ = fedcond.Set(st.Conditions, applied(o), a.opts.Clock.Now())
+	st.Metrics = a.metrics(ctx, as, o.obj)
 	if reflect.DeepEqual(st, as.Status) {
 		return nil
 	}

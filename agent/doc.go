@@ -70,6 +70,11 @@
 // not the object its name and spec.resource say is never applied ([ErrInvalidAssignment]).
 // It then writes the report
 // (status: the member object, observedGeneration, the Applied condition) when it changed.
+// For a workload (an applied object with spec.selector) the report also carries its pods
+// and their metrics.k8s.io usage (status.metrics), read again once they are
+// Options.MetricsPeriod old: the hub's autoscaler reads them there (autoscale.Reports), as
+// it reads a push member's metrics API. A member whose metrics API is not served reports
+// why (metrics.failed), never zero usage.
 //
 // When the host cannot be reached, the agent keeps the Assignments it read last and goes on
 // correcting drift with them: an outage of the host is not an outage of the member. The

@@ -23,6 +23,9 @@ const (
 	// DefaultLeaseDuration is the Lease's duration (Options.LeaseDuration): the host judges
 	// the cluster unreachable when the agent has not renewed it for that long.
 	DefaultLeaseDuration = 40 * time.Second
+	// DefaultMetricsPeriod is how old a workload's metrics report may get before the agent
+	// reads the member's again (Options.MetricsPeriod): an HPA's sync period.
+	DefaultMetricsPeriod = 15 * time.Second
 )
 
 // Options configure an Agent. The zero value is the default, except Cluster, which is
@@ -40,6 +43,12 @@ type Options struct {
 	// LeaseDuration is written in the Lease; 0: DefaultLeaseDuration. It must be longer
 	// than Period.
 	LeaseDuration time.Duration
+	// MetricsPeriod is how often the agent reads the pods and metrics.k8s.io usage of each
+	// workload it applied (an object with spec.selector) into its report
+	// (federation.WorkloadMetrics, status.metrics), for the hub's autoscaler: at most one
+	// report write per workload and period for them. 0: DefaultMetricsPeriod; negative: the
+	// agent reports no metrics.
+	MetricsPeriod time.Duration
 	// Renderer retains what the member owns before a manifest is written over a member
 	// object (override.Renderer.Retain); nil: the default retention table.
 	Renderer *override.Renderer
@@ -58,6 +67,9 @@ func (o *Options) complete() error {
 	}
 	if o.Period == 0 {
 		o.Period = DefaultPeriod
+	}
+	if o.MetricsPeriod == 0 {
+		o.MetricsPeriod = DefaultMetricsPeriod
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = DefaultLeaseDuration

@@ -62,7 +62,7 @@ func New(host federation.ClusterClient, clusters federation.ClusterSet, opts Opt
 	if err := loop.ValidateShard(ErrInvalidOptions, opts.Shard); err != nil {
 		return nil, fmt.Errorf("autoscale: New: %w", err)
 	}
-	opts.complete(clusters)
+	opts.complete(host, clusters)
 	for _, t := range opts.Types {
 		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("autoscale: New: %w: type %s: %w", ErrInvalidOptions, t, err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
 )
@@ -82,7 +83,7 @@ func (a *Autoscaler) distribute(ctx context.Context, w *world, rsp *federation.R
 		e, line, err := a.member(ctx, w, rsp.UID, b, w.samples[i])
 		errs = append(errs, err)
 		st.Clusters = append(st.Clusters, e)
-		st.CurrentReplicas = add(st.CurrentReplicas, *e.CurrentReplicas)
+		st.CurrentReplicas = recommend.AddReplicas(st.CurrentReplicas, *e.CurrentReplicas)
 		lines = append(lines, line)
 		delete(before, b.Cluster)
 	}

@@ -24,16 +24,16 @@
 // spec.totalReplicas stays the total until the autoscaler's first decision, within the
 // fleet's bounds. KubeFed users keep their preferences and add a block.
 //
-// # The fleet's recommendation
+// # The decision: package autoscale/recommend
 //
-// [Recommend] counts the pods of every fresh member as one HPA counts one cluster's: kube's
-// replica calculator, its tolerance, its unready and missing pods. Its facts are ported as
-// stories (testdata/replicas.txt, one block per case of kube's replica_calculator_test.go).
-// Freshness and quorum are status's rules ([status.IsFresh], [status.HasQuorum]). A stale
-// member's share holds at what it last ran, so the fleet never scales on data nobody has.
-// [Stabilize] applies the behavior (windows, rate policies, kube's facts in
-// testdata/behavior.txt). [Decide] puts both together with an HPA's conditions and a
-// one-line explanation; the loop and package preview call it.
+// The decision is pure and lives in package autoscale/recommend, as sync's
+// lives in sync/plan: [recommend.Recommend] (kube's replica calculator over the fleet's
+// fresh members, with status's freshness and quorum rules), [recommend.Stabilize] (the
+// behavior's windows and policies) and [recommend.Decide], which puts both together and
+// which this loop and package preview call. It links no loop, client or Prometheus. The
+// names above ([Decide], [Sample], [History]...) are the same types and functions, kept
+// here where users first found them. [SplitBounds] stays here: it is pure, but it is the
+// scheduler's division, and the scheduler is a loop.
 //
 // # Never fights, never harms
 //
@@ -85,7 +85,12 @@
 // [Members] is the source of push members: their metrics APIs through their
 // ClusterClients (metrics.k8s.io PodMetrics, custom.metrics.k8s.io through
 // federation.CustomMetricsGetter, external.metrics.k8s.io), as an HPA's controller reads its
-// own cluster. Pull members (an agent in the member, the hub never reaching it) are not
-// served yet: their agent's reports will be a second MetricsSource (and HPAWriter), with
-// the pure functions and the loop unchanged.
+// own cluster. [Reports] is the source of pull members, which the hub never reaches: their
+// agent (package agent) reads the workload's pods and their usage from the member and adds
+// them to the report of the workload's Assignment (status.metrics); Reports reads them
+// there. A report is as fresh as the agent's read, so an agent cut off from the host goes
+// stale and the quorum rule leaves its cluster out. Agents report Resource and
+// ContainerResource metrics; other metrics are Failed for pull members (their shares hold).
+// The default source, [ByMode], asks each cluster's source by its spec.mode. Distributed
+// mode writes member HPAs through push members' clients only.
 package autoscale

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
 	"github.com/fedkit/fedkit/hostcache"
@@ -18,7 +19,7 @@ import (
 const (
 	// DefaultResyncPeriod is how often an autoscaled preference is looked at again: the
 	// kube-controller-manager's --horizontal-pod-autoscaler-sync-period.
-	DefaultResyncPeriod = 15 * time.Second
+	DefaultResyncPeriod = recommend.DefaultSyncPeriod
 	// DefaultReadTimeout bounds the reads of one member in a pass.
 	DefaultReadTimeout = 10 * time.Second
 	// DefaultWorkers is how many preferences Run handles in parallel.
@@ -51,8 +52,9 @@ type Options struct {
 	// given it (package hostcache); its owner runs it. nil: Run keeps a cache of its own.
 	Cache *hostcache.Cache
 
-	// Source gathers the members' samples. Default: [Members] over the Autoscaler's
-	// ClusterSet (push members, read through their ClusterClients).
+	// Source gathers the members' samples. Default: [ByMode] with [Members] over the
+	// Autoscaler's ClusterSet for push members (read through their ClusterClients) and
+	// [Reports] over the host for pull members (their agents' reports).
 	Source MetricsSource
 
 	// Types are the federated types a preference's spec.targetKind may name. Default: the
@@ -100,12 +102,11 @@ type Options struct {
 	CacheSyncTimeout time.Duration
 }
 
-// StaleAfter is Options.StaleAfter's default for a ResyncPeriod: three of them, so that a
-// member read once a period counts until it missed two reads.
-func StaleAfter(resync time.Duration) time.Duration { return 3 * resync }
+// StaleAfter is Options.StaleAfter's default for a ResyncPeriod ([recommend.StaleAfter]).
+func StaleAfter(resync time.Duration) time.Duration { return recommend.StaleAfter(resync) }
 
 // complete fills in the defaults.
-func (o *Options) complete(clusters federation.ClusterSet) {
+func (o *Options) complete(host federation.ClusterClient, clusters federation.ClusterSet) {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -119,7 +120,7 @@ func (o *Options) complete(clusters federation.ClusterSet) {
 		o.Gate = gate.New(gate.Options{})
 	}
 	if o.Source == nil {
-		o.Source = Members{Clusters: clusters, Identity: o.Identity, Gate: o.Gate}
+		o.Source = ByMode{Push: Members{Clusters: clusters, Identity: o.Identity, Gate: o.Gate}, Pull: Reports{Host: host}}
 	}
 	if o.Types == nil {
 		for _, t := range federation.BuiltinTypes() {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
 	"github.com/fedkit/fedkit/internal/loop"
@@ -149,7 +150,7 @@ func (a *Autoscaler) decide(ctx context.Context, r federation.Reader, key federa
 	if err != nil {
 		return outcome{status: statusOf(rsp), err: err}
 	}
-	w := world{key: key, rsp: work, typ: typ, fed: fed, scheduled: scheduledOf(fed), ready: readyOf(clusters)}
+	w := world{key: key, rsp: work, typ: typ, fed: fed, scheduled: scheduledOf(fed), ready: readyOf(clusters), pull: pullOf(clusters)}
 	distributed := work.Spec.Autoscale.Mode == federation.AutoscaleDistributed
 	w.samples = a.gather(ctx, &w, distributed)
 	if distributed {
@@ -169,6 +170,7 @@ type world struct {
 	fed       *federation.FederatedObject
 	scheduled []scheduled
 	ready     map[string]bool
+	pull      map[string]bool
 	samples   []Sample
 }
 
@@ -201,6 +203,16 @@ func readyOf(clusters []federation.Cluster) map[string]bool {
 	return out
 }
 
+func pullOf(clusters []federation.Cluster) map[string]bool {
+	out := map[string]bool{}
+	for i := range clusters {
+		if clusters[i].Spec.Mode == federation.ClusterModePull {
+			out[clusters[i].Name] = true
+		}
+	}
+	return out
+}
+
 // gather samples every scheduled cluster, in parallel, each read bounded by ReadTimeout. A
 // cluster that is not Ready is not read; one whose read fails keeps its last good sample
 // (freshness then decides whether it counts) or, without one, holds at its scheduled share.
@@ -221,7 +233,7 @@ func (a *Autoscaler) gather(ctx context.Context, w *world, hpa bool) []Sample {
 			rctx, cancel := loop.WithTimeout(ctx, a.opts.Clock, a.opts.ReadTimeout, errReadTimeout)
 			defer cancel()
 			out[i], errs[i] = a.opts.Source.Sample(rctx, SampleRequest{
-				Cluster: sc.name, Type: w.typ, Key: w.key, Metrics: w.rsp.Spec.Autoscale.Metrics, HPA: hpa, Now: now,
+				Cluster: sc.name, Type: w.typ, Key: w.key, Metrics: w.rsp.Spec.Autoscale.Metrics, HPA: hpa, Pull: w.pull[sc.name], Now: now,
 			})
 		}()
 	}
@@ -277,7 +289,7 @@ func membersOf(rec Recommendation, samples []Sample) (int32, []federation.Autosc
 	}
 	for _, s := range samples {
 		n := s.Replicas
-		sum = add(sum, n)
+		sum = recommend.AddReplicas(sum, n)
 		e := federation.AutoscaleCluster{Name: s.Cluster, CurrentReplicas: &n, Message: fedcond.Truncate(s.Message, 256)}
 		if f, ok := fresh[s.Cluster]; ok && !f {
 			e.Stale = true

@@ -16,13 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
 )
 
 // MetricsSource gathers what one member reports about a workload. The loop asks it once per
 // scheduled cluster and pass; [Members] reads push members through their ClusterClients,
-// and a pull member's reports are another source of the same shape.
+// [Reports] reads what pull members' agents report, and [ByMode] puts them together.
 type MetricsSource interface {
 	// Sample reads req.Cluster's part of the workload: its pods, their usage and metrics,
 	// the Object and External metrics, and (req.HPA) its HorizontalPodAutoscaler. It sets
@@ -43,20 +44,10 @@ type SampleRequest struct {
 	Metrics []autoscalingv2.MetricSpec
 	// HPA asks for the member's HorizontalPodAutoscaler of the workload (Distributed mode).
 	HPA bool
+	// Pull reports a pull cluster (spec.mode Pull): the hub cannot reach it ([Reports]).
+	Pull bool
 	// Now stamps a live read.
 	Now time.Time
-}
-
-// MemberHPA is what a member's HorizontalPodAutoscaler of the workload reports (Distributed
-// mode).
-type MemberHPA struct {
-	// Min and Max are its spec's bounds.
-	Min, Max int32
-	// Current and Desired are its status.currentReplicas and desiredReplicas.
-	Current, Desired int32
-	// Active is its ScalingActive condition; Message that condition's message when False.
-	Active  bool
-	Message string
 }
 
 // HPAGVR is the resource of HorizontalPodAutoscalers (autoscaling/v2).
@@ -110,7 +101,7 @@ func (m Members) Sample(ctx context.Context, req SampleRequest) (Sample, error) 
 	}
 	replicas, _, _ := unstructured.NestedInt64(w.Object, "status", "replicas")
 	s.Replicas = int32(replicas)
-	selector, err := selectorOf(w)
+	selector, err := recommend.Selector(w)
 	if err != nil {
 		return s, fmt.Errorf("%s %s in cluster %s: %w", req.Type.Target.Kind, req.Key, req.Cluster, err)
 	}
@@ -132,72 +123,13 @@ func (m Members) Sample(ctx context.Context, req SampleRequest) (Sample, error) 
 	return s, nil
 }
 
-// selectorOf returns a workload's spec.selector as a label selector string.
-func selectorOf(w *unstructured.Unstructured) (string, error) {
-	raw, found, err := unstructured.NestedMap(w.Object, "spec", "selector")
-	if err != nil || !found {
-		return "", fmt.Errorf("no spec.selector")
-	}
-	var ls metav1.LabelSelector
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
-		return "", fmt.Errorf("spec.selector: %w", err)
-	}
-	sel, err := metav1.LabelSelectorAsSelector(&ls)
-	if err != nil {
-		return "", fmt.Errorf("spec.selector: %w", err)
-	}
-	return sel.String(), nil
-}
-
 // pods lists the selector's pods.
 func pods(ctx context.Context, c federation.ClusterClient, ns, selector string) ([]Pod, error) {
 	list, err := c.List(ctx, podsGVR, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Pod, 0, len(list.Items))
-	for i := range list.Items {
-		var p corev1.Pod
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &p); err != nil {
-			return nil, fmt.Errorf("pod %s: %w", list.Items[i].GetName(), err)
-		}
-		out = append(out, podOf(&p))
-	}
-	return out, nil
-}
-
-// podOf is what the autoscaler needs of a pod.
-func podOf(p *corev1.Pod) Pod {
-	out := Pod{Name: p.Name, Phase: p.Status.Phase, Deleting: p.DeletionTimestamp != nil}
-	if p.Status.StartTime != nil {
-		out.Started = p.Status.StartTime.Time
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			out.Ready, out.ReadySince = c.Status, c.LastTransitionTime.Time
-		}
-	}
-	containers := p.Spec.Containers
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			containers = append(containers, c) // a sidecar runs with the pod
-		}
-	}
-	for _, c := range containers {
-		out.Containers = append(out.Containers, Container{Name: c.Name, Requests: milliValues(c.Resources.Requests)})
-	}
-	return out
-}
-
-func milliValues(l corev1.ResourceList) map[corev1.ResourceName]int64 {
-	if len(l) == 0 {
-		return nil
-	}
-	out := make(map[corev1.ResourceName]int64, len(l))
-	for k, q := range l {
-		out[k] = q.MilliValue()
-	}
-	return out
+	return recommend.PodsOf(list)
 }
 
 // reader reads the metrics of one member into s.
@@ -255,38 +187,14 @@ func (r *reader) podMetrics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]*Usage{}
-	for _, item := range list.Items {
-		u, err := usageFrom(item.Object)
-		if err != nil {
-			return fmt.Errorf("PodMetrics %s: %w", item.GetName(), err)
-		}
-		byName[item.GetName()] = u
+	byName, err := recommend.UsageByPod(list)
+	if err != nil {
+		return err
 	}
 	for i := range r.s.Pods {
 		r.s.Pods[i].Usage = byName[r.s.Pods[i].Name]
 	}
 	return nil
-}
-
-// usageFrom decodes one PodMetrics.
-func usageFrom(obj map[string]any) (*Usage, error) {
-	var pm struct {
-		Timestamp  metav1.Time     `json:"timestamp"`
-		Window     metav1.Duration `json:"window"`
-		Containers []struct {
-			Name  string              `json:"name"`
-			Usage corev1.ResourceList `json:"usage"`
-		} `json:"containers"`
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &pm); err != nil {
-		return nil, err
-	}
-	u := &Usage{Timestamp: pm.Timestamp.Time, Window: pm.Window.Duration, Containers: map[string]map[corev1.ResourceName]int64{}}
-	for _, c := range pm.Containers {
-		u.Containers[c.Name] = milliValues(c.Usage)
-	}
-	return u, nil
 }
 
 // custom reads a custom metric: a Pods metric into the pods' Values (name "*"), an Object
@@ -367,7 +275,7 @@ func (r *reader) external(ctx context.Context, key string, id autoscalingv2.Metr
 		if err != nil {
 			return err
 		}
-		sum = addMilli(sum, v)
+		sum = recommend.AddMilli(sum, v)
 	}
 	r.value(key, sum)
 	return nil

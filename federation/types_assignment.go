@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -157,6 +158,75 @@ type AssignmentStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Metrics are the workload's pods and their resource usage as the agent last read them
+	// from the member (its pods and metrics.k8s.io), for the autoscaler: the hub never reaches
+	// a pull member's metrics API. Only a workload (an object with spec.selector) has them.
+	// +optional
+	Metrics *WorkloadMetrics `json:"metrics,omitempty"`
+}
+
+// WorkloadMetrics is what a pull cluster's agent reports of a workload's pods: what a
+// HorizontalPodAutoscaler's controller reads in its own cluster for Resource and
+// ContainerResource metrics (each pod's phase, readiness, requests and usage), per pod, so
+// the autoscaler counts ready, unready and missing pods as an HPA does.
+type WorkloadMetrics struct {
+	// Read is when the agent read them (the agent's clock).
+	Read metav1.Time `json:"read"`
+
+	// Pods are the workload's pods (its spec.selector's).
+	// +optional
+	// +listType=atomic
+	Pods []PodMetrics `json:"pods,omitempty"`
+
+	// Failed says why the member's metrics.k8s.io could not be read (not served, an
+	// error); the pods are listed without usage then. The autoscaler never reads that as 0.
+	// +optional
+	Failed string `json:"failed,omitempty"`
+}
+
+// PodMetrics is one pod of a workload in a pull cluster's report.
+type PodMetrics struct {
+	Name string `json:"name"`
+
+	// Phase is status.phase; Deleting reports a deletionTimestamp.
+	// +optional
+	Phase corev1.PodPhase `json:"phase,omitempty"`
+	// +optional
+	Deleting bool `json:"deleting,omitempty"`
+
+	// Ready is the status of the pod's Ready condition, ReadySince its lastTransitionTime.
+	// +optional
+	Ready corev1.ConditionStatus `json:"ready,omitempty"`
+	// +optional
+	ReadySince *metav1.Time `json:"readySince,omitempty"`
+
+	// Started is status.startTime.
+	// +optional
+	Started *metav1.Time `json:"started,omitempty"`
+
+	// Sampled and Window are the pod's PodMetrics timestamp and window; absent when
+	// metrics.k8s.io reported no usage for the pod (a missing pod).
+	// +optional
+	Sampled *metav1.Time `json:"sampled,omitempty"`
+	// +optional
+	Window *metav1.Duration `json:"window,omitempty"`
+
+	// Requests are the requests of the pod's containers (restartable init containers
+	// included); Usage, when Sampled, the usage of each container PodMetrics reported.
+	// +optional
+	// +listType=atomic
+	Requests []ContainerResources `json:"requests,omitempty"`
+	// +optional
+	// +listType=atomic
+	Usage []ContainerResources `json:"usage,omitempty"`
+}
+
+// ContainerResources is one container's requests or usage.
+type ContainerResources struct {
+	Name string `json:"name"`
+	// +optional
+	Resources corev1.ResourceList `json:"resources,omitempty"`
 }
 
 // ConditionApplied is an Assignment's condition: the agent carried out the change of

@@ -53,6 +53,10 @@
 //   - sync.StableRevisionOf says, from the object's status, whether a revision is staged.
 //     (A preview has no history, so Plan holds no cluster back.)
 //   - override renders the member objects, and dnsrecord computes the names and records.
+//   - recommend.Explain (package autoscale/recommend) is the autoscaler's decision. With the
+//     members' samples in Input.Samples, the preview decides the fleet total of a preference
+//     with spec.autoscale as the autoscaler would, schedules that total and says why in
+//     Object.Autoscale. It links the autoscaler's decision, not its loop.
 //
 // It previews a control plane that runs the scheduler. So sync waits for its schedule, as
 // package controlplane sets it (sync/plan's Input.WaitForScheduler; package sync explains the

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
@@ -88,6 +89,14 @@ type Input struct {
 	// federation manages are taken over (the federated object's federation.AdoptAnnotation
 	// asks for the same, object by object).
 	Adopt bool
+	// Samples are the members' autoscaling samples (package autoscale/recommend: pods, their usage and
+	// metrics, as its MetricsSource gathers them), by the namespace and name of a
+	// ReplicaSchedulingPreference with spec.autoscale in Central mode. With them, Run decides
+	// the fleet total as the autoscaler would (recommend.Explain), schedules that total, and
+	// reports it in Object.Autoscale. The autoscaler's memory of earlier recommendations is
+	// not in the input: a scale-down shows as its first pass after a start would decide it,
+	// before stabilization holds it back.
+	Samples map[federation.Key][]recommend.Sample
 }
 
 // Decode reads multi-document YAML (or JSON) into an Input: Federated<Kind> objects,

@@ -75,6 +75,9 @@ type Object struct {
 	Clusters []Cluster `json:"clusters"`
 	// Failover is the plan with Input.Down's clusters down; nil without Down.
 	Failover *Failover `json:"failover,omitempty"`
+	// Autoscale is what the autoscaler would decide from Input.Samples (nil without samples
+	// for the object's preference): the fleet total scheduled above comes from it.
+	Autoscale *Autoscale `json:"autoscale,omitempty"`
 	// Unknown are names in spec.placement.clusters that no Cluster has (a typo, or a cluster
 	// not registered yet); nothing is placed there. They come from the scheduler's warning
 	// (scheduler.WarningUnknownCluster), so they are listed when the object can be scheduled.
@@ -92,6 +95,19 @@ type Object struct {
 	// Problems are the object's validation errors (with their field paths, rendering against
 	// every cluster included) and warnings.
 	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Autoscale is the autoscaler's decision for an object's preference, as recommend.Explain
+// gives it.
+type Autoscale struct {
+	// Current is the fleet total before, Desired the one it would write.
+	Current int32 `json:"current"`
+	Desired int32 `json:"desired"`
+	// Message is the decision in one line ("2 -> 3: cpu 90% of 60% over 2 ready pods in 1 of
+	// 1 cluster"), as its Event says it; Explanation the whole of it, metric by metric and
+	// cluster by cluster.
+	Message     string `json:"message"`
+	Explanation string `json:"explanation"`
 }
 
 // Dependency is one object a workload refers to and where it follows the workload.

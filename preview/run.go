@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/gate"
@@ -183,7 +184,8 @@ func (r *run) object(src *federation.FederatedObject) Object {
 		ps.add(Problem{Severity: Error, Object: what, Field: e.Field, Message: fieldMessage(e)})
 	}
 
-	rsp := r.preference(fed.Kind, key)
+	rsp, scaled := r.autoscaled(r.preference(fed.Kind, key))
+	o.Autoscale = scaled
 	d, err := scheduler.Decide(scheduler.Input{
 		Type: typ, Object: fed, Preference: rsp, Clusters: r.clusters,
 		Previous: fed.Status.Schedule, Now: r.in.Now, Fresh: r.in.Fresh, Disruption: r.in.Disruption,
@@ -396,6 +398,31 @@ func (r *run) preference(kind string, key federation.Key) *federation.ReplicaSch
 		}
 	}
 	return nil
+}
+
+// autoscaled returns rsp with the fleet total the autoscaler would write from Input.Samples
+// (Central mode: recommend.Explain, the Decision's Total), and its decision; rsp itself and
+// nil when it has no spec.autoscale in Central mode or the input no samples for it.
+func (r *run) autoscaled(rsp *federation.ReplicaSchedulingPreference) (*federation.ReplicaSchedulingPreference, *Autoscale) {
+	if rsp == nil || rsp.Spec.Autoscale == nil || rsp.Spec.Autoscale.Mode == federation.AutoscaleDistributed {
+		return rsp, nil
+	}
+	samples, ok := r.in.Samples[keyOf(rsp)]
+	if !ok {
+		return rsp, nil
+	}
+	d, why := recommend.Explain(recommend.DecideInput{Input: recommend.Input{
+		Autoscale: *rsp.Spec.Autoscale, Current: int32(federation.FleetTotal(rsp)), Samples: samples,
+		Now: r.in.Now, StaleAfter: recommend.StaleAfter(recommend.DefaultSyncPeriod),
+	}})
+	out := rsp.DeepCopy()
+	if total, ok := d.Total(); ok {
+		if out.Status.Autoscale == nil {
+			out.Status.Autoscale = &federation.AutoscaleStatus{}
+		}
+		out.Status.Autoscale.DesiredReplicas = &total
+	}
+	return out, &Autoscale{Current: d.Current, Desired: d.Desired, Message: d.Message, Explanation: why}
 }
 
 // unused reports preferences and DNS records that apply to no object of the input.

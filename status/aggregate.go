@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedkit/fedkit/federation"
 	fedcond "github.com/fedkit/fedkit/internal/condition"
+	"github.com/fedkit/fedkit/internal/quorum"
 )
 
 // Member is what the Collector knows about one placed cluster when it aggregates.
@@ -204,16 +205,15 @@ func (in *Input) fresh(m Member) bool {
 // autoscale too): data read at lastRead from a cluster whose Ready condition is clusterReady
 // is fresh at now when the cluster is Ready and the read is at most staleAfter old. A zero
 // lastRead (never read) is stale.
+// The rule lives in a pure package both status and autoscale/recommend import.
 func IsFresh(clusterReady bool, lastRead, now time.Time, staleAfter time.Duration) bool {
-	return clusterReady && !lastRead.IsZero() && now.Sub(lastRead) <= staleAfter
+	return quorum.IsFresh(clusterReady, lastRead, now, staleAfter)
 }
 
 // HasQuorum is rule 2 of [Aggregate], for every loop that sums what members report (package
 // autoscale too): fresh clusters are a quorum when they are more than half of the placed
 // ones. Numbers built from a partitioned minority are never published.
-func HasQuorum(fresh, placed int) bool {
-	return placed > 0 && 2*fresh > placed
-}
+func HasQuorum(fresh, placed int) bool { return quorum.HasQuorum(fresh, placed) }
 
 // nextEntry returns old with the observed fields decided for m, and whether they changed:
 // fresh data replaces them and clears stale, stamping lastObserved when the values or the

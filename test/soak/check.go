@@ -363,7 +363,13 @@ func (c *checker) checkSchedule(typ federation.TypeConfig, name string, fed *fed
 	if rsp == nil {
 		return
 	}
-	total, _, _ := unstructured.NestedInt64(rsp.Object, "spec", "totalReplicas")
+	// The total the scheduler divides: the autoscaler's, within the bounds, when it wrote one.
+	var pref federation.ReplicaSchedulingPreference
+	if err := federation.FromUnstructured(rsp, &pref); err != nil {
+		c.violate(RuleScheduleFollowsPlacement, name, "its preference does not decode: %v", err)
+		return
+	}
+	total := int64(federation.FleetTotal(&pref))
 	var sum int64
 	for _, n := range t.Order {
 		if r, ok := evicting[n]; ok {

@@ -121,6 +121,9 @@ type Features struct {
 	// enabled again by a FederatedTypeConfig while the control plane runs, and FederatedWidgets
 	// (deterministic mode only).
 	Kinds bool
+	// Autoscale: workloads whose preference has spec.autoscale, their pods' load flapping
+	// from step to step, one member serving no metrics.
+	Autoscale bool
 }
 
 func (c *Config) complete() error {

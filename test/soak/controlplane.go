@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/dependencies"
 	"github.com/fedkit/fedkit/dnsrecord"
 	"github.com/fedkit/fedkit/federation"
@@ -60,12 +61,13 @@ type loopSet struct {
 	propagation  *propagation.Propagator
 	dependencies *dependencies.Dependencies
 	configured   map[string]*configuredKind // by FederatedTypeConfig name (see controlplane_kinds.go)
+	autoscaler   *autoscale.Autoscaler
 }
 
 // Loops is the [Factory] of fedkit's own loops, one set per shard (Config.Shards, each with
 // Options.Shard): the cluster monitor; a scheduler, a syncer and a collector for each of
-// [Kinds]; the DNS loop; the propagation loop over Deployments; the dependencies loop. In
-// deterministic mode each loop touches one cluster at a time and sync's per-cluster rate
+// [Kinds]; the DNS loop; the propagation loop over Deployments; the dependencies loop; the
+// autoscaler. In deterministic mode each loop touches one cluster at a time and sync's per-cluster rate
 // limit is off (a wait on the fake clock would block a round that nobody steps).
 func Loops(w *World) (ControlPlane, error) {
 	l := &loops{w: w}
@@ -119,6 +121,9 @@ func newLoopSet(w *World, shard federation.Shard) (*loopSet, error) {
 	if l.dependencies, err = dependencies.New(w.Host, kinds(), dependencies.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
 		return nil, err
 	}
+	if l.autoscaler, err = autoscale.New(w.Host, w.Fleet, autoscale.Options{Clock: w.Clock, Events: w, Shard: shard, Registerer: l.metrics}); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -129,9 +134,9 @@ const reconcileTimeout = 2 * time.Minute
 
 // Round runs, in the order data flows, each loop of every shard over the keys its shard owns:
 // the monitor over every Cluster; the propagation loop over every native Deployment; the
-// dependencies loop over every namespace; for each kind the scheduler, then sync (and its
-// Cluster pass, which releases leaving Clusters), then the collector over every federated
-// object; the DNS loop over every record.
+// dependencies loop over every namespace; the autoscaler over every preference; for each
+// kind the scheduler, then sync (and its Cluster pass, which releases leaving Clusters), then
+// the collector over every federated object; the DNS loop over every record.
 func (l *loops) Round(ctx context.Context) error {
 	w := l.w
 	clusters := keysOf(w, federation.ClusterGVR)
@@ -140,6 +145,7 @@ func (l *loops) Round(ctx context.Context) error {
 	natives := union(keysOf(w, deploymentsGVR), keysOf(w, federation.DeploymentType.FederatedGVR()))
 	l.each(ctx, "propagation", natives, func(s *loopSet) reconciler { return s.propagation })
 	l.each(ctx, "dependencies", namespacesOf(w), func(s *loopSet) reconciler { return s.dependencies })
+	l.each(ctx, "autoscale", keysOf(w, federation.ReplicaSchedulingPreferenceGVR), func(s *loopSet) reconciler { return s.autoscaler })
 	keys := make([][]federation.Key, len(kinds()))
 	for i, typ := range kinds() {
 		keys[i] = keysOf(w, typ.FederatedGVR())
@@ -216,6 +222,7 @@ func (l *loops) Run(ctx context.Context) error {
 		run("dns"+shard, s.dns.Run)
 		run("propagation"+shard, s.propagation.Run)
 		run("dependencies"+shard, s.dependencies.Run)
+		run("autoscale"+shard, s.autoscaler.Run)
 	}
 	wg.Wait()
 	close(errs)

@@ -42,6 +42,9 @@
 //     every widget and mended, then disabled and enabled again; FederatedWidgets created,
 //     edited, overridden and deleted meanwhile (deterministic mode only; the script's other
 //     events are the same with or without it).
+//   - autoscaling: workloads whose preference has spec.autoscale, with pods in every member
+//     whose load flaps from step to step (a pod now and then without a sample, one member
+//     serving no metrics at all), under the same partitions and outage.
 //
 // Some FederatedDeployments are created with spec.placement.failover: a purge mode and a
 // short grace period. Each soak of 16 steps or more has each episode once: a cluster unjoined
@@ -82,11 +85,11 @@
 // A [ControlPlane] is anything that can reconcile every key of every loop once, in a fixed
 // order ([ControlPlane.Round]), and run its loops' Run goroutines ([ControlPlane.Run]).
 // [Loops] builds the default one over a [World], from fedkit's loop types, one set per shard:
-// status.NewClusterMonitor, propagation.New, dependencies.New, and for each kind
-// scheduler.New, fedsync.New and status.New; dnsrecord.New. Each set also runs the kinds the
-// host's FederatedTypeConfigs configure, as package controlplane does: a pass over them each
-// round decides what runs with controlplane.DecideTypeConfig and writes their Ready condition
-// with controlplane.ReportTypeConfig. An embedder passes its own
+// status.NewClusterMonitor, propagation.New, dependencies.New, autoscale.New, and for each
+// kind scheduler.New, fedsync.New and status.New; dnsrecord.New. Each set also runs the kinds
+// the host's FederatedTypeConfigs configure, as package controlplane does: a pass over them
+// each round decides what runs with controlplane.DecideTypeConfig and writes their Ready
+// condition with controlplane.ReportTypeConfig. An embedder passes its own
 // [Factory] to soak its own loops over the same seeded fleet.
 //
 // # Two modes
@@ -159,6 +162,11 @@
 //   - typeconfig-reported: a FederatedTypeConfig whose generation the control plane observed
 //     is Ready True when its rules compile, and False with reason InvalidRules naming the rule
 //     when they do not (kinds.Compile);
+//   - no-thrash: an autoscaled workload's fleet total changes direction at most once per
+//     stabilization window (judged at the checks, a round's slack allowed);
+//   - never-zero: an autoscaled workload's fleet total is never below its minReplicas, and
+//     while a majority of its scheduled clusters have been cut off longer than their data
+//     stays fresh (autoscale's StaleAfter) the total holds;
 //   - the embedder's invariants that are not Quiescent.
 //
 // The failover rules (capacity-floor, drained-copy-kept, purge-never) concern

@@ -52,6 +52,13 @@ const (
 	// RuleAdoptedInPlace (every step): a member object KubeFed made is taken over by its
 	// migrated object in place: never deleted and made again.
 	RuleAdoptedInPlace Rule = "adopted-in-place"
+	// RuleNoThrash (every step): an autoscaled workload's fleet total changes direction at
+	// most once per stabilization window, however its load flaps.
+	RuleNoThrash Rule = "no-thrash"
+	// RuleNeverZero (every step): an autoscaled workload's fleet total never falls below its
+	// minReplicas (a metric that cannot be computed, a stale minority never make it 0), and
+	// without a quorum of fresh members it holds.
+	RuleNeverZero Rule = "never-zero"
 
 	// RulePlacedRuns: every reachable placed cluster runs exactly the rendered object.
 	RulePlacedRuns Rule = "placed-runs-render"

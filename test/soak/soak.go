@@ -110,6 +110,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 	if err := w.seedForeign(script); err != nil {
 		return res, err
 	}
+	if err := w.seedAutoscale(ctx); err != nil {
+		return res, err
+	}
 	cp, err := factory(w)
 	if err != nil {
 		return res, err
@@ -141,6 +144,7 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 				res.Skipped++
 			}
 		}
+		w.flapLoad(i)
 		if err := d.advance(ctx, w.Config.RoundStep); err != nil {
 			return res, err
 		}
@@ -210,6 +214,9 @@ func Run(ctx context.Context, cfg Config, factory Factory) (Result, error) {
 		w.violate(RuleQuietHour, "the cluster monitor", "%d Cluster writes, more than one heartbeat a round per cluster (%d)", hour.clusters, limit)
 	}
 	w.check("an hour later", nil)
+	if w.autoscale != nil {
+		logf("autoscale: %s", w.autoscale.summary())
+	}
 
 	res.Violations = w.Violations()
 	res.FailoverChecks, res.FailoverSkipped, res.Released = w.failover.checks, w.failover.skipped, len(w.failover.released)

@@ -212,6 +212,7 @@ func (w *World) stepRules(events []Event) {
 	w.checkOutage(prev, cur, touched, events)
 	w.checkBlocked(prev, cur, touched)
 	w.checkKubeFed(prev, cur)
+	w.checkAutoscale()
 	w.noteUnselected(prev, cur)
 	w.checkKinds()
 	w.steps.prev = cur

@@ -93,6 +93,7 @@ type World struct {
 	userMade   []userObject             // the user's objects on the host
 	steps      stepWatch                // what the rules after every step compare with
 	kindsState kindsWatch               // the configured kind's (see apply_kinds.go)
+	autoscale  *autoscaleWatch          // the autoscaled workloads' totals (nil: Without.Autoscale)
 }
 
 // RecordedEvent is one Kubernetes event a loop recorded through the World.

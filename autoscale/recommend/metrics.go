@@ -1,4 +1,4 @@
-package autoscale
+package recommend
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/status"
+	"github.com/fedkit/fedkit/internal/quorum"
 )
 
 const defaultTolerance = federation.DefaultTolerance
@@ -53,7 +53,7 @@ func hasSource(m autoscalingv2.MetricSpec) bool {
 // of the scheduled clusters reporting it.
 func (f *fleet) reported(name string, p part) (MetricResult, bool) {
 	r := MetricResult{Name: name, Held: p.why}
-	if !status.HasQuorum(len(p.reporting), len(f.samples)) {
+	if !quorum.HasQuorum(len(p.reporting), len(f.samples)) {
 		r.Err = fmt.Sprintf("reported by %d of %d clusters, not a majority (%s)", len(p.reporting), len(f.samples), strings.Join(p.why, ", "))
 		return r, false
 	}
@@ -110,7 +110,7 @@ func (f *fleet) finish(r MetricResult, p part, pl pooled, n int32, err error, st
 		r.Err = err.Error()
 		return r
 	}
-	r.Replicas, r.Status = add(n, p.held), st
+	r.Replicas, r.Status = AddReplicas(n, p.held), st
 	r.Summary = fmt.Sprintf("%s %s over %s %s", r.Name, current, count(pl.ready, "ready pod"), f.clustersPhrase(p))
 	return r
 }
@@ -159,7 +159,7 @@ func (f *fleet) object(m autoscalingv2.MetricSpec) MetricResult {
 	}
 	var sum int64
 	for _, s := range p.reporting {
-		sum = addMilli(sum, s.Values[key].Milli)
+		sum = AddMilli(sum, s.Values[key].Milli)
 	}
 	r.Status = autoscalingv2.MetricStatus{Type: m.Type, Object: &autoscalingv2.ObjectMetricStatus{
 		Metric: o.Metric, DescribedObject: o.DescribedObject, Current: valueStatus(o.Target, sum, f.running(p)),
@@ -224,12 +224,12 @@ func (f *fleet) scaleByValue(r MetricResult, p part, t autoscalingv2.MetricTarge
 	case f.in.Current == 0:
 		r.Replicas = ceil32(ratio)
 	case f.tol.within(ratio):
-		r.Replicas = add(cur, p.held)
+		r.Replicas = AddReplicas(cur, p.held)
 	case ready == 0:
 		// kube would ask for 0 replicas; no ready pod says nothing about the load.
 		r.Err = fmt.Sprintf("no ready pod of %d %s to scale by", all, f.clustersPhrase(p))
 	default:
-		r.Replicas = add(ceil32(ratio*float64(ready)), p.held)
+		r.Replicas = AddReplicas(ceil32(ratio*float64(ready)), p.held)
 	}
 	return r
 }
@@ -243,7 +243,7 @@ func (f *fleet) perReplica(r MetricResult, p part, avg, v int64, phrase string) 
 	if ratio := float64(v) / (float64(avg) * float64(running)); !f.tol.within(ratio) {
 		r.Replicas = ceil32(float64(v) / float64(avg))
 	}
-	r.Replicas = add(r.Replicas, p.held)
+	r.Replicas = AddReplicas(r.Replicas, p.held)
 	per := int64(0)
 	if running > 0 {
 		per = int64(math.Ceil(float64(v) / float64(running)))
@@ -256,7 +256,7 @@ func (f *fleet) perReplica(r MetricResult, p part, avg, v int64, phrase string) 
 func (f *fleet) running(p part) int32 {
 	var n int32
 	for _, s := range p.reporting {
-		n = add(n, s.Replicas)
+		n = AddReplicas(n, s.Replicas)
 	}
 	return n
 }
@@ -360,15 +360,16 @@ func requestOf(pod Pod, res corev1.ResourceName, container string) (int64, error
 	return sum, nil
 }
 
-// add is a+b saturated.
-func add(a, b int32) int32 {
+// AddReplicas is a+b saturated: a sum of the members' replicas never wraps.
+func AddReplicas(a, b int32) int32 {
 	if s := int64(a) + int64(b); s < math.MaxInt32 {
 		return int32(s)
 	}
 	return math.MaxInt32
 }
 
-func addMilli(a, b int64) int64 {
+// AddMilli is a+b saturated, for sums of milli-values.
+func AddMilli(a, b int64) int64 {
 	if b > 0 && a > math.MaxInt64-b {
 		return math.MaxInt64
 	}

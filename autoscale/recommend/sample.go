@@ -1,4 +1,4 @@
-package autoscale
+package recommend
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // Sample is what one member cluster reported about the workload at one moment: its pods, their
-// resource usage and metrics, and its object and external metrics. A [MetricsSource] gathers
+// resource usage and metrics, and its object and external metrics. A MetricsSource (package autoscale) gathers
 // one per scheduled cluster; [Recommend] reads them. It is plain data: build it by hand in a
 // test, or from any other source (the pull agent's reports).
 type Sample struct {
@@ -132,4 +132,16 @@ func identifier(id autoscalingv2.MetricIdentifier) string {
 		return id.Name
 	}
 	return id.Name + "?" + metav1.FormatLabelSelector(id.Selector)
+}
+
+// MemberHPA is what a member's HorizontalPodAutoscaler of the workload reports (Distributed
+// mode).
+type MemberHPA struct {
+	// Min and Max are its spec's bounds.
+	Min, Max int32
+	// Current and Desired are its status.currentReplicas and desiredReplicas.
+	Current, Desired int32
+	// Active is its ScalingActive condition; Message that condition's message when False.
+	Active  bool
+	Message string
 }

@@ -1,4 +1,4 @@
-package autoscale
+package recommend
 
 import (
 	"fmt"
@@ -9,11 +9,14 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/fedkit/fedkit/federation"
-	"github.com/fedkit/fedkit/status"
+	"github.com/fedkit/fedkit/internal/quorum"
 )
 
 // Defaults of [Input], the kube-controller-manager's.
 const (
+	// DefaultSyncPeriod is how often the autoscaler looks at a preference by default: the
+	// kube-controller-manager's --horizontal-pod-autoscaler-sync-period.
+	DefaultSyncPeriod = 15 * time.Second
 	// DefaultCPUInitializationPeriod is how long after a pod starts its cpu samples are
 	// suspect: --horizontal-pod-autoscaler-cpu-initialization-period.
 	DefaultCPUInitializationPeriod = 5 * time.Minute
@@ -50,7 +53,7 @@ type Input struct {
 	Samples []Sample
 
 	// Now is the current time; StaleAfter how old a sample may be and count as fresh
-	// (status's rule, [status.IsFresh]).
+	// (status's rule, [quorum.IsFresh]).
 	Now        time.Time
 	StaleAfter time.Duration
 
@@ -79,7 +82,7 @@ type Recommendation struct {
 	// Clusters are the samples' clusters, in name order, with whether their data counted.
 	Clusters []ClusterResult
 	// Fresh counts the clusters with fresh data, Placed the samples; Quorum reports whether
-	// the fresh ones are a majority ([status.HasQuorum]).
+	// the fresh ones are a majority ([quorum.HasQuorum]).
 	Fresh, Placed int
 	Quorum        bool
 }
@@ -120,7 +123,7 @@ type ClusterResult struct {
 // The fleet is the union of the fresh clusters' pods, counted as one HPA counts one
 // cluster's (kube's replica calculator, facts ported in this package's stories):
 //
-//  1. Freshness and quorum are status's ([status.IsFresh], [status.HasQuorum]): without a
+//  1. Freshness and quorum are status's ([quorum.IsFresh], [quorum.HasQuorum]): without a
 //     majority of fresh clusters there is no recommendation and the total holds. A stale
 //     cluster's share holds at what it last ran: its replicas are added to what the fresh
 //     clusters' pods ask for, never scaled on data nobody has.
@@ -147,7 +150,7 @@ func Recommend(in Input) Recommendation {
 	rec := Recommendation{Metric: -1, Placed: len(in.Samples)}
 	fl := newFleet(&in)
 	rec.Clusters, rec.Fresh = fl.clusters()
-	rec.Quorum = status.HasQuorum(rec.Fresh, rec.Placed)
+	rec.Quorum = quorum.HasQuorum(rec.Fresh, rec.Placed)
 	switch {
 	case rec.Placed == 0:
 		rec.Reason, rec.Message = ReasonNoClusters, "the workload is scheduled in no cluster: the total holds"
@@ -228,7 +231,7 @@ func newFleet(in *Input) *fleet {
 	slices.SortFunc(f.samples, func(a, b Sample) int { return strings.Compare(a.Cluster, b.Cluster) })
 	f.fresh = make([]bool, len(f.samples))
 	for i, s := range f.samples {
-		f.fresh[i] = status.IsFresh(s.ClusterReady, s.Read, in.Now, in.StaleAfter)
+		f.fresh[i] = quorum.IsFresh(s.ClusterReady, s.Read, in.Now, in.StaleAfter)
 	}
 	return f
 }
@@ -297,3 +300,7 @@ func (f *fleet) clustersPhrase(p part) string {
 	}
 	return fmt.Sprintf("in %d of %d clusters", len(p.reporting), len(f.samples))
 }
+
+// StaleAfter is the default Input.StaleAfter for a loop that samples every period: three
+// periods, so that a member read once a period counts until it missed two reads.
+func StaleAfter(period time.Duration) time.Duration { return 3 * period }

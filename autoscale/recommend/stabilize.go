@@ -1,4 +1,4 @@
-package autoscale
+package recommend
 
 import (
 	"fmt"
@@ -212,7 +212,7 @@ func scaleLimit(current int32, h History, r *autoscalingv2.HPAScalingRules, now 
 // propose is one policy's limit from the total at its period's start.
 func propose(start int32, p autoscalingv2.HPAScalingPolicy, dir int32) int32 {
 	if p.Type == autoscalingv2.PodsScalingPolicy {
-		return add(start, dir*p.Value)
+		return AddReplicas(start, dir*p.Value)
 	}
 	if dir > 0 {
 		return ceil32(float64(start) * (1 + float64(p.Value)/100))

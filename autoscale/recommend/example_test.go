@@ -1,4 +1,4 @@
-package autoscale_test
+package recommend_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/fedkit/fedkit/autoscale"
+	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
 )
 
@@ -16,22 +16,22 @@ import (
 // replicas hold.
 func ExampleExplain() {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	pod := func(name string, cpu int64) autoscale.Pod {
-		return autoscale.Pod{
+	pod := func(name string, cpu int64) recommend.Pod {
+		return recommend.Pod{
 			Name: name, Phase: corev1.PodRunning, Ready: corev1.ConditionTrue,
 			ReadySince: now.Add(-time.Hour), Started: now.Add(-time.Hour),
-			Containers: []autoscale.Container{{Name: "app", Requests: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1000}}},
-			Usage: &autoscale.Usage{Timestamp: now, Window: 30 * time.Second,
+			Containers: []recommend.Container{{Name: "app", Requests: map[corev1.ResourceName]int64{corev1.ResourceCPU: 1000}}},
+			Usage: &recommend.Usage{Timestamp: now, Window: 30 * time.Second,
 				Containers: map[string]map[corev1.ResourceName]int64{"app": {corev1.ResourceCPU: cpu}}},
 		}
 	}
 	utilization := int32(60)
-	_, report := autoscale.Explain(autoscale.DecideInput{Input: autoscale.Input{
+	_, report := recommend.Explain(recommend.DecideInput{Input: recommend.Input{
 		Autoscale: federation.Autoscale{MaxReplicas: 20, Metrics: []autoscalingv2.MetricSpec{cpuUtilization(utilization)}},
 		Current:   6,
-		Samples: []autoscale.Sample{
-			{Cluster: "eu", ClusterReady: true, Read: now, Replicas: 2, Pods: []autoscale.Pod{pod("web-1", 900), pod("web-2", 900)}},
-			{Cluster: "us", ClusterReady: true, Read: now, Replicas: 2, Pods: []autoscale.Pod{pod("web-1", 900), pod("web-2", 900)}},
+		Samples: []recommend.Sample{
+			{Cluster: "eu", ClusterReady: true, Read: now, Replicas: 2, Pods: []recommend.Pod{pod("web-1", 900), pod("web-2", 900)}},
+			{Cluster: "us", ClusterReady: true, Read: now, Replicas: 2, Pods: []recommend.Pod{pod("web-1", 900), pod("web-2", 900)}},
 			{Cluster: "ap", ClusterReady: true, Read: now.Add(-2 * time.Minute), Replicas: 2},
 		},
 		Now: now, StaleAfter: 45 * time.Second,
