@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/fedkit/fedkit/autoscale"
 	"github.com/fedkit/fedkit/fake"
 	"github.com/fedkit/fedkit/federation"
 	"github.com/fedkit/fedkit/internal/fedtest"
@@ -158,4 +160,42 @@ func TestAgentReportsMetricsItCannotRead(t *testing.T) {
 	if _, sampled := pod["sampled"]; sampled {
 		t.Errorf("the pod is reported sampled, with no metrics.k8s.io in the member: %v", pod)
 	}
+}
+
+// hpaBounds is the HorizontalPodAutoscaler web's minReplicas and maxReplicas in c, and who
+// manages it; ok is false without one.
+func hpaBounds(c *fake.Cluster) (lo, hi int64, managedBy string, ok bool) {
+	u, err := c.Peek(autoscale.HPAGVR, "default", "web")
+	if err != nil {
+		return 0, 0, "", false
+	}
+	lo, _, _ = unstructured.NestedInt64(u.Object, "spec", "minReplicas")
+	hi, _, _ = unstructured.NestedInt64(u.Object, "spec", "maxReplicas")
+	return lo, hi, u.GetLabels()[federation.ManagedByLabel], true
+}
+
+// TestPullMemberRunsItsShareInDistributedMode: in Distributed mode the autoscaler writes each
+// member's HorizontalPodAutoscaler with its share of the fleet's bounds; a pull member's
+// reaches it as an Assignment its agent applies (the hub never reaches edge), like the push
+// members' through their clients. Back in Central mode, edge's goes too, through its agent.
+func TestPullMemberRunsItsShareInDistributedMode(t *testing.T) {
+	e := newPullEnv(t)
+	e.start(t)
+	fedtest.Create(t, e.Host, fedDeploys, strings.Replace(autoscaledWeb, "  placement:", "  retainReplicas: true\n  placement:", 1))
+	fedtest.Create(t, e.Host, federation.ReplicaSchedulingPreferenceGVR, strings.Replace(autoscaledRSP, "autoscale: {", "autoscale: {mode: Distributed, minReplicas: 3, ", 1))
+	eu := e.Member(t, "eu")
+	e.step(t, "eu's and edge's HorizontalPodAutoscalers with a third of the bounds each", 10*time.Second, func() bool {
+		for _, c := range []*fake.Cluster{eu, e.edge} {
+			if lo, hi, by, ok := hpaBounds(c); !ok || lo != 1 || hi != 10 || by != federation.ManagedByValue {
+				return false
+			}
+		}
+		return true
+	})
+	fedtest.Apply(t, e.Host, federation.ReplicaSchedulingPreferenceGVR, autoscaledRSP)
+	e.step(t, "back in Central mode, edge's HorizontalPodAutoscaler deleted through its agent", 10*time.Second, func() bool {
+		_, _, _, euHas := hpaBounds(eu)
+		_, _, _, edgeHas := hpaBounds(e.edge)
+		return !euHas && !edgeHas
+	})
 }

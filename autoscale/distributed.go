@@ -36,7 +36,8 @@ const (
 var ErrNotOurs = errors.New("autoscale: the HorizontalPodAutoscaler is not the autoscaler's")
 
 // HPAWriter writes the HorizontalPodAutoscalers of Distributed mode in the members. [Members]
-// writes push members through their ClusterClients; a pull member's agent would apply them.
+// writes through each member's ClusterClient: a push member's own, a pull member's
+// agent.HubClient, whose write is an Assignment the member's agent applies.
 type HPAWriter interface {
 	// ApplyHPA creates hpa in cluster, or updates the one there when it is the autoscaler's
 	// (federation.ManagedByLabel and federation.AutoscalerAnnotation naming the same owner)
