@@ -99,6 +99,19 @@ func TestTypeConfigsStartAndStopLoops(t *testing.T) {
 	apply()
 	stepUntilf(t, e.clock, time.Second, func() string { return "Ready False by the new rule; got " + fedReady() }, func() bool { return fedReady() == "False not ready: eu: not healthy yet" })
 
+	// A rule that fails on the member widget (it reads a field the widget lacks): the widget
+	// is judged not ready with the rule's error, never by a guess.
+	ftc.Spec.Rules.Ready = "has(self.status) && self.status.phase == 'Running'"
+	ftc.Spec.Rules.Message = ""
+	apply()
+	stepUntil(t, e.clock, time.Second, "Ready again by the mended rule", func() bool { return strings.HasPrefix(fedReady(), "True") })
+	ftc.Spec.Rules.ReadyReplicas = "self.status.spares"
+	apply()
+	stepUntilf(t, e.clock, time.Second, func() string { return "Ready False by the failing rule; got " + fedReady() }, func() bool {
+		return strings.HasPrefix(fedReady(), "False") && strings.Contains(fedReady(), "spec.rules.readyReplicas")
+	})
+	ftc.Spec.Rules.ReadyReplicas = ""
+
 	// Rules that do not compile: the last valid configuration keeps running, and says so.
 	ftc.Spec.Rules.Ready = "self.status.phase =="
 	apply()
