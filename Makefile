@@ -76,7 +76,9 @@ scale: testbins
 		$(if $(SCALE_PROCESS),-scale.process,)
 
 ## soak: the chaos soak (test/soak) over more seeds and a bigger fleet than `make test` runs:
-## make soak SEEDS=20 FIRST=1 CLUSTERS=20 OBJECTS=500 STEPS=40 [RUNMODE=1] [RACE=-race].
+## make soak SEEDS=20 FIRST=1 CLUSTERS=20 OBJECTS=500 STEPS=40 [RUNMODE=1] [RACE=-race]
+## [WITHOUT=kinds,autoscale]. Every feature is on (WITHOUT empty); `make test`'s seed leaves
+## out kinds and autoscale until their open findings are fixed (test/soak/doc.go).
 ## A failing seed prints itself and the command that replays it.
 SEEDS    ?= 10
 FIRST    ?= 1
@@ -85,9 +87,10 @@ OBJECTS  ?= 500
 STEPS    ?= 40
 RACE     ?=
 RUNMODE  ?=
+WITHOUT  ?=
 soak:
 	$(GO) test $(RACE) ./test/soak -run '^TestSoak$$' -count=1 -timeout 48h -v \
-		-first=$(FIRST) -seeds=$(SEEDS) -clusters=$(CLUSTERS) -objects=$(OBJECTS) -steps=$(STEPS) \
+		-first=$(FIRST) -seeds=$(SEEDS) -clusters=$(CLUSTERS) -objects=$(OBJECTS) -steps=$(STEPS) -soak.without=$(WITHOUT) \
 		$(if $(RUNMODE),-run-mode,)
 
 quickstart:

@@ -68,8 +68,11 @@
 //
 // # Running it
 //
-// The test of this package runs a bounded size and one seed with every feature under `make
-// test`. `make soak SEEDS=... CLUSTERS=... OBJECTS=...` runs more. A failing seed prints itself
+// The test of this package runs a bounded size and one seed under `make test`, with every
+// feature but two whose rules do not hold yet (see "Open findings"): -soak.without's default
+// is kinds,autoscale; TestSoakReplaysExactly and the Example run every feature on a tiny
+// fleet. `make soak SEEDS=... CLUSTERS=... OBJECTS=...` runs more, every feature on (WITHOUT=
+// leaves some out). A failing seed prints itself
 // and the command that replays it: go test ./test/soak -run 'TestSoak$' -seed=N (with its
 // sizes). To see why, add these flags:
 //
@@ -78,7 +81,24 @@
 //     each update ended (the caller, the replicas or schedule it carried, its resourceVersion);
 //   - -soak.out=FILE: every violation;
 //   - -soak.dump=ns/name: an object's YAML at each check;
-//   - -soak.skip=rule,...: rules left out (see [Config].Skip).
+//   - -soak.skip=rule,...: rules left out (see [Config].Skip);
+//   - -soak.without=feature,...: features left out (kinds, autoscale; see [Config].Without).
+//
+// # Open findings
+//
+// With every feature on, each small seed (5 clusters, 40 objects, 20 steps) tried fails
+// some rule. They are fedkit's open defects or rules still to be judged, each with its replay:
+//
+//   - outage-moves-nothing (seeds 2, 4, 5, 6; -soak.without=kinds,autoscale passes seed 1):
+//     while the control plane is cut off from every member, the monitor finds the clusters
+//     lost one by one; until enough are, placement.FleetDisruption is false, and a lost
+//     cluster whose status entry shows no copy (a create whose answer was lost, its status
+//     never written) is held at 0 by the scheduler although the member runs a copy;
+//   - invalid-rules-kept (seeds 1, 3, 5): a FederatedWidget stays Ready for three checks
+//     after its rules changed to ones failing on a member the soak counts fresh; the control
+//     plane alone turns it not Ready (controlplane TestTypeConfigsStartAndStopLoops);
+//   - secret-referenced (seed 1 with every feature; seed 6 without): a Secret created in a
+//     cluster where no workload that refers to it runs.
 //
 // # The control plane under test
 //

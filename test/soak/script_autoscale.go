@@ -80,8 +80,8 @@ func (w *World) createYAML(ctx context.Context, gvr schema.GroupVersionResource,
 
 func scaledDeployment(key federation.Key) string {
 	return fmt.Sprintf(`{apiVersion: types.federation.k8s.io/v1alpha1, kind: FederatedDeployment, metadata: {name: %s, namespace: %s},
-  spec: {template: {spec: {replicas: 4, selector: {matchLabels: {app: %s}}, template: {metadata: {labels: {app: %s}}, spec: {containers: [{name: app, image: "nginx:1.27"}]}}}},
-    placement: {clusterSelector: {matchLabels: {}}}}}`, key.Name, key.Namespace, key.Name, key.Name)
+  spec: {template: {metadata: {labels: {app: %s}}, spec: {replicas: 4, selector: {matchLabels: {app: %s}}, template: {metadata: {labels: {app: %s}}, spec: {containers: [{name: app, image: "nginx:1.27"}]}}}},
+    placement: {clusterSelector: {matchLabels: {}}}}}`, key.Name, key.Namespace, key.Name, key.Name, key.Name)
 }
 
 func scaledPreference(key federation.Key) string {
