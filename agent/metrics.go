@@ -4,18 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/autoscale/recommend"
 	"github.com/fedkit/fedkit/federation"
-)
-
-var (
-	podsGVR       = corev1.SchemeGroupVersion.WithResource("pods")
-	podMetricsGVR = schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}
 )
 
 // metrics is the workload metrics as's report carries: for an applied workload (an object
@@ -51,7 +44,7 @@ func (a *Agent) metrics(ctx context.Context, as *federation.Assignment, obj *uns
 
 // pods lists the selector's pods in the member.
 func (a *Agent) pods(ctx context.Context, ns, selector string) ([]recommend.Pod, error) {
-	list, err := a.member.List(ctx, podsGVR, ns, metav1.ListOptions{LabelSelector: selector})
+	list, err := a.member.List(ctx, recommend.PodsResource, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -60,16 +53,9 @@ func (a *Agent) pods(ctx context.Context, ns, selector string) ([]recommend.Pod,
 
 // usage reads metrics.k8s.io's PodMetrics of the selector's pods into pods.
 func (a *Agent) usage(ctx context.Context, ns, selector string, pods []recommend.Pod) error {
-	list, err := a.member.List(ctx, podMetricsGVR, ns, metav1.ListOptions{LabelSelector: selector})
+	list, err := a.member.List(ctx, recommend.PodMetricsResource, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return err
 	}
-	byName, err := recommend.UsageByPod(list)
-	if err != nil {
-		return err
-	}
-	for i := range pods {
-		pods[i].Usage = byName[pods[i].Name]
-	}
-	return nil
+	return recommend.SetUsage(pods, list)
 }

@@ -53,11 +53,7 @@ type SampleRequest struct {
 // HPAGVR is the resource of HorizontalPodAutoscalers (autoscaling/v2).
 var HPAGVR = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
 
-var (
-	podsGVR       = corev1.SchemeGroupVersion.WithResource("pods")
-	podMetricsGVR = schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}
-	externalGV    = schema.GroupVersion{Group: "external.metrics.k8s.io", Version: "v1beta1"}
-)
+var externalGV = schema.GroupVersion{Group: "external.metrics.k8s.io", Version: "v1beta1"}
 
 // Members is the [MetricsSource] of push members: it reads each member's API through its
 // ClusterClient, as a HorizontalPodAutoscaler's controller reads its own cluster. The
@@ -125,7 +121,7 @@ func (m Members) Sample(ctx context.Context, req SampleRequest) (Sample, error) 
 
 // pods lists the selector's pods.
 func pods(ctx context.Context, c federation.ClusterClient, ns, selector string) ([]Pod, error) {
-	list, err := c.List(ctx, podsGVR, ns, metav1.ListOptions{LabelSelector: selector})
+	list, err := c.List(ctx, recommend.PodsResource, ns, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
@@ -183,18 +179,11 @@ func failure(err error) string {
 
 // podMetrics reads metrics.k8s.io's PodMetrics of the pods into their Usage.
 func (r *reader) podMetrics(ctx context.Context) error {
-	list, err := r.c.List(ctx, podMetricsGVR, r.ns, metav1.ListOptions{LabelSelector: r.selector})
+	list, err := r.c.List(ctx, recommend.PodMetricsResource, r.ns, metav1.ListOptions{LabelSelector: r.selector})
 	if err != nil {
 		return err
 	}
-	byName, err := recommend.UsageByPod(list)
-	if err != nil {
-		return err
-	}
-	for i := range r.s.Pods {
-		r.s.Pods[i].Usage = byName[r.s.Pods[i].Name]
-	}
-	return nil
+	return recommend.SetUsage(r.s.Pods, list)
 }
 
 // custom reads a custom metric: a Pods metric into the pods' Values (name "*"), an Object

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/fedkit/fedkit/federation"
 )
@@ -69,17 +70,29 @@ func PodsOf(list *unstructured.UnstructuredList) ([]Pod, error) {
 	return out, nil
 }
 
-// UsageByPod decodes a list of metrics.k8s.io PodMetrics ([UsageOf] each), by pod name.
-func UsageByPod(list *unstructured.UnstructuredList) (map[string]*Usage, error) {
-	out := make(map[string]*Usage, len(list.Items))
+// The resources a source lists in a member to sample a workload: its pods, and their
+// metrics.k8s.io PodMetrics (both with the workload's selector, [Selector]).
+var (
+	PodsResource       = corev1.SchemeGroupVersion.WithResource("pods")
+	PodMetricsResource = schema.GroupVersionResource{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}
+)
+
+// SetUsage decodes a list of metrics.k8s.io PodMetrics ([UsageOf] each) into the Usage of
+// the pods of the same name; a pod without PodMetrics gets none. The push members' source
+// (package autoscale) and a pull member's agent (package agent) read usage with it.
+func SetUsage(pods []Pod, list *unstructured.UnstructuredList) error {
+	byName := make(map[string]*Usage, len(list.Items))
 	for i := range list.Items {
 		u, err := UsageOf(list.Items[i].Object)
 		if err != nil {
-			return nil, fmt.Errorf("PodMetrics %s: %w", list.Items[i].GetName(), err)
+			return fmt.Errorf("PodMetrics %s: %w", list.Items[i].GetName(), err)
 		}
-		out[list.Items[i].GetName()] = u
+		byName[list.Items[i].GetName()] = u
 	}
-	return out, nil
+	for i := range pods {
+		pods[i].Usage = byName[pods[i].Name]
+	}
+	return nil
 }
 
 // UsageOf decodes one metrics.k8s.io PodMetrics object.
